@@ -1,0 +1,96 @@
+#pragma once
+// The one interface every provider implements (local processes, Slurm over SSH, Kubernetes).
+// The brain never calls it: site workers (scheduler/runtime) do, on their own thread, and turn
+// what they see into events for the brain. Every call may block (SSH, HTTP) and may fail with
+// ErrorKind::unreachable when the site does not answer, which is different from a failed job.
+//
+// Idempotency: every launch carries a token that is unique per attempt. A provider must make
+// the token findable (run directory name, Slurm job name/comment, Kubernetes label) so that a
+// restarted server can ask find() before launching again.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/common/result.h"
+
+namespace orch {
+
+struct LaunchRequest {
+  std::string token;       // unique per attempt, e.g. "orch-7-2-5f3a9c"
+  std::int64_t job_id = 0;
+  int attempt_no = 0;
+  std::string job_name;
+  std::string command;     // run by /bin/sh -c
+  std::map<std::string, std::string> env;  // includes the resume variable when resuming
+  int nodes = 1;
+  int gpus_per_node = 1;
+  std::vector<std::string> exclude_nodes;
+};
+
+struct LaunchResult {
+  std::string site_job_id;         // provider's id (local: agent pid; Slurm: job id)
+  std::vector<std::string> nodes;  // nodes the attempt got, when known at launch
+};
+
+enum class RunPhase {
+  queued,   // accepted by the site, not yet running
+  running,
+  exited,
+  unknown,  // the site does not know this token (never launched, or purged)
+};
+
+struct ExitStatus {
+  std::optional<int> exit_code;  // set when the process exited normally
+  std::optional<int> signal;     // set when a signal killed it
+  std::string detail;            // provider's words (Slurm state, pod reason), may be empty
+  bool node_lost = false;        // the provider says the node failed under it
+};
+
+struct RunObservation {
+  RunPhase phase = RunPhase::unknown;
+  std::optional<ExitStatus> exit;  // set when phase == exited
+  std::string site_job_id;
+  std::vector<std::string> nodes;
+  // New complete stdout lines since the offset the caller passed, and the offset to pass next.
+  std::vector<std::string> new_lines;
+  std::uint64_t next_offset = 0;
+};
+
+struct NodeInfo {
+  std::string name;
+  int gpus = 0;
+  bool healthy = true;
+  std::string reason;  // why not healthy, in the provider's words
+};
+
+struct SiteInventory {
+  std::vector<NodeInfo> nodes;
+};
+
+class ClusterPort {
+ public:
+  virtual ~ClusterPort() = default;
+
+  virtual Result<SiteInventory> inventory() = 0;
+  virtual Result<LaunchResult> launch(const LaunchRequest& request) = 0;
+  // nullopt: the site has never seen this token.
+  virtual Result<std::optional<LaunchResult>> find(const std::string& token) = 0;
+  virtual Result<RunObservation> observe(const std::string& token, std::uint64_t output_offset) = 0;
+  // Asks the attempt to stop (a signal it can catch to save a checkpoint). Idempotent: cancelling
+  // an exited or unknown token succeeds.
+  virtual Result<void> cancel(const std::string& token) = 0;
+  // Up to max_bytes of the attempt's combined output starting at offset (for `job logs`).
+  virtual Result<std::string> read_output(const std::string& token, std::uint64_t offset,
+                                          std::size_t max_bytes) = 0;
+  // Simulated outage (local sites only): down kills the site's processes and makes every call
+  // answer unreachable until it is brought up again.
+  virtual Result<void> set_outage(bool down) {
+    (void)down;
+    return make_error(ErrorKind::unsupported, "this provider cannot simulate an outage");
+  }
+};
+
+}  // namespace orch

@@ -1,0 +1,52 @@
+#pragma once
+// The job and attempt state machines. A transition not listed in can_transition() is
+// illegal: the store refuses it and logs an event instead of applying it.
+//
+// Job:      pending -> placed -> running -> succeeded | failed | cancelled
+//                         \         \-> resuming -> placed (next attempt) | failed | cancelled
+//                          \-> resuming (launch failed) | succeeded (finished before observed)
+// Attempt:  launching -> running -> exited(cause)
+//                    \-> exited(cause)   (launch failed, or it ran and ended between polls)
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace orch {
+
+enum class JobState { pending, placed, running, resuming, succeeded, failed, cancelled };
+enum class AttemptState { launching, running, exited };
+
+// Why an attempt ended. Infra causes spend the infra budget, user causes the user budget.
+enum class ExitCause {
+  none,            // still live
+  succeeded,       // exit code 0
+  user_error,      // non-zero exit code from the job's own code
+  killed_by_signal,  // a signal nobody in orchestrate sent (OOM killer, node reboot, admin)
+  site_down,       // the site stopped answering for longer than its grace
+  node_lost,       // the provider reports the node gone
+  launch_failed,   // the site refused or failed the launch
+  lost,            // the site no longer knows the attempt and left no exit record
+  cancelled,       // orchestrate cancelled it (user request, or duplicate reconciliation)
+};
+
+bool is_terminal(JobState s);
+bool can_transition(JobState from, JobState to);
+bool can_transition(AttemptState from, AttemptState to);
+bool is_infra_cause(ExitCause c);
+
+std::string_view to_string(JobState s);
+std::string_view to_string(AttemptState s);
+std::string_view to_string(ExitCause c);
+std::optional<JobState> parse_job_state(std::string_view s);
+std::optional<AttemptState> parse_attempt_state(std::string_view s);
+std::optional<ExitCause> parse_exit_cause(std::string_view s);
+
+inline constexpr JobState kAllJobStates[] = {JobState::pending,   JobState::placed,
+                                             JobState::running,   JobState::resuming,
+                                             JobState::succeeded, JobState::failed,
+                                             JobState::cancelled};
+inline constexpr AttemptState kAllAttemptStates[] = {AttemptState::launching, AttemptState::running,
+                                                     AttemptState::exited};
+
+}  // namespace orch

@@ -1,0 +1,47 @@
+#pragma once
+// The progress protocol: how a training job tells orchestrate what it is doing. A job prints
+// ordinary lines to stdout; a line that starts with the prefix "@orchestrate " carries one JSON
+// object. Everything else is ordinary log output and is left alone. See docs/progress-protocol.md.
+//
+//   @orchestrate {"event":"progress","step":120,"tokens":8192,"step_time_s":0.21}
+//   @orchestrate {"event":"checkpoint","step":120,"path":"/ckpt/job-7/step-120.ckpt"}
+//
+// progress:   step (>= 0, required), tokens processed in this step (>= 0, optional),
+//             step_time_s (> 0, optional; wall time of this step), loss (optional).
+// checkpoint: step (>= 0, required), path (non-empty, required), save_time_s (optional).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "scheduler/common/result.h"
+
+namespace orch {
+
+inline constexpr std::string_view kProgressPrefix = "@orchestrate ";
+
+struct ProgressReport {
+  std::int64_t step = 0;
+  std::optional<std::int64_t> tokens;
+  std::optional<double> step_time_s;
+  std::optional<double> loss;
+};
+
+struct CheckpointReport {
+  std::int64_t step = 0;
+  std::string path;
+  std::optional<double> save_time_s;
+};
+
+using ProgressLine = std::variant<ProgressReport, CheckpointReport>;
+
+// nullopt: not a protocol line (no prefix). An error: the prefix is there but the rest is not a
+// valid report; the message says which field is wrong so the job's author can fix it.
+std::optional<Result<ProgressLine>> parse_progress_line(std::string_view line);
+
+// The line a job prints (used by the toy trainer and tests so both sides share one format).
+std::string format_progress_line(const ProgressLine& report);
+
+}  // namespace orch

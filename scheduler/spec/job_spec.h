@@ -1,0 +1,60 @@
+#pragma once
+// What a user asks for: parsed from YAML (spec/job_spec_parser.h), stored as JSON with the
+// job, and read by placement and the lifecycle. Defaults here are the documented defaults.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace orch {
+
+struct BackoffSpec {
+  double initial_s = 10.0;  // wait before the first restart
+  double max_s = 600.0;     // cap on the wait
+  double multiplier = 2.0;  // growth per consecutive restart
+};
+
+struct RestartPolicy {
+  int max_infra_restarts = 10;  // restarts after infrastructure failures (site, node, signal)
+  int max_user_restarts = 0;    // restarts after the job's own code failed (non-zero exit)
+  BackoffSpec backoff;
+};
+
+// Model size for MFU. Either flops_per_token directly, or parameters (and optionally
+// layers/hidden/sequence for the attention term): 6*N + 12*L*H*S (PaLM, appendix B).
+struct ModelSpec {
+  std::optional<double> parameters;
+  std::optional<double> flops_per_token;
+  std::optional<int> layers;
+  std::optional<int> hidden;
+  std::optional<int> sequence;
+};
+
+struct CheckpointSpec {
+  std::string dir;                          // where the job writes checkpoints
+  std::string resume_env = "ORCH_RESUME_FROM";  // env var that carries the checkpoint path
+  std::optional<int> interval_steps;        // informational: how often the job saves
+};
+
+struct JobSpec {
+  std::string name;
+  std::string command;  // run by /bin/sh -c on the head node
+  std::map<std::string, std::string> env;
+  int nodes = 1;
+  int gpus_per_node = 1;
+  CheckpointSpec checkpoint;
+  ModelSpec model;
+  RestartPolicy restart;
+  std::vector<std::string> allowed_clusters;    // empty: any cluster
+  std::vector<std::string> preferred_clusters;  // ranked first among those that fit
+
+  int total_gpus() const { return nodes * gpus_per_node; }
+};
+
+// FLOPs per token the model needs for one training step (forward + backward), or nullopt
+// when the spec gives no size.
+std::optional<double> model_flops_per_token(const ModelSpec& model);
+
+}  // namespace orch

@@ -1,0 +1,49 @@
+#pragma once
+// What the REST routes need from the rest of the system. The composition root (cli/) supplies
+// the real backend (store reads + brain commands); web tests supply a fake. Keeping this seam
+// means web/ never includes the store or the brain, and the brain never sees HTTP.
+//
+// Every method returns JSON ready to send or an Error whose kind picks the HTTP status:
+// invalid -> 400 (422 for a well-formed body with bad content), not_found -> 404,
+// conflict -> 409, unreachable/unsupported -> 503/501, others -> 500.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "scheduler/common/result.h"
+
+namespace orch {
+
+struct JobFilter {
+  std::optional<std::string> state;    // a job state name
+  std::optional<std::string> cluster;  // jobs whose latest attempt ran there
+  int limit = 100;
+};
+
+struct LogRequest {
+  std::optional<int> attempt_no;  // default: the latest attempt
+  std::uint64_t offset = 0;
+  std::size_t max_bytes = 1 << 20;
+};
+
+class ApiBackend {
+ public:
+  virtual ~ApiBackend() = default;
+
+  virtual Result<nlohmann::json> list_clusters() = 0;
+  virtual Result<nlohmann::json> list_jobs(const JobFilter& filter) = 0;
+  virtual Result<nlohmann::json> get_job(std::int64_t id) = 0;
+  virtual Result<nlohmann::json> job_attempts(std::int64_t id) = 0;
+  virtual Result<nlohmann::json> job_events(std::int64_t id) = 0;
+  virtual Result<nlohmann::json> explain_job(std::int64_t id) = 0;
+  // body is a job spec in YAML (JSON is valid YAML); source names it in error messages.
+  virtual Result<nlohmann::json> submit_job(const std::string& body, const std::string& source) = 0;
+  virtual Result<nlohmann::json> cancel_job(std::int64_t id) = 0;
+  virtual Result<std::string> job_logs(std::int64_t id, const LogRequest& request) = 0;
+  virtual Result<nlohmann::json> set_cluster_outage(const std::string& cluster, bool down) = 0;
+};
+
+}  // namespace orch
