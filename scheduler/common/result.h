@@ -40,7 +40,8 @@ class [[nodiscard]] Result {
 
   T& value() & { assert(ok()); return std::get<T>(v_); }
   const T& value() const& { assert(ok()); return std::get<T>(v_); }
-  T&& value() && { assert(ok()); return std::get<T>(std::move(v_)); }
+  // By value, so `for (auto& x : f().value())` does not dangle.
+  T value() && { assert(ok()); return std::get<T>(std::move(v_)); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }

@@ -1,0 +1,56 @@
+#pragma once
+// LocalSite: a "site" backed by this machine, the embedded default provider for the demo and
+// the tests. Each attempt is an orchestrate-agent process group in its own run directory under
+// <root>/runs/<token>; all state lives on disk (see adapters/local/README.md), so a new LocalSite
+// on the same root (a restarted server) picks up where the old one left off.
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "scheduler/cluster_port.h"
+
+namespace orch {
+
+struct LocalSiteOptions {
+  std::string name = "local";
+  std::string root;                       // the site's directory; created on first launch
+  int nodes = 1;                          // virtual nodes, named <name>-n0, <name>-n1, ...
+  int gpus_per_node = 1;                  // reported by inventory(); no real devices are assigned
+  std::string agent_path;                 // the orchestrate-agent executable
+  std::int64_t cancel_grace_ms = 10'000;  // after this, a repeated cancel kills the group
+};
+
+class LocalSite final : public ClusterPort {
+ public:
+  explicit LocalSite(LocalSiteOptions options);
+
+  Result<SiteInventory> inventory() override;
+  Result<LaunchResult> launch(const LaunchRequest& request) override;
+  Result<std::optional<LaunchResult>> find(const std::string& token) override;
+  Result<RunObservation> observe(const std::string& token, std::uint64_t output_offset) override;
+  Result<void> cancel(const std::string& token) override;
+  Result<std::string> read_output(const std::string& token, std::uint64_t offset,
+                                  std::size_t max_bytes) override;
+  Result<void> set_outage(bool down) override;
+
+  const LocalSiteOptions& options() const { return options_; }
+  // The run directory of a token (whether or not it exists), for logs and tests.
+  std::string run_dir(const std::string& token) const;
+
+ private:
+  Result<void> check_up() const;
+  Result<std::vector<std::string>> assign_nodes(const LaunchRequest& request) const;
+  Result<LaunchResult> existing_launch(const std::string& token) const;
+  Result<LaunchResult> start_agent(const LaunchRequest& request, const std::string& dir,
+                                   const std::vector<std::string>& nodes);
+  Result<void> kill_group(const std::string& token, int sig) const;
+
+  LocalSiteOptions options_;
+  // Serialises launch, cancel and outage: the check-then-act steps on a run directory (does it
+  // exist, is the agent alive, was a cancel already sent) must not interleave between threads.
+  // Reads (observe, find, read_output) need no lock: they only read files written atomically.
+  std::mutex mutex_;
+};
+
+}  // namespace orch

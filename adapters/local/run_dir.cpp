@@ -1,0 +1,230 @@
+#include "adapters/local/run_dir.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace orch::local {
+
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
+
+Result<void> check_token(const std::string& token) {
+  bool ok = !token.empty() && token.size() <= 128 && token[0] != '.';
+  for (char c : token) {
+    bool allowed = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                   c == '.' || c == '_' || c == '-';
+    ok = ok && allowed;
+  }
+  if (ok) return Ok{};
+  return make_error(ErrorKind::invalid,
+                    "launch token '" + token +
+                        "' is not usable as a run directory name: use 1-128 characters from "
+                        "[A-Za-z0-9._-], not starting with '.'");
+}
+
+std::string runs_dir(const std::string& root) {
+  return root + "/runs";
+}
+std::string down_marker(const std::string& root) {
+  return root + "/DOWN";
+}
+
+RunPaths run_paths(const std::string& root, const std::string& token) {
+  RunPaths p;
+  p.dir = runs_dir(root) + "/" + token;
+  p.request = p.dir + "/request.json";
+  p.agent_pid = p.dir + "/agent.pid";
+  p.output = p.dir + "/output.log";
+  p.events = p.dir + "/events.jsonl";
+  p.lock = p.dir + "/agent.lock";
+  p.cancel_requested = p.dir + "/cancel_requested";
+  return p;
+}
+
+AgentEvents read_agent_events(const std::string& events_path) {
+  AgentEvents out;
+  std::ifstream in(events_path);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) continue;
+    std::string event = j.value("event", "");
+    auto get_int = [&](const char* key) -> std::optional<int> {
+      auto it = j.find(key);
+      if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+      return it->get<int>();
+    };
+    if (event == "start") {
+      out.child_pid = get_int("pid");
+      out.agent_pid = get_int("agent_pid");
+    } else if (event == "exit") {
+      out.exited = true;
+      out.exit_code = get_int("exit_code");
+      out.signal = get_int("signal");
+    }
+  }
+  return out;
+}
+
+Result<bool> agent_alive(const std::string& lock_path) {
+  int fd = open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return false;  // the agent never started
+    return make_error(ErrorKind::io,
+                      "cannot open lock file " + lock_path + ": " + errno_text(errno));
+  }
+  int rc;
+  do {
+    rc = flock(fd, LOCK_SH | LOCK_NB);
+  } while (rc < 0 && errno == EINTR);
+  int err = errno;
+  close(fd);  // releases our shared lock, if we got it
+  if (rc == 0) return false;
+  if (err == EWOULDBLOCK) return true;
+  return make_error(ErrorKind::io, "cannot probe lock file " + lock_path + ": " + errno_text(err));
+}
+
+std::string request_to_json(const StoredRequest& stored) {
+  const LaunchRequest& r = stored.request;
+  nlohmann::json j = {
+      {"token", r.token},
+      {"job_id", r.job_id},
+      {"attempt_no", r.attempt_no},
+      {"job_name", r.job_name},
+      {"command", r.command},
+      {"env", r.env},
+      {"nodes", r.nodes},
+      {"gpus_per_node", r.gpus_per_node},
+      {"exclude_nodes", r.exclude_nodes},
+      {"assigned_nodes", stored.nodes},
+      {"launched_at_ms", stored.launched_at_ms},
+  };
+  return j.dump(2) + "\n";
+}
+
+Result<StoredRequest> request_from_json(const std::string& text, const std::string& path) {
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) {
+    return make_error(ErrorKind::io, path + " is not a JSON object; the run directory is damaged");
+  }
+  try {
+    StoredRequest s;
+    LaunchRequest& r = s.request;
+    r.token = j.value("token", "");
+    r.job_id = j.value("job_id", std::int64_t{0});
+    r.attempt_no = j.value("attempt_no", 0);
+    r.job_name = j.value("job_name", "");
+    r.command = j.value("command", "");
+    r.env = j.value("env", std::map<std::string, std::string>{});
+    r.nodes = j.value("nodes", 1);
+    r.gpus_per_node = j.value("gpus_per_node", 1);
+    r.exclude_nodes = j.value("exclude_nodes", std::vector<std::string>{});
+    s.nodes = j.value("assigned_nodes", std::vector<std::string>{});
+    s.launched_at_ms = j.value("launched_at_ms", std::int64_t{0});
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(ErrorKind::io, path + " has a field of the wrong type: " + e.what());
+  }
+}
+
+bool path_exists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(ErrorKind::io, "cannot read " + path + ": " + errno_text(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<void> write_file_atomic(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return make_error(ErrorKind::io, "cannot create " + tmp + ": " + errno_text(errno));
+  const char* p = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      unlink(tmp.c_str());
+      return make_error(ErrorKind::io, "cannot write " + tmp + ": " + errno_text(err));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  fsync(fd);
+  close(fd);
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    unlink(tmp.c_str());
+    return make_error(ErrorKind::io,
+                      "cannot rename " + tmp + " to " + path + ": " + errno_text(err));
+  }
+  return Ok{};
+}
+
+Result<std::string> read_range(const std::string& path, std::uint64_t offset,
+                               std::size_t max_bytes) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::string();  // nothing written yet
+    return make_error(ErrorKind::io, "cannot open " + path + ": " + errno_text(errno));
+  }
+  std::string buf(max_bytes, '\0');
+  size_t got = 0;
+  while (got < max_bytes) {
+    ssize_t n = pread(fd, buf.data() + got, max_bytes - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return make_error(ErrorKind::io, "cannot read " + path + ": " + errno_text(err));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  buf.resize(got);
+  return buf;
+}
+
+Result<OutputLines> read_output_lines(const std::string& path, std::uint64_t offset,
+                                      std::size_t max_bytes, bool final) {
+  auto chunk = read_range(path, offset, max_bytes);
+  if (!chunk) return chunk.error();
+  const std::string& data = *chunk;
+  OutputLines out;
+  out.next_offset = offset;
+  size_t end = data.rfind('\n');
+  size_t usable = end == std::string::npos ? 0 : end + 1;
+  // A full chunk without a newline is one very long line: hand it over in pieces. After the
+  // writer is gone, an unterminated tail will never be completed, so it is a line too.
+  if (usable == 0 && data.size() == max_bytes && max_bytes > 0) usable = data.size();
+  if (final && data.size() < max_bytes) usable = data.size();
+  size_t start = 0;
+  while (start < usable) {
+    size_t nl = data.find('\n', start);
+    size_t stop = (nl == std::string::npos || nl >= usable) ? usable : nl;
+    out.lines.push_back(data.substr(start, stop - start));
+    start = stop + 1;
+  }
+  out.next_offset = offset + usable;
+  return out;
+}
+
+}  // namespace orch::local

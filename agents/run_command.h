@@ -1,0 +1,24 @@
+#pragma once
+// `orchestrate-agent run`: runs one command as the agent's child, forwards stop signals to it
+// and records its start and its end as JSON lines in an event file (see agents/README.md).
+
+#include <string>
+#include <vector>
+
+namespace orch::agent {
+
+struct RunOptions {
+  std::string events_path;        // JSON lines are appended here
+  int lock_fd = -1;               // inherited lock fd to keep for life but not pass on; -1: none
+  std::vector<std::string> argv;  // the command and its arguments; argv[0] is searched in PATH
+};
+
+// Parses the words after `run`. On failure returns false and sets *error to a usage message.
+bool parse_run_options(const std::vector<std::string>& args, RunOptions* options,
+                       std::string* error);
+
+// Runs the command to completion. Returns the agent's exit status: the child's exit code, or
+// 128 + signal when a signal ended it, or 2 when the event file cannot be written at start.
+int run_command(const RunOptions& options);
+
+}  // namespace orch::agent

@@ -1,0 +1,236 @@
+#include "cli/client_commands.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/job_render.h"
+#include "cli/output_table.h"
+#include "scheduler/model/job_state.h"
+#include "web/http_client.h"
+#include "web/http_types.h"
+
+namespace orch {
+namespace {
+
+using nlohmann::json;
+
+// The exit code for a failed call; prints "error: ..." on err.
+int report(const Error& error, std::ostream& err) {
+  err << "error: " << error.message << '\n';
+  if (error.kind == ErrorKind::invalid) return kExitUsage;
+  return error.kind == ErrorKind::unreachable ? kExitUnreachable : kExitServerError;
+}
+
+std::string problem_detail(const HttpResponse& response) {
+  json body = json::parse(response.body, nullptr, false);
+  if (body.is_object() && body.contains("detail") && body["detail"].is_string()) {
+    return body["detail"].get<std::string>();
+  }
+  std::string text = response.body.substr(0, 200);
+  return "the server answered HTTP " + std::to_string(response.status) + " " +
+         status_title(response.status) + (text.empty() ? "" : ": " + text);
+}
+
+// One call; on any failure prints the error and returns its exit code, else kExitOk.
+int call(const ClientOptions& o, const std::string& method, const std::string& target,
+         HttpResponse& response, std::ostream& err, const std::string& body = "",
+         const std::string& content_type = "application/json") {
+  auto result = http_request(o.server, method, target, body, content_type, o.timeout_ms);
+  if (!result.ok()) return report(result.error(), err);
+  response = std::move(result.value());
+  if (response.status >= 400) {
+    err << "error: " << problem_detail(response) << '\n';
+    return kExitServerError;
+  }
+  return kExitOk;
+}
+
+int call_json(const ClientOptions& o, const std::string& method, const std::string& target,
+              json& out_body, std::ostream& err, const std::string& body = "",
+              const std::string& content_type = "application/json") {
+  HttpResponse response;
+  if (int rc = call(o, method, target, response, err, body, content_type); rc != kExitOk) {
+    return rc;
+  }
+  out_body = json::parse(response.body, nullptr, false);
+  if (out_body.is_discarded()) {
+    err << "error: the server at " << o.server << " sent a response that is not JSON\n";
+    return kExitServerError;
+  }
+  return kExitOk;
+}
+
+bool as_json(const ClientOptions& o) {
+  return o.output == "json";
+}
+
+void print_json(const json& body, std::ostream& out) {
+  out << body.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+}
+
+std::string job_path(std::int64_t id) {
+  return "/api/v1/jobs/" + std::to_string(id);
+}
+
+bool job_is_terminal(const json& job) {
+  const auto& state = member(job, "state");
+  if (!state.is_string()) return false;
+  auto parsed = parse_job_state(state.get<std::string>());
+  return parsed && is_terminal(*parsed);
+}
+
+}  // namespace
+
+std::string default_server_url() {
+  const char* env = std::getenv("ORCH_URL");
+  return env != nullptr && *env != '\0' ? std::string(env) : "http://127.0.0.1:8080";
+}
+
+int run_cluster_list(const ClientOptions& o, std::ostream& out, std::ostream& err) {
+  json body;
+  if (int rc = call_json(o, "GET", "/api/v1/clusters", body, err); rc != kExitOk) return rc;
+  as_json(o) ? print_json(body, out) : render_clusters(body, out);
+  return kExitOk;
+}
+
+int run_cluster_outage(const ClientOptions& o, const std::string& name, bool down,
+                       std::ostream& out, std::ostream& err) {
+  json body;
+  const std::string target = "/api/v1/clusters/" + percent_encode(name) + "/outage";
+  if (int rc = call_json(o, "POST", target, body, err, json{{"down", down}}.dump());
+      rc != kExitOk) {
+    return rc;
+  }
+  if (as_json(o)) {
+    print_json(body, out);
+  } else {
+    out << "cluster " << name
+        << (down ? " marked down: no new placements there\n"
+                 : " marked up: it may take jobs again\n");
+  }
+  return kExitOk;
+}
+
+int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream& out,
+                   std::ostream& err) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    err << "error: cannot read job spec " << file << '\n';
+    return kExitUsage;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  const bool is_json = file.size() >= 5 && file.substr(file.size() - 5) == ".json";
+  json body;
+  if (int rc = call_json(o, "POST", "/api/v1/jobs?source=" + percent_encode(file), body, err,
+                         text.str(), is_json ? "application/json" : "application/yaml");
+      rc != kExitOk) {
+    return rc;
+  }
+  if (as_json(o)) {
+    print_json(body, out);
+  } else {
+    out << field(body, "id") << '\n';  // only the id, so scripts can capture it
+  }
+  return kExitOk;
+}
+
+int run_job_list(const ClientOptions& o, const std::string& state, const std::string& cluster,
+                 std::ostream& out, std::ostream& err) {
+  std::string target = "/api/v1/jobs";
+  std::string sep = "?";
+  if (!state.empty()) target += sep + "state=" + percent_encode(state), sep = "&";
+  if (!cluster.empty()) target += sep + "cluster=" + percent_encode(cluster);
+  json body;
+  if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
+  as_json(o) ? print_json(body, out) : render_jobs(body, out);
+  return kExitOk;
+}
+
+int run_job_show(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err) {
+  json job, attempts, events;
+  if (int rc = call_json(o, "GET", job_path(id), job, err); rc != kExitOk) return rc;
+  if (int rc = call_json(o, "GET", job_path(id) + "/attempts", attempts, err); rc != kExitOk) {
+    return rc;
+  }
+  if (int rc = call_json(o, "GET", job_path(id) + "/events", events, err); rc != kExitOk) {
+    return rc;
+  }
+  if (as_json(o)) {
+    print_json(json{{"job", job},
+                    {"attempts", member(attempts, "attempts")},
+                    {"events", member(events, "events")}},
+               out);
+  } else {
+    render_job(job, attempts, events, out);
+  }
+  return kExitOk;
+}
+
+int run_job_logs(const ClientOptions& o, std::int64_t id, std::optional<int> attempt, bool follow,
+                 std::ostream& out, std::ostream& err) {
+  std::uint64_t offset = 0;
+  std::optional<int> current = attempt;
+  for (;;) {
+    bool terminal = false;
+    if (follow) {
+      // Read the state before the log, so the last fetch after "terminal" sees every byte.
+      json job;
+      if (int rc = call_json(o, "GET", job_path(id), job, err); rc != kExitOk) return rc;
+      terminal = job_is_terminal(job);
+      const auto& count = member(job, "attempts");
+      if (!attempt && count.is_number_integer() && count.get<int>() > 0 &&
+          current != count.get<int>()) {
+        if (current) err << "--- attempt " << count.get<int>() << " ---\n";
+        current = count.get<int>();
+        offset = 0;
+      }
+      if (!current && !terminal) {  // nothing launched yet
+        std::this_thread::sleep_for(std::chrono::milliseconds(o.poll_ms));
+        continue;
+      }
+      if (!current) return kExitOk;  // ended without ever running
+    }
+    std::string target = job_path(id) + "/logs?offset=" + std::to_string(offset);
+    if (current) target += "&attempt=" + std::to_string(*current);
+    HttpResponse response;
+    if (int rc = call(o, "GET", target, response, err); rc != kExitOk) return rc;
+    out << response.body << std::flush;
+    offset += response.body.size();
+    if (!follow) return kExitOk;
+    if (!response.body.empty()) continue;  // more may be waiting
+    if (terminal) return kExitOk;
+    std::this_thread::sleep_for(std::chrono::milliseconds(o.poll_ms));
+  }
+}
+
+int run_job_explain(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err) {
+  json body;
+  if (int rc = call_json(o, "GET", job_path(id) + "/explain", body, err); rc != kExitOk) {
+    return rc;
+  }
+  as_json(o) ? print_json(body, out) : render_explain(body, out);
+  return kExitOk;
+}
+
+int run_job_cancel(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err) {
+  json body;
+  if (int rc = call_json(o, "POST", job_path(id) + "/cancel", body, err); rc != kExitOk) {
+    return rc;
+  }
+  if (as_json(o)) {
+    print_json(body, out);
+  } else {
+    out << "cancel requested for job " << id << " (state: " << field(body, "state") << ")\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace orch

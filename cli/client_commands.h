@@ -1,0 +1,55 @@
+#pragma once
+// The CLI's client side: commands that talk to `orchestrate serve` over the REST API.
+// Each command's work is a run_* function that writes to the given streams and returns the
+// process exit code, so tests run them in-process; add_client_commands only wires CLI11.
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace orch {
+
+// Exit codes shared by every client command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitServerError = 1;  // the server answered with an error
+inline constexpr int kExitUsage = 2;        // bad flags, arguments, URL or input file
+inline constexpr int kExitUnreachable = 3;  // no answer from the server
+
+struct ClientOptions {
+  std::string server = "http://127.0.0.1:8080";
+  std::string output = "table";  // table | json
+  int timeout_ms = 10000;
+  int poll_ms = 1000;  // job logs --follow
+};
+
+// $ORCH_URL when set and not empty, else http://127.0.0.1:8080.
+std::string default_server_url();
+
+int run_cluster_list(const ClientOptions& o, std::ostream& out, std::ostream& err);
+int run_cluster_outage(const ClientOptions& o, const std::string& name, bool down,
+                       std::ostream& out, std::ostream& err);
+int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream& out,
+                   std::ostream& err);
+int run_job_list(const ClientOptions& o, const std::string& state, const std::string& cluster,
+                 std::ostream& out, std::ostream& err);
+int run_job_show(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err);
+// Prints the log from offset 0. With follow, polls every poll_ms until the job is terminal;
+// without a pinned attempt it follows the latest one and announces a switch on err.
+int run_job_logs(const ClientOptions& o, std::int64_t id, std::optional<int> attempt, bool follow,
+                 std::ostream& out, std::ostream& err);
+int run_job_explain(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err);
+int run_job_cancel(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err);
+
+// Adds `cluster ...`, `job ...` and the global --server and -o/--output options to app.
+void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err);
+void add_client_commands(CLI::App& app);  // std::cout / std::cerr
+
+// Parses and runs; maps CLI11's usage errors to kExitUsage (help and version to 0) and a
+// command's failure to its exit code. main() is this call; tests use it too.
+int parse_and_run(CLI::App& app, int argc, const char* const* argv, std::ostream& out,
+                  std::ostream& err);
+
+}  // namespace orch

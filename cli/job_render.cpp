@@ -1,0 +1,150 @@
+#include "cli/job_render.h"
+
+#include <string>
+
+#include "cli/output_table.h"
+
+namespace orch {
+namespace {
+
+// body[key] when it is an array, or body itself when it is one; else an empty array.
+const nlohmann::json& items(const nlohmann::json& body, const std::string& key) {
+  static const nlohmann::json empty = nlohmann::json::array();
+  if (body.is_array()) return body;
+  const nlohmann::json& list = member(body, key);
+  return list.is_array() ? list : empty;
+}
+
+std::string gpus(const nlohmann::json& obj) {
+  const auto& nodes = member(obj, "nodes");
+  const auto& per = member(obj, "gpus_per_node");
+  if (!nodes.is_number_integer() || !per.is_number_integer()) return "-";
+  return nodes.dump() + "x" + per.dump();
+}
+
+std::string steps(const nlohmann::json& attempt) {
+  const auto& first = member(attempt, "first_step");
+  const auto& last = member(attempt, "last_step");
+  if (first.is_null() && last.is_null()) return "-";
+  return cell(first) + ".." + cell(last);
+}
+
+void line(std::ostream& out, const std::string& label, const std::string& value) {
+  out << "  " << label << std::string(label.size() < 17 ? 17 - label.size() : 1, ' ') << value
+      << '\n';
+}
+
+}  // namespace
+
+void render_clusters(const nlohmann::json& body, std::ostream& out) {
+  Table table({"NAME", "PROVIDER", "HEALTH", "NODES", "GPUS USED", "ACCELERATOR", "PEAK TFLOPS",
+               "MESSAGE"});
+  for (const auto& c : items(body, "clusters")) {
+    const auto& used = member(c, "gpus_used");
+    const auto& total = member(c, "gpus_total");
+    table.add_row({field(c, "name"), field(c, "provider"), field(c, "health"),
+                   field(c, "nodes") + "x" + field(c, "gpus_per_node"),
+                   cell(used) + "/" + cell(total), field(c, "accelerator"), field(c, "peak_tflops"),
+                   field(c, "message") == "-" ? "" : field(c, "message")});
+  }
+  if (table.empty()) {
+    out << "no clusters\n";
+    return;
+  }
+  table.print(out);
+}
+
+void render_jobs(const nlohmann::json& body, std::ostream& out) {
+  Table table(
+      {"ID", "NAME", "STATE", "CLUSTER", "GPUS", "ATTEMPTS", "STEP", "MFU", "ETTR", "REASON"});
+  for (const auto& j : items(body, "jobs")) {
+    table.add_row({field(j, "id"), field(j, "name"), field(j, "state"), field(j, "cluster"),
+                   gpus(j), field(j, "attempts"), field(j, "step"), percent(member(j, "mfu")),
+                   percent(member(j, "ettr")),
+                   member(j, "reason").is_string() ? member(j, "reason").get<std::string>() : ""});
+  }
+  if (table.empty()) {
+    out << "no jobs\n";
+    return;
+  }
+  table.print(out);
+}
+
+void render_attempts(const nlohmann::json& attempts, std::ostream& out) {
+  Table table(
+      {"NO", "CLUSTER", "STATE", "CAUSE", "STEPS", "RESUMED FROM", "MFU", "STEPS LOST", "STARTED"});
+  for (const auto& a : items(attempts, "attempts")) {
+    table.add_row({field(a, "no"), field(a, "cluster"), field(a, "state"), field(a, "cause"),
+                   steps(a), field(member(a, "resumed_from"), "step"), percent(member(a, "mfu")),
+                   field(a, "steps_lost"), timestamp(member(a, "started_ms"))});
+  }
+  if (table.empty()) {
+    out << "no attempts yet\n";
+    return;
+  }
+  table.print(out);
+}
+
+void render_events(const nlohmann::json& events, std::size_t last_n, std::ostream& out) {
+  const auto& list = items(events, "events");
+  Table table({"TIME", "KIND", "ATTEMPT", "MESSAGE"});
+  const std::size_t start = list.size() > last_n ? list.size() - last_n : 0;
+  for (std::size_t i = start; i < list.size(); ++i) {
+    const auto& e = list[i];
+    table.add_row({timestamp(member(e, "at_ms")), field(e, "kind"), field(e, "attempt_no"),
+                   field(e, "message")});
+  }
+  if (table.empty()) {
+    out << "no events\n";
+    return;
+  }
+  table.print(out);
+}
+
+void render_job(const nlohmann::json& job, const nlohmann::json& attempts,
+                const nlohmann::json& events, std::ostream& out) {
+  out << "Job " << field(job, "id") << ": " << field(job, "name") << '\n';
+  line(out, "state", field(job, "state"));
+  const std::string reason =
+      member(job, "reason").is_string() ? member(job, "reason").get<std::string>() : "";
+  if (!reason.empty()) line(out, "reason", reason);
+  line(out, "cluster", field(job, "cluster"));
+  line(out, "size", field(job, "nodes") + " nodes x " + field(job, "gpus_per_node") + " GPUs");
+  line(out, "attempts",
+       field(job, "attempts") + " (infra restarts " + field(job, "infra_restarts") +
+           ", user restarts " + field(job, "user_restarts") + ")");
+  line(out, "step", field(job, "step"));
+  line(out, "MFU", percent(member(job, "mfu")));
+  line(out, "ETTR", percent(member(job, "ettr")));
+  line(out, "steps lost", field(job, "steps_lost"));
+  const auto& checkpoint = member(job, "last_checkpoint");
+  line(out, "last checkpoint",
+       checkpoint.is_object()
+           ? "step " + field(checkpoint, "step") + " at " + field(checkpoint, "path")
+           : "-");
+  line(out, "created", timestamp(member(job, "created_ms")));
+  line(out, "updated", timestamp(member(job, "updated_ms")));
+  out << "\nAttempts\n";
+  render_attempts(attempts, out);
+  out << "\nEvents (last 10)\n";
+  render_events(events, 10, out);
+}
+
+void render_explain(const nlohmann::json& explain, std::ostream& out) {
+  out << "Job " << field(explain, "job_id") << ", evaluated "
+      << timestamp(member(explain, "evaluated_at_ms")) << '\n';
+  const auto& chosen = member(explain, "chosen");
+  out << "chosen: " << (chosen.is_string() ? chosen.get<std::string>() : "none") << "\n\n";
+  Table table({"CLUSTER", "FEASIBLE", "SCORE", "REASON"});
+  for (const auto& c : items(explain, "clusters")) {
+    table.add_row({field(c, "cluster"), field(c, "feasible"), field(c, "score"),
+                   member(c, "reason").is_string() ? member(c, "reason").get<std::string>() : ""});
+  }
+  if (table.empty()) {
+    out << "no clusters were evaluated\n";
+    return;
+  }
+  table.print(out);
+}
+
+}  // namespace orch

@@ -1,0 +1,339 @@
+// The brain: commands (submit, cancel), placement, and what follows an attempt's end.
+// Observations from sites are handled in brain_observe.cpp.
+#include "scheduler/brain/brain.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "scheduler/brain/launch_request_json.h"
+#include "scheduler/lifecycle/job_stats.h"
+#include "scheduler/lifecycle/restart_policy.h"
+
+namespace orch {
+namespace {
+
+std::string base36(std::uint64_t v) {
+  const char* digits = "0123456789abcdefghijklmnopqrstuvwxyz";
+  std::string s;
+  do {
+    s.insert(s.begin(), digits[v % 36]);
+    v /= 36;
+  } while (v);
+  return s;
+}
+
+// Unique per attempt and findable at the site. The time part keeps tokens unique even when a
+// state directory is thrown away while a site still holds old run directories.
+std::string make_token(JobId job, int attempt_no, Millis now) {
+  return "orch-" + std::to_string(job) + "-" + std::to_string(attempt_no) + "-" +
+         base36(static_cast<std::uint64_t>(now));
+}
+
+std::string seconds_text(Millis ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
+  return buf;
+}
+
+template <typename T>
+Error missing(const char* what, T id) {
+  return make_error(ErrorKind::not_found, std::string("no ") + what + " " + std::to_string(id));
+}
+
+}  // namespace
+
+Brain::Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters,
+             PlacementPipeline pipeline)
+    : store_(store), clock_(clock), clusters_(std::move(clusters)), pipeline_(std::move(pipeline)) {}
+
+Result<void> Brain::start() {
+  return store_.transaction([&]() -> Result<void> {
+    for (const auto& c : clusters_) {
+      if (auto r = store_.ensure_cluster(c.name); !r) return r;
+    }
+    return Ok{};
+  });
+}
+
+const ClusterSpec* Brain::cluster_spec(const std::string& name) const {
+  for (const auto& c : clusters_) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+Result<BrainReply> Brain::handle(const BrainEvent& event) {
+  Result<BrainReply> reply = BrainReply{};
+  auto tx = store_.transaction([&]() -> Result<void> {
+    reply = std::visit([&](const auto& e) { return on(e); }, event);
+    if (!reply) return reply.error();
+    return Ok{};
+  });
+  if (!tx) return tx.error();
+  return reply;
+}
+
+Result<void> Brain::event(JobId job, std::optional<int> attempt_no, const std::string& kind,
+                          const std::string& message) {
+  return store_.add_event(job, attempt_no, clock_.now_ms(), kind, message);
+}
+
+// ---- commands ---------------------------------------------------------------------------
+
+Result<BrainReply> Brain::on(const SubmitJob& e) {
+  for (const auto& name : e.spec.allowed_clusters) {
+    if (!cluster_spec(name)) {
+      std::string known;
+      for (const auto& c : clusters_) known += (known.empty() ? "" : ", ") + c.name;
+      return make_error(ErrorKind::invalid, "placement.allowed names unknown cluster \"" + name +
+                                                "\"; configured clusters: " + known);
+    }
+  }
+  const Millis now = clock_.now_ms();
+  JobRow job;
+  job.name = e.spec.name;
+  job.spec = e.spec;
+  job.created_ms = job.updated_ms = now;
+  auto id = store_.insert_job(job);
+  if (!id) return id.error();
+  job.id = *id;
+  if (auto r = event(job.id, std::nullopt, "submitted",
+                     "submitted: " + std::to_string(e.spec.nodes) + " node(s) x " +
+                         std::to_string(e.spec.gpus_per_node) + " GPU(s)");
+      !r) {
+    return r.error();
+  }
+  if (auto r = try_place(job); !r) return r.error();
+  return BrainReply{job.id, std::string(to_string(job.state))};
+}
+
+Result<BrainReply> Brain::on(const CancelJob& e) {
+  auto job = store_.job(e.job_id);
+  if (!job) return job.error();
+  if (!*job) return missing("job", e.job_id);
+  JobRow& j = **job;
+  if (is_terminal(j.state)) {
+    return make_error(ErrorKind::conflict, "job " + std::to_string(j.id) + " is already " +
+                                               std::string(to_string(j.state)) +
+                                               "; there is nothing to cancel");
+  }
+  j.reason = "cancelled by request";
+  j.next_attempt_ms.reset();
+  if (auto r = store_.set_job_state(j, JobState::cancelled, clock_.now_ms()); !r) return r.error();
+  auto attempts = store_.attempts_of(j.id);
+  if (!attempts) return attempts.error();
+  for (auto& a : *attempts) {
+    if (a.state == AttemptState::exited) continue;
+    if (auto r = request_cancel(a, "job cancelled"); !r) return r.error();
+  }
+  if (auto r = event(j.id, std::nullopt, "cancelled", "cancelled by request"); !r) return r.error();
+  return BrainReply{j.id, std::string(to_string(j.state))};
+}
+
+Result<void> Brain::request_cancel(AttemptRow& attempt, const std::string& why) {
+  attempt.cancel_requested = true;
+  if (auto r = store_.update_attempt(attempt); !r) return r;
+  OutboxRow row;
+  row.cluster = attempt.cluster;
+  row.kind = ActionKind::cancel;
+  row.token = attempt.token;
+  row.payload = {{"reason", why}};
+  row.created_ms = clock_.now_ms();
+  if (auto r = store_.enqueue(row); !r) return r.error();
+  return event(attempt.job_id, attempt.no, "cancel-requested",
+               "asked " + attempt.cluster + " to stop attempt " + std::to_string(attempt.no) +
+                   ": " + why);
+}
+
+Result<BrainReply> Brain::on(const Tick&) {
+  if (auto r = expire_unreachable_sites(); !r) return r.error();
+  if (auto r = place_waiting_jobs(); !r) return r.error();
+  return BrainReply{};
+}
+
+// ---- placement --------------------------------------------------------------------------
+
+Result<std::vector<ClusterView>> Brain::cluster_views() {
+  auto rows = store_.clusters();
+  if (!rows) return rows.error();
+  auto live = store_.live_attempts(std::nullopt);
+  if (!live) return live.error();
+  std::vector<ClusterView> views;
+  for (const auto& spec : clusters_) {
+    ClusterView v;
+    v.spec = &spec;
+    for (const auto& r : *rows) {
+      if (r.name == spec.name) v.health = r.health;
+    }
+    for (const auto& a : *live) {
+      if (a.cluster == spec.name) v.gpus_used += a.gpus;
+    }
+    views.push_back(v);
+  }
+  return views;
+}
+
+Result<void> Brain::place_waiting_jobs() {
+  auto waiting = store_.jobs_in_states({JobState::pending, JobState::resuming});
+  if (!waiting) return waiting.error();
+  // Resuming jobs first: they hold progress that is decaying; then pending, oldest first.
+  std::stable_sort(waiting->begin(), waiting->end(), [](const JobRow& a, const JobRow& b) {
+    return (a.state == JobState::resuming) > (b.state == JobState::resuming);
+  });
+  for (auto& job : *waiting) {
+    if (auto r = try_place(job); !r) return r;
+  }
+  return Ok{};
+}
+
+Result<void> Brain::try_place(JobRow& job) {
+  const Millis now = clock_.now_ms();
+  if (job.next_attempt_ms && *job.next_attempt_ms > now) return Ok{};
+  auto views = cluster_views();
+  if (!views) return views.error();
+  auto attempts = store_.attempts_of(job.id);
+  if (!attempts) return attempts.error();
+
+  PlacementRequest req;
+  req.job = &job.spec;
+  if (!attempts->empty()) req.previous_cluster = attempts->back().cluster;
+  PlacementDecision decision = pipeline_.place(req, *views);
+
+  std::vector<PlacementVerdictRow> verdicts;
+  for (const auto& v : decision.verdicts) {
+    verdicts.push_back({job.id, v.cluster, v.feasible, v.reason,
+                        v.feasible ? std::optional<double>(v.score) : std::nullopt,
+                        decision.chosen && *decision.chosen == v.cluster, now});
+  }
+  if (auto r = store_.replace_verdicts(job.id, verdicts); !r) return r;
+
+  if (!decision.chosen) {
+    std::string reason = "waiting for capacity: " + decision.summary();
+    if (reason != job.reason) {
+      job.reason = reason;
+      if (auto r = store_.update_job(job, now); !r) return r;
+      if (auto r = event(job.id, std::nullopt, "unschedulable", reason); !r) return r;
+    }
+    return Ok{};
+  }
+
+  auto ckpt = store_.latest_checkpoint(job.id);
+  if (!ckpt) return ckpt.error();
+  AttemptRow a;
+  a.job_id = job.id;
+  a.no = static_cast<int>(attempts->size()) + 1;
+  a.cluster = *decision.chosen;
+  a.token = make_token(job.id, a.no, now);
+  a.gpus = job.spec.total_gpus();
+  a.started_ms = now;
+  if (*ckpt) {
+    a.resumed_from_step = (*ckpt)->step;
+    a.resumed_from_path = (*ckpt)->path;
+  }
+  if (!attempts->empty()) {
+    AttemptRow prev = attempts->back();
+    prev.steps_lost = steps_lost_between(prev, a.resumed_from_step);
+    if (auto r = store_.update_attempt(prev); !r) return r;
+  }
+  auto attempt_id = store_.insert_attempt(a);
+  if (!attempt_id) return attempt_id.error();
+  a.id = *attempt_id;
+
+  LaunchRequest launch;
+  launch.token = a.token;
+  launch.job_id = job.id;
+  launch.attempt_no = a.no;
+  launch.job_name = job.name;
+  launch.command = job.spec.command;
+  launch.env = job.spec.env;
+  if (*ckpt) launch.env[job.spec.checkpoint.resume_env] = (*ckpt)->path;
+  launch.nodes = job.spec.nodes;
+  launch.gpus_per_node = job.spec.gpus_per_node;
+  OutboxRow row;
+  row.cluster = a.cluster;
+  row.kind = ActionKind::launch;
+  row.token = a.token;
+  row.payload = launch_request_to_json(launch);
+  row.created_ms = now;
+  if (auto r = store_.enqueue(row); !r) return r.error();
+
+  job.reason.clear();
+  job.next_attempt_ms.reset();
+  if (auto r = store_.set_job_state(job, JobState::placed, now); !r) return r;
+  std::string msg = "attempt " + std::to_string(a.no) + " placed on " + a.cluster;
+  msg += *ckpt ? " resuming from step " + std::to_string((*ckpt)->step) + " (" + (*ckpt)->path + ")"
+               : std::string(" from the start");
+  return event(job.id, a.no, "placed", msg);
+}
+
+// ---- after an attempt ends --------------------------------------------------------------
+
+Result<void> Brain::end_attempt(AttemptRow& attempt, ExitCause cause, const std::string& detail) {
+  attempt.cause = cause;
+  if (auto r = store_.set_attempt_state(attempt, AttemptState::exited, clock_.now_ms()); !r) {
+    return r;
+  }
+  std::string msg = "attempt " + std::to_string(attempt.no) + " on " + attempt.cluster +
+                    " ended: " + std::string(to_string(cause));
+  if (attempt.exit_code) msg += ", exit code " + std::to_string(*attempt.exit_code);
+  if (attempt.signal) msg += ", signal " + std::to_string(*attempt.signal);
+  if (attempt.last_step) msg += ", at step " + std::to_string(*attempt.last_step);
+  if (!detail.empty()) msg += " (" + detail + ")";
+  return event(attempt.job_id, attempt.no, "attempt-ended", msg);
+}
+
+Result<void> Brain::after_attempt_end(const AttemptRow& attempt) {
+  const Millis now = clock_.now_ms();
+  auto found = store_.job(attempt.job_id);
+  if (!found) return found.error();
+  if (!*found) return Ok{};
+  JobRow job = **found;
+  if (is_terminal(job.state)) return Ok{};
+  auto attempts = store_.attempts_of(job.id);
+  if (!attempts) return attempts.error();
+  for (const auto& other : *attempts) {
+    // Another attempt of this job is still live (a reconciled duplicate): it carries the job.
+    if (other.state != AttemptState::exited && !other.cancel_requested) return Ok{};
+  }
+
+  AfterExit next = decide_after_exit(job.spec.restart, job.infra_restarts, job.user_restarts,
+                                     attempt.cause);
+  switch (next.verdict) {
+    case AfterExit::Verdict::ignore: return Ok{};
+    case AfterExit::Verdict::succeed: {
+      JobStats stats = compute_job_stats(*attempts, now);
+      job.reason.clear();
+      if (auto r = store_.set_job_state(job, JobState::succeeded, now); !r) return r;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "succeeded after %zu attempt(s); steps lost %lld; ETTR %s",
+                    attempts->size(), static_cast<long long>(stats.steps_lost),
+                    stats.ettr ? (std::to_string(static_cast<int>(*stats.ettr * 100)) + "%").c_str()
+                               : "n/a");
+      return event(job.id, attempt.no, "succeeded", buf);
+    }
+    case AfterExit::Verdict::fail:
+      job.reason = next.reason;
+      if (auto r = store_.set_job_state(job, JobState::failed, now); !r) return r;
+      return event(job.id, attempt.no, "failed", "failed: " + next.reason);
+    case AfterExit::Verdict::resume: {
+      (next.spends_infra ? job.infra_restarts : job.user_restarts) += 1;
+      job.next_attempt_ms = now + next.delay_ms;
+      job.reason = "resuming after " + next.reason;
+      if (auto r = store_.set_job_state(job, JobState::resuming, now); !r) return r;
+      auto ckpt = store_.latest_checkpoint(job.id);
+      if (!ckpt) return ckpt.error();
+      std::string from = *ckpt ? "from the checkpoint at step " + std::to_string((*ckpt)->step)
+                               : std::string("from the start (no checkpoint yet)");
+      if (auto r = event(job.id, attempt.no, "resuming",
+                         "resuming " + from + " in " + seconds_text(next.delay_ms) + " (" +
+                             next.reason + ")");
+          !r) {
+        return r;
+      }
+      return try_place(job);
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace orch

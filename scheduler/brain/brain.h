@@ -1,0 +1,66 @@
+#pragma once
+// The brain: every decision orchestrate makes. It takes one event at a time, changes state in
+// one SQLite transaction, and writes the actions it decides (launch, cancel) to the outbox in
+// that same transaction, so a crash can never separate a decision from its action. It does no
+// I/O of its own besides the store and never blocks on a site; site workers carry out the
+// outbox. Tests drive it directly with a FakeClock and check the outbox: no threads, no sleeps.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "scheduler/brain/brain_event.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/placement/pipeline.h"
+#include "scheduler/spec/cluster_spec.h"
+#include "scheduler/store/store.h"
+
+namespace orch {
+
+class Brain {
+ public:
+  Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters,
+        PlacementPipeline pipeline = PlacementPipeline::standard());
+
+  // Registers the configured clusters in the store. Call once before handle().
+  Result<void> start();
+
+  // Handles one event in one transaction. Errors are for the caller (bad command); a failed
+  // transaction changes nothing.
+  Result<BrainReply> handle(const BrainEvent& event);
+
+  const std::vector<ClusterSpec>& clusters() const { return clusters_; }
+  const ClusterSpec* cluster_spec(const std::string& name) const;
+
+ private:
+  Result<BrainReply> on(const SubmitJob& e);
+  Result<BrainReply> on(const CancelJob& e);
+  Result<BrainReply> on(const LaunchCompleted& e);
+  Result<BrainReply> on(const CancelCompleted& e);
+  Result<BrainReply> on(const AttemptObserved& e);
+  Result<BrainReply> on(const SiteUnreachable& e);
+  Result<BrainReply> on(const SiteReachable& e);
+  Result<BrainReply> on(const Tick& e);
+
+  // Places every waiting job whose backoff has passed (pending first, oldest first).
+  Result<void> place_waiting_jobs();
+  // Tries to place one job now; leaves it waiting with a reason when nothing fits.
+  Result<void> try_place(JobRow& job);
+  Result<std::vector<ClusterView>> cluster_views();
+  // An attempt has ended (its row already says how): decide what the job does next.
+  Result<void> after_attempt_end(const AttemptRow& attempt);
+  Result<void> end_attempt(AttemptRow& attempt, ExitCause cause, const std::string& detail);
+  Result<void> ingest_reports(AttemptRow& attempt, const JobRow& job,
+                              const std::vector<ProgressLine>& reports);
+  Result<void> expire_unreachable_sites();
+  Result<void> request_cancel(AttemptRow& attempt, const std::string& why);
+  Result<void> event(JobId job, std::optional<int> attempt_no, const std::string& kind,
+                     const std::string& message);
+
+  Store& store_;
+  const Clock& clock_;
+  std::vector<ClusterSpec> clusters_;
+  PlacementPipeline pipeline_;
+};
+
+}  // namespace orch

@@ -1,0 +1,69 @@
+#pragma once
+// Everything the brain reacts to. API commands come from REST/CLI, observations and action
+// results from site workers, ticks from the clock. The brain handles one at a time.
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "scheduler/cluster_port.h"
+#include "scheduler/model/progress_line.h"
+#include "scheduler/spec/job_spec.h"
+
+namespace orch {
+
+struct SubmitJob {
+  JobSpec spec;
+};
+
+struct CancelJob {
+  std::int64_t job_id = 0;
+};
+
+// A site worker executed (or adopted, after a restart) a launch from the outbox.
+struct LaunchCompleted {
+  std::int64_t outbox_id = 0;
+  std::string token;
+  Result<LaunchResult> result = LaunchResult{};
+  bool adopted = false;  // found already running by its token: launched before a crash
+};
+
+struct CancelCompleted {
+  std::int64_t outbox_id = 0;
+  std::string token;
+  Result<void> result;
+};
+
+// What a site worker saw of one attempt in one poll, with the progress lines it printed.
+struct AttemptObserved {
+  std::string cluster;
+  std::string token;
+  RunPhase phase = RunPhase::unknown;
+  std::optional<ExitStatus> exit;
+  std::vector<std::string> nodes;
+  std::vector<ProgressLine> reports;
+  std::vector<std::string> bad_lines;  // protocol lines that did not parse, with the reason
+};
+
+struct SiteUnreachable {
+  std::string cluster;
+  std::string message;
+};
+
+struct SiteReachable {
+  std::string cluster;
+};
+
+struct Tick {};
+
+using BrainEvent = std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted,
+                                AttemptObserved, SiteUnreachable, SiteReachable, Tick>;
+
+// What a command returns to its caller (REST handler).
+struct BrainReply {
+  std::int64_t job_id = 0;
+  std::string state;
+};
+
+}  // namespace orch

@@ -1,0 +1,235 @@
+// The brain: what sites report (launch results, attempt observations, reachability).
+#include <algorithm>
+
+#include "scheduler/brain/brain.h"
+#include "scheduler/lifecycle/exit_classifier.h"
+#include "scheduler/lifecycle/mfu.h"
+
+namespace orch {
+namespace {
+
+constexpr std::size_t kBadLinesPerObservation = 3;
+
+}  // namespace
+
+Result<BrainReply> Brain::on(const LaunchCompleted& e) {
+  const Millis now = clock_.now_ms();
+  if (!e.result.ok() && e.result.error().kind == ErrorKind::unreachable) {
+    // Unknown whether it launched: the action stays in the outbox and is retried (find first).
+    return BrainReply{};
+  }
+  if (auto r = store_.mark_action_done(e.outbox_id, now); !r) return r.error();
+  auto found = store_.attempt_by_token(e.token);
+  if (!found) return found.error();
+  if (!*found) return BrainReply{};
+  AttemptRow a = **found;
+
+  if (!e.result.ok()) {
+    if (a.state == AttemptState::exited) return BrainReply{};
+    if (auto r = end_attempt(a, ExitCause::launch_failed, e.result.error().message); !r) {
+      return r.error();
+    }
+    if (auto r = after_attempt_end(a); !r) return r.error();
+    return BrainReply{};
+  }
+
+  if (a.state == AttemptState::exited) {
+    // We gave up on this attempt (its site was silent past the grace, or it was cancelled)
+    // but the site ran it after all: stop it so the job never runs twice.
+    if (!a.cancel_requested) {
+      if (auto r = request_cancel(a, "launched after it was given up"); !r) return r.error();
+    }
+    return BrainReply{};
+  }
+  a.launch_done = true;
+  a.site_job_id = e.result->site_job_id;
+  if (!e.result->nodes.empty()) a.nodes = e.result->nodes;
+  if (auto r = store_.update_attempt(a); !r) return r.error();
+  std::string msg = (e.adopted ? "adopted attempt " : "launched attempt ") +
+                    std::to_string(a.no) + " on " + a.cluster + " (site job " + a.site_job_id + ")";
+  if (e.adopted) msg += ": it was launched before a restart";
+  if (auto r = event(a.job_id, a.no, e.adopted ? "adopted" : "launched", msg); !r) return r.error();
+  return BrainReply{};
+}
+
+Result<BrainReply> Brain::on(const CancelCompleted& e) {
+  if (!e.result.ok()) {
+    if (e.result.error().kind == ErrorKind::unreachable) return BrainReply{};  // retried
+    auto a = store_.attempt_by_token(e.token);
+    if (a && *a) {
+      (void)event((*a)->job_id, (*a)->no, "cancel-failed",
+                  "cancel on " + (*a)->cluster + " failed: " + e.result.error().message);
+    }
+  }
+  if (auto r = store_.mark_action_done(e.outbox_id, clock_.now_ms()); !r) return r.error();
+  return BrainReply{};
+}
+
+Result<BrainReply> Brain::on(const AttemptObserved& e) {
+  auto found = store_.attempt_by_token(e.token);
+  if (!found) return found.error();
+  if (!*found) return BrainReply{};
+  AttemptRow a = **found;
+  auto job_found = store_.job(a.job_id);
+  if (!job_found) return job_found.error();
+  if (!*job_found) return BrainReply{};
+  JobRow job = **job_found;
+
+  if (a.nodes.empty() && !e.nodes.empty()) a.nodes = e.nodes;
+  if (auto r = ingest_reports(a, job, e.reports); !r) return r.error();
+  for (std::size_t i = 0; i < e.bad_lines.size() && i < kBadLinesPerObservation; ++i) {
+    if (auto r = event(a.job_id, a.no, "bad-progress-line", e.bad_lines[i]); !r) return r.error();
+  }
+
+  switch (e.phase) {
+    case RunPhase::queued:
+    case RunPhase::running:
+      if (a.state == AttemptState::exited) {
+        if (!a.cancel_requested) {
+          if (auto r = request_cancel(a, "found running after it was declared ended"); !r) {
+            return r.error();
+          }
+        }
+        return BrainReply{};
+      }
+      if (e.phase == RunPhase::running && a.state == AttemptState::launching) {
+        a.launch_done = true;
+        if (auto r = store_.set_attempt_state(a, AttemptState::running, clock_.now_ms()); !r) {
+          return r.error();
+        }
+        if (job.state == JobState::placed) {
+          if (auto r = store_.set_job_state(job, JobState::running, clock_.now_ms()); !r) {
+            return r.error();
+          }
+          if (auto r = event(job.id, a.no, "running", "running on " + a.cluster); !r) {
+            return r.error();
+          }
+        }
+      }
+      return BrainReply{};
+    case RunPhase::exited: {
+      if (a.state == AttemptState::exited) return BrainReply{};
+      ExitStatus status = e.exit.value_or(ExitStatus{});
+      a.exit_code = status.exit_code;
+      a.signal = status.signal;
+      ExitCause cause =
+          classify_exit(status, a.cancel_requested || job.state == JobState::cancelled);
+      if (auto r = end_attempt(a, cause, status.detail); !r) return r.error();
+      if (auto r = after_attempt_end(a); !r) return r.error();
+      return BrainReply{};
+    }
+    case RunPhase::unknown:
+      // Before the launch is confirmed the site may simply not have it yet.
+      if (a.state == AttemptState::exited || !a.launch_done) return BrainReply{};
+      if (auto r = end_attempt(a, ExitCause::lost, "the site no longer knows this attempt"); !r) {
+        return r.error();
+      }
+      if (auto r = after_attempt_end(a); !r) return r.error();
+      return BrainReply{};
+  }
+  return BrainReply{};
+}
+
+Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
+                                   const std::vector<ProgressLine>& reports) {
+  if (reports.empty()) return store_.update_attempt(a);
+  const Millis now = clock_.now_ms();
+  const ClusterSpec* cluster = cluster_spec(a.cluster);
+  std::optional<double> peak = cluster ? cluster_peak_flops(*cluster) : std::nullopt;
+  std::optional<double> fpt = model_flops_per_token(job.spec.model);
+  for (const auto& line : reports) {
+    if (const auto* p = std::get_if<ProgressReport>(&line)) {
+      // Workers re-read output from the start after a restart; steps already seen are skipped.
+      if (a.last_step && p->step <= *a.last_step) continue;
+      if (!a.first_step) a.first_step = p->step;
+      a.last_step = p->step;
+      ProgressSample sample{a.id, p->step, p->tokens, p->step_time_s, std::nullopt, now};
+      if (p->tokens && p->step_time_s) {
+        a.tokens_total += static_cast<double>(*p->tokens);
+        a.step_time_total += *p->step_time_s;
+        sample.mfu = compute_mfu(static_cast<double>(*p->tokens), *p->step_time_s, fpt, a.gpus, peak);
+      }
+      if (auto r = store_.insert_progress(sample); !r) return r;
+    } else {
+      const auto& c = std::get<CheckpointReport>(line);
+      auto added = store_.insert_checkpoint({0, a.job_id, a.id, c.step, c.path, c.save_time_s, now});
+      if (!added) return added.error();
+      if (*added) {
+        if (auto r = event(a.job_id, a.no, "checkpoint",
+                           "checkpoint at step " + std::to_string(c.step) + ": " + c.path);
+            !r) {
+          return r;
+        }
+      }
+    }
+  }
+  a.mfu = compute_mfu(a.tokens_total, a.step_time_total, fpt, a.gpus, peak);
+  return store_.update_attempt(a);
+}
+
+// ---- site reachability ------------------------------------------------------------------
+
+Result<BrainReply> Brain::on(const SiteUnreachable& e) {
+  auto row = store_.cluster(e.cluster);
+  if (!row) return row.error();
+  if (!*row) return BrainReply{};
+  ClusterRow c = **row;
+  if (c.health == SiteHealth::healthy) {
+    c.health = SiteHealth::unreachable;
+    c.unreachable_since_ms = clock_.now_ms();
+    c.message = e.message;
+    if (auto r = store_.update_cluster(c); !r) return r.error();
+    auto live = store_.live_attempts(e.cluster);
+    if (!live) return live.error();
+    for (const auto& a : *live) {
+      if (auto r = event(a.job_id, a.no, "site-unreachable",
+                         "site " + e.cluster + " is not answering: " + e.message);
+          !r) {
+        return r.error();
+      }
+    }
+  }
+  if (auto r = expire_unreachable_sites(); !r) return r.error();
+  return BrainReply{};
+}
+
+Result<BrainReply> Brain::on(const SiteReachable& e) {
+  auto row = store_.cluster(e.cluster);
+  if (!row) return row.error();
+  if (!*row || (*row)->health == SiteHealth::healthy) return BrainReply{};
+  ClusterRow c = **row;
+  c.health = SiteHealth::healthy;
+  c.unreachable_since_ms.reset();
+  c.message.clear();
+  if (auto r = store_.update_cluster(c); !r) return r.error();
+  if (auto r = place_waiting_jobs(); !r) return r.error();
+  return BrainReply{};
+}
+
+Result<void> Brain::expire_unreachable_sites() {
+  const Millis now = clock_.now_ms();
+  auto rows = store_.clusters();
+  if (!rows) return rows.error();
+  for (auto c : *rows) {
+    const ClusterSpec* spec = cluster_spec(c.name);
+    if (!spec || c.health != SiteHealth::unreachable || !c.unreachable_since_ms) continue;
+    auto grace_ms = static_cast<Millis>(spec->unreachable_grace_s * 1000.0);
+    if (now - *c.unreachable_since_ms < grace_ms) continue;
+    c.health = SiteHealth::down;
+    if (auto r = store_.update_cluster(c); !r) return r;
+    auto live = store_.live_attempts(c.name);
+    if (!live) return live.error();
+    for (auto a : *live) {
+      // Actions for an attempt we give up on are void; if the site ran it anyway, the
+      // reconciliation in on(AttemptObserved) or on(LaunchCompleted) stops it.
+      if (auto r = store_.mark_actions_done_for_token(a.token, now); !r) return r;
+      std::string detail = "site silent for " + std::to_string((now - *c.unreachable_since_ms) / 1000) +
+                           "s, grace " + std::to_string(static_cast<long long>(spec->unreachable_grace_s)) + "s";
+      if (auto r = end_attempt(a, ExitCause::site_down, detail); !r) return r;
+      if (auto r = after_attempt_end(a); !r) return r;
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace orch

@@ -1,0 +1,13 @@
+#pragma once
+// LaunchRequest <-> JSON: the payload of a launch row in the outbox.
+
+#include <nlohmann/json.hpp>
+
+#include "scheduler/cluster_port.h"
+
+namespace orch {
+
+nlohmann::json launch_request_to_json(const LaunchRequest& r);
+Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j);
+
+}  // namespace orch

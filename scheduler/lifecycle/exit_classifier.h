@@ -1,0 +1,13 @@
+#pragma once
+// Maps how an attempt ended (the provider's exit status) to a cause. The full rule table of
+// issue 4 (Xid, NCCL, disk full, ...) grows here; the budget a cause spends is is_infra_cause().
+
+#include "scheduler/cluster_port.h"
+#include "scheduler/model/job_state.h"
+
+namespace orch {
+
+// cancel_requested: orchestrate asked the attempt to stop, so whatever it died of is "cancelled".
+ExitCause classify_exit(const ExitStatus& status, bool cancel_requested);
+
+}  // namespace orch

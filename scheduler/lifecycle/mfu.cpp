@@ -1,0 +1,22 @@
+#include "scheduler/lifecycle/mfu.h"
+
+#include "scheduler/model/accelerators.h"
+
+namespace orch {
+
+std::optional<double> cluster_peak_flops(const ClusterSpec& cluster) {
+  if (cluster.peak_tflops) return *cluster.peak_tflops * 1e12;
+  return accelerator_peak_flops(cluster.accelerator);
+}
+
+std::optional<double> compute_mfu(double tokens, double seconds, std::optional<double> flops_per_token,
+                                  int gpus, std::optional<double> peak_flops_per_gpu) {
+  if (!flops_per_token || !peak_flops_per_gpu || tokens <= 0 || seconds <= 0 || gpus <= 0 ||
+      *flops_per_token <= 0 || *peak_flops_per_gpu <= 0) {
+    return std::nullopt;
+  }
+  double achieved = tokens / seconds * *flops_per_token;
+  return achieved / (gpus * *peak_flops_per_gpu);
+}
+
+}  // namespace orch

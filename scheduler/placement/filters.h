@@ -1,0 +1,32 @@
+#pragma once
+// The standard filters. Each is one small class; see filters.cpp for the rules.
+
+#include "scheduler/placement/plugin.h"
+
+namespace orch {
+
+// The job's `placement.allowed` list, when it has one.
+class AllowedClustersFilter final : public FilterPlugin {
+ public:
+  std::string_view name() const override { return "allowed-clusters"; }
+  std::optional<std::string> reject(const PlacementRequest& req,
+                                    const ClusterView& cluster) const override;
+};
+
+// Only sites that answer get work.
+class SiteHealthyFilter final : public FilterPlugin {
+ public:
+  std::string_view name() const override { return "site-healthy"; }
+  std::optional<std::string> reject(const PlacementRequest& req,
+                                    const ClusterView& cluster) const override;
+};
+
+// Shape (nodes, GPUs per node) and free GPUs right now.
+class CapacityFilter final : public FilterPlugin {
+ public:
+  std::string_view name() const override { return "capacity"; }
+  std::optional<std::string> reject(const PlacementRequest& req,
+                                    const ClusterView& cluster) const override;
+};
+
+}  // namespace orch

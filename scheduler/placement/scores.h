@@ -1,0 +1,30 @@
+#pragma once
+// The standard scores, each in [0, 1].
+
+#include "scheduler/placement/plugin.h"
+
+namespace orch {
+
+// Share of the cluster's GPUs still free after this job lands: spreads load.
+class FreeCapacityScore final : public ScorePlugin {
+ public:
+  std::string_view name() const override { return "free-capacity"; }
+  double score(const PlacementRequest& req, const ClusterView& cluster) const override;
+};
+
+// The job's `placement.preferred` list, first entry best.
+class PreferredClusterScore final : public ScorePlugin {
+ public:
+  std::string_view name() const override { return "preferred"; }
+  double score(const PlacementRequest& req, const ClusterView& cluster) const override;
+};
+
+// A resumed job goes back to the site it ran on when that site is healthy: its data and
+// checkpoints are there. (Unhealthy sites never reach scoring.)
+class SameSiteScore final : public ScorePlugin {
+ public:
+  std::string_view name() const override { return "same-site"; }
+  double score(const PlacementRequest& req, const ClusterView& cluster) const override;
+};
+
+}  // namespace orch

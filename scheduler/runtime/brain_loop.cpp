@@ -1,0 +1,78 @@
+#include "scheduler/runtime/brain_loop.h"
+
+#include <chrono>
+#include <iostream>
+
+namespace orch {
+
+BrainLoop::BrainLoop(Brain& brain, int tick_ms, std::function<void()> on_outbox)
+    : brain_(brain), tick_ms_(tick_ms), on_outbox_(std::move(on_outbox)) {}
+
+BrainLoop::~BrainLoop() { stop(); }
+
+void BrainLoop::start() { thread_ = std::thread([this] { run(); }); }
+
+void BrainLoop::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (auto& item : queue_) {
+      if (item.reply) {
+        item.reply->set_value(make_error(ErrorKind::unreachable, "server is shutting down"));
+      }
+    }
+    queue_.clear();
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void BrainLoop::post(BrainEvent event) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    queue_.push_back(Item{std::move(event), nullptr});
+  }
+  cv_.notify_one();
+}
+
+Result<BrainReply> BrainLoop::call(BrainEvent event) {
+  std::promise<Result<BrainReply>> promise;
+  auto future = promise.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return make_error(ErrorKind::unreachable, "server is shutting down");
+    queue_.push_back(Item{std::move(event), &promise});
+  }
+  cv_.notify_one();
+  return future.get();
+}
+
+void BrainLoop::run() {
+  using SteadyClock = std::chrono::steady_clock;
+  auto next_tick = SteadyClock::now() + std::chrono::milliseconds(tick_ms_);
+  for (;;) {
+    Item item{Tick{}, nullptr};
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_until(lock, next_tick, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      // A tick is due: it goes first, so a steady stream of observations cannot starve it.
+      if (SteadyClock::now() >= next_tick || queue_.empty()) {
+        next_tick = SteadyClock::now() + std::chrono::milliseconds(tick_ms_);
+      } else {
+        item = std::move(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    Result<BrainReply> reply = brain_.handle(item.event);
+    if (!reply && !item.reply) {
+      // Nobody waits for this answer (an observation or a tick): say so on the server's log.
+      std::cerr << "orchestrate: brain: " << reply.error().message << "\n";
+    }
+    if (item.reply) item.reply->set_value(std::move(reply));
+    if (on_outbox_) on_outbox_();
+  }
+}
+
+}  // namespace orch

@@ -1,0 +1,50 @@
+#pragma once
+// The brain's thread. Events arrive from any thread (REST handlers, site workers, the timer)
+// into one queue; the loop hands them to the Brain one at a time, so every decision is made on
+// this thread in one transaction. After each event the site workers are woken to look at the
+// outbox. Commands (submit, cancel) wait for their reply through call().
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "scheduler/brain/brain.h"
+
+namespace orch {
+
+class BrainLoop {
+ public:
+  // on_outbox: called (on the brain thread) after each event that may have written actions.
+  BrainLoop(Brain& brain, int tick_ms, std::function<void()> on_outbox);
+  ~BrainLoop();
+  BrainLoop(const BrainLoop&) = delete;
+  BrainLoop& operator=(const BrainLoop&) = delete;
+
+  void start();
+  void stop();  // finishes the event in hand, drops the rest (they are re-derived on restart)
+
+  void post(BrainEvent event);
+  // Blocks until the brain has handled the event; returns its reply.
+  Result<BrainReply> call(BrainEvent event);
+
+ private:
+  struct Item {
+    BrainEvent event;
+    std::promise<Result<BrainReply>>* reply = nullptr;
+  };
+  void run();
+
+  Brain& brain_;
+  const int tick_ms_;
+  std::function<void()> on_outbox_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace orch

@@ -1,0 +1,174 @@
+#include "scheduler/runtime/site_worker.h"
+
+#include <chrono>
+
+#include "scheduler/brain/launch_request_json.h"
+
+namespace orch {
+
+void parse_output_lines(const std::vector<std::string>& lines, std::vector<ProgressLine>& reports,
+                        std::vector<std::string>& bad_lines) {
+  for (const auto& line : lines) {
+    auto parsed = parse_progress_line(line);
+    if (!parsed) continue;
+    if (parsed->ok()) {
+      reports.push_back(parsed->value());
+    } else {
+      std::string shown = line.size() > 200 ? line.substr(0, 200) + "..." : line;
+      bad_lines.push_back(parsed->error().message + " in: " + shown);
+    }
+  }
+}
+
+SiteWorker::SiteWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<Store> reader,
+                       Post post)
+    : spec_(std::move(spec)), port_(port), reader_(std::move(reader)), post_(std::move(post)) {}
+
+SiteWorker::~SiteWorker() { stop(); }
+
+void SiteWorker::start() { thread_ = std::thread([this] { run(); }); }
+
+void SiteWorker::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SiteWorker::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    woken_ = true;
+  }
+  cv_.notify_one();
+}
+
+void SiteWorker::run() {
+  for (;;) {
+    run_once();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(spec_.poll_interval_ms),
+                 [&] { return stopping_ || woken_; });
+    if (stopping_) return;
+    woken_ = false;
+  }
+}
+
+void SiteWorker::run_once() {
+  if (!execute_actions()) return;
+  poll();
+}
+
+void SiteWorker::note_reachable(bool reachable, const std::string& message) {
+  if (reachable_ == reachable) return;
+  reachable_ = reachable;
+  if (reachable) {
+    post_(SiteReachable{spec_.name});
+  } else {
+    post_(SiteUnreachable{spec_.name, message});
+  }
+}
+
+bool SiteWorker::execute_actions() {
+  auto pending = reader_->pending_actions(spec_.name);
+  if (!pending) return true;  // a busy database is not the site's fault; try next round
+  std::set<std::int64_t> still_pending;
+  for (const auto& a : *pending) still_pending.insert(a.id);
+  // Forget posted actions the brain has since marked done.
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    it = still_pending.count(*it) ? std::next(it) : posted_.erase(it);
+  }
+  for (const auto& action : *pending) {
+    if (posted_.count(action.id)) continue;
+    if (action.kind == ActionKind::launch) {
+      if (!execute_launch(action)) return false;
+    } else {
+      auto r = port_.cancel(action.token);
+      if (!r.ok() && r.error().kind == ErrorKind::unreachable) {
+        note_reachable(false, r.error().message);
+        return false;
+      }
+      posted_.insert(action.id);
+      post_(CancelCompleted{action.id, action.token, r});
+    }
+  }
+  return true;
+}
+
+bool SiteWorker::execute_launch(const OutboxRow& action) {
+  auto request = launch_request_from_json(action.payload);
+  if (!request) {
+    posted_.insert(action.id);
+    post_(LaunchCompleted{action.id, action.token, request.error(), false});
+    return true;
+  }
+  // Idempotent launch: a token the site already knows was launched before a crash; adopt it.
+  auto found = port_.find(action.token);
+  if (!found) {
+    if (found.error().kind == ErrorKind::unreachable) {
+      note_reachable(false, found.error().message);
+      return false;
+    }
+    posted_.insert(action.id);
+    post_(LaunchCompleted{action.id, action.token, found.error(), false});
+    return true;
+  }
+  note_reachable(true);
+  if (*found) {
+    posted_.insert(action.id);
+    post_(LaunchCompleted{action.id, action.token, **found, true});
+    return true;
+  }
+  auto launched = port_.launch(*request);
+  if (!launched && launched.error().kind == ErrorKind::unreachable) {
+    note_reachable(false, launched.error().message);
+    return false;
+  }
+  posted_.insert(action.id);
+  post_(LaunchCompleted{action.id, action.token, launched, false});
+  return true;
+}
+
+bool SiteWorker::poll() {
+  auto live = reader_->live_attempts(spec_.name);
+  if (!live) return true;
+  bool called = false;
+  for (const auto& a : *live) {
+    auto obs = port_.observe(a.token, offsets_[a.token]);
+    called = true;
+    if (!obs) {
+      if (obs.error().kind == ErrorKind::unreachable) {
+        note_reachable(false, obs.error().message);
+        return false;
+      }
+      continue;  // one attempt's trouble (a file it cannot read) does not stop the others
+    }
+    note_reachable(true);
+    offsets_[a.token] = obs->next_offset;
+    AttemptObserved e;
+    e.cluster = spec_.name;
+    e.token = a.token;
+    e.phase = obs->phase;
+    e.exit = obs->exit;
+    e.nodes = obs->nodes;
+    parse_output_lines(obs->new_lines, e.reports, e.bad_lines);
+    post_(std::move(e));
+    // A cancel the job has not yet obeyed is repeated: providers escalate (SIGKILL) after grace.
+    if (a.cancel_requested && obs->phase == RunPhase::running) (void)port_.cancel(a.token);
+    if (obs->phase == RunPhase::exited) offsets_.erase(a.token);
+  }
+  if (!called) {
+    // Nothing to observe: ask the site for its inventory so its reachability stays known.
+    auto inv = port_.inventory();
+    if (!inv && inv.error().kind == ErrorKind::unreachable) {
+      note_reachable(false, inv.error().message);
+      return false;
+    }
+    note_reachable(true);
+  }
+  return true;
+}
+
+}  // namespace orch

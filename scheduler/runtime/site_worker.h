@@ -1,0 +1,67 @@
+#pragma once
+// One thread per site. It carries out the site's actions from the outbox (launch, cancel) and
+// polls the site's live attempts, turning what it sees into events for the brain. All blocking
+// calls to a provider (SSH, HTTP, processes) happen here, never on the brain's thread. It reads
+// the store through its own connection and never writes it: every change goes through the brain.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "scheduler/brain/brain_event.h"
+#include "scheduler/cluster_port.h"
+#include "scheduler/spec/cluster_spec.h"
+#include "scheduler/store/store.h"
+
+namespace orch {
+
+class SiteWorker {
+ public:
+  using Post = std::function<void(BrainEvent)>;
+
+  SiteWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<Store> reader, Post post);
+  ~SiteWorker();
+  SiteWorker(const SiteWorker&) = delete;
+  SiteWorker& operator=(const SiteWorker&) = delete;
+
+  void start();
+  void stop();
+  void wake();  // the outbox may have new actions for this site
+
+  // One round: actions, then a poll. Public so tests can drive a worker without its thread.
+  void run_once();
+
+ private:
+  void run();
+  // false: the site did not answer; the round stops there.
+  bool execute_actions();
+  bool poll();
+  bool execute_launch(const OutboxRow& action);
+  void note_reachable(bool reachable, const std::string& message = {});
+
+  ClusterSpec spec_;
+  ClusterPort& port_;
+  std::unique_ptr<Store> reader_;
+  Post post_;
+  std::map<std::string, std::uint64_t> offsets_;  // token -> output bytes already read
+  std::set<std::int64_t> posted_;  // action ids posted and perhaps not yet marked done
+  std::optional<bool> reachable_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool woken_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// Splits output lines into progress reports and bad protocol lines (shared by every provider).
+void parse_output_lines(const std::vector<std::string>& lines, std::vector<ProgressLine>& reports,
+                        std::vector<std::string>& bad_lines);
+
+}  // namespace orch

@@ -1,0 +1,64 @@
+#include "scheduler/spec/job_spec_json.h"
+
+#include <exception>
+#include <string>
+
+#include "scheduler/spec/job_spec_parser.h"
+
+namespace orch {
+
+nlohmann::json job_spec_to_json(const JobSpec& spec) {
+  using nlohmann::json;
+  json checkpoint = {{"dir", spec.checkpoint.dir}, {"resume_env", spec.checkpoint.resume_env}};
+  if (spec.checkpoint.interval_steps) {
+    checkpoint["interval_steps"] = *spec.checkpoint.interval_steps;
+  }
+  // An empty checkpoint dir means "none"; the parser rejects an empty string, so leave it out.
+  if (spec.checkpoint.dir.empty()) checkpoint.erase("dir");
+
+  json model = json::object();
+  if (spec.model.parameters) model["parameters"] = *spec.model.parameters;
+  if (spec.model.flops_per_token) model["flops_per_token"] = *spec.model.flops_per_token;
+  if (spec.model.layers) model["layers"] = *spec.model.layers;
+  if (spec.model.hidden) model["hidden"] = *spec.model.hidden;
+  if (spec.model.sequence) model["sequence"] = *spec.model.sequence;
+
+  const BackoffSpec& b = spec.restart.backoff;
+  return json{
+      {"name", spec.name},
+      {"command", spec.command},
+      {"env", spec.env.empty() ? json::object() : json(spec.env)},
+      {"resources", {{"nodes", spec.nodes}, {"gpus_per_node", spec.gpus_per_node}}},
+      {"checkpoint", checkpoint},
+      {"model", model},
+      {"restart",
+       {{"max_infra_restarts", spec.restart.max_infra_restarts},
+        {"max_user_restarts", spec.restart.max_user_restarts},
+        {"backoff", {{"initial_s", b.initial_s}, {"max_s", b.max_s}, {"multiplier", b.multiplier}}}}},
+      {"placement",
+       {{"allowed", spec.allowed_clusters.empty() ? json::array() : json(spec.allowed_clusters)},
+        {"preferred",
+         spec.preferred_clusters.empty() ? json::array() : json(spec.preferred_clusters)}}},
+  };
+}
+
+Result<JobSpec> job_spec_from_json(const nlohmann::json& json) {
+  // JSON is YAML, so the stored spec goes through the one validating parser rather than a
+  // second, drifting copy of the rules. nlohmann prints doubles so that they read back
+  // bit-exact, and from_chars in the parser reads them back the same way.
+  try {
+    if (!json.is_object()) {
+      return make_error(ErrorKind::invalid, "stored job spec:1:1: the job spec is " +
+                                                std::string(json.type_name()) +
+                                                "; expected a JSON object");
+    }
+    return parse_job_spec(json.dump(1), "stored job spec");
+  } catch (const std::exception& e) {
+    // dump() throws on invalid UTF-8 in a string.
+    return make_error(ErrorKind::invalid,
+                      std::string("stored job spec:1:1: cannot read the job spec (") + e.what() +
+                          "); expected valid UTF-8 JSON");
+  }
+}
+
+}  // namespace orch

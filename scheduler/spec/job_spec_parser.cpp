@@ -1,0 +1,151 @@
+#include "scheduler/spec/job_spec_parser.h"
+
+#include <algorithm>
+#include <climits>
+#include <exception>
+#include <string>
+
+#include "scheduler/spec/yaml_reader.h"
+
+namespace orch {
+namespace {
+
+using yaml::MapView;
+using yaml::NumberRange;
+
+void read_resources(const MapView& job, JobSpec& spec) {
+  MapView res = job.child("resources", "resources", {"nodes", "gpus_per_node"},
+                          "a map such as {nodes: 1, gpus_per_node: 8}");
+  res.read_int("nodes", spec.nodes, 1, INT_MAX, "an integer such as 2");
+  res.read_int("gpus_per_node", spec.gpus_per_node, 1, INT_MAX, "an integer such as 8");
+}
+
+void read_checkpoint(const MapView& job, JobSpec& spec) {
+  MapView ckpt = job.child("checkpoint", "checkpoint", {"dir", "resume_env", "interval_steps"},
+                           "a map such as {dir: /ckpt/run1, interval_steps: 50}");
+  ckpt.read_string("dir", spec.checkpoint.dir, yaml::kNonEmpty, "a directory such as /ckpt/run1");
+  ckpt.read_string("resume_env", spec.checkpoint.resume_env, yaml::kEnvVarName,
+                   "an environment variable name such as ORCH_RESUME_FROM");
+  ckpt.read_int("interval_steps", spec.checkpoint.interval_steps, 1, INT_MAX,
+                "a step count such as 500");
+}
+
+void read_model(const MapView& job, JobSpec& spec) {
+  MapView model =
+      job.child("model", "model", {"parameters", "flops_per_token", "layers", "hidden", "sequence"},
+                "a map such as {parameters: 7.0e9} or {flops_per_token: 4.2e10}");
+  const NumberRange positive{0.0, true};
+  model.read_number("parameters", spec.model.parameters, positive,
+                    "a parameter count such as 7.0e9");
+  model.read_number("flops_per_token", spec.model.flops_per_token, positive,
+                    "FLOPs per token such as 4.2e10");
+  model.read_int("layers", spec.model.layers, 1, INT_MAX, "a layer count such as 32");
+  model.read_int("hidden", spec.model.hidden, 1, INT_MAX, "a hidden size such as 4096");
+  model.read_int("sequence", spec.model.sequence, 1, INT_MAX, "a sequence length such as 4096");
+  if (model.reader().failed()) return;
+
+  // Cross-field rules run only on values that parsed, so they never echo an earlier error.
+  if (model.has("parameters") && model.has("flops_per_token")) {
+    model.reader().fail(model.key_position("flops_per_token"),
+                        "give either \"parameters\" or \"flops_per_token\" in model, not both",
+                        "one way to size the model");
+    return;
+  }
+  const int attention_keys = model.has("layers") + model.has("hidden") + model.has("sequence");
+  if (attention_keys > 0 && !model.has("parameters")) {
+    model.reader().fail(model.position(),
+                        "\"layers\", \"hidden\" and \"sequence\" need \"parameters\" in model",
+                        "\"parameters\" alongside them, or only \"flops_per_token\"");
+  } else if (attention_keys > 0 && attention_keys < 3) {
+    model.reader().fail(model.position(),
+                        "\"layers\", \"hidden\" and \"sequence\" must be given together in model",
+                        "all three (for the attention term) or none");
+  }
+}
+
+void read_restart(const MapView& job, JobSpec& spec) {
+  MapView restart = job.child("restart", "restart",
+                              {"max_infra_restarts", "max_user_restarts", "backoff"},
+                              "a map such as {max_infra_restarts: 10, max_user_restarts: 0}");
+  restart.read_int("max_infra_restarts", spec.restart.max_infra_restarts, 0, INT_MAX,
+                   "a count such as 10");
+  restart.read_int("max_user_restarts", spec.restart.max_user_restarts, 0, INT_MAX,
+                   "a count such as 0");
+  MapView backoff = restart.child("backoff", "restart.backoff",
+                                  {"initial_s", "max_s", "multiplier"},
+                                  "a map such as {initial_s: 10, max_s: 600, multiplier: 2}");
+  BackoffSpec& b = spec.restart.backoff;
+  backoff.read_number("initial_s", b.initial_s, {0.0, false}, "seconds such as 10");
+  backoff.read_number("max_s", b.max_s, {0.0, false}, "seconds such as 600");
+  backoff.read_number("multiplier", b.multiplier, {1.0, false}, "a factor such as 2");
+  if (!backoff.reader().failed() && b.max_s < b.initial_s) {
+    const char* at = backoff.has("max_s") ? "max_s" : "initial_s";
+    backoff.reader().fail(backoff.value_position(at),
+                          "\"max_s\" (" + yaml::format_number(b.max_s) +
+                              ") is less than \"initial_s\" (" +
+                              yaml::format_number(b.initial_s) + ")",
+                          "max_s >= initial_s");
+  }
+}
+
+void read_placement(const MapView& job, JobSpec& spec) {
+  MapView placement = job.child("placement", "placement", {"allowed", "preferred"},
+                                "a map such as {allowed: [alpha, beta], preferred: [alpha]}");
+  placement.read_string_list("allowed", spec.allowed_clusters, yaml::kName,
+                             "a list of cluster names such as [alpha, beta]");
+  placement.read_string_list("preferred", spec.preferred_clusters, yaml::kName,
+                             "a list of cluster names such as [alpha]");
+  if (placement.reader().failed() || spec.allowed_clusters.empty()) return;
+  const auto& allowed = spec.allowed_clusters;
+  const yaml::Field* preferred = placement.find("preferred");
+  for (std::size_t i = 0; preferred && i < spec.preferred_clusters.size(); ++i) {
+    const std::string& name = spec.preferred_clusters[i];
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
+    std::vector<std::string_view> names(allowed.begin(), allowed.end());
+    placement.reader().fail(yaml::position_of(preferred->value[i]),
+                            "preferred cluster \"" + name + "\" is not in \"allowed\"",
+                            "a subset of allowed: " + yaml::join(names, ", "));
+    return;
+  }
+}
+
+void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
+  MapView job(reader, root, "job",
+              {"name", "command", "env", "resources", "checkpoint", "model", "restart",
+               "placement"},
+              "a map with at least \"name\" and \"command\"");
+  if (reader.failed()) return;
+  job.require("name", "a job name such as toy-gpt");
+  job.require("command", "a shell command such as \"python train.py\"");
+  job.read_string("name", spec.name, yaml::kName, "a name such as toy-gpt");
+  job.read_string("command", spec.command, yaml::kNonEmpty,
+                  "a shell command such as \"python train.py\"");
+  job.read_string_map("env", spec.env, yaml::kEnvVarName, "a map such as {LR: \"3e-4\"}");
+  read_resources(job, spec);
+  read_checkpoint(job, spec);
+  read_model(job, spec);
+  read_restart(job, spec);
+  read_placement(job, spec);
+}
+
+}  // namespace
+
+Result<JobSpec> parse_job_spec(std::string_view yaml_text, std::string_view source_name) {
+  try {
+    auto root = yaml::load_document(yaml_text, source_name,
+                                    "a job spec: a map with at least \"name\" and \"command\"");
+    if (!root) return root.error();
+    yaml::Reader reader(source_name);
+    JobSpec spec;
+    read_job(reader, *root, spec);
+    if (reader.failed()) return reader.error();
+    return spec;
+  } catch (const std::exception& e) {
+    // yaml-cpp may throw from node access on inputs we did not foresee; a bad spec must
+    // never take the server down, so it becomes an ordinary error.
+    return make_error(ErrorKind::invalid, std::string(source_name) + ":1:1: could not read the "
+                                              "job spec (" + e.what() + "); expected a job spec");
+  }
+}
+
+}  // namespace orch

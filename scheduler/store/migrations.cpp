@@ -1,0 +1,146 @@
+#include "scheduler/store/migrations.h"
+
+namespace orch {
+
+const std::vector<Migration>& migrations() {
+  static const std::vector<Migration> list = {
+      {1, "clusters, jobs, attempts, events, outbox",
+       R"sql(
+CREATE TABLE clusters (
+  name TEXT PRIMARY KEY,
+  health TEXT NOT NULL DEFAULT 'healthy',
+  unreachable_since_ms INTEGER,
+  message TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  state TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  infra_restarts INTEGER NOT NULL DEFAULT 0,
+  user_restarts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_ms INTEGER,
+  reason TEXT NOT NULL DEFAULT '',
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL
+);
+CREATE INDEX jobs_state ON jobs(state);
+CREATE TABLE attempts (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  no INTEGER NOT NULL,
+  cluster TEXT NOT NULL,
+  token TEXT NOT NULL UNIQUE,
+  state TEXT NOT NULL,
+  cause TEXT NOT NULL DEFAULT 'none',
+  exit_code INTEGER,
+  signal INTEGER,
+  site_job_id TEXT NOT NULL DEFAULT '',
+  nodes TEXT NOT NULL DEFAULT '[]',
+  gpus INTEGER NOT NULL,
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  launch_done INTEGER NOT NULL DEFAULT 0,
+  resumed_from_step INTEGER,
+  resumed_from_path TEXT NOT NULL DEFAULT '',
+  started_ms INTEGER NOT NULL,
+  ended_ms INTEGER,
+  UNIQUE(job_id, no)
+);
+CREATE INDEX attempts_live ON attempts(cluster, state);
+CREATE TABLE events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id INTEGER REFERENCES jobs(id) ON DELETE CASCADE,
+  attempt_no INTEGER,
+  at_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  message TEXT NOT NULL
+);
+CREATE INDEX events_job ON events(job_id);
+CREATE TABLE outbox (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  cluster TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  token TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  done_ms INTEGER
+);
+CREATE INDEX outbox_pending ON outbox(cluster, done_ms);
+)sql"},
+      {2, "progress: checkpoints, samples, placement verdicts",
+       R"sql(
+ALTER TABLE attempts ADD COLUMN first_step INTEGER;
+ALTER TABLE attempts ADD COLUMN last_step INTEGER;
+ALTER TABLE attempts ADD COLUMN tokens_total REAL NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN step_time_total REAL NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN mfu REAL;
+ALTER TABLE attempts ADD COLUMN steps_lost INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE checkpoints (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  attempt_id INTEGER NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  save_time_s REAL,
+  at_ms INTEGER NOT NULL,
+  UNIQUE(job_id, step, path)
+);
+CREATE TABLE progress_samples (
+  attempt_id INTEGER NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  tokens INTEGER,
+  step_time_s REAL,
+  mfu REAL,
+  at_ms INTEGER NOT NULL,
+  PRIMARY KEY (attempt_id, step)
+);
+CREATE TABLE placement_verdicts (
+  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  cluster TEXT NOT NULL,
+  feasible INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  score REAL,
+  chosen INTEGER NOT NULL DEFAULT 0,
+  at_ms INTEGER NOT NULL,
+  PRIMARY KEY (job_id, cluster)
+);
+)sql"},
+  };
+  return list;
+}
+
+int latest_schema_version() { return migrations().back().version; }
+
+Result<int> schema_version(Db& db) {
+  auto st = db.prepare("PRAGMA user_version");
+  if (!st) return st.error();
+  auto row = st->step();
+  if (!row) return row.error();
+  return static_cast<int>(st->col_int(0));
+}
+
+Result<void> migrate(Db& db, int target) {
+  if (target < 0) target = latest_schema_version();
+  auto current = schema_version(db);
+  if (!current) return current.error();
+  if (*current > latest_schema_version()) {
+    return make_error(ErrorKind::invalid,
+                      "state database has schema version " + std::to_string(*current) +
+                          ", newer than this build understands (" +
+                          std::to_string(latest_schema_version()) +
+                          "); upgrade orchestrate or use another --state directory");
+  }
+  for (const auto& m : migrations()) {
+    if (m.version <= *current || m.version > target) continue;
+    std::string sql = "BEGIN IMMEDIATE;\n" + m.sql +
+                      "\nPRAGMA user_version = " + std::to_string(m.version) + ";\nCOMMIT;";
+    if (auto r = db.exec(sql); !r) {
+      (void)db.exec("ROLLBACK");
+      return make_error(ErrorKind::io, "migration to schema version " + std::to_string(m.version) +
+                                           " (" + m.description + ") failed: " + r.error().message);
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace orch

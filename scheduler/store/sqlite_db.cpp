@@ -1,0 +1,106 @@
+#include "scheduler/store/sqlite_db.h"
+
+namespace orch {
+namespace {
+
+Error sql_error(sqlite3* db, const std::string& what) {
+  return make_error(ErrorKind::io, what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+}  // namespace
+
+Stmt::~Stmt() {
+  if (stmt_) sqlite3_finalize(stmt_);
+}
+
+Stmt& Stmt::bind(int i, std::int64_t v) {
+  sqlite3_bind_int64(stmt_, i, v);
+  return *this;
+}
+Stmt& Stmt::bind(int i, double v) {
+  sqlite3_bind_double(stmt_, i, v);
+  return *this;
+}
+Stmt& Stmt::bind(int i, std::string_view v) {
+  sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+Stmt& Stmt::bind_null(int i) {
+  sqlite3_bind_null(stmt_, i);
+  return *this;
+}
+
+Result<bool> Stmt::step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return sql_error(db_, "database statement failed");
+}
+
+Result<void> Stmt::run() {
+  for (;;) {
+    auto r = step();
+    if (!r) return r.error();
+    if (!*r) return Ok{};
+  }
+}
+
+bool Stmt::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+std::int64_t Stmt::col_int(int col) const { return sqlite3_column_int64(stmt_, col); }
+double Stmt::col_double(int col) const { return sqlite3_column_double(stmt_, col); }
+std::string Stmt::col_text(int col) const {
+  const auto* p = sqlite3_column_text(stmt_, col);
+  return p ? std::string(reinterpret_cast<const char*>(p),
+                         static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
+           : std::string();
+}
+std::optional<std::int64_t> Stmt::col_opt_int(int col) const {
+  if (is_null(col)) return std::nullopt;
+  return col_int(col);
+}
+std::optional<double> Stmt::col_opt_double(int col) const {
+  if (is_null(col)) return std::nullopt;
+  return col_double(col);
+}
+
+Result<Db> Db::open(const std::string& path) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    Error e = sql_error(raw, "cannot open state database " + path);
+    sqlite3_close(raw);
+    return e;
+  }
+  sqlite3_busy_timeout(raw, 5000);
+  sqlite3_extended_result_codes(raw, 1);
+  return Db(raw);
+}
+
+Db::~Db() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+Result<void> Db::exec(const std::string& sql) {
+  char* msg = nullptr;
+  int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &msg);
+  if (rc != SQLITE_OK) {
+    std::string m = msg ? msg : sqlite3_errmsg(db_);
+    sqlite3_free(msg);
+    return make_error(ErrorKind::io, "database error: " + m);
+  }
+  return Ok{};
+}
+
+Result<Stmt> Db::prepare(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK) return sql_error(db_, "cannot prepare statement");
+  return Stmt(db_, stmt);
+}
+
+std::int64_t Db::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
+int Db::changes() const { return sqlite3_changes(db_); }
+
+}  // namespace orch

@@ -1,0 +1,102 @@
+#pragma once
+// A thin RAII layer over the sqlite3 C API: one connection, prepared statements with typed
+// binds and reads. Errors are Results carrying SQLite's own message.
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scheduler/common/result.h"
+
+namespace orch {
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  Stmt(Stmt&& other) noexcept : db_(other.db_), stmt_(other.stmt_) { other.stmt_ = nullptr; }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  Stmt& operator=(Stmt&&) = delete;
+  ~Stmt();
+
+  // Binds by 1-based position.
+  Stmt& bind(int i, std::int64_t v);
+  Stmt& bind(int i, int v) { return bind(i, static_cast<std::int64_t>(v)); }
+  Stmt& bind(int i, double v);
+  Stmt& bind(int i, std::string_view v);
+  Stmt& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
+  Stmt& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
+  Stmt& bind_null(int i);
+  template <typename T>
+  Stmt& bind(int i, const std::optional<T>& v) {
+    return v ? bind(i, *v) : bind_null(i);
+  }
+  template <typename... Args>
+  Stmt& bind_all(const Args&... args) {
+    int i = 0;
+    (bind(++i, args), ...);
+    return *this;
+  }
+
+  // true: a row is ready; false: done. Errors are Results.
+  Result<bool> step();
+  Result<void> run();  // step to completion, for statements without rows
+
+  bool is_null(int col) const;
+  std::int64_t col_int(int col) const;
+  double col_double(int col) const;
+  std::string col_text(int col) const;
+  std::optional<std::int64_t> col_opt_int(int col) const;
+  std::optional<double> col_opt_double(int col) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+};
+
+class Db {
+ public:
+  static Result<Db> open(const std::string& path);
+  Db(Db&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+  Db& operator=(Db&&) = delete;
+  ~Db();
+
+  Result<void> exec(const std::string& sql);
+  Result<Stmt> prepare(std::string_view sql);
+  std::int64_t last_insert_id() const;
+  int changes() const;
+  sqlite3* raw() const { return db_; }
+
+ private:
+  explicit Db(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+};
+
+// Steps st to the end and maps every row with read(const Stmt&).
+template <typename F>
+auto collect_rows(Stmt& st, F read) -> Result<std::vector<decltype(read(st))>> {
+  std::vector<decltype(read(st))> out;
+  for (;;) {
+    auto row = st.step();
+    if (!row) return row.error();
+    if (!*row) return out;
+    out.push_back(read(st));
+  }
+}
+
+// The first row mapped by read, or nullopt when there is none.
+template <typename F>
+auto first_row(Stmt& st, F read) -> Result<std::optional<decltype(read(st))>> {
+  auto row = st.step();
+  if (!row) return row.error();
+  if (!*row) return std::optional<decltype(read(st))>{};
+  return std::optional<decltype(read(st))>{read(st)};
+}
+
+}  // namespace orch

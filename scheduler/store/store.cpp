@@ -1,0 +1,192 @@
+#include "scheduler/store/store.h"
+
+#include <algorithm>
+
+#include "scheduler/store/migrations.h"
+
+namespace orch {
+
+Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
+  auto db = Db::open(path);
+  if (!db) return db.error();
+  // WAL lets REST reads and site workers read while the brain writes; NORMAL sync is durable
+  // across process crashes (the failure we must survive) and cheap.
+  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
+                             "PRAGMA foreign_keys=ON"}) {
+    if (auto r = db->exec(pragma); !r) return r.error();
+  }
+  if (auto r = migrate(*db); !r) return r.error();
+  return std::unique_ptr<Store>(new Store(std::move(*db)));
+}
+
+Result<void> Store::transaction(const std::function<Result<void>()>& body) {
+  if (auto r = db_.exec("BEGIN IMMEDIATE"); !r) return r.error();
+  Result<void> result = body();
+  if (!result) {
+    (void)db_.exec("ROLLBACK");
+    return result;
+  }
+  if (auto r = db_.exec("COMMIT"); !r) {
+    (void)db_.exec("ROLLBACK");
+    return r.error();
+  }
+  return Ok{};
+}
+
+// ---- clusters ---------------------------------------------------------------------------
+
+Result<void> Store::ensure_cluster(const std::string& name) {
+  auto st = db_.prepare("INSERT OR IGNORE INTO clusters(name) VALUES (?)");
+  if (!st) return st.error();
+  return st->bind_all(name).run();
+}
+
+namespace {
+ClusterRow read_cluster(const Stmt& st) {
+  ClusterRow c;
+  c.name = st.col_text(0);
+  c.health = parse_site_health(st.col_text(1)).value_or(SiteHealth::healthy);
+  c.unreachable_since_ms = st.col_opt_int(2);
+  c.message = st.col_text(3);
+  return c;
+}
+}  // namespace
+
+Result<std::vector<ClusterRow>> Store::clusters() {
+  auto st = db_.prepare(
+      "SELECT name, health, unreachable_since_ms, message FROM clusters ORDER BY name");
+  if (!st) return st.error();
+  return collect_rows(*st, read_cluster);
+}
+
+Result<std::optional<ClusterRow>> Store::cluster(const std::string& name) {
+  auto st = db_.prepare(
+      "SELECT name, health, unreachable_since_ms, message FROM clusters WHERE name = ?");
+  if (!st) return st.error();
+  st->bind_all(name);
+  return first_row(*st, read_cluster);
+}
+
+Result<void> Store::update_cluster(const ClusterRow& c) {
+  auto st = db_.prepare(
+      "UPDATE clusters SET health = ?, unreachable_since_ms = ?, message = ? WHERE name = ?");
+  if (!st) return st.error();
+  return st->bind_all(std::string(to_string(c.health)), c.unreachable_since_ms, c.message, c.name)
+      .run();
+}
+
+// ---- events -----------------------------------------------------------------------------
+
+Result<void> Store::add_event(std::optional<JobId> job, std::optional<int> attempt_no, Millis at,
+                              const std::string& kind, const std::string& message) {
+  auto st = db_.prepare(
+      "INSERT INTO events(job_id, attempt_no, at_ms, kind, message) VALUES (?, ?, ?, ?, ?)");
+  if (!st) return st.error();
+  return st->bind_all(job, attempt_no, at, kind, message).run();
+}
+
+Result<std::vector<EventRow>> Store::events_of(JobId job, int limit) {
+  auto st = db_.prepare(
+      "SELECT id, job_id, attempt_no, at_ms, kind, message FROM events WHERE job_id = ? "
+      "ORDER BY id DESC LIMIT ?");
+  if (!st) return st.error();
+  st->bind_all(job, limit);
+  auto out = collect_rows(*st, [](const Stmt& s) {
+    EventRow e;
+    e.id = s.col_int(0);
+    e.job_id = s.col_opt_int(1);
+    if (auto a = s.col_opt_int(2)) e.attempt_no = static_cast<int>(*a);
+    e.at_ms = s.col_int(3);
+    e.kind = s.col_text(4);
+    e.message = s.col_text(5);
+    return e;
+  });
+  if (out) std::reverse(out->begin(), out->end());
+  return out;
+}
+
+// ---- outbox -----------------------------------------------------------------------------
+
+Result<std::int64_t> Store::enqueue(const OutboxRow& row) {
+  auto st = db_.prepare(
+      "INSERT INTO outbox(cluster, kind, token, payload, created_ms) VALUES (?, ?, ?, ?, ?)");
+  if (!st) return st.error();
+  const char* kind = row.kind == ActionKind::launch ? "launch" : "cancel";
+  if (auto r = st->bind_all(row.cluster, kind, row.token, row.payload.dump(), row.created_ms).run();
+      !r) {
+    return r.error();
+  }
+  return db_.last_insert_id();
+}
+
+Result<std::vector<OutboxRow>> Store::pending_actions(const std::string& cluster) {
+  auto st = db_.prepare(
+      "SELECT id, cluster, kind, token, payload, created_ms FROM outbox "
+      "WHERE cluster = ? AND done_ms IS NULL ORDER BY id");
+  if (!st) return st.error();
+  st->bind_all(cluster);
+  return collect_rows(*st, [](const Stmt& s) {
+    OutboxRow o;
+    o.id = s.col_int(0);
+    o.cluster = s.col_text(1);
+    o.kind = s.col_text(2) == "cancel" ? ActionKind::cancel : ActionKind::launch;
+    o.token = s.col_text(3);
+    o.payload = nlohmann::json::parse(s.col_text(4), nullptr, false);
+    o.created_ms = s.col_int(5);
+    return o;
+  });
+}
+
+Result<void> Store::mark_action_done(std::int64_t id, Millis at) {
+  auto st = db_.prepare("UPDATE outbox SET done_ms = ? WHERE id = ? AND done_ms IS NULL");
+  if (!st) return st.error();
+  return st->bind_all(at, id).run();
+}
+
+Result<void> Store::mark_actions_done_for_token(const std::string& token, Millis at) {
+  auto st = db_.prepare("UPDATE outbox SET done_ms = ? WHERE token = ? AND done_ms IS NULL");
+  if (!st) return st.error();
+  return st->bind_all(at, token).run();
+}
+
+// ---- placement verdicts -----------------------------------------------------------------
+
+Result<void> Store::replace_verdicts(JobId job, const std::vector<PlacementVerdictRow>& rows) {
+  auto del = db_.prepare("DELETE FROM placement_verdicts WHERE job_id = ?");
+  if (!del) return del.error();
+  if (auto r = del->bind_all(job).run(); !r) return r.error();
+  for (const auto& v : rows) {
+    auto st = db_.prepare(
+        "INSERT INTO placement_verdicts(job_id, cluster, feasible, reason, score, chosen, at_ms) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)");
+    if (!st) return st.error();
+    if (auto r = st->bind_all(job, v.cluster, v.feasible ? 1 : 0, v.reason, v.score,
+                              v.chosen ? 1 : 0, v.at_ms)
+                     .run();
+        !r) {
+      return r.error();
+    }
+  }
+  return Ok{};
+}
+
+Result<std::vector<PlacementVerdictRow>> Store::verdicts_of(JobId job) {
+  auto st = db_.prepare(
+      "SELECT job_id, cluster, feasible, reason, score, chosen, at_ms FROM placement_verdicts "
+      "WHERE job_id = ? ORDER BY chosen DESC, feasible DESC, score DESC, cluster");
+  if (!st) return st.error();
+  st->bind_all(job);
+  return collect_rows(*st, [](const Stmt& s) {
+    PlacementVerdictRow v;
+    v.job_id = s.col_int(0);
+    v.cluster = s.col_text(1);
+    v.feasible = s.col_int(2) != 0;
+    v.reason = s.col_text(3);
+    v.score = s.col_opt_double(4);
+    v.chosen = s.col_int(5) != 0;
+    v.at_ms = s.col_int(6);
+    return v;
+  });
+}
+
+}  // namespace orch

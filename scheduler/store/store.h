@@ -1,0 +1,79 @@
+#pragma once
+// The state of orchestrate in one SQLite file (WAL, foreign keys, versioned migrations).
+// One Store is one connection: the brain owns one and writes through it inside transaction();
+// site workers and REST handlers open their own for reads, which WAL keeps from blocking the
+// brain. Pass ":memory:" for a private in-memory store (tests).
+//
+// Illegal state transitions are refused: the row is left as it was, an "illegal-transition"
+// event is recorded, and ErrorKind::conflict is returned.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/common/result.h"
+#include "scheduler/store/rows.h"
+#include "scheduler/store/sqlite_db.h"
+
+namespace orch {
+
+class Store {
+ public:
+  static Result<std::unique_ptr<Store>> open(const std::string& path);
+
+  // Runs body inside BEGIN IMMEDIATE ... COMMIT; rolls back when body returns an error.
+  Result<void> transaction(const std::function<Result<void>()>& body);
+  Db& db() { return db_; }
+
+  // Clusters.
+  Result<void> ensure_cluster(const std::string& name);
+  Result<std::vector<ClusterRow>> clusters();
+  Result<std::optional<ClusterRow>> cluster(const std::string& name);
+  Result<void> update_cluster(const ClusterRow& row);
+
+  // Jobs.
+  Result<JobId> insert_job(const JobRow& row);
+  Result<std::optional<JobRow>> job(JobId id);
+  Result<std::vector<JobRow>> jobs_in_states(const std::vector<JobState>& states);
+  Result<std::vector<JobRow>> jobs(std::optional<JobState> state, int limit);
+  // Changes state (refusing illegal transitions) and saves the other mutable fields.
+  Result<void> update_job(const JobRow& row, Millis now);
+  Result<void> set_job_state(JobRow& row, JobState to, Millis now);
+
+  // Attempts.
+  Result<AttemptId> insert_attempt(const AttemptRow& row);
+  Result<std::optional<AttemptRow>> attempt_by_token(const std::string& token);
+  Result<std::vector<AttemptRow>> attempts_of(JobId job);
+  Result<std::vector<AttemptRow>> live_attempts(const std::optional<std::string>& cluster);
+  Result<void> update_attempt(const AttemptRow& row);
+  Result<void> set_attempt_state(AttemptRow& row, AttemptState to, Millis now);
+
+  // Progress and checkpoints.
+  Result<void> insert_progress(const ProgressSample& sample);
+  Result<bool> insert_checkpoint(const CheckpointRow& row);  // false: already known
+  Result<std::optional<CheckpointRow>> latest_checkpoint(JobId job);
+  Result<std::vector<CheckpointRow>> checkpoints_of(JobId job);
+
+  // Events.
+  Result<void> add_event(std::optional<JobId> job, std::optional<int> attempt_no, Millis at,
+                         const std::string& kind, const std::string& message);
+  Result<std::vector<EventRow>> events_of(JobId job, int limit = 1000);
+
+  // Outbox.
+  Result<std::int64_t> enqueue(const OutboxRow& row);
+  Result<std::vector<OutboxRow>> pending_actions(const std::string& cluster);
+  Result<void> mark_action_done(std::int64_t id, Millis at);
+  Result<void> mark_actions_done_for_token(const std::string& token, Millis at);
+
+  // Placement verdicts (the explanation of the latest placement of a job).
+  Result<void> replace_verdicts(JobId job, const std::vector<PlacementVerdictRow>& rows);
+  Result<std::vector<PlacementVerdictRow>> verdicts_of(JobId job);
+
+ private:
+  explicit Store(Db db) : db_(std::move(db)) {}
+  Db db_;
+};
+
+}  // namespace orch

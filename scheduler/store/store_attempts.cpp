@@ -1,0 +1,178 @@
+// Store: attempts (with the attempt state machine's guard), progress and checkpoints.
+#include <iostream>
+
+#include "scheduler/store/store.h"
+
+namespace orch {
+namespace {
+
+constexpr const char* kAttemptColumns =
+    "id, job_id, no, cluster, token, state, cause, exit_code, signal, site_job_id, nodes, gpus, "
+    "cancel_requested, launch_done, resumed_from_step, resumed_from_path, started_ms, ended_ms, "
+    "first_step, last_step, tokens_total, step_time_total, mfu, steps_lost";
+
+std::optional<int> opt_int(const std::optional<std::int64_t>& v) {
+  if (!v) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
+AttemptRow read_attempt(const Stmt& st) {
+  AttemptRow a;
+  a.id = st.col_int(0);
+  a.job_id = st.col_int(1);
+  a.no = static_cast<int>(st.col_int(2));
+  a.cluster = st.col_text(3);
+  a.token = st.col_text(4);
+  a.state = parse_attempt_state(st.col_text(5)).value_or(AttemptState::exited);
+  a.cause = parse_exit_cause(st.col_text(6)).value_or(ExitCause::lost);
+  a.exit_code = opt_int(st.col_opt_int(7));
+  a.signal = opt_int(st.col_opt_int(8));
+  a.site_job_id = st.col_text(9);
+  auto nodes = nlohmann::json::parse(st.col_text(10), nullptr, false);
+  if (nodes.is_array()) {
+    for (const auto& n : nodes) {
+      if (n.is_string()) a.nodes.push_back(n.get<std::string>());
+    }
+  }
+  a.gpus = static_cast<int>(st.col_int(11));
+  a.cancel_requested = st.col_int(12) != 0;
+  a.launch_done = st.col_int(13) != 0;
+  a.resumed_from_step = st.col_opt_int(14);
+  a.resumed_from_path = st.col_text(15);
+  a.started_ms = st.col_int(16);
+  a.ended_ms = st.col_opt_int(17);
+  a.first_step = st.col_opt_int(18);
+  a.last_step = st.col_opt_int(19);
+  a.tokens_total = st.col_double(20);
+  a.step_time_total = st.col_double(21);
+  a.mfu = st.col_opt_double(22);
+  a.steps_lost = st.col_int(23);
+  return a;
+}
+
+CheckpointRow read_checkpoint(const Stmt& st) {
+  CheckpointRow c;
+  c.id = st.col_int(0);
+  c.job_id = st.col_int(1);
+  c.attempt_id = st.col_int(2);
+  c.step = st.col_int(3);
+  c.path = st.col_text(4);
+  c.save_time_s = st.col_opt_double(5);
+  c.at_ms = st.col_int(6);
+  return c;
+}
+
+constexpr const char* kCheckpointColumns = "id, job_id, attempt_id, step, path, save_time_s, at_ms";
+
+}  // namespace
+
+Result<AttemptId> Store::insert_attempt(const AttemptRow& a) {
+  auto st = db_.prepare(
+      "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, gpus, "
+      "resumed_from_step, resumed_from_path, started_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!st) return st.error();
+  if (auto r = st->bind_all(a.job_id, a.no, a.cluster, a.token, std::string(to_string(a.state)),
+                            std::string(to_string(a.cause)), nlohmann::json(a.nodes).dump(),
+                            a.gpus, a.resumed_from_step, a.resumed_from_path, a.started_ms)
+                   .run();
+      !r) {
+    return r.error();
+  }
+  return db_.last_insert_id();
+}
+
+Result<std::optional<AttemptRow>> Store::attempt_by_token(const std::string& token) {
+  auto st = db_.prepare(std::string("SELECT ") + kAttemptColumns + " FROM attempts WHERE token = ?");
+  if (!st) return st.error();
+  st->bind_all(token);
+  return first_row(*st, read_attempt);
+}
+
+Result<std::vector<AttemptRow>> Store::attempts_of(JobId job) {
+  auto st = db_.prepare(std::string("SELECT ") + kAttemptColumns +
+                        " FROM attempts WHERE job_id = ? ORDER BY no");
+  if (!st) return st.error();
+  st->bind_all(job);
+  return collect_rows(*st, read_attempt);
+}
+
+Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::string>& cluster) {
+  auto st = db_.prepare(std::string("SELECT ") + kAttemptColumns +
+                        " FROM attempts WHERE state != 'exited' AND (?1 IS NULL OR cluster = ?1) "
+                        "ORDER BY id");
+  if (!st) return st.error();
+  st->bind(1, cluster);
+  return collect_rows(*st, read_attempt);
+}
+
+Result<void> Store::update_attempt(const AttemptRow& a) {
+  auto current = attempt_by_token(a.token);
+  if (!current) return current.error();
+  if (!*current) return make_error(ErrorKind::not_found, "no attempt with token " + a.token);
+  AttemptState from = (*current)->state;
+  if (from != a.state && !can_transition(from, a.state)) {
+    std::string msg = "refused illegal attempt transition " + std::string(to_string(from)) +
+                      " -> " + std::string(to_string(a.state));
+    std::cerr << "orchestrate: attempt " << a.token << ": " << msg << "\n";
+    (void)add_event(a.job_id, a.no, a.ended_ms.value_or(a.started_ms), "illegal-transition", msg);
+    return make_error(ErrorKind::conflict, "attempt " + a.token + ": " + msg);
+  }
+  auto st = db_.prepare(
+      "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, site_job_id = ?, "
+      "nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, first_step = ?, "
+      "last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, steps_lost = ? WHERE id = ?");
+  if (!st) return st.error();
+  return st
+      ->bind_all(std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code,
+                 a.signal, a.site_job_id, nlohmann::json(a.nodes).dump(),
+                 a.cancel_requested ? 1 : 0, a.launch_done ? 1 : 0, a.ended_ms, a.first_step,
+                 a.last_step, a.tokens_total, a.step_time_total, a.mfu, a.steps_lost, a.id)
+      .run();
+}
+
+Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis now) {
+  AttemptRow next = row;
+  next.state = to;
+  if (to == AttemptState::exited) next.ended_ms = now;
+  if (auto r = update_attempt(next); !r) return r;
+  row = next;
+  return Ok{};
+}
+
+Result<void> Store::insert_progress(const ProgressSample& p) {
+  auto st = db_.prepare(
+      "INSERT OR REPLACE INTO progress_samples(attempt_id, step, tokens, step_time_s, mfu, at_ms) "
+      "VALUES (?, ?, ?, ?, ?, ?)");
+  if (!st) return st.error();
+  return st->bind_all(p.attempt_id, p.step, p.tokens, p.step_time_s, p.mfu, p.at_ms).run();
+}
+
+Result<bool> Store::insert_checkpoint(const CheckpointRow& c) {
+  auto st = db_.prepare(
+      "INSERT OR IGNORE INTO checkpoints(job_id, attempt_id, step, path, save_time_s, at_ms) "
+      "VALUES (?, ?, ?, ?, ?, ?)");
+  if (!st) return st.error();
+  if (auto r = st->bind_all(c.job_id, c.attempt_id, c.step, c.path, c.save_time_s, c.at_ms).run();
+      !r) {
+    return r.error();
+  }
+  return db_.changes() > 0;
+}
+
+Result<std::optional<CheckpointRow>> Store::latest_checkpoint(JobId job) {
+  auto st = db_.prepare(std::string("SELECT ") + kCheckpointColumns +
+                        " FROM checkpoints WHERE job_id = ? ORDER BY step DESC, id DESC LIMIT 1");
+  if (!st) return st.error();
+  st->bind_all(job);
+  return first_row(*st, read_checkpoint);
+}
+
+Result<std::vector<CheckpointRow>> Store::checkpoints_of(JobId job) {
+  auto st = db_.prepare(std::string("SELECT ") + kCheckpointColumns +
+                        " FROM checkpoints WHERE job_id = ? ORDER BY step, id");
+  if (!st) return st.error();
+  st->bind_all(job);
+  return collect_rows(*st, read_checkpoint);
+}
+
+}  // namespace orch

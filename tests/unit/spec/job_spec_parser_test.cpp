@@ -1,0 +1,214 @@
+// What parse_job_spec accepts, what it fills in by default, and, for each way a spec can be
+// wrong, the exact place and words of the error a user sees.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "scheduler/spec/job_spec_parser.h"
+
+namespace orch {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(JobSpecParser, MinimalSpecGetsDocumentedDefaults) {
+  auto r = parse_job_spec("name: toy-gpt\ncommand: python train.py\n", "job.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const JobSpec& s = *r;
+  EXPECT_EQ(s.name, "toy-gpt");
+  EXPECT_EQ(s.command, "python train.py");
+  EXPECT_TRUE(s.env.empty());
+  EXPECT_EQ(s.nodes, 1);
+  EXPECT_EQ(s.gpus_per_node, 1);
+  EXPECT_EQ(s.total_gpus(), 1);
+  EXPECT_EQ(s.checkpoint.dir, "");
+  EXPECT_EQ(s.checkpoint.resume_env, "ORCH_RESUME_FROM");
+  EXPECT_FALSE(s.checkpoint.interval_steps.has_value());
+  EXPECT_FALSE(s.model.parameters || s.model.flops_per_token || s.model.layers);
+  EXPECT_EQ(s.restart.max_infra_restarts, 10);
+  EXPECT_EQ(s.restart.max_user_restarts, 0);
+  EXPECT_EQ(s.restart.backoff.initial_s, 10.0);
+  EXPECT_EQ(s.restart.backoff.max_s, 600.0);
+  EXPECT_EQ(s.restart.backoff.multiplier, 2.0);
+  EXPECT_TRUE(s.allowed_clusters.empty());
+  EXPECT_TRUE(s.preferred_clusters.empty());
+}
+
+TEST(JobSpecParser, FullSpecReadsEveryField) {
+  const char* yaml = R"(name: toy-gpt
+command: "python train.py --lr 3e-4"
+env: {LR: 3e-4, DEBUG: true, WORLD: 16, EMPTY: ""}
+resources: {nodes: 2, gpus_per_node: 8}
+checkpoint: {dir: /ckpt/run1, resume_env: RESUME_PATH, interval_steps: 50}
+model: {parameters: 7.0e9, layers: 32, hidden: 4096, sequence: 4096}
+restart:
+  max_infra_restarts: 3
+  max_user_restarts: 1
+  backoff: {initial_s: 0, max_s: 30.5, multiplier: 1}
+placement: {allowed: [alpha, beta], preferred: [beta]}
+)";
+  auto r = parse_job_spec(yaml, "job.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const JobSpec& s = *r;
+  EXPECT_EQ(s.command, "python train.py --lr 3e-4");
+  // Scalars keep the text as written: 3e-4 stays "3e-4", not 0.0003.
+  EXPECT_EQ(s.env.at("LR"), "3e-4");
+  EXPECT_EQ(s.env.at("DEBUG"), "true");
+  EXPECT_EQ(s.env.at("WORLD"), "16");
+  EXPECT_EQ(s.env.at("EMPTY"), "");
+  EXPECT_EQ(s.total_gpus(), 16);
+  EXPECT_EQ(s.checkpoint.dir, "/ckpt/run1");
+  EXPECT_EQ(s.checkpoint.resume_env, "RESUME_PATH");
+  EXPECT_EQ(s.checkpoint.interval_steps, 50);
+  EXPECT_EQ(s.model.parameters, 7.0e9);
+  EXPECT_EQ(s.model.layers, 32);
+  EXPECT_EQ(s.model.hidden, 4096);
+  EXPECT_EQ(s.model.sequence, 4096);
+  EXPECT_EQ(s.restart.max_infra_restarts, 3);
+  EXPECT_EQ(s.restart.max_user_restarts, 1);
+  EXPECT_EQ(s.restart.backoff.initial_s, 0.0);
+  EXPECT_EQ(s.restart.backoff.max_s, 30.5);
+  EXPECT_EQ(s.restart.backoff.multiplier, 1.0);
+  EXPECT_EQ(s.allowed_clusters, (std::vector<std::string>{"alpha", "beta"}));
+  EXPECT_EQ(s.preferred_clusters, (std::vector<std::string>{"beta"}));
+}
+
+TEST(JobSpecParser, JsonBodyIsAcceptedToo) {
+  auto r = parse_job_spec(
+      R"({"name": "j1", "command": "true", "resources": {"nodes": 4}, "model": {"flops_per_token": 4.2e10}})",
+      "request body");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->nodes, 4);
+  EXPECT_EQ(r->model.flops_per_token, 4.2e10);
+}
+
+TEST(JobSpecParser, EmptySectionsAndPreferredWithoutAllowedAreFine) {
+  auto r = parse_job_spec("name: a\ncommand: b\nresources:\nplacement: {preferred: [x]}\n", "j");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->preferred_clusters, (std::vector<std::string>{"x"}));
+}
+
+struct BadJob {
+  const char* why;
+  std::string yaml;
+  std::string where;  // "line:col"
+  std::string message;
+};
+
+// Every document below starts with a valid name and command unless the row is about them.
+const std::string kHead = "name: toy-gpt\ncommand: python train.py\n";
+
+const BadJob kBadJobs[] = {
+    {"empty document", "", "1:1", "the document is empty; expected a job spec"},
+    {"only a comment", "# nothing\n", "1:1", "the document is empty"},
+    {"null document", "~\n", "1:1", "the document is empty"},
+    {"scalar document", "hello\n", "1:1", "job must be a map, got \"hello\"; expected a map"},
+    {"list document", "- a\n- b\n", "1:1", "job must be a map, got a list"},
+    {"syntax error", "name: [a\ncommand: x\n", "2:8", "invalid YAML: end of sequence flow not found"},
+    {"two documents", "name: a\ncommand: b\n---\nname: c\n", "4:1",
+     "a second YAML document starts here; expected one document per file"},
+    {"missing name", "command: x\n", "1:1",
+     "missing required key \"name\" in job; expected a job name such as toy-gpt"},
+    {"missing command", "name: x\n", "1:1", "missing required key \"command\" in job"},
+    {"typo in top key", "nmae: x\ncommand: y\n", "1:1",
+     "unknown key \"nmae\" in job; did you mean \"name\"?"},
+    {"unrelated top key", kHead + "priority: high\n", "3:1",
+     "unknown key \"priority\" in job; expected one of: name, command, env, resources"},
+    {"duplicate key", kHead + "name: again\n", "3:1",
+     "key \"name\" appears twice in job; expected each key once (first given at line 1)"},
+    {"bad name chars", "name: toy gpt\ncommand: x\n", "1:7",
+     "\"name\" must be 1 to 64 letters, digits, \".\", \"_\" or \"-\", got \"toy gpt\"; "
+     "expected a name such as toy-gpt"},
+    {"name too long", "name: " + std::string(65, 'a') + "\ncommand: x\n", "1:7",
+     "\"name\" must be 1 to 64 letters"},
+    {"empty command", "name: a\ncommand: \"\"\n", "2:10",
+     "\"command\" must be a non-empty string, got the string \"\""},
+    {"null command", "name: a\ncommand:\n", "2:1",
+     "\"command\" must be a non-empty string, got null"},
+    {"command is a list", "name: a\ncommand: [python, x]\n", "2:10",
+     "\"command\" must be a non-empty string, got a list"},
+    {"nodes not a number", kHead + "resources:\n  nodes: two\n", "4:10",
+     "\"nodes\" must be an integer >= 1, got \"two\"; expected an integer such as 2"},
+    {"nodes zero", kHead + "resources: {nodes: 0}\n", "3:20", "\"nodes\" must be an integer >= 1, got \"0\""},
+    {"nodes fractional", kHead + "resources: {nodes: 1.5}\n", "3:20", "got \"1.5\""},
+    {"nodes huge", kHead + "resources: {nodes: 99999999999999999999}\n", "3:20",
+     "\"nodes\" must be an integer >= 1, got \"99999999999999999999\""},
+    {"nodes beyond int", kHead + "resources: {nodes: 4294967296}\n", "3:20",
+     "\"nodes\" must be an integer >= 1, got \"4294967296\""},
+    {"nodes quoted", kHead + "resources: {nodes: \"2\"}\n", "3:20",
+     "\"nodes\" must be an integer >= 1, got the string \"2\""},
+    {"gpu typo", kHead + "resources:\n  nodes: 1\n  gpu_per_node: 8\n", "5:3",
+     "unknown key \"gpu_per_node\" in resources; did you mean \"gpus_per_node\"?"},
+    {"resources is a list", kHead + "resources: [1, 8]\n", "3:12",
+     "resources must be a map, got a list; expected a map such as {nodes: 1, gpus_per_node: 8}"},
+    {"env is a list", kHead + "env: [A=1]\n", "3:6", "\"env\" must be a map, got a list"},
+    {"env bad name", kHead + "env: {1BAD: x}\n", "3:7",
+     "a key of \"env\" must be a variable name: a letter or \"_\", then letters, digits or \"_\", "
+     "got \"1BAD\""},
+    {"env value map", kHead + "env:\n  A: {b: 1}\n", "4:6", "\"env.A\" must be a string, got a map"},
+    {"env value null", kHead + "env:\n  A:\n", "4:3", "\"env.A\" must be a string, got null"},
+    {"resume_env invalid", kHead + "checkpoint: {dir: /c, resume_env: RESUME-FROM}\n", "3:35",
+     "\"resume_env\" must be a variable name"},
+    {"interval zero", kHead + "checkpoint: {interval_steps: 0}\n", "3:30",
+     "\"interval_steps\" must be an integer >= 1, got \"0\""},
+    {"parameters negative", kHead + "model: {parameters: -1}\n", "3:21",
+     "\"parameters\" must be a number > 0, got \"-1\"; expected a parameter count such as 7.0e9"},
+    {"parameters infinite", kHead + "model: {parameters: .inf}\n", "3:21",
+     "\"parameters\" must be a number > 0, got \".inf\""},
+    {"parameters overflow", kHead + "model: {parameters: 1e999}\n", "3:21", "got \"1e999\""},
+    {"both sizes", kHead + "model: {parameters: 7e9, flops_per_token: 4.2e10}\n", "3:26",
+     "give either \"parameters\" or \"flops_per_token\" in model, not both"},
+    {"attention without parameters", kHead + "model: {flops_per_token: 1e9, layers: 2}\n", "3:8",
+     "\"layers\", \"hidden\" and \"sequence\" need \"parameters\" in model"},
+    {"attention partial", kHead + "model: {parameters: 1e9, layers: 2}\n", "3:8",
+     "\"layers\", \"hidden\" and \"sequence\" must be given together in model"},
+    {"negative restarts", kHead + "restart: {max_user_restarts: -1}\n", "3:30",
+     "\"max_user_restarts\" must be an integer >= 0, got \"-1\""},
+    {"multiplier below one", kHead + "restart: {backoff: {multiplier: 0.5}}\n", "3:33",
+     "\"multiplier\" must be a number >= 1, got \"0.5\""},
+    {"max below initial", kHead + "restart:\n  backoff: {initial_s: 60, max_s: 5}\n", "4:35",
+     "\"max_s\" (5) is less than \"initial_s\" (60); expected max_s >= initial_s"},
+    {"default max below initial", kHead + "restart: {backoff: {initial_s: 1000}}\n", "3:32",
+     "\"max_s\" (600) is less than \"initial_s\" (1000)"},
+    {"backoff typo", kHead + "restart: {backoff: {inital_s: 1}}\n", "3:21",
+     "unknown key \"inital_s\" in restart.backoff; did you mean \"initial_s\"?"},
+    {"allowed is a scalar", kHead + "placement: {allowed: alpha}\n", "3:22",
+     "\"allowed\" must be a list, got \"alpha\"; expected a list of cluster names"},
+    {"allowed bad item", kHead + "placement: {allowed: [alpha, {x: 1}]}\n", "3:30",
+     "each item of \"allowed\" must be 1 to 64 letters"},
+    {"preferred not allowed", kHead + "placement:\n  allowed: [alpha, beta]\n  preferred: [gamma]\n",
+     "5:15",
+     "preferred cluster \"gamma\" is not in \"allowed\"; expected a subset of allowed: alpha, beta"},
+};
+
+class BadJobSpec : public ::testing::TestWithParam<BadJob> {};
+
+TEST_P(BadJobSpec, IsRejectedWithPositionAndReason) {
+  const BadJob& row = GetParam();
+  auto r = parse_job_spec(row.yaml, "job.yaml");
+  ASSERT_FALSE(r.ok()) << row.why << ": accepted";
+  EXPECT_EQ(r.error().kind, ErrorKind::invalid);
+  EXPECT_THAT(r.error().message, ::testing::StartsWith("job.yaml:" + row.where + ": "))
+      << row.why;
+  EXPECT_THAT(r.error().message, HasSubstr(row.message)) << row.why;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, BadJobSpec, ::testing::ValuesIn(kBadJobs),
+                         [](const ::testing::TestParamInfo<BadJob>& param_info) {
+                           std::string name = param_info.param.why;
+                           for (char& c : name) {
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+TEST(JobSpecParser, SourceNameIsUsedVerbatim) {
+  auto r = parse_job_spec("name: a\n", "jobs/train 1.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, ::testing::StartsWith("jobs/train 1.yaml:1:1: "));
+}
+
+}  // namespace
+}  // namespace orch

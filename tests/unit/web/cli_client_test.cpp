@@ -1,0 +1,184 @@
+// The client commands in-process against a real HttpServer over the fake backend.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/client_commands.h"
+#include "cli/output_table.h"
+#include "tests/unit/web/fake_backend.h"
+#include "web/api_routes.h"
+#include "web/http_server.h"
+
+namespace orch {
+namespace {
+
+class CliClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    router_ = std::make_unique<Router>(make_api_router(backend));
+    server_ = std::make_unique<HttpServer>(
+        ServerOptions{"127.0.0.1", 0},
+        [this](const HttpRequest& request) { return router_->dispatch(request); });
+    ASSERT_TRUE(server_->start().ok());
+    options.server = "http://127.0.0.1:" + std::to_string(server_->port());
+    options.poll_ms = 10;
+  }
+  // Runs `orchestrate ARGS...` through CLI11 with the client commands only.
+  int cli(std::vector<std::string> args) {
+    CLI::App app{"test", "orchestrate"};
+    app.require_subcommand(1);
+    add_client_commands(app, out, err);
+    args.insert(args.begin(), "orchestrate");
+    std::vector<const char*> argv;
+    for (auto& a : args) argv.push_back(a.c_str());
+    return parse_and_run(app, static_cast<int>(argv.size()), argv.data(), out, err);
+  }
+  testing::FakeBackend backend;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<HttpServer> server_;
+  ClientOptions options;
+  std::ostringstream out, err;
+};
+
+TEST(OutputTable, AlignsColumns) {
+  Table table({"ID", "NAME", "STATE"});
+  table.add_row({"1", "llama-8b", "running"});
+  table.add_row({"12", "x\ty", "pending"});
+  std::ostringstream out;
+  table.print(out);
+  EXPECT_EQ(out.str(),
+            "ID  NAME      STATE\n"
+            "1   llama-8b  running\n"
+            "12  x y       pending\n");
+  EXPECT_EQ(percent(0.4123), "41.2%");
+  EXPECT_EQ(percent(nullptr), "-");
+  EXPECT_EQ(cell(nlohmann::json(2.50)), "2.5");
+  EXPECT_EQ(field(nlohmann::json::array(), "x"), "-");
+}
+
+TEST_F(CliClientTest, ClusterList) {
+  EXPECT_EQ(run_cluster_list(options, out, err), kExitOk);
+  const std::string text = out.str();
+  EXPECT_EQ(text.rfind("NAME            PROVIDER  HEALTH", 0), 0u) << text;
+  EXPECT_NE(text.find("alpha           local     healthy  2x8    8/16"), std::string::npos) << text;
+  EXPECT_NE(text.find("marked down by operator"), std::string::npos);
+  EXPECT_EQ(err.str(), "");
+}
+
+TEST_F(CliClientTest, JsonOutputIsTheServersJson) {
+  options.output = "json";
+  EXPECT_EQ(run_cluster_list(options, out, err), kExitOk);
+  EXPECT_EQ(nlohmann::json::parse(out.str())["clusters"].size(), 2u);
+}
+
+TEST_F(CliClientTest, ClusterOutage) {
+  EXPECT_EQ(run_cluster_outage(options, "alpha", true, out, err), kExitOk);
+  EXPECT_TRUE(backend.last_down);
+  EXPECT_NE(out.str().find("cluster alpha marked down"), std::string::npos);
+  EXPECT_EQ(run_cluster_outage(options, "beta gamma", false, out, err), kExitOk);
+  EXPECT_EQ(backend.last_cluster, "beta gamma");
+  EXPECT_EQ(run_cluster_outage(options, "zeta", true, out, err), kExitServerError);
+  EXPECT_EQ(err.str(), "error: no cluster named 'zeta'\n");
+}
+
+TEST_F(CliClientTest, JobSubmit) {
+  const std::string path = ::testing::TempDir() + "/cli_submit_job.yaml";
+  std::ofstream(path) << "name: new-job\n";
+  EXPECT_EQ(run_job_submit(options, path, out, err), kExitOk);
+  EXPECT_EQ(out.str(), "3\n");
+  EXPECT_EQ(backend.last_source, path);
+  EXPECT_EQ(backend.last_body, "name: new-job\n");
+
+  std::ofstream(path) << "name: bad\n";
+  EXPECT_EQ(run_job_submit(options, path, out, err), kExitServerError);
+  EXPECT_EQ(err.str(), "error: " + path + ":2:7: gpus_per_node must be positive\n");
+  std::remove(path.c_str());
+  EXPECT_EQ(run_job_submit(options, "/no/such/file.yaml", out, err), kExitUsage);
+}
+
+TEST_F(CliClientTest, JobList) {
+  EXPECT_EQ(run_job_list(options, "running", "alpha", out, err), kExitOk);
+  EXPECT_EQ(backend.last_filter.state, "running");
+  EXPECT_EQ(backend.last_filter.cluster, "alpha");
+  const std::string text = out.str();
+  EXPECT_NE(text.find("ID  NAME      STATE      CLUSTER  GPUS"), std::string::npos) << text;
+  EXPECT_NE(text.find("41.2%"), std::string::npos);
+  EXPECT_EQ(run_job_list(options, "sleeping", "", out, err), kExitServerError);
+  EXPECT_NE(err.str().find("error: unknown job state 'sleeping'"), std::string::npos);
+}
+
+TEST_F(CliClientTest, JobShow) {
+  EXPECT_EQ(run_job_show(options, 1, out, err), kExitOk) << err.str();
+  const std::string text = out.str();
+  EXPECT_EQ(text.rfind("Job 1: llama-8b\n", 0), 0u) << text;
+  EXPECT_NE(text.find("last checkpoint  step 1000 at /ckpt/1000"), std::string::npos) << text;
+  EXPECT_NE(text.find("NO  CLUSTER"), std::string::npos);
+  EXPECT_NE(text.find("0..500"), std::string::npos);
+  EXPECT_NE(text.find("380..1200"), std::string::npos);
+  EXPECT_NE(text.find("41.2%"), std::string::npos);
+  EXPECT_EQ(text.find("event2 "), std::string::npos);  // only the last 10 events
+  EXPECT_NE(text.find("event3 "), std::string::npos);
+  EXPECT_NE(text.find("message number 12"), std::string::npos);
+
+  EXPECT_EQ(run_job_show(options, 9, out, err), kExitServerError);
+  EXPECT_EQ(err.str(), "error: no job with id 9\n");
+}
+
+TEST_F(CliClientTest, JobExplainAndCancel) {
+  EXPECT_EQ(run_job_explain(options, 1, out, err), kExitOk);
+  EXPECT_NE(out.str().find("chosen: alpha"), std::string::npos);
+  EXPECT_NE(out.str().find("cluster is down"), std::string::npos);
+  EXPECT_EQ(run_job_cancel(options, 1, out, err), kExitOk);
+  EXPECT_NE(out.str().find("cancel requested for job 1"), std::string::npos);
+  EXPECT_EQ(run_job_cancel(options, 2, out, err), kExitServerError);
+  EXPECT_EQ(err.str(), "error: job 2 already succeeded\n");
+}
+
+TEST_F(CliClientTest, JobLogs) {
+  EXPECT_EQ(run_job_logs(options, 1, 2, false, out, err), kExitOk);
+  EXPECT_EQ(out.str(), backend.logs);
+  EXPECT_EQ(backend.last_log.attempt_no, 2);
+}
+
+TEST_F(CliClientTest, JobLogsFollowUntilTerminal) {
+  backend.finish_after_logs = 4;
+  EXPECT_EQ(run_job_logs(options, 1, std::nullopt, true, out, err), kExitOk) << err.str();
+  EXPECT_EQ(out.str(), backend.logs);  // every line exactly once
+  EXPECT_NE(out.str().find("step 5\n"), std::string::npos) << out.str();
+  EXPECT_EQ(backend.last_log.attempt_no, 2);  // followed the latest attempt
+}
+
+TEST_F(CliClientTest, UnreachableServerIsExit3) {
+  server_->stop();
+  EXPECT_EQ(run_cluster_list(options, out, err), kExitUnreachable);
+  EXPECT_NE(err.str().find("error: cannot reach orchestrate server at " + options.server),
+            std::string::npos);
+  options.server = "localhost:8080";
+  EXPECT_EQ(run_cluster_list(options, out, err), kExitUsage);
+}
+
+TEST_F(CliClientTest, ThroughCli11) {
+  EXPECT_EQ(cli({"--server", options.server, "job", "list"}), kExitOk) << err.str();
+  EXPECT_NE(out.str().find("llama-8b"), std::string::npos);
+  EXPECT_EQ(cli({"job", "show", "1", "--server", options.server, "-o", "json"}), kExitOk)
+      << err.str();
+  EXPECT_EQ(cli({"job", "show", "9", "--server", options.server}), kExitServerError);
+  EXPECT_EQ(cli({"cluster", "outage", "alpha", "--up", "--server", options.server}), kExitOk);
+  EXPECT_FALSE(backend.last_down);
+  EXPECT_EQ(cli({"cluster", "outage", "alpha", "--server", options.server}), kExitUsage);
+  EXPECT_EQ(cli({"cluster", "outage", "alpha", "--up", "--down"}), kExitUsage);
+  EXPECT_EQ(cli({"job", "show", "abc"}), kExitUsage);
+  EXPECT_EQ(cli({"job", "show", "-1"}), kExitUsage);
+  EXPECT_EQ(cli({"job"}), kExitUsage);
+  EXPECT_EQ(cli({"-o", "yaml", "job", "list"}), kExitUsage);
+  EXPECT_EQ(cli({"--help"}), kExitOk);
+  server_->stop();
+  EXPECT_EQ(cli({"job", "list", "--server", options.server}), kExitUnreachable);
+}
+
+}  // namespace
+}  // namespace orch

@@ -1,0 +1,205 @@
+#pragma once
+// A scripted ApiBackend for the web and CLI tests: jobs 1 and 2 exist, everything else is
+// not found; `fail` forces an error on every call. Thread-safe, since the server calls it
+// from its own threads.
+
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "web/api_backend.h"
+
+namespace orch::testing {
+
+class FakeBackend : public ApiBackend {
+ public:
+  std::optional<Error> fail;
+  bool throw_on_list_clusters = false;
+  std::string job1_state = "running";
+  std::string logs = "step 1 loss 2.0\nstep 2 loss 1.5\n";
+  // When set, each logs call for job 1 after the first appends one line, and the job becomes
+  // succeeded once `finish_after_logs` calls were made (for --follow).
+  int finish_after_logs = 0;
+
+  JobFilter last_filter;
+  LogRequest last_log;
+  std::string last_body, last_source, last_cluster;
+  bool last_down = false;
+  int log_calls = 0;
+
+  Result<nlohmann::json> list_clusters() override {
+    std::lock_guard lock(mu_);
+    if (fail) return *fail;
+    if (throw_on_list_clusters) throw std::runtime_error("boom");
+    return nlohmann::json{{"clusters",
+                           {{{"name", "alpha"},
+                             {"provider", "local"},
+                             {"nodes", 2},
+                             {"gpus_per_node", 8},
+                             {"accelerator", "H100"},
+                             {"peak_tflops", 989},
+                             {"health", "healthy"},
+                             {"gpus_total", 16},
+                             {"gpus_used", 8},
+                             {"message", ""}},
+                            {{"name", "beta-long-name"},
+                             {"provider", "slurm"},
+                             {"nodes", 4},
+                             {"gpus_per_node", 8},
+                             {"accelerator", "A100"},
+                             {"peak_tflops", 312},
+                             {"health", "down"},
+                             {"gpus_total", 32},
+                             {"gpus_used", 0},
+                             {"message", "marked down by operator"}}}}};
+  }
+  Result<nlohmann::json> list_jobs(const JobFilter& filter) override {
+    std::lock_guard lock(mu_);
+    if (fail) return *fail;
+    last_filter = filter;
+    return nlohmann::json{{"jobs", {job(1), job(2)}}};
+  }
+  Result<nlohmann::json> get_job(std::int64_t id) override {
+    std::lock_guard lock(mu_);
+    if (auto e = check(id)) return *e;
+    nlohmann::json j = job(id);
+    j["spec"] = {{"name", j["name"]}};
+    return j;
+  }
+  Result<nlohmann::json> job_attempts(std::int64_t id) override {
+    std::lock_guard lock(mu_);
+    if (auto e = check(id)) return *e;
+    return nlohmann::json{{"attempts",
+                           {{{"no", 1},
+                             {"cluster", "beta-long-name"},
+                             {"token", "t1"},
+                             {"state", "exited"},
+                             {"cause", "node_lost"},
+                             {"exit_code", nullptr},
+                             {"signal", nullptr},
+                             {"site_job_id", "42"},
+                             {"nodes", {"n1"}},
+                             {"started_ms", 1700000000000},
+                             {"ended_ms", 1700000100000},
+                             {"resumed_from", nullptr},
+                             {"first_step", 0},
+                             {"last_step", 500},
+                             {"mfu", 0.38},
+                             {"steps_lost", 120}},
+                            {{"no", 2},
+                             {"cluster", "alpha"},
+                             {"token", "t2"},
+                             {"state", "running"},
+                             {"cause", "none"},
+                             {"exit_code", nullptr},
+                             {"signal", nullptr},
+                             {"site_job_id", "7"},
+                             {"nodes", {"a1", "a2"}},
+                             {"started_ms", 1700000200000},
+                             {"ended_ms", nullptr},
+                             {"resumed_from", {{"step", 380}, {"path", "/ckpt/380"}}},
+                             {"first_step", 380},
+                             {"last_step", 1200},
+                             {"mfu", 0.412},
+                             {"steps_lost", 0}}}}};
+  }
+  Result<nlohmann::json> job_events(std::int64_t id) override {
+    std::lock_guard lock(mu_);
+    if (auto e = check(id)) return *e;
+    nlohmann::json events = nlohmann::json::array();
+    for (int i = 1; i <= 12; ++i) {
+      events.push_back({{"at_ms", 1700000000000 + i * 1000},
+                        {"kind", "event" + std::to_string(i)},
+                        {"message", "message number " + std::to_string(i)},
+                        {"attempt_no", i > 6 ? 2 : 1}});
+    }
+    return nlohmann::json{{"events", events}};
+  }
+  Result<nlohmann::json> explain_job(std::int64_t id) override {
+    std::lock_guard lock(mu_);
+    if (auto e = check(id)) return *e;
+    return nlohmann::json{
+        {"job_id", id},
+        {"evaluated_at_ms", 1700000000000},
+        {"chosen", "alpha"},
+        {"clusters",
+         {{{"cluster", "alpha"}, {"feasible", true}, {"reason", ""}, {"score", 1234.5}},
+          {{"cluster", "beta-long-name"},
+           {"feasible", false},
+           {"reason", "cluster is down"},
+           {"score", nullptr}}}}};
+  }
+  Result<nlohmann::json> submit_job(const std::string& body, const std::string& source) override {
+    std::lock_guard lock(mu_);
+    if (fail) return *fail;
+    last_body = body;
+    last_source = source;
+    if (body.find("bad") != std::string::npos) {
+      return make_error(ErrorKind::invalid, source + ":2:7: gpus_per_node must be positive");
+    }
+    return nlohmann::json{{"id", 3}, {"name", "new-job"}, {"state", "pending"}};
+  }
+  Result<nlohmann::json> cancel_job(std::int64_t id) override {
+    std::lock_guard lock(mu_);
+    if (auto e = check(id)) return *e;
+    if (id == 2) return make_error(ErrorKind::conflict, "job 2 already succeeded");
+    return nlohmann::json{{"id", id}, {"state", "running"}};
+  }
+  Result<std::string> job_logs(std::int64_t id, const LogRequest& request) override {
+    std::lock_guard lock(mu_);
+    if (auto e = check(id)) return *e;
+    last_log = request;
+    ++log_calls;
+    if (finish_after_logs > 0 && id == 1) {
+      if (log_calls > 1 && log_calls <= finish_after_logs) {
+        logs += "step " + std::to_string(log_calls + 1) + "\n";
+      }
+      if (log_calls >= finish_after_logs) job1_state = "succeeded";
+    }
+    if (request.offset >= logs.size()) return std::string();
+    return logs.substr(request.offset);
+  }
+  Result<nlohmann::json> set_cluster_outage(const std::string& cluster, bool down) override {
+    std::lock_guard lock(mu_);
+    if (fail) return *fail;
+    if (cluster != "alpha" && cluster != "beta gamma") {
+      return make_error(ErrorKind::not_found, "no cluster named '" + cluster + "'");
+    }
+    last_cluster = cluster;
+    last_down = down;
+    return nlohmann::json{{"cluster", cluster}, {"down", down}};
+  }
+
+ private:
+  std::optional<Error> check(std::int64_t id) {
+    if (fail) return fail;
+    if (id != 1 && id != 2) {
+      return make_error(ErrorKind::not_found, "no job with id " + std::to_string(id));
+    }
+    return std::nullopt;
+  }
+  nlohmann::json job(std::int64_t id) const {
+    return {{"id", id},
+            {"name", id == 1 ? "llama-8b" : "bert"},
+            {"state", id == 1 ? job1_state : "succeeded"},
+            {"nodes", 2},
+            {"gpus_per_node", 8},
+            {"cluster", id == 1 ? nlohmann::json("alpha") : nlohmann::json(nullptr)},
+            {"attempts", id == 1 ? 2 : 1},
+            {"infra_restarts", id == 1 ? 1 : 0},
+            {"user_restarts", 0},
+            {"step", id == 1 ? nlohmann::json(1200) : nlohmann::json(nullptr)},
+            {"mfu", id == 1 ? nlohmann::json(0.412) : nlohmann::json(nullptr)},
+            {"steps_lost", 120},
+            {"ettr", 0.93},
+            {"last_checkpoint", {{"step", 1000}, {"path", "/ckpt/1000"}}},
+            {"reason", id == 1 ? "" : "finished"},
+            {"created_ms", 1700000000000},
+            {"updated_ms", 1700000300000}};
+  }
+  std::mutex mu_;
+};
+
+}  // namespace orch::testing

@@ -1,0 +1,252 @@
+// HttpServer and http_request over real loopback sockets.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/web/fake_backend.h"
+#include "web/api_routes.h"
+#include "web/http_client.h"
+#include "web/http_server.h"
+
+namespace orch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A raw client socket, for what http_request will not send: garbage and idle connections.
+class RawSocket {
+ public:
+  explicit RawSocket(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      throw std::runtime_error("connect failed");
+    }
+    timeval tv{5, 0};  // no test may hang on a read
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~RawSocket() { ::close(fd_); }
+  void send(const std::string& data) {
+    ASSERT_EQ(::send(fd_, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  }
+  // Everything until the peer closes (or 5 s pass).
+  std::string read_all() {
+    std::string out;
+    char buffer[4096];
+    for (;;) {
+      ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (n <= 0) return out;
+      out.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+  // Reads until `count` occurrences of needle were seen.
+  std::string read_until(const std::string& needle, int count) {
+    std::string out;
+    char buffer[4096];
+    while (true) {
+      int seen = 0;
+      for (auto pos = out.find(needle); pos != std::string::npos; pos = out.find(needle, pos + 1)) {
+        ++seen;
+      }
+      if (seen >= count) return out;
+      ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (n <= 0) return out;
+      out.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void start(ServerOptions options = {}) {
+    options.port = 0;
+    router_ = std::make_unique<Router>(make_api_router(backend));
+    server_ = std::make_unique<HttpServer>(options, [this](const HttpRequest& request) {
+      if (request.path == "/throw") throw std::runtime_error("handler blew up");
+      return router_->dispatch(request);
+    });
+    auto started = server_->start();
+    ASSERT_TRUE(started.ok()) << started.error().message;
+    ASSERT_GT(server_->port(), 0);
+    url_ = "http://127.0.0.1:" + std::to_string(server_->port());
+  }
+  testing::FakeBackend backend;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<HttpServer> server_;
+  std::string url_;
+};
+
+TEST_F(HttpServerTest, RoundTrip) {
+  start();
+  auto r = http_request(url_, "GET", "/api/v1/clusters");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->content_type, "application/json");
+  EXPECT_EQ(nlohmann::json::parse(r->body)["clusters"][0]["name"], "alpha");
+
+  r = http_request(url_, "POST", "/api/v1/jobs?source=a.yaml", "name: a\n", "application/yaml");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 201);
+  EXPECT_EQ(r->header("location"), "/api/v1/jobs/3");
+  EXPECT_EQ(backend.last_body, "name: a\n");
+  EXPECT_EQ(backend.last_source, "a.yaml");
+
+  r = http_request(url_, "GET", "/api/v1/jobs/abc");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(r->content_type, "application/problem+json");
+}
+
+TEST_F(HttpServerTest, BodyOverTheLimitIs413) {
+  start();
+  auto r = http_request(url_, "POST", "/api/v1/jobs", std::string(2 << 20, 'x'), "text/yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(r->content_type, "application/problem+json");
+  EXPECT_TRUE(backend.last_body.empty());
+  // The server is still fine afterwards.
+  EXPECT_EQ(http_request(url_, "GET", "/healthz")->status, 200);
+}
+
+TEST_F(HttpServerTest, MalformedRequestLineIs400) {
+  start();
+  RawSocket socket(server_->port());
+  socket.send("THIS IS NOT HTTP\r\n\r\n");
+  const std::string reply = socket.read_all();
+  EXPECT_EQ(reply.rfind("HTTP/1.1 400", 0), 0u) << reply;
+  EXPECT_NE(reply.find("application/problem+json"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  start();
+  RawSocket socket(server_->port());
+  const std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  socket.send(request + request);
+  const std::string replies = socket.read_until("\"status\":\"ok\"", 2);
+  std::size_t count = 0;
+  for (auto p = replies.find("HTTP/1.1 200"); p != std::string::npos;
+       p = replies.find("HTTP/1.1 200", p + 1)) {
+    ++count;
+  }
+  EXPECT_EQ(count, 2u) << replies;
+}
+
+TEST_F(HttpServerTest, ManySequentialRequests) {
+  start();
+  for (int i = 0; i < 200; ++i) {
+    auto r = http_request(url_, "GET", "/api/v1/jobs/1");
+    ASSERT_TRUE(r.ok()) << i << ": " << r.error().message;
+    ASSERT_EQ(r->status, 200);
+  }
+}
+
+TEST_F(HttpServerTest, AnIdleClientDoesNotBlockOthers) {
+  ServerOptions options;
+  options.threads = 1;
+  start(options);
+  RawSocket idle(server_->port());
+  idle.send("GET /healthz HTTP/1.1\r\n");  // and never finishes
+  auto r = http_request(url_, "GET", "/healthz", "", "application/json", 2000);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(HttpServerTest, IdleConnectionsTimeOut) {
+  ServerOptions options;
+  options.idle_timeout = std::chrono::milliseconds(200);
+  start(options);
+  RawSocket idle(server_->port());
+  const auto begin = Clock::now();
+  EXPECT_EQ(idle.read_all(), "");
+  EXPECT_LT(Clock::now() - begin, std::chrono::seconds(3));
+}
+
+TEST_F(HttpServerTest, StopIsPromptWithAnIdleClient) {
+  start();
+  RawSocket idle(server_->port());
+  idle.send("GET /healthz HTTP/1.1\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto begin = Clock::now();
+  server_->stop();
+  EXPECT_LT(Clock::now() - begin, std::chrono::seconds(1));
+  EXPECT_EQ(idle.read_all(), "");  // the connection was closed, not left hanging
+  server_->stop();                 // twice is fine
+}
+
+TEST_F(HttpServerTest, AThrowingHandlerIs500) {
+  start();
+  auto r = http_request(url_, "GET", "/throw");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 500);
+  EXPECT_NE(r->body.find("handler blew up"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, BusyPortIsAnIoError) {
+  start();
+  ServerOptions options;
+  options.port = server_->port();
+  HttpServer second(options, [](const HttpRequest&) { return HttpResponse{}; });
+  auto started = second.start();
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.error().kind, ErrorKind::io);
+  EXPECT_NE(started.error().message.find("cannot listen on"), std::string::npos);
+}
+
+TEST(HttpServerOptions, BadBindAddressIsInvalid) {
+  ServerOptions options;
+  options.bind = "not-an-ip";
+  HttpServer server(options, [](const HttpRequest&) { return HttpResponse{}; });
+  auto started = server.start();
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.error().kind, ErrorKind::invalid);
+}
+
+TEST(HttpClient, ConnectionRefusedIsUnreachableWithAHint) {
+  int port = 0;
+  {  // a port that was just free
+    HttpServer server(ServerOptions{"127.0.0.1", 0},
+                      [](const HttpRequest&) { return HttpResponse{}; });
+    ASSERT_TRUE(server.start().ok());
+    port = server.port();
+  }
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  auto r = http_request(url, "GET", "/healthz");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::unreachable);
+  EXPECT_EQ(r.error().message, "cannot reach orchestrate server at " + url +
+                                   ": connection refused (is `orchestrate serve` running? set "
+                                   "--server or ORCH_URL)");
+}
+
+TEST(HttpClient, BadUrlsAreInvalid) {
+  for (const char* url :
+       {"127.0.0.1:8080", "https://x:1", "http://", "http://h:abc", "http://h:70000", "ftp://h"}) {
+    auto r = http_request(url, "GET", "/healthz");
+    ASSERT_FALSE(r.ok()) << url;
+    EXPECT_EQ(r.error().kind, ErrorKind::invalid) << url;
+    EXPECT_NE(r.error().message.find("invalid server URL"), std::string::npos);
+  }
+  auto parsed = parse_server_url("http://[::1]:9000/orch/");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->host, "::1");
+  EXPECT_EQ(parsed->port, "9000");
+  EXPECT_EQ(parsed->prefix, "/orch");
+}
+
+}  // namespace
+}  // namespace orch

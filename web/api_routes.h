@@ -1,0 +1,18 @@
+#pragma once
+// The REST API, /api/v1, over an ApiBackend. See docs/rest-api.md for every route.
+
+#include "web/api_backend.h"
+#include "web/http_types.h"
+#include "web/router.h"
+
+namespace orch {
+
+// The router with every API route bound to backend (which must outlive it). Build it once
+// and share it: dispatch() is const and safe to call from several server threads as long
+// as the backend is.
+Router make_api_router(ApiBackend& backend);
+
+// One request, one answer; never throws. Convenient for tests; builds the router each call.
+HttpResponse handle_api(ApiBackend& backend, const HttpRequest& request);
+
+}  // namespace orch

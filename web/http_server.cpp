@@ -1,0 +1,273 @@
+// The only server-side file that includes Boost.Beast: keep it that way, it is slow to build.
+#include "web/http_server.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "web/router.h"
+
+namespace orch {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+constexpr std::size_t kHeaderLimit = 16 * 1024;
+// After an error reply we read and discard what the client still sends (so it sees our answer
+// instead of a reset), but only this much and only for this long.
+constexpr std::size_t kDrainLimit = 64u << 20;
+constexpr std::chrono::seconds kDrainTimeout{5};
+
+using BeastRequest = http::request<http::string_body>;
+using BeastResponse = http::response<http::string_body>;
+
+HttpRequest to_plain(const BeastRequest& request) {
+  HttpRequest out;
+  out.method = std::string(request.method_string());
+  parse_target(std::string(request.target()), out.path, out.query);
+  for (const auto& field : request) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto [it, inserted] = out.headers.emplace(name, std::string(field.value()));
+    if (!inserted) it->second += ", " + std::string(field.value());
+  }
+  out.body = request.body();
+  return out;
+}
+
+BeastResponse to_beast(const HttpResponse& response, unsigned version, bool keep_alive) {
+  BeastResponse out;
+  out.version(version);
+  out.result(static_cast<unsigned>(response.status));
+  out.set(http::field::server, "orchestrate");
+  out.set(http::field::content_type, response.content_type);
+  for (const auto& [name, value] : response.headers) out.set(name, value);
+  out.body() = response.body;
+  out.keep_alive(keep_alive);
+  out.prepare_payload();
+  return out;
+}
+
+bool is_http_parse_error(const beast::error_code& ec) {
+  return ec.category() == http::make_error_code(http::error::bad_method).category();
+}
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, const ServerOptions& options, const Handler& handler)
+      : stream_(std::move(socket)), options_(options), handler_(handler) {}
+
+  void run() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
+  }
+
+ private:
+  void read_request() {
+    parser_.emplace();
+    parser_->body_limit(options_.max_body);
+    parser_->header_limit(kHeaderLimit);
+    stream_.expires_after(options_.idle_timeout);
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  }
+
+  void on_read(const beast::error_code& ec) {
+    if (ec == http::error::body_limit) {
+      return reply_error(413, "the request body is larger than the limit of " +
+                                  std::to_string(options_.max_body) + " bytes");
+    }
+    if (ec == http::error::header_limit) {
+      return reply_error(431, "the request headers are larger than the limit of " +
+                                  std::to_string(kHeaderLimit) + " bytes");
+    }
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message) return close();
+    if (ec && is_http_parse_error(ec)) {
+      return reply_error(400, "malformed HTTP request: " + ec.message());
+    }
+    if (ec) return close();  // timeout, reset, shutdown: nobody to answer
+
+    const BeastRequest& request = parser_->get();
+    HttpResponse response;
+    try {
+      response = handler_ ? handler_(to_plain(request))
+                          : problem_response(500, "the server has no request handler");
+    } catch (const std::exception& e) {
+      response = problem_response(500, std::string("internal error: ") + e.what());
+    } catch (...) {
+      response = problem_response(500, "internal error");
+    }
+    const bool keep_alive = request.keep_alive();
+    send(to_beast(response, request.version(), keep_alive),
+         keep_alive ? After::read : After::close);
+  }
+
+  enum class After { read, close, drain };
+
+  void reply_error(int status, const std::string& detail) {
+    send(to_beast(problem_response(status, detail), 11, false), After::drain);
+  }
+
+  void send(BeastResponse response, After after) {
+    response_ = std::make_unique<BeastResponse>(std::move(response));
+    stream_.expires_after(options_.idle_timeout);
+    http::async_write(stream_, *response_,
+                      [self = shared_from_this(), after](beast::error_code ec, std::size_t) {
+                        self->response_.reset();
+                        if (ec) return self->close();
+                        switch (after) {
+                          case After::read:
+                            return self->read_request();
+                          case After::close:
+                            return self->close();
+                          case After::drain:
+                            return self->start_drain();
+                        }
+                      });
+  }
+
+  void start_drain() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(kDrainTimeout);
+    drained_ = buffer_.size();
+    drain();
+  }
+
+  void drain() {
+    if (drained_ > kDrainLimit) return close();
+    stream_.async_read_some(asio::buffer(drain_buffer_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              if (ec) return self->close();
+                              self->drained_ += n;
+                              self->drain();
+                            });
+  }
+
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
+  }
+
+  beast::tcp_stream stream_;
+  const ServerOptions& options_;
+  const Handler& handler_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::unique_ptr<BeastResponse> response_;
+  std::array<char, 64 * 1024> drain_buffer_{};
+  std::size_t drained_ = 0;
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  ServerOptions options;
+  Handler handler;
+  // Owned through pointers so that stop() can destroy them: destroying the io_context
+  // destroys every pending session, which closes every client connection at once.
+  std::unique_ptr<asio::io_context> ioc;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+  int bound_port = 0;
+  bool started = false;
+
+  void accept() {
+    acceptor->async_accept(
+        asio::make_strand(*ioc), [this](beast::error_code ec, tcp::socket socket) {
+          if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+          if (!ec) std::make_shared<Session>(std::move(socket), options, handler)->run();
+          accept();
+        });
+  }
+};
+
+HttpServer::HttpServer(ServerOptions options, Handler handler) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->handler = std::move(handler);
+}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+Result<void> HttpServer::start() {
+  Impl& s = *impl_;
+  if (s.started) return make_error(ErrorKind::conflict, "the HTTP server is already started");
+  beast::error_code ec;
+  const auto address = asio::ip::make_address(s.options.bind, ec);
+  if (ec) {
+    return make_error(ErrorKind::invalid,
+                      "bad bind address '" + s.options.bind + "': expected an IP address");
+  }
+  if (s.options.port < 0 || s.options.port > 65535) {
+    return make_error(ErrorKind::invalid,
+                      "bad port " + std::to_string(s.options.port) + ": expected 0 to 65535");
+  }
+  s.ioc = std::make_unique<asio::io_context>(std::max(1, s.options.threads));
+  s.acceptor = std::make_unique<tcp::acceptor>(*s.ioc);
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(s.options.port));
+  const std::string where = s.options.bind + ":" + std::to_string(s.options.port);
+  if (!s.acceptor->open(endpoint.protocol(), ec) &&
+      !s.acceptor->set_option(asio::socket_base::reuse_address(true), ec) &&
+      !s.acceptor->bind(endpoint, ec) &&
+      !s.acceptor->listen(asio::socket_base::max_listen_connections, ec)) {
+    s.bound_port = s.acceptor->local_endpoint(ec).port();
+  }
+  if (ec) {
+    s.acceptor.reset();
+    s.ioc.reset();
+    return make_error(ErrorKind::io, "cannot listen on " + where + ": " + ec.message());
+  }
+  s.started = true;
+  s.accept();
+  for (int i = 0; i < std::max(1, s.options.threads); ++i) {
+    s.threads.emplace_back([ioc = s.ioc.get()] {
+      // Sessions catch their own errors; this loop only keeps a thread alive if one slips.
+      for (;;) {
+        try {
+          ioc->run();
+          return;
+        } catch (...) {
+        }
+      }
+    });
+  }
+  return Ok{};
+}
+
+int HttpServer::port() const {
+  return impl_->bound_port;
+}
+
+void HttpServer::stop() {
+  Impl& s = *impl_;
+  if (!s.started) return;
+  s.started = false;
+  s.ioc->stop();
+  for (auto& thread : s.threads) {
+    if (thread.joinable()) thread.join();
+  }
+  s.threads.clear();
+  beast::error_code ignored;
+  s.acceptor->close(ignored);
+  s.acceptor.reset();
+  s.ioc.reset();
+}
+
+}  // namespace orch

@@ -1,0 +1,51 @@
+#pragma once
+// Plain request and response values. The server (Beast) converts to and from these, so the
+// routes and their tests never see a socket or a Beast type.
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace orch {
+
+struct HttpRequest {
+  std::string method;                          // "GET", "POST", ... (upper case)
+  std::string path;                            // "/api/v1/jobs/7", without the query string
+  std::map<std::string, std::string> query;    // decoded query parameters
+  std::map<std::string, std::string> headers;  // keys in lower case
+  std::string body;
+
+  // The header's value, or "" when absent. name is matched case-insensitively.
+  std::string header(const std::string& name) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra: Location, Allow, ...
+
+  // The first header of that name (case-insensitive), or "".
+  std::string header(const std::string& name) const;
+};
+
+// Splits "/a/b?x=1&y=%20" into a path and decoded query parameters. A repeated key keeps its
+// last value; a key without '=' maps to "".
+void parse_target(const std::string& target, std::string& path,
+                  std::map<std::string, std::string>& query);
+
+// Builds a request from a raw target (path plus query), for tests and the server.
+HttpRequest make_request(std::string method, const std::string& target, std::string body = "",
+                         std::string content_type = "");
+
+// Percent-decoding ('+' becomes a space only when plus_is_space). Malformed escapes are kept
+// as they are rather than rejected: the route then reports the odd value by name.
+std::string percent_decode(const std::string& text, bool plus_is_space);
+// Percent-encoding of everything except unreserved characters, for query values and names.
+std::string percent_encode(const std::string& text);
+
+// The standard reason phrase, e.g. 404 -> "Not Found"; "Unknown" when not known here.
+const char* status_title(int status);
+
+}  // namespace orch

@@ -1,0 +1,117 @@
+#include "web/router.h"
+
+#include <exception>
+
+namespace orch {
+namespace {
+
+// "/a/b/" -> {"a", "b"}; empty segments from doubled or trailing slashes are dropped.
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    if (end > start) out.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+bool is_param(const std::string& segment) {
+  return segment.size() > 2 && segment.front() == '{' && segment.back() == '}';
+}
+
+bool match(const std::vector<std::string>& pattern, const std::vector<std::string>& path,
+           PathParams& params) {
+  if (pattern.size() != path.size()) return false;
+  PathParams found;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (is_param(pattern[i])) {
+      found[pattern[i].substr(1, pattern[i].size() - 2)] = percent_decode(path[i], false);
+    } else if (pattern[i] != path[i]) {
+      return false;
+    }
+  }
+  params = std::move(found);
+  return true;
+}
+
+}  // namespace
+
+void Router::add(std::string method, std::string pattern, RouteHandler handler) {
+  routes_.push_back(Route{std::move(method), split_path(pattern), std::move(handler)});
+}
+
+HttpResponse Router::dispatch(const HttpRequest& request) const {
+  const auto segments = split_path(request.path);
+  std::string allow;
+  for (const Route& route : routes_) {
+    PathParams params;
+    if (!match(route.segments, segments, params)) continue;
+    if (route.method != request.method) {
+      if (allow.find(route.method) == std::string::npos) {
+        allow += (allow.empty() ? "" : ", ") + route.method;
+      }
+      continue;
+    }
+    try {
+      return route.handler(request, params);
+    } catch (const std::exception& e) {
+      return problem_response(500, std::string("internal error: ") + e.what());
+    } catch (...) {
+      return problem_response(500, "internal error");
+    }
+  }
+  if (!allow.empty()) {
+    HttpResponse response = problem_response(
+        405, "method " + request.method + " is not allowed on " + request.path + "; use " + allow);
+    response.headers.emplace_back("Allow", allow);
+    return response;
+  }
+  return problem_response(404, "no such route: " + request.path);
+}
+
+HttpResponse json_response(int status, const nlohmann::json& body) {
+  HttpResponse response;
+  response.status = status;
+  response.content_type = "application/json";
+  // Replace invalid UTF-8 rather than throw: a job name or log line must never crash a route.
+  response.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return response;
+}
+
+HttpResponse problem_response(int status, const std::string& detail) {
+  nlohmann::json body = {{"type", "about:blank"},
+                         {"title", status_title(status)},
+                         {"status", status},
+                         {"detail", detail}};
+  HttpResponse response = json_response(status, body);
+  response.content_type = "application/problem+json";
+  return response;
+}
+
+int status_for(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::invalid:
+      return 400;
+    case ErrorKind::not_found:
+      return 404;
+    case ErrorKind::conflict:
+      return 409;
+    case ErrorKind::unsupported:
+      return 501;
+    case ErrorKind::unreachable:
+      return 503;
+    case ErrorKind::io:
+    case ErrorKind::internal:
+      return 500;
+  }
+  return 500;
+}
+
+HttpResponse error_response(const Error& error) {
+  return problem_response(status_for(error.kind), error.message);
+}
+
+}  // namespace orch
