@@ -52,7 +52,9 @@ HttpRequest to_plain(const BeastRequest& request) {
 BeastResponse to_beast(const HttpResponse& response, unsigned version, bool keep_alive) {
   BeastResponse out;
   out.version(version);
-  out.result(static_cast<unsigned>(response.status));
+  // Beast throws on a status outside 100..999; a handler's bad status is a bug, hence 500.
+  const bool valid = response.status >= 100 && response.status <= 599;
+  out.result(static_cast<unsigned>(valid ? response.status : 500));
   out.set(http::field::server, "orchestrate");
   out.set(http::field::content_type, response.content_type);
   for (const auto& [name, value] : response.headers) out.set(name, value);

@@ -3,6 +3,7 @@
 #include "scheduler/brain/brain.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "scheduler/brain/launch_request_json.h"
@@ -246,6 +247,9 @@ Result<void> Brain::try_place(JobRow& job) {
   launch.job_name = job.name;
   launch.command = job.spec.command;
   launch.env = job.spec.env;
+  if (const ClusterSpec* site = cluster_spec(a.cluster); site && !site->checkpoint_root.empty()) {
+    launch.env["ORCH_CHECKPOINT_ROOT"] = site->checkpoint_root;
+  }
   if (*ckpt) launch.env[job.spec.checkpoint.resume_env] = (*ckpt)->path;
   launch.nodes = job.spec.nodes;
   launch.gpus_per_node = job.spec.gpus_per_node;
@@ -307,7 +311,7 @@ Result<void> Brain::after_attempt_end(const AttemptRow& attempt) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "succeeded after %zu attempt(s); steps lost %lld; ETTR %s",
                     attempts->size(), static_cast<long long>(stats.steps_lost),
-                    stats.ettr ? (std::to_string(static_cast<int>(*stats.ettr * 100)) + "%").c_str()
+                    stats.ettr ? (std::to_string(std::lround(*stats.ettr * 100)) + "%").c_str()
                                : "n/a");
       return event(job.id, attempt.no, "succeeded", buf);
     }

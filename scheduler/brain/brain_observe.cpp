@@ -182,8 +182,11 @@ Result<BrainReply> Brain::on(const SiteUnreachable& e) {
     auto live = store_.live_attempts(e.cluster);
     if (!live) return live.error();
     for (const auto& a : *live) {
-      if (auto r = event(a.job_id, a.no, "site-unreachable",
-                         "site " + e.cluster + " is not answering: " + e.message);
+      // Providers usually name the site in their message already.
+      std::string msg = e.message.find(e.cluster) != std::string::npos
+                            ? e.message
+                            : "site " + e.cluster + " is not answering: " + e.message;
+      if (auto r = event(a.job_id, a.no, "site-unreachable", msg);
           !r) {
         return r.error();
       }

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <utility>
 
+#include <yaml-cpp/eventhandler.h>
+
 namespace orch::yaml {
 namespace {
 
@@ -32,6 +34,52 @@ std::string int_rule(long long min, long long max) {
 std::string number_rule(NumberRange range) {
   return std::string("a number ") + (range.min_exclusive ? "> " : ">= ") +
          format_number(range.min);
+}
+
+// yaml-cpp 0.7 loops forever on some malformed inputs (a "," where a document's root node
+// should start, or "!>\n? a"), emitting events and allocating until the process dies. A
+// document cannot need many more events than it has bytes, so a first pass counts events
+// without building anything and gives up well before memory does.
+class EventBudget : public YAML::EventHandler {
+ public:
+  explicit EventBudget(std::size_t budget) : budget_(budget) {}
+  void OnDocumentStart(const YAML::Mark& m) override { spend(m); }
+  void OnDocumentEnd() override { spend(YAML::Mark::null_mark()); }
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { spend(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { spend(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    spend(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    spend(m);
+  }
+  void OnSequenceEnd() override { spend(YAML::Mark::null_mark()); }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    spend(m);
+  }
+  void OnMapEnd() override { spend(YAML::Mark::null_mark()); }
+
+ private:
+  void spend(const YAML::Mark& m) {
+    if (!m.is_null()) mark_ = m;
+    if (++spent_ > budget_) {
+      throw YAML::ParserException(mark_, "the parser got stuck on this input");
+    }
+  }
+  std::size_t budget_;
+  std::size_t spent_ = 0;
+  YAML::Mark mark_;
+};
+
+void check_event_budget(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  EventBudget budget(4 * text.size() + 64);
+  while (parser.HandleNextDocument(budget)) {
+  }
 }
 
 }  // namespace
@@ -112,7 +160,9 @@ Result<YAML::Node> load_document(std::string_view text, std::string_view source,
   };
   std::vector<YAML::Node> docs;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    const std::string owned(text);
+    check_event_budget(owned);  // throws ParserException instead of looping forever
+    docs = YAML::LoadAll(owned);
   } catch (const YAML::Exception& e) {
     Position at;
     if (!e.mark.is_null() && e.mark.line >= 0) at = {e.mark.line + 1, e.mark.column + 1};

@@ -1,0 +1,238 @@
+// `orchestrate demo`: the five-minute tour in one command. It starts an embedded server on a
+// temporary state directory with two local sites, submits the toy trainer, takes the first
+// site down part-way, and shows the job resume on the second site from its latest checkpoint.
+// It talks to the server over the REST API, exactly as the CLI does, and checks the outcome:
+// a demo that did not resume correctly exits non-zero.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/client_commands.h"
+#include "cli/serve_command.h"
+#include "cli/server.h"
+#include "scheduler/spec/clusters_parser.h"
+#include "web/http_client.h"
+
+namespace orch {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct DemoOptions {
+  int steps = 400;
+  int checkpoint_every = 25;
+  int outage_at_step = 150;
+  bool keep = false;
+};
+
+class Demo {
+ public:
+  explicit Demo(DemoOptions o) : o_(o), start_(std::chrono::steady_clock::now()) {}
+  int run();
+
+ private:
+  void say(const std::string& line) {
+    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::printf("[%5.1fs] %s\n", t, line.c_str());
+    std::fflush(stdout);
+  }
+  Result<json> call(const std::string& method, const std::string& target,
+                    const std::string& body = "", const std::string& type = "application/json");
+  void print_new_events();
+  int summarize();
+
+  DemoOptions o_;
+  std::chrono::steady_clock::time_point start_;
+  std::string url_;
+  std::int64_t job_ = 0;
+  std::size_t events_shown_ = 0;
+};
+
+Result<json> Demo::call(const std::string& method, const std::string& target,
+                        const std::string& body, const std::string& type) {
+  auto r = http_request(url_, method, target, body, type, 10000);
+  if (!r) return r.error();
+  json j = json::parse(r->body, nullptr, false);
+  if (r->status >= 400) {
+    std::string detail = j.is_object() ? j.value("detail", r->body) : r->body;
+    return make_error(ErrorKind::internal, method + " " + target + ": " + detail);
+  }
+  if (j.is_discarded()) return make_error(ErrorKind::internal, "bad JSON from " + target);
+  return j;
+}
+
+void Demo::print_new_events() {
+  auto events = call("GET", "/api/v1/jobs/" + std::to_string(job_) + "/events");
+  if (!events) return;
+  const auto& list = (*events)["events"];
+  for (; events_shown_ < list.size(); ++events_shown_) {
+    const auto& e = list[events_shown_];
+    if (e["kind"] == "checkpoint") continue;  // one per 25 steps: too chatty for a tour
+    say("job " + std::to_string(job_) + ": " + e["message"].get<std::string>());
+  }
+}
+
+int Demo::run() {
+  char tmpl[] = "/tmp/orchestrate-demo-XXXXXX";
+  if (!mkdtemp(tmpl)) {
+    std::perror("mkdtemp");
+    return kExitServerError;
+  }
+  const std::string state = tmpl;
+  const std::string bin = executable_dir();
+  std::printf("orchestrate demo: two local sites, one training job, one outage.\nstate: %s\n\n",
+              state.c_str());
+
+  // Two local sites, as a user would write them. A short grace so the outage is noticed fast.
+  const std::string clusters_yaml =
+      "clusters:\n"
+      "  - {name: alpha, provider: local, nodes: 2, gpus_per_node: 2, accelerator: cpu-slot,\n"
+      "     unreachable_grace_s: 2, poll_interval_ms: 100}\n"
+      "  - {name: beta, provider: local, nodes: 2, gpus_per_node: 2, accelerator: cpu-slot,\n"
+      "     unreachable_grace_s: 2, poll_interval_ms: 100}\n";
+  auto config = parse_clusters_file(clusters_yaml, "demo-clusters.yaml");
+  if (!config) {
+    std::cerr << "error: " << config.error().message << "\n";
+    return kExitServerError;
+  }
+  ServerSettings settings;
+  settings.state_dir = state;
+  settings.port = 0;
+  settings.tick_ms = 100;
+  auto server = Server::start(*config, settings);
+  if (!server) {
+    std::cerr << "error: " << server.error().message << "\n";
+    return kExitServerError;
+  }
+  url_ = (*server)->url();
+  say("server up at " + url_ + " with sites alpha and beta (2 nodes x 2 slots each)");
+
+  const int dim = 192;
+  const std::string job_yaml =
+      "name: toy-demo\n"
+      "command: " + bin + "/toy_trainer --steps " + std::to_string(o_.steps) +
+      " --dim " + std::to_string(dim) + " --batch 96 --ckpt-every " +
+      std::to_string(o_.checkpoint_every) + " --ckpt-dir " + state + "/checkpoints/toy-demo\n"
+      "resources: {nodes: 1, gpus_per_node: 2}\n"
+      "checkpoint: {dir: " + state + "/checkpoints/toy-demo, interval_steps: " +
+      std::to_string(o_.checkpoint_every) + "}\n"
+      "model: {parameters: " + std::to_string(dim * dim) + "}\n"
+      "restart: {max_infra_restarts: 3, backoff: {initial_s: 1}}\n"
+      "placement: {preferred: [alpha, beta]}\n";
+  auto submitted = call("POST", "/api/v1/jobs", job_yaml, "application/yaml");
+  if (!submitted) {
+    std::cerr << "error: " << submitted.error().message << "\n";
+    return kExitServerError;
+  }
+  job_ = (*submitted)["id"].get<std::int64_t>();
+
+  bool outage = false;
+  std::string final_state;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (std::chrono::steady_clock::now() < deadline) {
+    print_new_events();
+    auto job = call("GET", "/api/v1/jobs/" + std::to_string(job_));
+    if (job) {
+      const json& j = *job;
+      std::string st = j["state"];
+      if (st == "succeeded" || st == "failed" || st == "cancelled") {
+        final_state = st;
+        break;
+      }
+      if (!outage && j["cluster"] == "alpha" && j["step"].is_number() &&
+          j["step"].get<int>() >= o_.outage_at_step && !j["last_checkpoint"].is_null()) {
+        say(">>> site alpha goes dark at step " + std::to_string(j["step"].get<int>()) +
+            " (simulated outage: its processes die and it stops answering)");
+        if (auto r = call("POST", "/api/v1/clusters/alpha/outage", R"({"down": true})"); !r) {
+          std::cerr << "error: " << r.error().message << "\n";
+          return kExitServerError;
+        }
+        outage = true;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  print_new_events();
+  int rc = final_state.empty() ? kExitServerError : summarize();
+  if (final_state.empty()) std::printf("\nthe job did not finish within 90 s\n");
+  (*server)->stop();
+  if (o_.keep) {
+    std::printf("\nstate kept in %s (orchestrate.db, sites/*/runs/*/output.log)\n", state.c_str());
+  } else {
+    std::error_code ec;
+    fs::remove_all(state, ec);
+  }
+  return rc;
+}
+
+int Demo::summarize() {
+  auto job = call("GET", "/api/v1/jobs/" + std::to_string(job_));
+  auto attempts = call("GET", "/api/v1/jobs/" + std::to_string(job_) + "/attempts");
+  if (!job || !attempts) return kExitServerError;
+  const json& j = *job;
+  const json& list = (*attempts)["attempts"];
+
+  std::printf("\n%-8s %-8s %-12s %-18s %-18s %7s\n", "attempt", "site", "steps", "resumed from",
+              "ended", "MFU");
+  for (const auto& a : list) {
+    std::string steps = a["first_step"].is_null()
+                            ? "-"
+                            : std::to_string(a["first_step"].get<int>()) + ".." +
+                                  std::to_string(a["last_step"].get<int>());
+    std::string from = a["resumed_from"].is_null()
+                           ? "start"
+                           : "step " + std::to_string(a["resumed_from"]["step"].get<int>());
+    std::string mfu = a["mfu"].is_null() ? "-" : std::to_string(a["mfu"].get<double>() * 100);
+    if (mfu != "-") mfu = mfu.substr(0, mfu.find('.') + 2) + "%";
+    std::printf("%-8d %-8s %-12s %-18s %-18s %7s\n", a["no"].get<int>(),
+                a["cluster"].get<std::string>().c_str(), steps.c_str(), from.c_str(),
+                a["cause"].get<std::string>().c_str(), mfu.c_str());
+  }
+  double ettr = j["ettr"].is_null() ? 0.0 : j["ettr"].get<double>();
+  std::printf("\njob %lld %s; steps lost %lld (checkpoint every %d); ETTR %.0f%%\n",
+              static_cast<long long>(job_), j["state"].get<std::string>().c_str(),
+              static_cast<long long>(j["steps_lost"].get<std::int64_t>()), o_.checkpoint_every,
+              ettr * 100);
+
+  // The promise of the demo, checked: resumed on beta from the newest checkpoint alpha wrote.
+  bool ok = j["state"] == "succeeded" && list.size() >= 2;
+  if (ok) {
+    const json& first = list[0];
+    const json& second = list[1];
+    int last_alpha = first["last_step"].is_null() ? 0 : first["last_step"].get<int>();
+    int newest_ckpt = last_alpha / o_.checkpoint_every * o_.checkpoint_every;
+    ok = first["cluster"] == "alpha" && first["cause"] == "site_down" &&
+         second["cluster"] == "beta" && !second["resumed_from"].is_null() &&
+         second["resumed_from"]["step"].get<int>() == newest_ckpt &&
+         j["steps_lost"].get<int>() <= o_.checkpoint_every;
+  }
+  std::printf("%s\n", ok ? "demo OK: the job lost its site and resumed on beta from its latest "
+                           "checkpoint, losing no more than one checkpoint interval"
+                         : "demo FAILED: the job did not resume as expected (see above)");
+  return ok ? kExitOk : kExitServerError;
+}
+
+}  // namespace
+
+void add_demo_command(CLI::App& app) {
+  auto o = std::make_shared<DemoOptions>();
+  auto* cmd = app.add_subcommand("demo", "Run a job on a local site, lose the site, resume elsewhere");
+  cmd->add_option("--steps", o->steps, "Training steps")->check(CLI::Range(50, 100000));
+  cmd->add_option("--checkpoint-every", o->checkpoint_every, "Steps between checkpoints")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--outage-at-step", o->outage_at_step, "Take alpha down at about this step")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_flag("--keep", o->keep, "Keep the state directory for inspection");
+  cmd->callback([o] {
+    int rc = Demo(*o).run();
+    if (rc != kExitOk) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace orch

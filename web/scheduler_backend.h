@@ -1,0 +1,49 @@
+#pragma once
+// The real ApiBackend: reads from its own store connection (WAL: never blocks the brain),
+// sends commands to the brain loop and waits for the reply, and asks site adapters for logs.
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "scheduler/cluster_port.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/runtime/brain_loop.h"
+#include "scheduler/spec/cluster_spec.h"
+#include "scheduler/store/store.h"
+#include "web/api_backend.h"
+
+namespace orch {
+
+class SchedulerBackend final : public ApiBackend {
+ public:
+  SchedulerBackend(std::unique_ptr<Store> reader, BrainLoop& loop,
+                   std::vector<ClusterSpec> clusters, std::map<std::string, ClusterPort*> ports,
+                   const Clock& clock);
+
+  Result<nlohmann::json> list_clusters() override;
+  Result<nlohmann::json> list_jobs(const JobFilter& filter) override;
+  Result<nlohmann::json> get_job(std::int64_t id) override;
+  Result<nlohmann::json> job_attempts(std::int64_t id) override;
+  Result<nlohmann::json> job_events(std::int64_t id) override;
+  Result<nlohmann::json> explain_job(std::int64_t id) override;
+  Result<nlohmann::json> submit_job(const std::string& body, const std::string& source) override;
+  Result<nlohmann::json> cancel_job(std::int64_t id) override;
+  Result<std::string> job_logs(std::int64_t id, const LogRequest& request) override;
+  Result<nlohmann::json> set_cluster_outage(const std::string& cluster, bool down) override;
+
+ private:
+  Result<JobRow> find_job(std::int64_t id);
+  Result<nlohmann::json> job_json(const JobRow& job, bool with_spec);
+
+  std::mutex mu_;  // one reader connection shared by the server's threads
+  std::unique_ptr<Store> reader_;
+  BrainLoop& loop_;
+  std::vector<ClusterSpec> clusters_;
+  std::map<std::string, ClusterPort*> ports_;
+  const Clock& clock_;
+};
+
+}  // namespace orch
