@@ -31,8 +31,8 @@ void check_provider(const MapView& entry, const std::string& provider) {
   if (provider == "local") return;
   yaml::Reader& r = entry.reader();
   if (provider == "slurm" || provider == "kubernetes") {
-    r.fail(entry.value_position("provider"),
-           "provider \"" + provider + "\" is not supported yet", "local");
+    r.fail(entry.value_position("provider"), "provider \"" + provider + "\" is not supported yet",
+           "local");
   } else {
     r.fail(entry.value_position("provider"),
            "\"provider\" must be one of local, slurm, kubernetes, got \"" + provider + "\"",

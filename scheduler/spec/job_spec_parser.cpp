@@ -64,16 +64,16 @@ void read_model(const MapView& job, JobSpec& spec) {
 }
 
 void read_restart(const MapView& job, JobSpec& spec) {
-  MapView restart = job.child("restart", "restart",
-                              {"max_infra_restarts", "max_user_restarts", "backoff"},
-                              "a map such as {max_infra_restarts: 10, max_user_restarts: 0}");
+  MapView restart =
+      job.child("restart", "restart", {"max_infra_restarts", "max_user_restarts", "backoff"},
+                "a map such as {max_infra_restarts: 10, max_user_restarts: 0}");
   restart.read_int("max_infra_restarts", spec.restart.max_infra_restarts, 0, INT_MAX,
                    "a count such as 10");
   restart.read_int("max_user_restarts", spec.restart.max_user_restarts, 0, INT_MAX,
                    "a count such as 0");
-  MapView backoff = restart.child("backoff", "restart.backoff",
-                                  {"initial_s", "max_s", "multiplier"},
-                                  "a map such as {initial_s: 10, max_s: 600, multiplier: 2}");
+  MapView backoff =
+      restart.child("backoff", "restart.backoff", {"initial_s", "max_s", "multiplier"},
+                    "a map such as {initial_s: 10, max_s: 600, multiplier: 2}");
   BackoffSpec& b = spec.restart.backoff;
   backoff.read_number("initial_s", b.initial_s, {0.0, false}, "seconds such as 10");
   backoff.read_number("max_s", b.max_s, {0.0, false}, "seconds such as 600");
@@ -82,8 +82,8 @@ void read_restart(const MapView& job, JobSpec& spec) {
     const char* at = backoff.has("max_s") ? "max_s" : "initial_s";
     backoff.reader().fail(backoff.value_position(at),
                           "\"max_s\" (" + yaml::format_number(b.max_s) +
-                              ") is less than \"initial_s\" (" +
-                              yaml::format_number(b.initial_s) + ")",
+                              ") is less than \"initial_s\" (" + yaml::format_number(b.initial_s) +
+                              ")",
                           "max_s >= initial_s");
   }
 }
@@ -110,10 +110,10 @@ void read_placement(const MapView& job, JobSpec& spec) {
 }
 
 void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
-  MapView job(reader, root, "job",
-              {"name", "command", "env", "resources", "checkpoint", "model", "restart",
-               "placement"},
-              "a map with at least \"name\" and \"command\"");
+  MapView job(
+      reader, root, "job",
+      {"name", "command", "env", "resources", "checkpoint", "model", "restart", "placement"},
+      "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
   job.require("command", "a shell command such as \"python train.py\"");
@@ -143,8 +143,10 @@ Result<JobSpec> parse_job_spec(std::string_view yaml_text, std::string_view sour
   } catch (const std::exception& e) {
     // yaml-cpp may throw from node access on inputs we did not foresee; a bad spec must
     // never take the server down, so it becomes an ordinary error.
-    return make_error(ErrorKind::invalid, std::string(source_name) + ":1:1: could not read the "
-                                              "job spec (" + e.what() + "); expected a job spec");
+    return make_error(ErrorKind::invalid, std::string(source_name) +
+                                              ":1:1: could not read the "
+                                              "job spec (" +
+                                              e.what() + "); expected a job spec");
   }
 }
 

@@ -2,19 +2,19 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
-#include <exception>
 #include <climits>
+#include <cmath>
 #include <cstdint>
+#include <exception>
 #include <sstream>
 #include <utility>
-
-#include <yaml-cpp/eventhandler.h>
 
 namespace orch::yaml {
 namespace {
 
-bool is_quoted(const YAML::Node& node) { return node.Tag() == "!"; }
+bool is_quoted(const YAML::Node& node) {
+  return node.Tag() == "!";
+}
 
 std::string quote(std::string_view s) {
   // Long values are cut so that one bad field cannot flood the message.
@@ -32,54 +32,7 @@ std::string int_rule(long long min, long long max) {
 }
 
 std::string number_rule(NumberRange range) {
-  return std::string("a number ") + (range.min_exclusive ? "> " : ">= ") +
-         format_number(range.min);
-}
-
-// yaml-cpp 0.7 loops forever on some malformed inputs (a "," where a document's root node
-// should start, or "!>\n? a"), emitting events and allocating until the process dies. A
-// document cannot need many more events than it has bytes, so a first pass counts events
-// without building anything and gives up well before memory does.
-class EventBudget : public YAML::EventHandler {
- public:
-  explicit EventBudget(std::size_t budget) : budget_(budget) {}
-  void OnDocumentStart(const YAML::Mark& m) override { spend(m); }
-  void OnDocumentEnd() override { spend(YAML::Mark::null_mark()); }
-  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { spend(m); }
-  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { spend(m); }
-  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                const std::string&) override {
-    spend(m);
-  }
-  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
-    spend(m);
-  }
-  void OnSequenceEnd() override { spend(YAML::Mark::null_mark()); }
-  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
-    spend(m);
-  }
-  void OnMapEnd() override { spend(YAML::Mark::null_mark()); }
-
- private:
-  void spend(const YAML::Mark& m) {
-    if (!m.is_null()) mark_ = m;
-    if (++spent_ > budget_) {
-      throw YAML::ParserException(mark_, "the parser got stuck on this input");
-    }
-  }
-  std::size_t budget_;
-  std::size_t spent_ = 0;
-  YAML::Mark mark_;
-};
-
-void check_event_budget(const std::string& text) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  EventBudget budget(4 * text.size() + 64);
-  while (parser.HandleNextDocument(budget)) {
-  }
+  return std::string("a number ") + (range.min_exclusive ? "> " : ">= ") + format_number(range.min);
 }
 
 }  // namespace
@@ -98,12 +51,15 @@ Position position_of(const YAML::Node& node) {
 
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
     case YAML::NodeType::Scalar:
       return is_quoted(node) ? "the string " + quote(node.Scalar()) : quote(node.Scalar());
     case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined: return "null";
+    case YAML::NodeType::Undefined:
+      return "null";
   }
   return "null";
 }
@@ -151,53 +107,24 @@ std::string join(const std::vector<std::string_view>& words, std::string_view se
   return out;
 }
 
-Result<YAML::Node> load_document(std::string_view text, std::string_view source,
-                                 std::string_view expected_shape) {
-  auto error_at = [&](Position at, std::string_view what, std::string_view expected) {
-    Reader r(source);
-    r.fail(at, what, expected);
-    return r.error();
-  };
-  std::vector<YAML::Node> docs;
-  try {
-    const std::string owned(text);
-    check_event_budget(owned);  // throws ParserException instead of looping forever
-    docs = YAML::LoadAll(owned);
-  } catch (const YAML::Exception& e) {
-    Position at;
-    if (!e.mark.is_null() && e.mark.line >= 0) at = {e.mark.line + 1, e.mark.column + 1};
-    return error_at(at, "invalid YAML: " + e.msg,
-                    "well-formed YAML or JSON (check indentation, quotes and brackets)");
-  } catch (const std::exception& e) {
-    return error_at({}, std::string("invalid YAML: ") + e.what(), "well-formed YAML or JSON");
-  }
-  if (docs.empty() || docs.front().IsNull()) {
-    return error_at({}, "the document is empty", expected_shape);
-  }
-  if (docs.size() > 1) {
-    return error_at(position_of(docs[1]), "a second YAML document starts here",
-                    "one document per file (remove the extra \"---\")");
-  }
-  return docs.front();
-}
-
 bool is_name(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
   });
 }
 
 bool is_env_var_name(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
   });
 }
 
-bool is_non_empty(std::string_view s) { return !s.empty(); }
+bool is_non_empty(std::string_view s) {
+  return !s.empty();
+}
 
 void Reader::fail(Position at, std::string_view what, std::string_view expected) {
   std::string message(what);
@@ -208,9 +135,9 @@ void Reader::fail(Position at, std::string_view what, std::string_view expected)
 
 void Reader::fail_raw(Position at, std::string_view message) {
   if (error_) return;
-  error_ = make_error(ErrorKind::invalid, source_ + ":" + std::to_string(at.line) + ":" +
-                                              std::to_string(at.column) + ": " +
-                                              std::string(message));
+  error_ =
+      make_error(ErrorKind::invalid, source_ + ":" + std::to_string(at.line) + ":" +
+                                         std::to_string(at.column) + ": " + std::string(message));
 }
 
 std::optional<long long> scalar_to_integer(const YAML::Node& node) {
@@ -319,8 +246,8 @@ void MapView::read_int(std::string_view key, int& out, long long min, long long 
   if (v) out = *v;
 }
 
-void MapView::read_int(std::string_view key, std::optional<int>& out, long long min,
-                       long long max, std::string_view expected) {
+void MapView::read_int(std::string_view key, std::optional<int>& out, long long min, long long max,
+                       std::string_view expected) {
   const Field* f = find(key);
   if (!f) return;
   max = std::min<long long>(max, INT_MAX);
@@ -355,8 +282,8 @@ void MapView::read_number(std::string_view key, std::optional<double>& out, Numb
   out = *v;
 }
 
-void MapView::read_string_list(std::string_view key, std::vector<std::string>& out,
-                               StringRule rule, std::string_view expected) {
+void MapView::read_string_list(std::string_view key, std::vector<std::string>& out, StringRule rule,
+                               std::string_view expected) {
   const Field* f = find(key);
   if (!f || f->value.IsNull()) return;
   if (!f->value.IsSequence()) {
@@ -368,8 +295,8 @@ void MapView::read_string_list(std::string_view key, std::vector<std::string>& o
   for (const YAML::Node& item : f->value) {
     if (!item.IsScalar() || (rule.valid && !rule.valid(item.Scalar()))) {
       reader_->fail(position_of(item),
-                    "each item of " + quote(key) + " must be " + std::string(rule.must) +
-                        ", got " + describe(item),
+                    "each item of " + quote(key) + " must be " + std::string(rule.must) + ", got " +
+                        describe(item),
                     expected);
       return;
     }
@@ -393,17 +320,17 @@ void MapView::read_string_map(std::string_view key, std::map<std::string, std::s
     const YAML::Node& v = it->second;
     if (!k.IsScalar() || (key_rule.valid && !key_rule.valid(k.Scalar()))) {
       reader_->fail(position_of(k),
-                    "a key of " + quote(key) + " must be " + std::string(key_rule.must) +
-                        ", got " + describe(k),
+                    "a key of " + quote(key) + " must be " + std::string(key_rule.must) + ", got " +
+                        describe(k),
                     expected);
       return;
     }
     if (!v.IsScalar()) {
       // Report an empty value at its key: yaml-cpp marks it on the next line.
-      reader_->fail(v.IsNull() ? position_of(k) : position_of(v),
-                    quote(std::string(key) + "." + k.Scalar()) + " must be a string, got " +
-                        describe(v),
-                    "a plain value; write \"\" for an empty one");
+      reader_->fail(
+          v.IsNull() ? position_of(k) : position_of(v),
+          quote(std::string(key) + "." + k.Scalar()) + " must be a string, got " + describe(v),
+          "a plain value; write \"\" for an empty one");
       return;
     }
     if (!values.emplace(k.Scalar(), v.Scalar()).second) {

@@ -125,8 +125,7 @@ class MapView {
                 std::string_view expected);
   void read_int(std::string_view key, std::optional<int>& out, long long min, long long max,
                 std::string_view expected);
-  void read_number(std::string_view key, double& out, NumberRange range,
-                   std::string_view expected);
+  void read_number(std::string_view key, double& out, NumberRange range, std::string_view expected);
   void read_number(std::string_view key, std::optional<double>& out, NumberRange range,
                    std::string_view expected);
   // A list of scalars, each checked with `rule`.
@@ -137,8 +136,8 @@ class MapView {
                        StringRule key_rule, std::string_view expected);
 
   // The map under `key` (an empty view when the key is absent).
-  MapView child(std::string_view key, std::string context,
-                std::vector<std::string_view> valid_keys, std::string_view expected_shape) const;
+  MapView child(std::string_view key, std::string context, std::vector<std::string_view> valid_keys,
+                std::string_view expected_shape) const;
 
  private:
   Reader* reader_;

@@ -85,9 +85,9 @@ const BadClusters kBad[] = {
      "\"clusters\" must be a non-empty list, got an empty list"},
     {"clusters a map", "clusters: {name: a}\n", "1:11",
      "\"clusters\" must be a non-empty list, got a map"},
-    {"entry a scalar", "clusters:\n  - alpha\n", "2:5",
-     "clusters[0] must be a map, got \"alpha\""},
-    {"entry null", "clusters:\n  -\n", "2:3", "each cluster must be a map, got null at clusters[0]"},
+    {"entry a scalar", "clusters:\n  - alpha\n", "2:5", "clusters[0] must be a map, got \"alpha\""},
+    {"entry null", "clusters:\n  -\n", "2:3",
+     "each cluster must be a map, got null at clusters[0]"},
     {"entry without name", "clusters:\n  - nodes: 2\n", "2:5",
      "missing required key \"name\" in clusters[0]; expected a cluster name such as alpha"},
     {"top typo", "cluster: []\n", "1:1",
@@ -161,19 +161,16 @@ TEST(LoadClustersFile, DirectoryIsAnIoError) {
 }
 
 TEST(LoadClustersFile, ReadsAFileAndNamesItInErrors) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("orch_spec_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  auto dir =
+      std::filesystem::temp_directory_path() /
+      ("orch_spec_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
   std::filesystem::create_directories(dir);
   auto path = (dir / "clusters.yaml").string();
-  {
-    std::ofstream(path) << kExample;
-  }
+  { std::ofstream(path) << kExample; }
   auto good = load_clusters_file(path);
   ASSERT_TRUE(good.ok()) << good.error().message;
   EXPECT_EQ(good->clusters.size(), 2u);
-  {
-    std::ofstream(path) << "clusters:\n  - name: a\n    nodes: many\n";
-  }
+  { std::ofstream(path) << "clusters:\n  - name: a\n    nodes: many\n"; }
   auto bad = load_clusters_file(path);
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.error().message, StartsWith(path + ":3:12: \"nodes\" must be an integer"));

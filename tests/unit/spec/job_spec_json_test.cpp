@@ -81,8 +81,8 @@ TEST(JobSpecJson, DefaultsRoundTripAndOptionalsStayUnset) {
 }
 
 TEST(JobSpecJson, ShapeMatchesTheYamlFormat) {
-  auto parsed = parse_job_spec("name: a\ncommand: b\nresources: {nodes: 2, gpus_per_node: 4}\n",
-                               "job.yaml");
+  auto parsed =
+      parse_job_spec("name: a\ncommand: b\nresources: {nodes: 2, gpus_per_node: 4}\n", "job.yaml");
   ASSERT_TRUE(parsed.ok());
   nlohmann::json j = job_spec_to_json(*parsed);
   EXPECT_EQ(j["resources"]["nodes"], 2);
@@ -101,7 +101,8 @@ TEST(JobSpecJson, BadJsonIsAnErrorNotACrash) {
   EXPECT_EQ(not_object.error().kind, ErrorKind::invalid);
   EXPECT_THAT(not_object.error().message, ::testing::HasSubstr("expected a JSON object"));
 
-  auto wrong_type = job_spec_from_json({{"name", "a"}, {"command", "b"}, {"resources", {{"nodes", "x"}}}});
+  auto wrong_type =
+      job_spec_from_json({{"name", "a"}, {"command", "b"}, {"resources", {{"nodes", "x"}}}});
   ASSERT_FALSE(wrong_type.ok());
   EXPECT_THAT(wrong_type.error().message,
               ::testing::HasSubstr("\"nodes\" must be an integer >= 1, got the string \"x\""));
@@ -111,7 +112,9 @@ TEST(JobSpecJson, BadJsonIsAnErrorNotACrash) {
   EXPECT_THAT(bad_utf8.error().message, ::testing::HasSubstr("UTF-8"));
 }
 
-TEST(ModelFlops, NothingGivenIsUnknown) { EXPECT_FALSE(model_flops_per_token(ModelSpec{})); }
+TEST(ModelFlops, NothingGivenIsUnknown) {
+  EXPECT_FALSE(model_flops_per_token(ModelSpec{}));
+}
 
 TEST(ModelFlops, ParametersAloneIsSixN) {
   ModelSpec m;

@@ -106,7 +106,10 @@ const BadJob kBadJobs[] = {
     {"null document", "~\n", "1:1", "the document is empty"},
     {"scalar document", "hello\n", "1:1", "job must be a map, got \"hello\"; expected a map"},
     {"list document", "- a\n- b\n", "1:1", "job must be a map, got a list"},
-    {"syntax error", "name: [a\ncommand: x\n", "2:8", "invalid YAML: end of sequence flow not found"},
+    {"syntax error", "name: [a\ncommand: x\n", "2:8",
+     "invalid YAML: end of sequence flow not found"},
+    {"comma at the root", "name: a\n---\n,x: 1\n", "3:1",
+     "invalid YAML: the parser got stuck on this input; expected well-formed YAML"},
     {"two documents", "name: a\ncommand: b\n---\nname: c\n", "4:1",
      "a second YAML document starts here; expected one document per file"},
     {"missing name", "command: x\n", "1:1",
@@ -131,7 +134,8 @@ const BadJob kBadJobs[] = {
      "\"command\" must be a non-empty string, got a list"},
     {"nodes not a number", kHead + "resources:\n  nodes: two\n", "4:10",
      "\"nodes\" must be an integer >= 1, got \"two\"; expected an integer such as 2"},
-    {"nodes zero", kHead + "resources: {nodes: 0}\n", "3:20", "\"nodes\" must be an integer >= 1, got \"0\""},
+    {"nodes zero", kHead + "resources: {nodes: 0}\n", "3:20",
+     "\"nodes\" must be an integer >= 1, got \"0\""},
     {"nodes fractional", kHead + "resources: {nodes: 1.5}\n", "3:20", "got \"1.5\""},
     {"nodes huge", kHead + "resources: {nodes: 99999999999999999999}\n", "3:20",
      "\"nodes\" must be an integer >= 1, got \"99999999999999999999\""},
@@ -147,7 +151,8 @@ const BadJob kBadJobs[] = {
     {"env bad name", kHead + "env: {1BAD: x}\n", "3:7",
      "a key of \"env\" must be a variable name: a letter or \"_\", then letters, digits or \"_\", "
      "got \"1BAD\""},
-    {"env value map", kHead + "env:\n  A: {b: 1}\n", "4:6", "\"env.A\" must be a string, got a map"},
+    {"env value map", kHead + "env:\n  A: {b: 1}\n", "4:6",
+     "\"env.A\" must be a string, got a map"},
     {"env value null", kHead + "env:\n  A:\n", "4:3", "\"env.A\" must be a string, got null"},
     {"resume_env invalid", kHead + "checkpoint: {dir: /c, resume_env: RESUME-FROM}\n", "3:35",
      "\"resume_env\" must be a variable name"},
@@ -178,9 +183,10 @@ const BadJob kBadJobs[] = {
      "\"allowed\" must be a list, got \"alpha\"; expected a list of cluster names"},
     {"allowed bad item", kHead + "placement: {allowed: [alpha, {x: 1}]}\n", "3:30",
      "each item of \"allowed\" must be 1 to 64 letters"},
-    {"preferred not allowed", kHead + "placement:\n  allowed: [alpha, beta]\n  preferred: [gamma]\n",
-     "5:15",
-     "preferred cluster \"gamma\" is not in \"allowed\"; expected a subset of allowed: alpha, beta"},
+    {"preferred not allowed",
+     kHead + "placement:\n  allowed: [alpha, beta]\n  preferred: [gamma]\n", "5:15",
+     "preferred cluster \"gamma\" is not in \"allowed\"; expected a subset of allowed: alpha, "
+     "beta"},
 };
 
 class BadJobSpec : public ::testing::TestWithParam<BadJob> {};
@@ -190,8 +196,7 @@ TEST_P(BadJobSpec, IsRejectedWithPositionAndReason) {
   auto r = parse_job_spec(row.yaml, "job.yaml");
   ASSERT_FALSE(r.ok()) << row.why << ": accepted";
   EXPECT_EQ(r.error().kind, ErrorKind::invalid);
-  EXPECT_THAT(r.error().message, ::testing::StartsWith("job.yaml:" + row.where + ": "))
-      << row.why;
+  EXPECT_THAT(r.error().message, ::testing::StartsWith("job.yaml:" + row.where + ": ")) << row.why;
   EXPECT_THAT(r.error().message, HasSubstr(row.message)) << row.why;
 }
 

@@ -1,0 +1,289 @@
+#include "server_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "web/http_client.h"
+
+namespace orch::e2e {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+int remaining_ms(SteadyClock::time_point deadline) {
+  auto left = std::chrono::duration_cast<milliseconds>(deadline - SteadyClock::now()).count();
+  return left < 0 ? 0 : static_cast<int>(left);
+}
+
+// Decodes a waitpid status the way a shell does: the exit code, or 128 + signal.
+int shell_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+// In the child after fork: only async-signal-safe calls, then exec; 127 if exec fails.
+[[noreturn]] void exec_child(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execv(args[0], args.data());
+  _exit(127);
+}
+
+}  // namespace
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/orch-e2e-XXXXXX";
+  if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv, milliseconds timeout) {
+  ProcessResult result;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    int null_fd = open("/dev/null", O_RDONLY);
+    dup2(null_fd, 0);
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    exec_child(argv);
+  }
+  close(fds[1]);
+  const auto deadline = SteadyClock::now() + timeout;
+  char buf[4096];
+  for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    int ready = poll(&p, 1, remaining_ms(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      result.timed_out = true;
+      break;
+    }
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    result.output.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  if (result.timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && !result.timed_out) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  return result;
+}
+
+std::unique_ptr<ServerProcess> ServerProcess::start(const std::string& config,
+                                                    const std::string& state,
+                                                    const std::string& log_path, std::string& error,
+                                                    milliseconds timeout) {
+  const std::vector<std::string> argv = {
+      ORCH_BIN_DIR "/orchestrate", "serve", "--config", config, "--state", state, "--port", "0"};
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) throw std::runtime_error("cannot open " + log_path);
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    int null_fd = open("/dev/null", O_RDONLY);
+    dup2(null_fd, 0);
+    dup2(fds[1], 1);
+    dup2(log_fd, 2);
+    exec_child(argv);
+  }
+  close(fds[1]);
+  close(log_fd);
+  std::unique_ptr<ServerProcess> server(new ServerProcess(pid, fds[0]));
+
+  const auto deadline = SteadyClock::now() + timeout;
+  std::string out;
+  char buf[1024];
+  while (server->url_.empty()) {
+    pollfd p{fds[0], POLLIN, 0};
+    int ready = poll(&p, 1, remaining_ms(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      error = "no \"serving\" line within " + std::to_string(timeout.count()) + " ms";
+      break;
+    }
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = "the server closed its stdout before announcing its URL";
+      break;
+    }
+    out.append(buf, static_cast<std::size_t>(n));
+    // "orchestrate: serving N cluster(s) on http://127.0.0.1:PORT with state in DIR"
+    auto serving = out.find("serving ");
+    auto nl = serving == std::string::npos ? serving : out.find('\n', serving);
+    if (nl == std::string::npos) continue;
+    auto at = out.find("http://", serving);
+    if (at == std::string::npos || at > nl) {
+      error = "unexpected serving line: " + out;
+      break;
+    }
+    server->url_ = out.substr(at, out.find(' ', at) - at);
+  }
+  if (!server->url_.empty()) return server;
+  server->kill9();
+  error += "\nstdout: " + out + "\nstderr: " + read_file(log_path);
+  return nullptr;
+}
+
+ServerProcess::~ServerProcess() {
+  if (alive()) kill9();
+  if (out_fd_ >= 0) close(out_fd_);
+}
+
+bool ServerProcess::alive() {
+  if (status_) return false;
+  int status = 0;
+  pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) status_ = shell_status(status);
+  return !status_;
+}
+
+bool ServerProcess::wait_exit(milliseconds timeout) {
+  const auto deadline = SteadyClock::now() + timeout;
+  while (alive()) {
+    if (SteadyClock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return true;
+}
+
+int ServerProcess::stop(milliseconds timeout) {
+  if (alive()) {
+    kill(pid_, SIGTERM);
+    if (!wait_exit(timeout)) kill9();
+  }
+  return *status_;
+}
+
+void ServerProcess::kill9() {
+  if (!alive()) return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  status_ = shell_status(status);
+}
+
+HttpResponse call(const std::string& url, const std::string& method, const std::string& target,
+                  const std::string& body, const std::string& content_type) {
+  auto r = http_request(url, method, target, body, content_type, 10000);
+  if (r) return *r;
+  HttpResponse failed;
+  failed.status = 0;
+  failed.body = method + " " + target + " failed: " + r.error().message;
+  return failed;
+}
+
+json get_json(const std::string& url, const std::string& target) {
+  HttpResponse r = call(url, "GET", target);
+  if (r.status != 200) return nullptr;
+  json j = json::parse(r.body, nullptr, false);
+  return j.is_discarded() ? json(nullptr) : j;
+}
+
+std::string describe_job(const std::string& url, std::int64_t id) {
+  const std::string base = "/api/v1/jobs/" + std::to_string(id);
+  return "\njob: " + get_json(url, base).dump() +
+         "\nattempts: " + get_json(url, base + "/attempts").dump() +
+         "\nevents: " + get_json(url, base + "/events").dump(1);
+}
+
+std::vector<RunDir> list_run_dirs(const std::string& state_dir) {
+  std::vector<RunDir> dirs;
+  std::error_code ec;
+  for (const auto& site : fs::directory_iterator(state_dir + "/sites", ec)) {
+    std::error_code ec2;
+    for (const auto& run : fs::directory_iterator(site.path() / "runs", ec2)) {
+      if (!run.is_directory()) continue;
+      dirs.push_back(
+          {site.path().filename().string(), run.path().filename().string(), run.path().string()});
+    }
+  }
+  return dirs;
+}
+
+std::optional<pid_t> read_agent_pid(const std::string& run_dir) {
+  std::string text = read_file(run_dir + "/agent.pid");
+  char* end = nullptr;
+  long pid = std::strtol(text.c_str(), &end, 10);
+  if (end == text.c_str() || pid <= 1) return std::nullopt;
+  return static_cast<pid_t>(pid);
+}
+
+bool agent_lock_held(const std::string& run_dir) {
+  int fd = open((run_dir + "/agent.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);  // also drops our shared lock if we got it
+  return held;
+}
+
+bool group_alive(pid_t pgid) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // /proc/PID/stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces and parens.
+    std::string stat = read_file(entry.path().string() + "/stat");
+    auto close_paren = stat.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close_paren + 1));
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (!(rest >> state >> ppid >> pgrp)) continue;
+    if (pgrp == pgid && state != 'Z' && state != 'X') return true;
+  }
+  return false;
+}
+
+void kill_leftover_jobs(const std::string& state_dir) {
+  for (const auto& run : list_run_dirs(state_dir)) {
+    auto pid = read_agent_pid(run.path);
+    if (pid && group_alive(*pid)) kill(-*pid, SIGKILL);
+  }
+}
+
+}  // namespace orch::e2e

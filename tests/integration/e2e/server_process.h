@@ -1,0 +1,106 @@
+#pragma once
+// Pieces for end-to-end tests that run the real `orchestrate serve` binary as a child process
+// and talk to it over REST: a temporary directory, a child-process runner, the server process
+// itself, a small REST helper and probes of the local sites' run directories (so a test can
+// check that a job's processes live or died, and kill what a failed test left behind).
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "web/http_types.h"
+
+namespace orch::e2e {
+
+using std::chrono::milliseconds;
+using SteadyClock = std::chrono::steady_clock;
+
+// A fresh directory under /tmp (mkdtemp), removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();  // throws std::runtime_error when mkdtemp fails
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void write_file(const std::string& path, const std::string& text);
+std::string read_file(const std::string& path);  // "" when unreadable
+
+struct ProcessResult {
+  int exit_code = -1;  // -1 when it died of a signal or was killed at the deadline
+  int signal = 0;
+  bool timed_out = false;
+  std::string output;  // stdout and stderr, interleaved as written
+};
+
+// Runs argv (argv[0] is a path) to completion and captures its output. A child still running
+// at the deadline is SIGKILLed and reported as timed_out.
+ProcessResult run_process(const std::vector<std::string>& argv, milliseconds timeout);
+
+// `orchestrate serve --config C --state S --port 0` as a child process. Its stdout comes
+// through a pipe (that is where it announces its URL); its stderr goes to log_path.
+class ServerProcess {
+ public:
+  // Starts the server and reads its stdout until the "serving ... on http://..." line.
+  // Returns nullptr and sets error (with the server's stderr) when that line does not come.
+  static std::unique_ptr<ServerProcess> start(const std::string& config, const std::string& state,
+                                              const std::string& log_path, std::string& error,
+                                              milliseconds timeout = milliseconds(20000));
+  ~ServerProcess();  // SIGKILLs a server still running, so a failed test leaks nothing
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  const std::string& url() const { return url_; }
+  pid_t pid() const { return pid_; }
+  bool alive();  // false once it exited (it is reaped then)
+  // SIGTERM, then SIGKILL if it has not exited by the deadline. Returns its exit code, or
+  // 128 + signal when a signal ended it.
+  int stop(milliseconds timeout = milliseconds(10000));
+  void kill9();  // a crash: SIGKILL and reap, no chance to clean up
+
+ private:
+  ServerProcess(pid_t pid, int out_fd) : pid_(pid), out_fd_(out_fd) {}
+  bool wait_exit(milliseconds timeout);
+  pid_t pid_;
+  int out_fd_;
+  std::string url_;
+  std::optional<int> status_;
+};
+
+// REST helpers. A transport failure reads as status 0 with the error message as the body.
+HttpResponse call(const std::string& url, const std::string& method, const std::string& target,
+                  const std::string& body = "",
+                  const std::string& content_type = "application/json");
+// The parsed JSON body of a GET, or null when the call failed or the body is not JSON.
+nlohmann::json get_json(const std::string& url, const std::string& target);
+// Job, attempts and events of one job, for failure messages.
+std::string describe_job(const std::string& url, std::int64_t id);
+
+// A local site's run directory: <state>/sites/<site>/runs/<token>.
+struct RunDir {
+  std::string site;
+  std::string token;
+  std::string path;
+};
+std::vector<RunDir> list_run_dirs(const std::string& state_dir);
+std::optional<pid_t> read_agent_pid(const std::string& run_dir);
+// Whether some process holds the run's agent.lock, i.e. whether its agent lives.
+bool agent_lock_held(const std::string& run_dir);
+// Whether any process (zombies excluded) is in process group pgid.
+bool group_alive(pid_t pgid);
+// SIGKILLs the process group of every run under state_dir that still has a live process.
+void kill_leftover_jobs(const std::string& state_dir);
+
+}  // namespace orch::e2e

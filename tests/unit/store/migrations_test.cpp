@@ -1,0 +1,97 @@
+// Migrations: an old database is brought up to date with its data intact; a newer one is refused.
+#include <gmock/gmock.h>
+
+#include <filesystem>
+
+#include "scheduler/store/migrations.h"
+#include "scheduler/store/store.h"
+
+namespace orch {
+namespace {
+
+class Migrations : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("orch-migrations-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "state.db").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(Migrations, VersionOneDatabaseIsUpgradedWithItsDataKept) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 1).ok());
+    EXPECT_EQ(*schema_version(*db), 1);
+    // A job and a running attempt, written as version 1 wrote them.
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
+        VALUES ('old', 'running', '{"name":"old","command":"true"}', 1, 2);
+      INSERT INTO attempts(job_id, no, cluster, token, state, gpus, started_ms)
+        VALUES (1, 1, 'alpha', 'orch-1-1-x', 'running', 4, 3);
+      INSERT INTO outbox(cluster, kind, token, payload, created_ms)
+        VALUES ('alpha', 'cancel', 'orch-1-1-x', '{}', 4);
+    )sql").ok());
+  }
+
+  auto store = Store::open(path_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ(*schema_version((*store)->db()), latest_schema_version());
+
+  auto job = (*store)->job(1).value();
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->name, "old");
+  EXPECT_EQ(job->state, JobState::running);
+  auto attempt = (*store)->attempt_by_token("orch-1-1-x").value();
+  ASSERT_TRUE(attempt.has_value());
+  EXPECT_EQ(attempt->gpus, 4);
+  EXPECT_FALSE(attempt->last_step.has_value()) << "columns added by v2 start empty";
+  EXPECT_EQ(attempt->steps_lost, 0);
+  EXPECT_EQ((*store)->pending_actions("alpha").value().size(), 1u);
+  // Tables added by v2 work.
+  EXPECT_TRUE((*store)->insert_checkpoint({0, 1, attempt->id, 10, "/c/10", 0.5, 5}).value());
+}
+
+TEST_F(Migrations, OpeningTwiceIsIdempotent) {
+  ASSERT_TRUE(Store::open(path_).ok());
+  auto again = Store::open(path_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*schema_version((*again)->db()), latest_schema_version());
+}
+
+TEST_F(Migrations, DatabaseFromANewerBuildIsRefusedWithAHint) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db->exec("PRAGMA user_version = 99").ok());
+  }
+  auto store = Store::open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.error().message, ::testing::HasSubstr("schema version 99, newer than this build"));
+}
+
+TEST_F(Migrations, VersionsAreContiguousFromOne) {
+  int expected = 1;
+  for (const auto& m : migrations()) EXPECT_EQ(m.version, expected++);
+}
+
+TEST_F(Migrations, NotADatabaseIsAClearError) {
+  {
+    std::FILE* f = std::fopen(path_.c_str(), "w");
+    std::fputs("this is not sqlite, just text that is long enough to have a header........", f);
+    std::fclose(f);
+  }
+  auto store = Store::open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.error().message, ::testing::HasSubstr("not a database"));
+}
+
+}  // namespace
+}  // namespace orch

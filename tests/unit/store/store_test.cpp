@@ -1,0 +1,147 @@
+// The store: transactions, refused transitions, the outbox, and durability across reopen.
+#include <gmock/gmock.h>
+
+#include <filesystem>
+
+#include "scheduler/store/store.h"
+#include "tests/harness/builders.h"
+
+namespace orch {
+namespace {
+
+using testing::make_job;
+
+JobRow new_job(Millis now = 1000) {
+  JobRow j;
+  j.name = "toy";
+  j.spec = make_job();
+  j.created_ms = j.updated_ms = now;
+  return j;
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { store = std::move(Store::open(":memory:").value()); }
+  std::unique_ptr<Store> store;
+};
+
+TEST_F(StoreTest, JobRoundTripsWithItsSpec) {
+  JobRow j = new_job();
+  j.spec.env["A"] = "b";
+  JobId id = store->insert_job(j).value();
+  JobRow back = store->job(id).value().value();
+  EXPECT_EQ(back.name, "toy");
+  EXPECT_EQ(back.state, JobState::pending);
+  EXPECT_EQ(back.spec.command, j.spec.command);
+  EXPECT_EQ(back.spec.env.at("A"), "b");
+}
+
+TEST_F(StoreTest, IllegalJobTransitionIsRefusedLoggedAndNotApplied) {
+  JobRow j = new_job();
+  j.id = store->insert_job(j).value();
+  ASSERT_TRUE(store->set_job_state(j, JobState::placed, 2000).ok());
+  auto r = store->set_job_state(j, JobState::pending, 3000);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::conflict);
+  EXPECT_EQ(j.state, JobState::placed);
+  EXPECT_EQ(store->job(j.id).value()->state, JobState::placed);
+  auto events = store->events_of(j.id).value();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, "illegal-transition");
+  EXPECT_EQ(events[0].message, "refused illegal job transition placed -> pending");
+}
+
+TEST_F(StoreTest, EveryIllegalJobTransitionIsRefusedByTheStore) {
+  for (JobState from : kAllJobStates) {
+    for (JobState to : kAllJobStates) {
+      if (from == to || can_transition(from, to)) continue;
+      JobRow j = new_job();
+      j.state = from;
+      j.id = store->insert_job(j).value();
+      EXPECT_FALSE(store->set_job_state(j, to, 5).ok()) << to_string(from) << "->" << to_string(to);
+      EXPECT_EQ(store->job(j.id).value()->state, from);
+    }
+  }
+}
+
+TEST_F(StoreTest, IllegalAttemptTransitionIsRefused) {
+  JobRow j = new_job();
+  j.id = store->insert_job(j).value();
+  AttemptRow a;
+  a.job_id = j.id;
+  a.no = 1;
+  a.cluster = "alpha";
+  a.token = "t1";
+  a.gpus = 1;
+  a.id = store->insert_attempt(a).value();
+  ASSERT_TRUE(store->set_attempt_state(a, AttemptState::exited, 10).ok());
+  EXPECT_EQ(a.ended_ms, 10);
+  EXPECT_FALSE(store->set_attempt_state(a, AttemptState::running, 11).ok());
+  EXPECT_EQ(store->attempt_by_token("t1").value()->state, AttemptState::exited);
+}
+
+TEST_F(StoreTest, FailedTransactionLeavesNoTrace) {
+  auto r = store->transaction([&]() -> Result<void> {
+    (void)store->insert_job(new_job());
+    return make_error(ErrorKind::invalid, "changed my mind");
+  });
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(store->jobs(std::nullopt, 10).value().empty());
+}
+
+TEST_F(StoreTest, OutboxKeepsOrderAndForgetsDoneActions) {
+  OutboxRow launch{0, "alpha", ActionKind::launch, "t1", {{"x", 1}}, 1, std::nullopt};
+  OutboxRow cancel{0, "alpha", ActionKind::cancel, "t1", {}, 2, std::nullopt};
+  OutboxRow other{0, "beta", ActionKind::launch, "t2", {}, 3, std::nullopt};
+  auto id1 = store->enqueue(launch).value();
+  store->enqueue(cancel).value();
+  store->enqueue(other).value();
+  auto pending = store->pending_actions("alpha").value();
+  ASSERT_EQ(pending.size(), 2u);
+  EXPECT_EQ(pending[0].kind, ActionKind::launch);
+  EXPECT_EQ(pending[0].payload["x"], 1);
+  EXPECT_EQ(pending[1].kind, ActionKind::cancel);
+  ASSERT_TRUE(store->mark_action_done(id1, 9).ok());
+  EXPECT_EQ(store->pending_actions("alpha").value().size(), 1u);
+  ASSERT_TRUE(store->mark_actions_done_for_token("t1", 10).ok());
+  EXPECT_TRUE(store->pending_actions("alpha").value().empty());
+  EXPECT_EQ(store->pending_actions("beta").value().size(), 1u);
+}
+
+TEST_F(StoreTest, CheckpointsAreUniqueAndTheLatestIsTheHighestStep) {
+  JobRow j = new_job();
+  j.id = store->insert_job(j).value();
+  AttemptRow a;
+  a.job_id = j.id;
+  a.no = 1;
+  a.cluster = "alpha";
+  a.token = "t1";
+  a.id = store->insert_attempt(a).value();
+  EXPECT_TRUE(store->insert_checkpoint({0, j.id, a.id, 20, "/c/20", {}, 1}).value());
+  EXPECT_TRUE(store->insert_checkpoint({0, j.id, a.id, 30, "/c/30", {}, 2}).value());
+  EXPECT_FALSE(store->insert_checkpoint({0, j.id, a.id, 20, "/c/20", {}, 3}).value());
+  EXPECT_EQ(store->latest_checkpoint(j.id).value()->step, 30);
+}
+
+TEST(StoreFile, StateSurvivesReopenAndIsReadableFromASecondConnection) {
+  auto dir = std::filesystem::temp_directory_path() / "orch-store-file-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "state.db").string();
+  JobId id = 0;
+  {
+    auto writer = std::move(Store::open(path).value());
+    auto reader = std::move(Store::open(path).value());
+    ASSERT_TRUE(writer->transaction([&]() -> Result<void> {
+                        id = writer->insert_job(new_job()).value();
+                        return Ok{};
+                      }).ok());
+    EXPECT_TRUE(reader->job(id).value().has_value()) << "a committed write is visible to readers";
+  }
+  auto again = std::move(Store::open(path).value());
+  EXPECT_EQ(again->job(id).value()->name, "toy");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace orch
