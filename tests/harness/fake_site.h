@@ -1,0 +1,76 @@
+#pragma once
+// A scripted ClusterPort: tests set what the site "has" and what it answers, then read what
+// was asked of it. No processes, no threads, no time.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "scheduler/cluster_port.h"
+
+namespace orch::testing {
+
+class FakeSite final : public ClusterPort {
+ public:
+  struct Run {
+    LaunchRequest request;
+    RunObservation obs;
+  };
+
+  bool down = false;              // every call answers unreachable
+  std::optional<Error> launch_error;  // the next launch fails with this
+  std::map<std::string, Run> runs;  // by token
+  std::vector<std::string> launched, cancelled, found;
+
+  Result<SiteInventory> inventory() override {
+    if (down) return unreachable();
+    return SiteInventory{{{"n0", 4, true, ""}}};
+  }
+  Result<LaunchResult> launch(const LaunchRequest& r) override {
+    if (down) return unreachable();
+    if (launch_error) return *std::exchange(launch_error, std::nullopt);
+    launched.push_back(r.token);
+    runs[r.token] = Run{r, RunObservation{RunPhase::running, {}, "job-" + r.token, {"n0"}, {}, 0}};
+    return LaunchResult{"job-" + r.token, {"n0"}};
+  }
+  Result<std::optional<LaunchResult>> find(const std::string& token) override {
+    if (down) return unreachable();
+    found.push_back(token);
+    auto it = runs.find(token);
+    if (it == runs.end()) return std::optional<LaunchResult>{};
+    return std::optional<LaunchResult>{LaunchResult{it->second.obs.site_job_id, {"n0"}}};
+  }
+  Result<RunObservation> observe(const std::string& token, std::uint64_t offset) override {
+    if (down) return unreachable();
+    auto it = runs.find(token);
+    if (it == runs.end()) return RunObservation{};
+    RunObservation o = it->second.obs;
+    // Lines are numbered by offset: a caller that passes the offset it got sees each line once.
+    o.new_lines.assign(it->second.obs.new_lines.begin() +
+                           static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(offset, o.new_lines.size())),
+                       it->second.obs.new_lines.end());
+    o.next_offset = it->second.obs.new_lines.size();
+    return o;
+  }
+  Result<void> cancel(const std::string& token) override {
+    if (down) return unreachable();
+    cancelled.push_back(token);
+    return Ok{};
+  }
+  Result<std::string> read_output(const std::string&, std::uint64_t, std::size_t) override {
+    return std::string();
+  }
+
+  void print(const std::string& token, const std::string& line) {
+    runs[token].obs.new_lines.push_back(line);
+  }
+  void exit(const std::string& token, int code) {
+    runs[token].obs.phase = RunPhase::exited;
+    runs[token].obs.exit = ExitStatus{code, std::nullopt, "", false};
+  }
+
+ private:
+  static Error unreachable() { return make_error(ErrorKind::unreachable, "fake site is down"); }
+};
+
+}  // namespace orch::testing
