@@ -157,8 +157,8 @@ Result<BrainReply> Brain::on(const Tick&) {
 Result<std::vector<ClusterView>> Brain::cluster_views() {
   auto rows = store_.clusters();
   if (!rows) return rows.error();
-  auto live = store_.live_attempts(std::nullopt);
-  if (!live) return live.error();
+  auto used = store_.gpus_in_use();
+  if (!used) return used.error();
   std::vector<ClusterView> views;
   for (const auto& spec : clusters_) {
     ClusterView v;
@@ -166,9 +166,7 @@ Result<std::vector<ClusterView>> Brain::cluster_views() {
     for (const auto& r : *rows) {
       if (r.name == spec.name) v.health = r.health;
     }
-    for (const auto& a : *live) {
-      if (a.cluster == spec.name) v.gpus_used += a.gpus;
-    }
+    if (auto it = used->find(spec.name); it != used->end()) v.gpus_used = it->second;
     views.push_back(v);
   }
   return views;

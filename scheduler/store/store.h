@@ -8,6 +8,8 @@
 // event is recorded, and ErrorKind::conflict is returned.
 
 #include <functional>
+#include <map>
+#include <unordered_map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +49,8 @@ class Store {
   Result<std::optional<AttemptRow>> attempt_by_token(const std::string& token);
   Result<std::vector<AttemptRow>> attempts_of(JobId job);
   Result<std::vector<AttemptRow>> live_attempts(const std::optional<std::string>& cluster);
+  // GPUs held by live attempts, per cluster (clusters with none are absent).
+  Result<std::map<std::string, int>> gpus_in_use();
   Result<void> update_attempt(const AttemptRow& row);
   Result<void> set_attempt_state(AttemptRow& row, AttemptState to, Millis now);
 
@@ -73,7 +77,11 @@ class Store {
 
  private:
   explicit Store(Db db) : db_(std::move(db)) {}
+  JobRow read_job(const Stmt& st);
+
   Db db_;
+  // Specs never change after submit, and parsing one is the costliest part of reading a job.
+  std::unordered_map<JobId, std::pair<std::string, JobSpec>> spec_cache_;
 };
 
 }  // namespace orch

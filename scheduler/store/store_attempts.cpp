@@ -105,6 +105,17 @@ Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::st
   return collect_rows(*st, read_attempt);
 }
 
+Result<std::map<std::string, int>> Store::gpus_in_use() {
+  auto st = db_.prepare(
+      "SELECT cluster, SUM(gpus) FROM attempts WHERE state != 'exited' GROUP BY cluster");
+  if (!st) return st.error();
+  auto rows = collect_rows(*st, [](const Stmt& s) {
+    return std::pair<std::string, int>(s.col_text(0), static_cast<int>(s.col_int(1)));
+  });
+  if (!rows) return rows.error();
+  return std::map<std::string, int>(rows->begin(), rows->end());
+}
+
 Result<void> Store::update_attempt(const AttemptRow& a) {
   auto current = attempt_by_token(a.token);
   if (!current) return current.error();

@@ -11,13 +11,26 @@ constexpr const char* kJobColumns =
     "id, name, state, spec, infra_restarts, user_restarts, next_attempt_ms, reason, created_ms, "
     "updated_ms";
 
-JobRow read_job(const Stmt& st) {
+}  // namespace
+
+JobRow Store::read_job(const Stmt& st) {
   JobRow j;
   j.id = st.col_int(0);
   j.name = st.col_text(1);
   j.state = parse_job_state(st.col_text(2)).value_or(JobState::failed);
-  auto spec_json = nlohmann::json::parse(st.col_text(3), nullptr, false);
-  if (auto spec = job_spec_from_json(spec_json)) j.spec = std::move(*spec);
+  // Keyed by the stored text as well as the id: a rolled-back insert can hand its id to the
+  // next job, and that job must never get the old spec.
+  std::string text = st.col_text(3);
+  if (auto hit = spec_cache_.find(j.id); hit != spec_cache_.end() && hit->second.first == text) {
+    j.spec = hit->second.second;
+  } else {
+    auto spec_json = nlohmann::json::parse(text, nullptr, false);
+    if (auto spec = job_spec_from_json(spec_json)) {
+      j.spec = std::move(*spec);
+      if (spec_cache_.size() >= 4096) spec_cache_.clear();
+      spec_cache_[j.id] = {std::move(text), j.spec};
+    }
+  }
   j.infra_restarts = static_cast<int>(st.col_int(4));
   j.user_restarts = static_cast<int>(st.col_int(5));
   j.next_attempt_ms = st.col_opt_int(6);
@@ -26,8 +39,6 @@ JobRow read_job(const Stmt& st) {
   j.updated_ms = st.col_int(9);
   return j;
 }
-
-}  // namespace
 
 Result<JobId> Store::insert_job(const JobRow& row) {
   auto st = db_.prepare(
@@ -49,7 +60,7 @@ Result<std::optional<JobRow>> Store::job(JobId id) {
   auto st = db_.prepare(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?");
   if (!st) return st.error();
   st->bind_all(id);
-  return first_row(*st, read_job);
+  return first_row(*st, [this](const Stmt& row) { return read_job(row); });
 }
 
 Result<std::vector<JobRow>> Store::jobs_in_states(const std::vector<JobState>& states) {
@@ -61,7 +72,7 @@ Result<std::vector<JobRow>> Store::jobs_in_states(const std::vector<JobState>& s
   for (std::size_t i = 0; i < states.size(); ++i) {
     st->bind(static_cast<int>(i + 1), std::string(to_string(states[i])));
   }
-  return collect_rows(*st, read_job);
+  return collect_rows(*st, [this](const Stmt& row) { return read_job(row); });
 }
 
 Result<std::vector<JobRow>> Store::jobs(std::optional<JobState> state, int limit) {
@@ -71,14 +82,18 @@ Result<std::vector<JobRow>> Store::jobs(std::optional<JobState> state, int limit
   std::optional<std::string> s;
   if (state) s = std::string(to_string(*state));
   st->bind(1, s).bind(2, limit);
-  return collect_rows(*st, read_job);
+  return collect_rows(*st, [this](const Stmt& row) { return read_job(row); });
 }
 
 Result<void> Store::update_job(const JobRow& row, Millis now) {
-  auto current = job(row.id);
+  // Only the stored state matters here; reading the whole row would parse the spec again.
+  auto st_state = db_.prepare("SELECT state FROM jobs WHERE id = ?");
+  if (!st_state) return st_state.error();
+  st_state->bind_all(row.id);
+  auto current = first_row(*st_state, [](const Stmt& s) { return s.col_text(0); });
   if (!current) return current.error();
   if (!*current) return make_error(ErrorKind::not_found, "no job " + std::to_string(row.id));
-  JobState from = (*current)->state;
+  JobState from = parse_job_state(**current).value_or(JobState::failed);
   if (from != row.state && !can_transition(from, row.state)) {
     std::string msg = "refused illegal job transition " + std::string(to_string(from)) + " -> " +
                       std::string(to_string(row.state));
