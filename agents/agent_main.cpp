@@ -10,7 +10,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: orchestrate-agent run --events FILE [--lock-fd N] -- CMD [ARGS...]\n"
+    "usage: orchestrate-agent run --events FILE [--lock-fd N] [--grace-ms MS] -- CMD [ARGS...]\n"
     "  Runs CMD as a child, forwards SIGTERM/SIGINT/SIGHUP/SIGUSR1 to it, appends JSON\n"
     "  events (start, exit) to FILE and exits with the child's status (128+signal if killed).\n";
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace orch::agent {
 namespace {
@@ -19,12 +22,54 @@ namespace {
 // how the job ended.
 constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 
-volatile sig_atomic_t g_child_pid = 0;
+// The handler only notes the signal; the main loop forwards it (see forward_to_group).
+volatile sig_atomic_t g_pending_signal = 0;
 
-void forward_signal(int sig) {
-  const int saved = errno;
-  if (g_child_pid > 0) kill(static_cast<pid_t>(g_child_pid), sig);
-  errno = saved;
+void note_signal(int sig) { g_pending_signal = sig; }
+
+// Sends sig to every process in our process group but us. The job's shell may not exec its
+// command, so the process that must see the signal (the trainer, to save a checkpoint) is often
+// a grandchild: signalling only our child would orphan it. We ignore the signal for the instant
+// of the kill(), so our own copy is discarded instead of handled again.
+void forward_to_group(int sig) {
+  struct sigaction ign {}, old {};
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(sig, &ign, &old);
+  kill(0, sig);
+  sigaction(sig, &old, nullptr);
+}
+
+// Our live children, from /proc (we are a subreaper, so orphaned descendants become children).
+std::vector<pid_t> live_children() {
+  std::vector<pid_t> out;
+  std::ifstream in("/proc/self/task/" + std::to_string(getpid()) + "/children");
+  pid_t pid = 0;
+  while (in >> pid) out.push_back(pid);
+  return out;
+}
+
+// Reaps whatever has exited; true while any descendant is still alive.
+bool reap_and_check(pid_t main_child, int* main_status, bool* main_done) {
+  for (;;) {
+    int status = 0;
+    pid_t r = waitpid(-1, &status, WNOHANG);
+    if (r > 0) {
+      if (r == main_child) {
+        *main_status = status;
+        *main_done = true;
+      }
+      continue;
+    }
+    if (r == 0) return true;  // children left, none exited just now
+    if (errno == EINTR) continue;
+    return false;  // ECHILD: nothing left
+  }
+}
+
+void sleep_ms(long ms) {
+  struct timespec ts {ms / 1000, (ms % 1000) * 1'000'000};
+  nanosleep(&ts, nullptr);  // a signal cuts it short, which is what we want
 }
 
 long long now_ms() {
@@ -71,7 +116,7 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* options
       ++i;
       break;
     }
-    if (a == "--events" || a == "--lock-fd") {
+    if (a == "--events" || a == "--lock-fd" || a == "--grace-ms") {
       if (i + 1 >= args.size()) {
         *error = a + " needs a value";
         return false;
@@ -79,6 +124,13 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* options
       const std::string& v = args[++i];
       if (a == "--events") {
         options->events_path = v;
+      } else if (a == "--grace-ms") {
+        int ms = 0;
+        if (!parse_int(v, &ms)) {
+          *error = "--grace-ms wants milliseconds, got '" + v + "'";
+          return false;
+        }
+        options->grace_ms = ms;
       } else if (!parse_int(v, &options->lock_fd)) {
         *error = "--lock-fd wants a file descriptor number, got '" + v + "'";
         return false;
@@ -111,6 +163,8 @@ int run_command(const RunOptions& options) {
       return 2;
     }
   }
+  // Orphaned descendants of the job become our children, so we can wait for them and reap them.
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   int events = open(options.events_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (events < 0) {
     std::fprintf(stderr, "orchestrate-agent: cannot open event file %s: %s\n",
@@ -125,7 +179,7 @@ int run_command(const RunOptions& options) {
   for (int sig : kForwarded) sigaddset(&block, sig);
   sigprocmask(SIG_BLOCK, &block, &old_mask);
   struct sigaction sa {};
-  sa.sa_handler = forward_signal;
+  sa.sa_handler = note_signal;
   sigemptyset(&sa.sa_mask);
   for (int sig : kForwarded) sigaction(sig, &sa, nullptr);
 
@@ -155,7 +209,6 @@ int run_command(const RunOptions& options) {
     (void)!write(STDERR_FILENO, "\n", 1);
     _exit(127);
   }
-  g_child_pid = child;
   sigset_t unblock = old_mask;
   for (int sig : kForwarded) sigdelset(&unblock, sig);
   sigprocmask(SIG_SETMASK, &unblock, nullptr);
@@ -168,13 +221,33 @@ int run_command(const RunOptions& options) {
                  options.events_path.c_str(), std::strerror(errno));
   }
 
+  // Wait for the command, forwarding signals as they come. Then wait for whatever it left
+  // behind in our process group: a job is over when all of it is gone, so that a cancelled
+  // trainer finishes writing its checkpoint before we report the exit. Stragglers get SIGTERM
+  // and, after the grace, SIGKILL.
   int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno == EINTR) continue;
-    std::fprintf(stderr, "orchestrate-agent: waitpid failed: %s\n", std::strerror(errno));
-    return 2;
+  bool done = false;
+  bool forwarded = false;
+  long long stragglers_since = -1;
+  for (;;) {
+    if (int sig = g_pending_signal; sig != 0) {
+      g_pending_signal = 0;
+      forward_to_group(sig);
+      forwarded = true;
+    }
+    bool alive = reap_and_check(child, &status, &done);
+    if (!alive) break;
+    if (done) {
+      if (stragglers_since < 0) {
+        stragglers_since = now_ms();
+        if (!forwarded) forward_to_group(SIGTERM);
+      } else if (now_ms() - stragglers_since >= options.grace_ms) {
+        // Each round kills our children; their orphans become ours and go the next round.
+        for (pid_t p : live_children()) kill(p, SIGKILL);
+      }
+    }
+    sleep_ms(20);
   }
-  g_child_pid = 0;
 
   int exit_status = 0;
   if (WIFSIGNALED(status)) {

@@ -10,6 +10,7 @@ namespace orch::agent {
 struct RunOptions {
   std::string events_path;        // JSON lines are appended here
   int lock_fd = -1;               // inherited lock fd to keep for life but not pass on; -1: none
+  long long grace_ms = 10'000;    // after the command exits: how long leftovers get before SIGKILL
   std::vector<std::string> argv;  // the command and its arguments; argv[0] is searched in PATH
 };
 

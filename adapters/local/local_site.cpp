@@ -177,11 +177,9 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
   if (local::path_exists(paths.dir)) {
     // A server that crashed between creating the directory and starting the agent leaves a run
     // without pid, events or lock holder: finish that launch instead of reporting a ghost.
-    auto alive = local::agent_alive(paths.lock);
-    if (!alive) return alive.error();
-    bool never_started =
-        !*alive && !local::path_exists(paths.agent_pid) && !local::path_exists(paths.events);
-    if (!never_started) return existing_launch(request.token);
+    auto unstarted = never_started(paths);
+    if (!unstarted) return unstarted.error();
+    if (!*unstarted) return existing_launch(request.token);
     auto nodes = assign_nodes(request);
     if (!nodes) return nodes.error();
     return start_agent(request, paths.dir, *nodes);
@@ -201,10 +199,22 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
   return start_agent(request, paths.dir, *nodes);
 }
 
+Result<bool> LocalSite::never_started(const local::RunPaths& paths) const {
+  auto alive = local::agent_alive(paths.lock);
+  if (!alive) return alive.error();
+  return !*alive && !local::path_exists(paths.agent_pid) && !local::path_exists(paths.events);
+}
+
 Result<std::optional<LaunchResult>> LocalSite::find(const std::string& token) {
   if (auto up = check_up(); !up) return up.error();
   if (auto t = local::check_token(token); !t) return t.error();
-  if (!local::path_exists(run_dir(token))) return std::optional<LaunchResult>{};
+  local::RunPaths paths = local::run_paths(options_.root, token);
+  if (!local::path_exists(paths.dir)) return std::optional<LaunchResult>{};
+  // A run directory whose agent never started is a launch that did not happen: say so, and the
+  // caller's launch() finishes it under the same token.
+  auto unstarted = never_started(paths);
+  if (!unstarted) return unstarted.error();
+  if (*unstarted) return std::optional<LaunchResult>{};
   auto existing = existing_launch(token);
   if (!existing) return existing.error();
   return std::optional<LaunchResult>{std::move(*existing)};

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "adapters/local/run_dir.h"
 #include "scheduler/cluster_port.h"
 
 namespace orch {
@@ -42,6 +43,8 @@ class LocalSite final : public ClusterPort {
   Result<void> check_up() const;
   Result<std::vector<std::string>> assign_nodes(const LaunchRequest& request) const;
   Result<LaunchResult> existing_launch(const std::string& token) const;
+  // The run directory exists but its agent never started (a crash mid-launch).
+  Result<bool> never_started(const local::RunPaths& paths) const;
   Result<LaunchResult> start_agent(const LaunchRequest& request, const std::string& dir,
                                    const std::vector<std::string>& nodes);
   Result<void> kill_group(const std::string& token, int sig) const;

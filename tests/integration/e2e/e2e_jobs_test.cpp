@@ -52,9 +52,9 @@ TEST_F(E2eTest, SiteOutageResumesOnOtherSiteFromNewestCheckpoint) {
   ASSERT_GT(id, 0);
   json j = wait_job(
       id,
-      [](const json& j) {
-        return j["cluster"] == "alpha" && j["step"].is_number() && j["step"].get<int>() >= 35 &&
-               !j["last_checkpoint"].is_null();
+      [](const json& now) {
+        return now["cluster"] == "alpha" && now["step"].is_number() &&
+               now["step"].get<int>() >= 35 && !now["last_checkpoint"].is_null();
       },
       "run on alpha past step 35 with a checkpoint");
   ASSERT_FALSE(j.is_null());
@@ -77,7 +77,8 @@ TEST_F(E2eTest, SiteOutageResumesOnOtherSiteFromNewestCheckpoint) {
 
   // The newest checkpoint the server saw from attempt 1, from its events.
   int newest_seen = -1;
-  for (const auto& e : get_json(url_, "/api/v1/jobs/" + std::to_string(id) + "/events")["events"]) {
+  const json events = get_json(url_, "/api/v1/jobs/" + std::to_string(id) + "/events");
+  for (const auto& e : events["events"]) {
     if (e["kind"] != "checkpoint" || e["attempt_no"] != 1) continue;
     const std::string m = e["message"];  // "checkpoint at step N: PATH"
     newest_seen =
@@ -149,17 +150,25 @@ TEST_F(E2eTest, CancelEndsTheJobAndItsProcesses) {
   json j = wait_final(id);
   ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j["state"], "cancelled") << describe_job(url_, id);
-  list = attempts(id);
+  // The site confirms the stop a poll or two later: the attempt then ends as cancelled.
+  auto deadline = SteadyClock::now() + milliseconds(10000);
+  while (SteadyClock::now() < deadline) {
+    list = attempts(id);
+    if (list.size() == 1 && list[0]["state"] == "exited") break;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
   ASSERT_EQ(list.size(), 1u) << describe_job(url_, id);
-  EXPECT_EQ(list[0]["cause"], "cancelled") << list[0].dump();
-  EXPECT_EQ(list[0]["state"], "exited");
+  EXPECT_EQ(list[0]["state"], "exited") << describe_job(url_, id);
+  EXPECT_EQ(list[0]["cause"], "cancelled") << describe_job(url_, id);
 
-  const auto deadline = SteadyClock::now() + milliseconds(10000);
+  // Neither the agent nor anything it started (the shell, the trainer) may outlive the cancel.
+  deadline = SteadyClock::now() + milliseconds(10000);
   while ((agent_lock_held(run_dir) || group_alive(*pid)) && SteadyClock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(50));
   }
   EXPECT_FALSE(agent_lock_held(run_dir)) << "agent still holds " << run_dir << "/agent.lock";
-  EXPECT_FALSE(group_alive(*pid)) << "process group " << *pid << " still has live processes";
+  EXPECT_EQ(group_members(*pid), "") << "processes of the cancelled job still run 10 s later;"
+                                     << " events.jsonl: " << read_file(run_dir + "/events.jsonl");
 
   // A second cancel of a finished job is a conflict, not a crash.
   HttpResponse again = call(url_, "POST", "/api/v1/jobs/" + std::to_string(id) + "/cancel");

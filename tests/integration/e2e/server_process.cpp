@@ -245,6 +245,21 @@ std::vector<RunDir> list_run_dirs(const std::string& state_dir) {
   return dirs;
 }
 
+std::string describe_run_dirs(const std::string& state_dir) {
+  std::string out;
+  for (const auto& run : list_run_dirs(state_dir)) {
+    out += "\nrun dir " + run.site + "/" + run.token + ":";
+    std::error_code ec;
+    for (const auto& f : fs::directory_iterator(run.path, ec)) {
+      out += " " + f.path().filename().string();
+    }
+    out += "; agent.pid=" + read_file(run.path + "/agent.pid") +
+           "; lock held=" + (agent_lock_held(run.path) ? "yes" : "no") +
+           "; events.jsonl=" + read_file(run.path + "/events.jsonl");
+  }
+  return out.empty() ? "\nno run dirs" : out;
+}
+
 std::optional<pid_t> read_agent_pid(const std::string& run_dir) {
   std::string text = read_file(run_dir + "/agent.pid");
   char* end = nullptr;
@@ -261,7 +276,8 @@ bool agent_lock_held(const std::string& run_dir) {
   return held;
 }
 
-bool group_alive(pid_t pgid) {
+std::string group_members(pid_t pgid) {
+  std::string members;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
@@ -274,9 +290,17 @@ bool group_alive(pid_t pgid) {
     char state = 0;
     long ppid = 0, pgrp = 0;
     if (!(rest >> state >> ppid >> pgrp)) continue;
-    if (pgrp == pgid && state != 'Z' && state != 'X') return true;
+    if (pgrp != pgid || state == 'Z' || state == 'X') continue;
+    std::string cmdline = read_file(entry.path().string() + "/cmdline");
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    members +=
+        (members.empty() ? "" : "; ") + name + " (ppid " + std::to_string(ppid) + ") " + cmdline;
   }
-  return false;
+  return members;
+}
+
+bool group_alive(pid_t pgid) {
+  return !group_members(pgid).empty();
 }
 
 void kill_leftover_jobs(const std::string& state_dir) {
