@@ -1,12 +1,12 @@
 # Thin wrapper over CMake/Ninja/CTest. `make demo` and `make test` do all set-up themselves.
 BUILD_DIR ?= build
-BUILD_TYPE ?= RelWithDebInfo
+BUILD_TYPE ?= Dev
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake g++ ninja-build ccache pkg-config libboost-dev libssh-dev libsqlite3-dev \
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-unit bench format tidy clean
+.PHONY: deps configure build demo test test-unit bench format tidy clean
 
 # Installs only the Debian packages that are missing; does nothing when all are present.
 deps:
@@ -18,10 +18,10 @@ deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	else echo "deps: all present"; fi
 
-$(BUILD_DIR)/build.ninja:
+configure:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
 
-build: deps $(BUILD_DIR)/build.ninja
+build: deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 demo: build
@@ -39,7 +39,7 @@ bench: build
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i
 
-tidy: $(BUILD_DIR)/build.ninja
+tidy: configure
 	git ls-files '*.cpp' | grep -v '^tests/' | xargs clang-tidy -p $(BUILD_DIR) --quiet
 
 clean:

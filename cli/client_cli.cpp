@@ -2,7 +2,7 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/client_commands.h"
+#include "cli/client_cli.h"
 
 namespace orch {
 namespace {

@@ -8,7 +8,6 @@
 #include <ostream>
 #include <string>
 
-#include <CLI/CLI.hpp>
 
 namespace orch {
 
@@ -44,12 +43,6 @@ int run_job_explain(const ClientOptions& o, std::int64_t id, std::ostream& out, 
 int run_job_cancel(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err);
 
 // Adds `cluster ...`, `job ...` and the global --server and -o/--output options to app.
-void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err);
-void add_client_commands(CLI::App& app);  // std::cout / std::cerr
 
-// Parses and runs; maps CLI11's usage errors to kExitUsage (help and version to 0) and a
-// command's failure to its exit code. main() is this call; tests use it too.
-int parse_and_run(CLI::App& app, int argc, const char* const* argv, std::ostream& out,
-                  std::ostream& err);
 
 }  // namespace orch

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/client_commands.h"
-#include "cli/serve_command.h"
+#include "cli/server_commands.h"
 #include "cli/server.h"
 #include "scheduler/spec/clusters_parser.h"
 #include "web/http_client.h"
@@ -23,13 +23,6 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-struct DemoOptions {
-  int steps = 400;
-  int checkpoint_every = 25;
-  int outage_at_step = 150;
-  bool keep = false;
-};
 
 class Demo {
  public:
@@ -220,19 +213,6 @@ int Demo::summarize() {
 
 }  // namespace
 
-void add_demo_command(CLI::App& app) {
-  auto o = std::make_shared<DemoOptions>();
-  auto* cmd = app.add_subcommand("demo", "Run a job on a local site, lose the site, resume elsewhere");
-  cmd->add_option("--steps", o->steps, "Training steps")->check(CLI::Range(50, 100000));
-  cmd->add_option("--checkpoint-every", o->checkpoint_every, "Steps between checkpoints")
-      ->check(CLI::Range(1, 10000));
-  cmd->add_option("--outage-at-step", o->outage_at_step, "Take alpha down at about this step")
-      ->check(CLI::Range(1, 100000));
-  cmd->add_flag("--keep", o->keep, "Keep the state directory for inspection");
-  cmd->callback([o] {
-    int rc = Demo(*o).run();
-    if (rc != kExitOk) throw CLI::RuntimeError(rc);
-  });
-}
+int run_demo(const DemoOptions& options) { return Demo(options).run(); }
 
 }  // namespace orch

@@ -4,23 +4,13 @@
 #include <memory>
 
 #include "cli/client_commands.h"
-#include "cli/serve_command.h"
+#include "cli/server_commands.h"
 #include "cli/server.h"
 #include "scheduler/spec/clusters_parser.h"
 
 namespace orch {
 
-namespace {
-
-struct ServeOptions {
-  std::string config;
-  std::string state;
-  std::optional<int> port;
-  std::optional<std::string> bind;
-  std::string agent;
-};
-
-int serve(const ServeOptions& o) {
+int run_serve(const ServeOptions& o) {
   auto config = load_clusters_file(o.config);
   if (!config) {
     std::cerr << "error: " << config.error().message << "\n";
@@ -50,23 +40,6 @@ int serve(const ServeOptions& o) {
   std::cout << "orchestrate: stopping (signal " << sig << ")" << std::endl;
   (*server)->stop();
   return kExitOk;
-}
-
-}  // namespace
-
-void add_serve_command(CLI::App& app) {
-  auto o = std::make_shared<ServeOptions>();
-  auto* cmd = app.add_subcommand("serve", "Run the orchestrate server (REST API, brain, site workers)");
-  cmd->add_option("--config", o->config, "Clusters file (YAML)")->required();
-  cmd->add_option("--state", o->state, "State directory (SQLite database, local sites)")->required();
-  cmd->add_option("--port", o->port, "Port to listen on (overrides server.port; 0 = any free)")
-      ->check(CLI::Range(0, 65535));
-  cmd->add_option("--bind", o->bind, "Address to listen on (overrides server.bind)");
-  cmd->add_option("--agent", o->agent, "Path of orchestrate-agent (default: beside this binary)");
-  cmd->callback([o] {
-    int rc = serve(*o);
-    if (rc != kExitOk) throw CLI::RuntimeError(rc);
-  });
 }
 
 }  // namespace orch

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/client_commands.h"
+#include "cli/client_cli.h"
 #include "cli/output_table.h"
 #include "tests/unit/web/fake_backend.h"
 #include "web/api_routes.h"

@@ -1,0 +1,59 @@
+// CLI11 wiring of every command. The work lives in client_commands.cpp (client), and in
+// serve_command.cpp and demo_command.cpp (server side).
+#include "cli/app.h"
+
+#include <iostream>
+#include <memory>
+
+#include "cli/client_cli.h"
+#include "cli/server_commands.h"
+
+namespace orch {
+namespace {
+
+void add_serve_command(CLI::App& app) {
+  auto o = std::make_shared<ServeOptions>();
+  auto* cmd =
+      app.add_subcommand("serve", "Run the orchestrate server (REST API, brain, site workers)");
+  cmd->add_option("--config", o->config, "Clusters file (YAML)")->required();
+  cmd->add_option("--state", o->state, "State directory (SQLite database, local sites)")
+      ->required();
+  cmd->add_option("--port", o->port, "Port to listen on (overrides server.port; 0 = any free)")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--bind", o->bind, "Address to listen on (overrides server.bind)");
+  cmd->add_option("--agent", o->agent, "Path of orchestrate-agent (default: beside this binary)");
+  cmd->callback([o] {
+    int rc = run_serve(*o);
+    if (rc != kExitOk) throw CLI::RuntimeError(rc);
+  });
+}
+
+void add_demo_command(CLI::App& app) {
+  auto o = std::make_shared<DemoOptions>();
+  auto* cmd =
+      app.add_subcommand("demo", "Run a job on a local site, lose the site, resume elsewhere");
+  cmd->add_option("--steps", o->steps, "Training steps")->check(CLI::Range(50, 100000));
+  cmd->add_option("--checkpoint-every", o->checkpoint_every, "Steps between checkpoints")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--outage-at-step", o->outage_at_step, "Take alpha down at about this step")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_flag("--keep", o->keep, "Keep the state directory for inspection");
+  cmd->callback([o] {
+    int rc = run_demo(*o);
+    if (rc != kExitOk) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace
+
+int run_app(int argc, const char* const* argv) {
+  CLI::App app{"orchestrate: one control plane for training jobs on many rented clusters",
+               "orchestrate"};
+  app.require_subcommand(1);
+  add_client_commands(app);
+  add_serve_command(app);
+  add_demo_command(app);
+  return parse_and_run(app, argc, argv, std::cout, std::cerr);
+}
+
+}  // namespace orch

@@ -1,0 +1,31 @@
+#pragma once
+// The server-side commands, `orchestrate serve` and `orchestrate demo`, as plain functions that
+// return an exit code. Their CLI11 wiring is in app.cpp.
+
+#include <optional>
+#include <string>
+
+namespace orch {
+
+struct ServeOptions {
+  std::string config;
+  std::string state;
+  std::optional<int> port;
+  std::optional<std::string> bind;
+  std::string agent;
+};
+
+// Runs the server until SIGINT or SIGTERM.
+int run_serve(const ServeOptions& options);
+
+struct DemoOptions {
+  int steps = 400;
+  int checkpoint_every = 25;
+  int outage_at_step = 150;
+  bool keep = false;
+};
+
+// The tour: a job, an outage, a resume; exits non-zero when the resume was not as promised.
+int run_demo(const DemoOptions& options);
+
+}  // namespace orch
