@@ -66,7 +66,7 @@ void Demo::print_new_events() {
   const auto& list = (*events)["events"];
   for (; events_shown_ < list.size(); ++events_shown_) {
     const auto& e = list[events_shown_];
-    if (e["kind"] == "checkpoint") continue;  // one per 25 steps: too chatty for a tour
+    if (e["kind"] == "checkpoint") continue;  // one every few steps: too chatty for a tour
     say("job " + std::to_string(job_) + ": " + e["message"].get<std::string>());
   }
 }

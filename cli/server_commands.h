@@ -19,9 +19,9 @@ struct ServeOptions {
 int run_serve(const ServeOptions& options);
 
 struct DemoOptions {
-  int steps = 400;
-  int checkpoint_every = 25;
-  int outage_at_step = 150;
+  int steps = 1200;
+  int checkpoint_every = 50;
+  int outage_at_step = 500;
   bool keep = false;
 };
 
