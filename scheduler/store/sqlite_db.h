@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "scheduler/common/result.h"
@@ -97,6 +98,34 @@ auto first_row(Stmt& st, F read) -> Result<std::optional<decltype(read(st))>> {
   if (!row) return row.error();
   if (!*row) return std::optional<decltype(read(st))>{};
   return std::optional<decltype(read(st))>{read(st)};
+}
+
+// One statement, start to end: prepare sql, bind args in order, then map the rows with read.
+template <typename F, typename... Args>
+auto query(Db& db, std::string_view sql, F read, const Args&... args)
+    -> Result<std::vector<decltype(read(std::declval<const Stmt&>()))>> {
+  auto st = db.prepare(sql);
+  if (!st) return st.error();
+  st->bind_all(args...);
+  return collect_rows(*st, read);
+}
+
+template <typename F, typename... Args>
+auto query_one(Db& db, std::string_view sql, F read, const Args&... args)
+    -> Result<std::optional<decltype(read(std::declval<const Stmt&>()))>> {
+  auto st = db.prepare(sql);
+  if (!st) return st.error();
+  st->bind_all(args...);
+  return first_row(*st, read);
+}
+
+// A statement without rows (INSERT, UPDATE, DELETE).
+template <typename... Args>
+Result<void> execute(Db& db, std::string_view sql, const Args&... args) {
+  auto st = db.prepare(sql);
+  if (!st) return st.error();
+  st->bind_all(args...);
+  return st->run();
 }
 
 }  // namespace orch

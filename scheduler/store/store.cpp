@@ -1,6 +1,7 @@
 #include "scheduler/store/store.h"
 
 #include <algorithm>
+#include <iostream>
 
 #include "scheduler/store/migrations.h"
 
@@ -33,12 +34,20 @@ Result<void> Store::transaction(const std::function<Result<void>()>& body) {
   return Ok{};
 }
 
+Error Store::refuse_transition(std::string_view kind, const std::string& who,
+                               std::optional<JobId> job, std::optional<int> attempt_no, Millis at,
+                               std::string_view from, std::string_view to) {
+  std::string msg = "refused illegal " + std::string(kind) + " transition " + std::string(from) +
+                    " -> " + std::string(to);
+  std::cerr << "orchestrate: " << kind << " " << who << ": " << msg << "\n";
+  (void)add_event(job, attempt_no, at, "illegal-transition", msg);
+  return make_error(ErrorKind::conflict, std::string(kind) + " " + who + ": " + msg);
+}
+
 // ---- clusters ---------------------------------------------------------------------------
 
 Result<void> Store::ensure_cluster(const std::string& name) {
-  auto st = db_.prepare("INSERT OR IGNORE INTO clusters(name) VALUES (?)");
-  if (!st) return st.error();
-  return st->bind_all(name).run();
+  return execute(db_, "INSERT OR IGNORE INTO clusters(name) VALUES (?)", name);
 }
 
 namespace {
@@ -53,45 +62,33 @@ ClusterRow read_cluster(const Stmt& st) {
 }  // namespace
 
 Result<std::vector<ClusterRow>> Store::clusters() {
-  auto st = db_.prepare(
-      "SELECT name, health, unreachable_since_ms, message FROM clusters ORDER BY name");
-  if (!st) return st.error();
-  return collect_rows(*st, read_cluster);
+  return query(db_, "SELECT name, health, unreachable_since_ms, message FROM clusters ORDER BY name",
+               read_cluster);
 }
 
 Result<std::optional<ClusterRow>> Store::cluster(const std::string& name) {
-  auto st = db_.prepare(
-      "SELECT name, health, unreachable_since_ms, message FROM clusters WHERE name = ?");
-  if (!st) return st.error();
-  st->bind_all(name);
-  return first_row(*st, read_cluster);
+  return query_one(db_,
+                   "SELECT name, health, unreachable_since_ms, message FROM clusters WHERE name = ?",
+                   read_cluster, name);
 }
 
 Result<void> Store::update_cluster(const ClusterRow& c) {
-  auto st = db_.prepare(
-      "UPDATE clusters SET health = ?, unreachable_since_ms = ?, message = ? WHERE name = ?");
-  if (!st) return st.error();
-  return st->bind_all(std::string(to_string(c.health)), c.unreachable_since_ms, c.message, c.name)
-      .run();
+  return execute(db_,
+                 "UPDATE clusters SET health = ?, unreachable_since_ms = ?, message = ? WHERE name = ?",
+                 std::string(to_string(c.health)), c.unreachable_since_ms, c.message, c.name);
 }
 
 // ---- events -----------------------------------------------------------------------------
 
 Result<void> Store::add_event(std::optional<JobId> job, std::optional<int> attempt_no, Millis at,
                               const std::string& kind, const std::string& message) {
-  auto st = db_.prepare(
-      "INSERT INTO events(job_id, attempt_no, at_ms, kind, message) VALUES (?, ?, ?, ?, ?)");
-  if (!st) return st.error();
-  return st->bind_all(job, attempt_no, at, kind, message).run();
+  return execute(db_,
+                 "INSERT INTO events(job_id, attempt_no, at_ms, kind, message) VALUES (?, ?, ?, ?, ?)",
+                 job, attempt_no, at, kind, message);
 }
 
 Result<std::vector<EventRow>> Store::events_of(JobId job, int limit) {
-  auto st = db_.prepare(
-      "SELECT id, job_id, attempt_no, at_ms, kind, message FROM events WHERE job_id = ? "
-      "ORDER BY id DESC LIMIT ?");
-  if (!st) return st.error();
-  st->bind_all(job, limit);
-  auto out = collect_rows(*st, [](const Stmt& s) {
+  auto read = [](const Stmt& s) {
     EventRow e;
     e.id = s.col_int(0);
     e.job_id = s.col_opt_int(1);
@@ -100,7 +97,12 @@ Result<std::vector<EventRow>> Store::events_of(JobId job, int limit) {
     e.kind = s.col_text(4);
     e.message = s.col_text(5);
     return e;
-  });
+  };
+  // The newest `limit` events, returned oldest first.
+  auto out = query(db_,
+                   "SELECT id, job_id, attempt_no, at_ms, kind, message FROM events "
+                   "WHERE job_id = ? ORDER BY id DESC LIMIT ?",
+                   read, job, limit);
   if (out) std::reverse(out->begin(), out->end());
   return out;
 }
@@ -108,11 +110,10 @@ Result<std::vector<EventRow>> Store::events_of(JobId job, int limit) {
 // ---- outbox -----------------------------------------------------------------------------
 
 Result<std::int64_t> Store::enqueue(const OutboxRow& row) {
-  auto st = db_.prepare(
-      "INSERT INTO outbox(cluster, kind, token, payload, created_ms) VALUES (?, ?, ?, ?, ?)");
-  if (!st) return st.error();
   const char* kind = row.kind == ActionKind::launch ? "launch" : "cancel";
-  if (auto r = st->bind_all(row.cluster, kind, row.token, row.payload.dump(), row.created_ms).run();
+  if (auto r = execute(
+          db_, "INSERT INTO outbox(cluster, kind, token, payload, created_ms) VALUES (?, ?, ?, ?, ?)",
+          row.cluster, kind, row.token, row.payload.dump(), row.created_ms);
       !r) {
     return r.error();
   }
@@ -120,12 +121,7 @@ Result<std::int64_t> Store::enqueue(const OutboxRow& row) {
 }
 
 Result<std::vector<OutboxRow>> Store::pending_actions(const std::string& cluster) {
-  auto st = db_.prepare(
-      "SELECT id, cluster, kind, token, payload, created_ms FROM outbox "
-      "WHERE cluster = ? AND done_ms IS NULL ORDER BY id");
-  if (!st) return st.error();
-  st->bind_all(cluster);
-  return collect_rows(*st, [](const Stmt& s) {
+  auto read = [](const Stmt& s) {
     OutboxRow o;
     o.id = s.col_int(0);
     o.cluster = s.col_text(1);
@@ -134,49 +130,41 @@ Result<std::vector<OutboxRow>> Store::pending_actions(const std::string& cluster
     o.payload = nlohmann::json::parse(s.col_text(4), nullptr, false);
     o.created_ms = s.col_int(5);
     return o;
-  });
+  };
+  return query(db_,
+               "SELECT id, cluster, kind, token, payload, created_ms FROM outbox "
+               "WHERE cluster = ? AND done_ms IS NULL ORDER BY id",
+               read, cluster);
 }
 
 Result<void> Store::mark_action_done(std::int64_t id, Millis at) {
-  auto st = db_.prepare("UPDATE outbox SET done_ms = ? WHERE id = ? AND done_ms IS NULL");
-  if (!st) return st.error();
-  return st->bind_all(at, id).run();
+  return execute(db_, "UPDATE outbox SET done_ms = ? WHERE id = ? AND done_ms IS NULL", at, id);
 }
 
 Result<void> Store::mark_actions_done_for_token(const std::string& token, Millis at) {
-  auto st = db_.prepare("UPDATE outbox SET done_ms = ? WHERE token = ? AND done_ms IS NULL");
-  if (!st) return st.error();
-  return st->bind_all(at, token).run();
+  return execute(db_, "UPDATE outbox SET done_ms = ? WHERE token = ? AND done_ms IS NULL", at,
+                 token);
 }
 
 // ---- placement verdicts -----------------------------------------------------------------
 
 Result<void> Store::replace_verdicts(JobId job, const std::vector<PlacementVerdictRow>& rows) {
-  auto del = db_.prepare("DELETE FROM placement_verdicts WHERE job_id = ?");
-  if (!del) return del.error();
-  if (auto r = del->bind_all(job).run(); !r) return r.error();
+  if (auto r = execute(db_, "DELETE FROM placement_verdicts WHERE job_id = ?", job); !r) return r;
   for (const auto& v : rows) {
-    auto st = db_.prepare(
-        "INSERT INTO placement_verdicts(job_id, cluster, feasible, reason, score, chosen, at_ms) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)");
-    if (!st) return st.error();
-    if (auto r = st->bind_all(job, v.cluster, v.feasible ? 1 : 0, v.reason, v.score,
-                              v.chosen ? 1 : 0, v.at_ms)
-                     .run();
+    if (auto r = execute(db_,
+                         "INSERT INTO placement_verdicts(job_id, cluster, feasible, reason, score, "
+                         "chosen, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         job, v.cluster, v.feasible ? 1 : 0, v.reason, v.score, v.chosen ? 1 : 0,
+                         v.at_ms);
         !r) {
-      return r.error();
+      return r;
     }
   }
   return Ok{};
 }
 
 Result<std::vector<PlacementVerdictRow>> Store::verdicts_of(JobId job) {
-  auto st = db_.prepare(
-      "SELECT job_id, cluster, feasible, reason, score, chosen, at_ms FROM placement_verdicts "
-      "WHERE job_id = ? ORDER BY chosen DESC, feasible DESC, score DESC, cluster");
-  if (!st) return st.error();
-  st->bind_all(job);
-  return collect_rows(*st, [](const Stmt& s) {
+  auto read = [](const Stmt& s) {
     PlacementVerdictRow v;
     v.job_id = s.col_int(0);
     v.cluster = s.col_text(1);
@@ -186,7 +174,11 @@ Result<std::vector<PlacementVerdictRow>> Store::verdicts_of(JobId job) {
     v.chosen = s.col_int(5) != 0;
     v.at_ms = s.col_int(6);
     return v;
-  });
+  };
+  return query(db_,
+               "SELECT job_id, cluster, feasible, reason, score, chosen, at_ms FROM placement_verdicts "
+               "WHERE job_id = ? ORDER BY chosen DESC, feasible DESC, score DESC, cluster",
+               read, job);
 }
 
 }  // namespace orch

@@ -78,6 +78,11 @@ class Store {
  private:
   explicit Store(Db db) : db_(std::move(db)) {}
   JobRow read_job(const Stmt& st);
+  // Records an "illegal-transition" event for a job or attempt (kind) named who, says so on
+  // stderr, and returns the conflict error for the caller.
+  Error refuse_transition(std::string_view kind, const std::string& who, std::optional<JobId> job,
+                          std::optional<int> attempt_no, Millis at, std::string_view from,
+                          std::string_view to);
 
   Db db_;
   // Specs never change after submit, and parsing one is the costliest part of reading a job.

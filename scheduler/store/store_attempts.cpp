@@ -1,6 +1,4 @@
 // Store: attempts (with the attempt state machine's guard), progress and checkpoints.
-#include <iostream>
-
 #include "scheduler/store/store.h"
 
 namespace orch {
@@ -67,14 +65,13 @@ constexpr const char* kCheckpointColumns = "id, job_id, attempt_id, step, path, 
 }  // namespace
 
 Result<AttemptId> Store::insert_attempt(const AttemptRow& a) {
-  auto st = db_.prepare(
-      "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, gpus, "
-      "resumed_from_step, resumed_from_path, started_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!st) return st.error();
-  if (auto r = st->bind_all(a.job_id, a.no, a.cluster, a.token, std::string(to_string(a.state)),
-                            std::string(to_string(a.cause)), nlohmann::json(a.nodes).dump(),
-                            a.gpus, a.resumed_from_step, a.resumed_from_path, a.started_ms)
-                   .run();
+  if (auto r = execute(db_,
+                       "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, gpus, "
+                       "resumed_from_step, resumed_from_path, started_ms) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       a.job_id, a.no, a.cluster, a.token, std::string(to_string(a.state)),
+                       std::string(to_string(a.cause)), nlohmann::json(a.nodes).dump(), a.gpus,
+                       a.resumed_from_step, a.resumed_from_path, a.started_ms);
       !r) {
     return r.error();
   }
@@ -82,63 +79,55 @@ Result<AttemptId> Store::insert_attempt(const AttemptRow& a) {
 }
 
 Result<std::optional<AttemptRow>> Store::attempt_by_token(const std::string& token) {
-  auto st = db_.prepare(std::string("SELECT ") + kAttemptColumns + " FROM attempts WHERE token = ?");
-  if (!st) return st.error();
-  st->bind_all(token);
-  return first_row(*st, read_attempt);
+  return query_one(db_, std::string("SELECT ") + kAttemptColumns + " FROM attempts WHERE token = ?",
+                   read_attempt, token);
 }
 
 Result<std::vector<AttemptRow>> Store::attempts_of(JobId job) {
-  auto st = db_.prepare(std::string("SELECT ") + kAttemptColumns +
-                        " FROM attempts WHERE job_id = ? ORDER BY no");
-  if (!st) return st.error();
-  st->bind_all(job);
-  return collect_rows(*st, read_attempt);
+  return query(db_,
+               std::string("SELECT ") + kAttemptColumns +
+                   " FROM attempts WHERE job_id = ? ORDER BY no",
+               read_attempt, job);
 }
 
 Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::string>& cluster) {
-  auto st = db_.prepare(std::string("SELECT ") + kAttemptColumns +
-                        " FROM attempts WHERE state != 'exited' AND (?1 IS NULL OR cluster = ?1) "
-                        "ORDER BY id");
-  if (!st) return st.error();
-  st->bind(1, cluster);
-  return collect_rows(*st, read_attempt);
+  return query(db_,
+               std::string("SELECT ") + kAttemptColumns +
+                   " FROM attempts WHERE state != 'exited' AND (?1 IS NULL OR cluster = ?1) "
+                   "ORDER BY id",
+               read_attempt, cluster);
 }
 
 Result<std::map<std::string, int>> Store::gpus_in_use() {
-  auto st = db_.prepare(
-      "SELECT cluster, SUM(gpus) FROM attempts WHERE state != 'exited' GROUP BY cluster");
-  if (!st) return st.error();
-  auto rows = collect_rows(*st, [](const Stmt& s) {
-    return std::pair<std::string, int>(s.col_text(0), static_cast<int>(s.col_int(1)));
-  });
+  auto rows = query(
+      db_, "SELECT cluster, SUM(gpus) FROM attempts WHERE state != 'exited' GROUP BY cluster",
+      [](const Stmt& s) {
+        return std::pair<std::string, int>(s.col_text(0), static_cast<int>(s.col_int(1)));
+      });
   if (!rows) return rows.error();
   return std::map<std::string, int>(rows->begin(), rows->end());
 }
 
 Result<void> Store::update_attempt(const AttemptRow& a) {
-  auto current = attempt_by_token(a.token);
+  auto current = query_one(db_, "SELECT state FROM attempts WHERE token = ?",
+                           [](const Stmt& s) { return s.col_text(0); }, a.token);
   if (!current) return current.error();
   if (!*current) return make_error(ErrorKind::not_found, "no attempt with token " + a.token);
-  AttemptState from = (*current)->state;
+  AttemptState from = parse_attempt_state(**current).value_or(AttemptState::exited);
   if (from != a.state && !can_transition(from, a.state)) {
-    std::string msg = "refused illegal attempt transition " + std::string(to_string(from)) +
-                      " -> " + std::string(to_string(a.state));
-    std::cerr << "orchestrate: attempt " << a.token << ": " << msg << "\n";
-    (void)add_event(a.job_id, a.no, a.ended_ms.value_or(a.started_ms), "illegal-transition", msg);
-    return make_error(ErrorKind::conflict, "attempt " + a.token + ": " + msg);
+    return refuse_transition("attempt", a.token, a.job_id, a.no,
+                             a.ended_ms.value_or(a.started_ms), to_string(from),
+                             to_string(a.state));
   }
-  auto st = db_.prepare(
-      "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, site_job_id = ?, "
-      "nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, first_step = ?, "
-      "last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, steps_lost = ? WHERE id = ?");
-  if (!st) return st.error();
-  return st
-      ->bind_all(std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code,
+  return execute(db_,
+                 "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, "
+                 "site_job_id = ?, nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, "
+                 "first_step = ?, last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, "
+                 "steps_lost = ? WHERE id = ?",
+                 std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code,
                  a.signal, a.site_job_id, nlohmann::json(a.nodes).dump(),
                  a.cancel_requested ? 1 : 0, a.launch_done ? 1 : 0, a.ended_ms, a.first_step,
-                 a.last_step, a.tokens_total, a.step_time_total, a.mfu, a.steps_lost, a.id)
-      .run();
+                 a.last_step, a.tokens_total, a.step_time_total, a.mfu, a.steps_lost, a.id);
 }
 
 Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis now) {
@@ -151,19 +140,19 @@ Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis n
 }
 
 Result<void> Store::insert_progress(const ProgressSample& p) {
-  auto st = db_.prepare(
+  return execute(
+      db_,
       "INSERT OR REPLACE INTO progress_samples(attempt_id, step, tokens, step_time_s, mfu, at_ms) "
-      "VALUES (?, ?, ?, ?, ?, ?)");
-  if (!st) return st.error();
-  return st->bind_all(p.attempt_id, p.step, p.tokens, p.step_time_s, p.mfu, p.at_ms).run();
+      "VALUES (?, ?, ?, ?, ?, ?)",
+      p.attempt_id, p.step, p.tokens, p.step_time_s, p.mfu, p.at_ms);
 }
 
 Result<bool> Store::insert_checkpoint(const CheckpointRow& c) {
-  auto st = db_.prepare(
-      "INSERT OR IGNORE INTO checkpoints(job_id, attempt_id, step, path, save_time_s, at_ms) "
-      "VALUES (?, ?, ?, ?, ?, ?)");
-  if (!st) return st.error();
-  if (auto r = st->bind_all(c.job_id, c.attempt_id, c.step, c.path, c.save_time_s, c.at_ms).run();
+  if (auto r = execute(
+          db_,
+          "INSERT OR IGNORE INTO checkpoints(job_id, attempt_id, step, path, save_time_s, at_ms) "
+          "VALUES (?, ?, ?, ?, ?, ?)",
+          c.job_id, c.attempt_id, c.step, c.path, c.save_time_s, c.at_ms);
       !r) {
     return r.error();
   }
@@ -171,19 +160,17 @@ Result<bool> Store::insert_checkpoint(const CheckpointRow& c) {
 }
 
 Result<std::optional<CheckpointRow>> Store::latest_checkpoint(JobId job) {
-  auto st = db_.prepare(std::string("SELECT ") + kCheckpointColumns +
-                        " FROM checkpoints WHERE job_id = ? ORDER BY step DESC, id DESC LIMIT 1");
-  if (!st) return st.error();
-  st->bind_all(job);
-  return first_row(*st, read_checkpoint);
+  return query_one(db_,
+                   std::string("SELECT ") + kCheckpointColumns +
+                       " FROM checkpoints WHERE job_id = ? ORDER BY step DESC, id DESC LIMIT 1",
+                   read_checkpoint, job);
 }
 
 Result<std::vector<CheckpointRow>> Store::checkpoints_of(JobId job) {
-  auto st = db_.prepare(std::string("SELECT ") + kCheckpointColumns +
-                        " FROM checkpoints WHERE job_id = ? ORDER BY step, id");
-  if (!st) return st.error();
-  st->bind_all(job);
-  return collect_rows(*st, read_checkpoint);
+  return query(db_,
+               std::string("SELECT ") + kCheckpointColumns +
+                   " FROM checkpoints WHERE job_id = ? ORDER BY step, id",
+               read_checkpoint, job);
 }
 
 }  // namespace orch

@@ -1,6 +1,4 @@
 // Store: jobs and the job state machine's guard.
-#include <iostream>
-
 #include "scheduler/spec/job_spec_json.h"
 #include "scheduler/store/store.h"
 
@@ -41,15 +39,13 @@ JobRow Store::read_job(const Stmt& st) {
 }
 
 Result<JobId> Store::insert_job(const JobRow& row) {
-  auto st = db_.prepare(
-      "INSERT INTO jobs(name, state, spec, infra_restarts, user_restarts, next_attempt_ms, reason, "
-      "created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!st) return st.error();
-  if (auto r = st->bind_all(row.name, std::string(to_string(row.state)),
-                            job_spec_to_json(row.spec).dump(), row.infra_restarts,
-                            row.user_restarts, row.next_attempt_ms, row.reason, row.created_ms,
-                            row.updated_ms)
-                   .run();
+  if (auto r = execute(db_,
+                       "INSERT INTO jobs(name, state, spec, infra_restarts, user_restarts, "
+                       "next_attempt_ms, reason, created_ms, updated_ms) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       row.name, std::string(to_string(row.state)),
+                       job_spec_to_json(row.spec).dump(), row.infra_restarts, row.user_restarts,
+                       row.next_attempt_ms, row.reason, row.created_ms, row.updated_ms);
       !r) {
     return r.error();
   }
@@ -57,10 +53,8 @@ Result<JobId> Store::insert_job(const JobRow& row) {
 }
 
 Result<std::optional<JobRow>> Store::job(JobId id) {
-  auto st = db_.prepare(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?");
-  if (!st) return st.error();
-  st->bind_all(id);
-  return first_row(*st, [this](const Stmt& row) { return read_job(row); });
+  return query_one(db_, std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?",
+                   [this](const Stmt& row) { return read_job(row); }, id);
 }
 
 Result<std::vector<JobRow>> Store::jobs_in_states(const std::vector<JobState>& states) {
@@ -76,38 +70,30 @@ Result<std::vector<JobRow>> Store::jobs_in_states(const std::vector<JobState>& s
 }
 
 Result<std::vector<JobRow>> Store::jobs(std::optional<JobState> state, int limit) {
-  auto st = db_.prepare(std::string("SELECT ") + kJobColumns +
-                        " FROM jobs WHERE (?1 IS NULL OR state = ?1) ORDER BY id DESC LIMIT ?2");
-  if (!st) return st.error();
-  std::optional<std::string> s;
-  if (state) s = std::string(to_string(*state));
-  st->bind(1, s).bind(2, limit);
-  return collect_rows(*st, [this](const Stmt& row) { return read_job(row); });
+  std::optional<std::string> name;
+  if (state) name = std::string(to_string(*state));
+  return query(db_,
+               std::string("SELECT ") + kJobColumns +
+                   " FROM jobs WHERE (?1 IS NULL OR state = ?1) ORDER BY id DESC LIMIT ?2",
+               [this](const Stmt& row) { return read_job(row); }, name, limit);
 }
 
 Result<void> Store::update_job(const JobRow& row, Millis now) {
   // Only the stored state matters here; reading the whole row would parse the spec again.
-  auto st_state = db_.prepare("SELECT state FROM jobs WHERE id = ?");
-  if (!st_state) return st_state.error();
-  st_state->bind_all(row.id);
-  auto current = first_row(*st_state, [](const Stmt& s) { return s.col_text(0); });
+  auto current = query_one(db_, "SELECT state FROM jobs WHERE id = ?",
+                           [](const Stmt& s) { return s.col_text(0); }, row.id);
   if (!current) return current.error();
   if (!*current) return make_error(ErrorKind::not_found, "no job " + std::to_string(row.id));
   JobState from = parse_job_state(**current).value_or(JobState::failed);
   if (from != row.state && !can_transition(from, row.state)) {
-    std::string msg = "refused illegal job transition " + std::string(to_string(from)) + " -> " +
-                      std::string(to_string(row.state));
-    std::cerr << "orchestrate: job " << row.id << ": " << msg << "\n";
-    (void)add_event(row.id, std::nullopt, now, "illegal-transition", msg);
-    return make_error(ErrorKind::conflict, "job " + std::to_string(row.id) + ": " + msg);
+    return refuse_transition("job", std::to_string(row.id), row.id, std::nullopt, now,
+                             to_string(from), to_string(row.state));
   }
-  auto st = db_.prepare(
-      "UPDATE jobs SET state = ?, infra_restarts = ?, user_restarts = ?, next_attempt_ms = ?, "
-      "reason = ?, updated_ms = ? WHERE id = ?");
-  if (!st) return st.error();
-  return st->bind_all(std::string(to_string(row.state)), row.infra_restarts, row.user_restarts,
-                      row.next_attempt_ms, row.reason, now, row.id)
-      .run();
+  return execute(db_,
+                 "UPDATE jobs SET state = ?, infra_restarts = ?, user_restarts = ?, "
+                 "next_attempt_ms = ?, reason = ?, updated_ms = ? WHERE id = ?",
+                 std::string(to_string(row.state)), row.infra_restarts, row.user_restarts,
+                 row.next_attempt_ms, row.reason, now, row.id);
 }
 
 Result<void> Store::set_job_state(JobRow& row, JobState to, Millis now) {
