@@ -37,13 +37,14 @@ void line(std::ostream& out, const std::string& label, const std::string& value)
 }  // namespace
 
 void render_clusters(const nlohmann::json& body, std::ostream& out) {
-  Table table({"NAME", "PROVIDER", "HEALTH", "NODES", "GPUS USED", "ACCELERATOR", "PEAK TFLOPS",
-               "MESSAGE"});
+  Table table({"NAME", "PROVIDER", "HEALTH", "NODES", "HEALTHY", "GPUS USED", "ACCELERATOR",
+               "PEAK TFLOPS", "MESSAGE"});
   for (const auto& c : items(body, "clusters")) {
     const auto& used = member(c, "gpus_used");
     const auto& total = member(c, "gpus_total");
     table.add_row({field(c, "name"), field(c, "provider"), field(c, "health"),
                    field(c, "nodes") + "x" + field(c, "gpus_per_node"),
+                   member(c, "nodes_healthy").is_null() ? "-" : field(c, "nodes_healthy"),
                    cell(used) + "/" + cell(total), field(c, "accelerator"), field(c, "peak_tflops"),
                    field(c, "message") == "-" ? "" : field(c, "message")});
   }

@@ -68,6 +68,15 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
         message = r.message;
       }
     }
+    auto nodes = reader_->nodes(c.name);
+    if (!nodes) return nodes.error();
+    json node_list = json::array();
+    int healthy_nodes = 0;
+    for (const auto& n : *nodes) {
+      healthy_nodes += n.healthy ? 1 : 0;
+      node_list.push_back(
+          {{"name", n.name}, {"gpus", n.gpus}, {"healthy", n.healthy}, {"reason", n.reason}});
+    }
     auto peak = cluster_peak_flops(c);
     out.push_back({{"name", c.name},
                    {"provider", c.provider},
@@ -78,6 +87,8 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
                    {"health", health},
                    {"gpus_total", c.total_gpus()},
                    {"gpus_used", used},
+                   {"nodes_healthy", healthy_nodes},
+                   {"node_list", node_list},
                    {"message", message}});
   }
   return json{{"clusters", out}};

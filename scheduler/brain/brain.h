@@ -38,6 +38,7 @@ class Brain {
   Result<BrainReply> on(const LaunchCompleted& e);
   Result<BrainReply> on(const CancelCompleted& e);
   Result<BrainReply> on(const AttemptObserved& e);
+  Result<BrainReply> on(const InventoryObserved& e);
   Result<BrainReply> on(const SiteUnreachable& e);
   Result<BrainReply> on(const SiteReachable& e);
   Result<BrainReply> on(const Tick& e);

@@ -46,6 +46,12 @@ struct AttemptObserved {
   std::vector<std::string> bad_lines;  // protocol lines that did not parse, with the reason
 };
 
+// The site's list of nodes (polled now and then, and whenever it may have changed).
+struct InventoryObserved {
+  std::string cluster;
+  SiteInventory inventory;
+};
+
 struct SiteUnreachable {
   std::string cluster;
   std::string message;
@@ -58,7 +64,8 @@ struct SiteReachable {
 struct Tick {};
 
 using BrainEvent = std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted,
-                                AttemptObserved, SiteUnreachable, SiteReachable, Tick>;
+                                AttemptObserved, InventoryObserved, SiteUnreachable, SiteReachable,
+                                Tick>;
 
 // What a command returns to its caller (REST handler).
 struct BrainReply {

@@ -1,5 +1,6 @@
 // The brain: what sites report (launch results, attempt observations, reachability).
 #include <algorithm>
+#include <set>
 
 #include "scheduler/brain/brain.h"
 #include "scheduler/lifecycle/exit_classifier.h"
@@ -165,6 +166,30 @@ Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
   }
   a.mfu = compute_mfu(a.tokens_total, a.step_time_total, fpt, a.gpus, peak);
   return store_.update_attempt(a);
+}
+
+// ---- nodes ------------------------------------------------------------------------------
+
+Result<BrainReply> Brain::on(const InventoryObserved& e) {
+  if (!cluster_spec(e.cluster)) return BrainReply{};
+  const Millis now = clock_.now_ms();
+  auto known = store_.nodes(e.cluster);
+  if (!known) return known.error();
+  std::set<std::string> listed;
+  for (const auto& n : e.inventory.nodes) {
+    listed.insert(n.name);
+    if (auto r = store_.upsert_node({e.cluster, n.name, n.gpus, n.healthy, n.reason, now}); !r) {
+      return r.error();
+    }
+  }
+  // A node the site no longer lists is gone until it is listed again; its history stays.
+  for (auto n : *known) {
+    if (listed.count(n.name) || !n.healthy) continue;
+    n.healthy = false;
+    n.reason = "no longer listed by the site";
+    if (auto r = store_.upsert_node(n); !r) return r.error();
+  }
+  return BrainReply{};
 }
 
 // ---- site reachability ------------------------------------------------------------------

@@ -20,6 +20,22 @@ void parse_output_lines(const std::vector<std::string>& lines, std::vector<Progr
   }
 }
 
+namespace {
+
+bool same_inventory(const SiteInventory& a, const SiteInventory& b) {
+  if (a.nodes.size() != b.nodes.size()) return false;
+  for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+    const NodeInfo& x = a.nodes[i];
+    const NodeInfo& y = b.nodes[i];
+    if (x.name != y.name || x.gpus != y.gpus || x.healthy != y.healthy || x.reason != y.reason) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 SiteWorker::SiteWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<Store> reader,
                        Post post)
     : spec_(std::move(spec)), port_(port), reader_(std::move(reader)), post_(std::move(post)) {}
@@ -159,14 +175,25 @@ bool SiteWorker::poll() {
     if (a.cancel_requested && obs->phase == RunPhase::running) (void)port_.cancel(a.token);
     if (obs->phase == RunPhase::exited) offsets_.erase(a.token);
   }
-  if (!called) {
-    // Nothing to observe: ask the site for its inventory so its reachability stays known.
+  // The inventory: on the first round, every kInventoryEvery rounds, and whenever there was
+  // nothing else to ask (so that an idle site's reachability stays known).
+  if (!called || rounds_since_inventory_ >= kInventoryEvery || !last_inventory_) {
+    rounds_since_inventory_ = 0;
     auto inv = port_.inventory();
-    if (!inv && inv.error().kind == ErrorKind::unreachable) {
-      note_reachable(false, inv.error().message);
-      return false;
+    if (!inv) {
+      if (inv.error().kind == ErrorKind::unreachable) {
+        note_reachable(false, inv.error().message);
+        return false;
+      }
+      return true;
     }
     note_reachable(true);
+    if (!last_inventory_ || !same_inventory(*last_inventory_, *inv)) {
+      last_inventory_ = *inv;
+      post_(InventoryObserved{spec_.name, *inv});
+    }
+  } else {
+    ++rounds_since_inventory_;
   }
   return true;
 }

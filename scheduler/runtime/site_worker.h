@@ -52,6 +52,9 @@ class SiteWorker {
   std::map<std::string, std::uint64_t> offsets_;  // token -> output bytes already read
   std::set<std::int64_t> posted_;  // action ids posted and perhaps not yet marked done
   std::optional<bool> reachable_;
+  static constexpr int kInventoryEvery = 60;  // rounds between inventories of a busy site
+  int rounds_since_inventory_ = 0;
+  std::optional<SiteInventory> last_inventory_;  // as last posted to the brain
 
   std::mutex mu_;
   std::condition_variable cv_;

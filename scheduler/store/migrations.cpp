@@ -105,6 +105,18 @@ CREATE TABLE placement_verdicts (
   PRIMARY KEY (job_id, cluster)
 );
 )sql"},
+      {3, "nodes: what each site reports of its nodes",
+       R"sql(
+CREATE TABLE nodes (
+  cluster TEXT NOT NULL REFERENCES clusters(name) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  gpus INTEGER NOT NULL,
+  healthy INTEGER NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  seen_ms INTEGER NOT NULL,
+  PRIMARY KEY (cluster, name)
+);
+)sql"},
   };
   return list;
 }

@@ -25,6 +25,16 @@ struct ClusterRow {
   std::string message;
 };
 
+// A node as its site last reported it. Issue 4's ledger adds failures and quarantine.
+struct NodeRow {
+  std::string cluster;
+  std::string name;
+  int gpus = 0;
+  bool healthy = true;
+  std::string reason;  // the site's words when not healthy
+  Millis seen_ms = 0;  // when the site last listed it
+};
+
 struct JobRow {
   JobId id = 0;
   std::string name;

@@ -78,6 +78,29 @@ Result<void> Store::update_cluster(const ClusterRow& c) {
                  std::string(to_string(c.health)), c.unreachable_since_ms, c.message, c.name);
 }
 
+// ---- nodes ------------------------------------------------------------------------------
+
+Result<std::vector<NodeRow>> Store::nodes(const std::string& cluster) {
+  return query(
+      db_,
+      "SELECT cluster, name, gpus, healthy, reason, seen_ms FROM nodes WHERE cluster = ? "
+      "ORDER BY name",
+      [](const Stmt& s) {
+        return NodeRow{s.col_text(0), s.col_text(1), static_cast<int>(s.col_int(2)),
+                       s.col_int(3) != 0, s.col_text(4), s.col_int(5)};
+      },
+      cluster);
+}
+
+Result<void> Store::upsert_node(const NodeRow& n) {
+  return execute(db_,
+                 "INSERT INTO nodes(cluster, name, gpus, healthy, reason, seen_ms) "
+                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(cluster, name) DO UPDATE SET "
+                 "gpus = excluded.gpus, healthy = excluded.healthy, reason = excluded.reason, "
+                 "seen_ms = excluded.seen_ms",
+                 n.cluster, n.name, n.gpus, n.healthy ? 1 : 0, n.reason, n.seen_ms);
+}
+
 // ---- events -----------------------------------------------------------------------------
 
 Result<void> Store::add_event(std::optional<JobId> job, std::optional<int> attempt_no, Millis at,

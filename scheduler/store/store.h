@@ -35,6 +35,10 @@ class Store {
   Result<std::optional<ClusterRow>> cluster(const std::string& name);
   Result<void> update_cluster(const ClusterRow& row);
 
+  // Nodes.
+  Result<std::vector<NodeRow>> nodes(const std::string& cluster);
+  Result<void> upsert_node(const NodeRow& row);
+
   // Jobs.
   Result<JobId> insert_job(const JobRow& row);
   Result<std::optional<JobRow>> job(JobId id);

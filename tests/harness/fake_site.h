@@ -18,13 +18,14 @@ class FakeSite final : public ClusterPort {
   };
 
   bool down = false;              // every call answers unreachable
+  std::vector<NodeInfo> inventory_nodes = {{"n0", 4, true, ""}};
   std::optional<Error> launch_error;  // the next launch fails with this
   std::map<std::string, Run> runs;  // by token
   std::vector<std::string> launched, cancelled, found;
 
   Result<SiteInventory> inventory() override {
     if (down) return unreachable();
-    return SiteInventory{{{"n0", 4, true, ""}}};
+    return SiteInventory{inventory_nodes};
   }
   Result<LaunchResult> launch(const LaunchRequest& r) override {
     if (down) return unreachable();

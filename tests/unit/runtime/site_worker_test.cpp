@@ -149,6 +149,23 @@ TEST_F(SiteWorkerTest, ExitCodeZeroSucceedsTheJob) {
   EXPECT_EQ(job(id).state, JobState::succeeded);
 }
 
+TEST_F(SiteWorkerTest, TheSitesNodesAreRecordedAndANodeThatVanishesIsUnhealthy) {
+  round();
+  auto nodes = store->nodes("alpha").value();
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].name, "n0");
+  EXPECT_TRUE(nodes[0].healthy);
+
+  alpha_.inventory_nodes = {{"n1", 8, false, "drained: bad cable"}};
+  for (int i = 0; i <= 60; ++i) round();  // a site with nothing running is asked every round
+  nodes = store->nodes("alpha").value();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_FALSE(nodes[0].healthy);
+  EXPECT_EQ(nodes[0].reason, "no longer listed by the site");
+  EXPECT_EQ(nodes[1].name, "n1");
+  EXPECT_EQ(nodes[1].reason, "drained: bad cable");
+}
+
 TEST(ParseOutputLines, SplitsReportsFromBadLinesAndIgnoresTheRest) {
   std::vector<ProgressLine> reports;
   std::vector<std::string> bad;

@@ -43,6 +43,7 @@ class FakeBackend : public ApiBackend {
                              {"health", "healthy"},
                              {"gpus_total", 16},
                              {"gpus_used", 8},
+                             {"nodes_healthy", 2},
                              {"message", ""}},
                             {{"name", "beta-long-name"},
                              {"provider", "slurm"},
