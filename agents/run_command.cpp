@@ -25,14 +25,17 @@ constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 // The handler only notes the signal; the main loop forwards it (see forward_to_group).
 volatile sig_atomic_t g_pending_signal = 0;
 
-void note_signal(int sig) { g_pending_signal = sig; }
+void note_signal(int sig) {
+  g_pending_signal = sig;
+}
 
 // Sends sig to every process in our process group but us. The job's shell may not exec its
 // command, so the process that must see the signal (the trainer, to save a checkpoint) is often
 // a grandchild: signalling only our child would orphan it. We ignore the signal for the instant
 // of the kill(), so our own copy is discarded instead of handled again.
 void forward_to_group(int sig) {
-  struct sigaction ign {}, old {};
+  struct sigaction ign {
+  }, old{};
   ign.sa_handler = SIG_IGN;
   sigemptyset(&ign.sa_mask);
   sigaction(sig, &ign, &old);
@@ -68,7 +71,9 @@ bool reap_and_check(pid_t main_child, int* main_status, bool* main_done) {
 }
 
 void sleep_ms(long ms) {
-  struct timespec ts {ms / 1000, (ms % 1000) * 1'000'000};
+  struct timespec ts {
+    ms / 1000, (ms % 1000) * 1'000'000
+  };
   nanosleep(&ts, nullptr);  // a signal cuts it short, which is what we want
 }
 

@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
   }
 
   Bench base("baseline");
-  double baseline = per_second(n, [&](int) { (void)base.store->transaction([] { return Result<void>(); }); });
+  double baseline =
+      per_second(n, [&](int) { (void)base.store->transaction([] { return Result<void>(); }); });
 
   Bench sub("submit");
   double submit = per_second(n, [&](int) { (void)sub.brain->handle(SubmitJob{job()}); });
@@ -86,15 +87,16 @@ int main(int argc, char** argv) {
     auto r = obs.brain->handle(SubmitJob{job()});
     auto a = obs.store->attempts_of(r->job_id).value();
     tokens.push_back(a.back().token);
-    (void)obs.brain->handle(AttemptObserved{a.back().cluster, a.back().token, RunPhase::running,
-                                            std::nullopt, {}, {}, {}});
+    (void)obs.brain->handle(AttemptObserved{
+        a.back().cluster, a.back().token, RunPhase::running, std::nullopt, {}, {}, {}});
   }
   double observe = per_second(n, [&](int i) {
     AttemptObserved e;
     e.token = tokens[static_cast<std::size_t>(i) % tokens.size()];
     e.phase = RunPhase::running;
     std::int64_t step0 = static_cast<std::int64_t>(i / tokens.size()) * 10;
-    for (int k = 1; k <= 10; ++k) e.reports.push_back(ProgressReport{step0 + k, 4096, 0.5, std::nullopt});
+    for (int k = 1; k <= 10; ++k)
+      e.reports.push_back(ProgressReport{step0 + k, 4096, 0.5, std::nullopt});
     (void)obs.brain->handle(e);
   });
 

@@ -8,7 +8,6 @@
 #include <ostream>
 #include <string>
 
-
 namespace orch {
 
 // Exit codes shared by every client command.
@@ -43,6 +42,5 @@ int run_job_explain(const ClientOptions& o, std::int64_t id, std::ostream& out, 
 int run_job_cancel(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err);
 
 // Adds `cluster ...`, `job ...` and the global --server and -o/--output options to app.
-
 
 }  // namespace orch

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/client_commands.h"
-#include "cli/server_commands.h"
 #include "cli/server.h"
+#include "cli/server_commands.h"
 #include "scheduler/spec/clusters_parser.h"
 #include "web/http_client.h"
 
@@ -109,13 +109,17 @@ int Demo::run() {
   const int dim = 192;
   const std::string job_yaml =
       "name: toy-demo\n"
-      "command: " + bin + "/toy_trainer --steps " + std::to_string(o_.steps) +
-      " --dim " + std::to_string(dim) + " --batch 96 --ckpt-every " +
-      std::to_string(o_.checkpoint_every) + " --ckpt-dir " + state + "/checkpoints/toy-demo\n"
+      "command: " +
+      bin + "/toy_trainer --steps " + std::to_string(o_.steps) + " --dim " + std::to_string(dim) +
+      " --batch 96 --ckpt-every " + std::to_string(o_.checkpoint_every) + " --ckpt-dir " + state +
+      "/checkpoints/toy-demo\n"
       "resources: {nodes: 1, gpus_per_node: 2}\n"
-      "checkpoint: {dir: " + state + "/checkpoints/toy-demo, interval_steps: " +
-      std::to_string(o_.checkpoint_every) + "}\n"
-      "model: {parameters: " + std::to_string(dim * dim) + "}\n"
+      "checkpoint: {dir: " +
+      state + "/checkpoints/toy-demo, interval_steps: " + std::to_string(o_.checkpoint_every) +
+      "}\n"
+      "model: {parameters: " +
+      std::to_string(dim * dim) +
+      "}\n"
       "restart: {max_infra_restarts: 3, backoff: {initial_s: 1}}\n"
       "placement: {preferred: [alpha, beta]}\n";
   auto submitted = call("POST", "/api/v1/jobs", job_yaml, "application/yaml");
@@ -213,6 +217,8 @@ int Demo::summarize() {
 
 }  // namespace
 
-int run_demo(const DemoOptions& options) { return Demo(options).run(); }
+int run_demo(const DemoOptions& options) {
+  return Demo(options).run();
+}
 
 }  // namespace orch

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "cli/client_commands.h"
-#include "cli/server_commands.h"
 #include "cli/server.h"
+#include "cli/server_commands.h"
 #include "scheduler/spec/clusters_parser.h"
 
 namespace orch {

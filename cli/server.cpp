@@ -84,11 +84,17 @@ Result<std::unique_ptr<ClusterPort>> make_port(const ClusterSpec& c, const Serve
 }  // namespace
 
 Server::Server(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
-Server::~Server() { stop(); }
+Server::~Server() {
+  stop();
+}
 
-void Server::stop() { parts_.reset(); }
+void Server::stop() {
+  parts_.reset();
+}
 
-int Server::port() const { return parts_ ? parts_->http->port() : 0; }
+int Server::port() const {
+  return parts_ ? parts_->http->port() : 0;
+}
 
 std::string Server::url() const {
   return "http://" + (parts_ ? parts_->bind : std::string("127.0.0.1")) + ":" +
@@ -100,8 +106,8 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   std::error_code ec;
   fs::create_directories(s.state_dir, ec);
   if (ec) {
-    return make_error(ErrorKind::io, "cannot create state directory " + s.state_dir + ": " +
-                                         ec.message());
+    return make_error(ErrorKind::io,
+                      "cannot create state directory " + s.state_dir + ": " + ec.message());
   }
   s.state_dir = fs::absolute(s.state_dir).string();
   if (s.agent_path.empty()) s.agent_path = executable_dir() + "/orchestrate-agent";

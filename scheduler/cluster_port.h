@@ -19,11 +19,11 @@
 namespace orch {
 
 struct LaunchRequest {
-  std::string token;       // unique per attempt, e.g. "orch-7-2-5f3a9c"
+  std::string token;  // unique per attempt, e.g. "orch-7-2-5f3a9c"
   std::int64_t job_id = 0;
   int attempt_no = 0;
   std::string job_name;
-  std::string command;     // run by /bin/sh -c
+  std::string command;                     // run by /bin/sh -c
   std::map<std::string, std::string> env;  // includes the resume variable when resuming
   int nodes = 1;
   int gpus_per_node = 1;
@@ -36,7 +36,7 @@ struct LaunchResult {
 };
 
 enum class RunPhase {
-  queued,   // accepted by the site, not yet running
+  queued,  // accepted by the site, not yet running
   running,
   exited,
   unknown,  // the site does not know this token (never launched, or purged)

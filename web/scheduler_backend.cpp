@@ -17,7 +17,8 @@ json opt(const std::optional<T>& v) {
 
 json attempt_json(const AttemptRow& a) {
   json resumed = nullptr;
-  if (a.resumed_from_step) resumed = {{"step", *a.resumed_from_step}, {"path", a.resumed_from_path}};
+  if (a.resumed_from_step)
+    resumed = {{"step", *a.resumed_from_step}, {"path", a.resumed_from_path}};
   return {{"no", a.no},
           {"cluster", a.cluster},
           {"token", a.token},
@@ -121,8 +122,8 @@ Result<nlohmann::json> SchedulerBackend::job_json(const JobRow& j, bool with_spe
               {"mfu", last ? opt(last->mfu) : json(nullptr)},
               {"steps_lost", stats.steps_lost},
               {"ettr", opt(stats.ettr)},
-              {"last_checkpoint", *ckpt ? json{{"step", (*ckpt)->step}, {"path", (*ckpt)->path}}
-                                        : json(nullptr)},
+              {"last_checkpoint",
+               *ckpt ? json{{"step", (*ckpt)->step}, {"path", (*ckpt)->path}} : json(nullptr)},
               {"reason", j.reason},
               {"created_ms", j.created_ms},
               {"updated_ms", j.updated_ms}};
@@ -203,16 +204,14 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
                         {"reason", v.reason},
                         {"score", opt(v.score)}});
   }
-  return json{{"job_id", id},
-              {"state", to_string(j->state)},
-              {"reason", j->reason},
-              {"evaluated_at_ms", verdicts->empty() ? json(nullptr) : json(at)},
-              {"chosen", chosen},
-              {"clusters", clusters}};
+  return json{
+      {"job_id", id},        {"state", to_string(j->state)},
+      {"reason", j->reason}, {"evaluated_at_ms", verdicts->empty() ? json(nullptr) : json(at)},
+      {"chosen", chosen},    {"clusters", clusters}};
 }
 
 Result<nlohmann::json> SchedulerBackend::submit_job(const std::string& body,
-                                                     const std::string& source) {
+                                                    const std::string& source) {
   auto spec = parse_job_spec(body, source);
   if (!spec) return spec.error();
   auto reply = loop_.call(SubmitJob{*spec});
@@ -244,8 +243,9 @@ Result<std::string> SchedulerBackend::job_logs(std::int64_t id, const LogRequest
     }
     if (!chosen) {
       return make_error(ErrorKind::not_found, "job " + std::to_string(id) + " has no attempt " +
-                                                  std::to_string(*request.attempt_no) + " (it has " +
-                                                  std::to_string(attempts.size()) + ")");
+                                                  std::to_string(*request.attempt_no) +
+                                                  " (it has " + std::to_string(attempts.size()) +
+                                                  ")");
     }
   }
   auto port = ports_.find(chosen->cluster);

@@ -45,7 +45,10 @@ Error missing(const char* what, T id) {
 
 Brain::Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters,
              PlacementPipeline pipeline)
-    : store_(store), clock_(clock), clusters_(std::move(clusters)), pipeline_(std::move(pipeline)) {}
+    : store_(store),
+      clock_(clock),
+      clusters_(std::move(clusters)),
+      pipeline_(std::move(pipeline)) {}
 
 Result<void> Brain::start() {
   return store_.transaction([&]() -> Result<void> {
@@ -141,9 +144,9 @@ Result<void> Brain::request_cancel(AttemptRow& attempt, const std::string& why) 
   row.payload = {{"reason", why}};
   row.created_ms = clock_.now_ms();
   if (auto r = store_.enqueue(row); !r) return r.error();
-  return event(attempt.job_id, attempt.no, "cancel-requested",
-               "asked " + attempt.cluster + " to stop attempt " + std::to_string(attempt.no) +
-                   ": " + why);
+  return event(
+      attempt.job_id, attempt.no, "cancel-requested",
+      "asked " + attempt.cluster + " to stop attempt " + std::to_string(attempt.no) + ": " + why);
 }
 
 Result<BrainReply> Brain::on(const Tick&) {
@@ -298,19 +301,20 @@ Result<void> Brain::after_attempt_end(const AttemptRow& attempt) {
     if (other.state != AttemptState::exited && !other.cancel_requested) return Ok{};
   }
 
-  AfterExit next = decide_after_exit(job.spec.restart, job.infra_restarts, job.user_restarts,
-                                     attempt.cause);
+  AfterExit next =
+      decide_after_exit(job.spec.restart, job.infra_restarts, job.user_restarts, attempt.cause);
   switch (next.verdict) {
-    case AfterExit::Verdict::ignore: return Ok{};
+    case AfterExit::Verdict::ignore:
+      return Ok{};
     case AfterExit::Verdict::succeed: {
       JobStats stats = compute_job_stats(*attempts, now);
       job.reason.clear();
       if (auto r = store_.set_job_state(job, JobState::succeeded, now); !r) return r;
       char buf[160];
-      std::snprintf(buf, sizeof buf, "succeeded after %zu attempt(s); steps lost %lld; ETTR %s",
-                    attempts->size(), static_cast<long long>(stats.steps_lost),
-                    stats.ettr ? (std::to_string(std::lround(*stats.ettr * 100)) + "%").c_str()
-                               : "n/a");
+      std::snprintf(
+          buf, sizeof buf, "succeeded after %zu attempt(s); steps lost %lld; ETTR %s",
+          attempts->size(), static_cast<long long>(stats.steps_lost),
+          stats.ettr ? (std::to_string(std::lround(*stats.ettr * 100)) + "%").c_str() : "n/a");
       return event(job.id, attempt.no, "succeeded", buf);
     }
     case AfterExit::Verdict::fail:
@@ -326,9 +330,9 @@ Result<void> Brain::after_attempt_end(const AttemptRow& attempt) {
       if (!ckpt) return ckpt.error();
       std::string from = *ckpt ? "from the checkpoint at step " + std::to_string((*ckpt)->step)
                                : std::string("from the start (no checkpoint yet)");
-      if (auto r = event(job.id, attempt.no, "resuming",
-                         "resuming " + from + " in " + seconds_text(next.delay_ms) + " (" +
-                             next.reason + ")");
+      if (auto r = event(
+              job.id, attempt.no, "resuming",
+              "resuming " + from + " in " + seconds_text(next.delay_ms) + " (" + next.reason + ")");
           !r) {
         return r;
       }

@@ -63,9 +63,9 @@ struct SiteReachable {
 
 struct Tick {};
 
-using BrainEvent = std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted,
-                                AttemptObserved, InventoryObserved, SiteUnreachable, SiteReachable,
-                                Tick>;
+using BrainEvent =
+    std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted, AttemptObserved,
+                 InventoryObserved, SiteUnreachable, SiteReachable, Tick>;
 
 // What a command returns to its caller (REST handler).
 struct BrainReply {

@@ -46,8 +46,8 @@ Result<BrainReply> Brain::on(const LaunchCompleted& e) {
   a.site_job_id = e.result->site_job_id;
   if (!e.result->nodes.empty()) a.nodes = e.result->nodes;
   if (auto r = store_.update_attempt(a); !r) return r.error();
-  std::string msg = (e.adopted ? "adopted attempt " : "launched attempt ") +
-                    std::to_string(a.no) + " on " + a.cluster + " (site job " + a.site_job_id + ")";
+  std::string msg = (e.adopted ? "adopted attempt " : "launched attempt ") + std::to_string(a.no) +
+                    " on " + a.cluster + " (site job " + a.site_job_id + ")";
   if (e.adopted) msg += ": it was launched before a restart";
   if (auto r = event(a.job_id, a.no, e.adopted ? "adopted" : "launched", msg); !r) return r.error();
   return BrainReply{};
@@ -148,12 +148,14 @@ Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
       if (p->tokens && p->step_time_s) {
         a.tokens_total += static_cast<double>(*p->tokens);
         a.step_time_total += *p->step_time_s;
-        sample.mfu = compute_mfu(static_cast<double>(*p->tokens), *p->step_time_s, fpt, a.gpus, peak);
+        sample.mfu =
+            compute_mfu(static_cast<double>(*p->tokens), *p->step_time_s, fpt, a.gpus, peak);
       }
       if (auto r = store_.insert_progress(sample); !r) return r;
     } else {
       const auto& c = std::get<CheckpointReport>(line);
-      auto added = store_.insert_checkpoint({0, a.job_id, a.id, c.step, c.path, c.save_time_s, now});
+      auto added =
+          store_.insert_checkpoint({0, a.job_id, a.id, c.step, c.path, c.save_time_s, now});
       if (!added) return added.error();
       if (*added) {
         if (auto r = event(a.job_id, a.no, "checkpoint",
@@ -211,8 +213,7 @@ Result<BrainReply> Brain::on(const SiteUnreachable& e) {
       std::string msg = e.message.find(e.cluster) != std::string::npos
                             ? e.message
                             : "site " + e.cluster + " is not answering: " + e.message;
-      if (auto r = event(a.job_id, a.no, "site-unreachable", msg);
-          !r) {
+      if (auto r = event(a.job_id, a.no, "site-unreachable", msg); !r) {
         return r.error();
       }
     }
@@ -251,8 +252,9 @@ Result<void> Brain::expire_unreachable_sites() {
       // Actions for an attempt we give up on are void; if the site ran it anyway, the
       // reconciliation in on(AttemptObserved) or on(LaunchCompleted) stops it.
       if (auto r = store_.mark_actions_done_for_token(a.token, now); !r) return r;
-      std::string detail = "site silent for " + std::to_string((now - *c.unreachable_since_ms) / 1000) +
-                           "s, grace " + std::to_string(static_cast<long long>(spec->unreachable_grace_s)) + "s";
+      std::string detail = "site silent for " +
+                           std::to_string((now - *c.unreachable_since_ms) / 1000) + "s, grace " +
+                           std::to_string(static_cast<long long>(spec->unreachable_grace_s)) + "s";
       if (auto r = end_attempt(a, ExitCause::site_down, detail); !r) return r;
       if (auto r = after_attempt_end(a); !r) return r;
     }

@@ -3,9 +3,14 @@
 namespace orch {
 
 nlohmann::json launch_request_to_json(const LaunchRequest& r) {
-  return {{"token", r.token},   {"job_id", r.job_id},         {"attempt_no", r.attempt_no},
-          {"job_name", r.job_name}, {"command", r.command},   {"env", r.env},
-          {"nodes", r.nodes},   {"gpus_per_node", r.gpus_per_node},
+  return {{"token", r.token},
+          {"job_id", r.job_id},
+          {"attempt_no", r.attempt_no},
+          {"job_name", r.job_name},
+          {"command", r.command},
+          {"env", r.env},
+          {"nodes", r.nodes},
+          {"gpus_per_node", r.gpus_per_node},
           {"exclude_nodes", r.exclude_nodes}};
 }
 
@@ -23,7 +28,8 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.exclude_nodes = j.value("exclude_nodes", std::vector<std::string>{});
     return r;
   } catch (const nlohmann::json::exception& e) {
-    return make_error(ErrorKind::internal, std::string("corrupt launch action in outbox: ") + e.what());
+    return make_error(ErrorKind::internal,
+                      std::string("corrupt launch action in outbox: ") + e.what());
   }
 }
 

@@ -4,13 +4,20 @@ namespace orch {
 
 const char* to_string(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::invalid: return "invalid";
-    case ErrorKind::not_found: return "not_found";
-    case ErrorKind::conflict: return "conflict";
-    case ErrorKind::unreachable: return "unreachable";
-    case ErrorKind::unsupported: return "unsupported";
-    case ErrorKind::io: return "io";
-    case ErrorKind::internal: return "internal";
+    case ErrorKind::invalid:
+      return "invalid";
+    case ErrorKind::not_found:
+      return "not_found";
+    case ErrorKind::conflict:
+      return "conflict";
+    case ErrorKind::unreachable:
+      return "unreachable";
+    case ErrorKind::unsupported:
+      return "unsupported";
+    case ErrorKind::io:
+      return "io";
+    case ErrorKind::internal:
+      return "internal";
   }
   return "internal";
 }

@@ -21,7 +21,8 @@ struct JobStats {
 };
 
 // Steps the next attempt re-does: what the previous one reached past the checkpoint it resumes.
-std::int64_t steps_lost_between(const AttemptRow& previous, std::optional<std::int64_t> resume_step);
+std::int64_t steps_lost_between(const AttemptRow& previous,
+                                std::optional<std::int64_t> resume_step);
 
 JobStats compute_job_stats(const std::vector<AttemptRow>& attempts, Millis now);
 

@@ -9,8 +9,9 @@ std::optional<double> cluster_peak_flops(const ClusterSpec& cluster) {
   return accelerator_peak_flops(cluster.accelerator);
 }
 
-std::optional<double> compute_mfu(double tokens, double seconds, std::optional<double> flops_per_token,
-                                  int gpus, std::optional<double> peak_flops_per_gpu) {
+std::optional<double> compute_mfu(double tokens, double seconds,
+                                  std::optional<double> flops_per_token, int gpus,
+                                  std::optional<double> peak_flops_per_gpu) {
   if (!flops_per_token || !peak_flops_per_gpu || tokens <= 0 || seconds <= 0 || gpus <= 0 ||
       *flops_per_token <= 0 || *peak_flops_per_gpu <= 0) {
     return std::nullopt;

@@ -12,7 +12,8 @@ namespace orch {
 std::optional<double> cluster_peak_flops(const ClusterSpec& cluster);
 
 // nullopt when any input is missing or not positive.
-std::optional<double> compute_mfu(double tokens, double seconds, std::optional<double> flops_per_token,
-                                  int gpus, std::optional<double> peak_flops_per_gpu);
+std::optional<double> compute_mfu(double tokens, double seconds,
+                                  std::optional<double> flops_per_token, int gpus,
+                                  std::optional<double> peak_flops_per_gpu);
 
 }  // namespace orch

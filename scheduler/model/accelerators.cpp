@@ -6,7 +6,7 @@ const std::vector<AcceleratorInfo>& accelerator_table() {
   // Dense BF16 peaks from the vendors' data sheets. "cpu-slot" is the nominal peak of one
   // local slot (a CPU core doing the toy trainer's matrix multiplies): 10 GFLOP/s.
   static const std::vector<AcceleratorInfo> table = {
-      {"a100", 312e12},  {"h100-sxm", 989e12}, {"h100", 989e12}, {"h200", 989e12},
+      {"a100", 312e12},  {"h100-sxm", 989e12}, {"h100", 989e12},   {"h200", 989e12},
       {"b200", 2250e12}, {"mi300x", 1307e12},  {"cpu-slot", 10e9},
   };
   return table;

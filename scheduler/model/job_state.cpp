@@ -9,25 +9,31 @@ bool is_terminal(JobState s) {
 bool can_transition(JobState from, JobState to) {
   using S = JobState;
   switch (from) {
-    case S::pending: return to == S::placed || to == S::cancelled || to == S::failed;
+    case S::pending:
+      return to == S::placed || to == S::cancelled || to == S::failed;
     case S::placed:
       return to == S::running || to == S::resuming || to == S::succeeded || to == S::failed ||
              to == S::cancelled;
     case S::running:
       return to == S::resuming || to == S::succeeded || to == S::failed || to == S::cancelled;
-    case S::resuming: return to == S::placed || to == S::failed || to == S::cancelled;
+    case S::resuming:
+      return to == S::placed || to == S::failed || to == S::cancelled;
     case S::succeeded:
     case S::failed:
-    case S::cancelled: return false;
+    case S::cancelled:
+      return false;
   }
   return false;
 }
 
 bool can_transition(AttemptState from, AttemptState to) {
   switch (from) {
-    case AttemptState::launching: return to == AttemptState::running || to == AttemptState::exited;
-    case AttemptState::running: return to == AttemptState::exited;
-    case AttemptState::exited: return false;
+    case AttemptState::launching:
+      return to == AttemptState::running || to == AttemptState::exited;
+    case AttemptState::running:
+      return to == AttemptState::exited;
+    case AttemptState::exited:
+      return false;
   }
   return false;
 }
@@ -38,44 +44,65 @@ bool is_infra_cause(ExitCause c) {
     case ExitCause::site_down:
     case ExitCause::node_lost:
     case ExitCause::launch_failed:
-    case ExitCause::lost: return true;
-    default: return false;
+    case ExitCause::lost:
+      return true;
+    default:
+      return false;
   }
 }
 
 std::string_view to_string(JobState s) {
   switch (s) {
-    case JobState::pending: return "pending";
-    case JobState::placed: return "placed";
-    case JobState::running: return "running";
-    case JobState::resuming: return "resuming";
-    case JobState::succeeded: return "succeeded";
-    case JobState::failed: return "failed";
-    case JobState::cancelled: return "cancelled";
+    case JobState::pending:
+      return "pending";
+    case JobState::placed:
+      return "placed";
+    case JobState::running:
+      return "running";
+    case JobState::resuming:
+      return "resuming";
+    case JobState::succeeded:
+      return "succeeded";
+    case JobState::failed:
+      return "failed";
+    case JobState::cancelled:
+      return "cancelled";
   }
   return "?";
 }
 
 std::string_view to_string(AttemptState s) {
   switch (s) {
-    case AttemptState::launching: return "launching";
-    case AttemptState::running: return "running";
-    case AttemptState::exited: return "exited";
+    case AttemptState::launching:
+      return "launching";
+    case AttemptState::running:
+      return "running";
+    case AttemptState::exited:
+      return "exited";
   }
   return "?";
 }
 
 std::string_view to_string(ExitCause c) {
   switch (c) {
-    case ExitCause::none: return "none";
-    case ExitCause::succeeded: return "succeeded";
-    case ExitCause::user_error: return "user_error";
-    case ExitCause::killed_by_signal: return "killed_by_signal";
-    case ExitCause::site_down: return "site_down";
-    case ExitCause::node_lost: return "node_lost";
-    case ExitCause::launch_failed: return "launch_failed";
-    case ExitCause::lost: return "lost";
-    case ExitCause::cancelled: return "cancelled";
+    case ExitCause::none:
+      return "none";
+    case ExitCause::succeeded:
+      return "succeeded";
+    case ExitCause::user_error:
+      return "user_error";
+    case ExitCause::killed_by_signal:
+      return "killed_by_signal";
+    case ExitCause::site_down:
+      return "site_down";
+    case ExitCause::node_lost:
+      return "node_lost";
+    case ExitCause::launch_failed:
+      return "launch_failed";
+    case ExitCause::lost:
+      return "lost";
+    case ExitCause::cancelled:
+      return "cancelled";
   }
   return "?";
 }

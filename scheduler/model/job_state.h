@@ -19,15 +19,15 @@ enum class AttemptState { launching, running, exited };
 
 // Why an attempt ended. Infra causes spend the infra budget, user causes the user budget.
 enum class ExitCause {
-  none,            // still live
-  succeeded,       // exit code 0
-  user_error,      // non-zero exit code from the job's own code
+  none,              // still live
+  succeeded,         // exit code 0
+  user_error,        // non-zero exit code from the job's own code
   killed_by_signal,  // a signal nobody in orchestrate sent (OOM killer, node reboot, admin)
-  site_down,       // the site stopped answering for longer than its grace
-  node_lost,       // the provider reports the node gone
-  launch_failed,   // the site refused or failed the launch
-  lost,            // the site no longer knows the attempt and left no exit record
-  cancelled,       // orchestrate cancelled it (user request, or duplicate reconciliation)
+  site_down,         // the site stopped answering for longer than its grace
+  node_lost,         // the provider reports the node gone
+  launch_failed,     // the site refused or failed the launch
+  lost,              // the site no longer knows the attempt and left no exit record
+  cancelled,         // orchestrate cancelled it (user request, or duplicate reconciliation)
 };
 
 bool is_terminal(JobState s);
@@ -42,10 +42,9 @@ std::optional<JobState> parse_job_state(std::string_view s);
 std::optional<AttemptState> parse_attempt_state(std::string_view s);
 std::optional<ExitCause> parse_exit_cause(std::string_view s);
 
-inline constexpr JobState kAllJobStates[] = {JobState::pending,   JobState::placed,
-                                             JobState::running,   JobState::resuming,
-                                             JobState::succeeded, JobState::failed,
-                                             JobState::cancelled};
+inline constexpr JobState kAllJobStates[] = {
+    JobState::pending,   JobState::placed, JobState::running,  JobState::resuming,
+    JobState::succeeded, JobState::failed, JobState::cancelled};
 inline constexpr AttemptState kAllAttemptStates[] = {AttemptState::launching, AttemptState::running,
                                                      AttemptState::exited};
 

@@ -13,9 +13,12 @@ enum class SiteHealth { healthy, unreachable, down };
 
 inline std::string_view to_string(SiteHealth h) {
   switch (h) {
-    case SiteHealth::healthy: return "healthy";
-    case SiteHealth::unreachable: return "unreachable";
-    case SiteHealth::down: return "down";
+    case SiteHealth::healthy:
+      return "healthy";
+    case SiteHealth::unreachable:
+      return "unreachable";
+    case SiteHealth::down:
+      return "down";
   }
   return "?";
 }

@@ -25,8 +25,8 @@ std::optional<std::string> CapacityFilter::reject(const PlacementRequest& req,
   const JobSpec& job = *req.job;
   const ClusterSpec& c = *cluster.spec;
   if (job.gpus_per_node > c.gpus_per_node) {
-    return "job needs " + std::to_string(job.gpus_per_node) + " GPUs per node, cluster nodes have " +
-           std::to_string(c.gpus_per_node);
+    return "job needs " + std::to_string(job.gpus_per_node) +
+           " GPUs per node, cluster nodes have " + std::to_string(c.gpus_per_node);
   }
   if (job.nodes > c.nodes) {
     return "job needs " + std::to_string(job.nodes) + " nodes, cluster has " +

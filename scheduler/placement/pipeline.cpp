@@ -22,8 +22,7 @@ PlacementPipeline& PlacementPipeline::add_filter(std::unique_ptr<FilterPlugin> f
   return *this;
 }
 
-PlacementPipeline& PlacementPipeline::add_score(std::unique_ptr<ScorePlugin> score,
-                                                double weight) {
+PlacementPipeline& PlacementPipeline::add_score(std::unique_ptr<ScorePlugin> score, double weight) {
   scores_.push_back({std::move(score), weight});
   return *this;
 }

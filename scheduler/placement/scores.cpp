@@ -11,8 +11,7 @@ double FreeCapacityScore::score(const PlacementRequest& req, const ClusterView& 
   return std::clamp(static_cast<double>(after) / total, 0.0, 1.0);
 }
 
-double PreferredClusterScore::score(const PlacementRequest& req,
-                                    const ClusterView& cluster) const {
+double PreferredClusterScore::score(const PlacementRequest& req, const ClusterView& cluster) const {
   const auto& pref = req.job->preferred_clusters;
   auto it = std::find(pref.begin(), pref.end(), cluster.spec->name);
   if (it == pref.end()) return 0.0;

@@ -8,9 +8,13 @@ namespace orch {
 BrainLoop::BrainLoop(Brain& brain, int tick_ms, std::function<void()> on_outbox)
     : brain_(brain), tick_ms_(tick_ms), on_outbox_(std::move(on_outbox)) {}
 
-BrainLoop::~BrainLoop() { stop(); }
+BrainLoop::~BrainLoop() {
+  stop();
+}
 
-void BrainLoop::start() { thread_ = std::thread([this] { run(); }); }
+void BrainLoop::start() {
+  thread_ = std::thread([this] { run(); });
+}
 
 void BrainLoop::stop() {
   {

@@ -40,9 +40,13 @@ SiteWorker::SiteWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<Stor
                        Post post)
     : spec_(std::move(spec)), port_(port), reader_(std::move(reader)), post_(std::move(post)) {}
 
-SiteWorker::~SiteWorker() { stop(); }
+SiteWorker::~SiteWorker() {
+  stop();
+}
 
-void SiteWorker::start() { thread_ = std::thread([this] { run(); }); }
+void SiteWorker::start() {
+  thread_ = std::thread([this] { run(); });
+}
 
 void SiteWorker::stop() {
   {

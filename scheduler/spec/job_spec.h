@@ -33,9 +33,9 @@ struct ModelSpec {
 };
 
 struct CheckpointSpec {
-  std::string dir;                          // where the job writes checkpoints
+  std::string dir;                              // where the job writes checkpoints
   std::string resume_env = "ORCH_RESUME_FROM";  // env var that carries the checkpoint path
-  std::optional<int> interval_steps;        // informational: how often the job saves
+  std::optional<int> interval_steps;            // informational: how often the job saves
 };
 
 struct JobSpec {

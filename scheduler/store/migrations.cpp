@@ -121,7 +121,9 @@ CREATE TABLE nodes (
   return list;
 }
 
-int latest_schema_version() { return migrations().back().version; }
+int latest_schema_version() {
+  return migrations().back().version;
+}
 
 Result<int> schema_version(Db& db) {
   auto st = db.prepare("PRAGMA user_version");

@@ -45,9 +45,15 @@ Result<void> Stmt::run() {
   }
 }
 
-bool Stmt::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-std::int64_t Stmt::col_int(int col) const { return sqlite3_column_int64(stmt_, col); }
-double Stmt::col_double(int col) const { return sqlite3_column_double(stmt_, col); }
+bool Stmt::is_null(int col) const {
+  return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+}
+std::int64_t Stmt::col_int(int col) const {
+  return sqlite3_column_int64(stmt_, col);
+}
+double Stmt::col_double(int col) const {
+  return sqlite3_column_double(stmt_, col);
+}
 std::string Stmt::col_text(int col) const {
   const auto* p = sqlite3_column_text(stmt_, col);
   return p ? std::string(reinterpret_cast<const char*>(p),
@@ -65,9 +71,9 @@ std::optional<double> Stmt::col_opt_double(int col) const {
 
 Result<Db> Db::open(const std::string& path) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     Error e = sql_error(raw, "cannot open state database " + path);
     sqlite3_close(raw);
@@ -100,7 +106,11 @@ Result<Stmt> Db::prepare(std::string_view sql) {
   return Stmt(db_, stmt);
 }
 
-std::int64_t Db::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
-int Db::changes() const { return sqlite3_changes(db_); }
+std::int64_t Db::last_insert_id() const {
+  return sqlite3_last_insert_rowid(db_);
+}
+int Db::changes() const {
+  return sqlite3_changes(db_);
+}
 
 }  // namespace orch

@@ -12,8 +12,8 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   if (!db) return db.error();
   // WAL lets REST reads and site workers read while the brain writes; NORMAL sync is durable
   // across process crashes (the failure we must survive) and cheap.
-  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
-                             "PRAGMA foreign_keys=ON"}) {
+  for (const char* pragma :
+       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
     if (auto r = db->exec(pragma); !r) return r.error();
   }
   if (auto r = migrate(*db); !r) return r.error();
@@ -62,20 +62,21 @@ ClusterRow read_cluster(const Stmt& st) {
 }  // namespace
 
 Result<std::vector<ClusterRow>> Store::clusters() {
-  return query(db_, "SELECT name, health, unreachable_since_ms, message FROM clusters ORDER BY name",
+  return query(db_,
+               "SELECT name, health, unreachable_since_ms, message FROM clusters ORDER BY name",
                read_cluster);
 }
 
 Result<std::optional<ClusterRow>> Store::cluster(const std::string& name) {
-  return query_one(db_,
-                   "SELECT name, health, unreachable_since_ms, message FROM clusters WHERE name = ?",
-                   read_cluster, name);
+  return query_one(
+      db_, "SELECT name, health, unreachable_since_ms, message FROM clusters WHERE name = ?",
+      read_cluster, name);
 }
 
 Result<void> Store::update_cluster(const ClusterRow& c) {
-  return execute(db_,
-                 "UPDATE clusters SET health = ?, unreachable_since_ms = ?, message = ? WHERE name = ?",
-                 std::string(to_string(c.health)), c.unreachable_since_ms, c.message, c.name);
+  return execute(
+      db_, "UPDATE clusters SET health = ?, unreachable_since_ms = ?, message = ? WHERE name = ?",
+      std::string(to_string(c.health)), c.unreachable_since_ms, c.message, c.name);
 }
 
 // ---- nodes ------------------------------------------------------------------------------
@@ -86,7 +87,7 @@ Result<std::vector<NodeRow>> Store::nodes(const std::string& cluster) {
       "SELECT cluster, name, gpus, healthy, reason, seen_ms FROM nodes WHERE cluster = ? "
       "ORDER BY name",
       [](const Stmt& s) {
-        return NodeRow{s.col_text(0), s.col_text(1), static_cast<int>(s.col_int(2)),
+        return NodeRow{s.col_text(0),     s.col_text(1), static_cast<int>(s.col_int(2)),
                        s.col_int(3) != 0, s.col_text(4), s.col_int(5)};
       },
       cluster);
@@ -105,9 +106,9 @@ Result<void> Store::upsert_node(const NodeRow& n) {
 
 Result<void> Store::add_event(std::optional<JobId> job, std::optional<int> attempt_no, Millis at,
                               const std::string& kind, const std::string& message) {
-  return execute(db_,
-                 "INSERT INTO events(job_id, attempt_no, at_ms, kind, message) VALUES (?, ?, ?, ?, ?)",
-                 job, attempt_no, at, kind, message);
+  return execute(
+      db_, "INSERT INTO events(job_id, attempt_no, at_ms, kind, message) VALUES (?, ?, ?, ?, ?)",
+      job, attempt_no, at, kind, message);
 }
 
 Result<std::vector<EventRow>> Store::events_of(JobId job, int limit) {
@@ -135,7 +136,8 @@ Result<std::vector<EventRow>> Store::events_of(JobId job, int limit) {
 Result<std::int64_t> Store::enqueue(const OutboxRow& row) {
   const char* kind = row.kind == ActionKind::launch ? "launch" : "cancel";
   if (auto r = execute(
-          db_, "INSERT INTO outbox(cluster, kind, token, payload, created_ms) VALUES (?, ?, ?, ?, ?)",
+          db_,
+          "INSERT INTO outbox(cluster, kind, token, payload, created_ms) VALUES (?, ?, ?, ?, ?)",
           row.cluster, kind, row.token, row.payload.dump(), row.created_ms);
       !r) {
     return r.error();
@@ -198,10 +200,11 @@ Result<std::vector<PlacementVerdictRow>> Store::verdicts_of(JobId job) {
     v.at_ms = s.col_int(6);
     return v;
   };
-  return query(db_,
-               "SELECT job_id, cluster, feasible, reason, score, chosen, at_ms FROM placement_verdicts "
-               "WHERE job_id = ? ORDER BY chosen DESC, feasible DESC, score DESC, cluster",
-               read, job);
+  return query(
+      db_,
+      "SELECT job_id, cluster, feasible, reason, score, chosen, at_ms FROM placement_verdicts "
+      "WHERE job_id = ? ORDER BY chosen DESC, feasible DESC, score DESC, cluster",
+      read, job);
 }
 
 }  // namespace orch

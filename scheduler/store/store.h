@@ -9,10 +9,10 @@
 
 #include <functional>
 #include <map>
-#include <unordered_map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "scheduler/common/result.h"

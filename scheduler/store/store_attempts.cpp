@@ -65,13 +65,14 @@ constexpr const char* kCheckpointColumns = "id, job_id, attempt_id, step, path, 
 }  // namespace
 
 Result<AttemptId> Store::insert_attempt(const AttemptRow& a) {
-  if (auto r = execute(db_,
-                       "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, gpus, "
-                       "resumed_from_step, resumed_from_path, started_ms) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       a.job_id, a.no, a.cluster, a.token, std::string(to_string(a.state)),
-                       std::string(to_string(a.cause)), nlohmann::json(a.nodes).dump(), a.gpus,
-                       a.resumed_from_step, a.resumed_from_path, a.started_ms);
+  if (auto r =
+          execute(db_,
+                  "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, gpus, "
+                  "resumed_from_step, resumed_from_path, started_ms) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  a.job_id, a.no, a.cluster, a.token, std::string(to_string(a.state)),
+                  std::string(to_string(a.cause)), nlohmann::json(a.nodes).dump(), a.gpus,
+                  a.resumed_from_step, a.resumed_from_path, a.started_ms);
       !r) {
     return r.error();
   }
@@ -84,10 +85,9 @@ Result<std::optional<AttemptRow>> Store::attempt_by_token(const std::string& tok
 }
 
 Result<std::vector<AttemptRow>> Store::attempts_of(JobId job) {
-  return query(db_,
-               std::string("SELECT ") + kAttemptColumns +
-                   " FROM attempts WHERE job_id = ? ORDER BY no",
-               read_attempt, job);
+  return query(
+      db_, std::string("SELECT ") + kAttemptColumns + " FROM attempts WHERE job_id = ? ORDER BY no",
+      read_attempt, job);
 }
 
 Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::string>& cluster) {
@@ -99,25 +99,25 @@ Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::st
 }
 
 Result<std::map<std::string, int>> Store::gpus_in_use() {
-  auto rows = query(
-      db_, "SELECT cluster, SUM(gpus) FROM attempts WHERE state != 'exited' GROUP BY cluster",
-      [](const Stmt& s) {
-        return std::pair<std::string, int>(s.col_text(0), static_cast<int>(s.col_int(1)));
-      });
+  auto rows =
+      query(db_, "SELECT cluster, SUM(gpus) FROM attempts WHERE state != 'exited' GROUP BY cluster",
+            [](const Stmt& s) {
+              return std::pair<std::string, int>(s.col_text(0), static_cast<int>(s.col_int(1)));
+            });
   if (!rows) return rows.error();
   return std::map<std::string, int>(rows->begin(), rows->end());
 }
 
 Result<void> Store::update_attempt(const AttemptRow& a) {
-  auto current = query_one(db_, "SELECT state FROM attempts WHERE token = ?",
-                           [](const Stmt& s) { return s.col_text(0); }, a.token);
+  auto current = query_one(
+      db_, "SELECT state FROM attempts WHERE token = ?",
+      [](const Stmt& s) { return s.col_text(0); }, a.token);
   if (!current) return current.error();
   if (!*current) return make_error(ErrorKind::not_found, "no attempt with token " + a.token);
   AttemptState from = parse_attempt_state(**current).value_or(AttemptState::exited);
   if (from != a.state && !can_transition(from, a.state)) {
-    return refuse_transition("attempt", a.token, a.job_id, a.no,
-                             a.ended_ms.value_or(a.started_ms), to_string(from),
-                             to_string(a.state));
+    return refuse_transition("attempt", a.token, a.job_id, a.no, a.ended_ms.value_or(a.started_ms),
+                             to_string(from), to_string(a.state));
   }
   return execute(db_,
                  "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, "

@@ -53,8 +53,9 @@ Result<JobId> Store::insert_job(const JobRow& row) {
 }
 
 Result<std::optional<JobRow>> Store::job(JobId id) {
-  return query_one(db_, std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?",
-                   [this](const Stmt& row) { return read_job(row); }, id);
+  return query_one(
+      db_, std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?",
+      [this](const Stmt& row) { return read_job(row); }, id);
 }
 
 Result<std::vector<JobRow>> Store::jobs_in_states(const std::vector<JobState>& states) {
@@ -72,16 +73,18 @@ Result<std::vector<JobRow>> Store::jobs_in_states(const std::vector<JobState>& s
 Result<std::vector<JobRow>> Store::jobs(std::optional<JobState> state, int limit) {
   std::optional<std::string> name;
   if (state) name = std::string(to_string(*state));
-  return query(db_,
-               std::string("SELECT ") + kJobColumns +
-                   " FROM jobs WHERE (?1 IS NULL OR state = ?1) ORDER BY id DESC LIMIT ?2",
-               [this](const Stmt& row) { return read_job(row); }, name, limit);
+  return query(
+      db_,
+      std::string("SELECT ") + kJobColumns +
+          " FROM jobs WHERE (?1 IS NULL OR state = ?1) ORDER BY id DESC LIMIT ?2",
+      [this](const Stmt& row) { return read_job(row); }, name, limit);
 }
 
 Result<void> Store::update_job(const JobRow& row, Millis now) {
   // Only the stored state matters here; reading the whole row would parse the spec again.
-  auto current = query_one(db_, "SELECT state FROM jobs WHERE id = ?",
-                           [](const Stmt& s) { return s.col_text(0); }, row.id);
+  auto current = query_one(
+      db_, "SELECT state FROM jobs WHERE id = ?", [](const Stmt& s) { return s.col_text(0); },
+      row.id);
   if (!current) return current.error();
   if (!*current) return make_error(ErrorKind::not_found, "no job " + std::to_string(row.id));
   JobState from = parse_job_state(**current).value_or(JobState::failed);

@@ -48,13 +48,15 @@ class BrainFixture : public ::testing::Test {
   void site_launches_all(const std::string& cluster) {
     for (const auto& a : outbox(cluster)) {
       if (a.kind != ActionKind::launch) continue;
-      handle(LaunchCompleted{a.id, a.token, LaunchResult{"site-" + a.token, {cluster + "-n0"}}, false});
+      handle(LaunchCompleted{a.id, a.token, LaunchResult{"site-" + a.token, {cluster + "-n0"}},
+                             false});
       handle(AttemptObserved{cluster, a.token, RunPhase::running, std::nullopt, {}, {}, {}});
     }
   }
 
   void report(const AttemptRow& a, std::vector<ProgressLine> lines) {
-    handle(AttemptObserved{a.cluster, a.token, RunPhase::running, std::nullopt, {}, std::move(lines), {}});
+    handle(AttemptObserved{
+        a.cluster, a.token, RunPhase::running, std::nullopt, {}, std::move(lines), {}});
   }
 
   // Steps first..last, `tokens` each taking `seconds`, with a checkpoint every `every` steps.
@@ -70,7 +72,8 @@ class BrainFixture : public ::testing::Test {
     report(a, std::move(lines));
   }
 
-  void exits(const AttemptRow& a, std::optional<int> code, std::optional<int> signal = std::nullopt) {
+  void exits(const AttemptRow& a, std::optional<int> code,
+             std::optional<int> signal = std::nullopt) {
     ExitStatus st;
     st.exit_code = code;
     st.signal = signal;

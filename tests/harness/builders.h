@@ -21,20 +21,50 @@ class JobBuilder {
     spec_.restart.backoff.initial_s = 1;
     spec_.restart.backoff.max_s = 8;
   }
-  JobBuilder& name(std::string n) { spec_.name = std::move(n); return *this; }
-  JobBuilder& command(std::string c) { spec_.command = std::move(c); return *this; }
-  JobBuilder& nodes(int n) { spec_.nodes = n; return *this; }
-  JobBuilder& gpus(int per_node) { spec_.gpus_per_node = per_node; return *this; }
-  JobBuilder& on(std::vector<std::string> allowed) { spec_.allowed_clusters = std::move(allowed); return *this; }
-  JobBuilder& prefer(std::vector<std::string> p) { spec_.preferred_clusters = std::move(p); return *this; }
-  JobBuilder& flops_per_token(double f) { spec_.model.flops_per_token = f; return *this; }
-  JobBuilder& infra_restarts(int n) { spec_.restart.max_infra_restarts = n; return *this; }
-  JobBuilder& user_restarts(int n) { spec_.restart.max_user_restarts = n; return *this; }
+  JobBuilder& name(std::string n) {
+    spec_.name = std::move(n);
+    return *this;
+  }
+  JobBuilder& command(std::string c) {
+    spec_.command = std::move(c);
+    return *this;
+  }
+  JobBuilder& nodes(int n) {
+    spec_.nodes = n;
+    return *this;
+  }
+  JobBuilder& gpus(int per_node) {
+    spec_.gpus_per_node = per_node;
+    return *this;
+  }
+  JobBuilder& on(std::vector<std::string> allowed) {
+    spec_.allowed_clusters = std::move(allowed);
+    return *this;
+  }
+  JobBuilder& prefer(std::vector<std::string> p) {
+    spec_.preferred_clusters = std::move(p);
+    return *this;
+  }
+  JobBuilder& flops_per_token(double f) {
+    spec_.model.flops_per_token = f;
+    return *this;
+  }
+  JobBuilder& infra_restarts(int n) {
+    spec_.restart.max_infra_restarts = n;
+    return *this;
+  }
+  JobBuilder& user_restarts(int n) {
+    spec_.restart.max_user_restarts = n;
+    return *this;
+  }
   JobBuilder& backoff(double initial_s, double max_s = 600, double mult = 2) {
     spec_.restart.backoff = {initial_s, max_s, mult};
     return *this;
   }
-  JobBuilder& resume_env(std::string e) { spec_.checkpoint.resume_env = std::move(e); return *this; }
+  JobBuilder& resume_env(std::string e) {
+    spec_.checkpoint.resume_env = std::move(e);
+    return *this;
+  }
   JobSpec build() const { return spec_; }
   operator JobSpec() const { return spec_; }  // NOLINT(google-explicit-constructor)
 
@@ -52,11 +82,26 @@ class ClusterBuilder {
     spec_.unreachable_grace_s = 30;
     spec_.poll_interval_ms = 50;
   }
-  ClusterBuilder& nodes(int n) { spec_.nodes = n; return *this; }
-  ClusterBuilder& gpus_per_node(int g) { spec_.gpus_per_node = g; return *this; }
-  ClusterBuilder& grace_s(double s) { spec_.unreachable_grace_s = s; return *this; }
-  ClusterBuilder& accelerator(std::string a) { spec_.accelerator = std::move(a); return *this; }
-  ClusterBuilder& peak_tflops(double t) { spec_.peak_tflops = t; return *this; }
+  ClusterBuilder& nodes(int n) {
+    spec_.nodes = n;
+    return *this;
+  }
+  ClusterBuilder& gpus_per_node(int g) {
+    spec_.gpus_per_node = g;
+    return *this;
+  }
+  ClusterBuilder& grace_s(double s) {
+    spec_.unreachable_grace_s = s;
+    return *this;
+  }
+  ClusterBuilder& accelerator(std::string a) {
+    spec_.accelerator = std::move(a);
+    return *this;
+  }
+  ClusterBuilder& peak_tflops(double t) {
+    spec_.peak_tflops = t;
+    return *this;
+  }
   ClusterSpec build() const { return spec_; }
   operator ClusterSpec() const { return spec_; }  // NOLINT(google-explicit-constructor)
 
@@ -64,7 +109,11 @@ class ClusterBuilder {
   ClusterSpec spec_;
 };
 
-inline JobBuilder make_job() { return JobBuilder(); }
-inline ClusterBuilder make_cluster(std::string name) { return ClusterBuilder(std::move(name)); }
+inline JobBuilder make_job() {
+  return JobBuilder();
+}
+inline ClusterBuilder make_cluster(std::string name) {
+  return ClusterBuilder(std::move(name));
+}
 
 }  // namespace orch::testing

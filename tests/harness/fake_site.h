@@ -17,10 +17,10 @@ class FakeSite final : public ClusterPort {
     RunObservation obs;
   };
 
-  bool down = false;              // every call answers unreachable
+  bool down = false;  // every call answers unreachable
   std::vector<NodeInfo> inventory_nodes = {{"n0", 4, true, ""}};
   std::optional<Error> launch_error;  // the next launch fails with this
-  std::map<std::string, Run> runs;  // by token
+  std::map<std::string, Run> runs;    // by token
   std::vector<std::string> launched, cancelled, found;
 
   Result<SiteInventory> inventory() override {
@@ -47,9 +47,10 @@ class FakeSite final : public ClusterPort {
     if (it == runs.end()) return RunObservation{};
     RunObservation o = it->second.obs;
     // Lines are numbered by offset: a caller that passes the offset it got sees each line once.
-    o.new_lines.assign(it->second.obs.new_lines.begin() +
-                           static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(offset, o.new_lines.size())),
-                       it->second.obs.new_lines.end());
+    o.new_lines.assign(
+        it->second.obs.new_lines.begin() +
+            static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(offset, o.new_lines.size())),
+        it->second.obs.new_lines.end());
     o.next_offset = it->second.obs.new_lines.size();
     return o;
   }

@@ -72,7 +72,8 @@ TEST_F(BrainPlacement, UnknownAllowedClusterIsRefusedAtSubmit) {
   auto r = brain->handle(SubmitJob{make_job().on({"gamma"})});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::invalid);
-  EXPECT_THAT(r.error().message, HasSubstr("unknown cluster \"gamma\"; configured clusters: alpha, beta"));
+  EXPECT_THAT(r.error().message,
+              HasSubstr("unknown cluster \"gamma\"; configured clusters: alpha, beta"));
 }
 
 TEST_F(BrainPlacement, UnhealthySiteGetsNoWork) {
@@ -82,7 +83,8 @@ TEST_F(BrainPlacement, UnhealthySiteGetsNoWork) {
   auto verdicts = store->verdicts_of(id).value();
   bool alpha_rejected = false;
   for (const auto& v : verdicts) {
-    if (v.cluster == "alpha") alpha_rejected = !v.feasible && v.reason == "site-healthy: site is unreachable";
+    if (v.cluster == "alpha")
+      alpha_rejected = !v.feasible && v.reason == "site-healthy: site is unreachable";
   }
   EXPECT_TRUE(alpha_rejected);
 }
@@ -99,7 +101,8 @@ TEST_F(BrainPlacement, LaunchConfirmedThenRunningMovesTheJobToRunning) {
 TEST_F(BrainPlacement, LaunchRefusedBySiteIsAnInfraFailureAndTheJobMovesOn) {
   JobId id = submit(make_job().backoff(0));
   auto action = outbox("alpha").at(0);
-  handle(LaunchCompleted{action.id, action.token, make_error(ErrorKind::invalid, "no such partition"), false});
+  handle(LaunchCompleted{action.id, action.token,
+                         make_error(ErrorKind::invalid, "no such partition"), false});
 
   auto all = attempts(id);
   ASSERT_EQ(all.size(), 2u);

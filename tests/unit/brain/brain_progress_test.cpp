@@ -61,7 +61,12 @@ TEST_F(BrainProgress, BadProtocolLinesBecomeEventsAndNothingElse) {
   JobId id = submit(make_job());
   site_launches_all("alpha");
   AttemptRow a = last_attempt(id);
-  handle(AttemptObserved{"alpha", a.token, RunPhase::running, std::nullopt, {}, {},
+  handle(AttemptObserved{"alpha",
+                         a.token,
+                         RunPhase::running,
+                         std::nullopt,
+                         {},
+                         {},
                          {"bad progress line: missing \"step\" in: @orchestrate {}"}});
   EXPECT_THAT(event_kinds(id), ::testing::Contains("bad-progress-line"));
   EXPECT_EQ(job(id).state, JobState::running);

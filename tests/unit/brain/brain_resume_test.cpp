@@ -150,14 +150,16 @@ TEST_F(BrainResume, StaleAttemptFoundRunningAfterTheSiteReturnsIsCancelled) {
 TEST_F(BrainResume, AttemptTheSiteForgotIsLost) {
   JobId id = submit(make_job().backoff(0));
   site_launches_all("alpha");
-  handle(AttemptObserved{"alpha", last_attempt(id).token, RunPhase::unknown, std::nullopt, {}, {}, {}});
+  handle(AttemptObserved{
+      "alpha", last_attempt(id).token, RunPhase::unknown, std::nullopt, {}, {}, {}});
   EXPECT_EQ(attempts(id).at(0).cause, ExitCause::lost);
   EXPECT_EQ(attempts(id).size(), 2u);
 }
 
 TEST_F(BrainResume, UnknownBeforeLaunchConfirmationIsNotALoss) {
   JobId id = submit(make_job());
-  handle(AttemptObserved{"alpha", last_attempt(id).token, RunPhase::unknown, std::nullopt, {}, {}, {}});
+  handle(AttemptObserved{
+      "alpha", last_attempt(id).token, RunPhase::unknown, std::nullopt, {}, {}, {}});
   EXPECT_EQ(last_attempt(id).state, AttemptState::launching);
 }
 

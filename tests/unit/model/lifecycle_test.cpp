@@ -37,8 +37,12 @@ TEST(Mfu, MissingInputsGiveNoNumber) {
   EXPECT_FALSE(compute_mfu(100, 1, 1e6, 1, std::nullopt));
 }
 
-ExitStatus code(int c) { return ExitStatus{c, std::nullopt, "", false}; }
-ExitStatus sig(int s) { return ExitStatus{std::nullopt, s, "", false}; }
+ExitStatus code(int c) {
+  return ExitStatus{c, std::nullopt, "", false};
+}
+ExitStatus sig(int s) {
+  return ExitStatus{std::nullopt, s, "", false};
+}
 
 TEST(ExitClassifier, Table) {
   EXPECT_EQ(classify_exit(code(0), false), ExitCause::succeeded);

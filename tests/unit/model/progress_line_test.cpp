@@ -26,7 +26,8 @@ TEST(ProgressLine, ProgressWithAllFields) {
 }
 
 TEST(ProgressLine, CheckpointWithPathAndCarriageReturn) {
-  auto r = parse_progress_line("@orchestrate {\"event\":\"checkpoint\",\"step\":40,\"path\":\"/c/40\"}\r");
+  auto r = parse_progress_line(
+      "@orchestrate {\"event\":\"checkpoint\",\"step\":40,\"path\":\"/c/40\"}\r");
   ASSERT_TRUE(r.has_value() && r->ok());
   const auto& c = std::get<CheckpointReport>(r->value());
   EXPECT_EQ(c.step, 40);
@@ -55,11 +56,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadLine{R"(@orchestrate {"step":1})", "missing \"event\""},
         BadLine{R"(@orchestrate {"event":"progress"})", "missing \"step\""},
         BadLine{R"(@orchestrate {"event":"progress","step":-1})", "\"step\" must be >= 0"},
-        BadLine{R"(@orchestrate {"event":"progress","step":"3"})", "\"step\" must be a non-negative integer"},
-        BadLine{R"(@orchestrate {"event":"progress","step":3,"step_time_s":0})", "\"step_time_s\" must be > 0"},
-        BadLine{R"(@orchestrate {"event":"progress","step":3,"tokens":1.5})", "\"tokens\" must be a non-negative integer"},
+        BadLine{R"(@orchestrate {"event":"progress","step":"3"})",
+                "\"step\" must be a non-negative integer"},
+        BadLine{R"(@orchestrate {"event":"progress","step":3,"step_time_s":0})",
+                "\"step_time_s\" must be > 0"},
+        BadLine{R"(@orchestrate {"event":"progress","step":3,"tokens":1.5})",
+                "\"tokens\" must be a non-negative integer"},
         BadLine{R"(@orchestrate {"event":"checkpoint","step":3})", "non-empty string \"path\""},
-        BadLine{R"(@orchestrate {"event":"checkpoint","step":3,"path":""})", "non-empty string \"path\""},
+        BadLine{R"(@orchestrate {"event":"checkpoint","step":3,"path":""})",
+                "non-empty string \"path\""},
         BadLine{R"(@orchestrate {"event":"epoch","step":3})", "unknown event \"epoch\""}));
 
 TEST(ProgressLine, FormatThenParseRoundTrips) {

@@ -13,11 +13,11 @@ using J = JobState;
 using A = AttemptState;
 
 const std::set<std::pair<J, J>> kLegalJob = {
-    {J::pending, J::placed},    {J::pending, J::cancelled},  {J::pending, J::failed},
-    {J::placed, J::running},    {J::placed, J::resuming},    {J::placed, J::succeeded},
-    {J::placed, J::failed},     {J::placed, J::cancelled},   {J::running, J::resuming},
-    {J::running, J::succeeded}, {J::running, J::failed},     {J::running, J::cancelled},
-    {J::resuming, J::placed},   {J::resuming, J::failed},    {J::resuming, J::cancelled},
+    {J::pending, J::placed},    {J::pending, J::cancelled}, {J::pending, J::failed},
+    {J::placed, J::running},    {J::placed, J::resuming},   {J::placed, J::succeeded},
+    {J::placed, J::failed},     {J::placed, J::cancelled},  {J::running, J::resuming},
+    {J::running, J::succeeded}, {J::running, J::failed},    {J::running, J::cancelled},
+    {J::resuming, J::placed},   {J::resuming, J::failed},   {J::resuming, J::cancelled},
 };
 
 TEST(JobStateMachine, ExactlyTheListedTransitionsAreLegal) {
@@ -25,8 +25,7 @@ TEST(JobStateMachine, ExactlyTheListedTransitionsAreLegal) {
   for (J from : kAllJobStates) {
     for (J to : kAllJobStates) {
       bool expected = kLegalJob.count({from, to}) > 0;
-      EXPECT_EQ(can_transition(from, to), expected)
-          << to_string(from) << " -> " << to_string(to);
+      EXPECT_EQ(can_transition(from, to), expected) << to_string(from) << " -> " << to_string(to);
       legal += expected;
     }
   }
@@ -66,8 +65,8 @@ TEST(ExitCauses, InfraCausesAreTheMachinesFault) {
                       ExitCause::launch_failed, ExitCause::lost}) {
     EXPECT_TRUE(is_infra_cause(c)) << to_string(c);
   }
-  for (ExitCause c : {ExitCause::succeeded, ExitCause::user_error, ExitCause::cancelled,
-                      ExitCause::none}) {
+  for (ExitCause c :
+       {ExitCause::succeeded, ExitCause::user_error, ExitCause::cancelled, ExitCause::none}) {
     EXPECT_FALSE(is_infra_cause(c)) << to_string(c);
   }
 }

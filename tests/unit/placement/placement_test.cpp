@@ -30,7 +30,8 @@ TEST(AllowedClustersFilter, EmptyListAllowsEverything) {
   JobSpec only_beta = make_job().on({"beta"});
   AllowedClustersFilter f;
   EXPECT_EQ(f.reject(request(any), {&alpha}), std::nullopt);
-  EXPECT_THAT(f.reject(request(only_beta), {&alpha}), Optional(std::string("not in the job's allowed clusters")));
+  EXPECT_THAT(f.reject(request(only_beta), {&alpha}),
+              Optional(std::string("not in the job's allowed clusters")));
 }
 
 TEST(SiteHealthyFilter, OnlyHealthySitesPass) {
@@ -38,8 +39,10 @@ TEST(SiteHealthyFilter, OnlyHealthySitesPass) {
   JobSpec job = make_job();
   SiteHealthyFilter f;
   EXPECT_EQ(f.reject(request(job), {&alpha, SiteHealth::healthy, 0}), std::nullopt);
-  EXPECT_THAT(f.reject(request(job), {&alpha, SiteHealth::unreachable, 0}), Optional(std::string("site is unreachable")));
-  EXPECT_THAT(f.reject(request(job), {&alpha, SiteHealth::down, 0}), Optional(std::string("site is down")));
+  EXPECT_THAT(f.reject(request(job), {&alpha, SiteHealth::unreachable, 0}),
+              Optional(std::string("site is unreachable")));
+  EXPECT_THAT(f.reject(request(job), {&alpha, SiteHealth::down, 0}),
+              Optional(std::string("site is down")));
 }
 
 TEST(CapacityFilter, ChecksShapeThenFreeGpus) {
@@ -48,10 +51,13 @@ TEST(CapacityFilter, ChecksShapeThenFreeGpus) {
   JobSpec too_wide = make_job().gpus(8);
   JobSpec too_many_nodes = make_job().nodes(3).gpus(1);
   JobSpec fits = make_job().nodes(2).gpus(2);
-  EXPECT_THAT(f.reject(request(too_wide), {&c}), Optional(std::string("job needs 8 GPUs per node, cluster nodes have 4")));
-  EXPECT_THAT(f.reject(request(too_many_nodes), {&c}), Optional(std::string("job needs 3 nodes, cluster has 2")));
+  EXPECT_THAT(f.reject(request(too_wide), {&c}),
+              Optional(std::string("job needs 8 GPUs per node, cluster nodes have 4")));
+  EXPECT_THAT(f.reject(request(too_many_nodes), {&c}),
+              Optional(std::string("job needs 3 nodes, cluster has 2")));
   EXPECT_EQ(f.reject(request(fits), {&c, SiteHealth::healthy, 4}), std::nullopt);
-  EXPECT_THAT(f.reject(request(fits), {&c, SiteHealth::healthy, 5}), Optional(std::string("only 3 of 8 GPUs free, job needs 4")));
+  EXPECT_THAT(f.reject(request(fits), {&c, SiteHealth::healthy, 5}),
+              Optional(std::string("only 3 of 8 GPUs free, job needs 4")));
 }
 
 TEST(FreeCapacityScore, IsTheShareLeftFreeAfterPlacement) {

@@ -17,7 +17,8 @@ class SiteWorkerTest : public BrainFixture {
   void SetUp() override {
     // The worker reads through its own connection, so the state must be a real file.
     dir_ = std::filesystem::temp_directory_path() /
-           (std::string("orch-worker-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           (std::string("orch-worker-") +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     std::string db = (dir_ / "state.db").string();
@@ -25,10 +26,12 @@ class SiteWorkerTest : public BrainFixture {
     ClusterSpec alpha = make_cluster("alpha").grace_s(5), beta = make_cluster("beta").grace_s(5);
     brain = std::make_unique<Brain>(*store, clock, std::vector<ClusterSpec>{alpha, beta});
     ASSERT_TRUE(brain->start().ok());
-    alpha_worker_ = std::make_unique<SiteWorker>(alpha, alpha_, std::move(Store::open(db).value()),
-                                                 [this](BrainEvent e) { posted_.push_back(std::move(e)); });
-    beta_worker_ = std::make_unique<SiteWorker>(beta, beta_, std::move(Store::open(db).value()),
-                                                [this](BrainEvent e) { posted_.push_back(std::move(e)); });
+    alpha_worker_ =
+        std::make_unique<SiteWorker>(alpha, alpha_, std::move(Store::open(db).value()),
+                                     [this](BrainEvent e) { posted_.push_back(std::move(e)); });
+    beta_worker_ =
+        std::make_unique<SiteWorker>(beta, beta_, std::move(Store::open(db).value()),
+                                     [this](BrainEvent e) { posted_.push_back(std::move(e)); });
   }
   void TearDown() override {
     alpha_worker_.reset();
@@ -70,7 +73,8 @@ TEST_F(SiteWorkerTest, ProgressLinesReachTheBrainOnceEach) {
   round();
   std::string token = last_attempt(id).token;
   alpha_.print(token, "plain log line");
-  alpha_.print(token, R"(@orchestrate {"event":"progress","step":1,"tokens":100,"step_time_s":0.5})");
+  alpha_.print(token,
+               R"(@orchestrate {"event":"progress","step":1,"tokens":100,"step_time_s":0.5})");
   alpha_.print(token, R"(@orchestrate {"event":"checkpoint","step":1,"path":"/c/1"})");
   round();
   round();
@@ -169,8 +173,9 @@ TEST_F(SiteWorkerTest, TheSitesNodesAreRecordedAndANodeThatVanishesIsUnhealthy) 
 TEST(ParseOutputLines, SplitsReportsFromBadLinesAndIgnoresTheRest) {
   std::vector<ProgressLine> reports;
   std::vector<std::string> bad;
-  parse_output_lines({"hello", R"(@orchestrate {"event":"progress","step":3})", "@orchestrate nope"},
-                     reports, bad);
+  parse_output_lines(
+      {"hello", R"(@orchestrate {"event":"progress","step":3})", "@orchestrate nope"}, reports,
+      bad);
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(std::get<ProgressReport>(reports[0]).step, 3);
   ASSERT_EQ(bad.size(), 1u);

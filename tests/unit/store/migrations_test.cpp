@@ -39,7 +39,8 @@ TEST_F(Migrations, VersionOneDatabaseIsUpgradedWithItsDataKept) {
         VALUES (1, 1, 'alpha', 'orch-1-1-x', 'running', 4, 3);
       INSERT INTO outbox(cluster, kind, token, payload, created_ms)
         VALUES ('alpha', 'cancel', 'orch-1-1-x', '{}', 4);
-    )sql").ok());
+    )sql")
+                    .ok());
   }
 
   auto store = Store::open(path_);
@@ -74,7 +75,8 @@ TEST_F(Migrations, DatabaseFromANewerBuildIsRefusedWithAHint) {
   }
   auto store = Store::open(path_);
   ASSERT_FALSE(store.ok());
-  EXPECT_THAT(store.error().message, ::testing::HasSubstr("schema version 99, newer than this build"));
+  EXPECT_THAT(store.error().message,
+              ::testing::HasSubstr("schema version 99, newer than this build"));
 }
 
 TEST_F(Migrations, VersionsAreContiguousFromOne) {

@@ -132,10 +132,12 @@ TEST(StoreFile, StateSurvivesReopenAndIsReadableFromASecondConnection) {
   {
     auto writer = std::move(Store::open(path).value());
     auto reader = std::move(Store::open(path).value());
-    ASSERT_TRUE(writer->transaction([&]() -> Result<void> {
-                        id = writer->insert_job(new_job()).value();
-                        return Ok{};
-                      }).ok());
+    ASSERT_TRUE(writer
+                    ->transaction([&]() -> Result<void> {
+                      id = writer->insert_job(new_job()).value();
+                      return Ok{};
+                    })
+                    .ok());
     EXPECT_TRUE(reader->job(id).value().has_value()) << "a committed write is visible to readers";
   }
   auto again = std::move(Store::open(path).value());
