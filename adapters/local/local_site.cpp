@@ -59,7 +59,12 @@ std::vector<std::string> job_environment(const LaunchRequest& request, const std
   env["ORCH_SITE"] = site;
   std::vector<std::string> out;
   out.reserve(env.size());
-  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  for (const auto& [k, v] : env) {
+    std::string kv = k;
+    kv += '=';
+    kv += v;
+    out.push_back(std::move(kv));
+  }
   return out;
 }
 

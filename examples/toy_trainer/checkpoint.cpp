@@ -58,7 +58,7 @@ std::string save_checkpoint(const std::string& dir, std::int64_t step, int dim,
   fs::create_directories(dir);
   const std::string abs_dir = fs::absolute(fs::path(dir)).lexically_normal().string();
   const std::string name = "step-" + std::to_string(step) + ".ckpt";
-  const std::string final_path = (fs::path(abs_dir) / name).string();
+  std::string final_path = (fs::path(abs_dir) / name).string();
   const std::string tmp_path =
       (fs::path(abs_dir) / ("." + name + ".tmp." + std::to_string(::getpid()))).string();
 

@@ -88,7 +88,10 @@ Result<BrainReply> Brain::on(const SubmitJob& e) {
   for (const auto& name : e.spec.allowed_clusters) {
     if (!cluster_spec(name)) {
       std::string known;
-      for (const auto& c : clusters_) known += (known.empty() ? "" : ", ") + c.name;
+      for (const auto& c : clusters_) {
+        if (!known.empty()) known += ", ";
+        known += c.name;
+      }
       return make_error(ErrorKind::invalid, "placement.allowed names unknown cluster \"" + name +
                                                 "\"; configured clusters: " + known);
     }
