@@ -53,7 +53,8 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   command(*cluster, "list", "list clusters with health and GPU use")->callback([=] {
     finish(run_cluster_list(args->options, *o, *e));
   });
-  CLI::App* outage = command(*cluster, "outage", "mark a cluster down (no new placements) or up");
+  CLI::App* outage =
+      command(*cluster, "outage", "simulate an outage of a local site (--down) or end it (--up)");
   outage->add_option("NAME", args->name, "cluster name")->required();
   CLI::Option* down = outage->add_flag("--down", args->down, "mark the cluster down");
   CLI::Option* up = outage->add_flag("--up", args->up, "mark the cluster up again");

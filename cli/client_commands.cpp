@@ -112,8 +112,9 @@ int run_cluster_outage(const ClientOptions& o, const std::string& name, bool dow
     print_json(body, out);
   } else {
     out << "cluster " << name
-        << (down ? " marked down: no new placements there\n"
-                 : " marked up: it may take jobs again\n");
+        << (down ? " is in a simulated outage: its jobs are killed and it stops answering; they "
+                   "resume elsewhere after its unreachable grace\n"
+                 : " is back: it answers again and may take jobs\n");
   }
   return kExitOk;
 }

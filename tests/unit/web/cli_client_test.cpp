@@ -79,7 +79,7 @@ TEST_F(CliClientTest, JsonOutputIsTheServersJson) {
 TEST_F(CliClientTest, ClusterOutage) {
   EXPECT_EQ(run_cluster_outage(options, "alpha", true, out, err), kExitOk);
   EXPECT_TRUE(backend.last_down);
-  EXPECT_NE(out.str().find("cluster alpha marked down"), std::string::npos);
+  EXPECT_NE(out.str().find("cluster alpha is in a simulated outage"), std::string::npos);
   EXPECT_EQ(run_cluster_outage(options, "beta gamma", false, out, err), kExitOk);
   EXPECT_EQ(backend.last_cluster, "beta gamma");
   EXPECT_EQ(run_cluster_outage(options, "zeta", true, out, err), kExitServerError);
