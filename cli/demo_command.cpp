@@ -79,6 +79,30 @@ int Demo::run() {
   }
   const std::string state = tmpl;
   const std::string bin = executable_dir();
+  std::unique_ptr<Server> server;
+  // However the demo ends: nothing of it keeps running, and its state goes unless --keep.
+  struct Cleanup {
+    Demo& demo;
+    std::unique_ptr<Server>& server;
+    const std::string& state;
+    ~Cleanup() {
+      if (server) {
+        // An outage kills a local site's processes: the quickest way to leave nothing behind.
+        for (const char* site : {"alpha", "beta"}) {
+          (void)demo.call("POST", std::string("/api/v1/clusters/") + site + "/outage",
+                          R"({"down": true})");
+        }
+        server->stop();
+      }
+      if (demo.o_.keep) {
+        std::printf("\nstate kept in %s (orchestrate.db, sites/*/runs/*/output.log)\n",
+                    state.c_str());
+      } else {
+        std::error_code ec;
+        fs::remove_all(state, ec);
+      }
+    }
+  } cleanup{*this, server, state};
   std::printf("orchestrate demo: two local sites, one training job, one outage.\nstate: %s\n\n",
               state.c_str());
 
@@ -98,12 +122,13 @@ int Demo::run() {
   settings.state_dir = state;
   settings.port = 0;
   settings.tick_ms = 100;
-  auto server = Server::start(*config, settings);
-  if (!server) {
-    std::cerr << "error: " << server.error().message << "\n";
+  auto started = Server::start(*config, settings);
+  if (!started) {
+    std::cerr << "error: " << started.error().message << "\n";
     return kExitServerError;
   }
-  url_ = (*server)->url();
+  server = std::move(*started);
+  url_ = server->url();
   say("server up at " + url_ + " with sites alpha and beta (2 nodes x 2 slots each)");
 
   const int dim = 192;
@@ -156,16 +181,11 @@ int Demo::run() {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   print_new_events();
-  int rc = final_state.empty() ? kExitServerError : summarize();
-  if (final_state.empty()) std::printf("\nthe job did not finish within 90 s\n");
-  (*server)->stop();
-  if (o_.keep) {
-    std::printf("\nstate kept in %s (orchestrate.db, sites/*/runs/*/output.log)\n", state.c_str());
-  } else {
-    std::error_code ec;
-    fs::remove_all(state, ec);
+  if (final_state.empty()) {
+    std::printf("\nthe job did not finish within 90 s\n");
+    return kExitServerError;
   }
-  return rc;
+  return summarize();
 }
 
 int Demo::summarize() {

@@ -137,7 +137,7 @@ Result<LaunchResult> LocalSite::existing_launch(const std::string& token) const 
   return result;
 }
 
-Result<LaunchResult> LocalSite::start_agent(const LaunchRequest& request, const std::string& dir,
+Result<LaunchResult> LocalSite::start_agent(const LaunchRequest& request,
                                             const std::vector<std::string>& nodes) {
   local::RunPaths paths = local::run_paths(options_.root, request.token);
   local::StoredRequest stored{request, nodes, now_ms()};
@@ -155,16 +155,19 @@ Result<LaunchResult> LocalSite::start_agent(const LaunchRequest& request, const 
                "/bin/sh",
                "-c",
                request.command};
-  spec.env = job_environment(request, dir, options_.name, nodes);
-  spec.cwd = dir;
+  std::error_code ec;
+  fs::create_directories(paths.work, ec);
+  if (ec) return make_error(ErrorKind::io, "cannot create " + paths.work + ": " + ec.message());
+  spec.env = job_environment(request, paths.work, options_.name, nodes);
+  spec.cwd = paths.work;
   spec.output_path = paths.output;
   spec.lock_path = paths.lock;
   auto pid = local::spawn_detached(spec);
   if (!pid) return pid.error();
-  // If the server dies right here, find() still learns the pid from the agent's start event.
-  if (auto w = local::write_file_atomic(paths.agent_pid, std::to_string(*pid) + "\n"); !w) {
-    return w.error();
-  }
+  // The agent runs now, so the launch succeeded whatever happens next: a failure to record the
+  // pid must not be reported as a failed launch (the job would run twice). find() and observe()
+  // learn the pid from the agent's start event when agent.pid is missing.
+  (void)local::write_file_atomic(paths.agent_pid, std::to_string(*pid) + "\n");
   return LaunchResult{std::to_string(*pid), nodes};
 }
 
@@ -187,7 +190,7 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
     if (!*unstarted) return existing_launch(request.token);
     auto nodes = assign_nodes(request);
     if (!nodes) return nodes.error();
-    return start_agent(request, paths.dir, *nodes);
+    return start_agent(request, *nodes);
   }
   auto nodes = assign_nodes(request);
   if (!nodes) return nodes.error();
@@ -201,7 +204,7 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
     if (errno == EEXIST) return existing_launch(request.token);  // another server process won
     return make_error(ErrorKind::io, "cannot create " + paths.dir + ": " + errno_text(errno));
   }
-  return start_agent(request, paths.dir, *nodes);
+  return start_agent(request, *nodes);
 }
 
 Result<bool> LocalSite::never_started(const local::RunPaths& paths) const {
@@ -248,15 +251,19 @@ Result<RunObservation> LocalSite::observe(const std::string& token, std::uint64_
       exit.signal = events.signal;
       if (exit.signal) exit.detail = "killed by signal " + std::to_string(*exit.signal);
     } else {
+      // An outage that began while we looked killed it: that is the site going down, not the
+      // job being killed, and callers must hear "unreachable" as for any call during an outage.
+      if (auto up = check_up(); !up) return up.error();
       exit.signal = SIGKILL;
       exit.detail = "agent vanished without an exit record";
     }
     obs.exit = exit;
   }
-  auto launched = existing_launch(token);
-  if (!launched) return launched.error();
-  obs.site_job_id = launched->site_job_id;
-  obs.nodes = launched->nodes;
+  // Details only: a damaged request.json must not hide whether the run lives and how it ended.
+  if (auto launched = existing_launch(token)) {
+    obs.site_job_id = launched->site_job_id;
+    obs.nodes = launched->nodes;
+  }
   auto lines = local::read_output_lines(paths.output, output_offset, kMaxLineRead, !*alive);
   if (!lines) return lines.error();
   obs.new_lines = std::move(lines->lines);

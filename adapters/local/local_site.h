@@ -45,7 +45,7 @@ class LocalSite final : public ClusterPort {
   Result<LaunchResult> existing_launch(const std::string& token) const;
   // The run directory exists but its agent never started (a crash mid-launch).
   Result<bool> never_started(const local::RunPaths& paths) const;
-  Result<LaunchResult> start_agent(const LaunchRequest& request, const std::string& dir,
+  Result<LaunchResult> start_agent(const LaunchRequest& request,
                                    const std::vector<std::string>& nodes);
   Result<void> kill_group(const std::string& token, int sig) const;
 

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -47,6 +48,7 @@ RunPaths run_paths(const std::string& root, const std::string& token) {
   p.events = p.dir + "/events.jsonl";
   p.lock = p.dir + "/agent.lock";
   p.cancel_requested = p.dir + "/cancel_requested";
+  p.work = p.dir + "/work";
   return p;
 }
 
@@ -180,6 +182,9 @@ Result<void> write_file_atomic(const std::string& path, const std::string& conte
 
 Result<std::string> read_range(const std::string& path, std::uint64_t offset,
                                std::size_t max_bytes) {
+  if (offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max() / 2)) {
+    return make_error(ErrorKind::invalid, "offset " + std::to_string(offset) + " is past any file");
+  }
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return std::string();  // nothing written yet

@@ -32,6 +32,9 @@ struct RunPaths {
   std::string events;
   std::string lock;
   std::string cancel_requested;
+  // The job's own directory (its cwd and $ORCH_RUN_DIR). The control files above stay beside
+  // it, out of the way of a job that cleans or rewrites its working directory.
+  std::string work;
 };
 RunPaths run_paths(const std::string& root, const std::string& token);
 std::string runs_dir(const std::string& root);

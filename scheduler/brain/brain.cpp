@@ -55,8 +55,25 @@ Result<void> Brain::start() {
     for (const auto& c : clusters_) {
       if (auto r = store_.ensure_cluster(c.name); !r) return r;
     }
-    return Ok{};
+    return forget_removed_clusters();
   });
+}
+
+Result<void> Brain::forget_removed_clusters() {
+  auto watched = store_.live_attempts(std::nullopt);
+  if (!watched) return watched.error();
+  for (auto a : *watched) {
+    if (cluster_spec(a.cluster)) continue;
+    if (auto r = store_.mark_actions_done_for_token(a.token, clock_.now_ms()); !r) return r;
+    a.site_done = true;
+    if (auto r = end_attempt(a, ExitCause::lost,
+                             "cluster " + a.cluster + " is no longer in the configuration");
+        !r) {
+      return r;
+    }
+    if (auto r = after_attempt_end(a); !r) return r;
+  }
+  return Ok{};
 }
 
 const ClusterSpec* Brain::cluster_spec(const std::string& name) const {
@@ -201,7 +218,16 @@ Result<void> Brain::try_place(JobRow& job) {
 
   PlacementRequest req;
   req.job = &job.spec;
-  if (!attempts->empty()) req.previous_cluster = attempts->back().cluster;
+  if (!attempts->empty()) {
+    const AttemptRow& last = attempts->back();
+    // Stay where the data and checkpoints are after a crash of the job itself; move away from
+    // a site that failed the launch or lost the attempt, or the next try fails the same way.
+    if (last.cause == ExitCause::launch_failed || last.cause == ExitCause::lost) {
+      req.avoid_cluster = last.cluster;
+    } else {
+      req.previous_cluster = last.cluster;
+    }
+  }
   PlacementDecision decision = pipeline_.place(req, *views);
 
   std::vector<PlacementVerdictRow> verdicts;

@@ -54,6 +54,10 @@ class Brain {
   Result<void> ingest_reports(AttemptRow& attempt, const JobRow& job,
                               const std::vector<ProgressLine>& reports);
   Result<void> expire_unreachable_sites();
+  // The site confirmed an ended attempt is gone: stop watching it.
+  Result<BrainReply> settle(AttemptRow& attempt);
+  // Ends what runs on clusters no longer in the configuration: nobody can watch them.
+  Result<void> forget_removed_clusters();
   Result<void> request_cancel(AttemptRow& attempt, const std::string& why);
   Result<void> event(JobId job, std::optional<int> attempt_no, const std::string& kind,
                      const std::string& message);

@@ -27,9 +27,9 @@ Result<BrainReply> Brain::on(const LaunchCompleted& e) {
 
   if (!e.result.ok()) {
     if (a.state == AttemptState::exited) return BrainReply{};
-    if (auto r = end_attempt(a, ExitCause::launch_failed, e.result.error().message); !r) {
-      return r.error();
-    }
+    // A launch the worker skipped because the attempt was cancelled first is a cancellation.
+    ExitCause cause = a.cancel_requested ? ExitCause::cancelled : ExitCause::launch_failed;
+    if (auto r = end_attempt(a, cause, e.result.error().message); !r) return r.error();
     if (auto r = after_attempt_end(a); !r) return r.error();
     return BrainReply{};
   }
@@ -109,7 +109,8 @@ Result<BrainReply> Brain::on(const AttemptObserved& e) {
       }
       return BrainReply{};
     case RunPhase::exited: {
-      if (a.state == AttemptState::exited) return BrainReply{};
+      if (a.state == AttemptState::exited) return settle(a);
+      a.site_done = true;
       ExitStatus status = e.exit.value_or(ExitStatus{});
       a.exit_code = status.exit_code;
       a.signal = status.signal;
@@ -120,8 +121,10 @@ Result<BrainReply> Brain::on(const AttemptObserved& e) {
       return BrainReply{};
     }
     case RunPhase::unknown:
+      if (a.state == AttemptState::exited) return settle(a);
       // Before the launch is confirmed the site may simply not have it yet.
-      if (a.state == AttemptState::exited || !a.launch_done) return BrainReply{};
+      if (!a.launch_done) return BrainReply{};
+      a.site_done = true;
       if (auto r = end_attempt(a, ExitCause::lost, "the site no longer knows this attempt"); !r) {
         return r.error();
       }
@@ -168,6 +171,13 @@ Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
   }
   a.mfu = compute_mfu(a.tokens_total, a.step_time_total, fpt, a.gpus, peak);
   return store_.update_attempt(a);
+}
+
+Result<BrainReply> Brain::settle(AttemptRow& attempt) {
+  if (attempt.site_done) return BrainReply{};
+  attempt.site_done = true;
+  if (auto r = store_.update_attempt(attempt); !r) return r.error();
+  return BrainReply{};
 }
 
 // ---- nodes ------------------------------------------------------------------------------
@@ -242,7 +252,8 @@ Result<void> Brain::expire_unreachable_sites() {
   for (auto c : *rows) {
     const ClusterSpec* spec = cluster_spec(c.name);
     if (!spec || c.health != SiteHealth::unreachable || !c.unreachable_since_ms) continue;
-    auto grace_ms = static_cast<Millis>(spec->unreachable_grace_s * 1000.0);
+    auto grace_ms =
+        static_cast<Millis>(std::clamp(spec->unreachable_grace_s, 0.0, 86400.0 * 30) * 1000.0);
     if (now - *c.unreachable_since_ms < grace_ms) continue;
     c.health = SiteHealth::down;
     if (auto r = store_.update_cluster(c); !r) return r;

@@ -7,7 +7,8 @@ namespace orch {
 
 Millis backoff_ms(const BackoffSpec& b, int restart_no) {
   double s = b.initial_s * std::pow(b.multiplier, std::max(0, restart_no - 1));
-  s = std::min(s, b.max_s);
+  // A day at most, whatever the spec says: a nonsense bound must not overflow the conversion.
+  s = std::clamp(std::min(s, b.max_s), 0.0, 86400.0);
   return static_cast<Millis>(std::llround(s * 1000.0));
 }
 

@@ -69,6 +69,7 @@ PlacementPipeline PlacementPipeline::standard() {
       .add_filter(std::make_unique<SiteHealthyFilter>())
       .add_filter(std::make_unique<CapacityFilter>())
       .add_score(std::make_unique<SameSiteScore>(), 4.0)
+      .add_score(std::make_unique<AvoidFailedSiteScore>(), 4.0)
       .add_score(std::make_unique<PreferredClusterScore>(), 2.0)
       .add_score(std::make_unique<FreeCapacityScore>(), 1.0);
   return p;

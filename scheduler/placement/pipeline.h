@@ -34,7 +34,8 @@ class PlacementPipeline {
   PlacementDecision place(const PlacementRequest& req,
                           const std::vector<ClusterView>& clusters) const;
 
-  // allowed-clusters, site-healthy, capacity; same-site (x4), preferred (x2), free-capacity (x1).
+  // allowed-clusters, site-healthy, capacity; same-site (x4), avoid-failed-site (x4),
+  // preferred (x2), free-capacity (x1).
   static PlacementPipeline standard();
 
  private:

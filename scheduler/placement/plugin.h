@@ -25,6 +25,7 @@ struct ClusterView {
 struct PlacementRequest {
   const JobSpec* job = nullptr;
   std::optional<std::string> previous_cluster;  // where the last attempt ran, when resuming
+  std::optional<std::string> avoid_cluster;     // where the last attempt failed to launch
 };
 
 class FilterPlugin {

@@ -23,4 +23,8 @@ double SameSiteScore::score(const PlacementRequest& req, const ClusterView& clus
   return req.previous_cluster && *req.previous_cluster == cluster.spec->name ? 1.0 : 0.0;
 }
 
+double AvoidFailedSiteScore::score(const PlacementRequest& req, const ClusterView& cluster) const {
+  return req.avoid_cluster && *req.avoid_cluster == cluster.spec->name ? 0.0 : 1.0;
+}
+
 }  // namespace orch

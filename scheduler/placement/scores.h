@@ -27,4 +27,12 @@ class SameSiteScore final : public ScorePlugin {
   double score(const PlacementRequest& req, const ClusterView& cluster) const override;
 };
 
+// After a failed launch (or an attempt the site lost) every other site is better: scores 1
+// everywhere but there. It still allows that site when it is the only one that fits.
+class AvoidFailedSiteScore final : public ScorePlugin {
+ public:
+  std::string_view name() const override { return "avoid-failed-site"; }
+  double score(const PlacementRequest& req, const ClusterView& cluster) const override;
+};
+
 }  // namespace orch

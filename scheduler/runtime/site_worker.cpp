@@ -1,6 +1,7 @@
 #include "scheduler/runtime/site_worker.h"
 
 #include <chrono>
+#include <set>
 
 #include "scheduler/brain/launch_request_json.h"
 
@@ -77,6 +78,7 @@ void SiteWorker::run() {
 }
 
 void SiteWorker::run_once() {
+  ++round_;
   if (!execute_actions()) return;
   poll();
 }
@@ -96,9 +98,10 @@ bool SiteWorker::execute_actions() {
   if (!pending) return true;  // a busy database is not the site's fault; try next round
   std::set<std::int64_t> still_pending;
   for (const auto& a : *pending) still_pending.insert(a.id);
-  // Forget posted actions the brain has since marked done.
+  // Forget posted actions the brain has since marked done, or left pending for too long.
   for (auto it = posted_.begin(); it != posted_.end();) {
-    it = still_pending.count(*it) ? std::next(it) : posted_.erase(it);
+    bool forget = !still_pending.count(it->first) || round_ - it->second > kRetryRounds;
+    it = forget ? posted_.erase(it) : std::next(it);
   }
   for (const auto& action : *pending) {
     if (posted_.count(action.id)) continue;
@@ -110,7 +113,7 @@ bool SiteWorker::execute_actions() {
         note_reachable(false, r.error().message);
         return false;
       }
-      posted_.insert(action.id);
+      posted_[action.id] = round_;
       post_(CancelCompleted{action.id, action.token, r});
     }
   }
@@ -120,8 +123,18 @@ bool SiteWorker::execute_actions() {
 bool SiteWorker::execute_launch(const OutboxRow& action) {
   auto request = launch_request_from_json(action.payload);
   if (!request) {
-    posted_.insert(action.id);
+    posted_[action.id] = round_;
     post_(LaunchCompleted{action.id, action.token, request.error(), false});
+    return true;
+  }
+  // Cancelled before it started: do not start it just to stop it.
+  if (auto attempt = reader_->attempt_by_token(action.token);
+      attempt && *attempt &&
+      ((*attempt)->cancel_requested || (*attempt)->state == AttemptState::exited)) {
+    posted_[action.id] = round_;
+    post_(LaunchCompleted{action.id, action.token,
+                          make_error(ErrorKind::conflict, "cancelled before it was launched"),
+                          false});
     return true;
   }
   // Idempotent launch: a token the site already knows was launched before a crash; adopt it.
@@ -131,13 +144,13 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
       note_reachable(false, found.error().message);
       return false;
     }
-    posted_.insert(action.id);
+    posted_[action.id] = round_;
     post_(LaunchCompleted{action.id, action.token, found.error(), false});
     return true;
   }
   note_reachable(true);
   if (*found) {
-    posted_.insert(action.id);
+    posted_[action.id] = round_;
     post_(LaunchCompleted{action.id, action.token, **found, true});
     return true;
   }
@@ -146,14 +159,19 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
     note_reachable(false, launched.error().message);
     return false;
   }
-  posted_.insert(action.id);
+  posted_[action.id] = round_;
   post_(LaunchCompleted{action.id, action.token, launched, false});
   return true;
 }
 
 bool SiteWorker::poll() {
-  auto live = reader_->live_attempts(spec_.name);
+  // Live attempts, and ended ones the site has not yet confirmed gone (see AttemptRow::site_done).
+  auto live = reader_->watched_attempts(spec_.name);
   if (!live) return true;
+  // Offsets of attempts no longer watched are forgotten.
+  std::set<std::string> tokens;
+  for (const auto& a : *live) tokens.insert(a.token);
+  std::erase_if(offsets_, [&](const auto& kv) { return !tokens.count(kv.first); });
   bool called = false;
   for (const auto& a : *live) {
     auto obs = port_.observe(a.token, offsets_[a.token]);
@@ -177,7 +195,6 @@ bool SiteWorker::poll() {
     post_(std::move(e));
     // A cancel the job has not yet obeyed is repeated: providers escalate (SIGKILL) after grace.
     if (a.cancel_requested && obs->phase == RunPhase::running) (void)port_.cancel(a.token);
-    if (obs->phase == RunPhase::exited) offsets_.erase(a.token);
   }
   // The inventory: on the first round, every kInventoryEvery rounds, and whenever there was
   // nothing else to ask (so that an idle site's reachability stays known).

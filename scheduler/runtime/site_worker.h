@@ -11,7 +11,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <thread>
 
 #include "scheduler/brain/brain_event.h"
@@ -50,7 +49,12 @@ class SiteWorker {
   std::unique_ptr<Store> reader_;
   Post post_;
   std::map<std::string, std::uint64_t> offsets_;  // token -> output bytes already read
-  std::set<std::int64_t> posted_;  // action ids posted and perhaps not yet marked done
+  // Action ids posted to the brain and perhaps not yet marked done, with the round of posting.
+  // One still pending kRetryRounds later is carried out again (launches find before they
+  // launch, cancels are idempotent): the brain's transaction for it may have failed.
+  std::map<std::int64_t, long> posted_;
+  static constexpr long kRetryRounds = 100;
+  long round_ = 0;
   std::optional<bool> reachable_;
   static constexpr int kInventoryEvery = 60;  // rounds between inventories of a busy site
   int rounds_since_inventory_ = 0;

@@ -105,8 +105,10 @@ CREATE TABLE placement_verdicts (
   PRIMARY KEY (job_id, cluster)
 );
 )sql"},
-      {3, "nodes: what each site reports of its nodes",
+      {3, "nodes; attempts the site has not yet confirmed gone",
        R"sql(
+ALTER TABLE attempts ADD COLUMN site_done INTEGER NOT NULL DEFAULT 0;
+UPDATE attempts SET site_done = 1 WHERE state = 'exited';
 CREATE TABLE nodes (
   cluster TEXT NOT NULL REFERENCES clusters(name) ON DELETE CASCADE,
   name TEXT NOT NULL,

@@ -73,6 +73,10 @@ struct AttemptRow {
   double step_time_total = 0;  // seconds over those same steps
   std::optional<double> mfu;
   std::int64_t steps_lost = 0;  // steps re-done by the next attempt
+  // The site has confirmed that nothing of this attempt runs any more (it reported it exited or
+  // unknown). An attempt the brain ended on its own (site silent past its grace) stays unsettled,
+  // and is still watched, until then: if its site comes back and still runs it, it is stopped.
+  bool site_done = false;
 };
 
 struct CheckpointRow {

@@ -53,7 +53,9 @@ class Store {
   Result<std::optional<AttemptRow>> attempt_by_token(const std::string& token);
   Result<std::vector<AttemptRow>> attempts_of(JobId job);
   Result<std::vector<AttemptRow>> live_attempts(const std::optional<std::string>& cluster);
-  // GPUs held by live attempts, per cluster (clusters with none are absent).
+  // What a site worker polls: live attempts, and ended ones the site has not confirmed gone.
+  Result<std::vector<AttemptRow>> watched_attempts(const std::string& cluster);
+  // GPUs held by live or unsettled attempts, per cluster (clusters with none are absent).
   Result<std::map<std::string, int>> gpus_in_use();
   Result<void> update_attempt(const AttemptRow& row);
   Result<void> set_attempt_state(AttemptRow& row, AttemptState to, Millis now);

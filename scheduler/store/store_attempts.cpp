@@ -7,7 +7,7 @@ namespace {
 constexpr const char* kAttemptColumns =
     "id, job_id, no, cluster, token, state, cause, exit_code, signal, site_job_id, nodes, gpus, "
     "cancel_requested, launch_done, resumed_from_step, resumed_from_path, started_ms, ended_ms, "
-    "first_step, last_step, tokens_total, step_time_total, mfu, steps_lost";
+    "first_step, last_step, tokens_total, step_time_total, mfu, steps_lost, site_done";
 
 std::optional<int> opt_int(const std::optional<std::int64_t>& v) {
   if (!v) return std::nullopt;
@@ -45,6 +45,7 @@ AttemptRow read_attempt(const Stmt& st) {
   a.step_time_total = st.col_double(21);
   a.mfu = st.col_opt_double(22);
   a.steps_lost = st.col_int(23);
+  a.site_done = st.col_int(24) != 0;
   return a;
 }
 
@@ -98,9 +99,20 @@ Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::st
                read_attempt, cluster);
 }
 
+Result<std::vector<AttemptRow>> Store::watched_attempts(const std::string& cluster) {
+  return query(db_,
+               std::string("SELECT ") + kAttemptColumns +
+                   " FROM attempts WHERE cluster = ? AND (state != 'exited' OR site_done = 0) "
+                   "ORDER BY id",
+               read_attempt, cluster);
+}
+
 Result<std::map<std::string, int>> Store::gpus_in_use() {
+  // Unsettled attempts count too: their processes may still hold the GPUs.
   auto rows =
-      query(db_, "SELECT cluster, SUM(gpus) FROM attempts WHERE state != 'exited' GROUP BY cluster",
+      query(db_,
+            "SELECT cluster, SUM(gpus) FROM attempts WHERE state != 'exited' OR site_done = 0 "
+            "GROUP BY cluster",
             [](const Stmt& s) {
               return std::pair<std::string, int>(s.col_text(0), static_cast<int>(s.col_int(1)));
             });
@@ -123,11 +135,12 @@ Result<void> Store::update_attempt(const AttemptRow& a) {
                  "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, "
                  "site_job_id = ?, nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, "
                  "first_step = ?, last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, "
-                 "steps_lost = ? WHERE id = ?",
+                 "steps_lost = ?, site_done = ? WHERE id = ?",
                  std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code,
                  a.signal, a.site_job_id, nlohmann::json(a.nodes).dump(),
                  a.cancel_requested ? 1 : 0, a.launch_done ? 1 : 0, a.ended_ms, a.first_step,
-                 a.last_step, a.tokens_total, a.step_time_total, a.mfu, a.steps_lost, a.id);
+                 a.last_step, a.tokens_total, a.step_time_total, a.mfu, a.steps_lost,
+                 a.site_done ? 1 : 0, a.id);
 }
 
 Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis now) {

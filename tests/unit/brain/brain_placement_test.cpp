@@ -111,6 +111,21 @@ TEST_F(BrainPlacement, LaunchRefusedBySiteIsAnInfraFailureAndTheJobMovesOn) {
   EXPECT_EQ(job(id).state, JobState::placed);
 }
 
+TEST_F(BrainPlacement, AfterAFailedLaunchTheNextAttemptGoesElsewhere) {
+  JobId id = submit(make_job().prefer({"alpha"}).backoff(0));
+  auto action = outbox("alpha").at(0);
+  handle(LaunchCompleted{action.id, action.token, make_error(ErrorKind::io, "disk full"), false});
+  EXPECT_EQ(last_attempt(id).cluster, "beta");
+}
+
+TEST_F(BrainPlacement, AfterAFailedLaunchTheSameSiteIsStillUsedWhenNothingElseFits) {
+  JobId id = submit(make_job().on({"alpha"}).backoff(0));
+  auto action = outbox("alpha").at(0);
+  handle(LaunchCompleted{action.id, action.token, make_error(ErrorKind::io, "disk full"), false});
+  EXPECT_EQ(attempts(id).size(), 2u);
+  EXPECT_EQ(last_attempt(id).cluster, "alpha");
+}
+
 TEST_F(BrainPlacement, AdoptedLaunchIsRecordedAsAdoptedNotRelaunched) {
   JobId id = submit(make_job());
   auto action = outbox("alpha").at(0);

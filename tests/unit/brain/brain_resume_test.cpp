@@ -147,6 +147,31 @@ TEST_F(BrainResume, StaleAttemptFoundRunningAfterTheSiteReturnsIsCancelled) {
   EXPECT_EQ(store->cluster("alpha").value()->health, SiteHealth::healthy);
 }
 
+TEST_F(BrainResume, AttemptsOnAClusterRemovedFromTheConfigEndAndTheJobMoves) {
+  JobId id = submit(make_job().backoff(0));
+  site_launches_all("alpha");
+  // The server restarts with alpha gone from the clusters file.
+  brain = std::make_unique<Brain>(*store, clock, std::vector<ClusterSpec>{make_cluster("beta")});
+  ASSERT_TRUE(brain->start().ok());
+  EXPECT_EQ(attempts(id).at(0).cause, ExitCause::lost);
+  EXPECT_EQ(last_attempt(id).cluster, "beta");
+  EXPECT_EQ(job(id).state, JobState::placed);
+}
+
+TEST_F(BrainResume, AnEndedAttemptIsWatchedUntilTheSiteConfirmsItGone) {
+  JobId id = submit(make_job().backoff(0));
+  site_launches_all("alpha");
+  handle(SiteUnreachable{"alpha", "timeout"});
+  clock.advance_ms(30'000);
+  handle(Tick{});
+  AttemptRow first = attempts(id).at(0);
+  EXPECT_FALSE(first.site_done);
+  EXPECT_EQ(store->gpus_in_use().value().at("alpha"), 1) << "its GPUs may still be in use";
+  handle(AttemptObserved{"alpha", first.token, RunPhase::unknown, std::nullopt, {}, {}, {}});
+  EXPECT_TRUE(attempts(id).at(0).site_done);
+  EXPECT_EQ(store->gpus_in_use().value().count("alpha"), 0u);
+}
+
 TEST_F(BrainResume, AttemptTheSiteForgotIsLost) {
   JobId id = submit(make_job().backoff(0));
   site_launches_all("alpha");

@@ -21,7 +21,7 @@ TEST_F(LocalSiteTest, CancelSendsSigtermTheJobCanCatch) {
   RunObservation last = wait_exited("run-cancel");
   ASSERT_EQ(last.phase, RunPhase::exited);
   EXPECT_EQ(last.exit->exit_code, 143);
-  EXPECT_EQ(slurp(run_dir("run-cancel") + "/got_term"), "term\n");
+  EXPECT_EQ(slurp(run_dir("run-cancel") + "/work/got_term"), "term\n");
   // Cancelling what has exited, or what was never launched, is fine.
   EXPECT_TRUE(site_->cancel("run-cancel").ok());
   EXPECT_TRUE(site_->cancel("never-launched").ok());
@@ -93,7 +93,7 @@ TEST_F(LocalSiteTest, NewSiteObjectOnSameRootSeesRunsOfTheOldOne) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->site_job_id, launched.site_job_id);
 
-  std::ofstream(run_dir("run-restart") + "/go") << "go\n";
+  std::ofstream(run_dir("run-restart") + "/work/go") << "go\n";
   std::vector<std::string> lines;
   RunObservation last = wait_exited("run-restart", &lines);
   ASSERT_EQ(last.phase, RunPhase::exited);
@@ -120,7 +120,7 @@ TEST_F(LocalSiteTest, RunSurvivesTheServerBeingKilled) {
   auto obs = site_->observe("run-orphan", 0);
   ASSERT_TRUE(obs.ok());
   EXPECT_EQ(obs->phase, RunPhase::running);
-  std::ofstream(run_dir("run-orphan") + "/go") << "go\n";
+  std::ofstream(run_dir("run-orphan") + "/work/go") << "go\n";
   EXPECT_EQ(wait_exited("run-orphan").exit->exit_code, 0);
 }
 

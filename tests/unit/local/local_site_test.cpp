@@ -95,7 +95,7 @@ TEST_F(LocalSiteTest, KilledAgentIsReportedAsVanished) {
 }
 
 TEST_F(LocalSiteTest, LaunchIsIdempotentPerToken) {
-  auto r = request("run-once", "echo started >> \"$ORCH_RUN_DIR/../../count\"; sleep 0.2");
+  auto r = request("run-once", "echo started >> \"$ORCH_RUN_DIR/../../../count\"; sleep 0.2");
   LaunchResult a = launch_ok(r);
   auto b = site_->launch(r);
   ASSERT_TRUE(b.ok()) << b.error().message;
@@ -164,8 +164,8 @@ TEST_F(LocalSiteTest, JobSeesItsEnvironment) {
   ASSERT_EQ(wait_exited("run-env", &lines).exit->exit_code, 0);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0], "run-env 7 2 8 loc-n0,loc-n1 from-request");
-  EXPECT_EQ(lines[1], run_dir("run-env"));
-  EXPECT_EQ(lines[2], run_dir("run-env"));
+  EXPECT_EQ(lines[1], run_dir("run-env") + "/work");
+  EXPECT_EQ(lines[2], run_dir("run-env") + "/work");
   auto stored = nlohmann::json::parse(slurp(run_dir("run-env") + "/request.json"));
   EXPECT_EQ(stored["assigned_nodes"], nlohmann::json::array({"loc-n0", "loc-n1"}));
   EXPECT_EQ(stored["command"], r.command);

@@ -153,6 +153,47 @@ TEST_F(SiteWorkerTest, ExitCodeZeroSucceedsTheJob) {
   EXPECT_EQ(job(id).state, JobState::succeeded);
 }
 
+TEST_F(SiteWorkerTest, APartitionedSitesStaleRunIsStoppedWhenTheSiteReturns) {
+  // The site stops answering but its processes keep running (a network partition).
+  JobId id = submit(make_job().backoff(0));
+  round();
+  round();
+  std::string stale = last_attempt(id).token;
+  alpha_.down = true;
+  round();
+  clock.advance_ms(5'000);
+  handle(Tick{});
+  round();
+  EXPECT_EQ(last_attempt(id).cluster, "beta");
+  EXPECT_EQ(attempts(id).at(0).cause, ExitCause::site_down);
+  EXPECT_FALSE(attempts(id).at(0).site_done) << "still watched: it may run on";
+
+  alpha_.down = false;
+  round();  // alpha answers: the stale run is seen running and a cancel is queued
+  round();  // the cancel is carried out
+  EXPECT_THAT(alpha_.cancelled, ::testing::Contains(stale));
+  alpha_.exit(stale, 143);
+  round();
+  EXPECT_TRUE(attempts(id).at(0).site_done);
+  EXPECT_EQ(store->watched_attempts("alpha").value().size(), 0u);
+  EXPECT_EQ(job(id).state, JobState::running) << "the job itself lives on at beta";
+}
+
+TEST_F(SiteWorkerTest, AJobCancelledBeforeItsLaunchIsNeverStarted) {
+  alpha_.down = true;
+  beta_.down = true;
+  JobId id = submit(make_job());
+  round();
+  handle(CancelJob{id});
+  alpha_.down = false;
+  round();
+  round();
+  EXPECT_TRUE(alpha_.launched.empty());
+  EXPECT_EQ(last_attempt(id).cause, ExitCause::cancelled);
+  EXPECT_TRUE(outbox("alpha").empty());
+  EXPECT_EQ(job(id).state, JobState::cancelled);
+}
+
 TEST_F(SiteWorkerTest, TheSitesNodesAreRecordedAndANodeThatVanishesIsUnhealthy) {
   round();
   auto nodes = store->nodes("alpha").value();
