@@ -26,7 +26,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-constexpr std::size_t kHeaderLimit = 16 * 1024;
+constexpr std::size_t kHeaderLimit = std::size_t{16} * 1024;
 // After an error reply we read and discard what the client still sends (so it sees our answer
 // instead of a reset), but only this much and only for this long.
 constexpr std::size_t kDrainLimit = 64u << 20;
@@ -172,7 +172,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::unique_ptr<BeastResponse> response_;
-  std::array<char, 64 * 1024> drain_buffer_{};
+  std::array<char, std::size_t{64} * 1024> drain_buffer_{};
   std::size_t drained_ = 0;
 };
 

@@ -22,7 +22,7 @@ class Router {
  public:
   // pattern: "/api/v1/jobs/{id}/attempts". A "{name}" segment matches any one non-empty
   // segment. Routes are tried in the order they were added.
-  void add(std::string method, std::string pattern, RouteHandler handler);
+  void add(std::string method, const std::string& pattern, RouteHandler handler);
 
   // Runs the matching route. No path match -> 404; a path match under another method -> 405
   // with an Allow header. Exceptions from a handler become a 500 problem.
