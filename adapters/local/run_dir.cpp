@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "scheduler/model/launch_request_json.h"
+
 namespace orch::local {
 
 std::string errno_text(int err) {
@@ -96,20 +98,9 @@ Result<bool> agent_alive(const std::string& lock_path) {
 }
 
 std::string request_to_json(const StoredRequest& stored) {
-  const LaunchRequest& r = stored.request;
-  nlohmann::json j = {
-      {"token", r.token},
-      {"job_id", r.job_id},
-      {"attempt_no", r.attempt_no},
-      {"job_name", r.job_name},
-      {"command", r.command},
-      {"env", r.env},
-      {"nodes", r.nodes},
-      {"gpus_per_node", r.gpus_per_node},
-      {"exclude_nodes", r.exclude_nodes},
-      {"assigned_nodes", stored.nodes},
-      {"launched_at_ms", stored.launched_at_ms},
-  };
+  nlohmann::json j = launch_request_to_json(stored.request);
+  j["assigned_nodes"] = stored.nodes;
+  j["launched_at_ms"] = stored.launched_at_ms;
   return j.dump(2) + "\n";
 }
 
@@ -118,18 +109,11 @@ Result<StoredRequest> request_from_json(const std::string& text, const std::stri
   if (!j.is_object()) {
     return make_error(ErrorKind::io, path + " is not a JSON object; the run directory is damaged");
   }
+  auto request = launch_request_from_json(j);
+  if (!request) return make_error(ErrorKind::io, path + ": " + request.error().message);
   try {
     StoredRequest s;
-    LaunchRequest& r = s.request;
-    r.token = j.value("token", "");
-    r.job_id = j.value("job_id", std::int64_t{0});
-    r.attempt_no = j.value("attempt_no", 0);
-    r.job_name = j.value("job_name", "");
-    r.command = j.value("command", "");
-    r.env = j.value("env", std::map<std::string, std::string>{});
-    r.nodes = j.value("nodes", 1);
-    r.gpus_per_node = j.value("gpus_per_node", 1);
-    r.exclude_nodes = j.value("exclude_nodes", std::vector<std::string>{});
+    s.request = std::move(*request);
     s.nodes = j.value("assigned_nodes", std::vector<std::string>{});
     s.launched_at_ms = j.value("launched_at_ms", std::int64_t{0});
     return s;

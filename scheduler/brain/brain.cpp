@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "scheduler/brain/launch_request_json.h"
+#include "scheduler/model/launch_request_json.h"
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/restart_policy.h"
 

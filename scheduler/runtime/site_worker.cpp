@@ -3,7 +3,7 @@
 #include <chrono>
 #include <set>
 
-#include "scheduler/brain/launch_request_json.h"
+#include "scheduler/model/launch_request_json.h"
 
 namespace orch {
 

@@ -1,4 +1,4 @@
-#include "scheduler/brain/launch_request_json.h"
+#include "scheduler/model/launch_request_json.h"
 
 namespace orch {
 
@@ -28,8 +28,7 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.exclude_nodes = j.value("exclude_nodes", std::vector<std::string>{});
     return r;
   } catch (const nlohmann::json::exception& e) {
-    return make_error(ErrorKind::internal,
-                      std::string("corrupt launch action in outbox: ") + e.what());
+    return make_error(ErrorKind::internal, std::string("not a launch request: ") + e.what());
   }
 }
 

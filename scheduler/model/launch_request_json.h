@@ -1,5 +1,6 @@
 #pragma once
-// LaunchRequest <-> JSON: the payload of a launch row in the outbox.
+// LaunchRequest <-> JSON: the payload of a launch row in the outbox, and what a provider
+// records of a launch at the site (the local adapter's request.json).
 
 #include <nlohmann/json.hpp>
 
