@@ -109,8 +109,10 @@ Result<BrainReply> Brain::on(const SubmitJob& e) {
         if (!known.empty()) known += ", ";
         known += c.name;
       }
-      return make_error(ErrorKind::invalid, "placement.allowed names unknown cluster \"" + name +
-                                                "\"; configured clusters: " + known);
+      std::string msg = "placement.allowed names unknown cluster \"" + name + "\"";
+      msg += "; configured clusters: ";
+      msg += known;
+      return make_error(ErrorKind::invalid, msg);
     }
   }
   const Millis now = clock_.now_ms();
