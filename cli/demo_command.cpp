@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/client_commands.h"
+#include "cli/job_render.h"
 #include "cli/server.h"
 #include "cli/server_commands.h"
 #include "scheduler/spec/clusters_parser.h"
@@ -195,22 +196,11 @@ int Demo::summarize() {
   const json& j = *job;
   const json& list = (*attempts)["attempts"];
 
-  std::printf("\n%-8s %-8s %-12s %-18s %-18s %7s\n", "attempt", "site", "steps", "resumed from",
-              "ended", "MFU");
-  for (const auto& a : list) {
-    std::string steps = a["first_step"].is_null()
-                            ? "-"
-                            : std::to_string(a["first_step"].get<int>()) + ".." +
-                                  std::to_string(a["last_step"].get<int>());
-    std::string from = a["resumed_from"].is_null()
-                           ? "start"
-                           : "step " + std::to_string(a["resumed_from"]["step"].get<int>());
-    std::string mfu = a["mfu"].is_null() ? "-" : std::to_string(a["mfu"].get<double>() * 100);
-    if (mfu != "-") mfu = mfu.substr(0, mfu.find('.') + 2) + "%";
-    std::printf("%-8d %-8s %-12s %-18s %-18s %7s\n", a["no"].get<int>(),
-                a["cluster"].get<std::string>().c_str(), steps.c_str(), from.c_str(),
-                a["cause"].get<std::string>().c_str(), mfu.c_str());
-  }
+  // The same table `orchestrate job show` prints.
+  std::printf("\n");
+  std::fflush(stdout);
+  render_attempts(*attempts, std::cout);
+  std::cout.flush();
   double ettr = j["ettr"].is_null() ? 0.0 : j["ettr"].get<double>();
   std::printf("\njob %lld %s; steps lost %lld (checkpoint every %d); ETTR %.0f%%\n",
               static_cast<long long>(job_), j["state"].get<std::string>().c_str(),
