@@ -45,6 +45,38 @@ int shell_status(int status) {
   _exit(127);
 }
 
+// Starts argv with stdin from /dev/null and stdout/stderr on the given descriptors.
+pid_t spawn(const std::vector<std::string>& argv, int out_fd, int err_fd) {
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    int null_fd = open("/dev/null", O_RDONLY);
+    dup2(null_fd, 0);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    exec_child(argv);
+  }
+  return pid;
+}
+
+enum class Read { data, eof, timeout };
+
+// Appends what fd has to `into`, waiting until the deadline at most.
+Read read_until(int fd, SteadyClock::time_point deadline, std::string& into) {
+  char buf[4096];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    int ready = poll(&p, 1, remaining_ms(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return Read::timeout;
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Read::eof;
+    into.append(buf, static_cast<std::size_t>(n));
+    return Read::data;
+  }
+}
+
 }  // namespace
 
 TempDir::TempDir() {
@@ -75,30 +107,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, milliseconds tim
   ProcessResult result;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    int null_fd = open("/dev/null", O_RDONLY);
-    dup2(null_fd, 0);
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    exec_child(argv);
-  }
+  pid_t pid = spawn(argv, fds[1], fds[1]);
   close(fds[1]);
   const auto deadline = SteadyClock::now() + timeout;
-  char buf[4096];
-  for (;;) {
-    pollfd p{fds[0], POLLIN, 0};
-    int ready = poll(&p, 1, remaining_ms(deadline));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      result.timed_out = true;
-      break;
-    }
-    ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    result.output.append(buf, static_cast<std::size_t>(n));
+  for (Read r = Read::data; r == Read::data;) {
+    r = read_until(fds[0], deadline, result.output);
+    result.timed_out = r == Read::timeout;
   }
   close(fds[0]);
   if (result.timed_out) kill(pid, SIGKILL);
@@ -120,37 +134,23 @@ std::unique_ptr<ServerProcess> ServerProcess::start(const std::string& config,
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
   int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) throw std::runtime_error("cannot open " + log_path);
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    int null_fd = open("/dev/null", O_RDONLY);
-    dup2(null_fd, 0);
-    dup2(fds[1], 1);
-    dup2(log_fd, 2);
-    exec_child(argv);
-  }
+  pid_t pid = spawn(argv, fds[1], log_fd);
   close(fds[1]);
   close(log_fd);
   std::unique_ptr<ServerProcess> server(new ServerProcess(pid, fds[0]));
 
   const auto deadline = SteadyClock::now() + timeout;
   std::string out;
-  char buf[1024];
   while (server->url_.empty()) {
-    pollfd p{fds[0], POLLIN, 0};
-    int ready = poll(&p, 1, remaining_ms(deadline));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
+    Read r = read_until(fds[0], deadline, out);
+    if (r == Read::timeout) {
       error = "no \"serving\" line within " + std::to_string(timeout.count()) + " ms";
       break;
     }
-    ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
+    if (r == Read::eof) {
       error = "the server closed its stdout before announcing its URL";
       break;
     }
-    out.append(buf, static_cast<std::size_t>(n));
     // "orchestrate: serving N cluster(s) on http://127.0.0.1:PORT with state in DIR"
     auto serving = out.find("serving ");
     auto nl = serving == std::string::npos ? serving : out.find('\n', serving);

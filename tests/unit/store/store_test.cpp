@@ -22,6 +22,21 @@ JobRow new_job(Millis now = 1000) {
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override { store = std::move(Store::open(":memory:").value()); }
+
+  // A new job with one attempt on alpha, as stored.
+  AttemptRow add_attempt(const std::string& token) {
+    JobRow j = new_job();
+    j.id = store->insert_job(j).value();
+    AttemptRow a;
+    a.job_id = j.id;
+    a.no = 1;
+    a.cluster = "alpha";
+    a.token = token;
+    a.gpus = 1;
+    a.id = store->insert_attempt(a).value();
+    return a;
+  }
+
   std::unique_ptr<Store> store;
 };
 
@@ -65,15 +80,7 @@ TEST_F(StoreTest, EveryIllegalJobTransitionIsRefusedByTheStore) {
 }
 
 TEST_F(StoreTest, IllegalAttemptTransitionIsRefused) {
-  JobRow j = new_job();
-  j.id = store->insert_job(j).value();
-  AttemptRow a;
-  a.job_id = j.id;
-  a.no = 1;
-  a.cluster = "alpha";
-  a.token = "t1";
-  a.gpus = 1;
-  a.id = store->insert_attempt(a).value();
+  AttemptRow a = add_attempt("t1");
   ASSERT_TRUE(store->set_attempt_state(a, AttemptState::exited, 10).ok());
   EXPECT_EQ(a.ended_ms, 10);
   EXPECT_FALSE(store->set_attempt_state(a, AttemptState::running, 11).ok());
@@ -109,18 +116,12 @@ TEST_F(StoreTest, OutboxKeepsOrderAndForgetsDoneActions) {
 }
 
 TEST_F(StoreTest, CheckpointsAreUniqueAndTheLatestIsTheHighestStep) {
-  JobRow j = new_job();
-  j.id = store->insert_job(j).value();
-  AttemptRow a;
-  a.job_id = j.id;
-  a.no = 1;
-  a.cluster = "alpha";
-  a.token = "t1";
-  a.id = store->insert_attempt(a).value();
-  EXPECT_TRUE(store->insert_checkpoint({0, j.id, a.id, 20, "/c/20", {}, 1}).value());
-  EXPECT_TRUE(store->insert_checkpoint({0, j.id, a.id, 30, "/c/30", {}, 2}).value());
-  EXPECT_FALSE(store->insert_checkpoint({0, j.id, a.id, 20, "/c/20", {}, 3}).value());
-  EXPECT_EQ(store->latest_checkpoint(j.id).value()->step, 30);
+  AttemptRow a = add_attempt("t1");
+  JobId job = a.job_id;
+  EXPECT_TRUE(store->insert_checkpoint({0, job, a.id, 20, "/c/20", {}, 1}).value());
+  EXPECT_TRUE(store->insert_checkpoint({0, job, a.id, 30, "/c/30", {}, 2}).value());
+  EXPECT_FALSE(store->insert_checkpoint({0, job, a.id, 20, "/c/20", {}, 3}).value());
+  EXPECT_EQ(store->latest_checkpoint(job).value()->step, 30);
 }
 
 TEST(StoreFile, StateSurvivesReopenAndIsReadableFromASecondConnection) {
