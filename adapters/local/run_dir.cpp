@@ -196,24 +196,7 @@ Result<OutputLines> read_output_lines(const std::string& path, std::uint64_t off
                                       std::size_t max_bytes, bool final) {
   auto chunk = read_range(path, offset, max_bytes);
   if (!chunk) return chunk.error();
-  const std::string& data = *chunk;
-  OutputLines out;
-  out.next_offset = offset;
-  size_t end = data.rfind('\n');
-  size_t usable = end == std::string::npos ? 0 : end + 1;
-  // A full chunk without a newline is one very long line: hand it over in pieces. After the
-  // writer is gone, an unterminated tail will never be completed, so it is a line too.
-  if (usable == 0 && data.size() == max_bytes && max_bytes > 0) usable = data.size();
-  if (final && data.size() < max_bytes) usable = data.size();
-  size_t start = 0;
-  while (start < usable) {
-    size_t nl = data.find('\n', start);
-    size_t stop = (nl == std::string::npos || nl >= usable) ? usable : nl;
-    out.lines.push_back(data.substr(start, stop - start));
-    start = stop + 1;
-  }
-  out.next_offset = offset + usable;
-  return out;
+  return split_output_chunk(*chunk, offset, max_bytes, final);
 }
 
 }  // namespace orch::local

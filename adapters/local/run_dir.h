@@ -18,6 +18,7 @@
 
 #include "scheduler/cluster_port.h"
 #include "scheduler/common/result.h"
+#include "scheduler/model/output_chunk.h"
 
 namespace orch::local {
 
@@ -71,13 +72,7 @@ Result<void> write_file_atomic(const std::string& path, const std::string& conte
 Result<std::string> read_range(const std::string& path, std::uint64_t offset,
                                std::size_t max_bytes);
 
-struct OutputLines {
-  std::vector<std::string> lines;
-  std::uint64_t next_offset = 0;
-};
-// Complete ('\n'-terminated) lines from offset, reading at most max_bytes. With final set (the
-// writer is gone) an unterminated tail counts as a last line. A single line longer than
-// max_bytes is returned in pieces rather than stalling the reader.
+// Complete lines of the file from offset, reading at most max_bytes (see split_output_chunk).
 Result<OutputLines> read_output_lines(const std::string& path, std::uint64_t offset,
                                       std::size_t max_bytes, bool final);
 

@@ -8,6 +8,36 @@
 
 namespace orch {
 
+// How the orchestrator reaches a remote site's login node (provider slurm).
+struct SshSpec {
+  std::string host;
+  int port = 22;
+  std::string user;
+  std::string key_file;            // private key; "~/" expands to $HOME
+  std::string key_passphrase_env;  // environment variable holding the key's passphrase, if any
+  // Host-key checking is strict: the server's key must match the pinned fingerprint
+  // ("SHA256:<base64>", as ssh-keygen -lf prints it) or an entry of the known_hosts file.
+  // trust_on_first_use accepts an unknown key once (and records it in known_hosts when one is
+  // given); a key that changed is refused either way.
+  std::string host_key;
+  std::string known_hosts;
+  bool trust_on_first_use = false;
+  double connect_timeout_s = 10.0;
+  double command_timeout_s = 60.0;  // one remote command, e.g. sbatch or squeue
+};
+
+// How attempts are submitted to a Slurm cluster.
+struct SlurmSpec {
+  std::string partition;  // sbatch --partition (empty: the cluster's default)
+  std::string account;    // sbatch --account
+  std::string qos;        // sbatch --qos
+  std::string gres = "gpu";  // GRES requested per node as <gres>:<gpus_per_node>, e.g. gpu:h100
+  std::string time_limit;    // sbatch --time (empty: the partition's limit)
+  // Sent to the job's batch shell this long before its time limit, so that it can checkpoint.
+  std::string pre_term_signal = "USR1";
+  int pre_term_s = 120;
+};
+
 struct ClusterSpec {
   std::string name;
   std::string provider = "local";        // local | slurm | kubernetes (later issues)
@@ -15,10 +45,14 @@ struct ClusterSpec {
   int gpus_per_node = 1;                 // local: slots standing in for GPUs
   std::string accelerator = "cpu-slot";  // key in the accelerator table
   std::optional<double> peak_tflops;     // overrides the table's peak per accelerator
-  std::string storage_root;     // run directories live here (local: default <state>/sites/<name>)
+  // Run directories live here (local: default <state>/sites/<name>; slurm: a directory on the
+  // cluster's shared filesystem, required).
+  std::string storage_root;
   std::string checkpoint_root;  // where checkpoints of jobs on this site live
   double unreachable_grace_s = 180.0;  // how long a silent site keeps its jobs before failover
   int poll_interval_ms = 1000;         // how often the site worker polls
+  SshSpec ssh;                         // provider slurm
+  SlurmSpec slurm;                     // provider slurm
 
   int total_gpus() const { return nodes * gpus_per_node; }
 };

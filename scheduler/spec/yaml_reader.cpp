@@ -261,6 +261,24 @@ void MapView::read_int(std::string_view key, std::optional<int>& out, long long 
   out = static_cast<int>(*v);
 }
 
+void MapView::read_bool(std::string_view key, bool& out, std::string_view expected) {
+  const Field* f = find(key);
+  if (!f) return;
+  const YAML::Node& v = f->value;
+  if (v.IsScalar() && !is_quoted(v)) {
+    if (v.Scalar() == "true") {
+      out = true;
+      return;
+    }
+    if (v.Scalar() == "false") {
+      out = false;
+      return;
+    }
+  }
+  reader_->fail(value_position(key), quote(key) + " must be true or false, got " + describe(v),
+                expected);
+}
+
 void MapView::read_number(std::string_view key, double& out, NumberRange range,
                           std::string_view expected) {
   std::optional<double> v;

@@ -128,6 +128,8 @@ class MapView {
   void read_number(std::string_view key, double& out, NumberRange range, std::string_view expected);
   void read_number(std::string_view key, std::optional<double>& out, NumberRange range,
                    std::string_view expected);
+  // true or false (YAML 1.2 spelling only: yes/no/on/off are refused as ambiguous).
+  void read_bool(std::string_view key, bool& out, std::string_view expected);
   // A list of scalars, each checked with `rule`.
   void read_string_list(std::string_view key, std::vector<std::string>& out, StringRule rule,
                         std::string_view expected);

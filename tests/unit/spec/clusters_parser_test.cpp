@@ -32,6 +32,69 @@ clusters:
     peak_tflops: 0.01
 )";
 
+TEST(ClustersParser, ReadsASlurmCluster) {
+  auto r = parse_clusters_file(R"(clusters:
+  - name: alpha
+    provider: slurm
+    nodes: 4
+    gpus_per_node: 8
+    accelerator: h100
+    storage: {root: /scratch/orch}
+    ssh:
+      host: login.alpha.example
+      port: 2222
+      user: train
+      key_file: ~/.ssh/id_ed25519
+      key_passphrase_env: ALPHA_KEY_PASS
+      host_key: SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8
+      trust_on_first_use: false
+      connect_timeout_s: 5
+      command_timeout_s: 30
+    slurm: {partition: gpu, account: team, qos: high, gres: "gpu:h100", time_limit: "2-00:00:00",
+            pre_term_signal: TERM, pre_term_s: 300}
+)",
+                               "clusters.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const ClusterSpec& a = r->clusters[0];
+  EXPECT_EQ(a.provider, "slurm");
+  EXPECT_EQ(a.storage_root, "/scratch/orch");
+  EXPECT_EQ(a.ssh.host, "login.alpha.example");
+  EXPECT_EQ(a.ssh.port, 2222);
+  EXPECT_EQ(a.ssh.user, "train");
+  EXPECT_EQ(a.ssh.key_file, "~/.ssh/id_ed25519");
+  EXPECT_EQ(a.ssh.key_passphrase_env, "ALPHA_KEY_PASS");
+  EXPECT_EQ(a.ssh.host_key, "SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8");
+  EXPECT_FALSE(a.ssh.trust_on_first_use);
+  EXPECT_EQ(a.ssh.connect_timeout_s, 5.0);
+  EXPECT_EQ(a.ssh.command_timeout_s, 30.0);
+  EXPECT_EQ(a.slurm.partition, "gpu");
+  EXPECT_EQ(a.slurm.account, "team");
+  EXPECT_EQ(a.slurm.qos, "high");
+  EXPECT_EQ(a.slurm.gres, "gpu:h100");
+  EXPECT_EQ(a.slurm.time_limit, "2-00:00:00");
+  EXPECT_EQ(a.slurm.pre_term_signal, "TERM");
+  EXPECT_EQ(a.slurm.pre_term_s, 300);
+}
+
+TEST(ClustersParser, SlurmDefaults) {
+  auto r = parse_clusters_file(R"(clusters:
+  - name: beta
+    provider: slurm
+    storage: {root: /r}
+    ssh: {host: h, user: u, key_file: /k, trust_on_first_use: true}
+)",
+                               "clusters.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const ClusterSpec& b = r->clusters[0];
+  EXPECT_EQ(b.ssh.port, 22);
+  EXPECT_TRUE(b.ssh.trust_on_first_use);
+  EXPECT_EQ(b.ssh.connect_timeout_s, 10.0);
+  EXPECT_EQ(b.slurm.gres, "gpu");
+  EXPECT_EQ(b.slurm.pre_term_signal, "USR1");
+  EXPECT_EQ(b.slurm.pre_term_s, 120);
+  EXPECT_EQ(b.slurm.partition, "");
+}
+
 TEST(ClustersParser, ReadsEveryFieldAndDefaults) {
   auto r = parse_clusters_file(kExample, "clusters.yaml");
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -94,12 +157,40 @@ const BadClusters kBad[] = {
      "unknown key \"cluster\" in the clusters file; did you mean \"clusters\"?"},
     {"entry typo", "clusters:\n  - name: a\n    gpus_per_nod: 2\n", "3:5",
      "unknown key \"gpus_per_nod\" in cluster \"a\"; did you mean \"gpus_per_node\"?"},
-    {"slurm not yet", "clusters:\n  - name: a\n    provider: slurm\n", "3:15",
-     "provider \"slurm\" is not supported yet; expected local"},
+    {"slurm without ssh", "clusters:\n  - name: a\n    provider: slurm\n", "2:5",
+     "cluster \"a\" has provider slurm but no \"ssh\" section; expected ssh {host, user, "
+     "key_file}"},
+    {"slurm ssh without user",
+     "clusters:\n  - name: a\n    provider: slurm\n    ssh: {host: h, key_file: k}\n", "4:10",
+     "missing required key \"user\" in ssh"},
+    {"slurm no host-key check",
+     "clusters:\n  - name: a\n    provider: slurm\n    storage: {root: /r}\n"
+     "    ssh: {host: h, user: u, key_file: k}\n",
+     "5:10",
+     "ssh of cluster \"a\" gives no way to check the login node's host key; expected host_key"},
+    {"slurm bad fingerprint",
+     "clusters:\n  - name: a\n    provider: slurm\n"
+     "    ssh: {host: h, user: u, key_file: k, host_key: MD5:aa}\n",
+     "4:52", "\"host_key\" must be a SHA256 fingerprint"},
+    {"slurm tofu not a bool",
+     "clusters:\n  - name: a\n    provider: slurm\n"
+     "    ssh: {host: h, user: u, key_file: k, trust_on_first_use: yes}\n",
+     "4:62", "\"trust_on_first_use\" must be true or false, got \"yes\""},
+    {"slurm without storage root",
+     "clusters:\n  - name: a\n    provider: slurm\n"
+     "    ssh: {host: h, user: u, key_file: k, known_hosts: /kh}\n",
+     "2:5", "cluster \"a\" has provider slurm but no storage.root"},
+    {"slurm typo", "clusters:\n  - name: a\n    provider: slurm\n    slurm: {partiton: p}\n",
+     "4:13", "unknown key \"partiton\" in slurm; did you mean \"partition\"?"},
+    {"ssh on a local cluster", "clusters:\n  - name: a\n    ssh: {host: h}\n", "3:5",
+     "\"ssh\" applies only to provider slurm, and cluster \"a\" has provider local"},
     {"kubernetes not yet", "clusters: [{name: a, provider: kubernetes}]\n", "1:32",
      "provider \"kubernetes\" is not supported yet; expected local"},
     {"unknown provider", "clusters: [{name: a, provider: aws}]\n", "1:32",
      "\"provider\" must be one of local, slurm, kubernetes, got \"aws\"; expected local"},
+    {"bad pre-term signal",
+     "clusters:\n  - name: a\n    provider: slurm\n    slurm: {pre_term_signal: usr1}\n", "4:30",
+     "\"pre_term_signal\" must be a signal name such as USR1"},
     {"bad name", "clusters: [{name: \"a b\"}]\n", "1:19", "\"name\" must be 1 to 64 letters"},
     {"duplicate name", "clusters:\n  - name: alpha\n  - name: beta\n  - name: alpha\n", "4:11",
      "duplicate cluster name \"alpha\"; expected a unique name (\"alpha\" is already used at line "
