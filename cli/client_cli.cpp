@@ -18,6 +18,7 @@ struct Args {
   std::string cluster;
   std::int64_t id = 0;
   int attempt = 0;
+  int limit = 0;
   bool follow = false;
 };
 
@@ -48,11 +49,17 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   std::ostream* o = &out;
   std::ostream* e = &err;
 
-  CLI::App* cluster = command(app, "cluster", "list clusters, mark outages");
+  CLI::App* cluster = command(app, "cluster", "list clusters, show their nodes, mark outages");
   cluster->require_subcommand(1);
   command(*cluster, "list", "list clusters with health and GPU use")->callback([=] {
     finish(run_cluster_list(args->options, *o, *e));
   });
+  CLI::App* nodes = command(*cluster, "nodes", "a cluster's nodes, their health and recent events");
+  nodes->add_option("NAME", args->name, "cluster name")->required();
+  nodes->add_option("--limit", args->limit, "node events to show (default 50)")
+      ->check(CLI::Range(1, 1000));
+  nodes->callback(
+      [=] { finish(run_cluster_nodes(args->options, args->name, args->limit, *o, *e)); });
   CLI::App* outage =
       command(*cluster, "outage", "simulate an outage of a local site (--down) or end it (--up)");
   outage->add_option("NAME", args->name, "cluster name")->required();

@@ -100,6 +100,16 @@ int run_cluster_list(const ClientOptions& o, std::ostream& out, std::ostream& er
   return kExitOk;
 }
 
+int run_cluster_nodes(const ClientOptions& o, const std::string& name, int event_limit,
+                      std::ostream& out, std::ostream& err) {
+  std::string target = "/api/v1/clusters/" + percent_encode(name) + "/nodes";
+  if (event_limit > 0) target += "?limit=" + std::to_string(event_limit);
+  json body;
+  if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
+  as_json(o) ? print_json(body, out) : render_cluster_nodes(body, out);
+  return kExitOk;
+}
+
 int run_cluster_outage(const ClientOptions& o, const std::string& name, bool down,
                        std::ostream& out, std::ostream& err) {
   json body;

@@ -27,6 +27,9 @@ struct ClientOptions {
 std::string default_server_url();
 
 int run_cluster_list(const ClientOptions& o, std::ostream& out, std::ostream& err);
+// The cluster's nodes and recent node events; event_limit 0 leaves the server's default (50).
+int run_cluster_nodes(const ClientOptions& o, const std::string& name, int event_limit,
+                      std::ostream& out, std::ostream& err);
 int run_cluster_outage(const ClientOptions& o, const std::string& name, bool down,
                        std::ostream& out, std::ostream& err);
 int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream& out,

@@ -29,6 +29,23 @@ std::string steps(const nlohmann::json& attempt) {
   return cell(first) + ".." + cell(last);
 }
 
+// The first few names of a list and how many more: "b-12,b-13,b-14 +5"; "-" when empty.
+std::string names(const nlohmann::json& list, std::size_t shown = 3) {
+  if (!list.is_array() || list.empty()) return "-";
+  std::string out;
+  for (std::size_t i = 0; i < list.size() && i < shown; ++i) {
+    if (!out.empty()) out += ",";
+    out += cell(list[i]);
+  }
+  if (list.size() > shown) out += " +" + std::to_string(list.size() - shown);
+  return out;
+}
+
+std::string text(const nlohmann::json& obj, const std::string& key) {
+  const auto& value = member(obj, key);
+  return value.is_string() ? value.get<std::string>() : "";
+}
+
 void line(std::ostream& out, const std::string& label, const std::string& value) {
   out << "  " << label << std::string(label.size() < 17 ? 17 - label.size() : 1, ' ') << value
       << '\n';
@@ -72,11 +89,13 @@ void render_jobs(const nlohmann::json& body, std::ostream& out) {
 }
 
 void render_attempts(const nlohmann::json& attempts, std::ostream& out) {
-  Table table(
-      {"NO", "CLUSTER", "STATE", "CAUSE", "STEPS", "RESUMED FROM", "MFU", "STEPS LOST", "STARTED"});
+  Table table({"NO", "CLUSTER", "SITE JOB", "NODES", "STATE", "CAUSE", "STEPS", "RESUMED FROM",
+               "MFU", "STEPS LOST", "STARTED"});
   for (const auto& a : items(attempts, "attempts")) {
-    table.add_row({field(a, "no"), field(a, "cluster"), field(a, "state"), field(a, "cause"),
-                   steps(a), field(member(a, "resumed_from"), "step"), percent(member(a, "mfu")),
+    const std::string site_job = text(a, "site_job_id");
+    table.add_row({field(a, "no"), field(a, "cluster"), site_job.empty() ? "-" : site_job,
+                   names(member(a, "nodes")), field(a, "state"), field(a, "cause"), steps(a),
+                   field(member(a, "resumed_from"), "step"), percent(member(a, "mfu")),
                    field(a, "steps_lost"), timestamp(member(a, "started_ms"))});
   }
   if (table.empty()) {
@@ -84,6 +103,36 @@ void render_attempts(const nlohmann::json& attempts, std::ostream& out) {
     return;
   }
   table.print(out);
+}
+
+void render_cluster_nodes(const nlohmann::json& body, std::ostream& out) {
+  const auto& nodes = items(body, "nodes");
+  std::size_t unhealthy = 0;
+  Table table({"NODE", "GPUS", "HEALTH", "REASON"});
+  for (const auto& n : nodes) {
+    const bool healthy = member(n, "healthy").is_boolean() && member(n, "healthy").get<bool>();
+    unhealthy += healthy ? 0 : 1;
+    table.add_row(
+        {field(n, "name"), field(n, "gpus"), healthy ? "healthy" : "unhealthy", text(n, "reason")});
+  }
+  out << "Cluster " << field(body, "cluster") << ": " << nodes.size() << " node(s), " << unhealthy
+      << " unhealthy\n";
+  if (table.empty()) {
+    out << "no nodes reported yet\n";
+  } else {
+    table.print(out);
+  }
+  out << "\nRecent node events\n";
+  Table events({"TIME", "NODE", "KIND", "JOB", "ATTEMPT", "MESSAGE"});
+  for (const auto& e : items(body, "events")) {
+    events.add_row({timestamp(member(e, "at_ms")), field(e, "node"), field(e, "kind"),
+                    field(e, "job_id"), field(e, "attempt_no"), text(e, "message")});
+  }
+  if (events.empty()) {
+    out << "no node events\n";
+    return;
+  }
+  events.print(out);
 }
 
 void render_events(const nlohmann::json& events, std::size_t last_n, std::ostream& out) {

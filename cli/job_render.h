@@ -10,6 +10,8 @@ namespace orch {
 
 void render_clusters(const nlohmann::json& body, std::ostream& out);  // {"clusters":[..]} or [..]
 void render_jobs(const nlohmann::json& body, std::ostream& out);      // {"jobs":[..]}
+// A cluster's nodes, then its recent node events ({"cluster", "nodes":[..], "events":[..]}).
+void render_cluster_nodes(const nlohmann::json& body, std::ostream& out);
 // The job's fields, then its attempts table, then its last 10 events.
 void render_job(const nlohmann::json& job, const nlohmann::json& attempts,
                 const nlohmann::json& events, std::ostream& out);

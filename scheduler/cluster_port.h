@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "scheduler/common/result.h"
+#include "scheduler/model/job_state.h"
 
 namespace orch {
 
@@ -47,6 +48,9 @@ struct ExitStatus {
   std::optional<int> signal;     // set when a signal killed it
   std::string detail;            // provider's words (Slurm state, pod reason), may be empty
   bool node_lost = false;        // the provider says the node failed under it
+  // The cause when the provider states it (Slurm PREEMPTED, TIMEOUT, OUT_OF_MEMORY); it wins
+  // over what the exit code and signal would suggest, but not over a cancel orchestrate sent.
+  std::optional<ExitCause> cause;
 };
 
 struct RunObservation {

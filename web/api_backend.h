@@ -34,6 +34,9 @@ class ApiBackend {
   virtual ~ApiBackend() = default;
 
   virtual Result<nlohmann::json> list_clusters() = 0;
+  // One cluster's nodes as the site last reported them, and its node ledger newest first (at
+  // most event_limit entries). not_found for a cluster that is not configured.
+  virtual Result<nlohmann::json> cluster_nodes(const std::string& cluster, int event_limit) = 0;
   virtual Result<nlohmann::json> list_jobs(const JobFilter& filter) = 0;
   virtual Result<nlohmann::json> get_job(std::int64_t id) = 0;
   virtual Result<nlohmann::json> job_attempts(std::int64_t id) = 0;

@@ -12,6 +12,7 @@ namespace orch {
 namespace {
 
 constexpr int kMaxListLimit = 1000;
+constexpr int kDefaultNodeEvents = 50;
 
 // Shows a user's value in a message without letting a huge one flood it.
 std::string shown(const std::string& value) {
@@ -70,6 +71,26 @@ RouteHandler with_job_id(std::function<HttpResponse(const HttpRequest&, std::int
   };
 }
 
+// ?limit= when given: 1..kMaxListLimit into `limit`, else a 400 problem to answer with.
+std::optional<HttpResponse> read_limit(const HttpRequest& request, int& limit) {
+  auto text = query_value(request, "limit");
+  if (!text) return std::nullopt;
+  auto value = parse_unsigned_digits<int>(*text);
+  if (!value || *value < 1 || *value > kMaxListLimit) {
+    return problem_response(400, "limit must be an integer from 1 to " +
+                                     std::to_string(kMaxListLimit) + ", got " + shown(*text));
+  }
+  limit = *value;
+  return std::nullopt;
+}
+
+HttpResponse cluster_nodes(ApiBackend& backend, const HttpRequest& request,
+                           const std::string& cluster) {
+  int limit = kDefaultNodeEvents;
+  if (auto bad = read_limit(request, limit)) return *bad;
+  return answer(backend.cluster_nodes(cluster, limit));
+}
+
 HttpResponse list_jobs(ApiBackend& backend, const HttpRequest& request) {
   JobFilter filter;
   if (auto state = query_value(request, "state"); state && !state->empty()) {
@@ -85,14 +106,7 @@ HttpResponse list_jobs(ApiBackend& backend, const HttpRequest& request) {
   if (auto cluster = query_value(request, "cluster"); cluster && !cluster->empty()) {
     filter.cluster = *cluster;
   }
-  if (auto limit = query_value(request, "limit")) {
-    auto value = parse_unsigned_digits<int>(*limit);
-    if (!value || *value < 1 || *value > kMaxListLimit) {
-      return problem_response(400, "limit must be an integer from 1 to " +
-                                       std::to_string(kMaxListLimit) + ", got " + shown(*limit));
-    }
-    filter.limit = *value;
-  }
+  if (auto bad = read_limit(request, filter.limit)) return *bad;
   return answer(backend.list_jobs(filter));
 }
 
@@ -178,6 +192,10 @@ Router make_api_router(ApiBackend& backend) {
   });
   router.add("GET", "/api/v1/clusters",
              [b](const HttpRequest&, const PathParams&) { return answer(b->list_clusters()); });
+  router.add("GET", "/api/v1/clusters/{name}/nodes",
+             [b](const HttpRequest& request, const PathParams& params) {
+               return cluster_nodes(*b, request, params.at("name"));
+             });
   router.add("POST", "/api/v1/clusters/{name}/outage",
              [b](const HttpRequest& request, const PathParams& params) {
                return set_outage(*b, request, params.at("name"));

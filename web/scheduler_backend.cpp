@@ -95,6 +95,39 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
   return json{{"clusters", out}};
 }
 
+Result<nlohmann::json> SchedulerBackend::cluster_nodes(const std::string& cluster,
+                                                       int event_limit) {
+  bool configured = false;
+  for (const auto& c : clusters_) configured = configured || c.name == cluster;
+  if (!configured) {
+    return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto nodes = reader_->nodes(cluster);
+  if (!nodes) return nodes.error();
+  auto events = reader_->node_events(cluster, std::nullopt, event_limit);
+  if (!events) return events.error();
+  json node_list = json::array();
+  for (const auto& n : *nodes) {
+    node_list.push_back({{"name", n.name},
+                         {"gpus", n.gpus},
+                         {"healthy", n.healthy},
+                         {"reason", n.reason},
+                         {"updated_ms", n.seen_ms}});
+  }
+  json event_list = json::array();
+  for (const auto& e : *events) {
+    event_list.push_back({{"id", e.id},
+                          {"at_ms", e.at_ms},
+                          {"node", e.node},
+                          {"kind", e.kind},
+                          {"message", e.message},
+                          {"job_id", opt(e.job_id)},
+                          {"attempt_no", opt(e.attempt_no)}});
+  }
+  return json{{"cluster", cluster}, {"nodes", node_list}, {"events", event_list}};
+}
+
 Result<JobRow> SchedulerBackend::find_job(std::int64_t id) {
   auto job = reader_->job(id);
   if (!job) return job.error();

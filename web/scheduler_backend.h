@@ -24,6 +24,7 @@ class SchedulerBackend final : public ApiBackend {
                    const Clock& clock);
 
   Result<nlohmann::json> list_clusters() override;
+  Result<nlohmann::json> cluster_nodes(const std::string& cluster, int event_limit) override;
   Result<nlohmann::json> list_jobs(const JobFilter& filter) override;
   Result<nlohmann::json> get_job(std::int64_t id) override;
   Result<nlohmann::json> job_attempts(std::int64_t id) override;

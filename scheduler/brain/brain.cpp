@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "scheduler/model/launch_request_json.h"
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/restart_policy.h"
+#include "scheduler/model/launch_request_json.h"
 
 namespace orch {
 namespace {
@@ -34,6 +34,25 @@ std::string seconds_text(Millis ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
   return buf;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += sep;
+    out += item;
+  }
+  return out;
+}
+
+// The attempt a new one follows: the newest that carried the job. In a job still going, an
+// attempt asked to stop is a duplicate the brain cancelled (brain_reconcile.cpp): it does not
+// carry the job, so it neither picks the site nor has its lost steps counted again.
+const AttemptRow* carrier(const std::vector<AttemptRow>& attempts) {
+  for (auto it = attempts.rbegin(); it != attempts.rend(); ++it) {
+    if (!it->cancel_requested && it->cause != ExitCause::cancelled) return &*it;
+  }
+  return attempts.empty() ? nullptr : &attempts.back();
 }
 
 template <typename T>
@@ -220,8 +239,8 @@ Result<void> Brain::try_place(JobRow& job) {
 
   PlacementRequest req;
   req.job = &job.spec;
-  if (!attempts->empty()) {
-    const AttemptRow& last = attempts->back();
+  if (const AttemptRow* previous = carrier(*attempts)) {
+    const AttemptRow& last = *previous;
     // Stay where the data and checkpoints are after a crash of the job itself; move away from
     // a site that failed the launch or lost the attempt, or the next try fails the same way.
     if (last.cause == ExitCause::launch_failed || last.cause == ExitCause::lost) {
@@ -263,8 +282,8 @@ Result<void> Brain::try_place(JobRow& job) {
     a.resumed_from_step = (*ckpt)->step;
     a.resumed_from_path = (*ckpt)->path;
   }
-  if (!attempts->empty()) {
-    AttemptRow prev = attempts->back();
+  if (const AttemptRow* previous = carrier(*attempts)) {
+    AttemptRow prev = *previous;
     prev.steps_lost = steps_lost_between(prev, a.resumed_from_step);
     if (auto r = store_.update_attempt(prev); !r) return r;
   }
@@ -314,8 +333,23 @@ Result<void> Brain::end_attempt(AttemptRow& attempt, ExitCause cause, const std:
   if (attempt.exit_code) msg += ", exit code " + std::to_string(*attempt.exit_code);
   if (attempt.signal) msg += ", signal " + std::to_string(*attempt.signal);
   if (attempt.last_step) msg += ", at step " + std::to_string(*attempt.last_step);
+  if (cause == ExitCause::node_lost) {
+    msg += attempt.nodes.empty() ? std::string(", on nodes the site did not name")
+                                 : ", on node(s) " + join(attempt.nodes, ", ");
+  }
   if (!detail.empty()) msg += " (" + detail + ")";
-  return event(attempt.job_id, attempt.no, "attempt-ended", msg);
+  if (auto r = event(attempt.job_id, attempt.no, "attempt-ended", msg); !r) return r;
+  if (cause != ExitCause::node_lost) return Ok{};
+  // The node ledger: the failure goes on every node the attempt ran on.
+  for (const auto& node : attempt.nodes) {
+    std::string what = "node failure under job " + std::to_string(attempt.job_id) + " attempt " +
+                       std::to_string(attempt.no);
+    if (!attempt.site_job_id.empty()) what += " (site job " + attempt.site_job_id + ")";
+    if (attempt.nodes.size() > 1) what += ", which ran on " + join(attempt.nodes, ", ");
+    if (!detail.empty()) what += ": " + detail;
+    if (auto r = node_event(attempt.cluster, node, "node-failure", what, &attempt); !r) return r;
+  }
+  return Ok{};
 }
 
 Result<void> Brain::after_attempt_end(const AttemptRow& attempt) {

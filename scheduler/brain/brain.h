@@ -59,6 +59,23 @@ class Brain {
   // Ends what runs on clusters no longer in the configuration: nobody can watch them.
   Result<void> forget_removed_clusters();
   Result<void> request_cancel(AttemptRow& attempt, const std::string& why);
+
+  // Duplicates (brain_reconcile.cpp). `stale` ended (the brain gave up on it) but its site
+  // still runs it (running) or queues it: keep exactly one copy of the job, say why in a
+  // "reconciled" event, and stop the other.
+  Result<void> reconcile_stale(AttemptRow& stale, bool running, JobRow& job);
+  Result<void> reconcile_duplicate(AttemptRow& stale, bool running, AttemptRow& live, JobRow& job);
+  // No other attempt carries the job, which waits to resume: the stale one may take it back.
+  Result<void> reconcile_waiting(AttemptRow& stale, bool running, JobRow& job);
+  // Makes the stale attempt the job's own again (attempt -> `to`, job -> placed/running).
+  Result<void> reinstate(AttemptRow& stale, AttemptState to, JobRow& job, const std::string& why);
+  // Keeps the job as it is and stops the stale attempt.
+  Result<void> drop_stale(AttemptRow& stale, const std::string& why, const std::string& cancel_why);
+
+  // Nodes (brain_observe.cpp): the node ledger.
+  Result<void> node_event(const std::string& cluster, const std::string& node,
+                          const std::string& kind, const std::string& message,
+                          const AttemptRow* attempt = nullptr);
   Result<void> event(JobId job, std::optional<int> attempt_no, const std::string& kind,
                      const std::string& message);
 

@@ -1,5 +1,6 @@
 // The brain: what sites report (launch results, attempt observations, reachability).
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "scheduler/brain/brain.h"
@@ -86,11 +87,9 @@ Result<BrainReply> Brain::on(const AttemptObserved& e) {
     case RunPhase::queued:
     case RunPhase::running:
       if (a.state == AttemptState::exited) {
-        if (!a.cancel_requested) {
-          if (auto r = request_cancel(a, "found running after it was declared ended"); !r) {
-            return r.error();
-          }
-        }
+        // Declared ended, yet the site has it: keep one copy of the job (brain_reconcile.cpp).
+        if (a.cancel_requested) return BrainReply{};
+        if (auto r = reconcile_stale(a, e.phase == RunPhase::running, job); !r) return r.error();
         return BrainReply{};
       }
       if (e.phase == RunPhase::running && a.state == AttemptState::launching) {
@@ -182,14 +181,48 @@ Result<BrainReply> Brain::settle(AttemptRow& attempt) {
 
 // ---- nodes ------------------------------------------------------------------------------
 
+Result<void> Brain::node_event(const std::string& cluster, const std::string& node,
+                               const std::string& kind, const std::string& message,
+                               const AttemptRow* attempt) {
+  NodeEventRow row;
+  row.cluster = cluster;
+  row.node = node;
+  row.at_ms = clock_.now_ms();
+  row.kind = kind;
+  row.message = message;
+  if (attempt) {
+    row.job_id = attempt->job_id;
+    row.attempt_no = attempt->no;
+  }
+  if (auto r = store_.add_node_event(row); !r) return r.error();
+  return Ok{};
+}
+
 Result<BrainReply> Brain::on(const InventoryObserved& e) {
   if (!cluster_spec(e.cluster)) return BrainReply{};
   const Millis now = clock_.now_ms();
   auto known = store_.nodes(e.cluster);
   if (!known) return known.error();
+  std::map<std::string, const NodeRow*> before;
+  for (const auto& n : *known) before[n.name] = &n;
   std::set<std::string> listed;
   for (const auto& n : e.inventory.nodes) {
     listed.insert(n.name);
+    // The ledger records changes of health only: a node first seen unhealthy, one that turns
+    // unhealthy, one that turns healthy again. An unchanged report records nothing.
+    auto was = before.find(n.name);
+    const bool first_seen = was == before.end();
+    const bool was_healthy = first_seen || was->second->healthy;
+    if (was_healthy && !n.healthy) {
+      std::string msg = "node " + n.name +
+                        (first_seen ? " is unhealthy when first listed: " : " turned unhealthy: ") +
+                        (n.reason.empty() ? std::string("the site gives no reason") : n.reason);
+      if (auto r = node_event(e.cluster, n.name, "node-unhealthy", msg); !r) return r.error();
+    } else if (!was_healthy && n.healthy) {
+      std::string msg = "node " + n.name + " is healthy again";
+      if (!was->second->reason.empty()) msg += " (was: " + was->second->reason + ")";
+      if (auto r = node_event(e.cluster, n.name, "node-healthy", msg); !r) return r.error();
+    }
     if (auto r = store_.upsert_node({e.cluster, n.name, n.gpus, n.healthy, n.reason, now}); !r) {
       return r.error();
     }
@@ -199,6 +232,11 @@ Result<BrainReply> Brain::on(const InventoryObserved& e) {
     if (listed.count(n.name) || !n.healthy) continue;
     n.healthy = false;
     n.reason = "no longer listed by the site";
+    if (auto r = node_event(e.cluster, n.name, "node-unhealthy",
+                            "node " + n.name + " turned unhealthy: " + n.reason);
+        !r) {
+      return r.error();
+    }
     if (auto r = store_.upsert_node(n); !r) return r.error();
   }
   return BrainReply{};

@@ -6,6 +6,7 @@ namespace orch {
 
 ExitCause classify_exit(const ExitStatus& status, bool cancel_requested) {
   if (cancel_requested) return ExitCause::cancelled;
+  if (status.cause) return *status.cause;
   if (status.node_lost) return ExitCause::node_lost;
   if (status.signal) return ExitCause::killed_by_signal;
   if (!status.exit_code) return ExitCause::lost;

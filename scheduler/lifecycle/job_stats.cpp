@@ -27,8 +27,13 @@ JobStats compute_job_stats(const std::vector<AttemptRow>& attempts, Millis now) 
     productive += a.step_time_total * (done > 0 ? kept / done : 0.0);
     any_time = true;
   }
+  // Wall clock ends now while any attempt has not ended (a reinstated attempt is older than the
+  // duplicate it outlived), else at the latest end.
   Millis start = attempts.front().started_ms;
-  Millis end = attempts.back().ended_ms.value_or(now);
+  Millis end = 0;
+  for (const auto& a : attempts) {
+    end = std::max(end, a.ended_ms.value_or(now));
+  }
   double wall = static_cast<double>(end - start) / 1000.0;
   if (any_time && wall > 0) {
     s.productive_s = productive;

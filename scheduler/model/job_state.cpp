@@ -38,6 +38,11 @@ bool can_transition(AttemptState from, AttemptState to) {
   return false;
 }
 
+bool can_reinstate(AttemptState from, ExitCause cause, AttemptState to) {
+  return from == AttemptState::exited && cause == ExitCause::site_down &&
+         (to == AttemptState::running || to == AttemptState::launching);
+}
+
 bool is_infra_cause(ExitCause c) {
   switch (c) {
     case ExitCause::killed_by_signal:
@@ -45,6 +50,8 @@ bool is_infra_cause(ExitCause c) {
     case ExitCause::node_lost:
     case ExitCause::launch_failed:
     case ExitCause::lost:
+    case ExitCause::preempted:
+    case ExitCause::time_limit:
       return true;
     default:
       return false;
@@ -101,6 +108,12 @@ std::string_view to_string(ExitCause c) {
       return "launch_failed";
     case ExitCause::lost:
       return "lost";
+    case ExitCause::preempted:
+      return "preempted";
+    case ExitCause::time_limit:
+      return "time_limit";
+    case ExitCause::out_of_memory:
+      return "out_of_memory";
     case ExitCause::cancelled:
       return "cancelled";
   }

@@ -7,6 +7,7 @@
 //                          \-> resuming (launch failed) | succeeded (finished before observed)
 // Attempt:  launching -> running -> exited(cause)
 //                    \-> exited(cause)   (launch failed, or it ran and ended between polls)
+//           exited(site_down) -> running | launching   (reinstate only, see can_reinstate)
 
 #include <optional>
 #include <string>
@@ -27,12 +28,20 @@ enum class ExitCause {
   node_lost,         // the provider reports the node gone
   launch_failed,     // the site refused or failed the launch
   lost,              // the site no longer knows the attempt and left no exit record
+  preempted,         // the provider took the nodes back for someone else (Slurm PREEMPTED)
+  time_limit,        // the provider's time limit ended it (Slurm TIMEOUT): resume, no blame
+  out_of_memory,     // the provider's memory limit killed it (Slurm OUT_OF_MEMORY): the job's
+                     // own doing, it spends the user budget
   cancelled,         // orchestrate cancelled it (user request, or duplicate reconciliation)
 };
 
 bool is_terminal(JobState s);
 bool can_transition(JobState from, JobState to);
 bool can_transition(AttemptState from, AttemptState to);
+// The one way back from exited: an attempt the brain ended because its site fell silent
+// (cause site_down) that the site, once back, still runs (to running) or still queues (to
+// launching) is reinstated when it is the job's best copy. Nothing else leaves exited.
+bool can_reinstate(AttemptState from, ExitCause cause, AttemptState to);
 bool is_infra_cause(ExitCause c);
 
 std::string_view to_string(JobState s);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "scheduler/model/launch_request_json.h"
+#include "scheduler/runtime/fault_points.h"
 
 namespace orch {
 
@@ -155,6 +156,7 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
     return true;
   }
   auto launched = port_.launch(*request);
+  if (launched) fault_point("kill-after-launch");
   if (!launched && launched.error().kind == ErrorKind::unreachable) {
     note_reachable(false, launched.error().message);
     return false;

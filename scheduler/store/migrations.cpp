@@ -119,6 +119,21 @@ CREATE TABLE nodes (
   PRIMARY KEY (cluster, name)
 );
 )sql"},
+      {4, "node events: the node ledger's first entries",
+       R"sql(
+CREATE TABLE node_events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  cluster TEXT NOT NULL REFERENCES clusters(name) ON DELETE CASCADE,
+  node TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  message TEXT NOT NULL,
+  job_id INTEGER REFERENCES jobs(id) ON DELETE SET NULL,
+  attempt_no INTEGER
+);
+CREATE INDEX node_events_cluster ON node_events(cluster, id);
+CREATE INDEX node_events_node ON node_events(cluster, node, id);
+)sql"},
   };
   return list;
 }

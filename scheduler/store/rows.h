@@ -35,6 +35,19 @@ struct NodeRow {
   Millis seen_ms = 0;  // when the site last listed it
 };
 
+// One entry of a cluster's node ledger: what happened to a node, when, and (for a failure
+// under a job) which attempt it hit. Kinds: node-unhealthy, node-healthy, node-failure.
+struct NodeEventRow {
+  std::int64_t id = 0;
+  std::string cluster;
+  std::string node;
+  Millis at_ms = 0;
+  std::string kind;
+  std::string message;
+  std::optional<std::int64_t> job_id;
+  std::optional<int> attempt_no;
+};
+
 struct JobRow {
   JobId id = 0;
   std::string name;

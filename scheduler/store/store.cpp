@@ -102,6 +102,39 @@ Result<void> Store::upsert_node(const NodeRow& n) {
                  n.cluster, n.name, n.gpus, n.healthy ? 1 : 0, n.reason, n.seen_ms);
 }
 
+Result<std::int64_t> Store::add_node_event(const NodeEventRow& e) {
+  if (auto r = execute(db_,
+                       "INSERT INTO node_events(cluster, node, at_ms, kind, message, job_id, "
+                       "attempt_no) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       e.cluster, e.node, e.at_ms, e.kind, e.message, e.job_id, e.attempt_no);
+      !r) {
+    return r.error();
+  }
+  return db_.last_insert_id();
+}
+
+Result<std::vector<NodeEventRow>> Store::node_events(const std::string& cluster,
+                                                     const std::optional<std::string>& node,
+                                                     int limit) {
+  auto read = [](const Stmt& s) {
+    NodeEventRow e;
+    e.id = s.col_int(0);
+    e.cluster = s.col_text(1);
+    e.node = s.col_text(2);
+    e.at_ms = s.col_int(3);
+    e.kind = s.col_text(4);
+    e.message = s.col_text(5);
+    e.job_id = s.col_opt_int(6);
+    if (auto a = s.col_opt_int(7)) e.attempt_no = static_cast<int>(*a);
+    return e;
+  };
+  return query(db_,
+               "SELECT id, cluster, node, at_ms, kind, message, job_id, attempt_no "
+               "FROM node_events WHERE cluster = ?1 AND (?2 IS NULL OR node = ?2) "
+               "ORDER BY id DESC LIMIT ?3",
+               read, cluster, node, limit);
+}
+
 // ---- events -----------------------------------------------------------------------------
 
 Result<void> Store::add_event(std::optional<JobId> job, std::optional<int> attempt_no, Millis at,

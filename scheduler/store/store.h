@@ -38,6 +38,11 @@ class Store {
   // Nodes.
   Result<std::vector<NodeRow>> nodes(const std::string& cluster);
   Result<void> upsert_node(const NodeRow& row);
+  // The node ledger. Listing is newest first, at most `limit` entries, of the whole cluster or
+  // of one node.
+  Result<std::int64_t> add_node_event(const NodeEventRow& row);
+  Result<std::vector<NodeEventRow>> node_events(const std::string& cluster,
+                                                const std::optional<std::string>& node, int limit);
 
   // Jobs.
   Result<JobId> insert_job(const JobRow& row);
@@ -59,6 +64,11 @@ class Store {
   Result<std::map<std::string, int>> gpus_in_use();
   Result<void> update_attempt(const AttemptRow& row);
   Result<void> set_attempt_state(AttemptRow& row, AttemptState to, Millis now);
+  // The narrow way back from exited (see can_reinstate): only an attempt stored as exited with
+  // cause site_down, to running or launching. Clears the cause, exit status and end time, marks
+  // it unsettled (site_done false) and launched (the site has it); other fields come from row.
+  // Anything else is refused like an illegal transition.
+  Result<void> reinstate_attempt(AttemptRow& row, AttemptState to);
 
   // Progress and checkpoints.
   Result<void> insert_progress(const ProgressSample& sample);
@@ -84,6 +94,8 @@ class Store {
  private:
   explicit Store(Db db) : db_(std::move(db)) {}
   JobRow read_job(const Stmt& st);
+  // Writes every mutable attempt field, with no transition check.
+  Result<void> write_attempt(const AttemptRow& row);
   // Records an "illegal-transition" event for a job or attempt (kind) named who, says so on
   // stderr, and returns the conflict error for the caller.
   Error refuse_transition(std::string_view kind, const std::string& who, std::optional<JobId> job,

@@ -131,6 +131,10 @@ Result<void> Store::update_attempt(const AttemptRow& a) {
     return refuse_transition("attempt", a.token, a.job_id, a.no, a.ended_ms.value_or(a.started_ms),
                              to_string(from), to_string(a.state));
   }
+  return write_attempt(a);
+}
+
+Result<void> Store::write_attempt(const AttemptRow& a) {
   return execute(db_,
                  "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, "
                  "site_job_id = ?, nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, "
@@ -148,6 +152,35 @@ Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis n
   next.state = to;
   if (to == AttemptState::exited) next.ended_ms = now;
   if (auto r = update_attempt(next); !r) return r;
+  row = next;
+  return Ok{};
+}
+
+Result<void> Store::reinstate_attempt(AttemptRow& row, AttemptState to) {
+  auto current = query_one(
+      db_, "SELECT state, cause FROM attempts WHERE token = ?",
+      [](const Stmt& s) {
+        return std::pair<std::string, std::string>(s.col_text(0), s.col_text(1));
+      },
+      row.token);
+  if (!current) return current.error();
+  if (!*current) return make_error(ErrorKind::not_found, "no attempt with token " + row.token);
+  AttemptState from = parse_attempt_state((*current)->first).value_or(AttemptState::exited);
+  ExitCause cause = parse_exit_cause((*current)->second).value_or(ExitCause::lost);
+  if (!can_reinstate(from, cause, to)) {
+    return refuse_transition(
+        "attempt", row.token, row.job_id, row.no, row.ended_ms.value_or(row.started_ms),
+        std::string(to_string(from)) + "(" + std::string(to_string(cause)) + ")", to_string(to));
+  }
+  AttemptRow next = row;
+  next.state = to;
+  next.cause = ExitCause::none;
+  next.exit_code.reset();
+  next.signal.reset();
+  next.ended_ms.reset();
+  next.site_done = false;
+  next.launch_done = true;
+  if (auto r = write_attempt(next); !r) return r;
   row = next;
   return Ok{};
 }

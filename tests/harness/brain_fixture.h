@@ -72,6 +72,37 @@ class BrainFixture : public ::testing::Test {
     report(a, std::move(lines));
   }
 
+  // The site reports the attempt in `phase` (running, queued, ...) with these output lines.
+  void observe(const AttemptRow& a, RunPhase phase, std::vector<ProgressLine> lines = {}) {
+    handle(AttemptObserved{a.cluster, a.token, phase, std::nullopt, {}, std::move(lines), {}});
+  }
+
+  // The site stops answering and stays silent past its grace: its attempts end (site_down).
+  void site_goes_dark(const std::string& cluster) {
+    handle(SiteUnreachable{cluster, "connection timed out"});
+    const ClusterSpec* spec = brain->cluster_spec(cluster);
+    ASSERT_NE(spec, nullptr);
+    clock.advance_ms(static_cast<Millis>(spec->unreachable_grace_s * 1000.0));
+    handle(Tick{});
+  }
+
+  // Attempts that carry the job: live and not asked to stop. Never more than one.
+  std::vector<AttemptRow> carrying(JobId id) {
+    std::vector<AttemptRow> out;
+    for (const auto& a : attempts(id)) {
+      if (a.state != AttemptState::exited && !a.cancel_requested) out.push_back(a);
+    }
+    return out;
+  }
+
+  std::vector<EventRow> events_of_kind(JobId id, const std::string& kind) {
+    std::vector<EventRow> out;
+    for (const auto& e : store->events_of(id).value()) {
+      if (e.kind == kind) out.push_back(e);
+    }
+    return out;
+  }
+
   void exits(const AttemptRow& a, std::optional<int> code,
              std::optional<int> signal = std::nullopt) {
     ExitStatus st;

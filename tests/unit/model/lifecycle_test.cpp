@@ -56,6 +56,12 @@ TEST(ExitClassifier, Table) {
   ExitStatus lost{std::nullopt, std::nullopt, "NODE_FAIL", true};
   EXPECT_EQ(classify_exit(lost, false), ExitCause::node_lost);
   EXPECT_EQ(classify_exit(ExitStatus{}, false), ExitCause::lost);
+  // A cause the provider states wins over the exit code, but not over our own cancel.
+  ExitStatus timeout{std::nullopt, SIGTERM, "TIMEOUT", false, ExitCause::time_limit};
+  EXPECT_EQ(classify_exit(timeout, false), ExitCause::time_limit);
+  EXPECT_EQ(classify_exit(timeout, true), ExitCause::cancelled);
+  ExitStatus oom{137, std::nullopt, "OUT_OF_MEMORY", false, ExitCause::out_of_memory};
+  EXPECT_EQ(classify_exit(oom, false), ExitCause::out_of_memory);
 }
 
 TEST(Backoff, GrowsGeometricallyAndIsCapped) {
@@ -116,6 +122,16 @@ TEST(JobStats, RunningJobMeasuresWallClockUntilNow) {
   a.ended_ms.reset();
   JobStats s = compute_job_stats({a}, 20'000);
   EXPECT_NEAR(*s.ettr, 0.5, 1e-9);
+}
+
+TEST(JobStats, WallClockRunsUntilNowWhileAnOlderAttemptStillRuns) {
+  // Attempt 1 was reinstated (no end) after attempt 2, its duplicate, was cancelled.
+  AttemptRow a1 = ran(1, 10, 10, 0, 0);
+  a1.ended_ms.reset();
+  AttemptRow a2 = ran(5, 6, 0, 5'000, 8'000);
+  JobStats s = compute_job_stats({a1, a2}, 20'000);
+  ASSERT_TRUE(s.wall_s.has_value());
+  EXPECT_NEAR(*s.wall_s, 20.0, 1e-9);
 }
 
 }  // namespace

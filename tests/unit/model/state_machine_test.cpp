@@ -50,6 +50,20 @@ TEST(AttemptStateMachine, LaunchingRunningExitedOnlyForward) {
   for (A s : kAllAttemptStates) EXPECT_FALSE(can_transition(s, s)) << to_string(s);
 }
 
+TEST(AttemptStateMachine, OnlyASiteDownEndCanBeReinstated) {
+  EXPECT_TRUE(can_reinstate(A::exited, ExitCause::site_down, A::running));
+  EXPECT_TRUE(can_reinstate(A::exited, ExitCause::site_down, A::launching));
+  EXPECT_FALSE(can_reinstate(A::exited, ExitCause::site_down, A::exited));
+  for (int i = 0; i <= static_cast<int>(ExitCause::cancelled); ++i) {
+    auto c = static_cast<ExitCause>(i);
+    if (c == ExitCause::site_down) continue;
+    EXPECT_FALSE(can_reinstate(A::exited, c, A::running)) << to_string(c);
+  }
+  for (A from : {A::launching, A::running}) {
+    EXPECT_FALSE(can_reinstate(from, ExitCause::site_down, A::running)) << to_string(from);
+  }
+}
+
 TEST(StateNames, RoundTrip) {
   for (J s : kAllJobStates) EXPECT_EQ(parse_job_state(to_string(s)), s);
   for (A s : kAllAttemptStates) EXPECT_EQ(parse_attempt_state(to_string(s)), s);
@@ -62,11 +76,13 @@ TEST(StateNames, RoundTrip) {
 
 TEST(ExitCauses, InfraCausesAreTheMachinesFault) {
   for (ExitCause c : {ExitCause::killed_by_signal, ExitCause::site_down, ExitCause::node_lost,
-                      ExitCause::launch_failed, ExitCause::lost}) {
+                      ExitCause::launch_failed, ExitCause::lost, ExitCause::preempted,
+                      ExitCause::time_limit}) {
     EXPECT_TRUE(is_infra_cause(c)) << to_string(c);
   }
   for (ExitCause c :
-       {ExitCause::succeeded, ExitCause::user_error, ExitCause::cancelled, ExitCause::none}) {
+       {ExitCause::succeeded, ExitCause::user_error, ExitCause::cancelled, ExitCause::none,
+        ExitCause::out_of_memory}) {
     EXPECT_FALSE(is_infra_cause(c)) << to_string(c);
   }
 }

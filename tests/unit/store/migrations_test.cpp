@@ -61,6 +61,28 @@ TEST_F(Migrations, VersionOneDatabaseIsUpgradedWithItsDataKept) {
   EXPECT_TRUE((*store)->insert_checkpoint({0, 1, attempt->id, 10, "/c/10", 0.5, 5}).value());
 }
 
+TEST_F(Migrations, VersionThreeDatabaseGainsTheNodeLedger) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 3).ok());
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO clusters(name) VALUES ('alpha');
+      INSERT INTO nodes(cluster, name, gpus, healthy, reason, seen_ms)
+        VALUES ('alpha', 'a1', 8, 0, 'drain', 5);
+    )sql")
+                    .ok());
+  }
+  auto store = Store::open(path_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ(*schema_version((*store)->db()), latest_schema_version());
+  EXPECT_EQ((*store)->nodes("alpha").value().at(0).reason, "drain");
+  EXPECT_TRUE((*store)->node_events("alpha", std::nullopt, 10).value().empty());
+  NodeEventRow e{0, "alpha", "a1", 6, "node-unhealthy", "drain", std::nullopt, std::nullopt};
+  ASSERT_TRUE((*store)->add_node_event(e).ok());
+  EXPECT_EQ((*store)->node_events("alpha", std::string("a1"), 10).value().size(), 1u);
+}
+
 TEST_F(Migrations, OpeningTwiceIsIdempotent) {
   ASSERT_TRUE(Store::open(path_).ok());
   auto again = Store::open(path_);

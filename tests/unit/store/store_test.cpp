@@ -87,6 +87,78 @@ TEST_F(StoreTest, IllegalAttemptTransitionIsRefused) {
   EXPECT_EQ(store->attempt_by_token("t1").value()->state, AttemptState::exited);
 }
 
+TEST_F(StoreTest, OnlyAnAttemptEndedBySiteDownCanBeReinstated) {
+  AttemptRow a = add_attempt("t1");
+  a.cause = ExitCause::site_down;
+  ASSERT_TRUE(store->set_attempt_state(a, AttemptState::exited, 10).ok());
+  a.site_done = true;
+  a.exit_code = 1;
+  ASSERT_TRUE(store->update_attempt(a).ok());
+  EXPECT_FALSE(store->reinstate_attempt(a, AttemptState::exited).ok());
+
+  ASSERT_TRUE(store->reinstate_attempt(a, AttemptState::running).ok());
+  AttemptRow back = store->attempt_by_token("t1").value().value();
+  EXPECT_EQ(back.state, AttemptState::running);
+  EXPECT_EQ(back.cause, ExitCause::none);
+  EXPECT_FALSE(back.ended_ms.has_value());
+  EXPECT_FALSE(back.exit_code.has_value());
+  EXPECT_FALSE(back.site_done);
+  EXPECT_TRUE(back.launch_done);
+  EXPECT_EQ(a.state, AttemptState::running) << "the caller's row follows";
+
+  // Not from running, and not from an end with any other cause.
+  auto r = store->reinstate_attempt(a, AttemptState::running);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::conflict);
+  AttemptRow b = add_attempt("t2");
+  b.cause = ExitCause::user_error;
+  ASSERT_TRUE(store->set_attempt_state(b, AttemptState::exited, 10).ok());
+  EXPECT_FALSE(store->reinstate_attempt(b, AttemptState::running).ok());
+  EXPECT_EQ(store->attempt_by_token("t2").value()->state, AttemptState::exited);
+  auto events = store->events_of(b.job_id).value();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].message, "refused illegal attempt transition exited(user_error) -> running");
+}
+
+TEST_F(StoreTest, NodeEventsAreListedNewestFirstPerClusterOrNode) {
+  ASSERT_TRUE(store->ensure_cluster("alpha").ok());
+  ASSERT_TRUE(store->ensure_cluster("beta").ok());
+  AttemptRow a = add_attempt("t1");
+  auto add = [&](const std::string& cluster, const std::string& node, Millis at,
+                 const std::string& kind, bool with_job) {
+    NodeEventRow e{0, cluster, node, at, kind, kind + " of " + node, std::nullopt, std::nullopt};
+    if (with_job) {
+      e.job_id = a.job_id;
+      e.attempt_no = a.no;
+    }
+    return store->add_node_event(e).value();
+  };
+  add("alpha", "a1", 1, "node-unhealthy", false);
+  add("alpha", "a2", 2, "node-failure", true);
+  add("beta", "b1", 3, "node-unhealthy", false);
+  std::int64_t last = add("alpha", "a1", 4, "node-healthy", false);
+
+  auto all = store->node_events("alpha", std::nullopt, 10).value();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].id, last);
+  EXPECT_EQ(all[0].kind, "node-healthy");
+  EXPECT_EQ(all[1].node, "a2");
+  EXPECT_EQ(all[1].job_id, a.job_id);
+  EXPECT_EQ(all[1].attempt_no, 1);
+  EXPECT_EQ(all[1].at_ms, 2);
+  EXPECT_EQ(all[1].message, "node-failure of a2");
+  EXPECT_FALSE(all[2].job_id.has_value());
+  EXPECT_FALSE(all[2].attempt_no.has_value());
+
+  auto a1 = store->node_events("alpha", std::string("a1"), 10).value();
+  ASSERT_EQ(a1.size(), 2u);
+  EXPECT_EQ(a1[0].kind, "node-healthy");
+  EXPECT_EQ(a1[1].kind, "node-unhealthy");
+  EXPECT_EQ(store->node_events("alpha", std::nullopt, 1).value().size(), 1u);
+  EXPECT_EQ(store->node_events("beta", std::nullopt, 10).value().size(), 1u);
+  EXPECT_TRUE(store->node_events("gamma", std::nullopt, 10).value().empty());
+}
+
 TEST_F(StoreTest, FailedTransactionLeavesNoTrace) {
   auto r = store->transaction([&]() -> Result<void> {
     (void)store->insert_job(new_job());

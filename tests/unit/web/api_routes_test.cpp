@@ -73,6 +73,31 @@ TEST_F(ApiRoutesTest, OutageBadBodies) {
   expect_problem(call("POST", "/api/v1/clusters/nope/outage", R"({"down":true})"), 404, "nope");
 }
 
+TEST_F(ApiRoutesTest, ClusterNodes) {
+  auto r = call("GET", "/api/v1/clusters/alpha/nodes");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/json");
+  json body = parsed(r);
+  EXPECT_EQ(body["cluster"], "alpha");
+  EXPECT_EQ(body["nodes"].size(), 2u);
+  EXPECT_EQ(body["events"].size(), 2u);
+  EXPECT_EQ(backend.last_event_limit, 50) << "the default";
+  r = call("GET", "/api/v1/clusters/alpha/nodes?limit=1");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(backend.last_event_limit, 1);
+  EXPECT_EQ(parsed(r)["events"].size(), 1u);
+}
+
+TEST_F(ApiRoutesTest, ClusterNodesErrors) {
+  expect_problem(call("GET", "/api/v1/clusters/zeta/nodes"), 404, "no cluster named \"zeta\"");
+  expect_problem(call("GET", "/api/v1/clusters/alpha/nodes?limit=0"), 400, "limit");
+  expect_problem(call("GET", "/api/v1/clusters/alpha/nodes?limit=1001"), 400, "limit");
+  expect_problem(call("GET", "/api/v1/clusters/alpha/nodes?limit=x"), 400, "limit");
+  EXPECT_EQ(call("POST", "/api/v1/clusters/alpha/nodes").status, 405);
+  backend.fail = make_error(ErrorKind::io, "disk I/O error");
+  expect_problem(call("GET", "/api/v1/clusters/alpha/nodes"), 500, "disk I/O error");
+}
+
 TEST_F(ApiRoutesTest, ListJobsWithFilters) {
   auto r = call("GET", "/api/v1/jobs?state=running&cluster=alpha&limit=5");
   EXPECT_EQ(r.status, 200);

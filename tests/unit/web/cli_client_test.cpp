@@ -86,6 +86,46 @@ TEST_F(CliClientTest, ClusterOutage) {
   EXPECT_EQ(err.str(), "error: no cluster named 'zeta'\n");
 }
 
+TEST_F(CliClientTest, ClusterNodes) {
+  EXPECT_EQ(run_cluster_nodes(options, "alpha", 0, out, err), kExitOk) << err.str();
+  const std::string text = out.str();
+  EXPECT_EQ(text.rfind("Cluster alpha: 2 node(s), 1 unhealthy\n"
+                       "NODE  GPUS  HEALTH     REASON\n"
+                       "a1    8     healthy\n"
+                       "a2    8     unhealthy  drain: Xid 79\n"
+                       "\nRecent node events\n"
+                       "TIME",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("a2    node-failure    1    1        node failure under job 1 attempt 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("a2    node-unhealthy  -    -        node a2 turned unhealthy"),
+            std::string::npos)
+      << text;
+  EXPECT_LT(text.find("node-failure"), text.find("node-unhealthy")) << "newest first";
+  EXPECT_EQ(backend.last_event_limit, 50);
+
+  EXPECT_EQ(run_cluster_nodes(options, "alpha", 1, out, err), kExitOk);
+  EXPECT_EQ(backend.last_event_limit, 1);
+  EXPECT_EQ(run_cluster_nodes(options, "zeta", 0, out, err), kExitServerError);
+  EXPECT_EQ(err.str(), "error: no cluster named \"zeta\"\n");
+}
+
+TEST_F(CliClientTest, ClusterNodesAsJson) {
+  EXPECT_EQ(
+      cli({"cluster", "nodes", "alpha", "--limit", "1", "--server", options.server, "-o", "json"}),
+      kExitOk)
+      << err.str();
+  auto body = nlohmann::json::parse(out.str());
+  EXPECT_EQ(body["nodes"].size(), 2u);
+  EXPECT_EQ(body["events"].size(), 1u);
+  EXPECT_EQ(body["nodes"][1]["reason"], "drain: Xid 79");
+  EXPECT_EQ(cli({"cluster", "nodes", "alpha", "--limit", "0"}), kExitUsage);
+  EXPECT_EQ(cli({"cluster", "nodes"}), kExitUsage);
+}
+
 TEST_F(CliClientTest, JobSubmit) {
   const std::string path = ::testing::TempDir() + "/cli_submit_job.yaml";
   std::ofstream(path) << "name: new-job\n";
@@ -117,9 +157,15 @@ TEST_F(CliClientTest, JobShow) {
   const std::string text = out.str();
   EXPECT_EQ(text.rfind("Job 1: llama-8b\n", 0), 0u) << text;
   EXPECT_NE(text.find("last checkpoint  step 1000 at /ckpt/1000"), std::string::npos) << text;
-  EXPECT_NE(text.find("NO  CLUSTER"), std::string::npos);
-  EXPECT_NE(text.find("0..500"), std::string::npos);
-  EXPECT_NE(text.find("380..1200"), std::string::npos);
+  EXPECT_NE(text.find("NO  CLUSTER         SITE JOB  NODES  STATE"), std::string::npos) << text;
+  // Per attempt: cluster, site job id, nodes, steps up to the last, MFU.
+  EXPECT_NE(text.find("1   beta-long-name  42        n1     exited   node_lost  0..500"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("2   alpha           7         a1,a2  running  none       380..1200"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("38%"), std::string::npos);
   EXPECT_NE(text.find("41.2%"), std::string::npos);
   EXPECT_EQ(text.find("event2 "), std::string::npos);  // only the last 10 events
   EXPECT_NE(text.find("event3 "), std::string::npos);

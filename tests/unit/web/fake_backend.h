@@ -24,6 +24,7 @@ class FakeBackend : public ApiBackend {
   int finish_after_logs = 0;
 
   JobFilter last_filter;
+  int last_event_limit = 0;
   LogRequest last_log;
   std::string last_body, last_source, last_cluster;
   bool last_down = false;
@@ -55,6 +56,42 @@ class FakeBackend : public ApiBackend {
                              {"gpus_total", 32},
                              {"gpus_used", 0},
                              {"message", "marked down by operator"}}}}};
+  }
+  Result<nlohmann::json> cluster_nodes(const std::string& cluster, int event_limit) override {
+    std::lock_guard lock(mu_);
+    if (fail) return *fail;
+    if (cluster != "alpha") {
+      return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");
+    }
+    last_event_limit = event_limit;
+    nlohmann::json events = {{{"id", 3},
+                              {"at_ms", 1700000300000},
+                              {"node", "a2"},
+                              {"kind", "node-failure"},
+                              {"message", "node failure under job 1 attempt 1 (site job 42)"},
+                              {"job_id", 1},
+                              {"attempt_no", 1}},
+                             {{"id", 2},
+                              {"at_ms", 1700000200000},
+                              {"node", "a2"},
+                              {"kind", "node-unhealthy"},
+                              {"message", "node a2 turned unhealthy: drain: Xid 79"},
+                              {"job_id", nullptr},
+                              {"attempt_no", nullptr}}};
+    while (static_cast<int>(events.size()) > event_limit) events.erase(events.size() - 1);
+    return nlohmann::json{{"cluster", "alpha"},
+                          {"nodes",
+                           {{{"name", "a1"},
+                             {"gpus", 8},
+                             {"healthy", true},
+                             {"reason", ""},
+                             {"updated_ms", 1700000000000}},
+                            {{"name", "a2"},
+                             {"gpus", 8},
+                             {"healthy", false},
+                             {"reason", "drain: Xid 79"},
+                             {"updated_ms", 1700000200000}}}},
+                          {"events", events}};
   }
   Result<nlohmann::json> list_jobs(const JobFilter& filter) override {
     std::lock_guard lock(mu_);

@@ -1,0 +1,108 @@
+// The real backend over a store the brain wrote: the shapes docs/rest-api.md promises.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "scheduler/brain/brain.h"
+#include "scheduler/runtime/brain_loop.h"
+#include "tests/harness/builders.h"
+#include "web/scheduler_backend.h"
+
+namespace orch {
+namespace {
+
+using testing::make_cluster;
+using testing::make_job;
+
+class SchedulerBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("orch-backend-" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    const std::string path = (dir_ / "state.db").string();
+    store_ = std::move(Store::open(path).value());
+    std::vector<ClusterSpec> clusters = {make_cluster("alpha"), make_cluster("beta")};
+    brain_ = std::make_unique<Brain>(*store_, clock_, clusters);
+    ASSERT_TRUE(brain_->start().ok());
+    loop_ = std::make_unique<BrainLoop>(*brain_, 1000, [] {});  // never started: reads only
+    backend_ =
+        std::make_unique<SchedulerBackend>(std::move(Store::open(path).value()), *loop_, clusters,
+                                           std::map<std::string, ClusterPort*>{}, clock_);
+  }
+  void TearDown() override {
+    backend_.reset();
+    loop_.reset();
+    brain_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void handle(const BrainEvent& e) {
+    auto r = brain_->handle(e);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  }
+
+  std::filesystem::path dir_;
+  FakeClock clock_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Brain> brain_;
+  std::unique_ptr<BrainLoop> loop_;
+  std::unique_ptr<SchedulerBackend> backend_;
+};
+
+TEST_F(SchedulerBackendTest, ClusterNodesListsNodesAndTheLedgerNewestFirst) {
+  handle(InventoryObserved{"alpha", {{{"a1", 4, true, ""}, {"a2", 4, false, "drain: Xid 79"}}}});
+  clock_.advance_ms(1000);
+  auto submitted = brain_->handle(SubmitJob{make_job().nodes(2).gpus(4).on({"alpha"})});
+  ASSERT_TRUE(submitted.ok());
+  const std::int64_t id = submitted->job_id;
+  OutboxRow launch = store_->pending_actions("alpha").value().at(0);
+  handle(LaunchCompleted{launch.id, launch.token, LaunchResult{"4242", {"a1", "a2"}}, false});
+  ExitStatus lost;
+  lost.node_lost = true;
+  lost.detail = "NODE_FAIL";
+  handle(AttemptObserved{"alpha", launch.token, RunPhase::exited, lost, {}, {}, {}});
+
+  auto body = backend_->cluster_nodes("alpha", 50);
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  const auto& j = *body;
+  EXPECT_EQ(j["cluster"], "alpha");
+  ASSERT_EQ(j["nodes"].size(), 2u);
+  EXPECT_EQ(j["nodes"][1]["name"], "a2");
+  EXPECT_EQ(j["nodes"][1]["gpus"], 4);
+  EXPECT_EQ(j["nodes"][1]["healthy"], false);
+  EXPECT_EQ(j["nodes"][1]["reason"], "drain: Xid 79");
+  EXPECT_EQ(j["nodes"][1]["updated_ms"], 1'700'000'000'000);
+  ASSERT_EQ(j["events"].size(), 3u);
+  EXPECT_EQ(j["events"][0]["kind"], "node-failure");
+  EXPECT_EQ(j["events"][0]["node"], "a2");
+  EXPECT_EQ(j["events"][0]["job_id"], id);
+  EXPECT_EQ(j["events"][0]["attempt_no"], 1);
+  EXPECT_EQ(j["events"][0]["at_ms"], 1'700'000'001'000);
+  EXPECT_EQ(j["events"][2]["kind"], "node-unhealthy");
+  EXPECT_TRUE(j["events"][2]["job_id"].is_null());
+  EXPECT_TRUE(j["events"][2]["attempt_no"].is_null());
+
+  EXPECT_EQ(backend_->cluster_nodes("alpha", 1)->at("events").size(), 1u);
+  EXPECT_TRUE(backend_->cluster_nodes("beta", 50)->at("nodes").empty());
+  auto unknown = backend_->cluster_nodes("zeta", 50);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind, ErrorKind::not_found);
+  EXPECT_EQ(unknown.error().message, "no cluster named \"zeta\"");
+
+  // What `job show` prints per attempt comes from here.
+  auto attempts = backend_->job_attempts(id);
+  ASSERT_TRUE(attempts.ok());
+  const auto& a = (*attempts)["attempts"][0];
+  EXPECT_EQ(a["cluster"], "alpha");
+  EXPECT_EQ(a["site_job_id"], "4242");
+  EXPECT_EQ(a["nodes"], nlohmann::json({"a1", "a2"}));
+  EXPECT_EQ(a["cause"], "node_lost");
+  EXPECT_TRUE(a.contains("last_step"));
+  EXPECT_TRUE(a.contains("mfu"));
+}
+
+}  // namespace
+}  // namespace orch
