@@ -4,19 +4,37 @@ BUILD_TYPE ?= Dev
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake g++ ninja-build ccache pkg-config libboost-dev libssh-dev libsqlite3-dev \
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
+LAB_PACKAGES := slurmctld slurmd slurm-client munge openssh-server openssh-client rsync
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build demo test test-unit bench format tidy clean
+.PHONY: deps lab-deps configure build demo test test-unit bench format tidy clean
 
-# Installs only the Debian packages that are missing; does nothing when all are present.
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+# $(call apt_install_missing,TARGET,PACKAGES): installs those of PACKAGES that are not installed
+# (nothing when all are), without recommends. While it does, Debian's policy-rc.d hook (made
+# only if the machine has none, removed afterwards) keeps the packages from starting system-wide
+# daemons (munge, sshd, slurmctld, slurmd).
+define apt_install_missing
+	@missing=""; for p in $(2); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	else echo "deps: all present"; fi
+	  if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    trap '$(SUDO) rm -f /usr/sbin/policy-rc.d' EXIT; trap 'exit 130' INT TERM; \
+	    printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee /usr/sbin/policy-rc.d >/dev/null && $(SUDO) chmod 755 /usr/sbin/policy-rc.d; \
+	  fi; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "$(1): all present"; fi
+endef
+
+# Installs only the Debian packages that are missing; does nothing when all are present.
+deps:
+	$(call apt_install_missing,deps,$(DEB_PACKAGES))
+
+# What the Slurm lab of the tests needs (tests/lab/slurm): real Slurm daemons and OpenSSH.
+lab-deps: deps
+	$(call apt_install_missing,lab-deps,$(LAB_PACKAGES))
 
 configure:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
@@ -27,7 +45,7 @@ build: deps configure
 demo: build
 	$(BUILD_DIR)/bin/orchestrate demo
 
-test: build
+test: build lab-deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
 
 test-unit: build

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adapters/local/local_site.h"
+#include "adapters/slurm/slurm_site.h"
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "scheduler/runtime/site_worker.h"
@@ -68,6 +69,10 @@ Result<int> lock_state_dir(const std::string& dir) {
 }
 
 Result<std::unique_ptr<ClusterPort>> make_port(const ClusterSpec& c, const ServerSettings& s) {
+  if (c.provider == "slurm") {
+    return std::unique_ptr<ClusterPort>(
+        std::make_unique<SlurmSite>(c, std::make_unique<SshSession>(c.name, c.ssh)));
+  }
   if (c.provider != "local") {
     return make_error(ErrorKind::unsupported, "cluster " + c.name + ": provider \"" + c.provider +
                                                   "\" is not supported by this build");

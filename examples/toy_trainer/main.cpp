@@ -30,7 +30,6 @@ constexpr int kExitCrash = 3;
 constexpr int kExitData = 65;
 constexpr int kExitIo = 74;
 constexpr int kExitTerm = 143;
-constexpr int kKeepCheckpoints = 3;
 
 constexpr const char* kUsage =
     "usage: toy_trainer [options]\n"
@@ -40,6 +39,7 @@ constexpr const char* kUsage =
     "  --lr X               SGD learning rate (default 0.05)\n"
     "  --ckpt-dir DIR       where step-<S>.ckpt files go (needed to checkpoint)\n"
     "  --ckpt-every N       checkpoint every N steps, 0 = never (default 10 with --ckpt-dir)\n"
+    "  --keep-ckpts N       keep the newest N checkpoints, 0 = all (default 3)\n"
     "  --resume-env NAME    env var holding a checkpoint to resume (default ORCH_RESUME_FROM)\n"
     "  --step-delay-ms N    sleep N ms in each step, counted in step_time_s (default 0)\n"
     "  --crash-at-step S    exit 3 after printing step S (a bug in user code)\n"
@@ -52,6 +52,7 @@ constexpr const char* kUsage =
 
 struct Options {
   std::int64_t steps = 100;
+  std::int64_t keep_ckpts = 3;
   int dim = 128;
   int batch = 64;
   double lr = 0.05;
@@ -116,6 +117,8 @@ Options parse_flags(int argc, char** argv) {
       o.ckpt_dir = value;
     } else if (flag == "--ckpt-every") {
       o.ckpt_every = parse_int(flag, value, 0, kBig);
+    } else if (flag == "--keep-ckpts") {
+      o.keep_ckpts = parse_int(flag, value, 0, kBig);
     } else if (flag == "--resume-env") {
       if (value.empty()) usage_error("--resume-env needs a variable name");
       o.resume_env = value;
@@ -167,7 +170,7 @@ void save(const Options& o, const toy::Model& m, std::int64_t step) {
   std::string path;
   try {
     path = toy::save_checkpoint(o.ckpt_dir, step, m.dim(), m.weights());
-    toy::prune_checkpoints(o.ckpt_dir, kKeepCheckpoints);
+    if (o.keep_ckpts > 0) toy::prune_checkpoints(o.ckpt_dir, static_cast<int>(o.keep_ckpts));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "toy_trainer: checkpoint at step %lld failed: %s\n",
                  static_cast<long long>(step), e.what());

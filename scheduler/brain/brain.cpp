@@ -211,6 +211,11 @@ Result<std::vector<ClusterView>> Brain::cluster_views() {
       if (r.name == spec.name) v.health = r.health;
     }
     if (auto it = used->find(spec.name); it != used->end()) v.gpus_used = it->second;
+    auto nodes = store_.nodes(spec.name);
+    if (!nodes) return nodes.error();
+    for (const auto& n : *nodes) {
+      if (!n.healthy) v.unhealthy_nodes.push_back(n.name);
+    }
     views.push_back(v);
   }
   return views;
@@ -248,6 +253,8 @@ Result<void> Brain::try_place(JobRow& job) {
     } else {
       req.previous_cluster = last.cluster;
     }
+    // The same cluster is fine after a node failure, but not the same nodes.
+    if (last.cause == ExitCause::node_lost) req.avoid_nodes = last.nodes;
   }
   PlacementDecision decision = pipeline_.place(req, *views);
 
@@ -304,6 +311,9 @@ Result<void> Brain::try_place(JobRow& job) {
   if (*ckpt) launch.env[job.spec.checkpoint.resume_env] = (*ckpt)->path;
   launch.nodes = job.spec.nodes;
   launch.gpus_per_node = job.spec.gpus_per_node;
+  for (const auto& v : *views) {
+    if (v.spec->name == a.cluster) launch.exclude_nodes = unusable_nodes(req, v);
+  }
   OutboxRow row;
   row.cluster = a.cluster;
   row.kind = ActionKind::launch;

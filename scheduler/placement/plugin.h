@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "scheduler/model/site_health.h"
 #include "scheduler/spec/cluster_spec.h"
@@ -17,16 +18,23 @@ namespace orch {
 struct ClusterView {
   const ClusterSpec* spec = nullptr;
   SiteHealth health = SiteHealth::healthy;
-  int gpus_used = 0;  // by live attempts
-
-  int gpus_free() const { return spec->total_gpus() - gpus_used; }
+  int gpus_used = 0;                         // by live attempts
+  std::vector<std::string> unhealthy_nodes;  // as the site's inventory last reported them
 };
 
 struct PlacementRequest {
   const JobSpec* job = nullptr;
   std::optional<std::string> previous_cluster;  // where the last attempt ran, when resuming
   std::optional<std::string> avoid_cluster;     // where the last attempt failed to launch
+  // Nodes of previous_cluster the last attempt failed on (node_lost), whatever the inventory
+  // says yet: the next attempt there must not land on them.
+  std::vector<std::string> avoid_nodes;
 };
+
+// Nodes of the cluster this request may not use: unhealthy ones, and the ones it avoids.
+std::vector<std::string> unusable_nodes(const PlacementRequest& req, const ClusterView& cluster);
+// GPUs free for this request: whole usable nodes minus what live attempts use.
+int gpus_free(const PlacementRequest& req, const ClusterView& cluster);
 
 class FilterPlugin {
  public:

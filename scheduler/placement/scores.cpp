@@ -7,7 +7,7 @@ namespace orch {
 double FreeCapacityScore::score(const PlacementRequest& req, const ClusterView& cluster) const {
   int total = cluster.spec->total_gpus();
   if (total <= 0) return 0.0;
-  int after = cluster.gpus_free() - req.job->total_gpus();
+  int after = gpus_free(req, cluster) - req.job->total_gpus();
   return std::clamp(static_cast<double>(after) / total, 0.0, 1.0);
 }
 

@@ -175,6 +175,7 @@ bool SiteWorker::poll() {
   for (const auto& a : *live) tokens.insert(a.token);
   std::erase_if(offsets_, [&](const auto& kv) { return !tokens.count(kv.first); });
   bool called = false;
+  bool ended = false;  // an attempt ended: perhaps a node with it, so look at the nodes now
   for (const auto& a : *live) {
     auto obs = port_.observe(a.token, offsets_[a.token]);
     called = true;
@@ -187,6 +188,7 @@ bool SiteWorker::poll() {
     }
     note_reachable(true);
     offsets_[a.token] = obs->next_offset;
+    ended = ended || (obs->phase == RunPhase::exited && a.state != AttemptState::exited);
     AttemptObserved e;
     e.cluster = spec_.name;
     e.token = a.token;
@@ -198,9 +200,9 @@ bool SiteWorker::poll() {
     // A cancel the job has not yet obeyed is repeated: providers escalate (SIGKILL) after grace.
     if (a.cancel_requested && obs->phase == RunPhase::running) (void)port_.cancel(a.token);
   }
-  // The inventory: on the first round, every kInventoryEvery rounds, and whenever there was
-  // nothing else to ask (so that an idle site's reachability stays known).
-  if (!called || rounds_since_inventory_ >= kInventoryEvery || !last_inventory_) {
+  // The inventory: on the first round, every kInventoryEvery rounds, after an attempt ended,
+  // and whenever there was nothing else to ask (so that an idle site's reachability stays known).
+  if (!called || ended || rounds_since_inventory_ >= kInventoryEvery || !last_inventory_) {
     rounds_since_inventory_ = 0;
     auto inv = port_.inventory();
     if (!inv) {

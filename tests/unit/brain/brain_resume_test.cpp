@@ -71,6 +71,56 @@ TEST_F(BrainResume, KilledBySignalResumesOnTheSameHealthySite) {
   EXPECT_EQ(job(id).infra_restarts, 1);
 }
 
+// After a node failure the job may stay on its cluster, but never on the node that failed.
+TEST_F(BrainResume, NodeLostOnAOneNodeClusterMovesTheJobElsewhere) {
+  start({make_cluster("alpha").nodes(1).gpus_per_node(1), make_cluster("beta")});
+  JobId id = submit(make_job().backoff(0).prefer({"alpha"}));
+  site_launches_all("alpha");
+  train(last_attempt(id), 1, 25);
+  ExitStatus lost;
+  lost.node_lost = true;
+  lost.detail = "NODE_FAIL";
+  handle(AttemptObserved{"alpha", last_attempt(id).token, RunPhase::exited, lost, {}, {}, {}});
+
+  EXPECT_EQ(attempts(id).at(0).cause, ExitCause::node_lost);
+  AttemptRow second = last_attempt(id);
+  EXPECT_EQ(second.cluster, "beta") << "alpha's only node failed";
+  EXPECT_EQ(second.resumed_from_step, 20);
+  std::string alpha_verdict;
+  for (const auto& v : store->verdicts_of(id).value()) {
+    if (v.cluster == "alpha") alpha_verdict = v.reason;
+  }
+  EXPECT_THAT(alpha_verdict, HasSubstr("unusable node: alpha-n0"));
+
+}
+
+TEST_F(BrainResume, NodeLostOnABiggerClusterStaysThereAndExcludesTheNode) {
+  start({make_cluster("gamma").nodes(2).gpus_per_node(1)});
+  JobId id = submit(make_job().gpus(1).backoff(0).on({"gamma"}));
+  site_launches_all("gamma");  // on gamma-n0
+  ExitStatus lost;
+  lost.node_lost = true;
+  handle(AttemptObserved{"gamma", last_attempt(id).token, RunPhase::exited, lost, {}, {}, {}});
+
+  AttemptRow second = last_attempt(id);
+  EXPECT_EQ(second.cluster, "gamma");
+  auto launch = outbox("gamma").at(0);
+  EXPECT_EQ(launch.payload["exclude_nodes"], nlohmann::json::array({"gamma-n0"}));
+}
+
+TEST_F(BrainResume, NodesTheInventoryReportsUnhealthyAreExcludedAndCountedOut) {
+  start({make_cluster("alpha").nodes(1).gpus_per_node(1)});
+  handle(InventoryObserved{"alpha", {{{"alpha-n0", 1, false, "drained: Xid 79"}}}});
+  JobId id = submit(make_job().on({"alpha"}));
+  EXPECT_EQ(job(id).state, JobState::pending);
+  EXPECT_THAT(job(id).reason, HasSubstr("unusable node: alpha-n0"));
+
+  handle(InventoryObserved{"alpha", {{{"alpha-n0", 1, true, ""}}}});
+  handle(Tick{});
+  EXPECT_EQ(job(id).state, JobState::placed);
+  EXPECT_EQ(outbox("alpha").at(0).payload["exclude_nodes"], nlohmann::json::array());
+}
+
 TEST_F(BrainResume, ShellReportedSigkillCountsAsInfra) {
   JobId id = submit(make_job().backoff(0));
   site_launches_all("alpha");

@@ -45,6 +45,25 @@ TEST(SiteHealthyFilter, OnlyHealthySitesPass) {
               Optional(std::string("site is down")));
 }
 
+TEST(CapacityFilter, UnhealthyNodesAndNodesTheLastAttemptFailedOnAreNotCapacity) {
+  ClusterSpec c = make_cluster("alpha").nodes(3).gpus_per_node(4);
+  CapacityFilter f;
+  JobSpec two_nodes = make_job().nodes(2).gpus(4);
+  ClusterView view{&c, SiteHealth::healthy, 0, {"alpha-n2"}};
+  EXPECT_EQ(f.reject(request(two_nodes), view), std::nullopt);
+  // Resuming on alpha after alpha-n0 failed under the job: n0 and n2 are both out.
+  PlacementRequest resume = request(two_nodes, "alpha");
+  resume.avoid_nodes = {"alpha-n0"};
+  EXPECT_THAT(f.reject(resume, view),
+              Optional(std::string(
+                  "only 4 of 12 GPUs free, job needs 8 (unusable nodes: alpha-n0 alpha-n2)")));
+  EXPECT_EQ(unusable_nodes(resume, view), (std::vector<std::string>{"alpha-n0", "alpha-n2"}));
+  // Nodes to avoid belong to the previous cluster only.
+  ClusterSpec beta = make_cluster("beta").nodes(2).gpus_per_node(4);
+  EXPECT_EQ(f.reject(resume, {&beta}), std::nullopt);
+  EXPECT_TRUE(unusable_nodes(resume, {&beta}).empty());
+}
+
 TEST(CapacityFilter, ChecksShapeThenFreeGpus) {
   ClusterSpec c = make_cluster("alpha").nodes(2).gpus_per_node(4);
   CapacityFilter f;

@@ -53,13 +53,13 @@ class SchedulerBackendTest : public ::testing::Test {
 };
 
 TEST_F(SchedulerBackendTest, ClusterNodesListsNodesAndTheLedgerNewestFirst) {
-  handle(InventoryObserved{"alpha", {{{"a1", 4, true, ""}, {"a2", 4, false, "drain: Xid 79"}}}});
-  clock_.advance_ms(1000);
   auto submitted = brain_->handle(SubmitJob{make_job().nodes(2).gpus(4).on({"alpha"})});
   ASSERT_TRUE(submitted.ok());
   const std::int64_t id = submitted->job_id;
   OutboxRow launch = store_->pending_actions("alpha").value().at(0);
   handle(LaunchCompleted{launch.id, launch.token, LaunchResult{"4242", {"a1", "a2"}}, false});
+  handle(InventoryObserved{"alpha", {{{"a1", 4, true, ""}, {"a2", 4, false, "drain: Xid 79"}}}});
+  clock_.advance_ms(1000);
   ExitStatus lost;
   lost.node_lost = true;
   lost.detail = "NODE_FAIL";

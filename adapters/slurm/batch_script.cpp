@@ -1,0 +1,269 @@
+#include "adapters/slurm/batch_script.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "adapters/ssh/shell_quote.h"
+
+namespace orch::slurm {
+namespace {
+
+constexpr std::size_t kMaxTokenLength = 128;
+constexpr std::size_t kMaxCommentName = 200;  // bytes of the job's name kept in --comment
+
+bool is_token_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+Result<void> check_token(const std::string& token) {
+  bool ok = !token.empty() && token.size() <= kMaxTokenLength && token[0] != '.';
+  for (char c : token) ok = ok && is_token_char(c);
+  if (ok) return Ok{};
+  return make_error(ErrorKind::invalid,
+                    "launch token '" + token +
+                        "' cannot name a Slurm job and a run directory: use 1-128 characters "
+                        "from [A-Za-z0-9._-], not starting with '.'");
+}
+
+bool is_control(char c) {
+  auto u = static_cast<unsigned char>(c);
+  return u < 0x20 || u == 0x7f;
+}
+
+bool has_control(std::string_view s) {
+  for (char c : s) {
+    if (is_control(c)) return true;
+  }
+  return false;
+}
+
+bool is_env_name(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name) {
+    bool ok =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Error invalid(std::string message) {
+  return make_error(ErrorKind::invalid, std::move(message));
+}
+
+// The run directories live on the cluster and are named in sbatch options, so the root must be
+// an absolute path (sbatch --chdir changes the directory relative paths would be read from),
+// without control characters (they would split `scontrol show job -o` lines) and without '\'
+// (sbatch drops backslashes from --output and stops expanding '%' patterns).
+Result<void> check_storage_root(const std::string& root, const std::string& cluster) {
+  std::string where = "storage root '" + root + "' of Slurm cluster '" + cluster + "'";
+  if (root.empty() || root[0] != '/') {
+    return invalid(where +
+                   " is not an absolute path: give the full path of a directory on the "
+                   "cluster's shared filesystem, such as /shared/orchestrate");
+  }
+  if (has_control(root)) return invalid(where + " contains a control character");
+  if (root.find('\\') != std::string::npos) {
+    return invalid(where + " contains a backslash, which sbatch removes from --output paths");
+  }
+  return Ok{};
+}
+
+// sbatch expands %j, %N, ... in --output and --error; '%%' is a literal '%'.
+std::string escape_percent(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    out += c;
+    if (c == '%') out += '%';
+  }
+  return out;
+}
+
+// The job's name as it appears in --comment: control characters (newlines would split the
+// one-line outputs of squeue and scontrol) become '?' and '=' becomes ':' (so no part of it
+// reads as a "Key=" of `scontrol show job -o`, which also prints the whole sbatch line since
+// Slurm 25.11), and it is cut at a UTF-8 boundary.
+std::string comment_name(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (is_control(c)) {
+      out += '?';
+    } else {
+      out += c == '=' ? ':' : c;
+    }
+  }
+  if (out.size() > kMaxCommentName) {
+    std::size_t cut = kMaxCommentName;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out.resize(cut);
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, char sep) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+Result<void> check_exclude(const std::vector<std::string>& nodes) {
+  for (const auto& n : nodes) {
+    bool bad = n.empty() || n.find_first_of(", []") != std::string::npos || has_control(n);
+    if (bad) {
+      return invalid("excluded node name '" + n +
+                     "' cannot go into sbatch --exclude: it must be one node name without "
+                     "commas, brackets or blanks");
+    }
+  }
+  return Ok{};
+}
+
+// One line of the script: words already quoted, joined by spaces.
+struct ScriptWriter {
+  std::string text;
+  std::optional<Error> error;
+
+  // Quotes `value` (reporting which value it was if it cannot be quoted).
+  std::string q(std::string_view value, std::string_view what) {
+    auto quoted = shell_quote(value);
+    if (quoted) return *quoted;
+    if (!error) error = invalid(std::string(what) + ": " + quoted.error().message);
+    return "''";
+  }
+  void line(const std::string& l) { text += l + "\n"; }
+};
+
+Result<std::string> make_script(const LaunchRequest& r, const ClusterSpec& cluster,
+                                const RunPaths& p) {
+  ScriptWriter w;
+  w.line("#!/bin/sh");
+  w.line("# orchestrate attempt " + r.token + " (job " + std::to_string(r.job_id) + ", attempt " +
+         std::to_string(r.attempt_no) + "), written by orchestrate: do not edit.");
+  w.line("# Its Slurm job id goes to job_id first, so a restarted server can find it.");
+  // The first command ends sbatch's scan for #SBATCH lines: nothing below can add options.
+  w.line("printf '%s\\n' \"${SLURM_JOB_ID:-}\" >" + w.q(p.job_id + ".tmp", "job_id path") +
+         " && mv -f " + w.q(p.job_id + ".tmp", "job_id path") + " " + w.q(p.job_id, "job_id path"));
+  w.line("cd " + w.q(p.work, "work directory") + " || { printf 'orchestrate: cannot enter %s\\n' " +
+         w.q(p.work, "work directory") + " >&2; exit 1; }");
+  for (const auto& [name, value] : r.env) {
+    w.line("export " + name + "=" + w.q(value, "environment variable " + name));
+  }
+  const std::pair<std::string, std::string> orch_env[] = {
+      {"ORCH_TOKEN", r.token},
+      {"ORCH_JOB_ID", std::to_string(r.job_id)},
+      {"ORCH_ATTEMPT", std::to_string(r.attempt_no)},
+      {"ORCH_RUN_DIR", p.work},
+      {"ORCH_GPUS", std::to_string(r.nodes * r.gpus_per_node)},
+      {"ORCH_SITE", cluster.name},
+  };
+  for (const auto& [name, value] : orch_env) {
+    w.line("export " + name + "=" + w.q(value, "environment variable " + name));
+  }
+  // The command runs as a child of this shell, which passes the pre-termination signal on.
+  // Slurm sends that signal (--signal=B:...) to the batch shell alone, and an `exec sh -c`
+  // would not help: dash does not exec the last command of `sh -c`, so the job's own process
+  // would never see it. scancel's TERM reaches every process of the job without help.
+  w.line("/bin/sh -c " + w.q(r.command, "the job's command") + " &");
+  w.line("child=$!");
+  if (cluster.slurm.pre_term_s > 0) {
+    const std::string sig = w.q(cluster.slurm.pre_term_signal, "pre_term_signal");
+    w.line("trap " + w.q("kill -s " + sig + " \"$child\" 2>/dev/null", "trap action") + " " + sig);
+  }
+  w.line("while :; do");
+  w.line("  wait \"$child\"; status=$?");
+  w.line("  kill -0 \"$child\" 2>/dev/null || break  # a trapped signal interrupted wait");
+  w.line("done");
+  w.line("exit \"$status\"");
+  if (w.error) return *w.error;
+  return w.text;
+}
+
+std::vector<std::string> sbatch_argv(const LaunchRequest& r, const ClusterSpec& cluster,
+                                     const RunPaths& p) {
+  const SlurmSpec& s = cluster.slurm;
+  std::vector<std::string> argv = {
+      "sbatch",
+      "--parsable",
+      "--job-name=" + r.token,
+      "--comment=orchestrate token=" + r.token + " name=" + comment_name(r.job_name),
+      "--output=" + escape_percent(p.output),
+      "--error=" + escape_percent(p.output),
+      "--open-mode=append",
+      "--chdir=" + p.work,
+      "--nodes=" + std::to_string(r.nodes),
+  };
+  if (r.gpus_per_node > 0) {
+    argv.push_back("--gres=" + (s.gres.empty() ? std::string("gpu") : s.gres) + ":" +
+                   std::to_string(r.gpus_per_node));
+  }
+  if (!s.partition.empty()) argv.push_back("--partition=" + s.partition);
+  if (!s.account.empty()) argv.push_back("--account=" + s.account);
+  if (!s.qos.empty()) argv.push_back("--qos=" + s.qos);
+  if (!s.time_limit.empty()) argv.push_back("--time=" + s.time_limit);
+  if (!r.exclude_nodes.empty()) argv.push_back("--exclude=" + join(r.exclude_nodes, ','));
+  if (s.pre_term_s > 0) {
+    argv.push_back("--signal=B:" + s.pre_term_signal + "@" + std::to_string(s.pre_term_s));
+  }
+  argv.emplace_back("--no-requeue");
+  argv.push_back(p.script);
+  return argv;
+}
+
+}  // namespace
+
+RunPaths run_paths(const std::string& storage_root, const std::string& token) {
+  std::string root = storage_root;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  if (root == "/") root.clear();
+  RunPaths p;
+  p.dir = root + "/runs/" + token;
+  p.script = p.dir + "/job.sh";
+  p.output = p.dir + "/output.log";
+  p.job_id = p.dir + "/job_id";
+  p.work = p.dir + "/work";
+  return p;
+}
+
+Result<BatchPlan> make_batch_plan(const LaunchRequest& request, const ClusterSpec& cluster) {
+  if (auto ok = check_token(request.token); !ok) return ok.error();
+  if (auto ok = check_storage_root(cluster.storage_root, cluster.name); !ok) return ok.error();
+  if (request.nodes < 1) {
+    return invalid("a Slurm job needs at least one node, the request asks for " +
+                   std::to_string(request.nodes));
+  }
+  if (request.gpus_per_node < 0) {
+    return invalid("gpus_per_node is negative (" + std::to_string(request.gpus_per_node) + ")");
+  }
+  for (const auto& [name, value] : request.env) {
+    if (!is_env_name(name)) {
+      return invalid("environment variable name '" + name +
+                     "' is not usable in a shell: use letters, digits and '_', not starting "
+                     "with a digit");
+    }
+  }
+  if (auto ok = check_exclude(request.exclude_nodes); !ok) return ok.error();
+
+  BatchPlan plan;
+  plan.paths = run_paths(cluster.storage_root, request.token);
+  auto script = make_script(request, cluster, plan.paths);
+  if (!script) return script.error();
+  plan.script = std::move(*script);
+
+  auto prepare = shell_command({"mkdir", "-p", plan.paths.dir, plan.paths.work});
+  if (!prepare) return invalid("run directory: " + prepare.error().message);
+  plan.prepare_command = std::move(*prepare);
+
+  auto submit = shell_command(sbatch_argv(request, cluster, plan.paths));
+  if (!submit) return invalid("sbatch options: " + submit.error().message);
+  plan.submit_command = std::move(*submit);
+  return plan;
+}
+
+}  // namespace orch::slurm

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# ctl.sh: fault injection for a lab made by up.sh. Everything by PID, like down.sh.
+#
+# Usage: ctl.sh DIR CLUSTER ACTION [ARG...]
+#   kill-node NODE          a node crash: SIGKILL the node's slurmd, every slurmstepd it started
+#                           and their job processes (slurmstepd survives its slurmd, so killing
+#                           only slurmd is not a crash). Slurm marks the node not responding after
+#                           ~SlurmdTimeout and DOWN (its jobs requeued or NODE_FAIL) after ~15 s.
+#   restart-node NODE       start the node's slurmd again (no-op when it runs); with
+#                           ReturnToService=1 a node that was DOWN for not responding returns.
+#   set-node-down NODE WHY  scontrol update state=down (an admin's DOWN: it stays until resumed)
+#   resume-node NODE        scontrol update state=resume
+#   stop-login              stop the cluster's login sshd and its sessions: connections refused
+#   start-login             start it again (no-op when it runs)
+#   change-host-key         a new host key for the login node, sshd restarted; the lab's
+#                           known_hosts is NOT updated, so strict clients refuse the new key.
+#                           Prints the new fingerprint (SHA256:...).
+#   fingerprint             prints the login node's current host-key fingerprint
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$HERE/lib.sh"
+
+usage() { sed -n '4,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+(( $# >= 3 )) || usage
+if (( EUID != 0 )); then
+  command -v sudo > /dev/null || lab_fail "the lab runs as root: run ctl.sh as root" "" 2
+  exec sudo -n -E "$0" "$@"
+fi
+[[ -d $1 ]] || lab_fail "no lab directory $1" "" 2
+LAB_DIR=$(lab_abs_dir "$1")
+NAME=$2
+ACTION=$3
+shift 3
+lab_load_cluster "$NAME"
+
+need_node() {
+  [[ -n ${1:-} ]] || usage
+  [[ ,$LAB_NODE_NAMES, == *",$1,"* ]] || lab_fail "cluster $NAME has no node '$1' (it has $LAB_NODE_NAMES)" "" 2
+}
+
+case $ACTION in
+  kill-node)
+    need_node "${1:-}"
+    node=$1
+    # The node's slurmd and its slurmstepd's all work in the node's directory.
+    # (slurmstepd's environment and command line are its process title: its working directory,
+    # inherited from slurmd, is what names it.)
+    mapfile -t roots < <(lab_pid_of "$C/run/slurmd-$node.pid"
+                         lab_cwd_pids "$C/node/$node"; lab_cwd_pids "$C/node/$node/spool")
+    if (( ${#roots[@]} )); then
+      mapfile -t all < <(printf '%s\n' "${roots[@]}"; lab_descendants "${roots[@]}")
+      lab_kill KILL "${all[@]}"
+      lab_wait_gone 5 "${all[@]}" || lab_fail "node $node: processes survived SIGKILL: ${all[*]}"
+    fi
+    rm -f "$C/run/slurmd-$node.pid"
+    ;;
+  restart-node)
+    need_node "${1:-}"
+    lab_pid_of "$C/run/slurmd-$1.pid" > /dev/null || lab_start_slurmd "$NAME" "$1"
+    ;;
+  set-node-down)
+    need_node "${1:-}"
+    SLURM_CONF=$CONF scontrol update "nodename=$1" state=down "reason=${2:-lab}"
+    ;;
+  resume-node)
+    need_node "${1:-}"
+    SLURM_CONF=$CONF scontrol update "nodename=$1" state=resume
+    ;;
+  stop-login)
+    lab_stop_sshd "$NAME"
+    ;;
+  start-login)
+    lab_pid_of "$C/run/sshd.pid" > /dev/null || lab_start_sshd "$NAME"
+    ;;
+  change-host-key)
+    key=$C/ssh/ssh_host_ed25519_key
+    rm -f "$key" "$key.pub"
+    lab_host_key "$NAME"
+    lab_stop_sshd "$NAME"
+    lab_start_sshd "$NAME"
+    lab_fingerprint "$NAME"
+    ;;
+  fingerprint)
+    lab_fingerprint "$NAME"
+    ;;
+  *)
+    usage
+    ;;
+esac

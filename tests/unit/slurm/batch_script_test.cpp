@@ -1,0 +1,460 @@
+// make_batch_plan: the batch script and the sbatch command line. No Slurm: the script is run by
+// /bin/sh the way slurmd would run it (SLURM_JOB_ID set), and the submit command by /bin/sh with
+// `sbatch` replaced by a shell function that prints its argv, which proves the quoting.
+#include <gmock/gmock.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "adapters/slurm/batch_script.h"
+
+namespace orch::slurm {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Outcome {
+  int status = -1;
+  pid_t pid = 0;
+  std::string out;
+};
+
+// Runs argv (no shell in between) with extra environment variables; returns its stdout.
+Outcome run(const std::vector<std::string>& argv,
+            const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  Outcome r;
+  int pipefd[2];
+  if (pipe(pipefd) != 0) return r;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipefd[1], STDOUT_FILENO);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> args;
+    args.reserve(argv.size() + 1);
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  r.pid = pid;
+  close(pipefd[1]);
+  char buf[4096];
+  for (ssize_t n; (n = read(pipefd[0], buf, sizeof buf)) > 0;) {
+    r.out.append(buf, static_cast<std::size_t>(n));
+  }
+  close(pipefd[0]);
+  waitpid(pid, &r.status, 0);
+  return r;
+}
+
+std::vector<std::string> shells() {
+  std::vector<std::string> s = {"/bin/sh"};
+  if (access("/bin/bash", X_OK) == 0) s.emplace_back("/bin/bash");
+  return s;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A fresh directory under the system's temporary directory, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "orch-slurm-XXXXXX").string();
+    char* made = mkdtemp(tmpl.data());
+    EXPECT_NE(made, nullptr) << "mkdtemp: " << errno;
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+LaunchRequest basic_request() {
+  LaunchRequest r;
+  r.token = "orch-7-2-5f3a9c";
+  r.job_id = 7;
+  r.attempt_no = 2;
+  r.job_name = "pretrain";
+  r.command = "python train.py";
+  r.nodes = 2;
+  r.gpus_per_node = 8;
+  return r;
+}
+
+ClusterSpec basic_cluster(const std::string& root = "/shared/orch") {
+  ClusterSpec c;
+  c.name = "alpha";
+  c.provider = "slurm";
+  c.storage_root = root;
+  return c;
+}
+
+// The argv the submit command hands to `sbatch`, read back through a real shell.
+std::vector<std::string> sbatch_argv_of(const std::string& submit_command,
+                                        const std::string& shell = "/bin/sh") {
+  const std::string script = "sbatch() { printf '%s\\0' sbatch \"$@\"; }\n" + submit_command + "\n";
+  Outcome r = run({shell, "-c", script});
+  EXPECT_EQ(r.status, 0) << submit_command;
+  std::vector<std::string> argv;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < r.out.size(); ++i) {
+    if (r.out[i] == '\0') {
+      argv.push_back(r.out.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return argv;
+}
+
+TEST(slurm_parse_run_paths, Layout) {
+  RunPaths p = run_paths("/shared/orch", "orch-1-1-a");
+  EXPECT_EQ(p.dir, "/shared/orch/runs/orch-1-1-a");
+  EXPECT_EQ(p.script, "/shared/orch/runs/orch-1-1-a/job.sh");
+  EXPECT_EQ(p.output, "/shared/orch/runs/orch-1-1-a/output.log");
+  EXPECT_EQ(p.job_id, "/shared/orch/runs/orch-1-1-a/job_id");
+  EXPECT_EQ(p.work, "/shared/orch/runs/orch-1-1-a/work");
+  EXPECT_EQ(run_paths("/shared/orch//", "t").dir, "/shared/orch/runs/t");
+  EXPECT_EQ(run_paths("/", "t").dir, "/runs/t");
+}
+
+TEST(slurm_parse_batch_plan, SbatchOptionsAsDocumented) {
+  LaunchRequest r = basic_request();
+  r.exclude_nodes = {"gpu-a-003", "gpu-b-017"};
+  ClusterSpec c = basic_cluster();
+  c.slurm.partition = "gpu";
+  c.slurm.account = "team";
+  c.slurm.qos = "high";
+  c.slurm.gres = "gpu:h100";
+  c.slurm.time_limit = "2-00:00:00";
+  c.slurm.pre_term_signal = "USR1";
+  c.slurm.pre_term_s = 120;
+  auto plan = make_batch_plan(r, c);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const std::string d = "/shared/orch/runs/orch-7-2-5f3a9c";
+  EXPECT_EQ(plan->paths.script, d + "/job.sh");
+  EXPECT_THAT(sbatch_argv_of(plan->submit_command),
+              ElementsAre("sbatch", "--parsable", "--job-name=orch-7-2-5f3a9c",
+                          "--comment=orchestrate token=orch-7-2-5f3a9c name=pretrain",
+                          "--output=" + d + "/output.log", "--error=" + d + "/output.log",
+                          "--open-mode=append", "--chdir=" + d + "/work", "--nodes=2",
+                          "--gres=gpu:h100:8", "--partition=gpu", "--account=team", "--qos=high",
+                          "--time=2-00:00:00", "--exclude=gpu-a-003,gpu-b-017",
+                          "--signal=B:USR1@120", "--no-requeue", d + "/job.sh"));
+  EXPECT_EQ(plan->prepare_command, "'mkdir' '-p' '" + d + "' '" + d + "/work'");
+}
+
+TEST(slurm_parse_batch_plan, OptionalOptionsAreLeftOut) {
+  LaunchRequest r = basic_request();
+  r.gpus_per_node = 0;
+  ClusterSpec c = basic_cluster();
+  c.slurm.pre_term_s = 0;
+  auto plan = make_batch_plan(r, c);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  auto argv = sbatch_argv_of(plan->submit_command);
+  ASSERT_GE(argv.size(), 3u);
+  for (const auto& a : argv) {
+    for (const char* absent :
+         {"--gres", "--partition", "--account", "--qos", "--time", "--exclude", "--signal"}) {
+      EXPECT_THAT(a, ::testing::Not(StartsWith(absent)));
+    }
+  }
+  EXPECT_EQ(argv[argv.size() - 2], "--no-requeue");
+  // The default GRES is "gpu", with the default pre-termination signal.
+  auto plan2 = make_batch_plan(basic_request(), basic_cluster());
+  ASSERT_TRUE(plan2.ok());
+  auto argv2 = sbatch_argv_of(plan2->submit_command);
+  EXPECT_THAT(argv2, ::testing::Contains("--gres=gpu:8"));
+  EXPECT_THAT(argv2, ::testing::Contains("--signal=B:USR1@120"));
+}
+
+TEST(slurm_parse_batch_plan, PercentInTheStorageRootIsEscapedForOutputOnly) {
+  auto plan = make_batch_plan(basic_request(), basic_cluster("/data/100%/orch"));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  auto argv = sbatch_argv_of(plan->submit_command);
+  const std::string d = "/data/100%/orch/runs/orch-7-2-5f3a9c";
+  EXPECT_THAT(argv, ::testing::Contains("--output=/data/100%%/orch/runs/orch-7-2-5f3a9c/"
+                                        "output.log"));
+  EXPECT_THAT(argv, ::testing::Contains("--chdir=" + d + "/work"));
+  EXPECT_EQ(argv.back(), d + "/job.sh");
+}
+
+TEST(slurm_parse_batch_plan, ScriptLayout) {
+  LaunchRequest r = basic_request();
+  r.env = {{"ORCH_RESUME_FROM", "/ckpt/step-500.pt"}, {"NCCL_DEBUG", "INFO"}};
+  auto plan = make_batch_plan(r, basic_cluster());
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const std::string& s = plan->script;
+  EXPECT_THAT(s, StartsWith("#!/bin/sh\n"));
+  EXPECT_THAT(s, HasSubstr("export NCCL_DEBUG='INFO'\n"));
+  EXPECT_THAT(s, HasSubstr("export ORCH_RESUME_FROM='/ckpt/step-500.pt'\n"));
+  EXPECT_THAT(s, HasSubstr("export ORCH_RUN_DIR='/shared/orch/runs/orch-7-2-5f3a9c/work'\n"));
+  EXPECT_THAT(s, HasSubstr("export ORCH_GPUS='16'\n"));
+  // The job's command runs as a child that the pre-termination signal is passed on to.
+  EXPECT_THAT(s, HasSubstr("\n/bin/sh -c 'python train.py' &\nchild=$!\n"));
+  EXPECT_THAT(s, HasSubstr("\ntrap 'kill -s '\\''USR1'\\'' \"$child\" 2>/dev/null' 'USR1'\n"));
+  EXPECT_THAT(s, ::testing::EndsWith("\nexit \"$status\"\n"));
+  // sbatch reads #SBATCH directives only before the first command; the first command is the
+  // job_id write, and no line before it is a directive.
+  std::istringstream lines(s);
+  std::string line;
+  while (std::getline(lines, line) && !line.empty() && line[0] == '#') {
+    EXPECT_THAT(line, ::testing::Not(StartsWith("#SBATCH")));
+  }
+  EXPECT_THAT(line, StartsWith("printf '%s\\n' \"${SLURM_JOB_ID:-}\" >"));
+}
+
+// The heart of it: hostile values everywhere, and the script run for real.
+TEST(slurm_parse_batch_plan, HostileValuesRunVerbatimAndNothingIsInjected) {
+  TempDir tmp;
+  const std::string pwned = tmp.path() + "/pwned";
+  const std::string touch = "touch '" + pwned + "'";
+  // A storage root with a space, a quote, '%' and "$(...)" in its name.
+  const std::string root = tmp.path() + "/st 'o%re $(" + touch + ")";
+
+  LaunchRequest r = basic_request();
+  r.job_name = "evil \"name\" 'q' $(" + touch + ") `" + touch + "`\nline2 | x=y ; rm -rf /";
+  const std::string env_value =
+      "v'al \"x\" $(" + touch + ") `" + touch + "` ${HOME} \\n\n#SBATCH --wrap=bad\nend";
+  r.env = {{"HOSTILE", env_value}, {"EMPTY", ""}};
+  // The command is shell code on purpose (run by sh -c), but it must reach sh -c byte for byte:
+  // it prints its own arguments and variables, and runs a subshell only where it says so.
+  r.command =
+      "printf '[%s]\\n' \"$HOSTILE\" \"$EMPTY\" \"$ORCH_TOKEN\" \"$ORCH_JOB_ID\" "
+      "\"$ORCH_ATTEMPT\" \"$ORCH_GPUS\" \"$ORCH_SITE\" \"$ORCH_RUN_DIR\" \"$(pwd)\"; "
+      "echo 'single $(not run) `nor this`' \"double \\\"quoted\\\"\"; echo pid=$$";
+  ClusterSpec c = basic_cluster(root);
+
+  auto plan = make_batch_plan(r, c);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const RunPaths& p = plan->paths;
+  EXPECT_EQ(p.dir, root + "/runs/orch-7-2-5f3a9c");
+
+  for (const std::string& sh : shells()) {
+    SCOPED_TRACE(sh);
+    fs::remove_all(root);
+    // prepare_command creates the run directory and work/.
+    Outcome prep = run({sh, "-c", plan->prepare_command});
+    ASSERT_EQ(prep.status, 0);
+    ASSERT_TRUE(fs::is_directory(p.work));
+    { std::ofstream(p.script, std::ios::binary) << plan->script; }
+    // slurmd runs the script with the job's environment; here with SLURM_JOB_ID only.
+    Outcome job = run({sh, p.script}, {{"SLURM_JOB_ID", "4242"}});
+    ASSERT_TRUE(WIFEXITED(job.status)) << job.out;
+    EXPECT_EQ(WEXITSTATUS(job.status), 0) << job.out;
+    const std::string want = "[" + env_value + "]\n[]\n[orch-7-2-5f3a9c]\n[7]\n[2]\n[16]\n" +
+                             "[alpha]\n[" + p.work + "]\n[" + p.work + "]\n" +
+                             "single $(not run) `nor this` double \"quoted\"\n";
+    EXPECT_EQ(job.out.substr(0, job.out.rfind("pid=")), want);
+    EXPECT_EQ(read_file(p.job_id), "4242\n");
+    EXPECT_FALSE(fs::exists(p.job_id + ".tmp"));
+    EXPECT_FALSE(fs::exists(pwned)) << "a value was executed";
+  }
+
+  // The submit command: the sbatch argv is exactly the intended one, the job's name in the
+  // comment with its newline as '?' and '=' as ':'.
+  for (const std::string& sh : shells()) {
+    SCOPED_TRACE(sh);
+    auto argv = sbatch_argv_of(plan->submit_command, sh);
+    const std::string d = p.dir;
+    std::string out;  // the output path with '%' written "%%" for sbatch
+    for (char ch : p.output) out += ch == '%' ? std::string("%%") : std::string(1, ch);
+    std::string comment = "--comment=orchestrate token=orch-7-2-5f3a9c name=evil \"name\" 'q' $(";
+    comment += touch;
+    comment += ") `";
+    comment += touch;
+    comment += "`?line2 | x:y ; rm -rf /";
+    EXPECT_THAT(
+        argv, ElementsAreArray(std::vector<std::string>{
+                  "sbatch", "--parsable", "--job-name=orch-7-2-5f3a9c", comment, "--output=" + out,
+                  "--error=" + out, "--open-mode=append", "--chdir=" + d + "/work", "--nodes=2",
+                  "--gres=gpu:8", "--signal=B:USR1@120", "--no-requeue", d + "/job.sh"}));
+    EXPECT_FALSE(fs::exists(pwned)) << "a value was executed";
+  }
+}
+
+// Slurm sends the pre-termination signal (--signal=B:USR1@N) to the batch shell alone; the
+// script passes it on to the job's command, which can then save a checkpoint, and exits with
+// the command's status.
+TEST(slurm_parse_batch_plan, PreTerminationSignalReachesTheCommand) {
+  TempDir tmp;
+  LaunchRequest r = basic_request();
+  r.command =
+      "trap 'echo got-usr1 > signalled.txt; exit 7' USR1; echo up > ready.txt; "
+      "while :; do sleep 0.05; done";
+  auto plan = make_batch_plan(r, basic_cluster(tmp.path()));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const RunPaths& p = plan->paths;
+  for (const std::string& sh : shells()) {
+    SCOPED_TRACE(sh);
+    fs::remove_all(p.dir);
+    ASSERT_EQ(run({sh, "-c", plan->prepare_command}).status, 0);
+    { std::ofstream(p.script, std::ios::binary) << plan->script; }
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl(sh.c_str(), sh.c_str(), p.script.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // Bounded wait for the command to be up (it writes ready.txt), then the signal.
+    for (int i = 0; i < 500 && !fs::exists(p.work + "/ready.txt"); ++i) usleep(10'000);
+    ASSERT_TRUE(fs::exists(p.work + "/ready.txt"));
+    kill(pid, SIGUSR1);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << "the script died of the signal itself";
+    EXPECT_EQ(WEXITSTATUS(status), 7);
+    EXPECT_EQ(read_file(p.work + "/signalled.txt"), "got-usr1\n");
+  }
+}
+
+TEST(slurm_parse_batch_plan, AppendsToOutputAndRewritesJobIdOnASecondRun) {
+  TempDir tmp;
+  LaunchRequest r = basic_request();
+  r.command = "echo run $SLURM_JOB_ID";
+  auto plan = make_batch_plan(r, basic_cluster(tmp.path()));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(run({"/bin/sh", "-c", plan->prepare_command}).status, 0);
+  std::ofstream(plan->paths.script) << plan->script;
+  EXPECT_EQ(run({"/bin/sh", plan->paths.script}, {{"SLURM_JOB_ID", "1"}}).out, "run 1\n");
+  EXPECT_EQ(run({"/bin/sh", plan->paths.script}, {{"SLURM_JOB_ID", "2"}}).out, "run 2\n");
+  EXPECT_EQ(read_file(plan->paths.job_id), "2\n");
+}
+
+TEST(slurm_parse_batch_plan, MissingWorkDirectoryFailsLoudly) {
+  TempDir tmp;
+  auto plan = make_batch_plan(basic_request(), basic_cluster(tmp.path()));
+  ASSERT_TRUE(plan.ok());
+  fs::create_directories(plan->paths.dir);  // but not work/
+  std::ofstream(plan->paths.script) << plan->script;
+  Outcome job = run({"/bin/sh", plan->paths.script}, {{"SLURM_JOB_ID", "3"}});
+  EXPECT_TRUE(WIFEXITED(job.status));
+  EXPECT_EQ(WEXITSTATUS(job.status), 1);
+  EXPECT_EQ(job.out, "");  // the command did not run
+}
+
+TEST(slurm_parse_batch_plan, RefusesWhatCannotBeSubmittedSafely) {
+  struct Case {
+    std::string what;
+    LaunchRequest request;
+    ClusterSpec cluster;
+    std::string message;
+  };
+  std::vector<Case> cases;
+  auto add = [&](std::string what, auto change, std::string message) {
+    Case c{std::move(what), basic_request(), basic_cluster(), std::move(message)};
+    change(c.request, c.cluster);
+    cases.push_back(std::move(c));
+  };
+  for (const std::string& token :
+       {std::string(""), std::string("../x"), std::string("a b"), std::string(".hidden"),
+        std::string(129, 'a'), std::string("t$x"), std::string("t\nx"), std::string("t;x"),
+        std::string("t,x")}) {
+    add(
+        "token " + token, [token](LaunchRequest& r, ClusterSpec&) { r.token = token; },
+        "launch token");
+  }
+  for (const std::string& name : {std::string("1X"), std::string("A-B"), std::string(""),
+                                  std::string("A=B"), std::string("A B"), std::string("$(x)")}) {
+    add(
+        "env name " + name, [name](LaunchRequest& r, ClusterSpec&) { r.env[name] = "v"; },
+        "environment variable name");
+  }
+  add(
+      "NUL in an env value",
+      [](LaunchRequest& r, ClusterSpec&) { r.env["X"] = std::string("a\0b", 3); },
+      "environment variable X");
+  add(
+      "NUL in the command",
+      [](LaunchRequest& r, ClusterSpec&) { r.command = std::string("a\0b", 3); },
+      "the job's command");
+  add(
+      "NUL in the partition",
+      [](LaunchRequest&, ClusterSpec& c) { c.slurm.partition = std::string("gpu\0x", 5); }, "NUL");
+  add(
+      "relative root", [](LaunchRequest&, ClusterSpec& c) { c.storage_root = "orch"; },
+      "absolute path");
+  add(
+      "home-relative root", [](LaunchRequest&, ClusterSpec& c) { c.storage_root = "~/orch"; },
+      "absolute path");
+  add(
+      "empty root", [](LaunchRequest&, ClusterSpec& c) { c.storage_root = ""; }, "absolute path");
+  add(
+      "backslash root", [](LaunchRequest&, ClusterSpec& c) { c.storage_root = "/a\\b"; },
+      "backslash");
+  add(
+      "newline root", [](LaunchRequest&, ClusterSpec& c) { c.storage_root = "/a\nb"; },
+      "control character");
+  add(
+      "no nodes", [](LaunchRequest& r, ClusterSpec&) { r.nodes = 0; }, "at least one node");
+  add(
+      "negative gpus", [](LaunchRequest& r, ClusterSpec&) { r.gpus_per_node = -1; },
+      "gpus_per_node");
+  for (const std::string& node : {std::string(""), std::string("a,b"), std::string("n[1-2]"),
+                                  std::string("a b"), std::string("a\nb")}) {
+    add(
+        "exclude " + node,
+        [node](LaunchRequest& r, ClusterSpec&) {
+          r.exclude_nodes = {"ok-1", node};
+        },
+        "excluded node name");
+  }
+  for (const Case& c : cases) {
+    auto plan = make_batch_plan(c.request, c.cluster);
+    ASSERT_FALSE(plan.ok()) << c.what;
+    EXPECT_EQ(plan.error().kind, ErrorKind::invalid) << c.what;
+    EXPECT_THAT(plan.error().message, HasSubstr(c.message)) << c.what;
+  }
+}
+
+TEST(slurm_parse_batch_plan, AcceptsValidEdgeValues) {
+  LaunchRequest r = basic_request();
+  r.token = std::string(128, 'a');
+  r.job_name = std::string("\0nul in the name is shown as ?", 30) + std::string(300, 'n');
+  r.env = {{"_under", "x"}, {"lower_case9", "y"}};
+  auto plan = make_batch_plan(r, basic_cluster());
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  auto argv = sbatch_argv_of(plan->submit_command);
+  ASSERT_GE(argv.size(), 4u);
+  EXPECT_THAT(argv[3], StartsWith("--comment=orchestrate token=" + r.token + " name=?nul"));
+  // The name is cut to 200 bytes in the comment.
+  EXPECT_EQ(argv[3].size(), std::string("--comment=orchestrate token= name=").size() + 128 + 200);
+}
+
+TEST(slurm_parse_batch_plan, CommentNameIsCutAtACharacterBoundary) {
+  LaunchRequest r = basic_request();
+  r.job_name = std::string(199, 'a') + "\xc3\xa9\xc3\xa9";  // 'é' twice, straddling byte 200
+  auto plan = make_batch_plan(r, basic_cluster());
+  ASSERT_TRUE(plan.ok());
+  auto argv = sbatch_argv_of(plan->submit_command);
+  ASSERT_GE(argv.size(), 4u);
+  EXPECT_THAT(argv[3], ::testing::EndsWith(std::string(199, 'a')));
+}
+
+}  // namespace
+}  // namespace orch::slurm
