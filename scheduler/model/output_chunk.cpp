@@ -2,8 +2,8 @@
 
 namespace orch {
 
-OutputLines split_output_chunk(std::string_view chunk, std::uint64_t offset,
-                               std::size_t max_bytes, bool final) {
+OutputLines split_output_chunk(std::string_view chunk, std::uint64_t offset, std::size_t max_bytes,
+                               bool final) {
   OutputLines out;
   out.next_offset = offset;
   std::size_t end = chunk.rfind('\n');

@@ -18,7 +18,7 @@ struct OutputLines {
 // `max_bytes`. With `final` set (the writer is gone) an unterminated tail counts as a last
 // line. A single line longer than max_bytes is returned in pieces rather than stalling the
 // reader.
-OutputLines split_output_chunk(std::string_view chunk, std::uint64_t offset,
-                               std::size_t max_bytes, bool final);
+OutputLines split_output_chunk(std::string_view chunk, std::uint64_t offset, std::size_t max_bytes,
+                               bool final);
 
 }  // namespace orch

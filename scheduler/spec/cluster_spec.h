@@ -28,9 +28,9 @@ struct SshSpec {
 
 // How attempts are submitted to a Slurm cluster.
 struct SlurmSpec {
-  std::string partition;  // sbatch --partition (empty: the cluster's default)
-  std::string account;    // sbatch --account
-  std::string qos;        // sbatch --qos
+  std::string partition;     // sbatch --partition (empty: the cluster's default)
+  std::string account;       // sbatch --account
+  std::string qos;           // sbatch --qos
   std::string gres = "gpu";  // GRES requested per node as <gres>:<gpus_per_node>, e.g. gpu:h100
   std::string time_limit;    // sbatch --time (empty: the partition's limit)
   // Sent to the job's batch shell this long before its time limit, so that it can checkpoint.
@@ -48,7 +48,7 @@ struct ClusterSpec {
   // Run directories live here (local: default <state>/sites/<name>; slurm: a directory on the
   // cluster's shared filesystem, required).
   std::string storage_root;
-  std::string checkpoint_root;  // where checkpoints of jobs on this site live
+  std::string checkpoint_root;         // where checkpoints of jobs on this site live
   double unreachable_grace_s = 180.0;  // how long a silent site keeps its jobs before failover
   int poll_interval_ms = 1000;         // how often the site worker polls
   SshSpec ssh;                         // provider slurm

@@ -69,12 +69,12 @@ constexpr yaml::StringRule kFingerprint{is_fingerprint,
 constexpr yaml::StringRule kSignalName{is_signal_name, "a signal name such as USR1"};
 
 void read_ssh(const MapView& entry, ClusterSpec& c) {
-  MapView ssh = entry.child("ssh", "ssh",
-                            {"host", "port", "user", "key_file", "key_passphrase_env", "host_key",
-                             "known_hosts", "trust_on_first_use", "connect_timeout_s",
-                             "command_timeout_s"},
-                            "a map such as {host: login.alpha.example, user: train, "
-                            "key_file: ~/.ssh/id_ed25519, known_hosts: ~/.ssh/known_hosts}");
+  MapView ssh =
+      entry.child("ssh", "ssh",
+                  {"host", "port", "user", "key_file", "key_passphrase_env", "host_key",
+                   "known_hosts", "trust_on_first_use", "connect_timeout_s", "command_timeout_s"},
+                  "a map such as {host: login.alpha.example, user: train, "
+                  "key_file: ~/.ssh/id_ed25519, known_hosts: ~/.ssh/known_hosts}");
   SshSpec& s = c.ssh;
   ssh.read_string("host", s.host, yaml::kNonEmpty, "a host name or address");
   ssh.read_int("port", s.port, 1, 65535, "a TCP port such as 22");
@@ -100,11 +100,11 @@ void read_ssh(const MapView& entry, ClusterSpec& c) {
   ssh.require("key_file", "a private key file such as ~/.ssh/id_ed25519");
   if (entry.reader().failed()) return;
   if (s.host_key.empty() && s.known_hosts.empty() && !s.trust_on_first_use) {
-    entry.reader().fail(ssh.position(),
-                        "ssh of cluster \"" + c.name +
-                            "\" gives no way to check the login node's host key",
-                        "host_key (a pinned SHA256 fingerprint) or known_hosts (a file), or "
-                        "trust_on_first_use: true");
+    entry.reader().fail(
+        ssh.position(),
+        "ssh of cluster \"" + c.name + "\" gives no way to check the login node's host key",
+        "host_key (a pinned SHA256 fingerprint) or known_hosts (a file), or "
+        "trust_on_first_use: true");
   }
 }
 
@@ -118,8 +118,7 @@ void read_slurm(const MapView& entry, ClusterSpec& c) {
   slurm.read_string("account", s.account, yaml::kNonEmpty, "an account name");
   slurm.read_string("qos", s.qos, yaml::kNonEmpty, "a QOS name");
   slurm.read_string("gres", s.gres, yaml::kNonEmpty, "a GRES name such as gpu or gpu:h100");
-  slurm.read_string("time_limit", s.time_limit, yaml::kNonEmpty,
-                    "a Slurm time such as 2-00:00:00");
+  slurm.read_string("time_limit", s.time_limit, yaml::kNonEmpty, "a Slurm time such as 2-00:00:00");
   slurm.read_string("pre_term_signal", s.pre_term_signal, kSignalName, "a signal such as USR1");
   slurm.read_int("pre_term_s", s.pre_term_s, 0, 65535, "seconds such as 120");
 }
@@ -130,8 +129,7 @@ void read_provider_sections(const MapView& entry, ClusterSpec& c) {
     read_slurm(entry, c);
     if (!r.failed()) read_ssh(entry, c);
     if (!r.failed() && c.storage_root.empty()) {
-      r.fail(entry.position(),
-             "cluster \"" + c.name + "\" has provider slurm but no storage.root",
+      r.fail(entry.position(), "cluster \"" + c.name + "\" has provider slurm but no storage.root",
              "storage: {root: <a directory on the cluster's shared filesystem>}");
     }
     return;

@@ -18,8 +18,8 @@ std::string attempt_token(const json& attempt) {
 
 // The toy trainer on alpha via sbatch; the CLI shows the Slurm job id, node, progress and MFU.
 TEST_F(SlurmE2eTest, ToyTrainerRunsOnAlphaThroughSbatch) {
-  const std::int64_t id = submit(job_yaml(
-      "toy", "--steps 150 --step-delay-ms 40 --ckpt-every 10", "placement: {preferred: [alpha]}\n"));
+  const std::int64_t id = submit(job_yaml("toy", "--steps 150 --step-delay-ms 40 --ckpt-every 10",
+                                          "placement: {preferred: [alpha]}\n"));
   ASSERT_GT(id, 0);
   ASSERT_FALSE(wait_running_on(id, "alpha", 20).is_null());
 
@@ -60,8 +60,9 @@ TEST_F(SlurmE2eTest, ToyTrainerRunsOnAlphaThroughSbatch) {
 // A node fails under a running job: infrastructure cause, a node event, resume on beta from
 // the newest checkpoint, completion; no more steps lost than one checkpoint interval.
 TEST_F(SlurmE2eTest, NodeFailureResumesOnBetaFromTheLatestCheckpoint) {
-  const std::int64_t id = submit(job_yaml("nodefail", "--steps 300 --step-delay-ms 40 --ckpt-every 10",
-                                          "placement: {preferred: [alpha]}\n"));
+  const std::int64_t id =
+      submit(job_yaml("nodefail", "--steps 300 --step-delay-ms 40 --ckpt-every 10",
+                      "placement: {preferred: [alpha]}\n"));
   ASSERT_GT(id, 0);
   json before = wait_job(
       id,
@@ -91,8 +92,9 @@ TEST_F(SlurmE2eTest, NodeFailureResumesOnBetaFromTheLatestCheckpoint) {
   ASSERT_TRUE(nodes.is_object()) << nodes.dump();
   bool node_event = false;
   for (const auto& e : nodes["events"]) {
-    node_event = node_event || (e["node"] == node && e["message"].get<std::string>().find(
-                                                         "gpu fell off") != std::string::npos) ||
+    node_event = node_event ||
+                 (e["node"] == node &&
+                  e["message"].get<std::string>().find("gpu fell off") != std::string::npos) ||
                  (e["node"] == node && e["kind"] == "node-failure");
   }
   EXPECT_TRUE(node_event) << nodes.dump(1);
@@ -107,8 +109,8 @@ TEST_F(SlurmE2eTest, NodeFailureResumesOnBetaFromTheLatestCheckpoint) {
 
 // The login node goes silent for less than the grace: no failover, the job finishes on alpha.
 TEST_F(SlurmE2eTest, LoginNodeDownShorterThanTheGraceKeepsTheJobOnAlpha) {
-  const std::int64_t id = submit(job_yaml(
-      "blip", "--steps 200 --step-delay-ms 40 --ckpt-every 10", "placement: {preferred: [alpha]}\n"));
+  const std::int64_t id = submit(job_yaml("blip", "--steps 200 --step-delay-ms 40 --ckpt-every 10",
+                                          "placement: {preferred: [alpha]}\n"));
   ASSERT_GT(id, 0);
   ASSERT_FALSE(wait_running_on(id, "alpha", 10).is_null());
   ASSERT_TRUE(lab_->stop_login("alpha").ok());
@@ -143,8 +145,9 @@ class SlurmShortGraceTest : public SlurmE2eTest {
 // Silent past the grace: the job resumes on beta; when alpha answers again its stale job is
 // reconciled, and at no point after that are two attempts live.
 TEST_F(SlurmShortGraceTest, LoginNodeDownLongerThanTheGraceFailsOverAndReconciles) {
-  const std::int64_t id = submit(job_yaml("longout", "--steps 250 --step-delay-ms 40 --ckpt-every 10",
-                                          "placement: {preferred: [alpha]}\n"));
+  const std::int64_t id =
+      submit(job_yaml("longout", "--steps 250 --step-delay-ms 40 --ckpt-every 10",
+                      "placement: {preferred: [alpha]}\n"));
   ASSERT_GT(id, 0);
   ASSERT_FALSE(wait_running_on(id, "alpha", 20).is_null());
   const std::string stale_token = attempt_token(attempts(id)[0]);
@@ -215,13 +218,13 @@ TEST_F(SlurmE2eTest, ChangedHostKeyIsRefusedNamingBothFingerprints) {
 // Shell metacharacters in the command and in environment values reach the job verbatim.
 TEST_F(SlurmE2eTest, ShellMetacharactersRunVerbatim) {
   const std::string canary = dir_->path() + "/pwned";
-  const std::string hostile = "a'b\"c $(touch " + canary + ") `touch " + canary + "` ; & | * ? ~ \\";
-  json spec = {
-      {"name", "quote.test_1"},
-      {"command", "printf '%s|%s' \"$HOSTILE\" 'lit $(x) `y`' > out.txt"},
-      {"env", {{"HOSTILE", hostile + "\nsecond line"}}},
-      {"resources", {{"nodes", 1}, {"gpus_per_node", 1}}},
-      {"placement", {{"allowed", {"alpha"}}}}};
+  const std::string hostile =
+      "a'b\"c $(touch " + canary + ") `touch " + canary + "` ; & | * ? ~ \\";
+  json spec = {{"name", "quote.test_1"},
+               {"command", "printf '%s|%s' \"$HOSTILE\" 'lit $(x) `y`' > out.txt"},
+               {"env", {{"HOSTILE", hostile + "\nsecond line"}}},
+               {"resources", {{"nodes", 1}, {"gpus_per_node", 1}}},
+               {"placement", {{"allowed", {"alpha"}}}}};
   HttpResponse r = call(url_, "POST", "/api/v1/jobs", spec.dump());
   ASSERT_EQ(r.status, 201) << r.body;
   const std::int64_t id = json::parse(r.body)["id"].get<std::int64_t>();

@@ -91,7 +91,6 @@ TEST_F(BrainResume, NodeLostOnAOneNodeClusterMovesTheJobElsewhere) {
     if (v.cluster == "alpha") alpha_verdict = v.reason;
   }
   EXPECT_THAT(alpha_verdict, HasSubstr("unusable node: alpha-n0"));
-
 }
 
 TEST_F(BrainResume, NodeLostOnABiggerClusterStaysThereAndExcludesTheNode) {

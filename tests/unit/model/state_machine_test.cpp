@@ -75,14 +75,13 @@ TEST(StateNames, RoundTrip) {
 }
 
 TEST(ExitCauses, InfraCausesAreTheMachinesFault) {
-  for (ExitCause c : {ExitCause::killed_by_signal, ExitCause::site_down, ExitCause::node_lost,
-                      ExitCause::launch_failed, ExitCause::lost, ExitCause::preempted,
-                      ExitCause::time_limit}) {
+  for (ExitCause c :
+       {ExitCause::killed_by_signal, ExitCause::site_down, ExitCause::node_lost,
+        ExitCause::launch_failed, ExitCause::lost, ExitCause::preempted, ExitCause::time_limit}) {
     EXPECT_TRUE(is_infra_cause(c)) << to_string(c);
   }
-  for (ExitCause c :
-       {ExitCause::succeeded, ExitCause::user_error, ExitCause::cancelled, ExitCause::none,
-        ExitCause::out_of_memory}) {
+  for (ExitCause c : {ExitCause::succeeded, ExitCause::user_error, ExitCause::cancelled,
+                      ExitCause::none, ExitCause::out_of_memory}) {
     EXPECT_FALSE(is_infra_cause(c)) << to_string(c);
   }
 }
