@@ -224,6 +224,7 @@ struct FailoverRun {
   std::size_t survivors = 0;  // job processes of the node still alive after kill_node
   std::optional<double> not_responding, down, job_final;  // Slurm's view
   std::string job_final_state;
+  std::string node_states;  // each State= the node went through, with its time ("MIXED@0.1 ...")
   std::optional<double> detected, placed, recovered;  // orchestrate's view (REST)
   std::string cause;
 };
@@ -337,9 +338,17 @@ FailoverRun failover_once(int poll_ms, Intervals& intervals) {
   std::thread slurm_poller([&] {
     bool node_down = false;
     bool job_final = false;
+    std::string last_state;
     while (!stopping() && Clock::now() < deadline && !(node_down && job_final)) {
       if (!node_down) {
         if (auto s = (*lab)->node_state("alpha", node)) {
+          if (*s != last_state) {
+            char when[32];
+            std::snprintf(when, sizeof when, "@%.2f", seconds_since(t0));
+            last_state = *s;
+            std::lock_guard<std::mutex> lock(mu);
+            run.node_states += (run.node_states.empty() ? "" : " ") + *s + when;
+          }
           if (s->find("NOT_RESPONDING") != std::string::npos || s->find('*') != std::string::npos)
             at(run.not_responding);
           if (s->rfind("DOWN", 0) == 0) {
@@ -418,6 +427,7 @@ void bench_failover(int runs, int poll_ms) {
         opt(r.down).c_str(), r.job_final_state.empty() ? "?" : r.job_final_state.c_str(),
         opt(r.job_final).c_str(), r.cause.c_str(), opt(r.detected).c_str(), opt(r.placed).c_str(),
         opt(r.recovered).c_str());
+    std::printf("        node %s\n", r.node_states.c_str());
     if (!r.ok) std::printf("        failed: %s\n", first_line(r.failure).c_str());
     std::fflush(stdout);
     done.push_back(r);
@@ -611,13 +621,21 @@ void bench_throughput(int launches, int polls) {
       throw std::runtime_error("the job to poll did not start within 60 s");
     }
     const std::string squeue = shell_command(slurm::squeue_by_name_argv(token)).value();
-    Series naive, exec, observe;
+    Series naive, floor, exec, observe;
     const auto end = Clock::now() + budget;
     for (int i = 0; i < polls && !stopping() && Clock::now() < end; ++i) {
       timed(naive, [&](std::string& error) {
         test::LabCommand c = (*lab)->ssh("alpha", squeue);
         if (c.exit_code != 0 || c.out.empty()) {
           error = c.err + c.out;
+          return false;
+        }
+        return true;
+      });
+      timed(floor, [&](std::string& error) {
+        auto r = site.ssh().exec("true");
+        if (!r || r->exit_status != 0) {
+          error = r ? r->err : r.error().message;
           return false;
         }
         return true;
@@ -641,6 +659,7 @@ void bench_throughput(int launches, int polls) {
     }
     print_series_table("polls/s",
                        {{"baseline: new `ssh` process per `squeue --name`", &naive},
+                        {"SshSession::exec(\"true\"): one channel, no Slurm (floor)", &floor},
                         {"SshSession::exec(squeue), one connection", &exec},
                         {"SlurmSite::observe (squeue + SFTP read of output.log)", &observe}},
                        naive);

@@ -14,7 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server_process.h"
+#include "tests/integration/e2e/job_waits.h"
+#include "tests/integration/e2e/server_process.h"
 
 namespace orch::e2e {
 
@@ -26,11 +27,6 @@ inline constexpr const char* kClustersYaml =
     "     unreachable_grace_s: 1, poll_interval_ms: 50}\n"
     "  - {name: beta, provider: local, nodes: 2, gpus_per_node: 2, accelerator: cpu-slot,\n"
     "     unreachable_grace_s: 1, poll_interval_ms: 50}\n";
-
-inline bool is_final(const json& job) {
-  const std::string s = job.value("state", "");
-  return s == "succeeded" || s == "failed" || s == "cancelled";
-}
 
 class E2eTest : public ::testing::Test {
  protected:
@@ -83,34 +79,13 @@ class E2eTest : public ::testing::Test {
            ", backoff: {initial_s: 0.1, max_s: 1}}\n";
   }
 
-  // POSTs a YAML spec; returns the new id, or 0 (after a test failure) when it was refused.
-  std::int64_t submit(const std::string& yaml) {
-    HttpResponse r = call(url_, "POST", "/api/v1/jobs", yaml, "application/yaml");
-    EXPECT_EQ(r.status, 201) << r.body << "\nspec:\n" << yaml;
-    json j = json::parse(r.body, nullptr, false);
-    if (r.status != 201 || !j.is_object() || !j["id"].is_number_integer()) return 0;
-    return j["id"].get<std::int64_t>();
-  }
+  std::int64_t submit(const std::string& yaml) { return submit_job(url_, yaml); }
+  json job(std::int64_t id) { return job_json(url_, id); }
+  json attempts(std::int64_t id) { return job_list(url_, id, "attempts"); }
 
-  json job(std::int64_t id) { return get_json(url_, "/api/v1/jobs/" + std::to_string(id)); }
-  json attempts(std::int64_t id) {
-    json a = get_json(url_, "/api/v1/jobs/" + std::to_string(id) + "/attempts");
-    return a.is_object() ? a["attempts"] : json::array();
-  }
-
-  // Polls the job every 50 ms until done(job) holds; on timeout fails the test with the job,
-  // its attempts and events, and returns null.
   json wait_job(std::int64_t id, const std::function<bool(const json&)>& done,
                 const std::string& what, milliseconds timeout = milliseconds(30000)) {
-    const auto deadline = SteadyClock::now() + timeout;
-    while (SteadyClock::now() < deadline) {
-      json j = job(id);
-      if (j.is_object() && done(j)) return j;
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    ADD_FAILURE() << "timed out after " << timeout.count() << " ms waiting for job " << id << " to "
-                  << what << describe_job(url_, id);
-    return nullptr;
+    return wait_for_job(url_, id, done, what, timeout);
   }
   json wait_final(std::int64_t id, milliseconds timeout = milliseconds(30000)) {
     return wait_job(id, is_final, "finish", timeout);

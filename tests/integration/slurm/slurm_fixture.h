@@ -17,16 +17,12 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/harness/slurm_lab.h"
+#include "tests/integration/e2e/job_waits.h"
 #include "tests/integration/e2e/server_process.h"
 
 namespace orch::e2e {
 
 using nlohmann::json;
-
-inline bool is_final(const json& job) {
-  const std::string s = job.value("state", "");
-  return s == "succeeded" || s == "failed" || s == "cancelled";
-}
 
 class SlurmE2eTest : public ::testing::Test {
  protected:
@@ -118,41 +114,19 @@ class SlurmE2eTest : public ::testing::Test {
            more;
   }
 
-  std::int64_t submit(const std::string& yaml) {
-    HttpResponse r = call(url_, "POST", "/api/v1/jobs", yaml, "application/yaml");
-    EXPECT_EQ(r.status, 201) << r.body << "\nspec:\n" << yaml;
-    json j = json::parse(r.body, nullptr, false);
-    if (r.status != 201 || !j.is_object() || !j["id"].is_number_integer()) return 0;
-    return j["id"].get<std::int64_t>();
-  }
-
-  json job(std::int64_t id) { return get_json(url_, "/api/v1/jobs/" + std::to_string(id)); }
-  json attempts(std::int64_t id) {
-    json a = get_json(url_, "/api/v1/jobs/" + std::to_string(id) + "/attempts");
-    return a.is_object() ? a["attempts"] : json::array();
-  }
-  json events(std::int64_t id) {
-    json e = get_json(url_, "/api/v1/jobs/" + std::to_string(id) + "/events");
-    return e.is_object() ? e["events"] : json::array();
-  }
+  std::int64_t submit(const std::string& yaml) { return submit_job(url_, yaml); }
+  json job(std::int64_t id) { return job_json(url_, id); }
+  json attempts(std::int64_t id) { return job_list(url_, id, "attempts"); }
+  json events(std::int64_t id) { return job_list(url_, id, "events"); }
   static int live_attempts(const json& list) {
     int live = 0;
     for (const auto& a : list) live += a["state"] != "exited" ? 1 : 0;
     return live;
   }
 
-  // Polls every 100 ms until done(job); on timeout fails with the job's story and returns null.
   json wait_job(std::int64_t id, const std::function<bool(const json&)>& done,
                 const std::string& what, milliseconds timeout = milliseconds(60000)) {
-    const auto deadline = SteadyClock::now() + timeout;
-    while (SteadyClock::now() < deadline) {
-      json j = job(id);
-      if (j.is_object() && done(j)) return j;
-      std::this_thread::sleep_for(milliseconds(100));
-    }
-    ADD_FAILURE() << "timed out after " << timeout.count() << " ms waiting for job " << id << " to "
-                  << what << describe_job(url_, id);
-    return nullptr;
+    return wait_for_job(url_, id, done, what, timeout, milliseconds(100));
   }
   json wait_final(std::int64_t id, milliseconds timeout = milliseconds(90000)) {
     return wait_job(id, is_final, "finish", timeout);
