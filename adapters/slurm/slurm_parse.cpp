@@ -298,4 +298,9 @@ Result<std::string> parse_sbatch_job_id(std::string_view output) {
   return std::string(id);
 }
 
+bool is_controller_unreachable(std::string_view stderr_text) {
+  return stderr_text.find("Unable to contact slurm controller") != std::string_view::npos ||
+         stderr_text.find("Socket timed out on send/recv") != std::string_view::npos;
+}
+
 }  // namespace orch::slurm

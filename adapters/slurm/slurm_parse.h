@@ -87,6 +87,10 @@ Result<std::vector<JobRecord>> parse_sacct(std::string_view output);
 // sacct's answer when the cluster keeps no accounting ("Slurm accounting storage is disabled").
 bool is_accounting_disabled(std::string_view sacct_stderr_or_stdout);
 
+// Slurm's client commands saying they cannot reach slurmctld ("Unable to contact slurm
+// controller (connect failure)", "Socket timed out on send/recv operation").
+bool is_controller_unreachable(std::string_view stderr_text);
+
 // `sbatch --parsable` prints "<id>" or "<id>;<cluster>" on stdout (pass stdout only: warnings
 // go to stderr). Anything but exactly one such line is an error.
 Result<std::string> parse_sbatch_job_id(std::string_view output);

@@ -43,6 +43,13 @@ Result<ExecResult> SlurmSite::run(const std::vector<std::string>& argv, bool all
   if (!command) return command.error();
   auto r = ssh_->exec(*command);
   if (!r) return r.error();
+  // A login node whose Slurm controller does not answer cannot say how its jobs are: the site
+  // is silent (its jobs may well be running), not the jobs failed.
+  if (r->exit_status != 0 && slurm::is_controller_unreachable(r->err)) {
+    return make_error(ErrorKind::unreachable, "site " + spec_.name + ": " + argv.front() +
+                                                  ": the Slurm controller does not answer: " +
+                                                  first_line(r->err));
+  }
   if (r->exit_status != 0 && !allow_failure) {
     std::string why = first_line(r->err.empty() ? r->out : r->err);
     return make_error(ErrorKind::io, "site " + spec_.name + ": " + argv.front() + " failed (exit " +

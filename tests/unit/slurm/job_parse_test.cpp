@@ -441,6 +441,16 @@ TEST(slurm_parse_sacct, AccountingDisabledIsRecognised) {
   EXPECT_FALSE(is_accounting_disabled(""));
 }
 
+// A cluster whose slurmctld is down: the site is silent, which is not a failed job.
+TEST(slurm_parse_errors, ControllerDownIsRecognised) {
+  EXPECT_TRUE(is_controller_unreachable(fixture("lab-22.05/squeue-controller-down.stderr.txt")));
+  EXPECT_TRUE(is_controller_unreachable(fixture("lab-22.05/sinfo-controller-down.stderr.txt")));
+  EXPECT_TRUE(is_controller_unreachable(
+      "squeue: error: slurm_receive_msg: Socket timed out on send/recv operation"));
+  EXPECT_FALSE(is_controller_unreachable(fixture("lab-22.05/sbatch-refused.stderr.txt")));
+  EXPECT_FALSE(is_controller_unreachable(""));
+}
+
 // ---- sbatch -------------------------------------------------------------------------------
 
 TEST(slurm_parse_sbatch, ParsableJobId) {
