@@ -54,6 +54,11 @@ test-unit: build
 bench: build
 	$(BUILD_DIR)/bin/bench_brain
 
+# Issue 3's figures on the real Slurm lab (as root, about 3 minutes); not part of `make bench`.
+.PHONY: bench-slurm
+bench-slurm: build lab-deps
+	$(BUILD_DIR)/bin/bench_slurm
+
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i
 
