@@ -17,43 +17,33 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/harness/slurm_lab.h"
-#include "tests/integration/e2e/job_waits.h"
-#include "tests/integration/e2e/server_process.h"
+#include "tests/integration/e2e/server_fixture.h"
 
 namespace orch::e2e {
 
-using nlohmann::json;
-
-class SlurmE2eTest : public ::testing::Test {
+class SlurmE2eTest : public ServerFixture {
  protected:
   // How long a silent login node keeps its jobs; tests about the grace change it.
   virtual double grace_s() const { return 20; }
 
   void SetUp() override {
+    poll_ = milliseconds(100);
+    wait_timeout_ = milliseconds(60000);
+    final_timeout_ = milliseconds(90000);
     auto lab = test::SlurmLab::start({"alpha", "beta"});
     ASSERT_TRUE(lab.ok()) << "the Slurm lab did not come up: " << lab.error().message;
     lab_ = std::move(*lab);
-    dir_ = std::make_unique<TempDir>();
-    state_ = dir_->path() + "/state";
-    config_ = dir_->path() + "/clusters.yaml";
-    write_file(config_, clusters_yaml());
-    start_server();
+    start_with(clusters_yaml());
   }
-
-  void TearDown() override {
-    if (server_) server_->stop();
-    if (HasFailure()) {
-      for (int i = 1; i <= starts_; ++i) {
-        std::cerr << "---- server log " << i << ":\n" << read_file(log_path(i)) << "\n";
-      }
-      for (const char* c : {"alpha", "beta"}) {
-        auto q = lab_->slurm(c, {"squeue", "-t", "all", "-o", "%i %j %T %r %N"});
-        std::cerr << "---- squeue on " << c << ":\n" << (q ? *q : q.error().message) << "\n";
-      }
+  void on_failure() override {
+    for (const char* c : {"alpha", "beta"}) {
+      auto q = lab_->slurm(c, {"squeue", "-t", "all", "-o", "%i %j %T %r %N"});
+      std::cerr << "---- squeue on " << c << ":\n" << (q ? *q : q.error().message) << "\n";
     }
-    server_.reset();
+  }
+  void before_cleanup() override {
+    if (server_) server_->stop();
     lab_.reset();  // down.sh: every daemon and job process of the lab
-    dir_.reset();
   }
 
   std::string cluster_yaml(const std::string& name) const {
@@ -83,20 +73,6 @@ class SlurmE2eTest : public ::testing::Test {
     return "clusters:\n" + cluster_yaml("alpha") + cluster_yaml("beta");
   }
 
-  std::string log_path(int n) const {
-    return dir_->path() + "/server-" + std::to_string(n) + ".log";
-  }
-
-  // Starts (or restarts, on the same state dir) the server; `faults` goes to ORCH_FAULTS.
-  void start_server(const std::string& faults = "") {
-    if (!faults.empty()) setenv("ORCH_FAULTS", faults.c_str(), 1);
-    std::string error;
-    server_ = ServerProcess::start(config_, state_, log_path(++starts_), error);
-    unsetenv("ORCH_FAULTS");
-    ASSERT_TRUE(server_) << "orchestrate serve did not start: " << error;
-    url_ = server_->url();
-  }
-
   // A toy-trainer job on 1 node x 2 GPUs whose checkpoints go under the site's checkpoint root
   // ($ORCH_CHECKPOINT_ROOT, which differs per cluster), as a job on rented clusters would. It
   // keeps every checkpoint: an attempt that ran on through an outage must not delete the one
@@ -114,23 +90,12 @@ class SlurmE2eTest : public ::testing::Test {
            more;
   }
 
-  std::int64_t submit(const std::string& yaml) { return submit_job(url_, yaml); }
-  json job(std::int64_t id) { return job_json(url_, id); }
-  json attempts(std::int64_t id) { return job_list(url_, id, "attempts"); }
-  json events(std::int64_t id) { return job_list(url_, id, "events"); }
   static int live_attempts(const json& list) {
     int live = 0;
     for (const auto& a : list) live += a["state"] != "exited" ? 1 : 0;
     return live;
   }
 
-  json wait_job(std::int64_t id, const std::function<bool(const json&)>& done,
-                const std::string& what, milliseconds timeout = milliseconds(60000)) {
-    return wait_for_job(url_, id, done, what, timeout, milliseconds(100));
-  }
-  json wait_final(std::int64_t id, milliseconds timeout = milliseconds(90000)) {
-    return wait_job(id, is_final, "finish", timeout);
-  }
   json wait_running_on(std::int64_t id, const std::string& cluster, int step) {
     return wait_job(
         id,
@@ -158,12 +123,6 @@ class SlurmE2eTest : public ::testing::Test {
   }
 
   std::unique_ptr<test::SlurmLab> lab_;
-  std::unique_ptr<TempDir> dir_;
-  std::string state_;
-  std::string config_;
-  std::unique_ptr<ServerProcess> server_;
-  std::string url_;
-  int starts_ = 0;
 };
 
 }  // namespace orch::e2e

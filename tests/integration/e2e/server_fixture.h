@@ -1,0 +1,119 @@
+#pragma once
+// The base of every end-to-end fixture: a fresh temp dir with a clusters file, a real
+// `orchestrate serve` on it (started and restarted on the same state dir), what a test does
+// with a job over REST (submit, read, wait by polling), and the server's logs printed when a
+// test fails. E2eTest (local sites) and SlurmE2eTest (a real Slurm lab) add their clusters.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/integration/e2e/server_process.h"
+
+namespace orch::e2e {
+
+using nlohmann::json;
+
+inline bool is_final(const json& job) {
+  const std::string s = job.value("state", "");
+  return s == "succeeded" || s == "failed" || s == "cancelled";
+}
+
+class ServerFixture : public ::testing::Test {
+ protected:
+  // Writes the clusters file into a fresh temp dir and starts the server on it.
+  void start_with(const std::string& clusters_yaml) {
+    dir_ = std::make_unique<TempDir>();
+    state_ = dir_->path() + "/state";
+    config_ = dir_->path() + "/clusters.yaml";
+    write_file(config_, clusters_yaml);
+    start_server();
+  }
+
+  void TearDown() override {
+    if (server_) server_->stop();
+    if (HasFailure()) {
+      for (int i = 1; i <= starts_; ++i) {
+        std::cerr << "---- server log " << i << ":\n" << read_file(log_path(i)) << "\n";
+      }
+      on_failure();
+    }
+    before_cleanup();
+    server_.reset();
+    dir_.reset();
+  }
+  virtual void on_failure() {}      // more to print when a test failed
+  virtual void before_cleanup() {}  // runs before the temp dir goes
+
+  std::string log_path(int n) const {
+    return dir_->path() + "/server-" + std::to_string(n) + ".log";
+  }
+
+  // Starts (or restarts, on the same state dir) the server, with `faults` in ORCH_FAULTS;
+  // fails the test if it does not come up.
+  void start_server(const std::string& faults = "") {
+    if (!faults.empty()) setenv("ORCH_FAULTS", faults.c_str(), 1);
+    std::string error;
+    server_ = ServerProcess::start(config_, state_, log_path(++starts_), error);
+    unsetenv("ORCH_FAULTS");
+    ASSERT_TRUE(server_) << "orchestrate serve did not start: " << error;
+    url_ = server_->url();
+  }
+
+  // POSTs a YAML spec; returns the new id, or 0 (after a test failure) when it was refused.
+  std::int64_t submit(const std::string& yaml) {
+    HttpResponse r = call(url_, "POST", "/api/v1/jobs", yaml, "application/yaml");
+    EXPECT_EQ(r.status, 201) << r.body << "\nspec:\n" << yaml;
+    json j = json::parse(r.body, nullptr, false);
+    if (r.status != 201 || !j.is_object() || !j["id"].is_number_integer()) return 0;
+    return j["id"].get<std::int64_t>();
+  }
+  json job(std::int64_t id) { return get_json(url_, "/api/v1/jobs/" + std::to_string(id)); }
+  json attempts(std::int64_t id) { return job_list(id, "attempts"); }
+  json events(std::int64_t id) { return job_list(id, "events"); }
+
+  // Polls the job every poll_ until done(job) holds; on timeout fails the test with the job,
+  // its attempts and events, and returns null.
+  json wait_job(std::int64_t id, const std::function<bool(const json&)>& done,
+                const std::string& what, std::optional<milliseconds> timeout = std::nullopt) {
+    const milliseconds limit = timeout.value_or(wait_timeout_);
+    const auto deadline = SteadyClock::now() + limit;
+    while (SteadyClock::now() < deadline) {
+      json j = job(id);
+      if (j.is_object() && done(j)) return j;
+      std::this_thread::sleep_for(poll_);
+    }
+    ADD_FAILURE() << "timed out after " << limit.count() << " ms waiting for job " << id << " to "
+                  << what << describe_job(url_, id);
+    return nullptr;
+  }
+  json wait_final(std::int64_t id) { return wait_job(id, is_final, "finish", final_timeout_); }
+
+  std::unique_ptr<TempDir> dir_;
+  std::string state_;
+  std::string config_;
+  std::unique_ptr<ServerProcess> server_;
+  std::string url_;
+  int starts_ = 0;
+  milliseconds poll_{50};
+  milliseconds wait_timeout_{30000};
+  milliseconds final_timeout_{30000};
+
+ private:
+  json job_list(std::int64_t id, const std::string& what) {
+    json a = get_json(url_, "/api/v1/jobs/" + std::to_string(id) + "/" + what);
+    return a.is_object() ? a[what] : json::array();
+  }
+};
+
+}  // namespace orch::e2e
