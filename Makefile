@@ -3,7 +3,8 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Dev
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake g++ ninja-build ccache pkg-config libboost-dev libssh-dev libsqlite3-dev \
-  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev \
+  libssl-dev
 LAB_PACKAGES := slurmctld slurmd slurm-client munge openssh-server openssh-client rsync
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

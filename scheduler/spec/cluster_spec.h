@@ -38,6 +38,16 @@ struct SlurmSpec {
   int pre_term_s = 120;
 };
 
+// How attempts run on a Kubernetes cluster (provider kubernetes; issue 6).
+struct KubernetesSpec {
+  std::string kubeconfig;   // path; "~/" expands to $HOME
+  std::string context;      // empty: the kubeconfig's current-context
+  std::string namespace_;   // empty: the context's namespace, else "default"
+  std::string image;        // container image the job's command runs in
+  std::string gpu_resource = "nvidia.com/gpu";  // extended resource requested per pod
+  int termination_grace_s = 120;  // time to save a checkpoint after SIGTERM
+};
+
 struct ClusterSpec {
   std::string name;
   std::string provider = "local";        // local | slurm | kubernetes (later issues)
@@ -53,6 +63,7 @@ struct ClusterSpec {
   int poll_interval_ms = 1000;         // how often the site worker polls
   SshSpec ssh;                         // provider slurm
   SlurmSpec slurm;                     // provider slurm
+  KubernetesSpec kubernetes;           // provider kubernetes
 
   int total_gpus() const { return nodes * gpus_per_node; }
 };
