@@ -3,7 +3,6 @@
 // is one such transaction plus its work, so the ratio shows what the decisions themselves cost.
 //
 //   build/bin/bench_brain [--events N]
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "bench/bench_util.h"
 #include "scheduler/brain/brain.h"
 
 using namespace orch;  // NOLINT: a benchmark's main file
@@ -48,10 +48,9 @@ struct Bench {
 };
 
 double per_second(int n, const std::function<void(int)>& body) {
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = bench::SteadyClock::now();
   for (int i = 0; i < n; ++i) body(i);
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return n / s;
+  return n / bench::seconds_since(t0);
 }
 
 JobSpec job() {

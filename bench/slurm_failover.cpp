@@ -1,0 +1,327 @@
+#include "bench/slurm_failover.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/bench_util.h"
+#include "bench/slurm_lab_util.h"
+#include "tests/harness/slurm_lab.h"
+#include "tests/integration/e2e/server_process.h"
+
+namespace orch::bench {
+
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+struct FailoverRun {
+  bool ok = false;
+  std::string failure;
+  double kill_s = 0;              // how long kill_node itself took
+  std::size_t job_processes = 0;  // the job's processes on the node before the kill
+  std::size_t survivors = 0;      // ... and still alive after kill_node (SIGKILLed then)
+  std::optional<double> not_responding, down, job_final;  // Slurm's view, polled
+  std::optional<double> logged_down;  // slurmctld.log's "setting DOWN", to the millisecond
+  double slurm_poll_ms = 0;           // the Slurm poller's achieved period
+  std::string job_final_state;
+  std::string node_states;  // each State= the node went through, with its time ("MIXED@0.1 ...")
+  std::optional<double> detected, placed, recovered;  // orchestrate's view (REST)
+  std::string cause;
+};
+
+std::string cluster_yaml(const test::LabCluster& c, int poll_ms) {
+  return "  - name: " + c.name +
+         "\n    provider: slurm\n    nodes: " + std::to_string(c.nodes.size()) +
+         "\n    gpus_per_node: 8\n    accelerator: cpu-slot\n    peak_tflops: 0.001\n"
+         "    unreachable_grace_s: 20\n    poll_interval_ms: " +
+         std::to_string(poll_ms) + "\n    storage: {root: " + c.storage_root +
+         ", checkpoints: " + c.storage_root + "/ckpt}\n    ssh: {host: " + c.host +
+         ", port: " + std::to_string(c.ssh_port) + ", user: " + c.user +
+         ", key_file: " + c.key_file + ", known_hosts: " + c.known_hosts +
+         ", connect_timeout_s: 2, command_timeout_s: 20}\n";
+}
+
+// The toy trainer, a checkpoint every 10 steps (kept: the replacement resumes from one),
+// long enough to outlive the measurement; restarts after 0.1 s.
+std::string job_yaml(double backoff_s) {
+  return "name: failover\ncommand: " ORCH_BIN_DIR
+         "/toy_trainer --dim 32 --batch 16 --steps 100000 --step-delay-ms 40 --ckpt-every 10"
+         " --keep-ckpts 0 --ckpt-dir \"$ORCH_CHECKPOINT_ROOT/failover\"\n"
+         "resources: {nodes: 1, gpus_per_node: 2}\n"
+         "model: {parameters: 1024}\n"
+         "checkpoint: {interval_steps: 10}\n"
+         "restart: {max_infra_restarts: 3, max_user_restarts: 0, backoff: {initial_s: " +
+         std::to_string(backoff_s) + ", max_s: " + std::to_string(std::max(1.0, backoff_s)) +
+         "}}\n"
+         "placement: {preferred: [alpha]}\n";
+}
+
+// Joins a poller thread however the scope ends; on an exception it asks the poller to stop first.
+class JoinOnExit {
+ public:
+  JoinOnExit(std::thread& thread, std::atomic<bool>& quit) : thread_(thread), quit_(quit) {}
+  ~JoinOnExit() {
+    if (std::uncaught_exceptions() > 0) quit_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  JoinOnExit(const JoinOnExit&) = delete;
+  JoinOnExit& operator=(const JoinOnExit&) = delete;
+
+ private:
+  std::thread& thread_;
+  std::atomic<bool>& quit_;
+};
+
+struct Intervals {
+  std::string slurmd_timeout, message_timeout, scheduler_parameters;
+};
+
+FailoverRun failover_once(const FailoverOptions& o, Intervals& intervals) {
+  FailoverRun run;
+  auto lab = start_lab({"alpha", "beta"});
+  if (intervals.slurmd_timeout.empty()) {
+    intervals.slurmd_timeout = slurm_config(**lab, "alpha", "SlurmdTimeout");
+    intervals.message_timeout = slurm_config(**lab, "alpha", "MessageTimeout");
+    intervals.scheduler_parameters = slurm_config(**lab, "alpha", "SchedulerParameters");
+  }
+  e2e::TempDir dir;
+  const std::string config = dir.path() + "/clusters.yaml";
+  const std::string log = dir.path() + "/server.log";
+  e2e::write_file(config, "clusters:\n" + cluster_yaml((*lab)->cluster("alpha"), o.poll_ms) +
+                              cluster_yaml((*lab)->cluster("beta"), o.poll_ms));
+  std::string error;
+  auto server = e2e::ServerProcess::start(config, dir.path() + "/state", log, error);
+  if (!server) {
+    run.failure = "orchestrate serve did not start: " + error;
+    return run;
+  }
+  const std::string url = server->url();
+  auto fail = [&](const std::string& why) {
+    run.failure = why;
+    std::string text = e2e::read_file(log);
+    if (text.size() > 3000) text = text.substr(text.size() - 3000);
+    std::cerr << "  run failed: " << why << "\n  ---- server log (tail):\n" << text << "\n";
+    server->stop();
+    return run;
+  };
+
+  HttpResponse r =
+      e2e::call(url, "POST", "/api/v1/jobs", job_yaml(o.backoff_s), "application/yaml");
+  json created = json::parse(r.body, nullptr, false);
+  if (r.status != 201 || !created.is_object() || !created["id"].is_number_integer()) {
+    return fail("submit: " + std::to_string(r.status) + " " + r.body);
+  }
+  const std::string job_path = "/api/v1/jobs/" + std::to_string(created["id"].get<long>());
+  const bool started = wait_for(
+      [&] {
+        json j = e2e::get_json(url, job_path);
+        return j.is_object() && j["state"] == "running" && j["cluster"] == "alpha" &&
+               j["step"].is_number() && j["step"].get<int>() >= 25 &&
+               !j["last_checkpoint"].is_null();
+      },
+      milliseconds(90000));
+  if (!started) {
+    return fail(stopping() ? "interrupted"
+                           : "the job did not run on alpha past step 25 with a checkpoint");
+  }
+  json before = e2e::get_json(url, job_path + "/attempts");
+  if (!before.is_object() || before["attempts"].size() != 1) return fail("not one attempt");
+  const std::string token = before["attempts"][0].value("token", "");
+  const test::LabCluster& alpha = (*lab)->cluster("alpha");
+  const std::string node = alpha.nodes.at(0);
+
+  run.job_processes = job_processes_on(alpha.slurm_conf, node).size();
+  // The crash. Time runs from just before the kill (conservative: the kill itself counts).
+  const auto wall0 = std::chrono::system_clock::now();
+  const auto t0 = SteadyClock::now();
+  if (auto k = (*lab)->kill_node("alpha", node); !k) return fail("kill_node: " + k.error().message);
+  run.kill_s = seconds_since(t0);
+  // On a real machine the job's processes die with it; kill-node kills the stepd's descendants,
+  // this catches anything that escaped them (there should be nothing).
+  run.survivors = kill_all(job_processes_on(alpha.slurm_conf, node));
+
+  const auto deadline = t0 + milliseconds(120000);
+  std::mutex mu;  // guards run's optionals between the two pollers
+  auto at = [&](std::optional<double>& slot) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!slot) slot = seconds_since(t0);
+  };
+  // Slurm's view every 100 ms plus the two commands' time: the node's state, the job's state.
+  std::atomic<bool> quit{false};
+  std::thread slurm_poller([&] {
+    bool node_down = false;
+    bool job_final = false;
+    std::string last_state;
+    int rounds = 0;
+    while (!stopping() && !quit && SteadyClock::now() < deadline && !(node_down && job_final)) {
+      if (!node_down) {
+        if (auto s = (*lab)->node_state("alpha", node)) {
+          if (*s != last_state) {
+            char when[32];
+            std::snprintf(when, sizeof when, "@%.2f", seconds_since(t0));
+            last_state = *s;
+            std::lock_guard<std::mutex> lock(mu);
+            run.node_states += (run.node_states.empty() ? "" : " ") + *s + when;
+          }
+          if (s->find("NOT_RESPONDING") != std::string::npos || s->find('*') != std::string::npos)
+            at(run.not_responding);
+          if (s->rfind("DOWN", 0) == 0) {
+            at(run.not_responding);
+            at(run.down);
+            node_down = true;
+          }
+        }
+      }
+      if (!job_final) {
+        auto q =
+            (*lab)->slurm("alpha", {"squeue", "-h", "-t", "all", "--name=" + token, "-o", "%T"});
+        std::string state = q ? first_line(*q) : "";
+        if (!state.empty() && state != "RUNNING" && state != "COMPLETING") {
+          at(run.job_final);
+          std::lock_guard<std::mutex> lock(mu);
+          run.job_final_state = state;
+          job_final = true;
+        }
+      }
+      ++rounds;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    run.slurm_poll_ms = rounds > 0 ? 1000.0 * seconds_since(t0) / rounds : 0;
+  });
+  JoinOnExit join_poller(slurm_poller, quit);
+  // orchestrate's view every 50 ms, through REST as any client sees it.
+  while (!stopping() && SteadyClock::now() < deadline) {
+    json a = e2e::get_json(url, job_path + "/attempts");
+    if (a.is_object()) {
+      for (const auto& att : a["attempts"]) {
+        if (att.value("token", "") == token && att.value("state", "") == "exited" &&
+            !run.detected) {
+          at(run.detected);
+          run.cause = att.value("cause", "");
+        }
+        if (att.value("cluster", "") == "beta") at(run.placed);
+      }
+    }
+    json j = e2e::get_json(url, job_path);
+    if (j.is_object() && j["state"] == "running" && j["cluster"] == "beta") {
+      at(run.recovered);
+      break;
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  slurm_poller.join();
+  const std::string ctld_log = (*lab)->dir() + "/alpha/log/slurmctld.log";
+  run.logged_down = logged_after(ctld_log, node, "setting DOWN", wall0);
+  if (!run.recovered) {
+    return fail(stopping() ? "interrupted"
+                           : "no replacement running on beta within 120 s of the kill");
+  }
+  run.ok = true;
+  server->stop();
+  return run;
+}
+
+std::string opt(const std::optional<double>& v) {
+  if (!v) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", *v);
+  return buf;
+}
+
+}  // namespace
+
+void bench_failover(const FailoverOptions& o) {
+  std::printf("\n== 1. node crash under a running job: detection and recovery (%d runs) ==\n",
+              o.runs);
+  std::fflush(stdout);
+  if (o.slurmd_timeout > 0) {
+    // SlurmLab::start runs up.sh with this process's environment.
+    setenv("LAB_SLURMD_TIMEOUT", std::to_string(o.slurmd_timeout).c_str(), 1);
+  }
+  std::vector<FailoverRun> done;
+  Intervals intervals;
+  for (int i = 1; i <= o.runs && !stopping(); ++i) {
+    std::fprintf(stderr, "failover run %d/%d (load %.2f)\n", i, o.runs, load_average());
+    FailoverRun r;
+    try {
+      r = failover_once(o, intervals);
+    } catch (const std::exception& e) {
+      r.failure = e.what();
+    }
+    std::printf(
+        "run %d: %s kill_node %.2fs, job processes %zu, left by it %zu | polled: NOT_RESPONDING "
+        "%s, "
+        "DOWN %s, job %s %s | slurmctld.log: setting DOWN %s | orchestrate: exited(%s) %s, placed "
+        "on "
+        "beta %s, running on beta %s (s)\n",
+        i, r.ok ? "ok  " : "FAIL", r.kill_s, r.job_processes, r.survivors,
+        opt(r.not_responding).c_str(), opt(r.down).c_str(),
+        r.job_final_state.empty() ? "?" : r.job_final_state.c_str(), opt(r.job_final).c_str(),
+        opt(r.logged_down).c_str(), r.cause.c_str(), opt(r.detected).c_str(), opt(r.placed).c_str(),
+        opt(r.recovered).c_str());
+    std::printf("        scontrol State=: %s\n", r.node_states.c_str());
+    if (!r.ok) std::printf("        failed: %s\n", first_line(r.failure).c_str());
+    std::fflush(stdout);
+    done.push_back(r);
+  }
+  std::vector<double> nr, ldown, down, jf, det, placed, rec, det_share, rec_share, period;
+  for (const auto& r : done) {
+    if (r.not_responding) nr.push_back(*r.not_responding);
+    if (r.logged_down) ldown.push_back(*r.logged_down);
+    if (r.down) down.push_back(*r.down);
+    if (r.job_final) jf.push_back(*r.job_final);
+    if (r.detected) det.push_back(*r.detected);
+    if (r.placed) placed.push_back(*r.placed);
+    if (r.recovered) rec.push_back(*r.recovered);
+    if (r.detected && r.logged_down) det_share.push_back(*r.detected - *r.logged_down);
+    if (r.recovered && r.detected) rec_share.push_back(*r.recovered - *r.detected);
+    if (r.slurm_poll_ms > 0) period.push_back(r.slurm_poll_ms);
+  }
+  std::printf("\n%-60s %8s %8s %5s\n", "seconds from the kill until", "median", "max", "runs");
+  auto row = [](const char* name, const std::vector<double>& v) {
+    if (v.empty()) {
+      std::printf("%-60s %8s %8s %5d\n", name, "-", "-", 0);
+    } else {
+      std::printf("%-60s %8.2f %8.2f %5zu\n", name, median(v), max_of(v), v.size());
+    }
+  };
+  row("Slurm: scontrol shows the node NOT_RESPONDING (polled)", nr);
+  row("Slurm: scontrol shows the node DOWN (polled)", down);
+  row("Slurm: node set DOWN (slurmctld.log, ms; baseline)", ldown);
+  row("Slurm: squeue shows the job ended (NODE_FAIL; polled)", jf);
+  row("orchestrate: attempt on alpha exited (detection)", det);
+  row("orchestrate: replacement attempt on beta (placed)", placed);
+  row("orchestrate: job running on beta (recovery, end to end)", rec);
+  std::printf("shares\n");
+  row("  detection after Slurm's DOWN (orchestrate's part)", det_share);
+  row("  recovery after detection (orchestrate + beta's Slurm)", rec_share);
+  if (!rec.empty()) {
+    const double p95 = percentile(rec, 95);
+    std::printf("end to end p95 (nearest rank over %zu runs): %.2f s; goal <= 30 s: %s\n",
+                rec.size(), p95, p95 <= 30 ? "met" : "NOT met");
+  }
+  std::printf(
+      "intervals: Slurm SlurmdTimeout %s, MessageTimeout %s, SchedulerParameters %s; site worker "
+      "poll %d ms; inventory every 60 polls of a busy site and after an attempt ends; brain tick "
+      "250 ms; job restart backoff %.1f s; REST polled every 50 ms, Slurm every ~%.0f ms "
+      "(achieved)\n",
+      intervals.slurmd_timeout.c_str(), intervals.message_timeout.c_str(),
+      intervals.scheduler_parameters.c_str(), o.poll_ms, o.backoff_s, median(period));
+  std::fflush(stdout);
+}
+
+}  // namespace orch::bench
