@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "scheduler/model/accelerators.h"
@@ -123,8 +124,47 @@ void read_slurm(const MapView& entry, ClusterSpec& c) {
   slurm.read_int("pre_term_s", s.pre_term_s, 0, 65535, "seconds such as 120");
 }
 
+void read_kubernetes(const MapView& entry, ClusterSpec& c) {
+  MapView k = entry.child("kubernetes", "kubernetes",
+                          {"kubeconfig", "context", "namespace", "image", "gpu_resource",
+                           "termination_grace_s"},
+                          "a map such as {kubeconfig: ~/.kube/config, context: gpu-cloud, "
+                          "image: nvcr.io/nvidia/pytorch:24.05-py3}");
+  KubernetesSpec& s = c.kubernetes;
+  k.read_string("kubeconfig", s.kubeconfig, yaml::kNonEmpty, "a kubeconfig file");
+  k.read_string("context", s.context, yaml::kNonEmpty, "a context of the kubeconfig");
+  k.read_string("namespace", s.namespace_, yaml::kNonEmpty, "a namespace");
+  k.read_string("image", s.image, yaml::kNonEmpty, "a container image");
+  k.read_string("gpu_resource", s.gpu_resource, yaml::kNonEmpty,
+                "an extended resource such as nvidia.com/gpu");
+  k.read_int("termination_grace_s", s.termination_grace_s, 0, 86400, "seconds such as 120");
+  if (entry.reader().failed()) return;
+  if (!entry.has("kubernetes")) {
+    entry.reader().fail(entry.position(),
+                        "cluster \"" + c.name + "\" has provider kubernetes but no " +
+                            "\"kubernetes\" section",
+                        "kubernetes {kubeconfig, image} for a kubernetes cluster");
+    return;
+  }
+  k.require("kubeconfig", "a kubeconfig file such as ~/.kube/config");
+  k.require("image", "the container image jobs run in");
+}
+
+// The provider each provider-specific section belongs to.
+constexpr std::pair<std::string_view, std::string_view> kSectionOwners[] = {
+    {"ssh", "slurm"}, {"slurm", "slurm"}, {"kubernetes", "kubernetes"}};
+
 void read_provider_sections(const MapView& entry, ClusterSpec& c) {
   yaml::Reader& r = entry.reader();
+  for (auto [section, owner] : kSectionOwners) {
+    if (!entry.has(section) || owner == c.provider) continue;
+    r.fail(entry.key_position(section),
+           "\"" + std::string(section) + "\" applies only to provider " + std::string(owner) +
+               ", and cluster \"" + c.name + "\" has provider " + c.provider,
+           "provider: " + std::string(owner) + ", or no \"" + std::string(section) + "\" section");
+    return;
+  }
+  if (c.provider == "kubernetes") read_kubernetes(entry, c);
   if (c.provider == "slurm") {
     read_slurm(entry, c);
     if (!r.failed()) read_ssh(entry, c);
@@ -132,15 +172,6 @@ void read_provider_sections(const MapView& entry, ClusterSpec& c) {
       r.fail(entry.position(), "cluster \"" + c.name + "\" has provider slurm but no storage.root",
              "storage: {root: <a directory on the cluster's shared filesystem>}");
     }
-    return;
-  }
-  for (std::string_view section : {"ssh", "slurm"}) {
-    if (!entry.has(section)) continue;
-    r.fail(entry.key_position(section),
-           "\"" + std::string(section) + "\" applies only to provider slurm, and cluster \"" +
-               c.name + "\" has provider " + c.provider,
-           "provider: slurm, or no \"" + std::string(section) + "\" section");
-    return;
   }
 }
 
@@ -186,7 +217,8 @@ void read_clusters(const MapView& file, std::vector<ClusterSpec>& out) {
     }
     MapView entry(r, item, context,
                   {"name", "provider", "nodes", "gpus_per_node", "accelerator", "peak_tflops",
-                   "storage", "unreachable_grace_s", "poll_interval_ms", "ssh", "slurm"},
+                   "storage", "unreachable_grace_s", "poll_interval_ms", "ssh", "slurm",
+                   "kubernetes"},
                   kClusterExample);
     if (r.failed()) break;
     if (!item.IsMap()) {
