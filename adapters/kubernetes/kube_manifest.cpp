@@ -1,0 +1,490 @@
+#include "adapters/kubernetes/kube_manifest.h"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace orch::kube {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::size_t kMaxLabelValue = 63;
+constexpr std::size_t kMaxSubdomain = 253;
+constexpr std::size_t kMaxAnnotationName = 256;  // bytes of the job's name kept
+constexpr std::size_t kHashSuffix = 9;           // "-" and 8 hex digits
+
+Error invalid(std::string message) {
+  return make_error(ErrorKind::invalid, std::move(message));
+}
+
+bool is_lower_alnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+bool is_alnum(char c) {
+  return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
+}
+
+bool is_control(char c) {
+  auto u = static_cast<unsigned char>(c);
+  return u < 0x20 || u == 0x7f;
+}
+
+// A label value: empty, or up to 63 of [A-Za-z0-9._-] starting and ending alphanumeric.
+bool is_label_value(std::string_view s) {
+  if (s.empty()) return true;
+  if (s.size() > kMaxLabelValue || !is_alnum(s.front()) || !is_alnum(s.back())) return false;
+  for (char c : s) {
+    if (!is_alnum(c) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+// A DNS-1123 subdomain: dot-separated DNS labels, at most 253 characters in all.
+bool is_dns_subdomain(std::string_view s) {
+  if (s.empty() || s.size() > kMaxSubdomain) return false;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t dot = s.find('.', start);
+    std::string_view part =
+        s.substr(start, dot == std::string_view::npos ? s.size() - start : dot - start);
+    if (!is_dns_label(part)) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
+bool is_valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t n = 0;
+    std::uint32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+      cp = c & 0x1Fu;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      cp = c & 0x0Fu;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      cp = c & 0x07u;
+    } else {
+      return false;
+    }
+    if (i + n >= s.size()) return false;  // truncated sequence
+    for (std::size_t k = 1; k <= n; ++k) {
+      auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0u) != 0x80u) return false;
+      cp = (cp << 6u) | (cc & 0x3Fu);
+    }
+    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+// A value that becomes a string the process receives (argv element or env value).
+Result<void> check_process_string(std::string_view value, const std::string& what) {
+  if (value.find('\0') != std::string_view::npos) {
+    return invalid(what + " contains a NUL byte, which no process can receive");
+  }
+  if (!is_valid_utf8(value)) {
+    return invalid(what +
+                   " is not valid UTF-8: the Kubernetes API carries text only, and would "
+                   "replace the bytes");
+  }
+  return Ok{};
+}
+
+Result<void> check_token(const std::string& token) {
+  if (!token.empty() && is_label_value(token)) return Ok{};
+  return invalid("launch token '" + token +
+                 "' cannot be a Kubernetes label value: use 1-63 characters from "
+                 "[A-Za-z0-9._-], starting and ending with a letter or digit");
+}
+
+bool is_env_name(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name) {
+    if (!is_alnum(c) && c != '_') return false;
+  }
+  return true;
+}
+
+// "nvidia.com/gpu", "amd.com/gpu", "gpu": [prefix/]name, the name at most 63 characters of
+// [A-Za-z0-9._-] starting and ending alphanumeric, the prefix a DNS subdomain.
+bool is_resource_name(std::string_view s) {
+  std::size_t slash = s.find('/');
+  std::string_view name = slash == std::string_view::npos ? s : s.substr(slash + 1);
+  if (slash != std::string_view::npos && !is_dns_subdomain(s.substr(0, slash))) return false;
+  return !name.empty() && is_label_value(name);
+}
+
+Result<void> check_image(const std::string& image, const std::string& cluster) {
+  bool ok = !image.empty();
+  for (char c : image) ok = ok && !is_control(c) && c != ' ';
+  if (ok) return Ok{};
+  return invalid("kubernetes.image of cluster '" + cluster + "' is '" + image +
+                 "': give the container image the job runs in, such as "
+                 "nvcr.io/nvidia/pytorch:24.05-py3 (no blanks or control characters)");
+}
+
+std::uint32_t fnv1a(std::string_view s) {
+  std::uint32_t h = 2166136261u;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 16777619u;
+  }
+  return h;
+}
+
+std::string hex8(std::uint32_t v) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(8, '0');
+  for (int i = 7; i >= 0; --i) {
+    out[static_cast<std::size_t>(i)] = kDigits[v & 0xFu];
+    v >>= 4u;
+  }
+  return out;
+}
+
+void trim_dashes(std::string& s) {
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  std::size_t lead = 0;
+  while (lead < s.size() && s[lead] == '-') ++lead;
+  s.erase(0, lead);
+}
+
+// A Service name is a DNS-1035 label: it must start with a letter.
+std::string service_name_for(const std::string& job_name) {
+  if (!job_name.empty() && job_name[0] >= 'a' && job_name[0] <= 'z') return job_name;
+  return "orch-" + job_name;
+}
+
+// The job's display name as an annotation: control characters as '?', at most 256 bytes cut
+// at a UTF-8 boundary, invalid UTF-8 as '?'.
+std::string annotation_text(const std::string& name) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < name.size()) {
+    auto c = static_cast<unsigned char>(name[i]);
+    std::size_t len = 1;
+    std::string piece(1, is_control(name[i]) ? '?' : name[i]);
+    if (c >= 0x80) {
+      len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+      std::string_view seq = std::string_view(name).substr(i, len);
+      if (seq.size() == len && is_valid_utf8(seq)) {
+        piece = seq;
+      } else {
+        piece = "?";
+        len = 1;
+      }
+    }
+    if (out.size() + piece.size() > kMaxAnnotationName) break;
+    out += piece;
+    i += len;
+  }
+  return out;
+}
+
+Json labels_of(const LaunchRequest& r) {
+  Json labels = Json::object();
+  labels[std::string(kTokenLabel)] = r.token;
+  labels[std::string(kJobIdLabel)] = std::to_string(r.job_id);
+  labels[std::string(kAttemptLabel)] = std::to_string(r.attempt_no);
+  labels["app.kubernetes.io/managed-by"] = "orchestrate";
+  return labels;
+}
+
+Result<Json> container_env(const LaunchRequest& r, const ClusterSpec& cluster,
+                           const std::string& rendezvous) {
+  std::map<std::string, std::string> env = r.env;
+  env["ORCH_TOKEN"] = r.token;
+  env["ORCH_JOB_ID"] = std::to_string(r.job_id);
+  env["ORCH_ATTEMPT"] = std::to_string(r.attempt_no);
+  env["ORCH_GPUS"] = std::to_string(static_cast<std::int64_t>(r.nodes) * r.gpus_per_node);
+  env["ORCH_SITE"] = cluster.name;
+  if (!rendezvous.empty()) env["ORCH_RENDEZVOUS"] = rendezvous;
+  Json out = Json::array();
+  for (const auto& [name, value] : env) {
+    if (!is_env_name(name)) {
+      return invalid("environment variable name '" + name +
+                     "' is not usable: use letters, digits and '_', not starting with a digit");
+    }
+    if (auto ok = check_process_string(value, "environment variable " + name); !ok) {
+      return ok.error();
+    }
+    out.push_back(Json{{"name", name}, {"value", escape_kube_references(value)}});
+  }
+  return out;
+}
+
+Result<void> check_exclude(const std::vector<std::string>& nodes) {
+  for (const auto& n : nodes) {
+    if (!is_dns_subdomain(n)) {
+      return invalid("excluded node name '" + n +
+                     "' is not a Kubernetes node name (a DNS-1123 subdomain: lower-case "
+                     "letters, digits, '-' and '.')");
+    }
+  }
+  return Ok{};
+}
+
+// requiredDuringSchedulingIgnoredDuringExecution with one term excluding every node.
+Json exclude_affinity(const std::vector<std::string>& nodes) {
+  std::set<std::string> unique(nodes.begin(), nodes.end());
+  Json hostnames = Json::array();
+  Json fields = Json::array();
+  for (const auto& n : unique) {
+    if (is_label_value(n)) hostnames.push_back(n);
+    fields.push_back(Json{{"key", "metadata.name"}, {"operator", "NotIn"}, {"values", {n}}});
+  }
+  Json term = Json::object();
+  if (!hostnames.empty()) {
+    term["matchExpressions"] = Json::array(
+        {Json{{"key", "kubernetes.io/hostname"}, {"operator", "NotIn"}, {"values", hostnames}}});
+  }
+  term["matchFields"] = fields;
+  return Json{{"nodeAffinity",
+               {{"requiredDuringSchedulingIgnoredDuringExecution",
+                 {{"nodeSelectorTerms", Json::array({term})}}}}}};
+}
+
+Result<void> check_request(const LaunchRequest& r, const ClusterSpec& cluster,
+                           const std::string& ns) {
+  if (auto ok = check_token(r.token); !ok) return ok.error();
+  if (!is_dns_label(ns)) {
+    return invalid("Kubernetes namespace '" + ns + "' of cluster '" + cluster.name +
+                   "' is not a DNS-1123 label (1-63 of [a-z0-9-])");
+  }
+  if (r.nodes < 1) {
+    return invalid("a Kubernetes job needs at least one node, the request asks for " +
+                   std::to_string(r.nodes));
+  }
+  if (r.gpus_per_node < 0) {
+    return invalid("gpus_per_node is negative (" + std::to_string(r.gpus_per_node) + ")");
+  }
+  if (r.job_id < 0 || r.attempt_no < 0) {
+    return invalid("job id and attempt number must not be negative (" + std::to_string(r.job_id) +
+                   ", " + std::to_string(r.attempt_no) + ")");
+  }
+  if (auto ok = check_image(cluster.kubernetes.image, cluster.name); !ok) return ok.error();
+  if (!is_resource_name(cluster.kubernetes.gpu_resource)) {
+    return invalid("kubernetes.gpu_resource '" + cluster.kubernetes.gpu_resource +
+                   "' of cluster '" + cluster.name +
+                   "' is not a resource name such as nvidia.com/gpu");
+  }
+  if (cluster.kubernetes.termination_grace_s < 0) {
+    return invalid("kubernetes.termination_grace_s of cluster '" + cluster.name + "' is negative");
+  }
+  if (auto ok = check_process_string(r.command, "the job's command"); !ok) return ok.error();
+  return check_exclude(r.exclude_nodes);
+}
+
+}  // namespace
+
+bool is_dns_label(std::string_view s) {
+  if (s.empty() || s.size() > kMaxLabelValue) return false;
+  if (!is_lower_alnum(s.front()) || !is_lower_alnum(s.back())) return false;
+  for (char c : s) {
+    if (!is_lower_alnum(c) && c != '-') return false;
+  }
+  return true;
+}
+
+std::string job_name_for_token(const std::string& token) {
+  if (token.size() <= kMaxJobName && is_dns_label(token)) return token;
+  std::string name;
+  for (char c : token) {
+    char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    name += is_lower_alnum(lower) ? lower : '-';
+  }
+  trim_dashes(name);
+  if (name.size() > kMaxJobName - kHashSuffix) name.resize(kMaxJobName - kHashSuffix);
+  trim_dashes(name);
+  if (name.empty()) name = "orch";
+  return name + "-" + hex8(fnv1a(token));
+}
+
+std::string token_label_selector(const std::string& token) {
+  return std::string(kTokenLabel) + "=" + token;
+}
+
+std::string jobs_path(const std::string& namespace_) {
+  return "/apis/batch/v1/namespaces/" + namespace_ + "/jobs";
+}
+
+std::string services_path(const std::string& namespace_) {
+  return "/api/v1/namespaces/" + namespace_ + "/services";
+}
+
+std::string pods_path(const std::string& namespace_) {
+  return "/api/v1/namespaces/" + namespace_ + "/pods";
+}
+
+std::string pod_log_path(const std::string& namespace_, const std::string& pod) {
+  return pods_path(namespace_) + "/" + pod + "/log";
+}
+
+std::string nodes_path() {
+  return "/api/v1/nodes";
+}
+
+std::string delete_background_body() {
+  return R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
+}
+
+std::string escape_kube_references(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    out += c;
+    if (c == '$') out += '$';
+  }
+  return out;
+}
+
+std::string expand_kube_references(std::string_view s,
+                                   const std::map<std::string, std::string>& vars) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    if (s[i] != '$' || i + 1 == s.size()) {
+      out += s[i++];
+      continue;
+    }
+    char next = s[i + 1];
+    if (next == '$') {
+      out += '$';
+      i += 2;
+    } else if (next == '(') {
+      std::size_t close = s.find(')', i + 2);
+      if (close == std::string_view::npos) {
+        out += "$(";
+        i += 2;
+      } else {
+        std::string name(s.substr(i + 2, close - i - 2));
+        auto it = vars.find(name);
+        out += it != vars.end() ? it->second : "$(" + name + ")";
+        i = close + 1;
+      }
+    } else {
+      out += '$';
+      out += next;
+      i += 2;
+    }
+  }
+  return out;
+}
+
+Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const ClusterSpec& cluster,
+                                        const std::string& namespace_) {
+  if (auto ok = check_request(request, cluster, namespace_); !ok) return ok.error();
+  const KubernetesSpec& k = cluster.kubernetes;
+
+  KubeLaunchPlan plan;
+  plan.namespace_ = namespace_;
+  plan.job_name = job_name_for_token(request.token);
+  plan.jobs_path = jobs_path(namespace_);
+  plan.job_path = plan.jobs_path + "/" + plan.job_name;
+  plan.services_path = services_path(namespace_);
+  plan.label_selector = token_label_selector(request.token);
+  const bool multi = request.nodes > 1;
+  std::string rendezvous;
+  if (multi) {
+    plan.service_name = service_name_for(plan.job_name);
+    plan.service_path = plan.services_path + "/" + plan.service_name;
+    rendezvous = plan.job_name + "-0." + plan.service_name;
+  }
+
+  auto env = container_env(request, cluster, rendezvous);
+  if (!env) return env.error();
+
+  const Json labels = labels_of(request);
+  Json annotations = Json::object();
+  if (!request.job_name.empty()) {
+    annotations[std::string(kJobNameAnnotation)] = annotation_text(request.job_name);
+  }
+
+  Json container = {
+      {"name", std::string(kContainerName)},
+      {"image", k.image},
+      {"command", {"/bin/sh", "-c", escape_kube_references(request.command)}},
+      {"env", *env},
+  };
+  if (request.gpus_per_node > 0) {
+    container["resources"] = {
+        {"limits", {{k.gpu_resource, std::to_string(request.gpus_per_node)}}}};
+  }
+
+  Json pod_spec = {
+      {"restartPolicy", "Never"},
+      {"terminationGracePeriodSeconds", k.termination_grace_s},
+      {"enableServiceLinks", false},
+      {"automountServiceAccountToken", false},
+  };
+  if (multi) pod_spec["subdomain"] = plan.service_name;
+  if (!request.exclude_nodes.empty())
+    pod_spec["affinity"] = exclude_affinity(request.exclude_nodes);
+  pod_spec["containers"] = Json::array({container});
+
+  Json job_spec = {
+      {"backoffLimit", 0},
+      {"completions", request.nodes},
+      {"parallelism", request.nodes},
+  };
+  if (multi) job_spec["completionMode"] = "Indexed";
+  job_spec["template"] = {{"metadata", {{"labels", labels}, {"annotations", annotations}}},
+                          {"spec", pod_spec}};
+
+  Json job = {
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata",
+       {{"name", plan.job_name},
+        {"namespace", namespace_},
+        {"labels", labels},
+        {"annotations", annotations}}},
+      {"spec", job_spec},
+  };
+
+  try {
+    plan.job_body = job.dump();
+    if (multi) {
+      Json service = {
+          {"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata",
+           {{"name", plan.service_name},
+            {"namespace", namespace_},
+            {"labels", labels},
+            {"annotations", annotations}}},
+          {"spec",
+           {{"clusterIP", "None"},
+            {"selector", {{std::string(kTokenLabel), request.token}}},
+            {"publishNotReadyAddresses", true}}},
+      };
+      plan.service_body = service.dump();
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(ErrorKind::internal,
+                      std::string("cannot write the Job manifest: ") + e.what());
+  }
+  return plan;
+}
+
+}  // namespace orch::kube

@@ -1,0 +1,111 @@
+#pragma once
+// What orchestrate POSTs to a Kubernetes API server for one attempt, and where. Pure: the
+// client (kube_client.h) sends `job_body` to `jobs_path` (and, for a multi-node attempt,
+// `service_body` to `services_path` first), and finds the attempt again by `label_selector`.
+//
+// One attempt is one batch/v1 Job:
+// - Named after the launch token (job_name_for_token): the token itself when it is already a
+//   DNS-1123 label of at most kMaxJobName characters, else a lower-cased, cut and cleaned form
+//   with "-<8 hex digits of a hash of the token>" appended, so two tokens never share a name.
+//   The name is short enough for the pod host names of an Indexed Job ("<job>-<index>").
+// - Labelled orchestrate.dev/token=<token>, orchestrate.dev/job-id, orchestrate.dev/attempt
+//   (and app.kubernetes.io/managed-by=orchestrate) on the Job and its pod template; the job's
+//   display name, when it has one, goes into the annotation orchestrate.dev/job-name (control
+//   characters and invalid UTF-8 as '?', at most 256 bytes).
+// - backoffLimit 0 (the brain decides restarts), restartPolicy Never, terminationGracePeriod-
+//   Seconds from KubernetesSpec::termination_grace_s (time to save a checkpoint after SIGTERM),
+//   enableServiceLinks false (no service variables in the job's environment),
+//   automountServiceAccountToken false (the job does not talk to the API).
+// - One container "job": the spec's image, command ["/bin/sh", "-c", <request.command>],
+//   env = request.env then ORCH_TOKEN, ORCH_JOB_ID, ORCH_ATTEMPT, ORCH_GPUS (nodes x
+//   gpus_per_node), ORCH_SITE (the cluster's name) and, multi-node, ORCH_RENDEZVOUS (these win
+//   over request.env), resources.limits[<gpu_resource>] = gpus_per_node (omitted for 0).
+// - exclude_nodes: a required node affinity with one term that excludes them twice over
+//   (a term's requirements are ANDed): matchExpressions kubernetes.io/hostname NotIn <names>
+//   (the names that are valid label values) and one matchFields metadata.name NotIn <name> per
+//   node (the API allows a single value per matchFields requirement), because a node's name
+//   and its hostname label usually agree but need not.
+// - nodes > 1: an Indexed Job (completionMode Indexed, completions = parallelism = nodes)
+//   whose pods have subdomain = a headless Service (clusterIP None, selector on the token
+//   label, publishNotReadyAddresses true, no ports) named like the Job; every pod gets
+//   ORCH_RENDEZVOUS=<job>-0.<service>, the DNS name of index 0 (Kubernetes also sets
+//   JOB_COMPLETION_INDEX). The Service is created before the Job and deleted with it.
+//
+// Kubernetes expands "$(NAME)" in a container's command, args and env values, and reads "$$"
+// as "$". Every '$' of the command and of env values is therefore written "$$", so the process
+// gets the exact bytes orchestrate was given (expand_kube_references() is the kubelet's rule,
+// for tests and the fake API server).
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scheduler/cluster_port.h"
+#include "scheduler/common/result.h"
+#include "scheduler/spec/cluster_spec.h"
+
+namespace orch::kube {
+
+inline constexpr std::string_view kTokenLabel = "orchestrate.dev/token";
+inline constexpr std::string_view kJobIdLabel = "orchestrate.dev/job-id";
+inline constexpr std::string_view kAttemptLabel = "orchestrate.dev/attempt";
+inline constexpr std::string_view kJobNameAnnotation = "orchestrate.dev/job-name";
+inline constexpr std::string_view kContainerName = "job";
+// Longest Job name: a pod host name "<job>-<index>" must stay a 63-character DNS label.
+inline constexpr std::size_t kMaxJobName = 56;
+
+struct KubeLaunchPlan {
+  std::string namespace_;
+  std::string job_name;
+  std::string service_name;    // multi-node only, else empty
+  std::string jobs_path;       // /apis/batch/v1/namespaces/<ns>/jobs (POST job_body here)
+  std::string job_path;        // jobs_path + "/<job_name>" (GET, DELETE)
+  std::string services_path;   // /api/v1/namespaces/<ns>/services (POST service_body here)
+  std::string service_path;    // services_path + "/<service_name>", empty without a service
+  std::string job_body;        // batch/v1 Job, JSON
+  std::string service_body;    // v1 Service, JSON; empty for a single-node attempt
+  std::string label_selector;  // "orchestrate.dev/token=<token>" (URL-encode it in a query)
+};
+
+// ErrorKind::invalid, naming the value, for what cannot be launched safely or exactly: a token
+// that is not a label value (1-63 characters of [A-Za-z0-9._-], starting and ending with a
+// letter or digit); an environment variable name outside [A-Za-z_][A-Za-z0-9_]*; a NUL byte
+// or invalid UTF-8 in the command or an env value (a process cannot receive them); fewer than
+// 1 node or negative gpus_per_node; an empty image or one with blanks or control characters;
+// a gpu_resource that is not a qualified resource name; a negative termination grace; a
+// namespace that is not a DNS-1123 label; an excluded node name that is not a DNS-1123
+// subdomain (as every node name is).
+Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const ClusterSpec& cluster,
+                                        const std::string& namespace_);
+
+// The Job name of a token, as described above (the token must already be valid).
+std::string job_name_for_token(const std::string& token);
+
+// "orchestrate.dev/token=<token>".
+std::string token_label_selector(const std::string& token);
+
+// API paths (namespace and names are not escaped: they are DNS labels).
+std::string jobs_path(const std::string& namespace_);
+std::string services_path(const std::string& namespace_);
+std::string pods_path(const std::string& namespace_);
+std::string pod_log_path(const std::string& namespace_, const std::string& pod);
+std::string nodes_path();
+
+// The body of a DELETE that removes a Job and lets the garbage collector remove its pods in
+// the background: {"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}.
+std::string delete_background_body();
+
+// '$' -> "$$": what Kubernetes' expansion turns back into the input.
+std::string escape_kube_references(std::string_view s);
+
+// The kubelet's expansion of a command, arg or env value (third_party/forked/golang/expansion
+// in Kubernetes): "$$" -> "$", "$(NAME)" -> vars[NAME] when NAME is there (else left as is),
+// any other '$' kept.
+std::string expand_kube_references(std::string_view s,
+                                   const std::map<std::string, std::string>& vars);
+
+// Whether s is a DNS-1123 label (1-63 of [a-z0-9-], starting and ending alphanumeric).
+bool is_dns_label(std::string_view s);
+
+}  // namespace orch::kube
