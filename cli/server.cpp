@@ -5,11 +5,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <vector>
 
+#include "adapters/kubernetes/kube_config.h"
+#include "adapters/kubernetes/kube_site.h"
 #include "adapters/local/local_site.h"
 #include "adapters/slurm/slurm_site.h"
 #include "scheduler/brain/brain.h"
@@ -72,6 +75,16 @@ Result<std::unique_ptr<ClusterPort>> make_port(const ClusterSpec& c, const Serve
   if (c.provider == "slurm") {
     return std::unique_ptr<ClusterPort>(
         std::make_unique<SlurmSite>(c, std::make_unique<SshSession>(c.name, c.ssh)));
+  }
+  if (c.provider == "kubernetes") {
+    auto target =
+        load_kube_target(c.kubernetes.kubeconfig, c.kubernetes.context, c.kubernetes.namespace_);
+    if (!target) {
+      return make_error(target.error().kind, "cluster " + c.name + ": " + target.error().message);
+    }
+    for (const auto& w : target->warnings)
+      std::fprintf(stderr, "cluster %s: %s\n", c.name.c_str(), w.c_str());
+    return std::unique_ptr<ClusterPort>(std::make_unique<KubernetesSite>(c, std::move(*target)));
   }
   if (c.provider != "local") {
     return make_error(ErrorKind::unsupported, "cluster " + c.name + ": provider \"" + c.provider +

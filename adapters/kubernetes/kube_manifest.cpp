@@ -169,12 +169,6 @@ void trim_dashes(std::string& s) {
   s.erase(0, lead);
 }
 
-// A Service name is a DNS-1035 label: it must start with a letter.
-std::string service_name_for(const std::string& job_name) {
-  if (!job_name.empty() && job_name[0] >= 'a' && job_name[0] <= 'z') return job_name;
-  return "orch-" + job_name;
-}
-
 // The job's display name as an annotation: control characters as '?', at most 256 bytes cut
 // at a UTF-8 boundary, invalid UTF-8 as '?'.
 std::string annotation_text(const std::string& name) {
@@ -326,6 +320,12 @@ std::string token_label_selector(const std::string& token) {
 
 std::string jobs_path(const std::string& namespace_) {
   return "/apis/batch/v1/namespaces/" + namespace_ + "/jobs";
+}
+
+std::string service_name_for(const std::string& job_name) {
+  // A Service name is a DNS-1035 label: it must start with a letter.
+  if (!job_name.empty() && job_name[0] >= 'a' && job_name[0] <= 'z') return job_name;
+  return "orch-" + job_name;
 }
 
 std::string services_path(const std::string& namespace_) {

@@ -88,6 +88,8 @@ std::string token_label_selector(const std::string& token);
 // API paths (namespace and names are not escaped: they are DNS labels).
 std::string jobs_path(const std::string& namespace_);
 std::string services_path(const std::string& namespace_);
+// The headless Service of a multi-node attempt's Job (a DNS-1035 label).
+std::string service_name_for(const std::string& job_name);
 std::string pods_path(const std::string& namespace_);
 std::string pod_log_path(const std::string& namespace_, const std::string& pod);
 std::string nodes_path();

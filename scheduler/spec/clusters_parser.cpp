@@ -29,16 +29,10 @@ void read_server(const MapView& file, ServerSpec& server) {
 }
 
 void check_provider(const MapView& entry, const std::string& provider) {
-  if (provider == "local" || provider == "slurm") return;
-  yaml::Reader& r = entry.reader();
-  if (provider == "kubernetes") {
-    r.fail(entry.value_position("provider"), "provider \"" + provider + "\" is not supported yet",
-           "local");
-  } else {
-    r.fail(entry.value_position("provider"),
-           "\"provider\" must be one of local, slurm, kubernetes, got \"" + provider + "\"",
-           "local");
-  }
+  if (provider == "local" || provider == "slurm" || provider == "kubernetes") return;
+  entry.reader().fail(
+      entry.value_position("provider"),
+      "\"provider\" must be one of local, slurm, kubernetes, got \"" + provider + "\"", "local");
 }
 
 void check_accelerator(const MapView& entry, const ClusterSpec& cluster) {
@@ -125,11 +119,11 @@ void read_slurm(const MapView& entry, ClusterSpec& c) {
 }
 
 void read_kubernetes(const MapView& entry, ClusterSpec& c) {
-  MapView k = entry.child("kubernetes", "kubernetes",
-                          {"kubeconfig", "context", "namespace", "image", "gpu_resource",
-                           "termination_grace_s"},
-                          "a map such as {kubeconfig: ~/.kube/config, context: gpu-cloud, "
-                          "image: nvcr.io/nvidia/pytorch:24.05-py3}");
+  MapView k = entry.child(
+      "kubernetes", "kubernetes",
+      {"kubeconfig", "context", "namespace", "image", "gpu_resource", "termination_grace_s"},
+      "a map such as {kubeconfig: ~/.kube/config, context: gpu-cloud, "
+      "image: nvcr.io/nvidia/pytorch:24.05-py3}");
   KubernetesSpec& s = c.kubernetes;
   k.read_string("kubeconfig", s.kubeconfig, yaml::kNonEmpty, "a kubeconfig file");
   k.read_string("context", s.context, yaml::kNonEmpty, "a context of the kubeconfig");
@@ -140,10 +134,10 @@ void read_kubernetes(const MapView& entry, ClusterSpec& c) {
   k.read_int("termination_grace_s", s.termination_grace_s, 0, 86400, "seconds such as 120");
   if (entry.reader().failed()) return;
   if (!entry.has("kubernetes")) {
-    entry.reader().fail(entry.position(),
-                        "cluster \"" + c.name + "\" has provider kubernetes but no " +
-                            "\"kubernetes\" section",
-                        "kubernetes {kubeconfig, image} for a kubernetes cluster");
+    entry.reader().fail(
+        entry.position(),
+        "cluster \"" + c.name + "\" has provider kubernetes but no " + "\"kubernetes\" section",
+        "kubernetes {kubeconfig, image} for a kubernetes cluster");
     return;
   }
   k.require("kubeconfig", "a kubeconfig file such as ~/.kube/config");
@@ -215,11 +209,11 @@ void read_clusters(const MapView& file, std::vector<ClusterSpec>& out) {
     if (item.IsMap() && item["name"] && item["name"].IsScalar()) {
       context = "cluster \"" + item["name"].Scalar() + "\"";
     }
-    MapView entry(r, item, context,
-                  {"name", "provider", "nodes", "gpus_per_node", "accelerator", "peak_tflops",
-                   "storage", "unreachable_grace_s", "poll_interval_ms", "ssh", "slurm",
-                   "kubernetes"},
-                  kClusterExample);
+    MapView entry(
+        r, item, context,
+        {"name", "provider", "nodes", "gpus_per_node", "accelerator", "peak_tflops", "storage",
+         "unreachable_grace_s", "poll_interval_ms", "ssh", "slurm", "kubernetes"},
+        kClusterExample);
     if (r.failed()) break;
     if (!item.IsMap()) {
       // yaml-cpp marks an empty item after its "-"; the list's own start is less misleading.

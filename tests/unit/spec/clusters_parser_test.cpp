@@ -76,6 +76,33 @@ TEST(ClustersParser, ReadsASlurmCluster) {
   EXPECT_EQ(a.slurm.pre_term_s, 300);
 }
 
+TEST(ClustersParser, ReadsAKubernetesCluster) {
+  auto r = parse_clusters_file(R"(clusters:
+  - name: gke
+    provider: kubernetes
+    nodes: 4
+    gpus_per_node: 8
+    accelerator: h100
+    kubernetes:
+      kubeconfig: ~/.kube/config
+      context: gpu-cloud
+      namespace: training
+      image: nvcr.io/nvidia/pytorch:24.05-py3
+      gpu_resource: nvidia.com/gpu
+      termination_grace_s: 300
+)",
+                               "clusters.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const KubernetesSpec& k = r->clusters[0].kubernetes;
+  EXPECT_EQ(r->clusters[0].provider, "kubernetes");
+  EXPECT_EQ(k.kubeconfig, "~/.kube/config");
+  EXPECT_EQ(k.context, "gpu-cloud");
+  EXPECT_EQ(k.namespace_, "training");
+  EXPECT_EQ(k.image, "nvcr.io/nvidia/pytorch:24.05-py3");
+  EXPECT_EQ(k.gpu_resource, "nvidia.com/gpu");
+  EXPECT_EQ(k.termination_grace_s, 300);
+}
+
 TEST(ClustersParser, SlurmDefaults) {
   auto r = parse_clusters_file(R"(clusters:
   - name: beta
@@ -184,8 +211,17 @@ const BadClusters kBad[] = {
      "4:13", "unknown key \"partiton\" in slurm; did you mean \"partition\"?"},
     {"ssh on a local cluster", "clusters:\n  - name: a\n    ssh: {host: h}\n", "3:5",
      "\"ssh\" applies only to provider slurm, and cluster \"a\" has provider local"},
-    {"kubernetes not yet", "clusters: [{name: a, provider: kubernetes}]\n", "1:32",
-     "provider \"kubernetes\" is not supported yet; expected local"},
+    {"kubernetes without section", "clusters:\n  - name: a\n    provider: kubernetes\n", "2:5",
+     "cluster \"a\" has provider kubernetes but no \"kubernetes\" section"},
+    {"kubernetes without image",
+     "clusters:\n  - name: a\n    provider: kubernetes\n    kubernetes: {kubeconfig: /k}\n", "4:17",
+     "missing required key \"image\" in kubernetes"},
+    {"kubernetes typo",
+     "clusters:\n  - name: a\n    provider: kubernetes\n    kubernetes: {kubeconfg: /k}\n", "4:18",
+     "unknown key \"kubeconfg\" in kubernetes; did you mean \"kubeconfig\"?"},
+    {"kubernetes on a slurm cluster",
+     "clusters:\n  - name: a\n    provider: slurm\n    kubernetes: {kubeconfig: /k}\n", "4:5",
+     "\"kubernetes\" applies only to provider kubernetes, and cluster \"a\" has provider slurm"},
     {"unknown provider", "clusters: [{name: a, provider: aws}]\n", "1:32",
      "\"provider\" must be one of local, slurm, kubernetes, got \"aws\"; expected local"},
     {"bad pre-term signal",

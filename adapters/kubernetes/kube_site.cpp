@@ -1,0 +1,198 @@
+#include "adapters/kubernetes/kube_site.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "adapters/kubernetes/kube_manifest.h"
+#include "scheduler/model/output_chunk.h"
+
+namespace orch {
+namespace {
+
+constexpr std::size_t kMaxLineRead = 1 << 20;     // one observe reads at most 1 MiB of output
+constexpr std::size_t kMaxOutputRead = 16 << 20;  // one read_output returns at most 16 MiB
+
+// Percent-encoding for a query value (label selectors carry '/', '=' and ',').
+std::string query_value(std::string_view s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char ch : s) {
+    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+      out += static_cast<char>(ch);
+    } else {
+      out += '%';
+      out += hex[ch >> 4];
+      out += hex[ch & 15];
+    }
+  }
+  return out;
+}
+
+const char* kManagedSelector = "app.kubernetes.io/managed-by=orchestrate";
+
+}  // namespace
+
+KubernetesSite::KubernetesSite(ClusterSpec spec, KubeTarget target)
+    : spec_(std::move(spec)), namespace_(target.namespace_) {
+  client_ = std::make_unique<KubeClient>(std::move(target), spec_.name);
+  informer_ = std::make_unique<kube::PodInformer>(*client_, kube::pods_path(namespace_),
+                                                  query_value(kManagedSelector));
+  informer_->start();
+}
+
+KubernetesSite::~KubernetesSite() {
+  informer_->stop();
+}
+
+Result<KubeResponse> KubernetesSite::call(const std::string& method, const std::string& path,
+                                          const std::string& body, std::initializer_list<int> ok) {
+  auto r = client_->request(method, path, body);
+  if (!r) return r.error();
+  if ((r->status >= 200 && r->status < 300) ||
+      std::find(ok.begin(), ok.end(), r->status) != ok.end()) {
+    return r;
+  }
+  std::string why = r->body.substr(0, 300);
+  if (auto st = kube::parse_api_status(r->body); st && !st->message.empty()) why = st->message;
+  // 5xx: the API server is there but not working; the site is silent rather than the job bad.
+  ErrorKind kind = r->status >= 500                       ? ErrorKind::unreachable
+                   : r->status == 401 || r->status == 403 ? ErrorKind::unreachable
+                                                          : ErrorKind::invalid;
+  return make_error(kind, "site " + spec_.name + ": " + method + " " + path + " answered " +
+                              std::to_string(r->status) + ": " + why);
+}
+
+Result<SiteInventory> KubernetesSite::inventory() {
+  auto r = call("GET", kube::nodes_path(), "", {});
+  if (!r) return r.error();
+  auto nodes = kube::parse_node_list(r->body, spec_.kubernetes.gpu_resource);
+  if (!nodes) {
+    return make_error(ErrorKind::io, "site " + spec_.name + ": " + nodes.error().message);
+  }
+  SiteInventory inv;
+  inv.nodes = kube::node_infos(*nodes);
+  std::lock_guard<std::mutex> lock(mu_);
+  nodes_ = std::move(*nodes);
+  return inv;
+}
+
+Result<LaunchResult> KubernetesSite::launch(const LaunchRequest& request) {
+  auto plan = kube::make_launch_plan(request, spec_, namespace_);
+  if (!plan) return plan.error();
+  if (!plan->service_body.empty()) {
+    if (auto r = call("POST", plan->services_path, plan->service_body, {409}); !r) {
+      return r.error();
+    }
+  }
+  auto r = call("POST", plan->jobs_path, plan->job_body, {409});
+  if (!r) return r.error();
+  // 409 AlreadyExists: this token was launched before (a retried launch): the same launch.
+  return LaunchResult{plan->job_name, {}};
+}
+
+Result<std::optional<kube::KubeJobInfo>> KubernetesSite::job_of(const std::string& token) {
+  auto r = call("GET",
+                kube::jobs_path(namespace_) +
+                    "?labelSelector=" + query_value(kube::token_label_selector(token)),
+                "", {});
+  if (!r) return r.error();
+  auto jobs = kube::parse_jobs(r->body);
+  if (!jobs) return make_error(ErrorKind::io, "site " + spec_.name + ": " + jobs.error().message);
+  if (jobs->empty()) return std::optional<kube::KubeJobInfo>{};
+  return std::optional<kube::KubeJobInfo>{jobs->front()};
+}
+
+Result<std::vector<kube::PodInfo>> KubernetesSite::pods_of(const std::string& token) {
+  if (auto cached = informer_->pods(token)) return *cached;
+  auto r = call("GET",
+                kube::pods_path(namespace_) +
+                    "?labelSelector=" + query_value(kube::token_label_selector(token)),
+                "", {});
+  if (!r) return r.error();
+  auto pods = kube::parse_pods(r->body);
+  if (!pods) return make_error(ErrorKind::io, "site " + spec_.name + ": " + pods.error().message);
+  return *pods;
+}
+
+Result<std::optional<LaunchResult>> KubernetesSite::find(const std::string& token) {
+  auto job = job_of(token);
+  if (!job) return job.error();
+  if (!*job) return std::optional<LaunchResult>{};
+  return std::optional<LaunchResult>{LaunchResult{(*job)->name, {}}};
+}
+
+Result<std::string> KubernetesSite::log_of(const std::vector<kube::PodInfo>& pods,
+                                           std::size_t limit) {
+  const kube::PodInfo* first = nullptr;
+  for (const auto& p : pods) {
+    if (!first || p.completion_index.value_or(0) < first->completion_index.value_or(0)) first = &p;
+  }
+  if (!first || first->node_name.empty()) return std::string{};
+  auto r = client_->request(
+      "GET", kube::pod_log_path(namespace_, first->name) + "?limitBytes=" + std::to_string(limit));
+  if (!r) return r.error();
+  if (r->status != 200) return std::string{};  // not started yet, or already gone
+  return r->body;
+}
+
+Result<RunObservation> KubernetesSite::observe(const std::string& token,
+                                               std::uint64_t output_offset) {
+  auto pods = pods_of(token);
+  if (!pods) return pods.error();
+  std::optional<kube::KubeJobInfo> job;
+  if (pods->empty()) {
+    auto j = job_of(token);
+    if (!j) return j.error();
+    job = *j;
+  }
+  kube::AttemptView view;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    view = kube::map_attempt(*pods, job, nodes_.empty() ? nullptr : &nodes_);
+  }
+  RunObservation obs;
+  obs.phase = view.phase;
+  obs.exit = view.exit;
+  obs.nodes = view.nodes;
+  obs.site_job_id = kube::job_name_for_token(token);
+  obs.next_offset = output_offset;
+  if (view.pods_left) (void)cancel(token);  // nothing may linger once the attempt is over
+  if (view.phase == RunPhase::running || view.phase == RunPhase::exited) {
+    // pods/log has no byte offset: read from the start up to what is new, bounded.
+    auto log = log_of(*pods, static_cast<std::size_t>(output_offset) + kMaxLineRead);
+    if (!log) return log.error();
+    if (log->size() > output_offset) {
+      OutputLines lines =
+          split_output_chunk(std::string_view(*log).substr(output_offset), output_offset,
+                             kMaxLineRead, view.phase == RunPhase::exited);
+      obs.new_lines = std::move(lines.lines);
+      obs.next_offset = lines.next_offset;
+    }
+  }
+  return obs;
+}
+
+Result<void> KubernetesSite::cancel(const std::string& token) {
+  const std::string name = kube::job_name_for_token(token);
+  auto r = call("DELETE", kube::jobs_path(namespace_) + "/" + name, kube::delete_background_body(),
+                {404});
+  if (!r) return r.error();
+  // The headless Service of a multi-node attempt (absent for single-node ones).
+  (void)client_->request("DELETE",
+                         kube::services_path(namespace_) + "/" + kube::service_name_for(name),
+                         kube::delete_background_body());
+  return Ok{};
+}
+
+Result<std::string> KubernetesSite::read_output(const std::string& token, std::uint64_t offset,
+                                                std::size_t max_bytes) {
+  auto pods = pods_of(token);
+  if (!pods) return pods.error();
+  const std::size_t want = std::min(max_bytes, kMaxOutputRead);
+  auto log = log_of(*pods, static_cast<std::size_t>(offset) + want);
+  if (!log) return log.error();
+  if (log->size() <= offset) return std::string{};
+  return log->substr(static_cast<std::size_t>(offset), want);
+}
+
+}  // namespace orch

@@ -1,0 +1,114 @@
+#include "tests/fake_kube/fake_kube_server.h"
+
+#include <mutex>
+#include <ostream>
+#include <stdexcept>
+
+#include "tests/fake_kube/api_routes.h"
+#include "tests/fake_kube/discovery.h"
+#include "tests/fake_kube/hooks.h"
+#include "tests/fake_kube/tls_server.h"
+
+namespace orch::fake_kube {
+namespace {
+
+// Remembers the status for the request log.
+class LoggingWriter final : public ResponseWriter {
+ public:
+  explicit LoggingWriter(ResponseWriter& inner) : inner_(inner) {}
+  void send(int status, const std::string& type, const std::string& body) override {
+    status_ = status;
+    inner_.send(status, type, body);
+  }
+  bool begin_stream(int status, const std::string& type) override {
+    status_ = status;
+    return inner_.begin_stream(status, type);
+  }
+  bool write_chunk(std::string_view data) override { return inner_.write_chunk(data); }
+  void end_stream() override { inner_.end_stream(); }
+  bool client_gone() override { return inner_.client_gone(); }
+  int status() const { return status_; }
+
+ private:
+  ResponseWriter& inner_;
+  int status_ = 0;
+};
+
+}  // namespace
+
+struct FakeKubeServer::Impl {
+  explicit Impl(FakeKubeOptions o)
+      : options(std::move(o)), cluster(options.cluster), state(cluster) {}
+  FakeKubeOptions options;
+  Cluster cluster;
+  ApiState state;
+  std::unique_ptr<TlsServer> server;
+  std::mutex log_mu;
+
+  void handle(const Request& req, ResponseWriter& out) {
+    if (req.header("authorization") != "Bearer " + options.token) {
+      return send_error(out, ApiError(401, "Unauthorized", "Unauthorized"));
+    }
+    const std::string address = options.bind + ":" + std::to_string(server->port());
+    if (auto d = discovery(req.path, req.header("accept"), address)) {
+      return out.send(d->status, d->content_type, d->body);
+    }
+    if (handle_hook(state, req, out)) return;
+    if (handle_resource(state, req, out)) return;
+    send_not_found_path(out);
+  }
+
+  void log(const Request& req, int status) {
+    if (!options.request_log) return;
+    std::string query;
+    for (const auto& [k, v] : req.query) query += (query.empty() ? "?" : "&") + k + "=" + v;
+    std::lock_guard lock(log_mu);
+    *options.request_log << req.method << " " << req.path << query << " -> " << status
+                         << " (accept: " << req.header("accept") << ")" << std::endl;
+  }
+};
+
+FakeKubeServer::FakeKubeServer(FakeKubeOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+FakeKubeServer::~FakeKubeServer() {
+  stop();
+}
+
+void FakeKubeServer::start() {
+  if (impl_->options.token.empty()) throw std::runtime_error("the fake API server needs a token");
+  Impl& s = *impl_;
+  TlsServerOptions tls;
+  tls.bind = s.options.bind;
+  tls.port = s.options.port;
+  tls.cert_file = s.options.cert_file;
+  tls.key_file = s.options.key_file;
+  s.server = std::make_unique<TlsServer>(tls, [&s](const Request& req, ResponseWriter& out) {
+    LoggingWriter writer(out);
+    s.handle(req, writer);
+    s.log(req, writer.status());
+  });
+  s.server->start();
+  s.cluster.start(s.server->port());
+}
+
+void FakeKubeServer::stop() {
+  if (!impl_->server) return;
+  impl_->cluster.store().close_watchers();
+  impl_->server->stop();
+  impl_->cluster.stop();
+}
+
+int FakeKubeServer::port() const {
+  return impl_->server ? impl_->server->port() : 0;
+}
+
+std::string FakeKubeServer::url() const {
+  return "https://" + impl_->options.bind + ":" + std::to_string(port());
+}
+
+Cluster& FakeKubeServer::cluster() {
+  return impl_->cluster;
+}
+
+}  // namespace orch::fake_kube

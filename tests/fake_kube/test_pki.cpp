@@ -1,0 +1,178 @@
+#include "tests/fake_kube/test_pki.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "tests/fake_kube/kube_json.h"
+
+namespace orch::fake_kube {
+namespace {
+
+// Runs openssl with args; stdout and stderr are captured for the error message.
+void openssl(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"openssl"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> raw;
+  for (auto& a : argv) raw.push_back(a.data());
+  raw.push_back(nullptr);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    const int null_fd = open("/dev/null", O_RDONLY);
+    dup2(null_fd, 0);
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    execvp("openssl", raw.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  std::string output;
+  char buf[4096];
+  ssize_t n = 0;
+  while ((n = read(fds[0], buf, sizeof buf)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    output.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string cmd;
+    for (const auto& a : argv) cmd += a + " ";
+    throw std::runtime_error("`" + cmd + "` failed: " + output);
+  }
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TestPki make_test_pki(const std::string& dir, const std::string& name) {
+  std::filesystem::create_directories(dir);
+  TestPki pki;
+  pki.dir = dir;
+  pki.ca_cert = dir + "/ca.crt";
+  pki.ca_key = dir + "/ca.key";
+  pki.server_cert = dir + "/server.crt";
+  pki.server_key = dir + "/server.key";
+  const std::string csr = dir + "/server.csr";
+  const std::string ext = dir + "/server.ext";
+  openssl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+           "-keyout", pki.ca_key, "-out", pki.ca_cert, "-days", "2", "-subj", "/CN=" + name + "-ca",
+           "-addext", "basicConstraints=critical,CA:TRUE", "-addext",
+           "keyUsage=critical,keyCertSign,cRLSign"});
+  openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+           pki.server_key, "-out", csr, "-subj", "/CN=" + name + "-apiserver"});
+  write_text(ext,
+             "basicConstraints=CA:FALSE\n"
+             "keyUsage=critical,digitalSignature,keyEncipherment\n"
+             "extendedKeyUsage=serverAuth\n"
+             "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+  openssl({"x509", "-req", "-in", csr, "-CA", pki.ca_cert, "-CAkey", pki.ca_key, "-CAcreateserial",
+           "-out", pki.server_cert, "-days", "2", "-extfile", ext});
+  return pki;
+}
+
+std::string base64(const std::string& bytes) {
+  static constexpr char kTable[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                       (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                       static_cast<unsigned char>(bytes[i + 2]);
+    out += kTable[(v >> 18) & 63];
+    out += kTable[(v >> 12) & 63];
+    out += kTable[(v >> 6) & 63];
+    out += kTable[v & 63];
+  }
+  if (i + 1 == bytes.size()) {
+    const unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
+    out += kTable[(v >> 18) & 63];
+    out += kTable[(v >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == bytes.size()) {
+    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                       (static_cast<unsigned char>(bytes[i + 1]) << 8);
+    out += kTable[(v >> 18) & 63];
+    out += kTable[(v >> 12) & 63];
+    out += kTable[(v >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+void write_kubeconfig(const std::string& path, const KubeconfigOptions& o) {
+  std::string cluster = "    server: " + o.server + "\n";
+  if (o.insecure_skip_tls_verify) {
+    cluster += "    insecure-skip-tls-verify: true\n";
+  } else if (!o.ca_file.empty()) {
+    cluster += "    certificate-authority-data: " + base64(read_text(o.ca_file)) + "\n";
+  }
+  write_text(path,
+             "apiVersion: v1\n"
+             "kind: Config\n"
+             "clusters:\n"
+             "- name: " +
+                 o.cluster +
+                 "\n"
+                 "  cluster:\n" +
+                 cluster +
+                 "users:\n"
+                 "- name: " +
+                 o.user +
+                 "\n"
+                 "  user:\n"
+                 "    token: " +
+                 o.token +
+                 "\n"
+                 "contexts:\n"
+                 "- name: " +
+                 o.context +
+                 "\n"
+                 "  context:\n"
+                 "    cluster: " +
+                 o.cluster +
+                 "\n"
+                 "    user: " +
+                 o.user +
+                 "\n"
+                 "    namespace: " +
+                 o.ns +
+                 "\n"
+                 "current-context: " +
+                 o.context +
+                 "\n"
+                 "preferences: {}\n");
+}
+
+std::string random_token() {
+  return random_hex(32);
+}
+
+}  // namespace orch::fake_kube

@@ -1,0 +1,128 @@
+// The real kubectl against the fake API server: discovery, server-side printing, create with
+// the default (strict) validation, get -o json, logs and delete must all just work.
+
+#include <gmock/gmock.h>
+
+#include "tests/integration/fake_kube/fake_kube_fixture.h"
+
+namespace orch::fake_kube::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kJobYaml = R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: hello
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: ["/bin/sh", "-c", "echo hello; sleep 1"]
+)";
+
+class KubectlTest : public FakeKubeTest {};
+
+TEST_F(KubectlTest, GetNodesListsEveryNodeWithItsStatus) {
+  nodes = uniform_nodes(2, 8);
+  nodes[1].ready = false;
+  start_server();
+  const auto r = kubectl({"get", "nodes"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("NAME"));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("node-0 +Ready +<none> +[0-9]+s +v1\\.32\\.0"));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("node-1 +NotReady"));
+
+  const auto j = kubectl({"get", "nodes", "-o", "json"});
+  ASSERT_EQ(j.exit_code, 0) << j.output;
+  json list = json::parse(j.output);
+  ASSERT_EQ(list["items"].size(), 2u);
+  EXPECT_EQ(list["items"][0]["status"]["allocatable"]["nvidia.com/gpu"], "8");
+  EXPECT_EQ(list["items"][0]["metadata"]["labels"]["nvidia.com/gpu.product"],
+            "NVIDIA-H100-80GB-HBM3");
+}
+
+TEST_F(KubectlTest, CreateGetLogsAndDeleteAJob) {
+  start_server();
+  const std::string job_file = dir_.path() + "/job.yaml";
+  e2e::write_file(job_file, kJobYaml);
+
+  const auto created = kubectl({"create", "-f", job_file});
+  ASSERT_EQ(created.exit_code, 0) << created.output;
+  EXPECT_THAT(created.output, HasSubstr("job.batch/hello created"));
+
+  json jobs;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  for (;;) {
+    const auto got = kubectl({"get", "jobs", "-o", "json"});
+    ASSERT_EQ(got.exit_code, 0) << got.output;
+    jobs = json::parse(got.output);
+    ASSERT_EQ(jobs["items"].size(), 1u) << got.output;
+    EXPECT_EQ(jobs["items"][0]["metadata"]["name"], "hello");
+    if (jobs["items"][0]["status"].value("succeeded", 0) == 1) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "never succeeded: " << got.output;
+    std::this_thread::sleep_for(300ms);
+  }
+  json& status = jobs["items"][0]["status"];
+  EXPECT_EQ(last_condition(jobs["items"][0])["type"], "Complete");
+  EXPECT_TRUE(status.contains("completionTime"));
+
+  const auto table = kubectl({"get", "jobs"});
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_THAT(table.output, ::testing::ContainsRegex("hello +Complete +1/1"));
+
+  const auto logs = kubectl({"logs", "job/hello"});
+  ASSERT_EQ(logs.exit_code, 0) << logs.output;
+  EXPECT_EQ(logs.output, "hello\n");
+
+  json pods = job_pods("hello");
+  ASSERT_EQ(pods.size(), 1u);
+  const std::string pod = pods[0]["metadata"]["name"];
+  const auto pod_logs = kubectl({"logs", pod});
+  ASSERT_EQ(pod_logs.exit_code, 0) << pod_logs.output;
+  EXPECT_EQ(pod_logs.output, "hello\n");
+  const auto get_pods = kubectl({"get", "pods"});
+  EXPECT_THAT(get_pods.output, ::testing::ContainsRegex(pod + " +0/1 +Completed"));
+
+  const auto deleted = kubectl({"delete", "job", "hello"});
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.output;
+  EXPECT_THAT(deleted.output, HasSubstr("job.batch \"hello\" deleted"));
+  // Background propagation: the pod goes too.
+  wait_for("/api/v1/namespaces/default/pods", [](const json& l) { return l["items"].empty(); });
+  const auto none = kubectl({"get", "jobs"});
+  EXPECT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_THAT(none.output, HasSubstr("No resources found in default namespace."));
+}
+
+TEST_F(KubectlTest, StrictValidationRejectsAnUnknownTopLevelField) {
+  start_server();
+  const std::string job_file = dir_.path() + "/bad.yaml";
+  e2e::write_file(job_file, std::string(kJobYaml) + "bogus: 1\n");
+  const auto r = kubectl({"create", "-f", job_file});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("unknown field \"bogus\""));
+}
+
+TEST_F(KubectlTest, AWrongTokenIsUnauthorized) {
+  start_server();
+  write_kubeconfig(kubeconfig_, {server_->url(), shared_pki().ca_cert, "not-the-token"});
+  const auto r = kubectl({"get", "nodes"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("You must be logged in to the server"));
+}
+
+TEST_F(KubectlTest, AnotherCaIsRefused) {
+  start_server();
+  const TestPki other = make_test_pki(dir_.path() + "/other-pki", "other");
+  write_kubeconfig(kubeconfig_, {server_->url(), other.ca_cert, token_});
+  const auto r = kubectl({"get", "nodes"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("certificate signed by unknown authority"));
+}
+
+}  // namespace
+}  // namespace orch::fake_kube::testing

@@ -1,0 +1,182 @@
+// Issue 6's acceptance end to end: the real `orchestrate serve` drives a Kubernetes site through
+// the API server (the fake one, run in this test process over TLS with a bearer token), beside
+// a local site. The toy trainer runs in a pod (a local process), reports progress and MFU, and
+// when the fake makes its node NotReady the job resumes on the local site from its latest
+// checkpoint.
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "tests/fake_kube/fake_kube_server.h"
+#include "tests/fake_kube/kube_test_client.h"
+#include "tests/fake_kube/test_pki.h"
+#include "tests/integration/e2e/server_fixture.h"
+
+namespace orch::e2e {
+namespace {
+
+class KubeE2eTest : public ServerFixture {
+ protected:
+  void SetUp() override {
+    wait_timeout_ = milliseconds(60000);
+    final_timeout_ = milliseconds(90000);
+    pki_dir_ = std::make_unique<TempDir>();
+    pki_ = fake_kube::make_test_pki(pki_dir_->path());
+    token_ = fake_kube::random_token();
+    fake_kube::FakeKubeOptions o;
+    o.cert_file = pki_.server_cert;
+    o.key_file = pki_.server_key;
+    o.token = token_;
+    o.cluster.state_dir = pki_dir_->path() + "/fake";
+    // One node: when it is lost the cluster has no room left and the job must move.
+    o.cluster.nodes = fake_kube::uniform_nodes(1, 8);
+    fake_ = std::make_unique<fake_kube::FakeKubeServer>(o);
+    fake_->start();
+    const std::string kubeconfig = pki_dir_->path() + "/kubeconfig";
+    fake_kube::write_kubeconfig(kubeconfig, {fake_->url(), pki_.ca_cert, token_});
+    const std::string ckpt = pki_dir_->path() + "/ckpt";
+    start_with(
+        "clusters:\n"
+        "  - name: kube\n"
+        "    provider: kubernetes\n"
+        "    nodes: 1\n"
+        "    gpus_per_node: 8\n"
+        "    accelerator: cpu-slot\n"
+        "    peak_tflops: 0.001\n"
+        "    poll_interval_ms: 100\n"
+        "    storage: {checkpoints: " +
+        ckpt + "/kube}\n    kubernetes: {kubeconfig: " + kubeconfig +
+        ", image: fake/toy, termination_grace_s: 5}\n"
+        "  - {name: beta, provider: local, nodes: 2, gpus_per_node: 2, accelerator: cpu-slot,\n"
+        "     peak_tflops: 0.001, poll_interval_ms: 100, storage: {checkpoints: " +
+        ckpt + "/beta}}\n");
+  }
+  void before_cleanup() override {
+    kill_leftover_jobs(state_);
+    if (fake_) fake_->stop();
+  }
+
+  fake_kube::KubeReply hook(const std::string& target) {
+    return fake_kube::kube_request({"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, "POST",
+                                   target);
+  }
+
+  std::unique_ptr<TempDir> pki_dir_;
+  fake_kube::TestPki pki_;
+  std::string token_;
+  std::unique_ptr<fake_kube::FakeKubeServer> fake_;
+};
+
+std::string toy_job(const std::string& name, int steps) {
+  return "name: " + name + "\ncommand: " ORCH_BIN_DIR "/toy_trainer --dim 32 --batch 16 --steps " +
+         std::to_string(steps) +
+         " --step-delay-ms 40 --ckpt-every 10 --keep-ckpts 0 --ckpt-dir "
+         "\"$ORCH_CHECKPOINT_ROOT/" +
+         name +
+         "\"\n"
+         "resources: {nodes: 1, gpus_per_node: 2}\n"
+         "model: {parameters: 1024}\n"
+         "checkpoint: {interval_steps: 10}\n"
+         "restart: {max_infra_restarts: 3, max_user_restarts: 0, backoff: {initial_s: 0.1}}\n"
+         "placement: {preferred: [kube]}\n";
+}
+
+TEST_F(KubeE2eTest, ToyTrainerRunsInAPodAndResumesElsewhereWhenItsNodeIsLost) {
+  const std::int64_t id = submit(toy_job("toy", 250));
+  ASSERT_GT(id, 0);
+  json j = wait_job(
+      id,
+      [](const json& now) {
+        return now["cluster"] == "kube" && now["state"] == "running" && now["step"].is_number() &&
+               now["step"].get<int>() >= 35 && !now["last_checkpoint"].is_null() &&
+               now["mfu"].is_number();
+      },
+      "run on kube past step 35 with a checkpoint and an MFU");
+  ASSERT_FALSE(j.is_null());
+  EXPECT_GT(j["mfu"].get<double>(), 0.0);
+  json list = attempts(id);
+  ASSERT_EQ(list.size(), 1u);
+  ASSERT_FALSE(list[0]["nodes"].empty()) << list.dump();
+  const std::string node = list[0]["nodes"][0];
+
+  fake_kube::KubeReply r = hook("/fake/nodes/" + node + "/notready");
+  ASSERT_EQ(r.status, 200) << r.body << r.error;
+
+  json resumed = wait_job(
+      id, [](const json& now) { return now["cluster"] == "beta" && now["state"] == "running"; },
+      "resume on beta");
+  ASSERT_FALSE(resumed.is_null());
+  list = attempts(id);
+  ASSERT_GE(list.size(), 2u);
+  EXPECT_EQ(list[0]["cause"], "node_lost") << list.dump();
+  ASSERT_FALSE(list[1]["resumed_from"].is_null()) << list.dump();
+  EXPECT_LE(list[0]["last_step"].get<int>() - list[1]["resumed_from"]["step"].get<int>(), 10);
+
+  json done = wait_final(id);
+  ASSERT_FALSE(done.is_null());
+  EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  EXPECT_EQ(done["step"], 250);
+}
+
+// The API server drops every watch and forgets its history (the next watch from an old
+// resourceVersion gets 410 Gone): the site relists, misses nothing, and launches nothing twice.
+TEST_F(KubeE2eTest, WatchDroppedAndGoneRelistsWithoutLosingOrRepeatingAnything) {
+  const std::int64_t id = submit(toy_job("watched", 120));
+  ASSERT_GT(id, 0);
+  ASSERT_FALSE(wait_job(
+                   id,
+                   [](const json& now) {
+                     return now["state"] == "running" && now["step"].is_number() &&
+                            now["step"].get<int>() >= 20;
+                   },
+                   "run past step 20")
+                   .is_null());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(hook("/fake/compact").status, 200);
+    ASSERT_EQ(hook("/fake/watches/drop").status, 200);
+    std::this_thread::sleep_for(milliseconds(300));
+  }
+  json j = wait_final(id);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j["state"], "succeeded") << describe_job(url_, id);
+  EXPECT_EQ(j["step"], 120);
+  json list = attempts(id);
+  ASSERT_EQ(list.size(), 1u) << describe_job(url_, id);
+  // The API server holds exactly one Job for the attempt.
+  fake_kube::KubeReply jobs =
+      fake_kube::kube_request({"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, "GET",
+                              "/apis/batch/v1/namespaces/default/jobs");
+  ASSERT_EQ(jobs.status, 200) << jobs.body;
+  EXPECT_EQ(jobs.json()["items"].size(), 1u) << jobs.body;
+}
+
+// An image that cannot be pulled is the job's own error, with Kubernetes' words, and spends
+// the user budget (here none), never the infra budget.
+TEST_F(KubeE2eTest, ImagePullBackOffIsAUserErrorWithKubernetesMessage) {
+  const std::string kubeconfig = pki_dir_->path() + "/kubeconfig";
+  server_->stop();
+  write_file(config_,
+             "clusters:\n  - name: kube\n    provider: kubernetes\n    nodes: 1\n"
+             "    gpus_per_node: 8\n    poll_interval_ms: 100\n    kubernetes: {kubeconfig: " +
+                 kubeconfig + ", image: fake/pull-error}\n");
+  start_server();
+  const std::int64_t id = submit(
+      "name: nopull\ncommand: \"true\"\nrestart: {max_infra_restarts: 3, max_user_restarts: 0}\n");
+  ASSERT_GT(id, 0);
+  json j = wait_final(id);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j["state"], "failed") << describe_job(url_, id);
+  EXPECT_EQ(j["infra_restarts"], 0);
+  json list = attempts(id);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["cause"], "user_error");
+  bool named = false;
+  for (const auto& e : events(id)) {
+    // Kubernetes says ErrImagePull first, then ImagePullBackOff between retries: either is final.
+    named = named || e["message"].get<std::string>().find("ImagePull") != std::string::npos;
+  }
+  EXPECT_TRUE(named) << describe_job(url_, id);
+}
+
+}  // namespace
+}  // namespace orch::e2e
