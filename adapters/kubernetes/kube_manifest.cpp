@@ -437,6 +437,14 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
       {"enableServiceLinks", false},
       {"automountServiceAccountToken", false},
   };
+  // GKE taints GPU nodes <gpu resource>=present:NoSchedule; a pod that asks for GPUs
+  // tolerates exactly that (and not, say, an operator's nvidia.com/gpu=broken).
+  if (request.gpus_per_node > 0) {
+    pod_spec["tolerations"] = Json::array({{{"key", k.gpu_resource},
+                                            {"operator", "Equal"},
+                                            {"value", "present"},
+                                            {"effect", "NoSchedule"}}});
+  }
   if (multi) pod_spec["subdomain"] = plan.service_name;
   if (!request.exclude_nodes.empty())
     pod_spec["affinity"] = exclude_affinity(request.exclude_nodes);

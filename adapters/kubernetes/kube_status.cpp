@@ -305,8 +305,14 @@ KubeNode read_node(Reader& r, const Json& obj, const std::string& p,
     problems.push_back(why.empty() ? head : head + ": " + why);
   }
   if (node.unschedulable) problems.emplace_back("unschedulable (cordoned)");
+  bool tainted = false;
   for (const KubeTaint& t : node.taints) {
     if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;
+    // GKE taints every GPU node nvidia.com/gpu=present:NoSchedule to keep other pods off;
+    // attempts tolerate exactly that (kube_manifest.cpp). Any other value (an operator's
+    // nvidia.com/gpu=broken) is a problem.
+    if (t.key == gpu_resource && t.value == "present" && t.effect == "NoSchedule") continue;
+    tainted = true;
     if (node.unschedulable && t.key == "node.kubernetes.io/unschedulable") continue;
     if (node.ready != "True" &&
         (t.key == "node.kubernetes.io/not-ready" || t.key == "node.kubernetes.io/unreachable")) {
@@ -314,9 +320,6 @@ KubeNode read_node(Reader& r, const Json& obj, const std::string& p,
     }
     problems.push_back("taint " + t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect);
   }
-  bool tainted = std::any_of(node.taints.begin(), node.taints.end(), [](const KubeTaint& t) {
-    return t.effect == "NoSchedule" || t.effect == "NoExecute";
-  });
   node.info.healthy = node.ready == "True" && !node.unschedulable && !tainted;
   for (const auto& what : problems) {
     node.info.reason += (node.info.reason.empty() ? "" : "; ") + what;

@@ -46,9 +46,9 @@ Result<ExecResult> SlurmSite::run(const std::vector<std::string>& argv, bool all
   // A login node whose Slurm controller does not answer cannot say how its jobs are: the site
   // is silent (its jobs may well be running), not the jobs failed.
   if (r->exit_status != 0 && slurm::is_controller_unreachable(r->err)) {
-    return make_error(ErrorKind::unreachable, "site " + spec_.name + ": " + argv.front() +
-                                                  ": the Slurm controller does not answer: " +
-                                                  first_line(r->err));
+    return make_error(ErrorKind::unreachable,
+                      "site " + spec_.name + ": " + argv.front() +
+                          ": the Slurm controller does not answer: " + first_line(r->err));
   }
   if (r->exit_status != 0 && !allow_failure) {
     std::string why = first_line(r->err.empty() ? r->out : r->err);
@@ -79,6 +79,10 @@ Result<SiteInventory> SlurmSite::inventory() {
 Result<LaunchResult> SlurmSite::launch(const LaunchRequest& request) {
   auto plan = slurm::make_batch_plan(request, spec_);
   if (!plan) return plan.error();
+  // Idempotent per token: a token Slurm already has is that launch, never a second job.
+  auto existing = find(request.token);
+  if (!existing) return existing.error();
+  if (*existing) return **existing;
   auto prepared = ssh_->exec(plan->prepare_command);
   if (!prepared) return prepared.error();
   if (prepared->exit_status != 0) {

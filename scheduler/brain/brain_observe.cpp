@@ -124,7 +124,11 @@ Result<BrainReply> Brain::on(const AttemptObserved& e) {
       // Before the launch is confirmed the site may simply not have it yet.
       if (!a.launch_done) return BrainReply{};
       a.site_done = true;
-      if (auto r = end_attempt(a, ExitCause::lost, "the site no longer knows this attempt"); !r) {
+      // A provider may purge a run as it cancels it (Kubernetes deletes the Job and its pods):
+      // gone after our cancel is a cancellation, not a loss.
+      if (auto r = end_attempt(a, a.cancel_requested ? ExitCause::cancelled : ExitCause::lost,
+                               "the site no longer knows this attempt");
+          !r) {
         return r.error();
       }
       if (auto r = after_attempt_end(a); !r) return r.error();

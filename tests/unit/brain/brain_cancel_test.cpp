@@ -37,6 +37,19 @@ TEST_F(BrainCancel, AttemptKilledByOurCancelIsCancelledNotResumed) {
   EXPECT_EQ(job(id).infra_restarts, 0);
 }
 
+// Kubernetes deletes a cancelled Job's pods: the site may answer "unknown" instead of "exited".
+TEST_F(BrainCancel, AttemptGoneAfterOurCancelIsCancelledNotLost) {
+  JobId id = submit(make_job().backoff(0));
+  site_launches_all("alpha");
+  handle(CancelJob{id});
+  handle(AttemptObserved{
+      "alpha", last_attempt(id).token, RunPhase::unknown, std::nullopt, {}, {}, {}});
+
+  EXPECT_EQ(attempts(id).size(), 1u);
+  EXPECT_EQ(last_attempt(id).cause, ExitCause::cancelled);
+  EXPECT_EQ(job(id).infra_restarts, 0);
+}
+
 TEST_F(BrainCancel, CancellingAFinishedJobIsAConflict) {
   JobId id = submit(make_job());
   site_launches_all("alpha");

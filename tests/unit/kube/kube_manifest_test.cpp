@@ -74,6 +74,9 @@ TEST(kube_parse_manifest, SingleNodeJob) {
   EXPECT_TRUE(p.service_body.empty());
 
   json job = body(p.job_body);
+  EXPECT_EQ(job["spec"]["template"]["spec"]["tolerations"],
+            json::parse(R"([{"key":"nvidia.com/gpu","operator":"Equal","value":"present",
+                                "effect":"NoSchedule"}])"));
   EXPECT_EQ(job["apiVersion"], "batch/v1");
   EXPECT_EQ(job["kind"], "Job");
   EXPECT_EQ(job["metadata"]["name"], "orch-12-3-mx325f71");

@@ -117,6 +117,23 @@ TEST(kube_parse_nodes, SingleNodeObject) {
   EXPECT_EQ(node->info.reason, "taint node.kubernetes.io/unschedulable:NoSchedule");
 }
 
+// GKE taints every GPU node nvidia.com/gpu=present:NoSchedule; attempts tolerate it, so it is
+// not a health problem. Any other NoSchedule taint still is.
+TEST(kube_parse_nodes, TheGpuResourcesOwnTaintIsTolerated) {
+  const std::string text = R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"gke-gpu-1"},
+    "spec":{"taints":[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]},
+    "status":{"allocatable":{"nvidia.com/gpu":"8"},
+              "conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}})";
+  auto node = parse_node(text);
+  ASSERT_TRUE(node.ok()) << node.error().message;
+  EXPECT_TRUE(node->info.healthy) << node->info.reason;
+  EXPECT_EQ(node->info.reason, "");
+  auto other = parse_node(text, "amd.com/gpu");
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(other->info.healthy);
+  EXPECT_EQ(other->info.reason, "taint nvidia.com/gpu=present:NoSchedule");
+}
+
 TEST(kube_parse_nodes, NoConditionsIsNotHealthy) {
   auto node = parse_node(R"({"metadata":{"name":"fresh"},"status":{}})");
   ASSERT_TRUE(node.ok()) << node.error().message;
