@@ -1,6 +1,6 @@
 #pragma once
 // A small synchronous HTTPS client for one Kubernetes API server (Boost.Beast and OpenSSL are
-// kept in kube_client.cpp). Built from a KubeTarget (kube_config.h):
+// kept in kube_client_*.cpp). Built from a KubeTarget (kube_config.h):
 //
 // - The server's certificate is verified against the kubeconfig's CA only (the system trust
 //   store only when the kubeconfig gives no CA), and must name the server's host, or

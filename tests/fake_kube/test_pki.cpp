@@ -71,30 +71,39 @@ std::string read_text(const std::string& path) {
 
 }  // namespace
 
-TestPki make_test_pki(const std::string& dir, const std::string& name) {
+CertFiles make_test_ca(const std::string& dir, const std::string& stem, const std::string& cn,
+                       int days) {
   std::filesystem::create_directories(dir);
-  TestPki pki;
-  pki.dir = dir;
-  pki.ca_cert = dir + "/ca.crt";
-  pki.ca_key = dir + "/ca.key";
-  pki.server_cert = dir + "/server.crt";
-  pki.server_key = dir + "/server.key";
-  const std::string csr = dir + "/server.csr";
-  const std::string ext = dir + "/server.ext";
+  const CertFiles ca{dir + "/" + stem + ".crt", dir + "/" + stem + ".key"};
   openssl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-           "-keyout", pki.ca_key, "-out", pki.ca_cert, "-days", "2", "-subj", "/CN=" + name + "-ca",
+           "-keyout", ca.key, "-out", ca.cert, "-days", std::to_string(days), "-subj", "/CN=" + cn,
            "-addext", "basicConstraints=critical,CA:TRUE", "-addext",
            "keyUsage=critical,keyCertSign,cRLSign"});
+  return ca;
+}
+
+CertFiles make_test_cert(const std::string& dir, const std::string& stem, const std::string& cn,
+                         const CertFiles& ca, const std::string& extensions, int days) {
+  std::filesystem::create_directories(dir);
+  const CertFiles out{dir + "/" + stem + ".crt", dir + "/" + stem + ".key"};
+  const std::string csr = dir + "/" + stem + ".csr";
+  const std::string ext = dir + "/" + stem + ".ext";
   openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-           pki.server_key, "-out", csr, "-subj", "/CN=" + name + "-apiserver"});
-  write_text(ext,
-             "basicConstraints=CA:FALSE\n"
-             "keyUsage=critical,digitalSignature,keyEncipherment\n"
-             "extendedKeyUsage=serverAuth\n"
-             "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-  openssl({"x509", "-req", "-in", csr, "-CA", pki.ca_cert, "-CAkey", pki.ca_key, "-CAcreateserial",
-           "-out", pki.server_cert, "-days", "2", "-extfile", ext});
-  return pki;
+           out.key, "-out", csr, "-subj", "/CN=" + cn});
+  write_text(ext, extensions);
+  openssl({"x509", "-req", "-in", csr, "-CA", ca.cert, "-CAkey", ca.key, "-CAcreateserial", "-out",
+           out.cert, "-days", std::to_string(days), "-extfile", ext});
+  return out;
+}
+
+TestPki make_test_pki(const std::string& dir, const std::string& name) {
+  const CertFiles ca = make_test_ca(dir, "ca", name + "-ca");
+  const CertFiles server = make_test_cert(dir, "server", name + "-apiserver", ca,
+                                          "basicConstraints=CA:FALSE\n"
+                                          "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                                          "extendedKeyUsage=serverAuth\n"
+                                          "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+  return TestPki{dir, ca.cert, ca.key, server.cert, server.key};
 }
 
 std::string base64(const std::string& bytes) {

@@ -20,6 +20,23 @@ struct TestPki {
 // std::runtime_error with openssl's output when a step fails.
 TestPki make_test_pki(const std::string& dir, const std::string& name = "fake-kube");
 
+// The steps make_test_pki is made of, for tests that need other certificates (client
+// certificates, a second CA, other SANs). Both write dir/STEM.crt and dir/STEM.key (EC P-256)
+// and throw std::runtime_error with openssl's output when a step fails.
+struct CertFiles {
+  std::string cert;  // dir/STEM.crt
+  std::string key;   // dir/STEM.key
+};
+
+// A self-signed CA (CN=cn, basicConstraints CA:TRUE, keyUsage keyCertSign,cRLSign).
+CertFiles make_test_ca(const std::string& dir, const std::string& stem, const std::string& cn,
+                       int days = 2);
+
+// A certificate for CN=cn signed by `ca`; `extensions` is an openssl extfile's text, one
+// extension a line (e.g. "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n").
+CertFiles make_test_cert(const std::string& dir, const std::string& stem, const std::string& cn,
+                         const CertFiles& ca, const std::string& extensions, int days = 2);
+
 struct KubeconfigOptions {
   std::string server;   // https://127.0.0.1:PORT
   std::string ca_file;  // embedded as certificate-authority-data

@@ -1,5 +1,7 @@
 #include "tests/unit/kube_client/tls_test_server.h"
 
+#include "tests/fake_kube/test_pki.h"
+
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -32,27 +34,6 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using TlsSocket = ssl::stream<tcp::socket>;
 
-constexpr const char* kScript = R"(set -e
-gen_ca() {
-  openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -keyout "$1.key" -out "$1.crt" -days 3 -subj "/CN=$2" \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
-}
-gen_cert() {
-  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -keyout "$1.key" -out "$1.csr" -subj "/CN=$2"
-  printf '%b\n' "$4" > "$1.ext"
-  openssl x509 -req -in "$1.csr" -CA "$3.crt" -CAkey "$3.key" -CAcreateserial \
-    -out "$1.crt" -days 3 -extfile "$1.ext"
-}
-gen_ca ca kube-test-ca
-gen_ca other-ca unrelated-ca
-gen_cert server kube-apiserver ca 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth'
-gen_cert named kube-apiserver ca 'subjectAltName=DNS:kube.internal\nextendedKeyUsage=serverAuth'
-gen_cert client kube-admin ca 'extendedKeyUsage=clientAuth'
-gen_cert rogue kube-admin other-ca 'extendedKeyUsage=clientAuth'
-)";
-
 struct CertDir {
   Certs certs;
   std::string error;
@@ -70,35 +51,30 @@ CertDir make_certs() {
     return out;
   }
   const std::string dir = tmpl;
-  {
-    std::ofstream script(dir + "/make-certs.sh");
-    script << kScript;
-  }
-  const std::string command = "cd '" + dir + "' && sh make-certs.sh > make-certs.log 2>&1";
-  if (std::system(command.c_str()) != 0) {  // NOLINT(cert-env33-c): a test helper
-    std::ifstream log(dir + "/make-certs.log");
-    std::ostringstream text;
-    text << log.rdbuf();
-    out.error = "openssl failed: " + text.str();
+  // ca signs server, named and client; the unrelated other-ca signs rogue.
+  using fake_kube::CertFiles;
+  try {
+    const CertFiles ca = fake_kube::make_test_ca(dir, "ca", "kube-test-ca", 3);
+    const CertFiles other_ca = fake_kube::make_test_ca(dir, "other-ca", "unrelated-ca", 3);
+    const auto cert = [&](const char* stem, const char* cn, const CertFiles& by,
+                          const char* extensions) {
+      return fake_kube::make_test_cert(dir, stem, cn, by, extensions, 3);
+    };
+    const CertFiles server =
+        cert("server", "kube-apiserver", ca,
+             "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
+    const CertFiles named = cert("named", "kube-apiserver", ca,
+                                 "subjectAltName=DNS:kube.internal\nextendedKeyUsage=serverAuth\n");
+    const CertFiles client = cert("client", "kube-admin", ca, "extendedKeyUsage=clientAuth\n");
+    const CertFiles rogue = cert("rogue", "kube-admin", other_ca, "extendedKeyUsage=clientAuth\n");
+    out.certs = Certs{dir,         ca.cert,    ca.key,     other_ca.cert, other_ca.key,
+                      server.cert, server.key, named.cert, named.key,     client.cert,
+                      client.key,  rogue.cert, rogue.key};
+  } catch (const std::exception& e) {
+    out.error = e.what();
     std::error_code ignored;
     std::filesystem::remove_all(dir, ignored);
-    return out;
   }
-  Certs& c = out.certs;
-  c.dir = dir;
-  const auto f = [&](const char* name) { return dir + "/" + name; };
-  c.ca_crt = f("ca.crt");
-  c.ca_key = f("ca.key");
-  c.other_ca_crt = f("other-ca.crt");
-  c.other_ca_key = f("other-ca.key");
-  c.server_crt = f("server.crt");
-  c.server_key = f("server.key");
-  c.named_crt = f("named.crt");
-  c.named_key = f("named.key");
-  c.client_crt = f("client.crt");
-  c.client_key = f("client.key");
-  c.rogue_crt = f("rogue.crt");
-  c.rogue_key = f("rogue.key");
   return out;
 }
 
