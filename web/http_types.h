@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "scheduler/common/percent_encoding.h"  // percent_encode/decode, used with targets
+
 namespace orch {
 
 struct HttpRequest {
@@ -38,12 +40,6 @@ void parse_target(const std::string& target, std::string& path,
 // Builds a request from a raw target (path plus query), for tests and the server.
 HttpRequest make_request(std::string method, const std::string& target, std::string body = "",
                          std::string content_type = "");
-
-// Percent-decoding ('+' becomes a space only when plus_is_space). Malformed escapes are kept
-// as they are rather than rejected: the route then reports the odd value by name.
-std::string percent_decode(const std::string& text, bool plus_is_space);
-// Percent-encoding of everything except unreserved characters, for query values and names.
-std::string percent_encode(const std::string& text);
 
 // The standard reason phrase, e.g. 404 -> "Not Found"; "Unknown" when not known here.
 const char* status_title(int status);

@@ -1,9 +1,9 @@
 #include "adapters/kubernetes/kube_site.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "adapters/kubernetes/kube_manifest.h"
+#include "scheduler/common/percent_encoding.h"
 #include "scheduler/model/output_chunk.h"
 
 namespace orch {
@@ -11,22 +11,6 @@ namespace {
 
 constexpr std::size_t kMaxLineRead = 1 << 20;     // one observe reads at most 1 MiB of output
 constexpr std::size_t kMaxOutputRead = 16 << 20;  // one read_output returns at most 16 MiB
-
-// Percent-encoding for a query value (label selectors carry '/', '=' and ',').
-std::string query_value(std::string_view s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char ch : s) {
-    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
-      out += static_cast<char>(ch);
-    } else {
-      out += '%';
-      out += hex[ch >> 4];
-      out += hex[ch & 15];
-    }
-  }
-  return out;
-}
 
 const char* kManagedSelector = "app.kubernetes.io/managed-by=orchestrate";
 
@@ -36,7 +20,7 @@ KubernetesSite::KubernetesSite(ClusterSpec spec, KubeTarget target)
     : spec_(std::move(spec)), namespace_(target.namespace_) {
   client_ = std::make_unique<KubeClient>(std::move(target), spec_.name);
   informer_ = std::make_unique<kube::PodInformer>(*client_, kube::pods_path(namespace_),
-                                                  query_value(kManagedSelector));
+                                                  percent_encode(kManagedSelector));
   informer_->start();
 }
 
@@ -93,7 +77,7 @@ Result<LaunchResult> KubernetesSite::launch(const LaunchRequest& request) {
 Result<std::optional<kube::KubeJobInfo>> KubernetesSite::job_of(const std::string& token) {
   auto r = call("GET",
                 kube::jobs_path(namespace_) +
-                    "?labelSelector=" + query_value(kube::token_label_selector(token)),
+                    "?labelSelector=" + percent_encode(kube::token_label_selector(token)),
                 "", {});
   if (!r) return r.error();
   auto jobs = kube::parse_jobs(r->body);
@@ -106,7 +90,7 @@ Result<std::vector<kube::PodInfo>> KubernetesSite::pods_of(const std::string& to
   if (auto cached = informer_->pods(token)) return *cached;
   auto r = call("GET",
                 kube::pods_path(namespace_) +
-                    "?labelSelector=" + query_value(kube::token_label_selector(token)),
+                    "?labelSelector=" + percent_encode(kube::token_label_selector(token)),
                 "", {});
   if (!r) return r.error();
   auto pods = kube::parse_pods(r->body);

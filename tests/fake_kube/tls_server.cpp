@@ -1,6 +1,8 @@
 // The only file of the fake server that includes Boost.Asio SSL and Beast.
 #include "tests/fake_kube/tls_server.h"
 
+#include "scheduler/common/percent_encoding.h"
+
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -26,24 +28,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using Stream = ssl::stream<tcp::socket>;
-
-std::string percent_decode(const std::string& text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '+') {
-      out += ' ';
-    } else if (c == '%' && i + 2 < text.size() &&
-               std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
-               std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
-      out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 class Writer final : public ResponseWriter {
  public:
@@ -138,7 +122,7 @@ struct Connection {
 
 void parse_target(const std::string& target, Request& request) {
   const auto q = target.find('?');
-  request.path = percent_decode(target.substr(0, q));
+  request.path = percent_decode(target.substr(0, q), true);
   if (q == std::string::npos) return;
   std::size_t start = q + 1;
   while (start <= target.size()) {
@@ -147,8 +131,8 @@ void parse_target(const std::string& target, Request& request) {
     const std::string pair = target.substr(start, end - start);
     if (!pair.empty()) {
       const auto eq = pair.find('=');
-      request.query[percent_decode(pair.substr(0, eq))] =
-          eq == std::string::npos ? "" : percent_decode(pair.substr(eq + 1));
+      request.query[percent_decode(pair.substr(0, eq), true)] =
+          eq == std::string::npos ? "" : percent_decode(pair.substr(eq + 1), true);
     }
     start = end + 1;
   }

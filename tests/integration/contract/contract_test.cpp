@@ -176,6 +176,17 @@ class Contract : public ::testing::Test {
         kRunningDeadline, ok);
   }
 
+  // Launches a sleeping command and waits until the provider reports it running.
+  void launch_running(const std::string& token, LaunchResult* launched, RunObservation* running) {
+    ASSERT_NO_FATAL_FAILURE(launch(token, kSleep, launched));
+    std::uint64_t offset = 0;
+    std::vector<std::string> lines;
+    bool ok = false;
+    *running = wait_running(token, offset, lines, &ok);
+    ASSERT_TRUE(ok);
+    ASSERT_EQ(running->phase, RunPhase::running) << describe(*running);
+  }
+
   RunObservation wait_exited(const std::string& token, bool* ok,
                              const std::function<void()>& each_poll = {}) {
     std::uint64_t offset = 0;
@@ -288,13 +299,8 @@ TYPED_TEST(Contract, SecondLaunchOfATokenReturnsTheFirstLaunch) {
 TYPED_TEST(Contract, CancelEndsTheRunAndIsIdempotent) {
   const std::string token = this->new_token();
   LaunchResult launched;
-  ASSERT_NO_FATAL_FAILURE(this->launch(token, kSleep, &launched));
-  std::uint64_t offset = 0;
-  std::vector<std::string> lines;
-  bool ok = false;
-  RunObservation o = this->wait_running(token, offset, lines, &ok);
-  ASSERT_TRUE(ok);
-  ASSERT_EQ(o.phase, RunPhase::running) << describe(o);
+  RunObservation o;
+  ASSERT_NO_FATAL_FAILURE(this->launch_running(token, &launched, &o));
 
   auto c = this->site_->cancel(token);
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -302,6 +308,7 @@ TYPED_TEST(Contract, CancelEndsTheRunAndIsIdempotent) {
   // provider whose cancel deletes the run (TypeParam::kCancelMayPurgeRun) may answer unknown
   // once it is gone instead of exited.
   auto last_cancel = Clock::now();
+  bool ok = false;
   std::uint64_t after_offset = 0;
   std::vector<std::string> after_lines;
   o = this->observe_until(
@@ -353,19 +360,15 @@ TYPED_TEST(Contract, NonZeroExitIsAUserError) {
 TYPED_TEST(Contract, NodeFailureIsAnInfraCause) {
   const std::string token = this->new_token();
   LaunchResult launched;
-  ASSERT_NO_FATAL_FAILURE(this->launch(token, kSleep, &launched));
-  std::uint64_t offset = 0;
-  std::vector<std::string> lines;
-  bool ok = false;
-  RunObservation running = this->wait_running(token, offset, lines, &ok);
-  ASSERT_TRUE(ok);
-  ASSERT_EQ(running.phase, RunPhase::running) << describe(running);
+  RunObservation running;
+  ASSERT_NO_FATAL_FAILURE(this->launch_running(token, &launched, &running));
   ASSERT_FALSE(running.nodes.empty()) << "a running attempt must report its nodes";
 
   this->failed_nodes_.push_back(running);
   auto failed = TypeParam::fail_node(launched, running);
   ASSERT_TRUE(failed.ok()) << failed.error().message;
 
+  bool ok = false;
   RunObservation o = this->wait_exited(token, &ok);
   ASSERT_TRUE(ok);
   ASSERT_TRUE(o.exit.has_value()) << describe(o);

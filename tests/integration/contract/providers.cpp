@@ -15,6 +15,7 @@
 #include "adapters/local/local_site.h"
 #include "adapters/slurm/slurm_site.h"
 #include "adapters/ssh/ssh_session.h"
+#include "scheduler/common/percent_encoding.h"
 #include "tests/fake_kube/fake_kube_server.h"
 #include "tests/fake_kube/kube_test_client.h"
 #include "tests/fake_kube/test_pki.h"
@@ -34,21 +35,6 @@ void remove_dir(std::string& dir) {
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   dir.clear();
-}
-
-std::string percent_encode(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
 }
 
 // ---- local ----------------------------------------------------------------------------------
