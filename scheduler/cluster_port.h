@@ -16,6 +16,7 @@
 
 #include "scheduler/common/result.h"
 #include "scheduler/model/job_state.h"
+#include "scheduler/model/probe_result.h"
 
 namespace orch {
 
@@ -29,11 +30,17 @@ struct LaunchRequest {
   int nodes = 1;
   int gpus_per_node = 1;
   std::vector<std::string> exclude_nodes;
+  // No progress line for this long means the job hangs (the agent notes it in its event file;
+  // the brain acts on it). 0: never.
+  double hang_after_s = 600.0;
 };
 
 struct LaunchResult {
   std::string site_job_id;         // provider's id (local: agent pid; Slurm: job id)
   std::vector<std::string> nodes;  // nodes the attempt got, when known at launch
+  // What the site was asked to run, for the job's events (Slurm: the sbatch command line with
+  // its --exclude). Empty when the provider has nothing useful to show.
+  std::string submit_command;
 };
 
 enum class RunPhase {
@@ -74,6 +81,18 @@ struct SiteInventory {
   std::vector<NodeInfo> nodes;
 };
 
+// Runs `orchestrate-agent probe` once on each named node (burn-in, or the check that releases a
+// quarantined node). On Slurm one job with one task per node; locally one probe per virtual node.
+struct ProbeRequest {
+  std::string token;               // unique per burn-in round, like a launch token
+  std::vector<std::string> nodes;  // empty: every node of the site
+  std::string dir;                 // filesystem to measure; empty: the site's checkpoint root
+                                   // (else its storage root)
+  std::int64_t io_bytes = 64 << 20;  // written, fsynced and read back per node
+  double compute_s = 1.0;            // wall time of the GEMM benchmark per node
+  double timeout_s = 300.0;          // the whole round
+};
+
 class ClusterPort {
  public:
   virtual ~ClusterPort() = default;
@@ -89,6 +108,12 @@ class ClusterPort {
   // Up to max_bytes of the attempt's combined output starting at offset (for `job logs`).
   virtual Result<std::string> read_output(const std::string& token, std::uint64_t offset,
                                           std::size_t max_bytes) = 0;
+  // Runs the probe on the requested nodes and returns one result per node that answered (a node
+  // that did not answer is absent; the caller treats it as failed). Blocks for the round.
+  virtual Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) {
+    (void)request;
+    return make_error(ErrorKind::unsupported, "this provider cannot run node probes yet");
+  }
   // Simulated outage (local sites only): down kills the site's processes and makes every call
   // answer unreachable until it is brought up again.
   virtual Result<void> set_outage(bool down) {

@@ -50,6 +50,8 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
 // carry the job, so it neither picks the site nor has its lost steps counted again.
 const AttemptRow* carrier(const std::vector<AttemptRow>& attempts) {
   for (auto it = attempts.rbegin(); it != attempts.rend(); ++it) {
+    // A hung attempt was asked to stop too, but it carried the job until then.
+    if (it->cause == ExitCause::hang) return &*it;
     if (!it->cancel_requested && it->cause != ExitCause::cancelled) return &*it;
   }
   return attempts.empty() ? nullptr : &attempts.back();
@@ -71,8 +73,14 @@ Brain::Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters
 
 Result<void> Brain::start() {
   return store_.transaction([&]() -> Result<void> {
+    const Millis now = clock_.now_ms();
     for (const auto& c : clusters_) {
-      if (auto r = store_.ensure_cluster(c.name); !r) return r;
+      Admission admission = c.burn_in.on_join ? Admission::pending : Admission::active;
+      auto added = store_.ensure_cluster(c.name, admission, now);
+      if (!added) return added.error();
+      if (*added) {
+        if (auto r = record_health(c.name, SiteHealth::healthy); !r) return r;
+      }
     }
     return forget_removed_clusters();
   });
@@ -192,6 +200,9 @@ Result<void> Brain::request_cancel(AttemptRow& attempt, const std::string& why) 
 
 Result<BrainReply> Brain::on(const Tick&) {
   if (auto r = expire_unreachable_sites(); !r) return r.error();
+  if (auto r = detect_hangs(); !r) return r.error();
+  if (auto r = start_due_burn_ins(); !r) return r.error();
+  if (auto r = start_release_probes(); !r) return r.error();
   if (auto r = place_waiting_jobs(); !r) return r.error();
   return BrainReply{};
 }
@@ -208,13 +219,17 @@ Result<std::vector<ClusterView>> Brain::cluster_views() {
     ClusterView v;
     v.spec = &spec;
     for (const auto& r : *rows) {
-      if (r.name == spec.name) v.health = r.health;
+      if (r.name != spec.name) continue;
+      v.health = r.health;
+      v.admission = r.admission;
     }
+    if (auto h = histories().find(spec.name); h != histories().end()) v.history = h->second;
     if (auto it = used->find(spec.name); it != used->end()) v.gpus_used = it->second;
     auto nodes = store_.nodes(spec.name);
     if (!nodes) return nodes.error();
     for (const auto& n : *nodes) {
       if (!n.healthy) v.unhealthy_nodes.push_back(n.name);
+      if (n.state != NodeState::active) v.quarantined_nodes.push_back(n.name);
     }
     views.push_back(v);
   }
@@ -311,6 +326,7 @@ Result<void> Brain::try_place(JobRow& job) {
   if (*ckpt) launch.env[job.spec.checkpoint.resume_env] = (*ckpt)->path;
   launch.nodes = job.spec.nodes;
   launch.gpus_per_node = job.spec.gpus_per_node;
+  launch.hang_after_s = job.spec.health.hang_after_s;
   for (const auto& v : *views) {
     if (v.spec->name == a.cluster) launch.exclude_nodes = unusable_nodes(req, v);
   }

@@ -5,7 +5,9 @@
 // I/O of its own besides the store and never blocks on a site; site workers carry out the
 // outbox. Tests drive it directly with a FakeClock and check the outbox: no threads, no sleeps.
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,9 @@ class Brain {
   Result<BrainReply> on(const InventoryObserved& e);
   Result<BrainReply> on(const SiteUnreachable& e);
   Result<BrainReply> on(const SiteReachable& e);
+  Result<BrainReply> on(const ProbeCompleted& e);
+  Result<BrainReply> on(const StartBurnIn& e);
+  Result<BrainReply> on(const SetNodeState& e);
   Result<BrainReply> on(const Tick& e);
 
   // Places every waiting job whose backoff has passed (pending first, oldest first).
@@ -72,10 +77,29 @@ class Brain {
   // Keeps the job as it is and stops the stale attempt.
   Result<void> drop_stale(AttemptRow& stale, const std::string& why, const std::string& cancel_why);
 
-  // Nodes (brain_observe.cpp): the node ledger.
+  // Nodes (brain_observe.cpp): the node ledger. An entry of a failure kind may quarantine the
+  // node (brain_health.cpp).
   Result<void> node_event(const std::string& cluster, const std::string& node,
                           const std::string& kind, const std::string& message,
                           const AttemptRow* attempt = nullptr);
+  Result<void> record_health(const std::string& cluster, SiteHealth health);
+
+  // Health (brain_health.cpp): quarantine, burn-in, hangs, MFU.
+  Result<void> judge_node_after_failure(const std::string& cluster, const std::string& node);
+  Result<void> set_standing(NodeRow& node, NodeState to, const std::string& reason, bool counts);
+  Result<void> start_burn_in(ClusterRow& cluster, const std::string& why);
+  Result<void> start_due_burn_ins();
+  Result<void> start_release_probes();
+  Result<void> judge_burn_in_round(ClusterRow& cluster, const ProbeCompleted& e);
+  Result<void> judge_release_round(const ProbeCompleted& e);
+  Result<void> detect_hangs();
+  // The failure classifier's node verdicts: ledger entries for the nodes a log implicates.
+  Result<void> implicate_nodes(const AttemptRow& attempt, ExitCause cause,
+                               const std::vector<std::string>& named_nodes,
+                               const std::string& evidence);
+  Result<void> watch_mfu(AttemptRow& attempt, const JobRow& job, double mfu,
+                         const std::vector<RankStepTime>& ranks);
+  const std::map<std::string, ClusterHistory>& histories();
   Result<void> event(JobId job, std::optional<int> attempt_no, const std::string& kind,
                      const std::string& message);
 
@@ -83,6 +107,9 @@ class Brain {
   const Clock& clock_;
   std::vector<ClusterSpec> clusters_;
   PlacementPipeline pipeline_;
+  // Derived from the store, recomputed now and then (placement reads it on every tick).
+  std::map<std::string, ClusterHistory> histories_;
+  std::optional<Millis> histories_at_ms_;
 };
 
 }  // namespace orch

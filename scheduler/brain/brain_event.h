@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "scheduler/cluster_port.h"
+#include "scheduler/model/node_state.h"
 #include "scheduler/model/progress_line.h"
 #include "scheduler/spec/job_spec.h"
 
@@ -44,6 +45,9 @@ struct AttemptObserved {
   std::vector<std::string> nodes;
   std::vector<ProgressLine> reports;
   std::vector<std::string> bad_lines;  // protocol lines that did not parse, with the reason
+  // When phase == exited: the attempt's last ordinary (non-protocol) output lines, oldest first
+  // (at most 64), for the failure classifier's log signatures.
+  std::vector<std::string> log_tail;
 };
 
 // The site's list of nodes (polled now and then, and whenever it may have changed).
@@ -61,11 +65,33 @@ struct SiteReachable {
   std::string cluster;
 };
 
+// A site worker ran a probe action from the outbox (burn-in or a release check).
+struct ProbeCompleted {
+  std::int64_t outbox_id = 0;
+  std::string cluster;
+  std::string token;
+  Result<std::vector<ProbeResult>> result = std::vector<ProbeResult>{};
+};
+
+// `orchestrate cluster burn-in NAME`: probe every node now and judge them.
+struct StartBurnIn {
+  std::string cluster;
+};
+
+// `orchestrate node quarantine|release`: a person overrides the rules.
+struct SetNodeState {
+  std::string cluster;
+  std::string node;
+  NodeState to = NodeState::active;
+  std::string reason;
+};
+
 struct Tick {};
 
 using BrainEvent =
     std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted, AttemptObserved,
-                 InventoryObserved, SiteUnreachable, SiteReachable, Tick>;
+                 InventoryObserved, SiteUnreachable, SiteReachable, ProbeCompleted, StartBurnIn,
+                 SetNodeState, Tick>;
 
 // What a command returns to its caller (REST handler).
 struct BrainReply {

@@ -4,7 +4,8 @@
 #include <set>
 
 #include "scheduler/brain/brain.h"
-#include "scheduler/lifecycle/exit_classifier.h"
+#include "scheduler/health/quarantine.h"
+#include "scheduler/lifecycle/failure_classifier.h"
 #include "scheduler/lifecycle/mfu.h"
 
 namespace orch {
@@ -50,6 +51,7 @@ Result<BrainReply> Brain::on(const LaunchCompleted& e) {
   std::string msg = (e.adopted ? "adopted attempt " : "launched attempt ") + std::to_string(a.no) +
                     " on " + a.cluster + " (site job " + a.site_job_id + ")";
   if (e.adopted) msg += ": it was launched before a restart";
+  if (!e.result->submit_command.empty()) msg += "; submitted as: " + e.result->submit_command;
   if (auto r = event(a.job_id, a.no, e.adopted ? "adopted" : "launched", msg); !r) return r.error();
   return BrainReply{};
 }
@@ -94,6 +96,7 @@ Result<BrainReply> Brain::on(const AttemptObserved& e) {
       }
       if (e.phase == RunPhase::running && a.state == AttemptState::launching) {
         a.launch_done = true;
+        a.running_ms = clock_.now_ms();
         if (auto r = store_.set_attempt_state(a, AttemptState::running, clock_.now_ms()); !r) {
           return r.error();
         }
@@ -113,9 +116,17 @@ Result<BrainReply> Brain::on(const AttemptObserved& e) {
       ExitStatus status = e.exit.value_or(ExitStatus{});
       a.exit_code = status.exit_code;
       a.signal = status.signal;
-      ExitCause cause =
-          classify_exit(status, a.cancel_requested || job.state == JobState::cancelled);
-      if (auto r = end_attempt(a, cause, status.detail); !r) return r.error();
+      FailureEvidence evidence{status, a.cancel_requested || job.state == JobState::cancelled,
+                               e.log_tail};
+      FailureVerdict verdict = classify_failure(evidence, a.nodes);
+      std::string detail = status.detail;
+      if (!verdict.evidence.empty() && verdict.evidence != status.detail) {
+        detail += (detail.empty() ? "" : "; ") + verdict.rule + ": " + verdict.evidence;
+      }
+      if (auto r = end_attempt(a, verdict.cause, detail); !r) return r.error();
+      if (auto r = implicate_nodes(a, verdict.cause, verdict.named_nodes, verdict.evidence); !r) {
+        return r.error();
+      }
       if (auto r = after_attempt_end(a); !r) return r.error();
       return BrainReply{};
     }
@@ -148,6 +159,7 @@ Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
     if (const auto* p = std::get_if<ProgressReport>(&line)) {
       // Workers re-read output from the start after a restart; steps already seen are skipped.
       if (a.last_step && p->step <= *a.last_step) continue;
+      a.last_progress_ms = now;
       if (!a.first_step) a.first_step = p->step;
       a.last_step = p->step;
       ProgressSample sample{a.id, p->step, p->tokens, p->step_time_s, std::nullopt, now};
@@ -158,6 +170,9 @@ Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
             compute_mfu(static_cast<double>(*p->tokens), *p->step_time_s, fpt, a.gpus, peak);
       }
       if (auto r = store_.insert_progress(sample); !r) return r;
+      if (sample.mfu) {
+        if (auto r = watch_mfu(a, job, *sample.mfu, p->ranks); !r) return r;
+      }
     } else {
       const auto& c = std::get<CheckpointReport>(line);
       auto added =
@@ -199,7 +214,12 @@ Result<void> Brain::node_event(const std::string& cluster, const std::string& no
     row.attempt_no = attempt->no;
   }
   if (auto r = store_.add_node_event(row); !r) return r.error();
+  if (is_failure_kind(kind)) return judge_node_after_failure(cluster, node);
   return Ok{};
+}
+
+Result<void> Brain::record_health(const std::string& cluster, SiteHealth health) {
+  return store_.add_health_log({cluster, clock_.now_ms(), health});
 }
 
 Result<BrainReply> Brain::on(const InventoryObserved& e) {
@@ -227,9 +247,14 @@ Result<BrainReply> Brain::on(const InventoryObserved& e) {
       if (!was->second->reason.empty()) msg += " (was: " + was->second->reason + ")";
       if (auto r = node_event(e.cluster, n.name, "node-healthy", msg); !r) return r.error();
     }
-    if (auto r = store_.upsert_node({e.cluster, n.name, n.gpus, n.healthy, n.reason, now}); !r) {
-      return r.error();
-    }
+    NodeRow row;
+    row.cluster = e.cluster;
+    row.name = n.name;
+    row.gpus = n.gpus;
+    row.healthy = n.healthy;
+    row.reason = n.reason;
+    row.seen_ms = now;
+    if (auto r = store_.upsert_node(row); !r) return r.error();
   }
   // A node the site no longer lists is gone until it is listed again; its history stays.
   for (auto n : *known) {
@@ -258,6 +283,7 @@ Result<BrainReply> Brain::on(const SiteUnreachable& e) {
     c.unreachable_since_ms = clock_.now_ms();
     c.message = e.message;
     if (auto r = store_.update_cluster(c); !r) return r.error();
+    if (auto r = record_health(c.name, c.health); !r) return r.error();
     auto live = store_.live_attempts(e.cluster);
     if (!live) return live.error();
     for (const auto& a : *live) {
@@ -283,6 +309,7 @@ Result<BrainReply> Brain::on(const SiteReachable& e) {
   c.unreachable_since_ms.reset();
   c.message.clear();
   if (auto r = store_.update_cluster(c); !r) return r.error();
+  if (auto r = record_health(c.name, c.health); !r) return r.error();
   if (auto r = place_waiting_jobs(); !r) return r.error();
   return BrainReply{};
 }
@@ -299,6 +326,7 @@ Result<void> Brain::expire_unreachable_sites() {
     if (now - *c.unreachable_since_ms < grace_ms) continue;
     c.health = SiteHealth::down;
     if (auto r = store_.update_cluster(c); !r) return r;
+    if (auto r = record_health(c.name, c.health); !r) return r;
     auto live = store_.live_attempts(c.name);
     if (!live) return live.error();
     for (auto a : *live) {

@@ -1,6 +1,7 @@
 #pragma once
-// Maps how an attempt ended (the provider's exit status) to a cause. The full rule table of
-// issue 4 (Xid, NCCL, disk full, ...) grows here; the budget a cause spends is is_infra_cause().
+// Maps how an attempt ended (the provider's exit status) to a cause: classify_failure
+// (failure_classifier.h) without a log. The rule table of log signatures (Xid, NCCL, disk full,
+// ...) is in failure_rules.cpp; the budget a cause spends is is_infra_cause().
 
 #include "scheduler/cluster_port.h"
 #include "scheduler/model/job_state.h"

@@ -1,12 +1,11 @@
 #include "scheduler/lifecycle/mfu.h"
 
-#include "scheduler/model/accelerators.h"
+#include "scheduler/placement/goodput_score.h"
 
 namespace orch {
 
 std::optional<double> cluster_peak_flops(const ClusterSpec& cluster) {
-  if (cluster.peak_tflops) return *cluster.peak_tflops * 1e12;
-  return accelerator_peak_flops(cluster.accelerator);
+  return cluster_peak_flops_per_gpu(cluster);  // one definition, shared with placement
 }
 
 std::optional<double> compute_mfu(double tokens, double seconds,

@@ -52,6 +52,10 @@ bool is_infra_cause(ExitCause c) {
     case ExitCause::lost:
     case ExitCause::preempted:
     case ExitCause::time_limit:
+    case ExitCause::gpu_error:
+    case ExitCause::network_error:
+    case ExitCause::io_error:
+    case ExitCause::hang:
       return true;
     default:
       return false;
@@ -114,6 +118,14 @@ std::string_view to_string(ExitCause c) {
       return "time_limit";
     case ExitCause::out_of_memory:
       return "out_of_memory";
+    case ExitCause::gpu_error:
+      return "gpu_error";
+    case ExitCause::network_error:
+      return "network_error";
+    case ExitCause::io_error:
+      return "io_error";
+    case ExitCause::hang:
+      return "hang";
     case ExitCause::cancelled:
       return "cancelled";
   }

@@ -32,6 +32,10 @@ enum class ExitCause {
   time_limit,        // the provider's time limit ended it (Slurm TIMEOUT): resume, no blame
   out_of_memory,     // the provider's memory limit killed it (Slurm OUT_OF_MEMORY): the job's
                      // own doing, it spends the user budget
+  gpu_error,         // the job's log shows a GPU fault (Xid, uncorrectable ECC): the node's
+  network_error,     // the job's log shows the network failed (NCCL watchdog, connection reset)
+  io_error,          // the job's log shows storage failed (disk full, checkpoint write timeout)
+  hang,              // no progress for the job's hang_after: orchestrate stopped it
   cancelled,         // orchestrate cancelled it (user request, or duplicate reconciliation)
 };
 

@@ -11,7 +11,8 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
           {"env", r.env},
           {"nodes", r.nodes},
           {"gpus_per_node", r.gpus_per_node},
-          {"exclude_nodes", r.exclude_nodes}};
+          {"exclude_nodes", r.exclude_nodes},
+          {"hang_after_s", r.hang_after_s}};
 }
 
 Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
@@ -26,9 +27,30 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.nodes = j.at("nodes").get<int>();
     r.gpus_per_node = j.at("gpus_per_node").get<int>();
     r.exclude_nodes = j.value("exclude_nodes", std::vector<std::string>{});
+    r.hang_after_s = j.value("hang_after_s", 600.0);
     return r;
   } catch (const nlohmann::json::exception& e) {
     return make_error(ErrorKind::internal, std::string("not a launch request: ") + e.what());
+  }
+}
+
+nlohmann::json probe_request_to_json(const ProbeRequest& r) {
+  return {{"token", r.token},         {"nodes", r.nodes},         {"dir", r.dir},
+          {"io_bytes", r.io_bytes},   {"compute_s", r.compute_s}, {"timeout_s", r.timeout_s}};
+}
+
+Result<ProbeRequest> probe_request_from_json(const nlohmann::json& j) {
+  try {
+    ProbeRequest r;
+    r.token = j.at("token").get<std::string>();
+    r.nodes = j.value("nodes", std::vector<std::string>{});
+    r.dir = j.value("dir", std::string());
+    r.io_bytes = j.value("io_bytes", r.io_bytes);
+    r.compute_s = j.value("compute_s", r.compute_s);
+    r.timeout_s = j.value("timeout_s", r.timeout_s);
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(ErrorKind::internal, std::string("not a probe request: ") + e.what());
   }
 }
 

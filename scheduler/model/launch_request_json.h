@@ -1,5 +1,5 @@
 #pragma once
-// LaunchRequest <-> JSON: the payload of a launch row in the outbox, and what a provider
+// LaunchRequest and ProbeRequest <-> JSON: the payload of a launch row in the outbox, and what a provider
 // records of a launch at the site (the local adapter's request.json).
 
 #include <nlohmann/json.hpp>
@@ -10,5 +10,9 @@ namespace orch {
 
 nlohmann::json launch_request_to_json(const LaunchRequest& r);
 Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j);
+
+// ProbeRequest <-> JSON: the payload of a probe row in the outbox.
+nlohmann::json probe_request_to_json(const ProbeRequest& r);
+Result<ProbeRequest> probe_request_from_json(const nlohmann::json& j);
 
 }  // namespace orch

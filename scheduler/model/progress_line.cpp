@@ -1,4 +1,8 @@
+// Parsing and printing protocol lines (progress_line.h; docs/progress-protocol.md).
 #include "scheduler/model/progress_line.h"
+
+#include <cstdint>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +36,41 @@ Result<std::optional<double>> opt_number(const json& j, const char* key, bool po
   return std::optional<double>{v};
 }
 
+// "ranks": [{"rank": 0, "node": "n1", "step_time_s": 0.2}, ...]; an error names the entry and
+// its field, e.g. "ranks[2].step_time_s must be > 0".
+Result<std::vector<RankStepTime>> opt_ranks(const json& j) {
+  std::vector<RankStepTime> out;
+  auto it = j.find("ranks");
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_array()) return bad("\"ranks\" must be an array of objects");
+  out.reserve(it->size());
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& e = (*it)[i];
+    const std::string at = "ranks[" + std::to_string(i) + "]";
+    if (!e.is_object()) return bad(at + " must be an object");
+    RankStepTime r;
+    auto rank = e.find("rank");
+    if (rank == e.end() || !(rank->is_number_integer() || rank->is_number_unsigned()) ||
+        rank->get<std::int64_t>() < 0 ||
+        rank->get<std::int64_t>() > std::numeric_limits<int>::max()) {
+      return bad(at + ".rank must be an integer >= 0");
+    }
+    r.rank = static_cast<int>(rank->get<std::int64_t>());
+    auto node = e.find("node");
+    if (node == e.end() || !node->is_string() || node->get<std::string>().empty()) {
+      return bad(at + ".node must be a non-empty string");
+    }
+    r.node = node->get<std::string>();
+    auto st = e.find("step_time_s");
+    if (st == e.end() || !st->is_number() || !(st->get<double>() > 0)) {
+      return bad(at + ".step_time_s must be a number > 0");
+    }
+    r.step_time_s = st->get<double>();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<Result<ProgressLine>> parse_progress_line(std::string_view line) {
@@ -62,7 +101,10 @@ std::optional<Result<ProgressLine>> parse_progress_line(std::string_view line) {
     auto loss = opt_number(j, "loss", false);
     if (!loss) return Result<ProgressLine>(loss.error());
     r.loss = *loss;
-    return Result<ProgressLine>(ProgressLine{r});
+    auto ranks = opt_ranks(j);
+    if (!ranks) return Result<ProgressLine>(ranks.error());
+    r.ranks = std::move(ranks).value();
+    return Result<ProgressLine>(ProgressLine{std::move(r)});
   }
   if (kind == "checkpoint") {
     CheckpointReport r;
@@ -89,6 +131,13 @@ std::string format_progress_line(const ProgressLine& report) {
     if (p->tokens) j["tokens"] = *p->tokens;
     if (p->step_time_s) j["step_time_s"] = *p->step_time_s;
     if (p->loss) j["loss"] = *p->loss;
+    if (!p->ranks.empty()) {
+      json ranks = json::array();
+      for (const auto& r : p->ranks) {
+        ranks.push_back({{"rank", r.rank}, {"node", r.node}, {"step_time_s", r.step_time_s}});
+      }
+      j["ranks"] = std::move(ranks);
+    }
   } else {
     const auto& c = std::get<CheckpointReport>(report);
     j["event"] = "checkpoint";

@@ -7,7 +7,9 @@
 //   @orchestrate {"event":"checkpoint","step":120,"path":"/ckpt/job-7/step-120.ckpt"}
 //
 // progress:   step (>= 0, required), tokens processed in this step (>= 0, optional),
-//             step_time_s (> 0, optional; wall time of this step), loss (optional).
+//             step_time_s (> 0, optional; wall time of this step), loss (optional),
+//             ranks (optional; per-rank step times, each {rank >= 0, node non-empty,
+//             step_time_s > 0}, for straggler detection).
 // checkpoint: step (>= 0, required), path (non-empty, required), save_time_s (optional).
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "scheduler/common/result.h"
 
@@ -22,11 +25,19 @@ namespace orch {
 
 inline constexpr std::string_view kProgressPrefix = "@orchestrate ";
 
+// One rank's wall time for the step, as a multi-node job may report it for straggler detection.
+struct RankStepTime {
+  int rank = 0;
+  std::string node;  // the node the rank runs on
+  double step_time_s = 0;
+};
+
 struct ProgressReport {
   std::int64_t step = 0;
   std::optional<std::int64_t> tokens;
   std::optional<double> step_time_s;
   std::optional<double> loss;
+  std::vector<RankStepTime> ranks;  // optional "ranks":[{"rank":0,"node":"n1","step_time_s":0.2}]
 };
 
 struct CheckpointReport {

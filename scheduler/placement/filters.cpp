@@ -1,17 +1,32 @@
+// The standard filters and the usable-capacity helpers (filters.h, plugin.h).
 #include "scheduler/placement/filters.h"
 
 #include <algorithm>
 
 namespace orch {
+namespace {
+
+// "unusable nodes: a b c d e +2"; empty for no nodes.
+std::string node_list(const char* what, const std::vector<std::string>& nodes) {
+  if (nodes.empty()) return {};
+  std::string out = std::string(what) + (nodes.size() > 1 ? "s" : "") + ":";
+  for (std::size_t i = 0; i < nodes.size() && i < 5; ++i) out += " " + nodes[i];
+  if (nodes.size() > 5) out += " +" + std::to_string(nodes.size() - 5);
+  return out;
+}
+
+}  // namespace
 
 std::vector<std::string> unusable_nodes(const PlacementRequest& req, const ClusterView& cluster) {
   std::vector<std::string> out = cluster.unhealthy_nodes;
+  for (const auto& n : cluster.quarantined_nodes) out.push_back(n);
   if (req.previous_cluster && *req.previous_cluster == cluster.spec->name) {
     for (const auto& n : req.avoid_nodes) {
       if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
     }
   }
   std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -37,6 +52,19 @@ std::optional<std::string> SiteHealthyFilter::reject(const PlacementRequest&,
   return "site is " + std::string(to_string(cluster.health));
 }
 
+std::optional<std::string> AdmissionFilter::reject(const PlacementRequest&,
+                                                   const ClusterView& cluster) const {
+  switch (cluster.admission) {
+    case Admission::active:
+      return std::nullopt;
+    case Admission::burn_in:
+      return "cluster is in burn-in";
+    case Admission::pending:
+      return "cluster is pending burn-in";
+  }
+  return "cluster is not admitted";
+}
+
 std::optional<std::string> CapacityFilter::reject(const PlacementRequest& req,
                                                   const ClusterView& cluster) const {
   const JobSpec& job = *req.job;
@@ -57,13 +85,17 @@ std::optional<std::string> CapacityFilter::reject(const PlacementRequest& req,
     std::string msg = "only " + std::to_string(std::max(free_gpus, 0)) + " of " +
                       std::to_string(c.total_gpus()) + " GPUs free, job needs " +
                       std::to_string(job.total_gpus());
-    auto unusable = unusable_nodes(req, cluster);
-    if (!unusable.empty()) {
-      msg += " (unusable node" + std::string(unusable.size() > 1 ? "s" : "") + ":";
-      for (std::size_t i = 0; i < unusable.size() && i < 5; ++i) msg += " " + unusable[i];
-      if (unusable.size() > 5) msg += " +" + std::to_string(unusable.size() - 5);
-      msg += ")";
+    // Quarantined nodes are named apart: they are out because of orchestrate's own ledger
+    // (`orchestrate node release` brings one back), the others because of the site or the job.
+    std::vector<std::string> other, quarantined;
+    for (auto& n : unusable_nodes(req, cluster)) {
+      const auto& q = cluster.quarantined_nodes;
+      (std::find(q.begin(), q.end(), n) != q.end() ? quarantined : other).push_back(std::move(n));
     }
+    std::string notes = node_list("unusable node", other);
+    const std::string q_notes = node_list("quarantined node", quarantined);
+    if (!q_notes.empty()) notes += (notes.empty() ? "" : "; ") + q_notes;
+    if (!notes.empty()) msg += " (" + notes + ")";
     return msg;
   }
   return std::nullopt;

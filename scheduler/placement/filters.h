@@ -21,7 +21,17 @@ class SiteHealthyFilter final : public FilterPlugin {
                                     const ClusterView& cluster) const override;
 };
 
-// Shape (nodes, GPUs per node) and free GPUs right now.
+// Only admitted clusters get work: a new cluster that asks for burn-in waits until its nodes
+// have passed (scheduler/model/node_state.h, Admission).
+class AdmissionFilter final : public FilterPlugin {
+ public:
+  std::string_view name() const override { return "admission"; }
+  std::optional<std::string> reject(const PlacementRequest& req,
+                                    const ClusterView& cluster) const override;
+};
+
+// Shape (nodes, GPUs per node) and free GPUs right now. Unhealthy, quarantined and avoided
+// nodes are not capacity.
 class CapacityFilter final : public FilterPlugin {
  public:
   std::string_view name() const override { return "capacity"; }

@@ -1,13 +1,16 @@
 #pragma once
 // Placement plugins, in the manner of the Kubernetes scheduler framework and Nomad's stack:
 // Filters say yes or no with a reason a person can read; Scores rank what passed, each in
-// [0, 1], weighted by the pipeline. Plugins are pure functions of their inputs.
+// [0, 1] (or relative, see ScorePlugin::relative), weighted by the pipeline. Plugins are pure
+// functions of their inputs.
 
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "scheduler/health/goodput.h"
+#include "scheduler/model/node_state.h"
 #include "scheduler/model/site_health.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/spec/job_spec.h"
@@ -18,8 +21,11 @@ namespace orch {
 struct ClusterView {
   const ClusterSpec* spec = nullptr;
   SiteHealth health = SiteHealth::healthy;
-  int gpus_used = 0;                         // by live attempts
-  std::vector<std::string> unhealthy_nodes;  // as the site's inventory last reported them
+  int gpus_used = 0;                           // by live attempts
+  std::vector<std::string> unhealthy_nodes;    // as the site's inventory last reported them
+  std::vector<std::string> quarantined_nodes;  // quarantined or retired by orchestrate
+  Admission admission = Admission::active;     // only active clusters get work
+  ClusterHistory history;                      // for the expected-goodput score
 };
 
 struct PlacementRequest {
@@ -31,7 +37,8 @@ struct PlacementRequest {
   std::vector<std::string> avoid_nodes;
 };
 
-// Nodes of the cluster this request may not use: unhealthy ones, and the ones it avoids.
+// Nodes of the cluster this request may not use: unhealthy ones, quarantined or retired ones,
+// and the ones it avoids; sorted, each once.
 std::vector<std::string> unusable_nodes(const PlacementRequest& req, const ClusterView& cluster);
 // GPUs free for this request: whole usable nodes minus what live attempts use.
 int gpus_free(const PlacementRequest& req, const ClusterView& cluster);
@@ -49,8 +56,15 @@ class ScorePlugin {
  public:
   virtual ~ScorePlugin() = default;
   virtual std::string_view name() const = 0;
-  // In [0, 1]; higher is better.
+  // In [0, 1]; higher is better. A relative plugin returns any raw value >= 0 instead.
   virtual double score(const PlacementRequest& req, const ClusterView& cluster) const = 0;
+  // A relative plugin's raw scores mean something only next to each other (expected FLOP/s):
+  // the pipeline divides each by the highest raw score among the feasible clusters, so the
+  // best one gets 1 (and all get 0 when the highest is 0).
+  virtual bool relative() const { return false; }
+  // What the score is made of, for the verdict's breakdown ("mfu 0.31, ettr 0.93"); empty for
+  // scores that explain themselves.
+  virtual std::string explain(const PlacementRequest&, const ClusterView&) const { return {}; }
 };
 
 }  // namespace orch

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <set>
+#include <utility>
 
 #include "scheduler/model/launch_request_json.h"
 #include "scheduler/runtime/fault_points.h"
@@ -20,6 +21,32 @@ void parse_output_lines(const std::vector<std::string>& lines, std::vector<Progr
       bad_lines.push_back(parsed->error().message + " in: " + shown);
     }
   }
+}
+
+std::optional<std::string> tail_line(std::string_view line) {
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  // A progress bar redraws itself with carriage returns: keep what a terminal would show.
+  if (auto cr = line.rfind('\r'); cr != std::string_view::npos) line.remove_prefix(cr + 1);
+  if (line.starts_with(kProgressPrefix)) return std::nullopt;
+  if (line.find_first_not_of(" \t") == std::string_view::npos) return std::nullopt;
+  if (line.size() > kTailLineBytes) line = line.substr(0, kTailLineBytes);
+  return std::string(line);
+}
+
+std::vector<std::string> tail_lines(std::string_view text, bool partial_first) {
+  std::deque<std::string> kept;
+  bool first = true;
+  while (!text.empty()) {
+    std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (std::exchange(first, false) && partial_first) continue;
+    if (auto l = tail_line(line)) {
+      kept.push_back(std::move(*l));
+      if (kept.size() > kTailLines) kept.pop_front();
+    }
+  }
+  return {kept.begin(), kept.end()};
 }
 
 namespace {
@@ -104,10 +131,13 @@ bool SiteWorker::execute_actions() {
     bool forget = !still_pending.count(it->first) || round_ - it->second > kRetryRounds;
     it = forget ? posted_.erase(it) : std::next(it);
   }
+  std::erase_if(probed_, [&](std::int64_t id) { return !still_pending.count(id); });
   for (const auto& action : *pending) {
-    if (posted_.count(action.id)) continue;
+    if (posted_.count(action.id) || probed_.count(action.id)) continue;
     if (action.kind == ActionKind::launch) {
       if (!execute_launch(action)) return false;
+    } else if (action.kind == ActionKind::probe) {
+      if (!execute_probe(action)) return false;
     } else {
       auto r = port_.cancel(action.token);
       if (!r.ok() && r.error().kind == ErrorKind::unreachable) {
@@ -166,6 +196,49 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
   return true;
 }
 
+bool SiteWorker::execute_probe(const OutboxRow& action) {
+  // Remembered before the call: whatever it answers, this process does not run it again.
+  probed_.insert(action.id);
+  auto request = probe_request_from_json(action.payload);
+  if (!request) {
+    post_(ProbeCompleted{action.id, spec_.name, action.token, request.error()});
+    return true;
+  }
+  auto results = port_.probe_nodes(*request);
+  post_(ProbeCompleted{action.id, spec_.name, action.token, results});
+  if (!results && results.error().kind == ErrorKind::unreachable) {
+    note_reachable(false, results.error().message);
+    return false;
+  }
+  if (results) note_reachable(true);
+  return true;
+}
+
+void SiteWorker::remember_lines(const std::string& token, const std::vector<std::string>& lines) {
+  std::deque<std::string>& tail = tails_[token];
+  for (const auto& line : lines) {
+    if (auto l = tail_line(line)) {
+      tail.push_back(std::move(*l));
+      if (tail.size() > kTailLines) tail.pop_front();
+    }
+  }
+}
+
+std::vector<std::string> SiteWorker::exit_tail(const std::string& token,
+                                               std::uint64_t next_offset) {
+  std::deque<std::string>& tail = tails_[token];
+  if (tail.empty()) {
+    // This worker saw none of its lines (they were read before a restart, or the exit came
+    // with nothing new): read back the end of the output up to where reading stopped.
+    std::uint64_t from = next_offset > kTailReadBytes ? next_offset - kTailReadBytes : 0;
+    if (auto text = port_.read_output(token, from, kTailReadBytes)) {
+      auto lines = tail_lines(*text, from > 0);
+      tail.assign(lines.begin(), lines.end());
+    }
+  }
+  return {tail.begin(), tail.end()};
+}
+
 bool SiteWorker::poll() {
   // Live attempts, and ended ones the site has not yet confirmed gone (see AttemptRow::site_done).
   auto live = reader_->watched_attempts(spec_.name);
@@ -174,6 +247,7 @@ bool SiteWorker::poll() {
   std::set<std::string> tokens;
   for (const auto& a : *live) tokens.insert(a.token);
   std::erase_if(offsets_, [&](const auto& kv) { return !tokens.count(kv.first); });
+  std::erase_if(tails_, [&](const auto& kv) { return !tokens.count(kv.first); });
   bool called = false;
   bool ended = false;  // an attempt ended: perhaps a node with it, so look at the nodes now
   for (const auto& a : *live) {
@@ -196,6 +270,8 @@ bool SiteWorker::poll() {
     e.exit = obs->exit;
     e.nodes = obs->nodes;
     parse_output_lines(obs->new_lines, e.reports, e.bad_lines);
+    remember_lines(a.token, obs->new_lines);
+    if (obs->phase == RunPhase::exited) e.log_tail = exit_tail(a.token, obs->next_offset);
     post_(std::move(e));
     // A cancel the job has not yet obeyed is repeated: providers escalate (SIGKILL) after grace.
     if (a.cancel_requested && obs->phase == RunPhase::running) (void)port_.cancel(a.token);

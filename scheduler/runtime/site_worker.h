@@ -1,17 +1,24 @@
 #pragma once
-// One thread per site. It carries out the site's actions from the outbox (launch, cancel) and
-// polls the site's live attempts, turning what it sees into events for the brain. All blocking
-// calls to a provider (SSH, HTTP, processes) happen here, never on the brain's thread. It reads
-// the store through its own connection and never writes it: every change goes through the brain.
+// One thread per site. It carries out the site's actions from the outbox (launch, cancel,
+// probe) and polls the site's live attempts, turning what it sees into events for the brain.
+// All blocking calls to a provider (SSH, HTTP, processes) happen here, never on the brain's
+// thread. It reads the store through its own connection and never writes it: every change goes
+// through the brain. It keeps the last ordinary output lines of each watched attempt, and hands
+// them to the brain with the attempt's exit (the failure classifier's log signatures).
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/cluster_port.h"
@@ -42,13 +49,23 @@ class SiteWorker {
   bool execute_actions();
   bool poll();
   bool execute_launch(const OutboxRow& action);
+  bool execute_probe(const OutboxRow& action);
   void note_reachable(bool reachable, const std::string& message = {});
+  // Keeps the attempt's ordinary output lines in its tail; `exited`: the tail to post, read
+  // back from the site's output when this worker saw none (it started after the lines).
+  void remember_lines(const std::string& token, const std::vector<std::string>& lines);
+  std::vector<std::string> exit_tail(const std::string& token, std::uint64_t next_offset);
 
   ClusterSpec spec_;
   ClusterPort& port_;
   std::unique_ptr<Store> reader_;
   Post post_;
   std::map<std::string, std::uint64_t> offsets_;  // token -> output bytes already read
+  // token -> its last kTailLines ordinary output lines, oldest first (watched tokens only).
+  std::map<std::string, std::deque<std::string>> tails_;
+  // Probe actions run by this process. A probe can take minutes and its row stays pending until
+  // the brain has judged the result, so unlike launches and cancels it is never repeated here.
+  std::set<std::int64_t> probed_;
   // Action ids posted to the brain and perhaps not yet marked done, with the round of posting.
   // One still pending kRetryRounds later is carried out again (launches find before they
   // launch, cancels are idempotent): the brain's transaction for it may have failed.
@@ -70,5 +87,18 @@ class SiteWorker {
 // Splits output lines into progress reports and bad protocol lines (shared by every provider).
 void parse_output_lines(const std::vector<std::string>& lines, std::vector<ProgressLine>& reports,
                         std::vector<std::string>& bad_lines);
+
+// The log tail: at most kTailLines ordinary output lines per attempt, each cut to
+// kTailLineBytes (of what a terminal would show: the text after its last carriage return).
+// Protocol ("@orchestrate ") and blank lines are not kept.
+inline constexpr std::size_t kTailLines = 64;
+inline constexpr std::size_t kTailLineBytes = 2048;
+// When the worker saw none of an exited attempt's output, it reads back this much of its end.
+inline constexpr std::size_t kTailReadBytes = 16384;
+// The lines of `text` (an output excerpt; `partial_first`: it starts mid-line, so its first line
+// is dropped) that belong in a log tail, the last kTailLines of them.
+std::vector<std::string> tail_lines(std::string_view text, bool partial_first);
+// One output line as the tail keeps it; nullopt: not kept (protocol or blank).
+std::optional<std::string> tail_line(std::string_view line);
 
 }  // namespace orch

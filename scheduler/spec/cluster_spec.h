@@ -48,8 +48,29 @@ struct KubernetesSpec {
   int termination_grace_s = 120;  // time to save a checkpoint after SIGTERM
 };
 
+// Burn-in (issue 4): every node runs `orchestrate-agent probe`; nodes far below the cluster's
+// median, or failing a check, are quarantined.
+struct BurnInSpec {
+  bool on_join = false;            // a new cluster goes pending -> burn-in -> active
+  double min_compute_ratio = 0.9;  // of the cluster median GEMM throughput
+  double min_io_ratio = 0.9;       // of the cluster median filesystem throughput
+  std::string dir;                 // filesystem probed (empty: checkpoint root, else storage)
+  double io_mb = 64;               // written and read back per node
+  double compute_s = 1.0;          // GEMM benchmark time per node
+  double timeout_s = 300;          // the whole round
+};
+
+// When a node is taken out of service (scheduler/health/quarantine.h).
+struct QuarantineSpec {
+  int failures = 2;          // failures implicated in a node ...
+  double window_h = 168;     // ... within this many hours quarantine it
+  double cooldown_h = 1;     // before a passing probe may release it
+  int retire_after = 3;      // the third quarantine retires it
+};
+
 struct ClusterSpec {
   std::string name;
+  std::string vendor;  // who rents it out (scorecards group by it); empty: the cluster's name
   std::string provider = "local";        // local | slurm | kubernetes (later issues)
   int nodes = 1;                         // node count (local: virtual nodes)
   int gpus_per_node = 1;                 // local: slots standing in for GPUs
@@ -64,6 +85,10 @@ struct ClusterSpec {
   SshSpec ssh;                         // provider slurm
   SlurmSpec slurm;                     // provider slurm
   KubernetesSpec kubernetes;           // provider kubernetes
+  BurnInSpec burn_in;
+  QuarantineSpec quarantine;
+
+  const std::string& vendor_or_name() const { return vendor.empty() ? name : vendor; }
 
   int total_gpus() const { return nodes * gpus_per_node; }
 };

@@ -169,10 +169,44 @@ void read_provider_sections(const MapView& entry, ClusterSpec& c) {
   }
 }
 
+void read_burn_in(const MapView& entry, ClusterSpec& c) {
+  MapView b = entry.child(
+      "burn_in", "burn_in",
+      {"on_join", "min_compute_ratio", "min_io_ratio", "dir", "io_mb", "compute_s", "timeout_s"},
+      "a map such as {on_join: true, min_compute_ratio: 0.9, min_io_ratio: 0.9}");
+  BurnInSpec& s = c.burn_in;
+  b.read_bool("on_join", s.on_join, "true or false");
+  b.read_number("min_compute_ratio", s.min_compute_ratio, {0.0, false}, "a ratio such as 0.9");
+  b.read_number("min_io_ratio", s.min_io_ratio, {0.0, false}, "a ratio such as 0.9");
+  b.read_string("dir", s.dir, yaml::kNonEmpty, "a directory on the filesystem to measure");
+  b.read_number("io_mb", s.io_mb, {0.0, true}, "megabytes such as 64");
+  b.read_number("compute_s", s.compute_s, {0.0, true}, "seconds such as 1");
+  b.read_number("timeout_s", s.timeout_s, {0.0, true}, "seconds such as 300");
+  for (const char* key : {"min_compute_ratio", "min_io_ratio"}) {
+    double v = std::string_view(key) == "min_io_ratio" ? s.min_io_ratio : s.min_compute_ratio;
+    if (b.reader().failed() || v <= 1.0) continue;
+    b.reader().fail(b.value_position(key),
+                    "\"" + std::string(key) + "\" must be at most 1, got " + yaml::format_number(v),
+                    "a share of the cluster median such as 0.9");
+  }
+}
+
+void read_quarantine(const MapView& entry, ClusterSpec& c) {
+  MapView q = entry.child("quarantine", "quarantine",
+                          {"failures", "window_h", "cooldown_h", "retire_after"},
+                          "a map such as {failures: 2, window_h: 168, cooldown_h: 1}");
+  QuarantineSpec& s = c.quarantine;
+  q.read_int("failures", s.failures, 1, 1000, "a count such as 2");
+  q.read_number("window_h", s.window_h, {0.0, true}, "hours such as 168");
+  q.read_number("cooldown_h", s.cooldown_h, {0.0, false}, "hours such as 1");
+  q.read_int("retire_after", s.retire_after, 1, 1000, "a count such as 3");
+}
+
 void read_cluster(MapView& entry, ClusterSpec& c) {
   entry.require("name", "a cluster name such as alpha");
   entry.read_string("name", c.name, yaml::kName, "a name such as alpha");
   entry.read_string("provider", c.provider, yaml::kNonEmpty, "local");
+  entry.read_string("vendor", c.vendor, yaml::kNonEmpty, "the company renting it out, e.g. acme");
   if (entry.has("provider") && !entry.reader().failed()) check_provider(entry, c.provider);
   entry.read_int("nodes", c.nodes, 1, INT_MAX, "a node count such as 2");
   entry.read_int("gpus_per_node", c.gpus_per_node, 1, INT_MAX, "an integer such as 8");
@@ -187,6 +221,8 @@ void read_cluster(MapView& entry, ClusterSpec& c) {
                     "seconds such as 180");
   entry.read_int("poll_interval_ms", c.poll_interval_ms, 10, 60000, "milliseconds such as 1000");
   if (!entry.reader().failed()) check_accelerator(entry, c);
+  if (!entry.reader().failed()) read_burn_in(entry, c);
+  if (!entry.reader().failed()) read_quarantine(entry, c);
   if (!entry.reader().failed()) read_provider_sections(entry, c);
 }
 
@@ -211,8 +247,9 @@ void read_clusters(const MapView& file, std::vector<ClusterSpec>& out) {
     }
     MapView entry(
         r, item, context,
-        {"name", "provider", "nodes", "gpus_per_node", "accelerator", "peak_tflops", "storage",
-         "unreachable_grace_s", "poll_interval_ms", "ssh", "slurm", "kubernetes"},
+        {"name", "provider", "vendor", "nodes", "gpus_per_node", "accelerator", "peak_tflops",
+         "storage", "unreachable_grace_s", "poll_interval_ms", "burn_in", "quarantine", "ssh",
+         "slurm", "kubernetes"},
         kClusterExample);
     if (r.failed()) break;
     if (!item.IsMap()) {

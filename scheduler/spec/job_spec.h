@@ -38,6 +38,12 @@ struct CheckpointSpec {
   std::optional<int> interval_steps;            // informational: how often the job saves
 };
 
+// How orchestrate watches a running attempt (issue 4).
+struct HealthWatchSpec {
+  double hang_after_s = 600;      // no progress line for this long: hung (0: never)
+  double mfu_drop_percent = 10;   // MFU this far below the attempt's baseline: mfu-drop event
+};
+
 struct JobSpec {
   std::string name;
   std::string command;  // run by /bin/sh -c on the head node
@@ -47,6 +53,7 @@ struct JobSpec {
   CheckpointSpec checkpoint;
   ModelSpec model;
   RestartPolicy restart;
+  HealthWatchSpec health;
   std::vector<std::string> allowed_clusters;    // empty: any cluster
   std::vector<std::string> preferred_clusters;  // ranked first among those that fit
 

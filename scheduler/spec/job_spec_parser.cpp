@@ -88,6 +88,21 @@ void read_restart(const MapView& job, JobSpec& spec) {
   }
 }
 
+void read_health(const MapView& job, JobSpec& spec) {
+  MapView health = job.child("health", "health", {"hang_after_s", "mfu_drop_percent"},
+                             "a map such as {hang_after_s: 600, mfu_drop_percent: 10}");
+  health.read_number("hang_after_s", spec.health.hang_after_s, {0.0, false},
+                     "seconds such as 600 (0: never)");
+  health.read_number("mfu_drop_percent", spec.health.mfu_drop_percent, {0.0, true},
+                     "a percentage such as 10");
+  if (!health.reader().failed() && spec.health.mfu_drop_percent >= 100) {
+    health.reader().fail(health.value_position("mfu_drop_percent"),
+                         "\"mfu_drop_percent\" must be below 100, got " +
+                             yaml::format_number(spec.health.mfu_drop_percent),
+                         "a percentage such as 10");
+  }
+}
+
 void read_placement(const MapView& job, JobSpec& spec) {
   MapView placement = job.child("placement", "placement", {"allowed", "preferred"},
                                 "a map such as {allowed: [alpha, beta], preferred: [alpha]}");
@@ -112,7 +127,8 @@ void read_placement(const MapView& job, JobSpec& spec) {
 void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   MapView job(
       reader, root, "job",
-      {"name", "command", "env", "resources", "checkpoint", "model", "restart", "placement"},
+      {"name", "command", "env", "resources", "checkpoint", "model", "restart", "health",
+       "placement"},
       "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -125,6 +141,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_checkpoint(job, spec);
   read_model(job, spec);
   read_restart(job, spec);
+  read_health(job, spec);
   read_placement(job, spec);
 }
 

@@ -134,6 +134,53 @@ CREATE TABLE node_events (
 CREATE INDEX node_events_cluster ON node_events(cluster, id);
 CREATE INDEX node_events_node ON node_events(cluster, node, id);
 )sql"},
+      {5, "health: node standing (quarantine), cluster admission, probes, MFU history, "
+          "reachability log, attempt running and progress times",
+       R"sql(
+ALTER TABLE clusters ADD COLUMN admission TEXT NOT NULL DEFAULT 'active';
+ALTER TABLE clusters ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE clusters ADD COLUMN burn_in_token TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN state TEXT NOT NULL DEFAULT 'active';
+ALTER TABLE nodes ADD COLUMN quarantines INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN quarantined_at_ms INTEGER;
+ALTER TABLE nodes ADD COLUMN state_reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN probe_token TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN running_ms INTEGER;
+ALTER TABLE attempts ADD COLUMN last_progress_ms INTEGER;
+ALTER TABLE attempts ADD COLUMN mfu_watch TEXT NOT NULL DEFAULT '{}';
+CREATE INDEX node_events_kind ON node_events(kind, at_ms);
+CREATE TABLE probes (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  cluster TEXT NOT NULL REFERENCES clusters(name) ON DELETE CASCADE,
+  node TEXT NOT NULL,
+  token TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  passed INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  gemm_gflops REAL,
+  write_mb_s REAL,
+  read_mb_s REAL,
+  raw TEXT NOT NULL
+);
+CREATE INDEX probes_node ON probes(cluster, node, id);
+CREATE TABLE mfu_buckets (
+  attempt_id INTEGER NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,
+  cluster TEXT NOT NULL,
+  nodes TEXT NOT NULL,
+  bucket_ms INTEGER NOT NULL,
+  mfu_sum REAL NOT NULL,
+  samples INTEGER NOT NULL,
+  PRIMARY KEY (attempt_id, bucket_ms)
+);
+CREATE INDEX mfu_buckets_cluster ON mfu_buckets(cluster, bucket_ms);
+CREATE TABLE health_log (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  cluster TEXT NOT NULL REFERENCES clusters(name) ON DELETE CASCADE,
+  at_ms INTEGER NOT NULL,
+  health TEXT NOT NULL
+);
+CREATE INDEX health_log_at ON health_log(at_ms);
+)sql"},
   };
   return list;
 }

@@ -10,6 +10,7 @@
 
 #include "scheduler/common/clock.h"
 #include "scheduler/model/job_state.h"
+#include "scheduler/model/node_state.h"
 #include "scheduler/model/site_health.h"
 #include "scheduler/spec/job_spec.h"
 
@@ -23,9 +24,12 @@ struct ClusterRow {
   SiteHealth health = SiteHealth::healthy;
   std::optional<Millis> unreachable_since_ms;
   std::string message;
+  Admission admission = Admission::active;
+  Millis created_ms = 0;  // when orchestrate first knew the cluster
+  std::string burn_in_token;  // the probe round in flight (admission burn-in), else empty
 };
 
-// A node as its site last reported it. Issue 4's ledger adds failures and quarantine.
+// A node as its site last reported it, and its standing in orchestrate (quarantine).
 struct NodeRow {
   std::string cluster;
   std::string name;
@@ -33,6 +37,44 @@ struct NodeRow {
   bool healthy = true;
   std::string reason;  // the site's words when not healthy
   Millis seen_ms = 0;  // when the site last listed it
+  NodeState state = NodeState::active;
+  int quarantines = 0;  // times quarantined, ever
+  std::optional<Millis> quarantined_at_ms;
+  std::string state_reason;  // why quarantined or retired (or released)
+  std::string probe_token;   // a release probe in flight, else empty
+};
+
+// One node's probe result from a burn-in round or a release check, with orchestrate's verdict.
+struct ProbeRow {
+  std::int64_t id = 0;
+  std::string cluster;
+  std::string node;
+  std::string token;  // the round
+  Millis at_ms = 0;
+  bool passed = false;
+  std::string reason;
+  std::optional<double> gemm_gflops;
+  std::optional<double> write_mb_s;
+  std::optional<double> read_mb_s;
+  std::string raw;  // the probe's JSON line (empty when the node gave no result)
+};
+
+// MFU history, downsampled: one row per attempt per minute.
+struct MfuBucketRow {
+  AttemptId attempt_id = 0;
+  std::string cluster;
+  std::string nodes;  // the attempt's node set, comma-separated
+  Millis bucket_ms = 0;
+  double mfu_sum = 0;
+  int samples = 0;
+  double mean() const { return samples > 0 ? mfu_sum / samples : 0; }
+};
+
+// A site's reachability over time (for the scorecard's availability).
+struct HealthLogRow {
+  std::string cluster;
+  Millis at_ms = 0;
+  SiteHealth health = SiteHealth::healthy;
 };
 
 // One entry of a cluster's node ledger: what happened to a node, when, and (for a failure
@@ -86,6 +128,9 @@ struct AttemptRow {
   double step_time_total = 0;  // seconds over those same steps
   std::optional<double> mfu;
   std::int64_t steps_lost = 0;  // steps re-done by the next attempt
+  std::optional<Millis> running_ms;        // when it was first seen running
+  std::optional<Millis> last_progress_ms;  // when its last progress line was seen (hang check)
+  nlohmann::json mfu_watch;                // MfuWatchState (scheduler/health/mfu_watch.h)
   // The site has confirmed that nothing of this attempt runs any more (it reported it exited or
   // unknown). An attempt the brain ended on its own (site silent past its grace) stays unsettled,
   // and is still watched, until then: if its site comes back and still runs it, it is stopped.
@@ -100,6 +145,7 @@ struct CheckpointRow {
   std::string path;
   std::optional<double> save_time_s;
   Millis at_ms = 0;
+  std::string cluster;  // where the attempt that saved it ran (filled on read)
 };
 
 struct EventRow {
@@ -111,14 +157,14 @@ struct EventRow {
   std::string message;
 };
 
-enum class ActionKind { launch, cancel };
+enum class ActionKind { launch, cancel, probe };
 
 struct OutboxRow {
   std::int64_t id = 0;
   std::string cluster;
   ActionKind kind = ActionKind::launch;
   std::string token;
-  nlohmann::json payload;  // launch: the LaunchRequest as JSON
+  nlohmann::json payload;  // launch: the LaunchRequest as JSON; probe: the ProbeRequest
   Millis created_ms = 0;
   std::optional<Millis> done_ms;
 };

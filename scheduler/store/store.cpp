@@ -46,51 +46,99 @@ Error Store::refuse_transition(std::string_view kind, const std::string& who,
 
 // ---- clusters ---------------------------------------------------------------------------
 
-Result<void> Store::ensure_cluster(const std::string& name) {
-  return execute(db_, "INSERT OR IGNORE INTO clusters(name) VALUES (?)", name);
-}
-
 namespace {
+constexpr const char* kClusterColumns =
+    "name, health, unreachable_since_ms, message, admission, created_ms, burn_in_token";
+
 ClusterRow read_cluster(const Stmt& st) {
   ClusterRow c;
   c.name = st.col_text(0);
   c.health = parse_site_health(st.col_text(1)).value_or(SiteHealth::healthy);
   c.unreachable_since_ms = st.col_opt_int(2);
   c.message = st.col_text(3);
+  c.admission = parse_admission(st.col_text(4)).value_or(Admission::active);
+  c.created_ms = st.col_int(5);
+  c.burn_in_token = st.col_text(6);
   return c;
 }
 }  // namespace
 
+Result<bool> Store::ensure_cluster(const std::string& name, Admission admission, Millis now) {
+  if (auto r = execute(db_,
+                       "INSERT OR IGNORE INTO clusters(name, admission, created_ms) VALUES (?, ?, ?)",
+                       name, std::string(to_string(admission)), now);
+      !r) {
+    return r.error();
+  }
+  return db_.changes() > 0;
+}
+
 Result<std::vector<ClusterRow>> Store::clusters() {
-  return query(db_,
-               "SELECT name, health, unreachable_since_ms, message FROM clusters ORDER BY name",
+  return query(db_, std::string("SELECT ") + kClusterColumns + " FROM clusters ORDER BY name",
                read_cluster);
 }
 
 Result<std::optional<ClusterRow>> Store::cluster(const std::string& name) {
-  return query_one(
-      db_, "SELECT name, health, unreachable_since_ms, message FROM clusters WHERE name = ?",
-      read_cluster, name);
+  return query_one(db_, std::string("SELECT ") + kClusterColumns + " FROM clusters WHERE name = ?",
+                   read_cluster, name);
 }
 
 Result<void> Store::update_cluster(const ClusterRow& c) {
-  return execute(
-      db_, "UPDATE clusters SET health = ?, unreachable_since_ms = ?, message = ? WHERE name = ?",
-      std::string(to_string(c.health)), c.unreachable_since_ms, c.message, c.name);
+  return execute(db_,
+                 "UPDATE clusters SET health = ?, unreachable_since_ms = ?, message = ?, "
+                 "admission = ?, burn_in_token = ? WHERE name = ?",
+                 std::string(to_string(c.health)), c.unreachable_since_ms, c.message,
+                 std::string(to_string(c.admission)), c.burn_in_token, c.name);
 }
 
 // ---- nodes ------------------------------------------------------------------------------
 
+namespace {
+constexpr const char* kNodeColumns =
+    "cluster, name, gpus, healthy, reason, seen_ms, state, quarantines, quarantined_at_ms, "
+    "state_reason, probe_token";
+
+NodeRow read_node(const Stmt& s) {
+  NodeRow n;
+  n.cluster = s.col_text(0);
+  n.name = s.col_text(1);
+  n.gpus = static_cast<int>(s.col_int(2));
+  n.healthy = s.col_int(3) != 0;
+  n.reason = s.col_text(4);
+  n.seen_ms = s.col_int(5);
+  n.state = parse_node_state(s.col_text(6)).value_or(NodeState::active);
+  n.quarantines = static_cast<int>(s.col_int(7));
+  n.quarantined_at_ms = s.col_opt_int(8);
+  n.state_reason = s.col_text(9);
+  n.probe_token = s.col_text(10);
+  return n;
+}
+}  // namespace
+
 Result<std::vector<NodeRow>> Store::nodes(const std::string& cluster) {
-  return query(
-      db_,
-      "SELECT cluster, name, gpus, healthy, reason, seen_ms FROM nodes WHERE cluster = ? "
-      "ORDER BY name",
-      [](const Stmt& s) {
-        return NodeRow{s.col_text(0),     s.col_text(1), static_cast<int>(s.col_int(2)),
-                       s.col_int(3) != 0, s.col_text(4), s.col_int(5)};
-      },
-      cluster);
+  return query(db_,
+               std::string("SELECT ") + kNodeColumns + " FROM nodes WHERE cluster = ? ORDER BY name",
+               read_node, cluster);
+}
+
+Result<std::vector<NodeRow>> Store::all_nodes() {
+  return query(db_, std::string("SELECT ") + kNodeColumns + " FROM nodes ORDER BY cluster, name",
+               read_node);
+}
+
+Result<std::optional<NodeRow>> Store::node(const std::string& cluster, const std::string& name) {
+  return query_one(db_,
+                   std::string("SELECT ") + kNodeColumns +
+                       " FROM nodes WHERE cluster = ? AND name = ?",
+                   read_node, cluster, name);
+}
+
+Result<void> Store::set_node_standing(const NodeRow& n) {
+  return execute(db_,
+                 "UPDATE nodes SET state = ?, quarantines = ?, quarantined_at_ms = ?, "
+                 "state_reason = ?, probe_token = ? WHERE cluster = ? AND name = ?",
+                 std::string(to_string(n.state)), n.quarantines, n.quarantined_at_ms,
+                 n.state_reason, n.probe_token, n.cluster, n.name);
 }
 
 Result<void> Store::upsert_node(const NodeRow& n) {
@@ -167,7 +215,9 @@ Result<std::vector<EventRow>> Store::events_of(JobId job, int limit) {
 // ---- outbox -----------------------------------------------------------------------------
 
 Result<std::int64_t> Store::enqueue(const OutboxRow& row) {
-  const char* kind = row.kind == ActionKind::launch ? "launch" : "cancel";
+  const char* kind = row.kind == ActionKind::launch   ? "launch"
+                     : row.kind == ActionKind::cancel ? "cancel"
+                                                      : "probe";
   if (auto r = execute(
           db_,
           "INSERT INTO outbox(cluster, kind, token, payload, created_ms) VALUES (?, ?, ?, ?, ?)",
@@ -183,7 +233,10 @@ Result<std::vector<OutboxRow>> Store::pending_actions(const std::string& cluster
     OutboxRow o;
     o.id = s.col_int(0);
     o.cluster = s.col_text(1);
-    o.kind = s.col_text(2) == "cancel" ? ActionKind::cancel : ActionKind::launch;
+    const std::string kind = s.col_text(2);
+    o.kind = kind == "cancel"  ? ActionKind::cancel
+             : kind == "probe" ? ActionKind::probe
+                               : ActionKind::launch;
     o.token = s.col_text(3);
     o.payload = nlohmann::json::parse(s.col_text(4), nullptr, false);
     o.created_ms = s.col_int(5);

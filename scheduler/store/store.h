@@ -30,14 +30,49 @@ class Store {
   Db& db() { return db_; }
 
   // Clusters.
-  Result<void> ensure_cluster(const std::string& name);
+  // Registers a cluster the first time it is configured (true), with its admission state and
+  // the time it joined; a known cluster is left as it is (false).
+  Result<bool> ensure_cluster(const std::string& name, Admission admission = Admission::active,
+                              Millis now = 0);
   Result<std::vector<ClusterRow>> clusters();
   Result<std::optional<ClusterRow>> cluster(const std::string& name);
   Result<void> update_cluster(const ClusterRow& row);
 
-  // Nodes.
+  // Nodes. upsert_node writes what the site reports (gpus, healthy, reason, seen) and keeps the
+  // node's standing; set_node_standing writes the standing (state, quarantines, reasons, probe).
   Result<std::vector<NodeRow>> nodes(const std::string& cluster);
+  Result<std::vector<NodeRow>> all_nodes();
+  Result<std::optional<NodeRow>> node(const std::string& cluster, const std::string& name);
   Result<void> upsert_node(const NodeRow& row);
+  Result<void> set_node_standing(const NodeRow& row);
+  // Times of the node's ledger entries of the given kinds at or after since_ms.
+  Result<std::vector<Millis>> node_event_times(const std::string& cluster, const std::string& node,
+                                               const std::vector<std::string>& kinds,
+                                               Millis since_ms);
+  // Every ledger entry of these kinds at or after since_ms, all clusters (scorecard).
+  Result<std::vector<NodeEventRow>> node_events_of_kinds(const std::vector<std::string>& kinds,
+                                                         Millis since_ms);
+
+  // Probe results, newest first; node empty: the whole cluster.
+  Result<void> add_probe(const ProbeRow& row);
+  Result<std::vector<ProbeRow>> probes(const std::string& cluster, const std::string& node,
+                                       int limit);
+
+  // Site reachability history.
+  Result<void> add_health_log(const HealthLogRow& row);
+  Result<std::vector<HealthLogRow>> health_log(Millis since_ms);
+
+  // MFU history: adds one sample to its attempt's minute bucket.
+  Result<void> add_mfu_sample(AttemptId attempt, const std::string& cluster,
+                              const std::string& nodes, Millis at_ms, double mfu);
+  // One attempt's buckets, or (attempt 0) every bucket of a cluster since since_ms; oldest first.
+  Result<std::vector<MfuBucketRow>> mfu_series(AttemptId attempt, const std::string& cluster,
+                                               Millis since_ms);
+
+  // Every attempt that started at or after since_ms, or is still live (scorecard, history).
+  Result<std::vector<AttemptRow>> attempts_since(Millis since_ms);
+  // Every checkpoint at or after since_ms with its cluster.
+  Result<std::vector<CheckpointRow>> checkpoints_since(Millis since_ms);
   // The node ledger. Listing is newest first, at most `limit` entries, of the whole cluster or
   // of one node.
   Result<std::int64_t> add_node_event(const NodeEventRow& row);

@@ -7,7 +7,8 @@ namespace {
 constexpr const char* kAttemptColumns =
     "id, job_id, no, cluster, token, state, cause, exit_code, signal, site_job_id, nodes, gpus, "
     "cancel_requested, launch_done, resumed_from_step, resumed_from_path, started_ms, ended_ms, "
-    "first_step, last_step, tokens_total, step_time_total, mfu, steps_lost, site_done";
+    "first_step, last_step, tokens_total, step_time_total, mfu, steps_lost, site_done, running_ms, "
+    "last_progress_ms, mfu_watch";
 
 std::optional<int> opt_int(const std::optional<std::int64_t>& v) {
   if (!v) return std::nullopt;
@@ -46,8 +47,20 @@ AttemptRow read_attempt(const Stmt& st) {
   a.mfu = st.col_opt_double(22);
   a.steps_lost = st.col_int(23);
   a.site_done = st.col_int(24) != 0;
+  a.running_ms = st.col_opt_int(25);
+  a.last_progress_ms = st.col_opt_int(26);
+  a.mfu_watch = nlohmann::json::parse(st.col_text(27), nullptr, false);
+  if (a.mfu_watch.is_discarded()) a.mfu_watch = nlohmann::json::object();
   return a;
 }
+
+}  // namespace
+
+// Shared with store_health.cpp (attempts_since).
+AttemptRow read_attempt_row(const Stmt& st) { return read_attempt(st); }
+const char* attempt_columns() { return kAttemptColumns; }
+
+namespace {
 
 CheckpointRow read_checkpoint(const Stmt& st) {
   CheckpointRow c;
@@ -58,10 +71,14 @@ CheckpointRow read_checkpoint(const Stmt& st) {
   c.path = st.col_text(4);
   c.save_time_s = st.col_opt_double(5);
   c.at_ms = st.col_int(6);
+  c.cluster = st.col_text(7);
   return c;
 }
 
-constexpr const char* kCheckpointColumns = "id, job_id, attempt_id, step, path, save_time_s, at_ms";
+// The cluster comes from the attempt that saved the checkpoint.
+constexpr const char* kCheckpointColumns =
+    "c.id, c.job_id, c.attempt_id, c.step, c.path, c.save_time_s, c.at_ms, "
+    "COALESCE((SELECT a.cluster FROM attempts a WHERE a.id = c.attempt_id), '')";
 
 }  // namespace
 
@@ -139,12 +156,14 @@ Result<void> Store::write_attempt(const AttemptRow& a) {
                  "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, "
                  "site_job_id = ?, nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, "
                  "first_step = ?, last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, "
-                 "steps_lost = ?, site_done = ? WHERE id = ?",
+                 "steps_lost = ?, site_done = ?, running_ms = ?, last_progress_ms = ?, "
+                 "mfu_watch = ? WHERE id = ?",
                  std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code,
                  a.signal, a.site_job_id, nlohmann::json(a.nodes).dump(),
                  a.cancel_requested ? 1 : 0, a.launch_done ? 1 : 0, a.ended_ms, a.first_step,
                  a.last_step, a.tokens_total, a.step_time_total, a.mfu, a.steps_lost,
-                 a.site_done ? 1 : 0, a.id);
+                 a.site_done ? 1 : 0, a.running_ms, a.last_progress_ms,
+                 a.mfu_watch.is_null() ? std::string("{}") : a.mfu_watch.dump(), a.id);
 }
 
 Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis now) {
@@ -208,14 +227,21 @@ Result<bool> Store::insert_checkpoint(const CheckpointRow& c) {
 Result<std::optional<CheckpointRow>> Store::latest_checkpoint(JobId job) {
   return query_one(db_,
                    std::string("SELECT ") + kCheckpointColumns +
-                       " FROM checkpoints WHERE job_id = ? ORDER BY step DESC, id DESC LIMIT 1",
+                       " FROM checkpoints c WHERE c.job_id = ? ORDER BY c.step DESC, c.id DESC LIMIT 1",
                    read_checkpoint, job);
+}
+
+Result<std::vector<CheckpointRow>> Store::checkpoints_since(Millis since_ms) {
+  return query(db_,
+               std::string("SELECT ") + kCheckpointColumns +
+                   " FROM checkpoints c WHERE c.at_ms >= ? ORDER BY c.id",
+               read_checkpoint, since_ms);
 }
 
 Result<std::vector<CheckpointRow>> Store::checkpoints_of(JobId job) {
   return query(db_,
                std::string("SELECT ") + kCheckpointColumns +
-                   " FROM checkpoints WHERE job_id = ? ORDER BY step, id",
+                   " FROM checkpoints c WHERE c.job_id = ? ORDER BY c.step, c.id",
                read_checkpoint, job);
 }
 

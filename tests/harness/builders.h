@@ -65,6 +65,14 @@ class JobBuilder {
     spec_.checkpoint.resume_env = std::move(e);
     return *this;
   }
+  JobBuilder& hang_after_s(double s) {
+    spec_.health.hang_after_s = s;
+    return *this;
+  }
+  JobBuilder& mfu_drop_percent(double p) {
+    spec_.health.mfu_drop_percent = p;
+    return *this;
+  }
   JobSpec build() const { return spec_; }
   operator JobSpec() const { return spec_; }  // NOLINT(google-explicit-constructor)
 
@@ -100,6 +108,20 @@ class ClusterBuilder {
   }
   ClusterBuilder& peak_tflops(double t) {
     spec_.peak_tflops = t;
+    return *this;
+  }
+  ClusterBuilder& burn_in_on_join(bool on = true) {
+    spec_.burn_in.on_join = on;
+    return *this;
+  }
+  ClusterBuilder& quarantine(int failures, double window_h, double cooldown_h = 1) {
+    spec_.quarantine.failures = failures;
+    spec_.quarantine.window_h = window_h;
+    spec_.quarantine.cooldown_h = cooldown_h;
+    return *this;
+  }
+  ClusterBuilder& vendor(std::string v) {
+    spec_.vendor = std::move(v);
     return *this;
   }
   ClusterSpec build() const { return spec_; }

@@ -2,8 +2,10 @@
 // A scripted ClusterPort: tests set what the site "has" and what it answers, then read what
 // was asked of it. No processes, no threads, no time.
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "scheduler/cluster_port.h"
@@ -15,6 +17,10 @@ class FakeSite final : public ClusterPort {
   struct Run {
     LaunchRequest request;
     RunObservation obs;
+    // The attempt's output as bytes, for read_output. When set, observe() reports its size as
+    // next_offset (lines stay numbered by obs.new_lines): a run whose lines were read before a
+    // restart has `output` and no new lines.
+    std::string output;
   };
 
   bool down = false;  // every call answers unreachable
@@ -22,6 +28,11 @@ class FakeSite final : public ClusterPort {
   std::optional<Error> launch_error;  // the next launch fails with this
   std::map<std::string, Run> runs;    // by token
   std::vector<std::string> launched, cancelled, found;
+  // Probes: what probe_nodes answers, and the requests it was given.
+  Result<std::vector<ProbeResult>> probe_result = std::vector<ProbeResult>{};
+  std::vector<ProbeRequest> probed;
+  // read_output calls: (token, offset, max_bytes).
+  std::vector<std::tuple<std::string, std::uint64_t, std::size_t>> output_reads;
 
   Result<SiteInventory> inventory() override {
     if (down) return unreachable();
@@ -51,7 +62,8 @@ class FakeSite final : public ClusterPort {
         it->second.obs.new_lines.begin() +
             static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(offset, o.new_lines.size())),
         it->second.obs.new_lines.end());
-    o.next_offset = it->second.obs.new_lines.size();
+    o.next_offset =
+        std::max<std::uint64_t>(it->second.obs.new_lines.size(), it->second.output.size());
     return o;
   }
   Result<void> cancel(const std::string& token) override {
@@ -59,8 +71,18 @@ class FakeSite final : public ClusterPort {
     cancelled.push_back(token);
     return Ok{};
   }
-  Result<std::string> read_output(const std::string&, std::uint64_t, std::size_t) override {
-    return std::string();
+  Result<std::string> read_output(const std::string& token, std::uint64_t offset,
+                                  std::size_t max_bytes) override {
+    if (down) return unreachable();
+    output_reads.emplace_back(token, offset, max_bytes);
+    auto it = runs.find(token);
+    if (it == runs.end() || offset >= it->second.output.size()) return std::string();
+    return it->second.output.substr(offset, max_bytes);
+  }
+  Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) override {
+    if (down) return unreachable();
+    probed.push_back(request);
+    return probe_result;
   }
 
   void print(const std::string& token, const std::string& line) {

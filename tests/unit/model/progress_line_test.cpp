@@ -65,13 +65,63 @@ INSTANTIATE_TEST_SUITE_P(
         BadLine{R"(@orchestrate {"event":"checkpoint","step":3})", "non-empty string \"path\""},
         BadLine{R"(@orchestrate {"event":"checkpoint","step":3,"path":""})",
                 "non-empty string \"path\""},
-        BadLine{R"(@orchestrate {"event":"epoch","step":3})", "unknown event \"epoch\""}));
+        BadLine{R"(@orchestrate {"event":"epoch","step":3})", "unknown event \"epoch\""},
+        BadLine{R"(@orchestrate {"event":"progress","step":3,"ranks":{"rank":0}})",
+                "\"ranks\" must be an array of objects"},
+        BadLine{R"(@orchestrate {"event":"progress","step":3,"ranks":[7]})",
+                "ranks[0] must be an object"},
+        BadLine{R"(@orchestrate {"event":"progress","step":3,"ranks":[)"
+                R"({"rank":0,"node":"a","step_time_s":1},{"node":"b","step_time_s":1}]})",
+                "ranks[1].rank must be an integer >= 0"},
+        BadLine{R"(@orchestrate {"event":"progress","step":3,"ranks":[)"
+                R"({"rank":-1,"node":"a","step_time_s":1}]})",
+                "ranks[0].rank must be an integer >= 0"},
+        BadLine{R"(@orchestrate {"event":"progress","step":3,"ranks":[)"
+                R"({"rank":0,"node":"","step_time_s":1}]})",
+                "ranks[0].node must be a non-empty string"},
+        BadLine{R"(@orchestrate {"event":"progress","step":3,"ranks":[)"
+                R"({"rank":0,"node":"a","step_time_s":0}]})",
+                "ranks[0].step_time_s must be a number > 0"},
+        BadLine{R"(@orchestrate {"event":"progress","step":3,"ranks":[)"
+                R"({"rank":0,"node":"a"}]})",
+                "ranks[0].step_time_s must be a number > 0"}));
+
+TEST(ProgressLine, ProgressWithPerRankStepTimes) {
+  auto r = parse_progress_line(
+      R"(@orchestrate {"event":"progress","step":5,"ranks":[)"
+      R"({"rank":0,"node":"n1","step_time_s":0.2},{"rank":1,"node":"n2","step_time_s":0.31}]})");
+  ASSERT_TRUE(r.has_value() && r->ok()) << r->error().message;
+  const auto& p = std::get<ProgressReport>(r->value());
+  ASSERT_EQ(p.ranks.size(), 2u);
+  EXPECT_EQ(p.ranks[1].rank, 1);
+  EXPECT_EQ(p.ranks[1].node, "n2");
+  EXPECT_DOUBLE_EQ(p.ranks[1].step_time_s, 0.31);
+  // Absent, null or empty: no ranks.
+  for (const char* line : {R"(@orchestrate {"event":"progress","step":5})",
+                           R"(@orchestrate {"event":"progress","step":5,"ranks":null})",
+                           R"(@orchestrate {"event":"progress","step":5,"ranks":[]})"}) {
+    auto q = parse_progress_line(line);
+    ASSERT_TRUE(q && q->ok()) << line;
+    EXPECT_TRUE(std::get<ProgressReport>(q->value()).ranks.empty()) << line;
+  }
+}
 
 TEST(ProgressLine, FormatThenParseRoundTrips) {
   ProgressLine p = ProgressReport{7, 512, 0.125, 2.5};
   auto r = parse_progress_line(format_progress_line(p));
   ASSERT_TRUE(r && r->ok());
   EXPECT_EQ(std::get<ProgressReport>(r->value()).tokens, 512);
+  // No ranks: no "ranks" key at all.
+  EXPECT_EQ(format_progress_line(p).find("ranks"), std::string::npos);
+  ProgressReport with_ranks{9};
+  with_ranks.ranks = {{0, "n1", 0.5}, {3, "n2", 0.75}};
+  auto rr = parse_progress_line(format_progress_line(with_ranks));
+  ASSERT_TRUE(rr && rr->ok());
+  const auto& back = std::get<ProgressReport>(rr->value()).ranks;
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[1].rank, 3);
+  EXPECT_EQ(back[1].node, "n2");
+  EXPECT_DOUBLE_EQ(back[1].step_time_s, 0.75);
   ProgressLine c = CheckpointReport{8, "/x y/\"q\"", 0.5};
   auto rc = parse_progress_line(format_progress_line(c));
   ASSERT_TRUE(rc && rc->ok());

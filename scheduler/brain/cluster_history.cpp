@@ -1,0 +1,109 @@
+#include "scheduler/brain/cluster_history.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace orch {
+namespace {
+
+std::optional<double> median(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+const ClusterSpec* find_spec(const std::vector<ClusterSpec>& clusters, const std::string& name) {
+  for (const auto& c : clusters) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
+                                                const std::vector<ClusterSpec>& clusters,
+                                                Millis now, Millis window_start) {
+  ScorecardInputs in;
+  in.now = now;
+  in.window_start = window_start;
+  auto rows = store.clusters();
+  if (!rows) return rows.error();
+  auto nodes = store.all_nodes();
+  if (!nodes) return nodes.error();
+  for (const auto& row : *rows) {
+    const ClusterSpec* spec = find_spec(clusters, row.name);
+    if (!spec) continue;
+    ClusterFact fact{row.name, spec->vendor_or_name(), row.created_ms, 0, 0};
+    for (const auto& n : *nodes) {
+      if (n.cluster != row.name) continue;
+      ++fact.nodes;
+      if (n.state != NodeState::active) ++fact.quarantined_nodes;
+    }
+    if (fact.nodes == 0) fact.nodes = spec->nodes;  // not polled yet: as configured
+    in.clusters.push_back(fact);
+  }
+  auto attempts = store.attempts_since(window_start);
+  if (!attempts) return attempts.error();
+  for (const auto& a : *attempts) {
+    if (!find_spec(clusters, a.cluster)) continue;
+    AttemptFact f;
+    f.cluster = a.cluster;
+    f.job_id = a.job_id;
+    f.no = a.no;
+    f.gpus = a.gpus;
+    f.nodes = a.nodes.empty() ? 1 : static_cast<int>(a.nodes.size());
+    f.started_ms = a.started_ms;
+    f.running_ms = a.running_ms;
+    if (a.state == AttemptState::exited) f.ended_ms = a.ended_ms.value_or(a.started_ms);
+    f.cause = a.cause;
+    f.mfu = a.mfu;
+    in.attempts.push_back(f);
+  }
+  auto log = store.health_log(0);
+  if (!log) return log.error();
+  for (const auto& h : *log) {
+    in.health.push_back({h.cluster, h.at_ms, h.health == SiteHealth::healthy});
+  }
+  auto ckpts = store.checkpoints_since(window_start);
+  if (!ckpts) return ckpts.error();
+  for (const auto& c : *ckpts) {
+    if (c.save_time_s && !c.cluster.empty()) in.checkpoints.push_back({c.cluster, *c.save_time_s});
+  }
+  auto failures = store.node_events_of_kinds(kNodeFailureKinds, window_start);
+  if (!failures) return failures.error();
+  for (const auto& e : *failures) in.node_failures.push_back({e.cluster, e.node, e.at_ms});
+  return in;
+}
+
+std::map<std::string, ClusterHistory> cluster_histories(const ScorecardInputs& in) {
+  std::map<std::string, ClusterHistory> out;
+  std::map<std::string, std::vector<double>> mfus, saves, restarts;
+  std::map<std::pair<std::int64_t, int>, const AttemptFact*> by_attempt;
+  for (const auto& a : in.attempts) by_attempt[{a.job_id, a.no}] = &a;
+  for (const auto& a : in.attempts) {
+    ClusterHistory& h = out[a.cluster];
+    const Millis start = std::max(a.running_ms.value_or(a.started_ms), in.window_start);
+    const Millis end = a.ended_ms.value_or(in.now);
+    if (end > start) h.node_hours += a.nodes * static_cast<double>(end - start) / 3'600'000.0;
+    if (a.mfu) mfus[a.cluster].push_back(*a.mfu);
+    if (a.ended_ms && is_infra_cause(a.cause)) {
+      auto next = by_attempt.find({a.job_id, a.no + 1});
+      if (next != by_attempt.end() && next->second->running_ms) {
+        restarts[a.cluster].push_back(
+            static_cast<double>(*next->second->running_ms - *a.ended_ms) / 1000.0);
+      }
+    }
+  }
+  for (const auto& f : in.node_failures) ++out[f.cluster].node_failures;
+  for (const auto& c : in.checkpoints) saves[c.cluster].push_back(c.save_time_s);
+  for (auto& [name, h] : out) {
+    h.median_mfu = median(mfus[name]);
+    h.checkpoint_cost_s = median(saves[name]);
+    h.restart_s = median(restarts[name]);
+  }
+  return out;
+}
+
+}  // namespace orch

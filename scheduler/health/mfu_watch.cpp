@@ -1,0 +1,92 @@
+// MFU over an attempt's life (mfu_watch.h): warm-up, baseline, a sliding window, drop and
+// recovery episodes; and stragglers from per-rank step times.
+#include "scheduler/health/mfu_watch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+namespace orch {
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t mid = v.size() / 2;
+  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+}  // namespace
+
+MfuStep observe_mfu(MfuWatchState& state, double mfu, const MfuWatchPolicy& policy) {
+  MfuStep step;
+  // A sample that is not a number says nothing about the run; it neither counts nor warms up.
+  if (!std::isfinite(mfu) || mfu < 0) {
+    step.baseline = state.baseline.value_or(0);
+    return step;
+  }
+  ++state.samples_seen;
+  if (state.samples_seen <= policy.warmup_samples) return step;
+
+  if (!state.baseline) {
+    state.baseline_samples.push_back(mfu);
+    if (static_cast<int>(state.baseline_samples.size()) >= std::max(policy.baseline_samples, 1)) {
+      state.baseline = median(state.baseline_samples);
+      state.baseline_samples.clear();
+      state.baseline_samples.shrink_to_fit();
+      step.baseline = *state.baseline;
+    }
+    return step;
+  }
+
+  const auto window = static_cast<std::size_t>(std::max(policy.window_samples, 1));
+  state.window.push_back(mfu);
+  if (state.window.size() > window) {
+    state.window.erase(
+        state.window.begin(),
+        state.window.begin() + static_cast<std::ptrdiff_t>(state.window.size() - window));
+  }
+  step.baseline = *state.baseline;
+  if (state.window.size() < window) return step;
+  step.window_mean =
+      std::accumulate(state.window.begin(), state.window.end(), 0.0) / state.window.size();
+
+  // Recovery needs the window back within half the drop margin, so a run hovering at the
+  // threshold does not flap between episodes.
+  const double drop_below = (1 - policy.drop_fraction) * step.baseline;
+  const double recover_at = (1 - policy.drop_fraction / 2) * step.baseline;
+  if (!state.dropped && step.window_mean < drop_below) {
+    state.dropped = true;
+    step.change = MfuChange::dropped;
+  } else if (state.dropped && step.window_mean >= recover_at) {
+    state.dropped = false;
+    step.change = MfuChange::recovered;
+  }
+  return step;
+}
+
+std::vector<std::string> find_stragglers(const std::vector<RankTime>& ranks,
+                                         const MfuWatchPolicy& policy) {
+  if (ranks.size() < 3) return {};
+  std::vector<double> times;
+  times.reserve(ranks.size());
+  for (const auto& r : ranks) times.push_back(r.step_time_s);
+  const double limit = policy.straggler_factor * median(times);
+
+  // A node with several slow ranks is named once, by its slowest rank.
+  std::map<std::string, double> slowest;
+  for (const auto& r : ranks) {
+    if (r.node.empty() || !(r.step_time_s > limit)) continue;
+    auto [it, fresh] = slowest.emplace(r.node, r.step_time_s);
+    if (!fresh) it->second = std::max(it->second, r.step_time_s);
+  }
+  std::vector<std::pair<std::string, double>> sorted(slowest.begin(), slowest.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> out;
+  out.reserve(sorted.size());
+  for (auto& [node, t] : sorted) out.push_back(node);
+  return out;
+}
+
+}  // namespace orch

@@ -1,0 +1,62 @@
+#pragma once
+// MFU over an attempt's life, pure: a baseline from its first healthy samples, a window over the
+// latest, and an `mfu-drop` when the window falls more than drop_fraction below the baseline;
+// `mfu-recovered` when it comes back to within half that margin (so a run hovering at the
+// threshold does not flap). Stragglers: per-rank step times naming the slow nodes.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/common/clock.h"
+
+namespace orch {
+
+struct MfuWatchPolicy {
+  double drop_fraction = 0.10;    // window below (1 - this) x baseline is a drop
+  int warmup_samples = 3;         // first samples ignored (compilation, cache warm-up)
+  int baseline_samples = 10;      // median of the next ones is the baseline
+  int window_samples = 5;         // mean of the latest ones is compared with it
+  double straggler_factor = 1.2;  // a rank slower than this x the median step time
+};
+
+// Kept per attempt by the brain (stored with the attempt).
+struct MfuWatchState {
+  int samples_seen = 0;
+  std::vector<double> baseline_samples;  // until the baseline is set
+  std::optional<double> baseline;
+  std::vector<double> window;  // the latest window_samples values
+  bool dropped = false;        // inside a drop episode
+};
+
+enum class MfuChange { none, dropped, recovered };
+
+struct MfuStep {
+  MfuChange change = MfuChange::none;
+  double baseline = 0;
+  double window_mean = 0;
+};
+
+// Feeds one MFU sample; says when a drop starts or ends (once per episode). Nothing is decided
+// until the baseline is set and the window is full. A sample that is not a finite number >= 0
+// is skipped (it does not count towards the warm-up either).
+MfuStep observe_mfu(MfuWatchState& state, double mfu, const MfuWatchPolicy& policy);
+
+struct RankTime {
+  int rank = 0;
+  std::string node;
+  double step_time_s = 0;
+};
+
+// Nodes whose ranks' step time exceeds straggler_factor x the median over ranks (each node once,
+// slowest first). Needs at least 3 ranks; fewer give no stragglers.
+std::vector<std::string> find_stragglers(const std::vector<RankTime>& ranks,
+                                         const MfuWatchPolicy& policy);
+
+// Downsampling for the MFU history: samples fall in buckets of bucket_ms.
+inline Millis mfu_bucket_start(Millis at_ms, Millis bucket_ms = 60'000) {
+  return at_ms - (at_ms % bucket_ms);
+}
+
+}  // namespace orch

@@ -1,0 +1,179 @@
+// The provider scorecard (scorecard.h): each cluster's facts are tallied once, a cluster card is
+// read off its tally, and a vendor card off the sum of its clusters' tallies.
+#include "scheduler/health/scorecard.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+namespace orch {
+namespace {
+
+constexpr double kMsPerHour = 3600.0 * 1000.0;
+
+// Every fact of one cluster (or, summed, of one vendor) that a card is computed from.
+struct Tally {
+  double up_ms = 0;
+  double observed_ms = 0;
+  double gpu_ms = 0;   // GPU-milliseconds under attempts
+  double node_ms = 0;  // node-milliseconds under attempts
+  int interruptions = 0;
+  int node_failures = 0;
+  std::vector<double> detect_to_resume_s;
+  std::vector<double> mfu;
+  std::vector<double> save_time_s;
+  int nodes = 0;
+  int quarantined_nodes = 0;
+
+  void add(const Tally& o) {
+    up_ms += o.up_ms;
+    observed_ms += o.observed_ms;
+    gpu_ms += o.gpu_ms;
+    node_ms += o.node_ms;
+    interruptions += o.interruptions;
+    node_failures += o.node_failures;
+    detect_to_resume_s.insert(detect_to_resume_s.end(), o.detect_to_resume_s.begin(),
+                              o.detect_to_resume_s.end());
+    mfu.insert(mfu.end(), o.mfu.begin(), o.mfu.end());
+    save_time_s.insert(save_time_s.end(), o.save_time_s.begin(), o.save_time_s.end());
+    nodes += o.nodes;
+    quarantined_nodes += o.quarantined_nodes;
+  }
+};
+
+std::optional<double> median(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const std::size_t mid = v.size() / 2;
+  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+// Nearest rank: the smallest value with at least p of the values at or below it.
+std::optional<double> percentile(std::vector<double> v, double p) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
+  rank = std::clamp<std::size_t>(rank, 1, v.size());
+  return v[rank - 1];
+}
+
+// Time the site answered within [from, now], from its health changes. Before its first change
+// a site counts as up.
+void tally_availability(const std::vector<const HealthChange*>& changes, Millis from, Millis now,
+                        Tally& t) {
+  if (from >= now) return;
+  bool up = true;
+  Millis cursor = from;
+  for (const HealthChange* c : changes) {
+    if (c->at_ms > now) break;
+    if (c->at_ms > cursor) {
+      if (up) t.up_ms += static_cast<double>(c->at_ms - cursor);
+      cursor = c->at_ms;
+    }
+    up = c->up;
+  }
+  if (up) t.up_ms += static_cast<double>(now - cursor);
+  t.observed_ms += static_cast<double>(now - from);
+}
+
+Scorecard card(std::string name, std::string kind, std::vector<std::string> clusters,
+               const Tally& t) {
+  Scorecard c;
+  c.name = std::move(name);
+  c.kind = std::move(kind);
+  c.clusters = std::move(clusters);
+  c.availability = t.observed_ms > 0 ? t.up_ms / t.observed_ms : 1.0;
+  c.gpu_hours = t.gpu_ms / kMsPerHour;
+  c.interruptions = t.interruptions;
+  if (c.gpu_hours > 0) c.interruptions_per_1k_gpu_h = t.interruptions / c.gpu_hours * 1000;
+  if (t.node_failures > 0) c.node_mtbf_h = t.node_ms / kMsPerHour / t.node_failures;
+  c.median_detect_to_resume_s = median(t.detect_to_resume_s);
+  c.median_mfu = median(t.mfu);
+  c.checkpoint_save_p95_s = percentile(t.save_time_s, 0.95);
+  c.nodes = t.nodes;
+  c.quarantined_nodes = t.quarantined_nodes;
+  if (t.nodes > 0) c.quarantined_share = static_cast<double>(t.quarantined_nodes) / t.nodes;
+  return c;
+}
+
+}  // namespace
+
+bool is_interruption(ExitCause cause) {
+  return is_infra_cause(cause) && cause != ExitCause::time_limit;
+}
+
+std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
+  const Millis w0 = in.window_start;
+  const Millis now = in.now;
+  std::map<std::string, Tally> tallies;
+  for (const auto& c : in.clusters) tallies[c.name];
+  auto tally_of = [&](const std::string& cluster) -> Tally* {
+    auto it = tallies.find(cluster);
+    return it == tallies.end() ? nullptr : &it->second;
+  };
+
+  // Health changes per cluster, oldest first.
+  std::map<std::string, std::vector<const HealthChange*>> changes;
+  for (const auto& h : in.health) changes[h.cluster].push_back(&h);
+  for (auto& [name, list] : changes) {
+    std::stable_sort(list.begin(), list.end(), [](const HealthChange* a, const HealthChange* b) {
+      return a->at_ms < b->at_ms;
+    });
+  }
+  for (const auto& c : in.clusters) {
+    Tally& t = tallies[c.name];
+    tally_availability(changes[c.name], std::max(w0, c.since_ms), now, t);
+    t.nodes = c.nodes;
+    t.quarantined_nodes = c.quarantined_nodes;
+  }
+
+  std::map<std::pair<std::int64_t, int>, const AttemptFact*> by_number;
+  for (const auto& a : in.attempts) by_number[{a.job_id, a.no}] = &a;
+
+  for (const auto& a : in.attempts) {
+    Tally* t = tally_of(a.cluster);
+    if (!t) continue;
+    const Millis end = a.ended_ms.value_or(now);
+    const Millis overlap = std::max<Millis>(0, std::min(end, now) - std::max(a.started_ms, w0));
+    t->gpu_ms += static_cast<double>(a.gpus) * static_cast<double>(overlap);
+    t->node_ms += static_cast<double>(a.nodes) * static_cast<double>(overlap);
+    const bool in_window = a.started_ms <= now && end >= w0;
+    if (in_window && a.mfu) t->mfu.push_back(*a.mfu);
+    const bool ended_in_window = a.ended_ms && *a.ended_ms >= w0 && *a.ended_ms <= now;
+    if (!ended_in_window || !is_interruption(a.cause)) continue;
+    ++t->interruptions;
+    auto next = by_number.find({a.job_id, a.no + 1});
+    if (next != by_number.end() && next->second->running_ms) {
+      const Millis gap = std::max<Millis>(0, *next->second->running_ms - *a.ended_ms);
+      t->detect_to_resume_s.push_back(static_cast<double>(gap) / 1000.0);
+    }
+  }
+  for (const auto& f : in.node_failures) {
+    Tally* t = tally_of(f.cluster);
+    if (t && f.at_ms >= w0 && f.at_ms <= now) ++t->node_failures;
+  }
+  for (const auto& cp : in.checkpoints) {
+    if (Tally* t = tally_of(cp.cluster)) t->save_time_s.push_back(cp.save_time_s);
+  }
+
+  std::vector<Scorecard> out;
+  std::vector<std::string> vendors;
+  std::map<std::string, std::pair<Tally, std::vector<std::string>>> by_vendor;
+  for (const auto& c : in.clusters) {
+    const Tally& t = tallies[c.name];
+    out.push_back(card(c.name, "cluster", {c.name}, t));
+    if (c.vendor.empty()) continue;
+    auto [it, fresh] = by_vendor.try_emplace(c.vendor);
+    if (fresh) vendors.push_back(c.vendor);
+    it->second.first.add(t);
+    it->second.second.push_back(c.name);
+  }
+  for (const auto& v : vendors) {
+    auto& [t, members] = by_vendor[v];
+    out.push_back(card(v, "vendor", members, t));
+  }
+  return out;
+}
+
+}  // namespace orch

@@ -1,0 +1,103 @@
+#pragma once
+// The provider scorecard, pure arithmetic over facts the store hands it (brain/reports.h
+// gathers them). One card per cluster, then one per vendor (clusters rented from the same
+// company, ClusterSpec::vendor) over the same facts.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/common/clock.h"
+#include "scheduler/model/job_state.h"
+
+namespace orch {
+
+struct ClusterFact {
+  std::string name;
+  std::string vendor;
+  Millis since_ms = 0;  // when orchestrate first knew it (start of its observed time)
+  int nodes = 0;
+  int quarantined_nodes = 0;  // quarantined or retired now
+};
+
+struct AttemptFact {
+  std::string cluster;
+  std::int64_t job_id = 0;
+  int no = 0;
+  int gpus = 0;
+  int nodes = 0;
+  Millis started_ms = 0;
+  std::optional<Millis> running_ms;  // when it was first seen running
+  std::optional<Millis> ended_ms;    // nullopt: still live (counted up to now)
+  ExitCause cause = ExitCause::none;
+  std::optional<double> mfu;
+};
+
+struct HealthChange {
+  std::string cluster;
+  Millis at_ms = 0;
+  bool up = true;  // healthy; false for unreachable or down
+};
+
+// Checkpoints carry no time: the store hands over those saved within the window.
+struct CheckpointFact {
+  std::string cluster;
+  double save_time_s = 0;
+};
+
+struct NodeFailureFact {
+  std::string cluster;
+  std::string node;
+  Millis at_ms = 0;
+};
+
+struct ScorecardInputs {
+  Millis now = 0;
+  Millis window_start = 0;  // facts before this are ignored (default: everything)
+  std::vector<ClusterFact> clusters;
+  std::vector<AttemptFact> attempts;
+  std::vector<HealthChange> health;
+  std::vector<CheckpointFact> checkpoints;
+  std::vector<NodeFailureFact> node_failures;
+};
+
+// Every figure is over the window [window_start, now]; facts outside it are ignored. A vendor
+// card sums its clusters' facts (time, hours, counts, samples) and computes the figures from
+// the sums, so a big cluster weighs more than a small one (it is not an average of cards).
+struct Scorecard {
+  std::string name;
+  std::string kind;                   // "cluster" | "vendor"
+  std::vector<std::string> clusters;  // the cluster itself, or the vendor's clusters
+  // Time the site was up / time observed, over [max(window_start, since_ms), now] from the
+  // health changes (before its first change a site counts as up). 1 when nothing was observed.
+  double availability = 1.0;
+  // Sum over attempts of gpus x the overlap of [started_ms, ended_ms or now] with the window.
+  double gpu_hours = 0;
+  // Attempts that ended within the window with an infra cause other than time_limit (a time
+  // limit is the provider keeping its word, not a fault). Preemptions and failed launches
+  // count: the provider took or refused the nodes.
+  int interruptions = 0;
+  std::optional<double> interruptions_per_1k_gpu_h;  // interruptions / gpu_hours x 1000
+  // Node-hours under attempts (nodes x the same overlap) / node failures within the window;
+  // nullopt without a failure (the MTBF is then at least the node-hours).
+  std::optional<double> node_mtbf_h;
+  // Median over interrupted attempts whose next attempt (same job, no + 1, on any cluster) was
+  // seen running: its running_ms - the interrupted attempt's ended_ms, in seconds. Counted for
+  // the cluster where the interruption happened.
+  std::optional<double> median_detect_to_resume_s;
+  std::optional<double> median_mfu;  // median of the reported MFU of attempts live in the window
+  std::optional<double> checkpoint_save_p95_s;  // nearest-rank p95 of every save time there
+  int nodes = 0;
+  int quarantined_nodes = 0;
+  double quarantined_share = 0;  // quarantined_nodes / nodes; 0 without nodes
+};
+
+// Whether an attempt that ended with this cause counts as an interruption (see above).
+bool is_interruption(ExitCause cause);
+
+// One card per cluster, in input order, then one per vendor, in order of first appearance
+// (clusters without a vendor get no vendor card). Facts naming an unknown cluster are ignored.
+std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in);
+
+}  // namespace orch

@@ -1,0 +1,61 @@
+#pragma once
+// What `orchestrate-agent probe` prints about one node: one JSON object on one line (schema in
+// agents/README.md, "Probe output"). The agent writes it; adapters parse it with
+// parse_probe_result and hand it to the brain, which stores it and judges it (scheduler/health).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scheduler/common/result.h"
+
+namespace orch {
+
+// One named check and whether it passed ("gpu-ecc", "gpu-retired-pages", "gpu-temperature",
+// "xid", "fs-write", "fs-free", "nvidia-smi", "compute").
+struct ProbeCheck {
+  std::string name;
+  bool ok = true;
+  std::string detail;  // what was measured or what went wrong, for people
+};
+
+struct GpuReading {
+  int index = 0;
+  std::string name;
+  std::string uuid;
+  std::optional<double> temperature_c;
+  std::optional<double> sm_clock_mhz;
+  std::optional<double> max_sm_clock_mhz;
+  std::optional<std::int64_t> ecc_uncorrected;  // volatile, since the driver loaded
+  std::optional<std::int64_t> ecc_corrected;
+  std::optional<std::int64_t> retired_pages_dbe;
+  std::optional<bool> retired_pages_pending;
+};
+
+struct ProbeResult {
+  std::string node;      // the node name as the site knows it (Slurm: SLURMD_NODENAME)
+  std::string hostname;  // gethostname() on the node
+  std::int64_t at_ms = 0;
+  bool ok = true;  // every check passed
+  std::vector<ProbeCheck> checks;
+  std::optional<double> gemm_gflops;  // compute throughput (GPU when present, else CPU GEMM)
+  std::string compute_kind;           // "cpu-gemm" | "gpu-gemm"
+  std::optional<double> write_mb_s;   // filesystem throughput of the probed directory
+  std::optional<double> read_mb_s;
+  std::optional<std::int64_t> free_bytes;
+  std::string dir;
+  std::vector<GpuReading> gpus;
+  std::vector<std::string> xid_lines;  // kernel log lines with NVRM Xid events
+  std::string raw;                     // the line as printed, kept for the store
+};
+
+// One probe line (JSON). Errors name the field that is missing or wrong.
+Result<ProbeResult> parse_probe_result(std::string_view line);
+
+// Every probe line among a command's output lines (lines that do not start with '{' are
+// skipped; a line that starts with '{' and does not parse is an error naming the line).
+Result<std::vector<ProbeResult>> parse_probe_output(std::string_view output);
+
+}  // namespace orch

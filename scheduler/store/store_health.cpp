@@ -1,0 +1,141 @@
+// Store: what issue 4's health work keeps — node ledger queries by kind, probe results, the
+// sites' reachability log, the downsampled MFU history, and the facts the scorecard reads.
+#include <string>
+
+#include "scheduler/store/store.h"
+
+namespace orch {
+
+// From store_attempts.cpp: one attempt row reader for every query.
+AttemptRow read_attempt_row(const Stmt& st);
+const char* attempt_columns();
+
+namespace {
+
+// Kinds go in as one JSON array: SQLite's json_each keeps the statement the same whatever their
+// number.
+std::string kinds_json(const std::vector<std::string>& kinds) { return nlohmann::json(kinds).dump(); }
+
+NodeEventRow read_node_event(const Stmt& s) {
+  NodeEventRow e;
+  e.id = s.col_int(0);
+  e.cluster = s.col_text(1);
+  e.node = s.col_text(2);
+  e.at_ms = s.col_int(3);
+  e.kind = s.col_text(4);
+  e.message = s.col_text(5);
+  e.job_id = s.col_opt_int(6);
+  if (auto a = s.col_opt_int(7)) e.attempt_no = static_cast<int>(*a);
+  return e;
+}
+
+}  // namespace
+
+Result<std::vector<Millis>> Store::node_event_times(const std::string& cluster,
+                                                    const std::string& node,
+                                                    const std::vector<std::string>& kinds,
+                                                    Millis since_ms) {
+  return query(db_,
+               "SELECT at_ms FROM node_events WHERE cluster = ? AND node = ? AND at_ms >= ? "
+               "AND kind IN (SELECT value FROM json_each(?)) ORDER BY at_ms",
+               [](const Stmt& s) { return static_cast<Millis>(s.col_int(0)); }, cluster, node,
+               since_ms, kinds_json(kinds));
+}
+
+Result<std::vector<NodeEventRow>> Store::node_events_of_kinds(const std::vector<std::string>& kinds,
+                                                              Millis since_ms) {
+  return query(db_,
+               "SELECT id, cluster, node, at_ms, kind, message, job_id, attempt_no FROM node_events "
+               "WHERE at_ms >= ? AND kind IN (SELECT value FROM json_each(?)) ORDER BY id",
+               read_node_event, since_ms, kinds_json(kinds));
+}
+
+// ---- probes -----------------------------------------------------------------------------
+
+Result<void> Store::add_probe(const ProbeRow& p) {
+  return execute(db_,
+                 "INSERT INTO probes(cluster, node, token, at_ms, passed, reason, gemm_gflops, "
+                 "write_mb_s, read_mb_s, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 p.cluster, p.node, p.token, p.at_ms, p.passed ? 1 : 0, p.reason, p.gemm_gflops,
+                 p.write_mb_s, p.read_mb_s, p.raw);
+}
+
+Result<std::vector<ProbeRow>> Store::probes(const std::string& cluster, const std::string& node,
+                                            int limit) {
+  auto read = [](const Stmt& s) {
+    ProbeRow p;
+    p.id = s.col_int(0);
+    p.cluster = s.col_text(1);
+    p.node = s.col_text(2);
+    p.token = s.col_text(3);
+    p.at_ms = s.col_int(4);
+    p.passed = s.col_int(5) != 0;
+    p.reason = s.col_text(6);
+    p.gemm_gflops = s.col_opt_double(7);
+    p.write_mb_s = s.col_opt_double(8);
+    p.read_mb_s = s.col_opt_double(9);
+    p.raw = s.col_text(10);
+    return p;
+  };
+  return query(db_,
+               "SELECT id, cluster, node, token, at_ms, passed, reason, gemm_gflops, write_mb_s, "
+               "read_mb_s, raw FROM probes WHERE cluster = ?1 AND (?2 = '' OR node = ?2) "
+               "ORDER BY id DESC LIMIT ?3",
+               read, cluster, node, limit);
+}
+
+// ---- reachability -----------------------------------------------------------------------
+
+Result<void> Store::add_health_log(const HealthLogRow& row) {
+  return execute(db_, "INSERT INTO health_log(cluster, at_ms, health) VALUES (?, ?, ?)",
+                 row.cluster, row.at_ms, std::string(to_string(row.health)));
+}
+
+Result<std::vector<HealthLogRow>> Store::health_log(Millis since_ms) {
+  return query(
+      db_, "SELECT cluster, at_ms, health FROM health_log WHERE at_ms >= ? ORDER BY at_ms, id",
+      [](const Stmt& s) {
+        return HealthLogRow{s.col_text(0), s.col_int(1),
+                            parse_site_health(s.col_text(2)).value_or(SiteHealth::healthy)};
+      },
+      since_ms);
+}
+
+// ---- MFU history ------------------------------------------------------------------------
+
+Result<void> Store::add_mfu_sample(AttemptId attempt, const std::string& cluster,
+                                   const std::string& nodes, Millis at_ms, double mfu) {
+  constexpr Millis kBucketMs = 60'000;
+  return execute(db_,
+                 "INSERT INTO mfu_buckets(attempt_id, cluster, nodes, bucket_ms, mfu_sum, samples) "
+                 "VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT(attempt_id, bucket_ms) DO UPDATE SET "
+                 "mfu_sum = mfu_sum + excluded.mfu_sum, samples = samples + 1, "
+                 "nodes = excluded.nodes",
+                 attempt, cluster, nodes, at_ms - (at_ms % kBucketMs), mfu);
+}
+
+Result<std::vector<MfuBucketRow>> Store::mfu_series(AttemptId attempt, const std::string& cluster,
+                                                    Millis since_ms) {
+  return query(db_,
+               "SELECT attempt_id, cluster, nodes, bucket_ms, mfu_sum, samples FROM mfu_buckets "
+               "WHERE (?1 != 0 AND attempt_id = ?1) OR (?1 = 0 AND cluster = ?2 AND "
+               "bucket_ms >= ?3) ORDER BY bucket_ms, attempt_id",
+               [](const Stmt& s) {
+                 return MfuBucketRow{s.col_int(0),    s.col_text(1),
+                                     s.col_text(2),   s.col_int(3),
+                                     s.col_double(4), static_cast<int>(s.col_int(5))};
+               },
+               attempt, cluster, since_ms);
+}
+
+// ---- scorecard facts --------------------------------------------------------------------
+
+Result<std::vector<AttemptRow>> Store::attempts_since(Millis since_ms) {
+  return query(db_,
+               std::string("SELECT ") + attempt_columns() +
+                   " FROM attempts WHERE started_ms >= ? OR state != 'exited' OR ended_ms >= ? "
+                   "ORDER BY id",
+               read_attempt_row, since_ms, since_ms);
+}
+
+}  // namespace orch

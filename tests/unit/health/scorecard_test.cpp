@@ -1,0 +1,165 @@
+// The provider scorecard: every figure worked out by hand on a small history, per cluster and
+// per vendor (a vendor card sums its clusters' facts).
+#include "scheduler/health/scorecard.h"
+
+#include <gmock/gmock.h>
+
+namespace orch {
+namespace {
+
+using ::testing::DoubleNear;
+using ::testing::ElementsAre;
+using ::testing::Optional;
+
+constexpr Millis kH = 3600LL * 1000;
+constexpr Millis kT0 = 1'700'000'000'000;
+
+AttemptFact attempt(std::string cluster, std::int64_t job, int no, int gpus, int nodes,
+                    Millis started, std::optional<Millis> ended, ExitCause cause,
+                    std::optional<double> mfu = std::nullopt,
+                    std::optional<Millis> running = std::nullopt) {
+  AttemptFact a;
+  a.cluster = std::move(cluster);
+  a.job_id = job;
+  a.no = no;
+  a.gpus = gpus;
+  a.nodes = nodes;
+  a.started_ms = started;
+  a.running_ms = running;
+  a.ended_ms = ended;
+  a.cause = cause;
+  a.mfu = mfu;
+  return a;
+}
+
+// 100 hours of window: alpha (acme) all of it, beta (acme) its last 50 hours, gamma (no vendor)
+// with no facts at all.
+ScorecardInputs history() {
+  ScorecardInputs in;
+  in.window_start = kT0;
+  in.now = kT0 + 100 * kH;
+  in.clusters = {{"alpha", "acme", kT0 - 10 * kH, 4, 1},
+                 {"beta", "acme", kT0 + 50 * kH, 2, 0},
+                 {"gamma", "", 0, 1, 0}};
+  in.health = {
+      // Down and back before the window: alpha is up when the window opens.
+      {"alpha", kT0 - 1 * kH, true},
+      {"alpha", kT0 - 5 * kH, false},
+      // Down 2 h then 3 h inside it (given out of order on purpose).
+      {"alpha", kT0 + 50 * kH, false},
+      {"alpha", kT0 + 10 * kH, false},
+      {"alpha", kT0 + 12 * kH, true},
+      {"alpha", kT0 + 53 * kH, true},
+      {"beta", kT0 + 60 * kH, false},
+      {"beta", kT0 + 70 * kH, true},
+      {"zeta", kT0, false},  // not a known cluster: ignored
+  };
+  in.attempts = {
+      // alpha. Job 1 ran there twice, both ended by the infrastructure, then moved to beta.
+      attempt("alpha", 1, 1, 8, 2, kT0 - 10 * kH, kT0 + 20 * kH, ExitCause::node_lost, 0.40,
+              kT0 - 9 * kH),
+      attempt("alpha", 1, 2, 8, 2, kT0 + 20 * kH, kT0 + 60 * kH, ExitCause::gpu_error, 0.30,
+              kT0 + 20 * kH + 600'000),
+      attempt("alpha", 2, 1, 4, 1, kT0 + 90 * kH, std::nullopt, ExitCause::none, 0.50),
+      attempt("alpha", 3, 1, 4, 1, kT0 + 30 * kH, kT0 + 40 * kH, ExitCause::time_limit),
+      // Ended before the window: ignored everywhere.
+      attempt("alpha", 4, 1, 8, 2, kT0 - 20 * kH, kT0 - 15 * kH, ExitCause::node_lost, 0.9),
+      // beta.
+      attempt("beta", 1, 3, 8, 2, kT0 + 60 * kH, kT0 + 80 * kH, ExitCause::succeeded, 0.20,
+              kT0 + 60 * kH + 1'200'000),
+      attempt("beta", 5, 1, 4, 1, kT0 + 55 * kH, kT0 + 65 * kH, ExitCause::preempted),
+      attempt("zeta", 6, 1, 64, 8, kT0, kT0 + kH, ExitCause::node_lost),
+  };
+  for (int i = 1; i <= 20; ++i) in.checkpoints.push_back({"alpha", static_cast<double>(i)});
+  in.checkpoints.push_back({"beta", 30});
+  in.checkpoints.push_back({"beta", 10});
+  in.node_failures = {{"alpha", "alpha-n0", kT0 + 20 * kH},
+                      {"alpha", "alpha-n1", kT0 + 60 * kH},
+                      {"alpha", "alpha-n0", kT0 - 30 * kH},  // before the window
+                      {"beta", "beta-n1", kT0 + 65 * kH}};
+  return in;
+}
+
+TEST(Scorecard, CardsComeOutPerClusterThenPerVendor) {
+  auto cards = compute_scorecards(history());
+  ASSERT_EQ(cards.size(), 4u);
+  EXPECT_EQ(cards[0].name, "alpha");
+  EXPECT_EQ(cards[0].kind, "cluster");
+  EXPECT_THAT(cards[0].clusters, ElementsAre("alpha"));
+  EXPECT_EQ(cards[2].name, "gamma");
+  EXPECT_EQ(cards[3].name, "acme");
+  EXPECT_EQ(cards[3].kind, "vendor");
+  EXPECT_THAT(cards[3].clusters, ElementsAre("alpha", "beta"));
+}
+
+TEST(Scorecard, ClusterFiguresByHand) {
+  auto cards = compute_scorecards(history());
+  const Scorecard& a = cards[0];
+  EXPECT_DOUBLE_EQ(a.availability, 95.0 / 100);  // down 2 h + 3 h of 100
+  // 8 GPUs x 20 h (from the window's start) + 8 x 40 h + 4 x 10 h (live) + 4 x 10 h.
+  EXPECT_DOUBLE_EQ(a.gpu_hours, 560);
+  EXPECT_EQ(a.interruptions, 2);  // node_lost and gpu_error; time_limit is no interruption
+  EXPECT_THAT(a.interruptions_per_1k_gpu_h, Optional(DoubleNear(2.0 / 560 * 1000, 1e-9)));
+  // Node-hours 2 x 20 + 2 x 40 + 10 + 10 = 140, over 2 node failures in the window.
+  EXPECT_THAT(a.node_mtbf_h, Optional(DoubleNear(70, 1e-9)));
+  // Job 1: attempt 2 ran 600 s after attempt 1 ended; attempt 3 (on beta) 1200 s after 2.
+  EXPECT_THAT(a.median_detect_to_resume_s, Optional(DoubleNear(900, 1e-9)));
+  EXPECT_THAT(a.median_mfu, Optional(DoubleNear(0.40, 1e-12)));  // of 0.40, 0.30, 0.50
+  EXPECT_THAT(a.checkpoint_save_p95_s, Optional(19.0));          // rank ceil(0.95 x 20) = 19
+  EXPECT_EQ(a.nodes, 4);
+  EXPECT_EQ(a.quarantined_nodes, 1);
+  EXPECT_DOUBLE_EQ(a.quarantined_share, 0.25);
+
+  const Scorecard& b = cards[1];
+  EXPECT_DOUBLE_EQ(b.availability, 40.0 / 50);  // observed since it joined, 10 h down
+  EXPECT_DOUBLE_EQ(b.gpu_hours, 8 * 20 + 4 * 10);
+  EXPECT_EQ(b.interruptions, 1);  // the preemption
+  EXPECT_THAT(b.interruptions_per_1k_gpu_h, Optional(DoubleNear(5, 1e-9)));
+  EXPECT_THAT(b.node_mtbf_h, Optional(DoubleNear(50, 1e-9)));
+  EXPECT_EQ(b.median_detect_to_resume_s, std::nullopt);  // job 5 never resumed
+  EXPECT_THAT(b.median_mfu, Optional(DoubleNear(0.20, 1e-12)));
+  EXPECT_THAT(b.checkpoint_save_p95_s, Optional(30.0));
+  EXPECT_DOUBLE_EQ(b.quarantined_share, 0);
+}
+
+TEST(Scorecard, AClusterWithNoFactsHasOnlyDefaults) {
+  const Scorecard g = compute_scorecards(history())[2];
+  EXPECT_DOUBLE_EQ(g.availability, 1.0);
+  EXPECT_DOUBLE_EQ(g.gpu_hours, 0);
+  EXPECT_EQ(g.interruptions, 0);
+  EXPECT_EQ(g.interruptions_per_1k_gpu_h, std::nullopt);
+  EXPECT_EQ(g.node_mtbf_h, std::nullopt);
+  EXPECT_EQ(g.median_detect_to_resume_s, std::nullopt);
+  EXPECT_EQ(g.median_mfu, std::nullopt);
+  EXPECT_EQ(g.checkpoint_save_p95_s, std::nullopt);
+  EXPECT_EQ(g.nodes, 1);
+}
+
+TEST(Scorecard, VendorCardSumsTheFactsOfItsClusters) {
+  const Scorecard v = compute_scorecards(history())[3];
+  EXPECT_DOUBLE_EQ(v.availability, 135.0 / 150);  // not the mean of 0.95 and 0.8
+  EXPECT_DOUBLE_EQ(v.gpu_hours, 760);
+  EXPECT_EQ(v.interruptions, 3);
+  EXPECT_THAT(v.interruptions_per_1k_gpu_h, Optional(DoubleNear(3.0 / 760 * 1000, 1e-9)));
+  EXPECT_THAT(v.node_mtbf_h, Optional(DoubleNear(190.0 / 3, 1e-9)));
+  EXPECT_THAT(v.median_detect_to_resume_s, Optional(DoubleNear(900, 1e-9)));
+  EXPECT_THAT(v.median_mfu, Optional(DoubleNear(0.35, 1e-12)));  // of 0.2, 0.3, 0.4, 0.5
+  // 22 save times (1..20, 10, 30): rank ceil(0.95 x 22) = 21, which is 20.
+  EXPECT_THAT(v.checkpoint_save_p95_s, Optional(20.0));
+  EXPECT_EQ(v.nodes, 6);
+  EXPECT_EQ(v.quarantined_nodes, 1);
+  EXPECT_DOUBLE_EQ(v.quarantined_share, 1.0 / 6);
+}
+
+TEST(Scorecard, InterruptionsAreInfraCausesButTheTimeLimit) {
+  EXPECT_TRUE(is_interruption(ExitCause::node_lost));
+  EXPECT_TRUE(is_interruption(ExitCause::preempted));
+  EXPECT_TRUE(is_interruption(ExitCause::hang));
+  EXPECT_FALSE(is_interruption(ExitCause::time_limit));
+  EXPECT_FALSE(is_interruption(ExitCause::user_error));
+  EXPECT_FALSE(is_interruption(ExitCause::succeeded));
+  EXPECT_FALSE(is_interruption(ExitCause::cancelled));
+}
+
+}  // namespace
+}  // namespace orch
