@@ -54,6 +54,7 @@ test-unit: build
 
 bench: build
 	$(BUILD_DIR)/bin/bench_brain
+	$(BUILD_DIR)/bin/bench_agent
 
 # Issue 3's figures on the real Slurm lab (as root, about 3 minutes); not part of `make bench`.
 .PHONY: bench-slurm

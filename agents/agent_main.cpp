@@ -1,18 +1,27 @@
-// orchestrate-agent: the small program that runs beside a job. Today it has one subcommand,
-// `run`; `probe` and heartbeats come later. Exit status 2 means bad usage.
+// orchestrate-agent: the small program that runs beside a job on each node. Subcommands: `run`
+// (wrap a job: signals, output relay, progress, heartbeats, hang, exit) and `probe` (check the
+// node and print one JSON line). Exit status 2 means bad usage.
 
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "agents/probe_command.h"
 #include "agents/run_command.h"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: orchestrate-agent run --events FILE [--lock-fd N] [--grace-ms MS] -- CMD [ARGS...]\n"
-    "  Runs CMD as a child, forwards SIGTERM/SIGINT/SIGHUP/SIGUSR1 to it, appends JSON\n"
-    "  events (start, exit) to FILE and exits with the child's status (128+signal if killed).\n";
+    "usage: orchestrate-agent run --events FILE [--lock-fd N] [--grace-ms MS]\n"
+    "                             [--heartbeat-s S] [--hang-after-s S] -- CMD [ARGS...]\n"
+    "  Runs CMD as a child, forwards SIGTERM/SIGINT/SIGHUP/SIGUSR1 to it, relays its stdout,\n"
+    "  appends JSON events (start, progress, checkpoint, heartbeat, hang, exit) to FILE and\n"
+    "  exits with the child's status (128+signal if killed).\n"
+    "       orchestrate-agent probe [--node NAME] [--dir DIR] [--io-bytes N] [--compute-s S]\n"
+    "                               [--nvidia-smi PATH|none] [--kernel-log PATH]\n"
+    "                               [--min-free-bytes N] [--max-gpu-temp C]\n"
+    "                               [--nvidia-smi-timeout-s S]\n"
+    "  Checks this node (GPUs, Xid events, filesystem, CPU) and prints one JSON line.\n";
 
 }  // namespace
 
@@ -22,15 +31,24 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
   }
-  if (args[0] != "run") {
-    std::fprintf(stderr, "orchestrate-agent: unknown command '%s'\n%s", args[0].c_str(), kUsage);
-    return 2;
-  }
-  orch::agent::RunOptions options;
+  std::vector<std::string> rest(args.begin() + 1, args.end());
   std::string error;
-  if (!orch::agent::parse_run_options({args.begin() + 1, args.end()}, &options, &error)) {
-    std::fprintf(stderr, "orchestrate-agent: %s\n%s", error.c_str(), kUsage);
-    return 2;
+  if (args[0] == "run") {
+    orch::agent::RunOptions options;
+    if (!orch::agent::parse_run_options(rest, &options, &error)) {
+      std::fprintf(stderr, "orchestrate-agent: %s\n%s", error.c_str(), kUsage);
+      return 2;
+    }
+    return orch::agent::run_command(options);
   }
-  return orch::agent::run_command(options);
+  if (args[0] == "probe") {
+    orch::agent::ProbeOptions options;
+    if (!orch::agent::parse_probe_options(rest, &options, &error)) {
+      std::fprintf(stderr, "orchestrate-agent: %s\n%s", error.c_str(), kUsage);
+      return 2;
+    }
+    return orch::agent::probe_command(options);
+  }
+  std::fprintf(stderr, "orchestrate-agent: unknown command '%s'\n%s", args[0].c_str(), kUsage);
+  return 2;
 }

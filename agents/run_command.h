@@ -1,6 +1,7 @@
 #pragma once
-// `orchestrate-agent run`: runs one command as the agent's child, forwards stop signals to it
-// and records its start and its end as JSON lines in an event file (see agents/README.md).
+// `orchestrate-agent run`: runs one command as the agent's child, forwards stop signals to it,
+// relays its stdout (watching for progress protocol lines) and records its start, progress,
+// heartbeats, a hang and its end as JSON lines in an event file (see agents/README.md).
 
 #include <string>
 #include <vector>
@@ -8,10 +9,12 @@
 namespace orch::agent {
 
 struct RunOptions {
-  std::string events_path;        // JSON lines are appended here
-  int lock_fd = -1;               // inherited lock fd to keep for life but not pass on; -1: none
-  long long grace_ms = 10'000;    // after the command exits: how long leftovers get before SIGKILL
-  std::vector<std::string> argv;  // the command and its arguments; argv[0] is searched in PATH
+  std::string events_path;      // JSON lines are appended here
+  int lock_fd = -1;             // inherited lock fd to keep for life but not pass on; -1: none
+  long long grace_ms = 10'000;  // after the command exits: how long leftovers get before SIGKILL
+  long long heartbeat_ms = 30'000;    // a heartbeat record this often; 0: none
+  long long hang_after_ms = 600'000;  // no progress line for this long: a hang record; 0: never
+  std::vector<std::string> argv;      // the command and its arguments; argv[0] is searched in PATH
 };
 
 // Parses the words after `run`. On failure returns false and sets *error to a usage message.

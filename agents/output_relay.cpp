@@ -1,0 +1,76 @@
+// See output_relay.h.
+#include "agents/output_relay.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace orch::agent {
+namespace {
+
+constexpr size_t kReadSize = 64 * 1024;
+constexpr int kMaxReadsPerPump = 64;
+
+}  // namespace
+
+OutputRelay::OutputRelay(int from, int to) : from_(from), to_(to) {
+  int flags = fcntl(from_, F_GETFL);
+  if (flags >= 0) fcntl(from_, F_SETFL, flags | O_NONBLOCK);
+}
+
+OutputRelay::~OutputRelay() {
+  close_from();
+}
+
+void OutputRelay::close_from() {
+  if (from_ >= 0) close(from_);
+  from_ = -1;
+}
+
+void OutputRelay::write_out(const char* p, size_t n) {
+  while (n > 0 && !to_broken_) {
+    ssize_t w = write(to_, p, n);
+    if (w > 0) {
+      p += w;
+      n -= static_cast<size_t>(w);
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && errno == EAGAIN) {  // an inherited non-blocking stdout: wait until it drains
+      pollfd pfd{to_, POLLOUT, 0};
+      poll(&pfd, 1, -1);
+      continue;
+    }
+    to_broken_ = true;  // EPIPE, EBADF, EIO: nobody reads our stdout any more
+  }
+}
+
+void OutputRelay::pump(const LineScanner::Callback& on_line) {
+  char buf[kReadSize];
+  for (int i = 0; i < kMaxReadsPerPump && from_ >= 0; ++i) {
+    ssize_t n = read(from_, buf, sizeof buf);
+    if (n > 0) {
+      write_out(buf, static_cast<size_t>(n));
+      scanner_.feed(std::string_view(buf, static_cast<size_t>(n)), on_line);
+      // A short read emptied the pipe: poll() says when there is more, which saves the read
+      // that would only answer EAGAIN (a job that flushes every line wakes us once a line).
+      if (static_cast<size_t>(n) < sizeof buf) return;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    close_from();  // end of file (every writer is gone) or an error
+  }
+}
+
+void OutputRelay::finish(const LineScanner::Callback& on_line) {
+  // Every writer is gone, so the reads end with end-of-file; the bound only guards against a
+  // writer that escaped (a descriptor passed to a process outside the job).
+  for (int i = 0; i < 1024 && from_ >= 0; ++i) pump(on_line);
+  close_from();
+  scanner_.finish(on_line);
+}
+
+}  // namespace orch::agent
