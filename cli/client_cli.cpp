@@ -1,8 +1,10 @@
-// CLI11 wiring for the client commands; the work itself is in client_commands.cpp.
+// CLI11 wiring for the client commands; the work itself is in client_commands.cpp and (node
+// health, burn-in, reports) node_commands.cpp, burn_in_commands.cpp and report_commands.cpp.
 #include <iostream>
 #include <memory>
 
 #include "cli/client_cli.h"
+#include "cli/health_commands.h"
 
 namespace orch {
 namespace {
@@ -20,6 +22,11 @@ struct Args {
   int attempt = 0;
   int limit = 0;
   bool follow = false;
+  std::string node;
+  std::string reason;
+  bool wait = false;
+  int timeout_s = 600;
+  int window_days = 0;
 };
 
 // A command's failure leaves parse() as CLI11's RuntimeError carrying the exit code.
@@ -37,6 +44,57 @@ void add_id(CLI::App* cmd, Args& args) {
   cmd->add_option("ID", args.id, "job id")->required()->check(CLI::PositiveNumber);
 }
 
+// `cluster burn-in` and `cluster probes`.
+void add_cluster_health_commands(CLI::App& cluster, std::shared_ptr<Args> args, std::ostream* o,
+                                 std::ostream* e) {
+  CLI::App* burn_in =
+      command(cluster, "burn-in", "probe every node of a cluster now and quarantine the slow ones");
+  burn_in->add_option("NAME", args->name, "cluster name")->required();
+  burn_in->add_flag("--wait", args->wait, "wait until the cluster is active, then show the probes");
+  burn_in->add_option("--timeout", args->timeout_s, "seconds to wait (default 600)")
+      ->check(CLI::Range(1, 86400));
+  burn_in->callback([=] {
+    finish(run_cluster_burn_in(args->options, args->name, args->wait, args->timeout_s, *o, *e));
+  });
+  CLI::App* probes = command(cluster, "probes", "the latest probe round of a cluster");
+  probes->add_option("NAME", args->name, "cluster name")->required();
+  probes->add_option("--node", args->node, "one node's probes instead, newest first");
+  probes->callback(
+      [=] { finish(run_cluster_probes(args->options, args->name, args->node, *o, *e)); });
+}
+
+// `node list|quarantine|release` and `report providers`.
+void add_health_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream* o,
+                         std::ostream* e) {
+  CLI::App* node = command(app, "node", "list nodes, quarantine and release them");
+  node->require_subcommand(1);
+  CLI::App* list = command(*node, "list", "every node with its state and health");
+  list->add_option("--cluster", args->cluster, "only this cluster's nodes");
+  list->add_option("--state", args->state, "only nodes in this state")
+      ->check(CLI::IsMember({"active", "quarantined", "retired"}));
+  list->callback([=] { finish(run_node_list(args->options, args->cluster, args->state, *o, *e)); });
+  for (bool quarantine : {true, false}) {
+    CLI::App* cmd = command(*node, quarantine ? "quarantine" : "release",
+                            quarantine ? "take a node out of service by hand"
+                                       : "put a quarantined or retired node back in service");
+    cmd->add_option("CLUSTER", args->cluster, "cluster name")->required();
+    cmd->add_option("NODE", args->node, "node name")->required();
+    cmd->add_option("--reason", args->reason, "why, for the node's record");
+    cmd->callback([=] {
+      finish(run_node_set_state(args->options, args->cluster, args->node, quarantine, args->reason,
+                                *o, *e));
+    });
+  }
+
+  CLI::App* report = command(app, "report", "reports over the clusters' history");
+  report->require_subcommand(1);
+  CLI::App* providers = command(*report, "providers", "a scorecard per cluster and per vendor");
+  providers->add_option("--window-days", args->window_days, "days of history (default 30)")
+      ->check(CLI::Range(1, 3650));
+  providers->callback(
+      [=] { finish(run_report_providers(args->options, args->window_days, *o, *e)); });
+}
+
 }  // namespace
 
 void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
@@ -49,7 +107,8 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   std::ostream* o = &out;
   std::ostream* e = &err;
 
-  CLI::App* cluster = command(app, "cluster", "list clusters, show their nodes, mark outages");
+  CLI::App* cluster =
+      command(app, "cluster", "list clusters, show their nodes, burn them in, mark outages");
   cluster->require_subcommand(1);
   command(*cluster, "list", "list clusters with health and GPU use")->callback([=] {
     finish(run_cluster_list(args->options, *o, *e));
@@ -70,6 +129,7 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
     if (!args->down && !args->up) throw CLI::RequiredError("--down or --up");
     finish(run_cluster_outage(args->options, args->name, args->down, *o, *e));
   });
+  add_cluster_health_commands(*cluster, args, o, e);
 
   CLI::App* job = command(app, "job", "submit, list, inspect and cancel jobs");
   job->require_subcommand(1);
@@ -104,6 +164,8 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   CLI::App* cancel = command(*job, "cancel", "cancel a job");
   add_id(cancel, *args);
   cancel->callback([=] { finish(run_job_cancel(args->options, args->id, *o, *e)); });
+
+  add_health_commands(app, args, o, e);
 }
 
 void add_client_commands(CLI::App& app) {

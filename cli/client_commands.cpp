@@ -1,3 +1,5 @@
+// The client commands of clusters and jobs (client_commands.h); each talks to the REST API
+// through client_call.h and renders with job_render.h.
 #include "cli/client_commands.h"
 
 #include <chrono>
@@ -10,70 +12,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/client_call.h"
 #include "cli/job_render.h"
 #include "cli/output_table.h"
 #include "scheduler/model/job_state.h"
-#include "web/http_client.h"
 #include "web/http_types.h"
 
 namespace orch {
 namespace {
 
 using nlohmann::json;
-
-// The exit code for a failed call; prints "error: ..." on err.
-int report(const Error& error, std::ostream& err) {
-  err << "error: " << error.message << '\n';
-  if (error.kind == ErrorKind::invalid) return kExitUsage;
-  return error.kind == ErrorKind::unreachable ? kExitUnreachable : kExitServerError;
-}
-
-std::string problem_detail(const HttpResponse& response) {
-  json body = json::parse(response.body, nullptr, false);
-  if (body.is_object() && body.contains("detail") && body["detail"].is_string()) {
-    return body["detail"].get<std::string>();
-  }
-  std::string text = response.body.substr(0, 200);
-  return "the server answered HTTP " + std::to_string(response.status) + " " +
-         status_title(response.status) + (text.empty() ? "" : ": " + text);
-}
-
-// One call; on any failure prints the error and returns its exit code, else kExitOk.
-int call(const ClientOptions& o, const std::string& method, const std::string& target,
-         HttpResponse& response, std::ostream& err, const std::string& body = "",
-         const std::string& content_type = "application/json") {
-  auto result = http_request(o.server, method, target, body, content_type, o.timeout_ms);
-  if (!result.ok()) return report(result.error(), err);
-  response = std::move(result.value());
-  if (response.status >= 400) {
-    err << "error: " << problem_detail(response) << '\n';
-    return kExitServerError;
-  }
-  return kExitOk;
-}
-
-int call_json(const ClientOptions& o, const std::string& method, const std::string& target,
-              json& out_body, std::ostream& err, const std::string& body = "",
-              const std::string& content_type = "application/json") {
-  HttpResponse response;
-  if (int rc = call(o, method, target, response, err, body, content_type); rc != kExitOk) {
-    return rc;
-  }
-  out_body = json::parse(response.body, nullptr, false);
-  if (out_body.is_discarded()) {
-    err << "error: the server at " << o.server << " sent a response that is not JSON\n";
-    return kExitServerError;
-  }
-  return kExitOk;
-}
-
-bool as_json(const ClientOptions& o) {
-  return o.output == "json";
-}
-
-void print_json(const json& body, std::ostream& out) {
-  out << body.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
-}
 
 std::string job_path(std::int64_t id) {
   return "/api/v1/jobs/" + std::to_string(id);
@@ -102,7 +50,7 @@ int run_cluster_list(const ClientOptions& o, std::ostream& out, std::ostream& er
 
 int run_cluster_nodes(const ClientOptions& o, const std::string& name, int event_limit,
                       std::ostream& out, std::ostream& err) {
-  std::string target = "/api/v1/clusters/" + percent_encode(name) + "/nodes";
+  std::string target = cluster_path(name) + "/nodes";
   if (event_limit > 0) target += "?limit=" + std::to_string(event_limit);
   json body;
   if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
@@ -113,7 +61,7 @@ int run_cluster_nodes(const ClientOptions& o, const std::string& name, int event
 int run_cluster_outage(const ClientOptions& o, const std::string& name, bool down,
                        std::ostream& out, std::ostream& err) {
   json body;
-  const std::string target = "/api/v1/clusters/" + percent_encode(name) + "/outage";
+  const std::string target = cluster_path(name) + "/outage";
   if (int rc = call_json(o, "POST", target, body, err, json{{"down", down}}.dump());
       rc != kExitOk) {
     return rc;

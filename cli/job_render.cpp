@@ -51,16 +51,31 @@ void line(std::ostream& out, const std::string& label, const std::string& value)
       << '\n';
 }
 
+// "every 1897 s (~9035 steps) (Young: 60 s checkpoint cost, MTBF 8.3 h on alpha)", or "" when
+// the server gave no advice (the job never ran) or no interval (no cost or MTBF known).
+std::string checkpoint_advice(const nlohmann::json& advice) {
+  const auto& interval = member(advice, "interval_s");
+  if (!interval.is_number() || interval.get<double>() <= 0) return "";
+  std::string out = "every " + decimal(interval, 0) + " s";
+  const auto& steps = member(advice, "interval_steps");
+  if (steps.is_number()) out += " (~" + decimal(steps, 0) + " steps)";
+  // A save of a small model takes milliseconds: show it rather than "0 s".
+  const auto& cost = member(advice, "checkpoint_cost_s");
+  const int digits = cost.is_number() && cost.get<double>() < 1 ? 3 : 1;
+  return out + " (Young: " + decimal(cost, digits) + " s checkpoint cost, MTBF " +
+         decimal(member(advice, "job_mtbf_h"), 1) + " h on " + field(advice, "cluster") + ")";
+}
+
 }  // namespace
 
 void render_clusters(const nlohmann::json& body, std::ostream& out) {
-  Table table({"NAME", "PROVIDER", "HEALTH", "NODES", "HEALTHY", "GPUS USED", "ACCELERATOR",
-               "PEAK TFLOPS", "MESSAGE"});
+  Table table({"NAME", "PROVIDER", "HEALTH", "ADMISSION", "NODES", "HEALTHY", "GPUS USED",
+               "ACCELERATOR", "PEAK TFLOPS", "MESSAGE"});
   for (const auto& c : items(body, "clusters")) {
     const auto& used = member(c, "gpus_used");
     const auto& total = member(c, "gpus_total");
     table.add_row({field(c, "name"), field(c, "provider"), field(c, "health"),
-                   field(c, "nodes") + "x" + field(c, "gpus_per_node"),
+                   field(c, "admission"), field(c, "nodes") + "x" + field(c, "gpus_per_node"),
                    member(c, "nodes_healthy").is_null() ? "-" : field(c, "nodes_healthy"),
                    cell(used) + "/" + cell(total), field(c, "accelerator"), field(c, "peak_tflops"),
                    field(c, "message") == "-" ? "" : field(c, "message")});
@@ -172,6 +187,9 @@ void render_job(const nlohmann::json& job, const nlohmann::json& attempts,
        checkpoint.is_object()
            ? "step " + field(checkpoint, "step") + " at " + field(checkpoint, "path")
            : "-");
+  if (auto advice = checkpoint_advice(member(job, "checkpoint_advice")); !advice.empty()) {
+    line(out, "checkpoint advice", advice);
+  }
   line(out, "created", timestamp(member(job, "created_ms")));
   line(out, "updated", timestamp(member(job, "updated_ms")));
   out << "\nAttempts\n";

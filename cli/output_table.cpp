@@ -87,6 +87,11 @@ std::string field(const nlohmann::json& obj, const std::string& key) {
   return cell(member(obj, key));
 }
 
+std::string decimal(const nlohmann::json& value, int precision) {
+  if (!value.is_number()) return "-";
+  return number(value.get<double>(), precision);
+}
+
 std::string percent(const nlohmann::json& value) {
   if (!value.is_number()) return "-";
   return number(value.get<double>() * 100.0, 1) + "%";

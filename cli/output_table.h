@@ -29,6 +29,9 @@ class Table {
 std::string cell(const nlohmann::json& value);
 // obj[key] as a cell; "-" when obj is not an object or lacks key.
 std::string field(const nlohmann::json& obj, const std::string& key);
+// A number with at most `precision` decimals, trailing zeros dropped ("12.5", "410"); "-" for
+// null or non-numbers.
+std::string decimal(const nlohmann::json& value, int precision);
 // A 0..1 ratio as "41.2%"; "-" for null or non-numbers.
 std::string percent(const nlohmann::json& value);
 // Milliseconds since the epoch as local "YYYY-MM-DD HH:MM:SS"; "-" for null or 0.

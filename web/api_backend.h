@@ -23,6 +23,11 @@ struct JobFilter {
   int limit = 100;
 };
 
+struct NodeFilter {
+  std::optional<std::string> cluster;  // a configured cluster (not_found otherwise)
+  std::optional<std::string> state;    // a node state name: active, quarantined, retired
+};
+
 struct LogRequest {
   std::optional<int> attempt_no;  // default: the latest attempt
   std::uint64_t offset = 0;
@@ -47,6 +52,22 @@ class ApiBackend {
   virtual Result<nlohmann::json> cancel_job(std::int64_t id) = 0;
   virtual Result<std::string> job_logs(std::int64_t id, const LogRequest& request) = 0;
   virtual Result<nlohmann::json> set_cluster_outage(const std::string& cluster, bool down) = 0;
+
+  // Health (issue 4). Every node of every configured cluster with its standing, filtered.
+  virtual Result<nlohmann::json> list_nodes(const NodeFilter& filter) = 0;
+  // A person quarantines (quarantine true) or releases a node; the brain answers not_found with
+  // the cluster's node names for an unknown node.
+  virtual Result<nlohmann::json> set_node_state(const std::string& cluster, const std::string& node,
+                                                bool quarantine, const std::string& reason) = 0;
+  // Starts a burn-in round (conflict while one runs).
+  virtual Result<nlohmann::json> start_burn_in(const std::string& cluster) = 0;
+  // The cluster's probe results newest first; node empty: every node.
+  virtual Result<nlohmann::json> cluster_probes(const std::string& cluster, const std::string& node,
+                                                int limit) = 0;
+  // The provider scorecards over the last window_days days.
+  virtual Result<nlohmann::json> provider_report(int window_days) = 0;
+  // The job's MFU history per attempt, one bucket per minute.
+  virtual Result<nlohmann::json> job_mfu(std::int64_t id) = 0;
 };
 
 }  // namespace orch

@@ -1,53 +1,24 @@
 #include "web/api_routes.h"
 
-#include <charconv>
 #include <cstdint>
 #include <exception>
-#include <limits>
 #include <optional>
 
 #include "scheduler/model/job_state.h"
+#include "web/health_routes.h"
+#include "web/route_helpers.h"
 
 namespace orch {
 namespace {
 
-constexpr int kMaxListLimit = 1000;
+using routes::answer;
+using routes::parse_unsigned_digits;
+using routes::query_value;
+using routes::read_limit;
+using routes::shown;
+using routes::with_job_id;
+
 constexpr int kDefaultNodeEvents = 50;
-
-// Shows a user's value in a message without letting a huge one flood it.
-std::string shown(const std::string& value) {
-  if (value.size() <= 64) return "'" + value + "'";
-  return "'" + value.substr(0, 61) + "...'";
-}
-
-// Digits only, no sign, no spaces, fits in T.
-template <typename T>
-std::optional<T> parse_unsigned_digits(const std::string& text) {
-  if (text.empty() || text.size() > 20) return std::nullopt;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-  }
-  T value{};
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// A path id: a positive 64-bit integer, or a 400 problem saying what was wrong.
-Result<std::int64_t> parse_id(const std::string& text, const char* what) {
-  auto value = parse_unsigned_digits<std::int64_t>(text);
-  if (!value || *value <= 0) {
-    return make_error(ErrorKind::invalid,
-                      std::string(what) + " must be a positive integer, got " + shown(text));
-  }
-  return *value;
-}
-
-std::optional<std::string> query_value(const HttpRequest& request, const std::string& key) {
-  auto it = request.query.find(key);
-  if (it == request.query.end()) return std::nullopt;
-  return it->second;
-}
 
 // "application/yaml; charset=utf-8" -> "application/yaml".
 std::string media_type(const std::string& content_type) {
@@ -55,33 +26,6 @@ std::string media_type(const std::string& content_type) {
   while (!out.empty() && out.back() == ' ') out.pop_back();
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-HttpResponse answer(const Result<nlohmann::json>& result, int ok_status = 200) {
-  if (!result.ok()) return error_response(result.error());
-  return json_response(ok_status, result.value());
-}
-
-// Wraps a route that takes a job id from {id}: a bad id is a 400 before the backend runs.
-RouteHandler with_job_id(std::function<HttpResponse(const HttpRequest&, std::int64_t)> route) {
-  return [route = std::move(route)](const HttpRequest& request, const PathParams& params) {
-    auto id = parse_id(params.at("id"), "job id");
-    if (!id.ok()) return error_response(id.error());
-    return route(request, id.value());
-  };
-}
-
-// ?limit= when given: 1..kMaxListLimit into `limit`, else a 400 problem to answer with.
-std::optional<HttpResponse> read_limit(const HttpRequest& request, int& limit) {
-  auto text = query_value(request, "limit");
-  if (!text) return std::nullopt;
-  auto value = parse_unsigned_digits<int>(*text);
-  if (!value || *value < 1 || *value > kMaxListLimit) {
-    return problem_response(400, "limit must be an integer from 1 to " +
-                                     std::to_string(kMaxListLimit) + ", got " + shown(*text));
-  }
-  limit = *value;
-  return std::nullopt;
 }
 
 HttpResponse cluster_nodes(ApiBackend& backend, const HttpRequest& request,
@@ -225,6 +169,7 @@ Router make_api_router(ApiBackend& backend) {
              with_job_id([b](const HttpRequest&, std::int64_t id) {
                return answer(b->cancel_job(id), 202);
              }));
+  add_health_routes(router, backend);
   return router;
 }
 

@@ -63,10 +63,12 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
     }
     std::string health = "healthy";
     std::string message;
+    Admission admission = Admission::active;
     for (const auto& r : *rows) {
       if (r.name == c.name) {
         health = std::string(to_string(r.health));
         message = r.message;
+        admission = r.admission;
       }
     }
     auto nodes = reader_->nodes(c.name);
@@ -80,12 +82,14 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
     }
     auto peak = cluster_peak_flops(c);
     out.push_back({{"name", c.name},
+                   {"vendor", c.vendor_or_name()},
                    {"provider", c.provider},
                    {"nodes", c.nodes},
                    {"gpus_per_node", c.gpus_per_node},
                    {"accelerator", c.accelerator},
                    {"peak_tflops", peak ? json(*peak / 1e12) : json(nullptr)},
                    {"health", health},
+                   {"admission", std::string(to_string(admission))},
                    {"gpus_total", c.total_gpus()},
                    {"gpus_used", used},
                    {"nodes_healthy", healthy_nodes},
@@ -192,7 +196,14 @@ Result<nlohmann::json> SchedulerBackend::get_job(std::int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto j = find_job(id);
   if (!j) return j.error();
-  return job_json(*j, true);
+  auto out = job_json(*j, true);
+  if (!out) return out.error();
+  auto attempts = reader_->attempts_of(id);
+  if (!attempts) return attempts.error();
+  auto advice = checkpoint_advice(*j, *attempts);
+  if (!advice) return advice.error();
+  (*out)["checkpoint_advice"] = std::move(*advice);
+  return out;
 }
 
 Result<nlohmann::json> SchedulerBackend::job_attempts(std::int64_t id) {

@@ -35,9 +35,25 @@ class SchedulerBackend final : public ApiBackend {
   Result<std::string> job_logs(std::int64_t id, const LogRequest& request) override;
   Result<nlohmann::json> set_cluster_outage(const std::string& cluster, bool down) override;
 
+  // Health (scheduler_backend_health.cpp).
+  Result<nlohmann::json> list_nodes(const NodeFilter& filter) override;
+  Result<nlohmann::json> set_node_state(const std::string& cluster, const std::string& node,
+                                        bool quarantine, const std::string& reason) override;
+  Result<nlohmann::json> start_burn_in(const std::string& cluster) override;
+  Result<nlohmann::json> cluster_probes(const std::string& cluster, const std::string& node,
+                                        int limit) override;
+  Result<nlohmann::json> provider_report(int window_days) override;
+  Result<nlohmann::json> job_mfu(std::int64_t id) override;
+
  private:
   Result<JobRow> find_job(std::int64_t id);
   Result<nlohmann::json> job_json(const JobRow& job, bool with_spec);
+  const ClusterSpec* spec_of(const std::string& cluster) const;
+  // Young's checkpoint interval for the job on its latest attempt's cluster, from that
+  // cluster's history (the numbers placement uses); null when the job never ran or its cluster
+  // is no longer configured. Caller holds mu_.
+  Result<nlohmann::json> checkpoint_advice(const JobRow& job,
+                                           const std::vector<AttemptRow>& attempts);
 
   std::mutex mu_;  // one reader connection shared by the server's threads
   std::unique_ptr<Store> reader_;

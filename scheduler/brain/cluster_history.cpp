@@ -35,7 +35,7 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
   for (const auto& row : *rows) {
     const ClusterSpec* spec = find_spec(clusters, row.name);
     if (!spec) continue;
-    ClusterFact fact{row.name, spec->vendor_or_name(), row.created_ms, 0, 0};
+    ClusterFact fact{row.name, spec->vendor, row.created_ms, 0, 0};  // no vendor: no vendor card
     for (const auto& n : *nodes) {
       if (n.cluster != row.name) continue;
       ++fact.nodes;

@@ -64,7 +64,8 @@ TEST_F(CliClientTest, ClusterList) {
   EXPECT_EQ(run_cluster_list(options, out, err), kExitOk);
   const std::string text = out.str();
   EXPECT_EQ(text.rfind("NAME            PROVIDER  HEALTH", 0), 0u) << text;
-  EXPECT_NE(text.find("alpha           local     healthy  2x8    2        8/16"), std::string::npos)
+  EXPECT_NE(text.find("alpha           local     healthy  active     2x8    2        8/16"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("marked down by operator"), std::string::npos);
   EXPECT_EQ(err.str(), "");

@@ -1,0 +1,70 @@
+// The shared REST call of the client commands (client_call.h).
+#include "cli/client_call.h"
+
+#include "web/http_client.h"
+
+namespace orch {
+namespace {
+
+using nlohmann::json;
+
+// The exit code for a failed call; prints "error: ..." on err.
+int report(const Error& error, std::ostream& err) {
+  err << "error: " << error.message << '\n';
+  if (error.kind == ErrorKind::invalid) return kExitUsage;
+  return error.kind == ErrorKind::unreachable ? kExitUnreachable : kExitServerError;
+}
+
+std::string problem_detail(const HttpResponse& response) {
+  json body = json::parse(response.body, nullptr, false);
+  if (body.is_object() && body.contains("detail") && body["detail"].is_string()) {
+    return body["detail"].get<std::string>();
+  }
+  std::string text = response.body.substr(0, 200);
+  return "the server answered HTTP " + std::to_string(response.status) + " " +
+         status_title(response.status) + (text.empty() ? "" : ": " + text);
+}
+
+}  // namespace
+
+int call(const ClientOptions& o, const std::string& method, const std::string& target,
+         HttpResponse& response, std::ostream& err, const std::string& body,
+         const std::string& content_type) {
+  auto result = http_request(o.server, method, target, body, content_type, o.timeout_ms);
+  if (!result.ok()) return report(result.error(), err);
+  response = std::move(result.value());
+  if (response.status >= 400) {
+    err << "error: " << problem_detail(response) << '\n';
+    return kExitServerError;
+  }
+  return kExitOk;
+}
+
+int call_json(const ClientOptions& o, const std::string& method, const std::string& target,
+              json& out_body, std::ostream& err, const std::string& body,
+              const std::string& content_type) {
+  HttpResponse response;
+  if (int rc = call(o, method, target, response, err, body, content_type); rc != kExitOk) {
+    return rc;
+  }
+  out_body = json::parse(response.body, nullptr, false);
+  if (out_body.is_discarded()) {
+    err << "error: the server at " << o.server << " sent a response that is not JSON\n";
+    return kExitServerError;
+  }
+  return kExitOk;
+}
+
+bool as_json(const ClientOptions& o) {
+  return o.output == "json";
+}
+
+void print_json(const json& body, std::ostream& out) {
+  out << body.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+}
+
+std::string cluster_path(const std::string& name) {
+  return "/api/v1/clusters/" + percent_encode(name);
+}
+
+}  // namespace orch

@@ -1,0 +1,31 @@
+#pragma once
+// What every client command file shares: one REST call that prints its error and picks the exit
+// code, and the JSON output. Internal to cli/ (client_commands.cpp, node_commands.cpp, ...).
+
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/client_commands.h"
+#include "web/http_types.h"
+
+namespace orch {
+
+// One call; on any failure (no answer, HTTP >= 400) prints "error: ..." on err and returns its
+// exit code, else kExitOk with response filled.
+int call(const ClientOptions& o, const std::string& method, const std::string& target,
+         HttpResponse& response, std::ostream& err, const std::string& body = "",
+         const std::string& content_type = "application/json");
+// call() whose answer must be JSON, parsed into out_body.
+int call_json(const ClientOptions& o, const std::string& method, const std::string& target,
+              nlohmann::json& out_body, std::ostream& err, const std::string& body = "",
+              const std::string& content_type = "application/json");
+
+bool as_json(const ClientOptions& o);  // -o json
+void print_json(const nlohmann::json& body, std::ostream& out);
+
+// "/api/v1/clusters/<name>" with the name percent-encoded.
+std::string cluster_path(const std::string& name);
+
+}  // namespace orch

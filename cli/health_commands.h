@@ -1,0 +1,34 @@
+#pragma once
+// The client commands of node health and provider reports (issue 4): `node list|quarantine|
+// release`, `cluster burn-in|probes` and `report providers`. Like client_commands.h, each is a
+// run_* function that writes to the given streams and returns the exit code.
+
+#include <ostream>
+#include <string>
+
+#include "cli/client_commands.h"
+
+namespace orch {
+
+// Every node with its standing; cluster and state (active|quarantined|retired) filter when not
+// empty.
+int run_node_list(const ClientOptions& o, const std::string& cluster, const std::string& state,
+                  std::ostream& out, std::ostream& err);
+// Quarantines (quarantine true) or releases a node by hand, with an optional reason.
+int run_node_set_state(const ClientOptions& o, const std::string& cluster, const std::string& node,
+                       bool quarantine, const std::string& reason, std::ostream& out,
+                       std::ostream& err);
+
+// Starts a burn-in round. With wait, polls the cluster list every poll_ms until the cluster's
+// admission is active (exit 1 after timeout_s), then prints the latest round's probes.
+int run_cluster_burn_in(const ClientOptions& o, const std::string& name, bool wait, int timeout_s,
+                        std::ostream& out, std::ostream& err);
+// The latest probe round of the cluster; with node, that node's probes newest first.
+int run_cluster_probes(const ClientOptions& o, const std::string& name, const std::string& node,
+                       std::ostream& out, std::ostream& err);
+
+// The provider scorecards; window_days 0 leaves the server's default (30).
+int run_report_providers(const ClientOptions& o, int window_days, std::ostream& out,
+                         std::ostream& err);
+
+}  // namespace orch

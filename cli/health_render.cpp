@@ -1,0 +1,127 @@
+// Tables of nodes, probe rounds and provider scorecards (health_render.h).
+#include "cli/health_render.h"
+
+#include <string>
+
+#include "cli/output_table.h"
+
+namespace orch {
+namespace {
+
+using nlohmann::json;
+
+// body[key] when it is an array, or body itself when it is one; else an empty array.
+const json& items(const json& body, const std::string& key) {
+  static const json empty = json::array();
+  if (body.is_array()) return body;
+  const json& list = member(body, key);
+  return list.is_array() ? list : empty;
+}
+
+std::string text(const json& obj, const std::string& key) {
+  const auto& value = member(obj, key);
+  return value.is_string() ? value.get<std::string>() : "";
+}
+
+bool passed(const json& probe) {
+  return member(probe, "passed").is_boolean() && member(probe, "passed").get<bool>();
+}
+
+std::vector<std::string> probe_cells(const json& p) {
+  return {field(p, "node"),
+          passed(p) ? "yes" : "no",
+          decimal(member(p, "gemm_gflops"), 1),
+          decimal(member(p, "write_mb_s"), 1),
+          decimal(member(p, "read_mb_s"), 1),
+          text(p, "reason")};
+}
+
+const std::vector<std::string> kProbeHeaders = {"NODE",       "PASSED",    "GFLOPS",
+                                                "WRITE_MB/S", "READ_MB/S", "REASON"};
+
+}  // namespace
+
+void render_nodes(const json& body, std::ostream& out) {
+  Table table({"CLUSTER", "NODE", "STATE", "GPUS", "HEALTHY", "QUARANTINES", "REASON"});
+  for (const auto& n : items(body, "nodes")) {
+    const bool healthy = member(n, "healthy").is_boolean() && member(n, "healthy").get<bool>();
+    // Why it is out of service comes first; for an active node, the site's word when unhealthy.
+    std::string reason = text(n, "state") != "active" ? text(n, "state_reason") : "";
+    if (reason.empty() && !healthy) reason = text(n, "reason");
+    table.add_row({field(n, "cluster"), field(n, "name"), field(n, "state"), field(n, "gpus"),
+                   field(n, "healthy"), field(n, "quarantines"), reason});
+  }
+  if (table.empty()) {
+    out << "no nodes\n";
+    return;
+  }
+  table.print(out);
+}
+
+json latest_round(const json& body) {
+  json out = json::array();
+  const auto& probes = items(body, "probes");
+  if (probes.empty()) return out;
+  const json round = member(probes[0], "round");
+  for (const auto& p : probes) {
+    if (member(p, "round") == round) out.push_back(p);
+  }
+  return out;
+}
+
+void render_probe_round(const json& probes, std::ostream& out) {
+  if (!probes.is_array() || probes.empty()) {
+    out << "no probes yet\n";
+    return;
+  }
+  std::size_t ok = 0;
+  Table table(kProbeHeaders);
+  // Newest first from the server; a round reads better in node order.
+  for (auto it = probes.rbegin(); it != probes.rend(); ++it) {
+    ok += passed(*it) ? 1 : 0;
+    table.add_row(probe_cells(*it));
+  }
+  out << "Round " << field(probes[0], "round") << " at " << timestamp(member(probes[0], "at_ms"))
+      << ": " << ok << " of " << probes.size() << " node(s) passed\n";
+  table.print(out);
+}
+
+void render_node_probes(const json& probes, std::ostream& out) {
+  std::vector<std::string> headers = {"TIME", "ROUND"};
+  headers.insert(headers.end(), kProbeHeaders.begin(), kProbeHeaders.end());
+  Table table(headers);
+  for (const auto& p : items(probes, "probes")) {
+    std::vector<std::string> row = {timestamp(member(p, "at_ms")), field(p, "round")};
+    auto cells = probe_cells(p);
+    row.insert(row.end(), cells.begin(), cells.end());
+    table.add_row(std::move(row));
+  }
+  if (table.empty()) {
+    out << "no probes yet\n";
+    return;
+  }
+  table.print(out);
+}
+
+void render_scorecards(const json& report, std::ostream& out) {
+  out << "Provider scorecards from " << timestamp(member(report, "window_start_ms")) << " to "
+      << timestamp(member(report, "now_ms")) << '\n';
+  Table table({"NAME", "KIND", "AVAIL", "INTERRUPTS/1kGPUh", "MTBF_H", "DETECT→RESUME_S",
+               "MEDIAN_MFU", "CKPT_P95_S", "QUARANTINED", "GPU_H"});
+  for (const auto& c : items(report, "cards")) {
+    table.add_row({field(c, "name"), field(c, "kind"), percent(member(c, "availability")),
+                   decimal(member(c, "interruptions_per_1k_gpu_h"), 2),
+                   decimal(member(c, "node_mtbf_h"), 1),
+                   decimal(member(c, "median_detect_to_resume_s"), 1),
+                   percent(member(c, "median_mfu")), decimal(member(c, "checkpoint_save_p95_s"), 1),
+                   field(c, "quarantined_nodes") + "/" + field(c, "nodes"),
+                   decimal(member(c, "gpu_hours"), 1)});
+  }
+  if (table.empty()) {
+    out << "no clusters\n";
+    return;
+  }
+  table.print(out);
+}
+
+}  // namespace orch

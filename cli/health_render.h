@@ -1,0 +1,21 @@
+#pragma once
+// Tables of the health routes' JSON (shapes in docs/rest-api.md). Like job_render.h, each one
+// tolerates missing or null fields.
+
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+namespace orch {
+
+void render_nodes(const nlohmann::json& body, std::ostream& out);  // {"nodes":[..]}
+// One round of probes (already picked out), with a heading naming it and how many passed.
+void render_probe_round(const nlohmann::json& probes, std::ostream& out);
+// One node's probes, newest first, with their time and round.
+void render_node_probes(const nlohmann::json& probes, std::ostream& out);
+void render_scorecards(const nlohmann::json& report, std::ostream& out);  // {"cards":[..]}
+
+// The probes of the newest round in {"probes":[..]} (newest first), as an array.
+nlohmann::json latest_round(const nlohmann::json& body);
+
+}  // namespace orch

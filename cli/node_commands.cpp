@@ -1,0 +1,45 @@
+// `orchestrate node list|quarantine|release` (health_commands.h).
+#include <nlohmann/json.hpp>
+
+#include "cli/client_call.h"
+#include "cli/health_commands.h"
+#include "cli/health_render.h"
+#include "cli/output_table.h"
+
+namespace orch {
+
+using nlohmann::json;
+
+int run_node_list(const ClientOptions& o, const std::string& cluster, const std::string& state,
+                  std::ostream& out, std::ostream& err) {
+  std::string target = "/api/v1/nodes";
+  std::string sep = "?";
+  if (!cluster.empty()) target += sep + "cluster=" + percent_encode(cluster), sep = "&";
+  if (!state.empty()) target += sep + "state=" + percent_encode(state);
+  json body;
+  if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
+  as_json(o) ? print_json(body, out) : render_nodes(body, out);
+  return kExitOk;
+}
+
+int run_node_set_state(const ClientOptions& o, const std::string& cluster, const std::string& node,
+                       bool quarantine, const std::string& reason, std::ostream& out,
+                       std::ostream& err) {
+  const std::string target = cluster_path(cluster) + "/nodes/" + percent_encode(node) +
+                             (quarantine ? "/quarantine" : "/release");
+  const std::string request = reason.empty() ? "" : json{{"reason", reason}}.dump();
+  json body;
+  if (int rc = call_json(o, "POST", target, body, err, request); rc != kExitOk) return rc;
+  if (as_json(o)) {
+    print_json(body, out);
+  } else if (quarantine) {
+    out << "node " << node << " of " << cluster << " is " << field(body, "state")
+        << ": no new work is placed on it until it is released\n";
+  } else {
+    out << "node " << node << " of " << cluster << " is " << field(body, "state")
+        << " and may take work again\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace orch

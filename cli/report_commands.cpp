@@ -1,0 +1,20 @@
+// `orchestrate report providers` (health_commands.h).
+#include <nlohmann/json.hpp>
+
+#include "cli/client_call.h"
+#include "cli/health_commands.h"
+#include "cli/health_render.h"
+
+namespace orch {
+
+int run_report_providers(const ClientOptions& o, int window_days, std::ostream& out,
+                         std::ostream& err) {
+  std::string target = "/api/v1/reports/providers";
+  if (window_days > 0) target += "?window_days=" + std::to_string(window_days);
+  nlohmann::json body;
+  if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
+  as_json(o) ? print_json(body, out) : render_scorecards(body, out);
+  return kExitOk;
+}
+
+}  // namespace orch

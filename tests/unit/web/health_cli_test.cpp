@@ -1,0 +1,198 @@
+// The health client commands in-process against a real HttpServer over the fake backend:
+// node list/quarantine/release, cluster burn-in (with --wait) and probes, report providers,
+// and the checkpoint advice of job show.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/client_cli.h"
+#include "cli/health_commands.h"
+#include "tests/unit/web/fake_backend.h"
+#include "web/api_routes.h"
+#include "web/http_server.h"
+
+namespace orch {
+namespace {
+
+class HealthCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    router_ = std::make_unique<Router>(make_api_router(backend));
+    server_ = std::make_unique<HttpServer>(
+        ServerOptions{"127.0.0.1", 0},
+        [this](const HttpRequest& request) { return router_->dispatch(request); });
+    ASSERT_TRUE(server_->start().ok());
+    options.server = "http://127.0.0.1:" + std::to_string(server_->port());
+    options.poll_ms = 10;
+  }
+  int cli(std::vector<std::string> args) {
+    CLI::App app{"test", "orchestrate"};
+    app.require_subcommand(1);
+    add_client_commands(app, out, err);
+    args.insert(args.begin(), "orchestrate");
+    args.push_back("--server");
+    args.push_back(options.server);
+    std::vector<const char*> argv;
+    for (auto& a : args) argv.push_back(a.c_str());
+    return parse_and_run(app, static_cast<int>(argv.size()), argv.data(), out, err);
+  }
+  bool has(const std::string& needle) const { return out.str().find(needle) != std::string::npos; }
+  testing::FakeBackend backend;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<HttpServer> server_;
+  ClientOptions options;
+  std::ostringstream out, err;
+};
+
+TEST_F(HealthCliTest, NodeList) {
+  EXPECT_EQ(run_node_list(options, "", "", out, err), kExitOk) << err.str();
+  EXPECT_EQ(out.str(),
+            "CLUSTER         NODE  STATE        GPUS  HEALTHY  QUARANTINES  REASON\n"
+            "alpha           a1    active       8     yes      0\n"
+            "alpha           a2    quarantined  8     no       1            quarantined by hand: "
+            "Xid 79 twice\n"
+            "beta-long-name  b1    retired      8     yes      3            retired after 3 "
+            "quarantines\n");
+  out.str("");
+  EXPECT_EQ(run_node_list(options, "alpha", "active", out, err), kExitOk);
+  EXPECT_EQ(backend.last_node_filter.cluster, "alpha");
+  EXPECT_EQ(backend.last_node_filter.state, "active");
+  EXPECT_EQ(out.str(),
+            "CLUSTER  NODE  STATE   GPUS  HEALTHY  QUARANTINES  REASON\n"
+            "alpha    a1    active  8     yes      0\n");
+  EXPECT_EQ(run_node_list(options, "zeta", "", out, err), kExitServerError);
+  EXPECT_EQ(err.str(), "error: no cluster named \"zeta\"\n");
+}
+
+TEST_F(HealthCliTest, NodeListThroughCli11) {
+  EXPECT_EQ(cli({"node", "list", "--state", "quarantined", "-o", "json"}), kExitOk) << err.str();
+  auto body = nlohmann::json::parse(out.str());
+  ASSERT_EQ(body["nodes"].size(), 1u);
+  EXPECT_EQ(body["nodes"][0]["quarantined_at_ms"], 1700000400000);
+  EXPECT_EQ(cli({"node", "list", "--state", "broken"}), kExitUsage);
+  EXPECT_EQ(cli({"node"}), kExitUsage);
+}
+
+TEST_F(HealthCliTest, QuarantineAndRelease) {
+  EXPECT_EQ(cli({"node", "quarantine", "alpha", "a2", "--reason", "Xid 79 twice"}), kExitOk)
+      << err.str();
+  EXPECT_TRUE(backend.last_quarantine);
+  EXPECT_EQ(backend.last_node, "a2");
+  EXPECT_EQ(backend.last_reason, "Xid 79 twice");
+  EXPECT_EQ(out.str(),
+            "node a2 of alpha is quarantined: no new work is placed on it until it is released\n");
+  out.str("");
+  EXPECT_EQ(cli({"node", "release", "alpha", "a2"}), kExitOk) << err.str();
+  EXPECT_FALSE(backend.last_quarantine);
+  EXPECT_EQ(backend.last_reason, "");
+  EXPECT_EQ(out.str(), "node a2 of alpha is active and may take work again\n");
+  EXPECT_EQ(cli({"node", "release", "alpha", "a9"}), kExitServerError);
+  EXPECT_EQ(err.str(), "error: cluster alpha has no node \"a9\"; its nodes: a1, a2\n");
+  EXPECT_EQ(cli({"node", "release", "alpha"}), kExitUsage);
+}
+
+TEST_F(HealthCliTest, BurnInWithoutWait) {
+  EXPECT_EQ(run_cluster_burn_in(options, "alpha", false, 600, out, err), kExitOk) << err.str();
+  EXPECT_EQ(out.str(),
+            "burn-in of alpha started (round r2); `orchestrate cluster probes alpha` shows the "
+            "results\n");
+  EXPECT_EQ(backend.burn_ins, 1);
+  EXPECT_EQ(run_cluster_burn_in(options, "alpha", false, 600, out, err), kExitServerError);
+  EXPECT_NE(err.str().find("already burning in"), std::string::npos) << err.str();
+  EXPECT_EQ(run_cluster_burn_in(options, "zeta", false, 600, out, err), kExitServerError);
+}
+
+TEST_F(HealthCliTest, BurnInWaitsForActiveThenShowsTheLatestRound) {
+  backend.burn_in_polls = 3;
+  EXPECT_EQ(run_cluster_burn_in(options, "alpha", true, 60, out, err), kExitOk) << err.str();
+  EXPECT_EQ(backend.burn_in_polls, 0) << "polled until admitted";
+  EXPECT_EQ(out.str(),
+            "cluster alpha is active\n"
+            "Round r2 at " +
+                out.str().substr(out.str().find(" at ") + 4, 19) +
+                ": 1 of 2 node(s) passed\n"
+                "NODE  PASSED  GFLOPS  WRITE_MB/S  READ_MB/S  REASON\n"
+                "a1    yes     91.5    812.3       -          ok\n"
+                "a2    no      41.2    812.3       -          GEMM 41.2 GFLOP/s is 0.45 of the "
+                "median 91.5\n");
+  EXPECT_EQ(backend.last_probe_limit, 1000);
+}
+
+TEST_F(HealthCliTest, BurnInWaitAsJson) {
+  backend.burn_in_polls = 1;
+  options.output = "json";
+  EXPECT_EQ(run_cluster_burn_in(options, "alpha", true, 60, out, err), kExitOk) << err.str();
+  auto body = nlohmann::json::parse(out.str());
+  EXPECT_EQ(body["admission"], "active");
+  ASSERT_EQ(body["probes"].size(), 2u);
+  EXPECT_EQ(body["probes"][0]["round"], "r2");
+}
+
+TEST_F(HealthCliTest, BurnInWaitTimesOut) {
+  backend.burn_in_polls = 1000000;
+  EXPECT_EQ(cli({"cluster", "burn-in", "alpha", "--wait", "--timeout", "1"}), kExitServerError);
+  EXPECT_NE(err.str().find("error: cluster alpha is still burn-in after 1 s"), std::string::npos)
+      << err.str();
+  EXPECT_EQ(cli({"cluster", "burn-in", "alpha", "--timeout", "0"}), kExitUsage);
+}
+
+TEST_F(HealthCliTest, Probes) {
+  EXPECT_EQ(run_cluster_probes(options, "alpha", "", out, err), kExitOk) << err.str();
+  EXPECT_TRUE(has(": 1 of 2 node(s) passed\n")) << out.str();
+  EXPECT_FALSE(has("90.1")) << "only the latest round";
+  out.str("");
+  EXPECT_EQ(run_cluster_probes(options, "alpha", "a1", out, err), kExitOk) << err.str();
+  EXPECT_EQ(backend.last_probe_node, "a1");
+  EXPECT_EQ(out.str().rfind("TIME", 0), 0u) << out.str();
+  EXPECT_TRUE(has("  r2     a1    yes     91.5")) << out.str();
+  EXPECT_TRUE(has("  r1     a1    yes     90.1")) << out.str();
+  EXPECT_EQ(run_cluster_probes(options, "zeta", "", out, err), kExitServerError);
+}
+
+TEST_F(HealthCliTest, ReportProviders) {
+  EXPECT_EQ(run_report_providers(options, 0, out, err), kExitOk) << err.str();
+  EXPECT_EQ(backend.last_window_days, 30);
+  const std::string text = out.str();
+  EXPECT_EQ(text.rfind("Provider scorecards from ", 0), 0u) << text;
+  EXPECT_NE(text.find("NAME            KIND     AVAIL  INTERRUPTS/1kGPUh  MTBF_H  "
+                      "DETECT→RESUME_S  MEDIAN_MFU  CKPT_P95_S  QUARANTINED  GPU_H\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("alpha           cluster  98.8%  2.43               410.2   95               "
+                      "41.2%       12.5        1/2          1234.5\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("beta-long-name  cluster  98.8%  -                  -       -                "
+                      "-           -           1/2          1234.5\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("acme            vendor"), std::string::npos) << text;
+  out.str("");
+  EXPECT_EQ(cli({"report", "providers", "--window-days", "7", "-o", "json"}), kExitOk);
+  EXPECT_EQ(backend.last_window_days, 7);
+  EXPECT_EQ(nlohmann::json::parse(out.str())["cards"].size(), 3u);
+  EXPECT_EQ(cli({"report", "providers", "--window-days", "0"}), kExitUsage);
+}
+
+TEST_F(HealthCliTest, JobShowGivesCheckpointAdvice) {
+  EXPECT_EQ(run_job_show(options, 1, out, err), kExitOk) << err.str();
+  EXPECT_TRUE(
+      has("  checkpoint advice every 1897 s (~9035 steps) (Young: 60 s checkpoint cost, "
+          "MTBF 8.3 h on alpha)\n"))
+      << out.str();
+  out.str("");
+  EXPECT_EQ(run_job_show(options, 2, out, err), kExitOk) << err.str();
+  EXPECT_FALSE(has("checkpoint advice")) << "job 2 never ran";
+}
+
+TEST_F(HealthCliTest, ClusterListShowsAdmission) {
+  EXPECT_EQ(run_cluster_list(options, out, err), kExitOk) << err.str();
+  EXPECT_TRUE(has("NAME            PROVIDER  HEALTH   ADMISSION  NODES")) << out.str();
+  EXPECT_TRUE(has("alpha           local     healthy  active     2x8")) << out.str();
+  EXPECT_TRUE(has("beta-long-name  slurm     down     pending    4x8")) << out.str();
+}
+
+}  // namespace
+}  // namespace orch

@@ -1,0 +1,145 @@
+// The health routes over the fake backend, without sockets: nodes, quarantine and release,
+// burn-in, probes, provider scorecards and MFU history; every parameter and error status.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/web/fake_backend.h"
+#include "web/api_routes.h"
+
+namespace orch {
+namespace {
+
+using nlohmann::json;
+using testing::FakeBackend;
+
+class HealthRoutesTest : public ::testing::Test {
+ protected:
+  HttpResponse call(const std::string& method, const std::string& target,
+                    const std::string& body = "") {
+    return handle_api(backend, make_request(method, target, body, "application/json"));
+  }
+  static json parsed(const HttpResponse& r) { return json::parse(r.body); }
+  static void expect_problem(const HttpResponse& r, int status, const std::string& needle) {
+    EXPECT_EQ(r.status, status) << r.body;
+    EXPECT_EQ(r.content_type, "application/problem+json");
+    json p = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(p.is_object()) << r.body;
+    EXPECT_NE(p["detail"].get<std::string>().find(needle), std::string::npos) << r.body;
+  }
+  FakeBackend backend;
+};
+
+TEST_F(HealthRoutesTest, ListNodes) {
+  auto r = call("GET", "/api/v1/nodes");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(parsed(r)["nodes"].size(), 3u);
+  EXPECT_FALSE(backend.last_node_filter.cluster.has_value());
+  EXPECT_FALSE(backend.last_node_filter.state.has_value());
+  r = call("GET", "/api/v1/nodes?cluster=alpha&state=quarantined");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(backend.last_node_filter.cluster, "alpha");
+  EXPECT_EQ(backend.last_node_filter.state, "quarantined");
+  ASSERT_EQ(parsed(r)["nodes"].size(), 1u);
+  EXPECT_EQ(parsed(r)["nodes"][0]["name"], "a2");
+  call("GET", "/api/v1/nodes?cluster=&state=");
+  EXPECT_FALSE(backend.last_node_filter.cluster.has_value()) << "empty means no filter";
+}
+
+TEST_F(HealthRoutesTest, ListNodesErrors) {
+  expect_problem(call("GET", "/api/v1/nodes?state=broken"), 400,
+                 "unknown node state 'broken'; expected one of active, quarantined, retired");
+  expect_problem(call("GET", "/api/v1/nodes?cluster=zeta"), 404, "no cluster named \"zeta\"");
+  EXPECT_EQ(call("POST", "/api/v1/nodes").status, 405);
+  backend.fail = make_error(ErrorKind::io, "disk I/O error");
+  expect_problem(call("GET", "/api/v1/nodes"), 500, "disk I/O error");
+}
+
+TEST_F(HealthRoutesTest, QuarantineAndRelease) {
+  auto r =
+      call("POST", "/api/v1/clusters/alpha/nodes/a2/quarantine", R"({"reason": "Xid 79 twice"})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(parsed(r), json({{"cluster", "alpha"}, {"node", "a2"}, {"state", "quarantined"}}));
+  EXPECT_TRUE(backend.last_quarantine);
+  EXPECT_EQ(backend.last_reason, "Xid 79 twice");
+  r = call("POST", "/api/v1/clusters/alpha/nodes/a2/release");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(parsed(r)["state"], "active");
+  EXPECT_FALSE(backend.last_quarantine);
+  EXPECT_EQ(backend.last_reason, "") << "no body, no reason";
+  EXPECT_EQ(call("POST", "/api/v1/clusters/alpha/nodes/a1/release", "{}").status, 200);
+  EXPECT_EQ(backend.last_node, "a1");
+}
+
+TEST_F(HealthRoutesTest, QuarantineErrors) {
+  const std::string path = "/api/v1/clusters/alpha/nodes/a2/quarantine";
+  expect_problem(call("POST", path, "{reason"), 400, "not valid JSON");
+  expect_problem(call("POST", path, R"({"reason": 7})"), 422, "reason");
+  expect_problem(call("POST", path, R"(["x"])"), 422, "reason");
+  expect_problem(call("POST", path, json{{"reason", std::string(1001, 'x')}}.dump()), 422,
+                 "longer than 1000");
+  expect_problem(call("POST", "/api/v1/clusters/alpha/nodes/a9/quarantine"), 404,
+                 "cluster alpha has no node \"a9\"; its nodes: a1, a2");
+  expect_problem(call("POST", "/api/v1/clusters/zeta/nodes/a1/release"), 404, "zeta");
+  EXPECT_EQ(call("GET", path).status, 405);
+}
+
+TEST_F(HealthRoutesTest, BurnIn) {
+  auto r = call("POST", "/api/v1/clusters/alpha/burn-in");
+  EXPECT_EQ(r.status, 202) << r.body;
+  EXPECT_EQ(parsed(r), json({{"cluster", "alpha"}, {"admission", "burn-in"}, {"round", "r2"}}));
+  expect_problem(call("POST", "/api/v1/clusters/alpha/burn-in"), 409, "already burning in");
+  expect_problem(call("POST", "/api/v1/clusters/zeta/burn-in"), 404, "zeta");
+  EXPECT_EQ(call("GET", "/api/v1/clusters/alpha/burn-in").status, 405);
+}
+
+TEST_F(HealthRoutesTest, Probes) {
+  auto r = call("GET", "/api/v1/clusters/alpha/probes");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(parsed(r)["probes"].size(), 3u);
+  EXPECT_EQ(backend.last_probe_limit, 100) << "the default";
+  EXPECT_EQ(backend.last_probe_node, "");
+  r = call("GET", "/api/v1/clusters/alpha/probes?node=a1&limit=1");
+  EXPECT_EQ(backend.last_probe_node, "a1");
+  EXPECT_EQ(backend.last_probe_limit, 1);
+  ASSERT_EQ(parsed(r)["probes"].size(), 1u);
+  EXPECT_EQ(parsed(r)["probes"][0]["result"]["node"], "a1");
+  expect_problem(call("GET", "/api/v1/clusters/alpha/probes?limit=0"), 400, "limit");
+  expect_problem(call("GET", "/api/v1/clusters/zeta/probes"), 404, "zeta");
+}
+
+TEST_F(HealthRoutesTest, ProviderReport) {
+  auto r = call("GET", "/api/v1/reports/providers");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(backend.last_window_days, 30) << "the default";
+  json body = parsed(r);
+  ASSERT_EQ(body["cards"].size(), 3u);
+  EXPECT_TRUE(body["cards"][1]["node_mtbf_h"].is_null());
+  call("GET", "/api/v1/reports/providers?window_days=7");
+  EXPECT_EQ(backend.last_window_days, 7);
+  for (const char* bad : {"0", "-1", "x", "3651"}) {
+    expect_problem(call("GET", std::string("/api/v1/reports/providers?window_days=") + bad), 400,
+                   "window_days must be an integer from 1 to 3650");
+  }
+  backend.fail = make_error(ErrorKind::io, "disk I/O error");
+  expect_problem(call("GET", "/api/v1/reports/providers"), 500, "disk I/O error");
+}
+
+TEST_F(HealthRoutesTest, JobMfu) {
+  auto r = call("GET", "/api/v1/jobs/1/mfu");
+  EXPECT_EQ(r.status, 200);
+  json body = parsed(r);
+  ASSERT_EQ(body["attempts"].size(), 1u);
+  EXPECT_EQ(body["attempts"][0]["buckets"].size(), 2u);
+  expect_problem(call("GET", "/api/v1/jobs/9/mfu"), 404, "no job with id 9");
+  expect_problem(call("GET", "/api/v1/jobs/abc/mfu"), 400, "job id must be a positive integer");
+}
+
+TEST_F(HealthRoutesTest, ExistingRoutesStillMatch) {
+  // The longer node paths must not shadow the cluster's node list.
+  EXPECT_EQ(call("GET", "/api/v1/clusters/alpha/nodes").status, 200);
+  EXPECT_EQ(call("GET", "/api/v1/clusters/alpha/nodes/a1/unknown").status, 404);
+}
+
+}  // namespace
+}  // namespace orch

@@ -1,0 +1,246 @@
+// The real backend's health methods over a store the brain wrote: node standing through the
+// brain's command path, burn-in rounds and their probes, the provider scorecards, MFU history
+// and the checkpoint advice of a job; the shapes docs/rest-api.md promises.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "scheduler/brain/brain.h"
+#include "scheduler/runtime/brain_loop.h"
+#include "tests/harness/builders.h"
+#include "web/scheduler_backend.h"
+
+namespace orch {
+namespace {
+
+using nlohmann::json;
+using testing::make_cluster;
+using testing::make_job;
+
+constexpr Millis kStart = 1'700'000'000'000;
+
+class SchedulerBackendHealthTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("orch-backend-health-" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    const std::string path = (dir_ / "state.db").string();
+    store_ = std::move(Store::open(path).value());
+    std::vector<ClusterSpec> clusters = {make_cluster("alpha").vendor("acme"),
+                                         make_cluster("beta").vendor("acme").burn_in_on_join()};
+    brain_ = std::make_unique<Brain>(*store_, clock_, clusters);
+    ASSERT_TRUE(brain_->start().ok());
+    // Started only by the tests of commands; until then the tests hand events to the brain.
+    loop_ = std::make_unique<BrainLoop>(*brain_, 60000, [] {});
+    backend_ =
+        std::make_unique<SchedulerBackend>(std::move(Store::open(path).value()), *loop_, clusters,
+                                           std::map<std::string, ClusterPort*>{}, clock_);
+    handle(InventoryObserved{"alpha", {{{"a1", 4, true, ""}, {"a2", 4, true, ""}}}});
+  }
+  void TearDown() override {
+    backend_.reset();
+    loop_.reset();
+    brain_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void handle(const BrainEvent& e) {
+    auto r = brain_->handle(e);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  }
+  json nodes(std::optional<std::string> cluster, std::optional<std::string> state) {
+    auto r = backend_->list_nodes(NodeFilter{std::move(cluster), std::move(state)});
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    return r ? (*r)["nodes"] : json::array();
+  }
+
+  std::filesystem::path dir_;
+  FakeClock clock_{kStart};
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Brain> brain_;
+  std::unique_ptr<BrainLoop> loop_;
+  std::unique_ptr<SchedulerBackend> backend_;
+};
+
+TEST_F(SchedulerBackendHealthTest, ListNodesWithTheirStanding) {
+  json all = nodes(std::nullopt, std::nullopt);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0], json({{"cluster", "alpha"},
+                          {"name", "a1"},
+                          {"gpus", 4},
+                          {"healthy", true},
+                          {"reason", ""},
+                          {"state", "active"},
+                          {"quarantines", 0},
+                          {"quarantined_at_ms", nullptr},
+                          {"state_reason", ""},
+                          {"seen_ms", kStart}}));
+  EXPECT_EQ(nodes("alpha", "active").size(), 2u);
+  EXPECT_TRUE(nodes("beta", std::nullopt).empty());
+  EXPECT_TRUE(nodes(std::nullopt, "quarantined").empty());
+  auto unknown = backend_->list_nodes(NodeFilter{"zeta", std::nullopt});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind, ErrorKind::not_found);
+  auto bad = backend_->list_nodes(NodeFilter{std::nullopt, "sleepy"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, ErrorKind::invalid);
+}
+
+TEST_F(SchedulerBackendHealthTest, QuarantineAndReleaseGoThroughTheBrain) {
+  loop_->start();
+  auto q = backend_->set_node_state("alpha", "a2", true, "Xid 79 twice");
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  EXPECT_EQ(*q, json({{"cluster", "alpha"}, {"node", "a2"}, {"state", "quarantined"}}));
+  json out = nodes("alpha", "quarantined");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0]["name"], "a2");
+  EXPECT_EQ(out[0]["quarantines"], 0) << "a quarantine by hand does not count towards retiring";
+  EXPECT_EQ(out[0]["quarantined_at_ms"], kStart);
+  EXPECT_EQ(out[0]["state_reason"], "quarantined by hand: Xid 79 twice");
+
+  auto unknown = backend_->set_node_state("alpha", "a9", true, "");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind, ErrorKind::not_found);
+  EXPECT_NE(unknown.error().message.find("a1, a2"), std::string::npos) << unknown.error().message;
+  auto no_cluster = backend_->set_node_state("zeta", "a1", true, "");
+  ASSERT_FALSE(no_cluster.ok());
+  EXPECT_EQ(no_cluster.error().kind, ErrorKind::not_found);
+
+  auto r = backend_->set_node_state("alpha", "a2", false, "");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ((*r)["state"], "active");
+  EXPECT_EQ(nodes("alpha", "active").size(), 2u);
+}
+
+TEST_F(SchedulerBackendHealthTest, BurnInRoundAndItsProbes) {
+  loop_->start();
+  auto started = backend_->start_burn_in("alpha");
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  EXPECT_EQ((*started)["cluster"], "alpha");
+  EXPECT_EQ((*started)["admission"], "burn-in");
+  ASSERT_TRUE((*started)["round"].is_string());
+  const std::string round = (*started)["round"];
+  auto again = backend_->start_burn_in("alpha");
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().kind, ErrorKind::conflict);
+  EXPECT_EQ(backend_->start_burn_in("zeta").error().kind, ErrorKind::not_found);
+  loop_->stop();  // the rest is handed to the brain here
+
+  json clusters = backend_->list_clusters().value()["clusters"];
+  EXPECT_EQ(clusters[0]["admission"], "burn-in");
+  EXPECT_EQ(clusters[0]["vendor"], "acme");
+  EXPECT_EQ(clusters[1]["admission"], "pending") << "beta burns in on join";
+
+  std::int64_t outbox = 0;
+  for (const auto& a : store_->pending_actions("alpha").value()) {
+    if (a.token == round) outbox = a.id;
+  }
+  ASSERT_GT(outbox, 0);
+  std::vector<ProbeResult> results(2);
+  results[0].node = "a1";
+  results[0].gemm_gflops = 100;
+  results[0].write_mb_s = 800;
+  results[0].read_mb_s = 900;
+  results[0].raw = R"({"node":"a1","gemm_gflops":100})";
+  results[1] = results[0];
+  results[1].node = "a2";
+  results[1].raw = "";
+  handle(ProbeCompleted{outbox, "alpha", round, results});
+  EXPECT_EQ(backend_->list_clusters().value()["clusters"][0]["admission"], "active");
+
+  auto probes = backend_->cluster_probes("alpha", "", 100);
+  ASSERT_TRUE(probes.ok()) << probes.error().message;
+  ASSERT_EQ((*probes)["probes"].size(), 2u);
+  for (const auto& p : (*probes)["probes"]) {
+    EXPECT_EQ(p["round"], round);
+    EXPECT_EQ(p["passed"], true) << p.dump();
+    EXPECT_EQ(p["gemm_gflops"], 100.0);
+    EXPECT_EQ(p["read_mb_s"], 900.0);
+    if (p["node"] == "a1") {
+      EXPECT_EQ(p["result"], json({{"node", "a1"}, {"gemm_gflops", 100}}));
+    } else {
+      EXPECT_TRUE(p["result"].is_null()) << "a2 printed nothing";
+    }
+  }
+  auto one = backend_->cluster_probes("alpha", "a1", 100);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ((*one)["probes"].size(), 1u);
+  EXPECT_EQ(backend_->cluster_probes("alpha", "a9", 100).error().kind, ErrorKind::not_found);
+  EXPECT_EQ(backend_->cluster_probes("zeta", "", 100).error().kind, ErrorKind::not_found);
+}
+
+TEST_F(SchedulerBackendHealthTest, ProviderReportHasACardPerClusterAndVendor) {
+  clock_.advance_ms(3600 * 1000);
+  auto report = backend_->provider_report(7);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  const Millis now = kStart + 3600 * 1000;
+  EXPECT_EQ((*report)["now_ms"], now);
+  EXPECT_EQ((*report)["window_start_ms"], now - 7LL * 24 * 3600 * 1000);
+  const json& cards = (*report)["cards"];
+  ASSERT_EQ(cards.size(), 3u) << cards.dump();
+  EXPECT_EQ(cards[0]["name"], "alpha");
+  EXPECT_EQ(cards[0]["kind"], "cluster");
+  EXPECT_EQ(cards[0]["nodes"], 2);
+  EXPECT_EQ(cards[0]["availability"], 1.0);
+  EXPECT_TRUE(cards[0]["node_mtbf_h"].is_null());
+  EXPECT_TRUE(cards[0]["median_mfu"].is_null());
+  EXPECT_EQ(cards[1]["name"], "beta");
+  EXPECT_EQ(cards[2]["name"], "acme");
+  EXPECT_EQ(cards[2]["kind"], "vendor");
+  EXPECT_EQ(cards[2]["clusters"], json({"alpha", "beta"}));
+  for (const char* key :
+       {"gpu_hours", "interruptions", "interruptions_per_1k_gpu_h", "median_detect_to_resume_s",
+        "checkpoint_save_p95_s", "quarantined_nodes", "quarantined_share"}) {
+    EXPECT_TRUE(cards[0].contains(key)) << key;
+  }
+}
+
+TEST_F(SchedulerBackendHealthTest, MfuHistoryAndCheckpointAdvice) {
+  auto waiting = brain_->handle(SubmitJob{make_job().nodes(3).gpus(4).on({"alpha"})});
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_TRUE(backend_->get_job(waiting->job_id).value()["checkpoint_advice"].is_null())
+      << "never placed: no cluster to advise on";
+
+  auto submitted = brain_->handle(SubmitJob{make_job().nodes(1).gpus(4).on({"alpha"})});
+  ASSERT_TRUE(submitted.ok());
+  const std::int64_t id = submitted->job_id;
+  OutboxRow launch = store_->pending_actions("alpha").value().at(0);
+
+  handle(LaunchCompleted{launch.id, launch.token, LaunchResult{"77", {"a1"}}, false});
+  std::vector<ProgressLine> reports = {ProgressReport{1, 4096, 0.5, std::nullopt, {}},
+                                       ProgressReport{2, 4096, 0.5, std::nullopt, {}}};
+  handle(AttemptObserved{
+      "alpha", launch.token, RunPhase::running, std::nullopt, {"a1"}, reports, {}, {}});
+
+  auto mfu = backend_->job_mfu(id);
+  ASSERT_TRUE(mfu.ok()) << mfu.error().message;
+  ASSERT_EQ((*mfu)["attempts"].size(), 1u);
+  const json& a = (*mfu)["attempts"][0];
+  EXPECT_EQ(a["no"], 1);
+  EXPECT_EQ(a["cluster"], "alpha");
+  EXPECT_EQ(a["nodes"], json({"a1"}));
+  ASSERT_EQ(a["buckets"].size(), 1u) << a.dump();
+  EXPECT_EQ(a["buckets"][0]["samples"], 2);
+  EXPECT_GT(a["buckets"][0]["mfu"].get<double>(), 0);
+  EXPECT_EQ(backend_->job_mfu(999).error().kind, ErrorKind::not_found);
+
+  json advice = backend_->get_job(id).value()["checkpoint_advice"];
+  ASSERT_TRUE(advice.is_object()) << advice.dump();
+  EXPECT_EQ(advice["cluster"], "alpha");
+  // No history yet: the priors (60 s per checkpoint, 2000 h per node) and one node.
+  EXPECT_DOUBLE_EQ(advice["checkpoint_cost_s"].get<double>(), 60);
+  EXPECT_NEAR(advice["job_mtbf_h"].get<double>(), 2000, 1);
+  const double young = std::sqrt(2 * 60 * advice["job_mtbf_h"].get<double>() * 3600);
+  EXPECT_NEAR(advice["interval_s"].get<double>(), young, 1e-6);
+  // Steps 1..2 took 1 s in all: 0.5 s per step.
+  EXPECT_EQ(advice["interval_steps"], std::llround(young / 0.5));
+  EXPECT_GT(advice["ettr"].get<double>(), 0.9);
+  EXPECT_TRUE(advice["expected_mfu"].is_number());
+}
+
+}  // namespace
+}  // namespace orch

@@ -1,0 +1,109 @@
+// The health routes (health_routes.h): parameters are checked here, the work is the backend's.
+#include "web/health_routes.h"
+
+#include <string>
+
+#include "scheduler/model/node_state.h"
+#include "web/route_helpers.h"
+
+namespace orch {
+namespace {
+
+using nlohmann::json;
+using routes::answer;
+using routes::query_value;
+using routes::read_limit;
+using routes::read_positive;
+using routes::shown;
+using routes::with_job_id;
+
+constexpr int kDefaultProbes = 100;
+constexpr int kDefaultWindowDays = 30;
+constexpr int kMaxWindowDays = 3650;
+constexpr std::size_t kMaxReason = 1000;
+
+HttpResponse list_nodes(ApiBackend& backend, const HttpRequest& request) {
+  NodeFilter filter;
+  if (auto cluster = query_value(request, "cluster"); cluster && !cluster->empty()) {
+    filter.cluster = *cluster;
+  }
+  if (auto state = query_value(request, "state"); state && !state->empty()) {
+    if (!parse_node_state(*state)) {
+      return problem_response(400, "unknown node state " + shown(*state) +
+                                       "; expected one of active, quarantined, retired");
+    }
+    filter.state = *state;
+  }
+  return answer(backend.list_nodes(filter));
+}
+
+// The optional body {"reason": "..."} of quarantine and release; no body is no reason.
+HttpResponse set_node_state(ApiBackend& backend, const HttpRequest& request,
+                            const PathParams& params, bool quarantine) {
+  std::string reason;
+  if (request.body.find_first_not_of(" \t\r\n") != std::string::npos) {
+    json body = json::parse(request.body, nullptr, false);
+    if (body.is_discarded()) {
+      return problem_response(400,
+                              "the request body is not valid JSON; send no body or "
+                              "{\"reason\": \"...\"}");
+    }
+    if (!body.is_object() || (body.contains("reason") && !body["reason"].is_string())) {
+      return problem_response(422,
+                              "expected a JSON object with an optional string \"reason\", e.g. "
+                              "{\"reason\": \"Xid 79 twice\"}");
+    }
+    reason = body.value("reason", "");
+    if (reason.size() > kMaxReason) {
+      return problem_response(422,
+                              "reason is longer than " + std::to_string(kMaxReason) + " bytes");
+    }
+  }
+  return answer(backend.set_node_state(params.at("name"), params.at("node"), quarantine, reason));
+}
+
+HttpResponse cluster_probes(ApiBackend& backend, const HttpRequest& request,
+                            const std::string& cluster) {
+  int limit = kDefaultProbes;
+  if (auto bad = read_limit(request, limit)) return *bad;
+  return answer(backend.cluster_probes(cluster, query_value(request, "node").value_or(""), limit));
+}
+
+HttpResponse provider_report(ApiBackend& backend, const HttpRequest& request) {
+  int days = kDefaultWindowDays;
+  if (auto bad = read_positive(request, "window_days", kMaxWindowDays, days)) return *bad;
+  return answer(backend.provider_report(days));
+}
+
+}  // namespace
+
+void add_health_routes(Router& router, ApiBackend& backend) {
+  ApiBackend* b = &backend;
+  router.add("GET", "/api/v1/nodes", [b](const HttpRequest& request, const PathParams&) {
+    return list_nodes(*b, request);
+  });
+  router.add("POST", "/api/v1/clusters/{name}/nodes/{node}/quarantine",
+             [b](const HttpRequest& request, const PathParams& params) {
+               return set_node_state(*b, request, params, true);
+             });
+  router.add("POST", "/api/v1/clusters/{name}/nodes/{node}/release",
+             [b](const HttpRequest& request, const PathParams& params) {
+               return set_node_state(*b, request, params, false);
+             });
+  router.add("POST", "/api/v1/clusters/{name}/burn-in",
+             [b](const HttpRequest&, const PathParams& params) {
+               return answer(b->start_burn_in(params.at("name")), 202);
+             });
+  router.add("GET", "/api/v1/clusters/{name}/probes",
+             [b](const HttpRequest& request, const PathParams& params) {
+               return cluster_probes(*b, request, params.at("name"));
+             });
+  router.add(
+      "GET", "/api/v1/reports/providers",
+      [b](const HttpRequest& request, const PathParams&) { return provider_report(*b, request); });
+  router.add("GET", "/api/v1/jobs/{id}/mfu", with_job_id([b](const HttpRequest&, std::int64_t id) {
+               return answer(b->job_mfu(id));
+             }));
+}
+
+}  // namespace orch

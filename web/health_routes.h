@@ -1,0 +1,14 @@
+#pragma once
+// The health routes of /api/v1 (issue 4): nodes and their standing, quarantine and release,
+// burn-in and probes, the provider scorecards and a job's MFU history. Internal to web/:
+// make_api_router adds them; see docs/rest-api.md.
+
+#include "web/api_backend.h"
+#include "web/router.h"
+
+namespace orch {
+
+// Binds the health routes to backend (which must outlive router).
+void add_health_routes(Router& router, ApiBackend& backend);
+
+}  // namespace orch

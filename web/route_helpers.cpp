@@ -1,0 +1,58 @@
+// Shared pieces of the REST routes (route_helpers.h).
+#include "web/route_helpers.h"
+
+#include <utility>
+
+namespace orch::routes {
+
+std::string shown(const std::string& value) {
+  if (value.size() <= 64) return "'" + value + "'";
+  return "'" + value.substr(0, 61) + "...'";
+}
+
+Result<std::int64_t> parse_id(const std::string& text, const char* what) {
+  auto value = parse_unsigned_digits<std::int64_t>(text);
+  if (!value || *value <= 0) {
+    return make_error(ErrorKind::invalid,
+                      std::string(what) + " must be a positive integer, got " + shown(text));
+  }
+  return *value;
+}
+
+std::optional<std::string> query_value(const HttpRequest& request, const std::string& key) {
+  auto it = request.query.find(key);
+  if (it == request.query.end()) return std::nullopt;
+  return it->second;
+}
+
+HttpResponse answer(const Result<nlohmann::json>& result, int ok_status) {
+  if (!result.ok()) return error_response(result.error());
+  return json_response(ok_status, result.value());
+}
+
+RouteHandler with_job_id(std::function<HttpResponse(const HttpRequest&, std::int64_t)> route) {
+  return [route = std::move(route)](const HttpRequest& request, const PathParams& params) {
+    auto id = parse_id(params.at("id"), "job id");
+    if (!id.ok()) return error_response(id.error());
+    return route(request, id.value());
+  };
+}
+
+std::optional<HttpResponse> read_positive(const HttpRequest& request, const std::string& key,
+                                          int max, int& value) {
+  auto text = query_value(request, key);
+  if (!text) return std::nullopt;
+  auto parsed = parse_unsigned_digits<int>(*text);
+  if (!parsed || *parsed < 1 || *parsed > max) {
+    return problem_response(400, key + " must be an integer from 1 to " + std::to_string(max) +
+                                     ", got " + shown(*text));
+  }
+  value = *parsed;
+  return std::nullopt;
+}
+
+std::optional<HttpResponse> read_limit(const HttpRequest& request, int& limit) {
+  return read_positive(request, "limit", kMaxListLimit, limit);
+}
+
+}  // namespace orch::routes

@@ -1,0 +1,54 @@
+#pragma once
+// What every REST route file shares: reading ids and query parameters into values or a 400
+// problem, and answering a backend's Result. Internal to web/ (api_routes.cpp, health_routes.cpp).
+
+#include <charconv>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "scheduler/common/result.h"
+#include "web/http_types.h"
+#include "web/router.h"
+
+namespace orch::routes {
+
+inline constexpr int kMaxListLimit = 1000;
+
+// Shows a user's value in a message without letting a huge one flood it.
+std::string shown(const std::string& value);
+
+// Digits only, no sign, no spaces, fits in T.
+template <typename T>
+std::optional<T> parse_unsigned_digits(const std::string& text) {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  T value{};
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// A path id: a positive 64-bit integer, or an invalid error saying what was wrong.
+Result<std::int64_t> parse_id(const std::string& text, const char* what);
+
+std::optional<std::string> query_value(const HttpRequest& request, const std::string& key);
+
+// The backend's JSON with ok_status, or its error as a problem.
+HttpResponse answer(const Result<nlohmann::json>& result, int ok_status = 200);
+
+// Wraps a route that takes a job id from {id}: a bad id is a 400 before the backend runs.
+RouteHandler with_job_id(std::function<HttpResponse(const HttpRequest&, std::int64_t)> route);
+
+// ?<key>= when given: an integer from 1 to max into `value`, else a 400 problem to answer with.
+std::optional<HttpResponse> read_positive(const HttpRequest& request, const std::string& key,
+                                          int max, int& value);
+// ?limit= when given: 1..kMaxListLimit.
+std::optional<HttpResponse> read_limit(const HttpRequest& request, int& limit);
+
+}  // namespace orch::routes

@@ -1,0 +1,231 @@
+// SchedulerBackend's health methods (issue 4): nodes and their standing, quarantine and release
+// through the brain, burn-in and probes, the provider scorecards and MFU history from the store,
+// and the checkpoint advice of `job show`.
+#include <algorithm>
+#include <cmath>
+
+#include "scheduler/brain/cluster_history.h"
+#include "scheduler/health/goodput.h"
+#include "scheduler/health/scorecard.h"
+#include "scheduler/lifecycle/mfu.h"
+#include "web/scheduler_backend.h"
+
+namespace orch {
+namespace {
+
+using nlohmann::json;
+
+// The history window of the checkpoint advice: the one the brain's placement uses.
+constexpr Millis kHistoryWindowMs = 30LL * 24 * 3600 * 1000;
+constexpr Millis kDayMs = 24LL * 3600 * 1000;
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+Error no_cluster(const std::string& cluster) {
+  return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");
+}
+
+json node_json(const NodeRow& n) {
+  return {{"cluster", n.cluster},
+          {"name", n.name},
+          {"gpus", n.gpus},
+          {"healthy", n.healthy},
+          {"reason", n.reason},
+          {"state", std::string(to_string(n.state))},
+          {"quarantines", n.quarantines},
+          {"quarantined_at_ms", opt(n.quarantined_at_ms)},
+          {"state_reason", n.state_reason},
+          {"seen_ms", n.seen_ms}};
+}
+
+json probe_json(const ProbeRow& p) {
+  json result = nullptr;
+  if (!p.raw.empty()) {
+    result = json::parse(p.raw, nullptr, false);
+    if (result.is_discarded()) result = p.raw;  // shown as it came rather than lost
+  }
+  return {{"id", p.id},
+          {"cluster", p.cluster},
+          {"node", p.node},
+          {"round", p.token},
+          {"at_ms", p.at_ms},
+          {"passed", p.passed},
+          {"reason", p.reason},
+          {"gemm_gflops", opt(p.gemm_gflops)},
+          {"write_mb_s", opt(p.write_mb_s)},
+          {"read_mb_s", opt(p.read_mb_s)},
+          {"result", result}};
+}
+
+json card_json(const Scorecard& c) {
+  return {{"name", c.name},
+          {"kind", c.kind},
+          {"clusters", c.clusters},
+          {"availability", c.availability},
+          {"gpu_hours", c.gpu_hours},
+          {"interruptions", c.interruptions},
+          {"interruptions_per_1k_gpu_h", opt(c.interruptions_per_1k_gpu_h)},
+          {"node_mtbf_h", opt(c.node_mtbf_h)},
+          {"median_detect_to_resume_s", opt(c.median_detect_to_resume_s)},
+          {"median_mfu", opt(c.median_mfu)},
+          {"checkpoint_save_p95_s", opt(c.checkpoint_save_p95_s)},
+          {"nodes", c.nodes},
+          {"quarantined_nodes", c.quarantined_nodes},
+          {"quarantined_share", c.quarantined_share}};
+}
+
+// A cluster without measured MFU is assumed to do as well as the fleet's median cluster, as
+// the brain assumes when it places (Brain::histories).
+void fill_fleet_mfu(std::map<std::string, ClusterHistory>& histories) {
+  std::vector<double> measured;
+  for (const auto& [name, h] : histories) {
+    if (h.median_mfu) measured.push_back(*h.median_mfu);
+  }
+  if (measured.empty()) return;
+  std::sort(measured.begin(), measured.end());
+  const std::size_t n = measured.size();
+  const double fleet = n % 2 ? measured[n / 2] : (measured[n / 2 - 1] + measured[n / 2]) / 2;
+  for (auto& [name, h] : histories) {
+    if (!h.median_mfu) h.median_mfu = fleet;
+  }
+}
+
+}  // namespace
+
+const ClusterSpec* SchedulerBackend::spec_of(const std::string& cluster) const {
+  for (const auto& c : clusters_) {
+    if (c.name == cluster) return &c;
+  }
+  return nullptr;
+}
+
+Result<nlohmann::json> SchedulerBackend::list_nodes(const NodeFilter& filter) {
+  std::optional<NodeState> state;
+  if (filter.state) {
+    state = parse_node_state(*filter.state);
+    if (!state) {
+      return make_error(ErrorKind::invalid, "unknown node state \"" + *filter.state +
+                                                "\"; expected active, quarantined or retired");
+    }
+  }
+  if (filter.cluster && !spec_of(*filter.cluster)) return no_cluster(*filter.cluster);
+  std::lock_guard<std::mutex> lock(mu_);
+  json out = json::array();
+  for (const auto& c : clusters_) {
+    if (filter.cluster && c.name != *filter.cluster) continue;
+    auto nodes = reader_->nodes(c.name);
+    if (!nodes) return nodes.error();
+    for (const auto& n : *nodes) {
+      if (!state || n.state == *state) out.push_back(node_json(n));
+    }
+  }
+  return json{{"nodes", out}};
+}
+
+Result<nlohmann::json> SchedulerBackend::set_node_state(const std::string& cluster,
+                                                        const std::string& node, bool quarantine,
+                                                        const std::string& reason) {
+  SetNodeState command{cluster, node, quarantine ? NodeState::quarantined : NodeState::active,
+                       reason};
+  auto reply = loop_.call(std::move(command));
+  if (!reply) return reply.error();
+  return json{{"cluster", cluster}, {"node", node}, {"state", reply->state}};
+}
+
+Result<nlohmann::json> SchedulerBackend::start_burn_in(const std::string& cluster) {
+  auto reply = loop_.call(StartBurnIn{cluster});
+  if (!reply) return reply.error();
+  // The round's token, so a client can pick its probes out later. Read after the reply: a
+  // round that already ended has cleared it (null then).
+  json round = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto row = reader_->cluster(cluster);
+    if (row && *row && !(*row)->burn_in_token.empty()) round = (*row)->burn_in_token;
+  }
+  return json{{"cluster", cluster}, {"admission", reply->state}, {"round", round}};
+}
+
+Result<nlohmann::json> SchedulerBackend::cluster_probes(const std::string& cluster,
+                                                        const std::string& node, int limit) {
+  if (!spec_of(cluster)) return no_cluster(cluster);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto probes = reader_->probes(cluster, node, limit);
+  if (!probes) return probes.error();
+  if (!node.empty() && probes->empty()) {
+    auto known = reader_->node(cluster, node);
+    if (!known) return known.error();
+    if (!*known) {
+      return make_error(ErrorKind::not_found,
+                        "cluster " + cluster + " has no node \"" + node + "\"");
+    }
+  }
+  json out = json::array();
+  for (const auto& p : *probes) out.push_back(probe_json(p));
+  return json{{"cluster", cluster}, {"probes", out}};
+}
+
+Result<nlohmann::json> SchedulerBackend::provider_report(int window_days) {
+  const Millis now = clock_.now_ms();
+  const Millis start = now - static_cast<Millis>(window_days) * kDayMs;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto in = gather_scorecard_inputs(*reader_, clusters_, now, start);
+  if (!in) return in.error();
+  json cards = json::array();
+  for (const auto& c : compute_scorecards(*in)) cards.push_back(card_json(c));
+  return json{{"window_start_ms", start}, {"now_ms", now}, {"cards", cards}};
+}
+
+Result<nlohmann::json> SchedulerBackend::job_mfu(std::int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto j = find_job(id); !j) return j.error();
+  auto attempts = reader_->attempts_of(id);
+  if (!attempts) return attempts.error();
+  json out = json::array();
+  for (const auto& a : *attempts) {
+    auto series = reader_->mfu_series(a.id, "", 0);
+    if (!series) return series.error();
+    json buckets = json::array();
+    for (const auto& b : *series) {
+      buckets.push_back({{"at_ms", b.bucket_ms}, {"mfu", b.mean()}, {"samples", b.samples}});
+    }
+    out.push_back({{"no", a.no}, {"cluster", a.cluster}, {"nodes", a.nodes}, {"buckets", buckets}});
+  }
+  return json{{"job_id", id}, {"attempts", out}};
+}
+
+Result<nlohmann::json> SchedulerBackend::checkpoint_advice(
+    const JobRow& job, const std::vector<AttemptRow>& attempts) {
+  if (attempts.empty()) return json(nullptr);
+  const AttemptRow& last = attempts.back();
+  const ClusterSpec* spec = spec_of(last.cluster);
+  if (!spec) return json(nullptr);
+  const Millis now = clock_.now_ms();
+  auto in = gather_scorecard_inputs(*reader_, clusters_, now, now - kHistoryWindowMs);
+  if (!in) return in.error();
+  auto histories = cluster_histories(*in);
+  fill_fleet_mfu(histories);
+  const double peak = cluster_peak_flops(*spec).value_or(0);
+  const GoodputEstimate e =
+      estimate_goodput(job.spec.nodes, job.spec.total_gpus(), peak, histories[spec->name]);
+  // step_time_total covers the attempt's steps first..last (as ETTR counts it).
+  json steps = nullptr;
+  if (last.first_step && last.last_step && *last.last_step >= *last.first_step &&
+      last.step_time_total > 0 && e.interval_s > 0) {
+    const double done = static_cast<double>(*last.last_step - *last.first_step + 1);
+    const double mean_step_s = last.step_time_total / done;
+    steps = std::max<std::int64_t>(1, std::llround(e.interval_s / mean_step_s));
+  }
+  return json{{"cluster", spec->name},
+              {"interval_s", e.interval_s},
+              {"checkpoint_cost_s", e.checkpoint_cost_s},
+              {"job_mtbf_h", e.job_mtbf_s / 3600.0},
+              {"expected_mfu", e.expected_mfu},
+              {"ettr", e.ettr},
+              {"interval_steps", steps}};
+}
+
+}  // namespace orch
