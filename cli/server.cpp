@@ -73,8 +73,8 @@ Result<int> lock_state_dir(const std::string& dir) {
 
 Result<std::unique_ptr<ClusterPort>> make_port(const ClusterSpec& c, const ServerSettings& s) {
   if (c.provider == "slurm") {
-    return std::unique_ptr<ClusterPort>(
-        std::make_unique<SlurmSite>(c, std::make_unique<SshSession>(c.name, c.ssh)));
+    return std::unique_ptr<ClusterPort>(std::make_unique<SlurmSite>(
+        c, std::make_unique<SshSession>(c.name, c.ssh), SlurmSiteOptions{s.agent_path}));
   }
   if (c.provider == "kubernetes") {
     auto target =

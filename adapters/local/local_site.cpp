@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "adapters/local/process_spawn.h"
+#include "adapters/local/run_capture.h"
 #include "adapters/local/run_dir.h"
 
 extern char** environ;
@@ -89,11 +90,18 @@ Result<void> LocalSite::check_up() const {
 Result<SiteInventory> LocalSite::inventory() {
   if (auto up = check_up(); !up) return up.error();
   SiteInventory inv;
-  for (int i = 0; i < options_.nodes; ++i) {
-    inv.nodes.push_back(
-        NodeInfo{options_.name + "-n" + std::to_string(i), options_.gpus_per_node, true, ""});
+  for (const std::string& name : node_names()) {
+    inv.nodes.push_back(NodeInfo{name, options_.gpus_per_node, true, ""});
   }
   return inv;
+}
+
+std::vector<std::string> LocalSite::node_names() const {
+  std::vector<std::string> names;
+  for (int i = 0; i < options_.nodes; ++i) {
+    names.push_back(options_.name + "-n" + std::to_string(i));
+  }
+  return names;
 }
 
 Result<std::vector<std::string>> LocalSite::assign_nodes(const LaunchRequest& request) const {
@@ -151,6 +159,8 @@ Result<LaunchResult> LocalSite::start_agent(const LaunchRequest& request,
                paths.events,
                "--lock-fd",
                std::to_string(local::kAgentLockFd),
+               "--hang-after-s",
+               local::format_arg(request.hang_after_s),
                "--",
                "/bin/sh",
                "-c",

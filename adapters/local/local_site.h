@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "adapters/local/run_dir.h"
 #include "scheduler/cluster_port.h"
@@ -34,6 +35,9 @@ class LocalSite final : public ClusterPort {
   Result<std::string> read_output(const std::string& token, std::uint64_t offset,
                                   std::size_t max_bytes) override;
   Result<void> set_outage(bool down) override;
+  // Runs `<agent_path> probe` once per requested virtual node, one after the other (see
+  // local_site_probe.cpp); the probe directory defaults to <root>/probe.
+  Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) override;
 
   const LocalSiteOptions& options() const { return options_; }
   // The run directory of a token (whether or not it exists), for logs and tests.
@@ -48,12 +52,17 @@ class LocalSite final : public ClusterPort {
   Result<LaunchResult> start_agent(const LaunchRequest& request,
                                    const std::vector<std::string>& nodes);
   Result<void> kill_group(const std::string& token, int sig) const;
+  std::vector<std::string> node_names() const;
 
   LocalSiteOptions options_;
   // Serialises launch, cancel and outage: the check-then-act steps on a run directory (does it
   // exist, is the agent alive, was a cancel already sent) must not interleave between threads.
   // Reads (observe, find, read_output) need no lock: they only read files written atomically.
   std::mutex mutex_;
+  // One probe round at a time: rounds share this machine's CPUs and disk, so two at once would
+  // measure each other. Separate from mutex_: a round takes seconds and must not hold up
+  // launches and cancels.
+  std::mutex probe_mutex_;
 };
 
 }  // namespace orch

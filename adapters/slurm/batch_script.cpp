@@ -19,16 +19,6 @@ bool is_token_char(char c) {
          c == '_' || c == '-';
 }
 
-Result<void> check_token(const std::string& token) {
-  bool ok = !token.empty() && token.size() <= kMaxTokenLength && token[0] != '.';
-  for (char c : token) ok = ok && is_token_char(c);
-  if (ok) return Ok{};
-  return make_error(ErrorKind::invalid,
-                    "launch token '" + token +
-                        "' cannot name a Slurm job and a run directory: use 1-128 characters "
-                        "from [A-Za-z0-9._-], not starting with '.'");
-}
-
 bool is_control(char c) {
   auto u = static_cast<unsigned char>(c);
   return u < 0x20 || u == 0x7f;
@@ -111,18 +101,6 @@ std::string join(const std::vector<std::string>& items, char sep) {
     out += s;
   }
   return out;
-}
-
-Result<void> check_exclude(const std::vector<std::string>& nodes) {
-  for (const auto& n : nodes) {
-    bool bad = n.empty() || n.find_first_of(", []") != std::string::npos || has_control(n);
-    if (bad) {
-      return invalid("excluded node name '" + n +
-                     "' cannot go into sbatch --exclude: it must be one node name without "
-                     "commas, brackets or blanks");
-    }
-  }
-  return Ok{};
 }
 
 // One line of the script: words already quoted, joined by spaces.
@@ -218,6 +196,27 @@ std::vector<std::string> sbatch_argv(const LaunchRequest& r, const ClusterSpec& 
 
 }  // namespace
 
+Result<void> check_token(const std::string& token) {
+  bool ok = !token.empty() && token.size() <= kMaxTokenLength && token[0] != '.';
+  for (char c : token) ok = ok && is_token_char(c);
+  if (ok) return Ok{};
+  return make_error(ErrorKind::invalid,
+                    "launch token '" + token +
+                        "' cannot name a Slurm job and a run directory: use 1-128 characters "
+                        "from [A-Za-z0-9._-], not starting with '.'");
+}
+
+Result<void> check_node_names(const std::vector<std::string>& nodes, std::string_view option) {
+  for (const auto& n : nodes) {
+    bool bad = n.empty() || n.find_first_of(", []") != std::string::npos || has_control(n);
+    if (bad) {
+      return invalid("node name '" + n + "' cannot go into " + std::string(option) +
+                     ": it must be one node name without commas, brackets or blanks");
+    }
+  }
+  return Ok{};
+}
+
 RunPaths run_paths(const std::string& storage_root, const std::string& token) {
   std::string root = storage_root;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
@@ -248,7 +247,7 @@ Result<BatchPlan> make_batch_plan(const LaunchRequest& request, const ClusterSpe
                      "with a digit");
     }
   }
-  if (auto ok = check_exclude(request.exclude_nodes); !ok) return ok.error();
+  if (auto ok = check_node_names(request.exclude_nodes, "sbatch --exclude"); !ok) return ok.error();
 
   BatchPlan plan;
   plan.paths = run_paths(cluster.storage_root, request.token);

@@ -37,6 +37,7 @@
 //   `exec python train.py` (or a trap that forwards it) does. A plain scancel reaches all.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scheduler/cluster_port.h"
@@ -54,6 +55,13 @@ struct RunPaths {
 };
 
 RunPaths run_paths(const std::string& storage_root, const std::string& token);
+
+// A token usable as a Slurm job name and a directory name: 1-128 characters from
+// [A-Za-z0-9._-], not starting with '.'. ErrorKind::invalid otherwise.
+Result<void> check_token(const std::string& token);
+// Node names that can go into a Slurm node list option (`option`, e.g. "sbatch --exclude", for
+// the message): not empty, no ',', '[', ']', blank or control character. ErrorKind::invalid.
+Result<void> check_node_names(const std::vector<std::string>& nodes, std::string_view option);
 
 struct BatchPlan {
   RunPaths paths;

@@ -35,8 +35,10 @@ bool is_terminal(const slurm::JobRecord& job) {
 
 }  // namespace
 
-SlurmSite::SlurmSite(ClusterSpec spec, std::unique_ptr<SshSession> ssh)
-    : spec_(std::move(spec)), ssh_(std::move(ssh)) {}
+SlurmSite::SlurmSite(ClusterSpec spec, std::unique_ptr<SshSession> ssh, SlurmSiteOptions options)
+    : spec_(std::move(spec)), ssh_(std::move(ssh)), options_(std::move(options)) {
+  if (options_.agent_path.empty()) options_.agent_path = slurm::default_agent_path();
+}
 
 Result<ExecResult> SlurmSite::run(const std::vector<std::string>& argv, bool allow_failure) {
   auto command = shell_command(argv);
@@ -107,7 +109,8 @@ Result<LaunchResult> SlurmSite::launch(const LaunchRequest& request) {
     std::lock_guard<std::mutex> lock(mu_);
     job_ids_[request.token] = *id;
   }
-  return LaunchResult{*id, {}};
+  // The command line exactly as sent, --exclude and all, for the job's events.
+  return LaunchResult{*id, {}, plan->submit_command};
 }
 
 Result<std::optional<slurm::JobRecord>> SlurmSite::from_squeue(const std::string& token) {

@@ -11,6 +11,8 @@
 //            sacct once the controller has forgotten it; new output lines read by SFTP from
 //            output.log at the caller's offset
 //   cancel   scancel by job name (idempotent: nothing to cancel is success)
+//   probe    upload the server's orchestrate-agent once per build (SFTP), then one srun job
+//            with one `orchestrate-agent probe` task per node (probe_command.h)
 //
 // Every failure to reach the login node is ErrorKind::unreachable (the site is silent, the job
 // is not failed); a command that answers but fails (sbatch refusing a request) is not.
@@ -20,7 +22,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "adapters/slurm/agent_binary.h"
 #include "adapters/slurm/slurm_parse.h"
 #include "adapters/ssh/ssh_session.h"
 #include "scheduler/cluster_port.h"
@@ -28,9 +32,16 @@
 
 namespace orch {
 
+struct SlurmSiteOptions {
+  // The orchestrate-agent executable on this machine that probe_nodes ships to the cluster
+  // (it must run there: same architecture, libc only). Empty: beside this program,
+  // <directory of /proc/self/exe>/orchestrate-agent.
+  std::string agent_path;
+};
+
 class SlurmSite final : public ClusterPort {
  public:
-  SlurmSite(ClusterSpec spec, std::unique_ptr<SshSession> ssh);
+  SlurmSite(ClusterSpec spec, std::unique_ptr<SshSession> ssh, SlurmSiteOptions options = {});
 
   Result<SiteInventory> inventory() override;
   Result<LaunchResult> launch(const LaunchRequest& request) override;
@@ -39,8 +50,13 @@ class SlurmSite final : public ClusterPort {
   Result<void> cancel(const std::string& token) override;
   Result<std::string> read_output(const std::string& token, std::uint64_t offset,
                                   std::size_t max_bytes) override;
+  // One srun job, one probe task per node (slurm_site_probe.cpp). Nodes that sinfo does not
+  // show as up are not probed (and so have no result); request.nodes naming a node the cluster
+  // does not have is ErrorKind::invalid.
+  Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) override;
 
   SshSession& ssh() { return *ssh_; }
+  const SlurmSiteOptions& options() const { return options_; }
 
  private:
   // Runs a Slurm command (argv quoted with shell_command) on the login node. A non-zero exit
@@ -54,8 +70,23 @@ class SlurmSite final : public ClusterPort {
   // The job id the job wrote into its run directory when it started, if it did.
   Result<std::optional<std::string>> recorded_job_id(const std::string& token);
 
+  // The agent to ship, read (and hashed) again only when the file changed.
+  Result<std::shared_ptr<const slurm::AgentBinary>> local_agent();
+  // Uploads the agent unless the cluster has it; creates the probe directory. Its remote path.
+  Result<std::string> ship_agent(const std::string& probe_dir);
+  // The nodes a round probes (request.nodes or all) that sinfo shows up, and the fewest GPUs
+  // one of them has.
+  struct ProbeTargets {
+    std::vector<std::string> nodes;
+    int gpus_per_node = 0;
+  };
+  Result<ProbeTargets> probe_targets(const ProbeRequest& request);
+
   ClusterSpec spec_;
   std::unique_ptr<SshSession> ssh_;
+  SlurmSiteOptions options_;
+  std::mutex probe_mu_;  // one probe round at a time; guards agent_
+  std::shared_ptr<const slurm::AgentBinary> agent_;
   std::mutex mu_;                               // guards the members below
   std::optional<bool> accounting_;              // whether sacct works here; unknown at first
   std::map<std::string, std::string> job_ids_;  // token -> Slurm job id, as learned

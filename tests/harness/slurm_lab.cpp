@@ -522,4 +522,20 @@ Result<std::string> SlurmLab::change_host_key(const std::string& name) {
   return fp;
 }
 
+Result<void> SlurmLab::renice_node(const std::string& name, const std::string& node, int nice) {
+  return done(ctl(name, {"renice-node", node, std::to_string(nice)}));
+}
+
+Result<void> SlurmLab::start_cpu_hog(int seconds, int count) {
+  if (clusters_.empty()) return make_error(ErrorKind::invalid, "the lab has no cluster");
+  std::vector<std::string> args = {"hog", std::to_string(seconds)};
+  if (count > 0) args.push_back(std::to_string(count));
+  return done(ctl(clusters_.front().name, args));
+}
+
+Result<void> SlurmLab::stop_cpu_hog() {
+  if (clusters_.empty()) return Ok{};
+  return done(ctl(clusters_.front().name, {"stop-hog"}));
+}
+
 }  // namespace orch::test

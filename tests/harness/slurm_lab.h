@@ -100,6 +100,16 @@ class SlurmLab {
   // A new host key for the login node, sshd restarted; known_hosts keeps the old key, so strict
   // clients refuse the login node from now on. Returns the new fingerprint (SHA256:...).
   Result<std::string> change_host_key(const std::string& name);
+  // A slow node: the niceness of the node's slurmd, of what it runs now and (through the lab's
+  // TaskProlog) of the scheduler autogroup of every task it starts later becomes `nice` (-20..19,
+  // 0 undoes it). On an idle machine that changes little; under CPU contention (start_cpu_hog)
+  // that node's jobs get a few percent of a CPU (tests/lab/slurm/README.md, "A slow node").
+  Result<void> renice_node(const std::string& name, const std::string& node, int nice);
+  // `count` busy loops (0: one per CPU), pinned round robin to the CPUs, in the background for
+  // at most `seconds`, replacing a hog already running; stop_cpu_hog or down() ends them sooner.
+  // The hog is the lab's, not one cluster's (ctl.sh keeps it under the first cluster).
+  Result<void> start_cpu_hog(int seconds, int count = 0);
+  Result<void> stop_cpu_hog();
 
   // Stops the lab now (down.sh --purge); the destructor then only removes the directory.
   Result<void> down();

@@ -16,12 +16,21 @@
 #                           known_hosts is NOT updated, so strict clients refuse the new key.
 #                           Prints the new fingerprint (SHA256:...).
 #   fingerprint             prints the login node's current host-key fingerprint
+#   renice-node NODE N      a slow node: niceness N (-20..19) for the node's slurmd, what it
+#                           runs now and (through the lab's TaskProlog) the scheduler autogroup
+#                           of every task it starts later, so under CPU contention (see hog)
+#                           that node's jobs get little CPU. N=0 undoes it.
+#   hog SECONDS [N]         N busy loops (default: nproc) at ctl.sh's niceness for SECONDS, in the
+#                           background, pinned round robin to the CPUs, each its own session;
+#                           pid file run/hog.pid, so down.sh stops them too. A new hog replaces
+#                           the cluster's previous one.
+#   stop-hog                stop the cluster's hog now (no-op when none runs)
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$HERE/lib.sh"
 
-usage() { sed -n '4,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 (( $# >= 3 )) || usage
 if (( EUID != 0 )); then
   command -v sudo > /dev/null || lab_fail "the lab runs as root: run ctl.sh as root" "" 2
@@ -83,6 +92,31 @@ case $ACTION in
     ;;
   fingerprint)
     lab_fingerprint "$NAME"
+    ;;
+  renice-node)
+    need_node "${1:-}"
+    if ! [[ ${2:-} =~ ^-?[0-9]+$ ]] || (( $2 < -20 || $2 > 19 )); then usage; fi
+    pid=$(lab_pid_of "$C/run/slurmd-$1.pid") || lab_fail "node $1: its slurmd does not run"
+    # The nice value of the slurmd and of what it runs now (slurmstepd's, their tasks), which
+    # later steps inherit...
+    mapfile -t all < <(echo "$pid"; lab_descendants "$pid"
+                       lab_cwd_pids "$C/node/$1"; lab_cwd_pids "$C/node/$1/spool")
+    renice -n "$2" -p "${all[@]}" > /dev/null
+    # ...and, since the kernel shares CPU time between sessions (autogroups) before processes
+    # and every step is a session of its own, the autogroup of each step: the running ones
+    # here, later ones through the TaskProlog, which reads node/<node>/nice (see up.sh).
+    for p in "${all[@]}"; do echo "$2" > "/proc/$p/autogroup" 2> /dev/null || :; done
+    if (( $2 == 0 )); then rm -f "$C/node/$1/nice"; else echo "$2" > "$C/node/$1/nice"; fi
+    ;;
+  hog)
+    if ! [[ ${1:-} =~ ^[0-9]+$ ]] || (( $1 == 0 )); then usage; fi
+    count=${2:-$(nproc)}
+    if ! [[ $count =~ ^[0-9]+$ ]] || (( count == 0 || count > 256 )); then usage; fi
+    lab_stop_hog "$NAME"
+    lab_start_hog "$NAME" "$1" "$count"
+    ;;
+  stop-hog)
+    lab_stop_hog "$NAME"
     ;;
   *)
     usage

@@ -214,3 +214,46 @@ lab_host_key() {
 lab_fingerprint() {
   ssh-keygen -l -E sha256 -f "$LAB_DIR/$1/ssh/ssh_host_ed25519_key.pub" | awk '{ print $2 }'
 }
+
+# lab_cpus: the CPUs this process may run on, one number per line ("0-1,4" -> 0 1 4).
+lab_cpus() {
+  local list part
+  list=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+  for part in ${list//,/ }; do
+    if [[ $part == *-* ]]; then seq "${part%-*}" "${part#*-}"; else echo "$part"; fi
+  done
+}
+
+# lab_start_hog NAME SECONDS COUNT: COUNT busy loops (at our niceness) for at most SECONDS, in the
+# background; the pid of the shell that holds them goes to NAME/run/hog.pid. Loop i is pinned
+# to the i-th allowed CPU (round robin), so every CPU always has one: unpinned, the load
+# balancer leaves a CPU to a low-weight task alone for 100 ms and more at times. Each loop is a
+# session of its own, so with autogroup scheduling each competes like a separate program, and
+# has its own `timeout`, which setsid puts out of reach of the holder's. They carry the lab
+# marker: down.sh finds them by it and by the pid file.
+lab_start_hog() {
+  local c=$LAB_DIR/$1 pid cpus
+  cpus=$(lab_cpus | tr '\n' ' ')
+  # shellcheck disable=SC2016  # $1..$3 are the inner bash's
+  ( lab_daemon_env "$1"
+    exec timeout -s KILL "$2" bash -c '
+      read -ra cpus <<< "$3"
+      for (( i = 0; i < $2; i++ )); do
+        setsid taskset -c "${cpus[i % ${#cpus[@]}]}" timeout -s KILL "$1" \
+          bash -c "while :; do :; done" &
+      done
+      wait' hog "$2" "$3" "$cpus" ) < /dev/null > /dev/null 2>&1 &
+  pid=$!
+  echo "$pid" > "$c/run/hog.pid"
+}
+
+# lab_stop_hog NAME: stops the cluster's hog, if one runs: its holder and every loop under it.
+lab_stop_hog() {
+  local c=$LAB_DIR/$1 pid
+  local -a all
+  pid=$(lab_pid_of "$c/run/hog.pid") || { rm -f "$c/run/hog.pid"; return 0; }
+  mapfile -t all < <(echo "$pid"; lab_descendants "$pid")
+  lab_kill KILL "${all[@]}"
+  lab_wait_gone 3 "${all[@]}"
+  rm -f "$c/run/hog.pid"
+}

@@ -220,6 +220,9 @@ DefMemPerCPU=1024
 SlurmdParameters=config_overrides
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
+# A node made slow by ctl.sh renice-node gets its niceness into each task's scheduler
+# autogroup here (etc/task_prolog.sh); on the other nodes it does nothing.
+TaskProlog=$C/etc/task_prolog.sh
 JobCompType=jobcomp/filetxt
 JobCompLoc=$C/log/jobcomp.txt
 MpiDefault=none
@@ -241,6 +244,21 @@ EOF
   mv "$CONF.new" "$CONF"
   mv "$C/etc/gres.conf.new" "$C/etc/gres.conf"
   printf 'export SLURM_CONF=%s\n' "$CONF" > "$C/env.sh"
+  # With the kernel's autogroup scheduling (sched_autogroup_enabled=1) CPU time is shared between
+  # sessions first, and slurmstepd starts a session per step: a task's own nice value then only
+  # counts against its own session. So a slow node's niceness (node/<node>/nice, written by
+  # `ctl.sh renice-node`) goes to the autogroup of each task, which its TaskProlog shares.
+  cat > "$C/etc/task_prolog.sh.new" << EOF
+#!/bin/sh
+# TaskProlog of cluster $NAME, written by tests/lab/slurm/up.sh (see ctl.sh renice-node).
+f=$C/node/\${SLURMD_NODENAME:-none}/nice
+if [ -r "\$f" ] && read -r n < "\$f"; then
+  echo "\$n" > /proc/self/autogroup 2> /dev/null || :
+fi
+exit 0
+EOF
+  chmod 755 "$C/etc/task_prolog.sh.new"
+  mv "$C/etc/task_prolog.sh.new" "$C/etc/task_prolog.sh"
 
   lab_host_key "$NAME"
   cat > "$C/etc/sshd_config.new" << EOF

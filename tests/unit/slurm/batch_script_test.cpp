@@ -422,7 +422,7 @@ TEST(slurm_parse_batch_plan, RefusesWhatCannotBeSubmittedSafely) {
         [node](LaunchRequest& r, ClusterSpec&) {
           r.exclude_nodes = {"ok-1", node};
         },
-        "excluded node name");
+        "cannot go into sbatch --exclude");
   }
   for (const Case& c : cases) {
     auto plan = make_batch_plan(c.request, c.cluster);
