@@ -300,6 +300,7 @@ Result<void> Brain::try_place(JobRow& job) {
   a.token = make_token(job.id, a.no, now);
   a.gpus = job.spec.total_gpus();
   a.started_ms = now;
+  a.hang_after_ms = static_cast<Millis>(std::max(0.0, job.spec.health.hang_after_s) * 1000.0);
   if (*ckpt) {
     a.resumed_from_step = (*ckpt)->step;
     a.resumed_from_path = (*ckpt)->path;

@@ -13,6 +13,7 @@
 
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/common/clock.h"
+#include "scheduler/health/mfu_watch.h"
 #include "scheduler/placement/pipeline.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/store.h"
@@ -97,8 +98,16 @@ class Brain {
   Result<void> implicate_nodes(const AttemptRow& attempt, ExitCause cause,
                                const std::vector<std::string>& named_nodes,
                                const std::string& evidence);
-  Result<void> watch_mfu(AttemptRow& attempt, const JobRow& job, double mfu,
-                         const std::vector<RankStepTime>& ranks);
+  // The MFU samples of one observation (with their per-rank times), in step order.
+  struct MfuSample {
+    double mfu = 0;
+    const std::vector<RankStepTime>* ranks = nullptr;
+  };
+  Result<void> watch_mfu(AttemptRow& attempt, const JobRow& job,
+                         const std::vector<MfuSample>& samples);
+  Result<void> watch_one_sample(AttemptRow& attempt, MfuWatchState& state,
+                                std::vector<std::string>& suspects, const MfuSample& sample,
+                                const MfuWatchPolicy& policy);
   const std::map<std::string, ClusterHistory>& histories();
   Result<void> event(JobId job, std::optional<int> attempt_no, const std::string& kind,
                      const std::string& message);

@@ -396,18 +396,16 @@ Result<void> Brain::judge_release_round(const ProbeCompleted& e) {
 
 Result<void> Brain::detect_hangs() {
   const Millis now = clock_.now_ms();
-  auto live = store_.live_attempts(std::nullopt);
-  if (!live) return live.error();
-  for (auto a : *live) {
-    if (a.state != AttemptState::running || a.cancel_requested) continue;
+  // One query finds the candidates: a tick over hundreds of healthy jobs reads nothing more.
+  auto silent_rows = store_.silent_attempts(now);
+  if (!silent_rows) return silent_rows.error();
+  for (auto a : *silent_rows) {
     auto job = store_.job(a.job_id);
     if (!job) return job.error();
     if (!*job || is_terminal((*job)->state)) continue;
-    const double hang_after_s = (*job)->spec.health.hang_after_s;
-    if (hang_after_s <= 0) continue;
+    const double hang_after_s = static_cast<double>(a.hang_after_ms) / 1000.0;
     const Millis since = a.last_progress_ms.value_or(a.running_ms.value_or(a.started_ms));
     const Millis silent = now - since;
-    if (silent < static_cast<Millis>(hang_after_s * 1000.0)) continue;
     char detail[160];
     std::snprintf(detail, sizeof detail, "no progress line for %.0f s (hang_after %.0f s)%s",
                   static_cast<double>(silent) / 1000.0, hang_after_s,
@@ -444,17 +442,35 @@ Result<void> Brain::implicate_nodes(const AttemptRow& attempt, ExitCause cause,
 
 // ---- MFU --------------------------------------------------------------------------------
 
-Result<void> Brain::watch_mfu(AttemptRow& a, const JobRow& job, double mfu,
-                              const std::vector<RankStepTime>& ranks) {
+Result<void> Brain::watch_mfu(AttemptRow& a, const JobRow& job,
+                              const std::vector<MfuSample>& samples) {
+  if (samples.empty()) return Ok{};
   const Millis now = clock_.now_ms();
   std::string nodes_text;
   for (const auto& n : a.nodes) nodes_text += (nodes_text.empty() ? "" : ",") + n;
-  if (auto r = store_.add_mfu_sample(a.id, a.cluster, nodes_text, now, mfu); !r) return r;
+  double sum = 0;
+  for (const auto& s : samples) sum += s.mfu;
+  // One observation's samples share its time, so they share one minute bucket: one write.
+  if (auto r = store_.add_mfu_samples(a.id, a.cluster, nodes_text, now, sum,
+                                      static_cast<int>(samples.size()));
+      !r) {
+    return r;
+  }
   MfuWatchPolicy policy;
   policy.drop_fraction = job.spec.health.mfu_drop_percent / 100.0;
   std::vector<std::string> suspects;
   MfuWatchState state = watch_from_json(a.mfu_watch, suspects);
-  MfuStep step = observe_mfu(state, mfu, policy);
+  for (const auto& sample : samples) {
+    if (auto r = watch_one_sample(a, state, suspects, sample, policy); !r) return r;
+  }
+  a.mfu_watch = watch_to_json(state, suspects);
+  return Ok{};
+}
+
+Result<void> Brain::watch_one_sample(AttemptRow& a, MfuWatchState& state,
+                                     std::vector<std::string>& suspects, const MfuSample& sample,
+                                     const MfuWatchPolicy& policy) {
+  MfuStep step = observe_mfu(state, sample.mfu, policy);
   const std::string on = a.nodes.empty() ? std::string("nodes not named by the site")
                                          : "nodes " + join(a.nodes);
   if (step.change == MfuChange::dropped) {
@@ -467,8 +483,9 @@ Result<void> Brain::watch_mfu(AttemptRow& a, const JobRow& job, double mfu,
                       percent(step.baseline) + " on " + a.cluster;
     if (auto r = event(a.job_id, a.no, "mfu-recovered", msg); !r) return r;
   }
+  if (!sample.ranks || sample.ranks->empty()) return Ok{};
   std::vector<RankTime> times;
-  for (const auto& r : ranks) times.push_back({r.rank, r.node, r.step_time_s});
+  for (const auto& r : *sample.ranks) times.push_back({r.rank, r.node, r.step_time_s});
   for (const auto& node : find_stragglers(times, policy)) {
     // Each node is a suspect once per attempt: a slow rank prints on every step.
     if (std::find(suspects.begin(), suspects.end(), node) != suspects.end()) continue;
@@ -479,7 +496,6 @@ Result<void> Brain::watch_mfu(AttemptRow& a, const JobRow& job, double mfu,
     if (auto r = event(a.job_id, a.no, "straggler", msg); !r) return r;
     if (auto r = node_event(a.cluster, node, "mfu-outlier", msg, &a); !r) return r;
   }
-  a.mfu_watch = watch_to_json(state, suspects);
   return Ok{};
 }
 

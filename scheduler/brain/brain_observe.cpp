@@ -155,6 +155,7 @@ Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
   const ClusterSpec* cluster = cluster_spec(a.cluster);
   std::optional<double> peak = cluster ? cluster_peak_flops(*cluster) : std::nullopt;
   std::optional<double> fpt = model_flops_per_token(job.spec.model);
+  std::vector<MfuSample> mfu_samples;
   for (const auto& line : reports) {
     if (const auto* p = std::get_if<ProgressReport>(&line)) {
       // Workers re-read output from the start after a restart; steps already seen are skipped.
@@ -170,9 +171,7 @@ Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
             compute_mfu(static_cast<double>(*p->tokens), *p->step_time_s, fpt, a.gpus, peak);
       }
       if (auto r = store_.insert_progress(sample); !r) return r;
-      if (sample.mfu) {
-        if (auto r = watch_mfu(a, job, *sample.mfu, p->ranks); !r) return r;
-      }
+      if (sample.mfu) mfu_samples.push_back({*sample.mfu, &p->ranks});
     } else {
       const auto& c = std::get<CheckpointReport>(line);
       auto added =
@@ -188,6 +187,7 @@ Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
     }
   }
   a.mfu = compute_mfu(a.tokens_total, a.step_time_total, fpt, a.gpus, peak);
+  if (auto r = watch_mfu(a, job, mfu_samples); !r) return r;
   return store_.update_attempt(a);
 }
 

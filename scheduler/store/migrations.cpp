@@ -148,6 +148,8 @@ ALTER TABLE nodes ADD COLUMN probe_token TEXT NOT NULL DEFAULT '';
 ALTER TABLE attempts ADD COLUMN running_ms INTEGER;
 ALTER TABLE attempts ADD COLUMN last_progress_ms INTEGER;
 ALTER TABLE attempts ADD COLUMN mfu_watch TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE attempts ADD COLUMN hang_after_ms INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX attempts_running ON attempts(state) WHERE state = 'running';
 CREATE INDEX node_events_kind ON node_events(kind, at_ms);
 CREATE TABLE probes (
   id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -131,6 +131,7 @@ struct AttemptRow {
   std::optional<Millis> running_ms;        // when it was first seen running
   std::optional<Millis> last_progress_ms;  // when its last progress line was seen (hang check)
   nlohmann::json mfu_watch;                // MfuWatchState (scheduler/health/mfu_watch.h)
+  Millis hang_after_ms = 0;                // the job's health.hang_after_s when placed; 0: never
   // The site has confirmed that nothing of this attempt runs any more (it reported it exited or
   // unknown). An attempt the brain ended on its own (site silent past its grace) stays unsettled,
   // and is still watched, until then: if its site comes back and still runs it, it is stopped.

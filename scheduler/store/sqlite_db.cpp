@@ -10,7 +10,14 @@ Error sql_error(sqlite3* db, const std::string& what) {
 }  // namespace
 
 Stmt::~Stmt() {
-  if (stmt_) sqlite3_finalize(stmt_);
+  if (!stmt_) return;
+  if (!in_use_) {
+    sqlite3_finalize(stmt_);
+    return;
+  }
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  *in_use_ = false;
 }
 
 Stmt& Stmt::bind(int i, std::int64_t v) {
@@ -85,6 +92,9 @@ Result<Db> Db::open(const std::string& path) {
 }
 
 Db::~Db() {
+  if (cache_) {
+    for (auto& [sql, c] : *cache_) sqlite3_finalize(c.stmt);
+  }
   if (db_) sqlite3_close_v2(db_);
 }
 
@@ -100,10 +110,22 @@ Result<void> Db::exec(const std::string& sql) {
 }
 
 Result<Stmt> Db::prepare(std::string_view sql) {
+  auto [it, added] = cache_->try_emplace(std::string(sql));
+  Cached& slot = it->second;
+  if (!added && slot.stmt && !slot.in_use) {
+    slot.in_use = true;
+    return Stmt(db_, slot.stmt, &slot.in_use);
+  }
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
-  if (rc != SQLITE_OK) return sql_error(db_, "cannot prepare statement");
-  return Stmt(db_, stmt);
+  if (rc != SQLITE_OK) {
+    if (added) cache_->erase(it);
+    return sql_error(db_, "cannot prepare statement");
+  }
+  if (slot.stmt) return Stmt(db_, stmt);  // the cached one is busy: a private copy
+  slot.stmt = stmt;
+  slot.in_use = true;
+  return Stmt(db_, stmt, &slot.in_use);
 }
 
 std::int64_t Db::last_insert_id() const {

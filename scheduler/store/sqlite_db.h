@@ -1,13 +1,17 @@
 #pragma once
 // A thin RAII layer over the sqlite3 C API: one connection, prepared statements with typed
-// binds and reads. Errors are Results carrying SQLite's own message.
+// binds and reads. Errors are Results carrying SQLite's own message. Statements are prepared
+// once per connection and reused (reset, bindings cleared) when the Stmt that used them goes;
+// a statement still in use when the same SQL is asked for again gets a private copy.
 
 #include <sqlite3.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <memory>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -17,8 +21,14 @@ namespace orch {
 
 class Stmt {
  public:
-  Stmt(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
-  Stmt(Stmt&& other) noexcept : db_(other.db_), stmt_(other.stmt_) { other.stmt_ = nullptr; }
+  // in_use: the cache slot's flag when the statement belongs to the connection's cache (it is
+  // reset and handed back on destruction), else nullptr (it is finalized).
+  Stmt(sqlite3* db, sqlite3_stmt* stmt, bool* in_use = nullptr)
+      : db_(db), stmt_(stmt), in_use_(in_use) {}
+  Stmt(Stmt&& other) noexcept : db_(other.db_), stmt_(other.stmt_), in_use_(other.in_use_) {
+    other.stmt_ = nullptr;
+    other.in_use_ = nullptr;
+  }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   Stmt& operator=(Stmt&&) = delete;
@@ -57,12 +67,15 @@ class Stmt {
  private:
   sqlite3* db_;
   sqlite3_stmt* stmt_;
+  bool* in_use_;
 };
 
 class Db {
  public:
   static Result<Db> open(const std::string& path);
-  Db(Db&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Db(Db&& other) noexcept : db_(other.db_), cache_(std::move(other.cache_)) {
+    other.db_ = nullptr;
+  }
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
   Db& operator=(Db&&) = delete;
@@ -75,8 +88,15 @@ class Db {
   sqlite3* raw() const { return db_; }
 
  private:
-  explicit Db(sqlite3* db) : db_(db) {}
+  struct Cached {
+    sqlite3_stmt* stmt = nullptr;
+    bool in_use = false;
+  };
+  explicit Db(sqlite3* db)
+      : db_(db), cache_(std::make_unique<std::unordered_map<std::string, Cached>>()) {}
   sqlite3* db_;
+  // On the heap so that a moved Db keeps the slots its live Stmts point into.
+  std::unique_ptr<std::unordered_map<std::string, Cached>> cache_;
 };
 
 // Steps st to the end and maps every row with read(const Stmt&).

@@ -62,9 +62,10 @@ class Store {
   Result<void> add_health_log(const HealthLogRow& row);
   Result<std::vector<HealthLogRow>> health_log(Millis since_ms);
 
-  // MFU history: adds one sample to its attempt's minute bucket.
-  Result<void> add_mfu_sample(AttemptId attempt, const std::string& cluster,
-                              const std::string& nodes, Millis at_ms, double mfu);
+  // MFU history: adds `samples` samples summing to mfu_sum to the attempt's minute bucket.
+  Result<void> add_mfu_samples(AttemptId attempt, const std::string& cluster,
+                               const std::string& nodes, Millis at_ms, double mfu_sum,
+                               int samples);
   // One attempt's buckets, or (attempt 0) every bucket of a cluster since since_ms; oldest first.
   Result<std::vector<MfuBucketRow>> mfu_series(AttemptId attempt, const std::string& cluster,
                                                Millis since_ms);
@@ -93,6 +94,8 @@ class Store {
   Result<std::optional<AttemptRow>> attempt_by_token(const std::string& token);
   Result<std::vector<AttemptRow>> attempts_of(JobId job);
   Result<std::vector<AttemptRow>> live_attempts(const std::optional<std::string>& cluster);
+  // Running attempts that printed no progress line for their hang_after_ms by `now`.
+  Result<std::vector<AttemptRow>> silent_attempts(Millis now);
   // What a site worker polls: live attempts, and ended ones the site has not confirmed gone.
   Result<std::vector<AttemptRow>> watched_attempts(const std::string& cluster);
   // GPUs held by live or unsettled attempts, per cluster (clusters with none are absent).

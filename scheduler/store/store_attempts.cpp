@@ -8,7 +8,7 @@ constexpr const char* kAttemptColumns =
     "id, job_id, no, cluster, token, state, cause, exit_code, signal, site_job_id, nodes, gpus, "
     "cancel_requested, launch_done, resumed_from_step, resumed_from_path, started_ms, ended_ms, "
     "first_step, last_step, tokens_total, step_time_total, mfu, steps_lost, site_done, running_ms, "
-    "last_progress_ms, mfu_watch";
+    "last_progress_ms, mfu_watch, hang_after_ms";
 
 std::optional<int> opt_int(const std::optional<std::int64_t>& v) {
   if (!v) return std::nullopt;
@@ -51,6 +51,7 @@ AttemptRow read_attempt(const Stmt& st) {
   a.last_progress_ms = st.col_opt_int(26);
   a.mfu_watch = nlohmann::json::parse(st.col_text(27), nullptr, false);
   if (a.mfu_watch.is_discarded()) a.mfu_watch = nlohmann::json::object();
+  a.hang_after_ms = st.col_int(28);
   return a;
 }
 
@@ -86,11 +87,11 @@ Result<AttemptId> Store::insert_attempt(const AttemptRow& a) {
   if (auto r =
           execute(db_,
                   "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, gpus, "
-                  "resumed_from_step, resumed_from_path, started_ms) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  "resumed_from_step, resumed_from_path, started_ms, hang_after_ms) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                   a.job_id, a.no, a.cluster, a.token, std::string(to_string(a.state)),
                   std::string(to_string(a.cause)), nlohmann::json(a.nodes).dump(), a.gpus,
-                  a.resumed_from_step, a.resumed_from_path, a.started_ms);
+                  a.resumed_from_step, a.resumed_from_path, a.started_ms, a.hang_after_ms);
       !r) {
     return r.error();
   }
@@ -114,6 +115,16 @@ Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::st
                    " FROM attempts WHERE state != 'exited' AND (?1 IS NULL OR cluster = ?1) "
                    "ORDER BY id",
                read_attempt, cluster);
+}
+
+Result<std::vector<AttemptRow>> Store::silent_attempts(Millis now) {
+  return query(db_,
+               std::string("SELECT ") + kAttemptColumns +
+                   " FROM attempts WHERE state = 'running' AND cancel_requested = 0 AND "
+                   "hang_after_ms > 0 AND "
+                   "COALESCE(last_progress_ms, running_ms, started_ms) + hang_after_ms <= ? "
+                   "ORDER BY id",
+               read_attempt, now);
 }
 
 Result<std::vector<AttemptRow>> Store::watched_attempts(const std::string& cluster) {

@@ -103,15 +103,16 @@ Result<std::vector<HealthLogRow>> Store::health_log(Millis since_ms) {
 
 // ---- MFU history ------------------------------------------------------------------------
 
-Result<void> Store::add_mfu_sample(AttemptId attempt, const std::string& cluster,
-                                   const std::string& nodes, Millis at_ms, double mfu) {
+Result<void> Store::add_mfu_samples(AttemptId attempt, const std::string& cluster,
+                                    const std::string& nodes, Millis at_ms, double mfu_sum,
+                                    int samples) {
   constexpr Millis kBucketMs = 60'000;
   return execute(db_,
                  "INSERT INTO mfu_buckets(attempt_id, cluster, nodes, bucket_ms, mfu_sum, samples) "
-                 "VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT(attempt_id, bucket_ms) DO UPDATE SET "
-                 "mfu_sum = mfu_sum + excluded.mfu_sum, samples = samples + 1, "
+                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(attempt_id, bucket_ms) DO UPDATE SET "
+                 "mfu_sum = mfu_sum + excluded.mfu_sum, samples = samples + excluded.samples, "
                  "nodes = excluded.nodes",
-                 attempt, cluster, nodes, at_ms - (at_ms % kBucketMs), mfu);
+                 attempt, cluster, nodes, at_ms - (at_ms % kBucketMs), mfu_sum, samples);
 }
 
 Result<std::vector<MfuBucketRow>> Store::mfu_series(AttemptId attempt, const std::string& cluster,
