@@ -147,6 +147,9 @@ int Demo::run() {
       std::to_string(dim * dim) +
       "}\n"
       "restart: {max_infra_restarts: 3, backoff: {initial_s: 1}}\n"
+      // The toy trainer shares this machine's CPUs with the server and the other site: its
+      // MFU swings more than a real job's, so only a large drop is worth an event here.
+      "health: {mfu_drop_percent: 25}\n"
       "placement: {preferred: [alpha, beta]}\n";
   auto submitted = call("POST", "/api/v1/jobs", job_yaml, "application/yaml");
   if (!submitted) {

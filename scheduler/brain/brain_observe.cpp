@@ -120,7 +120,14 @@ Result<BrainReply> Brain::on(const AttemptObserved& e) {
                                e.log_tail};
       FailureVerdict verdict = classify_failure(evidence, a.nodes);
       std::string detail = status.detail;
-      if (!verdict.evidence.empty() && verdict.evidence != status.detail) {
+      // A log signature says what it matched; the exit code and provider words already show.
+      const bool from_log =
+          !e.log_tail.empty() &&
+          std::any_of(e.log_tail.begin(), e.log_tail.end(), [&](const std::string& line) {
+            return !verdict.evidence.empty() &&
+                   line.find(verdict.evidence.substr(0, 40)) != std::string::npos;
+          });
+      if (from_log) {
         detail += (detail.empty() ? "" : "; ") + verdict.rule + ": " + verdict.evidence;
       }
       if (auto r = end_attempt(a, verdict.cause, detail); !r) return r.error();

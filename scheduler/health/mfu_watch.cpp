@@ -62,6 +62,8 @@ MfuStep observe_mfu(MfuWatchState& state, double mfu, const MfuWatchPolicy& poli
     state.dropped = false;
     step.change = MfuChange::recovered;
   }
+  // Each episode's end needs a full window of its own evidence: no flapping on one sample.
+  if (step.change != MfuChange::none) state.window.clear();
   return step;
 }
 

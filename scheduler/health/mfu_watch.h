@@ -16,8 +16,9 @@ namespace orch {
 struct MfuWatchPolicy {
   double drop_fraction = 0.10;    // window below (1 - this) x baseline is a drop
   int warmup_samples = 3;         // first samples ignored (compilation, cache warm-up)
-  int baseline_samples = 10;      // median of the next ones is the baseline
-  int window_samples = 5;         // mean of the latest ones is compared with it
+  int baseline_samples = 20;      // median of the next ones is the baseline
+  int window_samples = 20;        // mean of the latest ones is compared with it (a window long
+                                  // enough that step-to-step noise does not make episodes)
   double straggler_factor = 1.2;  // a rank slower than this x the median step time
 };
 

@@ -287,13 +287,13 @@ TEST_F(BrainHealth, AnMfuDropNamesTheAttemptsNodesAndRecoveryIsReported) {
   launch_on("alpha", {"a1", "a2"});
   AttemptRow a = last_attempt(id);
   // 1000 tokens x 1000 FLOP per 0.5 s on 4 x 1 TFLOP/s: MFU 5e-4; then 40% slower.
-  for (int s = 1; s <= 20; ++s) report(a, {ProgressReport{s, 1000, 0.5, std::nullopt, {}}});
+  for (int s = 1; s <= 40; ++s) report(a, {ProgressReport{s, 1000, 0.5, std::nullopt, {}}});
   EXPECT_THAT(events_of_kind(id, "mfu-drop"), IsEmpty());
-  for (int s = 21; s <= 30; ++s) report(a, {ProgressReport{s, 1000, 0.8, std::nullopt, {}}});
+  for (int s = 41; s <= 70; ++s) report(a, {ProgressReport{s, 1000, 0.8, std::nullopt, {}}});
   auto drops = events_of_kind(id, "mfu-drop");
   ASSERT_EQ(drops.size(), 1u);
   EXPECT_THAT(drops[0].message, HasSubstr("a1, a2"));
-  for (int s = 31; s <= 45; ++s) report(a, {ProgressReport{s, 1000, 0.5, std::nullopt, {}}});
+  for (int s = 71; s <= 100; ++s) report(a, {ProgressReport{s, 1000, 0.5, std::nullopt, {}}});
   EXPECT_EQ(events_of_kind(id, "mfu-recovered").size(), 1u);
   EXPECT_FALSE(store->mfu_series(a.id, "", 0).value().empty());
 }

@@ -9,9 +9,17 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
+// Short baseline and window so the cases fit on a line (the defaults are 20 and 20).
+MfuWatchPolicy small_policy() {
+  MfuWatchPolicy p;
+  p.baseline_samples = 10;
+  p.window_samples = 5;
+  return p;
+}
+
 // Feeds samples and returns the changes, one per sample.
 std::vector<MfuChange> feed(MfuWatchState& s, const std::vector<double>& samples,
-                            const MfuWatchPolicy& p = {}) {
+                            const MfuWatchPolicy& p = small_policy()) {
   std::vector<MfuChange> out;
   for (double m : samples) out.push_back(observe_mfu(s, m, p).change);
   return out;
@@ -31,7 +39,7 @@ MfuWatchState settled() {
 
 TEST(MfuWatch, WarmupIsIgnoredAndTheBaselineIsTheMedianOfTheNextSamples) {
   MfuWatchState s;
-  MfuStep step = observe_mfu(s, 0.01, {});
+  MfuStep step = observe_mfu(s, 0.01, small_policy());
   EXPECT_EQ(step.change, MfuChange::none);
   EXPECT_EQ(step.baseline, 0);
   s = settled();
@@ -57,7 +65,7 @@ TEST(MfuWatch, ADropOfMoreThanTenPercentIsRaisedOnceThenRecovers) {
               ElementsAre(MfuChange::none, MfuChange::none, MfuChange::none, MfuChange::none,
                           MfuChange::none));
   // Window [0.40 x4, 0.10]: mean 0.34 < 0.36.
-  MfuStep step = observe_mfu(s, 0.10, {});
+  MfuStep step = observe_mfu(s, 0.10, small_policy());
   EXPECT_EQ(step.change, MfuChange::dropped);
   EXPECT_DOUBLE_EQ(step.baseline, 0.40);
   EXPECT_NEAR(step.window_mean, 0.34, 1e-12);
@@ -72,8 +80,10 @@ TEST(MfuWatch, ADropOfMoreThanTenPercentIsRaisedOnceThenRecovers) {
               ElementsAre(MfuChange::none, MfuChange::none, MfuChange::none, MfuChange::none,
                           MfuChange::recovered));
   EXPECT_FALSE(s.dropped);
-  // A second episode is reported again.
-  EXPECT_THAT(feed(s, {0.10}), ElementsAre(MfuChange::dropped));
+  // A second episode is reported again, once a full window of new samples shows it.
+  EXPECT_THAT(feed(s, repeat(0.10, 5)),
+              ElementsAre(MfuChange::none, MfuChange::none, MfuChange::none, MfuChange::none,
+                          MfuChange::dropped));
 }
 
 TEST(MfuWatch, ASmallDipIsNotADrop) {
