@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "scheduler/brain/brain_text.h"
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/restart_policy.h"
 #include "scheduler/model/launch_request_json.h"
@@ -13,15 +14,8 @@
 namespace orch {
 namespace {
 
-std::string base36(std::uint64_t v) {
-  const char* digits = "0123456789abcdefghijklmnopqrstuvwxyz";
-  std::string s;
-  do {
-    s.insert(s.begin(), digits[v % 36]);
-    v /= 36;
-  } while (v);
-  return s;
-}
+using brain_text::base36;
+using brain_text::join;
 
 // Unique per attempt and findable at the site. The time part keeps tokens unique even when a
 // state directory is thrown away while a site still holds old run directories.
@@ -34,15 +28,6 @@ std::string seconds_text(Millis ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
   return buf;
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += sep;
-    out += item;
-  }
-  return out;
 }
 
 // The attempt a new one follows: the newest that carried the job. In a job still going, an

@@ -88,10 +88,9 @@ struct SetNodeState {
 
 struct Tick {};
 
-using BrainEvent =
-    std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted, AttemptObserved,
-                 InventoryObserved, SiteUnreachable, SiteReachable, ProbeCompleted, StartBurnIn,
-                 SetNodeState, Tick>;
+using BrainEvent = std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted,
+                                AttemptObserved, InventoryObserved, SiteUnreachable, SiteReachable,
+                                ProbeCompleted, StartBurnIn, SetNodeState, Tick>;
 
 // What a command returns to its caller (REST handler).
 struct BrainReply {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "scheduler/brain/brain.h"
+#include "scheduler/brain/brain_text.h"
 #include "scheduler/brain/cluster_history.h"
 #include "scheduler/health/burn_in.h"
 #include "scheduler/health/mfu_watch.h"
@@ -14,6 +15,9 @@
 
 namespace orch {
 namespace {
+
+using brain_text::base36;
+using brain_text::join;
 
 constexpr Millis kHistoryRefreshMs = 30'000;
 constexpr Millis kHistoryWindowMs = 30LL * 24 * 3600 * 1000;
@@ -30,23 +34,47 @@ QuarantinePolicy policy_of(const ClusterSpec* spec) {
   return p;
 }
 
-NodeHealth health_of(const NodeRow& n) { return {n.state, n.quarantines, n.quarantined_at_ms}; }
-
-std::string base36(std::uint64_t v) {
-  const char* digits = "0123456789abcdefghijklmnopqrstuvwxyz";
-  std::string s;
-  do {
-    s.insert(s.begin(), digits[v % 36]);
-    v /= 36;
-  } while (v);
-  return s;
+NodeHealth health_of(const NodeRow& n) {
+  return {n.state, n.quarantines, n.quarantined_at_ms};
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
+// A probe round of the cluster's burn-in settings (every node unless nodes are added).
+ProbeRequest probe_request(const ClusterSpec& spec, const std::string& kind, Millis now) {
+  ProbeRequest req;
+  req.token = kind + spec.name + "-" + base36(static_cast<std::uint64_t>(now));
+  req.dir = spec.burn_in.dir;
+  req.io_bytes = static_cast<std::int64_t>(spec.burn_in.io_mb * 1024 * 1024);
+  req.compute_s = spec.burn_in.compute_s;
+  req.timeout_s = spec.burn_in.timeout_s;
+  return req;
 }
+
+OutboxRow probe_action(const ClusterSpec& spec, const ProbeRequest& req, Millis now) {
+  OutboxRow row;
+  row.cluster = spec.name;
+  row.kind = ActionKind::probe;
+  row.token = req.token;
+  row.payload = probe_request_to_json(req);
+  row.created_ms = now;
+  return row;
+}
+
+// The stored row of one node's verdict, with its figures when the round returned them.
+ProbeRow probe_row(const std::string& cluster, const ProbeCompleted& e, const NodeProbeVerdict& v,
+                   Millis now) {
+  ProbeRow p{0,        cluster,      v.node,       e.token,      now, v.passed,
+             v.reason, std::nullopt, std::nullopt, std::nullopt, ""};
+  if (!e.result.ok()) return p;
+  for (const auto& r : *e.result) {
+    if (r.node != v.node) continue;
+    p.gemm_gflops = r.gemm_gflops;
+    p.write_mb_s = r.write_mb_s;
+    p.read_mb_s = r.read_mb_s;
+    p.raw = r.raw;
+  }
+  return p;
+}
+
 
 std::string percent(double v) {
   char buf[32];
@@ -167,25 +195,14 @@ Result<void> Brain::start_burn_in(ClusterRow& cluster, const std::string& why) {
   const ClusterSpec* spec = cluster_spec(cluster.name);
   if (!spec) return Ok{};
   const Millis now = clock_.now_ms();
-  ProbeRequest req;
-  req.token = "orch-burnin-" + cluster.name + "-" + base36(static_cast<std::uint64_t>(now));
-  req.dir = spec->burn_in.dir;
-  req.io_bytes = static_cast<std::int64_t>(spec->burn_in.io_mb * 1024 * 1024);
-  req.compute_s = spec->burn_in.compute_s;
-  req.timeout_s = spec->burn_in.timeout_s;
-  OutboxRow row;
-  row.cluster = cluster.name;
-  row.kind = ActionKind::probe;
-  row.token = req.token;
-  row.payload = probe_request_to_json(req);
-  row.created_ms = now;
-  if (auto r = store_.enqueue(row); !r) return r.error();
+  ProbeRequest req = probe_request(*spec, "orch-burnin-", now);
+  if (auto r = store_.enqueue(probe_action(*spec, req, now)); !r) return r.error();
   cluster.admission = Admission::burn_in;
   cluster.burn_in_token = req.token;
   if (auto r = store_.update_cluster(cluster); !r) return r;
-  return store_.add_event(std::nullopt, std::nullopt, now, "burn-in",
-                          "burn-in of " + cluster.name + " started (" + why + "), round " +
-                              req.token);
+  return store_.add_event(
+      std::nullopt, std::nullopt, now, "burn-in",
+      "burn-in of " + cluster.name + " started (" + why + "), round " + req.token);
 }
 
 Result<BrainReply> Brain::on(const StartBurnIn& e) {
@@ -197,8 +214,7 @@ Result<BrainReply> Brain::on(const StartBurnIn& e) {
   if (!*row) return make_error(ErrorKind::not_found, "no cluster \"" + e.cluster + "\"");
   ClusterRow c = **row;
   if (c.admission == Admission::burn_in) {
-    return make_error(ErrorKind::conflict, "cluster " + c.name +
-                                               " is already burning in (round " +
+    return make_error(ErrorKind::conflict, "cluster " + c.name + " is already burning in (round " +
                                                c.burn_in_token + "); wait for it to finish");
   }
   if (auto r = start_burn_in(c, "requested"); !r) return r.error();
@@ -247,21 +263,29 @@ Result<void> Brain::judge_burn_in_round(ClusterRow& c, const ProbeCompleted& e) 
     c.admission = err.kind == ErrorKind::unsupported ? Admission::active : Admission::pending;
     if (auto r = store_.update_cluster(c); !r) return r;
     for (const auto& n : *known) {
-      ProbeRow p{0, c.name, n.name, e.token, now, false, "round failed: " + err.message,
-                 std::nullopt, std::nullopt, std::nullopt, ""};
+      ProbeRow p{0,
+                 c.name,
+                 n.name,
+                 e.token,
+                 now,
+                 false,
+                 "round failed: " + err.message,
+                 std::nullopt,
+                 std::nullopt,
+                 std::nullopt,
+                 ""};
       if (auto r = store_.add_probe(p); !r) return r;
     }
-    return store_.add_event(std::nullopt, std::nullopt, now, "burn-in",
-                            "burn-in of " + c.name + " failed: " + err.message +
-                                (c.admission == Admission::active
-                                     ? "; the cluster is admitted without it"
-                                     : "; retrying in a minute"));
+    return store_.add_event(
+        std::nullopt, std::nullopt, now, "burn-in",
+        "burn-in of " + c.name + " failed: " + err.message +
+            (c.admission == Admission::active ? "; the cluster is admitted without it"
+                                              : "; retrying in a minute"));
   }
   std::vector<std::string> expected;
   for (const auto& n : *known) expected.push_back(n.name);
   for (const auto& r : *e.result) {
-    if (std::find(expected.begin(), expected.end(), r.node) == expected.end() &&
-        known->empty()) {
+    if (std::find(expected.begin(), expected.end(), r.node) == expected.end() && known->empty()) {
       expected.push_back(r.node);
     }
   }
@@ -269,16 +293,7 @@ Result<void> Brain::judge_burn_in_round(ClusterRow& c, const ProbeCompleted& e) 
   auto verdicts = judge_burn_in(expected, *e.result, policy);
   int failed = 0;
   for (const auto& v : verdicts) {
-    ProbeRow p{0, c.name, v.node, e.token, now, v.passed, v.reason, std::nullopt, std::nullopt,
-               std::nullopt, ""};
-    for (const auto& r : *e.result) {
-      if (r.node != v.node) continue;
-      p.gemm_gflops = r.gemm_gflops;
-      p.write_mb_s = r.write_mb_s;
-      p.read_mb_s = r.read_mb_s;
-      p.raw = r.raw;
-    }
-    if (auto r = store_.add_probe(p); !r) return r;
+    if (auto r = store_.add_probe(probe_row(c.name, e, v, now)); !r) return r;
     if (auto r = node_event(c.name, v.node, v.passed ? "probe-passed" : "probe-failed",
                             "burn-in: " + v.reason);
         !r) {
@@ -298,8 +313,8 @@ Result<void> Brain::judge_burn_in_round(ClusterRow& c, const ProbeCompleted& e) 
   c.admission = Admission::active;
   if (auto r = store_.update_cluster(c); !r) return r;
   return store_.add_event(std::nullopt, std::nullopt, now, "burn-in",
-                          "burn-in of " + c.name + " done: " +
-                              std::to_string(verdicts.size() - failed) + " of " +
+                          "burn-in of " + c.name +
+                              " done: " + std::to_string(verdicts.size() - failed) + " of " +
                               std::to_string(verdicts.size()) + " node(s) passed");
 }
 
@@ -316,24 +331,13 @@ Result<void> Brain::start_release_probes() {
       }
     }
     if (due.empty()) continue;
-    ProbeRequest req;
-    req.token = "orch-release-" + spec.name + "-" + base36(static_cast<std::uint64_t>(now));
-    req.dir = spec.burn_in.dir;
-    req.io_bytes = static_cast<std::int64_t>(spec.burn_in.io_mb * 1024 * 1024);
-    req.compute_s = spec.burn_in.compute_s;
-    req.timeout_s = spec.burn_in.timeout_s;
+    ProbeRequest req = probe_request(spec, "orch-release-", now);
     for (auto& n : due) {
       req.nodes.push_back(n.name);
       n.probe_token = req.token;
       if (auto r = store_.set_node_standing(n); !r) return r;
     }
-    OutboxRow row;
-    row.cluster = spec.name;
-    row.kind = ActionKind::probe;
-    row.token = req.token;
-    row.payload = probe_request_to_json(req);
-    row.created_ms = now;
-    if (auto r = store_.enqueue(row); !r) return r.error();
+    if (auto r = store_.enqueue(probe_action(spec, req, now)); !r) return r.error();
   }
   return Ok{};
 }
@@ -363,18 +367,7 @@ Result<void> Brain::judge_release_round(const ProbeCompleted& e) {
     if (!*found) continue;
     NodeRow n = **found;
     n.probe_token.clear();
-    ProbeRow p{0, e.cluster, v.node, e.token, now, v.passed, v.reason, std::nullopt,
-               std::nullopt, std::nullopt, ""};
-    if (e.result.ok()) {
-      for (const auto& r : *e.result) {
-        if (r.node != v.node) continue;
-        p.gemm_gflops = r.gemm_gflops;
-        p.write_mb_s = r.write_mb_s;
-        p.read_mb_s = r.read_mb_s;
-        p.raw = r.raw;
-      }
-    }
-    if (auto r = store_.add_probe(p); !r) return r;
+    if (auto r = store_.add_probe(probe_row(e.cluster, e, v, now)); !r) return r;
     NodeDecision d = after_probe(health_of(n), v.passed, v.reason, now, policy_of(spec));
     if (d.to) {
       if (auto r = set_standing(n, *d.to, d.reason, false); !r) return r;
@@ -471,8 +464,8 @@ Result<void> Brain::watch_one_sample(AttemptRow& a, MfuWatchState& state,
                                      std::vector<std::string>& suspects, const MfuSample& sample,
                                      const MfuWatchPolicy& policy) {
   MfuStep step = observe_mfu(state, sample.mfu, policy);
-  const std::string on = a.nodes.empty() ? std::string("nodes not named by the site")
-                                         : "nodes " + join(a.nodes);
+  const std::string on =
+      a.nodes.empty() ? std::string("nodes not named by the site") : "nodes " + join(a.nodes);
   if (step.change == MfuChange::dropped) {
     std::string msg = "MFU " + percent(step.window_mean) + " is " +
                       percent(1.0 - step.window_mean / step.baseline) + " below its baseline " +

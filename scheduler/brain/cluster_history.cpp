@@ -91,8 +91,8 @@ std::map<std::string, ClusterHistory> cluster_histories(const ScorecardInputs& i
     if (a.ended_ms && is_infra_cause(a.cause)) {
       auto next = by_attempt.find({a.job_id, a.no + 1});
       if (next != by_attempt.end() && next->second->running_ms) {
-        restarts[a.cluster].push_back(
-            static_cast<double>(*next->second->running_ms - *a.ended_ms) / 1000.0);
+        restarts[a.cluster].push_back(static_cast<double>(*next->second->running_ms - *a.ended_ms) /
+                                      1000.0);
       }
     }
   }

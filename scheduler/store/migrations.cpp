@@ -134,8 +134,9 @@ CREATE TABLE node_events (
 CREATE INDEX node_events_cluster ON node_events(cluster, id);
 CREATE INDEX node_events_node ON node_events(cluster, node, id);
 )sql"},
-      {5, "health: node standing (quarantine), cluster admission, probes, MFU history, "
-          "reachability log, attempt running and progress times",
+      {5,
+       "health: node standing (quarantine), cluster admission, probes, MFU history, "
+       "reachability log, attempt running and progress times",
        R"sql(
 ALTER TABLE clusters ADD COLUMN admission TEXT NOT NULL DEFAULT 'active';
 ALTER TABLE clusters ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0;

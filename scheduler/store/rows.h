@@ -25,7 +25,7 @@ struct ClusterRow {
   std::optional<Millis> unreachable_since_ms;
   std::string message;
   Admission admission = Admission::active;
-  Millis created_ms = 0;  // when orchestrate first knew the cluster
+  Millis created_ms = 0;      // when orchestrate first knew the cluster
   std::string burn_in_token;  // the probe round in flight (admission burn-in), else empty
 };
 
@@ -127,7 +127,7 @@ struct AttemptRow {
   double tokens_total = 0;     // tokens over steps that reported them with a step time
   double step_time_total = 0;  // seconds over those same steps
   std::optional<double> mfu;
-  std::int64_t steps_lost = 0;  // steps re-done by the next attempt
+  std::int64_t steps_lost = 0;             // steps re-done by the next attempt
   std::optional<Millis> running_ms;        // when it was first seen running
   std::optional<Millis> last_progress_ms;  // when its last progress line was seen (hang check)
   nlohmann::json mfu_watch;                // MfuWatchState (scheduler/health/mfu_watch.h)

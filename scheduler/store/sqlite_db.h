@@ -7,9 +7,9 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
-#include <memory>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -73,9 +73,7 @@ class Stmt {
 class Db {
  public:
   static Result<Db> open(const std::string& path);
-  Db(Db&& other) noexcept : db_(other.db_), cache_(std::move(other.cache_)) {
-    other.db_ = nullptr;
-  }
+  Db(Db&& other) noexcept : db_(other.db_), cache_(std::move(other.cache_)) { other.db_ = nullptr; }
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
   Db& operator=(Db&&) = delete;

@@ -64,9 +64,9 @@ ClusterRow read_cluster(const Stmt& st) {
 }  // namespace
 
 Result<bool> Store::ensure_cluster(const std::string& name, Admission admission, Millis now) {
-  if (auto r = execute(db_,
-                       "INSERT OR IGNORE INTO clusters(name, admission, created_ms) VALUES (?, ?, ?)",
-                       name, std::string(to_string(admission)), now);
+  if (auto r = execute(
+          db_, "INSERT OR IGNORE INTO clusters(name, admission, created_ms) VALUES (?, ?, ?)", name,
+          std::string(to_string(admission)), now);
       !r) {
     return r.error();
   }
@@ -116,9 +116,9 @@ NodeRow read_node(const Stmt& s) {
 }  // namespace
 
 Result<std::vector<NodeRow>> Store::nodes(const std::string& cluster) {
-  return query(db_,
-               std::string("SELECT ") + kNodeColumns + " FROM nodes WHERE cluster = ? ORDER BY name",
-               read_node, cluster);
+  return query(
+      db_, std::string("SELECT ") + kNodeColumns + " FROM nodes WHERE cluster = ? ORDER BY name",
+      read_node, cluster);
 }
 
 Result<std::vector<NodeRow>> Store::all_nodes() {
@@ -127,10 +127,9 @@ Result<std::vector<NodeRow>> Store::all_nodes() {
 }
 
 Result<std::optional<NodeRow>> Store::node(const std::string& cluster, const std::string& name) {
-  return query_one(db_,
-                   std::string("SELECT ") + kNodeColumns +
-                       " FROM nodes WHERE cluster = ? AND name = ?",
-                   read_node, cluster, name);
+  return query_one(
+      db_, std::string("SELECT ") + kNodeColumns + " FROM nodes WHERE cluster = ? AND name = ?",
+      read_node, cluster, name);
 }
 
 Result<void> Store::set_node_standing(const NodeRow& n) {
@@ -159,28 +158,6 @@ Result<std::int64_t> Store::add_node_event(const NodeEventRow& e) {
     return r.error();
   }
   return db_.last_insert_id();
-}
-
-Result<std::vector<NodeEventRow>> Store::node_events(const std::string& cluster,
-                                                     const std::optional<std::string>& node,
-                                                     int limit) {
-  auto read = [](const Stmt& s) {
-    NodeEventRow e;
-    e.id = s.col_int(0);
-    e.cluster = s.col_text(1);
-    e.node = s.col_text(2);
-    e.at_ms = s.col_int(3);
-    e.kind = s.col_text(4);
-    e.message = s.col_text(5);
-    e.job_id = s.col_opt_int(6);
-    if (auto a = s.col_opt_int(7)) e.attempt_no = static_cast<int>(*a);
-    return e;
-  };
-  return query(db_,
-               "SELECT id, cluster, node, at_ms, kind, message, job_id, attempt_no "
-               "FROM node_events WHERE cluster = ?1 AND (?2 IS NULL OR node = ?2) "
-               "ORDER BY id DESC LIMIT ?3",
-               read, cluster, node, limit);
 }
 
 // ---- events -----------------------------------------------------------------------------

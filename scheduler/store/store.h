@@ -64,8 +64,7 @@ class Store {
 
   // MFU history: adds `samples` samples summing to mfu_sum to the attempt's minute bucket.
   Result<void> add_mfu_samples(AttemptId attempt, const std::string& cluster,
-                               const std::string& nodes, Millis at_ms, double mfu_sum,
-                               int samples);
+                               const std::string& nodes, Millis at_ms, double mfu_sum, int samples);
   // One attempt's buckets, or (attempt 0) every bucket of a cluster since since_ms; oldest first.
   Result<std::vector<MfuBucketRow>> mfu_series(AttemptId attempt, const std::string& cluster,
                                                Millis since_ms);

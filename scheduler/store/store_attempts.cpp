@@ -58,8 +58,12 @@ AttemptRow read_attempt(const Stmt& st) {
 }  // namespace
 
 // Shared with store_health.cpp (attempts_since).
-AttemptRow read_attempt_row(const Stmt& st) { return read_attempt(st); }
-const char* attempt_columns() { return kAttemptColumns; }
+AttemptRow read_attempt_row(const Stmt& st) {
+  return read_attempt(st);
+}
+const char* attempt_columns() {
+  return kAttemptColumns;
+}
 
 namespace {
 
@@ -236,10 +240,11 @@ Result<bool> Store::insert_checkpoint(const CheckpointRow& c) {
 }
 
 Result<std::optional<CheckpointRow>> Store::latest_checkpoint(JobId job) {
-  return query_one(db_,
-                   std::string("SELECT ") + kCheckpointColumns +
-                       " FROM checkpoints c WHERE c.job_id = ? ORDER BY c.step DESC, c.id DESC LIMIT 1",
-                   read_checkpoint, job);
+  return query_one(
+      db_,
+      std::string("SELECT ") + kCheckpointColumns +
+          " FROM checkpoints c WHERE c.job_id = ? ORDER BY c.step DESC, c.id DESC LIMIT 1",
+      read_checkpoint, job);
 }
 
 Result<std::vector<CheckpointRow>> Store::checkpoints_since(Millis since_ms) {

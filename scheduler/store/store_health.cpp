@@ -14,7 +14,9 @@ namespace {
 
 // Kinds go in as one JSON array: SQLite's json_each keeps the statement the same whatever their
 // number.
-std::string kinds_json(const std::vector<std::string>& kinds) { return nlohmann::json(kinds).dump(); }
+std::string kinds_json(const std::vector<std::string>& kinds) {
+  return nlohmann::json(kinds).dump();
+}
 
 NodeEventRow read_node_event(const Stmt& s) {
   NodeEventRow e;
@@ -31,23 +33,35 @@ NodeEventRow read_node_event(const Stmt& s) {
 
 }  // namespace
 
+Result<std::vector<NodeEventRow>> Store::node_events(const std::string& cluster,
+                                                     const std::optional<std::string>& node,
+                                                     int limit) {
+  return query(db_,
+               "SELECT id, cluster, node, at_ms, kind, message, job_id, attempt_no "
+               "FROM node_events WHERE cluster = ?1 AND (?2 IS NULL OR node = ?2) "
+               "ORDER BY id DESC LIMIT ?3",
+               read_node_event, cluster, node, limit);
+}
+
 Result<std::vector<Millis>> Store::node_event_times(const std::string& cluster,
                                                     const std::string& node,
                                                     const std::vector<std::string>& kinds,
                                                     Millis since_ms) {
-  return query(db_,
-               "SELECT at_ms FROM node_events WHERE cluster = ? AND node = ? AND at_ms >= ? "
-               "AND kind IN (SELECT value FROM json_each(?)) ORDER BY at_ms",
-               [](const Stmt& s) { return static_cast<Millis>(s.col_int(0)); }, cluster, node,
-               since_ms, kinds_json(kinds));
+  return query(
+      db_,
+      "SELECT at_ms FROM node_events WHERE cluster = ? AND node = ? AND at_ms >= ? "
+      "AND kind IN (SELECT value FROM json_each(?)) ORDER BY at_ms",
+      [](const Stmt& s) { return static_cast<Millis>(s.col_int(0)); }, cluster, node, since_ms,
+      kinds_json(kinds));
 }
 
 Result<std::vector<NodeEventRow>> Store::node_events_of_kinds(const std::vector<std::string>& kinds,
                                                               Millis since_ms) {
-  return query(db_,
-               "SELECT id, cluster, node, at_ms, kind, message, job_id, attempt_no FROM node_events "
-               "WHERE at_ms >= ? AND kind IN (SELECT value FROM json_each(?)) ORDER BY id",
-               read_node_event, since_ms, kinds_json(kinds));
+  return query(
+      db_,
+      "SELECT id, cluster, node, at_ms, kind, message, job_id, attempt_no FROM node_events "
+      "WHERE at_ms >= ? AND kind IN (SELECT value FROM json_each(?)) ORDER BY id",
+      read_node_event, since_ms, kinds_json(kinds));
 }
 
 // ---- probes -----------------------------------------------------------------------------
@@ -117,16 +131,16 @@ Result<void> Store::add_mfu_samples(AttemptId attempt, const std::string& cluste
 
 Result<std::vector<MfuBucketRow>> Store::mfu_series(AttemptId attempt, const std::string& cluster,
                                                     Millis since_ms) {
-  return query(db_,
-               "SELECT attempt_id, cluster, nodes, bucket_ms, mfu_sum, samples FROM mfu_buckets "
-               "WHERE (?1 != 0 AND attempt_id = ?1) OR (?1 = 0 AND cluster = ?2 AND "
-               "bucket_ms >= ?3) ORDER BY bucket_ms, attempt_id",
-               [](const Stmt& s) {
-                 return MfuBucketRow{s.col_int(0),    s.col_text(1),
-                                     s.col_text(2),   s.col_int(3),
-                                     s.col_double(4), static_cast<int>(s.col_int(5))};
-               },
-               attempt, cluster, since_ms);
+  return query(
+      db_,
+      "SELECT attempt_id, cluster, nodes, bucket_ms, mfu_sum, samples FROM mfu_buckets "
+      "WHERE (?1 != 0 AND attempt_id = ?1) OR (?1 = 0 AND cluster = ?2 AND "
+      "bucket_ms >= ?3) ORDER BY bucket_ms, attempt_id",
+      [](const Stmt& s) {
+        return MfuBucketRow{s.col_int(0), s.col_text(1),   s.col_text(2),
+                            s.col_int(3), s.col_double(4), static_cast<int>(s.col_int(5))};
+      },
+      attempt, cluster, since_ms);
 }
 
 // ---- scorecard facts --------------------------------------------------------------------
