@@ -2,6 +2,7 @@
 // found hung within hang_after plus one poll, its attempt is stopped, and the job resumes from
 // its newest checkpoint and finishes (issue 4's acceptance).
 #include <chrono>
+#include <iostream>
 #include <string>
 #include <thread>
 
@@ -41,6 +42,8 @@ TEST_F(E2eTest, AJobThatStopsPrintingProgressIsFoundHungAndResumedFromItsCheckpo
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   ASSERT_GE(detected_after_s, 0) << "the hung attempt was never ended: " << describe_job(url_, id);
+  std::cout << "hung attempt ended " << detected_after_s
+            << " s after its last progress line was seen (hang_after " << kHangAfterS << " s)\n";
   // Within hang_after plus one poll (50 ms) and the server's tick, with room for a busy machine;
   // and not before hang_after, counted from the last progress line the server saw.
   EXPECT_LE(detected_after_s, kHangAfterS + 1.0) << describe_job(url_, id);
