@@ -227,6 +227,11 @@ Result<void> Brain::start_due_burn_ins() {
   const Millis now = clock_.now_ms();
   for (auto c : *rows) {
     if (c.admission != Admission::pending || !cluster_spec(c.name)) continue;
+    // Judging needs the site's node list: a verdict on a node the ledger does not know yet
+    // could not quarantine it. The first inventory comes with the worker's first poll.
+    auto known = store_.nodes(c.name);
+    if (!known) return known.error();
+    if (known->empty()) continue;
     auto last = store_.probes(c.name, "", 1);
     if (!last) return last.error();
     if (!last->empty() && now - last->front().at_ms < kBurnInRetryMs) continue;

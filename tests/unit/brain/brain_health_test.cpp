@@ -172,8 +172,18 @@ TEST_F(BrainHealth, ANewClusterIsBurnedInBeforeItGetsWorkAndItsSlowNodeIsQuarant
   EXPECT_THAT(pending_launch("alpha").exclude_nodes, ElementsAre("a2"));
 }
 
+TEST_F(BrainHealth, BurnInWaitsForTheSitesNodeList) {
+  start({make_cluster("alpha").burn_in_on_join()});
+  handle(Tick{});
+  EXPECT_THAT(actions("alpha", ActionKind::probe), IsEmpty());
+  healthy_nodes("alpha", {"a1", "a2"});
+  handle(Tick{});
+  EXPECT_EQ(actions("alpha", ActionKind::probe).size(), 1u);
+}
+
 TEST_F(BrainHealth, AProviderThatCannotProbeIsAdmittedWithoutBurnIn) {
   start({make_cluster("alpha").burn_in_on_join()});
+  healthy_nodes("alpha", {"a1"});
   handle(Tick{});
   auto probes = actions("alpha", ActionKind::probe);
   ASSERT_EQ(probes.size(), 1u);
