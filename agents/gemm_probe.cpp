@@ -57,7 +57,8 @@ GemmProbe run_cpu_gemm(double seconds, int n) {
       ++multiplies;
       elapsed = steady_seconds() - t0;
     } while (elapsed < kRoundSeconds);
-    probe.gflops = std::max(probe.gflops, multiplies * flops_per_multiply / elapsed / 1e9);
+    probe.gflops = std::max(probe.gflops,
+                            static_cast<double>(multiplies) * flops_per_multiply / elapsed / 1e9);
     ++probe.rounds;
   }
   // Reading a result keeps the compiler from dropping the work.

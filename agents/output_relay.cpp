@@ -10,7 +10,7 @@
 namespace orch::agent {
 namespace {
 
-constexpr size_t kReadSize = 64 * 1024;
+constexpr size_t kReadSize = size_t{64} * 1024;
 constexpr int kMaxReadsPerPump = 64;
 
 }  // namespace

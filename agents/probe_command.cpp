@@ -174,7 +174,8 @@ bool parse_probe_options(const std::vector<std::string>& args, ProbeOptions* o,
       ok = parse_seconds(v, 1000, &o->max_gpu_temp_c);  // degrees, checked like seconds
     }
     if (!ok) {
-      *error = "probe: bad value '" + v + "' for " + a;
+      *error = "probe: bad value '";
+      *error += v + "' for " + a;
       return false;
     }
   }

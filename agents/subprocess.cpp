@@ -70,6 +70,7 @@ CapturedRun run_captured(const std::vector<std::string>& argv, double timeout_s)
     return r;
   }
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
@@ -163,7 +164,9 @@ std::string find_in_path(const std::string& name) {
     if (end == std::string::npos) end = dirs.size();
     std::string dir = dirs.substr(start, end - start);
     if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/" + name;
+    std::string candidate = dir;
+    candidate += "/";
+    candidate += name;
     struct stat st {};
     if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         access(candidate.c_str(), X_OK) == 0) {

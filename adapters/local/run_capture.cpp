@@ -51,6 +51,7 @@ Result<CapturedRun> run_captured(const std::vector<std::string>& argv,
     return make_error(ErrorKind::io, std::string("cannot create pipes: ") + std::strerror(e));
   }
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 

@@ -22,7 +22,7 @@ using brain_text::join;
 constexpr Millis kHistoryRefreshMs = 30'000;
 constexpr Millis kHistoryWindowMs = 30LL * 24 * 3600 * 1000;
 constexpr Millis kBurnInRetryMs = 60'000;
-constexpr Millis kIncidentMs = 10 * 60'000;
+constexpr Millis kIncidentMs = 10LL * 60'000;
 
 QuarantinePolicy policy_of(const ClusterSpec* spec) {
   QuarantinePolicy p;
@@ -74,7 +74,6 @@ ProbeRow probe_row(const std::string& cluster, const ProbeCompleted& e, const No
   }
   return p;
 }
-
 
 std::string percent(double v) {
   char buf[32];

@@ -48,8 +48,8 @@ MfuStep observe_mfu(MfuWatchState& state, double mfu, const MfuWatchPolicy& poli
   }
   step.baseline = *state.baseline;
   if (state.window.size() < window) return step;
-  step.window_mean =
-      std::accumulate(state.window.begin(), state.window.end(), 0.0) / state.window.size();
+  step.window_mean = std::accumulate(state.window.begin(), state.window.end(), 0.0) /
+                     static_cast<double>(state.window.size());
 
   // Recovery needs the window back within half the drop margin, so a run hovering at the
   // threshold does not flap between episodes.
