@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "adapters/slurm/batch_script.h"
+#include "tests/unit/slurm/process_test_util.h"
 
 namespace orch::slurm {
 namespace {
@@ -25,42 +26,6 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-struct Outcome {
-  int status = -1;
-  pid_t pid = 0;
-  std::string out;
-};
-
-// Runs argv (no shell in between) with extra environment variables; returns its stdout.
-Outcome run(const std::vector<std::string>& argv,
-            const std::vector<std::pair<std::string, std::string>>& env = {}) {
-  Outcome r;
-  int pipefd[2];
-  if (pipe(pipefd) != 0) return r;
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(pipefd[1], STDOUT_FILENO);
-    close(pipefd[0]);
-    close(pipefd[1]);
-    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> args;
-    args.reserve(argv.size() + 1);
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  r.pid = pid;
-  close(pipefd[1]);
-  char buf[4096];
-  for (ssize_t n; (n = read(pipefd[0], buf, sizeof buf)) > 0;) {
-    r.out.append(buf, static_cast<std::size_t>(n));
-  }
-  close(pipefd[0]);
-  waitpid(pid, &r.status, 0);
-  return r;
-}
 
 std::vector<std::string> shells() {
   std::vector<std::string> s = {"/bin/sh"};
@@ -74,27 +39,6 @@ std::string read_file(const std::string& path) {
   s << in.rdbuf();
   return s.str();
 }
-
-// A fresh directory under the system's temporary directory, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "orch-slurm-XXXXXX").string();
-    char* made = mkdtemp(tmpl.data());
-    EXPECT_NE(made, nullptr) << "mkdtemp: " << errno;
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 LaunchRequest basic_request() {
   LaunchRequest r;

@@ -14,6 +14,7 @@
 #include "adapters/slurm/agent_binary.h"
 #include "adapters/slurm/probe_command.h"
 #include "adapters/ssh/shell_quote.h"
+#include "tests/unit/slurm/process_test_util.h"
 
 namespace orch::slurm {
 namespace {
@@ -22,54 +23,12 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
 
-struct Outcome {
-  int status = -1;
-  std::string out;
-};
-
-// /bin/sh -c script; its stdout and exit status.
+// /bin/sh -c script; its stdout and exit code (-1 when a signal ended it).
 Outcome sh(const std::string& script) {
-  Outcome r;
-  int pipefd[2];
-  if (pipe(pipefd) != 0) return r;
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(pipefd[1], STDOUT_FILENO);
-    close(pipefd[0]);
-    close(pipefd[1]);
-    execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(pipefd[1]);
-  char buf[4096];
-  for (ssize_t n; (n = read(pipefd[0], buf, sizeof buf)) > 0;) {
-    r.out.append(buf, static_cast<std::size_t>(n));
-  }
-  close(pipefd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  Outcome r = run({"/bin/sh", "-c", script});
+  r.status = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
   return r;
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "orch-probe-XXXXXX").string();
-    EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 ProbeJob basic_job() {
   ProbeJob job;

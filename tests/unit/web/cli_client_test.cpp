@@ -9,6 +9,7 @@
 
 #include "cli/client_cli.h"
 #include "cli/output_table.h"
+#include "tests/unit/web/cli_server_fixture.h"
 #include "tests/unit/web/fake_backend.h"
 #include "web/api_routes.h"
 #include "web/http_server.h"
@@ -16,33 +17,7 @@
 namespace orch {
 namespace {
 
-class CliClientTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    router_ = std::make_unique<Router>(make_api_router(backend));
-    server_ = std::make_unique<HttpServer>(
-        ServerOptions{"127.0.0.1", 0},
-        [this](const HttpRequest& request) { return router_->dispatch(request); });
-    ASSERT_TRUE(server_->start().ok());
-    options.server = "http://127.0.0.1:" + std::to_string(server_->port());
-    options.poll_ms = 10;
-  }
-  // Runs `orchestrate ARGS...` through CLI11 with the client commands only.
-  int cli(std::vector<std::string> args) {
-    CLI::App app{"test", "orchestrate"};
-    app.require_subcommand(1);
-    add_client_commands(app, out, err);
-    args.insert(args.begin(), "orchestrate");
-    std::vector<const char*> argv;
-    for (auto& a : args) argv.push_back(a.c_str());
-    return parse_and_run(app, static_cast<int>(argv.size()), argv.data(), out, err);
-  }
-  testing::FakeBackend backend;
-  std::unique_ptr<Router> router_;
-  std::unique_ptr<HttpServer> server_;
-  ClientOptions options;
-  std::ostringstream out, err;
-};
+using CliClientTest = CliServerTest;
 
 TEST(OutputTable, AlignsColumns) {
   Table table({"ID", "NAME", "STATE"});

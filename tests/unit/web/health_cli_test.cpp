@@ -9,6 +9,7 @@
 
 #include "cli/client_cli.h"
 #include "cli/health_commands.h"
+#include "tests/unit/web/cli_server_fixture.h"
 #include "tests/unit/web/fake_backend.h"
 #include "web/api_routes.h"
 #include "web/http_server.h"
@@ -16,34 +17,14 @@
 namespace orch {
 namespace {
 
-class HealthCliTest : public ::testing::Test {
+// Every command here goes to the fixture's server.
+class HealthCliTest : public CliServerTest {
  protected:
-  void SetUp() override {
-    router_ = std::make_unique<Router>(make_api_router(backend));
-    server_ = std::make_unique<HttpServer>(
-        ServerOptions{"127.0.0.1", 0},
-        [this](const HttpRequest& request) { return router_->dispatch(request); });
-    ASSERT_TRUE(server_->start().ok());
-    options.server = "http://127.0.0.1:" + std::to_string(server_->port());
-    options.poll_ms = 10;
-  }
   int cli(std::vector<std::string> args) {
-    CLI::App app{"test", "orchestrate"};
-    app.require_subcommand(1);
-    add_client_commands(app, out, err);
-    args.insert(args.begin(), "orchestrate");
     args.push_back("--server");
     args.push_back(options.server);
-    std::vector<const char*> argv;
-    for (auto& a : args) argv.push_back(a.c_str());
-    return parse_and_run(app, static_cast<int>(argv.size()), argv.data(), out, err);
+    return CliServerTest::cli(std::move(args));
   }
-  bool has(const std::string& needle) const { return out.str().find(needle) != std::string::npos; }
-  testing::FakeBackend backend;
-  std::unique_ptr<Router> router_;
-  std::unique_ptr<HttpServer> server_;
-  ClientOptions options;
-  std::ostringstream out, err;
 };
 
 TEST_F(HealthCliTest, NodeList) {

@@ -1,0 +1,51 @@
+#pragma once
+// The fixture of the client-command tests: a real HttpServer on 127.0.0.1 over the fake backend,
+// ClientOptions pointing at it, and `cli(args)` to run `orchestrate ARGS...` through CLI11 with
+// the client commands only, capturing out and err.
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/client_cli.h"
+#include "tests/unit/web/fake_backend.h"
+#include "web/api_routes.h"
+#include "web/http_server.h"
+
+namespace orch {
+
+class CliServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    router_ = std::make_unique<Router>(make_api_router(backend));
+    server_ = std::make_unique<HttpServer>(
+        ServerOptions{"127.0.0.1", 0},
+        [this](const HttpRequest& request) { return router_->dispatch(request); });
+    ASSERT_TRUE(server_->start().ok());
+    options.server = "http://127.0.0.1:" + std::to_string(server_->port());
+    options.poll_ms = 10;
+  }
+  // Runs `orchestrate ARGS...` through CLI11 with the client commands only.
+  int cli(std::vector<std::string> args) {
+    CLI::App app{"test", "orchestrate"};
+    app.require_subcommand(1);
+    add_client_commands(app, out, err);
+    args.insert(args.begin(), "orchestrate");
+    std::vector<const char*> argv;
+    argv.reserve(args.size());
+    for (auto& a : args) argv.push_back(a.c_str());
+    return parse_and_run(app, static_cast<int>(argv.size()), argv.data(), out, err);
+  }
+  bool has(const std::string& needle) const { return out.str().find(needle) != std::string::npos; }
+
+  testing::FakeBackend backend;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<HttpServer> server_;
+  ClientOptions options;
+  std::ostringstream out, err;
+};
+
+}  // namespace orch
