@@ -16,9 +16,20 @@
 
 #include "scheduler/common/result.h"
 #include "scheduler/model/job_state.h"
+#include "scheduler/model/manifest.h"
 #include "scheduler/model/probe_result.h"
 
 namespace orch {
+
+// A checkpoint the attempt may resume from, with the manifest it was registered with. The site
+// worker checks candidates newest first against what the site holds, just before the launch,
+// and resumes from the first that matches: a corrupt or partial copy is never used.
+struct ResumeCandidate {
+  std::int64_t checkpoint_id = 0;
+  std::int64_t step = 0;
+  std::string path;  // at the launch site
+  Manifest manifest;
+};
 
 struct LaunchRequest {
   std::string token;  // unique per attempt, e.g. "orch-7-2-5f3a9c"
@@ -33,6 +44,9 @@ struct LaunchRequest {
   // No progress line for this long means the job hangs (the agent notes it in its event file;
   // the brain acts on it). 0: never.
   double hang_after_s = 600.0;
+  // Newest first. Empty: start from the beginning (or from env's resume variable, if set).
+  std::vector<ResumeCandidate> resume_candidates;
+  std::string resume_env = "ORCH_RESUME_FROM";  // the variable that carries the chosen path
 };
 
 struct LaunchResult {
@@ -41,6 +55,20 @@ struct LaunchResult {
   // What the site was asked to run, for the job's events (Slurm: the sbatch command line with
   // its --exclude). Empty when the provider has nothing useful to show.
   std::string submit_command;
+};
+
+// What the pre-launch check found (filled by the site worker, not the provider).
+struct RejectedCheckpoint {
+  std::int64_t checkpoint_id = 0;
+  std::int64_t step = 0;
+  bool missing = false;  // gone from the site (else present but different)
+  std::string why;       // "file model.bin: SHA-256 ..., expected ..."
+};
+struct ResumeChoice {
+  std::optional<std::int64_t> checkpoint_id;  // none: starts from the beginning
+  std::int64_t step = 0;
+  std::string path;
+  std::vector<RejectedCheckpoint> rejected;  // newer candidates that failed the check
 };
 
 enum class RunPhase {
@@ -83,6 +111,14 @@ struct SiteInventory {
 
 // Runs `orchestrate-agent probe` once on each named node (burn-in, or the check that releases a
 // quarantined node). On Slurm one job with one task per node; locally one probe per virtual node.
+// Lists a checkpoint or dataset copy at the site: every file's size, and the SHA-256 of all
+// of them, none, or the named ones (an audit samples).
+struct ManifestRequest {
+  std::string path;
+  enum class Hash { all, none, listed } hash = Hash::all;
+  std::vector<std::string> hash_files;  // relative paths, for Hash::listed
+};
+
 struct ProbeRequest {
   std::string token;               // unique per burn-in round, like a launch token
   std::vector<std::string> nodes;  // empty: every node of the site
@@ -113,6 +149,19 @@ class ClusterPort {
   virtual Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) {
     (void)request;
     return make_error(ErrorKind::unsupported, "this provider cannot run node probes yet");
+  }
+  // Storage (checkpoints, datasets), on the host that sees the site's shared filesystem (Slurm:
+  // the login node over SSH; local: this host). ErrorKind::not_found when the path does not
+  // exist; unreachable when the site does not answer.
+  virtual Result<Manifest> manifest(const ManifestRequest& request) {
+    (void)request;
+    return make_error(ErrorKind::unsupported, "this provider cannot list storage yet");
+  }
+  // Deletes a file or directory tree (a checkpoint past the retention policy). A path that does
+  // not exist is not an error. Refuses "/" and relative paths (ErrorKind::invalid).
+  virtual Result<void> remove_path(const std::string& path) {
+    (void)path;
+    return make_error(ErrorKind::unsupported, "this provider cannot delete from storage yet");
   }
   // Simulated outage (local sites only): down kills the site's processes and makes every call
   // answer unreachable until it is brought up again.

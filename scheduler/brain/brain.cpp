@@ -185,6 +185,9 @@ Result<void> Brain::request_cancel(AttemptRow& attempt, const std::string& why) 
 
 Result<BrainReply> Brain::on(const Tick&) {
   if (auto r = expire_unreachable_sites(); !r) return r.error();
+  if (auto r = throttle_transfers(); !r) return r.error();
+  if (auto r = start_due_audits(false, {}); !r) return r.error();
+  if (auto r = sweep_replication(); !r) return r.error();
   if (auto r = detect_hangs(); !r) return r.error();
   if (auto r = start_due_burn_ins(); !r) return r.error();
   if (auto r = start_release_probes(); !r) return r.error();
@@ -222,7 +225,8 @@ Result<std::vector<ClusterView>> Brain::cluster_views() {
 }
 
 Result<void> Brain::place_waiting_jobs() {
-  auto waiting = store_.jobs_in_states({JobState::pending, JobState::resuming});
+  auto waiting =
+      store_.jobs_in_states({JobState::pending, JobState::resuming, JobState::staging});
   if (!waiting) return waiting.error();
   // Resuming jobs first: they hold progress that is decaying; then pending, oldest first.
   std::stable_sort(waiting->begin(), waiting->end(), [](const JobRow& a, const JobRow& b) {
@@ -256,6 +260,9 @@ Result<void> Brain::try_place(JobRow& job) {
     // The same cluster is fine after a node failure, but not the same nodes.
     if (last.cause == ExitCause::node_lost) req.avoid_nodes = last.nodes;
   }
+  auto staging = staging_estimates(job.spec);
+  if (!staging) return staging.error();
+  req.staging_s = std::move(*staging);
   PlacementDecision decision = pipeline_.place(req, *views);
 
   std::vector<PlacementVerdictRow> verdicts;
@@ -276,8 +283,30 @@ Result<void> Brain::try_place(JobRow& job) {
     return Ok{};
   }
 
-  auto ckpt = store_.latest_checkpoint(job.id);
-  if (!ckpt) return ckpt.error();
+  // Data first: a job placed where its datasets or its newest checkpoint are missing waits in
+  // `staging` while they are copied (brain_transfer.cpp).
+  std::map<std::string, std::string> data_env;
+  auto waits = stage_for(job, *decision.chosen, data_env);
+  if (!waits) return waits.error();
+  auto candidates = resume_candidates_at(job.id, *decision.chosen);
+  if (!candidates) return candidates.error();
+  auto ckpt_wait = stage_checkpoint(job, *decision.chosen, *candidates);
+  if (!ckpt_wait) return ckpt_wait.error();
+  if (*ckpt_wait) waits->push_back(**ckpt_wait);
+  if (!waits->empty()) {
+    std::string reason = "staging at " + *decision.chosen + ": " + join(*waits, "; ");
+    if (job.state != JobState::staging) {
+      job.reason = reason;
+      if (auto r = store_.set_job_state(job, JobState::staging, now); !r) return r;
+      return event(job.id, std::nullopt, "staging", reason);
+    }
+    if (reason != job.reason) {
+      job.reason = reason;
+      if (auto r = store_.update_job(job, now); !r) return r;
+    }
+    return Ok{};
+  }
+  const ResumeCandidate* ckpt = candidates->empty() ? nullptr : &candidates->front();
   AttemptRow a;
   a.job_id = job.id;
   a.no = static_cast<int>(attempts->size()) + 1;
@@ -286,9 +315,9 @@ Result<void> Brain::try_place(JobRow& job) {
   a.gpus = job.spec.total_gpus();
   a.started_ms = now;
   a.hang_after_ms = static_cast<Millis>(std::max(0.0, job.spec.health.hang_after_s) * 1000.0);
-  if (*ckpt) {
-    a.resumed_from_step = (*ckpt)->step;
-    a.resumed_from_path = (*ckpt)->path;
+  if (ckpt != nullptr) {
+    a.resumed_from_step = ckpt->step;
+    a.resumed_from_path = ckpt->path;
   }
   if (const AttemptRow* previous = carrier(*attempts)) {
     AttemptRow prev = *previous;
@@ -309,7 +338,12 @@ Result<void> Brain::try_place(JobRow& job) {
   if (const ClusterSpec* site = cluster_spec(a.cluster); site && !site->checkpoint_root.empty()) {
     launch.env["ORCH_CHECKPOINT_ROOT"] = site->checkpoint_root;
   }
-  if (*ckpt) launch.env[job.spec.checkpoint.resume_env] = (*ckpt)->path;
+  for (const auto& [k, v] : data_env) launch.env[k] = v;
+  // The site worker checks the candidates against their manifests just before the launch and
+  // sets the variable to the first that matches (LaunchCompleted says which).
+  launch.resume_candidates = *candidates;
+  launch.resume_env = job.spec.checkpoint.resume_env;
+  if (ckpt != nullptr) launch.env[job.spec.checkpoint.resume_env] = ckpt->path;
   launch.nodes = job.spec.nodes;
   launch.gpus_per_node = job.spec.gpus_per_node;
   launch.hang_after_s = job.spec.health.hang_after_s;
@@ -328,8 +362,9 @@ Result<void> Brain::try_place(JobRow& job) {
   job.next_attempt_ms.reset();
   if (auto r = store_.set_job_state(job, JobState::placed, now); !r) return r;
   std::string msg = "attempt " + std::to_string(a.no) + " placed on " + a.cluster;
-  msg += *ckpt ? " resuming from step " + std::to_string((*ckpt)->step) + " (" + (*ckpt)->path + ")"
-               : std::string(" from the start");
+  msg += ckpt != nullptr ? " resuming from step " + std::to_string(ckpt->step) + " (" +
+                               ckpt->path + ")"
+                         : std::string(" from the start");
   return event(job.id, a.no, "placed", msg);
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,13 @@ class Brain {
   Result<BrainReply> on(const ProbeCompleted& e);
   Result<BrainReply> on(const StartBurnIn& e);
   Result<BrainReply> on(const SetNodeState& e);
+  Result<BrainReply> on(const ManifestCompleted& e);
+  Result<BrainReply> on(const RemoveCompleted& e);
+  Result<BrainReply> on(const TransferProgressed& e);
+  Result<BrainReply> on(const TransferFinished& e);
+  Result<BrainReply> on(const RegisterDataset& e);
+  Result<BrainReply> on(const ReplicateData& e);
+  Result<BrainReply> on(const StartAudit& e);
   Result<BrainReply> on(const Tick& e);
 
   // Places every waiting job whose backoff has passed (pending first, oldest first).
@@ -109,6 +117,50 @@ class Brain {
                                 std::vector<std::string>& suspects, const MfuSample& sample,
                                 const MfuWatchPolicy& policy);
   const std::map<std::string, ClusterHistory>& histories();
+
+  // Data (brain_data.cpp: registry, manifests, audits, data commands; brain_transfer.cpp:
+  // replication, transfers, throttling, staging).
+  Result<void> register_checkpoint(const AttemptRow& attempt, std::int64_t checkpoint_id,
+                                   const std::string& path);
+  // Asks the cluster's worker to list a copy; purpose "register", "verify" or "audit".
+  Result<void> request_manifest(const ReplicaRow& replica, const std::string& purpose,
+                                std::optional<std::int64_t> transfer_id = std::nullopt,
+                                const std::vector<std::string>& hash_files = {});
+  Result<void> on_registered(ReplicaRow& replica, const ManifestCompleted& e);
+  Result<void> on_verified(ReplicaRow& replica, const ManifestCompleted& e);
+  Result<void> on_audited(ReplicaRow& replica, const ManifestCompleted& e);
+  // A copy found gone or different (audit, verification, pre-launch check).
+  Result<void> replica_failed(ReplicaRow& replica, ReplicaState to, const std::string& why,
+                              const std::string& found_by);
+  Result<void> start_due_audits(bool force, const std::string& only_cluster);
+  Result<void> note_resume_choice(AttemptRow& attempt, const ResumeChoice& choice);
+  // The registered manifest of a copy's object (checkpoint or dataset); nullopt if not known.
+  Result<std::optional<Manifest>> registered_manifest(const ReplicaRow& replica);
+  // Human name of a copy's object: "checkpoint at step 40 of job 3", "dataset imagenet".
+  Result<std::string> object_name(const ReplicaRow& replica);
+  // Job a copy's object belongs to (checkpoints only).
+  Result<std::optional<JobId>> job_of(const ReplicaRow& replica);
+
+  Result<void> replicate_job(JobId job);
+  Result<void> sweep_replication();
+  Result<std::int64_t> start_transfer(const ReplicaRow& source, const std::string& to,
+                                      const std::string& dst_path, const std::string& why,
+                                      std::int64_t bytes);
+  Result<void> throttle_transfers();
+  Result<std::set<std::string>> usable_sites();
+  Result<double> bandwidth_between(const std::string& a, const std::string& b);
+  // Candidates to resume from at `cluster`, newest first (verified or not yet listed copies).
+  Result<std::vector<ResumeCandidate>> resume_candidates_at(JobId job, const std::string& cluster);
+  // What the job still needs at `cluster` before it can launch there (datasets, the newest
+  // checkpoint); starts the copies. Empty: ready. Fills the dataset variables into env.
+  Result<std::vector<std::string>> stage_for(const JobRow& job, const std::string& cluster,
+                                             std::map<std::string, std::string>& env);
+  // When a newer verified checkpoint than the best candidate at `cluster` is held at another
+  // usable site, starts (or waits for) its copy there; returns why the job waits, if it does.
+  Result<std::optional<std::string>> stage_checkpoint(const JobRow& job, const std::string& cluster,
+                                                      const std::vector<ResumeCandidate>& here);
+  // Seconds to stage the job's datasets at each configured cluster (placement's term).
+  Result<std::map<std::string, double>> staging_estimates(const JobSpec& spec);
   Result<void> event(JobId job, std::optional<int> attempt_no, const std::string& kind,
                      const std::string& message);
 
@@ -119,6 +171,9 @@ class Brain {
   // Derived from the store, recomputed now and then (placement reads it on every tick).
   std::map<std::string, ClusterHistory> histories_;
   std::optional<Millis> histories_at_ms_;
+  std::map<std::string, Millis> last_audit_ms_;  // per cluster
+  std::set<std::int64_t> auditing_;              // copies with an audit in flight
+  Millis last_sweep_ms_ = 0;
 };
 
 }  // namespace orch

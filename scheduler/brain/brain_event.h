@@ -7,7 +7,10 @@
 #include <variant>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "scheduler/cluster_port.h"
+#include "scheduler/transfer_port.h"
 #include "scheduler/model/node_state.h"
 #include "scheduler/model/progress_line.h"
 #include "scheduler/spec/job_spec.h"
@@ -28,6 +31,8 @@ struct LaunchCompleted {
   std::string token;
   Result<LaunchResult> result = LaunchResult{};
   bool adopted = false;  // found already running by its token: launched before a crash
+  // Which checkpoint the site worker's pre-launch check chose, and the newer ones it refused.
+  ResumeChoice resume;
 };
 
 struct CancelCompleted {
@@ -86,16 +91,69 @@ struct SetNodeState {
   std::string reason;
 };
 
+// A site worker listed a copy (manifest action): to register a new checkpoint or dataset copy,
+// verify a transferred one, or audit one. `payload` is the action's payload, echoed.
+struct ManifestCompleted {
+  std::int64_t outbox_id = 0;
+  std::string cluster;
+  nlohmann::json payload;
+  Result<Manifest> result = Manifest{};
+};
+
+// A site worker deleted a copy (remove action; retention).
+struct RemoveCompleted {
+  std::int64_t outbox_id = 0;
+  std::string cluster;
+  nlohmann::json payload;
+  Result<void> result;
+};
+
+// The transfer worker started a copy (first report) or has new progress.
+struct TransferProgressed {
+  std::int64_t transfer_id = 0;
+  TransferProgress progress;
+};
+
+// The transfer worker's copy ended (not yet verified).
+struct TransferFinished {
+  std::int64_t transfer_id = 0;
+  Result<TransferOutcome> result = TransferOutcome{};
+};
+
+// `orchestrate data add NAME --cluster C --path P`: a dataset copy that already exists there.
+struct RegisterDataset {
+  std::string name;
+  std::string cluster;
+  std::string path;
+};
+
+// `orchestrate data replicate`: copy a dataset, or a job's newest verified checkpoint, to a
+// cluster.
+struct ReplicateData {
+  std::string dataset;      // either this ...
+  std::int64_t job_id = 0;  // ... or this
+  std::string to;
+};
+
+// `orchestrate data audit [--cluster C]`: check every copy now (empty: every cluster).
+struct StartAudit {
+  std::string cluster;
+};
+
 struct Tick {};
 
 using BrainEvent = std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted,
                                 AttemptObserved, InventoryObserved, SiteUnreachable, SiteReachable,
-                                ProbeCompleted, StartBurnIn, SetNodeState, Tick>;
+                                ProbeCompleted, StartBurnIn, SetNodeState, ManifestCompleted,
+                                RemoveCompleted, TransferProgressed, TransferFinished,
+                                RegisterDataset, ReplicateData, StartAudit, Tick>;
 
 // What a command returns to its caller (REST handler).
 struct BrainReply {
   std::int64_t job_id = 0;
   std::string state;
+  std::int64_t transfer_id = 0;  // ReplicateData: the transfer started (0: none needed)
+  std::string message;           // what a data command did, for people
 };
 
 }  // namespace orch

@@ -81,27 +81,6 @@ std::string percent(double v) {
   return buf;
 }
 
-nlohmann::json watch_to_json(const MfuWatchState& s, const std::vector<std::string>& suspects) {
-  nlohmann::json j = {{"samples_seen", s.samples_seen},
-                      {"baseline_samples", s.baseline_samples},
-                      {"window", s.window},
-                      {"dropped", s.dropped},
-                      {"suspects", suspects}};
-  if (s.baseline) j["baseline"] = *s.baseline;
-  return j;
-}
-
-MfuWatchState watch_from_json(const nlohmann::json& j, std::vector<std::string>& suspects) {
-  MfuWatchState s;
-  if (!j.is_object()) return s;
-  s.samples_seen = j.value("samples_seen", 0);
-  s.baseline_samples = j.value("baseline_samples", std::vector<double>{});
-  s.window = j.value("window", std::vector<double>{});
-  s.dropped = j.value("dropped", false);
-  if (j.contains("baseline") && j["baseline"].is_number()) s.baseline = j["baseline"].get<double>();
-  suspects = j.value("suspects", std::vector<std::string>{});
-  return s;
-}
 
 }  // namespace
 
@@ -456,11 +435,11 @@ Result<void> Brain::watch_mfu(AttemptRow& a, const JobRow& job,
   MfuWatchPolicy policy;
   policy.drop_fraction = job.spec.health.mfu_drop_percent / 100.0;
   std::vector<std::string> suspects;
-  MfuWatchState state = watch_from_json(a.mfu_watch, suspects);
+  MfuWatchState state = mfu_watch_from_json(a.mfu_watch, suspects);
   for (const auto& sample : samples) {
     if (auto r = watch_one_sample(a, state, suspects, sample, policy); !r) return r;
   }
-  a.mfu_watch = watch_to_json(state, suspects);
+  a.mfu_watch = mfu_watch_to_json(state, suspects);
   return Ok{};
 }
 

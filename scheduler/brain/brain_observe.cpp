@@ -53,6 +53,9 @@ Result<BrainReply> Brain::on(const LaunchCompleted& e) {
   if (e.adopted) msg += ": it was launched before a restart";
   if (!e.result->submit_command.empty()) msg += "; submitted as: " + e.result->submit_command;
   if (auto r = event(a.job_id, a.no, e.adopted ? "adopted" : "launched", msg); !r) return r.error();
+  if (!e.adopted) {
+    if (auto r = note_resume_choice(a, e.resume); !r) return r.error();
+  }
   return BrainReply{};
 }
 
@@ -190,6 +193,7 @@ Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
             !r) {
           return r;
         }
+        if (auto r = register_checkpoint(a, **added, c.path); !r) return r;
       }
     }
   }

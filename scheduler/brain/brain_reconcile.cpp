@@ -57,7 +57,9 @@ Result<void> Brain::reconcile_stale(AttemptRow& stale, bool running, JobRow& job
     live = other;  // the newest live attempt: the job's replacement
   }
   if (live) return reconcile_duplicate(stale, running, *live, job);
-  if (job.state == JobState::resuming) return reconcile_waiting(stale, running, job);
+  if (job.state == JobState::resuming || job.state == JobState::staging) {
+    return reconcile_waiting(stale, running, job);
+  }
   return drop_stale(stale,
                     found + ", and the job is " + std::string(to_string(job.state)) +
                         " without it; cancelling it",
@@ -126,7 +128,7 @@ Result<void> Brain::reinstate(AttemptRow& stale, AttemptState to, JobRow& job,
   const Millis now = clock_.now_ms();
   stale.steps_lost = 0;  // it goes on: nothing it did will be done again
   if (auto r = store_.reinstate_attempt(stale, to); !r) return r;
-  if (job.state == JobState::resuming) {
+  if (job.state == JobState::resuming || job.state == JobState::staging) {
     job.next_attempt_ms.reset();
     job.reason.clear();
     if (auto r = store_.set_job_state(job, JobState::placed, now); !r) return r;

@@ -91,4 +91,26 @@ std::vector<std::string> find_stragglers(const std::vector<RankTime>& ranks,
   return out;
 }
 
+nlohmann::json mfu_watch_to_json(const MfuWatchState& s, const std::vector<std::string>& suspects) {
+  nlohmann::json j = {{"samples_seen", s.samples_seen},
+                      {"baseline_samples", s.baseline_samples},
+                      {"window", s.window},
+                      {"dropped", s.dropped},
+                      {"suspects", suspects}};
+  if (s.baseline) j["baseline"] = *s.baseline;
+  return j;
+}
+
+MfuWatchState mfu_watch_from_json(const nlohmann::json& j, std::vector<std::string>& suspects) {
+  MfuWatchState s;
+  if (!j.is_object()) return s;
+  s.samples_seen = j.value("samples_seen", 0);
+  s.baseline_samples = j.value("baseline_samples", std::vector<double>{});
+  s.window = j.value("window", std::vector<double>{});
+  s.dropped = j.value("dropped", false);
+  if (j.contains("baseline") && j["baseline"].is_number()) s.baseline = j["baseline"].get<double>();
+  suspects = j.value("suspects", std::vector<std::string>{});
+  return s;
+}
+
 }  // namespace orch

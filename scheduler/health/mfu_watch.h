@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "scheduler/common/clock.h"
 
 namespace orch {
@@ -54,6 +56,10 @@ struct RankTime {
 // slowest first). Needs at least 3 ranks; fewer give no stragglers.
 std::vector<std::string> find_stragglers(const std::vector<RankTime>& ranks,
                                          const MfuWatchPolicy& policy);
+
+// The state as stored with the attempt (with the straggler suspects already named).
+nlohmann::json mfu_watch_to_json(const MfuWatchState& s, const std::vector<std::string>& suspects);
+MfuWatchState mfu_watch_from_json(const nlohmann::json& j, std::vector<std::string>& suspects);
 
 // Downsampling for the MFU history: samples fall in buckets of bucket_ms.
 inline Millis mfu_bucket_start(Millis at_ms, Millis bucket_ms = 60'000) {

@@ -10,14 +10,16 @@ bool can_transition(JobState from, JobState to) {
   using S = JobState;
   switch (from) {
     case S::pending:
-      return to == S::placed || to == S::cancelled || to == S::failed;
+      return to == S::placed || to == S::staging || to == S::cancelled || to == S::failed;
+    case S::staging:
+      return to == S::placed || to == S::pending || to == S::cancelled || to == S::failed;
     case S::placed:
       return to == S::running || to == S::resuming || to == S::succeeded || to == S::failed ||
              to == S::cancelled;
     case S::running:
       return to == S::resuming || to == S::succeeded || to == S::failed || to == S::cancelled;
     case S::resuming:
-      return to == S::placed || to == S::failed || to == S::cancelled;
+      return to == S::placed || to == S::staging || to == S::failed || to == S::cancelled;
     case S::succeeded:
     case S::failed:
     case S::cancelled:
@@ -78,6 +80,8 @@ std::string_view to_string(JobState s) {
       return "failed";
     case JobState::cancelled:
       return "cancelled";
+    case JobState::staging:
+      return "staging";
   }
   return "?";
 }

@@ -15,7 +15,9 @@
 
 namespace orch {
 
-enum class JobState { pending, placed, running, resuming, succeeded, failed, cancelled };
+// staging: placed on a cluster in thought, waiting there for its datasets or newest checkpoint to
+// be copied and verified (issue 5) before it is launched.
+enum class JobState { pending, placed, running, resuming, succeeded, failed, cancelled, staging };
 enum class AttemptState { launching, running, exited };
 
 // Why an attempt ended. Infra causes spend the infra budget, user causes the user budget.
@@ -57,7 +59,7 @@ std::optional<ExitCause> parse_exit_cause(std::string_view s);
 
 inline constexpr JobState kAllJobStates[] = {
     JobState::pending,   JobState::placed, JobState::running,  JobState::resuming,
-    JobState::succeeded, JobState::failed, JobState::cancelled};
+    JobState::succeeded, JobState::failed, JobState::cancelled, JobState::staging};
 inline constexpr AttemptState kAllAttemptStates[] = {AttemptState::launching, AttemptState::running,
                                                      AttemptState::exited};
 

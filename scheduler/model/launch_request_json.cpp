@@ -3,7 +3,16 @@
 namespace orch {
 
 nlohmann::json launch_request_to_json(const LaunchRequest& r) {
+  nlohmann::json candidates = nlohmann::json::array();
+  for (const auto& c : r.resume_candidates) {
+    candidates.push_back({{"checkpoint_id", c.checkpoint_id},
+                          {"step", c.step},
+                          {"path", c.path},
+                          {"manifest", manifest_to_json(c.manifest)}});
+  }
   return {{"token", r.token},
+          {"resume_candidates", candidates},
+          {"resume_env", r.resume_env},
           {"job_id", r.job_id},
           {"attempt_no", r.attempt_no},
           {"job_name", r.job_name},
@@ -28,6 +37,17 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.gpus_per_node = j.at("gpus_per_node").get<int>();
     r.exclude_nodes = j.value("exclude_nodes", std::vector<std::string>{});
     r.hang_after_s = j.value("hang_after_s", 600.0);
+    r.resume_env = j.value("resume_env", r.resume_env);
+    for (const auto& c : j.value("resume_candidates", nlohmann::json::array())) {
+      ResumeCandidate rc;
+      rc.checkpoint_id = c.at("checkpoint_id").get<std::int64_t>();
+      rc.step = c.at("step").get<std::int64_t>();
+      rc.path = c.at("path").get<std::string>();
+      auto m = manifest_from_json(c.at("manifest"));
+      if (!m) return m.error();
+      rc.manifest = std::move(*m);
+      r.resume_candidates.push_back(std::move(rc));
+    }
     return r;
   } catch (const nlohmann::json::exception& e) {
     return make_error(ErrorKind::internal, std::string("not a launch request: ") + e.what());

@@ -1,6 +1,8 @@
 // The expected-goodput score (goodput_score.h).
 #include "scheduler/placement/goodput_score.h"
 
+#include "scheduler/data/staging.h"
+
 #include <array>
 #include <cstdio>
 
@@ -38,8 +40,17 @@ GoodputEstimate GoodputScore::estimate(const PlacementRequest& req,
   return estimate_goodput(req.job->nodes, req.job->total_gpus(), peak, cluster.history, priors_);
 }
 
+namespace {
+double staging_of(const PlacementRequest& req, const ClusterView& cluster) {
+  auto it = req.staging_s.find(cluster.spec->name);
+  return it == req.staging_s.end() ? 0.0 : it->second;
+}
+}  // namespace
+
+// Time spent copying the job's data there is time not training: the goodput over the job's
+// horizon shrinks by horizon / (horizon + staging).
 double GoodputScore::score(const PlacementRequest& req, const ClusterView& cluster) const {
-  return estimate(req, cluster).flops;
+  return estimate(req, cluster).flops * staging_factor(staging_of(req, cluster));
 }
 
 std::string GoodputScore::explain(const PlacementRequest& req, const ClusterView& cluster) const {
@@ -53,7 +64,12 @@ std::string GoodputScore::explain(const PlacementRequest& req, const ClusterView
                 mtbf_h >= 10 ? "mfu %.2f, ettr %.2f, node mtbf %.0f h, %s"
                              : "mfu %.2f, ettr %.2f, node mtbf %.2g h, %s",
                 e.expected_mfu, e.ettr, mtbf_h, flops_text(e.flops).c_str());
-  return buf;
+  std::string text = buf;
+  if (const double s = staging_of(req, cluster); s > 0) {
+    std::snprintf(buf, sizeof buf, ", data staging %.0f s (x%.3f)", s, staging_factor(s));
+    text += buf;
+  }
+  return text;
 }
 
 }  // namespace orch

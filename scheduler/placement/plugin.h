@@ -4,6 +4,7 @@
 // [0, 1] (or relative, see ScorePlugin::relative), weighted by the pipeline. Plugins are pure
 // functions of their inputs.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,8 @@ struct PlacementRequest {
   // Nodes of previous_cluster the last attempt failed on (node_lost), whatever the inventory
   // says yet: the next attempt there must not land on them.
   std::vector<std::string> avoid_nodes;
+  // Seconds to copy the job's datasets to each cluster (absent or 0: they are there).
+  std::map<std::string, double> staging_s;
 };
 
 // Nodes of the cluster this request may not use: unhealthy ones, quarantined or retired ones,

@@ -6,6 +6,7 @@
 
 #include "scheduler/model/launch_request_json.h"
 #include "scheduler/runtime/fault_points.h"
+#include "scheduler/runtime/resume_check.h"
 
 namespace orch {
 
@@ -138,6 +139,8 @@ bool SiteWorker::execute_actions() {
       if (!execute_launch(action)) return false;
     } else if (action.kind == ActionKind::probe) {
       if (!execute_probe(action)) return false;
+    } else if (action.kind == ActionKind::manifest || action.kind == ActionKind::remove) {
+      if (!execute_storage(action)) return false;
     } else {
       auto r = port_.cancel(action.token);
       if (!r.ok() && r.error().kind == ErrorKind::unreachable) {
@@ -185,6 +188,20 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
     post_(LaunchCompleted{action.id, action.token, **found, true});
     return true;
   }
+  ResumeChoice resume;
+  if (!request->resume_candidates.empty()) {
+    auto checked = check_resume_candidates(port_, request->resume_candidates);
+    if (!checked) {
+      note_reachable(false, checked.error().message);
+      return false;
+    }
+    resume = std::move(*checked);
+    if (resume.checkpoint_id) {
+      request->env[request->resume_env] = resume.path;
+    } else {
+      request->env.erase(request->resume_env);
+    }
+  }
   auto launched = port_.launch(*request);
   if (launched) fault_point("kill-after-launch");
   if (!launched && launched.error().kind == ErrorKind::unreachable) {
@@ -192,7 +209,35 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
     return false;
   }
   posted_[action.id] = round_;
-  post_(LaunchCompleted{action.id, action.token, launched, false});
+  post_(LaunchCompleted{action.id, action.token, launched, false, std::move(resume)});
+  return true;
+}
+
+bool SiteWorker::execute_storage(const OutboxRow& action) {
+  const std::string path = action.payload.value("path", std::string());
+  if (action.kind == ActionKind::remove) {
+    auto r = port_.remove_path(path);
+    if (!r && r.error().kind == ErrorKind::unreachable) {
+      note_reachable(false, r.error().message);
+      return false;
+    }
+    posted_[action.id] = round_;
+    post_(RemoveCompleted{action.id, spec_.name, action.payload, r});
+    return true;
+  }
+  ManifestRequest request;
+  request.path = path;
+  if (action.payload.value("hash", std::string("all")) == "listed") {
+    request.hash = ManifestRequest::Hash::listed;
+    request.hash_files = action.payload.value("hash_files", std::vector<std::string>{});
+  }
+  auto listed = port_.manifest(request);
+  if (!listed && listed.error().kind == ErrorKind::unreachable) {
+    note_reachable(false, listed.error().message);
+    return false;
+  }
+  posted_[action.id] = round_;
+  post_(ManifestCompleted{action.id, spec_.name, action.payload, std::move(listed)});
   return true;
 }
 

@@ -2,6 +2,7 @@
 // One rented cluster ("site") as declared in the clusters file.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +69,37 @@ struct QuarantineSpec {
   int retire_after = 3;      // the third quarantine retires it
 };
 
+// How this site's login node reaches another site's login node to pull from it (rsync over
+// ssh run there): the address and the key and known_hosts files as paths on this site.
+struct PeerSpec {
+  std::string host;
+  int port = 22;
+  std::string user;
+  std::string key_file;     // on this site's login node
+  std::string known_hosts;  // on this site's login node
+};
+
+// MFU-aware throttling of transfers that read or write this site (scheduler/data/throttle.h).
+struct ThrottleSpec {
+  double mfu_drop_percent = 3;  // a job's MFU this far below its baseline cuts the cap
+  double decrease = 0.5;        // multiplicative decrease
+  double increase_mb_s = 0;     // additive increase per interval; 0: a tenth of the cap
+  double min_mb_s = 1;          // never below this
+  double interval_s = 10;       // between two changes
+};
+
+// Data movement (issue 5).
+struct DataSpec {
+  double bwlimit_mb_s = 0;  // cap on transfers that read or write this site; 0: none
+  // UTC windows when dataset transfers may touch this site, "HH:MM-HH:MM" (may wrap midnight);
+  // empty: any time. Checkpoint replication is never held back by a window (only throttled).
+  std::vector<std::string> windows;
+  std::map<std::string, PeerSpec> pull_from;  // source cluster -> how to reach it from here
+  std::string datasets_root;  // where staged datasets go; empty: <storage root>/datasets
+  double audit_interval_s = 600;  // how often every copy here is checked; 0: never
+  ThrottleSpec throttle;
+};
+
 struct ClusterSpec {
   std::string name;
   std::string vendor;  // who rents it out (scorecards group by it); empty: the cluster's name
@@ -87,6 +119,7 @@ struct ClusterSpec {
   KubernetesSpec kubernetes;           // provider kubernetes
   BurnInSpec burn_in;
   QuarantineSpec quarantine;
+  DataSpec data;
 
   const std::string& vendor_or_name() const { return vendor.empty() ? name : vendor; }
 

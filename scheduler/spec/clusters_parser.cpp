@@ -6,11 +6,13 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <utility>
 #include <vector>
 
 #include "scheduler/model/accelerators.h"
+#include "scheduler/spec/time_window.h"
 #include "scheduler/spec/yaml_reader.h"
 
 namespace orch {
@@ -202,7 +204,155 @@ void read_quarantine(const MapView& entry, ClusterSpec& c) {
   q.read_int("retire_after", s.retire_after, 1, 1000, "a count such as 3");
 }
 
-void read_cluster(MapView& entry, ClusterSpec& c) {
+// A pull_from entry as written, checked against the other clusters once all are read.
+struct PeerRef {
+  std::string cluster;  // the cluster whose data.pull_from names it
+  std::string peer;
+  yaml::Position at;
+};
+
+void read_peer(yaml::Reader& r, const std::string& cluster, const yaml::Field& field,
+               DataSpec& data, std::vector<PeerRef>& refs) {
+  const std::string& peer_name = field.key;
+  if (field.value.IsNull()) {
+    // yaml-cpp marks an empty value on the next line; the key is where the user looks.
+    r.fail(yaml::position_of(field.key_node),
+           "missing required key \"host\" in data.pull_from." + peer_name,
+           "a map such as {host: 10.0.0.5, user: svc, key_file: ~/.ssh/id_ed25519, "
+           "known_hosts: ~/.ssh/known_hosts}");
+    return;
+  }
+  MapView peer(r, field.value, "data.pull_from." + peer_name,
+               {"host", "port", "user", "key_file", "known_hosts"},
+               "a map such as {host: 10.0.0.5, user: svc, key_file: ~/.ssh/id_ed25519, "
+               "known_hosts: ~/.ssh/known_hosts}");
+  PeerSpec p;
+  peer.read_string("host", p.host, yaml::kNonEmpty, "the other site's login node, as seen here");
+  peer.read_int("port", p.port, 1, 65535, "a TCP port such as 22");
+  peer.read_string("user", p.user, yaml::kNonEmpty, "the user to log in as there");
+  peer.read_string("key_file", p.key_file, yaml::kNonEmpty,
+                   "a private key file on this site's login node");
+  peer.read_string("known_hosts", p.known_hosts, yaml::kNonEmpty,
+                   "a known_hosts file on this site's login node");
+  if (r.failed()) return;
+  // Every field but the port is required: a pull without a pinned host key is refused.
+  peer.require("host", "host: the other site's login node, as seen from this one");
+  peer.require("user", "user: the account to log in as there");
+  peer.require("key_file", "key_file: a private key on this site's login node");
+  peer.require("known_hosts", "known_hosts: a file on this site's login node with its host key");
+  if (r.failed()) return;
+  refs.push_back(PeerRef{cluster, peer_name, yaml::position_of(field.key_node)});
+  data.pull_from.emplace(peer_name, std::move(p));
+}
+
+void read_pull_from(const MapView& data_view, const std::string& cluster, DataSpec& data,
+                    std::vector<PeerRef>& refs) {
+  yaml::Reader& r = data_view.reader();
+  const yaml::Field* f = data_view.find("pull_from");
+  if (!f || f->value.IsNull()) return;
+  const std::string example = "a map from cluster name to {host, user, key_file, known_hosts}";
+  if (!f->value.IsMap()) {
+    r.fail(data_view.value_position("pull_from"),
+           "\"pull_from\" must be a map, got " + yaml::describe(f->value), example);
+    return;
+  }
+  std::map<std::string, int> lines;  // peer -> line first given
+  for (auto it = f->value.begin(); it != f->value.end() && !r.failed(); ++it) {
+    yaml::Field field{"", it->first, it->second};
+    if (!field.key_node.IsScalar() || !yaml::is_name(field.key_node.Scalar())) {
+      r.fail(yaml::position_of(field.key_node),
+             "a key of \"pull_from\" must be " + std::string(yaml::kName.must) + ", got " +
+                 yaml::describe(field.key_node),
+             "the name of another cluster in this file");
+      return;
+    }
+    field.key = field.key_node.Scalar();
+    const yaml::Position at = yaml::position_of(field.key_node);
+    if (auto [first, fresh] = lines.emplace(field.key, at.line); !fresh) {
+      r.fail(at, "key \"" + field.key + "\" appears twice in data.pull_from",
+             "each cluster once (first given at line " + std::to_string(first->second) + ")");
+      return;
+    }
+    read_peer(r, cluster, field, data, refs);
+  }
+}
+
+void read_data(const MapView& entry, ClusterSpec& c, std::vector<PeerRef>& refs) {
+  MapView d = entry.child(
+      "data", "data",
+      {"bwlimit_mb_s", "windows", "datasets_root", "audit_interval_s", "throttle", "pull_from"},
+      "a map such as {bwlimit_mb_s: 100, windows: [\"22:00-06:00\"], audit_interval_s: 600}");
+  DataSpec& s = c.data;
+  d.read_number("bwlimit_mb_s", s.bwlimit_mb_s, {0.0, false}, "MB/s such as 100 (0: no cap)");
+  d.read_string_list("windows", s.windows, yaml::kNonEmpty,
+                     "a list of UTC windows such as [\"22:00-06:00\"]");
+  if (!d.reader().failed() && d.has("windows")) {
+    const YAML::Node& list = d.find("windows")->value;
+    for (std::size_t i = 0; i < s.windows.size(); ++i) {
+      auto w = parse_window(s.windows[i]);
+      if (w.ok()) continue;
+      d.reader().fail(yaml::position_of(list[i]), "data.windows: " + w.error().message,
+                      kWindowExpected);
+      break;
+    }
+  }
+  d.read_string("datasets_root", s.datasets_root, yaml::kNonEmpty,
+                "a directory such as /lustre/team/datasets");
+  d.read_number("audit_interval_s", s.audit_interval_s, {0.0, false},
+                "seconds such as 600 (0: never)");
+  MapView t = d.child("throttle", "data.throttle",
+                      {"mfu_drop_percent", "decrease", "increase_mb_s", "min_mb_s", "interval_s"},
+                      "a map such as {mfu_drop_percent: 3, decrease: 0.5, min_mb_s: 1}");
+  ThrottleSpec& th = s.throttle;
+  t.read_number("mfu_drop_percent", th.mfu_drop_percent, {0.0, true}, "a percentage such as 3");
+  t.read_number("decrease", th.decrease, {0.0, true}, "a factor below 1 such as 0.5");
+  t.read_number("increase_mb_s", th.increase_mb_s, {0.0, false},
+                "MB/s such as 5 (0: a tenth of the cap)");
+  t.read_number("min_mb_s", th.min_mb_s, {0.0, true}, "MB/s such as 1");
+  t.read_number("interval_s", th.interval_s, {0.0, true}, "seconds such as 10");
+  if (!t.reader().failed() && th.mfu_drop_percent >= 100) {
+    t.reader().fail(
+        t.value_position("mfu_drop_percent"),
+        "\"mfu_drop_percent\" must be below 100, got " + yaml::format_number(th.mfu_drop_percent),
+        "a percentage such as 3");
+  }
+  if (!t.reader().failed() && th.decrease >= 1) {
+    t.reader().fail(t.value_position("decrease"),
+                    "\"decrease\" must be below 1, got " + yaml::format_number(th.decrease),
+                    "a factor below 1 such as 0.5");
+  }
+  if (!d.reader().failed()) read_pull_from(d, c.name, s, refs);
+}
+
+// Each pull_from key must name another cluster of the file.
+void check_peers(yaml::Reader& r, const std::vector<ClusterSpec>& clusters,
+                 const std::vector<PeerRef>& refs) {
+  for (const PeerRef& ref : refs) {
+    if (ref.peer == ref.cluster) {
+      r.fail(ref.at, "cluster \"" + ref.cluster + "\" cannot pull from itself in data.pull_from",
+             "the name of another cluster in this file");
+      return;
+    }
+    std::vector<std::string_view> others;
+    bool found = false;
+    for (const ClusterSpec& c : clusters) {
+      if (c.name == ref.peer) found = true;
+      if (c.name != ref.cluster) others.push_back(c.name);
+    }
+    if (found) continue;
+    std::string message = "data.pull_from of cluster \"" + ref.cluster + "\" names \"" + ref.peer +
+                          "\", which is not a cluster in this file";
+    if (auto near = yaml::nearest(ref.peer, others)) {
+      message += " (did you mean \"" + std::string(*near) + "\"?)";
+    }
+    r.fail(ref.at, message,
+           others.empty() ? std::string("no pull_from: there is no other cluster")
+                          : "one of " + yaml::join(others, ", "));
+    return;
+  }
+}
+
+void read_cluster(MapView& entry, ClusterSpec& c, std::vector<PeerRef>& refs) {
   entry.require("name", "a cluster name such as alpha");
   entry.read_string("name", c.name, yaml::kName, "a name such as alpha");
   entry.read_string("provider", c.provider, yaml::kNonEmpty, "local");
@@ -223,6 +373,7 @@ void read_cluster(MapView& entry, ClusterSpec& c) {
   if (!entry.reader().failed()) check_accelerator(entry, c);
   if (!entry.reader().failed()) read_burn_in(entry, c);
   if (!entry.reader().failed()) read_quarantine(entry, c);
+  if (!entry.reader().failed()) read_data(entry, c, refs);
   if (!entry.reader().failed()) read_provider_sections(entry, c);
 }
 
@@ -239,18 +390,18 @@ void read_clusters(const MapView& file, std::vector<ClusterSpec>& out) {
     return;
   }
   std::vector<int> first_lines;  // line of each accepted cluster, for duplicate messages
+  std::vector<PeerRef> peers;    // data.pull_from entries, checked once every name is known
   for (std::size_t i = 0; i < list.size() && !r.failed(); ++i) {
     const YAML::Node item = list[i];
     std::string context = "clusters[" + std::to_string(i) + "]";
     if (item.IsMap() && item["name"] && item["name"].IsScalar()) {
       context = "cluster \"" + item["name"].Scalar() + "\"";
     }
-    MapView entry(
-        r, item, context,
-        {"name", "provider", "vendor", "nodes", "gpus_per_node", "accelerator", "peak_tflops",
-         "storage", "unreachable_grace_s", "poll_interval_ms", "burn_in", "quarantine", "ssh",
-         "slurm", "kubernetes"},
-        kClusterExample);
+    MapView entry(r, item, context,
+                  {"name", "provider", "vendor", "nodes", "gpus_per_node", "accelerator",
+                   "peak_tflops", "storage", "unreachable_grace_s", "poll_interval_ms", "burn_in",
+                   "quarantine", "data", "ssh", "slurm", "kubernetes"},
+                  kClusterExample);
     if (r.failed()) break;
     if (!item.IsMap()) {
       // yaml-cpp marks an empty item after its "-"; the list's own start is less misleading.
@@ -261,7 +412,7 @@ void read_clusters(const MapView& file, std::vector<ClusterSpec>& out) {
       break;
     }
     ClusterSpec cluster;
-    read_cluster(entry, cluster);
+    read_cluster(entry, cluster, peers);
     if (r.failed()) break;
     for (std::size_t j = 0; j < out.size(); ++j) {
       if (out[j].name != cluster.name) continue;
@@ -273,6 +424,7 @@ void read_clusters(const MapView& file, std::vector<ClusterSpec>& out) {
     first_lines.push_back(entry.value_position("name").line);
     out.push_back(std::move(cluster));
   }
+  if (!r.failed()) check_peers(r, out, peers);
 }
 
 }  // namespace

@@ -32,10 +32,22 @@ struct ModelSpec {
   std::optional<int> sequence;
 };
 
+// What orchestrate does with a job's checkpoints (issue 5): keep the newest `keep` verified ones,
+// and hold the newest at `copies` sites (the one that saved it and `copies - 1` others, `to`
+// first when named, else chosen by the scheduler). Older checkpoints are deleted only once a
+// newer one is verified where the policy wants it; the last verified copy is never deleted.
+struct ReplicationSpec {
+  bool enabled = true;
+  int keep = 3;        // newest verified checkpoints kept (>= 1)
+  int copies = 2;      // sites holding the newest verified checkpoint (1: no off-site copy)
+  std::string to;      // preferred off-site cluster; empty: the scheduler chooses
+};
+
 struct CheckpointSpec {
   std::string dir;                              // where the job writes checkpoints
   std::string resume_env = "ORCH_RESUME_FROM";  // env var that carries the checkpoint path
   std::optional<int> interval_steps;            // informational: how often the job saves
+  ReplicationSpec replicate;
 };
 
 // How orchestrate watches a running attempt (issue 4).
@@ -56,6 +68,10 @@ struct JobSpec {
   HealthWatchSpec health;
   std::vector<std::string> allowed_clusters;    // empty: any cluster
   std::vector<std::string> preferred_clusters;  // ranked first among those that fit
+  // Named datasets the job reads (issue 5). Placement weighs the time to stage each where it is
+  // missing; a job placed there waits in `staging` until its copy is verified. The job gets
+  // each copy's path in ORCH_DATASET_<NAME> (upper case, '-' and '.' as '_').
+  std::vector<std::string> datasets;
 
   int total_gpus() const { return nodes * gpus_per_node; }
 };

@@ -15,6 +15,10 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   }
   // An empty checkpoint dir means "none"; the parser rejects an empty string, so leave it out.
   if (spec.checkpoint.dir.empty()) checkpoint.erase("dir");
+  const ReplicationSpec& rep = spec.checkpoint.replicate;
+  json replicate = {{"enabled", rep.enabled}, {"keep", rep.keep}, {"copies", rep.copies}};
+  if (!rep.to.empty()) replicate["to"] = rep.to;  // empty: the scheduler chooses
+  checkpoint["replicate"] = replicate;
 
   json model = json::object();
   if (spec.model.parameters) model["parameters"] = *spec.model.parameters;
@@ -43,6 +47,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
        {{"allowed", spec.allowed_clusters.empty() ? json::array() : json(spec.allowed_clusters)},
         {"preferred",
          spec.preferred_clusters.empty() ? json::array() : json(spec.preferred_clusters)}}},
+      {"datasets", spec.datasets.empty() ? json::array() : json(spec.datasets)},
   };
 }
 

@@ -20,14 +20,49 @@ void read_resources(const MapView& job, JobSpec& spec) {
   res.read_int("gpus_per_node", spec.gpus_per_node, 1, INT_MAX, "an integer such as 8");
 }
 
+void read_replicate(const MapView& ckpt, JobSpec& spec) {
+  MapView rep = ckpt.child("replicate", "checkpoint.replicate", {"enabled", "keep", "copies", "to"},
+                           "a map such as {enabled: true, keep: 3, copies: 2, to: beta}");
+  ReplicationSpec& r = spec.checkpoint.replicate;
+  rep.read_bool("enabled", r.enabled, "true or false");
+  rep.read_int("keep", r.keep, 1, INT_MAX, "a count of checkpoints such as 3");
+  rep.read_int("copies", r.copies, 1, 8, "a count of sites such as 2 (1: no off-site copy)");
+  rep.read_string("to", r.to, yaml::kName, "a cluster name such as beta");
+  if (!rep.reader().failed() && rep.has("to") && r.copies < 2) {
+    rep.reader().fail(rep.key_position("to"),
+                      "\"to\" names an off-site cluster, but \"copies\" is 1 (no off-site copy)",
+                      "copies: 2 or more with \"to\", or no \"to\"");
+  }
+}
+
 void read_checkpoint(const MapView& job, JobSpec& spec) {
-  MapView ckpt = job.child("checkpoint", "checkpoint", {"dir", "resume_env", "interval_steps"},
-                           "a map such as {dir: /ckpt/run1, interval_steps: 50}");
+  MapView ckpt =
+      job.child("checkpoint", "checkpoint", {"dir", "resume_env", "interval_steps", "replicate"},
+                "a map such as {dir: /ckpt/run1, interval_steps: 50}");
   ckpt.read_string("dir", spec.checkpoint.dir, yaml::kNonEmpty, "a directory such as /ckpt/run1");
   ckpt.read_string("resume_env", spec.checkpoint.resume_env, yaml::kEnvVarName,
                    "an environment variable name such as ORCH_RESUME_FROM");
   ckpt.read_int("interval_steps", spec.checkpoint.interval_steps, 1, INT_MAX,
                 "a step count such as 500");
+  read_replicate(ckpt, spec);
+}
+
+// Dataset names: 1 to 64 letters, digits, ".", "_" or "-", each listed once.
+void read_datasets(MapView& job, JobSpec& spec) {
+  job.read_string_list("datasets", spec.datasets, yaml::kName,
+                       "a list of dataset names such as [imagenet, c4]");
+  const yaml::Field* field = job.find("datasets");
+  if (job.reader().failed() || !field) return;
+  for (std::size_t i = 1; i < spec.datasets.size(); ++i) {
+    const auto first = std::find(spec.datasets.begin(), spec.datasets.end(), spec.datasets[i]);
+    if (first == spec.datasets.begin() + static_cast<std::ptrdiff_t>(i)) continue;
+    const auto j = static_cast<std::size_t>(first - spec.datasets.begin());
+    job.reader().fail(yaml::position_of(field->value[i]),
+                      "dataset \"" + spec.datasets[i] + "\" is listed twice in \"datasets\"",
+                      "each dataset once (first at line " +
+                          std::to_string(yaml::position_of(field->value[j]).line) + ")");
+    return;
+  }
 }
 
 void read_model(const MapView& job, JobSpec& spec) {
@@ -125,11 +160,10 @@ void read_placement(const MapView& job, JobSpec& spec) {
 }
 
 void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
-  MapView job(
-      reader, root, "job",
-      {"name", "command", "env", "resources", "checkpoint", "model", "restart", "health",
-       "placement"},
-      "a map with at least \"name\" and \"command\"");
+  MapView job(reader, root, "job",
+              {"name", "command", "env", "resources", "checkpoint", "model", "restart", "health",
+               "placement", "datasets"},
+              "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
   job.require("command", "a shell command such as \"python train.py\"");
@@ -143,6 +177,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_restart(job, spec);
   read_health(job, spec);
   read_placement(job, spec);
+  read_datasets(job, spec);
 }
 
 }  // namespace

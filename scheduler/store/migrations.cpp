@@ -184,6 +184,64 @@ CREATE TABLE health_log (
 );
 CREATE INDEX health_log_at ON health_log(at_ms);
 )sql"},
+      {6, "data: checkpoint manifests, copies per site, datasets, transfers",
+       R"sql(
+ALTER TABLE checkpoints ADD COLUMN manifest TEXT;
+ALTER TABLE checkpoints ADD COLUMN bytes INTEGER;
+CREATE TABLE datasets (
+  name TEXT PRIMARY KEY,
+  manifest TEXT,
+  bytes INTEGER NOT NULL DEFAULT 0,
+  created_ms INTEGER NOT NULL
+);
+CREATE TABLE replicas (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  checkpoint_id INTEGER REFERENCES checkpoints(id) ON DELETE CASCADE,
+  dataset TEXT REFERENCES datasets(name) ON DELETE CASCADE,
+  cluster TEXT NOT NULL,
+  path TEXT NOT NULL,
+  state TEXT NOT NULL,
+  detail TEXT NOT NULL DEFAULT '',
+  updated_ms INTEGER NOT NULL,
+  verified_ms INTEGER,
+  audited_ms INTEGER,
+  CHECK ((checkpoint_id IS NULL) <> (dataset IS NULL))
+);
+CREATE UNIQUE INDEX replicas_of_checkpoint ON replicas(checkpoint_id, cluster)
+  WHERE checkpoint_id IS NOT NULL;
+CREATE UNIQUE INDEX replicas_of_dataset ON replicas(dataset, cluster) WHERE dataset IS NOT NULL;
+CREATE INDEX replicas_at ON replicas(cluster, state);
+CREATE TABLE transfers (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  checkpoint_id INTEGER REFERENCES checkpoints(id) ON DELETE CASCADE,
+  dataset TEXT REFERENCES datasets(name) ON DELETE CASCADE,
+  replica_id INTEGER NOT NULL,
+  src_cluster TEXT NOT NULL,
+  src_path TEXT NOT NULL,
+  dst_cluster TEXT NOT NULL,
+  dst_path TEXT NOT NULL,
+  directory INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  why TEXT NOT NULL DEFAULT '',
+  bytes_total INTEGER NOT NULL DEFAULT 0,
+  bytes_done INTEGER NOT NULL DEFAULT 0,
+  rate_bps REAL NOT NULL DEFAULT 0,
+  cap_bps REAL NOT NULL DEFAULT 0,
+  base_cap_bps REAL NOT NULL DEFAULT 0,
+  cap_changed_ms INTEGER,
+  tries INTEGER NOT NULL DEFAULT 0,
+  next_try_ms INTEGER,
+  error TEXT NOT NULL DEFAULT '',
+  route TEXT NOT NULL DEFAULT '',
+  copy_seconds REAL NOT NULL DEFAULT 0,
+  copied_bytes INTEGER NOT NULL DEFAULT 0,
+  created_ms INTEGER NOT NULL,
+  started_ms INTEGER,
+  ended_ms INTEGER,
+  updated_ms INTEGER NOT NULL
+);
+CREATE INDEX transfers_active ON transfers(state);
+)sql"},
   };
   return list;
 }

@@ -4,12 +4,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "scheduler/common/clock.h"
 #include "scheduler/model/job_state.h"
+#include "scheduler/model/replica_state.h"
 #include "scheduler/model/node_state.h"
 #include "scheduler/model/site_health.h"
 #include "scheduler/spec/job_spec.h"
@@ -147,6 +149,59 @@ struct CheckpointRow {
   std::optional<double> save_time_s;
   Millis at_ms = 0;
   std::string cluster;  // where the attempt that saved it ran (filled on read)
+  std::optional<nlohmann::json> manifest;  // Manifest JSON, once computed at the site
+  std::optional<std::int64_t> bytes;       // total size, once the manifest is known
+};
+
+// One copy of a checkpoint (checkpoint_id set) or of a dataset (dataset set) at one site.
+struct ReplicaRow {
+  std::int64_t id = 0;
+  std::optional<std::int64_t> checkpoint_id;
+  std::string dataset;
+  std::string cluster;
+  std::string path;
+  ReplicaState state = ReplicaState::present;
+  std::string detail;  // why it is in that state, for people
+  Millis updated_ms = 0;
+  std::optional<Millis> verified_ms;
+  std::optional<Millis> audited_ms;  // last audit that found it intact
+};
+
+struct DatasetRow {
+  std::string name;
+  std::optional<nlohmann::json> manifest;  // from the first copy verified
+  std::int64_t bytes = 0;                  // 0 until the manifest is known
+  Millis created_ms = 0;
+};
+
+struct TransferRow {
+  std::int64_t id = 0;
+  std::optional<std::int64_t> checkpoint_id;  // what it copies: a checkpoint ...
+  std::string dataset;                        // ... or a dataset
+  std::int64_t replica_id = 0;                // the destination copy it writes
+  std::string src_cluster;
+  std::string src_path;
+  std::string dst_cluster;
+  std::string dst_path;
+  bool directory = false;
+  TransferState state = TransferState::queued;
+  std::string why;  // why it was started ("replication", "re-replicate lost copy", "staging job 7")
+  std::int64_t bytes_total = 0;
+  std::int64_t bytes_done = 0;
+  double rate_bps = 0;      // bytes per second, as last reported
+  double cap_bps = 0;       // the cap it should run at now; 0: none
+  double base_cap_bps = 0;  // the configured cap (throttling returns to it)
+  std::optional<Millis> cap_changed_ms;
+  int tries = 0;                       // copies started
+  std::optional<Millis> next_try_ms;   // not before (backoff after a failure)
+  std::string error;                   // the last failure
+  std::string route;
+  double copy_seconds = 0;  // wall time of the last successful copy
+  std::int64_t copied_bytes = 0;
+  Millis created_ms = 0;
+  std::optional<Millis> started_ms;
+  std::optional<Millis> ended_ms;
+  Millis updated_ms = 0;
 };
 
 struct EventRow {
@@ -158,7 +213,10 @@ struct EventRow {
   std::string message;
 };
 
-enum class ActionKind { launch, cancel, probe };
+// manifest: list (and hash) a copy at the site; remove: delete a copy (retention).
+enum class ActionKind { launch, cancel, probe, manifest, remove };
+std::string_view to_string(ActionKind k);
+std::optional<ActionKind> parse_action_kind(std::string_view s);
 
 struct OutboxRow {
   std::int64_t id = 0;

@@ -192,9 +192,7 @@ Result<std::vector<EventRow>> Store::events_of(JobId job, int limit) {
 // ---- outbox -----------------------------------------------------------------------------
 
 Result<std::int64_t> Store::enqueue(const OutboxRow& row) {
-  const char* kind = row.kind == ActionKind::launch   ? "launch"
-                     : row.kind == ActionKind::cancel ? "cancel"
-                                                      : "probe";
+  const std::string kind(to_string(row.kind));
   if (auto r = execute(
           db_,
           "INSERT INTO outbox(cluster, kind, token, payload, created_ms) VALUES (?, ?, ?, ?, ?)",
@@ -211,9 +209,7 @@ Result<std::vector<OutboxRow>> Store::pending_actions(const std::string& cluster
     o.id = s.col_int(0);
     o.cluster = s.col_text(1);
     const std::string kind = s.col_text(2);
-    o.kind = kind == "cancel"  ? ActionKind::cancel
-             : kind == "probe" ? ActionKind::probe
-                               : ActionKind::launch;
+    o.kind = parse_action_kind(kind).value_or(ActionKind::launch);
     o.token = s.col_text(3);
     o.payload = nlohmann::json::parse(s.col_text(4), nullptr, false);
     o.created_ms = s.col_int(5);

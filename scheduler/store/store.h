@@ -109,9 +109,40 @@ class Store {
 
   // Progress and checkpoints.
   Result<void> insert_progress(const ProgressSample& sample);
-  Result<bool> insert_checkpoint(const CheckpointRow& row);  // false: already known
+  // The new checkpoint's id; nullopt when it is already known (same job, step and path).
+  Result<std::optional<std::int64_t>> insert_checkpoint(const CheckpointRow& row);
   Result<std::optional<CheckpointRow>> latest_checkpoint(JobId job);
   Result<std::vector<CheckpointRow>> checkpoints_of(JobId job);
+
+  // Checkpoint registry, datasets, copies and transfers (store_data.cpp; issue 5).
+  Result<std::optional<CheckpointRow>> checkpoint(std::int64_t id);
+  Result<void> set_checkpoint_manifest(std::int64_t id, const nlohmann::json& manifest,
+                                       std::int64_t bytes);
+  Result<std::int64_t> insert_replica(const ReplicaRow& row);  // id
+  Result<void> update_replica(const ReplicaRow& row);
+  Result<std::optional<ReplicaRow>> replica(std::int64_t id);
+  // Copies of one checkpoint / of one dataset / of every checkpoint of a job / at one cluster.
+  Result<std::vector<ReplicaRow>> replicas_of_checkpoint(std::int64_t checkpoint_id);
+  Result<std::vector<ReplicaRow>> replicas_of_dataset(const std::string& dataset);
+  Result<std::vector<ReplicaRow>> replicas_of_job(JobId job);
+  // Copies not deleted, of any object, at one cluster (empty: everywhere): what the audit checks.
+  Result<std::vector<ReplicaRow>> live_replicas(const std::string& cluster);
+
+  Result<bool> insert_dataset(const DatasetRow& row);  // false: the name is taken
+  Result<std::optional<DatasetRow>> dataset(const std::string& name);
+  Result<std::vector<DatasetRow>> datasets();
+  Result<void> set_dataset_manifest(const std::string& name, const nlohmann::json& manifest,
+                                    std::int64_t bytes);
+
+  Result<std::int64_t> insert_transfer(const TransferRow& row);  // id
+  Result<void> update_transfer(const TransferRow& row);
+  Result<std::optional<TransferRow>> transfer(std::int64_t id);
+  // Newest first; active_only: queued, running, verifying.
+  Result<std::vector<TransferRow>> transfers(bool active_only, int limit);
+  // Completed copies between two clusters (either direction when both_ways), newest first:
+  // the bandwidth that placement's staging estimate uses.
+  Result<std::vector<TransferRow>> done_transfers(const std::string& a, const std::string& b,
+                                                  int limit);
 
   // Events.
   Result<void> add_event(std::optional<JobId> job, std::optional<int> attempt_no, Millis at,
@@ -120,6 +151,7 @@ class Store {
 
   // Outbox.
   Result<std::int64_t> enqueue(const OutboxRow& row);
+  Result<std::optional<OutboxRow>> action(std::int64_t id);
   Result<std::vector<OutboxRow>> pending_actions(const std::string& cluster);
   Result<void> mark_action_done(std::int64_t id, Millis at);
   Result<void> mark_actions_done_for_token(const std::string& token, Millis at);

@@ -77,13 +77,19 @@ CheckpointRow read_checkpoint(const Stmt& st) {
   c.save_time_s = st.col_opt_double(5);
   c.at_ms = st.col_int(6);
   c.cluster = st.col_text(7);
+  if (!st.is_null(8)) {
+    auto m = nlohmann::json::parse(st.col_text(8), nullptr, false);
+    if (!m.is_discarded()) c.manifest = std::move(m);
+  }
+  c.bytes = st.col_opt_int(9);
   return c;
 }
 
 // The cluster comes from the attempt that saved the checkpoint.
 constexpr const char* kCheckpointColumns =
     "c.id, c.job_id, c.attempt_id, c.step, c.path, c.save_time_s, c.at_ms, "
-    "COALESCE((SELECT a.cluster FROM attempts a WHERE a.id = c.attempt_id), '')";
+    "COALESCE((SELECT a.cluster FROM attempts a WHERE a.id = c.attempt_id), ''), c.manifest, "
+    "c.bytes";
 
 }  // namespace
 
@@ -227,7 +233,18 @@ Result<void> Store::insert_progress(const ProgressSample& p) {
       p.attempt_id, p.step, p.tokens, p.step_time_s, p.mfu, p.at_ms);
 }
 
-Result<bool> Store::insert_checkpoint(const CheckpointRow& c) {
+Result<std::optional<CheckpointRow>> Store::checkpoint(std::int64_t id) {
+  return query_one(db_, std::string("SELECT ") + kCheckpointColumns + " FROM checkpoints c WHERE c.id = ?",
+                   read_checkpoint, id);
+}
+
+Result<void> Store::set_checkpoint_manifest(std::int64_t id, const nlohmann::json& manifest,
+                                            std::int64_t bytes) {
+  return execute(db_, "UPDATE checkpoints SET manifest = ?, bytes = ? WHERE id = ?",
+                 manifest.dump(), bytes, id);
+}
+
+Result<std::optional<std::int64_t>> Store::insert_checkpoint(const CheckpointRow& c) {
   if (auto r = execute(
           db_,
           "INSERT OR IGNORE INTO checkpoints(job_id, attempt_id, step, path, save_time_s, at_ms) "
@@ -236,7 +253,8 @@ Result<bool> Store::insert_checkpoint(const CheckpointRow& c) {
       !r) {
     return r.error();
   }
-  return db_.changes() > 0;
+  if (db_.changes() == 0) return std::optional<std::int64_t>{};
+  return std::optional<std::int64_t>{db_.last_insert_id()};
 }
 
 Result<std::optional<CheckpointRow>> Store::latest_checkpoint(JobId job) {

@@ -57,7 +57,55 @@ class BrainFixture : public ::testing::Test {
   void report(const AttemptRow& a, std::vector<ProgressLine> lines) {
     handle(AttemptObserved{
         a.cluster, a.token, RunPhase::running, std::nullopt, {}, std::move(lines), {}});
+    if (instant_data) settle_data();
   }
+
+  // What a copy holds, as the fake storage lists it: one file whose size and hash follow from
+  // the copy's base name, so a faithful copy (same base name elsewhere) matches its source.
+  static Manifest fake_manifest(const std::string& path) {
+    const std::string base = path.substr(path.find_last_of('/') + 1);
+    std::string hex;
+    for (char c : base) {
+      static const char* digits = "0123456789abcdef";
+      hex += digits[(static_cast<unsigned char>(c) >> 4) & 0xf];
+      hex += digits[static_cast<unsigned char>(c) & 0xf];
+    }
+    hex.resize(64, '0');
+    Manifest m;
+    m.files.push_back({"", 1000 + base.size(), hex});
+    return m;
+  }
+
+  // Plays the sites' storage and the transfer worker, instantly and faithfully: every listing
+  // and deletion asked of a healthy site is answered, every transfer completes. Tests about the
+  // data plane itself turn instant_data off and answer by hand.
+  void settle_data() {
+    for (int round = 0; round < 20; ++round) {
+      bool any = false;
+      for (const auto& c : store->clusters().value()) {
+        if (c.health != SiteHealth::healthy) continue;
+        for (const auto& a : outbox(c.name)) {
+          if (a.kind == ActionKind::manifest) {
+            handle(ManifestCompleted{a.id, c.name, a.payload,
+                                     fake_manifest(a.payload.value("path", std::string()))});
+            any = true;
+          } else if (a.kind == ActionKind::remove) {
+            handle(RemoveCompleted{a.id, c.name, a.payload, Ok{}});
+            any = true;
+          }
+        }
+      }
+      for (const auto& t : store->transfers(true, 1000).value()) {
+        if (t.state != TransferState::queued && t.state != TransferState::running) continue;
+        handle(TransferProgressed{t.id, TransferProgress{}});
+        handle(TransferFinished{t.id, TransferOutcome{1000, 1.0, "test", 0}});
+        any = true;
+      }
+      if (!any) return;
+    }
+  }
+
+  bool instant_data = true;
 
   // Steps first..last, `tokens` each taking `seconds`, with a checkpoint every `every` steps.
   void train(const AttemptRow& a, int first, int last, int every = 10, std::int64_t tokens = 1000,

@@ -54,7 +54,9 @@ TEST_F(BrainResume, SiteSilentPastGraceResumesFromLatestCheckpointOnAnotherSite)
   EXPECT_EQ(second.cluster, "beta");
   EXPECT_EQ(second.resumed_from_step, 40);
   auto launch = outbox("beta").at(0);
-  EXPECT_EQ(launch.payload["env"]["ORCH_RESUME_FROM"], "/ckpt/step-40");
+  // From beta's own copy of it, replicated while alpha was up (alpha's path means nothing there).
+  EXPECT_EQ(launch.payload["env"]["ORCH_RESUME_FROM"],
+            "/checkpoints/.orchestrate/replicas/job-1/step-40/step-40");
   EXPECT_EQ(attempts(id).at(0).steps_lost, 7);
 }
 

@@ -1,0 +1,542 @@
+// The brain's checkpoint registry (issue 5): every checkpoint a job reports gets a copy row at
+// the site that saved it and a manifest listed there; transfers' copies are verified against
+// that manifest; audits re-check every copy now and then; the data commands. Replication,
+// transfers and staging are in brain_transfer.cpp. Rules: docs/data.md.
+#include <algorithm>
+#include <cstdio>
+
+#include "scheduler/brain/brain.h"
+#include "scheduler/brain/brain_text.h"
+#include "scheduler/data/replication_plan.h"
+#include "scheduler/data/staging.h"
+
+namespace orch {
+namespace {
+
+using brain_text::base36;
+
+bool lists_storage(const ClusterSpec* spec) {
+  return spec != nullptr && spec->provider != "kubernetes";
+}
+
+std::string size_text(std::int64_t bytes) {
+  char buf[32];
+  const auto b = static_cast<double>(bytes);
+  if (b >= 1e9) {
+    std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
+  } else if (b >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+  }
+  return buf;
+}
+
+bool valid_dataset_name(const std::string& name) {
+  if (name.empty() || name.size() > 100) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
+  });
+}
+
+}  // namespace
+
+// ---- registering a checkpoint ----------------------------------------------------------------
+
+Result<void> Brain::register_checkpoint(const AttemptRow& a, std::int64_t checkpoint_id,
+                                        const std::string& path) {
+  const Millis now = clock_.now_ms();
+  ReplicaRow r;
+  r.checkpoint_id = checkpoint_id;
+  r.cluster = a.cluster;
+  r.path = path;
+  r.state = ReplicaState::present;
+  r.updated_ms = now;
+  const bool can_list = lists_storage(cluster_spec(a.cluster));
+  r.detail = can_list ? "reported by attempt " + std::to_string(a.no) + "; being listed"
+                      : "reported by attempt " + std::to_string(a.no) +
+                            "; this provider cannot list storage, so it is not verified";
+  auto id = store_.insert_replica(r);
+  if (!id) return id.error();
+  r.id = *id;
+  if (!can_list) return Ok{};
+  return request_manifest(r, "register");
+}
+
+Result<void> Brain::request_manifest(const ReplicaRow& replica, const std::string& purpose,
+                                     std::optional<std::int64_t> transfer_id,
+                                     const std::vector<std::string>& hash_files) {
+  const Millis now = clock_.now_ms();
+  OutboxRow row;
+  row.cluster = replica.cluster;
+  row.kind = ActionKind::manifest;
+  row.token = purpose + "-" + std::to_string(replica.id) + "-" + base36(static_cast<std::uint64_t>(now));
+  row.payload = {{"purpose", purpose},
+                 {"replica_id", replica.id},
+                 {"path", replica.path},
+                 {"hash", hash_files.empty() ? "all" : "listed"},
+                 {"hash_files", hash_files}};
+  if (transfer_id) row.payload["transfer_id"] = *transfer_id;
+  row.created_ms = now;
+  if (auto r = store_.enqueue(row); !r) return r.error();
+  return Ok{};
+}
+
+// ---- what a listing says ---------------------------------------------------------------------
+
+Result<BrainReply> Brain::on(const ManifestCompleted& e) {
+  if (auto r = store_.mark_action_done(e.outbox_id, clock_.now_ms()); !r) return r.error();
+  const std::int64_t replica_id = e.payload.value("replica_id", std::int64_t{0});
+  const std::string purpose = e.payload.value("purpose", std::string());
+  auditing_.erase(replica_id);
+  auto replica = store_.replica(replica_id);
+  if (!replica) return replica.error();
+  if (!*replica || (*replica)->state == ReplicaState::deleted) return BrainReply{};
+  ReplicaRow& r = **replica;
+  Result<void> done = Ok{};
+  if (purpose == "register") {
+    done = on_registered(r, e);
+  } else if (purpose == "verify") {
+    done = on_verified(r, e);
+  } else if (purpose == "audit") {
+    done = on_audited(r, e);
+  }
+  if (!done) return done.error();
+  return BrainReply{};
+}
+
+Result<std::optional<Manifest>> Brain::registered_manifest(const ReplicaRow& replica) {
+  std::optional<nlohmann::json> j;
+  if (replica.checkpoint_id) {
+    auto c = store_.checkpoint(*replica.checkpoint_id);
+    if (!c) return c.error();
+    if (*c) j = (*c)->manifest;
+  } else {
+    auto d = store_.dataset(replica.dataset);
+    if (!d) return d.error();
+    if (*d) j = (*d)->manifest;
+  }
+  if (!j) return std::optional<Manifest>{};
+  auto m = manifest_from_json(*j);
+  if (!m) return m.error();
+  return std::optional<Manifest>{std::move(*m)};
+}
+
+Result<std::string> Brain::object_name(const ReplicaRow& replica) {
+  if (!replica.checkpoint_id) return "dataset " + replica.dataset;
+  auto c = store_.checkpoint(*replica.checkpoint_id);
+  if (!c) return c.error();
+  if (!*c) return "checkpoint " + std::to_string(*replica.checkpoint_id);
+  return "checkpoint at step " + std::to_string((*c)->step) + " of job " +
+         std::to_string((*c)->job_id);
+}
+
+Result<std::optional<JobId>> Brain::job_of(const ReplicaRow& replica) {
+  if (!replica.checkpoint_id) return std::optional<JobId>{};
+  auto c = store_.checkpoint(*replica.checkpoint_id);
+  if (!c) return c.error();
+  if (!*c) return std::optional<JobId>{};
+  return std::optional<JobId>{(*c)->job_id};
+}
+
+// The first listing of a copy that was found at a site (a job's new checkpoint, a dataset a
+// person registered): its manifest becomes the object's, or is checked against it.
+Result<void> Brain::on_registered(ReplicaRow& r, const ManifestCompleted& e) {
+  const Millis now = clock_.now_ms();
+  auto name = object_name(r);
+  if (!name) return name.error();
+  auto job = job_of(r);
+  if (!job) return job.error();
+  if (!e.result) {
+    if (e.result.error().kind == ErrorKind::not_found) {
+      return replica_failed(r, ReplicaState::missing, e.result.error().message, "its listing");
+    }
+    r.detail = "could not be listed: " + e.result.error().message;
+    r.updated_ms = now;
+    return store_.update_replica(r);
+  }
+  const Manifest& observed = *e.result;
+  auto registered = registered_manifest(r);
+  if (!registered) return registered.error();
+  if (*registered) {
+    ManifestDiff diff = compare_manifest(**registered, observed);
+    if (!diff.matches) {
+      return replica_failed(r, ReplicaState::corrupt, diff.difference, "its listing");
+    }
+  } else if (r.checkpoint_id) {
+    if (auto s = store_.set_checkpoint_manifest(*r.checkpoint_id, manifest_to_json(observed),
+                                                static_cast<std::int64_t>(observed.total_bytes()));
+        !s) {
+      return s;
+    }
+  } else {
+    if (auto s = store_.set_dataset_manifest(r.dataset, manifest_to_json(observed),
+                                             static_cast<std::int64_t>(observed.total_bytes()));
+        !s) {
+      return s;
+    }
+  }
+  r.state = ReplicaState::verified;
+  r.verified_ms = now;
+  r.audited_ms = now;
+  r.detail = std::to_string(observed.files.size()) + " file(s), " +
+             size_text(static_cast<std::int64_t>(observed.total_bytes())) + ", SHA-256 listed";
+  r.updated_ms = now;
+  if (auto s = store_.update_replica(r); !s) return s;
+  if (*job) {
+    if (auto s = event(**job, std::nullopt, "checkpoint-verified",
+                       *name + " verified at " + r.cluster + ": " + r.detail);
+        !s) {
+      return s;
+    }
+    return replicate_job(**job);
+  }
+  return Ok{};
+}
+
+// A transferred copy, listed at its destination: the transfer is done when it matches.
+Result<void> Brain::on_verified(ReplicaRow& r, const ManifestCompleted& e) {
+  const Millis now = clock_.now_ms();
+  const std::int64_t transfer_id = e.payload.value("transfer_id", std::int64_t{0});
+  auto t = store_.transfer(transfer_id);
+  if (!t) return t.error();
+  auto registered = registered_manifest(r);
+  if (!registered) return registered.error();
+  auto name = object_name(r);
+  if (!name) return name.error();
+  auto job = job_of(r);
+  if (!job) return job.error();
+
+  std::optional<std::string> problem;
+  if (!e.result) {
+    problem = e.result.error().message;
+  } else if (!*registered) {
+    problem = "the source's manifest is not known";
+  } else if (ManifestDiff diff = compare_manifest(**registered, *e.result); !diff.matches) {
+    problem = diff.difference;
+  }
+  if (problem) {
+    r.state = ReplicaState::corrupt;
+    r.detail = "the copy failed its verification: " + *problem;
+    r.updated_ms = now;
+    if (auto s = store_.update_replica(r); !s) return s;
+    if (*t && (*t)->state == TransferState::verifying) {
+      TransferRow& tr = **t;
+      tr.error = "verification failed: " + *problem;
+      tr.updated_ms = now;
+      if (tr.tries >= kTransferMaxTries) {
+        tr.state = TransferState::failed;
+        tr.ended_ms = now;
+      } else {
+        tr.state = TransferState::queued;
+        tr.next_try_ms = now + transfer_retry_delay_ms(tr.tries);
+      }
+      if (auto s = store_.update_transfer(tr); !s) return s;
+    }
+    if (*job) {
+      return event(**job, std::nullopt, "transfer-verify-failed",
+                   "the copy of " + *name + " at " + r.cluster + " does not match: " + *problem +
+                       (*t && (*t)->state == TransferState::failed
+                            ? "; giving up after " + std::to_string((*t)->tries) + " tries"
+                            : "; copying it again, comparing checksums"));
+    }
+    return Ok{};
+  }
+  r.state = ReplicaState::verified;
+  r.verified_ms = now;
+  r.audited_ms = now;
+  r.detail = "copied from " + ((*t) ? (*t)->src_cluster : std::string("?")) + " and verified";
+  r.updated_ms = now;
+  if (auto s = store_.update_replica(r); !s) return s;
+  std::string how;
+  if (*t) {
+    TransferRow& tr = **t;
+    tr.state = TransferState::done;
+    tr.ended_ms = now;
+    tr.bytes_done = tr.bytes_total;
+    tr.updated_ms = now;
+    tr.error.clear();
+    if (auto s = store_.update_transfer(tr); !s) return s;
+    char buf[160];
+    const double rate = tr.copy_seconds > 0 ? static_cast<double>(tr.bytes_total) / tr.copy_seconds
+                                            : 0.0;
+    std::snprintf(buf, sizeof buf, " (%s in %.1f s, %.1f MB/s, %s)",
+                  size_text(tr.bytes_total).c_str(), tr.copy_seconds, rate / 1e6,
+                  tr.route.c_str());
+    how = buf;
+  }
+  if (*job) {
+    if (auto s = event(**job, std::nullopt, "checkpoint-replicated",
+                       *name + " copied to " + r.cluster + " and verified" + how);
+        !s) {
+      return s;
+    }
+    return replicate_job(**job);
+  }
+  return Ok{};
+}
+
+Result<void> Brain::on_audited(ReplicaRow& r, const ManifestCompleted& e) {
+  const Millis now = clock_.now_ms();
+  if (!e.result) {
+    if (e.result.error().kind == ErrorKind::not_found) {
+      return replica_failed(r, ReplicaState::missing, e.result.error().message, "the audit");
+    }
+    r.detail = "the audit could not list it: " + e.result.error().message;
+    r.updated_ms = now;
+    return store_.update_replica(r);
+  }
+  auto registered = registered_manifest(r);
+  if (!registered) return registered.error();
+  if (!*registered) return Ok{};
+  ManifestDiff diff = compare_manifest(**registered, *e.result);
+  if (!diff.matches) return replica_failed(r, ReplicaState::corrupt, diff.difference, "the audit");
+  r.audited_ms = now;
+  r.updated_ms = now;
+  return store_.update_replica(r);
+}
+
+Result<void> Brain::replica_failed(ReplicaRow& r, ReplicaState to, const std::string& why,
+                                   const std::string& found_by) {
+  const Millis now = clock_.now_ms();
+  if (r.state == to) return Ok{};
+  r.state = to;
+  r.detail = found_by + ": " + why;
+  r.updated_ms = now;
+  if (auto s = store_.update_replica(r); !s) return s;
+  auto name = object_name(r);
+  if (!name) return name.error();
+  auto job = job_of(r);
+  if (!job) return job.error();
+  const std::string what = to == ReplicaState::missing ? "missing" : "changed";
+  const std::string kind = r.checkpoint_id ? "checkpoint-lost" : "dataset-lost";
+  const std::string message = "the copy of " + *name + " at " + r.cluster + " is " + what + " (" +
+                              found_by + ": " + why + "); marked " +
+                              std::string(to_string(to)) + " there";
+  if (*job) {
+    if (auto s = event(**job, std::nullopt, kind, message); !s) return s;
+    return replicate_job(**job);
+  }
+  return store_.add_event(std::nullopt, std::nullopt, now, kind, message);
+}
+
+// ---- audits ----------------------------------------------------------------------------------
+
+Result<void> Brain::start_due_audits(bool force, const std::string& only_cluster) {
+  const Millis now = clock_.now_ms();
+  for (const auto& spec : clusters_) {
+    if (!only_cluster.empty() && spec.name != only_cluster) continue;
+    if (!lists_storage(&spec)) continue;
+    const Millis interval = static_cast<Millis>(spec.data.audit_interval_s * 1000.0);
+    if (!force) {
+      if (interval <= 0) continue;
+      auto it = last_audit_ms_.find(spec.name);
+      if (it == last_audit_ms_.end()) {
+        last_audit_ms_[spec.name] = now;  // the first audit one interval after start
+        continue;
+      }
+      if (now - it->second < interval) continue;
+    }
+    last_audit_ms_[spec.name] = now;
+    auto copies = store_.live_replicas(spec.name);
+    if (!copies) return copies.error();
+    const std::int64_t round = interval > 0 ? now / interval : now / 1000;
+    for (const auto& r : *copies) {
+      if (auditing_.count(r.id) != 0) continue;
+      if (r.state == ReplicaState::verified) {
+        auto m = registered_manifest(r);
+        if (!m) return m.error();
+        if (!*m) continue;
+        std::vector<std::string> sample = audit_sample(**m, round + r.id);
+        if (sample.empty()) sample.push_back("");  // one file: hash it
+        auditing_.insert(r.id);
+        if (auto s = request_manifest(r, "audit", std::nullopt, sample); !s) return s;
+      } else if (r.state == ReplicaState::present) {
+        auditing_.insert(r.id);
+        if (auto s = request_manifest(r, "register"); !s) return s;
+      }
+    }
+  }
+  return Ok{};
+}
+
+Result<BrainReply> Brain::on(const StartAudit& e) {
+  if (!e.cluster.empty() && !cluster_spec(e.cluster)) {
+    return make_error(ErrorKind::not_found, "no cluster " + e.cluster + " is configured");
+  }
+  if (auto r = start_due_audits(true, e.cluster); !r) return r.error();
+  BrainReply reply;
+  reply.message = "auditing every copy " + (e.cluster.empty() ? "everywhere" : "at " + e.cluster);
+  return reply;
+}
+
+// ---- the pre-launch check ---------------------------------------------------------------------
+
+Result<void> Brain::note_resume_choice(AttemptRow& a, const ResumeChoice& choice) {
+  // No check ran (no candidates, or a launcher that does not check): the plan stands.
+  if (!choice.checkpoint_id && choice.rejected.empty()) return Ok{};
+  for (const auto& rej : choice.rejected) {
+    auto copies = store_.replicas_of_checkpoint(rej.checkpoint_id);
+    if (!copies) return copies.error();
+    for (auto& r : *copies) {
+      if (r.cluster != a.cluster || r.state == ReplicaState::deleted) continue;
+      if (auto s = replica_failed(r, rej.missing ? ReplicaState::missing : ReplicaState::corrupt,
+                                  rej.why, "the check before attempt " + std::to_string(a.no));
+          !s) {
+        return s;
+      }
+    }
+  }
+  const std::optional<std::int64_t> step =
+      choice.checkpoint_id ? std::optional<std::int64_t>{choice.step} : std::nullopt;
+  if (choice.rejected.empty() && step == a.resumed_from_step) return Ok{};
+  const std::optional<std::int64_t> planned = a.resumed_from_step;
+  a.resumed_from_step = step;
+  a.resumed_from_path = choice.checkpoint_id ? choice.path : std::string();
+  if (auto s = store_.update_attempt(a); !s) return s;
+  std::string msg = "attempt " + std::to_string(a.no) + " on " + a.cluster + " resumes ";
+  msg += step ? "from step " + std::to_string(*step) + " (" + choice.path + ")"
+              : std::string("from the start");
+  if (!choice.rejected.empty()) {
+    msg += ", not from step " + std::to_string(choice.rejected.front().step) + ": " +
+           choice.rejected.front().why;
+  } else if (planned) {
+    msg += " (planned: step " + std::to_string(*planned) + ")";
+  }
+  return event(a.job_id, a.no, "resume-checked", msg);
+}
+
+// ---- data commands ---------------------------------------------------------------------------
+
+Result<BrainReply> Brain::on(const RegisterDataset& e) {
+  if (!valid_dataset_name(e.name)) {
+    return make_error(ErrorKind::invalid, "dataset name \"" + e.name +
+                                              "\" must be 1 to 100 letters, digits, '-', '_' "
+                                              "or '.'");
+  }
+  const ClusterSpec* spec = cluster_spec(e.cluster);
+  if (!spec) return make_error(ErrorKind::not_found, "no cluster " + e.cluster + " is configured");
+  if (!lists_storage(spec)) {
+    return make_error(ErrorKind::unsupported, "cluster " + e.cluster + " (provider " +
+                                                  spec->provider +
+                                                  ") cannot hold datasets yet");
+  }
+  if (e.path.empty() || e.path.front() != '/') {
+    return make_error(ErrorKind::invalid, "the dataset's path must be absolute, got \"" + e.path +
+                                              "\"");
+  }
+  const Millis now = clock_.now_ms();
+  if (auto added = store_.insert_dataset({e.name, std::nullopt, 0, now}); !added) {
+    return added.error();
+  }
+  auto copies = store_.replicas_of_dataset(e.name);
+  if (!copies) return copies.error();
+  ReplicaRow r;
+  for (const auto& c : *copies) {
+    if (c.cluster == e.cluster) r = c;
+  }
+  r.dataset = e.name;
+  r.cluster = e.cluster;
+  r.path = e.path;
+  r.state = ReplicaState::present;
+  r.detail = "registered by a person; being listed";
+  r.updated_ms = now;
+  if (r.id == 0) {
+    auto id = store_.insert_replica(r);
+    if (!id) return id.error();
+    r.id = *id;
+  } else if (auto s = store_.update_replica(r); !s) {
+    return s.error();
+  }
+  if (auto s = request_manifest(r, "register"); !s) return s.error();
+  if (auto s = store_.add_event(std::nullopt, std::nullopt, now, "dataset-registered",
+                                "dataset " + e.name + " at " + e.cluster + ":" + e.path);
+      !s) {
+    return s.error();
+  }
+  BrainReply reply;
+  reply.message = "dataset " + e.name + " registered at " + e.cluster + " (" + e.path +
+                  "); it is verified once listed there";
+  return reply;
+}
+
+Result<BrainReply> Brain::on(const ReplicateData& e) {
+  const ClusterSpec* to = cluster_spec(e.to);
+  if (!to) return make_error(ErrorKind::not_found, "no cluster " + e.to + " is configured");
+  if (!lists_storage(to)) {
+    return make_error(ErrorKind::unsupported,
+                      "cluster " + e.to + " (provider " + to->provider + ") cannot hold copies yet");
+  }
+  std::vector<ReplicaRow> copies;
+  std::string name;
+  std::string dst_path;
+  std::int64_t bytes = 0;
+  if (!e.dataset.empty()) {
+    auto d = store_.dataset(e.dataset);
+    if (!d) return d.error();
+    if (!*d) return make_error(ErrorKind::not_found, "no dataset " + e.dataset);
+    auto rs = store_.replicas_of_dataset(e.dataset);
+    if (!rs) return rs.error();
+    copies = std::move(*rs);
+    name = "dataset " + e.dataset;
+    const std::string root =
+        to->data.datasets_root.empty() ? to->storage_root + "/datasets" : to->data.datasets_root;
+    dst_path = dataset_path(root, e.dataset);
+    bytes = (*d)->bytes;
+  } else {
+    auto ckpts = store_.checkpoints_of(e.job_id);
+    if (!ckpts) return ckpts.error();
+    auto job = store_.job(e.job_id);
+    if (!job) return job.error();
+    if (!*job) return make_error(ErrorKind::not_found, "no job " + std::to_string(e.job_id));
+    // The newest checkpoint with a verified copy.
+    for (auto it = ckpts->rbegin(); it != ckpts->rend() && copies.empty(); ++it) {
+      auto rs = store_.replicas_of_checkpoint(it->id);
+      if (!rs) return rs.error();
+      bool verified = std::any_of(rs->begin(), rs->end(), [](const ReplicaRow& r) {
+        return r.state == ReplicaState::verified;
+      });
+      if (!verified) continue;
+      copies = std::move(*rs);
+      name = "checkpoint at step " + std::to_string(it->step) + " of job " +
+             std::to_string(e.job_id);
+      const std::string root =
+          to->checkpoint_root.empty() ? to->storage_root + "/checkpoints" : to->checkpoint_root;
+      dst_path = replica_path(root, e.job_id, it->step, it->path);
+      bytes = it->bytes.value_or(0);
+    }
+    if (copies.empty()) {
+      return make_error(ErrorKind::conflict,
+                        "job " + std::to_string(e.job_id) + " has no verified checkpoint yet");
+    }
+  }
+  const ReplicaRow* source = nullptr;
+  double best = -1;
+  for (const auto& c : copies) {
+    if (c.cluster == e.to && (c.state == ReplicaState::verified ||
+                              c.state == ReplicaState::copying)) {
+      BrainReply reply;
+      reply.message = name + " is already " + std::string(to_string(c.state)) + " at " + e.to;
+      return reply;
+    }
+    if (c.state != ReplicaState::verified) continue;
+    auto bw = bandwidth_between(c.cluster, e.to);
+    if (!bw) return bw.error();
+    if (*bw > best) {
+      best = *bw;
+      source = &c;
+    }
+  }
+  if (!source) {
+    return make_error(ErrorKind::conflict, name + " has no verified copy to copy from");
+  }
+  auto id = start_transfer(*source, e.to, dst_path, "requested by a person", bytes);
+  if (!id) return id.error();
+  BrainReply reply;
+  reply.transfer_id = *id;
+  reply.message = "copying " + name + " from " + source->cluster + " to " + e.to + " (transfer " +
+                  std::to_string(*id) + ")";
+  return reply;
+}
+
+}  // namespace orch

@@ -1,0 +1,554 @@
+// The brain's data movement (issue 5): checkpoint replication and retention (the plan is
+// scheduler/data/replication_plan.h), transfers as the transfer worker reports them, MFU-aware
+// throttling (scheduler/data/throttle.h), and staging a job's data before its launch.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+#include "scheduler/brain/brain.h"
+#include "scheduler/brain/brain_text.h"
+#include "scheduler/data/replication_plan.h"
+#include "scheduler/data/staging.h"
+#include "scheduler/data/throttle.h"
+
+namespace orch {
+namespace {
+
+using brain_text::base36;
+
+bool lists_storage(const ClusterSpec* spec) {
+  return spec != nullptr && spec->provider != "kubernetes";
+}
+
+std::string checkpoint_root_of(const ClusterSpec& s) {
+  return s.checkpoint_root.empty() ? s.storage_root + "/checkpoints" : s.checkpoint_root;
+}
+
+std::string datasets_root_of(const ClusterSpec& s) {
+  return s.data.datasets_root.empty() ? s.storage_root + "/datasets" : s.data.datasets_root;
+}
+
+double cap_of(const ClusterSpec* s) {
+  return s != nullptr && s->data.bwlimit_mb_s > 0 ? s->data.bwlimit_mb_s * 1e6 : 0.0;
+}
+
+// The tighter of two caps, where 0 means none.
+double tighter(double a, double b) {
+  if (a <= 0) return b;
+  if (b <= 0) return a;
+  return std::min(a, b);
+}
+
+constexpr Millis kSweepEveryMs = 10'000;
+
+}  // namespace
+
+Result<std::set<std::string>> Brain::usable_sites() {
+  auto rows = store_.clusters();
+  if (!rows) return rows.error();
+  std::set<std::string> usable;
+  for (const auto& row : *rows) {
+    const ClusterSpec* spec = cluster_spec(row.name);
+    if (!lists_storage(spec) || row.health != SiteHealth::healthy) continue;
+    usable.insert(row.name);
+  }
+  return usable;
+}
+
+Result<double> Brain::bandwidth_between(const std::string& a, const std::string& b) {
+  auto done = store_.done_transfers(a, b, 10);
+  if (!done) return done.error();
+  std::vector<CopySample> samples;
+  for (const auto& t : *done) samples.push_back({t.copied_bytes, t.copy_seconds});
+  return estimate_bandwidth(samples);
+}
+
+Result<std::int64_t> Brain::start_transfer(const ReplicaRow& source, const std::string& to,
+                                           const std::string& dst_path, const std::string& why,
+                                           std::int64_t bytes) {
+  const Millis now = clock_.now_ms();
+  // The destination's copy row: a new one, or the lost/corrupt one being replaced.
+  std::vector<ReplicaRow> existing;
+  if (source.checkpoint_id) {
+    auto rs = store_.replicas_of_checkpoint(*source.checkpoint_id);
+    if (!rs) return rs.error();
+    existing = std::move(*rs);
+  } else {
+    auto rs = store_.replicas_of_dataset(source.dataset);
+    if (!rs) return rs.error();
+    existing = std::move(*rs);
+  }
+  ReplicaRow dst;
+  for (const auto& r : existing) {
+    if (r.cluster == to) dst = r;
+  }
+  const bool replace = dst.id != 0;
+  const bool retry_with_checksum = replace && dst.state == ReplicaState::corrupt;
+  dst.checkpoint_id = source.checkpoint_id;
+  dst.dataset = source.dataset;
+  dst.cluster = to;
+  if (!replace || dst.state == ReplicaState::deleted) dst.path = dst_path;
+  dst.state = ReplicaState::copying;
+  dst.detail = "being copied from " + source.cluster;
+  dst.updated_ms = now;
+  if (replace) {
+    if (auto r = store_.update_replica(dst); !r) return r.error();
+  } else {
+    auto id = store_.insert_replica(dst);
+    if (!id) return id.error();
+    dst.id = *id;
+  }
+  TransferRow t;
+  t.checkpoint_id = source.checkpoint_id;
+  t.dataset = source.dataset;
+  t.replica_id = dst.id;
+  t.src_cluster = source.cluster;
+  t.src_path = source.path;
+  t.dst_cluster = to;
+  t.dst_path = dst.path;
+  auto manifest = registered_manifest(source);
+  if (!manifest) return manifest.error();
+  t.directory = *manifest && (*manifest)->directory;
+  t.state = TransferState::queued;
+  t.why = why + (retry_with_checksum ? " (the last copy there was corrupt)" : "");
+  t.bytes_total = bytes;
+  t.base_cap_bps = tighter(cap_of(cluster_spec(source.cluster)), cap_of(cluster_spec(to)));
+  t.cap_bps = t.base_cap_bps;
+  t.created_ms = now;
+  auto id = store_.insert_transfer(t);
+  if (!id) return id.error();
+  return *id;
+}
+
+// ---- replication and retention ----------------------------------------------------------------
+
+Result<void> Brain::replicate_job(JobId job_id) {
+  auto job = store_.job(job_id);
+  if (!job) return job.error();
+  if (!*job) return Ok{};
+  const ReplicationSpec& policy = (*job)->spec.checkpoint.replicate;
+  if (!policy.enabled) return Ok{};
+  auto ckpts = store_.checkpoints_of(job_id);
+  if (!ckpts) return ckpts.error();
+  if (ckpts->empty()) return Ok{};
+  auto copies = store_.replicas_of_job(job_id);
+  if (!copies) return copies.error();
+  auto usable = usable_sites();
+  if (!usable) return usable.error();
+
+  ReplicationInput in;
+  in.policy = policy;
+  in.usable_sites = *usable;
+  std::map<std::int64_t, const CheckpointRow*> by_id;
+  for (const auto& c : *ckpts) {
+    by_id[c.id] = &c;
+    CheckpointView v;
+    v.id = c.id;
+    v.step = c.step;
+    v.saved_at = c.cluster;
+    for (const auto& r : *copies) {
+      if (r.checkpoint_id == c.id) v.replicas.push_back({r.cluster, r.state});
+    }
+    in.checkpoints.push_back(std::move(v));
+  }
+  auto active = store_.transfers(true, 10000);
+  if (!active) return active.error();
+  for (const auto& t : *active) {
+    if (t.checkpoint_id && by_id.count(*t.checkpoint_id) != 0) {
+      in.in_flight.insert({*t.checkpoint_id, t.dst_cluster});
+    }
+  }
+  for (const auto& a : *usable) {
+    for (const auto& b : *usable) {
+      if (a == b) continue;
+      auto done = store_.done_transfers(a, b, 10);
+      if (!done) return done.error();
+      if (done->empty()) continue;
+      auto bw = bandwidth_between(a, b);
+      if (!bw) return bw.error();
+      in.bandwidth[{a, b}] = *bw;
+    }
+  }
+  ReplicationPlan plan = plan_replication(in);
+
+  for (const auto& copy : plan.copies) {
+    const CheckpointRow* c = by_id[copy.checkpoint_id];
+    const ClusterSpec* to = cluster_spec(copy.to);
+    if (c == nullptr || to == nullptr) continue;
+    const ReplicaRow* source = nullptr;
+    for (const auto& r : *copies) {
+      if (r.checkpoint_id == c->id && r.cluster == copy.from &&
+          r.state == ReplicaState::verified) {
+        source = &r;
+      }
+    }
+    if (source == nullptr) continue;
+    // Back to the site that saved it: to the path the job wrote (it may resume from there).
+    std::string dst_path = copy.to == c->cluster
+                               ? c->path
+                               : replica_path(checkpoint_root_of(*to), job_id, c->step, c->path);
+    auto id = start_transfer(*source, copy.to, dst_path, copy.why, c->bytes.value_or(0));
+    if (!id) return id.error();
+    if (auto r = event(job_id, std::nullopt, "replication-started",
+                       "copying the checkpoint at step " + std::to_string(c->step) + " from " +
+                           copy.from + " to " + copy.to + " (transfer " + std::to_string(*id) +
+                           "): " + copy.why);
+        !r) {
+      return r;
+    }
+  }
+  for (const auto& del : plan.deletes) {
+    for (auto r : *copies) {
+      if (r.checkpoint_id != del.checkpoint_id || r.cluster != del.cluster) continue;
+      if (r.state == ReplicaState::deleted) continue;
+      const bool present = r.state != ReplicaState::missing;
+      r.state = ReplicaState::deleted;
+      r.detail = del.why;
+      r.updated_ms = clock_.now_ms();
+      if (auto s = store_.update_replica(r); !s) return s;
+      if (!present) continue;
+      OutboxRow row;
+      row.cluster = r.cluster;
+      row.kind = ActionKind::remove;
+      row.token = "remove-" + std::to_string(r.id) + "-" +
+                  base36(static_cast<std::uint64_t>(clock_.now_ms()));
+      row.payload = {{"replica_id", r.id}, {"path", r.path}};
+      row.created_ms = clock_.now_ms();
+      if (auto s = store_.enqueue(row); !s) return s.error();
+      const CheckpointRow* c = by_id[del.checkpoint_id];
+      if (auto s = event(job_id, std::nullopt, "checkpoint-deleted",
+                         "deleting the checkpoint at step " +
+                             std::to_string(c != nullptr ? c->step : 0) + " at " + r.cluster +
+                             ": " + del.why);
+          !s) {
+        return s;
+      }
+    }
+  }
+  return Ok{};
+}
+
+// Now and then every live job's copies are planned again: a site that came back, a transfer
+// that failed for good, a copy the audit lost.
+Result<void> Brain::sweep_replication() {
+  const Millis now = clock_.now_ms();
+  if (now - last_sweep_ms_ < kSweepEveryMs) return Ok{};
+  last_sweep_ms_ = now;
+  auto jobs = store_.jobs_in_states({JobState::pending, JobState::placed, JobState::running,
+                                     JobState::resuming, JobState::staging});
+  if (!jobs) return jobs.error();
+  for (const auto& j : *jobs) {
+    if (auto r = replicate_job(j.id); !r) return r;
+  }
+  return Ok{};
+}
+
+Result<BrainReply> Brain::on(const RemoveCompleted& e) {
+  if (auto r = store_.mark_action_done(e.outbox_id, clock_.now_ms()); !r) return r.error();
+  auto replica = store_.replica(e.payload.value("replica_id", std::int64_t{0}));
+  if (!replica) return replica.error();
+  if (!*replica) return BrainReply{};
+  ReplicaRow& r = **replica;
+  r.detail = e.result ? r.detail + "; deleted" : r.detail + "; could not delete: " +
+                                                     e.result.error().message;
+  r.updated_ms = clock_.now_ms();
+  if (auto s = store_.update_replica(r); !s) return s.error();
+  return BrainReply{};
+}
+
+// ---- transfers --------------------------------------------------------------------------------
+
+Result<BrainReply> Brain::on(const TransferProgressed& e) {
+  auto t = store_.transfer(e.transfer_id);
+  if (!t) return t.error();
+  if (!*t || !transfer_active((*t)->state) || (*t)->state == TransferState::verifying) {
+    return BrainReply{};
+  }
+  const Millis now = clock_.now_ms();
+  TransferRow& tr = **t;
+  if (tr.state == TransferState::queued) {
+    tr.state = TransferState::running;
+    tr.tries += 1;
+    if (!tr.started_ms) tr.started_ms = now;
+    tr.next_try_ms.reset();
+  }
+  tr.bytes_done = static_cast<std::int64_t>(e.progress.bytes_done);
+  if (e.progress.bytes_total > 0) tr.bytes_total = static_cast<std::int64_t>(e.progress.bytes_total);
+  tr.rate_bps = e.progress.rate_bytes_per_s;
+  if (!e.progress.route.empty()) tr.route = e.progress.route;
+  tr.updated_ms = now;
+  if (auto r = store_.update_transfer(tr); !r) return r.error();
+  return BrainReply{};
+}
+
+Result<BrainReply> Brain::on(const TransferFinished& e) {
+  auto t = store_.transfer(e.transfer_id);
+  if (!t) return t.error();
+  if (!*t || !transfer_active((*t)->state)) return BrainReply{};
+  const Millis now = clock_.now_ms();
+  TransferRow& tr = **t;
+  auto replica = store_.replica(tr.replica_id);
+  if (!replica) return replica.error();
+  if (tr.state == TransferState::queued) tr.tries += 1;  // finished before its first report
+  tr.updated_ms = now;
+  std::optional<JobId> job;
+  if (*replica) {
+    auto j = job_of(**replica);
+    if (!j) return j.error();
+    job = *j;
+  }
+  if (e.result) {
+    tr.state = TransferState::verifying;
+    tr.copy_seconds = e.result->seconds;
+    tr.copied_bytes = tr.bytes_total > 0 ? tr.bytes_total
+                                         : static_cast<std::int64_t>(e.result->bytes);
+    if (!e.result->route.empty()) tr.route = e.result->route;
+    if (auto r = store_.update_transfer(tr); !r) return r.error();
+    if (*replica) {
+      if (auto r = request_manifest(**replica, "verify", tr.id); !r) return r.error();
+    }
+    return BrainReply{};
+  }
+  const Error& err = e.result.error();
+  tr.error = err.message;
+  if (err.kind == ErrorKind::conflict) {
+    // Stopped (the server is stopping): not a failure; it resumes at the next start.
+    tr.state = TransferState::queued;
+    tr.tries = std::max(0, tr.tries - 1);
+    if (auto r = store_.update_transfer(tr); !r) return r.error();
+    return BrainReply{};
+  }
+  const bool give_up = tr.tries >= kTransferMaxTries || err.kind == ErrorKind::unsupported ||
+                       err.kind == ErrorKind::invalid;
+  if (give_up) {
+    tr.state = TransferState::failed;
+    tr.ended_ms = now;
+    if (*replica) {
+      ReplicaRow& r = **replica;
+      r.state = ReplicaState::missing;
+      r.detail = "the copy from " + tr.src_cluster + " failed: " + err.message;
+      r.updated_ms = now;
+      if (auto s = store_.update_replica(r); !s) return s.error();
+    }
+  } else {
+    tr.state = TransferState::queued;
+    tr.next_try_ms = now + transfer_retry_delay_ms(tr.tries);
+  }
+  if (auto r = store_.update_transfer(tr); !r) return r.error();
+  const std::string msg =
+      "transfer " + std::to_string(tr.id) + " from " + tr.src_cluster + " to " + tr.dst_cluster +
+      " failed (try " + std::to_string(tr.tries) + "): " + err.message +
+      (give_up ? "; giving up"
+               : "; retrying in " + std::to_string((*tr.next_try_ms - now) / 1000) + " s");
+  if (job) {
+    if (auto r = event(*job, std::nullopt, give_up ? "transfer-failed" : "transfer-retry", msg);
+        !r) {
+      return r.error();
+    }
+  } else if (auto r = store_.add_event(std::nullopt, std::nullopt, now,
+                                       give_up ? "transfer-failed" : "transfer-retry", msg);
+             !r) {
+    return r.error();
+  }
+  return BrainReply{};
+}
+
+// ---- throttling -------------------------------------------------------------------------------
+
+Result<void> Brain::throttle_transfers() {
+  auto active = store_.transfers(true, 1000);
+  if (!active) return active.error();
+  const Millis now = clock_.now_ms();
+  for (auto& t : *active) {
+    if (t.state != TransferState::running) continue;
+    std::vector<JobMfuReading> readings;
+    for (const std::string& site : {t.src_cluster, t.dst_cluster}) {
+      auto live = store_.live_attempts(site);
+      if (!live) return live.error();
+      for (const auto& a : *live) {
+        if (a.state != AttemptState::running) continue;
+        std::vector<std::string> suspects;
+        MfuWatchState w = mfu_watch_from_json(a.mfu_watch, suspects);
+        auto recent = recent_mfu(w);
+        if (!w.baseline || !recent) continue;
+        readings.push_back({a.job_id, site, *w.baseline, *recent});
+      }
+    }
+    const ClusterSpec* dst = cluster_spec(t.dst_cluster);
+    const ThrottleSpec spec = dst != nullptr ? dst->data.throttle : ThrottleSpec{};
+    ThrottleState state{t.cap_bps, t.base_cap_bps, t.rate_bps, t.cap_changed_ms};
+    ThrottleDecision d = throttle_step(state, readings, spec, now);
+    if (d.change == ThrottleChange::none) continue;
+    t.cap_bps = d.new_cap_bps;
+    t.cap_changed_ms = now;
+    t.updated_ms = now;
+    if (auto r = store_.update_transfer(t); !r) return r;
+    const std::string kind =
+        d.change == ThrottleChange::cut ? "transfer-throttled" : "transfer-unthrottled";
+    const std::string msg = "transfer " + std::to_string(t.id) + " (" + t.src_cluster + " -> " +
+                            t.dst_cluster + "): " + d.why;
+    std::set<JobId> told;
+    for (const auto& reading : readings) {
+      if (d.change == ThrottleChange::cut && reading.job_id != d.job_id) continue;
+      if (!told.insert(reading.job_id).second) continue;
+      if (auto r = event(reading.job_id, std::nullopt, kind, msg); !r) return r;
+    }
+    if (told.empty()) {
+      if (auto r = store_.add_event(std::nullopt, std::nullopt, now, kind, msg); !r) return r;
+    }
+  }
+  return Ok{};
+}
+
+// ---- resume and staging -----------------------------------------------------------------------
+
+Result<std::vector<ResumeCandidate>> Brain::resume_candidates_at(JobId job,
+                                                                 const std::string& cluster) {
+  auto ckpts = store_.checkpoints_of(job);
+  if (!ckpts) return ckpts.error();
+  auto copies = store_.replicas_of_job(job);
+  if (!copies) return copies.error();
+  std::vector<CheckpointCopy> in;
+  for (const auto& c : *ckpts) {
+    Manifest m;
+    if (c.manifest) {
+      auto parsed = manifest_from_json(*c.manifest);
+      if (parsed) m = std::move(*parsed);
+    }
+    for (const auto& r : *copies) {
+      if (r.checkpoint_id != c.id || r.cluster != cluster) continue;
+      // A copy not listed yet (its manifest action is still queued) is a candidate too: the
+      // pre-launch check lists it and accepts it when it is there; never a bad or copying one.
+      const bool usable = r.state == ReplicaState::verified ||
+                          (r.state == ReplicaState::present && !c.manifest);
+      in.push_back({c.id, c.step, r.cluster, r.path, usable, m});
+    }
+  }
+  return resume_candidates(in, cluster);
+}
+
+Result<std::optional<std::string>> Brain::stage_checkpoint(
+    const JobRow& job, const std::string& cluster, const std::vector<ResumeCandidate>& here) {
+  const std::int64_t best_here = here.empty() ? -1 : here.front().step;
+  auto ckpts = store_.checkpoints_of(job.id);
+  if (!ckpts) return ckpts.error();
+  auto copies = store_.replicas_of_job(job.id);
+  if (!copies) return copies.error();
+  auto usable = usable_sites();
+  if (!usable) return usable.error();
+  if (usable->count(cluster) == 0) return std::optional<std::string>{};
+  const ClusterSpec* spec = cluster_spec(cluster);
+  for (auto it = ckpts->rbegin(); it != ckpts->rend(); ++it) {
+    if (it->step <= best_here) break;
+    const ReplicaRow* source = nullptr;
+    const ReplicaRow* at_dst = nullptr;
+    for (const auto& r : *copies) {
+      if (r.checkpoint_id != it->id) continue;
+      if (r.cluster == cluster) at_dst = &r;
+      if (r.state == ReplicaState::verified && r.cluster != cluster &&
+          usable->count(r.cluster) != 0) {
+        source = &r;
+      }
+    }
+    if (at_dst != nullptr && at_dst->state == ReplicaState::copying) {
+      return std::optional<std::string>{"the checkpoint at step " + std::to_string(it->step) +
+                                        " is being copied to " + cluster};
+    }
+    if (source == nullptr) continue;
+    auto id = start_transfer(*source, cluster,
+                             replica_path(checkpoint_root_of(*spec), job.id, it->step, it->path),
+                             "staging for job " + std::to_string(job.id), it->bytes.value_or(0));
+    if (!id) return id.error();
+    return std::optional<std::string>{"the checkpoint at step " + std::to_string(it->step) +
+                                      " is being copied from " + source->cluster + " to " +
+                                      cluster + " (transfer " + std::to_string(*id) + ")"};
+  }
+  return std::optional<std::string>{};
+}
+
+Result<std::map<std::string, double>> Brain::staging_estimates(const JobSpec& spec) {
+  std::map<std::string, double> out;
+  if (spec.datasets.empty()) return out;
+  for (const auto& c : clusters_) {
+    double total = 0;
+    for (const auto& name : spec.datasets) {
+      auto d = store_.dataset(name);
+      if (!d) return d.error();
+      if (!*d) continue;
+      auto copies = store_.replicas_of_dataset(name);
+      if (!copies) return copies.error();
+      bool here = false;
+      double best = 0;
+      for (const auto& r : *copies) {
+        // A copy under way counts as there: the job that started it is waiting for it.
+        if (r.cluster == c.name && r.state == ReplicaState::copying) here = true;
+        if (r.state != ReplicaState::verified) continue;
+        if (r.cluster == c.name) here = true;
+        auto bw = bandwidth_between(r.cluster, c.name);
+        if (!bw) return bw.error();
+        best = std::max(best, *bw);
+      }
+      if (!here && best > 0) total += staging_seconds((*d)->bytes, best);
+    }
+    out[c.name] = total;
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> Brain::stage_for(const JobRow& job, const std::string& cluster,
+                                                  std::map<std::string, std::string>& env) {
+  std::vector<std::string> waits;
+  const ClusterSpec* spec = cluster_spec(cluster);
+  if (spec == nullptr) return waits;
+  for (const auto& name : job.spec.datasets) {
+    auto d = store_.dataset(name);
+    if (!d) return d.error();
+    if (!*d) {
+      waits.push_back("dataset " + name + " is not registered (orchestrate data add)");
+      continue;
+    }
+    auto copies = store_.replicas_of_dataset(name);
+    if (!copies) return copies.error();
+    const ReplicaRow* here = nullptr;
+    const ReplicaRow* source = nullptr;
+    double best = -1;
+    for (const auto& r : *copies) {
+      if (r.cluster == cluster) here = &r;
+      if (r.state != ReplicaState::verified || r.cluster == cluster) continue;
+      auto bw = bandwidth_between(r.cluster, cluster);
+      if (!bw) return bw.error();
+      if (*bw > best) {
+        best = *bw;
+        source = &r;
+      }
+    }
+    if (here != nullptr && here->state == ReplicaState::verified) {
+      env[dataset_env_name(name)] = here->path;
+      continue;
+    }
+    if (here != nullptr && (here->state == ReplicaState::copying ||
+                            here->state == ReplicaState::present)) {
+      waits.push_back("dataset " + name + " is being " +
+                      (here->state == ReplicaState::copying ? "copied to " : "verified at ") +
+                      cluster);
+      continue;
+    }
+    if (source == nullptr) {
+      waits.push_back("dataset " + name + " has no verified copy to stage from");
+      continue;
+    }
+    if (!lists_storage(spec)) {
+      waits.push_back("dataset " + name + " cannot be staged to " + cluster + " (provider " +
+                      spec->provider + ")");
+      continue;
+    }
+    auto id = start_transfer(*source, cluster, dataset_path(datasets_root_of(*spec), name),
+                             "staging for job " + std::to_string(job.id), (*d)->bytes);
+    if (!id) return id.error();
+    waits.push_back("dataset " + name + " is being copied from " + source->cluster + " to " +
+                    cluster + " (transfer " + std::to_string(*id) + ")");
+  }
+  return waits;
+}
+
+}  // namespace orch

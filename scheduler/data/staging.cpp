@@ -1,0 +1,94 @@
+// Staging, transfer retries, audit samples and resume candidates (staging.h).
+#include "scheduler/data/staging.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace orch {
+namespace {
+
+constexpr std::int64_t kMinSampleBytes = 1 << 20;  // smaller copies measure latency, not bandwidth
+constexpr Millis kFirstRetryMs = 5'000;
+constexpr Millis kMaxRetryMs = 300'000;
+
+}  // namespace
+
+double estimate_bandwidth(const std::vector<CopySample>& samples, double prior) {
+  std::vector<double> rates;
+  for (const CopySample& s : samples) {
+    if (s.bytes < kMinSampleBytes || !(s.seconds > 0)) continue;
+    rates.push_back(static_cast<double>(s.bytes) / s.seconds);
+  }
+  if (rates.empty()) return prior;
+  std::sort(rates.begin(), rates.end());
+  const std::size_t mid = rates.size() / 2;
+  return rates.size() % 2 == 1 ? rates[mid] : (rates[mid - 1] + rates[mid]) / 2;
+}
+
+double staging_seconds(std::int64_t bytes, double bandwidth_bps) {
+  if (bytes <= 0) return 0;
+  if (!(bandwidth_bps > 0)) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(bytes) / bandwidth_bps;
+}
+
+double staging_factor(double staging_s, double horizon_s) {
+  if (!(staging_s > 0)) return 1.0;
+  if (!(horizon_s > 0) || std::isinf(staging_s)) return 0.0;
+  return horizon_s / (horizon_s + staging_s);
+}
+
+std::string dataset_env_name(const std::string& dataset) {
+  std::string out = "ORCH_DATASET_";
+  for (char c : dataset) {
+    if (c >= 'a' && c <= 'z') {
+      out += static_cast<char>(c - 'a' + 'A');
+    } else if ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+      out += c;
+    } else {
+      out += '_';
+    }
+  }
+  return out;
+}
+
+Millis transfer_retry_delay_ms(int tries) {
+  if (tries <= 0) return 0;
+  Millis delay = kFirstRetryMs;
+  for (int i = 1; i < tries && delay < kMaxRetryMs; ++i) delay *= 2;
+  return std::min(delay, kMaxRetryMs);
+}
+
+std::vector<std::string> audit_sample(const Manifest& manifest, std::int64_t round) {
+  // Only files registered with a hash can be checked by one; the rest are checked by size.
+  std::vector<const ManifestFile*> hashed;
+  for (const ManifestFile& f : manifest.files) {
+    if (!f.sha256.empty()) hashed.push_back(&f);
+  }
+  if (hashed.empty()) return {};
+  const auto n = static_cast<std::int64_t>(hashed.size());
+  const std::int64_t i = ((round % n) + n) % n;
+  return {hashed[static_cast<std::size_t>(i)]->path};
+}
+
+std::vector<ResumeCandidate> resume_candidates(const std::vector<CheckpointCopy>& copies,
+                                               const std::string& cluster, int limit) {
+  std::vector<const CheckpointCopy*> here;
+  for (const CheckpointCopy& c : copies) {
+    if (c.cluster == cluster && c.verified) here.push_back(&c);
+  }
+  std::stable_sort(here.begin(), here.end(), [](const CheckpointCopy* a, const CheckpointCopy* b) {
+    return a->step != b->step ? a->step > b->step : a->checkpoint_id > b->checkpoint_id;
+  });
+  std::vector<ResumeCandidate> out;
+  std::set<std::int64_t> seen;
+  for (const CheckpointCopy* c : here) {
+    if (static_cast<int>(out.size()) >= limit) break;
+    if (!seen.insert(c->checkpoint_id).second) continue;  // one copy per checkpoint
+    out.push_back(ResumeCandidate{c->checkpoint_id, c->step, c->path, c->manifest});
+  }
+  return out;
+}
+
+}  // namespace orch

@@ -1,0 +1,55 @@
+#include "scheduler/model/replica_state.h"
+
+#include <array>
+#include <utility>
+
+namespace orch {
+namespace {
+
+constexpr std::array<std::pair<ReplicaState, std::string_view>, 6> kReplicaNames{{
+    {ReplicaState::present, "present"},
+    {ReplicaState::copying, "copying"},
+    {ReplicaState::verified, "verified"},
+    {ReplicaState::corrupt, "corrupt"},
+    {ReplicaState::missing, "missing"},
+    {ReplicaState::deleted, "deleted"},
+}};
+
+constexpr std::array<std::pair<TransferState, std::string_view>, 6> kTransferNames{{
+    {TransferState::queued, "queued"},
+    {TransferState::running, "running"},
+    {TransferState::verifying, "verifying"},
+    {TransferState::done, "done"},
+    {TransferState::failed, "failed"},
+    {TransferState::cancelled, "cancelled"},
+}};
+
+template <typename E, std::size_t N>
+std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
+  for (const auto& [value, name] : names) {
+    if (value == e) return name;
+  }
+  return "unknown";
+}
+
+template <typename E, std::size_t N>
+std::optional<E> parse_name(const std::array<std::pair<E, std::string_view>, N>& names,
+                            std::string_view s) {
+  for (const auto& [value, name] : names) {
+    if (name == s) return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(ReplicaState s) { return name_of(kReplicaNames, s); }
+std::optional<ReplicaState> parse_replica_state(std::string_view s) {
+  return parse_name(kReplicaNames, s);
+}
+std::string_view to_string(TransferState s) { return name_of(kTransferNames, s); }
+std::optional<TransferState> parse_transfer_state(std::string_view s) {
+  return parse_name(kTransferNames, s);
+}
+
+}  // namespace orch

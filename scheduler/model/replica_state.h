@@ -1,0 +1,33 @@
+#pragma once
+// The state of one copy (replica) of a checkpoint or dataset at one site, and of a transfer.
+//
+//   present  -> verified | corrupt | missing      (its manifest is checked at the site)
+//   copying  -> verified | corrupt | missing      (a transfer is writing it, then it is checked)
+//   verified -> missing | corrupt | deleted       (the audit, the resume check, retention)
+//   corrupt, missing -> copying                   (re-replicated from a surviving copy)
+//
+// Only a verified copy is ever resumed from or copied from.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace orch {
+
+enum class ReplicaState { present, copying, verified, corrupt, missing, deleted };
+
+std::string_view to_string(ReplicaState s);
+std::optional<ReplicaState> parse_replica_state(std::string_view s);
+
+// queued -> running -> verifying -> done; running -> queued (a failure, retried after backoff);
+// -> failed (out of tries, or its source is gone); -> cancelled.
+enum class TransferState { queued, running, verifying, done, failed, cancelled };
+
+std::string_view to_string(TransferState s);
+std::optional<TransferState> parse_transfer_state(std::string_view s);
+inline bool transfer_active(TransferState s) {
+  return s == TransferState::queued || s == TransferState::running ||
+         s == TransferState::verifying;
+}
+
+}  // namespace orch

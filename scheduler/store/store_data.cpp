@@ -1,0 +1,267 @@
+// Store: the checkpoint registry's copies, datasets and transfers (issue 5).
+#include <string>
+
+#include "scheduler/store/store.h"
+
+namespace orch {
+namespace {
+
+constexpr const char* kReplicaColumns =
+    "id, checkpoint_id, dataset, cluster, path, state, detail, updated_ms, verified_ms, "
+    "audited_ms";
+
+ReplicaRow read_replica(const Stmt& st) {
+  ReplicaRow r;
+  r.id = st.col_int(0);
+  r.checkpoint_id = st.col_opt_int(1);
+  r.dataset = st.col_text(2);
+  r.cluster = st.col_text(3);
+  r.path = st.col_text(4);
+  r.state = parse_replica_state(st.col_text(5)).value_or(ReplicaState::missing);
+  r.detail = st.col_text(6);
+  r.updated_ms = st.col_int(7);
+  r.verified_ms = st.col_opt_int(8);
+  r.audited_ms = st.col_opt_int(9);
+  return r;
+}
+
+std::optional<nlohmann::json> read_json(const Stmt& st, int col) {
+  if (st.is_null(col)) return std::nullopt;
+  auto j = nlohmann::json::parse(st.col_text(col), nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+DatasetRow read_dataset(const Stmt& st) {
+  DatasetRow d;
+  d.name = st.col_text(0);
+  d.manifest = read_json(st, 1);
+  d.bytes = st.col_int(2);
+  d.created_ms = st.col_int(3);
+  return d;
+}
+
+constexpr const char* kTransferColumns =
+    "id, checkpoint_id, dataset, replica_id, src_cluster, src_path, dst_cluster, dst_path, "
+    "directory, state, why, bytes_total, bytes_done, rate_bps, cap_bps, base_cap_bps, "
+    "cap_changed_ms, tries, next_try_ms, error, route, copy_seconds, copied_bytes, created_ms, "
+    "started_ms, ended_ms, updated_ms";
+
+TransferRow read_transfer(const Stmt& st) {
+  TransferRow t;
+  t.id = st.col_int(0);
+  t.checkpoint_id = st.col_opt_int(1);
+  t.dataset = st.col_text(2);
+  t.replica_id = st.col_int(3);
+  t.src_cluster = st.col_text(4);
+  t.src_path = st.col_text(5);
+  t.dst_cluster = st.col_text(6);
+  t.dst_path = st.col_text(7);
+  t.directory = st.col_int(8) != 0;
+  t.state = parse_transfer_state(st.col_text(9)).value_or(TransferState::failed);
+  t.why = st.col_text(10);
+  t.bytes_total = st.col_int(11);
+  t.bytes_done = st.col_int(12);
+  t.rate_bps = st.col_double(13);
+  t.cap_bps = st.col_double(14);
+  t.base_cap_bps = st.col_double(15);
+  t.cap_changed_ms = st.col_opt_int(16);
+  t.tries = static_cast<int>(st.col_int(17));
+  t.next_try_ms = st.col_opt_int(18);
+  t.error = st.col_text(19);
+  t.route = st.col_text(20);
+  t.copy_seconds = st.col_double(21);
+  t.copied_bytes = st.col_int(22);
+  t.created_ms = st.col_int(23);
+  t.started_ms = st.col_opt_int(24);
+  t.ended_ms = st.col_opt_int(25);
+  t.updated_ms = st.col_int(26);
+  return t;
+}
+
+std::optional<std::string> opt_text(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  return s;
+}
+
+}  // namespace
+
+Result<std::int64_t> Store::insert_replica(const ReplicaRow& r) {
+  if (auto ok = execute(db_,
+                        "INSERT INTO replicas(checkpoint_id, dataset, cluster, path, state, detail, "
+                        "updated_ms, verified_ms, audited_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        r.checkpoint_id, opt_text(r.dataset), r.cluster, r.path,
+                        std::string(to_string(r.state)), r.detail, r.updated_ms, r.verified_ms,
+                        r.audited_ms);
+      !ok) {
+    return ok.error();
+  }
+  return db_.last_insert_id();
+}
+
+Result<void> Store::update_replica(const ReplicaRow& r) {
+  return execute(db_,
+                 "UPDATE replicas SET path = ?, state = ?, detail = ?, updated_ms = ?, "
+                 "verified_ms = ?, audited_ms = ? WHERE id = ?",
+                 r.path, std::string(to_string(r.state)), r.detail, r.updated_ms, r.verified_ms,
+                 r.audited_ms, r.id);
+}
+
+Result<std::optional<ReplicaRow>> Store::replica(std::int64_t id) {
+  return query_one(db_, std::string("SELECT ") + kReplicaColumns + " FROM replicas WHERE id = ?",
+                   read_replica, id);
+}
+
+Result<std::vector<ReplicaRow>> Store::replicas_of_checkpoint(std::int64_t checkpoint_id) {
+  return query(db_,
+               std::string("SELECT ") + kReplicaColumns +
+                   " FROM replicas WHERE checkpoint_id = ? ORDER BY cluster",
+               read_replica, checkpoint_id);
+}
+
+Result<std::vector<ReplicaRow>> Store::replicas_of_dataset(const std::string& dataset) {
+  return query(db_,
+               std::string("SELECT ") + kReplicaColumns +
+                   " FROM replicas WHERE dataset = ? ORDER BY cluster",
+               read_replica, dataset);
+}
+
+Result<std::vector<ReplicaRow>> Store::replicas_of_job(JobId job) {
+  return query(db_,
+               std::string("SELECT ") + kReplicaColumns +
+                   " FROM replicas WHERE checkpoint_id IN "
+                   "(SELECT id FROM checkpoints WHERE job_id = ?) ORDER BY checkpoint_id, cluster",
+               read_replica, job);
+}
+
+Result<std::vector<ReplicaRow>> Store::live_replicas(const std::string& cluster) {
+  return query(db_,
+               std::string("SELECT ") + kReplicaColumns +
+                   " FROM replicas WHERE state <> 'deleted' AND (? = '' OR cluster = ?) "
+                   "ORDER BY id",
+               read_replica, cluster, cluster);
+}
+
+Result<bool> Store::insert_dataset(const DatasetRow& d) {
+  std::optional<std::string> manifest;
+  if (d.manifest) manifest = d.manifest->dump();
+  if (auto ok = execute(db_,
+                        "INSERT OR IGNORE INTO datasets(name, manifest, bytes, created_ms) "
+                        "VALUES (?, ?, ?, ?)",
+                        d.name, manifest, d.bytes, d.created_ms);
+      !ok) {
+    return ok.error();
+  }
+  return db_.changes() > 0;
+}
+
+Result<std::optional<DatasetRow>> Store::dataset(const std::string& name) {
+  return query_one(db_, "SELECT name, manifest, bytes, created_ms FROM datasets WHERE name = ?",
+                   read_dataset, name);
+}
+
+Result<std::vector<DatasetRow>> Store::datasets() {
+  return query(db_, "SELECT name, manifest, bytes, created_ms FROM datasets ORDER BY name",
+               read_dataset);
+}
+
+Result<void> Store::set_dataset_manifest(const std::string& name, const nlohmann::json& manifest,
+                                         std::int64_t bytes) {
+  return execute(db_, "UPDATE datasets SET manifest = ?, bytes = ? WHERE name = ?",
+                 manifest.dump(), bytes, name);
+}
+
+Result<std::int64_t> Store::insert_transfer(const TransferRow& t) {
+  if (auto ok = execute(
+          db_,
+          "INSERT INTO transfers(checkpoint_id, dataset, replica_id, src_cluster, src_path, "
+          "dst_cluster, dst_path, directory, state, why, bytes_total, cap_bps, base_cap_bps, "
+          "next_try_ms, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+          "?, ?)",
+          t.checkpoint_id, opt_text(t.dataset), t.replica_id, t.src_cluster, t.src_path,
+          t.dst_cluster, t.dst_path, t.directory ? 1 : 0, std::string(to_string(t.state)), t.why,
+          t.bytes_total, t.cap_bps, t.base_cap_bps, t.next_try_ms, t.created_ms, t.created_ms);
+      !ok) {
+    return ok.error();
+  }
+  return db_.last_insert_id();
+}
+
+Result<void> Store::update_transfer(const TransferRow& t) {
+  return execute(db_,
+                 "UPDATE transfers SET src_cluster = ?, src_path = ?, state = ?, bytes_total = ?, "
+                 "bytes_done = ?, rate_bps = ?, cap_bps = ?, base_cap_bps = ?, cap_changed_ms = ?, "
+                 "tries = ?, next_try_ms = ?, error = ?, route = ?, copy_seconds = ?, "
+                 "copied_bytes = ?, started_ms = ?, ended_ms = ?, updated_ms = ?, why = ? "
+                 "WHERE id = ?",
+                 t.src_cluster, t.src_path, std::string(to_string(t.state)), t.bytes_total,
+                 t.bytes_done, t.rate_bps, t.cap_bps, t.base_cap_bps, t.cap_changed_ms, t.tries,
+                 t.next_try_ms, t.error, t.route, t.copy_seconds, t.copied_bytes, t.started_ms,
+                 t.ended_ms, t.updated_ms, t.why, t.id);
+}
+
+Result<std::optional<TransferRow>> Store::transfer(std::int64_t id) {
+  return query_one(db_, std::string("SELECT ") + kTransferColumns + " FROM transfers WHERE id = ?",
+                   read_transfer, id);
+}
+
+Result<std::vector<TransferRow>> Store::transfers(bool active_only, int limit) {
+  return query(db_,
+               std::string("SELECT ") + kTransferColumns +
+                   " FROM transfers WHERE (? = 0 OR state IN ('queued', 'running', 'verifying')) "
+                   "ORDER BY id DESC LIMIT ?",
+               read_transfer, active_only ? 1 : 0, limit);
+}
+
+Result<std::vector<TransferRow>> Store::done_transfers(const std::string& a, const std::string& b,
+                                                       int limit) {
+  return query(db_,
+               std::string("SELECT ") + kTransferColumns +
+                   " FROM transfers WHERE state = 'done' AND ((src_cluster = ? AND dst_cluster = "
+                   "?) OR (src_cluster = ? AND dst_cluster = ?)) ORDER BY id DESC LIMIT ?",
+               read_transfer, a, b, b, a, limit);
+}
+
+Result<std::optional<OutboxRow>> Store::action(std::int64_t id) {
+  auto read = [](const Stmt& s) {
+    OutboxRow o;
+    o.id = s.col_int(0);
+    o.cluster = s.col_text(1);
+    o.kind = parse_action_kind(s.col_text(2)).value_or(ActionKind::launch);
+    o.token = s.col_text(3);
+    o.payload = nlohmann::json::parse(s.col_text(4), nullptr, false);
+    o.created_ms = s.col_int(5);
+    o.done_ms = s.col_opt_int(6);
+    return o;
+  };
+  return query_one(db_,
+                   "SELECT id, cluster, kind, token, payload, created_ms, done_ms FROM outbox "
+                   "WHERE id = ?",
+                   read, id);
+}
+
+std::string_view to_string(ActionKind k) {
+  switch (k) {
+    case ActionKind::launch:
+      return "launch";
+    case ActionKind::cancel:
+      return "cancel";
+    case ActionKind::probe:
+      return "probe";
+    case ActionKind::manifest:
+      return "manifest";
+    case ActionKind::remove:
+      return "remove";
+  }
+  return "launch";
+}
+
+std::optional<ActionKind> parse_action_kind(std::string_view s) {
+  for (ActionKind k : {ActionKind::launch, ActionKind::cancel, ActionKind::probe,
+                       ActionKind::manifest, ActionKind::remove}) {
+    if (to_string(k) == s) return k;
+  }
+  return std::nullopt;
+}
+
+}  // namespace orch
