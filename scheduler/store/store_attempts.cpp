@@ -178,13 +178,14 @@ Result<void> Store::write_attempt(const AttemptRow& a) {
                  "site_job_id = ?, nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, "
                  "first_step = ?, last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, "
                  "steps_lost = ?, site_done = ?, running_ms = ?, last_progress_ms = ?, "
-                 "mfu_watch = ? WHERE id = ?",
+                 "mfu_watch = ?, resumed_from_step = ?, resumed_from_path = ? WHERE id = ?",
                  std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code,
                  a.signal, a.site_job_id, nlohmann::json(a.nodes).dump(),
                  a.cancel_requested ? 1 : 0, a.launch_done ? 1 : 0, a.ended_ms, a.first_step,
                  a.last_step, a.tokens_total, a.step_time_total, a.mfu, a.steps_lost,
                  a.site_done ? 1 : 0, a.running_ms, a.last_progress_ms,
-                 a.mfu_watch.is_null() ? std::string("{}") : a.mfu_watch.dump(), a.id);
+                 a.mfu_watch.is_null() ? std::string("{}") : a.mfu_watch.dump(),
+                 a.resumed_from_step, a.resumed_from_path, a.id);
 }
 
 Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis now) {

@@ -69,6 +69,17 @@ class JobBuilder {
     spec_.health.hang_after_s = s;
     return *this;
   }
+  JobBuilder& datasets(std::vector<std::string> names) {
+    spec_.datasets = std::move(names);
+    return *this;
+  }
+  // Checkpoint policy: keep the newest `keep`, hold the newest at `copies` sites, `to` first.
+  JobBuilder& replicate(int keep, int copies, std::string to = "") {
+    spec_.checkpoint.replicate.keep = keep;
+    spec_.checkpoint.replicate.copies = copies;
+    spec_.checkpoint.replicate.to = std::move(to);
+    return *this;
+  }
   JobBuilder& mfu_drop_percent(double p) {
     spec_.health.mfu_drop_percent = p;
     return *this;
@@ -118,6 +129,26 @@ class ClusterBuilder {
     spec_.quarantine.failures = failures;
     spec_.quarantine.window_h = window_h;
     spec_.quarantine.cooldown_h = cooldown_h;
+    return *this;
+  }
+  ClusterBuilder& storage(std::string root) {
+    spec_.storage_root = std::move(root);
+    return *this;
+  }
+  ClusterBuilder& bwlimit_mb_s(double mb) {
+    spec_.data.bwlimit_mb_s = mb;
+    return *this;
+  }
+  ClusterBuilder& audit_every_s(double s) {
+    spec_.data.audit_interval_s = s;
+    return *this;
+  }
+  ClusterBuilder& throttle_interval_s(double s) {
+    spec_.data.throttle.interval_s = s;
+    return *this;
+  }
+  ClusterBuilder& provider(std::string p) {
+    spec_.provider = std::move(p);
     return *this;
   }
   ClusterBuilder& vendor(std::string v) {
