@@ -38,6 +38,10 @@ class LocalSite final : public ClusterPort {
   // Runs `<agent_path> probe` once per requested virtual node, one after the other (see
   // local_site_probe.cpp); the probe directory defaults to <root>/probe.
   Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) override;
+  // Storage is this host's filesystem: the scripts of adapters/storage run here through
+  // /bin/sh (local_site_storage.cpp). Unreachable during a simulated outage.
+  Result<Manifest> manifest(const ManifestRequest& request) override;
+  Result<void> remove_path(const std::string& path) override;
 
   const LocalSiteOptions& options() const { return options_; }
   // The run directory of a token (whether or not it exists), for logs and tests.

@@ -54,6 +54,15 @@ class SlurmSite final : public ClusterPort {
   // show as up are not probed (and so have no result); request.nodes naming a node the cluster
   // does not have is ErrorKind::invalid.
   Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) override;
+  // Storage on the cluster's shared filesystem, as the login node sees it: the scripts of
+  // adapters/storage (find, stat, sha256sum; rm -rf) run over SSH (slurm_site_storage.cpp).
+  // They run on a second SshSession of this site's own (same spec; the host key pinned to the
+  // one the main session saw, if it connected first), opened on first use, so that hashing tens
+  // of GB never holds up launch, observe or cancel. Deadlines: ssh.command_timeout_s for a
+  // listing without hashes; max(command_timeout_s, 1 hour) for hashing and for deleting (past
+  // it: unreachable, as every SSH timeout).
+  Result<Manifest> manifest(const ManifestRequest& request) override;
+  Result<void> remove_path(const std::string& path) override;
 
   SshSession& ssh() { return *ssh_; }
   const SlurmSiteOptions& options() const { return options_; }
@@ -82,8 +91,13 @@ class SlurmSite final : public ClusterPort {
   };
   Result<ProbeTargets> probe_targets(const ProbeRequest& request);
 
+  // The storage session, made on first use (guarded by storage_mu_).
+  SshSession& storage_ssh();
+
   ClusterSpec spec_;
   std::unique_ptr<SshSession> ssh_;
+  std::mutex storage_mu_;
+  std::unique_ptr<SshSession> storage_ssh_;
   SlurmSiteOptions options_;
   std::mutex probe_mu_;  // one probe round at a time; guards agent_
   std::shared_ptr<const slurm::AgentBinary> agent_;

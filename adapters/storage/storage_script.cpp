@@ -1,0 +1,265 @@
+#include "adapters/storage/storage_script.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include "adapters/ssh/shell_quote.h"
+
+namespace orch::storage {
+namespace {
+
+constexpr std::string_view kHeader = "orchestrate-manifest-v1";
+
+// The path's components without empty ones ("//", a trailing '/'); false when one is "." or "..".
+bool plain_components(std::string_view path, std::vector<std::string_view>* parts) {
+  std::size_t i = 0;
+  while (i <= path.size()) {
+    std::size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    std::string_view part = path.substr(i, j - i);
+    if (part == "." || part == "..") return false;
+    if (!part.empty()) parts->push_back(part);
+    i = j + 1;
+  }
+  return true;
+}
+
+bool is_hex64(std::string_view s) {
+  if (s.size() != 64) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// The listing's tokens after the header: every NUL-terminated record (a last record without
+// its NUL means the output was cut short: it is dropped, and "end" is then missing).
+std::vector<std::string_view> records(std::string_view out) {
+  std::vector<std::string_view> r;
+  std::size_t i = 0;
+  while (i < out.size()) {
+    std::size_t j = out.find('\0', i);
+    if (j == std::string_view::npos) break;
+    r.push_back(out.substr(i, j - i));
+    i = j + 1;
+  }
+  return r;
+}
+
+Error listing_failed(const std::string& path, const std::string& why) {
+  return make_error(ErrorKind::io, "cannot list " + path + ": " + why);
+}
+
+}  // namespace
+
+std::string stderr_tail(const std::string& err, std::size_t max_bytes) {
+  std::string s = err;
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  if (s.size() > max_bytes) s = "..." + s.substr(s.size() - max_bytes);
+  return s;
+}
+
+Result<std::string> manifest_script(const ManifestRequest& request) {
+  if (request.path.empty()) {
+    return make_error(ErrorKind::invalid, "a storage listing needs a path");
+  }
+  // A relative path starting with '-' would read as an option to cd and find.
+  std::string path = request.path;
+  if (path.front() != '/') path = "./" + path;
+  auto quoted = shell_quote(path);
+  if (!quoted) return quoted.error();
+
+  std::string hash_dir;   // what hashes a directory's files, run inside it
+  std::string hash_file;  // what hashes a single file
+  switch (request.hash) {
+    case ManifestRequest::Hash::none:
+      break;
+    case ManifestRequest::Hash::all:
+      hash_dir = "    find . -type f -exec sha256sum -z -- {} + || exit 1\n";
+      hash_file = "    sha256sum -z < \"$p\" || exit 1\n";
+      break;
+    case ManifestRequest::Hash::listed: {
+      std::set<std::string> names(request.hash_files.begin(), request.hash_files.end());
+      std::string words;
+      for (const std::string& name : names) {
+        if (name.empty()) {  // the copy is one file: hash it
+          hash_file = "    sha256sum -z < \"$p\" || exit 1\n";
+          continue;
+        }
+        std::vector<std::string_view> parts;
+        // As the listing writes paths: no leading, trailing or repeated '/', no . or ..
+        if (name.front() == '/' || name.back() == '/' || name.find("//") != std::string::npos ||
+            !plain_components(name, &parts)) {
+          return make_error(
+              ErrorKind::invalid,
+              "file to hash '" + name + "' in " + request.path +
+                  " is not a relative path as the listing writes it (no leading, trailing or "
+                  "repeated '/', no . or .. components)");
+        }
+        auto q = shell_quote("./" + name);
+        if (!q) return q.error();
+        words += ' ' + *q;
+        if (words.size() > kMaxListedBytes) {
+          return make_error(ErrorKind::invalid, "too many files to hash by name in " +
+                                                    request.path + " (" +
+                                                    std::to_string(names.size()) +
+                                                    "): name fewer, or hash them all (Hash::all)");
+        }
+      }
+      if (!words.empty()) {
+        // Only names that are regular files in the tree, as the listing shows them: a name
+        // that is missing or a symbolic link is simply not hashed.
+        hash_dir = "    set --\n    for f in" + words +
+                   "; do\n"
+                   "      if [ -f \"$f\" ] && [ ! -h \"$f\" ]; then set -- \"$@\" \"$f\"; fi\n"
+                   "    done\n"
+                   "    if [ $# -gt 0 ]; then sha256sum -z -- \"$@\" || exit 1; fi\n";
+      }
+      break;
+    }
+  }
+
+  std::string s;
+  s += "LC_ALL=C; export LC_ALL; unset CDPATH\n";
+  s += "p=" + *quoted + "\n";
+  s += "printf '" + std::string(kHeader) + "\\0'\n";
+  // One stat -L says whether the path is missing, a directory or a file (following a link at
+  // the root). The reason is the end of stat's message, after the quoted path.
+  s += "if ! t=$(stat -L -c %F -- \"$p\" 2>&1); then\n";
+  s += "  case $t in\n";
+  s += "    *': No such file or directory'|*': Not a directory')\n";
+  s += "      printf 'missing\\0end\\0'; exit 0 ;;\n";
+  s += "  esac\n";
+  s += "  printf '%s\\n' \"$t\" >&2; exit 1\n";
+  s += "fi\n";
+  s += "case $t in\n";
+  s += "  directory)\n";
+  s += "    cd -P \"$p\" || exit 1\n";
+  s += "    printf 'dir\\0'\n";
+  s += "    find . -type f -printf '%s %P\\0' || exit 1\n";
+  s += "    printf 'hashes\\0'\n";
+  s += hash_dir;
+  s += "    ;;\n";
+  s += "  'regular file'|'regular empty file')\n";
+  s += "    printf 'file\\0'\n";
+  s += "    n=$(stat -L -c %s -- \"$p\") || exit 1\n";
+  s += "    printf '%s \\0' \"$n\"\n";
+  s += "    printf 'hashes\\0'\n";
+  s += hash_file;
+  s += "    ;;\n";
+  s += "  *) printf '%s is a %s, neither a regular file nor a directory\\n' \"$p\" \"$t\" >&2\n";
+  s += "     exit 1 ;;\n";
+  s += "esac\n";
+  s += "printf 'end\\0'\n";
+  return s;
+}
+
+Result<Manifest> parse_manifest_output(const std::string& out, const std::string& err,
+                                       int exit_status, const std::string& path) {
+  // The header starts a record: at the very start, or after a NUL or newline (what a login
+  // profile printed before it is skipped).
+  std::size_t start = std::string::npos;
+  for (std::size_t at = out.find(kHeader); at != std::string::npos;
+       at = out.find(kHeader, at + 1)) {
+    bool starts = at == 0 || out[at - 1] == '\0' || out[at - 1] == '\n';
+    bool ends = at + kHeader.size() < out.size() && out[at + kHeader.size()] == '\0';
+    if (starts && ends) {
+      start = at + kHeader.size() + 1;
+      break;
+    }
+  }
+  const std::string why_err = stderr_tail(err);
+  if (exit_status != 0 || start == std::string::npos) {
+    std::string why = why_err.empty() ? "no output from the listing script" : why_err;
+    if (exit_status != 0) why += " (exit status " + std::to_string(exit_status) + ")";
+    return listing_failed(path, why);
+  }
+  std::vector<std::string_view> recs = records(std::string_view(out).substr(start));
+  if (recs.empty() || recs.back() != "end") {
+    return listing_failed(
+        path, "the listing was cut short" + (why_err.empty() ? std::string() : ": " + why_err));
+  }
+  recs.pop_back();
+  const std::string_view kind = recs.empty() ? std::string_view() : recs.front();
+  if (kind == "missing") {
+    return make_error(ErrorKind::not_found, path + " does not exist at the site");
+  }
+  if (kind != "dir" && kind != "file") {
+    return listing_failed(path, "unexpected listing (kind '" + std::string(kind) + "')");
+  }
+  Manifest m;
+  m.directory = kind == "dir";
+  std::map<std::string, std::size_t> index;  // path -> position in m.files
+  std::size_t i = 1;
+  for (; i < recs.size() && recs[i] != "hashes"; ++i) {
+    std::string_view r = recs[i];
+    std::size_t space = r.find(' ');
+    std::string_view digits = r.substr(0, space);
+    if (space == std::string_view::npos || digits.empty() || digits.size() > 19 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return listing_failed(path, "unexpected size record '" + std::string(r.substr(0, 80)) + "'");
+    }
+    ManifestFile f;
+    f.size = std::stoull(std::string(digits));
+    f.path = std::string(r.substr(space + 1));
+    if (m.directory == f.path.empty() || (!m.directory && !m.files.empty())) {
+      return listing_failed(path, "unexpected file record '" + std::string(r.substr(0, 80)) + "'");
+    }
+    index.emplace(f.path, m.files.size());
+    m.files.push_back(std::move(f));
+  }
+  if (i == recs.size()) return listing_failed(path, "the listing has no hashes section");
+  if (!m.directory && m.files.empty()) return listing_failed(path, "the file has no size record");
+  for (++i; i < recs.size(); ++i) {
+    std::string_view r = recs[i];
+    if (r.size() < 67 || !is_hex64(r.substr(0, 64)) || r[64] != ' ' ||
+        (r[65] != ' ' && r[65] != '*')) {
+      return listing_failed(path, "unexpected hash record '" + std::string(r.substr(0, 80)) + "'");
+    }
+    std::string_view name = r.substr(66);
+    std::string key;
+    if (m.directory) {
+      if (name.substr(0, 2) != "./") {
+        return listing_failed(
+            path, "unexpected hash record name '" + std::string(name.substr(0, 80)) + "'");
+      }
+      key = std::string(name.substr(2));
+    }
+    // A file that appeared between the two passes is not in the listing: its hash is dropped.
+    auto it = index.find(key);
+    if (it != index.end()) m.files[it->second].sha256 = std::string(r.substr(0, 64));
+  }
+  std::sort(m.files.begin(), m.files.end(),
+            [](const ManifestFile& a, const ManifestFile& b) { return a.path < b.path; });
+  return m;
+}
+
+Result<std::string> remove_script(const std::string& path) {
+  if (path.empty() || path.front() != '/') {
+    return make_error(ErrorKind::invalid,
+                      "refusing to delete '" + path + "': the path must be absolute");
+  }
+  std::vector<std::string_view> parts;
+  if (!plain_components(path, &parts)) {
+    return make_error(ErrorKind::invalid, "refusing to delete '" + path +
+                                              "': the path must not contain . or .. components");
+  }
+  if (parts.empty()) {
+    return make_error(ErrorKind::invalid, "refusing to delete '" + path + "': it is the root");
+  }
+  std::string normal;
+  for (std::string_view p : parts) normal += "/" + std::string(p);
+  auto quoted = shell_quote(normal);
+  if (!quoted) return quoted.error();
+  return "LC_ALL=C; export LC_ALL\nrm -rf -- " + *quoted + "\n";
+}
+
+Result<void> check_remove_output(const std::string& err, int exit_status, const std::string& path) {
+  if (exit_status == 0) return Ok{};
+  std::string why = stderr_tail(err);
+  return make_error(ErrorKind::io, "cannot delete " + path + ": " +
+                                       (why.empty() ? std::string("rm failed") : why) +
+                                       " (exit status " + std::to_string(exit_status) + ")");
+}
+
+}  // namespace orch::storage

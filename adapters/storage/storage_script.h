@@ -1,0 +1,68 @@
+#pragma once
+// The shell scripts that list (with sizes and SHA-256) and delete a checkpoint or dataset copy
+// on a site's storage, and the parsers of what they print. Pure: no I/O. The same scripts run
+// here through /bin/sh (local_storage.h, LocalSite) and on a login node over SSH (SlurmSite).
+//
+// The scripts are POSIX sh using GNU coreutils and findutils (`stat`, `find -printf`, and a
+// `sha256sum` with -z/--zero, which every current Linux distribution ships; an older one fails
+// the listing with ErrorKind::io naming the option). Every value (the
+// path, the names of files to hash) is quoted with shell_quote(); nothing is pasted into shell
+// syntax.
+//
+// Listing output: NUL-separated records, so any file name (spaces, newlines, quotes, bytes that
+// are not UTF-8) reads back exactly:
+//
+//   orchestrate-manifest-v1 \0
+//   dir | file | missing \0
+//   <size> <relative path> \0          one per regular file (`find -printf '%s %P\0'`);
+//                                       a single file: "<size> " (path "")
+//   hashes \0
+//   <64 hex>  <./relative path> \0     `sha256sum -z` (which does not escape names with -z)
+//   end \0                              the script ran to completion
+//
+// What is listed: regular files, recursively, without following symbolic links inside the tree
+// (a link to a file or directory is skipped, so nothing outside the copy is ever read, and a
+// link cannot make a file appear twice); sockets, FIFOs and devices are skipped too. The root
+// path itself may be a symbolic link (it is followed). A root that does not exist (or a dangling
+// link, or a path through a file) is "missing".
+
+#include <string>
+
+#include "scheduler/cluster_port.h"
+#include "scheduler/common/result.h"
+#include "scheduler/model/manifest.h"
+
+namespace orch::storage {
+
+// The most bytes of quoted names a Hash::listed script carries: the whole script is one
+// argument of `sh -c` (here) or of the login shell (sshd), which Linux limits to 128 KiB.
+inline constexpr std::size_t kMaxListedBytes = 64 * 1024;
+
+// The listing script for request.path. ErrorKind::invalid for an empty path, a value with a NUL
+// byte, a hash_files entry that is not a plain relative path ("", absolute, "." or ".."
+// components: a single-file copy is hashed under Hash::listed when hash_files names ""), or
+// more names than kMaxListedBytes holds. A relative path is relative to the shell's working
+// directory (the remote user's home over SSH); absolute paths are what callers should pass.
+Result<std::string> manifest_script(const ManifestRequest& request);
+
+// Reads what the listing script printed. The Manifest (files sorted by path; sha256 set for the
+// files that were hashed), or ErrorKind::not_found ("<path> does not exist at the site"), or
+// ErrorKind::io with the end of stderr when the script failed (a permission denied, a tool
+// missing, a file vanishing while hashed) or its output is cut short or malformed. Text printed
+// before the first record (a chatty login profile) is skipped.
+Result<Manifest> parse_manifest_output(const std::string& out, const std::string& err,
+                                       int exit_status, const std::string& path);
+
+// `rm -rf -- <path>` with the path normalised (repeated and trailing slashes dropped).
+// ErrorKind::invalid for "/" (also written "//" ...), relative paths, "." or ".." components
+// and NUL bytes. Deleting a path that does not exist succeeds.
+Result<std::string> remove_script(const std::string& path);
+
+// Reads how the removal script ended: success on exit status 0, else ErrorKind::io naming the
+// path with the end of stderr.
+Result<void> check_remove_output(const std::string& err, int exit_status, const std::string& path);
+
+// The last `max_bytes` of a command's stderr, trimmed, for error messages.
+std::string stderr_tail(const std::string& err, std::size_t max_bytes = 400);
+
+}  // namespace orch::storage
