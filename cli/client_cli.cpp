@@ -1,9 +1,14 @@
 // CLI11 wiring for the client commands; the work itself is in client_commands.cpp and (node
-// health, burn-in, reports) node_commands.cpp, burn_in_commands.cpp and report_commands.cpp.
+// health, burn-in, reports) node_commands.cpp, burn_in_commands.cpp and report_commands.cpp, and
+// (checkpoints and data) checkpoint_commands.cpp and data_commands.cpp.
+#include <unistd.h>
+
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
 #include "cli/client_cli.h"
+#include "cli/data_commands.h"
 #include "cli/health_commands.h"
 
 namespace orch {
@@ -95,6 +100,89 @@ void add_health_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream
       [=] { finish(run_report_providers(args->options, args->window_days, *o, *e)); });
 }
 
+// Arguments of `checkpoint ...` and `data ...`.
+struct DataArgs {
+  std::int64_t job = 0;
+  std::string name;
+  std::string cluster;
+  std::string path;
+  std::string to;
+  bool all = false;
+  bool watch = false;
+  double interval_s = 1.0;
+};
+
+// $ORCH_WATCH_ROUNDS: how many tables `data transfers --watch` draws at most (tests, scripts);
+// 0 (unset or not a positive number): until no transfer is active.
+int watch_rounds_from_env() {
+  const char* text = std::getenv("ORCH_WATCH_ROUNDS");
+  if (text == nullptr) return 0;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  return end != text && *end == '\0' && value > 0 && value < 1000000 ? static_cast<int>(value) : 0;
+}
+
+// `checkpoint ls` and `data ls|add|replicate|transfers|audit`.
+void add_data_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream* o,
+                       std::ostream* e) {
+  auto d = std::make_shared<DataArgs>();
+  CLI::App* checkpoint = command(app, "checkpoint", "a job's checkpoints and their copies");
+  checkpoint->require_subcommand(1);
+  CLI::App* ckpt_ls =
+      command(*checkpoint, "ls", "a job's checkpoints newest first: size, files, copies, age");
+  ckpt_ls->add_option("JOB", d->job, "job id")->required()->check(CLI::PositiveNumber);
+  ckpt_ls->callback([=] { finish(run_checkpoint_ls(args->options, d->job, *o, *e)); });
+
+  CLI::App* data =
+      command(app, "data", "datasets, copies between clusters, transfers and the integrity audit");
+  data->require_subcommand(1);
+  command(*data, "ls", "every dataset with its size and copies")->callback([=] {
+    finish(run_data_ls(args->options, *o, *e));
+  });
+  CLI::App* add = command(*data, "add", "register a dataset where its first copy lives");
+  add->add_option("NAME", d->name, "dataset name: letters, digits, '-', '_', '.'")->required();
+  add->add_option("--cluster", d->cluster, "the cluster that holds it")->required();
+  add->add_option("--path", d->path, "its absolute path on that cluster")->required();
+  add->callback([=] { finish(run_data_add(args->options, d->name, d->cluster, d->path, *o, *e)); });
+  CLI::App* replicate = command(
+      *data, "replicate", "copy a dataset, or a job's newest verified checkpoint, to a cluster");
+  CLI::Option* name = replicate->add_option("NAME", d->name, "dataset name");
+  CLI::Option* job =
+      replicate->add_option("--job", d->job, "a job id: copy its newest verified checkpoint");
+  job->check(CLI::PositiveNumber);
+  name->excludes(job);
+  replicate->add_option("--to", d->to, "destination cluster")->required();
+  replicate->callback([=] {
+    if (d->name.empty() && d->job <= 0) throw CLI::RequiredError("NAME or --job");
+    finish(run_data_replicate(args->options, d->name, d->job, d->to, *o, *e));
+  });
+  CLI::App* transfers = command(*data, "transfers", "transfers with progress, rate, cap and ETA");
+  transfers->add_flag("--all", d->all, "finished ones too (default: active only)");
+  transfers->add_flag("--watch", d->watch, "redraw until no transfer is active (or Ctrl-C)");
+  transfers->add_option("--interval", d->interval_s, "seconds between redraws (default 1)")
+      ->check(CLI::Range(0.1, 3600.0));
+  transfers->callback([=] {
+    TransfersOptions t;
+    t.all = d->all;
+    t.watch = d->watch;
+    t.interval_ms = static_cast<int>(d->interval_s * 1000);
+    t.max_rounds = watch_rounds_from_env();
+    t.terminal = o == &std::cout && isatty(STDOUT_FILENO) == 1;
+    finish(run_data_transfers(args->options, t, *o, *e));
+  });
+  CLI::App* audit =
+      command(*data, "audit", "check every copy now: still there, same sizes, a sampled hash");
+  audit->add_option("--cluster", d->cluster, "only the copies at this cluster");
+  audit->callback([=] { finish(run_data_audit(args->options, d->cluster, *o, *e)); });
+  // Set last, so that only `data --help` shows it (subcommands inherit a footer when added).
+  data->footer(
+      "Datasets are named data registered where they live and copied to other clusters;\n"
+      "checkpoints are copied by each job's replication policy. A copy is present, copying,\n"
+      "verified, corrupt, missing or deleted, and only a verified copy is ever used. Transfers\n"
+      "run rsync over SSH (resumable, checksummed, capped) and are throttled while they slow\n"
+      "a running job. `orchestrate checkpoint ls JOB` shows a job's checkpoints and copies.");
+}
+
 }  // namespace
 
 void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
@@ -166,6 +254,7 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   cancel->callback([=] { finish(run_job_cancel(args->options, args->id, *o, *e)); });
 
   add_health_commands(app, args, o, e);
+  add_data_commands(app, args, o, e);
 }
 
 void add_client_commands(CLI::App& app) {

@@ -15,9 +15,11 @@
 #include "adapters/kubernetes/kube_site.h"
 #include "adapters/local/local_site.h"
 #include "adapters/slurm/slurm_site.h"
+#include "adapters/transfer/rsync_transfer.h"
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "scheduler/runtime/site_worker.h"
+#include "scheduler/runtime/transfer_worker.h"
 #include "web/api_routes.h"
 #include "web/http_server.h"
 #include "web/router.h"
@@ -41,6 +43,8 @@ struct Server::Parts {
   std::unique_ptr<Brain> brain;
   std::unique_ptr<BrainLoop> loop;
   std::vector<std::unique_ptr<SiteWorker>> workers;
+  std::unique_ptr<TransferPort> transfer_port;
+  std::unique_ptr<TransferWorker> transfers;
   std::unique_ptr<SchedulerBackend> backend;
   std::unique_ptr<HttpServer> http;
   std::string bind;
@@ -48,6 +52,7 @@ struct Server::Parts {
   ~Parts() {
     // Stop in the reverse order of start: no new requests, no new site work, then the brain.
     if (http) http->stop();
+    if (transfers) transfers->stop();
     for (auto& w : workers) w->stop();
     if (loop) loop->stop();
     if (lock_fd >= 0) close(lock_fd);
@@ -92,7 +97,7 @@ Result<std::unique_ptr<ClusterPort>> make_port(const ClusterSpec& c, const Serve
   }
   LocalSiteOptions o;
   o.name = c.name;
-  o.root = c.storage_root.empty() ? s.state_dir + "/sites/" + c.name : c.storage_root;
+  o.root = c.storage_root;
   o.nodes = c.nodes;
   o.gpus_per_node = c.gpus_per_node;
   o.agent_path = s.agent_path;
@@ -135,20 +140,30 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   if (!lock) return lock.error();
   parts->lock_fd = *lock;
 
+  // A local site's storage defaults to a folder of the state directory; the brain needs it to
+  // place checkpoint copies and datasets there.
+  std::vector<ClusterSpec> clusters = config.clusters;
+  for (auto& c : clusters) {
+    if (c.provider == "local" && c.storage_root.empty()) {
+      c.storage_root = s.state_dir + "/sites/" + c.name;
+    }
+  }
+
   const std::string db_path = s.state_dir + "/orchestrate.db";
   auto store = Store::open(db_path);
   if (!store) return store.error();
   parts->brain_store = std::move(*store);
-  parts->brain = std::make_unique<Brain>(*parts->brain_store, parts->clock, config.clusters);
+  parts->brain = std::make_unique<Brain>(*parts->brain_store, parts->clock, clusters);
   if (auto r = parts->brain->start(); !r) return r.error();
 
   Parts* p = parts.get();
   parts->loop = std::make_unique<BrainLoop>(*parts->brain, s.tick_ms, [p] {
     for (auto& w : p->workers) w->wake();
+    if (p->transfers) p->transfers->wake();
   });
 
   std::map<std::string, ClusterPort*> port_map;
-  for (const auto& c : config.clusters) {
+  for (const auto& c : clusters) {
     auto port = make_port(c, s);
     if (!port) return port.error();
     auto reader = Store::open(db_path);
@@ -160,10 +175,20 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
     parts->ports.push_back(std::move(*port));
   }
 
+  {
+    auto reader = Store::open(db_path);
+    if (!reader) return reader.error();
+    BrainLoop* loop = parts->loop.get();
+    parts->transfer_port = std::make_unique<RsyncTransferPort>(clusters, s.state_dir + "/transfers");
+    parts->transfers = std::make_unique<TransferWorker>(
+        clusters, *parts->transfer_port, std::move(*reader),
+        [loop](BrainEvent e) { loop->post(std::move(e)); }, parts->clock);
+  }
+
   auto reader = Store::open(db_path);
   if (!reader) return reader.error();
   parts->backend = std::make_unique<SchedulerBackend>(std::move(*reader), *parts->loop,
-                                                      config.clusters, port_map, parts->clock);
+                                                      clusters, port_map, parts->clock);
   ServerOptions http;
   http.bind = s.bind.value_or(config.server.bind);
   http.port = s.port.value_or(config.server.port);
@@ -174,6 +199,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
 
   parts->loop->start();
   for (auto& w : parts->workers) w->start();
+  parts->transfers->start();
   if (auto r = parts->http->start(); !r) return r.error();
   return std::unique_ptr<Server>(new Server(std::move(parts)));
 }

@@ -28,6 +28,20 @@ struct NodeFilter {
   std::optional<std::string> state;    // a node state name: active, quarantined, retired
 };
 
+// GET /data/transfers: the newest first; all false keeps active ones (queued, running,
+// verifying).
+struct TransferFilter {
+  bool all = false;
+  int limit = 100;
+};
+
+// POST /data/replicate: a dataset, or a job's newest verified checkpoint, to a cluster.
+struct ReplicateRequest {
+  std::string dataset;      // either this ...
+  std::int64_t job_id = 0;  // ... or this (0: none)
+  std::string to;
+};
+
 struct LogRequest {
   std::optional<int> attempt_no;  // default: the latest attempt
   std::uint64_t offset = 0;
@@ -68,6 +82,22 @@ class ApiBackend {
   virtual Result<nlohmann::json> provider_report(int window_days) = 0;
   // The job's MFU history per attempt, one bucket per minute.
   virtual Result<nlohmann::json> job_mfu(std::int64_t id) = 0;
+
+  // Checkpoints and data (issue 5). A job's checkpoints newest first, each with its copies.
+  virtual Result<nlohmann::json> job_checkpoints(std::int64_t id) = 0;
+  // Every dataset with its copies.
+  virtual Result<nlohmann::json> list_datasets() = 0;
+  // Registers a dataset whose first copy is at cluster:path (invalid for a cluster that is not
+  // configured, conflict for a name taken).
+  virtual Result<nlohmann::json> register_dataset(const std::string& name,
+                                                  const std::string& cluster,
+                                                  const std::string& path) = 0;
+  // Starts (or finds) the transfer that puts a copy at request.to.
+  virtual Result<nlohmann::json> replicate_data(const ReplicateRequest& request) = 0;
+  virtual Result<nlohmann::json> list_transfers(const TransferFilter& filter) = 0;
+  virtual Result<nlohmann::json> get_transfer(std::int64_t id) = 0;
+  // Checks every copy at cluster now (empty: at every cluster).
+  virtual Result<nlohmann::json> start_audit(const std::string& cluster) = 0;
 };
 
 }  // namespace orch

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "scheduler/model/job_state.h"
+#include "web/data_routes.h"
 #include "web/health_routes.h"
 #include "web/route_helpers.h"
 
@@ -170,6 +171,7 @@ Router make_api_router(ApiBackend& backend) {
                return answer(b->cancel_job(id), 202);
              }));
   add_health_routes(router, backend);
+  add_data_routes(router, backend);
   return router;
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,10 +46,22 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> provider_report(int window_days) override;
   Result<nlohmann::json> job_mfu(std::int64_t id) override;
 
+  // Checkpoints and data (scheduler_backend_data.cpp).
+  Result<nlohmann::json> job_checkpoints(std::int64_t id) override;
+  Result<nlohmann::json> list_datasets() override;
+  Result<nlohmann::json> register_dataset(const std::string& name, const std::string& cluster,
+                                          const std::string& path) override;
+  Result<nlohmann::json> replicate_data(const ReplicateRequest& request) override;
+  Result<nlohmann::json> list_transfers(const TransferFilter& filter) override;
+  Result<nlohmann::json> get_transfer(std::int64_t id) override;
+  Result<nlohmann::json> start_audit(const std::string& cluster) override;
+
  private:
   Result<JobRow> find_job(std::int64_t id);
   Result<nlohmann::json> job_json(const JobRow& job, bool with_spec);
   const ClusterSpec* spec_of(const std::string& cluster) const;
+  // invalid naming the configured clusters when cluster is not one of them (a body's content).
+  std::optional<Error> check_configured(const std::string& cluster) const;
   // Young's checkpoint interval for the job on its latest attempt's cluster, from that
   // cluster's history (the numbers placement uses); null when the job never ran or its cluster
   // is no longer configured. Caller holds mu_.

@@ -32,8 +32,10 @@ std::string size_text(std::int64_t bytes) {
   return buf;
 }
 
+// The name becomes a folder at every site: letters, digits, '-', '_', '.', and not only dots.
 bool valid_dataset_name(const std::string& name) {
   if (name.empty() || name.size() > 100) return false;
+  if (name.find_first_not_of('.') == std::string::npos) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
   });
@@ -65,7 +67,8 @@ Result<void> Brain::register_checkpoint(const AttemptRow& a, std::int64_t checkp
 
 Result<void> Brain::request_manifest(const ReplicaRow& replica, const std::string& purpose,
                                      std::optional<std::int64_t> transfer_id,
-                                     const std::vector<std::string>& hash_files) {
+                                     const std::vector<std::string>& hash_files,
+                                     const std::string& hash) {
   const Millis now = clock_.now_ms();
   OutboxRow row;
   row.cluster = replica.cluster;
@@ -74,7 +77,7 @@ Result<void> Brain::request_manifest(const ReplicaRow& replica, const std::strin
   row.payload = {{"purpose", purpose},
                  {"replica_id", replica.id},
                  {"path", replica.path},
-                 {"hash", hash_files.empty() ? "all" : "listed"},
+                 {"hash", hash_files.empty() ? hash : std::string("listed")},
                  {"hash_files", hash_files}};
   if (transfer_id) row.payload["transfer_id"] = *transfer_id;
   row.created_ms = now;
@@ -308,6 +311,11 @@ Result<void> Brain::replica_failed(ReplicaRow& r, ReplicaState to, const std::st
   if (!name) return name.error();
   auto job = job_of(r);
   if (!job) return job.error();
+  if (auto s = cancel_transfers_from(r, "its source at " + r.cluster + " is " +
+                                            std::string(to_string(to)));
+      !s) {
+    return s;
+  }
   const std::string what = to == ReplicaState::missing ? "missing" : "changed";
   const std::string kind = r.checkpoint_id ? "checkpoint-lost" : "dataset-lost";
   const std::string message = "the copy of " + *name + " at " + r.cluster + " is " + what + " (" +
@@ -412,7 +420,7 @@ Result<BrainReply> Brain::on(const RegisterDataset& e) {
   if (!valid_dataset_name(e.name)) {
     return make_error(ErrorKind::invalid, "dataset name \"" + e.name +
                                               "\" must be 1 to 100 letters, digits, '-', '_' "
-                                              "or '.'");
+                                              "or '.', and not only dots");
   }
   const ClusterSpec* spec = cluster_spec(e.cluster);
   if (!spec) return make_error(ErrorKind::not_found, "no cluster " + e.cluster + " is configured");

@@ -1,0 +1,203 @@
+// The checkpoint and data routes (data_routes.h): bodies and parameters are checked here, the
+// work is the backend's.
+#include "web/data_routes.h"
+
+#include <optional>
+#include <string>
+
+#include "web/route_helpers.h"
+
+namespace orch {
+namespace {
+
+using nlohmann::json;
+using routes::answer;
+using routes::parse_id;
+using routes::query_value;
+using routes::read_limit;
+using routes::shown;
+using routes::with_job_id;
+
+constexpr std::size_t kMaxDatasetName = 100;
+constexpr std::size_t kMaxPath = 4096;
+constexpr int kDefaultTransfers = 100;
+
+// The body as a JSON object, or the problem to answer: 400 when it is not JSON (or missing and
+// required), 422 when it is JSON but not an object. An empty body is {} when optional.
+std::optional<HttpResponse> read_object(const HttpRequest& request, bool optional,
+                                        const std::string& example, json& body) {
+  if (request.body.find_first_not_of(" \t\r\n") == std::string::npos) {
+    if (optional) {
+      body = json::object();
+      return std::nullopt;
+    }
+    return problem_response(400, "the request body is empty; expected " + example);
+  }
+  body = json::parse(request.body, nullptr, false);
+  if (body.is_discarded()) {
+    return problem_response(400, "the request body is not valid JSON; expected " + example);
+  }
+  if (!body.is_object()) return problem_response(422, "expected a JSON object, e.g. " + example);
+  return std::nullopt;
+}
+
+// body[key] as a string into value; a 422 problem when it is there but not a string, or
+// missing and required.
+std::optional<HttpResponse> read_string(const json& body, const std::string& key, bool required,
+                                        const std::string& example, std::string& value) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) {
+    if (!required) return std::nullopt;
+    return problem_response(422, "\"" + key + "\" is required, e.g. " + example);
+  }
+  if (!it->is_string()) {
+    return problem_response(422, "\"" + key + "\" must be a string, e.g. " + example);
+  }
+  value = it->get<std::string>();
+  return std::nullopt;
+}
+
+std::optional<HttpResponse> check_dataset_name(const std::string& name) {
+  if (valid_dataset_name(name)) return std::nullopt;
+  return problem_response(422, "dataset name " + shown(name) +
+                                   " is not valid: use 1 to 100 letters, digits, '-', '_' and "
+                                   "'.' (not only dots)");
+}
+
+std::optional<HttpResponse> check_cluster_name(const std::string& cluster) {
+  if (!cluster.empty()) return std::nullopt;
+  return problem_response(422, "\"cluster\" must name a configured cluster; it is empty");
+}
+
+// The backend's answer to a body's content: its invalid is 422 (the body was well-formed).
+HttpResponse answer_body(const Result<json>& result, int ok_status) {
+  if (!result.ok() && result.error().kind == ErrorKind::invalid) {
+    return problem_response(422, result.error().message);
+  }
+  return answer(result, ok_status);
+}
+
+HttpResponse register_dataset(ApiBackend& backend, const HttpRequest& request) {
+  const std::string example =
+      R"({"name": "imagenet", "cluster": "alpha", "path": "/data/imagenet"})";
+  json body;
+  if (auto bad = read_object(request, false, example, body)) return *bad;
+  std::string name, cluster, path;
+  if (auto bad = read_string(body, "name", true, example, name)) return *bad;
+  if (auto bad = read_string(body, "cluster", true, example, cluster)) return *bad;
+  if (auto bad = read_string(body, "path", true, example, path)) return *bad;
+  if (auto bad = check_dataset_name(name)) return *bad;
+  if (auto bad = check_cluster_name(cluster)) return *bad;
+  if (path.empty() || path[0] != '/') {
+    return problem_response(422,
+                            "\"path\" must be an absolute path on the cluster (starting "
+                            "with '/'), got " +
+                                shown(path));
+  }
+  if (path.size() > kMaxPath) {
+    return problem_response(422, "\"path\" is longer than " + std::to_string(kMaxPath) + " bytes");
+  }
+  for (char c : path) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return problem_response(422, "\"path\" must not contain control characters");
+    }
+  }
+  return answer_body(backend.register_dataset(name, cluster, path), 201);
+}
+
+HttpResponse replicate(ApiBackend& backend, const HttpRequest& request) {
+  const std::string example =
+      R"({"dataset": "imagenet", "to": "beta"} or {"job": 7, "to": "beta"})";
+  json body;
+  if (auto bad = read_object(request, false, example, body)) return *bad;
+  ReplicateRequest r;
+  if (auto bad = read_string(body, "dataset", false, example, r.dataset)) return *bad;
+  if (auto bad = read_string(body, "to", true, example, r.to)) return *bad;
+  const bool has_dataset = body.contains("dataset") && !body["dataset"].is_null();
+  const bool has_job = body.contains("job") && !body["job"].is_null();
+  if (has_dataset == has_job) {
+    return problem_response(422, "give either \"dataset\" or \"job\", not " +
+                                     std::string(has_job ? "both" : "neither") + ", e.g. " +
+                                     example);
+  }
+  if (has_job) {
+    const json& job = body["job"];
+    if (!job.is_number_integer() || job.get<std::int64_t>() <= 0) {
+      return problem_response(
+          422, "\"job\" must be a positive integer job id, got " + shown(job.dump()));
+    }
+    r.job_id = job.get<std::int64_t>();
+  } else if (auto bad = check_dataset_name(r.dataset)) {
+    return *bad;
+  }
+  if (r.to.empty()) {
+    return problem_response(422, "\"to\" must name a configured cluster; it is empty");
+  }
+  return answer_body(backend.replicate_data(r), 202);
+}
+
+HttpResponse list_transfers(ApiBackend& backend, const HttpRequest& request) {
+  TransferFilter filter;
+  filter.limit = kDefaultTransfers;
+  if (auto all = query_value(request, "all"); all && !all->empty()) {
+    if (*all == "true" || *all == "1") {
+      filter.all = true;
+    } else if (*all != "false" && *all != "0") {
+      return problem_response(400, "all must be true or false, got " + shown(*all));
+    }
+  }
+  if (auto bad = read_limit(request, filter.limit)) return *bad;
+  return answer(backend.list_transfers(filter));
+}
+
+HttpResponse start_audit(ApiBackend& backend, const HttpRequest& request) {
+  const std::string example = R"({"cluster": "alpha"} or no body for every cluster)";
+  json body;
+  if (auto bad = read_object(request, true, example, body)) return *bad;
+  std::string cluster;
+  if (auto bad = read_string(body, "cluster", false, example, cluster)) return *bad;
+  return answer_body(backend.start_audit(cluster), 202);
+}
+
+}  // namespace
+
+bool valid_dataset_name(const std::string& name) {
+  if (name.empty() || name.size() > kMaxDatasetName) return false;
+  bool only_dots = true;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+    only_dots = only_dots && c == '.';
+  }
+  return !only_dots;
+}
+
+void add_data_routes(Router& router, ApiBackend& backend) {
+  ApiBackend* b = &backend;
+  router.add("GET", "/api/v1/jobs/{id}/checkpoints",
+             with_job_id([b](const HttpRequest&, std::int64_t id) {
+               return answer(b->job_checkpoints(id));
+             }));
+  router.add("GET", "/api/v1/data/datasets",
+             [b](const HttpRequest&, const PathParams&) { return answer(b->list_datasets()); });
+  router.add("POST", "/api/v1/data/datasets", [b](const HttpRequest& request, const PathParams&) {
+    return register_dataset(*b, request);
+  });
+  router.add("POST", "/api/v1/data/replicate",
+             [b](const HttpRequest& request, const PathParams&) { return replicate(*b, request); });
+  router.add("GET", "/api/v1/data/transfers", [b](const HttpRequest& request, const PathParams&) {
+    return list_transfers(*b, request);
+  });
+  router.add("GET", "/api/v1/data/transfers/{id}",
+             [b](const HttpRequest&, const PathParams& params) {
+               auto id = parse_id(params.at("id"), "transfer id");
+               if (!id.ok()) return error_response(id.error());
+               return answer(b->get_transfer(id.value()));
+             });
+  router.add("POST", "/api/v1/data/audit", [b](const HttpRequest& request, const PathParams&) {
+    return start_audit(*b, request);
+  });
+}
+
+}  // namespace orch

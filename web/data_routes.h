@@ -1,0 +1,17 @@
+#pragma once
+// The checkpoint and data routes of /api/v1 (issue 5): a job's checkpoints and their copies,
+// datasets, replication, transfers and the integrity audit. Internal to web/: make_api_router
+// adds them; see docs/rest-api.md.
+
+#include "web/api_backend.h"
+#include "web/router.h"
+
+namespace orch {
+
+// Binds the checkpoint and data routes to backend (which must outlive router).
+void add_data_routes(Router& router, ApiBackend& backend);
+
+// A dataset name: 1..100 letters, digits, '-', '_' and '.', not only dots (it names a folder).
+bool valid_dataset_name(const std::string& name);
+
+}  // namespace orch
