@@ -438,10 +438,23 @@ Result<void> Brain::after_attempt_end(const AttemptRow& attempt) {
       job.next_attempt_ms = now + next.delay_ms;
       job.reason = "resuming after " + next.reason;
       if (auto r = store_.set_job_state(job, JobState::resuming, now); !r) return r;
-      auto ckpt = store_.latest_checkpoint(job.id);
-      if (!ckpt) return ckpt.error();
-      std::string from = *ckpt ? "from the checkpoint at step " + std::to_string((*ckpt)->step)
-                               : std::string("from the start (no checkpoint yet)");
+      // The newest checkpoint with a copy that is good or not yet listed; where the job lands
+      // decides which copy it gets (the placed event says).
+      auto ckpts = store_.checkpoints_of(job.id);
+      if (!ckpts) return ckpts.error();
+      auto copies = store_.replicas_of_job(job.id);
+      if (!copies) return copies.error();
+      std::optional<std::int64_t> good;
+      for (auto it = ckpts->rbegin(); it != ckpts->rend() && !good; ++it) {
+        for (const auto& r : *copies) {
+          if (r.checkpoint_id == it->id && (r.state == ReplicaState::verified ||
+                                            r.state == ReplicaState::present)) {
+            good = it->step;
+          }
+        }
+      }
+      std::string from = good ? "from the newest good checkpoint (step " + std::to_string(*good) + ")"
+                              : std::string("from the start (no good checkpoint yet)");
       if (auto r = event(
               job.id, attempt.no, "resuming",
               "resuming " + from + " in " + seconds_text(next.delay_ms) + " (" + next.reason + ")");

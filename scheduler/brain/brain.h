@@ -123,9 +123,13 @@ class Brain {
   Result<void> register_checkpoint(const AttemptRow& attempt, std::int64_t checkpoint_id,
                                    const std::string& path);
   // Asks the cluster's worker to list a copy; purpose "register", "verify" or "audit".
+  // hash: "all" (every file), "listed" (hash_files), "none" (sizes only).
   Result<void> request_manifest(const ReplicaRow& replica, const std::string& purpose,
                                 std::optional<std::int64_t> transfer_id = std::nullopt,
-                                const std::vector<std::string>& hash_files = {});
+                                const std::vector<std::string>& hash_files = {},
+                                const std::string& hash = "all");
+  // Transfers still to copy from this copy (it was found gone or bad): cancelled.
+  Result<void> cancel_transfers_from(const ReplicaRow& source, const std::string& why);
   Result<void> on_registered(ReplicaRow& replica, const ManifestCompleted& e);
   Result<void> on_verified(ReplicaRow& replica, const ManifestCompleted& e);
   Result<void> on_audited(ReplicaRow& replica, const ManifestCompleted& e);

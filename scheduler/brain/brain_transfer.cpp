@@ -318,6 +318,26 @@ Result<BrainReply> Brain::on(const TransferFinished& e) {
     if (auto r = store_.update_transfer(tr); !r) return r.error();
     return BrainReply{};
   }
+  // Is the source still there? A copy that failed may have failed because it is gone; the
+  // listing (sizes only) settles it, and a missing source cancels the copies from it.
+  if (err.kind != ErrorKind::unreachable) {
+    std::vector<ReplicaRow> copies;
+    if (tr.checkpoint_id) {
+      auto rs = store_.replicas_of_checkpoint(*tr.checkpoint_id);
+      if (!rs) return rs.error();
+      copies = std::move(*rs);
+    } else {
+      auto rs = store_.replicas_of_dataset(tr.dataset);
+      if (!rs) return rs.error();
+      copies = std::move(*rs);
+    }
+    for (const auto& c : copies) {
+      if (c.cluster == tr.src_cluster && c.state == ReplicaState::verified &&
+          auditing_.insert(c.id).second) {
+        if (auto r = request_manifest(c, "audit", std::nullopt, {}, "none"); !r) return r.error();
+      }
+    }
+  }
   const bool give_up = tr.tries >= kTransferMaxTries || err.kind == ErrorKind::unsupported ||
                        err.kind == ErrorKind::invalid;
   if (give_up) {
@@ -351,6 +371,32 @@ Result<BrainReply> Brain::on(const TransferFinished& e) {
     return r.error();
   }
   return BrainReply{};
+}
+
+Result<void> Brain::cancel_transfers_from(const ReplicaRow& source, const std::string& why) {
+  auto active = store_.transfers(true, 10000);
+  if (!active) return active.error();
+  const Millis now = clock_.now_ms();
+  for (auto& t : *active) {
+    if (t.src_cluster != source.cluster || t.checkpoint_id != source.checkpoint_id ||
+        t.dataset != source.dataset) {
+      continue;
+    }
+    t.state = TransferState::cancelled;
+    t.error = "cancelled: " + why;
+    t.ended_ms = now;
+    t.updated_ms = now;
+    if (auto r = store_.update_transfer(t); !r) return r;
+    auto dst = store_.replica(t.replica_id);
+    if (!dst) return dst.error();
+    if (*dst && (*dst)->state == ReplicaState::copying) {
+      (*dst)->state = ReplicaState::missing;
+      (*dst)->detail = "its copy was cancelled: " + why;
+      (*dst)->updated_ms = now;
+      if (auto r = store_.update_replica(**dst); !r) return r;
+    }
+  }
+  return Ok{};
 }
 
 // ---- throttling -------------------------------------------------------------------------------

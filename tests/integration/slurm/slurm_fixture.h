@@ -67,7 +67,13 @@ class SlurmE2eTest : public ServerFixture {
            "    ssh: {host: " +
            c.host + ", port: " + std::to_string(c.ssh_port) + ", user: " + c.user +
            ", key_file: " + c.key_file + ", known_hosts: " + c.known_hosts +
-           ", connect_timeout_s: 2, command_timeout_s: 20}\n";
+           ", connect_timeout_s: 2, command_timeout_s: 20}\n" +
+           cluster_extra(name);
+  }
+  // More keys of a cluster's entry (indented by four spaces), for tests that need them.
+  virtual std::string cluster_extra(const std::string& name) const {
+    (void)name;
+    return "";
   }
   std::string clusters_yaml() const {
     return "clusters:\n" + cluster_yaml("alpha") + cluster_yaml("beta");
@@ -78,13 +84,14 @@ class SlurmE2eTest : public ServerFixture {
   // keeps every checkpoint: an attempt that ran on through an outage must not delete the one
   // its replacement resumes from (checkpoint replication and retention are issue 5's).
   static std::string job_yaml(const std::string& name, const std::string& flags,
-                              const std::string& more = "") {
+                              const std::string& more = "",
+                              const std::string& checkpoint = "{interval_steps: 10}") {
     return "name: " + name + "\ncommand: " ORCH_BIN_DIR "/toy_trainer --dim 32 --batch 16 " +
            flags + " --keep-ckpts 0 --ckpt-dir \"$ORCH_CHECKPOINT_ROOT/" + name +
            "\"\n"
            "resources: {nodes: 1, gpus_per_node: 2}\n"
            "model: {parameters: 1024}\n"
-           "checkpoint: {interval_steps: 10}\n"
+           "checkpoint: " + checkpoint + "\n"
            "restart: {max_infra_restarts: 3, max_user_restarts: 0, backoff: {initial_s: 0.1, "
            "max_s: 1}}\n" +
            more;
