@@ -61,6 +61,12 @@ bench: build
 bench-slurm: build lab-deps
 	$(BUILD_DIR)/bin/bench_slurm
 
+# Issue 5's replication throughput on the real Slurm lab (as root, about 3 minutes); not part of
+# `make bench`.
+.PHONY: bench-transfer
+bench-transfer: build lab-deps
+	$(BUILD_DIR)/bin/bench_transfer
+
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i
 

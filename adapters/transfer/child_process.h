@@ -1,0 +1,85 @@
+#pragma once
+// A child process with its stdout and stderr on pipes, in a process group of its own, so that
+// stopping it stops everything it started (rsync's own children and its ssh). Reads never block
+// for longer than asked. Nothing here knows about rsync.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "scheduler/common/result.h"
+
+namespace orch::transfer {
+
+// How a child ended: exit_code >= 0 when it exited, else the signal that ended it.
+struct ChildExit {
+  int exit_code = -1;
+  int signal = 0;
+};
+
+class ChildProcess {
+ public:
+  // Starts argv (argv[0] is looked up in PATH) with stdin from /dev/null, stdout and stderr on
+  // two pipes and `env` ("NAME=value") added to this process's environment. Errors: io when it
+  // cannot be started (the message names the program and errno's text).
+  static Result<ChildProcess> spawn(const std::vector<std::string>& argv,
+                                    const std::vector<std::string>& env = {});
+
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  // Kills the group (SIGKILL) if the child still runs, and reaps it.
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+
+  // Waits up to `timeout` for output, then appends what stdout and stderr have to `out` and
+  // `err`. Returns the number of bytes read (0 on timeout or when both pipes are closed; then
+  // it waits up to `timeout` for the child to end instead).
+  std::size_t read_some(std::chrono::milliseconds timeout, std::string& out, std::string& err);
+  // Both pipes closed: the child (and whatever shared its pipes) is done writing.
+  bool output_closed() const { return out_fd_ < 0 && err_fd_ < 0; }
+
+  // Sends `sig` to the child's process group.
+  void signal_group(int sig);
+  // Whether it has ended (reaps it; never blocks).
+  bool try_wait();
+  // Reaps it, waiting up to `timeout`; false when it still runs then.
+  bool wait_for(std::chrono::milliseconds timeout);
+  // Valid once try_wait or wait_for returned true.
+  const ChildExit& exit() const { return exit_; }
+
+ private:
+  ChildProcess() = default;
+  void close_fds();
+
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  int err_fd_ = -1;
+  bool reaped_ = false;
+  ChildExit exit_;
+};
+
+// Stops a child politely: SIGTERM to its group, up to `grace` for it to end (its output is
+// drained into out/err meanwhile), then SIGKILL. Always reaps it.
+void terminate_child(ChildProcess& child, std::chrono::milliseconds grace, std::string& out,
+                     std::string& err);
+
+// A short command run to its end: what it printed and how it ended.
+struct Captured {
+  ChildExit exit;
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+};
+
+// Runs argv to its end, killing it (and its group) past `timeout`. Errors: io when it cannot be
+// started.
+Result<Captured> run_captured(const std::vector<std::string>& argv,
+                              std::chrono::milliseconds timeout,
+                              const std::vector<std::string>& env = {});
+
+}  // namespace orch::transfer
