@@ -227,9 +227,12 @@ bool SiteWorker::execute_storage(const OutboxRow& action) {
   }
   ManifestRequest request;
   request.path = path;
-  if (action.payload.value("hash", std::string("all")) == "listed") {
+  const std::string hash = action.payload.value("hash", std::string("all"));
+  if (hash == "listed") {
     request.hash = ManifestRequest::Hash::listed;
     request.hash_files = action.payload.value("hash_files", std::vector<std::string>{});
+  } else if (hash == "none") {
+    request.hash = ManifestRequest::Hash::none;
   }
   auto listed = port_.manifest(request);
   if (!listed && listed.error().kind == ErrorKind::unreachable) {
