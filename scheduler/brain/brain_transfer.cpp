@@ -462,7 +462,17 @@ Result<std::vector<ResumeCandidate>> Brain::resume_candidates_at(JobId job,
       if (parsed) m = std::move(*parsed);
     }
     for (const auto& r : *copies) {
-      if (r.checkpoint_id != c.id || r.cluster != cluster) continue;
+      if (r.checkpoint_id != c.id) continue;
+      if (r.cluster != cluster) {
+        // Saved where storage cannot be listed (Kubernetes): never verified, so offered by its
+        // path everywhere; the pre-launch check at the site accepts it only if it is there
+        // (shared storage), and a site that cannot list either takes it as before.
+        if (!c.manifest && r.state == ReplicaState::present &&
+            !lists_storage(cluster_spec(r.cluster))) {
+          in.push_back({c.id, c.step, cluster, r.path, true, Manifest{}});
+        }
+        continue;
+      }
       // A copy not listed yet (its manifest action is still queued) is a candidate too: the
       // pre-launch check lists it and accepts it when it is there; never a bad or copying one.
       const bool usable = r.state == ReplicaState::verified ||

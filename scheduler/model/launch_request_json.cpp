@@ -8,7 +8,9 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
     candidates.push_back({{"checkpoint_id", c.checkpoint_id},
                           {"step", c.step},
                           {"path", c.path},
-                          {"manifest", manifest_to_json(c.manifest)}});
+                          // null: not listed yet (the pre-launch check only needs it there)
+                          {"manifest", c.manifest.files.empty() ? nlohmann::json(nullptr)
+                                                                : manifest_to_json(c.manifest)}});
   }
   return {{"token", r.token},
           {"resume_candidates", candidates},
@@ -43,9 +45,11 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
       rc.checkpoint_id = c.at("checkpoint_id").get<std::int64_t>();
       rc.step = c.at("step").get<std::int64_t>();
       rc.path = c.at("path").get<std::string>();
-      auto m = manifest_from_json(c.at("manifest"));
-      if (!m) return m.error();
-      rc.manifest = std::move(*m);
+      if (!c.at("manifest").is_null()) {
+        auto m = manifest_from_json(c.at("manifest"));
+        if (!m) return m.error();
+        rc.manifest = std::move(*m);
+      }
       r.resume_candidates.push_back(std::move(rc));
     }
     return r;

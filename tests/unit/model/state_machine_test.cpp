@@ -18,6 +18,9 @@ const std::set<std::pair<J, J>> kLegalJob = {
     {J::placed, J::failed},     {J::placed, J::cancelled},  {J::running, J::resuming},
     {J::running, J::succeeded}, {J::running, J::failed},    {J::running, J::cancelled},
     {J::resuming, J::placed},   {J::resuming, J::failed},   {J::resuming, J::cancelled},
+    // Waiting for data to be copied before the launch (issue 5).
+    {J::pending, J::staging},   {J::resuming, J::staging},  {J::staging, J::placed},
+    {J::staging, J::pending},   {J::staging, J::failed},    {J::staging, J::cancelled},
 };
 
 TEST(JobStateMachine, ExactlyTheListedTransitionsAreLegal) {
@@ -29,7 +32,7 @@ TEST(JobStateMachine, ExactlyTheListedTransitionsAreLegal) {
       legal += expected;
     }
   }
-  EXPECT_EQ(legal, 15);
+  EXPECT_EQ(legal, 21);
 }
 
 TEST(JobStateMachine, TerminalStatesHaveNoWayOut) {

@@ -1,0 +1,47 @@
+// A launch as the outbox stores it: every field survives the round trip, resume candidates with
+// their manifests included, and one not listed yet (no manifest) too.
+#include <gtest/gtest.h>
+
+#include "scheduler/model/launch_request_json.h"
+
+namespace orch {
+namespace {
+
+TEST(LaunchRequestJson, ResumeCandidatesSurviveTheOutboxWithAndWithoutAManifest) {
+  LaunchRequest r;
+  r.token = "orch-7-2-abc";
+  r.job_id = 7;
+  r.attempt_no = 2;
+  r.job_name = "toy";
+  r.command = "toy_trainer";
+  r.resume_env = "RESUME";
+  Manifest listed;
+  listed.directory = true;
+  listed.files.push_back({"model.bin", 12, std::string(64, 'a')});
+  r.resume_candidates.push_back({3, 40, "/ckpt/step-40", listed});
+  r.resume_candidates.push_back({2, 30, "/ckpt/step-30", Manifest{}});
+
+  auto back = launch_request_from_json(launch_request_to_json(r));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->resume_env, "RESUME");
+  ASSERT_EQ(back->resume_candidates.size(), 2u);
+  EXPECT_EQ(back->resume_candidates[0].checkpoint_id, 3);
+  EXPECT_EQ(back->resume_candidates[0].step, 40);
+  EXPECT_TRUE(back->resume_candidates[0].manifest.directory);
+  ASSERT_EQ(back->resume_candidates[0].manifest.files.size(), 1u);
+  EXPECT_EQ(back->resume_candidates[0].manifest.files[0].path, "model.bin");
+  EXPECT_TRUE(back->resume_candidates[1].manifest.files.empty());
+}
+
+TEST(LaunchRequestJson, AStoredLaunchFromBeforeCandidatesStillLoads) {
+  nlohmann::json old = {{"token", "t"},      {"job_id", 1},        {"attempt_no", 1},
+                        {"job_name", "toy"}, {"command", "x"},     {"env", nlohmann::json::object()},
+                        {"nodes", 1},        {"gpus_per_node", 1}};
+  auto r = launch_request_from_json(old);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->resume_candidates.empty());
+  EXPECT_EQ(r->resume_env, "ORCH_RESUME_FROM");
+}
+
+}  // namespace
+}  // namespace orch
