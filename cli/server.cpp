@@ -19,6 +19,7 @@
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "scheduler/runtime/site_worker.h"
+#include "scheduler/runtime/storage_worker.h"
 #include "scheduler/runtime/transfer_worker.h"
 #include "web/api_routes.h"
 #include "web/http_server.h"
@@ -43,6 +44,7 @@ struct Server::Parts {
   std::unique_ptr<Brain> brain;
   std::unique_ptr<BrainLoop> loop;
   std::vector<std::unique_ptr<SiteWorker>> workers;
+  std::vector<std::unique_ptr<StorageWorker>> storage_workers;
   std::unique_ptr<TransferPort> transfer_port;
   std::unique_ptr<TransferWorker> transfers;
   std::unique_ptr<SchedulerBackend> backend;
@@ -53,6 +55,7 @@ struct Server::Parts {
     // Stop in the reverse order of start: no new requests, no new site work, then the brain.
     if (http) http->stop();
     if (transfers) transfers->stop();
+    for (auto& w : storage_workers) w->stop();
     for (auto& w : workers) w->stop();
     if (loop) loop->stop();
     if (lock_fd >= 0) close(lock_fd);
@@ -159,6 +162,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   Parts* p = parts.get();
   parts->loop = std::make_unique<BrainLoop>(*parts->brain, s.tick_ms, [p] {
     for (auto& w : p->workers) w->wake();
+    for (auto& w : p->storage_workers) w->wake();
     if (p->transfers) p->transfers->wake();
   });
 
@@ -171,6 +175,11 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
     BrainLoop* loop = parts->loop.get();
     parts->workers.push_back(std::make_unique<SiteWorker>(
         c, **port, std::move(*reader), [loop](BrainEvent e) { loop->post(std::move(e)); }));
+    auto storage_reader = Store::open(db_path);
+    if (!storage_reader) return storage_reader.error();
+    parts->storage_workers.push_back(std::make_unique<StorageWorker>(
+        c, **port, std::move(*storage_reader),
+        [loop](BrainEvent e) { loop->post(std::move(e)); }));
     port_map[c.name] = port->get();
     parts->ports.push_back(std::move(*port));
   }
@@ -199,6 +208,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
 
   parts->loop->start();
   for (auto& w : parts->workers) w->start();
+  for (auto& w : parts->storage_workers) w->start();
   parts->transfers->start();
   if (auto r = parts->http->start(); !r) return r.error();
   return std::unique_ptr<Server>(new Server(std::move(parts)));

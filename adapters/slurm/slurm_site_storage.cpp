@@ -14,9 +14,18 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Hashing reads every byte (tens of GB take minutes on a busy parallel filesystem); so may
-// deleting a large tree.
-constexpr milliseconds kLongStorageCall = std::chrono::hours(1);
+// Hashing reads every byte (tens of GB take minutes on a busy parallel filesystem), and deleting
+// a large tree takes a while. So such a call first lists the copy without hashing (the command
+// timeout) and then gets a deadline from what it found: the command timeout plus the bytes at
+// kSlowestHashRate, or plus kPerFileDelete per file. A connection that dies mid-call is then
+// noticed within a bounded time, never an hour.
+constexpr double kSlowestHashRate = 20e6;  // bytes/s
+constexpr milliseconds kPerFileDelete{5};
+
+milliseconds hash_deadline(milliseconds base, const Manifest& listing) {
+  return base + milliseconds(static_cast<std::int64_t>(
+                    static_cast<double>(listing.total_bytes()) / kSlowestHashRate * 1e3));
+}
 
 milliseconds command_timeout(const SshSpec& ssh) {
   return milliseconds(static_cast<std::int64_t>(std::max(ssh.command_timeout_s, 0.001) * 1e3));
@@ -47,9 +56,12 @@ SshSession& SlurmSite::storage_ssh() {
 Result<Manifest> SlurmSite::manifest(const ManifestRequest& request) {
   auto script = storage::manifest_script(request);
   if (!script) return with_site(spec_.name, script.error());
-  const milliseconds timeout = request.hash == ManifestRequest::Hash::none
-                                   ? command_timeout(spec_.ssh)
-                                   : std::max(command_timeout(spec_.ssh), kLongStorageCall);
+  milliseconds timeout = command_timeout(spec_.ssh);
+  if (request.hash != ManifestRequest::Hash::none) {
+    auto sizes = manifest({request.path, ManifestRequest::Hash::none, {}});
+    if (!sizes) return sizes.error();
+    timeout = hash_deadline(timeout, *sizes);
+  }
   auto r = storage_ssh().exec(*script, timeout);
   if (!r) return with_site(spec_.name, r.error());
   auto m = storage::parse_manifest_output(r->out, r->err, r->exit_status, request.path);
@@ -60,7 +72,15 @@ Result<Manifest> SlurmSite::manifest(const ManifestRequest& request) {
 Result<void> SlurmSite::remove_path(const std::string& path) {
   auto script = storage::remove_script(path);
   if (!script) return with_site(spec_.name, script.error());
-  auto r = storage_ssh().exec(*script, std::max(command_timeout(spec_.ssh), kLongStorageCall));
+  auto listing = manifest({path, ManifestRequest::Hash::none, {}});
+  if (!listing) {
+    if (listing.error().kind == ErrorKind::not_found) return Ok{};  // nothing to delete
+    return listing.error();
+  }
+  const milliseconds timeout =
+      command_timeout(spec_.ssh) +
+      kPerFileDelete * static_cast<std::int64_t>(listing->files.size());
+  auto r = storage_ssh().exec(*script, timeout);
   if (!r) return with_site(spec_.name, r.error());
   auto checked = storage::check_remove_output(r->err, r->exit_status, path);
   if (!checked) return with_site(spec_.name, checked.error());

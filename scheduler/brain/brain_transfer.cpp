@@ -171,7 +171,14 @@ Result<void> Brain::replicate_job(JobId job_id) {
   }
   ReplicationPlan plan = plan_replication(in);
 
+  // One copy of a job's checkpoints to a site at a time: when it is verified the plan runs
+  // again and copies the newest then, rather than every checkpoint of a fast-saving job.
+  std::set<std::string> busy_destinations;
+  for (const auto& t : *active) {
+    if (t.checkpoint_id && by_id.count(*t.checkpoint_id) != 0) busy_destinations.insert(t.dst_cluster);
+  }
   for (const auto& copy : plan.copies) {
+    if (busy_destinations.count(copy.to) != 0) continue;
     const CheckpointRow* c = by_id[copy.checkpoint_id];
     const ClusterSpec* to = cluster_spec(copy.to);
     if (c == nullptr || to == nullptr) continue;
@@ -507,8 +514,17 @@ Result<std::optional<std::string>> Brain::stage_checkpoint(
       }
     }
     if (at_dst != nullptr && at_dst->state == ReplicaState::copying) {
-      return std::optional<std::string>{"the checkpoint at step " + std::to_string(it->step) +
-                                        " is being copied to " + cluster};
+      // Worth waiting for only while its source answers; else an older copy will do.
+      auto active = store_.transfers(true, 10000);
+      if (!active) return active.error();
+      for (const auto& t : *active) {
+        if (t.replica_id == at_dst->id && usable->count(t.src_cluster) != 0) {
+          return std::optional<std::string>{"the checkpoint at step " + std::to_string(it->step) +
+                                            " is being copied from " + t.src_cluster + " to " +
+                                            cluster + " (transfer " + std::to_string(t.id) + ")"};
+        }
+      }
+      continue;
     }
     if (source == nullptr) continue;
     auto id = start_transfer(*source, cluster,

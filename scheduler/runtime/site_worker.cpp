@@ -7,6 +7,7 @@
 #include "scheduler/model/launch_request_json.h"
 #include "scheduler/runtime/fault_points.h"
 #include "scheduler/runtime/resume_check.h"
+#include "scheduler/runtime/storage_worker.h"
 
 namespace orch {
 
@@ -139,8 +140,8 @@ bool SiteWorker::execute_actions() {
       if (!execute_launch(action)) return false;
     } else if (action.kind == ActionKind::probe) {
       if (!execute_probe(action)) return false;
-    } else if (action.kind == ActionKind::manifest || action.kind == ActionKind::remove) {
-      if (!execute_storage(action)) return false;
+    } else if (is_storage_action(action.kind)) {
+      continue;  // the site's storage worker's
     } else {
       auto r = port_.cancel(action.token);
       if (!r.ok() && r.error().kind == ErrorKind::unreachable) {
@@ -210,37 +211,6 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
   }
   posted_[action.id] = round_;
   post_(LaunchCompleted{action.id, action.token, launched, false, std::move(resume)});
-  return true;
-}
-
-bool SiteWorker::execute_storage(const OutboxRow& action) {
-  const std::string path = action.payload.value("path", std::string());
-  if (action.kind == ActionKind::remove) {
-    auto r = port_.remove_path(path);
-    if (!r && r.error().kind == ErrorKind::unreachable) {
-      note_reachable(false, r.error().message);
-      return false;
-    }
-    posted_[action.id] = round_;
-    post_(RemoveCompleted{action.id, spec_.name, action.payload, r});
-    return true;
-  }
-  ManifestRequest request;
-  request.path = path;
-  const std::string hash = action.payload.value("hash", std::string("all"));
-  if (hash == "listed") {
-    request.hash = ManifestRequest::Hash::listed;
-    request.hash_files = action.payload.value("hash_files", std::vector<std::string>{});
-  } else if (hash == "none") {
-    request.hash = ManifestRequest::Hash::none;
-  }
-  auto listed = port_.manifest(request);
-  if (!listed && listed.error().kind == ErrorKind::unreachable) {
-    note_reachable(false, listed.error().message);
-    return false;
-  }
-  posted_[action.id] = round_;
-  post_(ManifestCompleted{action.id, spec_.name, action.payload, std::move(listed)});
   return true;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // One thread per site. It carries out the site's actions from the outbox (launch, cancel,
-// probe, manifest, remove) and polls the site's live attempts, turning what it sees into events for the brain.
+// probe; storage actions are the StorageWorker's) and polls the site's live attempts, turning what it sees into events for the brain.
 // All blocking calls to a provider (SSH, HTTP, processes) happen here, never on the brain's
 // thread. It reads the store through its own connection and never writes it: every change goes
 // through the brain. It keeps the last ordinary output lines of each watched attempt, and hands
@@ -50,8 +50,6 @@ class SiteWorker {
   bool poll();
   bool execute_launch(const OutboxRow& action);
   bool execute_probe(const OutboxRow& action);
-  // Lists or deletes a checkpoint or dataset copy (manifest and remove actions).
-  bool execute_storage(const OutboxRow& action);
   void note_reachable(bool reachable, const std::string& message = {});
   // Keeps the attempt's ordinary output lines in its tail; `exited`: the tail to post, read
   // back from the site's output when this worker saw none (it started after the lines).

@@ -82,8 +82,8 @@ class SlurmDataTest : public SlurmE2eTest {
 // Every checkpoint is listed and hashed at alpha (verified), copied to beta by rsync on beta's
 // login node and verified there, within one checkpoint interval of being reported.
 TEST_F(SlurmDataTest, CheckpointsAreVerifiedAtAlphaAndReplicatedToBetaWithinOneInterval) {
-  // 10 steps x 300 ms: a checkpoint every 3 s.
-  const std::int64_t id = submit(job_yaml("repl", "--steps 70 --step-delay-ms 300 --ckpt-every 10",
+  // 10 steps x 500 ms: a checkpoint every 5 s.
+  const std::int64_t id = submit(job_yaml("repl", "--steps 60 --step-delay-ms 500 --ckpt-every 10",
                                           "placement: {allowed: [alpha]}\n"));
   ASSERT_GT(id, 0);
   json replicated = wait_events(id, "checkpoint-replicated", 4, "replicate four checkpoints");
@@ -98,7 +98,7 @@ TEST_F(SlurmDataTest, CheckpointsAreVerifiedAtAlphaAndReplicatedToBetaWithinOneI
       verified[step_in(e["message"])] = e["at_ms"].get<std::int64_t>();
     }
   }
-  const std::int64_t interval_ms = 10 * 300;
+  const std::int64_t interval_ms = 10 * 500;
   for (const auto& e : replicated) {
     const std::string msg = e["message"];
     EXPECT_NE(msg.find("copied to beta and verified"), std::string::npos) << msg;

@@ -169,7 +169,7 @@ TEST_F(SlurmShortGraceTest, LoginNodeDownLongerThanTheGraceFailsOverAndReconcile
   json j = wait_final(id);
   ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j["state"], "succeeded") << describe_job(url_, id);
-  EXPECT_EQ(live_attempts(attempts(id)), 0);
+  EXPECT_EQ(live_attempts(attempts(id)), 0) << describe_job(url_, id);
   // Slurm agrees: nothing of this job is still running on either cluster.
   for (const auto& a : attempts(id)) {
     for (const auto& line : slurm_jobs(a["cluster"], attempt_token(a))) {

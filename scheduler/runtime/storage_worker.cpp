@@ -1,0 +1,91 @@
+#include "scheduler/runtime/storage_worker.h"
+
+#include <chrono>
+#include <set>
+#include <utility>
+
+namespace orch {
+
+StorageWorker::StorageWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<Store> reader,
+                             Post post)
+    : spec_(std::move(spec)), port_(port), reader_(std::move(reader)), post_(std::move(post)) {}
+
+StorageWorker::~StorageWorker() { stop(); }
+
+void StorageWorker::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void StorageWorker::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void StorageWorker::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    woken_ = true;
+  }
+  cv_.notify_one();
+}
+
+void StorageWorker::run() {
+  for (;;) {
+    run_once();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(spec_.poll_interval_ms),
+                 [&] { return stopping_ || woken_; });
+    if (stopping_) return;
+    woken_ = false;
+  }
+}
+
+void StorageWorker::run_once() {
+  ++round_;
+  auto pending = reader_->pending_actions(spec_.name);
+  if (!pending) return;  // a busy database: next round
+  std::set<std::int64_t> still_pending;
+  for (const auto& a : *pending) still_pending.insert(a.id);
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    const bool forget = still_pending.count(it->first) == 0 || round_ - it->second > kRetryRounds;
+    it = forget ? posted_.erase(it) : std::next(it);
+  }
+  for (const auto& action : *pending) {
+    if (!is_storage_action(action.kind) || posted_.count(action.id) != 0) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+    }
+    execute(action);
+  }
+}
+
+void StorageWorker::execute(const OutboxRow& action) {
+  const std::string path = action.payload.value("path", std::string());
+  if (action.kind == ActionKind::remove) {
+    auto r = port_.remove_path(path);
+    if (!r && r.error().kind == ErrorKind::unreachable) return;  // next round
+    posted_[action.id] = round_;
+    post_(RemoveCompleted{action.id, spec_.name, action.payload, r});
+    return;
+  }
+  ManifestRequest request;
+  request.path = path;
+  const std::string hash = action.payload.value("hash", std::string("all"));
+  if (hash == "listed") {
+    request.hash = ManifestRequest::Hash::listed;
+    request.hash_files = action.payload.value("hash_files", std::vector<std::string>{});
+  } else if (hash == "none") {
+    request.hash = ManifestRequest::Hash::none;
+  }
+  auto listed = port_.manifest(request);
+  if (!listed && listed.error().kind == ErrorKind::unreachable) return;  // next round
+  posted_[action.id] = round_;
+  post_(ManifestCompleted{action.id, spec_.name, action.payload, std::move(listed)});
+}
+
+}  // namespace orch
