@@ -1,4 +1,5 @@
 #include "web/scheduler_backend.h"
+#include "web/json_values.h"
 
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/mfu.h"
@@ -10,10 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
 
 json attempt_json(const AttemptRow& a) {
   json resumed = nullptr;

@@ -6,16 +6,13 @@
 #include <map>
 
 #include "web/scheduler_backend.h"
+#include "web/json_values.h"
 
 namespace orch {
 namespace {
 
 using nlohmann::json;
 
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
 
 // Bytes per second as MB/s (10^6 bytes), two decimals; null for 0 (none, or not measured).
 json mb_s(double bps) {

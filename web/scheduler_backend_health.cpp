@@ -9,6 +9,7 @@
 #include "scheduler/health/scorecard.h"
 #include "scheduler/lifecycle/mfu.h"
 #include "web/scheduler_backend.h"
+#include "web/json_values.h"
 
 namespace orch {
 namespace {
@@ -19,10 +20,6 @@ using nlohmann::json;
 constexpr Millis kHistoryWindowMs = 30LL * 24 * 3600 * 1000;
 constexpr Millis kDayMs = 24LL * 3600 * 1000;
 
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
 
 Error no_cluster(const std::string& cluster) {
   return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");

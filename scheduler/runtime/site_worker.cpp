@@ -76,36 +76,12 @@ SiteWorker::~SiteWorker() {
 }
 
 void SiteWorker::start() {
-  thread_ = std::thread([this] { run(); });
+  loop_.start([this] { run_once(); }, std::chrono::milliseconds(spec_.poll_interval_ms));
 }
 
-void SiteWorker::stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void SiteWorker::stop() { loop_.stop(); }
 
-void SiteWorker::wake() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    woken_ = true;
-  }
-  cv_.notify_one();
-}
-
-void SiteWorker::run() {
-  for (;;) {
-    run_once();
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(spec_.poll_interval_ms),
-                 [&] { return stopping_ || woken_; });
-    if (stopping_) return;
-    woken_ = false;
-  }
-}
+void SiteWorker::wake() { loop_.wake(); }
 
 void SiteWorker::run_once() {
   ++round_;

@@ -22,6 +22,7 @@
 
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/cluster_port.h"
+#include "scheduler/runtime/worker_loop.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/store.h"
 
@@ -44,7 +45,6 @@ class SiteWorker {
   void run_once();
 
  private:
-  void run();
   // false: the site did not answer; the round stops there.
   bool execute_actions();
   bool poll();
@@ -77,11 +77,7 @@ class SiteWorker {
   int rounds_since_inventory_ = 0;
   std::optional<SiteInventory> last_inventory_;  // as last posted to the brain
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool woken_ = false;
-  bool stopping_ = false;
-  std::thread thread_;
+  WorkerLoop loop_;
 };
 
 // Splits output lines into progress reports and bad protocol lines (shared by every provider).

@@ -13,36 +13,10 @@ StorageWorker::StorageWorker(ClusterSpec spec, ClusterPort& port, std::unique_pt
 StorageWorker::~StorageWorker() { stop(); }
 
 void StorageWorker::start() {
-  thread_ = std::thread([this] { run(); });
+  loop_.start([this] { run_once(); }, std::chrono::milliseconds(spec_.poll_interval_ms));
 }
-
-void StorageWorker::stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void StorageWorker::wake() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    woken_ = true;
-  }
-  cv_.notify_one();
-}
-
-void StorageWorker::run() {
-  for (;;) {
-    run_once();
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(spec_.poll_interval_ms),
-                 [&] { return stopping_ || woken_; });
-    if (stopping_) return;
-    woken_ = false;
-  }
-}
+void StorageWorker::stop() { loop_.stop(); }
+void StorageWorker::wake() { loop_.wake(); }
 
 void StorageWorker::run_once() {
   ++round_;
@@ -56,10 +30,7 @@ void StorageWorker::run_once() {
   }
   for (const auto& action : *pending) {
     if (!is_storage_action(action.kind) || posted_.count(action.id) != 0) continue;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_) return;
-    }
+    if (loop_.stopping()) return;
     execute(action);
   }
 }

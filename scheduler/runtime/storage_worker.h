@@ -6,16 +6,14 @@
 // result goes to the brain as an event. A site that does not answer leaves the action pending
 // for the next round.
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/cluster_port.h"
+#include "scheduler/runtime/worker_loop.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/store.h"
 
@@ -37,7 +35,6 @@ class StorageWorker {
   void run_once();
 
  private:
-  void run();
   void execute(const OutboxRow& action);
 
   ClusterSpec spec_;
@@ -51,11 +48,7 @@ class StorageWorker {
   static constexpr long kRetryRounds = 100;
   long round_ = 0;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool woken_ = false;
-  bool stopping_ = false;
-  std::thread thread_;
+  WorkerLoop loop_;
 };
 
 // Site workers leave these action kinds to the storage worker.

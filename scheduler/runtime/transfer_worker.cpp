@@ -56,7 +56,7 @@ TransferWorker::TransferWorker(std::vector<ClusterSpec> clusters, TransferPort& 
 TransferWorker::~TransferWorker() { stop(); }
 
 void TransferWorker::start() {
-  thread_ = std::thread([this] { run(); });
+  loop_.start([this] { run_once(); }, std::chrono::milliseconds(500));
 }
 
 void TransferWorker::stop() {
@@ -65,8 +65,7 @@ void TransferWorker::stop() {
     stopping_ = true;
     for (auto& [id, copy] : copies_) copy->stop = true;
   }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  loop_.stop();
   std::map<std::int64_t, std::unique_ptr<Copy>> copies;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -77,27 +76,11 @@ void TransferWorker::stop() {
   }
 }
 
-void TransferWorker::wake() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    woken_ = true;
-  }
-  cv_.notify_one();
-}
+void TransferWorker::wake() { loop_.wake(); }
 
 int TransferWorker::running() const {
   std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int>(copies_.size());
-}
-
-void TransferWorker::run() {
-  for (;;) {
-    run_once();
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(500), [&] { return stopping_ || woken_; });
-    if (stopping_) return;
-    woken_ = false;
-  }
 }
 
 double TransferWorker::cap_of(std::int64_t transfer_id) {

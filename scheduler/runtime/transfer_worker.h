@@ -8,7 +8,6 @@
 // Dataset copies wait for the transfer windows of both sites; checkpoint copies do not.
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,6 +18,7 @@
 
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/common/clock.h"
+#include "scheduler/runtime/worker_loop.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/store.h"
 #include "scheduler/transfer_port.h"
@@ -48,7 +48,6 @@ class TransferWorker {
  private:
   struct Copy;
   class Control;
-  void run();
   void reap();
   double cap_of(std::int64_t transfer_id);
   bool windows_open(const TransferRow& t, Millis now) const;
@@ -65,10 +64,8 @@ class TransferWorker {
   std::map<std::int64_t, std::unique_ptr<Copy>> copies_;  // running, by transfer id
   // Copies that ended and were posted, until the brain's row no longer says running.
   std::map<std::int64_t, Millis> finished_;
-  std::condition_variable cv_;
-  bool woken_ = false;
-  bool stopping_ = false;
-  std::thread thread_;
+  bool stopping_ = false;  // no new copies
+  WorkerLoop loop_;
 };
 
 }  // namespace orch
