@@ -36,6 +36,18 @@ void StorageWorker::run_once() {
 }
 
 void StorageWorker::execute(const OutboxRow& action) {
+  if (!action.payload.is_object()) {
+    posted_[action.id] = round_;
+    const Error bad = make_error(ErrorKind::internal, "storage action " +
+                                                          std::to_string(action.id) +
+                                                          " has no payload object");
+    if (action.kind == ActionKind::remove) {
+      post_(RemoveCompleted{action.id, spec_.name, nlohmann::json::object(), bad});
+    } else {
+      post_(ManifestCompleted{action.id, spec_.name, nlohmann::json::object(), bad});
+    }
+    return;
+  }
   const std::string path = action.payload.value("path", std::string());
   if (action.kind == ActionKind::remove) {
     auto r = port_.remove_path(path);

@@ -1,5 +1,6 @@
 #include "scheduler/runtime/transfer_worker.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -8,6 +9,7 @@
 namespace orch {
 
 struct TransferWorker::Copy {
+  int tries_at_start = 0;  // the row's tries when this copy started
   std::thread thread;
   std::atomic<bool> done{false};
   std::atomic<bool> stop{false};
@@ -108,7 +110,7 @@ void TransferWorker::reap() {
       continue;
     }
     if (it->second->thread.joinable()) it->second->thread.join();
-    finished_[it->first] = clock_.now_ms();
+    finished_[it->first] = it->second->tries_at_start;
     it = copies_.erase(it);
   }
 }
@@ -125,12 +127,18 @@ void TransferWorker::run_once() {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return;
   reap();
+  // Rows no longer active (done, failed, cancelled) need no memory of their last copy.
+  std::erase_if(finished_, [&](const auto& entry) {
+    return std::none_of(rows.begin(), rows.end(),
+                        [&](const TransferRow& t) { return t.id == entry.first; });
+  });
   // Oldest first.
   for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
     const TransferRow& t = *it;
     if (auto f = finished_.find(t.id); f != finished_.end()) {
-      // Posted but not yet handled by the brain: the row still says running.
-      if (t.state == TransferState::running) continue;
+      // Ended and posted, but the brain has not handled it yet: the row still says running, or
+      // has not even counted the try (a fast copy whose first report is still queued).
+      if (t.state == TransferState::running || t.tries == f->second) continue;
       finished_.erase(f);
     }
     if (copies_.count(t.id) != 0) continue;
@@ -147,6 +155,7 @@ void TransferWorker::run_once() {
     request.bytes_hint = static_cast<std::uint64_t>(std::max<std::int64_t>(0, t.bytes_total));
     request.checksum = t.tries > 0;  // a retry compares checksums: a same-size bad file is redone
     auto copy = std::make_unique<Copy>();
+    copy->tries_at_start = t.tries;
     Copy* raw = copy.get();
     copies_[t.id] = std::move(copy);
     raw->thread = std::thread([this, raw, request] {

@@ -62,8 +62,9 @@ class TransferWorker {
 
   mutable std::mutex mu_;
   std::map<std::int64_t, std::unique_ptr<Copy>> copies_;  // running, by transfer id
-  // Copies that ended and were posted, until the brain's row no longer says running.
-  std::map<std::int64_t, Millis> finished_;
+  // Copies that ended and were posted (by transfer id, with the row's tries when the copy
+  // started), until the brain's row shows it handled them.
+  std::map<std::int64_t, int> finished_;
   bool stopping_ = false;  // no new copies
   WorkerLoop loop_;
 };

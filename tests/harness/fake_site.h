@@ -33,6 +33,14 @@ class FakeSite final : public ClusterPort {
   std::vector<ProbeRequest> probed;
   // read_output calls: (token, offset, max_bytes).
   std::vector<std::tuple<std::string, std::uint64_t, std::size_t>> output_reads;
+  // Storage: what manifest() answers for each path, and the requests it was given. A path not
+  // scripted here gets ClusterPort's default (unsupported: the provider cannot list storage), so
+  // tests that do not script storage see what they saw before.
+  std::map<std::string, Result<Manifest>> manifests;
+  std::vector<ManifestRequest> manifest_requests;
+  // What remove_path() answers, and the paths it was asked to delete.
+  Result<void> remove_result = Ok{};
+  std::vector<std::string> removed;
 
   Result<SiteInventory> inventory() override {
     if (down) return unreachable();
@@ -83,6 +91,19 @@ class FakeSite final : public ClusterPort {
     if (down) return unreachable();
     probed.push_back(request);
     return probe_result;
+  }
+
+  Result<Manifest> manifest(const ManifestRequest& request) override {
+    if (down) return unreachable();
+    manifest_requests.push_back(request);
+    auto it = manifests.find(request.path);
+    if (it == manifests.end()) return ClusterPort::manifest(request);
+    return it->second;
+  }
+  Result<void> remove_path(const std::string& path) override {
+    if (down) return unreachable();
+    removed.push_back(path);
+    return remove_result;
   }
 
   void print(const std::string& token, const std::string& line) {
