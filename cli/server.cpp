@@ -178,8 +178,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
     auto storage_reader = Store::open(db_path);
     if (!storage_reader) return storage_reader.error();
     parts->storage_workers.push_back(std::make_unique<StorageWorker>(
-        c, **port, std::move(*storage_reader),
-        [loop](BrainEvent e) { loop->post(std::move(e)); }));
+        c, **port, std::move(*storage_reader), [loop](BrainEvent e) { loop->post(std::move(e)); }));
     port_map[c.name] = port->get();
     parts->ports.push_back(std::move(*port));
   }
@@ -188,7 +187,8 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
     auto reader = Store::open(db_path);
     if (!reader) return reader.error();
     BrainLoop* loop = parts->loop.get();
-    parts->transfer_port = std::make_unique<RsyncTransferPort>(clusters, s.state_dir + "/transfers");
+    parts->transfer_port =
+        std::make_unique<RsyncTransferPort>(clusters, s.state_dir + "/transfers");
     parts->transfers = std::make_unique<TransferWorker>(
         clusters, *parts->transfer_port, std::move(*reader),
         [loop](BrainEvent e) { loop->post(std::move(e)); }, parts->clock);
@@ -196,8 +196,8 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
 
   auto reader = Store::open(db_path);
   if (!reader) return reader.error();
-  parts->backend = std::make_unique<SchedulerBackend>(std::move(*reader), *parts->loop,
-                                                      clusters, port_map, parts->clock);
+  parts->backend = std::make_unique<SchedulerBackend>(std::move(*reader), *parts->loop, clusters,
+                                                      port_map, parts->clock);
   ServerOptions http;
   http.bind = s.bind.value_or(config.server.bind);
   http.port = s.port.value_or(config.server.port);

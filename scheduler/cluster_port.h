@@ -120,10 +120,10 @@ struct ManifestRequest {
 };
 
 struct ProbeRequest {
-  std::string token;               // unique per burn-in round, like a launch token
-  std::vector<std::string> nodes;  // empty: every node of the site
-  std::string dir;                 // filesystem to measure; empty: the site's checkpoint root
-                                   // (else its storage root)
+  std::string token;                 // unique per burn-in round, like a launch token
+  std::vector<std::string> nodes;    // empty: every node of the site
+  std::string dir;                   // filesystem to measure; empty: the site's checkpoint root
+                                     // (else its storage root)
   std::int64_t io_bytes = 64 << 20;  // written, fsynced and read back per node
   double compute_s = 1.0;            // wall time of the GEMM benchmark per node
   double timeout_s = 300.0;          // the whole round

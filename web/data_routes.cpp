@@ -18,7 +18,7 @@ using routes::read_limit;
 using routes::shown;
 using routes::with_job_id;
 
-constexpr std::size_t kMaxDatasetName = 100;
+constexpr std::size_t kMaxDatasetName = 64;  // as a job spec's datasets: list allows
 constexpr std::size_t kMaxPath = 4096;
 constexpr int kDefaultTransfers = 100;
 
@@ -60,7 +60,7 @@ std::optional<HttpResponse> read_string(const json& body, const std::string& key
 std::optional<HttpResponse> check_dataset_name(const std::string& name) {
   if (valid_dataset_name(name)) return std::nullopt;
   return problem_response(422, "dataset name " + shown(name) +
-                                   " is not valid: use 1 to 100 letters, digits, '-', '_' and "
+                                   " is not valid: use 1 to 64 letters, digits, '-', '_' and "
                                    "'.' (not only dots)");
 }
 

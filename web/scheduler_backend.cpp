@@ -11,7 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-
 json attempt_json(const AttemptRow& a) {
   json resumed = nullptr;
   if (a.resumed_from_step)

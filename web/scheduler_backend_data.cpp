@@ -5,14 +5,13 @@
 #include <cmath>
 #include <map>
 
-#include "web/scheduler_backend.h"
 #include "web/json_values.h"
+#include "web/scheduler_backend.h"
 
 namespace orch {
 namespace {
 
 using nlohmann::json;
-
 
 // Bytes per second as MB/s (10^6 bytes), two decimals; null for 0 (none, or not measured).
 json mb_s(double bps) {

@@ -8,8 +8,8 @@
 #include "scheduler/health/goodput.h"
 #include "scheduler/health/scorecard.h"
 #include "scheduler/lifecycle/mfu.h"
-#include "web/scheduler_backend.h"
 #include "web/json_values.h"
+#include "web/scheduler_backend.h"
 
 namespace orch {
 namespace {
@@ -19,7 +19,6 @@ using nlohmann::json;
 // The history window of the checkpoint advice: the one the brain's placement uses.
 constexpr Millis kHistoryWindowMs = 30LL * 24 * 3600 * 1000;
 constexpr Millis kDayMs = 24LL * 3600 * 1000;
-
 
 Error no_cluster(const std::string& cluster) {
   return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");

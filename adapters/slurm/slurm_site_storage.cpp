@@ -23,8 +23,8 @@ constexpr double kSlowestHashRate = 20e6;  // bytes/s
 constexpr milliseconds kPerFileDelete{5};
 
 milliseconds hash_deadline(milliseconds base, const Manifest& listing) {
-  return base + milliseconds(static_cast<std::int64_t>(
-                    static_cast<double>(listing.total_bytes()) / kSlowestHashRate * 1e3));
+  return base + milliseconds(static_cast<std::int64_t>(static_cast<double>(listing.total_bytes()) /
+                                                       kSlowestHashRate * 1e3));
 }
 
 milliseconds command_timeout(const SshSpec& ssh) {
@@ -77,9 +77,8 @@ Result<void> SlurmSite::remove_path(const std::string& path) {
     if (listing.error().kind == ErrorKind::not_found) return Ok{};  // nothing to delete
     return listing.error();
   }
-  const milliseconds timeout =
-      command_timeout(spec_.ssh) +
-      kPerFileDelete * static_cast<std::int64_t>(listing->files.size());
+  const milliseconds timeout = command_timeout(spec_.ssh) +
+                               kPerFileDelete * static_cast<std::int64_t>(listing->files.size());
   auto r = storage_ssh().exec(*script, timeout);
   if (!r) return with_site(spec_.name, r.error());
   auto checked = storage::check_remove_output(r->err, r->exit_status, path);

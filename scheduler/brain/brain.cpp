@@ -225,8 +225,7 @@ Result<std::vector<ClusterView>> Brain::cluster_views() {
 }
 
 Result<void> Brain::place_waiting_jobs() {
-  auto waiting =
-      store_.jobs_in_states({JobState::pending, JobState::resuming, JobState::staging});
+  auto waiting = store_.jobs_in_states({JobState::pending, JobState::resuming, JobState::staging});
   if (!waiting) return waiting.error();
   // Resuming jobs first: they hold progress that is decaying; then pending, oldest first.
   std::stable_sort(waiting->begin(), waiting->end(), [](const JobRow& a, const JobRow& b) {
@@ -362,9 +361,9 @@ Result<void> Brain::try_place(JobRow& job) {
   job.next_attempt_ms.reset();
   if (auto r = store_.set_job_state(job, JobState::placed, now); !r) return r;
   std::string msg = "attempt " + std::to_string(a.no) + " placed on " + a.cluster;
-  msg += ckpt != nullptr ? " resuming from step " + std::to_string(ckpt->step) + " (" +
-                               ckpt->path + ")"
-                         : std::string(" from the start");
+  msg += ckpt != nullptr
+             ? " resuming from step " + std::to_string(ckpt->step) + " (" + ckpt->path + ")"
+             : std::string(" from the start");
   return event(job.id, a.no, "placed", msg);
 }
 
@@ -447,14 +446,15 @@ Result<void> Brain::after_attempt_end(const AttemptRow& attempt) {
       std::optional<std::int64_t> good;
       for (auto it = ckpts->rbegin(); it != ckpts->rend() && !good; ++it) {
         for (const auto& r : *copies) {
-          if (r.checkpoint_id == it->id && (r.state == ReplicaState::verified ||
-                                            r.state == ReplicaState::present)) {
+          if (r.checkpoint_id == it->id &&
+              (r.state == ReplicaState::verified || r.state == ReplicaState::present)) {
             good = it->step;
           }
         }
       }
-      std::string from = good ? "from the newest good checkpoint (step " + std::to_string(*good) + ")"
-                              : std::string("from the start (no good checkpoint yet)");
+      std::string from =
+          good ? "from the newest good checkpoint (step " + std::to_string(*good) + ")"
+               : std::string("from the start (no good checkpoint yet)");
       if (auto r = event(
               job.id, attempt.no, "resuming",
               "resuming " + from + " in " + seconds_text(next.delay_ms) + " (" + next.reason + ")");

@@ -34,7 +34,7 @@ std::string size_text(std::int64_t bytes) {
 
 // The name becomes a folder at every site: letters, digits, '-', '_', '.', and not only dots.
 bool valid_dataset_name(const std::string& name) {
-  if (name.empty() || name.size() > 100) return false;
+  if (name.empty() || name.size() > 64) return false;  // as a job spec allows
   if (name.find_first_not_of('.') == std::string::npos) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
@@ -73,7 +73,8 @@ Result<void> Brain::request_manifest(const ReplicaRow& replica, const std::strin
   OutboxRow row;
   row.cluster = replica.cluster;
   row.kind = ActionKind::manifest;
-  row.token = purpose + "-" + std::to_string(replica.id) + "-" + base36(static_cast<std::uint64_t>(now));
+  row.token =
+      purpose + "-" + std::to_string(replica.id) + "-" + base36(static_cast<std::uint64_t>(now));
   row.payload = {{"purpose", purpose},
                  {"replica_id", replica.id},
                  {"path", replica.path},
@@ -236,8 +237,14 @@ Result<void> Brain::on_verified(ReplicaRow& r, const ManifestCompleted& e) {
       }
       if (auto s = store_.update_transfer(tr); !s) return s;
     }
-    if (*job) {
-      return event(**job, std::nullopt, "transfer-verify-failed",
+    const std::string kind = "transfer-verify-failed";
+    if (!*job) {
+      return store_.add_event(std::nullopt, std::nullopt, now, kind,
+                              "the copy of " + *name + " at " + r.cluster +
+                                  " does not match: " + *problem);
+    }
+    {
+      return event(**job, std::nullopt, kind,
                    "the copy of " + *name + " at " + r.cluster + " does not match: " + *problem +
                        (*t && (*t)->state == TransferState::failed
                             ? "; giving up after " + std::to_string((*t)->tries) + " tries"
@@ -261,11 +268,10 @@ Result<void> Brain::on_verified(ReplicaRow& r, const ManifestCompleted& e) {
     tr.error.clear();
     if (auto s = store_.update_transfer(tr); !s) return s;
     char buf[160];
-    const double rate = tr.copy_seconds > 0 ? static_cast<double>(tr.bytes_total) / tr.copy_seconds
-                                            : 0.0;
+    const double rate =
+        tr.copy_seconds > 0 ? static_cast<double>(tr.bytes_total) / tr.copy_seconds : 0.0;
     std::snprintf(buf, sizeof buf, " (%s in %.1f s, %.1f MB/s, %s)",
-                  size_text(tr.bytes_total).c_str(), tr.copy_seconds, rate / 1e6,
-                  tr.route.c_str());
+                  size_text(tr.bytes_total).c_str(), tr.copy_seconds, rate / 1e6, tr.route.c_str());
     how = buf;
   }
   if (*job) {
@@ -311,16 +317,16 @@ Result<void> Brain::replica_failed(ReplicaRow& r, ReplicaState to, const std::st
   if (!name) return name.error();
   auto job = job_of(r);
   if (!job) return job.error();
-  if (auto s = cancel_transfers_from(r, "its source at " + r.cluster + " is " +
-                                            std::string(to_string(to)));
+  if (auto s = cancel_transfers_from(
+          r, "its source at " + r.cluster + " is " + std::string(to_string(to)));
       !s) {
     return s;
   }
   const std::string what = to == ReplicaState::missing ? "missing" : "changed";
   const std::string kind = r.checkpoint_id ? "checkpoint-lost" : "dataset-lost";
   const std::string message = "the copy of " + *name + " at " + r.cluster + " is " + what + " (" +
-                              found_by + ": " + why + "); marked " +
-                              std::string(to_string(to)) + " there";
+                              found_by + ": " + why + "); marked " + std::string(to_string(to)) +
+                              " there";
   if (*job) {
     if (auto s = event(**job, std::nullopt, kind, message); !s) return s;
     return replicate_job(**job);
@@ -419,19 +425,18 @@ Result<void> Brain::note_resume_choice(AttemptRow& a, const ResumeChoice& choice
 Result<BrainReply> Brain::on(const RegisterDataset& e) {
   if (!valid_dataset_name(e.name)) {
     return make_error(ErrorKind::invalid, "dataset name \"" + e.name +
-                                              "\" must be 1 to 100 letters, digits, '-', '_' "
+                                              "\" must be 1 to 64 letters, digits, '-', '_' "
                                               "or '.', and not only dots");
   }
   const ClusterSpec* spec = cluster_spec(e.cluster);
   if (!spec) return make_error(ErrorKind::not_found, "no cluster " + e.cluster + " is configured");
   if (!lists_storage(spec)) {
     return make_error(ErrorKind::unsupported, "cluster " + e.cluster + " (provider " +
-                                                  spec->provider +
-                                                  ") cannot hold datasets yet");
+                                                  spec->provider + ") cannot hold datasets yet");
   }
   if (e.path.empty() || e.path.front() != '/') {
-    return make_error(ErrorKind::invalid, "the dataset's path must be absolute, got \"" + e.path +
-                                              "\"");
+    return make_error(ErrorKind::invalid,
+                      "the dataset's path must be absolute, got \"" + e.path + "\"");
   }
   const Millis now = clock_.now_ms();
   if (auto added = store_.insert_dataset({e.name, std::nullopt, 0, now}); !added) {
@@ -472,8 +477,8 @@ Result<BrainReply> Brain::on(const ReplicateData& e) {
   const ClusterSpec* to = cluster_spec(e.to);
   if (!to) return make_error(ErrorKind::not_found, "no cluster " + e.to + " is configured");
   if (!lists_storage(to)) {
-    return make_error(ErrorKind::unsupported,
-                      "cluster " + e.to + " (provider " + to->provider + ") cannot hold copies yet");
+    return make_error(ErrorKind::unsupported, "cluster " + e.to + " (provider " + to->provider +
+                                                  ") cannot hold copies yet");
   }
   std::vector<ReplicaRow> copies;
   std::string name;
@@ -506,8 +511,8 @@ Result<BrainReply> Brain::on(const ReplicateData& e) {
       });
       if (!verified) continue;
       copies = std::move(*rs);
-      name = "checkpoint at step " + std::to_string(it->step) + " of job " +
-             std::to_string(e.job_id);
+      name =
+          "checkpoint at step " + std::to_string(it->step) + " of job " + std::to_string(e.job_id);
       const std::string root =
           to->checkpoint_root.empty() ? to->storage_root + "/checkpoints" : to->checkpoint_root;
       dst_path = replica_path(root, e.job_id, it->step, it->path);
@@ -521,8 +526,8 @@ Result<BrainReply> Brain::on(const ReplicateData& e) {
   const ReplicaRow* source = nullptr;
   double best = -1;
   for (const auto& c : copies) {
-    if (c.cluster == e.to && (c.state == ReplicaState::verified ||
-                              c.state == ReplicaState::copying)) {
+    if (c.cluster == e.to &&
+        (c.state == ReplicaState::verified || c.state == ReplicaState::copying)) {
       BrainReply reply;
       reply.message = name + " is already " + std::string(to_string(c.state)) + " at " + e.to;
       return reply;

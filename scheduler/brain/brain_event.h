@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "scheduler/cluster_port.h"
-#include "scheduler/transfer_port.h"
 #include "scheduler/model/node_state.h"
 #include "scheduler/model/progress_line.h"
 #include "scheduler/spec/job_spec.h"
+#include "scheduler/transfer_port.h"
 
 namespace orch {
 
@@ -142,11 +142,11 @@ struct StartAudit {
 
 struct Tick {};
 
-using BrainEvent = std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted,
-                                AttemptObserved, InventoryObserved, SiteUnreachable, SiteReachable,
-                                ProbeCompleted, StartBurnIn, SetNodeState, ManifestCompleted,
-                                RemoveCompleted, TransferProgressed, TransferFinished,
-                                RegisterDataset, ReplicateData, StartAudit, Tick>;
+using BrainEvent =
+    std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted, AttemptObserved,
+                 InventoryObserved, SiteUnreachable, SiteReachable, ProbeCompleted, StartBurnIn,
+                 SetNodeState, ManifestCompleted, RemoveCompleted, TransferProgressed,
+                 TransferFinished, RegisterDataset, ReplicateData, StartAudit, Tick>;
 
 // What a command returns to its caller (REST handler).
 struct BrainReply {

@@ -81,7 +81,6 @@ std::string percent(double v) {
   return buf;
 }
 
-
 }  // namespace
 
 // ---- node standing ----------------------------------------------------------------------

@@ -175,7 +175,8 @@ Result<void> Brain::replicate_job(JobId job_id) {
   // again and copies the newest then, rather than every checkpoint of a fast-saving job.
   std::set<std::string> busy_destinations;
   for (const auto& t : *active) {
-    if (t.checkpoint_id && by_id.count(*t.checkpoint_id) != 0) busy_destinations.insert(t.dst_cluster);
+    if (t.checkpoint_id && by_id.count(*t.checkpoint_id) != 0)
+      busy_destinations.insert(t.dst_cluster);
   }
   for (const auto& copy : plan.copies) {
     if (busy_destinations.count(copy.to) != 0) continue;
@@ -184,8 +185,7 @@ Result<void> Brain::replicate_job(JobId job_id) {
     if (c == nullptr || to == nullptr) continue;
     const ReplicaRow* source = nullptr;
     for (const auto& r : *copies) {
-      if (r.checkpoint_id == c->id && r.cluster == copy.from &&
-          r.state == ReplicaState::verified) {
+      if (r.checkpoint_id == c->id && r.cluster == copy.from && r.state == ReplicaState::verified) {
         source = &r;
       }
     }
@@ -256,8 +256,8 @@ Result<BrainReply> Brain::on(const RemoveCompleted& e) {
   if (!replica) return replica.error();
   if (!*replica) return BrainReply{};
   ReplicaRow& r = **replica;
-  r.detail = e.result ? r.detail + "; deleted" : r.detail + "; could not delete: " +
-                                                     e.result.error().message;
+  r.detail = e.result ? r.detail + "; deleted"
+                      : r.detail + "; could not delete: " + e.result.error().message;
   r.updated_ms = clock_.now_ms();
   if (auto s = store_.update_replica(r); !s) return s.error();
   return BrainReply{};
@@ -280,7 +280,8 @@ Result<BrainReply> Brain::on(const TransferProgressed& e) {
     tr.next_try_ms.reset();
   }
   tr.bytes_done = static_cast<std::int64_t>(e.progress.bytes_done);
-  if (e.progress.bytes_total > 0) tr.bytes_total = static_cast<std::int64_t>(e.progress.bytes_total);
+  if (e.progress.bytes_total > 0)
+    tr.bytes_total = static_cast<std::int64_t>(e.progress.bytes_total);
   tr.rate_bps = e.progress.rate_bytes_per_s;
   if (!e.progress.route.empty()) tr.route = e.progress.route;
   tr.updated_ms = now;
@@ -307,8 +308,8 @@ Result<BrainReply> Brain::on(const TransferFinished& e) {
   if (e.result) {
     tr.state = TransferState::verifying;
     tr.copy_seconds = e.result->seconds;
-    tr.copied_bytes = tr.bytes_total > 0 ? tr.bytes_total
-                                         : static_cast<std::int64_t>(e.result->bytes);
+    tr.copied_bytes =
+        tr.bytes_total > 0 ? tr.bytes_total : static_cast<std::int64_t>(e.result->bytes);
     if (!e.result->route.empty()) tr.route = e.result->route;
     if (auto r = store_.update_transfer(tr); !r) return r.error();
     if (*replica) {
@@ -427,10 +428,30 @@ Result<void> Brain::throttle_transfers() {
         readings.push_back({a.job_id, site, *w.baseline, *recent});
       }
     }
-    const ClusterSpec* dst = cluster_spec(t.dst_cluster);
-    const ThrottleSpec spec = dst != nullptr ? dst->data.throttle : ThrottleSpec{};
+    // Each site judges its own jobs by its own settings; the deepest cut wins. Without a cut,
+    // the destination's settings pace the raise.
     ThrottleState state{t.cap_bps, t.base_cap_bps, t.rate_bps, t.cap_changed_ms};
-    ThrottleDecision d = throttle_step(state, readings, spec, now);
+    auto settings = [&](const std::string& site) {
+      const ClusterSpec* spec = cluster_spec(site);
+      return spec != nullptr ? spec->data.throttle : ThrottleSpec{};
+    };
+    ThrottleDecision d;
+    for (const std::string& site : {t.src_cluster, t.dst_cluster}) {
+      std::vector<JobMfuReading> here;
+      for (const auto& reading : readings) {
+        if (reading.cluster == site) here.push_back(reading);
+      }
+      if (here.empty()) continue;
+      ThrottleDecision cut = throttle_step(state, here, settings(site), now);
+      if (cut.change == ThrottleChange::cut &&
+          (d.change != ThrottleChange::cut || cut.new_cap_bps < d.new_cap_bps)) {
+        d = cut;
+      }
+    }
+    if (d.change != ThrottleChange::cut) {
+      d = throttle_step(state, readings, settings(t.dst_cluster), now);
+      if (d.change == ThrottleChange::cut) d = ThrottleDecision{};  // judged above already
+    }
     if (d.change == ThrottleChange::none) continue;
     t.cap_bps = d.new_cap_bps;
     t.cap_changed_ms = now;
@@ -482,8 +503,8 @@ Result<std::vector<ResumeCandidate>> Brain::resume_candidates_at(JobId job,
       }
       // A copy not listed yet (its manifest action is still queued) is a candidate too: the
       // pre-launch check lists it and accepts it when it is there; never a bad or copying one.
-      const bool usable = r.state == ReplicaState::verified ||
-                          (r.state == ReplicaState::present && !c.manifest);
+      const bool usable =
+          r.state == ReplicaState::verified || (r.state == ReplicaState::present && !c.manifest);
       in.push_back({c.id, c.step, r.cluster, r.path, usable, m});
     }
   }
@@ -598,11 +619,13 @@ Result<std::vector<std::string>> Brain::stage_for(const JobRow& job, const std::
       env[dataset_env_name(name)] = here->path;
       continue;
     }
-    if (here != nullptr && (here->state == ReplicaState::copying ||
-                            here->state == ReplicaState::present)) {
-      waits.push_back("dataset " + name + " is being " +
-                      (here->state == ReplicaState::copying ? "copied to " : "verified at ") +
-                      cluster);
+    if (here != nullptr &&
+        (here->state == ReplicaState::copying || here->state == ReplicaState::present)) {
+      std::string why = "dataset " + name;
+      why +=
+          here->state == ReplicaState::copying ? " is being copied to " : " is being verified at ";
+      why += cluster;
+      waits.push_back(std::move(why));
       continue;
     }
     if (source == nullptr) {
@@ -610,15 +633,17 @@ Result<std::vector<std::string>> Brain::stage_for(const JobRow& job, const std::
       continue;
     }
     if (!lists_storage(spec)) {
-      waits.push_back("dataset " + name + " cannot be staged to " + cluster + " (provider " +
-                      spec->provider + ")");
+      std::string why = "dataset " + name + " cannot be staged to " + cluster;
+      why += " (provider " + spec->provider + ")";
+      waits.push_back(std::move(why));
       continue;
     }
     auto id = start_transfer(*source, cluster, dataset_path(datasets_root_of(*spec), name),
                              "staging for job " + std::to_string(job.id), (*d)->bytes);
     if (!id) return id.error();
-    waits.push_back("dataset " + name + " is being copied from " + source->cluster + " to " +
-                    cluster + " (transfer " + std::to_string(*id) + ")");
+    std::string why = "dataset " + name + " is being copied from " + source->cluster;
+    why += " to " + cluster + " (transfer " + std::to_string(*id) + ")";
+    waits.push_back(std::move(why));
   }
   return waits;
 }

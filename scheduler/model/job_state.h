@@ -58,7 +58,7 @@ std::optional<AttemptState> parse_attempt_state(std::string_view s);
 std::optional<ExitCause> parse_exit_cause(std::string_view s);
 
 inline constexpr JobState kAllJobStates[] = {
-    JobState::pending,   JobState::placed, JobState::running,  JobState::resuming,
+    JobState::pending,   JobState::placed, JobState::running,   JobState::resuming,
     JobState::succeeded, JobState::failed, JobState::cancelled, JobState::staging};
 inline constexpr AttemptState kAllAttemptStates[] = {AttemptState::launching, AttemptState::running,
                                                      AttemptState::exited};

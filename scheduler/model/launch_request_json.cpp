@@ -59,8 +59,8 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json probe_request_to_json(const ProbeRequest& r) {
-  return {{"token", r.token},         {"nodes", r.nodes},         {"dir", r.dir},
-          {"io_bytes", r.io_bytes},   {"compute_s", r.compute_s}, {"timeout_s", r.timeout_s}};
+  return {{"token", r.token},       {"nodes", r.nodes},         {"dir", r.dir},
+          {"io_bytes", r.io_bytes}, {"compute_s", r.compute_s}, {"timeout_s", r.timeout_s}};
 }
 
 Result<ProbeRequest> probe_request_from_json(const nlohmann::json& j) {

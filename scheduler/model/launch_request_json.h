@@ -1,6 +1,6 @@
 #pragma once
-// LaunchRequest and ProbeRequest <-> JSON: the payload of a launch row in the outbox, and what a provider
-// records of a launch at the site (the local adapter's request.json).
+// LaunchRequest and ProbeRequest <-> JSON: the payload of a launch row in the outbox, and what a
+// provider records of a launch at the site (the local adapter's request.json).
 
 #include <nlohmann/json.hpp>
 

@@ -15,7 +15,7 @@
 namespace orch {
 
 struct ManifestFile {
-  std::string path;    // relative to the copy's root, '/'-separated; "" when the copy is one file
+  std::string path;  // relative to the copy's root, '/'-separated; "" when the copy is one file
   std::uint64_t size = 0;
   std::string sha256;  // lowercase hex; empty when this listing did not hash the file
 };

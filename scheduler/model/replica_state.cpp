@@ -43,11 +43,15 @@ std::optional<E> parse_name(const std::array<std::pair<E, std::string_view>, N>&
 
 }  // namespace
 
-std::string_view to_string(ReplicaState s) { return name_of(kReplicaNames, s); }
+std::string_view to_string(ReplicaState s) {
+  return name_of(kReplicaNames, s);
+}
 std::optional<ReplicaState> parse_replica_state(std::string_view s) {
   return parse_name(kReplicaNames, s);
 }
-std::string_view to_string(TransferState s) { return name_of(kTransferNames, s); }
+std::string_view to_string(TransferState s) {
+  return name_of(kTransferNames, s);
+}
 std::optional<TransferState> parse_transfer_state(std::string_view s) {
   return parse_name(kTransferNames, s);
 }

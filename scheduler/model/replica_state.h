@@ -26,8 +26,7 @@ enum class TransferState { queued, running, verifying, done, failed, cancelled }
 std::string_view to_string(TransferState s);
 std::optional<TransferState> parse_transfer_state(std::string_view s);
 inline bool transfer_active(TransferState s) {
-  return s == TransferState::queued || s == TransferState::running ||
-         s == TransferState::verifying;
+  return s == TransferState::queued || s == TransferState::running || s == TransferState::verifying;
 }
 
 }  // namespace orch

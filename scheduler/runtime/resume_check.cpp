@@ -23,8 +23,7 @@ Result<ResumeChoice> check_resume_candidates(ClusterPort& port,
       const Error& err = listed.error();
       if (err.kind == ErrorKind::unreachable) return err;
       if (err.kind == ErrorKind::unsupported) return choose(c, std::move(rejected));
-      rejected.push_back({c.checkpoint_id, c.step, err.kind == ErrorKind::not_found,
-                          err.message});
+      rejected.push_back({c.checkpoint_id, c.step, err.kind == ErrorKind::not_found, err.message});
       continue;
     }
     if (c.manifest.files.empty()) {

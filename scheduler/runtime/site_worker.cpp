@@ -79,9 +79,13 @@ void SiteWorker::start() {
   loop_.start([this] { run_once(); }, std::chrono::milliseconds(spec_.poll_interval_ms));
 }
 
-void SiteWorker::stop() { loop_.stop(); }
+void SiteWorker::stop() {
+  loop_.stop();
+}
 
-void SiteWorker::wake() { loop_.wake(); }
+void SiteWorker::wake() {
+  loop_.wake();
+}
 
 void SiteWorker::run_once() {
   ++round_;

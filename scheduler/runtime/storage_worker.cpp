@@ -10,13 +10,19 @@ StorageWorker::StorageWorker(ClusterSpec spec, ClusterPort& port, std::unique_pt
                              Post post)
     : spec_(std::move(spec)), port_(port), reader_(std::move(reader)), post_(std::move(post)) {}
 
-StorageWorker::~StorageWorker() { stop(); }
+StorageWorker::~StorageWorker() {
+  stop();
+}
 
 void StorageWorker::start() {
   loop_.start([this] { run_once(); }, std::chrono::milliseconds(spec_.poll_interval_ms));
 }
-void StorageWorker::stop() { loop_.stop(); }
-void StorageWorker::wake() { loop_.wake(); }
+void StorageWorker::stop() {
+  loop_.stop();
+}
+void StorageWorker::wake() {
+  loop_.wake();
+}
 
 void StorageWorker::run_once() {
   ++round_;
@@ -38,9 +44,9 @@ void StorageWorker::run_once() {
 void StorageWorker::execute(const OutboxRow& action) {
   if (!action.payload.is_object()) {
     posted_[action.id] = round_;
-    const Error bad = make_error(ErrorKind::internal, "storage action " +
-                                                          std::to_string(action.id) +
-                                                          " has no payload object");
+    const Error bad =
+        make_error(ErrorKind::internal,
+                   "storage action " + std::to_string(action.id) + " has no payload object");
     if (action.kind == ActionKind::remove) {
       post_(RemoveCompleted{action.id, spec_.name, nlohmann::json::object(), bad});
     } else {

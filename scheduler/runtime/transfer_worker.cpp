@@ -55,7 +55,9 @@ TransferWorker::TransferWorker(std::vector<ClusterSpec> clusters, TransferPort& 
       clock_(clock),
       max_parallel_(max_parallel) {}
 
-TransferWorker::~TransferWorker() { stop(); }
+TransferWorker::~TransferWorker() {
+  stop();
+}
 
 void TransferWorker::start() {
   loop_.start([this] { run_once(); }, std::chrono::milliseconds(500));
@@ -78,7 +80,9 @@ void TransferWorker::stop() {
   }
 }
 
-void TransferWorker::wake() { loop_.wake(); }
+void TransferWorker::wake() {
+  loop_.wake();
+}
 
 int TransferWorker::running() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -95,8 +99,7 @@ double TransferWorker::cap_of(std::int64_t transfer_id) {
 bool TransferWorker::windows_open(const TransferRow& t, Millis now) const {
   if (t.checkpoint_id) return true;  // checkpoints are never held back, only throttled
   for (const auto& c : clusters_) {
-    if ((c.name == t.src_cluster || c.name == t.dst_cluster) &&
-        !in_windows(c.data.windows, now)) {
+    if ((c.name == t.src_cluster || c.name == t.dst_cluster) && !in_windows(c.data.windows, now)) {
       return false;
     }
   }

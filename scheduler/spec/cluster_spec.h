@@ -41,12 +41,12 @@ struct SlurmSpec {
 
 // How attempts run on a Kubernetes cluster (provider kubernetes; issue 6).
 struct KubernetesSpec {
-  std::string kubeconfig;   // path; "~/" expands to $HOME
-  std::string context;      // empty: the kubeconfig's current-context
-  std::string namespace_;   // empty: the context's namespace, else "default"
-  std::string image;        // container image the job's command runs in
+  std::string kubeconfig;                       // path; "~/" expands to $HOME
+  std::string context;                          // empty: the kubeconfig's current-context
+  std::string namespace_;                       // empty: the context's namespace, else "default"
+  std::string image;                            // container image the job's command runs in
   std::string gpu_resource = "nvidia.com/gpu";  // extended resource requested per pod
-  int termination_grace_s = 120;  // time to save a checkpoint after SIGTERM
+  int termination_grace_s = 120;                // time to save a checkpoint after SIGTERM
 };
 
 // Burn-in (issue 4): every node runs `orchestrate-agent probe`; nodes far below the cluster's
@@ -63,10 +63,10 @@ struct BurnInSpec {
 
 // When a node is taken out of service (scheduler/health/quarantine.h).
 struct QuarantineSpec {
-  int failures = 2;          // failures implicated in a node ...
-  double window_h = 168;     // ... within this many hours quarantine it
-  double cooldown_h = 1;     // before a passing probe may release it
-  int retire_after = 3;      // the third quarantine retires it
+  int failures = 2;       // failures implicated in a node ...
+  double window_h = 168;  // ... within this many hours quarantine it
+  double cooldown_h = 1;  // before a passing probe may release it
+  int retire_after = 3;   // the third quarantine retires it
 };
 
 // How this site's login node reaches another site's login node to pull from it (rsync over
@@ -95,7 +95,7 @@ struct DataSpec {
   // empty: any time. Checkpoint replication is never held back by a window (only throttled).
   std::vector<std::string> windows;
   std::map<std::string, PeerSpec> pull_from;  // source cluster -> how to reach it from here
-  std::string datasets_root;  // where staged datasets go; empty: <storage root>/datasets
+  std::string datasets_root;      // where staged datasets go; empty: <storage root>/datasets
   double audit_interval_s = 600;  // how often every copy here is checked; 0: never
   ThrottleSpec throttle;
 };

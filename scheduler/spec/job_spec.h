@@ -38,9 +38,9 @@ struct ModelSpec {
 // newer one is verified where the policy wants it; the last verified copy is never deleted.
 struct ReplicationSpec {
   bool enabled = true;
-  int keep = 3;        // newest verified checkpoints kept (>= 1)
-  int copies = 2;      // sites holding the newest verified checkpoint (1: no off-site copy)
-  std::string to;      // preferred off-site cluster; empty: the scheduler chooses
+  int keep = 3;    // newest verified checkpoints kept (>= 1)
+  int copies = 2;  // sites holding the newest verified checkpoint (1: no off-site copy)
+  std::string to;  // preferred off-site cluster; empty: the scheduler chooses
 };
 
 struct CheckpointSpec {
@@ -52,8 +52,8 @@ struct CheckpointSpec {
 
 // How orchestrate watches a running attempt (issue 4).
 struct HealthWatchSpec {
-  double hang_after_s = 600;      // no progress line for this long: hung (0: never)
-  double mfu_drop_percent = 10;   // MFU this far below the attempt's baseline: mfu-drop event
+  double hang_after_s = 600;     // no progress line for this long: hung (0: never)
+  double mfu_drop_percent = 10;  // MFU this far below the attempt's baseline: mfu-drop event
 };
 
 struct JobSpec {

@@ -11,8 +11,8 @@
 
 #include "scheduler/common/clock.h"
 #include "scheduler/model/job_state.h"
-#include "scheduler/model/replica_state.h"
 #include "scheduler/model/node_state.h"
+#include "scheduler/model/replica_state.h"
 #include "scheduler/model/site_health.h"
 #include "scheduler/spec/job_spec.h"
 
@@ -148,7 +148,7 @@ struct CheckpointRow {
   std::string path;
   std::optional<double> save_time_s;
   Millis at_ms = 0;
-  std::string cluster;  // where the attempt that saved it ran (filled on read)
+  std::string cluster;                     // where the attempt that saved it ran (filled on read)
   std::optional<nlohmann::json> manifest;  // Manifest JSON, once computed at the site
   std::optional<std::int64_t> bytes;       // total size, once the manifest is known
 };
@@ -192,9 +192,9 @@ struct TransferRow {
   double cap_bps = 0;       // the cap it should run at now; 0: none
   double base_cap_bps = 0;  // the configured cap (throttling returns to it)
   std::optional<Millis> cap_changed_ms;
-  int tries = 0;                       // copies started
-  std::optional<Millis> next_try_ms;   // not before (backoff after a failure)
-  std::string error;                   // the last failure
+  int tries = 0;                      // copies started
+  std::optional<Millis> next_try_ms;  // not before (backoff after a failure)
+  std::string error;                  // the last failure
   std::string route;
   double copy_seconds = 0;  // wall time of the last successful copy
   std::int64_t copied_bytes = 0;

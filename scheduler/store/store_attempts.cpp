@@ -235,8 +235,9 @@ Result<void> Store::insert_progress(const ProgressSample& p) {
 }
 
 Result<std::optional<CheckpointRow>> Store::checkpoint(std::int64_t id) {
-  return query_one(db_, std::string("SELECT ") + kCheckpointColumns + " FROM checkpoints c WHERE c.id = ?",
-                   read_checkpoint, id);
+  return query_one(
+      db_, std::string("SELECT ") + kCheckpointColumns + " FROM checkpoints c WHERE c.id = ?",
+      read_checkpoint, id);
 }
 
 Result<void> Store::set_checkpoint_manifest(std::int64_t id, const nlohmann::json& manifest,

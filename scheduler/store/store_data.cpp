@@ -87,12 +87,12 @@ std::optional<std::string> opt_text(const std::string& s) {
 }  // namespace
 
 Result<std::int64_t> Store::insert_replica(const ReplicaRow& r) {
-  if (auto ok = execute(db_,
-                        "INSERT INTO replicas(checkpoint_id, dataset, cluster, path, state, detail, "
-                        "updated_ms, verified_ms, audited_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        r.checkpoint_id, opt_text(r.dataset), r.cluster, r.path,
-                        std::string(to_string(r.state)), r.detail, r.updated_ms, r.verified_ms,
-                        r.audited_ms);
+  if (auto ok = execute(
+          db_,
+          "INSERT INTO replicas(checkpoint_id, dataset, cluster, path, state, detail, "
+          "updated_ms, verified_ms, audited_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          r.checkpoint_id, opt_text(r.dataset), r.cluster, r.path, std::string(to_string(r.state)),
+          r.detail, r.updated_ms, r.verified_ms, r.audited_ms);
       !ok) {
     return ok.error();
   }
@@ -167,8 +167,8 @@ Result<std::vector<DatasetRow>> Store::datasets() {
 
 Result<void> Store::set_dataset_manifest(const std::string& name, const nlohmann::json& manifest,
                                          std::int64_t bytes) {
-  return execute(db_, "UPDATE datasets SET manifest = ?, bytes = ? WHERE name = ?",
-                 manifest.dump(), bytes, name);
+  return execute(db_, "UPDATE datasets SET manifest = ?, bytes = ? WHERE name = ?", manifest.dump(),
+                 bytes, name);
 }
 
 Result<std::int64_t> Store::insert_transfer(const TransferRow& t) {

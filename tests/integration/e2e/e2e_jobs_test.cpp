@@ -54,8 +54,8 @@ TEST_F(E2eTest, SiteOutageResumesOnOtherSiteFromNewestCheckpoint) {
   json j = wait_job(
       id,
       [&](const json& now) {
-        if (now["cluster"] != "alpha" || !now["step"].is_number() ||
-            now["step"].get<int>() < 35 || now["last_checkpoint"].is_null()) {
+        if (now["cluster"] != "alpha" || !now["step"].is_number() || now["step"].get<int>() < 35 ||
+            now["last_checkpoint"].is_null()) {
           return false;
         }
         for (const auto& e : events(id)) {

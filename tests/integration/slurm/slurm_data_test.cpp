@@ -138,9 +138,8 @@ TEST_F(SlurmDataTest, CheckpointsAreVerifiedAtAlphaAndReplicatedToBetaWithinOneI
 // The provider deletes alpha's checkpoints, then alpha's node dies: the job resumes on beta from
 // beta's replica, no older than the newest checkpoint replicated before the loss.
 TEST_F(SlurmDataTest, LostCheckpointsAndADeadNodeResumeOnBetaFromTheReplica) {
-  const std::int64_t id =
-      submit(job_yaml("lost", "--steps 400 --step-delay-ms 100 --ckpt-every 10",
-                      "placement: {preferred: [alpha]}\n"));
+  const std::int64_t id = submit(job_yaml("lost", "--steps 400 --step-delay-ms 100 --ckpt-every 10",
+                                          "placement: {preferred: [alpha]}\n"));
   ASSERT_GT(id, 0);
   json replicated = wait_events(id, "checkpoint-replicated", 3, "replicate three checkpoints");
   ASSERT_FALSE(replicated.empty());
@@ -183,11 +182,12 @@ class SlurmNoAuditTest : public SlurmDataTest {
 };
 
 TEST_F(SlurmNoAuditTest, ACorruptNewestCheckpointIsNeverResumedFrom) {
-  const std::int64_t id = submit(job_yaml(
-      "corrupt", "--steps 40 --step-delay-ms 50 --ckpt-every 10 --hang-at-step 25 --fault-attempt 1",
-      "placement: {allowed: [alpha]}\n"
-      "health: {hang_after_s: 4}\n",
-      "{interval_steps: 10, replicate: {copies: 1}}"));
+  const std::int64_t id = submit(
+      job_yaml("corrupt",
+               "--steps 40 --step-delay-ms 50 --ckpt-every 10 --hang-at-step 25 --fault-attempt 1",
+               "placement: {allowed: [alpha]}\n"
+               "health: {hang_after_s: 4}\n",
+               "{interval_steps: 10, replicate: {copies: 1}}"));
   ASSERT_GT(id, 0);
   // Both checkpoints verified at alpha before the hang is found.
   wait_job(
@@ -261,9 +261,9 @@ TEST_F(SlurmThrottleTest, AnMfuDropBesideATransferCutsTheCapAndRecoveryRestoresI
       out.write(block.data(), static_cast<std::streamsize>(block.size()));
     }
   }
-  HttpResponse add = call(url_, "POST", "/api/v1/data/datasets",
-                          json{{"name", "ds"}, {"cluster", "alpha"}, {"path", ds}}.dump(),
-                          "application/json");
+  HttpResponse add =
+      call(url_, "POST", "/api/v1/data/datasets",
+           json{{"name", "ds"}, {"cluster", "alpha"}, {"path", ds}}.dump(), "application/json");
   ASSERT_EQ(add.status, 201) << add.body;
   json transfer;
   auto deadline = SteadyClock::now() + milliseconds(60000);
@@ -278,7 +278,8 @@ TEST_F(SlurmThrottleTest, AnMfuDropBesideATransferCutsTheCapAndRecoveryRestoresI
     std::this_thread::sleep_for(milliseconds(200));  // not verified at alpha yet
   }
   ASSERT_FALSE(transfer.is_null()) << "the dataset was never verified at alpha";
-  const std::string tpath = "/api/v1/data/transfers/" + std::to_string(transfer["transfer"].get<int>());
+  const std::string tpath =
+      "/api/v1/data/transfers/" + std::to_string(transfer["transfer"].get<int>());
   auto transfer_now = [&] { return get_json(url_, tpath); };
   auto wait_transfer = [&](const std::function<bool(const json&)>& done, const std::string& what) {
     const auto until = SteadyClock::now() + milliseconds(60000);
@@ -292,8 +293,8 @@ TEST_F(SlurmThrottleTest, AnMfuDropBesideATransferCutsTheCapAndRecoveryRestoresI
                   << describe_job(url_, job);
     return json();
   };
-  ASSERT_FALSE(wait_transfer([](const json& t) { return t["state"] == "running"; }, "run")
-                   .is_null());
+  ASSERT_FALSE(
+      wait_transfer([](const json& t) { return t["state"] == "running"; }, "run").is_null());
 
   std::ofstream(flag).put('1');  // the job slows down
   json cut = wait_transfer(

@@ -67,8 +67,7 @@ class SlurmE2eTest : public ServerFixture {
            "    ssh: {host: " +
            c.host + ", port: " + std::to_string(c.ssh_port) + ", user: " + c.user +
            ", key_file: " + c.key_file + ", known_hosts: " + c.known_hosts +
-           ", connect_timeout_s: 2, command_timeout_s: 20}\n" +
-           cluster_extra(name);
+           ", connect_timeout_s: 2, command_timeout_s: 20}\n" + cluster_extra(name);
   }
   // More keys of a cluster's entry (indented by four spaces), for tests that need them.
   virtual std::string cluster_extra(const std::string& name) const {
@@ -91,7 +90,9 @@ class SlurmE2eTest : public ServerFixture {
            "\"\n"
            "resources: {nodes: 1, gpus_per_node: 2}\n"
            "model: {parameters: 1024}\n"
-           "checkpoint: " + checkpoint + "\n"
+           "checkpoint: " +
+           checkpoint +
+           "\n"
            "restart: {max_infra_restarts: 3, max_user_restarts: 0, backoff: {initial_s: 0.1, "
            "max_s: 1}}\n" +
            more;

@@ -19,9 +19,10 @@ class BrainData : public BrainFixture {
   void SetUp() override { instant_data = false; }
 
   // Answers every pending listing at `cluster` with what `storage` says of its path.
-  int answer_listings(const std::string& cluster,
-                      const std::function<Result<Manifest>(const std::string&)>& storage =
-                          [](const std::string& p) -> Result<Manifest> { return fake_manifest(p); }) {
+  int answer_listings(
+      const std::string& cluster,
+      const std::function<Result<Manifest>(const std::string&)>& storage =
+          [](const std::string& p) -> Result<Manifest> { return fake_manifest(p); }) {
     int answered = 0;
     for (const auto& a : outbox(cluster)) {
       if (a.kind != ActionKind::manifest) continue;
@@ -118,7 +119,8 @@ TEST_F(BrainData, AFailedCopyIsRetriedWithBackoffAndGivenUpAfterItsTries) {
   Millis previous_delay = 0;
   for (int i = 1; i <= kTransferMaxTries; ++i) {
     handle(TransferProgressed{tid, TransferProgress{}});
-    handle(TransferFinished{tid, make_error(ErrorKind::io, "rsync: connection unexpectedly closed")});
+    handle(
+        TransferFinished{tid, make_error(ErrorKind::io, "rsync: connection unexpectedly closed")});
     TransferRow t = store->transfer(tid).value().value();
     EXPECT_EQ(t.tries, i);
     if (i < kTransferMaxTries) {
@@ -132,7 +134,8 @@ TEST_F(BrainData, AFailedCopyIsRetriedWithBackoffAndGivenUpAfterItsTries) {
     }
   }
   EXPECT_EQ(state_at(id, 10, "beta"), ReplicaState::missing);
-  EXPECT_EQ(events_of_kind(id, "transfer-retry").size(), static_cast<std::size_t>(kTransferMaxTries - 1));
+  EXPECT_EQ(events_of_kind(id, "transfer-retry").size(),
+            static_cast<std::size_t>(kTransferMaxTries - 1));
   EXPECT_EQ(events_of_kind(id, "transfer-failed").size(), 1u);
 }
 
@@ -150,9 +153,11 @@ TEST_F(BrainData, TheAuditFindsALostCopyAndReReplicatesItFromTheSurvivingOne) {
   clock.advance_ms(60'000);
   handle(Tick{});
   // alpha's copy is gone (a provider deleted the directory).
-  ASSERT_EQ(answer_listings("alpha", [](const std::string& p) -> Result<Manifest> {
-              return make_error(ErrorKind::not_found, p + " does not exist at the site");
-            }),
+  ASSERT_EQ(answer_listings("alpha",
+                            [](const std::string& p) -> Result<Manifest> {
+                              return make_error(ErrorKind::not_found,
+                                                p + " does not exist at the site");
+                            }),
             1);
   // Marked missing, and at once being copied back from beta.
   EXPECT_EQ(state_at(id, 10, "alpha"), ReplicaState::copying);
@@ -208,11 +213,13 @@ TEST_F(BrainData, ACorruptNewestCheckpointFoundBeforeLaunchIsMarkedAndThePreviou
 
   // The worker's check: step 20 has a changed byte, step 10 matches.
   ResumeChoice choice;
-  choice.checkpoint_id = launch.payload["resume_candidates"][1]["checkpoint_id"].get<std::int64_t>();
+  choice.checkpoint_id =
+      launch.payload["resume_candidates"][1]["checkpoint_id"].get<std::int64_t>();
   choice.step = 10;
   choice.path = "/ckpt/step-10";
-  choice.rejected.push_back({launch.payload["resume_candidates"][0]["checkpoint_id"].get<std::int64_t>(),
-                             20, false, "the file: SHA-256 0123456789ab…, expected 73746570…"});
+  choice.rejected.push_back(
+      {launch.payload["resume_candidates"][0]["checkpoint_id"].get<std::int64_t>(), 20, false,
+       "the file: SHA-256 0123456789ab…, expected 73746570…"});
   handle(LaunchCompleted{launch.id, launch.token, LaunchResult{"site-2", {"alpha-n0"}}, false,
                          choice});
   EXPECT_EQ(last_attempt(id).resumed_from_step, 10);
@@ -270,8 +277,7 @@ TEST_F(BrainData, AJobPlacedWhereItsDatasetIsMissingStagesItFirst) {
   answer_listings("alpha");
   JobId id = submit(make_job().datasets({"c4"}).on({"beta"}));
   EXPECT_EQ(job(id).state, JobState::staging);
-  EXPECT_NE(job(id).reason.find("dataset c4 is being copied from alpha to beta"),
-            std::string::npos)
+  EXPECT_NE(job(id).reason.find("dataset c4 is being copied from alpha to beta"), std::string::npos)
       << job(id).reason;
   auto t = active_transfers();
   ASSERT_EQ(t.size(), 1u);
@@ -290,8 +296,7 @@ TEST_F(BrainData, DataCommandsRefuseWhatCannotBeDone) {
   start({make_cluster("alpha"), make_cluster("kube").provider("kubernetes")});
   EXPECT_EQ(brain->handle(RegisterDataset{"bad name", "alpha", "/d"}).error().kind,
             ErrorKind::invalid);
-  EXPECT_EQ(brain->handle(RegisterDataset{"c4", "gamma", "/d"}).error().kind,
-            ErrorKind::not_found);
+  EXPECT_EQ(brain->handle(RegisterDataset{"c4", "gamma", "/d"}).error().kind, ErrorKind::not_found);
   EXPECT_EQ(brain->handle(RegisterDataset{"c4", "alpha", "rel/d"}).error().kind,
             ErrorKind::invalid);
   EXPECT_EQ(brain->handle(RegisterDataset{"c4", "kube", "/d"}).error().kind,

@@ -159,9 +159,9 @@ TEST_F(BrainHealth, ANewClusterIsBurnedInBeforeItGetsWorkAndItsSlowNodeIsQuarant
   handle(Tick{});  // one round at a time
   EXPECT_EQ(actions("alpha", ActionKind::probe).size(), 1u);
 
-  handle(ProbeCompleted{probes[0].id, "alpha", probes[0].token,
-                        std::vector<ProbeResult>{probe("a1", 10.0), probe("a2", 4.0),
-                                                 probe("a3", 9.8)}});
+  handle(ProbeCompleted{
+      probes[0].id, "alpha", probes[0].token,
+      std::vector<ProbeResult>{probe("a1", 10.0), probe("a2", 4.0), probe("a3", 9.8)}});
   EXPECT_EQ(store->cluster("alpha").value()->admission, Admission::active);
   EXPECT_EQ(node("alpha", "a2").state, NodeState::quarantined);
   EXPECT_THAT(node("alpha", "a2").state_reason, HasSubstr("compute"));
@@ -313,8 +313,8 @@ TEST_F(BrainHealth, TheNodeOfASlowRankIsASuspectOncePerAttempt) {
   JobId id = submit(make_job().nodes(2).gpus(4).on({"alpha"}).flops_per_token(1000.0));
   launch_on("alpha", {"a1", "a2"});
   AttemptRow a = last_attempt(id);
-  std::vector<RankStepTime> ranks = {{0, "a1", 0.50}, {1, "a1", 0.51}, {2, "a2", 0.90},
-                                     {3, "a2", 0.52}};
+  std::vector<RankStepTime> ranks = {
+      {0, "a1", 0.50}, {1, "a1", 0.51}, {2, "a2", 0.90}, {3, "a2", 0.52}};
   for (int s = 1; s <= 3; ++s) report(a, {ProgressReport{s, 1000, 0.9, std::nullopt, ranks}});
   EXPECT_EQ(events_of_kind(id, "straggler").size(), 1u);
   EXPECT_THAT(ledger_kinds("alpha", "a2"), ElementsAre("mfu-outlier"));
@@ -327,8 +327,7 @@ TEST_F(BrainHealth, AnXidInTheLogIsAGpuErrorOnTheNodeAndSpendsTheInfraBudget) {
   start({make_cluster("alpha")});
   JobId id = submit(make_job().gpus(4).on({"alpha"}).backoff(1, 1));
   launch_on("alpha", {"a1"});
-  AttemptObserved seen{"alpha", last_attempt(id).token, RunPhase::exited, ExitStatus{}, {}, {},
-                       {}};
+  AttemptObserved seen{"alpha", last_attempt(id).token, RunPhase::exited, ExitStatus{}, {}, {}, {}};
   seen.exit->exit_code = 1;
   seen.log_tail = {"step 40 loss 2.1",
                    "[ 1234.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the "

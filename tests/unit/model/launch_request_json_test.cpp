@@ -34,8 +34,8 @@ TEST(LaunchRequestJson, ResumeCandidatesSurviveTheOutboxWithAndWithoutAManifest)
 }
 
 TEST(LaunchRequestJson, AStoredLaunchFromBeforeCandidatesStillLoads) {
-  nlohmann::json old = {{"token", "t"},      {"job_id", 1},        {"attempt_no", 1},
-                        {"job_name", "toy"}, {"command", "x"},     {"env", nlohmann::json::object()},
+  nlohmann::json old = {{"token", "t"},      {"job_id", 1},       {"attempt_no", 1},
+                        {"job_name", "toy"}, {"command", "x"},    {"env", nlohmann::json::object()},
                         {"nodes", 1},        {"gpus_per_node", 1}};
   auto r = launch_request_from_json(old);
   ASSERT_TRUE(r.ok()) << r.error().message;

@@ -13,14 +13,28 @@ using J = JobState;
 using A = AttemptState;
 
 const std::set<std::pair<J, J>> kLegalJob = {
-    {J::pending, J::placed},    {J::pending, J::cancelled}, {J::pending, J::failed},
-    {J::placed, J::running},    {J::placed, J::resuming},   {J::placed, J::succeeded},
-    {J::placed, J::failed},     {J::placed, J::cancelled},  {J::running, J::resuming},
-    {J::running, J::succeeded}, {J::running, J::failed},    {J::running, J::cancelled},
-    {J::resuming, J::placed},   {J::resuming, J::failed},   {J::resuming, J::cancelled},
+    {J::pending, J::placed},
+    {J::pending, J::cancelled},
+    {J::pending, J::failed},
+    {J::placed, J::running},
+    {J::placed, J::resuming},
+    {J::placed, J::succeeded},
+    {J::placed, J::failed},
+    {J::placed, J::cancelled},
+    {J::running, J::resuming},
+    {J::running, J::succeeded},
+    {J::running, J::failed},
+    {J::running, J::cancelled},
+    {J::resuming, J::placed},
+    {J::resuming, J::failed},
+    {J::resuming, J::cancelled},
     // Waiting for data to be copied before the launch (issue 5).
-    {J::pending, J::staging},   {J::resuming, J::staging},  {J::staging, J::placed},
-    {J::staging, J::pending},   {J::staging, J::failed},    {J::staging, J::cancelled},
+    {J::pending, J::staging},
+    {J::resuming, J::staging},
+    {J::staging, J::placed},
+    {J::staging, J::pending},
+    {J::staging, J::failed},
+    {J::staging, J::cancelled},
 };
 
 TEST(JobStateMachine, ExactlyTheListedTransitionsAreLegal) {
