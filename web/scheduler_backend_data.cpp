@@ -102,7 +102,7 @@ json transfer_json(const TransferRow& t, const std::string& what) {
 }
 
 // The brain's words, or ours when it gave none.
-std::string message_or(const BrainReply& reply, std::string fallback) {
+std::string message_or(const BrainReply& reply, const std::string& fallback) {
   return reply.message.empty() ? fallback : reply.message;
 }
 

@@ -20,7 +20,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kMaxErr = 64 * 1024;
+constexpr std::size_t kMaxErr = std::size_t{64} * 1024;
 
 void close_fd(int& fd) {
   if (fd >= 0) close(fd);

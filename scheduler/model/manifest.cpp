@@ -95,7 +95,9 @@ Result<Manifest> manifest_from_json(const json& j) {
     if (!f.is_object()) return bad(at, "expected an object, got " + shown(f));
     for (const auto& [key, value] : f.items()) {
       if (key != "path" && key != "size" && key != "sha256") {
-        return bad(at + "." + key, "unknown field; expected \"path\", \"size\" and \"sha256\"");
+        std::string field = at;
+        field += "." + key;
+        return bad(field, "unknown field; expected \"path\", \"size\" and \"sha256\"");
       }
     }
     ManifestFile file;
