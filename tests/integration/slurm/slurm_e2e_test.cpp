@@ -146,7 +146,9 @@ class SlurmShortGraceTest : public SlurmE2eTest {
 // reconciled, and at no point after that are two attempts live.
 TEST_F(SlurmShortGraceTest, LoginNodeDownLongerThanTheGraceFailsOverAndReconciles) {
   const std::int64_t id =
-      submit(job_yaml("longout", "--steps 250 --step-delay-ms 40 --ckpt-every 10",
+      // Long enough (24 s) that the stale copy still runs when alpha's login node is back,
+      // even when a loaded machine makes the reconnection slow.
+      submit(job_yaml("longout", "--steps 600 --step-delay-ms 40 --ckpt-every 10",
                       "placement: {preferred: [alpha]}\n"));
   ASSERT_GT(id, 0);
   ASSERT_FALSE(wait_running_on(id, "alpha", 20).is_null());
