@@ -120,6 +120,9 @@ class Brain {
 
   // Data (brain_data.cpp: registry, manifests, audits, data commands; brain_transfer.cpp:
   // replication, transfers, throttling, staging).
+  static bool lists_storage_at(const ClusterSpec* spec) {
+    return spec != nullptr && spec->lists_storage();
+  }
   Result<void> register_checkpoint(const AttemptRow& attempt, std::int64_t checkpoint_id,
                                    const std::string& path);
   // Asks the cluster's worker to list a copy; purpose "register", "verify" or "audit".

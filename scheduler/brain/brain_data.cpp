@@ -15,10 +15,6 @@ namespace {
 
 using brain_text::base36;
 
-bool lists_storage(const ClusterSpec* spec) {
-  return spec != nullptr && spec->provider != "kubernetes";
-}
-
 std::string size_text(std::int64_t bytes) {
   char buf[32];
   const auto b = static_cast<double>(bytes);
@@ -54,7 +50,7 @@ Result<void> Brain::register_checkpoint(const AttemptRow& a, std::int64_t checkp
   r.path = path;
   r.state = ReplicaState::present;
   r.updated_ms = now;
-  const bool can_list = lists_storage(cluster_spec(a.cluster));
+  const bool can_list = lists_storage_at(cluster_spec(a.cluster));
   r.detail = can_list ? "reported by attempt " + std::to_string(a.no) + "; being listed"
                       : "reported by attempt " + std::to_string(a.no) +
                             "; this provider cannot list storage, so it is not verified";
@@ -239,9 +235,9 @@ Result<void> Brain::on_verified(ReplicaRow& r, const ManifestCompleted& e) {
     }
     const std::string kind = "transfer-verify-failed";
     if (!*job) {
-      return store_.add_event(std::nullopt, std::nullopt, now, kind,
-                              "the copy of " + *name + " at " + r.cluster +
-                                  " does not match: " + *problem);
+      return store_.add_event(
+          std::nullopt, std::nullopt, now, kind,
+          "the copy of " + *name + " at " + r.cluster + " does not match: " + *problem);
     }
     {
       return event(**job, std::nullopt, kind,
@@ -340,7 +336,7 @@ Result<void> Brain::start_due_audits(bool force, const std::string& only_cluster
   const Millis now = clock_.now_ms();
   for (const auto& spec : clusters_) {
     if (!only_cluster.empty() && spec.name != only_cluster) continue;
-    if (!lists_storage(&spec)) continue;
+    if (!lists_storage_at(&spec)) continue;
     const Millis interval = static_cast<Millis>(spec.data.audit_interval_s * 1000.0);
     if (!force) {
       if (interval <= 0) continue;
@@ -430,7 +426,7 @@ Result<BrainReply> Brain::on(const RegisterDataset& e) {
   }
   const ClusterSpec* spec = cluster_spec(e.cluster);
   if (!spec) return make_error(ErrorKind::not_found, "no cluster " + e.cluster + " is configured");
-  if (!lists_storage(spec)) {
+  if (!lists_storage_at(spec)) {
     return make_error(ErrorKind::unsupported, "cluster " + e.cluster + " (provider " +
                                                   spec->provider + ") cannot hold datasets yet");
   }
@@ -476,7 +472,7 @@ Result<BrainReply> Brain::on(const RegisterDataset& e) {
 Result<BrainReply> Brain::on(const ReplicateData& e) {
   const ClusterSpec* to = cluster_spec(e.to);
   if (!to) return make_error(ErrorKind::not_found, "no cluster " + e.to + " is configured");
-  if (!lists_storage(to)) {
+  if (!lists_storage_at(to)) {
     return make_error(ErrorKind::unsupported, "cluster " + e.to + " (provider " + to->provider +
                                                   ") cannot hold copies yet");
   }
@@ -492,9 +488,7 @@ Result<BrainReply> Brain::on(const ReplicateData& e) {
     if (!rs) return rs.error();
     copies = std::move(*rs);
     name = "dataset " + e.dataset;
-    const std::string root =
-        to->data.datasets_root.empty() ? to->storage_root + "/datasets" : to->data.datasets_root;
-    dst_path = dataset_path(root, e.dataset);
+    dst_path = dataset_path(to->datasets_dir(), e.dataset);
     bytes = (*d)->bytes;
   } else {
     auto ckpts = store_.checkpoints_of(e.job_id);
@@ -513,9 +507,7 @@ Result<BrainReply> Brain::on(const ReplicateData& e) {
       copies = std::move(*rs);
       name =
           "checkpoint at step " + std::to_string(it->step) + " of job " + std::to_string(e.job_id);
-      const std::string root =
-          to->checkpoint_root.empty() ? to->storage_root + "/checkpoints" : to->checkpoint_root;
-      dst_path = replica_path(root, e.job_id, it->step, it->path);
+      dst_path = replica_path(to->checkpoints_dir(), e.job_id, it->step, it->path);
       bytes = it->bytes.value_or(0);
     }
     if (copies.empty()) {

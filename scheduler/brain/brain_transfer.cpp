@@ -16,18 +16,6 @@ namespace {
 
 using brain_text::base36;
 
-bool lists_storage(const ClusterSpec* spec) {
-  return spec != nullptr && spec->provider != "kubernetes";
-}
-
-std::string checkpoint_root_of(const ClusterSpec& s) {
-  return s.checkpoint_root.empty() ? s.storage_root + "/checkpoints" : s.checkpoint_root;
-}
-
-std::string datasets_root_of(const ClusterSpec& s) {
-  return s.data.datasets_root.empty() ? s.storage_root + "/datasets" : s.data.datasets_root;
-}
-
 double cap_of(const ClusterSpec* s) {
   return s != nullptr && s->data.bwlimit_mb_s > 0 ? s->data.bwlimit_mb_s * 1e6 : 0.0;
 }
@@ -49,7 +37,7 @@ Result<std::set<std::string>> Brain::usable_sites() {
   std::set<std::string> usable;
   for (const auto& row : *rows) {
     const ClusterSpec* spec = cluster_spec(row.name);
-    if (!lists_storage(spec) || row.health != SiteHealth::healthy) continue;
+    if (!lists_storage_at(spec) || row.health != SiteHealth::healthy) continue;
     usable.insert(row.name);
   }
   return usable;
@@ -193,7 +181,7 @@ Result<void> Brain::replicate_job(JobId job_id) {
     // Back to the site that saved it: to the path the job wrote (it may resume from there).
     std::string dst_path = copy.to == c->cluster
                                ? c->path
-                               : replica_path(checkpoint_root_of(*to), job_id, c->step, c->path);
+                               : replica_path(to->checkpoints_dir(), job_id, c->step, c->path);
     auto id = start_transfer(*source, copy.to, dst_path, copy.why, c->bytes.value_or(0));
     if (!id) return id.error();
     if (auto r = event(job_id, std::nullopt, "replication-started",
@@ -472,180 +460,6 @@ Result<void> Brain::throttle_transfers() {
     }
   }
   return Ok{};
-}
-
-// ---- resume and staging -----------------------------------------------------------------------
-
-Result<std::vector<ResumeCandidate>> Brain::resume_candidates_at(JobId job,
-                                                                 const std::string& cluster) {
-  auto ckpts = store_.checkpoints_of(job);
-  if (!ckpts) return ckpts.error();
-  auto copies = store_.replicas_of_job(job);
-  if (!copies) return copies.error();
-  std::vector<CheckpointCopy> in;
-  for (const auto& c : *ckpts) {
-    Manifest m;
-    if (c.manifest) {
-      auto parsed = manifest_from_json(*c.manifest);
-      if (parsed) m = std::move(*parsed);
-    }
-    for (const auto& r : *copies) {
-      if (r.checkpoint_id != c.id) continue;
-      if (r.cluster != cluster) {
-        // Saved where storage cannot be listed (Kubernetes): never verified, so offered by its
-        // path everywhere; the pre-launch check at the site accepts it only if it is there
-        // (shared storage), and a site that cannot list either takes it as before.
-        if (!c.manifest && r.state == ReplicaState::present &&
-            !lists_storage(cluster_spec(r.cluster))) {
-          in.push_back({c.id, c.step, cluster, r.path, true, Manifest{}});
-        }
-        continue;
-      }
-      // A copy not listed yet (its manifest action is still queued) is a candidate too: the
-      // pre-launch check lists it and accepts it when it is there; never a bad or copying one.
-      const bool usable =
-          r.state == ReplicaState::verified || (r.state == ReplicaState::present && !c.manifest);
-      in.push_back({c.id, c.step, r.cluster, r.path, usable, m});
-    }
-  }
-  return resume_candidates(in, cluster);
-}
-
-Result<std::optional<std::string>> Brain::stage_checkpoint(
-    const JobRow& job, const std::string& cluster, const std::vector<ResumeCandidate>& here) {
-  const std::int64_t best_here = here.empty() ? -1 : here.front().step;
-  auto ckpts = store_.checkpoints_of(job.id);
-  if (!ckpts) return ckpts.error();
-  auto copies = store_.replicas_of_job(job.id);
-  if (!copies) return copies.error();
-  auto usable = usable_sites();
-  if (!usable) return usable.error();
-  if (usable->count(cluster) == 0) return std::optional<std::string>{};
-  const ClusterSpec* spec = cluster_spec(cluster);
-  for (auto it = ckpts->rbegin(); it != ckpts->rend(); ++it) {
-    if (it->step <= best_here) break;
-    const ReplicaRow* source = nullptr;
-    const ReplicaRow* at_dst = nullptr;
-    for (const auto& r : *copies) {
-      if (r.checkpoint_id != it->id) continue;
-      if (r.cluster == cluster) at_dst = &r;
-      if (r.state == ReplicaState::verified && r.cluster != cluster &&
-          usable->count(r.cluster) != 0) {
-        source = &r;
-      }
-    }
-    if (at_dst != nullptr && at_dst->state == ReplicaState::copying) {
-      // Worth waiting for only while its source answers; else an older copy will do.
-      auto active = store_.transfers(true, 10000);
-      if (!active) return active.error();
-      for (const auto& t : *active) {
-        if (t.replica_id == at_dst->id && usable->count(t.src_cluster) != 0) {
-          return std::optional<std::string>{"the checkpoint at step " + std::to_string(it->step) +
-                                            " is being copied from " + t.src_cluster + " to " +
-                                            cluster + " (transfer " + std::to_string(t.id) + ")"};
-        }
-      }
-      continue;
-    }
-    if (source == nullptr) continue;
-    auto id = start_transfer(*source, cluster,
-                             replica_path(checkpoint_root_of(*spec), job.id, it->step, it->path),
-                             "staging for job " + std::to_string(job.id), it->bytes.value_or(0));
-    if (!id) return id.error();
-    return std::optional<std::string>{"the checkpoint at step " + std::to_string(it->step) +
-                                      " is being copied from " + source->cluster + " to " +
-                                      cluster + " (transfer " + std::to_string(*id) + ")"};
-  }
-  return std::optional<std::string>{};
-}
-
-Result<std::map<std::string, double>> Brain::staging_estimates(const JobSpec& spec) {
-  std::map<std::string, double> out;
-  if (spec.datasets.empty()) return out;
-  for (const auto& c : clusters_) {
-    double total = 0;
-    for (const auto& name : spec.datasets) {
-      auto d = store_.dataset(name);
-      if (!d) return d.error();
-      if (!*d) continue;
-      auto copies = store_.replicas_of_dataset(name);
-      if (!copies) return copies.error();
-      bool here = false;
-      double best = 0;
-      for (const auto& r : *copies) {
-        // A copy under way counts as there: the job that started it is waiting for it.
-        if (r.cluster == c.name && r.state == ReplicaState::copying) here = true;
-        if (r.state != ReplicaState::verified) continue;
-        if (r.cluster == c.name) here = true;
-        auto bw = bandwidth_between(r.cluster, c.name);
-        if (!bw) return bw.error();
-        best = std::max(best, *bw);
-      }
-      if (!here && best > 0) total += staging_seconds((*d)->bytes, best);
-    }
-    out[c.name] = total;
-  }
-  return out;
-}
-
-Result<std::vector<std::string>> Brain::stage_for(const JobRow& job, const std::string& cluster,
-                                                  std::map<std::string, std::string>& env) {
-  std::vector<std::string> waits;
-  const ClusterSpec* spec = cluster_spec(cluster);
-  if (spec == nullptr) return waits;
-  for (const auto& name : job.spec.datasets) {
-    auto d = store_.dataset(name);
-    if (!d) return d.error();
-    if (!*d) {
-      waits.push_back("dataset " + name + " is not registered (orchestrate data add)");
-      continue;
-    }
-    auto copies = store_.replicas_of_dataset(name);
-    if (!copies) return copies.error();
-    const ReplicaRow* here = nullptr;
-    const ReplicaRow* source = nullptr;
-    double best = -1;
-    for (const auto& r : *copies) {
-      if (r.cluster == cluster) here = &r;
-      if (r.state != ReplicaState::verified || r.cluster == cluster) continue;
-      auto bw = bandwidth_between(r.cluster, cluster);
-      if (!bw) return bw.error();
-      if (*bw > best) {
-        best = *bw;
-        source = &r;
-      }
-    }
-    if (here != nullptr && here->state == ReplicaState::verified) {
-      env[dataset_env_name(name)] = here->path;
-      continue;
-    }
-    if (here != nullptr &&
-        (here->state == ReplicaState::copying || here->state == ReplicaState::present)) {
-      std::string why = "dataset " + name;
-      why +=
-          here->state == ReplicaState::copying ? " is being copied to " : " is being verified at ";
-      why += cluster;
-      waits.push_back(std::move(why));
-      continue;
-    }
-    if (source == nullptr) {
-      waits.push_back("dataset " + name + " has no verified copy to stage from");
-      continue;
-    }
-    if (!lists_storage(spec)) {
-      std::string why = "dataset " + name + " cannot be staged to " + cluster;
-      why += " (provider " + spec->provider + ")";
-      waits.push_back(std::move(why));
-      continue;
-    }
-    auto id = start_transfer(*source, cluster, dataset_path(datasets_root_of(*spec), name),
-                             "staging for job " + std::to_string(job.id), (*d)->bytes);
-    if (!id) return id.error();
-    std::string why = "dataset " + name + " is being copied from " + source->cluster;
-    why += " to " + cluster + " (transfer " + std::to_string(*id) + ")";
-    waits.push_back(std::move(why));
-  }
-  return waits;
 }
 
 }  // namespace orch

@@ -124,6 +124,16 @@ struct ClusterSpec {
   const std::string& vendor_or_name() const { return vendor.empty() ? name : vendor; }
 
   int total_gpus() const { return nodes * gpus_per_node; }
+
+  // Storage orchestrate lists, copies to and deletes from (issue 5); not Kubernetes yet.
+  bool lists_storage() const { return provider != "kubernetes"; }
+  // Where copies of checkpoints and datasets go on this site.
+  std::string checkpoints_dir() const {
+    return checkpoint_root.empty() ? storage_root + "/checkpoints" : checkpoint_root;
+  }
+  std::string datasets_dir() const {
+    return data.datasets_root.empty() ? storage_root + "/datasets" : data.datasets_root;
+  }
 };
 
 struct ServerSpec {
