@@ -3,34 +3,21 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/unit/web/fake_backend.h"
+#include "tests/unit/web/routes_fixture.h"
 #include "web/api_routes.h"
 
 namespace orch {
 namespace {
 
 using nlohmann::json;
-using testing::FakeBackend;
 
-class ApiRoutesTest : public ::testing::Test {
+// Requests here name their content type themselves (none unless given).
+class ApiRoutesTest : public testing::RoutesFixture {
  protected:
   HttpResponse call(const std::string& method, const std::string& target,
                     const std::string& body = "", const std::string& type = "") {
-    return handle_api(backend, make_request(method, target, body, type));
+    return RoutesFixture::call(method, target, body, type);
   }
-  static json parsed(const HttpResponse& r) { return json::parse(r.body); }
-  // A problem+json with this status and a detail containing `needle`.
-  static void expect_problem(const HttpResponse& r, int status, const std::string& needle = "") {
-    EXPECT_EQ(r.status, status) << r.body;
-    EXPECT_EQ(r.content_type, "application/problem+json");
-    json p = json::parse(r.body, nullptr, false);
-    ASSERT_TRUE(p.is_object()) << r.body;
-    EXPECT_EQ(p["type"], "about:blank");
-    EXPECT_EQ(p["status"], status);
-    EXPECT_EQ(p["title"], status_title(status));
-    EXPECT_NE(p["detail"].get<std::string>().find(needle), std::string::npos) << r.body;
-  }
-  FakeBackend backend;
 };
 
 TEST_F(ApiRoutesTest, Healthz) {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/unit/web/fake_backend.h"
+#include "tests/unit/web/routes_fixture.h"
 #include "web/api_routes.h"
 #include "web/data_routes.h"
 
@@ -16,24 +16,8 @@ namespace orch {
 namespace {
 
 using nlohmann::json;
-using testing::FakeBackend;
 
-class DataRoutesTest : public ::testing::Test {
- protected:
-  HttpResponse call(const std::string& method, const std::string& target,
-                    const std::string& body = "") {
-    return handle_api(backend, make_request(method, target, body, "application/json"));
-  }
-  static json parsed(const HttpResponse& r) { return json::parse(r.body); }
-  static void expect_problem(const HttpResponse& r, int status, const std::string& needle) {
-    EXPECT_EQ(r.status, status) << r.body;
-    EXPECT_EQ(r.content_type, "application/problem+json");
-    json p = json::parse(r.body, nullptr, false);
-    ASSERT_TRUE(p.is_object()) << r.body;
-    EXPECT_NE(p["detail"].get<std::string>().find(needle), std::string::npos) << r.body;
-  }
-  FakeBackend backend;
-};
+class DataRoutesTest : public testing::RoutesFixture {};
 
 TEST_F(DataRoutesTest, JobCheckpoints) {
   auto r = call("GET", "/api/v1/jobs/1/checkpoints");
