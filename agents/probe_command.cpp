@@ -17,6 +17,7 @@
 #include "agents/nvidia_smi.h"
 #include "agents/subprocess.h"
 #include "agents/xid_log.h"
+#include "scheduler/model/launch_limits.h"
 
 namespace orch::agent {
 namespace {
@@ -157,9 +158,9 @@ bool parse_probe_options(const std::vector<std::string>& args, ProbeOptions* o,
       o->dir = v;
       ok = !v.empty();
     } else if (a == "--io-bytes") {
-      ok = parse_int64(v, 0, 1ll << 40, &o->io_bytes);
+      ok = parse_int64(v, 0, limits::kMaxProbeIoBytes, &o->io_bytes);
     } else if (a == "--compute-s") {
-      ok = parse_seconds(v, 3600, &o->compute_s);
+      ok = parse_seconds(v, limits::kMaxProbeComputeS, &o->compute_s);
     } else if (a == "--nvidia-smi") {
       o->nvidia_smi = v;
       ok = !v.empty();

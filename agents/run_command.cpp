@@ -22,6 +22,7 @@
 #include "agents/json_writer.h"
 #include "agents/output_relay.h"
 #include "agents/progress_tracker.h"
+#include "scheduler/model/launch_limits.h"
 
 namespace orch::agent {
 namespace {
@@ -169,7 +170,7 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* options
           return false;
         }
       } else if (a == "--hang-after-s") {
-        if (!parse_ms(v, 30 * 86'400, &options->hang_after_ms)) {
+        if (!parse_ms(v, limits::kMaxHangAfterS, &options->hang_after_ms)) {
           *error = "--hang-after-s wants seconds (0 for never), got '" + v + "'";
           return false;
         }

@@ -11,7 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "scheduler/common/utf8.h"
 #include "scheduler/model/accelerators.h"
+#include "scheduler/model/launch_limits.h"
 #include "scheduler/spec/time_window.h"
 #include "scheduler/spec/yaml_reader.h"
 
@@ -61,6 +63,20 @@ bool is_signal_name(std::string_view s) {
   }
   return true;
 }
+// A Kubernetes namespace is a DNS-1123 label, or the API server refuses every request.
+bool is_dns_label(std::string_view s) {
+  auto alnum = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); };
+  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
+  for (char ch : s) {
+    if (!alnum(ch) && ch != '-') return false;
+  }
+  return true;
+}
+constexpr yaml::StringRule kDnsLabel{is_dns_label,
+                                     "a DNS-1123 label: 1 to 63 of a-z, 0-9 and \"-\", "
+                                     "starting and ending with a letter or digit"};
+// Durations the adapters turn into milliseconds: positive, at most a year.
+constexpr yaml::NumberRange kPositiveSeconds{0.0, true, limits::kMaxDurationS};
 constexpr yaml::StringRule kFingerprint{is_fingerprint,
                                         "a SHA256 fingerprint as ssh-keygen -lf prints it"};
 constexpr yaml::StringRule kSignalName{is_signal_name, "a signal name such as USR1"};
@@ -82,8 +98,8 @@ void read_ssh(const MapView& entry, ClusterSpec& c) {
   ssh.read_string("host_key", s.host_key, kFingerprint, "a fingerprint such as SHA256:abc...");
   ssh.read_string("known_hosts", s.known_hosts, yaml::kNonEmpty, "a known_hosts file");
   ssh.read_bool("trust_on_first_use", s.trust_on_first_use, "true or false");
-  ssh.read_number("connect_timeout_s", s.connect_timeout_s, {0.0, true}, "seconds such as 10");
-  ssh.read_number("command_timeout_s", s.command_timeout_s, {0.0, true}, "seconds such as 60");
+  ssh.read_number("connect_timeout_s", s.connect_timeout_s, kPositiveSeconds, "seconds such as 10");
+  ssh.read_number("command_timeout_s", s.command_timeout_s, kPositiveSeconds, "seconds such as 60");
   if (entry.reader().failed()) return;
   const std::string want = "ssh {host, user, key_file} for a slurm cluster";
   if (!entry.has("ssh")) {
@@ -129,7 +145,8 @@ void read_kubernetes(const MapView& entry, ClusterSpec& c) {
   KubernetesSpec& s = c.kubernetes;
   k.read_string("kubeconfig", s.kubeconfig, yaml::kNonEmpty, "a kubeconfig file");
   k.read_string("context", s.context, yaml::kNonEmpty, "a context of the kubeconfig");
-  k.read_string("namespace", s.namespace_, yaml::kNonEmpty, "a namespace");
+  k.read_string("namespace", s.namespace_, kDnsLabel,
+                "a namespace such as default (1 to 63 of a-z, 0-9 and \"-\")");
   k.read_string("image", s.image, yaml::kNonEmpty, "a container image");
   k.read_string("gpu_resource", s.gpu_resource, yaml::kNonEmpty,
                 "an extended resource such as nvidia.com/gpu");
@@ -181,9 +198,12 @@ void read_burn_in(const MapView& entry, ClusterSpec& c) {
   b.read_number("min_compute_ratio", s.min_compute_ratio, {0.0, false}, "a ratio such as 0.9");
   b.read_number("min_io_ratio", s.min_io_ratio, {0.0, false}, "a ratio such as 0.9");
   b.read_string("dir", s.dir, yaml::kNonEmpty, "a directory on the filesystem to measure");
-  b.read_number("io_mb", s.io_mb, {0.0, true}, "megabytes such as 64");
-  b.read_number("compute_s", s.compute_s, {0.0, true}, "seconds such as 1");
-  b.read_number("timeout_s", s.timeout_s, {0.0, true}, "seconds such as 300");
+  // orchestrate-agent probe refuses more than --io-bytes 2^40 and --compute-s 3600.
+  b.read_number("io_mb", s.io_mb, {0.0, true, static_cast<double>(limits::kMaxProbeIoBytes >> 20)},
+                "megabytes such as 64");
+  b.read_number("compute_s", s.compute_s, {0.0, true, limits::kMaxProbeComputeS},
+                "seconds such as 1");
+  b.read_number("timeout_s", s.timeout_s, kPositiveSeconds, "seconds such as 300");
   for (const char* key : {"min_compute_ratio", "min_io_ratio"}) {
     double v = std::string_view(key) == "min_io_ratio" ? s.min_io_ratio : s.min_compute_ratio;
     if (b.reader().failed() || v <= 1.0) continue;
@@ -199,8 +219,9 @@ void read_quarantine(const MapView& entry, ClusterSpec& c) {
                           "a map such as {failures: 2, window_h: 168, cooldown_h: 1}");
   QuarantineSpec& s = c.quarantine;
   q.read_int("failures", s.failures, 1, 1000, "a count such as 2");
-  q.read_number("window_h", s.window_h, {0.0, true}, "hours such as 168");
-  q.read_number("cooldown_h", s.cooldown_h, {0.0, false}, "hours such as 1");
+  const double year_h = limits::kMaxDurationS / 3600;
+  q.read_number("window_h", s.window_h, {0.0, true, year_h}, "hours such as 168");
+  q.read_number("cooldown_h", s.cooldown_h, {0.0, false, year_h}, "hours such as 1");
   q.read_int("retire_after", s.retire_after, 1, 1000, "a count such as 3");
 }
 
@@ -298,7 +319,7 @@ void read_data(const MapView& entry, ClusterSpec& c, std::vector<PeerRef>& refs)
   }
   d.read_string("datasets_root", s.datasets_root, yaml::kNonEmpty,
                 "a directory such as /lustre/team/datasets");
-  d.read_number("audit_interval_s", s.audit_interval_s, {0.0, false},
+  d.read_number("audit_interval_s", s.audit_interval_s, {0.0, false, limits::kMaxDurationS},
                 "seconds such as 600 (0: never)");
   MapView t = d.child("throttle", "data.throttle",
                       {"mfu_drop_percent", "decrease", "increase_mb_s", "min_mb_s", "interval_s"},
@@ -309,7 +330,7 @@ void read_data(const MapView& entry, ClusterSpec& c, std::vector<PeerRef>& refs)
   t.read_number("increase_mb_s", th.increase_mb_s, {0.0, false},
                 "MB/s such as 5 (0: a tenth of the cap)");
   t.read_number("min_mb_s", th.min_mb_s, {0.0, true}, "MB/s such as 1");
-  t.read_number("interval_s", th.interval_s, {0.0, true}, "seconds such as 10");
+  t.read_number("interval_s", th.interval_s, kPositiveSeconds, "seconds such as 10");
   if (!t.reader().failed() && th.mfu_drop_percent >= 100) {
     t.reader().fail(
         t.value_position("mfu_drop_percent"),
@@ -367,8 +388,8 @@ void read_cluster(MapView& entry, ClusterSpec& c, std::vector<PeerRef>& refs) {
   storage.read_string("root", c.storage_root, yaml::kNonEmpty, "a directory such as /data/orch");
   storage.read_string("checkpoints", c.checkpoint_root, yaml::kNonEmpty,
                       "a directory such as /shared/ckpt");
-  entry.read_number("unreachable_grace_s", c.unreachable_grace_s, {0.0, false},
-                    "seconds such as 180");
+  entry.read_number("unreachable_grace_s", c.unreachable_grace_s,
+                    {0.0, false, limits::kMaxHangAfterS}, "seconds such as 180 (at most 30 days)");
   entry.read_int("poll_interval_ms", c.poll_interval_ms, 10, 60000, "milliseconds such as 1000");
   if (!entry.reader().failed()) check_accelerator(entry, c);
   if (!entry.reader().failed()) read_burn_in(entry, c);
@@ -446,9 +467,9 @@ Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string
     return out;
   } catch (const std::exception& e) {
     // See parse_job_spec: an unforeseen yaml-cpp exception is still only a bad file.
-    return make_error(ErrorKind::invalid, std::string(source_name) +
-                                              ":1:1: could not read the clusters file (" +
-                                              e.what() + "); expected a clusters file");
+    return make_error(ErrorKind::invalid,
+                      to_valid_utf8(source_name) + ":1:1: could not read the clusters file (" +
+                          to_valid_utf8(e.what()) + "); expected a clusters file");
   }
 }
 

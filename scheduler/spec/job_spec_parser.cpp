@@ -5,6 +5,8 @@
 #include <exception>
 #include <string>
 
+#include "scheduler/common/utf8.h"
+#include "scheduler/model/launch_limits.h"
 #include "scheduler/spec/yaml_reader.h"
 
 namespace orch {
@@ -13,11 +15,56 @@ namespace {
 using yaml::MapView;
 using yaml::NumberRange;
 
+// The command is one argument of /bin/sh -c and each env entry one "NAME=value" string of the
+// attempt's environment: execve refuses either beyond MAX_ARG_STRLEN, and orchestrate's own
+// variables would silently replace the job's.
+void check_process_strings(const MapView& job, const JobSpec& spec) {
+  yaml::Reader& r = job.reader();
+  if (r.failed()) return;
+  if (spec.command.size() > limits::kMaxArgBytes) {
+    r.fail(job.value_position("command"),
+           "\"command\" is " + std::to_string(spec.command.size()) + " bytes long",
+           "at most " + std::to_string(limits::kMaxArgBytes) +
+               " bytes (what one argument of /bin/sh -c can carry); put a longer script in a "
+               "file and run that");
+    return;
+  }
+  const yaml::Field* env = job.find("env");
+  if (!env || !env->value.IsMap()) return;
+  for (auto it = env->value.begin(); it != env->value.end(); ++it) {
+    const std::string& name = it->first.Scalar();
+    const std::size_t size = name.size() + 1 + it->second.Scalar().size();
+    if (limits::is_reserved_env(name)) {
+      r.fail(yaml::position_of(it->first),
+             "env sets " + name + ", which orchestrate sets itself for every attempt",
+             "another name (orchestrate sets " + std::string(limits::kReservedEnv[0]) +
+                 ", ORCH_JOB_ID, ORCH_GPUS ... and " + std::string(limits::kReservedEnvPrefix) +
+                 "<NAME>)");
+      return;
+    }
+    if (size > limits::kMaxArgBytes) {
+      r.fail(yaml::position_of(it->second),
+             "\"env." + name + "\" is " + std::to_string(size) + " bytes as NAME=value",
+             "at most " + std::to_string(limits::kMaxArgBytes) +
+                 " bytes (what one environment string can carry)");
+      return;
+    }
+  }
+}
+
 void read_resources(const MapView& job, JobSpec& spec) {
   MapView res = job.child("resources", "resources", {"nodes", "gpus_per_node"},
                           "a map such as {nodes: 1, gpus_per_node: 8}");
   res.read_int("nodes", spec.nodes, 1, INT_MAX, "an integer such as 2");
   res.read_int("gpus_per_node", spec.gpus_per_node, 1, INT_MAX, "an integer such as 8");
+  // Every adapter hands the job ORCH_GPUS = nodes x gpus_per_node as an int.
+  if (!res.reader().failed() && static_cast<long long>(spec.nodes) * spec.gpus_per_node > INT_MAX) {
+    res.reader().fail(res.position(),
+                      "nodes x gpus_per_node is " +
+                          std::to_string(static_cast<long long>(spec.nodes) * spec.gpus_per_node) +
+                          " GPUs",
+                      "at most " + std::to_string(INT_MAX) + " GPUs in all");
+  }
 }
 
 void read_replicate(const MapView& ckpt, JobSpec& spec) {
@@ -42,6 +89,12 @@ void read_checkpoint(const MapView& job, JobSpec& spec) {
   ckpt.read_string("dir", spec.checkpoint.dir, yaml::kNonEmpty, "a directory such as /ckpt/run1");
   ckpt.read_string("resume_env", spec.checkpoint.resume_env, yaml::kEnvVarName,
                    "an environment variable name such as ORCH_RESUME_FROM");
+  if (!ckpt.reader().failed() && limits::is_reserved_env(spec.checkpoint.resume_env)) {
+    ckpt.reader().fail(ckpt.value_position("resume_env"),
+                       "\"resume_env\" names " + spec.checkpoint.resume_env +
+                           ", which orchestrate sets itself for every attempt",
+                       "another name such as ORCH_RESUME_FROM");
+  }
   ckpt.read_int("interval_steps", spec.checkpoint.interval_steps, 1, INT_MAX,
                 "a step count such as 500");
   read_replicate(ckpt, spec);
@@ -110,8 +163,9 @@ void read_restart(const MapView& job, JobSpec& spec) {
       restart.child("backoff", "restart.backoff", {"initial_s", "max_s", "multiplier"},
                     "a map such as {initial_s: 10, max_s: 600, multiplier: 2}");
   BackoffSpec& b = spec.restart.backoff;
-  backoff.read_number("initial_s", b.initial_s, {0.0, false}, "seconds such as 10");
-  backoff.read_number("max_s", b.max_s, {0.0, false}, "seconds such as 600");
+  const NumberRange seconds{0.0, false, limits::kMaxDurationS};
+  backoff.read_number("initial_s", b.initial_s, seconds, "seconds such as 10 (at most a year)");
+  backoff.read_number("max_s", b.max_s, seconds, "seconds such as 600 (at most a year)");
   backoff.read_number("multiplier", b.multiplier, {1.0, false}, "a factor such as 2");
   if (!backoff.reader().failed() && b.max_s < b.initial_s) {
     const char* at = backoff.has("max_s") ? "max_s" : "initial_s";
@@ -126,8 +180,16 @@ void read_restart(const MapView& job, JobSpec& spec) {
 void read_health(const MapView& job, JobSpec& spec) {
   MapView health = job.child("health", "health", {"hang_after_s", "mfu_drop_percent"},
                              "a map such as {hang_after_s: 600, mfu_drop_percent: 10}");
-  health.read_number("hang_after_s", spec.health.hang_after_s, {0.0, false},
-                     "seconds such as 600 (0: never)");
+  // orchestrate-agent run --hang-after-s takes these values and no others.
+  health.read_number("hang_after_s", spec.health.hang_after_s, {0.0, false, limits::kMaxHangAfterS},
+                     "seconds such as 600 (0: never; at most 30 days)");
+  const double hang = spec.health.hang_after_s;
+  if (!health.reader().failed() && hang > 0 && hang < limits::kMinPositiveSeconds) {
+    health.reader().fail(health.value_position("hang_after_s"),
+                         "\"hang_after_s\" is " + yaml::format_number(hang) +
+                             ", less than a millisecond, which the agent would read as never",
+                         "0 for never, or at least 0.001 seconds");
+  }
   health.read_number("mfu_drop_percent", spec.health.mfu_drop_percent, {0.0, true},
                      "a percentage such as 10");
   if (!health.reader().failed() && spec.health.mfu_drop_percent >= 100) {
@@ -171,6 +233,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   job.read_string("command", spec.command, yaml::kNonEmpty,
                   "a shell command such as \"python train.py\"");
   job.read_string_map("env", spec.env, yaml::kEnvVarName, "a map such as {LR: \"3e-4\"}");
+  check_process_strings(job, spec);
   read_resources(job, spec);
   read_checkpoint(job, spec);
   read_model(job, spec);
@@ -195,10 +258,10 @@ Result<JobSpec> parse_job_spec(std::string_view yaml_text, std::string_view sour
   } catch (const std::exception& e) {
     // yaml-cpp may throw from node access on inputs we did not foresee; a bad spec must
     // never take the server down, so it becomes an ordinary error.
-    return make_error(ErrorKind::invalid, std::string(source_name) +
+    return make_error(ErrorKind::invalid, to_valid_utf8(source_name) +
                                               ":1:1: could not read the "
                                               "job spec (" +
-                                              e.what() + "); expected a job spec");
+                                              to_valid_utf8(e.what()) + "); expected a job spec");
   }
 }
 

@@ -9,18 +9,21 @@
 #include <sstream>
 #include <utility>
 
+#include "scheduler/common/utf8.h"
+
 namespace orch::yaml {
 namespace {
 
+// Quoted, or tagged !!str: a string even when it reads like a number.
 bool is_quoted(const YAML::Node& node) {
-  return node.Tag() == "!";
+  return node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str";
 }
 
 std::string quote(std::string_view s) {
   // Long values are cut so that one bad field cannot flood the message.
   constexpr std::size_t kMax = 60;
   std::string out = "\"";
-  out.append(s.substr(0, kMax));
+  out.append(utf8_prefix(s, kMax));
   if (s.size() > kMax) out += "...";
   out += "\"";
   return out;
@@ -32,15 +35,23 @@ std::string int_rule(long long min, long long max) {
 }
 
 std::string number_rule(NumberRange range) {
+  if (std::isfinite(range.max)) {
+    if (range.min_exclusive) {
+      return "a number > " + format_number(range.min) + " and <= " + format_number(range.max);
+    }
+    return "a number from " + format_number(range.min) + " to " + format_number(range.max);
+  }
   return std::string("a number ") + (range.min_exclusive ? "> " : ">= ") + format_number(range.min);
 }
 
 }  // namespace
 
 std::string format_number(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
+  // The shortest text that reads back as v: 2592000 stays 2592000, 7e9 is 7e+09.
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  if (ec != std::errc()) return std::to_string(v);
+  return std::string(buf, end);
 }
 
 Position position_of(const YAML::Node& node) {
@@ -291,7 +302,7 @@ void MapView::read_number(std::string_view key, std::optional<double>& out, Numb
   const Field* f = find(key);
   if (!f) return;
   auto v = scalar_to_number(f->value);
-  if (!v || *v < range.min || (range.min_exclusive && *v == range.min)) {
+  if (!v || *v < range.min || (range.min_exclusive && *v == range.min) || *v > range.max) {
     reader_->fail(value_position(key),
                   quote(key) + " must be " + number_rule(range) + ", got " + describe(f->value),
                   expected);

@@ -10,6 +10,7 @@
 // user sees, because later ones are often consequences of it. Nothing here throws.
 
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "scheduler/common/result.h"
+#include "scheduler/common/utf8.h"
 
 namespace orch::yaml {
 
@@ -48,7 +50,10 @@ std::string format_number(double v);
 std::string join(const std::vector<std::string_view>& words, std::string_view separator);
 
 // Parses exactly one YAML (or JSON) document. Syntax errors, an empty input and several
-// documents in one text come back as ErrorKind::invalid errors with a line and column.
+// documents in one text come back as ErrorKind::invalid errors with a line and column, and so
+// do, naming the field: invalid UTF-8 (with its byte offset in the value), a NUL byte, a tag
+// other than YAML's core ones (!!str, !!int, !!float, !!bool, !!null, !!seq, !!map) and a
+// quoted string whose closing quote is missing (yaml-cpp would end it at the end of the text).
 Result<YAML::Node> load_document(std::string_view text, std::string_view source,
                                  std::string_view expected_shape);
 
@@ -67,15 +72,18 @@ inline constexpr StringRule kEnvVarName{
     is_env_var_name, "a variable name: a letter or \"_\", then letters, digits or \"_\""};
 inline constexpr StringRule kAnyString{nullptr, "a string"};
 
-// Bounds of a number field; the message is built from them ("a number > 0").
+// Bounds of a number field; the message is built from them ("a number > 0", "a number from
+// 0 to 3600").
 struct NumberRange {
   double min = 0.0;
   bool min_exclusive = false;
+  double max = std::numeric_limits<double>::infinity();
 };
 
 class Reader {
  public:
-  explicit Reader(std::string_view source) : source_(source) {}
+  // The source is echoed in every message, so it is made valid UTF-8 (a file name may not be).
+  explicit Reader(std::string_view source) : source_(to_valid_utf8(source)) {}
 
   // Records "<what>; expected <expected>" at `at`, unless an earlier error was recorded.
   void fail(Position at, std::string_view what, std::string_view expected);

@@ -111,7 +111,7 @@ const BadData kBad[] = {
     {"empty datasets root", with_data("      datasets_root: \"\"\n"), "4:22",
      "\"datasets_root\" must be a non-empty string"},
     {"negative audit", with_data("      audit_interval_s: -5\n"), "4:25",
-     "\"audit_interval_s\" must be a number >= 0"},
+     "\"audit_interval_s\" must be a number from 0 to 31536000"},
     {"throttle typo", with_data("      throttle: {decrese: 0.5}\n"), "4:18",
      "unknown key \"decrese\" in data.throttle; did you mean \"decrease\"?"},
     {"drop zero", with_data("      throttle: {mfu_drop_percent: 0}\n"), "4:36",

@@ -187,6 +187,78 @@ const BadJob kBadJobs[] = {
      kHead + "placement:\n  allowed: [alpha, beta]\n  preferred: [gamma]\n", "5:15",
      "preferred cluster \"gamma\" is not in \"allowed\"; expected a subset of allowed: alpha, "
      "beta"},
+    // Limits of what the agent and the adapters accept (scheduler/model/launch_limits.h).
+    {"hang_after_s beyond the agent's limit", kHead + "health: {hang_after_s: 1e300}\n", "3:24",
+     "\"hang_after_s\" must be a number from 0 to 2592000, got \"1e300\"; expected seconds such as "
+     "600 (0: never; at most 30 days)"},
+    {"hang_after_s just beyond 30 days", kHead + "health: {hang_after_s: 2592000.5}\n", "3:24",
+     "\"hang_after_s\" must be a number from 0 to 2592000"},
+    {"hang_after_s below a millisecond", kHead + "health: {hang_after_s: 1e-320}\n", "3:24",
+     "\"hang_after_s\" is 1e-320, less than a millisecond"},
+    {"backoff beyond a year", kHead + "restart: {backoff: {max_s: 1e300}}\n", "3:28",
+     "\"max_s\" must be a number from 0 to 31536000"},
+    {"GPUs overflow an int", kHead + "resources: {nodes: 65536, gpus_per_node: 65536}\n", "3:12",
+     "nodes x gpus_per_node is 4294967296 GPUs; expected at most 2147483647 GPUs in all"},
+    {"env sets ORCH_GPUS", kHead + "env:\n  A: b\n  ORCH_GPUS: \"8\"\n", "5:3",
+     "env sets ORCH_GPUS, which orchestrate sets itself for every attempt"},
+    {"env sets a dataset variable", kHead + "env: {ORCH_DATASET_C4: /x}\n", "3:7",
+     "env sets ORCH_DATASET_C4, which orchestrate sets itself"},
+    {"resume_env is reserved", kHead + "checkpoint: {resume_env: ORCH_TOKEN}\n", "3:26",
+     "\"resume_env\" names ORCH_TOKEN, which orchestrate sets itself for every attempt"},
+    {"command beyond MAX_ARG_STRLEN", "name: a\ncommand: " + std::string(131072, 'x') + "\n",
+     "2:10", "\"command\" is 131072 bytes long; expected at most 131071 bytes"},
+    {"env value beyond MAX_ARG_STRLEN", kHead + "env: {AB: " + std::string(131069, 'x') + "}\n",
+     "3:11", "\"env.AB\" is 131072 bytes as NAME=value; expected at most 131071 bytes"},
+    // Invalid UTF-8 is refused where it is, with its byte offset in the value: JSON (the store,
+    // every API reply) cannot hold it.
+    {"invalid UTF-8 in command", "name: a\ncommand: python \xFF train.py\n", "2:10",
+     "command: invalid UTF-8 at byte offset 7 (0xff); expected UTF-8 text"},
+    {"invalid UTF-8 in a quoted command", "name: a\ncommand: \"echo \xC0\xAF\"\n", "2:10",
+     "command: invalid UTF-8 at byte offset 5 (0xc0)"},
+    {"surrogate in name", "name: \xED\xA0\x80x\ncommand: b\n", "1:7",
+     "name: invalid UTF-8 at byte offset 0 (0xed)"},
+    {"invalid UTF-8 in env value", kHead + "env:\n  LR: \"3e-4\xF4\x90\x80\x80\"\n", "4:7",
+     "env.LR: invalid UTF-8 at byte offset 4 (0xf4)"},
+    {"invalid UTF-8 in env name", kHead + "env: {\"A\xFF\": b}\n", "3:7",
+     "a key of env: invalid UTF-8 at byte offset 1 (0xff)"},
+    {"invalid UTF-8 in a list item", kHead + "placement: {allowed: [alpha, b\xE2\x82]}\n", "3:30",
+     "placement.allowed[1]: invalid UTF-8 at byte offset 1 (0xe2)"},
+    {"invalid UTF-8 in checkpoint dir", kHead + "checkpoint:\n  dir: /ckpt/\x80\n", "4:8",
+     "checkpoint.dir: invalid UTF-8 at byte offset 6 (0x80)"},
+    {"invalid UTF-8 in an unknown key", kHead + "pr\xFFority: 1\n", "3:1",
+     "a key: invalid UTF-8 at byte offset 2 (0xff)"},
+    {"invalid UTF-8 in a comment", kHead + "# r\xC3sum\n", "3:4",
+     "invalid UTF-8 at byte offset 42 of the text (0xc3)"},
+    {"truncated sequence at the end", kHead + "# \xF0\x9F\x98", "3:3",
+     "invalid UTF-8 at byte offset 41 of the text (0xf0)"},
+    {"invalid UTF-8 in JSON", "{\"name\": \"a\", \"command\": \"x\xFE\"}", "1:26",
+     "command: invalid UTF-8 at byte offset 1 (0xfe)"},
+    {"NUL byte", std::string("name: a\ncommand: \"ab\0c\"\n", 22), "2:13",
+     "a NUL byte at byte offset 20 of the text; expected UTF-8 text without NUL bytes"},
+    // Tags: only YAML's core ones, each on the kind of node it names.
+    {"python tag", kHead + "env: !!python/object:os.system {A: b}\n", "3:6",
+     "env: unknown tag !!python/object:os.system; expected no tag, or one of the YAML core tags "
+     "!!str, !!int, !!float, !!bool, !!null, !!seq or !!map"},
+    {"python tag on name", "name: !!python/object/apply:os.system [\"ls\"]\ncommand: x\n", "1:7",
+     "name: unknown tag !!python/object/apply:os.system"},
+    {"local tag", kHead + "resources: {nodes: !two 2}\n", "3:20",
+     "resources.nodes: unknown tag !two"},
+    {"tag on a key", kHead + "!!binary env: {}\n", "3:1", "a key: unknown tag !!binary"},
+    {"map tag on a scalar", kHead + "resources: {nodes: !!map 2}\n", "3:20",
+     "resources.nodes: the tag !!map does not fit a scalar"},
+    {"str tag makes a string", kHead + "resources: {nodes: !!str 2}\n", "3:20",
+     "\"nodes\" must be an integer >= 1, got the string \"2\""},
+    // Quotes must close: yaml-cpp would end the string at the end of the text.
+    {"unclosed double quote", "name: a\ncommand: \"python train.py\nenv: {A: b}\n", "2:10",
+     "command: the \" that starts this string is never closed; expected a closing \""},
+    {"unclosed single quote", "name: a\ncommand: 'python train.py\n", "2:10",
+     "command: the ' that starts this string is never closed"},
+    {"unclosed quote after an escaped one", "name: a\ncommand: \"say \\\"hi\\\"\n", "2:10",
+     "command: the \" that starts this string is never closed"},
+    {"unclosed quote after a tag and anchor", "name: a\ncommand: &c !!str \"abc\n", "2:10",
+     "command: the \" that starts this string is never closed"},
+    {"unclosed quoted key", kHead + "env: {\"A: b}\n", "3:7",
+     "a key of env: the \" that starts this string is never closed"},
 };
 
 class BadJobSpec : public ::testing::TestWithParam<BadJob> {};
@@ -208,6 +280,55 @@ INSTANTIATE_TEST_SUITE_P(Table, BadJobSpec, ::testing::ValuesIn(kBadJobs),
                            }
                            return name;
                          });
+
+TEST(JobSpecParser, LimitsOfTheAgentAreAccepted) {
+  auto r = parse_job_spec(kHead +
+                              "health: {hang_after_s: 2592000}\n"
+                              "resources: {nodes: 32768, gpus_per_node: 65535}\n"
+                              "env: {AB: " +
+                              std::string(131068, 'x') +
+                              ", ORCH_RESUME_FROM: /c}\n"
+                              "restart: {backoff: {initial_s: 0, max_s: 31536000}}\n",
+                          "job.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->health.hang_after_s, 2592000);
+  // The resume variable may be given by hand (a job that starts from a chosen checkpoint).
+  EXPECT_EQ(r->env.at("ORCH_RESUME_FROM"), "/c");
+  ASSERT_TRUE(parse_job_spec(kHead + "health: {hang_after_s: 0.001}\n", "job.yaml").ok());
+  ASSERT_TRUE(parse_job_spec(kHead + "health: {hang_after_s: 0}\n", "job.yaml").ok());
+}
+
+TEST(JobSpecParser, QuotesTagsAndUnicodeThatAreFine) {
+  auto r = parse_job_spec(
+      "name: !!str toy\n"
+      "command: \"echo \\\"caf\xC3\xA9\\\" \\\\\"\n"
+      "env:\n"
+      "  A: 'it''s'\n"
+      "  B: \"two\n    lines\"\n"
+      "  C: !!str 3\n"
+      "  D: \"\\u00e9\\U0001F600\"\n"
+      "  E: |\n    block \"with a quote\n"
+      "resources: !!map {nodes: !!int 2}\n"
+      "placement: {allowed: !!seq [a]}\n",
+      "job.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->name, "toy");
+  EXPECT_EQ(r->command, "echo \"caf\xC3\xA9\" \\");
+  EXPECT_EQ(r->env.at("A"), "it's");
+  EXPECT_EQ(r->env.at("B"), "two lines");
+  EXPECT_EQ(r->env.at("C"), "3");
+  EXPECT_EQ(r->env.at("D"), "\xC3\xA9\xF0\x9F\x98\x80");
+  EXPECT_EQ(r->env.at("E"), "block \"with a quote\n");
+  EXPECT_EQ(r->nodes, 2);
+  // A byte order mark is fine too.
+  EXPECT_TRUE(parse_job_spec("\xEF\xBB\xBFname: a\ncommand: \"b\"\n", "job.yaml").ok());
+}
+
+TEST(JobSpecParser, SourceNameIsMadeValidUtf8) {
+  auto r = parse_job_spec("name: a\n", "job\xFF.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, ::testing::StartsWith("job\xEF\xBF\xBD.yaml:1:1: "));
+}
 
 TEST(JobSpecParser, SourceNameIsUsedVerbatim) {
   auto r = parse_job_spec("name: a\n", "jobs/train 1.yaml");

@@ -1,0 +1,48 @@
+#pragma once
+// What a launch must stay within to run at all: the values orchestrate-agent accepts on its
+// command line, what one execve can carry, and the environment variables orchestrate sets for
+// every attempt. The spec parsers hold job specs and clusters files to these limits, so a spec
+// that is accepted is one that can run; the agent includes this header (it is header-only) for
+// its own checks, so the two cannot drift apart.
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace orch::limits {
+
+// `orchestrate-agent run --hang-after-s`: 0 (never) or at most 30 days; the agent counts
+// milliseconds, so a positive value below one millisecond would read as "never".
+inline constexpr double kMaxHangAfterS = 30 * 86'400.0;
+inline constexpr double kMinPositiveSeconds = 0.001;
+
+// `orchestrate-agent probe --compute-s` and `--io-bytes` (burn-in).
+inline constexpr double kMaxProbeComputeS = 3600.0;
+inline constexpr std::int64_t kMaxProbeIoBytes = std::int64_t{1} << 40;
+
+// Any other duration a spec gives (timeouts, intervals, backoff): the brain and the adapters
+// turn seconds into 64-bit milliseconds, so anything beyond a year is refused as a typo.
+inline constexpr double kMaxDurationS = 365 * 86'400.0;
+
+// Linux refuses (E2BIG) any single argument or "NAME=value" environment string of
+// MAX_ARG_STRLEN (32 pages = 128 KiB) bytes or more, counting its terminating NUL. The job's
+// command is one argument of `/bin/sh -c`.
+inline constexpr std::size_t kMaxArgBytes = 32 * 4096 - 1;
+
+// Environment variables orchestrate sets for every attempt (the adapters and the brain);
+// a job's own env may not set them, because they would be overwritten without a word.
+inline constexpr std::string_view kReservedEnv[] = {
+    "ORCH_TOKEN", "ORCH_JOB_ID", "ORCH_ATTEMPT",    "ORCH_RUN_DIR",         "ORCH_GPUS",
+    "ORCH_NODES", "ORCH_SITE",   "ORCH_RENDEZVOUS", "ORCH_CHECKPOINT_ROOT",
+};
+// ORCH_DATASET_<NAME>: the path of each dataset the job reads.
+inline constexpr std::string_view kReservedEnvPrefix = "ORCH_DATASET_";
+
+inline bool is_reserved_env(std::string_view name) {
+  for (std::string_view r : kReservedEnv) {
+    if (name == r) return true;
+  }
+  return name.substr(0, kReservedEnvPrefix.size()) == kReservedEnvPrefix;
+}
+
+}  // namespace orch::limits
