@@ -5,6 +5,10 @@ JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake g++ ninja-build ccache pkg-config libboost-dev libssh-dev libsqlite3-dev \
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libssl-dev
+# What the server runs at run time (rsync, ssh, sha256sum, find ...): the list in
+# cli/required_programs.cpp, which `orchestrate serve` and `demo` check at start; a test
+# (tests/unit/cli/required_programs_test.cpp) keeps the two in agreement.
+RUN_PACKAGES := dash rsync coreutils findutils openssh-client
 LAB_PACKAGES := slurmctld slurmd slurm-client munge openssh-server openssh-client rsync
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -29,9 +33,10 @@ define apt_install_missing
 	else echo "$(1): all present"; fi
 endef
 
-# Installs only the Debian packages that are missing; does nothing when all are present.
+# Installs only the Debian packages that are missing (to build, and to run the server and the
+# demo); does nothing when all are present.
 deps:
-	$(call apt_install_missing,deps,$(DEB_PACKAGES))
+	$(call apt_install_missing,deps,$(DEB_PACKAGES) $(RUN_PACKAGES))
 
 # What the Slurm lab of the tests needs (tests/lab/slurm): real Slurm daemons and OpenSSH.
 lab-deps: deps

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/client_cli.h"
+#include "cli/completion.h"
 #include "cli/server_commands.h"
 
 namespace orch {
@@ -44,15 +45,29 @@ void add_demo_command(CLI::App& app) {
   });
 }
 
+// `completion bash|zsh`: the script for the whole command tree, this command included.
+void add_completion_command(CLI::App& app) {
+  auto shell = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand(
+      "completion", "Print a shell completion script: source <(orchestrate completion bash)");
+  cmd->add_option("SHELL", *shell, "bash or zsh")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh"}));
+  cmd->callback([&app, shell] { std::cout << completion_script(app, *shell, "orchestrate"); });
+}
+
 }  // namespace
 
 int run_app(int argc, const char* const* argv) {
   CLI::App app{"orchestrate: one control plane for training jobs on many rented clusters",
                "orchestrate"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("orchestrate ") + ORCH_VERSION,
+                       "Print the version and exit");
   add_client_commands(app);
   add_serve_command(app);
   add_demo_command(app);
+  add_completion_command(app);
   return parse_and_run(app, argc, argv, std::cout, std::cerr);
 }
 

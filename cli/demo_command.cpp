@@ -16,6 +16,7 @@
 
 #include "cli/client_commands.h"
 #include "cli/job_render.h"
+#include "cli/required_programs.h"
 #include "cli/server.h"
 #include "cli/server_commands.h"
 #include "scheduler/spec/clusters_parser.h"
@@ -254,6 +255,14 @@ int Demo::summarize() {
 }  // namespace
 
 int run_demo(const DemoOptions& options) {
+  // Before anything starts: the demo's sites are local, and replicate with rsync.
+  ClusterSpec local;
+  local.provider = "local";
+  const char* path = std::getenv("PATH");
+  if (auto missing = missing_programs({local}, path ? path : ""); !missing.empty()) {
+    std::cerr << "error: the demo cannot run: " << missing_programs_message(missing);
+    return kExitServerError;
+  }
   return Demo(options).run();
 }
 

@@ -1,9 +1,11 @@
 // `orchestrate serve`: runs the server until SIGINT or SIGTERM.
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
 #include "cli/client_commands.h"
+#include "cli/required_programs.h"
 #include "cli/server.h"
 #include "cli/server_commands.h"
 #include "scheduler/spec/clusters_parser.h"
@@ -15,6 +17,13 @@ int run_serve(const ServeOptions& o) {
   if (!config) {
     std::cerr << "error: " << config.error().message << "\n";
     return kExitUsage;
+  }
+  // Checked before anything starts: a missing rsync would otherwise surface as a failed
+  // replication minutes later. Programs of providers not configured here are not required.
+  const char* path = std::getenv("PATH");
+  if (auto missing = missing_programs(config->clusters, path ? path : ""); !missing.empty()) {
+    std::cerr << "error: orchestrate serve cannot start: " << missing_programs_message(missing);
+    return kExitServerError;
   }
   // Block the stop signals in every thread; this one waits for them below.
   sigset_t stop_signals;
