@@ -345,8 +345,10 @@ void MapView::read_string_map(std::string_view key, std::map<std::string, std::s
   }
   std::map<std::string, std::string> values;
   for (auto it = f->value.begin(); it != f->value.end(); ++it) {
-    const YAML::Node& k = it->first;
-    const YAML::Node& v = it->second;
+    // Copies (cheap handles): it->first is a member of a temporary that dies with the
+    // statement, so a reference to it would dangle (ASan: stack-use-after-scope).
+    const YAML::Node k = it->first;
+    const YAML::Node v = it->second;
     if (!k.IsScalar() || (key_rule.valid && !key_rule.valid(k.Scalar()))) {
       reader_->fail(position_of(k),
                     "a key of " + quote(key) + " must be " + std::string(key_rule.must) + ", got " +
