@@ -209,22 +209,16 @@ int main(int argc, char** argv) {
   double seconds = 10;
   int trainer_dim = 512;
   int repeat = 1;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i + 1 < argc && a == "--seconds") {
-      seconds = std::atof(argv[++i]);
-    } else if (i + 1 < argc && a == "--trainer-dim") {
-      trainer_dim = std::atoi(argv[++i]);
-    } else if (i + 1 < argc && a == "--repeat") {
-      repeat = std::atoi(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: bench_agent [--seconds S] [--repeat N] [--trainer-dim D]\n");
-      return 2;
-    }
-  }
-  if (seconds <= 0 || trainer_dim <= 0 || repeat <= 0) {
-    std::fprintf(stderr, "bench_agent: --seconds, --repeat and --trainer-dim must be positive\n");
-    return 2;
+  if (auto rc = parse_flags(
+          argc, argv, "bench_agent",
+          "The agent's overhead: orchestrate-agent run around the toy trainer and sleep.",
+          {{"--seconds", "S", "seconds each run lasts (default 10)", 0.1, 3600, false,
+            [&](double v) { seconds = v; }},
+           {"--repeat", "N", "runs of each case (default 1)", 1, 100, true,
+            [&](double v) { repeat = static_cast<int>(v); }},
+           {"--trainer-dim", "D", "the toy trainer's matrix size (default 512)", 1, 16384, true,
+            [&](double v) { trainer_dim = static_cast<int>(v); }}})) {
+    return *rc;
   }
   const std::string agent = kBin + "/orchestrate-agent";
   const std::string trainer = kBin + "/toy_trainer";

@@ -66,10 +66,12 @@ JobSpec job() {
 
 int main(int argc, char** argv) {
   int n = 2000;
-  if (argc == 3 && std::strcmp(argv[1], "--events") == 0) n = std::atoi(argv[2]);
-  if (n <= 0) {
-    std::fprintf(stderr, "usage: bench_brain [--events N]\n");
-    return 2;
+  if (auto rc = orch::bench::parse_flags(
+          argc, argv, "bench_brain",
+          "The brain's throughput: submits, observations and ticks per second.",
+          {{"--events", "N", "events per measurement (default 2000)", 1, 1e7, true,
+            [&](double v) { n = static_cast<int>(v); }}})) {
+    return *rc;
   }
 
   Bench base("baseline");

@@ -40,40 +40,27 @@ struct Options {
   int polls = 100;
 };
 
-int usage() {
-  std::fprintf(stderr,
-               "usage: bench_slurm [--runs N] [--launches N] [--polls N] [--poll-interval-ms MS]\n"
-               "                   [--backoff-s S] [--slurmd-timeout S]\n"
-               "  N = 0 skips that measurement; defaults 5, 40, 100, 200 ms, 0.1 s, the lab's\n");
-  return 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (i + 1 >= argc) return usage();
-    char* end = nullptr;
-    const double v = std::strtod(argv[++i], &end);
-    if (*end != '\0' || !(v >= 0 && v <= 100000)) return usage();
-    const bool whole = v == std::floor(v);
-    if (flag == "--runs" && whole) {
-      o.failover.runs = static_cast<int>(v);
-    } else if (flag == "--launches" && whole) {
-      o.launches = static_cast<int>(v);
-    } else if (flag == "--polls" && whole) {
-      o.polls = static_cast<int>(v);
-    } else if (flag == "--poll-interval-ms" && whole && v >= 10) {
-      o.failover.poll_ms = static_cast<int>(v);
-    } else if (flag == "--backoff-s" && v >= 0.1) {
-      o.failover.backoff_s = v;
-    } else if (flag == "--slurmd-timeout" && whole && v >= 1) {
-      o.failover.slurmd_timeout = static_cast<int>(v);
-    } else {
-      return usage();
-    }
+  auto to_int = [](int& out) { return [&out](double v) { out = static_cast<int>(v); }; };
+  if (auto rc = parse_flags(
+          argc, argv, "bench_slurm",
+          "Failover latency, launches/s and polls/s on the real Slurm lab (tests/lab/slurm).",
+          {{"--runs", "N", "crash-and-resume runs (default 5; 0 skips)", 0, 100000, true,
+            to_int(o.failover.runs)},
+           {"--launches", "N", "launches to time (default 40; 0 skips)", 0, 100000, true,
+            to_int(o.launches)},
+           {"--polls", "N", "polls to time (default 100; 0 skips)", 0, 100000, true,
+            to_int(o.polls)},
+           {"--poll-interval-ms", "MS", "the site worker's poll interval (default 200)", 10, 100000,
+            true, to_int(o.failover.poll_ms)},
+           {"--backoff-s", "S", "the job's first restart backoff (default 0.1)", 0.1, 100000, false,
+            [&](double v) { o.failover.backoff_s = v; }},
+           {"--slurmd-timeout", "S", "SlurmdTimeout of the labs (default: the lab's)", 1, 100000,
+            true, to_int(o.failover.slurmd_timeout)}})) {
+    return *rc;
   }
   struct sigaction sa {};
   sa.sa_handler = on_signal;

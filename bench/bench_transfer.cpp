@@ -48,13 +48,6 @@ struct Options {
   int repeat = 3;
 };
 
-int usage() {
-  std::fprintf(stderr,
-               "usage: bench_transfer [--mb N] [--repeat R]\n"
-               "  N MB (10^6 bytes) of random data, R runs of each method; defaults 512, 3\n");
-  return 2;
-}
-
 // The data set: files of random bytes (incompressible), `bytes` in all.
 void make_dataset(const std::string& dir, std::uint64_t bytes) {
   fs::create_directories(dir);
@@ -115,19 +108,14 @@ std::string plain_rsync_command(const orch::test::LabCluster& alpha, const std::
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) return usage();
-    char* end = nullptr;
-    const double v = std::strtod(argv[++i], &end);
-    if (*end != '\0') return usage();
-    if (flag == "--mb" && v >= 1 && v <= 100000) {
-      o.mb = v;
-    } else if (flag == "--repeat" && v >= 1 && v <= 100 && v == std::floor(v)) {
-      o.repeat = static_cast<int>(v);
-    } else {
-      return usage();
-    }
+  if (auto rc = parse_flags(argc, argv, "bench_transfer",
+                            "Checkpoint transfer between the Slurm lab's sites (tests/lab/slurm) "
+                            "against plain rsync.",
+                            {{"--mb", "N", "MB (10^6 bytes) of random data (default 512)", 1,
+                              100000, false, [&](double v) { o.mb = v; }},
+                             {"--repeat", "R", "runs of each method (default 3)", 1, 100, true,
+                              [&](double v) { o.repeat = static_cast<int>(v); }}})) {
+    return *rc;
   }
   struct sigaction sa {};
   sa.sa_handler = on_signal;
