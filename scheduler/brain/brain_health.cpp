@@ -445,7 +445,7 @@ Result<void> Brain::watch_mfu(AttemptRow& a, const JobRow& job,
 Result<void> Brain::watch_one_sample(AttemptRow& a, MfuWatchState& state,
                                      std::vector<std::string>& suspects, const MfuSample& sample,
                                      const MfuWatchPolicy& policy) {
-  MfuStep step = observe_mfu(state, sample.mfu, policy);
+  MfuStep step = observe_mfu(state, sample.mfu, clock_.now_ms(), policy);
   const std::string on =
       a.nodes.empty() ? std::string("nodes not named by the site") : "nodes " + join(a.nodes);
   if (step.change == MfuChange::dropped) {

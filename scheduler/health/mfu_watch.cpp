@@ -18,7 +18,7 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-MfuStep observe_mfu(MfuWatchState& state, double mfu, const MfuWatchPolicy& policy) {
+MfuStep observe_mfu(MfuWatchState& state, double mfu, Millis at_ms, const MfuWatchPolicy& policy) {
   MfuStep step;
   // A sample that is not a number says nothing about the run; it neither counts nor warms up.
   if (!std::isfinite(mfu) || mfu < 0) {
@@ -52,15 +52,26 @@ MfuStep observe_mfu(MfuWatchState& state, double mfu, const MfuWatchPolicy& poli
                      static_cast<double>(state.window.size());
 
   // Recovery needs the window back within half the drop margin, so a run hovering at the
-  // threshold does not flap between episodes.
+  // threshold does not flap between episodes; and it needs to stay there for hold_ms, so a burst
+  // of samples does not end an episode that just began.
   const double drop_below = (1 - policy.drop_fraction) * step.baseline;
   const double recover_at = (1 - policy.drop_fraction / 2) * step.baseline;
-  if (!state.dropped && step.window_mean < drop_below) {
+  const bool held = !state.changed_at_ms || at_ms - *state.changed_at_ms >= policy.hold_ms;
+  if (!state.dropped && step.window_mean < drop_below && held) {
     state.dropped = true;
     step.change = MfuChange::dropped;
   } else if (state.dropped && step.window_mean >= recover_at) {
-    state.dropped = false;
-    step.change = MfuChange::recovered;
+    if (!state.recovering_ms) state.recovering_ms = at_ms;
+    if (held && at_ms - *state.recovering_ms >= policy.hold_ms) {
+      state.dropped = false;
+      step.change = MfuChange::recovered;
+    }
+  } else if (state.dropped) {
+    state.recovering_ms.reset();  // fell back below: the hold starts again
+  }
+  if (step.change != MfuChange::none) {
+    state.changed_at_ms = at_ms;
+    state.recovering_ms.reset();
   }
   // Each episode's end needs a full window of its own evidence: no flapping on one sample.
   if (step.change != MfuChange::none) state.window.clear();
@@ -98,6 +109,8 @@ nlohmann::json mfu_watch_to_json(const MfuWatchState& s, const std::vector<std::
                       {"dropped", s.dropped},
                       {"suspects", suspects}};
   if (s.baseline) j["baseline"] = *s.baseline;
+  if (s.changed_at_ms) j["changed_at_ms"] = *s.changed_at_ms;
+  if (s.recovering_ms) j["recovering_ms"] = *s.recovering_ms;
   return j;
 }
 
@@ -109,6 +122,12 @@ MfuWatchState mfu_watch_from_json(const nlohmann::json& j, std::vector<std::stri
   s.window = j.value("window", std::vector<double>{});
   s.dropped = j.value("dropped", false);
   if (j.contains("baseline") && j["baseline"].is_number()) s.baseline = j["baseline"].get<double>();
+  if (j.contains("changed_at_ms") && j["changed_at_ms"].is_number_integer()) {
+    s.changed_at_ms = j["changed_at_ms"].get<Millis>();
+  }
+  if (j.contains("recovering_ms") && j["recovering_ms"].is_number_integer()) {
+    s.recovering_ms = j["recovering_ms"].get<Millis>();
+  }
   suspects = j.value("suspects", std::vector<std::string>{});
   return s;
 }

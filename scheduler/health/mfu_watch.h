@@ -1,8 +1,9 @@
 #pragma once
 // MFU over an attempt's life, pure: a baseline from its first healthy samples, a window over the
 // latest, and an `mfu-drop` when the window falls more than drop_fraction below the baseline;
-// `mfu-recovered` when it comes back to within half that margin (so a run hovering at the
-// threshold does not flap). Stragglers: per-rank step times naming the slow nodes.
+// `mfu-recovered` when it comes back to within half that margin and stays there for hold_ms (so
+// a run hovering at the threshold, or a burst of fast samples, does not flap). No two changes
+// are ever less than hold_ms apart. Stragglers: per-rank step times naming the slow nodes.
 
 #include <cstdint>
 #include <optional>
@@ -22,6 +23,11 @@ struct MfuWatchPolicy {
   int window_samples = 20;        // mean of the latest ones is compared with it (a window long
                                   // enough that step-to-step noise does not make episodes)
   double straggler_factor = 1.2;  // a rank slower than this x the median step time
+  // Hysteresis in time: a recovery needs the window back within half the margin for this long
+  // without a break, and a drop is not raised sooner than this after a recovery. A window is
+  // counted in samples, and a fast job (or one observation's batch of lines, all taken in at
+  // one instant) can fill it in well under a second.
+  Millis hold_ms = 10'000;
 };
 
 // Kept per attempt by the brain (stored with the attempt).
@@ -29,8 +35,10 @@ struct MfuWatchState {
   int samples_seen = 0;
   std::vector<double> baseline_samples;  // until the baseline is set
   std::optional<double> baseline;
-  std::vector<double> window;  // the latest window_samples values
-  bool dropped = false;        // inside a drop episode
+  std::vector<double> window;           // the latest window_samples values
+  bool dropped = false;                 // inside a drop episode
+  std::optional<Millis> changed_at_ms;  // the latest drop or recovery
+  std::optional<Millis> recovering_ms;  // since when the window has been back (in an episode)
 };
 
 enum class MfuChange { none, dropped, recovered };
@@ -41,10 +49,10 @@ struct MfuStep {
   double window_mean = 0;
 };
 
-// Feeds one MFU sample; says when a drop starts or ends (once per episode). Nothing is decided
-// until the baseline is set and the window is full. A sample that is not a finite number >= 0
-// is skipped (it does not count towards the warm-up either).
-MfuStep observe_mfu(MfuWatchState& state, double mfu, const MfuWatchPolicy& policy);
+// Feeds one MFU sample taken in at `at_ms`; says when a drop starts or ends (once per episode).
+// Nothing is decided until the baseline is set and the window is full. A sample that is not a
+// finite number >= 0 is skipped (it does not count towards the warm-up either).
+MfuStep observe_mfu(MfuWatchState& state, double mfu, Millis at_ms, const MfuWatchPolicy& policy);
 
 struct RankTime {
   int rank = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "scheduler/health/mfu_watch.h"
 #include "scheduler/model/launch_request_json.h"
 #include "tests/harness/brain_fixture.h"
 
@@ -303,8 +304,17 @@ TEST_F(BrainHealth, AnMfuDropNamesTheAttemptsNodesAndRecoveryIsReported) {
   auto drops = events_of_kind(id, "mfu-drop");
   ASSERT_EQ(drops.size(), 1u);
   EXPECT_THAT(drops[0].message, HasSubstr("a1, a2"));
+  // Back at full speed in one burst of lines: not yet a recovery (no flapping within a second).
   for (int s = 71; s <= 100; ++s) report(a, {ProgressReport{s, 1000, 0.5, std::nullopt, {}}});
-  EXPECT_EQ(events_of_kind(id, "mfu-recovered").size(), 1u);
+  EXPECT_THAT(events_of_kind(id, "mfu-recovered"), IsEmpty());
+  // Still there after the hold (10 s): recovered, once.
+  for (int s = 101; s <= 130; ++s) {
+    clock.advance_ms(500);
+    report(a, {ProgressReport{s, 1000, 0.5, std::nullopt, {}}});
+  }
+  auto recoveries = events_of_kind(id, "mfu-recovered");
+  ASSERT_EQ(recoveries.size(), 1u);
+  EXPECT_GE(recoveries[0].at_ms - drops[0].at_ms, MfuWatchPolicy{}.hold_ms);
   EXPECT_FALSE(store->mfu_series(a.id, "", 0).value().empty());
 }
 

@@ -9,19 +9,32 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-// Short baseline and window so the cases fit on a line (the defaults are 20 and 20).
+// Short baseline and window so the cases fit on a line (the defaults are 20 and 20), and no
+// hold in time: the hold has tests of its own below.
 MfuWatchPolicy small_policy() {
   MfuWatchPolicy p;
   p.baseline_samples = 10;
   p.window_samples = 5;
+  p.hold_ms = 0;
   return p;
 }
+
+// The fake clock: each sample is taken in one second after the previous one.
+Millis g_now = 0;
 
 // Feeds samples and returns the changes, one per sample.
 std::vector<MfuChange> feed(MfuWatchState& s, const std::vector<double>& samples,
                             const MfuWatchPolicy& p = small_policy()) {
   std::vector<MfuChange> out;
-  for (double m : samples) out.push_back(observe_mfu(s, m, p).change);
+  for (double m : samples) out.push_back(observe_mfu(s, m, g_now += 1000, p).change);
+  return out;
+}
+
+// Feeds samples all taken in at one instant (one observation's batch of progress lines).
+std::vector<MfuChange> feed_at(Millis at_ms, MfuWatchState& s, const std::vector<double>& samples,
+                               const MfuWatchPolicy& p) {
+  std::vector<MfuChange> out;
+  for (double m : samples) out.push_back(observe_mfu(s, m, at_ms, p).change);
   return out;
 }
 
@@ -39,7 +52,7 @@ MfuWatchState settled() {
 
 TEST(MfuWatch, WarmupIsIgnoredAndTheBaselineIsTheMedianOfTheNextSamples) {
   MfuWatchState s;
-  MfuStep step = observe_mfu(s, 0.01, small_policy());
+  MfuStep step = observe_mfu(s, 0.01, g_now += 1000, small_policy());
   EXPECT_EQ(step.change, MfuChange::none);
   EXPECT_EQ(step.baseline, 0);
   s = settled();
@@ -65,7 +78,7 @@ TEST(MfuWatch, ADropOfMoreThanTenPercentIsRaisedOnceThenRecovers) {
               ElementsAre(MfuChange::none, MfuChange::none, MfuChange::none, MfuChange::none,
                           MfuChange::none));
   // Window [0.40 x4, 0.10]: mean 0.34 < 0.36.
-  MfuStep step = observe_mfu(s, 0.10, small_policy());
+  MfuStep step = observe_mfu(s, 0.10, g_now += 1000, small_policy());
   EXPECT_EQ(step.change, MfuChange::dropped);
   EXPECT_DOUBLE_EQ(step.baseline, 0.40);
   EXPECT_NEAR(step.window_mean, 0.34, 1e-12);
@@ -95,10 +108,80 @@ TEST(MfuWatch, ASmallDipIsNotADrop) {
 
 TEST(MfuWatch, SamplesThatAreNotNumbersAreSkipped) {
   MfuWatchState s = settled();
-  EXPECT_EQ(observe_mfu(s, std::nan(""), {}).change, MfuChange::none);
-  EXPECT_EQ(observe_mfu(s, -1, {}).change, MfuChange::none);
+  EXPECT_EQ(observe_mfu(s, std::nan(""), g_now += 1000, {}).change, MfuChange::none);
+  EXPECT_EQ(observe_mfu(s, -1, g_now += 1000, {}).change, MfuChange::none);
   EXPECT_EQ(s.samples_seen, 13);
   EXPECT_TRUE(s.window.empty());
+}
+
+// The demo's flapping: a drop and a recovery within a second, when one observation brought in
+// a burst of samples. With the hold, no two changes are closer than hold_ms.
+MfuWatchPolicy held_policy() {
+  MfuWatchPolicy p = small_policy();
+  p.hold_ms = 10'000;
+  return p;
+}
+
+using ::testing::Each;
+using ::testing::Eq;
+
+TEST(MfuWatchHold, ABurstCannotDropAndRecoverWithinTheHold) {
+  const MfuWatchPolicy p = held_policy();
+  MfuWatchState s = settled();
+  const Millis t = 100'000;
+  // The first drop of an attempt is raised as soon as a full window shows it.
+  EXPECT_THAT(feed_at(t, s, repeat(0.10, 5), p),
+              ElementsAre(MfuChange::none, MfuChange::none, MfuChange::none, MfuChange::none,
+                          MfuChange::dropped));
+  // Back at the baseline in the same burst, and for the next 9.9 s: not yet recovered.
+  EXPECT_THAT(feed_at(t, s, repeat(0.40, 10), p), Each(Eq(MfuChange::none)));
+  EXPECT_THAT(feed_at(t + 5'000, s, repeat(0.40, 5), p), Each(Eq(MfuChange::none)));
+  EXPECT_THAT(feed_at(t + 9'999, s, repeat(0.40, 5), p), Each(Eq(MfuChange::none)));
+  EXPECT_TRUE(s.dropped);
+  // Back for the whole hold (it started with the first full window at t): recovered.
+  EXPECT_THAT(feed_at(t + 10'000, s, {0.40}, p), ElementsAre(MfuChange::recovered));
+  EXPECT_FALSE(s.dropped);
+}
+
+TEST(MfuWatchHold, ARecoveryThatFallsBackStartsItsHoldAgain) {
+  const MfuWatchPolicy p = held_policy();
+  MfuWatchState s = settled();
+  feed_at(0, s, repeat(0.10, 5), p);
+  ASSERT_TRUE(s.dropped);
+  EXPECT_THAT(feed_at(1'000, s, repeat(0.40, 5), p), Each(Eq(MfuChange::none)));  // hold from 1 s
+  EXPECT_THAT(feed_at(6'000, s, repeat(0.10, 5), p), Each(Eq(MfuChange::none)));  // broken
+  EXPECT_THAT(feed_at(8'000, s, repeat(0.40, 5), p), Each(Eq(MfuChange::none)));  // from 8 s
+  EXPECT_THAT(feed_at(17'999, s, {0.40}, p), ElementsAre(MfuChange::none));
+  EXPECT_THAT(feed_at(18'000, s, {0.40}, p), ElementsAre(MfuChange::recovered));
+}
+
+TEST(MfuWatchHold, ADropSoonAfterARecoveryWaitsForTheHold) {
+  const MfuWatchPolicy p = held_policy();
+  MfuWatchState s = settled();
+  feed_at(0, s, repeat(0.10, 5), p);
+  feed_at(1'000, s, repeat(0.40, 5), p);
+  ASSERT_THAT(feed_at(11'000, s, {0.40}, p), ElementsAre(MfuChange::recovered));
+  // Low again a second later: no drop until 10 s after the recovery, if it is still low then.
+  EXPECT_THAT(feed_at(12'000, s, repeat(0.10, 5), p), Each(Eq(MfuChange::none)));
+  EXPECT_THAT(feed_at(20'999, s, {0.10}, p), ElementsAre(MfuChange::none));
+  EXPECT_THAT(feed_at(21'000, s, {0.10}, p), ElementsAre(MfuChange::dropped));
+}
+
+TEST(MfuWatchHold, TheHoldIsKeptInTheStoredState) {
+  const MfuWatchPolicy p = held_policy();
+  MfuWatchState s = settled();
+  feed_at(0, s, repeat(0.10, 5), p);
+  feed_at(1'000, s, repeat(0.40, 5), p);
+  std::vector<std::string> suspects;
+  MfuWatchState back = mfu_watch_from_json(mfu_watch_to_json(s, {}), suspects);
+  EXPECT_EQ(back.changed_at_ms, Millis{0});
+  EXPECT_EQ(back.recovering_ms, Millis{1'000});
+  EXPECT_THAT(feed_at(10'999, back, {0.40}, p), ElementsAre(MfuChange::none));
+  EXPECT_THAT(feed_at(11'000, back, {0.40}, p), ElementsAre(MfuChange::recovered));
+}
+
+TEST(MfuWatchHold, TheDefaultHoldIsTenSeconds) {
+  EXPECT_EQ(MfuWatchPolicy{}.hold_ms, 10'000);
 }
 
 TEST(Stragglers, RanksSlowerThanTheMedianNameTheirNodesSlowestFirst) {
