@@ -437,27 +437,36 @@ Result<void> Brain::after_attempt_end(const AttemptRow& attempt) {
       job.next_attempt_ms = now + next.delay_ms;
       job.reason = "resuming after " + next.reason;
       if (auto r = store_.set_job_state(job, JobState::resuming, now); !r) return r;
-      // The newest checkpoint with a copy that is good or not yet listed; where the job lands
-      // decides which copy it gets (the placed event says).
+      // A job resumes only from a copy at the site it is placed on, so the message names, for
+      // each site, the newest checkpoint with a copy there that is good or not yet listed
+      // ("step 500 at alpha; step 450 at beta"); the placed event says which one it got.
       auto ckpts = store_.checkpoints_of(job.id);
       if (!ckpts) return ckpts.error();
       auto copies = store_.replicas_of_job(job.id);
       if (!copies) return copies.error();
-      std::optional<std::int64_t> good;
-      for (auto it = ckpts->rbegin(); it != ckpts->rend() && !good; ++it) {
+      std::map<std::int64_t, std::vector<std::string>> sites_by_step;  // newest per site
+      std::set<std::string> seen;
+      for (auto it = ckpts->rbegin(); it != ckpts->rend(); ++it) {
         for (const auto& r : *copies) {
-          if (r.checkpoint_id == it->id &&
-              (r.state == ReplicaState::verified || r.state == ReplicaState::present)) {
-            good = it->step;
+          if (r.checkpoint_id != it->id || seen.count(r.cluster) != 0 ||
+              (r.state != ReplicaState::verified && r.state != ReplicaState::present)) {
+            continue;
           }
+          seen.insert(r.cluster);
+          sites_by_step[it->step].push_back(r.cluster);
         }
       }
-      std::string from =
-          good ? "from the newest good checkpoint (step " + std::to_string(*good) + ")"
-               : std::string("from the start (no good checkpoint yet)");
+      std::string from = "from the start (no checkpoint has a good copy yet)";
+      if (!sites_by_step.empty()) {
+        from = "from the newest checkpoint with a good copy where it is placed: ";
+        for (auto it = sites_by_step.rbegin(); it != sites_by_step.rend(); ++it) {
+          if (it != sites_by_step.rbegin()) from += "; ";
+          from += "step " + std::to_string(it->first) + " at " + join(it->second, " and ");
+        }
+      }
       if (auto r = event(
               job.id, attempt.no, "resuming",
-              "resuming " + from + " in " + seconds_text(next.delay_ms) + " (" + next.reason + ")");
+              "resuming in " + seconds_text(next.delay_ms) + " (" + next.reason + ") " + from);
           !r) {
         return r;
       }

@@ -42,6 +42,12 @@ TEST_F(BrainResume, SiteSilentPastGraceResumesFromLatestCheckpointOnAnotherSite)
   EXPECT_EQ(job(id).state, JobState::resuming);
   EXPECT_EQ(job(id).infra_restarts, 1);
   EXPECT_EQ(job(id).user_restarts, 0);
+  // Which checkpoint, and where: a job resumes only from a copy at the site it is placed on.
+  auto resuming = events_of_kind(id, "resuming");
+  ASSERT_EQ(resuming.size(), 1u);
+  EXPECT_EQ(resuming[0].message,
+            "resuming in 2.0s (site_down: infra restart 1 of 10) from the newest checkpoint with "
+            "a good copy where it is placed: step 40 at alpha and beta");
 
   clock.advance_ms(1'999);
   handle(Tick{});
