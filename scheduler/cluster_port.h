@@ -98,6 +98,12 @@ struct RunObservation {
   std::uint64_t next_offset = 0;
 };
 
+// One attempt to look at in a poll round (observe_many).
+struct ObserveRequest {
+  std::string token;
+  std::uint64_t output_offset = 0;
+};
+
 struct NodeInfo {
   std::string name;
   int gpus = 0;
@@ -138,6 +144,21 @@ class ClusterPort {
   // nullopt: the site has never seen this token.
   virtual Result<std::optional<LaunchResult>> find(const std::string& token) = 0;
   virtual Result<RunObservation> observe(const std::string& token, std::uint64_t output_offset) = 0;
+  // A poll round: every watched attempt of the site at once, so that a provider can ask its
+  // site one question for all of them (Slurm: one squeue). One answer per request, in order,
+  // each what observe() would have answered; the answers stop early only after one that is
+  // ErrorKind::unreachable (the site went silent, the rest were not asked). The default asks
+  // observe() for each request in turn.
+  virtual std::vector<Result<RunObservation>> observe_many(
+      const std::vector<ObserveRequest>& requests) {
+    std::vector<Result<RunObservation>> answers;
+    answers.reserve(requests.size());
+    for (const auto& r : requests) {
+      answers.push_back(observe(r.token, r.output_offset));
+      if (!answers.back() && answers.back().error().kind == ErrorKind::unreachable) break;
+    }
+    return answers;
+  }
   // Asks the attempt to stop (a signal it can catch to save a checkpoint). Idempotent: cancelling
   // an exited or unknown token succeeds.
   virtual Result<void> cancel(const std::string& token) = 0;

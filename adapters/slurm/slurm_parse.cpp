@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -226,6 +227,15 @@ Result<JobRecord> parse_sacct_line(std::string_view line) {
   return job;
 }
 
+std::string join_names(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const auto& n : names) {
+    if (!joined.empty()) joined += ',';
+    joined += n;
+  }
+  return joined;
+}
+
 template <typename ParseLine>
 Result<std::vector<JobRecord>> parse_lines(std::string_view output, ParseLine parse_line) {
   std::vector<JobRecord> jobs;
@@ -241,6 +251,16 @@ Result<std::vector<JobRecord>> parse_lines(std::string_view output, ParseLine pa
 
 std::vector<std::string> squeue_by_name_argv(const std::string& job_name) {
   return {"squeue", "-h", "-t", "all", "--name=" + job_name, "-o", std::string(kSqueueFormat)};
+}
+
+std::vector<std::string> squeue_by_names_argv(const std::vector<std::string>& job_names) {
+  return {"squeue",
+          "-h",
+          "-t",
+          "all",
+          "--name=" + join_names(job_names),
+          "-o",
+          std::string(kSqueueFormat)};
 }
 
 Result<std::vector<JobRecord>> parse_squeue(std::string_view output) {
@@ -274,8 +294,33 @@ std::vector<std::string> sacct_by_name_argv(const std::string& job_name) {
           "--format=JobID,JobName,State,ExitCode,NodeList,Reason,Comment"};
 }
 
+std::vector<std::string> sacct_by_names_argv(const std::vector<std::string>& job_names) {
+  return sacct_by_name_argv(join_names(job_names));
+}
+
 Result<std::vector<JobRecord>> parse_sacct(std::string_view output) {
   return parse_lines(output, parse_sacct_line);
+}
+
+bool is_newer_job(const JobRecord& a, const JobRecord& b) {
+  if (a.job_id.size() != b.job_id.size()) return a.job_id.size() > b.job_id.size();
+  return a.job_id > b.job_id;
+}
+
+std::map<std::string, JobRecord> newest_by_name(std::vector<JobRecord> jobs,
+                                                const std::vector<std::string>& names) {
+  const std::set<std::string_view> wanted(names.begin(), names.end());
+  std::map<std::string, JobRecord> newest;
+  for (auto& job : jobs) {
+    if (!wanted.count(job.name)) continue;
+    auto it = newest.find(job.name);
+    if (it == newest.end()) {
+      newest.emplace(job.name, std::move(job));
+    } else if (is_newer_job(job, it->second)) {
+      it->second = std::move(job);
+    }
+  }
+  return newest;
 }
 
 bool is_accounting_disabled(std::string_view sacct_stderr_or_stdout) {

@@ -7,6 +7,7 @@
 // Malformed output (a Slurm that answers something unexpected) is an ErrorKind::invalid error
 // that quotes the offending line; it never crashes and never guesses.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,6 +70,10 @@ struct JobRecord {
 // One name: a launch token has no ',' (which would make it a list of names).
 std::vector<std::string> squeue_by_name_argv(const std::string& job_name);
 Result<std::vector<JobRecord>> parse_squeue(std::string_view output);
+// A poll round's one query for many tokens: the same command with `--name=<a>,<b>,...` (squeue
+// takes a comma-separated list of names). Every name must be a launch token (check_token: no
+// ','); parse_squeue reads the answer, newest_by_name sorts it out.
+std::vector<std::string> squeue_by_names_argv(const std::vector<std::string>& job_names);
 
 // `scontrol show job -o <id>` (one job per line, key=value). Gives the exit code, which squeue
 // does not, for MinJobAge after the end. "Invalid job id specified" is not an error: no jobs.
@@ -84,6 +89,16 @@ Result<std::vector<JobRecord>> parse_scontrol_jobs(std::string_view output);
 // looks back only to midnight. State may read "CANCELLED by <uid>"; NodeList "None assigned".
 std::vector<std::string> sacct_by_name_argv(const std::string& job_name);
 Result<std::vector<JobRecord>> parse_sacct(std::string_view output);
+// The same for many tokens at once: `--name=<a>,<b>,...` (sacct takes a list of names too).
+std::vector<std::string> sacct_by_names_argv(const std::vector<std::string>& job_names);
+
+// Among several jobs, which is newer: Slurm job ids are numbers, the highest is the newest.
+bool is_newer_job(const JobRecord& a, const JobRecord& b);
+// A multi-name answer (squeue or sacct) sorted out: the newest job of each name, by name. Jobs
+// with a name that is not in `names` are left out (Slurm matches names exactly, but nothing
+// here relies on it); a name without a job is absent.
+std::map<std::string, JobRecord> newest_by_name(std::vector<JobRecord> jobs,
+                                                const std::vector<std::string>& names);
 // sacct's answer when the cluster keeps no accounting ("Slurm accounting storage is disabled").
 bool is_accounting_disabled(std::string_view sacct_stderr_or_stdout);
 

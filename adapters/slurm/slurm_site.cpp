@@ -11,6 +11,10 @@ namespace {
 
 constexpr std::size_t kMaxLineRead = 1 << 20;     // one observe reads at most 1 MiB of output
 constexpr std::size_t kMaxOutputRead = 16 << 20;  // one read_output returns at most 16 MiB
+// Tokens per squeue/sacct of a poll round: up to 128 characters each, so one `--name=` list stays
+// far below the 128 KiB Linux allows one argument (and the whole command line well inside any
+// SSH server's limits). A site watching more attempts asks once per this many.
+constexpr std::size_t kNamesPerQuery = 256;
 
 std::string first_line(const std::string& text) {
   std::string s = text.substr(0, text.find('\n'));
@@ -18,15 +22,24 @@ std::string first_line(const std::string& text) {
   return s.size() > 300 ? s.substr(0, 300) + "..." : s;
 }
 
-// Slurm job ids are numbers; among several jobs with one token the highest is the newest.
-bool newer(const slurm::JobRecord& a, const slurm::JobRecord& b) {
-  if (a.job_id.size() != b.job_id.size()) return a.job_id.size() > b.job_id.size();
-  return a.job_id > b.job_id;
-}
-
+// Among several jobs with one token the highest id is the newest.
 std::optional<slurm::JobRecord> newest(std::vector<slurm::JobRecord> jobs) {
   if (jobs.empty()) return std::nullopt;
-  return *std::min_element(jobs.begin(), jobs.end(), newer);
+  return *std::min_element(jobs.begin(), jobs.end(), slurm::is_newer_job);
+}
+
+std::vector<std::vector<std::string>> in_chunks(const std::vector<std::string>& names) {
+  std::vector<std::vector<std::string>> chunks;
+  for (std::size_t i = 0; i < names.size(); i += kNamesPerQuery) {
+    std::size_t end = std::min(names.size(), i + kNamesPerQuery);
+    chunks.emplace_back(names.begin() + static_cast<std::ptrdiff_t>(i),
+                        names.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  return chunks;
+}
+
+bool is_unreachable(const Error& e) {
+  return e.kind == ErrorKind::unreachable;
 }
 
 bool is_terminal(const slurm::JobRecord& job) {
@@ -40,9 +53,35 @@ SlurmSite::SlurmSite(ClusterSpec spec, std::unique_ptr<SshSession> ssh, SlurmSit
   if (options_.agent_path.empty()) options_.agent_path = slurm::default_agent_path();
 }
 
+std::uint64_t SlurmSite::RemoteCalls::commands_total() const {
+  std::uint64_t total = 0;
+  for (const auto& [program, n] : commands) total += n;
+  return total;
+}
+
+SlurmSite::RemoteCalls SlurmSite::remote_calls() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return calls_;
+}
+
+void SlurmSite::count_command(const std::string& program) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++calls_.commands[program];
+}
+
+Result<std::string> SlurmSite::read_remote(const std::string& path, std::uint64_t offset,
+                                           std::size_t max_bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++calls_.file_reads;
+  }
+  return ssh_->read_file(path, offset, max_bytes);
+}
+
 Result<ExecResult> SlurmSite::run(const std::vector<std::string>& argv, bool allow_failure) {
   auto command = shell_command(argv);
   if (!command) return command.error();
+  count_command(argv.front());
   auto r = ssh_->exec(*command);
   if (!r) return r.error();
   // A login node whose Slurm controller does not answer cannot say how its jobs are: the site
@@ -85,6 +124,7 @@ Result<LaunchResult> SlurmSite::launch(const LaunchRequest& request) {
   auto existing = find(request.token);
   if (!existing) return existing.error();
   if (*existing) return **existing;
+  count_command("mkdir");
   auto prepared = ssh_->exec(plan->prepare_command);
   if (!prepared) return prepared.error();
   if (prepared->exit_status != 0) {
@@ -92,6 +132,7 @@ Result<LaunchResult> SlurmSite::launch(const LaunchRequest& request) {
                                          plan->paths.dir + ": " + first_line(prepared->err));
   }
   if (auto up = ssh_->upload(plan->paths.script, plan->script, 0755); !up) return up.error();
+  count_command("sbatch");
   auto submitted = ssh_->exec(plan->submit_command);
   if (!submitted) return submitted.error();
   if (submitted->exit_status != 0) {
@@ -166,7 +207,7 @@ Result<std::optional<std::string>> SlurmSite::recorded_job_id(const std::string&
       return std::optional<std::string>{it->second};
     }
   }
-  auto text = ssh_->read_file(slurm::run_paths(spec_.storage_root, token).job_id, 0, 64);
+  auto text = read_remote(slurm::run_paths(spec_.storage_root, token).job_id, 0, 64);
   if (!text) {
     if (text.error().kind == ErrorKind::not_found) return std::optional<std::string>{};
     return text.error();
@@ -217,20 +258,150 @@ Result<std::optional<LaunchResult>> SlurmSite::find(const std::string& token) {
 Result<RunObservation> SlurmSite::observe(const std::string& token, std::uint64_t output_offset) {
   auto job = lookup(token);
   if (!job) return job.error();
+  return observed(token, output_offset, *job);
+}
+
+Result<std::map<std::string, slurm::JobRecord>> SlurmSite::from_sacct_many(
+    const std::vector<std::string>& tokens) {
+  std::map<std::string, slurm::JobRecord> found;
+  for (const auto& chunk : in_chunks(tokens)) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (accounting_ == false) return found;
+    }
+    auto r = run(slurm::sacct_by_names_argv(chunk), true);
+    if (!r) return r.error();
+    if (slurm::is_accounting_disabled(r->err) || slurm::is_accounting_disabled(r->out)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      accounting_ = false;
+      return found;
+    }
+    if (r->exit_status != 0) continue;  // as from_sacct: sacct knows nothing of them
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      accounting_ = true;
+    }
+    auto jobs = slurm::parse_sacct(r->out);
+    if (!jobs) {
+      return make_error(ErrorKind::io, "site " + spec_.name + ": " + jobs.error().message);
+    }
+    found.merge(slurm::newest_by_name(std::move(*jobs), chunk));
+  }
+  return found;
+}
+
+Result<SlurmSite::Lookups> SlurmSite::lookup_many(const std::vector<std::string>& tokens) {
+  // Every token's newest job in squeue: one command per kNamesPerQuery tokens.
+  std::map<std::string, slurm::JobRecord> listed;
+  for (const auto& chunk : in_chunks(tokens)) {
+    auto r = run(slurm::squeue_by_names_argv(chunk));
+    if (!r) return r.error();
+    auto jobs = slurm::parse_squeue(r->out);
+    if (!jobs) {
+      return make_error(ErrorKind::io, "site " + spec_.name + ": " + jobs.error().message);
+    }
+    listed.merge(slurm::newest_by_name(std::move(*jobs), chunk));
+  }
+  // Then what lookup() does after its squeue, token by token, except that the tokens left for
+  // sacct are asked together at the end.
+  Lookups found;
+  std::vector<std::string> forgotten;  // neither squeue nor scontrol knows them
+  std::optional<Error> silent;         // the site stopped answering: ask nothing more
+  for (const auto& token : tokens) {
+    if (found.count(token)) continue;
+    if (silent) {
+      found.emplace(token, *silent);
+      continue;
+    }
+    Result<std::optional<slurm::JobRecord>> job = std::optional<slurm::JobRecord>{};
+    if (auto it = listed.find(token); it != listed.end()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        job_ids_[token] = it->second.job_id;
+      }
+      // squeue knows the state but not the exit code; scontrol has both while it remembers.
+      job = std::optional<slurm::JobRecord>{it->second};
+      if (is_terminal(it->second)) {
+        auto detailed = from_scontrol(it->second.job_id);
+        if (!detailed || *detailed) job = std::move(detailed);
+      }
+    } else if (auto id = recorded_job_id(token); !id) {
+      job = id.error();
+    } else {
+      // The controller has forgotten the job (MinJobAge): scontrol by the id it recorded, then
+      // accounting.
+      if (*id) job = from_scontrol(**id);
+      if (job && !*job) {
+        forgotten.push_back(token);
+        continue;
+      }
+    }
+    if (!job && is_unreachable(job.error())) silent = job.error();
+    found.emplace(token, std::move(job));
+  }
+  if (forgotten.empty()) return found;
+  if (silent) {
+    for (const auto& token : forgotten) found.emplace(token, *silent);
+    return found;
+  }
+  auto history = from_sacct_many(forgotten);
+  for (const auto& token : forgotten) {
+    if (history) {
+      auto it = history->find(token);
+      found.emplace(token, it == history->end() ? std::optional<slurm::JobRecord>{}
+                                                : std::optional<slurm::JobRecord>{it->second});
+    } else if (is_unreachable(history.error())) {
+      found.emplace(token, history.error());
+    } else {
+      found.emplace(token, from_sacct(token));  // an unreadable answer: each alone, as before
+    }
+  }
+  return found;
+}
+
+std::vector<Result<RunObservation>> SlurmSite::observe_many(
+    const std::vector<ObserveRequest>& requests) {
+  std::vector<std::string> tokens;  // the launch tokens, which can go into a list of names
+  for (const auto& r : requests) {
+    if (slurm::check_token(r.token)) tokens.push_back(r.token);
+  }
+  Lookups jobs;
+  if (!tokens.empty()) {
+    auto looked = lookup_many(tokens);
+    if (!looked) {
+      if (is_unreachable(looked.error())) return {looked.error()};
+      return ClusterPort::observe_many(requests);  // squeue's answer unreadable: one by one
+    }
+    jobs = std::move(*looked);
+  }
+  std::vector<Result<RunObservation>> answers;
+  answers.reserve(requests.size());
+  for (const auto& r : requests) {
+    auto it = jobs.find(r.token);
+    Result<std::optional<slurm::JobRecord>> job = it != jobs.end() ? it->second : lookup(r.token);
+    answers.push_back(job ? observed(r.token, r.output_offset, *job)
+                          : Result<RunObservation>(job.error()));
+    if (!answers.back() && is_unreachable(answers.back().error())) break;
+  }
+  return answers;
+}
+
+Result<RunObservation> SlurmSite::observed(const std::string& token, std::uint64_t output_offset,
+                                           const std::optional<slurm::JobRecord>& job) {
   RunObservation obs;
   obs.next_offset = output_offset;
   bool final = false;
-  if (*job) {
-    slurm::JobPhase phase = slurm::map_job_state(**job);
+  if (job) {
+    slurm::JobPhase phase = slurm::map_job_state(*job);
     obs.phase = phase.phase;
     obs.exit = phase.exit;
-    obs.site_job_id = (*job)->job_id;
-    obs.nodes = (*job)->nodes;
+    obs.site_job_id = job->job_id;
+    obs.nodes = job->nodes;
     final = phase.phase == RunPhase::exited;
   }
   if (obs.phase == RunPhase::queued) return obs;
-  auto chunk = ssh_->read_file(slurm::run_paths(spec_.storage_root, token).output, output_offset,
-                               kMaxLineRead);
+  auto chunk =
+      read_remote(slurm::run_paths(spec_.storage_root, token).output, output_offset, kMaxLineRead);
   if (!chunk) {
     if (chunk.error().kind == ErrorKind::not_found) return obs;
     if (chunk.error().kind == ErrorKind::unreachable) return chunk.error();
@@ -252,8 +423,8 @@ Result<void> SlurmSite::cancel(const std::string& token) {
 
 Result<std::string> SlurmSite::read_output(const std::string& token, std::uint64_t offset,
                                            std::size_t max_bytes) {
-  auto chunk = ssh_->read_file(slurm::run_paths(spec_.storage_root, token).output, offset,
-                               std::min(max_bytes, kMaxOutputRead));
+  auto chunk = read_remote(slurm::run_paths(spec_.storage_root, token).output, offset,
+                           std::min(max_bytes, kMaxOutputRead));
   if (!chunk && chunk.error().kind == ErrorKind::not_found) return std::string{};
   return chunk;
 }

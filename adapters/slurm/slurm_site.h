@@ -10,6 +10,10 @@
 //   observe  squeue by job name; for a finished job `scontrol show job` (exit code, reason), or
 //            sacct once the controller has forgotten it; new output lines read by SFTP from
 //            output.log at the caller's offset
+//   observe_many  a poll round: the same answers with ONE squeue for all the tokens
+//            (`--name=a,b,c`), scontrol only for the jobs it shows ended (one job id per call:
+//            scontrol takes no list), one sacct (`--name=a,b`) for those Slurm has forgotten;
+//            the output is still read per running attempt (SFTP, no command)
 //   cancel   scancel by job name (idempotent: nothing to cancel is success)
 //   probe    upload the server's orchestrate-agent once per build (SFTP), then one srun job
 //            with one `orchestrate-agent probe` task per node (probe_command.h)
@@ -17,6 +21,7 @@
 // Every failure to reach the login node is ErrorKind::unreachable (the site is silent, the job
 // is not failed); a command that answers but fails (sbatch refusing a request) is not.
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,6 +52,11 @@ class SlurmSite final : public ClusterPort {
   Result<LaunchResult> launch(const LaunchRequest& request) override;
   Result<std::optional<LaunchResult>> find(const std::string& token) override;
   Result<RunObservation> observe(const std::string& token, std::uint64_t output_offset) override;
+  // One squeue for every token (and sacct for those it no longer lists): what observe() answers
+  // for each, in order. Tokens that cannot be listed (not launch tokens) are asked one by one;
+  // an answer of squeue or sacct that cannot be read is asked again token by token.
+  std::vector<Result<RunObservation>> observe_many(
+      const std::vector<ObserveRequest>& requests) override;
   Result<void> cancel(const std::string& token) override;
   Result<std::string> read_output(const std::string& token, std::uint64_t offset,
                                   std::size_t max_bytes) override;
@@ -66,6 +76,17 @@ class SlurmSite final : public ClusterPort {
   Result<void> remove_path(const std::string& path) override;
 
   SshSession& ssh() { return *ssh_; }
+
+  // What this site has asked its login node on the main SSH session, for tests and
+  // measurements: commands by program (squeue, scontrol, sacct, sinfo, scancel, sbatch, and
+  // "mkdir" for a launch's run directory) and SFTP file reads. A probe round's own exec (srun,
+  // the agent check) and the storage session are not counted.
+  struct RemoteCalls {
+    std::map<std::string, std::uint64_t> commands;
+    std::uint64_t file_reads = 0;
+    std::uint64_t commands_total() const;
+  };
+  RemoteCalls remote_calls();
   const SlurmSiteOptions& options() const { return options_; }
 
  private:
@@ -77,6 +98,21 @@ class SlurmSite final : public ClusterPort {
   Result<std::optional<slurm::JobRecord>> from_squeue(const std::string& token);
   Result<std::optional<slurm::JobRecord>> from_scontrol(const std::string& job_id);
   Result<std::optional<slurm::JobRecord>> from_sacct(const std::string& token);
+  // lookup() for many launch tokens, with one squeue (and one sacct) per kNamesPerQuery tokens.
+  // The outer error: squeue failed or answered something unreadable. Inside, each token's
+  // lookup; after an unreachable answer nothing more is asked (the tokens not yet answered get
+  // that error too).
+  using Lookups = std::map<std::string, Result<std::optional<slurm::JobRecord>>>;
+  Result<Lookups> lookup_many(const std::vector<std::string>& tokens);
+  // The newest job of each token in sacct (none where the cluster keeps no accounting).
+  Result<std::map<std::string, slurm::JobRecord>> from_sacct_many(
+      const std::vector<std::string>& tokens);
+  // The observation of a token whose job lookup() found (or not): its output read by SFTP.
+  Result<RunObservation> observed(const std::string& token, std::uint64_t output_offset,
+                                  const std::optional<slurm::JobRecord>& job);
+  void count_command(const std::string& program);
+  Result<std::string> read_remote(const std::string& path, std::uint64_t offset,
+                                  std::size_t max_bytes);
   // The job id the job wrote into its run directory when it started, if it did.
   Result<std::optional<std::string>> recorded_job_id(const std::string& token);
 
@@ -105,6 +141,7 @@ class SlurmSite final : public ClusterPort {
   std::mutex mu_;                               // guards the members below
   std::optional<bool> accounting_;              // whether sacct works here; unknown at first
   std::map<std::string, std::string> job_ids_;  // token -> Slurm job id, as learned
+  RemoteCalls calls_;
 };
 
 }  // namespace orch

@@ -246,11 +246,17 @@ bool SiteWorker::poll() {
   for (const auto& a : *live) tokens.insert(a.token);
   std::erase_if(offsets_, [&](const auto& kv) { return !tokens.count(kv.first); });
   std::erase_if(tails_, [&](const auto& kv) { return !tokens.count(kv.first); });
-  bool called = false;
+  // One question for the whole round (Slurm: one squeue for every attempt), answered in order.
+  std::vector<ObserveRequest> requests;
+  requests.reserve(live->size());
+  for (const auto& a : *live) requests.push_back(ObserveRequest{a.token, offsets_[a.token]});
+  const bool called = !requests.empty();
+  std::vector<Result<RunObservation>> answers;
+  if (called) answers = port_.observe_many(requests);
   bool ended = false;  // an attempt ended: perhaps a node with it, so look at the nodes now
-  for (const auto& a : *live) {
-    auto obs = port_.observe(a.token, offsets_[a.token]);
-    called = true;
+  for (std::size_t i = 0; i < answers.size() && i < live->size(); ++i) {
+    const AttemptRow& a = (*live)[i];
+    Result<RunObservation>& obs = answers[i];
     if (!obs) {
       if (obs.error().kind == ErrorKind::unreachable) {
         note_reachable(false, obs.error().message);

@@ -1,11 +1,11 @@
 #pragma once
 // One thread per site. It carries out the site's actions from the outbox (launch, cancel,
-// probe; storage actions are the StorageWorker's) and polls the site's live attempts, turning what
-// it sees into events for the brain. All blocking calls to a provider (SSH, HTTP, processes) happen
-// here, never on the brain's thread. It reads the store through its own connection and never writes
-// it: every change goes through the brain. It keeps the last ordinary output lines of each watched
-// attempt, and hands them to the brain with the attempt's exit (the failure classifier's log
-// signatures).
+// probe; storage actions are the StorageWorker's) and polls the site's live attempts (all of them
+// with one ClusterPort::observe_many per round), turning what it sees into events for the brain.
+// All blocking calls to a provider (SSH, HTTP, processes) happen here, never on the brain's thread.
+// It reads the store through its own connection and never writes it: every change goes through the
+// brain. It keeps the last ordinary output lines of each watched attempt, and hands them to the
+// brain with the attempt's exit (the failure classifier's log signatures).
 
 #include <atomic>
 #include <condition_variable>

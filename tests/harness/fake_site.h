@@ -31,6 +31,16 @@ class FakeSite final : public ClusterPort {
   // Probes: what probe_nodes answers, and the requests it was given.
   Result<std::vector<ProbeResult>> probe_result = std::vector<ProbeResult>{};
   std::vector<ProbeRequest> probed;
+  // Poll rounds: the tokens of each observe_many call, and how many times observe() itself was
+  // called. `batch`: observe_many answers every token at once, as a provider that asks its site
+  // one question per round (Slurm's one squeue); false: ClusterPort's default, one observe()
+  // per token.
+  bool batch = true;
+  std::vector<std::vector<std::string>> observe_rounds;
+  int observe_calls = 0;
+  // What observing a token answers instead of its run (an unreadable file, a site that stops
+  // answering halfway through a round).
+  std::map<std::string, Error> observe_errors;
   // read_output calls: (token, offset, max_bytes).
   std::vector<std::tuple<std::string, std::uint64_t, std::size_t>> output_reads;
   // Storage: what manifest() answers for each path, and the requests it was given. A path not
@@ -61,7 +71,26 @@ class FakeSite final : public ClusterPort {
     return std::optional<LaunchResult>{LaunchResult{it->second.obs.site_job_id, {"n0"}}};
   }
   Result<RunObservation> observe(const std::string& token, std::uint64_t offset) override {
+    ++observe_calls;
+    return answer(token, offset);
+  }
+  std::vector<Result<RunObservation>> observe_many(
+      const std::vector<ObserveRequest>& requests) override {
+    std::vector<std::string> tokens;
+    for (const auto& r : requests) tokens.push_back(r.token);
+    observe_rounds.push_back(std::move(tokens));
+    if (!batch) return ClusterPort::observe_many(requests);
+    if (down) return {unreachable()};
+    std::vector<Result<RunObservation>> answers;
+    for (const auto& r : requests) {
+      answers.push_back(answer(r.token, r.output_offset));
+      if (!answers.back() && answers.back().error().kind == ErrorKind::unreachable) break;
+    }
+    return answers;
+  }
+  Result<RunObservation> answer(const std::string& token, std::uint64_t offset) {
     if (down) return unreachable();
+    if (auto e = observe_errors.find(token); e != observe_errors.end()) return e->second;
     auto it = runs.find(token);
     if (it == runs.end()) return RunObservation{};
     RunObservation o = it->second.obs;

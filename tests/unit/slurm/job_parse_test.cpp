@@ -216,6 +216,93 @@ TEST(slurm_parse_squeue, Docs2411LiveAndEndedStates) {
   EXPECT_EQ((*ended)[7].nodes, (std::vector<std::string>{"gpu-a-001", "gpu-a-002", "gpu-b-017"}));
 }
 
+// ---- a poll round: many tokens in one squeue / sacct --------------------------------------
+
+const std::vector<std::string> kRoundTokens = {"orch-1-1-5f3a9c", "orch-2-1-5f3a9d",
+                                               "orch-3-1-5f3a9e", "orch-4-1-5f3a9f",
+                                               "orch-5-1-5f3aa0", "orch-6-1-5f3aa1"};
+
+TEST(slurm_parse_many, ArgvListsEveryName) {
+  EXPECT_THAT(squeue_by_names_argv({"orch-1-1-a", "orch-2-1-b", "orch-3-1-c"}),
+              ElementsAre("squeue", "-h", "-t", "all", "--name=orch-1-1-a,orch-2-1-b,orch-3-1-c",
+                          "-o", "%i|%j|%T|%r|%N|%k"));
+  EXPECT_THAT(
+      squeue_by_names_argv({"orch-1-1-a"}),
+      ElementsAre("squeue", "-h", "-t", "all", "--name=orch-1-1-a", "-o", "%i|%j|%T|%r|%N|%k"));
+  EXPECT_THAT(sacct_by_names_argv({"orch-1-1-a", "orch-2-1-b"}),
+              ElementsAre("sacct", "-n", "-P", "-X", "--starttime=now-30days",
+                          "--name=orch-1-1-a,orch-2-1-b",
+                          "--format=JobID,JobName,State,ExitCode,NodeList,Reason,Comment"));
+}
+
+TEST(slurm_parse_many, Lab2205SqueueForSixTokens) {
+  // Running, held, failed, completed, a token submitted three times (two cancelled, then job 10
+  // running, listed last, after lower ids), and a token Slurm never saw.
+  auto jobs = parse_squeue(fixture("lab-22.05/squeue-many-names.txt"));
+  ASSERT_TRUE(jobs.ok()) << jobs.error().message;
+  ASSERT_EQ(jobs->size(), 7u);
+  auto newest = newest_by_name(std::move(*jobs), kRoundTokens);
+  ASSERT_EQ(newest.size(), 5u);
+  EXPECT_EQ(newest.count("orch-6-1-5f3aa1"), 0u);
+  const JobRecord& running = newest.at("orch-1-1-5f3a9c");
+  EXPECT_EQ(running.job_id, "1");
+  EXPECT_EQ(running.state, "RUNNING");
+  EXPECT_EQ(running.nodes, kN1);
+  EXPECT_EQ(map_job_state(running).phase, RunPhase::running);
+  const JobRecord& held = newest.at("orch-2-1-5f3a9d");
+  EXPECT_EQ(held.state, "PENDING");
+  EXPECT_EQ(held.reason, "JobHeldUser");
+  EXPECT_TRUE(held.nodes.empty());
+  EXPECT_EQ(map_job_state(held).phase, RunPhase::queued);
+  EXPECT_EQ(newest.at("orch-3-1-5f3a9e").state, "FAILED");
+  EXPECT_EQ(newest.at("orch-3-1-5f3a9e").reason, "NonZeroExitCode");
+  EXPECT_EQ(newest.at("orch-4-1-5f3a9f").state, "COMPLETED");
+  // Job 10 beats 5 and 6: ids compare as numbers, not as text ("10" < "5" as text).
+  const JobRecord& again = newest.at("orch-5-1-5f3aa0");
+  EXPECT_EQ(again.job_id, "10");
+  EXPECT_EQ(again.state, "RUNNING");
+  EXPECT_EQ(again.comment, "orchestrate token=orch-5-1-5f3aa0 name=a|b");
+}
+
+TEST(slurm_parse_many, Lab2205SacctForSixTokens) {
+  // sacct with accounting (slurmdbd): the held job is not listed yet (never eligible), the
+  // never-seen token is absent, the token with three jobs has three lines.
+  auto jobs = parse_sacct(fixture("lab-22.05/sacct-many-names.txt"));
+  ASSERT_TRUE(jobs.ok()) << jobs.error().message;
+  ASSERT_EQ(jobs->size(), 6u);
+  auto newest = newest_by_name(std::move(*jobs), kRoundTokens);
+  ASSERT_EQ(newest.size(), 4u);
+  EXPECT_EQ(newest.count("orch-2-1-5f3a9d"), 0u);
+  EXPECT_EQ(newest.count("orch-6-1-5f3aa1"), 0u);
+  EXPECT_EQ(newest.at("orch-1-1-5f3a9c").state, "RUNNING");
+  const JobRecord& failed = newest.at("orch-3-1-5f3a9e");
+  EXPECT_EQ(failed.exit_code, 3);
+  EXPECT_EQ(failed.signal, 0);
+  JobPhase phase = map_job_state(failed);
+  EXPECT_EQ(phase.phase, RunPhase::exited);
+  ASSERT_TRUE(phase.exit.has_value());
+  EXPECT_EQ(phase.exit->exit_code, 3);
+  EXPECT_EQ(newest.at("orch-4-1-5f3a9f").state, "COMPLETED");
+  EXPECT_EQ(newest.at("orch-5-1-5f3aa0").job_id, "10");
+  EXPECT_EQ(newest.at("orch-5-1-5f3aa0").state, "RUNNING");
+}
+
+TEST(slurm_parse_many, NewestByNameIgnoresOtherNamesAndComparesIdsAsNumbers) {
+  std::vector<JobRecord> jobs(5);
+  jobs[0] = {.job_id = "99", .name = "orch-1-1-a", .state = "CANCELLED"};
+  jobs[1] = {.job_id = "100", .name = "orch-1-1-a", .state = "RUNNING"};
+  jobs[2] = {.job_id = "98", .name = "orch-1-1-a", .state = "FAILED"};
+  jobs[3] = {.job_id = "7", .name = "someone-else", .state = "RUNNING"};
+  jobs[4] = {.job_id = "8", .name = "orch-2-1-b", .state = "PENDING"};
+  auto newest = newest_by_name(jobs, {"orch-1-1-a", "orch-2-1-b", "orch-3-1-c"});
+  ASSERT_EQ(newest.size(), 2u);
+  EXPECT_EQ(newest.at("orch-1-1-a").job_id, "100");
+  EXPECT_EQ(newest.at("orch-2-1-b").job_id, "8");
+  EXPECT_TRUE(is_newer_job(jobs[1], jobs[0]));
+  EXPECT_FALSE(is_newer_job(jobs[0], jobs[1]));
+  EXPECT_TRUE(newest_by_name({}, {"orch-1-1-a"}).empty());
+}
+
 // ---- scontrol show job -o -----------------------------------------------------------------
 
 TEST(slurm_parse_scontrol, Lab2205EveryState) {
