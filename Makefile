@@ -10,6 +10,11 @@ DEB_PACKAGES := cmake g++ ninja-build ccache pkg-config libboost-dev libssh-dev 
 # (tests/unit/cli/required_programs_test.cpp) keeps the two in agreement.
 RUN_PACKAGES := dash rsync coreutils findutils openssh-client
 LAB_PACKAGES := slurmctld slurmd slurm-client munge openssh-server openssh-client rsync
+# The libFuzzer build (tests/fuzz/README.md): clang, its fuzzer and sanitizer runtimes, and llvm
+# for llvm-symbolizer (source lines in crash reports).
+FUZZ_PACKAGES := clang libclang-rt-14-dev llvm
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 120
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps lab-deps configure build demo test test-unit bench format tidy clean
@@ -43,7 +48,7 @@ lab-deps: deps
 	$(call apt_install_missing,lab-deps,$(LAB_PACKAGES))
 
 configure:
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(FUZZ_CMAKE_ARGS)
 
 build: deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -51,11 +56,28 @@ build: deps configure
 demo: build
 	$(BUILD_DIR)/bin/orchestrate demo
 
-test: build lab-deps
+# The fuzz targets run a few seconds each over their seeds as ctests (label fuzz).
+test: FUZZ_CMAKE_ARGS = -DORCH_FUZZ_BIN_DIR=$(abspath $(FUZZ_BUILD_DIR))/bin
+test: fuzz-build build lab-deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
 
 test-unit: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L unit
+
+.PHONY: fuzz-deps fuzz-build fuzz
+fuzz-deps:
+	$(call apt_install_missing,fuzz-deps,$(FUZZ_PACKAGES))
+
+# Only the fuzz targets and the libraries they test, with clang, ASan and UBSan.
+fuzz-build: deps fuzz-deps
+	cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DCMAKE_CXX_COMPILER=clang++ -DORCH_FUZZ=ON
+	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS)
+
+# Every fuzz target for FUZZ_SECONDS over a copy of its seeds; findings in $(FUZZ_BUILD_DIR)/work.
+fuzz: fuzz-build
+	rm -rf $(FUZZ_BUILD_DIR)/work
+	tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD_DIR)/bin $(FUZZ_SECONDS) $(FUZZ_BUILD_DIR)/work
 
 bench: build
 	$(BUILD_DIR)/bin/bench_brain
@@ -79,4 +101,4 @@ tidy: configure
 	git ls-files '*.cpp' | grep -v '^tests/' | xargs clang-tidy -p $(BUILD_DIR) --quiet
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR)
