@@ -23,7 +23,7 @@ struct Bench {
   FakeClock clock;
   std::unique_ptr<Brain> brain;
 
-  explicit Bench(const std::string& name) {
+  explicit Bench(const std::string& name, int nodes = 1000) {
     dir = std::filesystem::temp_directory_path() / ("orch-bench-" + name);
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
@@ -32,7 +32,7 @@ struct Bench {
     for (const char* n : {"alpha", "beta", "gamma", "delta"}) {
       ClusterSpec c;
       c.name = n;
-      c.nodes = 1000;
+      c.nodes = nodes;
       c.gpus_per_node = 8;
       c.accelerator = "h100";
       clusters.push_back(c);
@@ -104,6 +104,30 @@ int main(int argc, char** argv) {
   // Ticks over the same 200 running jobs (nothing waiting): the timer's steady-state cost.
   double tick = per_second(n, [&](int) { (void)obs.brain->handle(Tick{}); });
 
+  // A queue of 10,000 jobs that cannot be placed yet: four clusters of 2 nodes, each held by a
+  // running job, and 10,000 more jobs of one node each behind them.
+  constexpr int kWaiting = 10'000;
+  Bench queue("queue", 2);
+  for (int i = 0; i < 4; ++i) {
+    JobSpec big = job();
+    big.nodes = 2;
+    (void)queue.brain->handle(SubmitJob{big});
+  }
+  for (int i = 0; i < kWaiting; ++i) (void)queue.brain->handle(SubmitJob{job()});
+  const double submit_queued =
+      per_second(n, [&](int) { (void)queue.brain->handle(SubmitJob{job()}); });
+  const double tick_queued = per_second(n, [&](int) { (void)queue.brain->handle(Tick{}); });
+  // A node of alpha flaps: capacity changes on every event, yet no waiting job can fit, so each
+  // event asks every waiting job "could anything hold you?" in memory and tries none.
+  SiteInventory up, down;
+  for (int k = 0; k < 2; ++k) {
+    up.nodes.push_back({"alpha-n" + std::to_string(k), 8, true, ""});
+    down.nodes.push_back({"alpha-n" + std::to_string(k), 8, k == 0, k == 0 ? "" : "drained"});
+  }
+  const double flap_queued = per_second(n, [&](int i) {
+    (void)queue.brain->handle(InventoryObserved{"alpha", i % 2 ? up : down});
+  });
+
   std::printf("brain events per second (%d events each, file-backed WAL store)\n\n", n);
   std::printf("%-44s %12s %10s\n", "event", "events/s", "vs floor");
   auto row = [&](const char* name, double v) {
@@ -113,5 +137,14 @@ int main(int argc, char** argv) {
   row("SubmitJob (parse-free, place, outbox)", submit);
   row("AttemptObserved (10 progress lines)", observe);
   row("Tick (200 running jobs, none waiting)", tick);
+  std::printf("\nwith %d jobs waiting for capacity (against the same events with none waiting)\n\n",
+              kWaiting);
+  std::printf("%-44s %12s %10s\n", "event", "events/s", "vs empty");
+  auto queued_row = [&](const char* name, double v, double empty) {
+    std::printf("%-44s %12.0f %9.2fx\n", name, v, v / empty);
+  };
+  queued_row("SubmitJob (waits: nothing fits)", submit_queued, submit);
+  queued_row("Tick (nothing changed)", tick_queued, tick);
+  queued_row("InventoryObserved (a node flaps, none fits)", flap_queued, tick);
   return 0;
 }

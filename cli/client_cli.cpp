@@ -28,6 +28,7 @@ struct Args {
   int limit = 0;
   bool follow = false;
   std::string node;
+  std::string cursor;
   std::string reason;
   bool wait = false;
   int timeout_s = 600;
@@ -228,7 +229,13 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   CLI::App* list = command(*job, "list", "list jobs");
   list->add_option("--state", args->state, "only jobs in this state");
   list->add_option("--cluster", args->cluster, "only jobs whose latest attempt ran there");
-  list->callback([=] { finish(run_job_list(args->options, args->state, args->cluster, *o, *e)); });
+  list->add_option("--limit", args->limit, "jobs per page (1 to 1000; default 100)")
+      ->check(CLI::Range(1, 1000));
+  list->add_option("--cursor", args->cursor, "the page after this one (printed with the list)");
+  list->callback([=] {
+    finish(run_job_list(args->options, {args->state, args->cluster, args->limit, args->cursor}, *o,
+                        *e));
+  });
 
   CLI::App* show = command(*job, "show", "a job's fields, attempts and recent events");
   add_id(show, *args);

@@ -89,8 +89,8 @@ int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream
   }
   const bool is_json = file.size() >= 5 && file.substr(file.size() - 5) == ".json";
   json body;
-  if (int rc = call_json(o, "POST", "/api/v1/jobs?source=" + percent_encode(file), body, err,
-                         text, is_json ? "application/json" : "application/yaml");
+  if (int rc = call_json(o, "POST", "/api/v1/jobs?source=" + percent_encode(file), body, err, text,
+                         is_json ? "application/json" : "application/yaml");
       rc != kExitOk) {
     return rc;
   }
@@ -102,15 +102,29 @@ int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream
   return kExitOk;
 }
 
-int run_job_list(const ClientOptions& o, const std::string& state, const std::string& cluster,
-                 std::ostream& out, std::ostream& err) {
+int run_job_list(const ClientOptions& o, const JobListQuery& q, std::ostream& out,
+                 std::ostream& err) {
   std::string target = "/api/v1/jobs";
   std::string sep = "?";
-  if (!state.empty()) target += sep + "state=" + percent_encode(state), sep = "&";
-  if (!cluster.empty()) target += sep + "cluster=" + percent_encode(cluster);
+  auto add = [&](const char* key, const std::string& value) {
+    if (value.empty()) return;
+    target += sep + key + "=" + percent_encode(value);
+    sep = "&";
+  };
+  add("state", q.state);
+  add("cluster", q.cluster);
+  add("limit", q.limit > 0 ? std::to_string(q.limit) : std::string());
+  add("cursor", q.cursor);
   json body;
   if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
-  as_json(o) ? print_json(body, out) : render_jobs(body, out);
+  if (as_json(o)) {
+    print_json(body, out);
+    return kExitOk;
+  }
+  render_jobs(body, out);
+  if (const json next = member(body, "next"); next.is_string()) {
+    err << "more jobs: orchestrate job list --cursor " << next.get<std::string>() << '\n';
+  }
   return kExitOk;
 }
 

@@ -34,8 +34,17 @@ int run_cluster_outage(const ClientOptions& o, const std::string& name, bool dow
                        std::ostream& out, std::ostream& err);
 int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream& out,
                    std::ostream& err);
-int run_job_list(const ClientOptions& o, const std::string& state, const std::string& cluster,
-                 std::ostream& out, std::ostream& err);
+// One page of jobs, newest first (limit 0: the server's default of 100), starting at cursor
+// (the "next" of a previous page; empty: the newest). When more follow, the table says how to
+// ask for them.
+struct JobListQuery {
+  std::string state;
+  std::string cluster;
+  int limit = 0;
+  std::string cursor;
+};
+int run_job_list(const ClientOptions& o, const JobListQuery& q, std::ostream& out,
+                 std::ostream& err);
 int run_job_show(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err);
 // Prints the log from offset 0. With follow, polls every poll_ms until the job is terminal;
 // without a pinned attempt it follows the latest one and announces a switch on err.

@@ -194,11 +194,12 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
         [loop](BrainEvent e) { loop->post(std::move(e)); }, parts->clock);
   }
 
-  auto reader = Store::open(db_path);
-  if (!reader) return reader.error();
-  parts->backend = std::make_unique<SchedulerBackend>(std::move(*reader), *parts->loop, clusters,
-                                                      port_map, parts->clock);
   ServerOptions http;
+  // One read connection per HTTP thread at most: a request never waits for another's reads.
+  auto readers = std::make_unique<ReaderPool>([db_path] { return Store::open(db_path); },
+                                              static_cast<std::size_t>(http.threads));
+  parts->backend = std::make_unique<SchedulerBackend>(std::move(readers), *parts->loop, clusters,
+                                                      port_map, parts->clock);
   http.bind = s.bind.value_or(config.server.bind);
   http.port = s.port.value_or(config.server.port);
   parts->bind = http.bind;

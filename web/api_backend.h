@@ -21,6 +21,9 @@ struct JobFilter {
   std::optional<std::string> state;    // a job state name
   std::optional<std::string> cluster;  // jobs whose latest attempt ran there
   int limit = 100;
+  // Where a page starts: the "next" value of the previous page (jobs older than it); none for
+  // the newest jobs.
+  std::optional<std::int64_t> cursor;
 };
 
 struct NodeFilter {

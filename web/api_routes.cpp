@@ -52,6 +52,14 @@ HttpResponse list_jobs(ApiBackend& backend, const HttpRequest& request) {
     filter.cluster = *cluster;
   }
   if (auto bad = read_limit(request, filter.limit)) return *bad;
+  if (auto cursor = query_value(request, "cursor"); cursor && !cursor->empty()) {
+    auto id = parse_unsigned_digits<std::int64_t>(*cursor);
+    if (!id || *id < 1) {
+      return problem_response(
+          400, "cursor must be the \"next\" value of a previous page, got " + shown(*cursor));
+    }
+    filter.cursor = *id;
+  }
   return answer(backend.list_jobs(filter));
 }
 

@@ -19,7 +19,9 @@ struct ServerOptions {
   std::string bind = "127.0.0.1";
   int port = 8080;  // 0 picks a free port; port() tells which
   std::size_t max_body = 1 << 20;
-  int threads = 2;
+  // Threads that answer requests. A request runs on its thread start to end (a read, or a
+  // command waiting for the brain), so these bound how many are served at once.
+  int threads = 8;
   // A connection that sends nothing for this long (mid-request or between keep-alive
   // requests) is closed, so a slow client never holds a thread or a socket for ever.
   std::chrono::milliseconds idle_timeout{30000};

@@ -1,6 +1,7 @@
 #include "web/router.h"
 
 #include <exception>
+#include <iostream>
 
 namespace orch {
 namespace {
@@ -55,11 +56,16 @@ HttpResponse Router::dispatch(const HttpRequest& request) const {
       }
       continue;
     }
+    // A throwing handler is a bug: the client gets a 500 problem, the log says where.
     try {
       return route.handler(request, params);
     } catch (const std::exception& e) {
+      std::cerr << "orchestrate: internal error in " << request.method << " " << request.path
+                << ": " << e.what() << "\n";
       return problem_response(500, std::string("internal error: ") + e.what());
     } catch (...) {
+      std::cerr << "orchestrate: internal error in " << request.method << " " << request.path
+                << "\n";
       return problem_response(500, "internal error");
     }
   }
@@ -70,6 +76,16 @@ HttpResponse Router::dispatch(const HttpRequest& request) const {
     return response;
   }
   return problem_response(404, "no such route: " + request.path);
+}
+
+std::vector<std::string> Router::describe() const {
+  std::vector<std::string> out;
+  for (const Route& route : routes_) {
+    std::string path;
+    for (const auto& segment : route.segments) path += "/" + segment;
+    out.push_back(route.method + " " + path);
+  }
+  return out;
 }
 
 HttpResponse json_response(int status, const nlohmann::json& body) {

@@ -28,6 +28,9 @@ class Router {
   // with an Allow header. Exceptions from a handler become a 500 problem.
   HttpResponse dispatch(const HttpRequest& request) const;
 
+  // Every route as "METHOD /pattern/{param}", in the order added (for tests that visit all).
+  std::vector<std::string> describe() const;
+
  private:
   struct Route {
     std::string method;

@@ -36,20 +36,29 @@ json attempt_json(const AttemptRow& a) {
 
 }  // namespace
 
-SchedulerBackend::SchedulerBackend(std::unique_ptr<Store> reader, BrainLoop& loop,
+SchedulerBackend::SchedulerBackend(std::unique_ptr<ReaderPool> readers, BrainLoop& loop,
                                    std::vector<ClusterSpec> clusters,
                                    std::map<std::string, ClusterPort*> ports, const Clock& clock)
-    : reader_(std::move(reader)),
+    : readers_(std::move(readers)),
       loop_(loop),
       clusters_(std::move(clusters)),
       ports_(std::move(ports)),
-      clock_(clock) {}
+      clock_(clock),
+      histories_(clusters_) {}
+
+SchedulerBackend::SchedulerBackend(std::unique_ptr<Store> reader, BrainLoop& loop,
+                                   std::vector<ClusterSpec> clusters,
+                                   std::map<std::string, ClusterPort*> ports, const Clock& clock)
+    : SchedulerBackend(std::make_unique<ReaderPool>(std::move(reader)), loop, std::move(clusters),
+                       std::move(ports), clock) {}
 
 Result<nlohmann::json> SchedulerBackend::list_clusters() {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto rows = reader_->clusters();
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  auto rows = reader.clusters();
   if (!rows) return rows.error();
-  auto live = reader_->live_attempts(std::nullopt);
+  auto live = reader.live_attempts(std::nullopt);
   if (!live) return live.error();
   json out = json::array();
   for (const auto& c : clusters_) {
@@ -67,7 +76,7 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
         admission = r.admission;
       }
     }
-    auto nodes = reader_->nodes(c.name);
+    auto nodes = reader.nodes(c.name);
     if (!nodes) return nodes.error();
     json node_list = json::array();
     int healthy_nodes = 0;
@@ -102,10 +111,12 @@ Result<nlohmann::json> SchedulerBackend::cluster_nodes(const std::string& cluste
   if (!configured) {
     return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  auto nodes = reader_->nodes(cluster);
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  auto nodes = reader.nodes(cluster);
   if (!nodes) return nodes.error();
-  auto events = reader_->node_events(cluster, std::nullopt, event_limit);
+  auto events = reader.node_events(cluster, std::nullopt, event_limit);
   if (!events) return events.error();
   json node_list = json::array();
   for (const auto& n : *nodes) {
@@ -128,17 +139,17 @@ Result<nlohmann::json> SchedulerBackend::cluster_nodes(const std::string& cluste
   return json{{"cluster", cluster}, {"nodes", node_list}, {"events", event_list}};
 }
 
-Result<JobRow> SchedulerBackend::find_job(std::int64_t id) {
-  auto job = reader_->job(id);
+Result<JobRow> SchedulerBackend::find_job(Store& reader, std::int64_t id) {
+  auto job = reader.job(id);
   if (!job) return job.error();
   if (!*job) return make_error(ErrorKind::not_found, "no job with id " + std::to_string(id));
   return **job;
 }
 
-Result<nlohmann::json> SchedulerBackend::job_json(const JobRow& j, bool with_spec) {
-  auto attempts = reader_->attempts_of(j.id);
+Result<nlohmann::json> SchedulerBackend::job_json(Store& reader, const JobRow& j, bool with_spec) {
+  auto attempts = reader.attempts_of(j.id);
   if (!attempts) return attempts.error();
-  auto ckpt = reader_->latest_checkpoint(j.id);
+  auto ckpt = reader.latest_checkpoint(j.id);
   if (!ckpt) return ckpt.error();
   JobStats stats = compute_job_stats(*attempts, clock_.now_ms());
   const AttemptRow* last = attempts->empty() ? nullptr : &attempts->back();
@@ -165,47 +176,59 @@ Result<nlohmann::json> SchedulerBackend::job_json(const JobRow& j, bool with_spe
 }
 
 Result<nlohmann::json> SchedulerBackend::list_jobs(const JobFilter& filter) {
-  std::optional<JobState> state;
+  JobQuery query;
   if (filter.state) {
-    state = parse_job_state(*filter.state);
-    if (!state) {
+    query.state = parse_job_state(*filter.state);
+    if (!query.state) {
       return make_error(ErrorKind::invalid,
                         "unknown job state \"" + *filter.state +
-                            "\"; expected pending, placed, running, resuming, succeeded, failed "
-                            "or cancelled");
+                            "\"; expected pending, placed, running, resuming, staging, "
+                            "succeeded, failed or cancelled");
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  auto jobs = reader_->jobs(state, filter.limit);
+  query.cluster = filter.cluster;
+  query.before_id = filter.cursor;
+  // One more than asked tells whether another page follows without a second query.
+  query.limit = filter.limit + 1;
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  auto jobs = reader.jobs_page(query);
   if (!jobs) return jobs.error();
+  const bool more = jobs->size() > static_cast<std::size_t>(filter.limit);
+  if (more) jobs->pop_back();
   json out = json::array();
   for (const auto& j : *jobs) {
-    auto item = job_json(j, false);
+    auto item = job_json(reader, j, false);
     if (!item) return item.error();
-    if (filter.cluster && (*item)["cluster"] != *filter.cluster) continue;
     out.push_back(std::move(*item));
   }
-  return json{{"jobs", out}};
+  json next = more ? json(std::to_string(jobs->back().id)) : json(nullptr);
+  return json{{"jobs", out}, {"next", next}};
 }
 
 Result<nlohmann::json> SchedulerBackend::get_job(std::int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto j = find_job(id);
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  auto j = find_job(reader, id);
   if (!j) return j.error();
-  auto out = job_json(*j, true);
+  auto out = job_json(reader, *j, true);
   if (!out) return out.error();
-  auto attempts = reader_->attempts_of(id);
+  auto attempts = reader.attempts_of(id);
   if (!attempts) return attempts.error();
-  auto advice = checkpoint_advice(*j, *attempts);
+  auto advice = checkpoint_advice(reader, *j, *attempts);
   if (!advice) return advice.error();
   (*out)["checkpoint_advice"] = std::move(*advice);
   return out;
 }
 
 Result<nlohmann::json> SchedulerBackend::job_attempts(std::int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto j = find_job(id); !j) return j.error();
-  auto attempts = reader_->attempts_of(id);
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  if (auto j = find_job(reader, id); !j) return j.error();
+  auto attempts = reader.attempts_of(id);
   if (!attempts) return attempts.error();
   json out = json::array();
   for (const auto& a : *attempts) out.push_back(attempt_json(a));
@@ -213,9 +236,11 @@ Result<nlohmann::json> SchedulerBackend::job_attempts(std::int64_t id) {
 }
 
 Result<nlohmann::json> SchedulerBackend::job_events(std::int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto j = find_job(id); !j) return j.error();
-  auto events = reader_->events_of(id);
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  if (auto j = find_job(reader, id); !j) return j.error();
+  auto events = reader.events_of(id);
   if (!events) return events.error();
   json out = json::array();
   for (const auto& e : *events) {
@@ -228,10 +253,12 @@ Result<nlohmann::json> SchedulerBackend::job_events(std::int64_t id) {
 }
 
 Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto j = find_job(id);
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  auto j = find_job(reader, id);
   if (!j) return j.error();
-  auto verdicts = reader_->verdicts_of(id);
+  auto verdicts = reader.verdicts_of(id);
   if (!verdicts) return verdicts.error();
   json clusters = json::array();
   json chosen = nullptr;
@@ -268,9 +295,11 @@ Result<nlohmann::json> SchedulerBackend::cancel_job(std::int64_t id) {
 Result<std::string> SchedulerBackend::job_logs(std::int64_t id, const LogRequest& request) {
   std::vector<AttemptRow> attempts;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto j = find_job(id); !j) return j.error();
-    auto a = reader_->attempts_of(id);
+    auto lease = readers_->lease();
+    if (!lease) return lease.error();
+    Store& reader = **lease;
+    if (auto j = find_job(reader, id); !j) return j.error();
+    auto a = reader.attempts_of(id);
     if (!a) return a.error();
     attempts = std::move(*a);
   }

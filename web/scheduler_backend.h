@@ -1,6 +1,7 @@
 #pragma once
-// The real ApiBackend: reads from its own store connection (WAL: never blocks the brain),
-// sends commands to the brain loop and waits for the reply, and asks site adapters for logs.
+// The real ApiBackend: reads through a pool of its own store connections (WAL: reads never
+// block the brain, nor one another), sends commands to the brain loop and waits a bounded time
+// for the reply, and asks site adapters for logs.
 
 #include <map>
 #include <memory>
@@ -9,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/brain/cluster_history.h"
 #include "scheduler/cluster_port.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "scheduler/spec/cluster_spec.h"
+#include "scheduler/store/reader_pool.h"
 #include "scheduler/store/store.h"
 #include "web/api_backend.h"
 
@@ -20,6 +23,11 @@ namespace orch {
 
 class SchedulerBackend final : public ApiBackend {
  public:
+  // Reads through the pool's connections, as many at once as the pool allows.
+  SchedulerBackend(std::unique_ptr<ReaderPool> readers, BrainLoop& loop,
+                   std::vector<ClusterSpec> clusters, std::map<std::string, ClusterPort*> ports,
+                   const Clock& clock);
+  // Reads through this one connection (tests).
   SchedulerBackend(std::unique_ptr<Store> reader, BrainLoop& loop,
                    std::vector<ClusterSpec> clusters, std::map<std::string, ClusterPort*> ports,
                    const Clock& clock);
@@ -57,23 +65,23 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> start_audit(const std::string& cluster) override;
 
  private:
-  Result<JobRow> find_job(std::int64_t id);
-  Result<nlohmann::json> job_json(const JobRow& job, bool with_spec);
+  Result<JobRow> find_job(Store& reader, std::int64_t id);
+  Result<nlohmann::json> job_json(Store& reader, const JobRow& job, bool with_spec);
   const ClusterSpec* spec_of(const std::string& cluster) const;
   // invalid naming the configured clusters when cluster is not one of them (a body's content).
   std::optional<Error> check_configured(const std::string& cluster) const;
   // Young's checkpoint interval for the job on its latest attempt's cluster, from that
   // cluster's history (the numbers placement uses); null when the job never ran or its cluster
-  // is no longer configured. Caller holds mu_.
-  Result<nlohmann::json> checkpoint_advice(const JobRow& job,
+  // is no longer configured.
+  Result<nlohmann::json> checkpoint_advice(Store& reader, const JobRow& job,
                                            const std::vector<AttemptRow>& attempts);
 
-  std::mutex mu_;  // one reader connection shared by the server's threads
-  std::unique_ptr<Store> reader_;
+  std::unique_ptr<ReaderPool> readers_;
   BrainLoop& loop_;
   std::vector<ClusterSpec> clusters_;
   std::map<std::string, ClusterPort*> ports_;
   const Clock& clock_;
+  HistoryCache histories_;
 };
 
 }  // namespace orch

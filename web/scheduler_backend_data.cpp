@@ -117,11 +117,13 @@ std::optional<Error> SchedulerBackend::check_configured(const std::string& clust
 }
 
 Result<nlohmann::json> SchedulerBackend::job_checkpoints(std::int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto j = find_job(id); !j) return j.error();
-  auto checkpoints = reader_->checkpoints_of(id);
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  if (auto j = find_job(reader, id); !j) return j.error();
+  auto checkpoints = reader.checkpoints_of(id);
   if (!checkpoints) return checkpoints.error();
-  auto replicas = reader_->replicas_of_job(id);
+  auto replicas = reader.replicas_of_job(id);
   if (!replicas) return replicas.error();
   std::map<std::int64_t, std::vector<ReplicaRow>> copies;
   for (auto& r : *replicas) {
@@ -139,12 +141,14 @@ Result<nlohmann::json> SchedulerBackend::job_checkpoints(std::int64_t id) {
 }
 
 Result<nlohmann::json> SchedulerBackend::list_datasets() {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto datasets = reader_->datasets();
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  auto datasets = reader.datasets();
   if (!datasets) return datasets.error();
   json out = json::array();
   for (const auto& d : *datasets) {
-    auto replicas = reader_->replicas_of_dataset(d.name);
+    auto replicas = reader.replicas_of_dataset(d.name);
     if (!replicas) return replicas.error();
     json copies = json::array();
     for (const auto& r : *replicas) copies.push_back(replica_json(r));
@@ -175,11 +179,13 @@ Result<nlohmann::json> SchedulerBackend::replicate_data(const ReplicateRequest& 
   }
   if (auto bad = check_configured(request.to)) return *bad;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    auto lease = readers_->lease();
+    if (!lease) return lease.error();
+    Store& reader = **lease;
     if (request.job_id > 0) {
-      if (auto j = find_job(request.job_id); !j) return j.error();
+      if (auto j = find_job(reader, request.job_id); !j) return j.error();
     } else {
-      auto known = reader_->dataset(request.dataset);
+      auto known = reader.dataset(request.dataset);
       if (!known) return known.error();
       if (!*known) {
         return make_error(ErrorKind::not_found, "no dataset named \"" + request.dataset + "\"");
@@ -200,13 +206,15 @@ Result<nlohmann::json> SchedulerBackend::replicate_data(const ReplicateRequest& 
 }
 
 Result<nlohmann::json> SchedulerBackend::list_transfers(const TransferFilter& filter) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto rows = reader_->transfers(!filter.all, filter.limit);
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  auto rows = reader.transfers(!filter.all, filter.limit);
   if (!rows) return rows.error();
   std::map<std::int64_t, std::optional<CheckpointRow>> seen;
   json out = json::array();
   for (const auto& t : *rows) {
-    auto what = transfer_what(*reader_, t, seen);
+    auto what = transfer_what(reader, t, seen);
     if (!what) return what.error();
     out.push_back(transfer_json(t, *what));
   }
@@ -214,12 +222,14 @@ Result<nlohmann::json> SchedulerBackend::list_transfers(const TransferFilter& fi
 }
 
 Result<nlohmann::json> SchedulerBackend::get_transfer(std::int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto row = reader_->transfer(id);
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  auto row = reader.transfer(id);
   if (!row) return row.error();
   if (!*row) return make_error(ErrorKind::not_found, "no transfer with id " + std::to_string(id));
   std::map<std::int64_t, std::optional<CheckpointRow>> seen;
-  auto what = transfer_what(*reader_, **row, seen);
+  auto what = transfer_what(reader, **row, seen);
   if (!what) return what.error();
   return transfer_json(**row, *what);
 }

@@ -17,7 +17,6 @@ namespace {
 using nlohmann::json;
 
 // The history window of the checkpoint advice: the one the brain's placement uses.
-constexpr Millis kHistoryWindowMs = 30LL * 24 * 3600 * 1000;
 constexpr Millis kDayMs = 24LL * 3600 * 1000;
 
 Error no_cluster(const std::string& cluster) {
@@ -73,22 +72,6 @@ json card_json(const Scorecard& c) {
           {"quarantined_share", c.quarantined_share}};
 }
 
-// A cluster without measured MFU is assumed to do as well as the fleet's median cluster, as
-// the brain assumes when it places (Brain::histories).
-void fill_fleet_mfu(std::map<std::string, ClusterHistory>& histories) {
-  std::vector<double> measured;
-  for (const auto& [name, h] : histories) {
-    if (h.median_mfu) measured.push_back(*h.median_mfu);
-  }
-  if (measured.empty()) return;
-  std::sort(measured.begin(), measured.end());
-  const std::size_t n = measured.size();
-  const double fleet = n % 2 ? measured[n / 2] : (measured[n / 2 - 1] + measured[n / 2]) / 2;
-  for (auto& [name, h] : histories) {
-    if (!h.median_mfu) h.median_mfu = fleet;
-  }
-}
-
 }  // namespace
 
 const ClusterSpec* SchedulerBackend::spec_of(const std::string& cluster) const {
@@ -108,11 +91,13 @@ Result<nlohmann::json> SchedulerBackend::list_nodes(const NodeFilter& filter) {
     }
   }
   if (filter.cluster && !spec_of(*filter.cluster)) return no_cluster(*filter.cluster);
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
   json out = json::array();
   for (const auto& c : clusters_) {
     if (filter.cluster && c.name != *filter.cluster) continue;
-    auto nodes = reader_->nodes(c.name);
+    auto nodes = reader.nodes(c.name);
     if (!nodes) return nodes.error();
     for (const auto& n : *nodes) {
       if (!state || n.state == *state) out.push_back(node_json(n));
@@ -138,8 +123,10 @@ Result<nlohmann::json> SchedulerBackend::start_burn_in(const std::string& cluste
   // round that already ended has cleared it (null then).
   json round = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto row = reader_->cluster(cluster);
+    auto lease = readers_->lease();
+    if (!lease) return lease.error();
+    Store& reader = **lease;
+    auto row = reader.cluster(cluster);
     if (row && *row && !(*row)->burn_in_token.empty()) round = (*row)->burn_in_token;
   }
   return json{{"cluster", cluster}, {"admission", reply->state}, {"round", round}};
@@ -148,11 +135,13 @@ Result<nlohmann::json> SchedulerBackend::start_burn_in(const std::string& cluste
 Result<nlohmann::json> SchedulerBackend::cluster_probes(const std::string& cluster,
                                                         const std::string& node, int limit) {
   if (!spec_of(cluster)) return no_cluster(cluster);
-  std::lock_guard<std::mutex> lock(mu_);
-  auto probes = reader_->probes(cluster, node, limit);
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  auto probes = reader.probes(cluster, node, limit);
   if (!probes) return probes.error();
   if (!node.empty() && probes->empty()) {
-    auto known = reader_->node(cluster, node);
+    auto known = reader.node(cluster, node);
     if (!known) return known.error();
     if (!*known) {
       return make_error(ErrorKind::not_found,
@@ -167,8 +156,10 @@ Result<nlohmann::json> SchedulerBackend::cluster_probes(const std::string& clust
 Result<nlohmann::json> SchedulerBackend::provider_report(int window_days) {
   const Millis now = clock_.now_ms();
   const Millis start = now - static_cast<Millis>(window_days) * kDayMs;
-  std::lock_guard<std::mutex> lock(mu_);
-  auto in = gather_scorecard_inputs(*reader_, clusters_, now, start);
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  auto in = gather_scorecard_inputs(reader, clusters_, now, start);
   if (!in) return in.error();
   json cards = json::array();
   for (const auto& c : compute_scorecards(*in)) cards.push_back(card_json(c));
@@ -176,13 +167,15 @@ Result<nlohmann::json> SchedulerBackend::provider_report(int window_days) {
 }
 
 Result<nlohmann::json> SchedulerBackend::job_mfu(std::int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto j = find_job(id); !j) return j.error();
-  auto attempts = reader_->attempts_of(id);
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  Store& reader = **lease;
+  if (auto j = find_job(reader, id); !j) return j.error();
+  auto attempts = reader.attempts_of(id);
   if (!attempts) return attempts.error();
   json out = json::array();
   for (const auto& a : *attempts) {
-    auto series = reader_->mfu_series(a.id, "", 0);
+    auto series = reader.mfu_series(a.id, "", 0);
     if (!series) return series.error();
     json buckets = json::array();
     for (const auto& b : *series) {
@@ -194,19 +187,18 @@ Result<nlohmann::json> SchedulerBackend::job_mfu(std::int64_t id) {
 }
 
 Result<nlohmann::json> SchedulerBackend::checkpoint_advice(
-    const JobRow& job, const std::vector<AttemptRow>& attempts) {
+    Store& reader, const JobRow& job, const std::vector<AttemptRow>& attempts) {
   if (attempts.empty()) return json(nullptr);
   const AttemptRow& last = attempts.back();
   const ClusterSpec* spec = spec_of(last.cluster);
   if (!spec) return json(nullptr);
   const Millis now = clock_.now_ms();
-  auto in = gather_scorecard_inputs(*reader_, clusters_, now, now - kHistoryWindowMs);
-  if (!in) return in.error();
-  auto histories = cluster_histories(*in);
-  fill_fleet_mfu(histories);
+  auto histories = histories_.get(reader, now);
+  if (!histories) return histories.error();
+  const auto found = (*histories)->find(spec->name);
+  const ClusterHistory history = found == (*histories)->end() ? ClusterHistory{} : found->second;
   const double peak = cluster_peak_flops(*spec).value_or(0);
-  const GoodputEstimate e =
-      estimate_goodput(job.spec.nodes, job.spec.total_gpus(), peak, histories[spec->name]);
+  const GoodputEstimate e = estimate_goodput(job.spec.nodes, job.spec.total_gpus(), peak, history);
   // step_time_total covers the attempt's steps first..last (as ETTR counts it).
   json steps = nullptr;
   if (last.first_step && last.last_step && *last.last_step >= *last.first_step &&

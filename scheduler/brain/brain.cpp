@@ -67,7 +67,13 @@ Result<void> Brain::start() {
         if (auto r = record_health(c.name, SiteHealth::healthy); !r) return r;
       }
     }
-    return forget_removed_clusters();
+    if (auto r = forget_removed_clusters(); !r) return r;
+    // The queue is read once here and then follows the job rows the brain writes.
+    auto waiting = store_.waiting_jobs();
+    if (!waiting) return waiting.error();
+    waiting_.reset(*waiting);
+    waiting_loaded_ = true;
+    return Ok{};
   });
 }
 
@@ -97,13 +103,28 @@ const ClusterSpec* Brain::cluster_spec(const std::string& name) const {
 
 Result<BrainReply> Brain::handle(const BrainEvent& event) {
   Result<BrainReply> reply = BrainReply{};
+  blocked_marks_.clear();
   auto tx = store_.transaction([&]() -> Result<void> {
     reply = std::visit([&](const auto& e) { return on(e); }, event);
     if (!reply) return reply.error();
     return Ok{};
   });
+  after_commit(tx.ok());
   if (!tx) return tx.error();
   return reply;
+}
+
+void Brain::after_commit(bool committed) {
+  if (!committed) {
+    // What this event wrote is gone; the queue is read again before the next round.
+    waiting_loaded_ = false;
+    views_epoch_.reset();
+    return;
+  }
+  if (!waiting_loaded_) return;
+  for (const auto& change : store_.job_changes()) waiting_.apply(change);
+  for (const auto& [id, version] : blocked_marks_) waiting_.mark_blocked(id, version);
+  blocked_marks_.clear();
 }
 
 Result<void> Brain::event(JobId job, std::optional<int> attempt_no, const std::string& kind,
@@ -197,7 +218,52 @@ Result<BrainReply> Brain::on(const Tick&) {
 
 // ---- placement --------------------------------------------------------------------------
 
-Result<std::vector<ClusterView>> Brain::cluster_views() {
+Result<std::vector<ClusterView>*> Brain::cluster_views() {
+  const auto& history = histories();  // may refresh, which changes the views' scores
+  if (views_epoch_ && *views_epoch_ == store_.capacity_epoch() && views_history_at_ &&
+      histories_at_ms_ == *views_history_at_) {
+    return &views_;
+  }
+  auto views = read_cluster_views();
+  if (!views) return views.error();
+  views_ = std::move(*views);
+  for (auto& v : views_) {
+    if (auto h = history.find(v.spec->name); h != history.end()) v.history = h->second;
+  }
+  views_epoch_ = store_.capacity_epoch();
+  views_history_at_ = histories_at_ms_;
+  note_capacity();
+  return &views_;
+}
+
+void Brain::note_capacity() {
+  // What the filters look at; a change of it may unblock a waiting job.
+  std::string fingerprint;
+  for (const auto& v : views_) {
+    fingerprint += v.spec->name + '|' + std::string(to_string(v.health)) + '|' +
+                   std::string(to_string(v.admission)) + '|' + std::to_string(v.gpus_used);
+    for (const auto& n : v.unhealthy_nodes) fingerprint += "|u:" + n;
+    for (const auto& n : v.quarantined_nodes) fingerprint += "|q:" + n;
+    fingerprint += '\n';
+  }
+  if (fingerprint != capacity_fingerprint_) {
+    capacity_fingerprint_ = std::move(fingerprint);
+    ++capacity_version_;
+  }
+}
+
+bool Brain::may_fit(const JobChange& job, const std::vector<ClusterView>& views) const {
+  const PlacementRequest none;
+  for (const auto& v : views) {
+    const ClusterSpec& c = *v.spec;
+    if (v.health != SiteHealth::healthy || v.admission != Admission::active) continue;
+    if (job.gpus_per_node > c.gpus_per_node || job.nodes > c.nodes) continue;
+    if (gpus_free(none, v) >= job.nodes * job.gpus_per_node) return true;
+  }
+  return false;
+}
+
+Result<std::vector<ClusterView>> Brain::read_cluster_views() {
   auto rows = store_.clusters();
   if (!rows) return rows.error();
   auto used = store_.gpus_in_use();
@@ -211,7 +277,6 @@ Result<std::vector<ClusterView>> Brain::cluster_views() {
       v.health = r.health;
       v.admission = r.admission;
     }
-    if (auto h = histories().find(spec.name); h != histories().end()) v.history = h->second;
     if (auto it = used->find(spec.name); it != used->end()) v.gpus_used = it->second;
     auto nodes = store_.nodes(spec.name);
     if (!nodes) return nodes.error();
@@ -225,14 +290,27 @@ Result<std::vector<ClusterView>> Brain::cluster_views() {
 }
 
 Result<void> Brain::place_waiting_jobs() {
-  auto waiting = store_.jobs_in_states({JobState::pending, JobState::resuming, JobState::staging});
-  if (!waiting) return waiting.error();
-  // Resuming jobs first: they hold progress that is decaying; then pending, oldest first.
-  std::stable_sort(waiting->begin(), waiting->end(), [](const JobRow& a, const JobRow& b) {
-    return (a.state == JobState::resuming) > (b.state == JobState::resuming);
-  });
-  for (auto& job : *waiting) {
-    if (auto r = try_place(job); !r) return r;
+  if (!waiting_loaded_) {
+    auto waiting = store_.waiting_jobs();
+    if (!waiting) return waiting.error();
+    waiting_.reset(*waiting);
+    waiting_loaded_ = true;
+  }
+  auto views = cluster_views();
+  if (!views) return views.error();
+  const auto due = waiting_.due(clock_.now_ms(), capacity_version_,
+                                [&](const JobChange& job) { return may_fit(job, **views); });
+  // A round tries at most this many jobs; the rest are tried on the next event or tick (a
+  // quarter of a second in the server). Right after a restart every waiting job is due at once,
+  // and one round for all of them would hold up the commands queued behind it.
+  constexpr std::size_t kTriesPerRound = 200;
+  for (std::size_t i = 0; i < due.size() && i < kTriesPerRound; ++i) {
+    const JobId id = due[i];
+    auto job = store_.job(id);
+    if (!job) return job.error();
+    // Placed or ended earlier in this event (the queue follows only after the commit).
+    if (!*job || !is_waiting((*job)->state)) continue;
+    if (auto r = try_place(**job); !r) return r;
   }
   return Ok{};
 }
@@ -240,8 +318,9 @@ Result<void> Brain::place_waiting_jobs() {
 Result<void> Brain::try_place(JobRow& job) {
   const Millis now = clock_.now_ms();
   if (job.next_attempt_ms && *job.next_attempt_ms > now) return Ok{};
-  auto views = cluster_views();
-  if (!views) return views.error();
+  auto views_now = cluster_views();
+  if (!views_now) return views_now.error();
+  std::vector<ClusterView>& views = **views_now;
   auto attempts = store_.attempts_of(job.id);
   if (!attempts) return attempts.error();
 
@@ -262,7 +341,7 @@ Result<void> Brain::try_place(JobRow& job) {
   auto staging = staging_estimates(job.spec);
   if (!staging) return staging.error();
   req.staging_s = std::move(*staging);
-  PlacementDecision decision = pipeline_.place(req, *views);
+  PlacementDecision decision = pipeline_.place(req, views);
 
   std::vector<PlacementVerdictRow> verdicts;
   for (const auto& v : decision.verdicts) {
@@ -274,6 +353,7 @@ Result<void> Brain::try_place(JobRow& job) {
 
   if (!decision.chosen) {
     std::string reason = "waiting for capacity: " + decision.summary();
+    blocked_marks_.emplace_back(job.id, capacity_version_);
     if (reason != job.reason) {
       job.reason = reason;
       if (auto r = store_.update_job(job, now); !r) return r;
@@ -323,9 +403,19 @@ Result<void> Brain::try_place(JobRow& job) {
     prev.steps_lost = steps_lost_between(prev, a.resumed_from_step);
     if (auto r = store_.update_attempt(prev); !r) return r;
   }
+  const bool views_current = views_epoch_ && *views_epoch_ == store_.capacity_epoch();
   auto attempt_id = store_.insert_attempt(a);
   if (!attempt_id) return attempt_id.error();
   a.id = *attempt_id;
+  if (views_current) {
+    // The new attempt is the only change since the views were read: count its GPUs here rather
+    // than read every cluster and node again for the next job of this round.
+    for (auto& v : views) {
+      if (v.spec->name == a.cluster) v.gpus_used += a.gpus;
+    }
+    views_epoch_ = store_.capacity_epoch();
+    note_capacity();
+  }
 
   LaunchRequest launch;
   launch.token = a.token;
@@ -346,7 +436,7 @@ Result<void> Brain::try_place(JobRow& job) {
   launch.nodes = job.spec.nodes;
   launch.gpus_per_node = job.spec.gpus_per_node;
   launch.hang_after_s = job.spec.health.hang_after_s;
-  for (const auto& v : *views) {
+  for (const auto& v : views) {
     if (v.spec->name == a.cluster) launch.exclude_nodes = unusable_nodes(req, v);
   }
   OutboxRow row;
@@ -361,9 +451,15 @@ Result<void> Brain::try_place(JobRow& job) {
   job.next_attempt_ms.reset();
   if (auto r = store_.set_job_state(job, JobState::placed, now); !r) return r;
   std::string msg = "attempt " + std::to_string(a.no) + " placed on " + a.cluster;
-  msg += ckpt != nullptr
-             ? " resuming from step " + std::to_string(ckpt->step) + " (" + ckpt->path + ")"
-             : std::string(" from the start");
+  if (ckpt != nullptr) {
+    msg += " resuming from step " + std::to_string(ckpt->step) + " (" + ckpt->path + ")";
+  } else {
+    msg += " from the start";
+    // A job that saved checkpoints yet starts over says why: none has a good copy here.
+    auto saved = store_.latest_checkpoint(job.id);
+    if (!saved) return saved.error();
+    if (*saved) msg += " (no checkpoint has a good copy at " + a.cluster + ")";
+  }
   return event(job.id, a.no, "placed", msg);
 }
 

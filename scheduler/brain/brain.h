@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "scheduler/brain/brain_event.h"
+#include "scheduler/brain/waiting_queue.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/health/mfu_watch.h"
 #include "scheduler/placement/pipeline.h"
@@ -57,11 +58,24 @@ class Brain {
   Result<BrainReply> on(const StartAudit& e);
   Result<BrainReply> on(const Tick& e);
 
-  // Places every waiting job whose backoff has passed (pending first, oldest first).
+  // Places the waiting jobs whose backoff has passed (resuming first, then oldest first) and
+  // that a change since their last try could have unblocked (waiting_queue.h).
   Result<void> place_waiting_jobs();
-  // Tries to place one job now; leaves it waiting with a reason when nothing fits.
+  // Tries to place one job now; leaves it waiting with a reason when nothing fits (and notes
+  // that it is blocked at the current capacity version).
   Result<void> try_place(JobRow& job);
-  Result<std::vector<ClusterView>> cluster_views();
+  // The clusters as placement sees them: rebuilt from the store only when its capacity epoch
+  // moved or the history was refreshed. A change in what the filters look at bumps
+  // capacity_version_.
+  Result<std::vector<ClusterView>*> cluster_views();
+  Result<std::vector<ClusterView>> read_cluster_views();
+  // Fingerprints views_ and bumps capacity_version_ when the fingerprint changed.
+  void note_capacity();
+  // Could any cluster hold a job of this size at all, were it empty of other waiting jobs'
+  // wishes? A necessary condition of every filter, cheap enough to ask of every waiting job.
+  bool may_fit(const JobChange& job, const std::vector<ClusterView>& views) const;
+  // After a commit: the queue of waiting jobs follows what the transaction wrote.
+  void after_commit(bool committed);
   // An attempt has ended (its row already says how): decide what the job does next.
   Result<void> after_attempt_end(const AttemptRow& attempt);
   Result<void> end_attempt(AttemptRow& attempt, ExitCause cause, const std::string& detail);
@@ -181,6 +195,16 @@ class Brain {
   std::map<std::string, Millis> last_audit_ms_;  // per cluster
   std::set<std::int64_t> auditing_;              // copies with an audit in flight
   Millis last_sweep_ms_ = 0;
+
+  // Placement state kept between events (placement rounds cost what changed, not the queue).
+  WaitingQueue waiting_;
+  bool waiting_loaded_ = false;
+  std::vector<std::pair<JobId, std::uint64_t>> blocked_marks_;  // this event's, until commit
+  std::vector<ClusterView> views_;
+  std::optional<std::uint64_t> views_epoch_;
+  std::optional<Millis> views_history_at_;
+  std::string capacity_fingerprint_;
+  std::uint64_t capacity_version_ = 0;
 };
 
 }  // namespace orch

@@ -19,8 +19,6 @@ namespace {
 using brain_text::base36;
 using brain_text::join;
 
-constexpr Millis kHistoryRefreshMs = 30'000;
-constexpr Millis kHistoryWindowMs = 30LL * 24 * 3600 * 1000;
 constexpr Millis kBurnInRetryMs = 60'000;
 constexpr Millis kIncidentMs = 10LL * 60'000;
 
@@ -478,25 +476,9 @@ const std::map<std::string, ClusterHistory>& Brain::histories() {
   const Millis now = clock_.now_ms();
   if (histories_at_ms_ && now - *histories_at_ms_ < kHistoryRefreshMs) return histories_;
   histories_at_ms_ = now;
-  auto in = gather_scorecard_inputs(store_, clusters_, now, now - kHistoryWindowMs);
   // Placement works without history (priors stand in); a failed read must not stop it.
-  histories_ = in ? cluster_histories(*in) : std::map<std::string, ClusterHistory>{};
-  // A cluster that has not yet measured MFU is assumed to do as well as the fleet's median
-  // cluster, not the global prior: measured clusters would otherwise lose to unmeasured ones
-  // whenever the prior is above what jobs really reach.
-  std::vector<double> measured;
-  for (const auto& [name, h] : histories_) {
-    if (h.median_mfu) measured.push_back(*h.median_mfu);
-  }
-  if (!measured.empty()) {
-    std::sort(measured.begin(), measured.end());
-    const std::size_t n = measured.size();
-    const double fleet = n % 2 ? measured[n / 2] : (measured[n / 2 - 1] + measured[n / 2]) / 2;
-    for (const auto& spec : clusters_) {
-      ClusterHistory& h = histories_[spec.name];
-      if (!h.median_mfu) h.median_mfu = fleet;
-    }
-  }
+  auto computed = placement_histories(store_, clusters_, now);
+  histories_ = computed ? std::move(*computed) : ClusterHistories{};
   return histories_;
 }
 

@@ -229,11 +229,12 @@ Result<void> Brain::sweep_replication() {
   const Millis now = clock_.now_ms();
   if (now - last_sweep_ms_ < kSweepEveryMs) return Ok{};
   last_sweep_ms_ = now;
-  auto jobs = store_.jobs_in_states({JobState::pending, JobState::placed, JobState::running,
-                                     JobState::resuming, JobState::staging});
+  // Only jobs with a checkpoint have anything to replicate: a queue of jobs that never ran
+  // costs an index probe each, not a read of its spec.
+  auto jobs = store_.unfinished_jobs_with_checkpoints();
   if (!jobs) return jobs.error();
-  for (const auto& j : *jobs) {
-    if (auto r = replicate_job(j.id); !r) return r;
+  for (JobId id : *jobs) {
+    if (auto r = replicate_job(id); !r) return r;
   }
   return Ok{};
 }

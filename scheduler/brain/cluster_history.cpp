@@ -106,4 +106,42 @@ std::map<std::string, ClusterHistory> cluster_histories(const ScorecardInputs& i
   return out;
 }
 
+void fill_fleet_mfu(ClusterHistories& histories, const std::vector<ClusterSpec>& clusters) {
+  std::vector<double> measured;
+  for (const auto& [name, h] : histories) {
+    if (h.median_mfu) measured.push_back(*h.median_mfu);
+  }
+  const auto fleet = median(std::move(measured));
+  if (!fleet) return;
+  for (const auto& spec : clusters) {
+    ClusterHistory& h = histories[spec.name];
+    if (!h.median_mfu) h.median_mfu = fleet;
+  }
+}
+
+Result<ClusterHistories> placement_histories(Store& store, const std::vector<ClusterSpec>& clusters,
+                                             Millis now) {
+  auto in = gather_scorecard_inputs(store, clusters, now, now - kHistoryWindowMs);
+  if (!in) return in.error();
+  ClusterHistories out = cluster_histories(*in);
+  fill_fleet_mfu(out, clusters);
+  return out;
+}
+
+Result<std::shared_ptr<const ClusterHistories>> HistoryCache::get(Store& store, Millis now) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool fresh = value_ && now - at_ms_ < kHistoryRefreshMs;
+    if (fresh || (value_ && refreshing_)) return value_;
+    refreshing_ = true;
+  }
+  auto computed = placement_histories(store, clusters_, now);
+  std::lock_guard<std::mutex> lock(mu_);
+  refreshing_ = false;
+  if (!computed) return computed.error();
+  value_ = std::make_shared<const ClusterHistories>(std::move(*computed));
+  at_ms_ = now;
+  return value_;
+}
+
 }  // namespace orch

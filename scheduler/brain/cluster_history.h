@@ -5,6 +5,8 @@
 // person reads and the numbers placement decides on cannot disagree.
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,5 +28,36 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
 // Per cluster: median MFU, node-hours under attempts and node failures in them, checkpoint cost
 // (median save time) and restart time (median detect-to-resume).
 std::map<std::string, ClusterHistory> cluster_histories(const ScorecardInputs& in);
+
+// How far back placement looks, and how often it looks again.
+inline constexpr Millis kHistoryWindowMs = 30LL * 24 * 3600 * 1000;
+inline constexpr Millis kHistoryRefreshMs = 30'000;
+
+using ClusterHistories = std::map<std::string, ClusterHistory>;
+
+// A cluster without measured MFU is assumed to do as well as the fleet's median cluster, not
+// the global prior: measured clusters would otherwise lose to unmeasured ones whenever the
+// prior is above what jobs really reach.
+void fill_fleet_mfu(ClusterHistories& histories, const std::vector<ClusterSpec>& clusters);
+
+// The histories placement decides on: the last kHistoryWindowMs, fleet median filled in.
+Result<ClusterHistories> placement_histories(Store& store, const std::vector<ClusterSpec>& clusters,
+                                             Millis now);
+
+// placement_histories computed at most once per kHistoryRefreshMs and shared by the threads
+// that answer requests: a read that needs them costs a lookup, not a scan of the window. While
+// one thread refreshes, the others keep answering from the previous copy.
+class HistoryCache {
+ public:
+  explicit HistoryCache(std::vector<ClusterSpec> clusters) : clusters_(std::move(clusters)) {}
+  Result<std::shared_ptr<const ClusterHistories>> get(Store& store, Millis now);
+
+ private:
+  const std::vector<ClusterSpec> clusters_;
+  std::mutex mu_;
+  std::shared_ptr<const ClusterHistories> value_;
+  Millis at_ms_ = 0;
+  bool refreshing_ = false;
+};
 
 }  // namespace orch

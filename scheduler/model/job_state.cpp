@@ -6,6 +6,10 @@ bool is_terminal(JobState s) {
   return s == JobState::succeeded || s == JobState::failed || s == JobState::cancelled;
 }
 
+bool is_waiting(JobState s) {
+  return s == JobState::pending || s == JobState::resuming || s == JobState::staging;
+}
+
 bool can_transition(JobState from, JobState to) {
   using S = JobState;
   switch (from) {

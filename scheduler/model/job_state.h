@@ -42,6 +42,8 @@ enum class ExitCause {
 };
 
 bool is_terminal(JobState s);
+// Waiting for placement: pending, resuming or staging.
+bool is_waiting(JobState s);
 bool can_transition(JobState from, JobState to);
 bool can_transition(AttemptState from, AttemptState to);
 // The one way back from exited: an attempt the brain ended because its site fell silent

@@ -1,5 +1,6 @@
 // Manifests (manifest.h): JSON form and comparison.
 #include "scheduler/model/manifest.h"
+#include "scheduler/model/json_text.h"
 
 #include <algorithm>
 #include <map>
@@ -48,7 +49,7 @@ Error bad(const std::string& field, const std::string& what) {
 
 // How a JSON value looks in a message: its text, cut short.
 std::string shown(const json& v) {
-  std::string s = v.dump();
+  std::string s = json_text(v);
   if (s.size() > 40) s = s.substr(0, 40) + "...";
   return s;
 }

@@ -1,6 +1,7 @@
 #include "scheduler/runtime/brain_loop.h"
 
 #include <chrono>
+#include <exception>
 #include <iostream>
 
 namespace orch {
@@ -40,16 +41,27 @@ void BrainLoop::post(BrainEvent event) {
   cv_.notify_one();
 }
 
-Result<BrainReply> BrainLoop::call(BrainEvent event) {
-  std::promise<Result<BrainReply>> promise;
-  auto future = promise.get_future();
+Result<BrainReply> BrainLoop::call(BrainEvent event, std::chrono::milliseconds wait) {
+  auto promise = std::make_shared<std::promise<Result<BrainReply>>>();
+  auto future = promise->get_future();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return make_error(ErrorKind::unreachable, "server is shutting down");
-    queue_.push_back(Item{std::move(event), &promise});
+    queue_.push_back(Item{std::move(event), promise});
   }
   cv_.notify_one();
+  if (future.wait_for(wait) != std::future_status::ready) {
+    return make_error(ErrorKind::unreachable,
+                      "the scheduler did not answer within " + std::to_string(wait.count()) +
+                          " ms; the request is queued and may still take effect (check before "
+                          "retrying)");
+  }
   return future.get();
+}
+
+std::size_t BrainLoop::queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.size();
 }
 
 void BrainLoop::run() {
@@ -69,7 +81,16 @@ void BrainLoop::run() {
         queue_.pop_front();
       }
     }
-    Result<BrainReply> reply = brain_.handle(item.event);
+    Result<BrainReply> reply = make_error(ErrorKind::internal, "internal error");
+    try {
+      reply = brain_.handle(item.event);
+    } catch (const std::exception& e) {
+      // Brain::handle rolls back a throwing transaction itself; this catches what throws
+      // outside it. One bad event must never take the control plane down.
+      reply = make_error(ErrorKind::internal, std::string("internal error: ") + e.what());
+    } catch (...) {
+      reply = make_error(ErrorKind::internal, "internal error (unknown exception)");
+    }
     if (!reply && !item.reply) {
       // Nobody waits for this answer (an observation or a tick): say so on the server's log.
       std::cerr << "orchestrate: brain: " << reply.error().message << "\n";

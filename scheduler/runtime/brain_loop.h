@@ -4,10 +4,12 @@
 // this thread in one transaction. After each event the site workers are woken to look at the
 // outbox. Commands (submit, cancel) wait for their reply through call().
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -27,20 +29,26 @@ class BrainLoop {
   void stop();  // finishes the event in hand, drops the rest (they are re-derived on restart)
 
   void post(BrainEvent event);
-  // Blocks until the brain has handled the event; returns its reply.
-  Result<BrainReply> call(BrainEvent event);
+  // Blocks until the brain has handled the event, or at most `wait`; returns its reply. When the
+  // wait runs out the event stays queued and will still be handled: the caller gets
+  // ErrorKind::unreachable saying so (a REST thread is never held longer than this).
+  Result<BrainReply> call(BrainEvent event,
+                          std::chrono::milliseconds wait = std::chrono::seconds(10));
+  // Events waiting for the brain (for the server's health answer and tests).
+  std::size_t queued() const;
 
  private:
   struct Item {
     BrainEvent event;
-    std::promise<Result<BrainReply>>* reply = nullptr;
+    // Shared with the caller, who may have stopped waiting before the reply is set.
+    std::shared_ptr<std::promise<Result<BrainReply>>> reply;
   };
   void run();
 
   Brain& brain_;
   const int tick_ms_;
   std::function<void()> on_outbox_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;
   bool stopping_ = false;

@@ -242,6 +242,23 @@ CREATE TABLE transfers (
 );
 CREATE INDEX transfers_active ON transfers(state);
 )sql"},
+      {7, "reads at the cost of what they return: the job's cluster, indexes for live attempts",
+       R"sql(
+ALTER TABLE jobs ADD COLUMN cluster TEXT;
+UPDATE jobs SET cluster =
+  (SELECT a.cluster FROM attempts a WHERE a.job_id = jobs.id ORDER BY a.no DESC LIMIT 1);
+DROP INDEX jobs_state;
+CREATE INDEX jobs_state ON jobs(state, id);
+CREATE INDEX jobs_cluster ON jobs(cluster, id);
+CREATE INDEX attempts_not_exited ON attempts(cluster) WHERE state != 'exited';
+CREATE INDEX attempts_unsettled ON attempts(cluster) WHERE state != 'exited' OR site_done = 0;
+DROP INDEX events_job;
+CREATE INDEX events_job ON events(job_id, id);
+CREATE INDEX attempts_started ON attempts(started_ms);
+CREATE INDEX attempts_ended ON attempts(ended_ms);
+CREATE INDEX checkpoints_at ON checkpoints(at_ms);
+CREATE INDEX transfers_done ON transfers(src_cluster, dst_cluster, id) WHERE state = 'done';
+)sql"},
   };
   return list;
 }

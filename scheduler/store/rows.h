@@ -105,6 +105,24 @@ struct JobRow {
   Millis updated_ms = 0;
 };
 
+// What placement needs to know of a job that was written: its state, when it may next be
+// placed, and the size of what it asks for (Store::job_changes, Store::waiting_jobs).
+struct JobChange {
+  JobId id = 0;
+  JobState state = JobState::pending;
+  std::optional<Millis> next_attempt_ms;
+  int nodes = 1;
+  int gpus_per_node = 0;
+};
+
+// A page of GET /jobs: newest first, below a cursor (the last id of the previous page).
+struct JobQuery {
+  std::optional<JobState> state;
+  std::optional<std::string> cluster;  // the cluster of the job's latest attempt
+  std::optional<JobId> before_id;
+  int limit = 100;
+};
+
 struct AttemptRow {
   AttemptId id = 0;
   JobId job_id = 0;

@@ -1,6 +1,8 @@
 #include "scheduler/store/store.h"
+#include "scheduler/model/json_text.h"
 
 #include <algorithm>
+#include <exception>
 #include <iostream>
 
 #include "scheduler/store/migrations.h"
@@ -22,8 +24,20 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
 
 Result<void> Store::transaction(const std::function<Result<void>()>& body) {
   if (auto r = db_.exec("BEGIN IMMEDIATE"); !r) return r.error();
-  Result<void> result = body();
+  job_changes_.clear();
+  Result<void> result = Ok{};
+  // An exception from the body (a bug, or a library that throws on odd input) must not leave
+  // the transaction open: every later BEGIN would fail and the brain would be stuck for good.
+  try {
+    result = body();
+  } catch (const std::exception& e) {
+    result = make_error(ErrorKind::internal, std::string("internal error: ") + e.what());
+  } catch (...) {
+    result = make_error(ErrorKind::internal, "internal error (unknown exception)");
+  }
   if (!result) {
+    job_changes_.clear();
+    ++capacity_epoch_;  // what a caller derived from this transaction's writes is void
     (void)db_.exec("ROLLBACK");
     return result;
   }
@@ -64,6 +78,7 @@ ClusterRow read_cluster(const Stmt& st) {
 }  // namespace
 
 Result<bool> Store::ensure_cluster(const std::string& name, Admission admission, Millis now) {
+  ++capacity_epoch_;
   if (auto r = execute(
           db_, "INSERT OR IGNORE INTO clusters(name, admission, created_ms) VALUES (?, ?, ?)", name,
           std::string(to_string(admission)), now);
@@ -84,6 +99,7 @@ Result<std::optional<ClusterRow>> Store::cluster(const std::string& name) {
 }
 
 Result<void> Store::update_cluster(const ClusterRow& c) {
+  ++capacity_epoch_;
   return execute(db_,
                  "UPDATE clusters SET health = ?, unreachable_since_ms = ?, message = ?, "
                  "admission = ?, burn_in_token = ? WHERE name = ?",
@@ -133,6 +149,7 @@ Result<std::optional<NodeRow>> Store::node(const std::string& cluster, const std
 }
 
 Result<void> Store::set_node_standing(const NodeRow& n) {
+  ++capacity_epoch_;
   return execute(db_,
                  "UPDATE nodes SET state = ?, quarantines = ?, quarantined_at_ms = ?, "
                  "state_reason = ?, probe_token = ? WHERE cluster = ? AND name = ?",
@@ -141,6 +158,7 @@ Result<void> Store::set_node_standing(const NodeRow& n) {
 }
 
 Result<void> Store::upsert_node(const NodeRow& n) {
+  ++capacity_epoch_;
   return execute(db_,
                  "INSERT INTO nodes(cluster, name, gpus, healthy, reason, seen_ms) "
                  "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(cluster, name) DO UPDATE SET "
@@ -196,7 +214,7 @@ Result<std::int64_t> Store::enqueue(const OutboxRow& row) {
   if (auto r = execute(
           db_,
           "INSERT INTO outbox(cluster, kind, token, payload, created_ms) VALUES (?, ?, ?, ?, ?)",
-          row.cluster, kind, row.token, row.payload.dump(), row.created_ms);
+          row.cluster, kind, row.token, json_text(row.payload), row.created_ms);
       !r) {
     return r.error();
   }

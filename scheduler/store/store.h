@@ -7,6 +7,7 @@
 // Illegal state transitions are refused: the row is left as it was, an "illegal-transition"
 // event is recorded, and ErrorKind::conflict is returned.
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -25,8 +26,18 @@ class Store {
  public:
   static Result<std::unique_ptr<Store>> open(const std::string& path);
 
-  // Runs body inside BEGIN IMMEDIATE ... COMMIT; rolls back when body returns an error.
+  // Runs body inside BEGIN IMMEDIATE ... COMMIT; rolls back when body returns an error or
+  // throws (a throw becomes ErrorKind::internal).
   Result<void> transaction(const std::function<Result<void>()>& body);
+  // The jobs this connection inserted or updated in its latest transaction, in order, as they
+  // were written (a job changed twice appears twice). Cleared when a transaction begins and when
+  // one rolls back, so after a commit it tells exactly what that commit changed: the brain keeps
+  // its in-memory queue of waiting jobs from it without reading the jobs table again.
+  const std::vector<JobChange>& job_changes() const { return job_changes_; }
+  // Grows with every write that can change what placement sees of a cluster: its row, its
+  // nodes, an attempt starting, ending or settling; and with every rollback. Equal epochs mean
+  // a view of the clusters built from this connection is still current.
+  std::uint64_t capacity_epoch() const { return capacity_epoch_; }
   Db& db() { return db_; }
 
   // Clusters.
@@ -84,6 +95,13 @@ class Store {
   Result<std::optional<JobRow>> job(JobId id);
   Result<std::vector<JobRow>> jobs_in_states(const std::vector<JobState>& states);
   Result<std::vector<JobRow>> jobs(std::optional<JobState> state, int limit);
+  // One page of jobs, newest first: those with an id below before_id (none: from the newest),
+  // in the given state and whose latest attempt ran on the given cluster, when set.
+  Result<std::vector<JobRow>> jobs_page(const JobQuery& query);
+  // Waiting jobs in placement order without their specs' text (the brain's queue at start).
+  Result<std::vector<JobChange>> waiting_jobs();
+  // Ids of the jobs not yet ended that have saved a checkpoint (what replication sweeps).
+  Result<std::vector<JobId>> unfinished_jobs_with_checkpoints();
   // Changes state (refusing illegal transitions) and saves the other mutable fields.
   Result<void> update_job(const JobRow& row, Millis now);
   Result<void> set_job_state(JobRow& row, JobState to, Millis now);
@@ -174,6 +192,8 @@ class Store {
   Db db_;
   // Specs never change after submit, and parsing one is the costliest part of reading a job.
   std::unordered_map<JobId, std::pair<std::string, JobSpec>> spec_cache_;
+  std::vector<JobChange> job_changes_;
+  std::uint64_t capacity_epoch_ = 1;
 };
 
 }  // namespace orch

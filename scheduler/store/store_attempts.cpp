@@ -1,4 +1,5 @@
 // Store: attempts (with the attempt state machine's guard), progress and checkpoints.
+#include "scheduler/model/json_text.h"
 #include "scheduler/store/store.h"
 
 namespace orch {
@@ -94,18 +95,24 @@ constexpr const char* kCheckpointColumns =
 }  // namespace
 
 Result<AttemptId> Store::insert_attempt(const AttemptRow& a) {
+  ++capacity_epoch_;
   if (auto r =
           execute(db_,
                   "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, gpus, "
                   "resumed_from_step, resumed_from_path, started_ms, hang_after_ms) "
                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                   a.job_id, a.no, a.cluster, a.token, std::string(to_string(a.state)),
-                  std::string(to_string(a.cause)), nlohmann::json(a.nodes).dump(), a.gpus,
+                  std::string(to_string(a.cause)), json_text(nlohmann::json(a.nodes)), a.gpus,
                   a.resumed_from_step, a.resumed_from_path, a.started_ms, a.hang_after_ms);
       !r) {
     return r.error();
   }
-  return db_.last_insert_id();
+  const AttemptId id = db_.last_insert_id();
+  // The job's latest cluster, kept on the job so that listing jobs by cluster is an index scan.
+  if (auto r = execute(db_, "UPDATE jobs SET cluster = ? WHERE id = ?", a.cluster, a.job_id); !r) {
+    return r.error();
+  }
+  return id;
 }
 
 Result<std::optional<AttemptRow>> Store::attempt_by_token(const std::string& token) {
@@ -120,11 +127,19 @@ Result<std::vector<AttemptRow>> Store::attempts_of(JobId job) {
 }
 
 Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::string>& cluster) {
+  // Live attempts are few and ended ones many: both forms read the partial indexes of live
+  // attempts only (the planner, without statistics, would otherwise scan the table).
+  if (cluster) {
+    return query(db_,
+                 std::string("SELECT ") + kAttemptColumns +
+                     " FROM attempts WHERE cluster = ? AND state != 'exited' ORDER BY id",
+                 read_attempt, *cluster);
+  }
   return query(db_,
                std::string("SELECT ") + kAttemptColumns +
-                   " FROM attempts WHERE state != 'exited' AND (?1 IS NULL OR cluster = ?1) "
+                   " FROM attempts INDEXED BY attempts_not_exited WHERE state != 'exited' "
                    "ORDER BY id",
-               read_attempt, cluster);
+               read_attempt);
 }
 
 Result<std::vector<AttemptRow>> Store::silent_attempts(Millis now) {
@@ -160,11 +175,14 @@ Result<std::map<std::string, int>> Store::gpus_in_use() {
 
 Result<void> Store::update_attempt(const AttemptRow& a) {
   auto current = query_one(
-      db_, "SELECT state FROM attempts WHERE token = ?",
-      [](const Stmt& s) { return s.col_text(0); }, a.token);
+      db_, "SELECT state, site_done FROM attempts WHERE token = ?",
+      [](const Stmt& s) { return std::pair<std::string, bool>(s.col_text(0), s.col_int(1) != 0); },
+      a.token);
   if (!current) return current.error();
   if (!*current) return make_error(ErrorKind::not_found, "no attempt with token " + a.token);
-  AttemptState from = parse_attempt_state(**current).value_or(AttemptState::exited);
+  AttemptState from = parse_attempt_state((*current)->first).value_or(AttemptState::exited);
+  // Whether the attempt holds its GPUs (Store::gpus_in_use) depends on these two alone.
+  if (from != a.state || (*current)->second != a.site_done) ++capacity_epoch_;
   if (from != a.state && !can_transition(from, a.state)) {
     return refuse_transition("attempt", a.token, a.job_id, a.no, a.ended_ms.value_or(a.started_ms),
                              to_string(from), to_string(a.state));
@@ -180,11 +198,11 @@ Result<void> Store::write_attempt(const AttemptRow& a) {
                  "steps_lost = ?, site_done = ?, running_ms = ?, last_progress_ms = ?, "
                  "mfu_watch = ?, resumed_from_step = ?, resumed_from_path = ? WHERE id = ?",
                  std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code,
-                 a.signal, a.site_job_id, nlohmann::json(a.nodes).dump(),
+                 a.signal, a.site_job_id, json_text(nlohmann::json(a.nodes)),
                  a.cancel_requested ? 1 : 0, a.launch_done ? 1 : 0, a.ended_ms, a.first_step,
                  a.last_step, a.tokens_total, a.step_time_total, a.mfu, a.steps_lost,
                  a.site_done ? 1 : 0, a.running_ms, a.last_progress_ms,
-                 a.mfu_watch.is_null() ? std::string("{}") : a.mfu_watch.dump(),
+                 a.mfu_watch.is_null() ? std::string("{}") : json_text(a.mfu_watch),
                  a.resumed_from_step, a.resumed_from_path, a.id);
 }
 
@@ -198,6 +216,7 @@ Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis n
 }
 
 Result<void> Store::reinstate_attempt(AttemptRow& row, AttemptState to) {
+  ++capacity_epoch_;
   auto current = query_one(
       db_, "SELECT state, cause FROM attempts WHERE token = ?",
       [](const Stmt& s) {
@@ -243,7 +262,7 @@ Result<std::optional<CheckpointRow>> Store::checkpoint(std::int64_t id) {
 Result<void> Store::set_checkpoint_manifest(std::int64_t id, const nlohmann::json& manifest,
                                             std::int64_t bytes) {
   return execute(db_, "UPDATE checkpoints SET manifest = ?, bytes = ? WHERE id = ?",
-                 manifest.dump(), bytes, id);
+                 json_text(manifest), bytes, id);
 }
 
 Result<std::optional<std::int64_t>> Store::insert_checkpoint(const CheckpointRow& c) {
@@ -270,7 +289,7 @@ Result<std::optional<CheckpointRow>> Store::latest_checkpoint(JobId job) {
 Result<std::vector<CheckpointRow>> Store::checkpoints_since(Millis since_ms) {
   return query(db_,
                std::string("SELECT ") + kCheckpointColumns +
-                   " FROM checkpoints c WHERE c.at_ms >= ? ORDER BY c.id",
+                   " FROM checkpoints c INDEXED BY checkpoints_at WHERE c.at_ms >= ? ORDER BY c.id",
                read_checkpoint, since_ms);
 }
 

@@ -1,6 +1,7 @@
 // Store: the checkpoint registry's copies, datasets and transfers (issue 5).
 #include <string>
 
+#include "scheduler/model/json_text.h"
 #include "scheduler/store/store.h"
 
 namespace orch {
@@ -167,8 +168,8 @@ Result<std::vector<DatasetRow>> Store::datasets() {
 
 Result<void> Store::set_dataset_manifest(const std::string& name, const nlohmann::json& manifest,
                                          std::int64_t bytes) {
-  return execute(db_, "UPDATE datasets SET manifest = ?, bytes = ? WHERE name = ?", manifest.dump(),
-                 bytes, name);
+  return execute(db_, "UPDATE datasets SET manifest = ?, bytes = ? WHERE name = ?",
+                 json_text(manifest), bytes, name);
 }
 
 Result<std::int64_t> Store::insert_transfer(const TransferRow& t) {
@@ -206,11 +207,18 @@ Result<std::optional<TransferRow>> Store::transfer(std::int64_t id) {
 }
 
 Result<std::vector<TransferRow>> Store::transfers(bool active_only, int limit) {
-  return query(db_,
-               std::string("SELECT ") + kTransferColumns +
-                   " FROM transfers WHERE (? = 0 OR state IN ('queued', 'running', 'verifying')) "
-                   "ORDER BY id DESC LIMIT ?",
-               read_transfer, active_only ? 1 : 0, limit);
+  // Two statements rather than one with "? = 0 OR state IN ...": that OR keeps SQLite off the
+  // state index, and the active few would be found by walking every finished transfer.
+  if (active_only) {
+    return query(db_,
+                 std::string("SELECT ") + kTransferColumns +
+                     " FROM transfers WHERE state IN ('queued', 'running', 'verifying') "
+                     "ORDER BY id DESC LIMIT ?",
+                 read_transfer, limit);
+  }
+  return query(
+      db_, std::string("SELECT ") + kTransferColumns + " FROM transfers ORDER BY id DESC LIMIT ?",
+      read_transfer, limit);
 }
 
 Result<std::vector<TransferRow>> Store::done_transfers(const std::string& a, const std::string& b,

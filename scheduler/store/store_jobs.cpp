@@ -1,4 +1,5 @@
 // Store: jobs and the job state machine's guard.
+#include "scheduler/model/json_text.h"
 #include "scheduler/spec/job_spec_json.h"
 #include "scheduler/store/store.h"
 
@@ -44,12 +45,15 @@ Result<JobId> Store::insert_job(const JobRow& row) {
                        "next_attempt_ms, reason, created_ms, updated_ms) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        row.name, std::string(to_string(row.state)),
-                       job_spec_to_json(row.spec).dump(), row.infra_restarts, row.user_restarts,
+                       json_text(job_spec_to_json(row.spec)), row.infra_restarts, row.user_restarts,
                        row.next_attempt_ms, row.reason, row.created_ms, row.updated_ms);
       !r) {
     return r.error();
   }
-  return db_.last_insert_id();
+  const JobId id = db_.last_insert_id();
+  job_changes_.push_back(
+      {id, row.state, row.next_attempt_ms, row.spec.nodes, row.spec.gpus_per_node});
+  return id;
 }
 
 Result<std::optional<JobRow>> Store::job(JobId id) {
@@ -80,6 +84,48 @@ Result<std::vector<JobRow>> Store::jobs(std::optional<JobState> state, int limit
       [this](const Stmt& row) { return read_job(row); }, name, limit);
 }
 
+Result<std::vector<JobRow>> Store::jobs_page(const JobQuery& q) {
+  // Every filter is a column with an index that ends in id, and the statement names only the
+  // filters given ("?1 IS NULL OR ..." would keep SQLite from seeking), so a page costs what it
+  // returns however many jobs the database holds and however deep the page is.
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE 1";
+  if (q.state) sql += " AND state = ?1";
+  if (q.cluster) sql += " AND cluster = ?2";
+  if (q.before_id) sql += " AND id < ?3";
+  sql += " ORDER BY id DESC LIMIT ?4";
+  auto st = db_.prepare(sql);
+  if (!st) return st.error();
+  if (q.state) st->bind(1, std::string(to_string(*q.state)));
+  if (q.cluster) st->bind(2, *q.cluster);
+  if (q.before_id) st->bind(3, *q.before_id);
+  st->bind(4, q.limit);
+  return collect_rows(*st, [this](const Stmt& row) { return read_job(row); });
+}
+
+Result<std::vector<JobChange>> Store::waiting_jobs() {
+  return query(db_,
+               "SELECT id, state, next_attempt_ms, json_extract(spec, '$.resources.nodes'), "
+               "json_extract(spec, '$.resources.gpus_per_node') FROM jobs "
+               "WHERE state IN ('pending', 'resuming', 'staging') ORDER BY id",
+               [](const Stmt& s) {
+                 JobChange c;
+                 c.id = s.col_int(0);
+                 c.state = parse_job_state(s.col_text(1)).value_or(JobState::pending);
+                 c.next_attempt_ms = s.col_opt_int(2);
+                 c.nodes = static_cast<int>(s.col_int(3));
+                 c.gpus_per_node = static_cast<int>(s.col_int(4));
+                 return c;
+               });
+}
+
+Result<std::vector<JobId>> Store::unfinished_jobs_with_checkpoints() {
+  return query(db_,
+               "SELECT id FROM jobs WHERE state IN ('pending', 'placed', 'running', 'resuming', "
+               "'staging') AND EXISTS (SELECT 1 FROM checkpoints c WHERE c.job_id = jobs.id) "
+               "ORDER BY id",
+               [](const Stmt& s) { return JobId{s.col_int(0)}; });
+}
+
 Result<void> Store::update_job(const JobRow& row, Millis now) {
   // Only the stored state matters here; reading the whole row would parse the spec again.
   auto current = query_one(
@@ -92,11 +138,17 @@ Result<void> Store::update_job(const JobRow& row, Millis now) {
     return refuse_transition("job", std::to_string(row.id), row.id, std::nullopt, now,
                              to_string(from), to_string(row.state));
   }
-  return execute(db_,
-                 "UPDATE jobs SET state = ?, infra_restarts = ?, user_restarts = ?, "
-                 "next_attempt_ms = ?, reason = ?, updated_ms = ? WHERE id = ?",
-                 std::string(to_string(row.state)), row.infra_restarts, row.user_restarts,
-                 row.next_attempt_ms, row.reason, now, row.id);
+  if (auto r = execute(db_,
+                       "UPDATE jobs SET state = ?, infra_restarts = ?, user_restarts = ?, "
+                       "next_attempt_ms = ?, reason = ?, updated_ms = ? WHERE id = ?",
+                       std::string(to_string(row.state)), row.infra_restarts, row.user_restarts,
+                       row.next_attempt_ms, row.reason, now, row.id);
+      !r) {
+    return r;
+  }
+  job_changes_.push_back(
+      {row.id, row.state, row.next_attempt_ms, row.spec.nodes, row.spec.gpus_per_node});
+  return Ok{};
 }
 
 Result<void> Store::set_job_state(JobRow& row, JobState to, Millis now) {

@@ -157,6 +157,37 @@ TEST_F(E2eTest, BadInputNeverCrashesTheServer) {
   EXPECT_TRUE(jobs["jobs"].empty()) << "a bad request created a job: " << jobs.dump();
 }
 
+// Issue 12: one bad byte in a spec used to abort the server (nlohmann's type_error.316 on the
+// brain's thread). Through REST and through the CLI it is now a client error naming the field,
+// and the server goes on.
+TEST_F(E2eTest, InvalidUtf8InASpecIsRefusedAndTheServerStaysUp) {
+  const std::vector<std::pair<std::string, std::string>> bodies = {
+      {"name: bad\ncommand: \"train \xff\xfe\"\nresources: {nodes: 1, gpus_per_node: 1}\n",
+       "application/yaml"},
+      {"{\"name\": \"bad\", \"command\": \"train \xc3\x28\"}", "application/json"},
+      {"name: bad\ncommand: train\nenv: {A: \"\xed\xa0\x80\"}\n", "application/yaml"},
+  };
+  for (const auto& [body, type] : bodies) {
+    HttpResponse r = call(url_, "POST", "/api/v1/jobs", body, type);
+    EXPECT_GE(r.status, 400) << r.body;
+    EXPECT_LT(r.status, 500) << r.body;
+    EXPECT_NE(r.body.find("UTF-8"), std::string::npos) << r.body;
+    ASSERT_TRUE(server_->alive()) << "a spec with invalid UTF-8 stopped the server";
+  }
+  const std::string bin = ORCH_BIN_DIR "/orchestrate";
+  const std::string spec = dir_->path() + "/bad-utf8.yaml";
+  write_file(spec, bodies[0].first);
+  ProcessResult r =
+      run_process({bin, "--server", url_, "job", "submit", spec}, milliseconds(20000));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("UTF-8"), std::string::npos) << r.output;
+  ASSERT_TRUE(server_->alive());
+  EXPECT_EQ(call(url_, "GET", "/healthz").status, 200);
+  json jobs = get_json(url_, "/api/v1/jobs");
+  ASSERT_TRUE(jobs.is_object());
+  EXPECT_TRUE(jobs["jobs"].empty()) << "a refused spec created a job: " << jobs.dump();
+}
+
 TEST_F(E2eTest, CliDrivesTheRealServer) {
   const std::string bin = ORCH_BIN_DIR "/orchestrate";
   const std::string spec = dir_->path() + "/cli-job.yaml";

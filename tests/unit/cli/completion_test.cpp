@@ -27,7 +27,11 @@ class Completion : public ::testing::Test {
     app_.add_subcommand("serve", "the server")->add_option("--config", config_);
   }
   std::string script(const std::string& shell_name) {
-    const std::string path = ::testing::TempDir() + "/completion." + shell_name;
+    // One file per test: ctest runs the tests of this suite in parallel processes, and a
+    // script another test is rewriting cannot be sourced.
+    const std::string path = ::testing::TempDir() + "/completion-" +
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name() + "." +
+                             shell_name;
     std::ofstream(path) << completion_script(app_, shell_name, "orchestrate");
     return path;
   }

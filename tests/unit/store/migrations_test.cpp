@@ -61,6 +61,34 @@ TEST_F(Migrations, VersionOneDatabaseIsUpgradedWithItsDataKept) {
   EXPECT_TRUE((*store)->insert_checkpoint({0, 1, attempt->id, 10, "/c/10", 0.5, 5}).value());
 }
 
+TEST_F(Migrations, VersionSixDatabaseLearnsEachJobsLatestCluster) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 6).ok());
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
+        VALUES ('moved', 'running', '{"name":"moved","command":"true"}', 1, 2);
+      INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
+        VALUES ('never', 'pending', '{"name":"never","command":"true"}', 1, 2);
+      INSERT INTO attempts(job_id, no, cluster, token, state, gpus, started_ms)
+        VALUES (1, 1, 'alpha', 'orch-1-1-x', 'exited', 4, 3);
+      INSERT INTO attempts(job_id, no, cluster, token, state, gpus, started_ms)
+        VALUES (1, 2, 'beta', 'orch-1-2-x', 'running', 4, 4);
+    )sql")
+                    .ok());
+  }
+  auto store = Store::open(path_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  JobQuery beta;
+  beta.cluster = "beta";
+  auto jobs = (*store)->jobs_page(beta).value();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].name, "moved");
+  beta.cluster = "alpha";
+  EXPECT_TRUE((*store)->jobs_page(beta).value().empty());
+}
+
 TEST_F(Migrations, VersionThreeDatabaseGainsTheNodeLedger) {
   {
     auto db = Db::open(path_);

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 
 #include <filesystem>
+#include <stdexcept>
 
 #include "scheduler/store/store.h"
 #include "tests/harness/builders.h"
@@ -216,6 +217,105 @@ TEST(StoreFile, StateSurvivesReopenAndIsReadableFromASecondConnection) {
   auto again = std::move(Store::open(path).value());
   EXPECT_EQ(again->job(id).value()->name, "toy");
   std::filesystem::remove_all(dir);
+}
+
+TEST_F(StoreTest, ATransactionWhoseBodyThrowsRollsBackAndTheStoreGoesOn) {
+  auto r = store->transaction([&]() -> Result<void> {
+    EXPECT_TRUE(store->insert_job(new_job()).ok());
+    throw std::runtime_error("boom");
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::internal);
+  EXPECT_EQ(r.error().message, "internal error: boom");
+  EXPECT_TRUE(store->jobs(std::nullopt, 10).value().empty());
+  // Not left inside the failed transaction: the next one begins and commits.
+  ASSERT_TRUE(store
+                  ->transaction([&]() -> Result<void> {
+                    return store->insert_job(new_job()).ok() ? Result<void>(Ok{})
+                                                             : make_error(ErrorKind::io, "x");
+                  })
+                  .ok());
+  EXPECT_EQ(store->jobs(std::nullopt, 10).value().size(), 1u);
+}
+
+TEST_F(StoreTest, InvalidUtf8IsStoredReplacedNeverThrown) {
+  JobRow j = new_job();
+  j.spec.command = "train \xff\xfe";
+  auto id = store->insert_job(j);
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  EXPECT_EQ(store->job(*id).value()->spec.command, "train \xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
+TEST_F(StoreTest, JobChangesTellWhatTheLastTransactionWrote) {
+  JobId id = 0;
+  ASSERT_TRUE(store
+                  ->transaction([&]() -> Result<void> {
+                    JobRow j = new_job();
+                    j.spec = make_job().nodes(2).gpus(4);
+                    id = store->insert_job(j).value();
+                    j.id = id;
+                    return store->set_job_state(j, JobState::placed, 2000);
+                  })
+                  .ok());
+  const auto& changes = store->job_changes();
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].id, id);
+  EXPECT_EQ(changes[0].state, JobState::pending);
+  EXPECT_EQ(changes[0].nodes, 2);
+  EXPECT_EQ(changes[0].gpus_per_node, 4);
+  EXPECT_EQ(changes[1].state, JobState::placed);
+
+  (void)store->transaction([&]() -> Result<void> {
+    EXPECT_TRUE(store->insert_job(new_job()).ok());
+    return make_error(ErrorKind::invalid, "no");
+  });
+  EXPECT_TRUE(store->job_changes().empty());  // rolled back: nothing was written
+}
+
+TEST_F(StoreTest, JobsPageNewestFirstBelowTheCursorByStateAndCluster) {
+  std::vector<JobId> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(store->insert_job(new_job()).value());
+  for (JobId id : {ids[1], ids[3]}) {
+    AttemptRow a;
+    a.job_id = id;
+    a.no = 1;
+    a.cluster = "beta";
+    a.token = "t" + std::to_string(id);
+    a.gpus = 1;
+    ASSERT_TRUE(store->insert_attempt(a).ok());
+  }
+  auto page_ids = [&](const JobQuery& q) {
+    std::vector<JobId> out;
+    for (const auto& j : store->jobs_page(q).value()) out.push_back(j.id);
+    return out;
+  };
+  JobQuery q;
+  q.limit = 2;
+  EXPECT_EQ(page_ids(q), (std::vector<JobId>{ids[4], ids[3]}));
+  q.before_id = ids[3];
+  EXPECT_EQ(page_ids(q), (std::vector<JobId>{ids[2], ids[1]}));
+  q.before_id = ids[1];
+  EXPECT_EQ(page_ids(q), (std::vector<JobId>{ids[0]}));
+  JobQuery beta;
+  beta.cluster = "beta";
+  EXPECT_EQ(page_ids(beta), (std::vector<JobId>{ids[3], ids[1]}));
+  JobQuery placed;
+  placed.state = JobState::placed;
+  EXPECT_TRUE(page_ids(placed).empty());
+}
+
+TEST_F(StoreTest, WaitingJobsAreReadWithTheirSizesInIdOrder) {
+  JobRow a = new_job();
+  a.spec = make_job().nodes(3).gpus(2);
+  JobId first = store->insert_job(a).value();
+  JobRow b = new_job();
+  b.id = store->insert_job(b).value();
+  ASSERT_TRUE(store->set_job_state(b, JobState::placed, 2000).ok());
+  auto waiting = store->waiting_jobs().value();
+  ASSERT_EQ(waiting.size(), 1u);
+  EXPECT_EQ(waiting[0].id, first);
+  EXPECT_EQ(waiting[0].nodes, 3);
+  EXPECT_EQ(waiting[0].gpus_per_node, 2);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ namespace orch::testing {
 class FakeBackend : public ApiBackend {
  public:
   std::optional<Error> fail;
+  bool throw_everywhere = false;  // every call that looks at `fail` throws instead (guard tests)
   bool throw_on_list_clusters = false;
   std::string job1_state = "running";
   std::string logs = "step 1 loss 2.0\nstep 2 loss 1.5\n";
@@ -24,6 +25,7 @@ class FakeBackend : public ApiBackend {
   int finish_after_logs = 0;
 
   JobFilter last_filter;
+  std::optional<std::string> next_cursor;  // the "next" of list_jobs' page
   int last_event_limit = 0;
   LogRequest last_log;
   std::string last_body, last_source, last_cluster;
@@ -54,7 +56,7 @@ class FakeBackend : public ApiBackend {
 
   Result<nlohmann::json> list_clusters() override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     if (throw_on_list_clusters) throw std::runtime_error("boom");
     std::string admission = alpha_admission;
     if (burn_in_polls > 0 && --burn_in_polls == 0) alpha_admission = "active";
@@ -87,7 +89,7 @@ class FakeBackend : public ApiBackend {
   }
   Result<nlohmann::json> cluster_nodes(const std::string& cluster, int event_limit) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     if (cluster != "alpha") {
       return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");
     }
@@ -123,9 +125,10 @@ class FakeBackend : public ApiBackend {
   }
   Result<nlohmann::json> list_jobs(const JobFilter& filter) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     last_filter = filter;
-    return nlohmann::json{{"jobs", {job(1), job(2)}}};
+    return nlohmann::json{{"jobs", {job(1), job(2)}},
+                          {"next", next_cursor ? nlohmann::json(*next_cursor) : nullptr}};
   }
   Result<nlohmann::json> get_job(std::int64_t id) override {
     std::lock_guard lock(mu_);
@@ -206,7 +209,7 @@ class FakeBackend : public ApiBackend {
   }
   Result<nlohmann::json> submit_job(const std::string& body, const std::string& source) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     last_body = body;
     last_source = source;
     if (body.find("bad") != std::string::npos) {
@@ -236,7 +239,7 @@ class FakeBackend : public ApiBackend {
   }
   Result<nlohmann::json> set_cluster_outage(const std::string& cluster, bool down) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     if (cluster != "alpha" && cluster != "beta gamma") {
       return make_error(ErrorKind::not_found, "no cluster named '" + cluster + "'");
     }
@@ -247,7 +250,7 @@ class FakeBackend : public ApiBackend {
 
   Result<nlohmann::json> list_nodes(const NodeFilter& filter) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     last_node_filter = filter;
     if (filter.cluster && *filter.cluster != "alpha" && *filter.cluster != "beta-long-name") {
       return make_error(ErrorKind::not_found, "no cluster named \"" + *filter.cluster + "\"");
@@ -267,7 +270,7 @@ class FakeBackend : public ApiBackend {
   Result<nlohmann::json> set_node_state(const std::string& cluster, const std::string& name,
                                         bool quarantine, const std::string& reason) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     if (cluster != "alpha")
       return make_error(ErrorKind::not_found, "no cluster \"" + cluster + "\"");
     if (name != "a1" && name != "a2") {
@@ -282,7 +285,7 @@ class FakeBackend : public ApiBackend {
   }
   Result<nlohmann::json> start_burn_in(const std::string& cluster) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     if (cluster != "alpha")
       return make_error(ErrorKind::not_found, "no cluster \"" + cluster + "\"");
     if (alpha_admission == "burn-in") {
@@ -296,7 +299,7 @@ class FakeBackend : public ApiBackend {
   Result<nlohmann::json> cluster_probes(const std::string& cluster, const std::string& name,
                                         int limit) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     if (cluster != "alpha") {
       return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");
     }
@@ -314,7 +317,7 @@ class FakeBackend : public ApiBackend {
   }
   Result<nlohmann::json> provider_report(int window_days) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     last_window_days = window_days;
     auto card = [](const std::string& name, const std::string& kind, nlohmann::json clusters) {
       return nlohmann::json{{"name", name},
@@ -371,7 +374,7 @@ class FakeBackend : public ApiBackend {
   }
   Result<nlohmann::json> list_datasets() override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     nlohmann::json imagenet = {{"name", "imagenet"},
                                {"bytes", 1200000000000},
                                {"files", 1281167},
@@ -389,7 +392,7 @@ class FakeBackend : public ApiBackend {
   Result<nlohmann::json> register_dataset(const std::string& name, const std::string& cluster,
                                           const std::string& path) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     if (auto e = check_cluster(cluster)) return *e;
     if (cluster == "beta-long-name") {
       return make_error(ErrorKind::unsupported,
@@ -404,7 +407,7 @@ class FakeBackend : public ApiBackend {
   }
   Result<nlohmann::json> replicate_data(const ReplicateRequest& request) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     if (auto e = check_cluster(request.to)) return *e;
     last_replicate = request;
     if (request.job_id > 0) {
@@ -429,7 +432,7 @@ class FakeBackend : public ApiBackend {
   }
   Result<nlohmann::json> list_transfers(const TransferFilter& filter) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     last_transfer_filter = filter;
     ++transfer_calls;
     bool active = true;
@@ -450,7 +453,7 @@ class FakeBackend : public ApiBackend {
   }
   Result<nlohmann::json> get_transfer(std::int64_t id) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     if (id == 6) return transfer(6, "done", 1500000000);
     if (id == 7) return transfer(7, "running", 675000000);
     if (id == 8) return transfer(8, "queued", 0);
@@ -458,7 +461,7 @@ class FakeBackend : public ApiBackend {
   }
   Result<nlohmann::json> start_audit(const std::string& cluster) override {
     std::lock_guard lock(mu_);
-    if (fail) return *fail;
+    if (auto e = failure()) return *e;
     if (!cluster.empty()) {
       if (auto e = check_cluster(cluster)) return *e;
     }
@@ -560,8 +563,13 @@ class FakeBackend : public ApiBackend {
             {"read_mb_s", nullptr},
             {"result", {{"node", name}, {"gemm_gflops", gflops}}}};
   }
+  // The forced failure, if any; throws instead when throw_everywhere is set.
+  std::optional<Error> failure() const {
+    if (throw_everywhere) throw std::runtime_error("the backend threw");
+    return fail;
+  }
   std::optional<Error> check(std::int64_t id) {
-    if (fail) return fail;
+    if (auto e = failure()) return e;
     if (id != 1 && id != 2) {
       return make_error(ErrorKind::not_found, "no job with id " + std::to_string(id));
     }
