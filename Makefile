@@ -79,9 +79,11 @@ fuzz: fuzz-build
 	rm -rf $(FUZZ_BUILD_DIR)/work
 	tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD_DIR)/bin $(FUZZ_SECONDS) $(FUZZ_BUILD_DIR)/work
 
+# Record figures from a Release build: make bench BUILD_TYPE=Release BUILD_DIR=build-release
 bench: build
 	$(BUILD_DIR)/bin/bench_brain
 	$(BUILD_DIR)/bin/bench_agent
+	$(BUILD_DIR)/bin/bench_rest
 
 # Issue 3's figures on the real Slurm lab (as root, about 3 minutes); not part of `make bench`.
 .PHONY: bench-slurm

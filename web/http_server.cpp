@@ -16,6 +16,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "web/beast_request.h"
 #include "web/router.h"
 
 namespace orch {
@@ -32,22 +33,7 @@ constexpr std::size_t kHeaderLimit = std::size_t{16} * 1024;
 constexpr std::size_t kDrainLimit = 64u << 20;
 constexpr std::chrono::seconds kDrainTimeout{5};
 
-using BeastRequest = http::request<http::string_body>;
 using BeastResponse = http::response<http::string_body>;
-
-HttpRequest to_plain(const BeastRequest& request) {
-  HttpRequest out;
-  out.method = std::string(request.method_string());
-  parse_target(std::string(request.target()), out.path, out.query);
-  for (const auto& field : request) {
-    std::string name(field.name_string());
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    auto [it, inserted] = out.headers.emplace(name, std::string(field.value()));
-    if (!inserted) it->second += ", " + std::string(field.value());
-  }
-  out.body = request.body();
-  return out;
-}
 
 BeastResponse to_beast(const HttpResponse& response, unsigned version, bool keep_alive) {
   BeastResponse out;

@@ -35,6 +35,8 @@ class Brain {
   Result<BrainReply> handle(const BrainEvent& event);
 
   const std::vector<ClusterSpec>& clusters() const { return clusters_; }
+  // Moves when an event wrote work for the workers (Store::work_epoch).
+  std::uint64_t work_epoch() const { return store_.work_epoch(); }
   const ClusterSpec* cluster_spec(const std::string& name) const;
 
  private:

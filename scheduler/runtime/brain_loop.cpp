@@ -96,7 +96,11 @@ void BrainLoop::run() {
       std::cerr << "orchestrate: brain: " << reply.error().message << "\n";
     }
     if (item.reply) item.reply->set_value(std::move(reply));
-    if (on_outbox_) on_outbox_();
+    // Wake the workers only for new work: a poll's observation that decided nothing must not
+    // set off another poll at once (that loop kept a core busy with one running job).
+    const std::uint64_t work = brain_.work_epoch();
+    if (on_outbox_ && work != last_work_epoch_) on_outbox_();
+    last_work_epoch_ = work;
   }
 }
 

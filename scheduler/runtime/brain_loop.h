@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <future>
@@ -19,7 +20,7 @@ namespace orch {
 
 class BrainLoop {
  public:
-  // on_outbox: called (on the brain thread) after each event that may have written actions.
+  // on_outbox: called (on the brain thread) after each event that wrote actions or transfers.
   BrainLoop(Brain& brain, int tick_ms, std::function<void()> on_outbox);
   ~BrainLoop();
   BrainLoop(const BrainLoop&) = delete;
@@ -52,6 +53,7 @@ class BrainLoop {
   std::condition_variable cv_;
   std::deque<Item> queue_;
   bool stopping_ = false;
+  std::uint64_t last_work_epoch_ = 0;  // the brain's work epoch after the last event
   std::thread thread_;
 };
 

@@ -210,6 +210,7 @@ Result<std::vector<EventRow>> Store::events_of(JobId job, int limit) {
 // ---- outbox -----------------------------------------------------------------------------
 
 Result<std::int64_t> Store::enqueue(const OutboxRow& row) {
+  ++work_epoch_;
   const std::string kind(to_string(row.kind));
   if (auto r = execute(
           db_,

@@ -38,6 +38,10 @@ class Store {
   // nodes, an attempt starting, ending or settling; and with every rollback. Equal epochs mean
   // a view of the clusters built from this connection is still current.
   std::uint64_t capacity_epoch() const { return capacity_epoch_; }
+  // Grows with every write that gives a worker something to do: an outbox action, a transfer
+  // row. The brain's loop wakes the workers only when it moved, so an observation that decided
+  // nothing does not set off another round of polls (and with it another observation).
+  std::uint64_t work_epoch() const { return work_epoch_; }
   Db& db() { return db_; }
 
   // Clusters.
@@ -194,6 +198,7 @@ class Store {
   std::unordered_map<JobId, std::pair<std::string, JobSpec>> spec_cache_;
   std::vector<JobChange> job_changes_;
   std::uint64_t capacity_epoch_ = 1;
+  std::uint64_t work_epoch_ = 0;
 };
 
 }  // namespace orch

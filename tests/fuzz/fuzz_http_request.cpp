@@ -3,7 +3,6 @@
 // tests' FakeBackend. Malformed HTTP is a parse error (the server answers 400); whatever parses
 // must get an answer with a valid status, and never a 500: with a backend that does not fail, a
 // 500 means a route threw (Router turns exceptions into 500s, which would hide them here).
-#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +14,7 @@
 
 #include "tests/unit/web/fake_backend.h"
 #include "web/api_routes.h"
+#include "web/beast_request.h"
 #include "web/http_types.h"
 
 namespace {
@@ -24,21 +24,6 @@ namespace http = boost::beast::http;
 // What the server's limits are (web/http_server.cpp): 16 KiB of headers, 1 MiB of body.
 constexpr std::size_t kHeaderLimit = std::size_t{16} * 1024;
 constexpr std::size_t kBodyLimit = std::size_t{1} << 20;
-
-// As http_server.cpp's to_plain: repeated headers joined with ", ".
-orch::HttpRequest to_plain(const http::request<http::string_body>& request) {
-  orch::HttpRequest out;
-  out.method = std::string(request.method_string());
-  orch::parse_target(std::string(request.target()), out.path, out.query);
-  for (const auto& field : request) {
-    std::string name(field.name_string());
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    auto [it, inserted] = out.headers.emplace(name, std::string(field.value()));
-    if (!inserted) it->second += ", " + std::string(field.value());
-  }
-  out.body = request.body();
-  return out;
-}
 
 }  // namespace
 
@@ -65,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   orch::testing::FakeBackend backend;
   const orch::Router router = orch::make_api_router(backend);
-  const orch::HttpResponse response = router.dispatch(to_plain(parser.get()));
+  const orch::HttpResponse response = router.dispatch(orch::to_plain(parser.get()));
   if (response.status < 100 || response.status > 599 || response.status == 500) {
     std::fprintf(stderr, "request answered %d: %s\n", response.status, response.body.c_str());
     std::abort();
