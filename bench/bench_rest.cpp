@@ -173,8 +173,10 @@ std::vector<LoadResult> measure_reads(int jobs, double seconds) {
     return LoadRequest{"GET", "/api/v1/jobs/" + std::to_string(id)};
   };
   auto page = [](int, int) { return LoadRequest{"GET", "/api/v1/jobs?limit=100"}; };
+  auto small_page = [](int, int) { return LoadRequest{"GET", "/api/v1/jobs?limit=10"}; };
   out.push_back(bench::run_load(server.port, 1, seconds, 1 << 30, one_job));
   out.push_back(bench::run_load(server.port, 64, seconds, 1 << 30, one_job));
+  out.push_back(bench::run_load(server.port, 64, seconds, 1 << 30, small_page));
   out.push_back(bench::run_load(server.port, 64, seconds, 1 << 30, page));
   out.push_back(bench::run_load(server.port, 256, seconds, 1 << 30, one_job));
   server.process->stop();
@@ -258,8 +260,8 @@ int main(int argc, char** argv) {
   if (auto rc = bench::parse_flags(
           argc, argv, "bench_rest",
           "REST reads and submissions of the real server, small against large history and queue.",
-          {{"--jobs", "N", "jobs in the large database and the long queue (default 10000)", 16,
-            1e6, true, [&](double v) { jobs = static_cast<int>(v); }},
+          {{"--jobs", "N", "jobs in the large database and the long queue (default 10000)", 16, 1e6,
+            true, [&](double v) { jobs = static_cast<int>(v); }},
            {"--seconds", "S", "length of each measurement (default 5)", 0.5, 600, false,
             [&](double v) { seconds = v; }}})) {
     return *rc;
@@ -271,7 +273,8 @@ int main(int argc, char** argv) {
   const auto reads_small = measure_reads(small, seconds);
   const auto reads_large = measure_reads(jobs, seconds);
   const char* names[] = {"GET /jobs/{id}, 1 client", "GET /jobs/{id}, 64 clients",
-                         "GET /jobs?limit=100, 64 clients", "GET /jobs/{id}, 256 clients"};
+                         "GET /jobs?limit=10, 64 clients", "GET /jobs?limit=100, 64 clients",
+                         "GET /jobs/{id}, 256 clients"};
   std::vector<Row> rows;
   for (std::size_t i = 0; i < reads_small.size(); ++i) {
     rows.push_back({names[i], small, reads_small[i]});

@@ -3,7 +3,6 @@
 
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/mfu.h"
-#include "scheduler/spec/job_spec_json.h"
 #include "scheduler/spec/job_spec_parser.h"
 
 namespace orch {
@@ -139,14 +138,15 @@ Result<nlohmann::json> SchedulerBackend::cluster_nodes(const std::string& cluste
   return json{{"cluster", cluster}, {"nodes", node_list}, {"events", event_list}};
 }
 
-Result<JobRow> SchedulerBackend::find_job(Store& reader, std::int64_t id) {
-  auto job = reader.job(id);
+Result<JobRow> SchedulerBackend::find_job(Store& reader, std::int64_t id, nlohmann::json* spec) {
+  auto job = reader.job_listing(id, spec);
   if (!job) return job.error();
   if (!*job) return make_error(ErrorKind::not_found, "no job with id " + std::to_string(id));
   return **job;
 }
 
-Result<nlohmann::json> SchedulerBackend::job_json(Store& reader, const JobRow& j, bool with_spec) {
+Result<nlohmann::json> SchedulerBackend::job_json(Store& reader, const JobRow& j, bool with_spec,
+                                                  const nlohmann::json* spec) {
   auto attempts = reader.attempts_of(j.id);
   if (!attempts) return attempts.error();
   auto ckpt = reader.latest_checkpoint(j.id);
@@ -171,7 +171,7 @@ Result<nlohmann::json> SchedulerBackend::job_json(Store& reader, const JobRow& j
               {"reason", j.reason},
               {"created_ms", j.created_ms},
               {"updated_ms", j.updated_ms}};
-  if (with_spec) out["spec"] = job_spec_to_json(j.spec);
+  if (with_spec) out["spec"] = spec ? *spec : json(nullptr);
   return out;
 }
 
@@ -211,9 +211,10 @@ Result<nlohmann::json> SchedulerBackend::get_job(std::int64_t id) {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
   Store& reader = **lease;
-  auto j = find_job(reader, id);
+  json spec;
+  auto j = find_job(reader, id, &spec);
   if (!j) return j.error();
-  auto out = job_json(reader, *j, true);
+  auto out = job_json(reader, *j, true, &spec);
   if (!out) return out.error();
   auto attempts = reader.attempts_of(id);
   if (!attempts) return attempts.error();

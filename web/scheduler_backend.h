@@ -65,8 +65,10 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> start_audit(const std::string& cluster) override;
 
  private:
-  Result<JobRow> find_job(Store& reader, std::int64_t id);
-  Result<nlohmann::json> job_json(Store& reader, const JobRow& job, bool with_spec);
+  // The job as Store::job_listing reads it (resources only); its stored spec into *spec if asked.
+  Result<JobRow> find_job(Store& reader, std::int64_t id, nlohmann::json* spec = nullptr);
+  Result<nlohmann::json> job_json(Store& reader, const JobRow& job, bool with_spec,
+                                  const nlohmann::json* spec = nullptr);
   const ClusterSpec* spec_of(const std::string& cluster) const;
   // invalid naming the configured clusters when cluster is not one of them (a body's content).
   std::optional<Error> check_configured(const std::string& cluster) const;

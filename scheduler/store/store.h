@@ -99,8 +99,14 @@ class Store {
   Result<std::optional<JobRow>> job(JobId id);
   Result<std::vector<JobRow>> jobs_in_states(const std::vector<JobState>& states);
   Result<std::vector<JobRow>> jobs(std::optional<JobState> state, int limit);
-  // One page of jobs, newest first: those with an id below before_id (none: from the newest),
-  // in the given state and whose latest attempt ran on the given cluster, when set.
+  // A job as REST shows it, without running the spec parser (a stored spec is read back through
+  // the YAML parser, which costs far more than the rest of a request): of the spec only the
+  // resources (nodes, gpus_per_node) are filled, and the stored document, when asked, goes to
+  // *spec as JSON. The brain reads whole jobs with job().
+  Result<std::optional<JobRow>> job_listing(JobId id, nlohmann::json* spec = nullptr);
+  // One page of jobs as job_listing reads them, newest first: those with an id below
+  // before_id (none: from the newest), in the given state and whose latest attempt ran on the
+  // given cluster, when set.
   Result<std::vector<JobRow>> jobs_page(const JobQuery& query);
   // Waiting jobs in placement order without their specs' text (the brain's queue at start).
   Result<std::vector<JobChange>> waiting_jobs();
@@ -185,6 +191,7 @@ class Store {
  private:
   explicit Store(Db db) : db_(std::move(db)) {}
   JobRow read_job(const Stmt& st);
+  static JobRow read_job_listing(const Stmt& st);
   // Writes every mutable attempt field, with no transition check.
   Result<void> write_attempt(const AttemptRow& row);
   // Records an "illegal-transition" event for a job or attempt (kind) named who, says so on

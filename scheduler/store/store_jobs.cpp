@@ -10,7 +10,43 @@ constexpr const char* kJobColumns =
     "id, name, state, spec, infra_restarts, user_restarts, next_attempt_ms, reason, created_ms, "
     "updated_ms";
 
+// The columns of a listing: the spec's resources by SQLite's own JSON reader, no parse here.
+constexpr const char* kListingColumns =
+    "id, name, state, json_extract(spec, '$.resources.nodes'), "
+    "json_extract(spec, '$.resources.gpus_per_node'), infra_restarts, user_restarts, "
+    "next_attempt_ms, reason, created_ms, updated_ms";
+
 }  // namespace
+
+JobRow Store::read_job_listing(const Stmt& st) {
+  JobRow j;
+  j.id = st.col_int(0);
+  j.name = st.col_text(1);
+  j.state = parse_job_state(st.col_text(2)).value_or(JobState::failed);
+  j.spec.name = j.name;
+  j.spec.nodes = static_cast<int>(st.col_int(3));
+  j.spec.gpus_per_node = static_cast<int>(st.col_int(4));
+  j.infra_restarts = static_cast<int>(st.col_int(5));
+  j.user_restarts = static_cast<int>(st.col_int(6));
+  j.next_attempt_ms = st.col_opt_int(7);
+  j.reason = st.col_text(8);
+  j.created_ms = st.col_int(9);
+  j.updated_ms = st.col_int(10);
+  return j;
+}
+
+Result<std::optional<JobRow>> Store::job_listing(JobId id, nlohmann::json* spec) {
+  std::optional<std::string> text;
+  auto row = query_one(
+      db_, std::string("SELECT ") + kListingColumns + ", spec FROM jobs WHERE id = ?",
+      [&](const Stmt& st) {
+        if (spec) text = st.col_text(11);
+        return read_job_listing(st);
+      },
+      id);
+  if (row && *row && spec) *spec = nlohmann::json::parse(text.value_or("{}"), nullptr, false);
+  return row;
+}
 
 JobRow Store::read_job(const Stmt& st) {
   JobRow j;
@@ -26,7 +62,9 @@ JobRow Store::read_job(const Stmt& st) {
     auto spec_json = nlohmann::json::parse(text, nullptr, false);
     if (auto spec = job_spec_from_json(spec_json)) {
       j.spec = std::move(*spec);
-      if (spec_cache_.size() >= 4096) spec_cache_.clear();
+      // Room for a long queue: the brain reads a waiting job's spec on every try, and a spec
+      // read back costs a run of the YAML parser (REST reads avoid it: job_listing).
+      if (spec_cache_.size() >= 16384) spec_cache_.clear();
       spec_cache_[j.id] = {std::move(text), j.spec};
     }
   }
@@ -88,7 +126,7 @@ Result<std::vector<JobRow>> Store::jobs_page(const JobQuery& q) {
   // Every filter is a column with an index that ends in id, and the statement names only the
   // filters given ("?1 IS NULL OR ..." would keep SQLite from seeking), so a page costs what it
   // returns however many jobs the database holds and however deep the page is.
-  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE 1";
+  std::string sql = std::string("SELECT ") + kListingColumns + " FROM jobs WHERE 1";
   if (q.state) sql += " AND state = ?1";
   if (q.cluster) sql += " AND cluster = ?2";
   if (q.before_id) sql += " AND id < ?3";
@@ -99,7 +137,7 @@ Result<std::vector<JobRow>> Store::jobs_page(const JobQuery& q) {
   if (q.cluster) st->bind(2, *q.cluster);
   if (q.before_id) st->bind(3, *q.before_id);
   st->bind(4, q.limit);
-  return collect_rows(*st, [this](const Stmt& row) { return read_job(row); });
+  return collect_rows(*st, read_job_listing);
 }
 
 Result<std::vector<JobChange>> Store::waiting_jobs() {
