@@ -151,27 +151,34 @@ Result<nlohmann::json> SchedulerBackend::job_json(Store& reader, const JobRow& j
   if (!attempts) return attempts.error();
   auto ckpt = reader.latest_checkpoint(j.id);
   if (!ckpt) return ckpt.error();
-  JobStats stats = compute_job_stats(*attempts, clock_.now_ms());
-  const AttemptRow* last = attempts->empty() ? nullptr : &attempts->back();
-  json out = {{"id", j.id},
-              {"name", j.name},
-              {"state", to_string(j.state)},
-              {"nodes", j.spec.nodes},
-              {"gpus_per_node", j.spec.gpus_per_node},
-              {"cluster", last ? json(last->cluster) : json(nullptr)},
-              {"attempts", attempts->size()},
-              {"infra_restarts", j.infra_restarts},
-              {"user_restarts", j.user_restarts},
-              {"step", last ? opt(last->last_step) : json(nullptr)},
-              {"mfu", last ? opt(last->mfu) : json(nullptr)},
-              {"steps_lost", stats.steps_lost},
-              {"ettr", opt(stats.ettr)},
-              {"last_checkpoint",
-               *ckpt ? json{{"step", (*ckpt)->step}, {"path", (*ckpt)->path}} : json(nullptr)},
-              {"reason", j.reason},
-              {"created_ms", j.created_ms},
-              {"updated_ms", j.updated_ms}};
+  json out = job_summary(j, *attempts, ckpt->has_value() ? &**ckpt : nullptr);
   if (with_spec) out["spec"] = spec ? *spec : json(nullptr);
+  return out;
+}
+
+nlohmann::json SchedulerBackend::job_summary(const JobRow& j,
+                                             const std::vector<AttemptRow>& attempts,
+                                             const CheckpointRow* ckpt) const {
+  JobStats stats = compute_job_stats(attempts, clock_.now_ms());
+  const AttemptRow* last = attempts.empty() ? nullptr : &attempts.back();
+  json out = {
+      {"id", j.id},
+      {"name", j.name},
+      {"state", to_string(j.state)},
+      {"nodes", j.spec.nodes},
+      {"gpus_per_node", j.spec.gpus_per_node},
+      {"cluster", last ? json(last->cluster) : json(nullptr)},
+      {"attempts", attempts.size()},
+      {"infra_restarts", j.infra_restarts},
+      {"user_restarts", j.user_restarts},
+      {"step", last ? opt(last->last_step) : json(nullptr)},
+      {"mfu", last ? opt(last->mfu) : json(nullptr)},
+      {"steps_lost", stats.steps_lost},
+      {"ettr", opt(stats.ettr)},
+      {"last_checkpoint", ckpt ? json{{"step", ckpt->step}, {"path", ckpt->path}} : json(nullptr)},
+      {"reason", j.reason},
+      {"created_ms", j.created_ms},
+      {"updated_ms", j.updated_ms}};
   return out;
 }
 
@@ -197,11 +204,20 @@ Result<nlohmann::json> SchedulerBackend::list_jobs(const JobFilter& filter) {
   if (!jobs) return jobs.error();
   const bool more = jobs->size() > static_cast<std::size_t>(filter.limit);
   if (more) jobs->pop_back();
+  // Two statements for the whole page, not two per row.
+  std::vector<JobId> ids;
+  for (const auto& j : *jobs) ids.push_back(j.id);
+  auto attempts = reader.attempts_of_jobs(ids);
+  if (!attempts) return attempts.error();
+  auto ckpts = reader.latest_checkpoints(ids);
+  if (!ckpts) return ckpts.error();
+  static const std::vector<AttemptRow> kNone;
   json out = json::array();
   for (const auto& j : *jobs) {
-    auto item = job_json(reader, j, false);
-    if (!item) return item.error();
-    out.push_back(std::move(*item));
+    const auto a = attempts->find(j.id);
+    const auto c = ckpts->find(j.id);
+    out.push_back(job_summary(j, a == attempts->end() ? kNone : a->second,
+                              c == ckpts->end() ? nullptr : &c->second));
   }
   json next = more ? json(std::to_string(jobs->back().id)) : json(nullptr);
   return json{{"jobs", out}, {"next", next}};

@@ -69,6 +69,9 @@ class SchedulerBackend final : public ApiBackend {
   Result<JobRow> find_job(Store& reader, std::int64_t id, nlohmann::json* spec = nullptr);
   Result<nlohmann::json> job_json(Store& reader, const JobRow& job, bool with_spec,
                                   const nlohmann::json* spec = nullptr);
+  // A job's fields in GET /jobs (no I/O): its row, its attempts, its latest checkpoint if any.
+  nlohmann::json job_summary(const JobRow& job, const std::vector<AttemptRow>& attempts,
+                             const CheckpointRow* latest_checkpoint) const;
   const ClusterSpec* spec_of(const std::string& cluster) const;
   // invalid naming the configured clusters when cluster is not one of them (a body's content).
   std::optional<Error> check_configured(const std::string& cluster) const;

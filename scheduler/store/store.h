@@ -120,6 +120,8 @@ class Store {
   Result<AttemptId> insert_attempt(const AttemptRow& row);
   Result<std::optional<AttemptRow>> attempt_by_token(const std::string& token);
   Result<std::vector<AttemptRow>> attempts_of(JobId job);
+  // The attempts of each of these jobs, in attempt order: one statement for a page of jobs.
+  Result<std::map<JobId, std::vector<AttemptRow>>> attempts_of_jobs(const std::vector<JobId>& jobs);
   Result<std::vector<AttemptRow>> live_attempts(const std::optional<std::string>& cluster);
   // Running attempts that printed no progress line for their hang_after_ms by `now`.
   Result<std::vector<AttemptRow>> silent_attempts(Millis now);
@@ -140,6 +142,8 @@ class Store {
   // The new checkpoint's id; nullopt when it is already known (same job, step and path).
   Result<std::optional<std::int64_t>> insert_checkpoint(const CheckpointRow& row);
   Result<std::optional<CheckpointRow>> latest_checkpoint(JobId job);
+  // The latest checkpoint of each of these jobs that has one: one statement for a page.
+  Result<std::map<JobId, CheckpointRow>> latest_checkpoints(const std::vector<JobId>& jobs);
   Result<std::vector<CheckpointRow>> checkpoints_of(JobId job);
 
   // Checkpoint registry, datasets, copies and transfers (store_data.cpp; issue 5).

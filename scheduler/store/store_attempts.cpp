@@ -126,6 +126,31 @@ Result<std::vector<AttemptRow>> Store::attempts_of(JobId job) {
       read_attempt, job);
 }
 
+namespace {
+
+// A list of ids as one bound value: "[1,2,3]" for json_each, so one prepared statement serves
+// pages of any size.
+std::string id_array(const std::vector<JobId>& ids) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+Result<std::map<JobId, std::vector<AttemptRow>>> Store::attempts_of_jobs(
+    const std::vector<JobId>& jobs) {
+  auto rows = query(db_,
+                    std::string("SELECT ") + kAttemptColumns +
+                        " FROM attempts WHERE job_id IN (SELECT value FROM json_each(?)) "
+                        "ORDER BY job_id, no",
+                    read_attempt, id_array(jobs));
+  if (!rows) return rows.error();
+  std::map<JobId, std::vector<AttemptRow>> out;
+  for (auto& a : *rows) out[a.job_id].push_back(std::move(a));
+  return out;
+}
+
 Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::string>& cluster) {
   // Live attempts are few and ended ones many: both forms read the partial indexes of live
   // attempts only (the planner, without statistics, would otherwise scan the table).
@@ -284,6 +309,19 @@ Result<std::optional<CheckpointRow>> Store::latest_checkpoint(JobId job) {
       std::string("SELECT ") + kCheckpointColumns +
           " FROM checkpoints c WHERE c.job_id = ? ORDER BY c.step DESC, c.id DESC LIMIT 1",
       read_checkpoint, job);
+}
+
+Result<std::map<JobId, CheckpointRow>> Store::latest_checkpoints(const std::vector<JobId>& jobs) {
+  auto rows = query(db_,
+                    std::string("SELECT ") + kCheckpointColumns +
+                        " FROM checkpoints c WHERE c.id IN (SELECT (SELECT l.id FROM checkpoints l "
+                        "WHERE l.job_id = j.value ORDER BY l.step DESC, l.id DESC LIMIT 1) "
+                        "FROM json_each(?) j)",
+                    read_checkpoint, id_array(jobs));
+  if (!rows) return rows.error();
+  std::map<JobId, CheckpointRow> out;
+  for (auto& c : *rows) out.emplace(c.job_id, std::move(c));
+  return out;
 }
 
 Result<std::vector<CheckpointRow>> Store::checkpoints_since(Millis since_ms) {

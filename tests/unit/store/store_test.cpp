@@ -318,5 +318,29 @@ TEST_F(StoreTest, WaitingJobsAreReadWithTheirSizesInIdOrder) {
   EXPECT_EQ(waiting[0].gpus_per_node, 2);
 }
 
+TEST_F(StoreTest, APagesAttemptsAndLatestCheckpointsComeInOneStatementEach) {
+  AttemptRow a = add_attempt("t-a");
+  AttemptRow b = add_attempt("t-b");
+  const JobId none = store->insert_job(new_job()).value();
+  AttemptRow a2 = a;
+  a2.no = 2;
+  a2.token = "t-a2";
+  a2.id = store->insert_attempt(a2).value();
+  ASSERT_TRUE(store->insert_checkpoint({0, a.job_id, a.id, 10, "/c/10", 1.0, 5}).ok());
+  ASSERT_TRUE(store->insert_checkpoint({0, a.job_id, a2.id, 30, "/c/30", 1.0, 6}).ok());
+  ASSERT_TRUE(store->insert_checkpoint({0, a.job_id, a2.id, 20, "/c/20", 1.0, 7}).ok());
+
+  auto attempts = store->attempts_of_jobs({a.job_id, b.job_id, none}).value();
+  ASSERT_EQ(attempts.size(), 2u);
+  ASSERT_EQ(attempts.at(a.job_id).size(), 2u);
+  EXPECT_EQ(attempts.at(a.job_id)[1].token, "t-a2");
+  EXPECT_EQ(attempts.at(b.job_id).at(0).token, "t-b");
+  auto latest = store->latest_checkpoints({a.job_id, b.job_id, none}).value();
+  ASSERT_EQ(latest.size(), 1u);
+  EXPECT_EQ(latest.at(a.job_id).step, 30);
+  EXPECT_EQ(latest.at(a.job_id).path, "/c/30");
+  EXPECT_TRUE(store->attempts_of_jobs({}).value().empty());
+}
+
 }  // namespace
 }  // namespace orch

@@ -52,6 +52,53 @@ class SchedulerBackendTest : public ::testing::Test {
   std::unique_ptr<SchedulerBackend> backend_;
 };
 
+TEST_F(SchedulerBackendTest, JobsComePagedNewestFirstWithTheirAttemptsAndLatestCheckpoint) {
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto r = brain_->handle(SubmitJob{make_job().nodes(1).gpus(2).on({"alpha"})});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ids.push_back(r->job_id);
+  }
+  const AttemptRow first = store_->attempts_of(ids[0]).value().at(0);
+  ASSERT_TRUE(store_->insert_checkpoint({0, ids[0], first.id, 40, "/ckpt/40", 1.0, 5}).ok());
+  ASSERT_TRUE(store_->insert_checkpoint({0, ids[0], first.id, 20, "/ckpt/20", 1.0, 6}).ok());
+
+  JobFilter page;
+  page.limit = 2;
+  auto one = backend_->list_jobs(page);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  ASSERT_EQ((*one)["jobs"].size(), 2u);
+  EXPECT_EQ((*one)["jobs"][0]["id"], ids[2]);
+  EXPECT_EQ((*one)["jobs"][1]["id"], ids[1]);
+  EXPECT_EQ((*one)["next"], std::to_string(ids[1]));
+  page.cursor = ids[1];
+  auto two = backend_->list_jobs(page);
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  ASSERT_EQ((*two)["jobs"].size(), 1u);
+  const nlohmann::json& oldest = (*two)["jobs"][0];
+  EXPECT_TRUE((*two)["next"].is_null());
+  EXPECT_EQ(oldest["id"], ids[0]);
+  EXPECT_EQ(oldest["attempts"], 1);
+  EXPECT_EQ(oldest["cluster"], "alpha");
+  EXPECT_EQ(oldest["gpus_per_node"], 2);
+  EXPECT_EQ(oldest["last_checkpoint"]["step"], 40);
+  EXPECT_EQ(oldest["last_checkpoint"]["path"], "/ckpt/40");
+  EXPECT_FALSE(oldest.contains("spec"));
+
+  JobFilter on_beta;
+  on_beta.cluster = "beta";
+  EXPECT_TRUE(backend_->list_jobs(on_beta)->at("jobs").empty());
+
+  // One job shows the row the page showed, plus the spec as submitted.
+  auto job = backend_->get_job(ids[0]);
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  for (const char* key : {"id", "attempts", "cluster", "last_checkpoint", "nodes"}) {
+    EXPECT_EQ((*job)[key], oldest[key]) << key;
+  }
+  EXPECT_EQ((*job)["spec"]["resources"]["gpus_per_node"], 2);
+  EXPECT_EQ((*job)["spec"]["placement"]["allowed"], nlohmann::json({"alpha"}));
+}
+
 TEST_F(SchedulerBackendTest, ClusterNodesListsNodesAndTheLedgerNewestFirst) {
   auto submitted = brain_->handle(SubmitJob{make_job().nodes(2).gpus(4).on({"alpha"})});
   ASSERT_TRUE(submitted.ok());
