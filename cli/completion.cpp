@@ -63,6 +63,13 @@ std::string ident(const std::string& program) {
   return out;
 }
 
+// F_subcommands PATH and F_options PATH: what may follow a command path. Both shells' scripts
+// define them the same way.
+std::string lookups(const std::vector<Level>& levels, const std::string& f) {
+  return f + "_subcommands() {\n  case \"$1\" in\n" + cases(levels, true) + "  esac\n}\n" + f +
+         "_options() {\n  case \"$1\" in\n" + cases(levels, false) + "  esac\n}\n";
+}
+
 std::string bash_script(const std::vector<Level>& levels, const std::string& program) {
   const std::string f = ident(program);
   return "# bash completion for " + program +
@@ -71,19 +78,7 @@ std::string bash_script(const std::vector<Level>& levels, const std::string& pro
          program +
          " completion bash)\n"
          "# or save it as /etc/bash_completion.d/" +
-         program + ".\n" + f +
-         "_subcommands() {\n"
-         "  case \"$1\" in\n" +
-         cases(levels, true) +
-         "  esac\n"
-         "}\n" +
-         f +
-         "_options() {\n"
-         "  case \"$1\" in\n" +
-         cases(levels, false) +
-         "  esac\n"
-         "}\n" +
-         f +
+         program + ".\n" + lookups(levels, f) + f +
          "() {\n"
          "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" cmdpath=\"\" word i\n"
          "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
@@ -121,19 +116,7 @@ std::string zsh_script(const std::vector<Level>& levels, const std::string& prog
          program +
          " completion zsh)\n"
          "# or save it as _" +
-         program + " in a directory of $fpath.\n" + f +
-         "_subcommands() {\n"
-         "  case \"$1\" in\n" +
-         cases(levels, true) +
-         "  esac\n"
-         "}\n" +
-         f +
-         "_options() {\n"
-         "  case \"$1\" in\n" +
-         cases(levels, false) +
-         "  esac\n"
-         "}\n" +
-         f +
+         program + " in a directory of $fpath.\n" + lookups(levels, f) + f +
          "() {\n"
          "  local cmdpath=\"\" word i\n"
          "  local -a subs\n"
