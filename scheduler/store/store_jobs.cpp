@@ -6,15 +6,13 @@
 namespace orch {
 namespace {
 
-constexpr const char* kJobColumns =
-    "id, name, state, spec, infra_restarts, user_restarts, next_attempt_ms, reason, created_ms, "
-    "updated_ms";
-
 // The columns of a listing: the spec's resources by SQLite's own JSON reader, no parse here.
 constexpr const char* kListingColumns =
     "id, name, state, json_extract(spec, '$.resources.nodes'), "
     "json_extract(spec, '$.resources.gpus_per_node'), infra_restarts, user_restarts, "
     "next_attempt_ms, reason, created_ms, updated_ms";
+// A whole job: the listing's columns, then the spec's text (column 11).
+const std::string kJobColumns = std::string(kListingColumns) + ", spec";
 
 }  // namespace
 
@@ -38,7 +36,7 @@ JobRow Store::read_job_listing(const Stmt& st) {
 Result<std::optional<JobRow>> Store::job_listing(JobId id, nlohmann::json* spec) {
   std::optional<std::string> text;
   auto row = query_one(
-      db_, std::string("SELECT ") + kListingColumns + ", spec FROM jobs WHERE id = ?",
+      db_, "SELECT " + kJobColumns + " FROM jobs WHERE id = ?",
       [&](const Stmt& st) {
         if (spec) text = st.col_text(11);
         return read_job_listing(st);
@@ -49,13 +47,10 @@ Result<std::optional<JobRow>> Store::job_listing(JobId id, nlohmann::json* spec)
 }
 
 JobRow Store::read_job(const Stmt& st) {
-  JobRow j;
-  j.id = st.col_int(0);
-  j.name = st.col_text(1);
-  j.state = parse_job_state(st.col_text(2)).value_or(JobState::failed);
+  JobRow j = read_job_listing(st);
   // Keyed by the stored text as well as the id: a rolled-back insert can hand its id to the
   // next job, and that job must never get the old spec.
-  std::string text = st.col_text(3);
+  std::string text = st.col_text(11);
   if (auto hit = spec_cache_.find(j.id); hit != spec_cache_.end() && hit->second.first == text) {
     j.spec = hit->second.second;
   } else {
@@ -68,12 +63,6 @@ JobRow Store::read_job(const Stmt& st) {
       spec_cache_[j.id] = {std::move(text), j.spec};
     }
   }
-  j.infra_restarts = static_cast<int>(st.col_int(4));
-  j.user_restarts = static_cast<int>(st.col_int(5));
-  j.next_attempt_ms = st.col_opt_int(6);
-  j.reason = st.col_text(7);
-  j.created_ms = st.col_int(8);
-  j.updated_ms = st.col_int(9);
   return j;
 }
 
