@@ -150,8 +150,8 @@ int main(int argc, char** argv) {
   std::printf("\nfour full clusters, %d jobs waiting for capacity against none waiting\n\n",
               kWaiting);
   std::printf("%-44s %12s %10s\n", "event", "events/s", "vs empty");
-  auto queued_row = [&](const char* name, double v, double empty) {
-    std::printf("%-44s %12.0f %9.2fx\n", name, v, v / empty);
+  auto queued_row = [&](const char* name, double v, double with_none) {
+    std::printf("%-44s %12.0f %9.2fx\n", name, v, v / with_none);
   };
   queued_row("SubmitJob (waits: nothing fits)", queued.submit, empty.submit);
   queued_row("Tick (nothing changed)", queued.tick, empty.tick);

@@ -195,15 +195,22 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   }
 
   ServerOptions http;
-  // One read connection per HTTP thread at most: a request never waits for another's reads.
-  auto readers = std::make_unique<ReaderPool>([db_path] { return Store::open(db_path); },
-                                              static_cast<std::size_t>(http.threads));
+  http.lanes = api_lanes();
+  // One read connection per handler thread at most: a request never waits for another's reads.
+  std::size_t handler_threads = 0;
+  for (const LaneOptions& lane : http.lanes)
+    handler_threads += static_cast<std::size_t>(lane.threads);
+  auto readers =
+      std::make_unique<ReaderPool>([db_path] { return Store::open(db_path); }, handler_threads);
   parts->backend = std::make_unique<SchedulerBackend>(std::move(readers), *parts->loop, clusters,
                                                       port_map, parts->clock);
   http.bind = s.bind.value_or(config.server.bind);
   http.port = s.port.value_or(config.server.port);
   parts->bind = http.bind;
   auto router = std::make_shared<Router>(make_api_router(*parts->backend));
+  http.lane_of = [router](const HttpRequest& req) {
+    return static_cast<std::size_t>(router->lane_of(req));
+  };
   parts->http = std::make_unique<HttpServer>(
       http, [router](const HttpRequest& req) { return router->dispatch(req); });
 

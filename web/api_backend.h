@@ -45,6 +45,12 @@ struct ReplicateRequest {
   std::string to;
 };
 
+// A JSON document already serialised (GET /jobs assembles its page from rows rendered once and
+// cached). The routes send the text as it is.
+struct JsonText {
+  std::string text;
+};
+
 struct LogRequest {
   std::optional<int> attempt_no;  // default: the latest attempt
   std::uint64_t offset = 0;
@@ -59,8 +65,9 @@ class ApiBackend {
   // One cluster's nodes as the site last reported them, and its node ledger newest first (at
   // most event_limit entries). not_found for a cluster that is not configured.
   virtual Result<nlohmann::json> cluster_nodes(const std::string& cluster, int event_limit) = 0;
-  virtual Result<nlohmann::json> list_jobs(const JobFilter& filter) = 0;
-  virtual Result<nlohmann::json> get_job(std::int64_t id) = 0;
+  // {"jobs": [...], "next": "<cursor>" | null}
+  virtual Result<JsonText> list_jobs(const JobFilter& filter) = 0;
+  virtual Result<JsonText> get_job(std::int64_t id) = 0;
   virtual Result<nlohmann::json> job_attempts(std::int64_t id) = 0;
   virtual Result<nlohmann::json> job_events(std::int64_t id) = 0;
   virtual Result<nlohmann::json> explain_job(std::int64_t id) = 0;

@@ -140,19 +140,24 @@ HttpResponse set_outage(ApiBackend& backend, const HttpRequest& request,
 Router make_api_router(ApiBackend& backend) {
   ApiBackend* b = &backend;
   Router router;
-  router.add("GET", "/healthz", [](const HttpRequest&, const PathParams&) {
-    return json_response(200, {{"status", "ok"}});
-  });
+  router.add(
+      "GET", "/healthz",
+      [](const HttpRequest&, const PathParams&) {
+        return json_response(200, {{"status", "ok"}});
+      },
+      Lane::probe);
   router.add("GET", "/api/v1/clusters",
              [b](const HttpRequest&, const PathParams&) { return answer(b->list_clusters()); });
   router.add("GET", "/api/v1/clusters/{name}/nodes",
              [b](const HttpRequest& request, const PathParams& params) {
                return cluster_nodes(*b, request, params.at("name"));
              });
-  router.add("POST", "/api/v1/clusters/{name}/outage",
-             [b](const HttpRequest& request, const PathParams& params) {
-               return set_outage(*b, request, params.at("name"));
-             });
+  router.add(
+      "POST", "/api/v1/clusters/{name}/outage",
+      [b](const HttpRequest& request, const PathParams& params) {
+        return set_outage(*b, request, params.at("name"));
+      },
+      Lane::provider);
   router.add("GET", "/api/v1/jobs",
              [b](const HttpRequest& request, const PathParams&) { return list_jobs(*b, request); });
   router.add("POST", "/api/v1/jobs", [b](const HttpRequest& request, const PathParams&) {
@@ -173,7 +178,8 @@ Router make_api_router(ApiBackend& backend) {
   router.add("GET", "/api/v1/jobs/{id}/logs",
              with_job_id([b](const HttpRequest& request, std::int64_t id) {
                return job_logs(*b, request, id);
-             }));
+             }),
+             Lane::provider);
   router.add("POST", "/api/v1/jobs/{id}/cancel",
              with_job_id([b](const HttpRequest&, std::int64_t id) {
                return answer(b->cancel_job(id), 202);
@@ -181,6 +187,18 @@ Router make_api_router(ApiBackend& backend) {
   add_health_routes(router, backend);
   add_data_routes(router, backend);
   return router;
+}
+
+std::vector<LaneOptions> api_lanes() {
+  std::vector<LaneOptions> lanes(kLaneCount);
+  // Sized for what each kind waits on: reads on the database (as many as can usefully run at
+  // once), commands on the single brain thread (more threads would only queue there), provider
+  // calls on remote sites, one at a time per few sites.
+  lanes[static_cast<std::size_t>(Lane::probe)] = {"probe", 1, 256};
+  lanes[static_cast<std::size_t>(Lane::read)] = {"read", 8, 4096};
+  lanes[static_cast<std::size_t>(Lane::command)] = {"command", 4, 4096};
+  lanes[static_cast<std::size_t>(Lane::provider)] = {"provider", 4, 256};
+  return lanes;
 }
 
 HttpResponse handle_api(ApiBackend& backend, const HttpRequest& request) {

@@ -1,7 +1,10 @@
 #pragma once
 // The REST API, /api/v1, over an ApiBackend. See docs/rest-api.md for every route.
 
+#include <vector>
+
 #include "web/api_backend.h"
+#include "web/http_server.h"
 #include "web/http_types.h"
 #include "web/router.h"
 
@@ -11,6 +14,9 @@ namespace orch {
 // and share it: dispatch() is const and safe to call from several server threads as long
 // as the backend is.
 Router make_api_router(ApiBackend& backend);
+
+// The server's lanes for these routes, indexed by Lane (pass Router::lane_of as lane_of).
+std::vector<LaneOptions> api_lanes();
 
 // One request, one answer; never throws. Convenient for tests; builds the router each call.
 HttpResponse handle_api(ApiBackend& backend, const HttpRequest& request);

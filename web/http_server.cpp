@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <exception>
 #include <memory>
@@ -12,7 +13,9 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
@@ -54,10 +57,47 @@ bool is_http_parse_error(const beast::error_code& ec) {
   return ec.category() == http::make_error_code(http::error::bad_method).category();
 }
 
+// A lane's threads and how many of its requests are queued or running.
+struct LanePool {
+  LaneOptions options;
+  std::unique_ptr<asio::thread_pool> pool;
+  std::atomic<std::size_t> waiting{0};
+};
+
+// What sessions share: the options, the handler, the lanes and how to pick one.
+struct Dispatch {
+  ServerOptions options;
+  Handler handler;
+  std::vector<std::unique_ptr<LanePool>> lanes;
+
+  LanePool& lane_for(const HttpRequest& request) const {
+    std::size_t index = 0;
+    if (options.lane_of) {
+      try {
+        index = options.lane_of(request);
+      } catch (...) {
+        index = 0;  // a classifier that throws must not stop the server; lane 0 still answers
+      }
+    }
+    return *lanes[std::min(index, lanes.size() - 1)];
+  }
+
+  HttpResponse answer(const HttpRequest& request) const {
+    try {
+      return handler ? handler(request)
+                     : problem_response(500, "the server has no request handler");
+    } catch (const std::exception& e) {
+      return problem_response(500, std::string("internal error: ") + e.what());
+    } catch (...) {
+      return problem_response(500, "internal error");
+    }
+  }
+};
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const ServerOptions& options, const Handler& handler)
-      : stream_(std::move(socket)), options_(options), handler_(handler) {}
+  Session(tcp::socket socket, const Dispatch& dispatch)
+      : stream_(std::move(socket)), options_(dispatch.options), dispatch_(dispatch) {}
 
   void run() {
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
@@ -90,18 +130,30 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec) return close();  // timeout, reset, shutdown: nobody to answer
 
     const BeastRequest& request = parser_->get();
-    HttpResponse response;
-    try {
-      response = handler_ ? handler_(to_plain(request))
-                          : problem_response(500, "the server has no request handler");
-    } catch (const std::exception& e) {
-      response = problem_response(500, std::string("internal error: ") + e.what());
-    } catch (...) {
-      response = problem_response(500, "internal error");
-    }
     const bool keep_alive = request.keep_alive();
-    send(to_beast(response, request.version(), keep_alive),
-         keep_alive ? After::read : After::close);
+    const unsigned version = request.version();
+    HttpRequest plain = to_plain(request);
+    LanePool& lane = dispatch_.lane_for(plain);
+    if (lane.waiting.fetch_add(1) >= lane.options.max_waiting) {
+      lane.waiting.fetch_sub(1);
+      HttpResponse busy = problem_response(
+          503, "the server is busy: " + std::to_string(lane.options.max_waiting) + " " +
+                   lane.options.name + " requests are waiting; retry shortly");
+      busy.headers.emplace_back("Retry-After", "1");
+      return send(to_beast(busy, version, keep_alive), keep_alive ? After::read : After::close);
+    }
+    // The handler runs on the lane's threads; the answer goes back through this session's
+    // strand, which reads nothing more from the connection until it is written.
+    asio::post(*lane.pool,
+               [self = shared_from_this(), &lane, plain = std::move(plain), keep_alive, version] {
+                 HttpResponse response = self->dispatch_.answer(plain);
+                 lane.waiting.fetch_sub(1);
+                 asio::post(self->stream_.get_executor(),
+                            [self, response = std::move(response), keep_alive, version] {
+                              self->send(to_beast(response, version, keep_alive),
+                                         keep_alive ? After::read : After::close);
+                            });
+               });
   }
 
   enum class After { read, close, drain };
@@ -154,7 +206,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   beast::tcp_stream stream_;
   const ServerOptions& options_;
-  const Handler& handler_;
+  const Dispatch& dispatch_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::unique_ptr<BeastResponse> response_;
@@ -165,8 +217,8 @@ class Session : public std::enable_shared_from_this<Session> {
 }  // namespace
 
 struct HttpServer::Impl {
-  ServerOptions options;
-  Handler handler;
+  Dispatch dispatch;
+  ServerOptions& options = dispatch.options;
   // Owned through pointers so that stop() can destroy them: destroying the io_context
   // destroys every pending session, which closes every client connection at once.
   std::unique_ptr<asio::io_context> ioc;
@@ -176,18 +228,19 @@ struct HttpServer::Impl {
   bool started = false;
 
   void accept() {
-    acceptor->async_accept(
-        asio::make_strand(*ioc), [this](beast::error_code ec, tcp::socket socket) {
-          if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-          if (!ec) std::make_shared<Session>(std::move(socket), options, handler)->run();
-          accept();
-        });
+    acceptor->async_accept(asio::make_strand(*ioc),
+                           [this](beast::error_code ec, tcp::socket socket) {
+                             if (ec == asio::error::operation_aborted || !acceptor->is_open())
+                               return;
+                             if (!ec) std::make_shared<Session>(std::move(socket), dispatch)->run();
+                             accept();
+                           });
   }
 };
 
 HttpServer::HttpServer(ServerOptions options, Handler handler) : impl_(std::make_unique<Impl>()) {
-  impl_->options = std::move(options);
-  impl_->handler = std::move(handler);
+  impl_->dispatch.options = std::move(options);
+  impl_->dispatch.handler = std::move(handler);
 }
 
 HttpServer::~HttpServer() {
@@ -203,11 +256,14 @@ Result<void> HttpServer::start() {
     return make_error(ErrorKind::invalid,
                       "bad bind address '" + s.options.bind + "': expected an IP address");
   }
+  if (s.options.lanes.empty()) {
+    return make_error(ErrorKind::invalid, "the HTTP server needs at least one lane");
+  }
   if (s.options.port < 0 || s.options.port > 65535) {
     return make_error(ErrorKind::invalid,
                       "bad port " + std::to_string(s.options.port) + ": expected 0 to 65535");
   }
-  s.ioc = std::make_unique<asio::io_context>(std::max(1, s.options.threads));
+  s.ioc = std::make_unique<asio::io_context>(std::max(1, s.options.io_threads));
   s.acceptor = std::make_unique<tcp::acceptor>(*s.ioc);
   const tcp::endpoint endpoint(address, static_cast<unsigned short>(s.options.port));
   const std::string where = s.options.bind + ":" + std::to_string(s.options.port);
@@ -223,8 +279,17 @@ Result<void> HttpServer::start() {
     return make_error(ErrorKind::io, "cannot listen on " + where + ": " + ec.message());
   }
   s.started = true;
+  s.dispatch.lanes.clear();
+  for (const LaneOptions& o : s.options.lanes) {
+    auto lane = std::make_unique<LanePool>();
+    lane->options = o;
+    lane->options.max_waiting = std::max<std::size_t>(1, o.max_waiting);
+    lane->pool =
+        std::make_unique<asio::thread_pool>(static_cast<std::size_t>(std::max(1, o.threads)));
+    s.dispatch.lanes.push_back(std::move(lane));
+  }
   s.accept();
-  for (int i = 0; i < std::max(1, s.options.threads); ++i) {
+  for (int i = 0; i < std::max(1, s.options.io_threads); ++i) {
     s.threads.emplace_back([ioc = s.ioc.get()] {
       // Sessions catch their own errors; this loop only keeps a thread alive if one slips.
       for (;;) {
@@ -252,6 +317,13 @@ void HttpServer::stop() {
     if (thread.joinable()) thread.join();
   }
   s.threads.clear();
+  // Handlers still running finish (a command waits a bounded time) and post their answers to
+  // the stopped io_context, which drops them with the sessions below.
+  for (auto& lane : s.dispatch.lanes) {
+    lane->pool->stop();
+    lane->pool->join();
+  }
+  s.dispatch.lanes.clear();
   beast::error_code ignored;
   s.acceptor->close(ignored);
   s.acceptor.reset();

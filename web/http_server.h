@@ -1,27 +1,42 @@
 #pragma once
 // The HTTP/1.1 server (Boost.Beast, kept out of this header). It turns each request into a
-// plain HttpRequest, calls the Handler, and writes back its HttpResponse. It answers by
-// itself only what the handler cannot: 400 for malformed HTTP, 413 for a body larger than
-// max_body, 431 for oversized headers, and 500 if the handler throws.
+// plain HttpRequest, calls the Handler on a thread of the request's lane, and writes back its
+// HttpResponse. It answers by itself only what the handler cannot: 400 for malformed HTTP, 413
+// for a body larger than max_body, 431 for oversized headers, 503 when the request's lane is
+// full, and 500 if the handler throws.
 
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "scheduler/common/result.h"
 #include "web/http_types.h"
 
 namespace orch {
 
+// A pool of threads that answers one kind of request. Kinds that wait (a command waiting for
+// the brain, a call that reaches a provider over SSH) get lanes of their own, so they can never
+// take the threads another kind needs: a health probe or a read answers however many commands
+// are waiting. A lane with max_waiting requests queued or running answers 503 at once.
+struct LaneOptions {
+  std::string name;
+  int threads = 1;
+  std::size_t max_waiting = 1024;
+};
+
 struct ServerOptions {
   std::string bind = "127.0.0.1";
   int port = 8080;  // 0 picks a free port; port() tells which
   std::size_t max_body = 1 << 20;
-  // Threads that answer requests. A request runs on its thread start to end (a read, or a
-  // command waiting for the brain), so these bound how many are served at once.
-  int threads = 8;
+  // Threads that read requests and write answers (they never run a handler).
+  int io_threads = 2;
+  // Where handlers run; lane_of picks a lane by index for each request (none: lane 0). An index
+  // past the end means the last lane.
+  std::vector<LaneOptions> lanes = {{"all", 8, 1024}};
+  std::function<std::size_t(const HttpRequest&)> lane_of;
   // A connection that sends nothing for this long (mid-request or between keep-alive
   // requests) is closed, so a slow client never holds a thread or a socket for ever.
   std::chrono::milliseconds idle_timeout{30000};
@@ -37,12 +52,12 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Binds, listens and starts the threads. io when the address cannot be bound, invalid for
-  // a bad bind address, conflict when already started.
+  // a bad bind address or no lane, conflict when already started.
   Result<void> start();
   // The port actually bound (useful with port 0); 0 before start().
   int port() const;
   // Closes the listener and every connection and joins the threads. Prompt: it does not wait
-  // for idle clients. Safe to call twice.
+  // for idle clients; it does wait for handlers already running. Safe to call twice.
   void stop();
 
  private:

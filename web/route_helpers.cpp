@@ -30,6 +30,15 @@ HttpResponse answer(const Result<nlohmann::json>& result, int ok_status) {
   return json_response(ok_status, result.value());
 }
 
+HttpResponse answer(const Result<JsonText>& result) {
+  if (!result.ok()) return error_response(result.error());
+  HttpResponse response;
+  response.status = 200;
+  response.content_type = "application/json";
+  response.body = result.value().text;
+  return response;
+}
+
 RouteHandler with_job_id(std::function<HttpResponse(const HttpRequest&, std::int64_t)> route) {
   return [route = std::move(route)](const HttpRequest& request, const PathParams& params) {
     auto id = parse_id(params.at("id"), "job id");

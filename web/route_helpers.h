@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scheduler/common/result.h"
+#include "web/api_backend.h"
 #include "web/http_types.h"
 #include "web/router.h"
 
@@ -41,6 +42,8 @@ std::optional<std::string> query_value(const HttpRequest& request, const std::st
 
 // The backend's JSON with ok_status, or its error as a problem.
 HttpResponse answer(const Result<nlohmann::json>& result, int ok_status = 200);
+// 200 with the text as it is, or the error's problem.
+HttpResponse answer(const Result<JsonText>& result);
 
 // Wraps a route that takes a job id from {id}: a bad id is a 400 before the backend runs.
 RouteHandler with_job_id(std::function<HttpResponse(const HttpRequest&, std::int64_t)> route);

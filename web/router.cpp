@@ -38,10 +38,43 @@ bool match(const std::vector<std::string>& pattern, const std::vector<std::strin
   return true;
 }
 
+// The same test as match(), without decoding the parameters.
+bool same_shape(const std::vector<std::string>& pattern, const std::vector<std::string>& path) {
+  if (pattern.size() != path.size()) return false;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (!is_param(pattern[i]) && pattern[i] != path[i]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-void Router::add(std::string method, const std::string& pattern, RouteHandler handler) {
-  routes_.push_back(Route{std::move(method), split_path(pattern), std::move(handler)});
+const char* to_string(Lane lane) {
+  switch (lane) {
+    case Lane::probe:
+      return "probe";
+    case Lane::read:
+      return "read";
+    case Lane::command:
+      return "command";
+    case Lane::provider:
+      return "provider";
+  }
+  return "read";
+}
+
+void Router::add(std::string method, const std::string& pattern, RouteHandler handler,
+                 std::optional<Lane> lane) {
+  const Lane chosen = lane.value_or(method == "GET" ? Lane::read : Lane::command);
+  routes_.push_back(Route{std::move(method), split_path(pattern), std::move(handler), chosen});
+}
+
+Lane Router::lane_of(const HttpRequest& request) const {
+  const auto segments = split_path(request.path);
+  for (const Route& route : routes_) {
+    if (route.method == request.method && same_shape(route.segments, segments)) return route.lane;
+  }
+  return Lane::read;
 }
 
 HttpResponse Router::dispatch(const HttpRequest& request) const {

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,27 @@ namespace orch {
 using PathParams = std::map<std::string, std::string>;
 using RouteHandler = std::function<HttpResponse(const HttpRequest&, const PathParams&)>;
 
+// Which of the server's lanes (thread pools, see ServerOptions) answers a route. A route that
+// waits for something slow gets a lane of its own so that it cannot hold the threads of others:
+//   probe    - the health probe: answers however busy everything else is
+//   read     - reads of the state database
+//   command  - changes that wait for the brain's answer
+//   provider - calls that reach a site's provider (logs over SSH, an outage switch)
+enum class Lane { probe, read, command, provider };
+inline constexpr std::size_t kLaneCount = 4;
+const char* to_string(Lane lane);
+
 class Router {
  public:
   // pattern: "/api/v1/jobs/{id}/attempts". A "{name}" segment matches any one non-empty
-  // segment. Routes are tried in the order they were added.
-  void add(std::string method, const std::string& pattern, RouteHandler handler);
+  // segment. Routes are tried in the order they were added. Without a lane, GET routes read and
+  // every other method is a command.
+  void add(std::string method, const std::string& pattern, RouteHandler handler,
+           std::optional<Lane> lane = std::nullopt);
+
+  // The lane of the route that dispatch() would run; read when none matches (a 404 or 405 is
+  // cheap to answer).
+  Lane lane_of(const HttpRequest& request) const;
 
   // Runs the matching route. No path match -> 404; a path match under another method -> 405
   // with an Allow header. Exceptions from a handler become a 500 problem.
@@ -36,6 +53,7 @@ class Router {
     std::string method;
     std::vector<std::string> segments;
     RouteHandler handler;
+    Lane lane = Lane::read;
   };
   std::vector<Route> routes_;
 };

@@ -1,9 +1,12 @@
 #include "web/scheduler_backend.h"
-#include "web/json_values.h"
+
+#include <algorithm>
 
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/mfu.h"
+#include "scheduler/model/json_text.h"
 #include "scheduler/spec/job_spec_parser.h"
+#include "web/json_values.h"
 
 namespace orch {
 namespace {
@@ -31,6 +34,13 @@ json attempt_json(const AttemptRow& a) {
           {"last_step", opt(a.last_step)},
           {"mfu", opt(a.mfu)},
           {"steps_lost", a.steps_lost}};
+}
+
+// A job's rendering does not change with time once none of its attempts is live (a live one's
+// wall clock, and so the job's ETTR, runs on).
+bool clock_free(const std::vector<AttemptRow>& attempts) {
+  return std::all_of(attempts.begin(), attempts.end(),
+                     [](const AttemptRow& a) { return a.ended_ms.has_value(); });
 }
 
 }  // namespace
@@ -145,17 +155,6 @@ Result<JobRow> SchedulerBackend::find_job(Store& reader, std::int64_t id, nlohma
   return **job;
 }
 
-Result<nlohmann::json> SchedulerBackend::job_json(Store& reader, const JobRow& j, bool with_spec,
-                                                  const nlohmann::json* spec) {
-  auto attempts = reader.attempts_of(j.id);
-  if (!attempts) return attempts.error();
-  auto ckpt = reader.latest_checkpoint(j.id);
-  if (!ckpt) return ckpt.error();
-  json out = job_summary(j, *attempts, ckpt->has_value() ? &**ckpt : nullptr);
-  if (with_spec) out["spec"] = spec ? *spec : json(nullptr);
-  return out;
-}
-
 nlohmann::json SchedulerBackend::job_summary(const JobRow& j,
                                              const std::vector<AttemptRow>& attempts,
                                              const CheckpointRow* ckpt) const {
@@ -182,7 +181,7 @@ nlohmann::json SchedulerBackend::job_summary(const JobRow& j,
   return out;
 }
 
-Result<nlohmann::json> SchedulerBackend::list_jobs(const JobFilter& filter) {
+Result<JsonText> SchedulerBackend::list_jobs(const JobFilter& filter) {
   JobQuery query;
   if (filter.state) {
     query.state = parse_job_state(*filter.state);
@@ -200,44 +199,89 @@ Result<nlohmann::json> SchedulerBackend::list_jobs(const JobFilter& filter) {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
   Store& reader = **lease;
-  auto jobs = reader.jobs_page(query);
-  if (!jobs) return jobs.error();
-  const bool more = jobs->size() > static_cast<std::size_t>(filter.limit);
-  if (more) jobs->pop_back();
-  // Two statements for the whole page, not two per row.
-  std::vector<JobId> ids;
-  for (const auto& j : *jobs) ids.push_back(j.id);
-  auto attempts = reader.attempts_of_jobs(ids);
-  if (!attempts) return attempts.error();
-  auto ckpts = reader.latest_checkpoints(ids);
-  if (!ckpts) return ckpts.error();
-  static const std::vector<AttemptRow> kNone;
-  json out = json::array();
-  for (const auto& j : *jobs) {
-    const auto a = attempts->find(j.id);
-    const auto c = ckpts->find(j.id);
-    out.push_back(job_summary(j, a == attempts->end() ? kNone : a->second,
-                              c == ckpts->end() ? nullptr : &c->second));
+  auto keys = reader.job_page_keys(query);
+  if (!keys) return keys.error();
+  const bool more = keys->size() > static_cast<std::size_t>(filter.limit);
+  if (more) keys->pop_back();
+
+  // Rows rendered at the revision just read are served as they are; the rest are read (three
+  // statements for all of them, not three per row) and rendered.
+  std::map<JobId, std::string> rows;
+  std::vector<JobId> missing;
+  for (const JobKey& key : *keys) {
+    if (auto hit = listings_.find(key)) {
+      rows.emplace(key.id, std::move(*hit));
+    } else {
+      missing.push_back(key.id);
+    }
   }
-  json next = more ? json(std::to_string(jobs->back().id)) : json(nullptr);
-  return json{{"jobs", out}, {"next", next}};
+  if (!missing.empty()) {
+    auto jobs = reader.job_listings(missing);
+    if (!jobs) return jobs.error();
+    auto attempts = reader.attempts_of_jobs(missing);
+    if (!attempts) return attempts.error();
+    auto ckpts = reader.latest_checkpoints(missing);
+    if (!ckpts) return ckpts.error();
+    static const std::vector<AttemptRow> kNone;
+    for (const auto& j : *jobs) {
+      const auto a = attempts->find(j.id);
+      const auto c = ckpts->find(j.id);
+      const auto& of_job = a == attempts->end() ? kNone : a->second;
+      std::string text =
+          json_text(job_summary(j, of_job, c == ckpts->end() ? nullptr : &c->second));
+      if (clock_free(of_job)) listings_.put({j.id, j.revision}, text);
+      rows.emplace(j.id, std::move(text));
+    }
+  }
+  std::string out = "{\"jobs\":[";
+  bool first = true;
+  for (const JobKey& key : *keys) {
+    auto row = rows.find(key.id);
+    if (row == rows.end()) continue;  // not read back: cannot happen, jobs are never deleted
+    if (!first) out += ',';
+    first = false;
+    out += row->second;
+  }
+  out += "],\"next\":";
+  out += more ? "\"" + std::to_string(keys->back().id) + "\"" : std::string("null");
+  out += '}';
+  return JsonText{std::move(out)};
 }
 
-Result<nlohmann::json> SchedulerBackend::get_job(std::int64_t id) {
+JsonText SchedulerBackend::with_advice(const JobView& view, const nlohmann::json& advice) {
+  return JsonText{view.open_text + ",\"checkpoint_advice\":" + json_text(advice) + "}"};
+}
+
+Result<JsonText> SchedulerBackend::get_job(std::int64_t id) {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
   Store& reader = **lease;
+  auto key = reader.job_key(id);
+  if (!key) return key.error();
+  if (!*key) return make_error(ErrorKind::not_found, "no job with id " + std::to_string(id));
+  if (auto view = views_.find(**key)) {
+    auto advice =
+        checkpoint_advice(reader, view->job, view->last_attempt ? &*view->last_attempt : nullptr);
+    if (!advice) return advice.error();
+    return with_advice(*view, *advice);
+  }
   json spec;
   auto j = find_job(reader, id, &spec);
   if (!j) return j.error();
-  auto out = job_json(reader, *j, true, &spec);
-  if (!out) return out.error();
   auto attempts = reader.attempts_of(id);
   if (!attempts) return attempts.error();
-  auto advice = checkpoint_advice(reader, *j, *attempts);
+  auto ckpt = reader.latest_checkpoint(id);
+  if (!ckpt) return ckpt.error();
+  json out = job_summary(*j, *attempts, ckpt->has_value() ? &**ckpt : nullptr);
+  out["spec"] = std::move(spec);
+  JobView view{json_text(out), *j, std::nullopt};
+  view.open_text.pop_back();  // the object's closing brace: the advice goes before it
+  if (!attempts->empty()) view.last_attempt = attempts->back();
+  auto advice = checkpoint_advice(reader, *j, view.last_attempt ? &*view.last_attempt : nullptr);
   if (!advice) return advice.error();
-  (*out)["checkpoint_advice"] = std::move(*advice);
-  return out;
+  JsonText text = with_advice(view, *advice);
+  if (clock_free(*attempts)) views_.put({j->id, j->revision}, std::move(view));
+  return text;
 }
 
 Result<nlohmann::json> SchedulerBackend::job_attempts(std::int64_t id) {

@@ -18,6 +18,7 @@
 #include "scheduler/store/reader_pool.h"
 #include "scheduler/store/store.h"
 #include "web/api_backend.h"
+#include "web/revision_cache.h"
 
 namespace orch {
 
@@ -34,8 +35,8 @@ class SchedulerBackend final : public ApiBackend {
 
   Result<nlohmann::json> list_clusters() override;
   Result<nlohmann::json> cluster_nodes(const std::string& cluster, int event_limit) override;
-  Result<nlohmann::json> list_jobs(const JobFilter& filter) override;
-  Result<nlohmann::json> get_job(std::int64_t id) override;
+  Result<JsonText> list_jobs(const JobFilter& filter) override;
+  Result<JsonText> get_job(std::int64_t id) override;
   Result<nlohmann::json> job_attempts(std::int64_t id) override;
   Result<nlohmann::json> job_events(std::int64_t id) override;
   Result<nlohmann::json> explain_job(std::int64_t id) override;
@@ -67,8 +68,6 @@ class SchedulerBackend final : public ApiBackend {
  private:
   // The job as Store::job_listing reads it (resources only); its stored spec into *spec if asked.
   Result<JobRow> find_job(Store& reader, std::int64_t id, nlohmann::json* spec = nullptr);
-  Result<nlohmann::json> job_json(Store& reader, const JobRow& job, bool with_spec,
-                                  const nlohmann::json* spec = nullptr);
   // A job's fields in GET /jobs (no I/O): its row, its attempts, its latest checkpoint if any.
   nlohmann::json job_summary(const JobRow& job, const std::vector<AttemptRow>& attempts,
                              const CheckpointRow* latest_checkpoint) const;
@@ -79,7 +78,16 @@ class SchedulerBackend final : public ApiBackend {
   // cluster's history (the numbers placement uses); null when the job never ran or its cluster
   // is no longer configured.
   Result<nlohmann::json> checkpoint_advice(Store& reader, const JobRow& job,
-                                           const std::vector<AttemptRow>& attempts);
+                                           const AttemptRow* last_attempt);
+
+  // GET /jobs/{id} of a job, less its checkpoint advice (which follows the clusters' history,
+  // not the job): the body's text without its closing brace, and what the advice is made of.
+  struct JobView {
+    std::string open_text;
+    JobRow job;
+    std::optional<AttemptRow> last_attempt;
+  };
+  static JsonText with_advice(const JobView& view, const nlohmann::json& advice);
 
   std::unique_ptr<ReaderPool> readers_;
   BrainLoop& loop_;
@@ -87,6 +95,8 @@ class SchedulerBackend final : public ApiBackend {
   std::map<std::string, ClusterPort*> ports_;
   const Clock& clock_;
   HistoryCache histories_;
+  RevisionCache<std::string> listings_;  // GET /jobs rows
+  RevisionCache<JobView> views_;         // GET /jobs/{id}
 };
 
 }  // namespace orch

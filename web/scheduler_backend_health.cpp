@@ -186,10 +186,10 @@ Result<nlohmann::json> SchedulerBackend::job_mfu(std::int64_t id) {
   return json{{"job_id", id}, {"attempts", out}};
 }
 
-Result<nlohmann::json> SchedulerBackend::checkpoint_advice(
-    Store& reader, const JobRow& job, const std::vector<AttemptRow>& attempts) {
-  if (attempts.empty()) return json(nullptr);
-  const AttemptRow& last = attempts.back();
+Result<nlohmann::json> SchedulerBackend::checkpoint_advice(Store& reader, const JobRow& job,
+                                                           const AttemptRow* last_attempt) {
+  if (!last_attempt) return json(nullptr);
+  const AttemptRow& last = *last_attempt;
   const ClusterSpec* spec = spec_of(last.cluster);
   if (!spec) return json(nullptr);
   const Millis now = clock_.now_ms();

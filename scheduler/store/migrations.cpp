@@ -259,6 +259,24 @@ CREATE INDEX attempts_ended ON attempts(ended_ms);
 CREATE INDEX checkpoints_at ON checkpoints(at_ms);
 CREATE INDEX transfers_done ON transfers(src_cluster, dst_cluster, id) WHERE state = 'done';
 )sql"},
+      {8, "a revision per job, moved by every write to the job, its attempts or checkpoints",
+       R"sql(
+ALTER TABLE jobs ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+CREATE TRIGGER jobs_revised AFTER UPDATE ON jobs WHEN NEW.revision = OLD.revision
+BEGIN UPDATE jobs SET revision = OLD.revision + 1 WHERE id = NEW.id; END;
+CREATE TRIGGER attempts_added AFTER INSERT ON attempts
+BEGIN UPDATE jobs SET revision = revision + 1 WHERE id = NEW.job_id; END;
+CREATE TRIGGER attempts_revised AFTER UPDATE ON attempts
+BEGIN UPDATE jobs SET revision = revision + 1 WHERE id IN (OLD.job_id, NEW.job_id); END;
+CREATE TRIGGER attempts_removed AFTER DELETE ON attempts
+BEGIN UPDATE jobs SET revision = revision + 1 WHERE id = OLD.job_id; END;
+CREATE TRIGGER checkpoints_added AFTER INSERT ON checkpoints
+BEGIN UPDATE jobs SET revision = revision + 1 WHERE id = NEW.job_id; END;
+CREATE TRIGGER checkpoints_revised AFTER UPDATE ON checkpoints
+BEGIN UPDATE jobs SET revision = revision + 1 WHERE id IN (OLD.job_id, NEW.job_id); END;
+CREATE TRIGGER checkpoints_removed AFTER DELETE ON checkpoints
+BEGIN UPDATE jobs SET revision = revision + 1 WHERE id = OLD.job_id; END;
+)sql"},
   };
   return list;
 }

@@ -103,6 +103,15 @@ struct JobRow {
   std::string reason;                     // why it waits or failed, for people
   Millis created_ms = 0;
   Millis updated_ms = 0;
+  // Moved by the database itself (schema v8 triggers) on every write to the job's row, its
+  // attempts or its checkpoints: what a job's rendered summary depends on. Read only.
+  std::int64_t revision = 0;
+};
+
+// A job's id and revision: the key of a cached rendering of its listing.
+struct JobKey {
+  JobId id = 0;
+  std::int64_t revision = 0;
 };
 
 // What placement needs to know of a job that was written: its state, when it may next be

@@ -104,10 +104,15 @@ class Store {
   // resources (nodes, gpus_per_node) are filled, and the stored document, when asked, goes to
   // *spec as JSON. The brain reads whole jobs with job().
   Result<std::optional<JobRow>> job_listing(JobId id, nlohmann::json* spec = nullptr);
-  // One page of jobs as job_listing reads them, newest first: those with an id below
-  // before_id (none: from the newest), in the given state and whose latest attempt ran on the
-  // given cluster, when set.
-  Result<std::vector<JobRow>> jobs_page(const JobQuery& query);
+  // One page of jobs, newest first, as ids and revisions: those with an id below before_id
+  // (none: from the newest), in the given state and whose latest attempt ran on the given
+  // cluster, when set. With a cache of rendered rows keyed by revision, a page then reads the
+  // rows of the cache's misses alone (job_listings).
+  Result<std::vector<JobKey>> job_page_keys(const JobQuery& query);
+  // A job's id and revision; none when there is no such job.
+  Result<std::optional<JobKey>> job_key(JobId id);
+  // These jobs as job_listing reads them, newest first (ids not found are left out).
+  Result<std::vector<JobRow>> job_listings(const std::vector<JobId>& ids);
   // Waiting jobs in placement order without their specs' text (the brain's queue at start).
   Result<std::vector<JobChange>> waiting_jobs();
   // Ids of the jobs not yet ended that have saved a checkpoint (what replication sweeps).

@@ -1,6 +1,7 @@
 // Store: attempts (with the attempt state machine's guard), progress and checkpoints.
 #include "scheduler/model/json_text.h"
 #include "scheduler/store/store.h"
+#include "scheduler/store/store_shared.h"
 
 namespace orch {
 namespace {
@@ -125,18 +126,6 @@ Result<std::vector<AttemptRow>> Store::attempts_of(JobId job) {
       db_, std::string("SELECT ") + kAttemptColumns + " FROM attempts WHERE job_id = ? ORDER BY no",
       read_attempt, job);
 }
-
-namespace {
-
-// A list of ids as one bound value: "[1,2,3]" for json_each, so one prepared statement serves
-// pages of any size.
-std::string id_array(const std::vector<JobId>& ids) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
-  return out + "]";
-}
-
-}  // namespace
 
 Result<std::map<JobId, std::vector<AttemptRow>>> Store::attempts_of_jobs(
     const std::vector<JobId>& jobs) {

@@ -4,12 +4,9 @@
 
 #include "scheduler/model/json_text.h"
 #include "scheduler/store/store.h"
+#include "scheduler/store/store_shared.h"
 
 namespace orch {
-
-// From store_attempts.cpp: one attempt row reader for every query.
-AttemptRow read_attempt_row(const Stmt& st);
-const char* attempt_columns();
 
 namespace {
 

@@ -2,6 +2,7 @@
 #include "scheduler/model/json_text.h"
 #include "scheduler/spec/job_spec_json.h"
 #include "scheduler/store/store.h"
+#include "scheduler/store/store_shared.h"
 
 namespace orch {
 namespace {
@@ -10,8 +11,8 @@ namespace {
 constexpr const char* kListingColumns =
     "id, name, state, json_extract(spec, '$.resources.nodes'), "
     "json_extract(spec, '$.resources.gpus_per_node'), infra_restarts, user_restarts, "
-    "next_attempt_ms, reason, created_ms, updated_ms";
-// A whole job: the listing's columns, then the spec's text (column 11).
+    "next_attempt_ms, reason, created_ms, updated_ms, revision";
+// A whole job: the listing's columns, then the spec's text (column 12).
 const std::string kJobColumns = std::string(kListingColumns) + ", spec";
 
 }  // namespace
@@ -30,6 +31,7 @@ JobRow Store::read_job_listing(const Stmt& st) {
   j.reason = st.col_text(8);
   j.created_ms = st.col_int(9);
   j.updated_ms = st.col_int(10);
+  j.revision = st.col_int(11);
   return j;
 }
 
@@ -38,7 +40,7 @@ Result<std::optional<JobRow>> Store::job_listing(JobId id, nlohmann::json* spec)
   auto row = query_one(
       db_, "SELECT " + kJobColumns + " FROM jobs WHERE id = ?",
       [&](const Stmt& st) {
-        if (spec) text = st.col_text(11);
+        if (spec) text = st.col_text(12);
         return read_job_listing(st);
       },
       id);
@@ -50,7 +52,7 @@ JobRow Store::read_job(const Stmt& st) {
   JobRow j = read_job_listing(st);
   // Keyed by the stored text as well as the id: a rolled-back insert can hand its id to the
   // next job, and that job must never get the old spec.
-  std::string text = st.col_text(11);
+  std::string text = st.col_text(12);
   if (auto hit = spec_cache_.find(j.id); hit != spec_cache_.end() && hit->second.first == text) {
     j.spec = hit->second.second;
   } else {
@@ -111,11 +113,12 @@ Result<std::vector<JobRow>> Store::jobs(std::optional<JobState> state, int limit
       [this](const Stmt& row) { return read_job(row); }, name, limit);
 }
 
-Result<std::vector<JobRow>> Store::jobs_page(const JobQuery& q) {
+Result<std::vector<JobKey>> Store::job_page_keys(const JobQuery& q) {
   // Every filter is a column with an index that ends in id, and the statement names only the
   // filters given ("?1 IS NULL OR ..." would keep SQLite from seeking), so a page costs what it
-  // returns however many jobs the database holds and however deep the page is.
-  std::string sql = std::string("SELECT ") + kListingColumns + " FROM jobs WHERE 1";
+  // returns however many jobs the database holds and however deep the page is. It reads no
+  // spec and runs no json_extract: rows come from job_listings, for the ids a cache lacks.
+  std::string sql = "SELECT id, revision FROM jobs WHERE 1";
   if (q.state) sql += " AND state = ?1";
   if (q.cluster) sql += " AND cluster = ?2";
   if (q.before_id) sql += " AND id < ?3";
@@ -126,7 +129,23 @@ Result<std::vector<JobRow>> Store::jobs_page(const JobQuery& q) {
   if (q.cluster) st->bind(2, *q.cluster);
   if (q.before_id) st->bind(3, *q.before_id);
   st->bind(4, q.limit);
-  return collect_rows(*st, read_job_listing);
+  return collect_rows(*st, [](const Stmt& s) { return JobKey{s.col_int(0), s.col_int(1)}; });
+}
+
+Result<std::optional<JobKey>> Store::job_key(JobId id) {
+  return query_one(
+      db_, "SELECT id, revision FROM jobs WHERE id = ?",
+      [](const Stmt& s) {
+        return JobKey{s.col_int(0), s.col_int(1)};
+      },
+      id);
+}
+
+Result<std::vector<JobRow>> Store::job_listings(const std::vector<JobId>& ids) {
+  return query(db_,
+               std::string("SELECT ") + kListingColumns +
+                   " FROM jobs WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id DESC",
+               read_job_listing, id_array(ids));
 }
 
 Result<std::vector<JobChange>> Store::waiting_jobs() {

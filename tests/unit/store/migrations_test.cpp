@@ -82,11 +82,38 @@ TEST_F(Migrations, VersionSixDatabaseLearnsEachJobsLatestCluster) {
   ASSERT_TRUE(store.ok()) << store.error().message;
   JobQuery beta;
   beta.cluster = "beta";
-  auto jobs = (*store)->jobs_page(beta).value();
+  auto keys = (*store)->job_page_keys(beta).value();
+  ASSERT_EQ(keys.size(), 1u);
+  auto jobs = (*store)->job_listings({keys[0].id}).value();
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].name, "moved");
   beta.cluster = "alpha";
-  EXPECT_TRUE((*store)->jobs_page(beta).value().empty());
+  EXPECT_TRUE((*store)->job_page_keys(beta).value().empty());
+}
+
+TEST_F(Migrations, VersionSevenDatabaseGainsRevisionsThatLaterWritesMove) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 7).ok());
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
+        VALUES ('old', 'running', '{"name":"old","command":"true"}', 1, 2);
+      INSERT INTO attempts(job_id, no, cluster, token, state, gpus, started_ms)
+        VALUES (1, 1, 'alpha', 'orch-1-1-x', 'running', 4, 3);
+    )sql")
+                    .ok());
+  }
+  auto store = Store::open(path_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto key = (*store)->job_key(1).value();
+  ASSERT_TRUE(key.has_value());
+  EXPECT_EQ(key->revision, 0) << "existing jobs start at revision 0";
+  AttemptRow attempt = (*store)->attempt_by_token("orch-1-1-x").value().value();
+  attempt.last_step = 5;
+  ASSERT_TRUE((*store)->update_attempt(attempt).ok());
+  EXPECT_GT((*store)->job_key(1).value()->revision, 0);
+  EXPECT_FALSE((*store)->job_key(2).value().has_value());
 }
 
 TEST_F(Migrations, VersionThreeDatabaseGainsTheNodeLedger) {

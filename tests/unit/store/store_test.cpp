@@ -286,7 +286,7 @@ TEST_F(StoreTest, JobsPageNewestFirstBelowTheCursorByStateAndCluster) {
   }
   auto page_ids = [&](const JobQuery& q) {
     std::vector<JobId> out;
-    for (const auto& j : store->jobs_page(q).value()) out.push_back(j.id);
+    for (const auto& k : store->job_page_keys(q).value()) out.push_back(k.id);
     return out;
   };
   JobQuery q;
@@ -302,6 +302,40 @@ TEST_F(StoreTest, JobsPageNewestFirstBelowTheCursorByStateAndCluster) {
   JobQuery placed;
   placed.state = JobState::placed;
   EXPECT_TRUE(page_ids(placed).empty());
+}
+
+TEST_F(StoreTest, AJobsRevisionMovesOnEveryWriteToItItsAttemptsOrItsCheckpoints) {
+  const JobId id = store->insert_job(new_job()).value();
+  const JobId other = store->insert_job(new_job()).value();
+  auto revision = [&](JobId job) { return store->job_listings({job}).value().at(0).revision; };
+  std::int64_t seen = revision(id);
+  auto moved = [&] {
+    const std::int64_t now = revision(id);
+    const bool did = now > seen;
+    seen = now;
+    return did;
+  };
+  JobRow row = store->job(id).value().value();
+  row.reason = "waiting for capacity";
+  ASSERT_TRUE(store->update_job(row, 2000).ok());
+  EXPECT_TRUE(moved()) << "the job's row";
+  AttemptRow a;
+  a.job_id = id;
+  a.no = 1;
+  a.cluster = "alpha";
+  a.token = "t-rev";
+  a.gpus = 1;
+  a.id = store->insert_attempt(a).value();
+  EXPECT_TRUE(moved()) << "an attempt added";
+  a.last_step = 10;
+  ASSERT_TRUE(store->update_attempt(a).ok());
+  EXPECT_TRUE(moved()) << "an attempt written";
+  ASSERT_TRUE(store->insert_checkpoint({0, id, a.id, 10, "/c/10", 1.0, 5}).ok());
+  EXPECT_TRUE(moved()) << "a checkpoint";
+  const std::int64_t others = revision(other);
+  ASSERT_TRUE(store->insert_checkpoint({0, id, a.id, 20, "/c/20", 1.0, 6}).ok());
+  EXPECT_EQ(revision(other), others) << "another job's writes leave it alone";
+  EXPECT_EQ(store->job_listings({other, id}).value().size(), 2u);
 }
 
 TEST_F(StoreTest, WaitingJobsAreReadWithTheirSizesInIdOrder) {

@@ -26,6 +26,31 @@ TEST_F(ApiRoutesTest, Healthz) {
   EXPECT_EQ(parsed(r)["status"], "ok");
 }
 
+TEST(ApiLanes, WhatWaitsOnSomethingSlowGetsALaneOfItsOwn) {
+  testing::FakeBackend backend;
+  const Router router = make_api_router(backend);
+  auto lane = [&](const std::string& method, const std::string& path) {
+    HttpRequest r;
+    r.method = method;
+    r.path = path;
+    return router.lane_of(r);
+  };
+  EXPECT_EQ(lane("GET", "/healthz"), Lane::probe);
+  EXPECT_EQ(lane("GET", "/api/v1/jobs"), Lane::read);
+  EXPECT_EQ(lane("GET", "/api/v1/jobs/7"), Lane::read);
+  EXPECT_EQ(lane("POST", "/api/v1/jobs"), Lane::command);
+  EXPECT_EQ(lane("POST", "/api/v1/jobs/7/cancel"), Lane::command);
+  EXPECT_EQ(lane("GET", "/api/v1/jobs/7/logs"), Lane::provider);
+  EXPECT_EQ(lane("POST", "/api/v1/clusters/alpha/outage"), Lane::provider);
+  EXPECT_EQ(lane("DELETE", "/nowhere"), Lane::read) << "a 404 is cheap";
+  const auto lanes = api_lanes();
+  ASSERT_EQ(lanes.size(), kLaneCount);
+  for (std::size_t i = 0; i < kLaneCount; ++i) {
+    EXPECT_EQ(lanes[i].name, to_string(static_cast<Lane>(i)));
+    EXPECT_GE(lanes[i].threads, 1);
+  }
+}
+
 TEST_F(ApiRoutesTest, ListClusters) {
   auto r = call("GET", "/api/v1/clusters");
   EXPECT_EQ(r.status, 200);

@@ -123,14 +123,15 @@ class FakeBackend : public ApiBackend {
                              {"updated_ms", 1700000200000}}}},
                           {"events", events}};
   }
-  Result<nlohmann::json> list_jobs(const JobFilter& filter) override {
+  Result<JsonText> list_jobs(const JobFilter& filter) override {
     std::lock_guard lock(mu_);
     if (auto e = failure()) return *e;
     last_filter = filter;
-    return nlohmann::json{{"jobs", {job(1), job(2)}},
-                          {"next", next_cursor ? nlohmann::json(*next_cursor) : nullptr}};
+    return JsonText{nlohmann::json{{"jobs", {job(1), job(2)}},
+                                   {"next", next_cursor ? nlohmann::json(*next_cursor) : nullptr}}
+                        .dump()};
   }
-  Result<nlohmann::json> get_job(std::int64_t id) override {
+  Result<JsonText> get_job(std::int64_t id) override {
     std::lock_guard lock(mu_);
     if (auto e = check(id)) return *e;
     nlohmann::json j = job(id);
@@ -142,7 +143,7 @@ class FakeBackend : public ApiBackend {
                                 {"expected_mfu", 0.41},    {"ettr", 0.93},
                                 {"interval_steps", 9035}};
     }
-    return j;
+    return JsonText{j.dump()};
   }
   Result<nlohmann::json> job_attempts(std::int64_t id) override {
     std::lock_guard lock(mu_);

@@ -7,8 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <future>
 #include <stdexcept>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -78,6 +81,11 @@ class HttpServerTest : public ::testing::Test {
     router_ = std::make_unique<Router>(make_api_router(backend));
     server_ = std::make_unique<HttpServer>(options, [this](const HttpRequest& request) {
       if (request.path == "/throw") throw std::runtime_error("handler blew up");
+      if (request.path == "/slow") {
+        ++slow_started;
+        gate_.wait();  // a command waiting for a busy brain, until the test opens the gate
+        return json_response(200, {{"slow", "done"}});
+      }
       return router_->dispatch(request);
     });
     auto started = server_->start();
@@ -85,6 +93,32 @@ class HttpServerTest : public ::testing::Test {
     ASSERT_GT(server_->port(), 0);
     url_ = "http://127.0.0.1:" + std::to_string(server_->port());
   }
+  // Lanes as the real server has them: the probe, and one thread for everything else.
+  static ServerOptions probe_and_one_command_thread(std::size_t max_waiting) {
+    ServerOptions options;
+    options.lanes = {{"probe", 1, 16}, {"command", 1, max_waiting}};
+    options.lane_of = [](const HttpRequest& r) { return r.path == "/healthz" ? 0u : 1u; };
+    return options;
+  }
+  void open_gate() {
+    if (!opened_) gate_open_.set_value();
+    opened_ = true;
+  }
+  void TearDown() override {
+    open_gate();
+    if (server_) server_->stop();
+  }
+  void wait_for_slow(int n) {
+    for (int i = 0; i < 500 && slow_started.load() < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(slow_started.load(), n);
+  }
+
+  std::promise<void> gate_open_;
+  std::shared_future<void> gate_ = gate_open_.get_future().share();
+  bool opened_ = false;
+  std::atomic<int> slow_started{0};
   testing::FakeBackend backend;
   std::unique_ptr<Router> router_;
   std::unique_ptr<HttpServer> server_;
@@ -155,9 +189,44 @@ TEST_F(HttpServerTest, ManySequentialRequests) {
   }
 }
 
+TEST_F(HttpServerTest, AHealthProbeIsAnsweredWhileEveryCommandThreadWaits) {
+  start(probe_and_one_command_thread(16));
+  RawSocket first(server_->port());
+  RawSocket second(server_->port());
+  first.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  second.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  wait_for_slow(1);  // the one command thread is held; the second command queues behind it
+
+  auto probe = http_request(url_, "GET", "/healthz", "", "application/json", 2000);
+  ASSERT_TRUE(probe.ok()) << probe.error().message;
+  EXPECT_EQ(probe->status, 200);
+
+  open_gate();
+  EXPECT_NE(first.read_until("\"slow\":\"done\"", 1).find("200 OK"), std::string::npos);
+  EXPECT_NE(second.read_until("\"slow\":\"done\"", 1).find("200 OK"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, AFullLaneAnswers503AtOnceWithRetryAfter) {
+  start(probe_and_one_command_thread(1));
+  RawSocket held(server_->port());
+  held.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  wait_for_slow(1);
+
+  RawSocket refused(server_->port());
+  refused.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  const std::string answer = refused.read_until("retry shortly", 1);
+  EXPECT_NE(answer.find("HTTP/1.1 503"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("Retry-After: 1"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("1 command requests are waiting"), std::string::npos) << answer;
+  EXPECT_EQ(slow_started.load(), 1) << "refused, not queued";
+  open_gate();
+  EXPECT_NE(held.read_until("\"slow\":\"done\"", 1).find("200 OK"), std::string::npos);
+}
+
 TEST_F(HttpServerTest, AnIdleClientDoesNotBlockOthers) {
   ServerOptions options;
-  options.threads = 1;
+  options.io_threads = 1;
+  options.lanes = {{"all", 1, 16}};
   start(options);
   RawSocket idle(server_->port());
   idle.send("GET /healthz HTTP/1.1\r\n");  // and never finishes

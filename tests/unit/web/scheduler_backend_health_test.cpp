@@ -202,7 +202,8 @@ TEST_F(SchedulerBackendHealthTest, ProviderReportHasACardPerClusterAndVendor) {
 TEST_F(SchedulerBackendHealthTest, MfuHistoryAndCheckpointAdvice) {
   auto waiting = brain_->handle(SubmitJob{make_job().nodes(3).gpus(4).on({"alpha"})});
   ASSERT_TRUE(waiting.ok());
-  EXPECT_TRUE(backend_->get_job(waiting->job_id).value()["checkpoint_advice"].is_null())
+  EXPECT_TRUE(
+      json::parse(backend_->get_job(waiting->job_id).value().text)["checkpoint_advice"].is_null())
       << "never placed: no cluster to advise on";
 
   auto submitted = brain_->handle(SubmitJob{make_job().nodes(1).gpus(4).on({"alpha"})});
@@ -228,7 +229,7 @@ TEST_F(SchedulerBackendHealthTest, MfuHistoryAndCheckpointAdvice) {
   EXPECT_GT(a["buckets"][0]["mfu"].get<double>(), 0);
   EXPECT_EQ(backend_->job_mfu(999).error().kind, ErrorKind::not_found);
 
-  json advice = backend_->get_job(id).value()["checkpoint_advice"];
+  json advice = json::parse(backend_->get_job(id).value().text)["checkpoint_advice"];
   ASSERT_TRUE(advice.is_object()) << advice.dump();
   EXPECT_EQ(advice["cluster"], "alpha");
   // No history yet: the priors (60 s per checkpoint, 2000 h per node) and one node.

@@ -39,6 +39,12 @@ class SchedulerBackendTest : public ::testing::Test {
     store_.reset();
     std::filesystem::remove_all(dir_);
   }
+  // GET /jobs's page as the client parses it.
+  nlohmann::json page(const JobFilter& filter) {
+    auto text = backend_->list_jobs(filter);
+    EXPECT_TRUE(text.ok()) << text.error().message;
+    return text.ok() ? nlohmann::json::parse(text->text) : nlohmann::json(nullptr);
+  }
   void handle(const BrainEvent& e) {
     auto r = brain_->handle(e);
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -65,18 +71,16 @@ TEST_F(SchedulerBackendTest, JobsComePagedNewestFirstWithTheirAttemptsAndLatestC
 
   JobFilter page;
   page.limit = 2;
-  auto one = backend_->list_jobs(page);
-  ASSERT_TRUE(one.ok()) << one.error().message;
-  ASSERT_EQ((*one)["jobs"].size(), 2u);
-  EXPECT_EQ((*one)["jobs"][0]["id"], ids[2]);
-  EXPECT_EQ((*one)["jobs"][1]["id"], ids[1]);
-  EXPECT_EQ((*one)["next"], std::to_string(ids[1]));
+  const nlohmann::json one = this->page(page);
+  ASSERT_EQ(one["jobs"].size(), 2u);
+  EXPECT_EQ(one["jobs"][0]["id"], ids[2]);
+  EXPECT_EQ(one["jobs"][1]["id"], ids[1]);
+  EXPECT_EQ(one["next"], std::to_string(ids[1]));
   page.cursor = ids[1];
-  auto two = backend_->list_jobs(page);
-  ASSERT_TRUE(two.ok()) << two.error().message;
-  ASSERT_EQ((*two)["jobs"].size(), 1u);
-  const nlohmann::json& oldest = (*two)["jobs"][0];
-  EXPECT_TRUE((*two)["next"].is_null());
+  const nlohmann::json two = this->page(page);
+  ASSERT_EQ(two["jobs"].size(), 1u);
+  const nlohmann::json& oldest = two["jobs"][0];
+  EXPECT_TRUE(two["next"].is_null());
   EXPECT_EQ(oldest["id"], ids[0]);
   EXPECT_EQ(oldest["attempts"], 1);
   EXPECT_EQ(oldest["cluster"], "alpha");
@@ -87,16 +91,59 @@ TEST_F(SchedulerBackendTest, JobsComePagedNewestFirstWithTheirAttemptsAndLatestC
 
   JobFilter on_beta;
   on_beta.cluster = "beta";
-  EXPECT_TRUE(backend_->list_jobs(on_beta)->at("jobs").empty());
+  EXPECT_TRUE(this->page(on_beta).at("jobs").empty());
 
   // One job shows the row the page showed, plus the spec as submitted.
-  auto job = backend_->get_job(ids[0]);
-  ASSERT_TRUE(job.ok()) << job.error().message;
+  auto text = backend_->get_job(ids[0]);
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  const nlohmann::json job = nlohmann::json::parse(text->text);
   for (const char* key : {"id", "attempts", "cluster", "last_checkpoint", "nodes"}) {
-    EXPECT_EQ((*job)[key], oldest[key]) << key;
+    EXPECT_EQ(job[key], oldest[key]) << key;
   }
-  EXPECT_EQ((*job)["spec"]["resources"]["gpus_per_node"], 2);
-  EXPECT_EQ((*job)["spec"]["placement"]["allowed"], nlohmann::json({"alpha"}));
+  EXPECT_EQ(job["spec"]["resources"]["gpus_per_node"], 2);
+  EXPECT_EQ(job["spec"]["placement"]["allowed"], nlohmann::json({"alpha"}));
+  EXPECT_TRUE(job.contains("checkpoint_advice"));
+}
+
+TEST_F(SchedulerBackendTest, APageShowsEveryLaterWriteToAJobWhoseRowItRenderedBefore) {
+  auto submitted = brain_->handle(SubmitJob{make_job().nodes(1).gpus(2).on({"alpha"})});
+  ASSERT_TRUE(submitted.ok());
+  const std::int64_t id = submitted->job_id;
+  const JobFilter all;
+  EXPECT_EQ(page(all)["jobs"][0]["state"], "placed");
+
+  OutboxRow launch = store_->pending_actions("alpha").value().at(0);
+  handle(LaunchCompleted{launch.id, launch.token, LaunchResult{"4242", {"a1"}}, false});
+  clock_.advance_ms(1000);
+  ExitStatus ok;
+  ok.exit_code = 0;
+  handle(AttemptObserved{"alpha", launch.token, RunPhase::exited, ok, {}, {}, {}});
+  const nlohmann::json done = page(all)["jobs"][0];
+  EXPECT_EQ(done["state"], "succeeded");
+  // Rendered twice at the same revision: the second comes from the cache, and is the same row.
+  EXPECT_EQ(page(all)["jobs"][0], done);
+  auto job = [&](SchedulerBackend& from) {
+    auto text = from.get_job(id);
+    EXPECT_TRUE(text.ok());
+    return text.ok() ? nlohmann::json::parse(text->text) : nlohmann::json(nullptr);
+  };
+  const nlohmann::json shown = job(*backend_);
+  EXPECT_EQ(job(*backend_), shown);
+
+  // A checkpoint written after the row was cached moves the job's revision: the page shows it.
+  const AttemptRow attempt = store_->attempts_of(id).value().at(0);
+  ASSERT_TRUE(store_->insert_checkpoint({0, id, attempt.id, 70, "/ckpt/70", 1.0, 9}).ok());
+  const nlohmann::json later = page(all)["jobs"][0];
+  EXPECT_EQ(later["last_checkpoint"]["step"], 70);
+  EXPECT_EQ(job(*backend_)["last_checkpoint"]["step"], 70);
+
+  // And a backend with nothing cached renders the same row.
+  SchedulerBackend fresh(std::move(Store::open((dir_ / "state.db").string()).value()), *loop_,
+                         {make_cluster("alpha"), make_cluster("beta")}, {}, clock_);
+  auto text = fresh.list_jobs(all);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(nlohmann::json::parse(text->text)["jobs"][0], later);
+  EXPECT_EQ(job(fresh), job(*backend_));
 }
 
 TEST_F(SchedulerBackendTest, ClusterNodesListsNodesAndTheLedgerNewestFirst) {
