@@ -1,5 +1,6 @@
 // See nvidia_smi.h.
 #include "agents/nvidia_smi.h"
+#include "scheduler/common/text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -61,12 +62,6 @@ std::string gpu_label(const GpuReading& g) {
   return s;
 }
 
-std::string join(const std::vector<std::string>& parts) {
-  std::string s;
-  for (const std::string& p : parts) s += (s.empty() ? "" : "; ") + p;
-  return s;
-}
-
 std::string fmt_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
@@ -89,7 +84,7 @@ Check ecc_check(const std::vector<GpuReading>& gpus) {
   }
   if (!bad.empty()) {
     c.ok = false;
-    c.detail = join(bad);
+    c.detail = join(bad, "; ");
   } else if (reported == 0) {
     c.detail = "no GPU reports ECC counters (ECC off or not supported)";
   } else {
@@ -114,7 +109,7 @@ Check retired_pages_check(const std::vector<GpuReading>& gpus) {
   }
   if (!bad.empty()) {
     c.ok = false;
-    c.detail = join(bad);
+    c.detail = join(bad, "; ");
   } else if (reported == 0) {
     c.detail = "page retirement not reported (row remapping GPUs print [N/A])";
   } else {
@@ -138,7 +133,7 @@ Check temperature_check(const std::vector<GpuReading>& gpus, double max_temp_c) 
   }
   if (!bad.empty()) {
     c.ok = false;
-    c.detail = join(bad);
+    c.detail = join(bad, "; ");
   } else if (hottest < 0) {
     c.detail = "no GPU reports its temperature";
   } else {

@@ -24,7 +24,7 @@
 #include "bench/bench_util.h"
 #include "bench/http_load.h"
 #include "scheduler/store/store.h"
-#include "tests/integration/e2e/server_process.h"
+#include "testkit/server_process.h"
 
 using namespace orch;  // NOLINT: a benchmark's main file
 using bench::LoadRequest;

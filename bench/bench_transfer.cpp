@@ -28,7 +28,7 @@
 
 #include "adapters/transfer/rsync_transfer.h"
 #include "bench/bench_util.h"
-#include "tests/harness/slurm_lab.h"
+#include "testkit/slurm_lab.h"
 
 using namespace orch::bench;  // NOLINT: a benchmark's main file
 

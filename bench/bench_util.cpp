@@ -37,10 +37,6 @@ double sum(const std::vector<double>& v) {
   return s;
 }
 
-std::string first_line(const std::string& s) {
-  return s.substr(0, s.find('\n'));
-}
-
 double load_average() {
   std::ifstream in("/proc/loadavg");
   double one = 0;

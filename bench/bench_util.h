@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/common/text.h"
+
 namespace orch::bench {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -24,8 +26,8 @@ double max_of(const std::vector<double>& v);
 double percentile(std::vector<double> v, double p);
 double sum(const std::vector<double>& v);
 
-// s up to its first newline.
-std::string first_line(const std::string& s);
+// The first line of a message, for a table's footnote (scheduler/common/text.h).
+using ::orch::first_line;
 // The one-minute load average (/proc/loadavg); 0 when unreadable.
 double load_average();
 

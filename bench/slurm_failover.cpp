@@ -17,8 +17,8 @@
 
 #include "bench/bench_util.h"
 #include "bench/slurm_lab_util.h"
-#include "tests/harness/slurm_lab.h"
-#include "tests/integration/e2e/server_process.h"
+#include "testkit/server_process.h"
+#include "testkit/slurm_lab.h"
 
 namespace orch::bench {
 

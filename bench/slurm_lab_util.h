@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "tests/harness/slurm_lab.h"
+#include "testkit/slurm_lab.h"
 
 namespace orch::bench {
 

@@ -19,7 +19,7 @@
 #include "adapters/ssh/ssh_session.h"
 #include "bench/bench_util.h"
 #include "bench/slurm_lab_util.h"
-#include "tests/harness/slurm_lab.h"
+#include "testkit/slurm_lab.h"
 
 namespace orch::bench {
 

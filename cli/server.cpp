@@ -11,20 +11,17 @@
 #include <map>
 #include <vector>
 
-#include "adapters/kubernetes/kube_config.h"
-#include "adapters/kubernetes/kube_site.h"
-#include "adapters/local/local_site.h"
-#include "adapters/slurm/slurm_site.h"
 #include "adapters/transfer/rsync_transfer.h"
+#include "cli/site_factories.h"
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "scheduler/runtime/site_worker.h"
 #include "scheduler/runtime/storage_worker.h"
 #include "scheduler/runtime/transfer_worker.h"
 #include "web/api_routes.h"
+#include "web/backend/scheduler_backend.h"
 #include "web/http_server.h"
 #include "web/router.h"
-#include "web/scheduler_backend.h"
 
 namespace orch {
 
@@ -79,34 +76,6 @@ Result<int> lock_state_dir(const std::string& dir) {
   return fd;
 }
 
-Result<std::unique_ptr<ClusterPort>> make_port(const ClusterSpec& c, const ServerSettings& s) {
-  if (c.provider == "slurm") {
-    return std::unique_ptr<ClusterPort>(std::make_unique<SlurmSite>(
-        c, std::make_unique<SshSession>(c.name, c.ssh), SlurmSiteOptions{s.agent_path}));
-  }
-  if (c.provider == "kubernetes") {
-    auto target =
-        load_kube_target(c.kubernetes.kubeconfig, c.kubernetes.context, c.kubernetes.namespace_);
-    if (!target) {
-      return make_error(target.error().kind, "cluster " + c.name + ": " + target.error().message);
-    }
-    for (const auto& w : target->warnings)
-      std::fprintf(stderr, "cluster %s: %s\n", c.name.c_str(), w.c_str());
-    return std::unique_ptr<ClusterPort>(std::make_unique<KubernetesSite>(c, std::move(*target)));
-  }
-  if (c.provider != "local") {
-    return make_error(ErrorKind::unsupported, "cluster " + c.name + ": provider \"" + c.provider +
-                                                  "\" is not supported by this build");
-  }
-  LocalSiteOptions o;
-  o.name = c.name;
-  o.root = c.storage_root;
-  o.nodes = c.nodes;
-  o.gpus_per_node = c.gpus_per_node;
-  o.agent_path = s.agent_path;
-  return std::unique_ptr<ClusterPort>(std::make_unique<LocalSite>(o));
-}
-
 }  // namespace
 
 Server::Server(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
@@ -143,11 +112,12 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   if (!lock) return lock.error();
   parts->lock_fd = *lock;
 
-  // A local site's storage defaults to a folder of the state directory; the brain needs it to
-  // place checkpoint copies and datasets there.
+  // A local site's storage defaults to a folder of the state directory (its provider says so);
+  // the brain needs it to place checkpoint copies and datasets there.
   std::vector<ClusterSpec> clusters = config.clusters;
   for (auto& c : clusters) {
-    if (c.provider == "local" && c.storage_root.empty()) {
+    const ProviderTraits* provider = find_provider(c.provider);
+    if (provider && provider->storage_root == StorageRoot::state_dir && c.storage_root.empty()) {
       c.storage_root = s.state_dir + "/sites/" + c.name;
     }
   }
@@ -168,7 +138,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
 
   std::map<std::string, ClusterPort*> port_map;
   for (const auto& c : clusters) {
-    auto port = make_port(c, s);
+    auto port = make_site(c, SiteContext{s.agent_path});
     if (!port) return port.error();
     auto reader = Store::open(db_path);
     if (!reader) return reader.error();

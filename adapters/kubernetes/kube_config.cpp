@@ -1,4 +1,5 @@
 #include "adapters/kubernetes/kube_config.h"
+#include "scheduler/common/text.h"
 
 #include <array>
 #include <cctype>
@@ -23,15 +24,6 @@ std::string quoted(const std::string& s) {
   return "\"" + s + "\"";
 }
 
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) {
-    if (!out.empty()) out += ", ";
-    out += w;
-  }
-  return out;
-}
-
 std::string trim(std::string_view s) {
   std::size_t b = 0;
   std::size_t e = s.size();
@@ -53,14 +45,6 @@ Result<std::string> read_small_file(const std::string& path) {
                       "larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB");
   }
   return s;
-}
-
-// "~/x" -> "$HOME/x". std::nullopt when HOME is needed but unset.
-std::optional<std::string> expand_home(const std::string& path) {
-  if (path != "~" && path.rfind("~/", 0) != 0) return path;
-  const char* home = std::getenv("HOME");
-  if (home == nullptr || *home == '\0') return std::nullopt;
-  return std::string(home) + path.substr(1);
 }
 
 std::string directory_of(const std::string& path) {

@@ -1,7 +1,9 @@
 #include "adapters/kubernetes/kube_site.h"
 
 #include <algorithm>
+#include <cstdio>
 
+#include "adapters/kubernetes/kube_config.h"
 #include "adapters/kubernetes/kube_manifest.h"
 #include "scheduler/common/percent_encoding.h"
 #include "scheduler/model/output_chunk.h"
@@ -177,6 +179,21 @@ Result<std::string> KubernetesSite::read_output(const std::string& token, std::u
   if (!log) return log.error();
   if (log->size() <= offset) return std::string{};
   return log->substr(static_cast<std::size_t>(offset), want);
+}
+
+Result<std::unique_ptr<ClusterPort>> make_kubernetes_site(const ClusterSpec& cluster,
+                                                          const SiteContext&) {
+  const KubernetesSpec& k = cluster.kubernetes;
+  auto target = load_kube_target(k.kubeconfig, k.context, k.namespace_);
+  if (!target) {
+    return make_error(target.error().kind,
+                      "cluster " + cluster.name + ": " + target.error().message);
+  }
+  for (const auto& w : target->warnings) {
+    std::fprintf(stderr, "cluster %s: %s\n", cluster.name.c_str(), w.c_str());
+  }
+  return std::unique_ptr<ClusterPort>(
+      std::make_unique<KubernetesSite>(cluster, std::move(*target)));
 }
 
 }  // namespace orch

@@ -23,6 +23,7 @@
 #include "adapters/kubernetes/kube_status.h"
 #include "adapters/kubernetes/pod_informer.h"
 #include "scheduler/cluster_port.h"
+#include "scheduler/site_factory.h"
 #include "scheduler/spec/cluster_spec.h"
 
 namespace orch {
@@ -59,5 +60,9 @@ class KubernetesSite final : public ClusterPort {
   std::mutex mu_;
   std::vector<kube::KubeNode> nodes_;  // as of the last inventory
 };
+
+// The SiteMaker of provider kubernetes: loads the kubeconfig (its warnings go to stderr).
+Result<std::unique_ptr<ClusterPort>> make_kubernetes_site(const ClusterSpec& cluster,
+                                                          const SiteContext& context);
 
 }  // namespace orch

@@ -11,8 +11,8 @@
 #include <set>
 #include <thread>
 
+#include "adapters/local/format_arg.h"
 #include "adapters/local/process_spawn.h"
-#include "adapters/local/run_capture.h"
 #include "adapters/local/run_dir.h"
 
 extern char** environ;
@@ -381,6 +381,17 @@ Result<void> LocalSite::set_outage(bool down) {
     }
   }
   return Ok{};
+}
+
+Result<std::unique_ptr<ClusterPort>> make_local_site(const ClusterSpec& cluster,
+                                                     const SiteContext& context) {
+  LocalSiteOptions o;
+  o.name = cluster.name;
+  o.root = cluster.storage_root;
+  o.nodes = cluster.nodes;
+  o.gpus_per_node = cluster.gpus_per_node;
+  o.agent_path = context.agent_path;
+  return std::unique_ptr<ClusterPort>(std::make_unique<LocalSite>(o));
 }
 
 }  // namespace orch

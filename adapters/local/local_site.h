@@ -11,6 +11,7 @@
 
 #include "adapters/local/run_dir.h"
 #include "scheduler/cluster_port.h"
+#include "scheduler/site_factory.h"
 
 namespace orch {
 
@@ -68,5 +69,9 @@ class LocalSite final : public ClusterPort {
   // launches and cancels.
   std::mutex probe_mutex_;
 };
+
+// The SiteMaker of provider local: virtual nodes under the cluster's storage root.
+Result<std::unique_ptr<ClusterPort>> make_local_site(const ClusterSpec& cluster,
+                                                     const SiteContext& context);
 
 }  // namespace orch

@@ -14,8 +14,10 @@
 #include <filesystem>
 #include <set>
 
+#include "adapters/local/format_arg.h"
 #include "adapters/local/local_site.h"
-#include "adapters/local/run_capture.h"
+#include "adapters/process/run_captured.h"
+#include "scheduler/common/text.h"
 
 namespace orch {
 namespace {
@@ -23,11 +25,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kAgentUsage = 2;  // the agent's exit status for bad usage (agents/README.md)
-
-std::string first_line(const std::string& text) {
-  std::string s = text.substr(0, text.find('\n'));
-  return s.size() > 300 ? s.substr(0, 300) + "..." : s;
-}
 
 }  // namespace
 
@@ -77,10 +74,10 @@ Result<std::vector<ProbeResult>> LocalSite::probe_nodes(const ProbeRequest& requ
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     auto share = left / static_cast<long>(nodes.size() - i);
     if (share <= std::chrono::milliseconds(0)) break;  // the round's time is spent
-    auto run = local::run_captured(
+    auto run = process::run_captured(
         {options_.agent_path, "probe", "--node", node, "--dir", dir, "--io-bytes",
          std::to_string(request.io_bytes), "--compute-s", local::format_arg(request.compute_s)},
-        share);
+        {.timeout = share});
     if (!run) return run.error();
     if (run->timed_out) continue;  // killed: no answer from this node
     auto parsed = parse_probe_output(run->out);
@@ -93,7 +90,7 @@ Result<std::vector<ProbeResult>> LocalSite::probe_nodes(const ProbeRequest& requ
     }
     if (parsed->empty()) {
       // An agent that does not know `probe` (or these options) is older than this server.
-      if (run->exit_code == kAgentUsage) {
+      if (run->exit.exit_code == kAgentUsage) {
         return make_error(ErrorKind::internal, "site " + options_.name + ": the agent " +
                                                    options_.agent_path +
                                                    " refused the probe: " + first_line(run->err));

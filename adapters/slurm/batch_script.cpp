@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "adapters/ssh/shell_quote.h"
+#include "scheduler/common/text.h"
 
 namespace orch::slurm {
 namespace {
@@ -94,15 +95,6 @@ std::string comment_name(const std::string& name) {
   return out;
 }
 
-std::string join(const std::vector<std::string>& items, char sep) {
-  std::string out;
-  for (const auto& s : items) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
-}
-
 // One line of the script: words already quoted, joined by spaces.
 struct ScriptWriter {
   std::string text;
@@ -185,7 +177,7 @@ std::vector<std::string> sbatch_argv(const LaunchRequest& r, const ClusterSpec& 
   if (!s.account.empty()) argv.push_back("--account=" + s.account);
   if (!s.qos.empty()) argv.push_back("--qos=" + s.qos);
   if (!s.time_limit.empty()) argv.push_back("--time=" + s.time_limit);
-  if (!r.exclude_nodes.empty()) argv.push_back("--exclude=" + join(r.exclude_nodes, ','));
+  if (!r.exclude_nodes.empty()) argv.push_back("--exclude=" + join(r.exclude_nodes, ","));
   if (s.pre_term_s > 0) {
     argv.push_back("--signal=B:" + s.pre_term_signal + "@" + std::to_string(s.pre_term_s));
   }

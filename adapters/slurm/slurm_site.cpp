@@ -4,6 +4,7 @@
 
 #include "adapters/slurm/batch_script.h"
 #include "adapters/ssh/shell_quote.h"
+#include "scheduler/common/text.h"
 #include "scheduler/model/output_chunk.h"
 
 namespace orch {
@@ -15,12 +16,6 @@ constexpr std::size_t kMaxOutputRead = 16 << 20;  // one read_output returns at 
 // far below the 128 KiB Linux allows one argument (and the whole command line well inside any
 // SSH server's limits). A site watching more attempts asks once per this many.
 constexpr std::size_t kNamesPerQuery = 256;
-
-std::string first_line(const std::string& text) {
-  std::string s = text.substr(0, text.find('\n'));
-  while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s.size() > 300 ? s.substr(0, 300) + "..." : s;
-}
 
 // Among several jobs with one token the highest id is the newest.
 std::optional<slurm::JobRecord> newest(std::vector<slurm::JobRecord> jobs) {
@@ -427,6 +422,13 @@ Result<std::string> SlurmSite::read_output(const std::string& token, std::uint64
                            std::min(max_bytes, kMaxOutputRead));
   if (!chunk && chunk.error().kind == ErrorKind::not_found) return std::string{};
   return chunk;
+}
+
+Result<std::unique_ptr<ClusterPort>> make_slurm_site(const ClusterSpec& cluster,
+                                                     const SiteContext& context) {
+  return std::unique_ptr<ClusterPort>(
+      std::make_unique<SlurmSite>(cluster, std::make_unique<SshSession>(cluster.name, cluster.ssh),
+                                  SlurmSiteOptions{context.agent_path}));
 }
 
 }  // namespace orch

@@ -33,6 +33,7 @@
 #include "adapters/slurm/slurm_parse.h"
 #include "adapters/ssh/ssh_session.h"
 #include "scheduler/cluster_port.h"
+#include "scheduler/site_factory.h"
 #include "scheduler/spec/cluster_spec.h"
 
 namespace orch {
@@ -143,5 +144,9 @@ class SlurmSite final : public ClusterPort {
   std::map<std::string, std::string> job_ids_;  // token -> Slurm job id, as learned
   RemoteCalls calls_;
 };
+
+// The SiteMaker of provider slurm: sbatch and squeue through an SSH session to the login node.
+Result<std::unique_ptr<ClusterPort>> make_slurm_site(const ClusterSpec& cluster,
+                                                     const SiteContext& context);
 
 }  // namespace orch

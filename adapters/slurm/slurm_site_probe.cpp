@@ -10,6 +10,7 @@
 #include "adapters/slurm/probe_command.h"
 #include "adapters/slurm/slurm_site.h"
 #include "adapters/ssh/shell_quote.h"
+#include "scheduler/common/text.h"
 
 namespace orch {
 namespace {
@@ -33,12 +34,6 @@ std::string tail_lines(const std::string& text, std::size_t count = 3) {
   std::string out;
   std::size_t first = lines.size() > count ? lines.size() - count : 0;
   for (std::size_t i = first; i < lines.size(); ++i) out += (out.empty() ? "" : " | ") + lines[i];
-  return out;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
   return out;
 }
 

@@ -20,7 +20,6 @@ constexpr milliseconds kMaxBackoff{30000};
 
 }  // namespace
 
-using ssh_detail::expand_home;
 using ssh_detail::format_seconds;
 using ssh_detail::remaining;
 using ssh_detail::seconds_to_ms;
@@ -57,7 +56,7 @@ Result<ssh_key> SshSession::Impl::load_key() const {
                                               "ssh.key_file is not set (key "
                                               "authentication is the only kind used)");
   }
-  const std::string path = expand_home(spec_.key_file);
+  const std::string path = home_expanded(spec_.key_file);
   if (::access(path.c_str(), R_OK) != 0) {
     return make_error(ErrorKind::invalid,
                       prefix() + "cannot read ssh.key_file " + path + ": " + std::strerror(errno));
@@ -102,7 +101,7 @@ Result<void> SshSession::Impl::connect() {
   int yes = 1;
   auto port = static_cast<unsigned int>(spec_.port);
   const std::string known_hosts =
-      spec_.known_hosts.empty() ? std::string("/dev/null") : expand_home(spec_.known_hosts);
+      spec_.known_hosts.empty() ? std::string("/dev/null") : home_expanded(spec_.known_hosts);
   ssh_options_set(session_, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
   ssh_options_set(session_, SSH_OPTIONS_PROCESS_CONFIG, &no);  // never ~/.ssh/config
   ssh_options_set(session_, SSH_OPTIONS_HOST, spec_.host.c_str());
@@ -127,7 +126,7 @@ Result<void> SshSession::Impl::connect() {
                           : "the server refused the key (is its public key in the "
                             "authorized_keys of that user?)";
     return unreachable("authentication as " + user + " on " + endpoint() + " with key " +
-                       expand_home(spec_.key_file) + " failed: " + why);
+                       home_expanded(spec_.key_file) + " failed: " + why);
   }
   return {};
 }

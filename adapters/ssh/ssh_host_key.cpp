@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/ssh/fingerprint.h"
 #include "adapters/ssh/ssh_session_impl.h"
 
 namespace orch {
@@ -24,22 +25,7 @@ std::string fingerprint_of(ssh_key key) {
   return result;
 }
 
-// A pinned fingerprint as users may paste it: surrounding blanks, "SHA256:" forgotten, '='
-// padding from other tools.
-std::string normalise_fingerprint(std::string fp) {
-  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!fp.empty() && blank(fp.back())) fp.pop_back();
-  std::size_t start = 0;
-  while (start < fp.size() && blank(fp[start])) ++start;
-  fp.erase(0, start);
-  while (!fp.empty() && fp.back() == '=') fp.pop_back();
-  if (fp.rfind("SHA256:", 0) != 0) fp = "SHA256:" + fp;
-  return fp;
-}
-
 }  // namespace
-
-using ssh_detail::expand_home;
 
 std::vector<std::string> SshSession::Impl::recorded_entries(const std::string& file) const {
   std::vector<std::string> found;
@@ -82,7 +68,7 @@ Result<void> SshSession::Impl::check_host_key() {
     }
     trusted = true;
   }
-  const std::string known_hosts = expand_home(spec_.known_hosts);
+  const std::string known_hosts = home_expanded(spec_.known_hosts);
   if (!spec_.known_hosts.empty()) {
     switch (ssh_session_is_known_server(session_)) {
       case SSH_KNOWN_HOSTS_OK:

@@ -33,6 +33,7 @@
 
 #include "adapters/ssh/ssh_session.h"
 #include "adapters/ssh/ssh_watchdog.h"
+#include "scheduler/common/text.h"
 
 namespace orch {
 namespace ssh_detail {
@@ -40,14 +41,6 @@ namespace ssh_detail {
 using std::chrono::milliseconds;
 
 inline constexpr std::size_t kIoChunk = std::size_t{64} * 1024;
-
-inline std::string expand_home(const std::string& path) {
-  if (path.rfind("~/", 0) == 0) {
-    const char* home = std::getenv("HOME");
-    if (home != nullptr) return std::string(home) + path.substr(1);
-  }
-  return path;
-}
 
 inline milliseconds seconds_to_ms(double s) {
   return milliseconds(std::max<long long>(1, std::llround(s * 1000.0)));

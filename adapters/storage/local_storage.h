@@ -1,15 +1,16 @@
 #pragma once
 // Listing and deleting storage on this machine: the scripts of storage_script.h run through
-// /bin/sh here (LocalSite's storage, which is this host's filesystem). The script runs in its
-// own process group with stdin from /dev/null; at the deadline the whole group is SIGKILLed.
+// /bin/sh here (LocalSite's storage, which is this host's filesystem), through
+// adapters/process: its own process group, stdin from /dev/null, and at the deadline the whole
+// group is SIGKILLed.
 
 #include <chrono>
 #include <cstddef>
 #include <string>
 
-#include "scheduler/cluster_port.h"
 #include "scheduler/common/result.h"
 #include "scheduler/model/manifest.h"
+#include "scheduler/model/site_types.h"
 
 namespace orch::storage {
 

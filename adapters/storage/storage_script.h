@@ -28,9 +28,9 @@
 
 #include <string>
 
-#include "scheduler/cluster_port.h"
 #include "scheduler/common/result.h"
 #include "scheduler/model/manifest.h"
+#include "scheduler/model/site_types.h"
 
 namespace orch::storage {
 

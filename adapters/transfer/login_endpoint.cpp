@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "adapters/transfer/child_process.h"
+#include "adapters/process/run_captured.h"
 
 namespace orch::transfer {
 namespace {
@@ -59,23 +59,6 @@ Result<void> write_private_file(const std::string& path, const std::string& text
 
 }  // namespace
 
-std::string expand_home(const std::string& path) {
-  if (path.rfind("~/", 0) != 0) return path;
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : "") + path.substr(1);
-}
-
-std::string normalise_fingerprint(std::string fp) {
-  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!fp.empty() && blank(fp.back())) fp.pop_back();
-  std::size_t start = 0;
-  while (start < fp.size() && blank(fp[start])) ++start;
-  fp.erase(0, start);
-  while (!fp.empty() && fp.back() == '=') fp.pop_back();
-  if (fp.rfind("SHA256:", 0) != 0) fp = "SHA256:" + fp;
-  return fp;
-}
-
 std::vector<std::string> keyscan_lines(std::string_view output) {
   std::vector<std::string> lines;
   std::stringstream ss{std::string(output)};
@@ -113,10 +96,10 @@ Result<SshEndpoint> LoginEndpoints::endpoint(const ClusterSpec& c) {
   e.host = c.ssh.host;
   e.port = c.ssh.port;
   e.user = c.ssh.user;
-  e.key_file = expand_home(c.ssh.key_file);
+  e.key_file = home_expanded(c.ssh.key_file);
   e.connect_timeout_s = timeout_s(c);
   if (!c.ssh.known_hosts.empty()) {
-    e.known_hosts = expand_home(c.ssh.known_hosts);
+    e.known_hosts = home_expanded(c.ssh.known_hosts);
     e.accept_new = c.ssh.trust_on_first_use;
   } else if (!c.ssh.host_key.empty()) {
     auto file = pinned_known_hosts(c);
@@ -143,9 +126,9 @@ Result<std::string> LoginEndpoints::pinned_known_hosts(const ClusterSpec& c) {
   if (auto r = make_private_dir(dir_); !r) return r.error();
 
   const int t = timeout_s(c);
-  auto scan = run_captured(
+  auto scan = process::run_captured(
       {"ssh-keyscan", "-T", std::to_string(t), "-p", std::to_string(c.ssh.port), "--", c.ssh.host},
-      milliseconds((t + 5) * 1000));
+      {.timeout = milliseconds((t + 5) * 1000), .grace = milliseconds(500)});
   if (!scan) return scan.error();
   const auto lines = keyscan_lines(scan->out);
   if (lines.empty()) {
@@ -158,7 +141,8 @@ Result<std::string> LoginEndpoints::pinned_known_hosts(const ClusterSpec& c) {
   const std::string probe = dir_ + "/.scan-" + std::to_string(::getpid());
   for (const auto& line : lines) {
     if (auto w = write_private_file(probe, line + "\n"); !w) return w.error();
-    auto fp = run_captured({"ssh-keygen", "-lf", probe}, milliseconds(10000));
+    auto fp = process::run_captured({"ssh-keygen", "-lf", probe},
+                                    {.timeout = milliseconds(10000), .grace = milliseconds(500)});
     if (!fp) return fp.error();
     auto got = keygen_fingerprint(fp->out);
     if (!got) continue;

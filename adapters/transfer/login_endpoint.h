@@ -15,8 +15,10 @@
 #include <string_view>
 #include <vector>
 
+#include "adapters/ssh/fingerprint.h"
 #include "adapters/transfer/rsync_command.h"
 #include "scheduler/common/result.h"
+#include "scheduler/common/text.h"
 #include "scheduler/spec/cluster_spec.h"
 
 namespace orch::transfer {
@@ -41,11 +43,6 @@ class LoginEndpoints {
 // checks host keys strictly too, against the peer's known_hosts or that node's default files).
 SshEndpoint peer_endpoint(const PeerSpec& peer, int connect_timeout_s);
 
-// "~/x" -> "$HOME/x"; anything else as is.
-std::string expand_home(const std::string& path);
-// A pinned fingerprint as people paste it (blanks, "SHA256:" left out, '=' padding) -> the form
-// `ssh-keygen -lf` prints: "SHA256:<base64 without padding>".
-std::string normalise_fingerprint(std::string fp);
 // ssh-keyscan's key lines ("[host]:port type base64"), its comments and blank lines dropped.
 std::vector<std::string> keyscan_lines(std::string_view output);
 // The fingerprint in an `ssh-keygen -lf` line ("256 SHA256:abc [host]:port (ED25519)").

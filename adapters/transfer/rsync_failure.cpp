@@ -48,7 +48,8 @@ bool says_unreachable(std::string_view err) {
   return false;
 }
 
-Error rsync_failure(const std::string& context, const ChildExit& exit, std::string_view err) {
+Error rsync_failure(const std::string& context, const process::ChildExit& exit,
+                    std::string_view err) {
   std::string how;
   if (exit.exit_code >= 0) {
     how = "exited " + std::to_string(exit.exit_code) + " (" + rsync_exit_meaning(exit.exit_code) +

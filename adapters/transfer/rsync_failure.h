@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "adapters/transfer/child_process.h"
+#include "adapters/process/child_process.h"
 #include "scheduler/common/result.h"
 
 namespace orch::transfer {
@@ -21,6 +21,7 @@ bool says_unreachable(std::string_view err);
 
 // context: which transfer and route, e.g. "transfer 7 (pull via beta login node, alpha:/a ->
 // beta:/b)".
-Error rsync_failure(const std::string& context, const ChildExit& exit, std::string_view err);
+Error rsync_failure(const std::string& context, const process::ChildExit& exit,
+                    std::string_view err);
 
 }  // namespace orch::transfer

@@ -17,7 +17,7 @@ void keep_tail(std::string& s) {
 
 Result<RunResult> run_rsync(const RunCommand& command, const RunWatch& watch) {
   const auto started = Clock::now();
-  auto child = ChildProcess::spawn(command.argv, command.env);
+  auto child = process::ChildProcess::spawn(command.argv, command.env);
   if (!child) return child.error();
 
   RunResult result;
@@ -41,7 +41,7 @@ Result<RunResult> run_rsync(const RunCommand& command, const RunWatch& watch) {
   auto stop_early = [&](RunEnd why) {
     result.end = why;
     if (command.stop_remote) command.stop_remote();
-    terminate_child(*child, watch.stop_grace, out, result.err);
+    process::terminate_child(*child, watch.stop_grace, out, result.err);
     if (parser.feed(out)) unreported = true;
     out.clear();
   };

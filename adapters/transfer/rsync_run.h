@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/transfer/child_process.h"
+#include "adapters/process/child_process.h"
 #include "adapters/transfer/rsync_progress.h"
 #include "scheduler/common/result.h"
 
@@ -44,7 +44,7 @@ enum class RunEnd { exited, stopped, restart, stalled };
 
 struct RunResult {
   RunEnd end = RunEnd::exited;
-  ChildExit exit;           // how the process ended (exited: its status)
+  process::ChildExit exit;  // how the process ended (exited: its status)
   std::uint64_t bytes = 0;  // the run's last progress figure
   bool had_progress = false;
   std::string err;  // everything it wrote on stderr

@@ -10,7 +10,7 @@
 #include <random>
 #include <sstream>
 
-#include "adapters/transfer/child_process.h"
+#include "adapters/process/run_captured.h"
 #include "adapters/transfer/login_endpoint.h"
 #include "adapters/transfer/rsync_command.h"
 #include "adapters/transfer/rsync_failure.h"
@@ -71,7 +71,9 @@ RunCommand on_login_node(const SshEndpoint& login, std::vector<std::string> argv
     if (!ssh) return;
     // Best effort: an unreachable login node cannot be told; its rsync then ends when it finds
     // the connection gone.
-    (void)run_captured(*ssh, grace + milliseconds(login.connect_timeout_s * 1000));
+    (void)process::run_captured(*ssh,
+                                {.timeout = grace + milliseconds(login.connect_timeout_s * 1000),
+                                 .grace = milliseconds(500)});
   };
   return c;
 }

@@ -3,24 +3,15 @@
 namespace orch::transfer {
 namespace {
 
-const ClusterSpec* find_cluster(const std::vector<ClusterSpec>& clusters, const std::string& name) {
-  for (const auto& c : clusters) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
-}
-
-Result<void> check_provider(const ClusterSpec& c) {
-  if (c.provider == "local" || c.provider == "slurm") return Ok{};
-  if (c.provider == "kubernetes") {
-    return make_error(ErrorKind::unsupported,
-                      "cluster " + c.name +
-                          " is a Kubernetes site: transfers to or from it are not supported yet "
-                          "(they need a pod with the storage mounted and rsync in it)");
-  }
+// The provider's route to its storage (provider_catalog.h); none is an error that says why.
+Result<DataRoute> data_route(const ClusterSpec& c) {
+  const ProviderTraits* p = find_provider(c.provider);
+  if (p != nullptr && p->data_route != DataRoute::none) return p->data_route;
+  std::string why = p != nullptr && !p->no_data_route_why.empty()
+                        ? std::string(p->no_data_route_why)
+                        : std::string("no transfer route reaches its storage");
   return make_error(ErrorKind::unsupported,
-                    "cluster " + c.name + " has provider '" + c.provider +
-                        "', which has no transfer route (local and slurm have)");
+                    "cluster " + c.name + " has provider " + c.provider + ": " + why);
 }
 
 // A login node this machine logs in to with the OpenSSH client.
@@ -61,14 +52,16 @@ Result<RoutePlan> plan_route(const std::vector<ClusterSpec>& clusters,
                                               from->name + ":" + request.from.path +
                                               " onto itself");
   }
-  if (auto r = check_provider(*from); !r) return r.error();
-  if (auto r = check_provider(*to); !r) return r.error();
+  auto from_route = data_route(*from);
+  if (!from_route) return from_route.error();
+  auto to_route = data_route(*to);
+  if (!to_route) return to_route.error();
 
   RoutePlan plan;
   plan.from = *from;
   plan.to = *to;
-  const bool remote_from = from->provider == "slurm";
-  const bool remote_to = to->provider == "slurm";
+  const bool remote_from = *from_route == DataRoute::ssh;
+  const bool remote_to = *to_route == DataRoute::ssh;
   if (remote_from) {
     if (auto r = check_login(*from); !r) return r.error();
   }

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "scheduler/brain/brain_text.h"
+#include "scheduler/common/text.h"
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/restart_policy.h"
 #include "scheduler/model/launch_request_json.h"
@@ -15,7 +16,6 @@ namespace orch {
 namespace {
 
 using brain_text::base36;
-using brain_text::join;
 
 // Unique per attempt and findable at the site. The time part keeps tokens unique even when a
 // state directory is thrown away while a site still holds old run directories.
@@ -95,10 +95,7 @@ Result<void> Brain::forget_removed_clusters() {
 }
 
 const ClusterSpec* Brain::cluster_spec(const std::string& name) const {
-  for (const auto& c : clusters_) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
+  return find_cluster(clusters_, name);
 }
 
 Result<BrainReply> Brain::handle(const BrainEvent& event) {

@@ -9,9 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scheduler/cluster_port.h"
+#include "scheduler/common/result.h"
 #include "scheduler/model/node_state.h"
+#include "scheduler/model/probe_result.h"
 #include "scheduler/model/progress_line.h"
+#include "scheduler/model/site_types.h"
 #include "scheduler/spec/job_spec.h"
 #include "scheduler/transfer_port.h"
 

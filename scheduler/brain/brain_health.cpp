@@ -8,6 +8,7 @@
 #include "scheduler/brain/brain.h"
 #include "scheduler/brain/brain_text.h"
 #include "scheduler/brain/cluster_history.h"
+#include "scheduler/common/text.h"
 #include "scheduler/health/burn_in.h"
 #include "scheduler/health/mfu_watch.h"
 #include "scheduler/health/quarantine.h"
@@ -17,7 +18,6 @@ namespace orch {
 namespace {
 
 using brain_text::base36;
-using brain_text::join;
 
 constexpr Millis kBurnInRetryMs = 60'000;
 constexpr Millis kIncidentMs = 10LL * 60'000;

@@ -163,7 +163,7 @@ Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
   if (reports.empty()) return store_.update_attempt(a);
   const Millis now = clock_.now_ms();
   const ClusterSpec* cluster = cluster_spec(a.cluster);
-  std::optional<double> peak = cluster ? cluster_peak_flops(*cluster) : std::nullopt;
+  std::optional<double> peak = cluster ? cluster->peak_flops_per_gpu() : std::nullopt;
   std::optional<double> fpt = model_flops_per_token(job.spec.model);
   std::vector<MfuSample> mfu_samples;
   for (const auto& line : reports) {

@@ -18,13 +18,4 @@ inline std::string base36(std::uint64_t v) {
   return s;
 }
 
-inline std::string join(const std::vector<std::string>& items, const std::string& sep = ", ") {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += sep;
-    out += item;
-  }
-  return out;
-}
-
 }  // namespace orch::brain_text

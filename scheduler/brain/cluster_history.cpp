@@ -13,13 +13,6 @@ std::optional<double> median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
-const ClusterSpec* find_spec(const std::vector<ClusterSpec>& clusters, const std::string& name) {
-  for (const auto& c : clusters) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
@@ -33,7 +26,7 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
   auto nodes = store.all_nodes();
   if (!nodes) return nodes.error();
   for (const auto& row : *rows) {
-    const ClusterSpec* spec = find_spec(clusters, row.name);
+    const ClusterSpec* spec = find_cluster(clusters, row.name);
     if (!spec) continue;
     ClusterFact fact{row.name, spec->vendor, row.created_ms, 0, 0};  // no vendor: no vendor card
     for (const auto& n : *nodes) {
@@ -47,7 +40,7 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
   auto attempts = store.attempts_since(window_start);
   if (!attempts) return attempts.error();
   for (const auto& a : *attempts) {
-    if (!find_spec(clusters, a.cluster)) continue;
+    if (!find_cluster(clusters, a.cluster)) continue;
     AttemptFact f;
     f.cluster = a.cluster;
     f.job_id = a.job_id;

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "scheduler/cluster_port.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/model/manifest.h"
+#include "scheduler/model/site_types.h"
 
 namespace orch {
 

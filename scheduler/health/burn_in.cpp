@@ -1,6 +1,7 @@
 // Judging a burn-in round (burn_in.h): every node's checks, then its compute and filesystem
 // throughput against the median of the nodes whose checks passed.
 #include "scheduler/health/burn_in.h"
+#include "scheduler/common/text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -75,12 +76,6 @@ bool judge_measure(const Measure& m, std::optional<double> value, std::optional<
   return ratio_out >= min_ratio;
 }
 
-std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
-  return out;
-}
-
 }  // namespace
 
 std::vector<NodeProbeVerdict> judge_burn_in(const std::vector<std::string>& expected_nodes,
@@ -128,9 +123,9 @@ std::vector<NodeProbeVerdict> judge_burn_in(const std::vector<std::string>& expe
     for (auto& s : io_notes) (io_ok ? figures : failures).push_back(std::move(s));
     v.passed = failures.empty();
     if (v.passed) {
-      v.reason = figures.empty() ? "checks passed" : "checks passed; " + join(figures);
+      v.reason = figures.empty() ? "checks passed" : "checks passed; " + join(figures, "; ");
     } else {
-      v.reason = join(failures);
+      v.reason = join(failures, "; ");
     }
     out.push_back(std::move(v));
   }

@@ -3,8 +3,8 @@
 // (failure_classifier.h) without a log. The rule table of log signatures (Xid, NCCL, disk full,
 // ...) is in failure_rules.cpp; the budget a cause spends is is_infra_cause().
 
-#include "scheduler/cluster_port.h"
 #include "scheduler/model/job_state.h"
+#include "scheduler/model/site_types.h"
 
 namespace orch {
 

@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "scheduler/cluster_port.h"
 #include "scheduler/model/job_state.h"
+#include "scheduler/model/site_types.h"
 
 namespace orch {
 

@@ -1,12 +1,6 @@
 #include "scheduler/lifecycle/mfu.h"
 
-#include "scheduler/placement/goodput_score.h"
-
 namespace orch {
-
-std::optional<double> cluster_peak_flops(const ClusterSpec& cluster) {
-  return cluster_peak_flops_per_gpu(cluster);  // one definition, shared with placement
-}
 
 std::optional<double> compute_mfu(double tokens, double seconds,
                                   std::optional<double> flops_per_token, int gpus,

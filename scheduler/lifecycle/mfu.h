@@ -4,12 +4,7 @@
 
 #include <optional>
 
-#include "scheduler/spec/cluster_spec.h"
-
 namespace orch {
-
-// Peak FLOP/s of one accelerator of this cluster: its override, else the table's entry.
-std::optional<double> cluster_peak_flops(const ClusterSpec& cluster);
 
 // nullopt when any input is missing or not positive.
 std::optional<double> compute_mfu(double tokens, double seconds,

@@ -19,4 +19,10 @@ std::optional<double> accelerator_peak_flops(std::string_view key) {
   return std::nullopt;
 }
 
+std::optional<double> peak_flops_per_gpu(std::string_view accelerator,
+                                         std::optional<double> peak_tflops) {
+  if (peak_tflops) return *peak_tflops * 1e12;
+  return accelerator_peak_flops(accelerator);
+}
+
 }  // namespace orch

@@ -15,5 +15,9 @@ struct AcceleratorInfo {
 
 const std::vector<AcceleratorInfo>& accelerator_table();
 std::optional<double> accelerator_peak_flops(std::string_view key);
+// Peak FLOP/s per GPU of a cluster: its own peak_tflops when it states one, else its
+// accelerator's from the table; none when neither is known (MFU cannot be computed there).
+std::optional<double> peak_flops_per_gpu(std::string_view accelerator,
+                                         std::optional<double> peak_tflops);
 
 }  // namespace orch

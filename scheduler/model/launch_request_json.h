@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scheduler/cluster_port.h"
+#include "scheduler/model/site_types.h"
 
 namespace orch {
 

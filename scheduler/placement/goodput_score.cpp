@@ -29,14 +29,9 @@ std::string flops_text(double flops) {
 
 }  // namespace
 
-std::optional<double> cluster_peak_flops_per_gpu(const ClusterSpec& cluster) {
-  if (cluster.peak_tflops) return *cluster.peak_tflops * 1e12;
-  return accelerator_peak_flops(cluster.accelerator);
-}
-
 GoodputEstimate GoodputScore::estimate(const PlacementRequest& req,
                                        const ClusterView& cluster) const {
-  const double peak = cluster_peak_flops_per_gpu(*cluster.spec).value_or(0);
+  const double peak = cluster.spec->peak_flops_per_gpu().value_or(0);
   return estimate_goodput(req.job->nodes, req.job->total_gpus(), peak, cluster.history, priors_);
 }
 
@@ -54,7 +49,7 @@ double GoodputScore::score(const PlacementRequest& req, const ClusterView& clust
 }
 
 std::string GoodputScore::explain(const PlacementRequest& req, const ClusterView& cluster) const {
-  if (!cluster_peak_flops_per_gpu(*cluster.spec)) {
+  if (!cluster.spec->peak_flops_per_gpu()) {
     return "peak unknown for accelerator \"" + cluster.spec->accelerator + "\"";
   }
   const GoodputEstimate e = estimate(req, cluster);

@@ -12,10 +12,6 @@
 
 namespace orch {
 
-// Peak FLOP/s of one accelerator of the cluster: its peak_tflops, else the accelerator table's
-// entry; nullopt when neither is known.
-std::optional<double> cluster_peak_flops_per_gpu(const ClusterSpec& cluster);
-
 class GoodputScore final : public ScorePlugin {
  public:
   explicit GoodputScore(GoodputPriors priors = {}) : priors_(priors) {}

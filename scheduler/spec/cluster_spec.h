@@ -5,7 +5,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "scheduler/model/accelerators.h"
+#include "scheduler/spec/provider_catalog.h"
 
 namespace orch {
 
@@ -103,7 +107,7 @@ struct DataSpec {
 struct ClusterSpec {
   std::string name;
   std::string vendor;  // who rents it out (scorecards group by it); empty: the cluster's name
-  std::string provider = "local";        // local | slurm | kubernetes (later issues)
+  std::string provider = "local";        // a name in provider_catalog()
   int nodes = 1;                         // node count (local: virtual nodes)
   int gpus_per_node = 1;                 // local: slots standing in for GPUs
   std::string accelerator = "cpu-slot";  // key in the accelerator table
@@ -124,9 +128,16 @@ struct ClusterSpec {
   const std::string& vendor_or_name() const { return vendor.empty() ? name : vendor; }
 
   int total_gpus() const { return nodes * gpus_per_node; }
+  // FLOP/s per GPU (model/accelerators.h): what MFU and the goodput estimate divide by.
+  std::optional<double> peak_flops_per_gpu() const {
+    return orch::peak_flops_per_gpu(accelerator, peak_tflops);
+  }
 
-  // Storage orchestrate lists, copies to and deletes from (issue 5); not Kubernetes yet.
-  bool lists_storage() const { return provider != "kubernetes"; }
+  // Storage orchestrate lists, copies to and deletes from (issue 5): as its provider says.
+  bool lists_storage() const {
+    const ProviderTraits* p = find_provider(provider);
+    return p != nullptr && p->lists_storage;
+  }
   // Where copies of checkpoints and datasets go on this site.
   std::string checkpoints_dir() const {
     return checkpoint_root.empty() ? storage_root + "/checkpoints" : checkpoint_root;
@@ -145,5 +156,14 @@ struct ClustersFile {
   ServerSpec server;
   std::vector<ClusterSpec> clusters;
 };
+
+// The cluster of that name, or null.
+inline const ClusterSpec* find_cluster(const std::vector<ClusterSpec>& clusters,
+                                       std::string_view name) {
+  for (const ClusterSpec& c : clusters) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
 
 }  // namespace orch

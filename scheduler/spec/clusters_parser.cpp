@@ -14,6 +14,8 @@
 #include "scheduler/common/utf8.h"
 #include "scheduler/model/accelerators.h"
 #include "scheduler/model/launch_limits.h"
+#include "scheduler/spec/provider_catalog.h"
+#include "scheduler/spec/provider_sections.h"
 #include "scheduler/spec/time_window.h"
 #include "scheduler/spec/yaml_reader.h"
 
@@ -33,10 +35,10 @@ void read_server(const MapView& file, ServerSpec& server) {
 }
 
 void check_provider(const MapView& entry, const std::string& provider) {
-  if (provider == "local" || provider == "slurm" || provider == "kubernetes") return;
+  if (find_provider(provider)) return;
   entry.reader().fail(
       entry.value_position("provider"),
-      "\"provider\" must be one of local, slurm, kubernetes, got \"" + provider + "\"", "local");
+      "\"provider\" must be one of " + provider_names() + ", got \"" + provider + "\"", "local");
 }
 
 void check_accelerator(const MapView& entry, const ClusterSpec& cluster) {
@@ -53,138 +55,30 @@ void check_accelerator(const MapView& entry, const ClusterSpec& cluster) {
                       "one of " + yaml::join(keys, ", ") + ", or set peak_tflops");
 }
 
-bool is_fingerprint(std::string_view s) {
-  return s.size() > 7 && s.substr(0, 7) == "SHA256:";
-}
-bool is_signal_name(std::string_view s) {
-  if (s.empty() || s.size() > 8) return false;
-  for (char ch : s) {
-    if (!((ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))) return false;
-  }
-  return true;
-}
-// A Kubernetes namespace is a DNS-1123 label, or the API server refuses every request.
-bool is_dns_label(std::string_view s) {
-  auto alnum = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); };
-  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
-  for (char ch : s) {
-    if (!alnum(ch) && ch != '-') return false;
-  }
-  return true;
-}
-constexpr yaml::StringRule kDnsLabel{is_dns_label,
-                                     "a DNS-1123 label: 1 to 63 of a-z, 0-9 and \"-\", "
-                                     "starting and ending with a letter or digit"};
-// Durations the adapters turn into milliseconds: positive, at most a year.
-constexpr yaml::NumberRange kPositiveSeconds{0.0, true, limits::kMaxDurationS};
-constexpr yaml::StringRule kFingerprint{is_fingerprint,
-                                        "a SHA256 fingerprint as ssh-keygen -lf prints it"};
-constexpr yaml::StringRule kSignalName{is_signal_name, "a signal name such as USR1"};
-
-void read_ssh(const MapView& entry, ClusterSpec& c) {
-  MapView ssh =
-      entry.child("ssh", "ssh",
-                  {"host", "port", "user", "key_file", "key_passphrase_env", "host_key",
-                   "known_hosts", "trust_on_first_use", "connect_timeout_s", "command_timeout_s"},
-                  "a map such as {host: login.alpha.example, user: train, "
-                  "key_file: ~/.ssh/id_ed25519, known_hosts: ~/.ssh/known_hosts}");
-  SshSpec& s = c.ssh;
-  ssh.read_string("host", s.host, yaml::kNonEmpty, "a host name or address");
-  ssh.read_int("port", s.port, 1, 65535, "a TCP port such as 22");
-  ssh.read_string("user", s.user, yaml::kNonEmpty, "a user name");
-  ssh.read_string("key_file", s.key_file, yaml::kNonEmpty, "a private key file");
-  ssh.read_string("key_passphrase_env", s.key_passphrase_env, yaml::kEnvVarName,
-                  "the name of an environment variable");
-  ssh.read_string("host_key", s.host_key, kFingerprint, "a fingerprint such as SHA256:abc...");
-  ssh.read_string("known_hosts", s.known_hosts, yaml::kNonEmpty, "a known_hosts file");
-  ssh.read_bool("trust_on_first_use", s.trust_on_first_use, "true or false");
-  ssh.read_number("connect_timeout_s", s.connect_timeout_s, kPositiveSeconds, "seconds such as 10");
-  ssh.read_number("command_timeout_s", s.command_timeout_s, kPositiveSeconds, "seconds such as 60");
-  if (entry.reader().failed()) return;
-  const std::string want = "ssh {host, user, key_file} for a slurm cluster";
-  if (!entry.has("ssh")) {
-    entry.reader().fail(entry.position(),
-                        "cluster \"" + c.name + "\" has provider slurm but no \"ssh\" section",
-                        want);
-    return;
-  }
-  ssh.require("host", "the login node's host name or address");
-  ssh.require("user", "the user to log in as");
-  ssh.require("key_file", "a private key file such as ~/.ssh/id_ed25519");
-  if (entry.reader().failed()) return;
-  if (s.host_key.empty() && s.known_hosts.empty() && !s.trust_on_first_use) {
-    entry.reader().fail(
-        ssh.position(),
-        "ssh of cluster \"" + c.name + "\" gives no way to check the login node's host key",
-        "host_key (a pinned SHA256 fingerprint) or known_hosts (a file), or "
-        "trust_on_first_use: true");
-  }
-}
-
-void read_slurm(const MapView& entry, ClusterSpec& c) {
-  MapView slurm = entry.child(
-      "slurm", "slurm",
-      {"partition", "account", "qos", "gres", "time_limit", "pre_term_signal", "pre_term_s"},
-      "a map such as {partition: gpu, account: team, qos: normal}");
-  SlurmSpec& s = c.slurm;
-  slurm.read_string("partition", s.partition, yaml::kNonEmpty, "a partition name");
-  slurm.read_string("account", s.account, yaml::kNonEmpty, "an account name");
-  slurm.read_string("qos", s.qos, yaml::kNonEmpty, "a QOS name");
-  slurm.read_string("gres", s.gres, yaml::kNonEmpty, "a GRES name such as gpu or gpu:h100");
-  slurm.read_string("time_limit", s.time_limit, yaml::kNonEmpty, "a Slurm time such as 2-00:00:00");
-  slurm.read_string("pre_term_signal", s.pre_term_signal, kSignalName, "a signal such as USR1");
-  slurm.read_int("pre_term_s", s.pre_term_s, 0, 65535, "seconds such as 120");
-}
-
-void read_kubernetes(const MapView& entry, ClusterSpec& c) {
-  MapView k = entry.child(
-      "kubernetes", "kubernetes",
-      {"kubeconfig", "context", "namespace", "image", "gpu_resource", "termination_grace_s"},
-      "a map such as {kubeconfig: ~/.kube/config, context: gpu-cloud, "
-      "image: nvcr.io/nvidia/pytorch:24.05-py3}");
-  KubernetesSpec& s = c.kubernetes;
-  k.read_string("kubeconfig", s.kubeconfig, yaml::kNonEmpty, "a kubeconfig file");
-  k.read_string("context", s.context, yaml::kNonEmpty, "a context of the kubeconfig");
-  k.read_string("namespace", s.namespace_, kDnsLabel,
-                "a namespace such as default (1 to 63 of a-z, 0-9 and \"-\")");
-  k.read_string("image", s.image, yaml::kNonEmpty, "a container image");
-  k.read_string("gpu_resource", s.gpu_resource, yaml::kNonEmpty,
-                "an extended resource such as nvidia.com/gpu");
-  k.read_int("termination_grace_s", s.termination_grace_s, 0, 86400, "seconds such as 120");
-  if (entry.reader().failed()) return;
-  if (!entry.has("kubernetes")) {
-    entry.reader().fail(
-        entry.position(),
-        "cluster \"" + c.name + "\" has provider kubernetes but no " + "\"kubernetes\" section",
-        "kubernetes {kubeconfig, image} for a kubernetes cluster");
-    return;
-  }
-  k.require("kubeconfig", "a kubeconfig file such as ~/.kube/config");
-  k.require("image", "the container image jobs run in");
-}
-
-// The provider each provider-specific section belongs to.
-constexpr std::pair<std::string_view, std::string_view> kSectionOwners[] = {
-    {"ssh", "slurm"}, {"slurm", "slurm"}, {"kubernetes", "kubernetes"}};
-
+// The provider's own sections: refused on another provider's cluster, read by the provider's
+// reader (provider_catalog.h), and its storage root required where it needs one.
 void read_provider_sections(const MapView& entry, ClusterSpec& c) {
   yaml::Reader& r = entry.reader();
-  for (auto [section, owner] : kSectionOwners) {
-    if (!entry.has(section) || owner == c.provider) continue;
-    r.fail(entry.key_position(section),
-           "\"" + std::string(section) + "\" applies only to provider " + std::string(owner) +
-               ", and cluster \"" + c.name + "\" has provider " + c.provider,
-           "provider: " + std::string(owner) + ", or no \"" + std::string(section) + "\" section");
-    return;
-  }
-  if (c.provider == "kubernetes") read_kubernetes(entry, c);
-  if (c.provider == "slurm") {
-    read_slurm(entry, c);
-    if (!r.failed()) read_ssh(entry, c);
-    if (!r.failed() && c.storage_root.empty()) {
-      r.fail(entry.position(), "cluster \"" + c.name + "\" has provider slurm but no storage.root",
-             "storage: {root: <a directory on the cluster's shared filesystem>}");
+  const ProviderTraits* provider = find_provider(c.provider);
+  if (provider == nullptr) return;  // check_provider has failed the file
+  for (const ProviderTraits& owner : provider_catalog()) {
+    if (&owner == provider) continue;
+    for (std::string_view section : owner.sections) {
+      if (!entry.has(section)) continue;
+      r.fail(entry.key_position(section),
+             "\"" + std::string(section) + "\" applies only to provider " +
+                 std::string(owner.name) + ", and cluster \"" + c.name + "\" has provider " +
+                 c.provider,
+             "provider: " + std::string(owner.name) + ", or no \"" + std::string(section) +
+                 "\" section");
+      return;
     }
+  }
+  if (provider->read_sections) provider->read_sections(entry, c);
+  if (!r.failed() && provider->storage_root == StorageRoot::required && c.storage_root.empty()) {
+    r.fail(entry.position(),
+           "cluster \"" + c.name + "\" has provider " + c.provider + " but no storage.root",
+           "storage: {root: <a directory on the cluster's shared filesystem>}");
   }
 }
 
@@ -398,6 +292,30 @@ void read_cluster(MapView& entry, ClusterSpec& c, std::vector<PeerRef>& refs) {
   if (!entry.reader().failed()) read_provider_sections(entry, c);
 }
 
+// Every key a cluster entry may have: the common ones and every provider's sections.
+const std::vector<std::string_view>& cluster_keys() {
+  static const std::vector<std::string_view> keys = [] {
+    std::vector<std::string_view> out = {"name",
+                                         "provider",
+                                         "vendor",
+                                         "nodes",
+                                         "gpus_per_node",
+                                         "accelerator",
+                                         "peak_tflops",
+                                         "storage",
+                                         "unreachable_grace_s",
+                                         "poll_interval_ms",
+                                         "burn_in",
+                                         "quarantine",
+                                         "data"};
+    for (const ProviderTraits& p : provider_catalog()) {
+      out.insert(out.end(), p.sections.begin(), p.sections.end());
+    }
+    return out;
+  }();
+  return keys;
+}
+
 void read_clusters(const MapView& file, std::vector<ClusterSpec>& out) {
   const yaml::Field* field = file.find("clusters");
   yaml::Reader& r = file.reader();
@@ -418,11 +336,7 @@ void read_clusters(const MapView& file, std::vector<ClusterSpec>& out) {
     if (item.IsMap() && item["name"] && item["name"].IsScalar()) {
       context = "cluster \"" + item["name"].Scalar() + "\"";
     }
-    MapView entry(r, item, context,
-                  {"name", "provider", "vendor", "nodes", "gpus_per_node", "accelerator",
-                   "peak_tflops", "storage", "unreachable_grace_s", "poll_interval_ms", "burn_in",
-                   "quarantine", "data", "ssh", "slurm", "kubernetes"},
-                  kClusterExample);
+    MapView entry(r, item, context, cluster_keys(), kClusterExample);
     if (r.failed()) break;
     if (!item.IsMap()) {
       // yaml-cpp marks an empty item after its "-"; the list's own start is less misleading.

@@ -260,22 +260,30 @@ CREATE INDEX checkpoints_at ON checkpoints(at_ms);
 CREATE INDEX transfers_done ON transfers(src_cluster, dst_cluster, id) WHERE state = 'done';
 )sql"},
       {8, "a revision per job, moved by every write to the job, its attempts or checkpoints",
+       // Kept in a table of its own: moving a column of jobs would rewrite the job's row, spec
+       // and all, on every progress report of its attempt.
        R"sql(
-ALTER TABLE jobs ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
-CREATE TRIGGER jobs_revised AFTER UPDATE ON jobs WHEN NEW.revision = OLD.revision
-BEGIN UPDATE jobs SET revision = OLD.revision + 1 WHERE id = NEW.id; END;
+CREATE TABLE job_revisions (
+  job_id INTEGER PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+  revision INTEGER NOT NULL
+);
+INSERT INTO job_revisions(job_id, revision) SELECT id, 0 FROM jobs;
+CREATE TRIGGER jobs_added AFTER INSERT ON jobs
+BEGIN INSERT INTO job_revisions(job_id, revision) VALUES (NEW.id, 0); END;
+CREATE TRIGGER jobs_revised AFTER UPDATE ON jobs
+BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = NEW.id; END;
 CREATE TRIGGER attempts_added AFTER INSERT ON attempts
-BEGIN UPDATE jobs SET revision = revision + 1 WHERE id = NEW.job_id; END;
+BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = NEW.job_id; END;
 CREATE TRIGGER attempts_revised AFTER UPDATE ON attempts
-BEGIN UPDATE jobs SET revision = revision + 1 WHERE id IN (OLD.job_id, NEW.job_id); END;
+BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id IN (OLD.job_id, NEW.job_id); END;
 CREATE TRIGGER attempts_removed AFTER DELETE ON attempts
-BEGIN UPDATE jobs SET revision = revision + 1 WHERE id = OLD.job_id; END;
+BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = OLD.job_id; END;
 CREATE TRIGGER checkpoints_added AFTER INSERT ON checkpoints
-BEGIN UPDATE jobs SET revision = revision + 1 WHERE id = NEW.job_id; END;
+BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = NEW.job_id; END;
 CREATE TRIGGER checkpoints_revised AFTER UPDATE ON checkpoints
-BEGIN UPDATE jobs SET revision = revision + 1 WHERE id IN (OLD.job_id, NEW.job_id); END;
+BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id IN (OLD.job_id, NEW.job_id); END;
 CREATE TRIGGER checkpoints_removed AFTER DELETE ON checkpoints
-BEGIN UPDATE jobs SET revision = revision + 1 WHERE id = OLD.job_id; END;
+BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = OLD.job_id; END;
 )sql"},
   };
   return list;

@@ -103,8 +103,8 @@ struct JobRow {
   std::string reason;                     // why it waits or failed, for people
   Millis created_ms = 0;
   Millis updated_ms = 0;
-  // Moved by the database itself (schema v8 triggers) on every write to the job's row, its
-  // attempts or its checkpoints: what a job's rendered summary depends on. Read only.
+  // Moved by the database itself (schema v8: job_revisions and its triggers) on every write to
+  // the job's row, its attempts or its checkpoints: what a job's rendering depends on. Read only.
   std::int64_t revision = 0;
 };
 

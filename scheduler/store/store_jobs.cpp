@@ -11,7 +11,8 @@ namespace {
 constexpr const char* kListingColumns =
     "id, name, state, json_extract(spec, '$.resources.nodes'), "
     "json_extract(spec, '$.resources.gpus_per_node'), infra_restarts, user_restarts, "
-    "next_attempt_ms, reason, created_ms, updated_ms, revision";
+    "next_attempt_ms, reason, created_ms, updated_ms, "
+    "(SELECT r.revision FROM job_revisions r WHERE r.job_id = jobs.id)";
 // A whole job: the listing's columns, then the spec's text (column 12).
 const std::string kJobColumns = std::string(kListingColumns) + ", spec";
 
@@ -118,7 +119,9 @@ Result<std::vector<JobKey>> Store::job_page_keys(const JobQuery& q) {
   // filters given ("?1 IS NULL OR ..." would keep SQLite from seeking), so a page costs what it
   // returns however many jobs the database holds and however deep the page is. It reads no
   // spec and runs no json_extract: rows come from job_listings, for the ids a cache lacks.
-  std::string sql = "SELECT id, revision FROM jobs WHERE 1";
+  std::string sql =
+      "SELECT id, (SELECT r.revision FROM job_revisions r WHERE r.job_id = jobs.id) FROM jobs "
+      "WHERE 1";
   if (q.state) sql += " AND state = ?1";
   if (q.cluster) sql += " AND cluster = ?2";
   if (q.before_id) sql += " AND id < ?3";
@@ -134,7 +137,9 @@ Result<std::vector<JobKey>> Store::job_page_keys(const JobQuery& q) {
 
 Result<std::optional<JobKey>> Store::job_key(JobId id) {
   return query_one(
-      db_, "SELECT id, revision FROM jobs WHERE id = ?",
+      db_,
+      "SELECT id, (SELECT r.revision FROM job_revisions r WHERE r.job_id = jobs.id) FROM jobs "
+      "WHERE id = ?",
       [](const Stmt& s) {
         return JobKey{s.col_int(0), s.col_int(1)};
       },

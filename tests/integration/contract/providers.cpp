@@ -16,10 +16,10 @@
 #include "adapters/slurm/slurm_site.h"
 #include "adapters/ssh/ssh_session.h"
 #include "scheduler/common/percent_encoding.h"
+#include "testkit/slurm_lab.h"
 #include "tests/fake_kube/fake_kube_server.h"
 #include "tests/fake_kube/kube_test_client.h"
 #include "tests/fake_kube/test_pki.h"
-#include "tests/harness/slurm_lab.h"
 
 namespace orch::contract {
 namespace {

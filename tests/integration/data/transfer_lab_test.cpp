@@ -21,7 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "adapters/transfer/rsync_transfer.h"
-#include "tests/harness/slurm_lab.h"
+#include "testkit/slurm_lab.h"
 
 namespace orch {
 namespace {

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/integration/e2e/server_process.h"
+#include "testkit/server_process.h"
 
 namespace orch::e2e {
 

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/harness/slurm_lab.h"
+#include "testkit/slurm_lab.h"
 #include "tests/integration/e2e/server_fixture.h"
 
 namespace orch::e2e {

@@ -1,4 +1,4 @@
-// The Slurm lab itself (tests/lab/slurm, driven through tests/harness/slurm_lab.h): real
+// The Slurm lab itself (tests/lab/slurm, driven through testkit/slurm_lab.h): real
 // clusters come up on their own ports, run GPU jobs, and show the faults other tests inject the
 // way a rented cluster would. Each test brings up its own lab, so ctest may run them in parallel.
 
@@ -16,7 +16,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/harness/slurm_lab.h"
+#include "testkit/slurm_lab.h"
 
 namespace orch::test {
 namespace {

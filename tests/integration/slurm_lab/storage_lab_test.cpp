@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "adapters/slurm/slurm_site.h"
-#include "tests/harness/slurm_lab.h"
+#include "testkit/slurm_lab.h"
 
 namespace orch::test {
 namespace {

@@ -6,7 +6,8 @@
 
 #include <fstream>
 
-#include "adapters/local/run_capture.h"
+#include "adapters/local/format_arg.h"
+#include "adapters/process/run_captured.h"
 #include "tests/unit/local/local_test_util.h"
 
 namespace orch::testing {
@@ -113,22 +114,22 @@ TEST_F(LocalSiteTest, AnAgentWithoutProbeIsReported) {
 }
 
 TEST(LocalRunCapture, KillsTheGroupAtTheDeadline) {
-  auto run = local::run_captured({"/bin/sh", "-c", "echo started; sleep 30 & sleep 30"},
-                                 std::chrono::milliseconds(300));
+  auto run = process::run_captured({"/bin/sh", "-c", "echo started; sleep 30 & sleep 30"},
+                                   {.timeout = std::chrono::milliseconds(300)});
   ASSERT_TRUE(run.ok()) << run.error().message;
   EXPECT_TRUE(run->timed_out);
   EXPECT_EQ(run->out, "started\n");
-  EXPECT_EQ(run->signal, SIGKILL);
+  EXPECT_EQ(run->exit.signal, SIGKILL);
 }
 
 TEST(LocalRunCapture, KeepsOutputAndExitCode) {
-  auto run = local::run_captured({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"},
-                                 std::chrono::seconds(10));
+  auto run = process::run_captured({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"},
+                                   {.timeout = std::chrono::seconds(10)});
   ASSERT_TRUE(run.ok()) << run.error().message;
   EXPECT_FALSE(run->timed_out);
   EXPECT_EQ(run->out, "out\n");
   EXPECT_EQ(run->err, "err\n");
-  EXPECT_EQ(run->exit_code, 3);
+  EXPECT_EQ(run->exit.exit_code, 3);
 }
 
 TEST(LocalRunCapture, FormatsNumbersShortly) {

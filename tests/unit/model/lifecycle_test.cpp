@@ -7,6 +7,7 @@
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/mfu.h"
 #include "scheduler/lifecycle/restart_policy.h"
+#include "scheduler/spec/cluster_spec.h"
 
 namespace orch {
 namespace {
@@ -15,7 +16,7 @@ TEST(Mfu, SevenBillionParametersOnEightH100s) {
   // 7e9 params -> 4.2e10 FLOP/token. 8 x 989 TFLOP/s; 75,000 tokens/s -> 3.15e15 / 7.912e15.
   ClusterSpec c;
   c.accelerator = "h100";
-  auto mfu = compute_mfu(75'000, 1.0, 4.2e10, 8, cluster_peak_flops(c));
+  auto mfu = compute_mfu(75'000, 1.0, 4.2e10, 8, c.peak_flops_per_gpu());
   ASSERT_TRUE(mfu.has_value());
   EXPECT_NEAR(*mfu, 3.15e15 / 7.912e15, 1e-12);
 }
@@ -24,10 +25,10 @@ TEST(Mfu, ClusterOverrideBeatsTheTable) {
   ClusterSpec c;
   c.accelerator = "h100";
   c.peak_tflops = 500;
-  EXPECT_DOUBLE_EQ(*cluster_peak_flops(c), 500e12);
+  EXPECT_DOUBLE_EQ(*c.peak_flops_per_gpu(), 500e12);
   c.peak_tflops.reset();
   c.accelerator = "unknown-chip";
-  EXPECT_FALSE(cluster_peak_flops(c).has_value());
+  EXPECT_FALSE(c.peak_flops_per_gpu().has_value());
 }
 
 TEST(Mfu, MissingInputsGiveNoNumber) {

@@ -29,10 +29,10 @@ struct TwoVendors {
 };
 
 TEST(GoodputScore, PeakComesFromTheClusterOverrideElseTheTable) {
-  EXPECT_THAT(cluster_peak_flops_per_gpu(make_cluster("a").accelerator("a100")), Optional(312e12));
-  EXPECT_THAT(cluster_peak_flops_per_gpu(make_cluster("a").accelerator("a100").peak_tflops(400)),
-              Optional(400e12));
-  EXPECT_EQ(cluster_peak_flops_per_gpu(make_cluster("a").accelerator("tpu-v9")), std::nullopt);
+  auto peak = [](const ClusterSpec& c) { return c.peak_flops_per_gpu(); };
+  EXPECT_THAT(peak(make_cluster("a").accelerator("a100")), Optional(312e12));
+  EXPECT_THAT(peak(make_cluster("a").accelerator("a100").peak_tflops(400)), Optional(400e12));
+  EXPECT_EQ(peak(make_cluster("a").accelerator("tpu-v9")), std::nullopt);
 }
 
 TEST(GoodputScore, RawScoreIsTheExpectedUsefulFlops) {

@@ -1,4 +1,4 @@
-// SshSession against a real OpenSSH server on 127.0.0.1 (tests/harness/test_sshd.h): every
+// SshSession against a real OpenSSH server on 127.0.0.1 (testkit/test_sshd.h): every
 // host-key path (pinned fingerprint, known_hosts, trust on first use), unreachable and silent
 // servers with the back-off, and key authentication. No mocks.
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-// SshSession against a real OpenSSH server on 127.0.0.1 (tests/harness/test_sshd.h): exec,
+// SshSession against a real OpenSSH server on 127.0.0.1 (testkit/test_sshd.h): exec,
 // quoting through the remote shell, large streams, timeouts, reconnects, SFTP and concurrent
 // callers. Host keys, back-off and key authentication: ssh_session_connect_test.cpp. No mocks.
 #include <gmock/gmock.h>

@@ -1,6 +1,6 @@
 #pragma once
 // Shared by the SshSession tests (ssh_session_test.cpp, ssh_session_connect_test.cpp): a real
-// OpenSSH server on 127.0.0.1 per test (tests/harness/test_sshd.h) and small helpers.
+// OpenSSH server on 127.0.0.1 per test (testkit/test_sshd.h) and small helpers.
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "tests/harness/test_sshd.h"
+#include "testkit/test_sshd.h"
 
 namespace orch::ssh_test {
 

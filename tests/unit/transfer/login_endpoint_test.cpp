@@ -58,8 +58,8 @@ TEST(TransferLoginEndpoint, NothingToCheckTheHostKeyAgainstIsRefused) {
 
 TEST(TransferLoginEndpoint, HomeIsExpanded) {
   const std::string home = std::getenv("HOME") ? std::getenv("HOME") : "";
-  EXPECT_EQ(expand_home("~/.ssh/id"), home + "/.ssh/id");
-  EXPECT_EQ(expand_home("/abs/~/x"), "/abs/~/x");
+  EXPECT_EQ(home_expanded("~/.ssh/id"), home + "/.ssh/id");
+  EXPECT_EQ(home_expanded("/abs/~/x"), "/abs/~/x");
 }
 
 TEST(TransferPinnedKey, FingerprintsAsPeoplePasteThem) {

@@ -14,7 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "adapters/transfer/child_process.h"
+#include "adapters/process/run_captured.h"
 
 namespace orch::transfer {
 namespace {
@@ -139,8 +139,9 @@ TEST(RsyncRemoteShell, RealRsyncSplitsItIntoTheOptionsWeMeant) {
   ASSERT_TRUE(rsh);
   FakePrograms fake({"ssh"});
   // The real rsync runs our -e; the fake ssh records what it was given and fails.
-  auto run = run_captured({"rsync", "-e", *rsh, "root@127.0.0.1:/src", fake.dir() + "/dst"},
-                          std::chrono::seconds(20), {fake.path_env()});
+  auto run =
+      process::run_captured({"rsync", "-e", *rsh, "root@127.0.0.1:/src", fake.dir() + "/dst"},
+                            {.timeout = std::chrono::seconds(20), .env = {fake.path_env()}});
   ASSERT_TRUE(run);
   Words got = fake.args("ssh");
   Words want = *ssh_options(e);
@@ -207,7 +208,8 @@ TEST(RsyncPullViaDestination, TheLoginNodesShellRunsRsyncWithEveryWordIntact) {
                                  peer, from, to, pid_file);
   ASSERT_TRUE(cmd);
   // A real shell runs it, as sshd would; the fake rsync records the words it got.
-  auto run = run_captured({"/bin/sh", "-c", *cmd}, std::chrono::seconds(20), {fake.path_env()});
+  auto run = process::run_captured({"/bin/sh", "-c", *cmd},
+                                   {.timeout = std::chrono::seconds(20), .env = {fake.path_env()}});
   ASSERT_TRUE(run);
   EXPECT_EQ(run->exit.exit_code, 0) << run->err;
   auto want =
@@ -234,7 +236,7 @@ TEST(RsyncPullViaDestination, RecordsItsProcessGroupForTheStop) {
 TEST(RsyncPullViaDestination, TheStopCommandIsHarmlessWhenThePullHasEnded) {
   auto stop = remote_stop_command("/tmp/orch-transfer-no-such.pid");
   ASSERT_TRUE(stop);
-  auto run = run_captured({"/bin/sh", "-c", *stop}, std::chrono::seconds(10));
+  auto run = process::run_captured({"/bin/sh", "-c", *stop}, {.timeout = std::chrono::seconds(10)});
   ASSERT_TRUE(run);
   EXPECT_EQ(run->exit.exit_code, 0);
 }

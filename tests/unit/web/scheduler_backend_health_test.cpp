@@ -9,7 +9,7 @@
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "tests/harness/builders.h"
-#include "web/scheduler_backend.h"
+#include "web/backend/scheduler_backend.h"
 
 namespace orch {
 namespace {

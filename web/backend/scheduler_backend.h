@@ -18,7 +18,7 @@
 #include "scheduler/store/reader_pool.h"
 #include "scheduler/store/store.h"
 #include "web/api_backend.h"
-#include "web/revision_cache.h"
+#include "web/backend/revision_cache.h"
 
 namespace orch {
 

@@ -1,7 +1,8 @@
 #pragma once
 // A child process with its stdout and stderr on pipes, in a process group of its own, so that
-// stopping it stops everything it started (rsync's own children and its ssh). Reads never block
-// for longer than asked. Nothing here knows about rsync.
+// stopping it stops everything it started (rsync's own children and its ssh, a probe's
+// helpers, a storage script's find and sha256sum). Reads never block for longer than asked.
+// The one way orchestrate runs a program on this machine: run_captured.h runs one to its end.
 
 #include <sys/types.h>
 
@@ -11,7 +12,7 @@
 
 #include "scheduler/common/result.h"
 
-namespace orch::transfer {
+namespace orch::process {
 
 // How a child ended: exit_code >= 0 when it exited, else the signal that ended it.
 struct ChildExit {
@@ -21,8 +22,9 @@ struct ChildExit {
 
 class ChildProcess {
  public:
-  // Starts argv (argv[0] is looked up in PATH) with stdin from /dev/null, stdout and stderr on
-  // two pipes and `env` ("NAME=value") added to this process's environment. Errors: io when it
+  // Starts argv (argv[0] is looked up in PATH unless it holds a '/') with stdin from /dev/null,
+  // stdout and stderr on two pipes, no other descriptor of this process, every signal at its
+  // default and `env` ("NAME=value") added to this process's environment. Errors: io when it
   // cannot be started (the message names the program and errno's text).
   static Result<ChildProcess> spawn(const std::vector<std::string>& argv,
                                     const std::vector<std::string>& env = {});
@@ -68,18 +70,4 @@ class ChildProcess {
 void terminate_child(ChildProcess& child, std::chrono::milliseconds grace, std::string& out,
                      std::string& err);
 
-// A short command run to its end: what it printed and how it ended.
-struct Captured {
-  ChildExit exit;
-  bool timed_out = false;
-  std::string out;
-  std::string err;
-};
-
-// Runs argv to its end, killing it (and its group) past `timeout`. Errors: io when it cannot be
-// started.
-Result<Captured> run_captured(const std::vector<std::string>& argv,
-                              std::chrono::milliseconds timeout,
-                              const std::vector<std::string>& env = {});
-
-}  // namespace orch::transfer
+}  // namespace orch::process

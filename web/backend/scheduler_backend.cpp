@@ -1,4 +1,4 @@
-#include "web/scheduler_backend.h"
+#include "web/backend/scheduler_backend.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "scheduler/lifecycle/mfu.h"
 #include "scheduler/model/json_text.h"
 #include "scheduler/spec/job_spec_parser.h"
-#include "web/json_values.h"
+#include "web/backend/json_values.h"
 
 namespace orch {
 namespace {
@@ -94,7 +94,7 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
       node_list.push_back(
           {{"name", n.name}, {"gpus", n.gpus}, {"healthy", n.healthy}, {"reason", n.reason}});
     }
-    auto peak = cluster_peak_flops(c);
+    auto peak = c.peak_flops_per_gpu();
     out.push_back({{"name", c.name},
                    {"vendor", c.vendor_or_name()},
                    {"provider", c.provider},
@@ -115,9 +115,7 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
 
 Result<nlohmann::json> SchedulerBackend::cluster_nodes(const std::string& cluster,
                                                        int event_limit) {
-  bool configured = false;
-  for (const auto& c : clusters_) configured = configured || c.name == cluster;
-  if (!configured) {
+  if (find_cluster(clusters_, cluster) == nullptr) {
     return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");
   }
   auto lease = readers_->lease();

@@ -8,8 +8,8 @@
 #include "scheduler/health/goodput.h"
 #include "scheduler/health/scorecard.h"
 #include "scheduler/lifecycle/mfu.h"
-#include "web/json_values.h"
-#include "web/scheduler_backend.h"
+#include "web/backend/json_values.h"
+#include "web/backend/scheduler_backend.h"
 
 namespace orch {
 namespace {
@@ -75,10 +75,7 @@ json card_json(const Scorecard& c) {
 }  // namespace
 
 const ClusterSpec* SchedulerBackend::spec_of(const std::string& cluster) const {
-  for (const auto& c : clusters_) {
-    if (c.name == cluster) return &c;
-  }
-  return nullptr;
+  return find_cluster(clusters_, cluster);
 }
 
 Result<nlohmann::json> SchedulerBackend::list_nodes(const NodeFilter& filter) {
@@ -197,7 +194,7 @@ Result<nlohmann::json> SchedulerBackend::checkpoint_advice(Store& reader, const 
   if (!histories) return histories.error();
   const auto found = (*histories)->find(spec->name);
   const ClusterHistory history = found == (*histories)->end() ? ClusterHistory{} : found->second;
-  const double peak = cluster_peak_flops(*spec).value_or(0);
+  const double peak = spec->peak_flops_per_gpu().value_or(0);
   const GoodputEstimate e = estimate_goodput(job.spec.nodes, job.spec.total_gpus(), peak, history);
   // step_time_total covers the attempt's steps first..last (as ETTR counts it).
   json steps = nullptr;

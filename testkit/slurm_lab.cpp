@@ -1,4 +1,4 @@
-#include "tests/harness/slurm_lab.h"
+#include "testkit/slurm_lab.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <map>
 
-#include "web/json_values.h"
-#include "web/scheduler_backend.h"
+#include "web/backend/json_values.h"
+#include "web/backend/scheduler_backend.h"
 
 namespace orch {
 namespace {

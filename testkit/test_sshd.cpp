@@ -1,4 +1,4 @@
-#include "tests/harness/test_sshd.h"
+#include "testkit/test_sshd.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "adapters/transfer/child_process.h"
+#include "adapters/process/child_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,7 +14,7 @@
 
 extern char** environ;
 
-namespace orch::transfer {
+namespace orch::process {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -87,14 +87,15 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv,
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  // The server's other descriptors (sockets, locks) are none of the child's business.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
 
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none;
   sigemptyset(&none);
   sigset_t defaults;
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&defaults, sig);
+  sigfillset(&defaults);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setpgroup(&attr, 0);  // a group of its own: signal_group reaches all of it
@@ -216,22 +217,4 @@ void terminate_child(ChildProcess& child, milliseconds grace, std::string& out, 
   child.read_some(milliseconds(0), out, err);
 }
 
-Result<Captured> run_captured(const std::vector<std::string>& argv, milliseconds timeout,
-                              const std::vector<std::string>& env) {
-  auto child = ChildProcess::spawn(argv, env);
-  if (!child) return child.error();
-  Captured c;
-  const auto deadline = Clock::now() + timeout;
-  while (!(child->output_closed() && child->try_wait())) {
-    if (Clock::now() >= deadline) {
-      c.timed_out = true;
-      terminate_child(*child, milliseconds(500), c.out, c.err);
-      break;
-    }
-    child->read_some(milliseconds(50), c.out, c.err);
-  }
-  c.exit = child->exit();
-  return c;
-}
-
-}  // namespace orch::transfer
+}  // namespace orch::process

@@ -1,0 +1,46 @@
+#pragma once
+// The text helpers every folder used to write for itself: joining words, the first line of a
+// command's output for an error message, a path's "~/". Header-only, so that the statically
+// linked agent can use them without linking a project library.
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace orch {
+
+// "a, b, c" (or with another separator).
+inline std::string join(const std::vector<std::string>& items, std::string_view separator = ", ") {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
+// The first line of text without its trailing CR and blanks, cut to max_chars with "..."
+// (what an error message quotes of a command's output).
+inline std::string first_line(std::string_view text, std::size_t max_chars = 300) {
+  std::string s(text.substr(0, text.find('\n')));
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  return s.size() > max_chars ? s.substr(0, max_chars) + "..." : s;
+}
+
+// "~" or "~/x" -> "$HOME" or "$HOME/x"; any other path as it is. none when the path starts
+// with "~" and HOME is unset or empty (the caller says what it needed it for).
+inline std::optional<std::string> expand_home(const std::string& path) {
+  if (path != "~" && path.rfind("~/", 0) != 0) return path;
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0') return std::nullopt;
+  return std::string(home) + path.substr(1);
+}
+
+// The same, keeping the path as it is when HOME is unset (a later open names the path).
+inline std::string home_expanded(const std::string& path) {
+  return expand_home(path).value_or(path);
+}
+
+}  // namespace orch

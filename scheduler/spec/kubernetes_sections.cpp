@@ -1,0 +1,59 @@
+// The kubernetes provider's section of a cluster entry: the kubeconfig, context and namespace
+// to reach the API server with, and what pods run.
+#include <string>
+#include <string_view>
+
+#include "scheduler/spec/provider_sections.h"
+
+namespace orch {
+namespace {
+
+using yaml::MapView;
+
+// A Kubernetes namespace is a DNS-1123 label, or the API server refuses every request.
+bool is_dns_label(std::string_view s) {
+  auto alnum = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); };
+  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
+  for (char ch : s) {
+    if (!alnum(ch) && ch != '-') return false;
+  }
+  return true;
+}
+constexpr yaml::StringRule kDnsLabel{is_dns_label,
+                                     "a DNS-1123 label: 1 to 63 of a-z, 0-9 and \"-\", "
+                                     "starting and ending with a letter or digit"};
+
+void read_kubernetes(const MapView& entry, ClusterSpec& c) {
+  MapView k = entry.child(
+      "kubernetes", "kubernetes",
+      {"kubeconfig", "context", "namespace", "image", "gpu_resource", "termination_grace_s"},
+      "a map such as {kubeconfig: ~/.kube/config, context: gpu-cloud, "
+      "image: nvcr.io/nvidia/pytorch:24.05-py3}");
+  KubernetesSpec& s = c.kubernetes;
+  k.read_string("kubeconfig", s.kubeconfig, yaml::kNonEmpty, "a kubeconfig file");
+  k.read_string("context", s.context, yaml::kNonEmpty, "a context of the kubeconfig");
+  k.read_string("namespace", s.namespace_, kDnsLabel,
+                "a namespace such as default (1 to 63 of a-z, 0-9 and \"-\")");
+  k.read_string("image", s.image, yaml::kNonEmpty, "a container image");
+  k.read_string("gpu_resource", s.gpu_resource, yaml::kNonEmpty,
+                "an extended resource such as nvidia.com/gpu");
+  k.read_int("termination_grace_s", s.termination_grace_s, 0, 86400, "seconds such as 120");
+  if (entry.reader().failed()) return;
+  if (!entry.has("kubernetes")) {
+    entry.reader().fail(
+        entry.position(),
+        "cluster \"" + c.name + "\" has provider kubernetes but no " + "\"kubernetes\" section",
+        "kubernetes {kubeconfig, image} for a kubernetes cluster");
+    return;
+  }
+  k.require("kubeconfig", "a kubeconfig file such as ~/.kube/config");
+  k.require("image", "the container image jobs run in");
+}
+
+}  // namespace
+
+void read_kubernetes_sections(const MapView& entry, ClusterSpec& cluster) {
+  read_kubernetes(entry, cluster);
+}
+
+}  // namespace orch

@@ -1,0 +1,49 @@
+#include "scheduler/spec/provider_catalog.h"
+
+#include "scheduler/spec/provider_sections.h"
+
+namespace orch {
+
+std::span<const ProviderTraits> provider_catalog() {
+  static const std::vector<ProviderTraits> catalog = {
+      {.name = "local",
+       .sections = {},
+       .read_sections = nullptr,
+       .storage_root = StorageRoot::state_dir,
+       .lists_storage = true,
+       .data_route = DataRoute::local_fs},
+      {.name = "slurm",
+       .sections = {"slurm", "ssh"},
+       .read_sections = read_slurm_sections,
+       .storage_root = StorageRoot::required,
+       .lists_storage = true,
+       .data_route = DataRoute::ssh},
+      {.name = "kubernetes",
+       .sections = {"kubernetes"},
+       .read_sections = read_kubernetes_sections,
+       .storage_root = StorageRoot::optional,
+       .lists_storage = false,
+       .data_route = DataRoute::none,
+       .no_data_route_why = "transfers to or from a Kubernetes site are not supported yet "
+                            "(they need a pod with the storage mounted and rsync in it)"},
+  };
+  return catalog;
+}
+
+const ProviderTraits* find_provider(std::string_view name) {
+  for (const ProviderTraits& p : provider_catalog()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::string provider_names() {
+  std::string out;
+  for (const ProviderTraits& p : provider_catalog()) {
+    if (!out.empty()) out += ", ";
+    out += p.name;
+  }
+  return out;
+}
+
+}  // namespace orch

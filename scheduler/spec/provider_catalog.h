@@ -1,0 +1,59 @@
+#pragma once
+// What the rest of orchestrate needs to know about each provider, in one table: the name a
+// clusters file gives, the sections of a cluster entry it owns and how they are read, what its
+// storage can do and how data reaches it. The parser, the brain and the transfer planner ask
+// this table instead of comparing provider names. Making a site of a provider (I/O) is the
+// composition root's part: cli/site_factories.cpp.
+//
+// Adding a provider: its adapter folder, a reader of its sections (a *_sections.cpp here, when
+// it has any), a row in provider_catalog.cpp and a row in cli/site_factories.cpp.
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace orch {
+
+struct ClusterSpec;
+namespace yaml {
+class MapView;
+}
+
+// How checkpoint and dataset copies reach a site's storage.
+enum class DataRoute {
+  local_fs,  // a directory of this machine: copied here with rsync
+  ssh,       // a shared filesystem behind a login node: rsync over SSH
+  none,      // no route yet (the transfer planner says why)
+};
+
+// Where a cluster's storage.root comes from when the file gives none.
+enum class StorageRoot {
+  state_dir,  // <state>/sites/<name>, a folder of the server's state directory
+  required,   // the file must name it (a directory on the cluster's shared filesystem)
+  optional,   // the provider has no use for one
+};
+
+struct ProviderTraits {
+  std::string_view name;
+  // Sections of a cluster entry that belong to this provider; another provider's cluster
+  // naming one of them is an error.
+  std::vector<std::string_view> sections;
+  // Reads and checks those sections into the cluster (no I/O); null when there are none.
+  void (*read_sections)(const yaml::MapView& entry, ClusterSpec& cluster) = nullptr;
+  StorageRoot storage_root = StorageRoot::optional;
+  // orchestrate can list, copy to and delete from its storage (replication, audits, staging).
+  bool lists_storage = false;
+  DataRoute data_route = DataRoute::none;
+  // Said when data_route is none: why, and what would make it possible.
+  std::string_view no_data_route_why;
+};
+
+// Every provider, in the order error messages list them.
+std::span<const ProviderTraits> provider_catalog();
+// null when no provider has that name.
+const ProviderTraits* find_provider(std::string_view name);
+// "local, slurm, kubernetes".
+std::string provider_names();
+
+}  // namespace orch
