@@ -264,7 +264,7 @@ CREATE INDEX transfers_done ON transfers(src_cluster, dst_cluster, id) WHERE sta
        // and all, on every progress report of its attempt.
        R"sql(
 CREATE TABLE job_revisions (
-  job_id INTEGER PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+  job_id INTEGER PRIMARY KEY,
   revision INTEGER NOT NULL
 );
 INSERT INTO job_revisions(job_id, revision) SELECT id, 0 FROM jobs;
@@ -275,13 +275,13 @@ BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = NEW.id; EN
 CREATE TRIGGER attempts_added AFTER INSERT ON attempts
 BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = NEW.job_id; END;
 CREATE TRIGGER attempts_revised AFTER UPDATE ON attempts
-BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id IN (OLD.job_id, NEW.job_id); END;
+BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = NEW.job_id; END;
 CREATE TRIGGER attempts_removed AFTER DELETE ON attempts
 BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = OLD.job_id; END;
 CREATE TRIGGER checkpoints_added AFTER INSERT ON checkpoints
 BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = NEW.job_id; END;
 CREATE TRIGGER checkpoints_revised AFTER UPDATE ON checkpoints
-BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id IN (OLD.job_id, NEW.job_id); END;
+BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = NEW.job_id; END;
 CREATE TRIGGER checkpoints_removed AFTER DELETE ON checkpoints
 BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = OLD.job_id; END;
 )sql"},
