@@ -15,31 +15,10 @@
 namespace orch {
 namespace {
 
-using brain_text::base36;
-
-// Unique per attempt and findable at the site. The time part keeps tokens unique even when a
-// state directory is thrown away while a site still holds old run directories.
-std::string make_token(JobId job, int attempt_no, Millis now) {
-  return "orch-" + std::to_string(job) + "-" + std::to_string(attempt_no) + "-" +
-         base36(static_cast<std::uint64_t>(now));
-}
-
 std::string seconds_text(Millis ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
   return buf;
-}
-
-// The attempt a new one follows: the newest that carried the job. In a job still going, an
-// attempt asked to stop is a duplicate the brain cancelled (brain_reconcile.cpp): it does not
-// carry the job, so it neither picks the site nor has its lost steps counted again.
-const AttemptRow* carrier(const std::vector<AttemptRow>& attempts) {
-  for (auto it = attempts.rbegin(); it != attempts.rend(); ++it) {
-    // A hung attempt was asked to stop too, but it carried the job until then.
-    if (it->cause == ExitCause::hang) return &*it;
-    if (!it->cancel_requested && it->cause != ExitCause::cancelled) return &*it;
-  }
-  return attempts.empty() ? nullptr : &attempts.back();
 }
 
 template <typename T>
@@ -321,20 +300,7 @@ Result<void> Brain::try_place(JobRow& job) {
   auto attempts = store_.attempts_of(job.id);
   if (!attempts) return attempts.error();
 
-  PlacementRequest req;
-  req.job = &job.spec;
-  if (const AttemptRow* previous = carrier(*attempts)) {
-    const AttemptRow& last = *previous;
-    // Stay where the data and checkpoints are after a crash of the job itself; move away from
-    // a site that failed the launch or lost the attempt, or the next try fails the same way.
-    if (last.cause == ExitCause::launch_failed || last.cause == ExitCause::lost) {
-      req.avoid_cluster = last.cluster;
-    } else {
-      req.previous_cluster = last.cluster;
-    }
-    // The same cluster is fine after a node failure, but not the same nodes.
-    if (last.cause == ExitCause::node_lost) req.avoid_nodes = last.nodes;
-  }
+  PlacementRequest req = placement_request(job, *attempts);
   auto staging = staging_estimates(job.spec);
   if (!staging) return staging.error();
   req.staging_s = std::move(*staging);
@@ -382,23 +348,27 @@ Result<void> Brain::try_place(JobRow& job) {
     }
     return Ok{};
   }
-  const ResumeCandidate* ckpt = candidates->empty() ? nullptr : &candidates->front();
-  AttemptRow a;
-  a.job_id = job.id;
-  a.no = static_cast<int>(attempts->size()) + 1;
-  a.cluster = *decision.chosen;
-  a.token = make_token(job.id, a.no, now);
-  a.gpus = job.spec.total_gpus();
-  a.started_ms = now;
-  a.hang_after_ms = static_cast<Millis>(std::max(0.0, job.spec.health.hang_after_s) * 1000.0);
-  if (ckpt != nullptr) {
-    a.resumed_from_step = ckpt->step;
-    a.resumed_from_path = ckpt->path;
+  LaunchPlanInput in;
+  in.job = &job;
+  in.attempts = &*attempts;
+  in.site = cluster_spec(*decision.chosen);
+  if (in.site == nullptr) {
+    return make_error(ErrorKind::internal, "placed on unknown cluster " + *decision.chosen);
   }
-  if (const AttemptRow* previous = carrier(*attempts)) {
-    AttemptRow prev = *previous;
-    prev.steps_lost = steps_lost_between(prev, a.resumed_from_step);
-    if (auto r = store_.update_attempt(prev); !r) return r;
+  in.candidates = std::move(*candidates);
+  in.data_env = std::move(data_env);
+  for (const auto& v : views) {
+    if (v.spec->name == *decision.chosen) in.exclude_nodes = unusable_nodes(req, v);
+  }
+  in.now = now;
+  return record_launch(job, plan_launch(in), views);
+}
+
+Result<void> Brain::record_launch(JobRow& job, LaunchPlan plan, std::vector<ClusterView>& views) {
+  const Millis now = clock_.now_ms();
+  AttemptRow& a = plan.attempt;
+  if (plan.previous) {
+    if (auto r = store_.update_attempt(*plan.previous); !r) return r;
   }
   const bool views_current = views_epoch_ && *views_epoch_ == store_.capacity_epoch();
   auto attempt_id = store_.insert_attempt(a);
@@ -413,45 +383,19 @@ Result<void> Brain::try_place(JobRow& job) {
     views_epoch_ = store_.capacity_epoch();
     note_capacity();
   }
-
-  LaunchRequest launch;
-  launch.token = a.token;
-  launch.job_id = job.id;
-  launch.attempt_no = a.no;
-  launch.job_name = job.name;
-  launch.command = job.spec.command;
-  launch.env = job.spec.env;
-  if (const ClusterSpec* site = cluster_spec(a.cluster); site && !site->checkpoint_root.empty()) {
-    launch.env["ORCH_CHECKPOINT_ROOT"] = site->checkpoint_root;
-  }
-  for (const auto& [k, v] : data_env) launch.env[k] = v;
-  // The site worker checks the candidates against their manifests just before the launch and
-  // sets the variable to the first that matches (LaunchCompleted says which).
-  launch.resume_candidates = *candidates;
-  launch.resume_env = job.spec.checkpoint.resume_env;
-  if (ckpt != nullptr) launch.env[job.spec.checkpoint.resume_env] = ckpt->path;
-  launch.nodes = job.spec.nodes;
-  launch.gpus_per_node = job.spec.gpus_per_node;
-  launch.hang_after_s = job.spec.health.hang_after_s;
-  for (const auto& v : views) {
-    if (v.spec->name == a.cluster) launch.exclude_nodes = unusable_nodes(req, v);
-  }
   OutboxRow row;
   row.cluster = a.cluster;
   row.kind = ActionKind::launch;
   row.token = a.token;
-  row.payload = launch_request_to_json(launch);
+  row.payload = launch_request_to_json(plan.launch);
   row.created_ms = now;
   if (auto r = store_.enqueue(row); !r) return r.error();
 
   job.reason.clear();
   job.next_attempt_ms.reset();
   if (auto r = store_.set_job_state(job, JobState::placed, now); !r) return r;
-  std::string msg = "attempt " + std::to_string(a.no) + " placed on " + a.cluster;
-  if (ckpt != nullptr) {
-    msg += " resuming from step " + std::to_string(ckpt->step) + " (" + ckpt->path + ")";
-  } else {
-    msg += " from the start";
+  std::string msg = plan.placed_message;
+  if (plan.from_the_start) {
     // A job that saved checkpoints yet starts over says why: none has a good copy here.
     auto saved = store_.latest_checkpoint(job.id);
     if (!saved) return saved.error();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "scheduler/brain/brain_event.h"
+#include "scheduler/brain/launch_plan.h"
 #include "scheduler/brain/waiting_queue.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/health/mfu_watch.h"
@@ -66,6 +67,8 @@ class Brain {
   // Tries to place one job now; leaves it waiting with a reason when nothing fits (and notes
   // that it is blocked at the current capacity version).
   Result<void> try_place(JobRow& job);
+  // Writes what plan_launch decided: the attempts, the outbox row, the job's state, the event.
+  Result<void> record_launch(JobRow& job, LaunchPlan plan, std::vector<ClusterView>& views);
   // The clusters as placement sees them: rebuilt from the store only when its capacity epoch
   // moved or the history was refreshed. A change in what the filters look at bumps
   // capacity_version_.

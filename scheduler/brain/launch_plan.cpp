@@ -1,0 +1,109 @@
+#include "scheduler/brain/launch_plan.h"
+
+#include <algorithm>
+
+#include "scheduler/brain/brain_text.h"
+#include "scheduler/lifecycle/job_stats.h"
+
+namespace orch {
+
+const AttemptRow* carrier(const std::vector<AttemptRow>& attempts) {
+  for (auto it = attempts.rbegin(); it != attempts.rend(); ++it) {
+    // A hung attempt was asked to stop too, but it carried the job until then.
+    if (it->cause == ExitCause::hang) return &*it;
+    if (!it->cancel_requested && it->cause != ExitCause::cancelled) return &*it;
+  }
+  return attempts.empty() ? nullptr : &attempts.back();
+}
+
+// The time part keeps tokens unique even when a state directory is thrown away while a site
+// still holds old run directories.
+std::string attempt_token(JobId job, int attempt_no, Millis now) {
+  return "orch-" + std::to_string(job) + "-" + std::to_string(attempt_no) + "-" +
+         brain_text::base36(static_cast<std::uint64_t>(now));
+}
+
+PlacementRequest placement_request(const JobRow& job, const std::vector<AttemptRow>& attempts) {
+  PlacementRequest req;
+  req.job = &job.spec;
+  if (const AttemptRow* last = carrier(attempts)) {
+    if (last->cause == ExitCause::launch_failed || last->cause == ExitCause::lost) {
+      req.avoid_cluster = last->cluster;
+    } else {
+      req.previous_cluster = last->cluster;
+    }
+    if (last->cause == ExitCause::node_lost) req.avoid_nodes = last->nodes;
+  }
+  return req;
+}
+
+namespace {
+
+AttemptRow new_attempt(const JobRow& job, int no, const ClusterSpec& site,
+                       const ResumeCandidate* resume, Millis now) {
+  AttemptRow a;
+  a.job_id = job.id;
+  a.no = no;
+  a.cluster = site.name;
+  a.token = attempt_token(job.id, no, now);
+  a.gpus = job.spec.total_gpus();
+  a.started_ms = now;
+  a.hang_after_ms = static_cast<Millis>(std::max(0.0, job.spec.health.hang_after_s) * 1000.0);
+  if (resume != nullptr) {
+    a.resumed_from_step = resume->step;
+    a.resumed_from_path = resume->path;
+  }
+  return a;
+}
+
+LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
+                             const ResumeCandidate* resume) {
+  const JobSpec& spec = in.job->spec;
+  LaunchRequest launch;
+  launch.token = a.token;
+  launch.job_id = a.job_id;
+  launch.attempt_no = a.no;
+  launch.job_name = in.job->name;
+  launch.command = spec.command;
+  launch.env = spec.env;
+  if (!in.site->checkpoint_root.empty()) {
+    launch.env["ORCH_CHECKPOINT_ROOT"] = in.site->checkpoint_root;
+  }
+  for (const auto& [k, v] : in.data_env) launch.env[k] = v;
+  // The site worker checks the candidates against their manifests just before the launch and
+  // sets the variable to the first that matches (LaunchCompleted says which).
+  launch.resume_candidates = in.candidates;
+  launch.resume_env = spec.checkpoint.resume_env;
+  if (resume != nullptr) launch.env[spec.checkpoint.resume_env] = resume->path;
+  launch.nodes = spec.nodes;
+  launch.gpus_per_node = spec.gpus_per_node;
+  launch.hang_after_s = spec.health.hang_after_s;
+  launch.exclude_nodes = in.exclude_nodes;
+  return launch;
+}
+
+}  // namespace
+
+LaunchPlan plan_launch(const LaunchPlanInput& in) {
+  const ResumeCandidate* resume = in.candidates.empty() ? nullptr : &in.candidates.front();
+  LaunchPlan plan;
+  plan.attempt =
+      new_attempt(*in.job, static_cast<int>(in.attempts->size()) + 1, *in.site, resume, in.now);
+  if (const AttemptRow* previous = carrier(*in.attempts)) {
+    plan.previous = *previous;
+    plan.previous->steps_lost = steps_lost_between(*previous, plan.attempt.resumed_from_step);
+  }
+  plan.launch = launch_request(in, plan.attempt, resume);
+  plan.from_the_start = resume == nullptr;
+  plan.placed_message =
+      "attempt " + std::to_string(plan.attempt.no) + " placed on " + plan.attempt.cluster;
+  if (resume != nullptr) {
+    plan.placed_message +=
+        " resuming from step " + std::to_string(resume->step) + " (" + resume->path + ")";
+  } else {
+    plan.placed_message += " from the start";
+  }
+  return plan;
+}
+
+}  // namespace orch

@@ -1,0 +1,53 @@
+#pragma once
+// What placing a job on a cluster writes, decided without I/O: the new attempt, the attempt it
+// follows with the steps that one lost, the launch request for the site's outbox and the event's
+// words. Brain::try_place gathers the inputs (the placement decision, staging, resume
+// candidates) and records the plan; a test can inspect it without a store.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/common/clock.h"
+#include "scheduler/model/site_types.h"
+#include "scheduler/placement/plugin.h"
+#include "scheduler/spec/cluster_spec.h"
+#include "scheduler/store/rows.h"
+
+namespace orch {
+
+struct LaunchPlanInput {
+  const JobRow* job = nullptr;
+  const std::vector<AttemptRow>* attempts = nullptr;  // the job's so far, oldest first
+  const ClusterSpec* site = nullptr;                  // where it was placed
+  // Checkpoints it may resume from there, newest first (the site worker checks each).
+  std::vector<ResumeCandidate> candidates;
+  std::map<std::string, std::string> data_env;  // where its staged datasets are
+  std::vector<std::string> exclude_nodes;       // nodes the launch must not use
+  Millis now = 0;
+};
+
+struct LaunchPlan {
+  AttemptRow attempt;                  // to insert (no id yet)
+  std::optional<AttemptRow> previous;  // the attempt it follows, steps_lost set, to write
+  LaunchRequest launch;                // the outbox row's payload
+  std::string placed_message;          // "attempt 2 placed on alpha resuming from step 200 (...)"
+  bool from_the_start = false;         // no checkpoint to resume from
+};
+
+// The attempt a new one follows: the newest that carried the job. An attempt asked to stop is a
+// duplicate the brain cancelled (brain_reconcile.cpp) unless it hung: it does not carry the job.
+const AttemptRow* carrier(const std::vector<AttemptRow>& attempts);
+
+// Unique per attempt and findable at the site: "orch-<job>-<no>-<now in base 36>".
+std::string attempt_token(JobId job, int attempt_no, Millis now);
+
+// What the placement pipeline is asked for the job's next attempt: where the previous one ran
+// decides whether to stay (a crash of the job itself: its data is there) or move away (a failed
+// launch or a lost attempt), and a node failure rules out those nodes. job must outlive it.
+PlacementRequest placement_request(const JobRow& job, const std::vector<AttemptRow>& attempts);
+
+LaunchPlan plan_launch(const LaunchPlanInput& in);
+
+}  // namespace orch

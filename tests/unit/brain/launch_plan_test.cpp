@@ -1,0 +1,128 @@
+// plan_launch: what placing a job on a cluster writes, decided without a store.
+#include <gmock/gmock.h>
+
+#include "scheduler/brain/launch_plan.h"
+#include "tests/harness/builders.h"
+
+namespace orch {
+namespace {
+
+using testing::make_cluster;
+using testing::make_job;
+
+constexpr Millis kNow = 1'700'000'000'000;
+
+JobRow job_row(JobSpec spec) {
+  JobRow j;
+  j.id = 7;
+  j.name = spec.name;
+  j.spec = std::move(spec);
+  return j;
+}
+
+AttemptRow ended(int no, const std::string& cluster, ExitCause cause,
+                 std::optional<std::int64_t> first, std::optional<std::int64_t> last) {
+  AttemptRow a;
+  a.id = 100 + no;
+  a.job_id = 7;
+  a.no = no;
+  a.cluster = cluster;
+  a.state = AttemptState::exited;
+  a.cause = cause;
+  a.first_step = first;
+  a.last_step = last;
+  return a;
+}
+
+struct Planned {
+  JobRow job;
+  std::vector<AttemptRow> attempts;
+  ClusterSpec site = make_cluster("alpha");
+  LaunchPlanInput in;
+  LaunchPlan plan() {
+    in.job = &job;
+    in.attempts = &attempts;
+    in.site = &site;
+    in.now = kNow;
+    return plan_launch(in);
+  }
+};
+
+TEST(PlanLaunch, AFirstAttemptStartsFromTheBeginningWithTheJobsOwnEnvironment) {
+  Planned p{job_row(make_job().name("train").nodes(2).gpus(4).hang_after_s(90))};
+  p.job.spec.env["SEED"] = "1";
+  const LaunchPlan plan = p.plan();
+  EXPECT_EQ(plan.attempt.no, 1);
+  EXPECT_EQ(plan.attempt.cluster, "alpha");
+  EXPECT_EQ(plan.attempt.gpus, 8);
+  EXPECT_EQ(plan.attempt.hang_after_ms, 90'000);
+  EXPECT_EQ(plan.attempt.token, attempt_token(7, 1, kNow));
+  EXPECT_THAT(plan.attempt.token, ::testing::StartsWith("orch-7-1-"));
+  EXPECT_FALSE(plan.attempt.resumed_from_step.has_value());
+  EXPECT_FALSE(plan.previous.has_value());
+  EXPECT_TRUE(plan.from_the_start);
+  EXPECT_EQ(plan.placed_message, "attempt 1 placed on alpha from the start");
+  EXPECT_EQ(plan.launch.token, plan.attempt.token);
+  EXPECT_EQ(plan.launch.nodes, 2);
+  EXPECT_EQ(plan.launch.gpus_per_node, 4);
+  EXPECT_EQ(plan.launch.env, (std::map<std::string, std::string>{{"SEED", "1"}}));
+  EXPECT_TRUE(plan.launch.resume_candidates.empty());
+}
+
+TEST(PlanLaunch, AResumeTakesTheNewestCandidateAndChargesThePreviousAttemptItsLostSteps) {
+  Planned p{job_row(make_job().resume_env("RESUME_FROM"))};
+  p.attempts = {ended(1, "alpha", ExitCause::node_lost, 1, 250)};
+  p.in.candidates = {{11, 200, "/ckpt/200", {}}, {10, 100, "/ckpt/100", {}}};
+  const LaunchPlan plan = p.plan();
+  EXPECT_EQ(plan.attempt.no, 2);
+  EXPECT_EQ(plan.attempt.resumed_from_step, 200);
+  EXPECT_EQ(plan.attempt.resumed_from_path, "/ckpt/200");
+  ASSERT_TRUE(plan.previous.has_value());
+  EXPECT_EQ(plan.previous->no, 1);
+  EXPECT_EQ(plan.previous->steps_lost, 50) << "steps 201..250 are done again";
+  EXPECT_EQ(plan.launch.env.at("RESUME_FROM"), "/ckpt/200");
+  EXPECT_EQ(plan.launch.resume_env, "RESUME_FROM");
+  EXPECT_EQ(plan.launch.resume_candidates.size(), 2u) << "the site worker checks each in turn";
+  EXPECT_FALSE(plan.from_the_start);
+  EXPECT_EQ(plan.placed_message, "attempt 2 placed on alpha resuming from step 200 (/ckpt/200)");
+}
+
+TEST(PlanLaunch, TheSiteAndTheStagedDataAddToTheEnvironmentAndNodesAreExcluded) {
+  Planned p{job_row(make_job())};
+  p.site.checkpoint_root = "/lustre/ckpt";
+  p.in.data_env = {{"ORCH_DATASET_TOKENS", "/data/tokens"}};
+  p.in.exclude_nodes = {"a3", "a7"};
+  const LaunchPlan plan = p.plan();
+  EXPECT_EQ(plan.launch.env.at("ORCH_CHECKPOINT_ROOT"), "/lustre/ckpt");
+  EXPECT_EQ(plan.launch.env.at("ORCH_DATASET_TOKENS"), "/data/tokens");
+  EXPECT_EQ(plan.launch.exclude_nodes, (std::vector<std::string>{"a3", "a7"}));
+}
+
+TEST(PlanLaunch, ACancelledDuplicateDoesNotCarryTheJob) {
+  Planned p{job_row(make_job())};
+  AttemptRow carried = ended(1, "alpha", ExitCause::node_lost, 1, 100);
+  AttemptRow duplicate = ended(2, "beta", ExitCause::cancelled, 1, 40);
+  duplicate.cancel_requested = true;
+  p.attempts = {carried, duplicate};
+  const LaunchPlan plan = p.plan();
+  EXPECT_EQ(plan.attempt.no, 3);
+  ASSERT_TRUE(plan.previous.has_value());
+  EXPECT_EQ(plan.previous->no, 1);
+}
+
+TEST(PlacementRequestFor, StaysAfterACrashMovesAwayAfterALostLaunchAvoidsLostNodes) {
+  const JobRow job = job_row(make_job());
+  EXPECT_FALSE(placement_request(job, {}).previous_cluster.has_value());
+  auto crashed = ended(1, "alpha", ExitCause::user_error, 1, 10);
+  EXPECT_EQ(placement_request(job, {crashed}).previous_cluster, "alpha");
+  auto lost = ended(1, "alpha", ExitCause::launch_failed, std::nullopt, std::nullopt);
+  EXPECT_EQ(placement_request(job, {lost}).avoid_cluster, "alpha");
+  auto node = ended(1, "alpha", ExitCause::node_lost, 1, 10);
+  node.nodes = {"a2"};
+  const PlacementRequest r = placement_request(job, {node});
+  EXPECT_EQ(r.previous_cluster, "alpha");
+  EXPECT_EQ(r.avoid_nodes, (std::vector<std::string>{"a2"}));
+}
+
+}  // namespace
+}  // namespace orch
