@@ -16,6 +16,7 @@
 #include "scheduler/brain/launch_plan.h"
 #include "scheduler/brain/waiting_queue.h"
 #include "scheduler/common/clock.h"
+#include "scheduler/data/replication_plan.h"
 #include "scheduler/health/mfu_watch.h"
 #include "scheduler/placement/pipeline.h"
 #include "scheduler/spec/cluster_spec.h"
@@ -46,6 +47,8 @@ class Brain {
   Result<BrainReply> on(const LaunchCompleted& e);
   Result<BrainReply> on(const CancelCompleted& e);
   Result<BrainReply> on(const AttemptObserved& e);
+  Result<BrainReply> attempt_seen_running(AttemptRow& a, JobRow& job, bool running);
+  Result<BrainReply> attempt_exited(AttemptRow& a, JobRow& job, const AttemptObserved& e);
   Result<BrainReply> on(const InventoryObserved& e);
   Result<BrainReply> on(const SiteUnreachable& e);
   Result<BrainReply> on(const SiteReachable& e);
@@ -154,6 +157,9 @@ class Brain {
   Result<void> cancel_transfers_from(const ReplicaRow& source, const std::string& why);
   Result<void> on_registered(ReplicaRow& replica, const ManifestCompleted& e);
   Result<void> on_verified(ReplicaRow& replica, const ManifestCompleted& e);
+  Result<void> on_copy_mismatch(ReplicaRow& replica, std::optional<TransferRow>& transfer,
+                                std::optional<JobId> job, const std::string& name,
+                                const std::string& problem);
   Result<void> on_audited(ReplicaRow& replica, const ManifestCompleted& e);
   // A copy found gone or different (audit, verification, pre-launch check).
   Result<void> replica_failed(ReplicaRow& replica, ReplicaState to, const std::string& why,
@@ -168,6 +174,19 @@ class Brain {
   Result<std::optional<JobId>> job_of(const ReplicaRow& replica);
 
   Result<void> replicate_job(JobId job);
+  Result<void> audit_transfer_source(const TransferRow& transfer);
+  // replicate_job's steps: what plan_replication reads, the copies it asks for, the deletions.
+  Result<ReplicationInput> replication_input(const ReplicationSpec& policy,
+                                             const std::vector<CheckpointRow>& ckpts,
+                                             const std::vector<ReplicaRow>& copies,
+                                             const std::vector<TransferRow>& active);
+  Result<void> start_replica_copies(JobId job, const ReplicationPlan& plan,
+                                    const std::vector<CheckpointRow>& ckpts,
+                                    const std::vector<ReplicaRow>& copies,
+                                    const std::vector<TransferRow>& active);
+  Result<void> delete_replicas(JobId job, const ReplicationPlan& plan,
+                               const std::vector<CheckpointRow>& ckpts,
+                               std::vector<ReplicaRow> copies);
   Result<void> sweep_replication();
   Result<std::int64_t> start_transfer(const ReplicaRow& source, const std::string& to,
                                       const std::string& dst_path, const std::string& why,

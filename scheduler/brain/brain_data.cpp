@@ -195,6 +195,38 @@ Result<void> Brain::on_registered(ReplicaRow& r, const ManifestCompleted& e) {
 }
 
 // A transferred copy, listed at its destination: the transfer is done when it matches.
+// A copy that does not match its source: corrupt, its transfer tried again or failed.
+Result<void> Brain::on_copy_mismatch(ReplicaRow& r, std::optional<TransferRow>& t,
+                                     std::optional<JobId> job, const std::string& name,
+                                     const std::string& problem) {
+  const Millis now = clock_.now_ms();
+  r.state = ReplicaState::corrupt;
+  r.detail = "the copy failed its verification: " + problem;
+  r.updated_ms = now;
+  if (auto s = store_.update_replica(r); !s) return s;
+  if (t && t->state == TransferState::verifying) {
+    TransferRow& tr = *t;
+    tr.error = "verification failed: " + problem;
+    tr.updated_ms = now;
+    if (tr.tries >= kTransferMaxTries) {
+      tr.state = TransferState::failed;
+      tr.ended_ms = now;
+    } else {
+      tr.state = TransferState::queued;
+      tr.next_try_ms = now + transfer_retry_delay_ms(tr.tries);
+    }
+    if (auto s = store_.update_transfer(tr); !s) return s;
+  }
+  const std::string kind = "transfer-verify-failed";
+  const std::string what =
+      "the copy of " + name + " at " + r.cluster + " does not match: " + problem;
+  if (!job) return store_.add_event(std::nullopt, std::nullopt, now, kind, what);
+  return event(*job, std::nullopt, kind,
+               what + (t && t->state == TransferState::failed
+                           ? "; giving up after " + std::to_string(t->tries) + " tries"
+                           : "; copying it again, comparing checksums"));
+}
+
 Result<void> Brain::on_verified(ReplicaRow& r, const ManifestCompleted& e) {
   const Millis now = clock_.now_ms();
   const std::int64_t transfer_id = e.payload.value("transfer_id", std::int64_t{0});
@@ -215,39 +247,7 @@ Result<void> Brain::on_verified(ReplicaRow& r, const ManifestCompleted& e) {
   } else if (ManifestDiff diff = compare_manifest(**registered, *e.result); !diff.matches) {
     problem = diff.difference;
   }
-  if (problem) {
-    r.state = ReplicaState::corrupt;
-    r.detail = "the copy failed its verification: " + *problem;
-    r.updated_ms = now;
-    if (auto s = store_.update_replica(r); !s) return s;
-    if (*t && (*t)->state == TransferState::verifying) {
-      TransferRow& tr = **t;
-      tr.error = "verification failed: " + *problem;
-      tr.updated_ms = now;
-      if (tr.tries >= kTransferMaxTries) {
-        tr.state = TransferState::failed;
-        tr.ended_ms = now;
-      } else {
-        tr.state = TransferState::queued;
-        tr.next_try_ms = now + transfer_retry_delay_ms(tr.tries);
-      }
-      if (auto s = store_.update_transfer(tr); !s) return s;
-    }
-    const std::string kind = "transfer-verify-failed";
-    if (!*job) {
-      return store_.add_event(
-          std::nullopt, std::nullopt, now, kind,
-          "the copy of " + *name + " at " + r.cluster + " does not match: " + *problem);
-    }
-    {
-      return event(**job, std::nullopt, kind,
-                   "the copy of " + *name + " at " + r.cluster + " does not match: " + *problem +
-                       (*t && (*t)->state == TransferState::failed
-                            ? "; giving up after " + std::to_string((*t)->tries) + " tries"
-                            : "; copying it again, comparing checksums"));
-    }
-    return Ok{};
-  }
+  if (problem) return on_copy_mismatch(r, *t, *job, *name, *problem);
   r.state = ReplicaState::verified;
   r.verified_ms = now;
   r.audited_ms = now;

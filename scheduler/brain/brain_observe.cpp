@@ -72,6 +72,61 @@ Result<BrainReply> Brain::on(const CancelCompleted& e) {
   return BrainReply{};
 }
 
+// The site has the attempt queued or running.
+Result<BrainReply> Brain::attempt_seen_running(AttemptRow& a, JobRow& job, bool running) {
+  if (a.state == AttemptState::exited) {
+    // Declared ended, yet the site has it: keep one copy of the job (brain_reconcile.cpp).
+    if (a.cancel_requested) return BrainReply{};
+    if (auto r = reconcile_stale(a, running, job); !r) return r.error();
+    return BrainReply{};
+  }
+  if (running && a.state == AttemptState::launching) {
+    a.launch_done = true;
+    a.running_ms = clock_.now_ms();
+    if (auto r = store_.set_attempt_state(a, AttemptState::running, clock_.now_ms()); !r) {
+      return r.error();
+    }
+    if (job.state == JobState::placed) {
+      if (auto r = store_.set_job_state(job, JobState::running, clock_.now_ms()); !r) {
+        return r.error();
+      }
+      if (auto r = event(job.id, a.no, "running", "running on " + a.cluster); !r) {
+        return r.error();
+      }
+    }
+  }
+  return BrainReply{};
+}
+
+// The site says the attempt's process ended: why, by the exit and the log's last lines.
+Result<BrainReply> Brain::attempt_exited(AttemptRow& a, JobRow& job, const AttemptObserved& e) {
+  if (a.state == AttemptState::exited) return settle(a);
+  a.site_done = true;
+  ExitStatus status = e.exit.value_or(ExitStatus{});
+  a.exit_code = status.exit_code;
+  a.signal = status.signal;
+  FailureEvidence evidence{status, a.cancel_requested || job.state == JobState::cancelled,
+                           e.log_tail};
+  FailureVerdict verdict = classify_failure(evidence, a.nodes);
+  std::string detail = status.detail;
+  // A log signature says what it matched; the exit code and provider words already show.
+  const bool from_log =
+      !e.log_tail.empty() &&
+      std::any_of(e.log_tail.begin(), e.log_tail.end(), [&](const std::string& line) {
+        return !verdict.evidence.empty() &&
+               line.find(verdict.evidence.substr(0, 40)) != std::string::npos;
+      });
+  if (from_log) {
+    detail += (detail.empty() ? "" : "; ") + verdict.rule + ": " + verdict.evidence;
+  }
+  if (auto r = end_attempt(a, verdict.cause, detail); !r) return r.error();
+  if (auto r = implicate_nodes(a, verdict.cause, verdict.named_nodes, verdict.evidence); !r) {
+    return r.error();
+  }
+  if (auto r = after_attempt_end(a); !r) return r.error();
+  return BrainReply{};
+}
+
 Result<BrainReply> Brain::on(const AttemptObserved& e) {
   auto found = store_.attempt_by_token(e.token);
   if (!found) return found.error();
@@ -91,55 +146,9 @@ Result<BrainReply> Brain::on(const AttemptObserved& e) {
   switch (e.phase) {
     case RunPhase::queued:
     case RunPhase::running:
-      if (a.state == AttemptState::exited) {
-        // Declared ended, yet the site has it: keep one copy of the job (brain_reconcile.cpp).
-        if (a.cancel_requested) return BrainReply{};
-        if (auto r = reconcile_stale(a, e.phase == RunPhase::running, job); !r) return r.error();
-        return BrainReply{};
-      }
-      if (e.phase == RunPhase::running && a.state == AttemptState::launching) {
-        a.launch_done = true;
-        a.running_ms = clock_.now_ms();
-        if (auto r = store_.set_attempt_state(a, AttemptState::running, clock_.now_ms()); !r) {
-          return r.error();
-        }
-        if (job.state == JobState::placed) {
-          if (auto r = store_.set_job_state(job, JobState::running, clock_.now_ms()); !r) {
-            return r.error();
-          }
-          if (auto r = event(job.id, a.no, "running", "running on " + a.cluster); !r) {
-            return r.error();
-          }
-        }
-      }
-      return BrainReply{};
-    case RunPhase::exited: {
-      if (a.state == AttemptState::exited) return settle(a);
-      a.site_done = true;
-      ExitStatus status = e.exit.value_or(ExitStatus{});
-      a.exit_code = status.exit_code;
-      a.signal = status.signal;
-      FailureEvidence evidence{status, a.cancel_requested || job.state == JobState::cancelled,
-                               e.log_tail};
-      FailureVerdict verdict = classify_failure(evidence, a.nodes);
-      std::string detail = status.detail;
-      // A log signature says what it matched; the exit code and provider words already show.
-      const bool from_log =
-          !e.log_tail.empty() &&
-          std::any_of(e.log_tail.begin(), e.log_tail.end(), [&](const std::string& line) {
-            return !verdict.evidence.empty() &&
-                   line.find(verdict.evidence.substr(0, 40)) != std::string::npos;
-          });
-      if (from_log) {
-        detail += (detail.empty() ? "" : "; ") + verdict.rule + ": " + verdict.evidence;
-      }
-      if (auto r = end_attempt(a, verdict.cause, detail); !r) return r.error();
-      if (auto r = implicate_nodes(a, verdict.cause, verdict.named_nodes, verdict.evidence); !r) {
-        return r.error();
-      }
-      if (auto r = after_attempt_end(a); !r) return r.error();
-      return BrainReply{};
-    }
+      return attempt_seen_running(a, job, e.phase == RunPhase::running);
+    case RunPhase::exited:
+      return attempt_exited(a, job, e);
     case RunPhase::unknown:
       if (a.state == AttemptState::exited) return settle(a);
       // Before the launch is confirmed the site may simply not have it yet.

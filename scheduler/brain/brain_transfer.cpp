@@ -121,28 +121,38 @@ Result<void> Brain::replicate_job(JobId job_id) {
   if (ckpts->empty()) return Ok{};
   auto copies = store_.replicas_of_job(job_id);
   if (!copies) return copies.error();
+  auto active = store_.transfers(true, 10000);
+  if (!active) return active.error();
+  auto in = replication_input(policy, *ckpts, *copies, *active);
+  if (!in) return in.error();
+  const ReplicationPlan plan = plan_replication(*in);
+  if (auto r = start_replica_copies(job_id, plan, *ckpts, *copies, *active); !r) return r;
+  return delete_replicas(job_id, plan, *ckpts, *copies);
+}
+
+Result<ReplicationInput> Brain::replication_input(const ReplicationSpec& policy,
+                                                  const std::vector<CheckpointRow>& ckpts,
+                                                  const std::vector<ReplicaRow>& copies,
+                                                  const std::vector<TransferRow>& active) {
   auto usable = usable_sites();
   if (!usable) return usable.error();
-
   ReplicationInput in;
   in.policy = policy;
   in.usable_sites = *usable;
-  std::map<std::int64_t, const CheckpointRow*> by_id;
-  for (const auto& c : *ckpts) {
-    by_id[c.id] = &c;
+  std::set<std::int64_t> ids;
+  for (const auto& c : ckpts) {
+    ids.insert(c.id);
     CheckpointView v;
     v.id = c.id;
     v.step = c.step;
     v.saved_at = c.cluster;
-    for (const auto& r : *copies) {
+    for (const auto& r : copies) {
       if (r.checkpoint_id == c.id) v.replicas.push_back({r.cluster, r.state});
     }
     in.checkpoints.push_back(std::move(v));
   }
-  auto active = store_.transfers(true, 10000);
-  if (!active) return active.error();
-  for (const auto& t : *active) {
-    if (t.checkpoint_id && by_id.count(*t.checkpoint_id) != 0) {
+  for (const auto& t : active) {
+    if (t.checkpoint_id && ids.count(*t.checkpoint_id) != 0) {
       in.in_flight.insert({*t.checkpoint_id, t.dst_cluster});
     }
   }
@@ -157,12 +167,19 @@ Result<void> Brain::replicate_job(JobId job_id) {
       in.bandwidth[{a, b}] = *bw;
     }
   }
-  ReplicationPlan plan = plan_replication(in);
+  return in;
+}
 
+Result<void> Brain::start_replica_copies(JobId job_id, const ReplicationPlan& plan,
+                                         const std::vector<CheckpointRow>& ckpts,
+                                         const std::vector<ReplicaRow>& copies,
+                                         const std::vector<TransferRow>& active) {
+  std::map<std::int64_t, const CheckpointRow*> by_id;
+  for (const auto& c : ckpts) by_id[c.id] = &c;
   // One copy of a job's checkpoints to a site at a time: when it is verified the plan runs
   // again and copies the newest then, rather than every checkpoint of a fast-saving job.
   std::set<std::string> busy_destinations;
-  for (const auto& t : *active) {
+  for (const auto& t : active) {
     if (t.checkpoint_id && by_id.count(*t.checkpoint_id) != 0)
       busy_destinations.insert(t.dst_cluster);
   }
@@ -172,7 +189,7 @@ Result<void> Brain::replicate_job(JobId job_id) {
     const ClusterSpec* to = cluster_spec(copy.to);
     if (c == nullptr || to == nullptr) continue;
     const ReplicaRow* source = nullptr;
-    for (const auto& r : *copies) {
+    for (const auto& r : copies) {
       if (r.checkpoint_id == c->id && r.cluster == copy.from && r.state == ReplicaState::verified) {
         source = &r;
       }
@@ -192,8 +209,14 @@ Result<void> Brain::replicate_job(JobId job_id) {
       return r;
     }
   }
+  return Ok{};
+}
+
+Result<void> Brain::delete_replicas(JobId job_id, const ReplicationPlan& plan,
+                                    const std::vector<CheckpointRow>& ckpts,
+                                    std::vector<ReplicaRow> copies) {
   for (const auto& del : plan.deletes) {
-    for (auto r : *copies) {
+    for (auto& r : copies) {
       if (r.checkpoint_id != del.checkpoint_id || r.cluster != del.cluster) continue;
       if (r.state == ReplicaState::deleted) continue;
       const bool present = r.state != ReplicaState::missing;
@@ -210,11 +233,13 @@ Result<void> Brain::replicate_job(JobId job_id) {
       row.payload = {{"replica_id", r.id}, {"path", r.path}};
       row.created_ms = clock_.now_ms();
       if (auto s = store_.enqueue(row); !s) return s.error();
-      const CheckpointRow* c = by_id[del.checkpoint_id];
+      std::int64_t step = 0;
+      for (const auto& c : ckpts) {
+        if (c.id == del.checkpoint_id) step = c.step;
+      }
       if (auto s = event(job_id, std::nullopt, "checkpoint-deleted",
-                         "deleting the checkpoint at step " +
-                             std::to_string(c != nullptr ? c->step : 0) + " at " + r.cluster +
-                             ": " + del.why);
+                         "deleting the checkpoint at step " + std::to_string(step) + " at " +
+                             r.cluster + ": " + del.why);
           !s) {
         return s;
       }
@@ -278,6 +303,21 @@ Result<BrainReply> Brain::on(const TransferProgressed& e) {
   return BrainReply{};
 }
 
+// Is a failed copy's source still there? It may have failed because it is gone; the listing
+// (sizes only) settles it, and a missing source cancels the copies from it.
+Result<void> Brain::audit_transfer_source(const TransferRow& tr) {
+  auto copies = tr.checkpoint_id ? store_.replicas_of_checkpoint(*tr.checkpoint_id)
+                                 : store_.replicas_of_dataset(tr.dataset);
+  if (!copies) return copies.error();
+  for (const auto& c : *copies) {
+    if (c.cluster == tr.src_cluster && c.state == ReplicaState::verified &&
+        auditing_.insert(c.id).second) {
+      if (auto r = request_manifest(c, "audit", std::nullopt, {}, "none"); !r) return r;
+    }
+  }
+  return Ok{};
+}
+
 Result<BrainReply> Brain::on(const TransferFinished& e) {
   auto t = store_.transfer(e.transfer_id);
   if (!t) return t.error();
@@ -315,25 +355,8 @@ Result<BrainReply> Brain::on(const TransferFinished& e) {
     if (auto r = store_.update_transfer(tr); !r) return r.error();
     return BrainReply{};
   }
-  // Is the source still there? A copy that failed may have failed because it is gone; the
-  // listing (sizes only) settles it, and a missing source cancels the copies from it.
   if (err.kind != ErrorKind::unreachable) {
-    std::vector<ReplicaRow> copies;
-    if (tr.checkpoint_id) {
-      auto rs = store_.replicas_of_checkpoint(*tr.checkpoint_id);
-      if (!rs) return rs.error();
-      copies = std::move(*rs);
-    } else {
-      auto rs = store_.replicas_of_dataset(tr.dataset);
-      if (!rs) return rs.error();
-      copies = std::move(*rs);
-    }
-    for (const auto& c : copies) {
-      if (c.cluster == tr.src_cluster && c.state == ReplicaState::verified &&
-          auditing_.insert(c.id).second) {
-        if (auto r = request_manifest(c, "audit", std::nullopt, {}, "none"); !r) return r.error();
-      }
-    }
+    if (auto r = audit_transfer_source(tr); !r) return r.error();
   }
   const bool give_up = tr.tries >= kTransferMaxTries || err.kind == ErrorKind::unsupported ||
                        err.kind == ErrorKind::invalid;
