@@ -18,6 +18,7 @@
 #include "scheduler/common/clock.h"
 #include "scheduler/data/replication_plan.h"
 #include "scheduler/health/mfu_watch.h"
+#include "scheduler/model/manifest_action.h"
 #include "scheduler/placement/pipeline.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/store.h"
@@ -147,12 +148,12 @@ class Brain {
   }
   Result<void> register_checkpoint(const AttemptRow& attempt, std::int64_t checkpoint_id,
                                    const std::string& path);
-  // Asks the cluster's worker to list a copy; purpose "register", "verify" or "audit".
-  // hash: "all" (every file), "listed" (hash_files), "none" (sizes only).
-  Result<void> request_manifest(const ReplicaRow& replica, const std::string& purpose,
+  // Asks the cluster's worker to list a copy, for a purpose; with hash_files given only those
+  // are hashed, else as `hash` says (every file, or sizes only).
+  Result<void> request_manifest(const ReplicaRow& replica, ManifestPurpose purpose,
                                 std::optional<std::int64_t> transfer_id = std::nullopt,
                                 const std::vector<std::string>& hash_files = {},
-                                const std::string& hash = "all");
+                                ManifestRequest::Hash hash = ManifestRequest::Hash::all);
   // Transfers still to copy from this copy (it was found gone or bad): cancelled.
   Result<void> cancel_transfers_from(const ReplicaRow& source, const std::string& why);
   Result<void> on_registered(ReplicaRow& replica, const ManifestCompleted& e);

@@ -58,23 +58,23 @@ Result<void> Brain::register_checkpoint(const AttemptRow& a, std::int64_t checkp
   if (!id) return id.error();
   r.id = *id;
   if (!can_list) return Ok{};
-  return request_manifest(r, "register");
+  return request_manifest(r, ManifestPurpose::register_copy);
 }
 
-Result<void> Brain::request_manifest(const ReplicaRow& replica, const std::string& purpose,
+Result<void> Brain::request_manifest(const ReplicaRow& replica, ManifestPurpose purpose,
                                      std::optional<std::int64_t> transfer_id,
                                      const std::vector<std::string>& hash_files,
-                                     const std::string& hash) {
+                                     ManifestRequest::Hash hash) {
   const Millis now = clock_.now_ms();
   OutboxRow row;
   row.cluster = replica.cluster;
   row.kind = ActionKind::manifest;
-  row.token =
-      purpose + "-" + std::to_string(replica.id) + "-" + base36(static_cast<std::uint64_t>(now));
-  row.payload = {{"purpose", purpose},
+  row.token = std::string(to_string(purpose)) + "-" + std::to_string(replica.id) + "-" +
+              base36(static_cast<std::uint64_t>(now));
+  row.payload = {{"purpose", to_string(purpose)},
                  {"replica_id", replica.id},
                  {"path", replica.path},
-                 {"hash", hash_files.empty() ? hash : std::string("listed")},
+                 {"hash", to_string(hash_files.empty() ? hash : ManifestRequest::Hash::listed)},
                  {"hash_files", hash_files}};
   if (transfer_id) row.payload["transfer_id"] = *transfer_id;
   row.created_ms = now;
@@ -87,19 +87,35 @@ Result<void> Brain::request_manifest(const ReplicaRow& replica, const std::strin
 Result<BrainReply> Brain::on(const ManifestCompleted& e) {
   if (auto r = store_.mark_action_done(e.outbox_id, clock_.now_ms()); !r) return r.error();
   const std::int64_t replica_id = e.payload.value("replica_id", std::int64_t{0});
-  const std::string purpose = e.payload.value("purpose", std::string());
+  const std::string purpose_text = e.payload.value("purpose", std::string());
+  const auto purpose = parse_manifest_purpose(purpose_text);
   auditing_.erase(replica_id);
+  if (!purpose) {
+    // Written by an older or newer server: say so, and let the action go rather than retry it.
+    if (auto r = store_.add_event(std::nullopt, std::nullopt, clock_.now_ms(), "bad-action",
+                                  "manifest action " + std::to_string(e.outbox_id) +
+                                      " has an unknown purpose \"" + purpose_text +
+                                      "\"; expected register, verify or audit");
+        !r) {
+      return r.error();
+    }
+    return BrainReply{};
+  }
   auto replica = store_.replica(replica_id);
   if (!replica) return replica.error();
   if (!*replica || (*replica)->state == ReplicaState::deleted) return BrainReply{};
   ReplicaRow& r = **replica;
   Result<void> done = Ok{};
-  if (purpose == "register") {
-    done = on_registered(r, e);
-  } else if (purpose == "verify") {
-    done = on_verified(r, e);
-  } else if (purpose == "audit") {
-    done = on_audited(r, e);
+  switch (*purpose) {
+    case ManifestPurpose::register_copy:
+      done = on_registered(r, e);
+      break;
+    case ManifestPurpose::verify:
+      done = on_verified(r, e);
+      break;
+    case ManifestPurpose::audit:
+      done = on_audited(r, e);
+      break;
   }
   if (!done) return done.error();
   return BrainReply{};
@@ -360,10 +376,11 @@ Result<void> Brain::start_due_audits(bool force, const std::string& only_cluster
         std::vector<std::string> sample = audit_sample(**m, round + r.id);
         if (sample.empty()) sample.push_back("");  // one file: hash it
         auditing_.insert(r.id);
-        if (auto s = request_manifest(r, "audit", std::nullopt, sample); !s) return s;
+        if (auto s = request_manifest(r, ManifestPurpose::audit, std::nullopt, sample); !s)
+          return s;
       } else if (r.state == ReplicaState::present) {
         auditing_.insert(r.id);
-        if (auto s = request_manifest(r, "register"); !s) return s;
+        if (auto s = request_manifest(r, ManifestPurpose::register_copy); !s) return s;
       }
     }
   }
@@ -457,7 +474,7 @@ Result<BrainReply> Brain::on(const RegisterDataset& e) {
   } else if (auto s = store_.update_replica(r); !s) {
     return s.error();
   }
-  if (auto s = request_manifest(r, "register"); !s) return s.error();
+  if (auto s = request_manifest(r, ManifestPurpose::register_copy); !s) return s.error();
   if (auto s = store_.add_event(std::nullopt, std::nullopt, now, "dataset-registered",
                                 "dataset " + e.name + " at " + e.cluster + ":" + e.path);
       !s) {

@@ -312,7 +312,10 @@ Result<void> Brain::audit_transfer_source(const TransferRow& tr) {
   for (const auto& c : *copies) {
     if (c.cluster == tr.src_cluster && c.state == ReplicaState::verified &&
         auditing_.insert(c.id).second) {
-      if (auto r = request_manifest(c, "audit", std::nullopt, {}, "none"); !r) return r;
+      if (auto r = request_manifest(c, ManifestPurpose::audit, std::nullopt, {},
+                                    ManifestRequest::Hash::none);
+          !r)
+        return r;
     }
   }
   return Ok{};
@@ -342,7 +345,8 @@ Result<BrainReply> Brain::on(const TransferFinished& e) {
     if (!e.result->route.empty()) tr.route = e.result->route;
     if (auto r = store_.update_transfer(tr); !r) return r.error();
     if (*replica) {
-      if (auto r = request_manifest(**replica, "verify", tr.id); !r) return r.error();
+      if (auto r = request_manifest(**replica, ManifestPurpose::verify, tr.id); !r)
+        return r.error();
     }
     return BrainReply{};
   }

@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "scheduler/model/manifest_action.h"
+
 namespace orch {
 
 StorageWorker::StorageWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<Store> reader,
@@ -65,11 +67,20 @@ void StorageWorker::execute(const OutboxRow& action) {
   ManifestRequest request;
   request.path = path;
   const std::string hash = action.payload.value("hash", std::string("all"));
-  if (hash == "listed") {
-    request.hash = ManifestRequest::Hash::listed;
+  const auto mode = parse_manifest_hash(hash);
+  if (!mode) {
+    posted_[action.id] = round_;
+    post_(ManifestCompleted{
+        action.id, spec_.name, action.payload,
+        make_error(ErrorKind::invalid, "manifest action " + std::to_string(action.id) +
+                                           " has an unknown hash mode \"" + hash +
+                                           "\"; expected all, none or "
+                                           "listed")});
+    return;
+  }
+  request.hash = *mode;
+  if (*mode == ManifestRequest::Hash::listed) {
     request.hash_files = action.payload.value("hash_files", std::vector<std::string>{});
-  } else if (hash == "none") {
-    request.hash = ManifestRequest::Hash::none;
   }
   auto listed = port_.manifest(request);
   if (!listed && listed.error().kind == ErrorKind::unreachable) return;  // next round

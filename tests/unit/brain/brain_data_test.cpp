@@ -88,6 +88,29 @@ TEST_F(BrainData, AReportedCheckpointIsVerifiedWhereItWasSavedThenCopiedOffSiteA
             std::string::npos);
 }
 
+TEST_F(BrainData, AListingWithAnUnknownPurposeIsSaidAndLetGoNotIgnoredOrRetried) {
+  start({make_cluster("alpha").storage("/a")});
+  JobId id = submit(make_job().replicate(3, 1));
+  site_launches_all("alpha");
+  train(last_attempt(id), 1, 10);
+  auto actions = outbox("alpha");
+  auto listing = std::find_if(actions.begin(), actions.end(),
+                              [](const OutboxRow& a) { return a.kind == ActionKind::manifest; });
+  ASSERT_NE(listing, actions.end());
+  nlohmann::json payload = listing->payload;
+  payload["purpose"] = "reckon";
+  handle(ManifestCompleted{listing->id, "alpha", payload,
+                           fake_manifest(payload.value("path", std::string()))});
+
+  for (const auto& a : outbox("alpha")) EXPECT_NE(a.id, listing->id) << "the action is done";
+  EXPECT_EQ(state_at(id, 10, "alpha"), ReplicaState::present) << "and nothing else was decided";
+  auto st = store->db().prepare("SELECT message FROM events WHERE kind = 'bad-action'");
+  ASSERT_TRUE(st.ok());
+  ASSERT_TRUE(st->step().value());
+  EXPECT_NE(st->col_text(0).find("unknown purpose \"reckon\""), std::string::npos)
+      << st->col_text(0);
+}
+
 TEST_F(BrainData, ACopyThatDoesNotMatchItsSourceIsCopiedAgainComparingChecksums) {
   start({make_cluster("alpha"), make_cluster("beta")});
   JobId id = submit(make_job().replicate(3, 2, "beta"));

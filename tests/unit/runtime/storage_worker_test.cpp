@@ -131,6 +131,19 @@ TEST_F(StorageWorkerTest, HashNoneListsSizesOnly) {
   EXPECT_EQ(only_request().hash, ManifestRequest::Hash::none);
 }
 
+TEST_F(StorageWorkerTest, AnUnknownHashModeIsRefusedNotTakenForAll) {
+  enqueue_manifest("/data/imagenet", {{"hash", "some"}});
+
+  worker->run_once();
+
+  EXPECT_THAT(site.manifest_requests, IsEmpty()) << "the site is not asked";
+  auto done = posted_of<ManifestCompleted>();
+  ASSERT_THAT(done, SizeIs(1));
+  ASSERT_FALSE(done[0].result.ok());
+  EXPECT_EQ(done[0].result.error().kind, ErrorKind::invalid);
+  EXPECT_THAT(done[0].result.error().message, ::testing::HasSubstr("unknown hash mode \"some\""));
+}
+
 TEST_F(StorageWorkerTest, ASiteErrorOtherThanUnreachableIsPostedAsTheResult) {
   site.manifests.insert_or_assign(
       "/ckpt/gone", Result<Manifest>(make_error(ErrorKind::not_found, "/ckpt/gone: no such file")));
