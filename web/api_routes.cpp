@@ -191,13 +191,16 @@ Router make_api_router(ApiBackend& backend) {
 
 std::vector<LaneOptions> api_lanes() {
   std::vector<LaneOptions> lanes(kLaneCount);
+  auto set = [&lanes](Lane lane, int threads, std::size_t max_waiting) {
+    lanes[static_cast<std::size_t>(lane)] = {to_string(lane), threads, max_waiting};
+  };
   // Sized for what each kind waits on: reads on the database (as many as can usefully run at
   // once), commands on the single brain thread (more threads would only queue there), provider
   // calls on remote sites, one at a time per few sites.
-  lanes[static_cast<std::size_t>(Lane::probe)] = {"probe", 1, 256};
-  lanes[static_cast<std::size_t>(Lane::read)] = {"read", 8, 4096};
-  lanes[static_cast<std::size_t>(Lane::command)] = {"command", 4, 4096};
-  lanes[static_cast<std::size_t>(Lane::provider)] = {"provider", 4, 256};
+  set(Lane::probe, 1, 256);
+  set(Lane::read, 8, 4096);
+  set(Lane::command, 4, 4096);
+  set(Lane::provider, 4, 256);
   return lanes;
 }
 

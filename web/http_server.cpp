@@ -140,7 +140,7 @@ class Session : public std::enable_shared_from_this<Session> {
           503, "the server is busy: " + std::to_string(lane.options.max_waiting) + " " +
                    lane.options.name + " requests are waiting; retry shortly");
       busy.headers.emplace_back("Retry-After", "1");
-      return send(to_beast(busy, version, keep_alive), keep_alive ? After::read : After::close);
+      return reply(busy, version, keep_alive);
     }
     // The handler runs on the lane's threads; the answer goes back through this session's
     // strand, which reads nothing more from the connection until it is written.
@@ -150,13 +150,17 @@ class Session : public std::enable_shared_from_this<Session> {
                  lane.waiting.fetch_sub(1);
                  asio::post(self->stream_.get_executor(),
                             [self, response = std::move(response), keep_alive, version] {
-                              self->send(to_beast(response, version, keep_alive),
-                                         keep_alive ? After::read : After::close);
+                              self->reply(response, version, keep_alive);
                             });
                });
   }
 
   enum class After { read, close, drain };
+
+  // The answer to a request; the connection reads the next one when the client keeps it.
+  void reply(const HttpResponse& response, unsigned version, bool keep_alive) {
+    send(to_beast(response, version, keep_alive), keep_alive ? After::read : After::close);
+  }
 
   void reply_error(int status, const std::string& detail) {
     send(to_beast(problem_response(status, detail), 11, false), After::drain);

@@ -23,27 +23,26 @@ bool is_param(const std::string& segment) {
   return segment.size() > 2 && segment.front() == '{' && segment.back() == '}';
 }
 
-bool match(const std::vector<std::string>& pattern, const std::vector<std::string>& path,
-           PathParams& params) {
-  if (pattern.size() != path.size()) return false;
-  PathParams found;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (is_param(pattern[i])) {
-      found[pattern[i].substr(1, pattern[i].size() - 2)] = percent_decode(path[i], false);
-    } else if (pattern[i] != path[i]) {
-      return false;
-    }
-  }
-  params = std::move(found);
-  return true;
-}
-
-// The same test as match(), without decoding the parameters.
+// Whether the path fits the pattern: as many segments, and every literal one equal.
 bool same_shape(const std::vector<std::string>& pattern, const std::vector<std::string>& path) {
   if (pattern.size() != path.size()) return false;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (!is_param(pattern[i]) && pattern[i] != path[i]) return false;
   }
+  return true;
+}
+
+// same_shape, and the "{name}" segments' values, percent-decoded, into params.
+bool match(const std::vector<std::string>& pattern, const std::vector<std::string>& path,
+           PathParams& params) {
+  if (!same_shape(pattern, path)) return false;
+  PathParams found;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (is_param(pattern[i])) {
+      found[pattern[i].substr(1, pattern[i].size() - 2)] = percent_decode(path[i], false);
+    }
+  }
+  params = std::move(found);
   return true;
 }
 

@@ -365,7 +365,7 @@ Result<void> Brain::try_place(JobRow& job) {
 }
 
 Result<void> Brain::record_launch(JobRow& job, LaunchPlan plan, std::vector<ClusterView>& views) {
-  const Millis now = clock_.now_ms();
+  const Millis now = plan.attempt.started_ms;  // the time placing decided at
   AttemptRow& a = plan.attempt;
   if (plan.previous) {
     if (auto r = store_.update_attempt(*plan.previous); !r) return r;

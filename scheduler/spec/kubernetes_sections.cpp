@@ -23,7 +23,9 @@ constexpr yaml::StringRule kDnsLabel{is_dns_label,
                                      "a DNS-1123 label: 1 to 63 of a-z, 0-9 and \"-\", "
                                      "starting and ending with a letter or digit"};
 
-void read_kubernetes(const MapView& entry, ClusterSpec& c) {
+}  // namespace
+
+void read_kubernetes_sections(const MapView& entry, ClusterSpec& c) {
   MapView k = entry.child(
       "kubernetes", "kubernetes",
       {"kubeconfig", "context", "namespace", "image", "gpu_resource", "termination_grace_s"},
@@ -48,12 +50,6 @@ void read_kubernetes(const MapView& entry, ClusterSpec& c) {
   }
   k.require("kubeconfig", "a kubeconfig file such as ~/.kube/config");
   k.require("image", "the container image jobs run in");
-}
-
-}  // namespace
-
-void read_kubernetes_sections(const MapView& entry, ClusterSpec& cluster) {
-  read_kubernetes(entry, cluster);
 }
 
 }  // namespace orch

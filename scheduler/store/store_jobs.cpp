@@ -7,14 +7,22 @@
 namespace orch {
 namespace {
 
+// A job row's revision (schema v8), as a column of a statement over jobs.
+const std::string kRevision = "(SELECT r.revision FROM job_revisions r WHERE r.job_id = jobs.id)";
 // The columns of a listing: the spec's resources by SQLite's own JSON reader, no parse here.
-constexpr const char* kListingColumns =
+const std::string kListingColumns =
     "id, name, state, json_extract(spec, '$.resources.nodes'), "
     "json_extract(spec, '$.resources.gpus_per_node'), infra_restarts, user_restarts, "
-    "next_attempt_ms, reason, created_ms, updated_ms, "
-    "(SELECT r.revision FROM job_revisions r WHERE r.job_id = jobs.id)";
+    "next_attempt_ms, reason, created_ms, updated_ms, " +
+    kRevision;
 // A whole job: the listing's columns, then the spec's text (column 12).
-const std::string kJobColumns = std::string(kListingColumns) + ", spec";
+const std::string kJobColumns = kListingColumns + ", spec";
+// A job's id and revision, the key of its cached renderings.
+const std::string kKeyColumns = "id, " + kRevision;
+
+JobKey read_job_key(const Stmt& s) {
+  return JobKey{s.col_int(0), s.col_int(1)};
+}
 
 }  // namespace
 
@@ -119,9 +127,7 @@ Result<std::vector<JobKey>> Store::job_page_keys(const JobQuery& q) {
   // filters given ("?1 IS NULL OR ..." would keep SQLite from seeking), so a page costs what it
   // returns however many jobs the database holds and however deep the page is. It reads no
   // spec and runs no json_extract: rows come from job_listings, for the ids a cache lacks.
-  std::string sql =
-      "SELECT id, (SELECT r.revision FROM job_revisions r WHERE r.job_id = jobs.id) FROM jobs "
-      "WHERE 1";
+  std::string sql = "SELECT " + kKeyColumns + " FROM jobs WHERE 1";
   if (q.state) sql += " AND state = ?1";
   if (q.cluster) sql += " AND cluster = ?2";
   if (q.before_id) sql += " AND id < ?3";
@@ -132,18 +138,11 @@ Result<std::vector<JobKey>> Store::job_page_keys(const JobQuery& q) {
   if (q.cluster) st->bind(2, *q.cluster);
   if (q.before_id) st->bind(3, *q.before_id);
   st->bind(4, q.limit);
-  return collect_rows(*st, [](const Stmt& s) { return JobKey{s.col_int(0), s.col_int(1)}; });
+  return collect_rows(*st, read_job_key);
 }
 
 Result<std::optional<JobKey>> Store::job_key(JobId id) {
-  return query_one(
-      db_,
-      "SELECT id, (SELECT r.revision FROM job_revisions r WHERE r.job_id = jobs.id) FROM jobs "
-      "WHERE id = ?",
-      [](const Stmt& s) {
-        return JobKey{s.col_int(0), s.col_int(1)};
-      },
-      id);
+  return query_one(db_, "SELECT " + kKeyColumns + " FROM jobs WHERE id = ?", read_job_key, id);
 }
 
 Result<std::vector<JobRow>> Store::job_listings(const std::vector<JobId>& ids) {

@@ -257,12 +257,19 @@ Result<JsonText> SchedulerBackend::get_job(std::int64_t id) {
   auto key = reader.job_key(id);
   if (!key) return key.error();
   if (!*key) return make_error(ErrorKind::not_found, "no job with id " + std::to_string(id));
-  if (auto view = views_.find(**key)) {
-    auto advice =
-        checkpoint_advice(reader, view->job, view->last_attempt ? &*view->last_attempt : nullptr);
-    if (!advice) return advice.error();
-    return with_advice(*view, *advice);
+  std::optional<JobView> view = views_.find(**key);
+  if (!view) {
+    auto rendered = job_view(reader, id);
+    if (!rendered) return rendered.error();
+    view = std::move(*rendered);
   }
+  auto advice =
+      checkpoint_advice(reader, view->job, view->last_attempt ? &*view->last_attempt : nullptr);
+  if (!advice) return advice.error();
+  return with_advice(*view, *advice);
+}
+
+Result<SchedulerBackend::JobView> SchedulerBackend::job_view(Store& reader, std::int64_t id) {
   json spec;
   auto j = find_job(reader, id, &spec);
   if (!j) return j.error();
@@ -275,18 +282,21 @@ Result<JsonText> SchedulerBackend::get_job(std::int64_t id) {
   JobView view{json_text(out), *j, std::nullopt};
   view.open_text.pop_back();  // the object's closing brace: the advice goes before it
   if (!attempts->empty()) view.last_attempt = attempts->back();
-  auto advice = checkpoint_advice(reader, *j, view.last_attempt ? &*view.last_attempt : nullptr);
-  if (!advice) return advice.error();
-  JsonText text = with_advice(view, *advice);
-  if (clock_free(*attempts)) views_.put({j->id, j->revision}, std::move(view));
-  return text;
+  if (clock_free(*attempts)) views_.put({j->id, j->revision}, view);
+  return view;
+}
+
+Result<ReaderPool::Lease> SchedulerBackend::job_reader(std::int64_t id) {
+  auto lease = readers_->lease();
+  if (!lease) return lease.error();
+  if (auto j = find_job(**lease, id); !j) return j.error();
+  return lease;
 }
 
 Result<nlohmann::json> SchedulerBackend::job_attempts(std::int64_t id) {
-  auto lease = readers_->lease();
+  auto lease = job_reader(id);
   if (!lease) return lease.error();
   Store& reader = **lease;
-  if (auto j = find_job(reader, id); !j) return j.error();
   auto attempts = reader.attempts_of(id);
   if (!attempts) return attempts.error();
   json out = json::array();
@@ -295,10 +305,9 @@ Result<nlohmann::json> SchedulerBackend::job_attempts(std::int64_t id) {
 }
 
 Result<nlohmann::json> SchedulerBackend::job_events(std::int64_t id) {
-  auto lease = readers_->lease();
+  auto lease = job_reader(id);
   if (!lease) return lease.error();
   Store& reader = **lease;
-  if (auto j = find_job(reader, id); !j) return j.error();
   auto events = reader.events_of(id);
   if (!events) return events.error();
   json out = json::array();
@@ -354,11 +363,9 @@ Result<nlohmann::json> SchedulerBackend::cancel_job(std::int64_t id) {
 Result<std::string> SchedulerBackend::job_logs(std::int64_t id, const LogRequest& request) {
   std::vector<AttemptRow> attempts;
   {
-    auto lease = readers_->lease();
+    auto lease = job_reader(id);
     if (!lease) return lease.error();
-    Store& reader = **lease;
-    if (auto j = find_job(reader, id); !j) return j.error();
-    auto a = reader.attempts_of(id);
+    auto a = (*lease)->attempts_of(id);
     if (!a) return a.error();
     attempts = std::move(*a);
   }

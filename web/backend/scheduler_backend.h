@@ -88,6 +88,10 @@ class SchedulerBackend final : public ApiBackend {
     std::optional<AttemptRow> last_attempt;
   };
   static JsonText with_advice(const JobView& view, const nlohmann::json& advice);
+  // Reads and renders a job's view, keeping it when it does not change with the clock.
+  Result<JobView> job_view(Store& reader, std::int64_t id);
+  // A read connection for a request about job id: not_found when there is no such job.
+  Result<ReaderPool::Lease> job_reader(std::int64_t id);
 
   std::unique_ptr<ReaderPool> readers_;
   BrainLoop& loop_;

@@ -117,10 +117,9 @@ std::optional<Error> SchedulerBackend::check_configured(const std::string& clust
 }
 
 Result<nlohmann::json> SchedulerBackend::job_checkpoints(std::int64_t id) {
-  auto lease = readers_->lease();
+  auto lease = job_reader(id);
   if (!lease) return lease.error();
   Store& reader = **lease;
-  if (auto j = find_job(reader, id); !j) return j.error();
   auto checkpoints = reader.checkpoints_of(id);
   if (!checkpoints) return checkpoints.error();
   auto replicas = reader.replicas_of_job(id);

@@ -164,10 +164,9 @@ Result<nlohmann::json> SchedulerBackend::provider_report(int window_days) {
 }
 
 Result<nlohmann::json> SchedulerBackend::job_mfu(std::int64_t id) {
-  auto lease = readers_->lease();
+  auto lease = job_reader(id);
   if (!lease) return lease.error();
   Store& reader = **lease;
-  if (auto j = find_job(reader, id); !j) return j.error();
   auto attempts = reader.attempts_of(id);
   if (!attempts) return attempts.error();
   json out = json::array();

@@ -127,9 +127,8 @@ class FakeBackend : public ApiBackend {
     std::lock_guard lock(mu_);
     if (auto e = failure()) return *e;
     last_filter = filter;
-    return JsonText{nlohmann::json{{"jobs", {job(1), job(2)}},
-                                   {"next", next_cursor ? nlohmann::json(*next_cursor) : nullptr}}
-                        .dump()};
+    const nlohmann::json next = next_cursor ? nlohmann::json(*next_cursor) : nullptr;
+    return JsonText{nlohmann::json{{"jobs", {job(1), job(2)}}, {"next", next}}.dump()};
   }
   Result<JsonText> get_job(std::int64_t id) override {
     std::lock_guard lock(mu_);
