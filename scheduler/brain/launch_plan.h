@@ -1,7 +1,7 @@
 #pragma once
 // What placing a job on a cluster writes, decided without I/O: the new attempt, the attempt it
 // follows with the steps that one lost, the launch request for the site's outbox and the event's
-// words. Brain::try_place gathers the inputs (the placement decision, staging, resume
+// words. Placer::try_place gathers the inputs (the placement decision, staging, resume
 // candidates) and records the plan; a test can inspect it without a store.
 
 #include <map>
@@ -37,7 +37,7 @@ struct LaunchPlan {
 };
 
 // The attempt a new one follows: the newest that carried the job. An attempt asked to stop is a
-// duplicate the brain cancelled (brain_reconcile.cpp) unless it hung: it does not carry the job.
+// duplicate the brain cancelled (reconciler.cpp) unless it hung: it does not carry the job.
 const AttemptRow* carrier(const std::vector<AttemptRow>& attempts);
 
 // Unique per attempt and findable at the site: "orch-<job>-<no>-<now in base 36>".

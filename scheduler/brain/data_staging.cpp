@@ -1,18 +1,18 @@
 // The brain's staging (issue 5): which checkpoints a launch may resume from at a site, what a
 // job still needs copied there before it starts (its datasets, a newer checkpoint held at another
 // site), and the staging-time term placement weighs. Copies are started through
-// start_transfer (brain_transfer.cpp).
+// start_transfer (data_transfers.cpp).
 #include <algorithm>
 
-#include "scheduler/brain/brain.h"
+#include "scheduler/brain/data_keeper.h"
 #include "scheduler/data/replication_plan.h"
 #include "scheduler/data/staging.h"
 
 namespace orch {
 // ---- resume and staging -----------------------------------------------------------------------
 
-Result<std::vector<ResumeCandidate>> Brain::resume_candidates_at(JobId job,
-                                                                 const std::string& cluster) {
+Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
+                                                                      const std::string& cluster) {
   auto ckpts = store_.checkpoints_of(job);
   if (!ckpts) return ckpts.error();
   auto copies = store_.replicas_of_job(job);
@@ -46,7 +46,7 @@ Result<std::vector<ResumeCandidate>> Brain::resume_candidates_at(JobId job,
   return resume_candidates(in, cluster);
 }
 
-Result<std::optional<std::string>> Brain::stage_checkpoint(
+Result<std::optional<std::string>> DataKeeper::stage_checkpoint(
     const JobRow& job, const std::string& cluster, const std::vector<ResumeCandidate>& here) {
   const std::int64_t best_here = here.empty() ? -1 : here.front().step;
   auto ckpts = store_.checkpoints_of(job.id);
@@ -94,7 +94,7 @@ Result<std::optional<std::string>> Brain::stage_checkpoint(
   return std::optional<std::string>{};
 }
 
-Result<std::map<std::string, double>> Brain::staging_estimates(const JobSpec& spec) {
+Result<std::map<std::string, double>> DataKeeper::staging_estimates(const JobSpec& spec) {
   std::map<std::string, double> out;
   if (spec.datasets.empty()) return out;
   for (const auto& c : clusters_) {
@@ -123,8 +123,9 @@ Result<std::map<std::string, double>> Brain::staging_estimates(const JobSpec& sp
   return out;
 }
 
-Result<std::vector<std::string>> Brain::stage_for(const JobRow& job, const std::string& cluster,
-                                                  std::map<std::string, std::string>& env) {
+Result<std::vector<std::string>> DataKeeper::stage_for(const JobRow& job,
+                                                       const std::string& cluster,
+                                                       std::map<std::string, std::string>& env) {
   std::vector<std::string> waits;
   const ClusterSpec* spec = cluster_spec(cluster);
   if (spec == nullptr) return waits;

@@ -1,9 +1,10 @@
-// The brain: what sites report (launch results, attempt observations, reachability).
+// The brain's attempts part: a job cancelled by request, and what sites report of attempts
+// (launch results, cancellations, observations with progress, checkpoints and exits).
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "scheduler/brain/brain.h"
+#include "scheduler/brain/attempt_tracker.h"
 #include "scheduler/health/quarantine.h"
 #include "scheduler/lifecycle/failure_classifier.h"
 #include "scheduler/lifecycle/mfu.h"
@@ -13,9 +14,37 @@ namespace {
 
 constexpr std::size_t kBadLinesPerObservation = 3;
 
+template <typename T>
+Error missing(const char* what, T id) {
+  return make_error(ErrorKind::not_found, std::string("no ") + what + " " + std::to_string(id));
+}
+
 }  // namespace
 
-Result<BrainReply> Brain::on(const LaunchCompleted& e) {
+Result<BrainReply> AttemptTracker::on(const CancelJob& e) {
+  auto job = store_.job(e.job_id);
+  if (!job) return job.error();
+  if (!*job) return missing("job", e.job_id);
+  JobRow& j = **job;
+  if (is_terminal(j.state)) {
+    return make_error(ErrorKind::conflict, "job " + std::to_string(j.id) + " is already " +
+                                               std::string(to_string(j.state)) +
+                                               "; there is nothing to cancel");
+  }
+  j.reason = "cancelled by request";
+  j.next_attempt_ms.reset();
+  if (auto r = store_.set_job_state(j, JobState::cancelled, clock_.now_ms()); !r) return r.error();
+  auto attempts = store_.attempts_of(j.id);
+  if (!attempts) return attempts.error();
+  for (auto& a : *attempts) {
+    if (a.state == AttemptState::exited) continue;
+    if (auto r = request_cancel(a, "job cancelled"); !r) return r.error();
+  }
+  if (auto r = event(j.id, std::nullopt, "cancelled", "cancelled by request"); !r) return r.error();
+  return BrainReply{j.id, std::string(to_string(j.state))};
+}
+
+Result<BrainReply> AttemptTracker::on(const LaunchCompleted& e) {
   const Millis now = clock_.now_ms();
   if (!e.result.ok() && e.result.error().kind == ErrorKind::unreachable) {
     // Unknown whether it launched: the action stays in the outbox and is retried (find first).
@@ -54,12 +83,12 @@ Result<BrainReply> Brain::on(const LaunchCompleted& e) {
   if (!e.result->submit_command.empty()) msg += "; submitted as: " + e.result->submit_command;
   if (auto r = event(a.job_id, a.no, e.adopted ? "adopted" : "launched", msg); !r) return r.error();
   if (!e.adopted) {
-    if (auto r = note_resume_choice(a, e.resume); !r) return r.error();
+    if (auto r = data_.note_resume_choice(a, e.resume); !r) return r.error();
   }
   return BrainReply{};
 }
 
-Result<BrainReply> Brain::on(const CancelCompleted& e) {
+Result<BrainReply> AttemptTracker::on(const CancelCompleted& e) {
   if (!e.result.ok()) {
     if (e.result.error().kind == ErrorKind::unreachable) return BrainReply{};  // retried
     auto a = store_.attempt_by_token(e.token);
@@ -73,11 +102,11 @@ Result<BrainReply> Brain::on(const CancelCompleted& e) {
 }
 
 // The site has the attempt queued or running.
-Result<BrainReply> Brain::attempt_seen_running(AttemptRow& a, JobRow& job, bool running) {
+Result<BrainReply> AttemptTracker::attempt_seen_running(AttemptRow& a, JobRow& job, bool running) {
   if (a.state == AttemptState::exited) {
-    // Declared ended, yet the site has it: keep one copy of the job (brain_reconcile.cpp).
+    // Declared ended, yet the site has it: keep one copy of the job (reconciler.cpp).
     if (a.cancel_requested) return BrainReply{};
-    if (auto r = reconcile_stale(a, running, job); !r) return r.error();
+    if (auto r = reconciler_.reconcile_stale(a, running, job); !r) return r.error();
     return BrainReply{};
   }
   if (running && a.state == AttemptState::launching) {
@@ -99,7 +128,8 @@ Result<BrainReply> Brain::attempt_seen_running(AttemptRow& a, JobRow& job, bool 
 }
 
 // The site says the attempt's process ended: why, by the exit and the log's last lines.
-Result<BrainReply> Brain::attempt_exited(AttemptRow& a, JobRow& job, const AttemptObserved& e) {
+Result<BrainReply> AttemptTracker::attempt_exited(AttemptRow& a, JobRow& job,
+                                                  const AttemptObserved& e) {
   if (a.state == AttemptState::exited) return settle(a);
   a.site_done = true;
   ExitStatus status = e.exit.value_or(ExitStatus{});
@@ -120,14 +150,15 @@ Result<BrainReply> Brain::attempt_exited(AttemptRow& a, JobRow& job, const Attem
     detail += (detail.empty() ? "" : "; ") + verdict.rule + ": " + verdict.evidence;
   }
   if (auto r = end_attempt(a, verdict.cause, detail); !r) return r.error();
-  if (auto r = implicate_nodes(a, verdict.cause, verdict.named_nodes, verdict.evidence); !r) {
+  if (auto r = health_.implicate_nodes(a, verdict.cause, verdict.named_nodes, verdict.evidence);
+      !r) {
     return r.error();
   }
   if (auto r = after_attempt_end(a); !r) return r.error();
   return BrainReply{};
 }
 
-Result<BrainReply> Brain::on(const AttemptObserved& e) {
+Result<BrainReply> AttemptTracker::on(const AttemptObserved& e) {
   auto found = store_.attempt_by_token(e.token);
   if (!found) return found.error();
   if (!*found) return BrainReply{};
@@ -167,14 +198,14 @@ Result<BrainReply> Brain::on(const AttemptObserved& e) {
   return BrainReply{};
 }
 
-Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
-                                   const std::vector<ProgressLine>& reports) {
+Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
+                                            const std::vector<ProgressLine>& reports) {
   if (reports.empty()) return store_.update_attempt(a);
   const Millis now = clock_.now_ms();
   const ClusterSpec* cluster = cluster_spec(a.cluster);
   std::optional<double> peak = cluster ? cluster->peak_flops_per_gpu() : std::nullopt;
   std::optional<double> fpt = model_flops_per_token(job.spec.model);
-  std::vector<MfuSample> mfu_samples;
+  std::vector<HealthJudge::MfuSample> mfu_samples;
   for (const auto& line : reports) {
     if (const auto* p = std::get_if<ProgressReport>(&line)) {
       // Workers re-read output from the start after a restart; steps already seen are skipped.
@@ -202,165 +233,20 @@ Result<void> Brain::ingest_reports(AttemptRow& a, const JobRow& job,
             !r) {
           return r;
         }
-        if (auto r = register_checkpoint(a, **added, c.path); !r) return r;
+        if (auto r = data_.register_checkpoint(a, **added, c.path); !r) return r;
       }
     }
   }
   a.mfu = compute_mfu(a.tokens_total, a.step_time_total, fpt, a.gpus, peak);
-  if (auto r = watch_mfu(a, job, mfu_samples); !r) return r;
+  if (auto r = health_.watch_mfu(a, job, mfu_samples); !r) return r;
   return store_.update_attempt(a);
 }
 
-Result<BrainReply> Brain::settle(AttemptRow& attempt) {
+Result<BrainReply> AttemptTracker::settle(AttemptRow& attempt) {
   if (attempt.site_done) return BrainReply{};
   attempt.site_done = true;
   if (auto r = store_.update_attempt(attempt); !r) return r.error();
   return BrainReply{};
-}
-
-// ---- nodes ------------------------------------------------------------------------------
-
-Result<void> Brain::node_event(const std::string& cluster, const std::string& node,
-                               const std::string& kind, const std::string& message,
-                               const AttemptRow* attempt) {
-  NodeEventRow row;
-  row.cluster = cluster;
-  row.node = node;
-  row.at_ms = clock_.now_ms();
-  row.kind = kind;
-  row.message = message;
-  if (attempt) {
-    row.job_id = attempt->job_id;
-    row.attempt_no = attempt->no;
-  }
-  if (auto r = store_.add_node_event(row); !r) return r.error();
-  if (is_failure_kind(kind)) return judge_node_after_failure(cluster, node);
-  return Ok{};
-}
-
-Result<void> Brain::record_health(const std::string& cluster, SiteHealth health) {
-  return store_.add_health_log({cluster, clock_.now_ms(), health});
-}
-
-Result<BrainReply> Brain::on(const InventoryObserved& e) {
-  if (!cluster_spec(e.cluster)) return BrainReply{};
-  const Millis now = clock_.now_ms();
-  auto known = store_.nodes(e.cluster);
-  if (!known) return known.error();
-  std::map<std::string, const NodeRow*> before;
-  for (const auto& n : *known) before[n.name] = &n;
-  std::set<std::string> listed;
-  for (const auto& n : e.inventory.nodes) {
-    listed.insert(n.name);
-    // The ledger records changes of health only: a node first seen unhealthy, one that turns
-    // unhealthy, one that turns healthy again. An unchanged report records nothing.
-    auto was = before.find(n.name);
-    const bool first_seen = was == before.end();
-    const bool was_healthy = first_seen || was->second->healthy;
-    if (was_healthy && !n.healthy) {
-      std::string msg = "node " + n.name +
-                        (first_seen ? " is unhealthy when first listed: " : " turned unhealthy: ") +
-                        (n.reason.empty() ? std::string("the site gives no reason") : n.reason);
-      if (auto r = node_event(e.cluster, n.name, "node-unhealthy", msg); !r) return r.error();
-    } else if (!was_healthy && n.healthy) {
-      std::string msg = "node " + n.name + " is healthy again";
-      if (!was->second->reason.empty()) msg += " (was: " + was->second->reason + ")";
-      if (auto r = node_event(e.cluster, n.name, "node-healthy", msg); !r) return r.error();
-    }
-    NodeRow row;
-    row.cluster = e.cluster;
-    row.name = n.name;
-    row.gpus = n.gpus;
-    row.healthy = n.healthy;
-    row.reason = n.reason;
-    row.seen_ms = now;
-    if (auto r = store_.upsert_node(row); !r) return r.error();
-  }
-  // A node the site no longer lists is gone until it is listed again; its history stays.
-  for (auto n : *known) {
-    if (listed.count(n.name) || !n.healthy) continue;
-    n.healthy = false;
-    n.reason = "no longer listed by the site";
-    if (auto r = node_event(e.cluster, n.name, "node-unhealthy",
-                            "node " + n.name + " turned unhealthy: " + n.reason);
-        !r) {
-      return r.error();
-    }
-    if (auto r = store_.upsert_node(n); !r) return r.error();
-  }
-  return BrainReply{};
-}
-
-// ---- site reachability ------------------------------------------------------------------
-
-Result<BrainReply> Brain::on(const SiteUnreachable& e) {
-  auto row = store_.cluster(e.cluster);
-  if (!row) return row.error();
-  if (!*row) return BrainReply{};
-  ClusterRow c = **row;
-  if (c.health == SiteHealth::healthy) {
-    c.health = SiteHealth::unreachable;
-    c.unreachable_since_ms = clock_.now_ms();
-    c.message = e.message;
-    if (auto r = store_.update_cluster(c); !r) return r.error();
-    if (auto r = record_health(c.name, c.health); !r) return r.error();
-    auto live = store_.live_attempts(e.cluster);
-    if (!live) return live.error();
-    for (const auto& a : *live) {
-      // Providers usually name the site in their message already.
-      std::string msg = e.message.find(e.cluster) != std::string::npos
-                            ? e.message
-                            : "site " + e.cluster + " is not answering: " + e.message;
-      if (auto r = event(a.job_id, a.no, "site-unreachable", msg); !r) {
-        return r.error();
-      }
-    }
-  }
-  if (auto r = expire_unreachable_sites(); !r) return r.error();
-  return BrainReply{};
-}
-
-Result<BrainReply> Brain::on(const SiteReachable& e) {
-  auto row = store_.cluster(e.cluster);
-  if (!row) return row.error();
-  if (!*row || (*row)->health == SiteHealth::healthy) return BrainReply{};
-  ClusterRow c = **row;
-  c.health = SiteHealth::healthy;
-  c.unreachable_since_ms.reset();
-  c.message.clear();
-  if (auto r = store_.update_cluster(c); !r) return r.error();
-  if (auto r = record_health(c.name, c.health); !r) return r.error();
-  if (auto r = place_waiting_jobs(); !r) return r.error();
-  return BrainReply{};
-}
-
-Result<void> Brain::expire_unreachable_sites() {
-  const Millis now = clock_.now_ms();
-  auto rows = store_.clusters();
-  if (!rows) return rows.error();
-  for (auto c : *rows) {
-    const ClusterSpec* spec = cluster_spec(c.name);
-    if (!spec || c.health != SiteHealth::unreachable || !c.unreachable_since_ms) continue;
-    auto grace_ms =
-        static_cast<Millis>(std::clamp(spec->unreachable_grace_s, 0.0, 86400.0 * 30) * 1000.0);
-    if (now - *c.unreachable_since_ms < grace_ms) continue;
-    c.health = SiteHealth::down;
-    if (auto r = store_.update_cluster(c); !r) return r;
-    if (auto r = record_health(c.name, c.health); !r) return r;
-    auto live = store_.live_attempts(c.name);
-    if (!live) return live.error();
-    for (auto a : *live) {
-      // Actions for an attempt we give up on are void; if the site ran it anyway, the
-      // reconciliation in on(AttemptObserved) or on(LaunchCompleted) stops it.
-      if (auto r = store_.mark_actions_done_for_token(a.token, now); !r) return r;
-      std::string detail = "site silent for " +
-                           std::to_string((now - *c.unreachable_since_ms) / 1000) + "s, grace " +
-                           std::to_string(static_cast<long long>(spec->unreachable_grace_s)) + "s";
-      if (auto r = end_attempt(a, ExitCause::site_down, detail); !r) return r;
-      if (auto r = after_attempt_end(a); !r) return r;
-    }
-  }
-  return Ok{};
 }
 
 }  // namespace orch

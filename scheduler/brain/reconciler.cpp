@@ -3,7 +3,7 @@
 // ended. Exactly one attempt may carry a job: decide which from progress, say why in a
 // "reconciled" event, and stop the other. The rules are in scheduler/lifecycle/duplicates.h and
 // docs/architecture.md.
-#include "scheduler/brain/brain.h"
+#include "scheduler/brain/reconciler.h"
 #include "scheduler/lifecycle/duplicates.h"
 #include "scheduler/lifecycle/job_stats.h"
 
@@ -33,7 +33,7 @@ std::string stale_text(const AttemptRow& stale, bool running) {
 
 }  // namespace
 
-Result<void> Brain::reconcile_stale(AttemptRow& stale, bool running, JobRow& job) {
+Result<void> Reconciler::reconcile_stale(AttemptRow& stale, bool running, JobRow& job) {
   const std::string found = name_of(stale) + " was found " + (running ? "running" : "queued") +
                             " at " + stale.cluster + " after it was declared ended";
   if (is_terminal(job.state)) {
@@ -66,8 +66,8 @@ Result<void> Brain::reconcile_stale(AttemptRow& stale, bool running, JobRow& job
                     "found running after it was declared ended");
 }
 
-Result<void> Brain::reconcile_duplicate(AttemptRow& stale, bool running, AttemptRow& live,
-                                        JobRow& job) {
+Result<void> Reconciler::reconcile_duplicate(AttemptRow& stale, bool running, AttemptRow& live,
+                                             JobRow& job) {
   DuplicateVerdict verdict = decide_duplicate(stale, running, live);
   const std::string stale_part = "duplicate: " + stale_text(stale, running);
   if (!verdict.keep_stale) {
@@ -93,7 +93,7 @@ Result<void> Brain::reconcile_duplicate(AttemptRow& stale, bool running, Attempt
   return request_cancel(live, "duplicate: " + name_of(stale) + " is further and carries the job");
 }
 
-Result<void> Brain::reconcile_waiting(AttemptRow& stale, bool running, JobRow& job) {
+Result<void> Reconciler::reconcile_waiting(AttemptRow& stale, bool running, JobRow& job) {
   const std::string dropped = "; it carries the job again and the pending resume is dropped";
   if (running) {
     return reinstate(stale, AttemptState::running, job,
@@ -123,8 +123,8 @@ Result<void> Brain::reconcile_waiting(AttemptRow& stale, bool running, JobRow& j
                     "queued copy of a job that resumes from a newer checkpoint");
 }
 
-Result<void> Brain::reinstate(AttemptRow& stale, AttemptState to, JobRow& job,
-                              const std::string& why) {
+Result<void> Reconciler::reinstate(AttemptRow& stale, AttemptState to, JobRow& job,
+                                   const std::string& why) {
   const Millis now = clock_.now_ms();
   stale.steps_lost = 0;  // it goes on: nothing it did will be done again
   if (auto r = store_.reinstate_attempt(stale, to); !r) return r;
@@ -139,8 +139,8 @@ Result<void> Brain::reinstate(AttemptRow& stale, AttemptState to, JobRow& job,
   return event(job.id, stale.no, "reconciled", why);
 }
 
-Result<void> Brain::drop_stale(AttemptRow& stale, const std::string& why,
-                               const std::string& cancel_why) {
+Result<void> Reconciler::drop_stale(AttemptRow& stale, const std::string& why,
+                                    const std::string& cancel_why) {
   if (auto r = event(stale.job_id, stale.no, "reconciled", why); !r) return r;
   return request_cancel(stale, cancel_why);
 }

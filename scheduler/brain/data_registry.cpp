@@ -1,12 +1,12 @@
-// The brain's checkpoint registry (issue 5): every checkpoint a job reports gets a copy row at
+// The data part's checkpoint registry (issue 5): every checkpoint a job reports gets a copy row at
 // the site that saved it and a manifest listed there; transfers' copies are verified against
 // that manifest; audits re-check every copy now and then; the data commands. Replication,
-// transfers and staging are in brain_transfer.cpp. Rules: docs/data.md.
+// transfers and staging are in data_transfers.cpp and data_staging.cpp. Rules: docs/data.md.
 #include <algorithm>
 #include <cstdio>
 
-#include "scheduler/brain/brain.h"
 #include "scheduler/brain/brain_text.h"
+#include "scheduler/brain/data_keeper.h"
 #include "scheduler/data/replication_plan.h"
 #include "scheduler/data/staging.h"
 
@@ -41,8 +41,8 @@ bool valid_dataset_name(const std::string& name) {
 
 // ---- registering a checkpoint ----------------------------------------------------------------
 
-Result<void> Brain::register_checkpoint(const AttemptRow& a, std::int64_t checkpoint_id,
-                                        const std::string& path) {
+Result<void> DataKeeper::register_checkpoint(const AttemptRow& a, std::int64_t checkpoint_id,
+                                             const std::string& path) {
   const Millis now = clock_.now_ms();
   ReplicaRow r;
   r.checkpoint_id = checkpoint_id;
@@ -61,10 +61,10 @@ Result<void> Brain::register_checkpoint(const AttemptRow& a, std::int64_t checkp
   return request_manifest(r, ManifestPurpose::register_copy);
 }
 
-Result<void> Brain::request_manifest(const ReplicaRow& replica, ManifestPurpose purpose,
-                                     std::optional<std::int64_t> transfer_id,
-                                     const std::vector<std::string>& hash_files,
-                                     ManifestRequest::Hash hash) {
+Result<void> DataKeeper::request_manifest(const ReplicaRow& replica, ManifestPurpose purpose,
+                                          std::optional<std::int64_t> transfer_id,
+                                          const std::vector<std::string>& hash_files,
+                                          ManifestRequest::Hash hash) {
   const Millis now = clock_.now_ms();
   OutboxRow row;
   row.cluster = replica.cluster;
@@ -84,7 +84,7 @@ Result<void> Brain::request_manifest(const ReplicaRow& replica, ManifestPurpose 
 
 // ---- what a listing says ---------------------------------------------------------------------
 
-Result<BrainReply> Brain::on(const ManifestCompleted& e) {
+Result<BrainReply> DataKeeper::on(const ManifestCompleted& e) {
   if (auto r = store_.mark_action_done(e.outbox_id, clock_.now_ms()); !r) return r.error();
   const std::int64_t replica_id = e.payload.value("replica_id", std::int64_t{0});
   const std::string purpose_text = e.payload.value("purpose", std::string());
@@ -121,7 +121,7 @@ Result<BrainReply> Brain::on(const ManifestCompleted& e) {
   return BrainReply{};
 }
 
-Result<std::optional<Manifest>> Brain::registered_manifest(const ReplicaRow& replica) {
+Result<std::optional<Manifest>> DataKeeper::registered_manifest(const ReplicaRow& replica) {
   std::optional<nlohmann::json> j;
   if (replica.checkpoint_id) {
     auto c = store_.checkpoint(*replica.checkpoint_id);
@@ -138,7 +138,7 @@ Result<std::optional<Manifest>> Brain::registered_manifest(const ReplicaRow& rep
   return std::optional<Manifest>{std::move(*m)};
 }
 
-Result<std::string> Brain::object_name(const ReplicaRow& replica) {
+Result<std::string> DataKeeper::object_name(const ReplicaRow& replica) {
   if (!replica.checkpoint_id) return "dataset " + replica.dataset;
   auto c = store_.checkpoint(*replica.checkpoint_id);
   if (!c) return c.error();
@@ -147,7 +147,7 @@ Result<std::string> Brain::object_name(const ReplicaRow& replica) {
          std::to_string((*c)->job_id);
 }
 
-Result<std::optional<JobId>> Brain::job_of(const ReplicaRow& replica) {
+Result<std::optional<JobId>> DataKeeper::job_of(const ReplicaRow& replica) {
   if (!replica.checkpoint_id) return std::optional<JobId>{};
   auto c = store_.checkpoint(*replica.checkpoint_id);
   if (!c) return c.error();
@@ -157,7 +157,7 @@ Result<std::optional<JobId>> Brain::job_of(const ReplicaRow& replica) {
 
 // The first listing of a copy that was found at a site (a job's new checkpoint, a dataset a
 // person registered): its manifest becomes the object's, or is checked against it.
-Result<void> Brain::on_registered(ReplicaRow& r, const ManifestCompleted& e) {
+Result<void> DataKeeper::on_registered(ReplicaRow& r, const ManifestCompleted& e) {
   const Millis now = clock_.now_ms();
   auto name = object_name(r);
   if (!name) return name.error();
@@ -212,9 +212,9 @@ Result<void> Brain::on_registered(ReplicaRow& r, const ManifestCompleted& e) {
 
 // A transferred copy, listed at its destination: the transfer is done when it matches.
 // A copy that does not match its source: corrupt, its transfer tried again or failed.
-Result<void> Brain::on_copy_mismatch(ReplicaRow& r, std::optional<TransferRow>& t,
-                                     std::optional<JobId> job, const std::string& name,
-                                     const std::string& problem) {
+Result<void> DataKeeper::on_copy_mismatch(ReplicaRow& r, std::optional<TransferRow>& t,
+                                          std::optional<JobId> job, const std::string& name,
+                                          const std::string& problem) {
   const Millis now = clock_.now_ms();
   r.state = ReplicaState::corrupt;
   r.detail = "the copy failed its verification: " + problem;
@@ -243,7 +243,7 @@ Result<void> Brain::on_copy_mismatch(ReplicaRow& r, std::optional<TransferRow>& 
                            : "; copying it again, comparing checksums"));
 }
 
-Result<void> Brain::on_verified(ReplicaRow& r, const ManifestCompleted& e) {
+Result<void> DataKeeper::on_verified(ReplicaRow& r, const ManifestCompleted& e) {
   const Millis now = clock_.now_ms();
   const std::int64_t transfer_id = e.payload.value("transfer_id", std::int64_t{0});
   auto t = store_.transfer(transfer_id);
@@ -297,7 +297,7 @@ Result<void> Brain::on_verified(ReplicaRow& r, const ManifestCompleted& e) {
   return Ok{};
 }
 
-Result<void> Brain::on_audited(ReplicaRow& r, const ManifestCompleted& e) {
+Result<void> DataKeeper::on_audited(ReplicaRow& r, const ManifestCompleted& e) {
   const Millis now = clock_.now_ms();
   if (!e.result) {
     if (e.result.error().kind == ErrorKind::not_found) {
@@ -317,8 +317,8 @@ Result<void> Brain::on_audited(ReplicaRow& r, const ManifestCompleted& e) {
   return store_.update_replica(r);
 }
 
-Result<void> Brain::replica_failed(ReplicaRow& r, ReplicaState to, const std::string& why,
-                                   const std::string& found_by) {
+Result<void> DataKeeper::replica_failed(ReplicaRow& r, ReplicaState to, const std::string& why,
+                                        const std::string& found_by) {
   const Millis now = clock_.now_ms();
   if (r.state == to) return Ok{};
   r.state = to;
@@ -348,7 +348,7 @@ Result<void> Brain::replica_failed(ReplicaRow& r, ReplicaState to, const std::st
 
 // ---- audits ----------------------------------------------------------------------------------
 
-Result<void> Brain::start_due_audits(bool force, const std::string& only_cluster) {
+Result<void> DataKeeper::start_due_audits(bool force, const std::string& only_cluster) {
   const Millis now = clock_.now_ms();
   for (const auto& spec : clusters_) {
     if (!only_cluster.empty() && spec.name != only_cluster) continue;
@@ -387,7 +387,7 @@ Result<void> Brain::start_due_audits(bool force, const std::string& only_cluster
   return Ok{};
 }
 
-Result<BrainReply> Brain::on(const StartAudit& e) {
+Result<BrainReply> DataKeeper::on(const StartAudit& e) {
   if (!e.cluster.empty() && !cluster_spec(e.cluster)) {
     return make_error(ErrorKind::not_found, "no cluster " + e.cluster + " is configured");
   }
@@ -399,7 +399,7 @@ Result<BrainReply> Brain::on(const StartAudit& e) {
 
 // ---- the pre-launch check ---------------------------------------------------------------------
 
-Result<void> Brain::note_resume_choice(AttemptRow& a, const ResumeChoice& choice) {
+Result<void> DataKeeper::note_resume_choice(AttemptRow& a, const ResumeChoice& choice) {
   // No check ran (no candidates, or a launcher that does not check): the plan stands.
   if (!choice.checkpoint_id && choice.rejected.empty()) return Ok{};
   for (const auto& rej : choice.rejected) {
@@ -435,7 +435,7 @@ Result<void> Brain::note_resume_choice(AttemptRow& a, const ResumeChoice& choice
 
 // ---- data commands ---------------------------------------------------------------------------
 
-Result<BrainReply> Brain::on(const RegisterDataset& e) {
+Result<BrainReply> DataKeeper::on(const RegisterDataset& e) {
   if (!valid_dataset_name(e.name)) {
     return make_error(ErrorKind::invalid, "dataset name \"" + e.name +
                                               "\" must be 1 to 64 letters, digits, '-', '_' "
@@ -486,7 +486,7 @@ Result<BrainReply> Brain::on(const RegisterDataset& e) {
   return reply;
 }
 
-Result<BrainReply> Brain::on(const ReplicateData& e) {
+Result<BrainReply> DataKeeper::on(const ReplicateData& e) {
   const ClusterSpec* to = cluster_spec(e.to);
   if (!to) return make_error(ErrorKind::not_found, "no cluster " + e.to + " is configured");
   if (!lists_storage_at(to)) {

@@ -5,8 +5,8 @@
 #include <cctype>
 #include <cstdio>
 
-#include "scheduler/brain/brain.h"
 #include "scheduler/brain/brain_text.h"
+#include "scheduler/brain/data_keeper.h"
 #include "scheduler/data/replication_plan.h"
 #include "scheduler/data/staging.h"
 #include "scheduler/data/throttle.h"
@@ -31,7 +31,7 @@ constexpr Millis kSweepEveryMs = 10'000;
 
 }  // namespace
 
-Result<std::set<std::string>> Brain::usable_sites() {
+Result<std::set<std::string>> DataKeeper::usable_sites() {
   auto rows = store_.clusters();
   if (!rows) return rows.error();
   std::set<std::string> usable;
@@ -43,7 +43,7 @@ Result<std::set<std::string>> Brain::usable_sites() {
   return usable;
 }
 
-Result<double> Brain::bandwidth_between(const std::string& a, const std::string& b) {
+Result<double> DataKeeper::bandwidth_between(const std::string& a, const std::string& b) {
   auto done = store_.done_transfers(a, b, 10);
   if (!done) return done.error();
   std::vector<CopySample> samples;
@@ -51,9 +51,9 @@ Result<double> Brain::bandwidth_between(const std::string& a, const std::string&
   return estimate_bandwidth(samples);
 }
 
-Result<std::int64_t> Brain::start_transfer(const ReplicaRow& source, const std::string& to,
-                                           const std::string& dst_path, const std::string& why,
-                                           std::int64_t bytes) {
+Result<std::int64_t> DataKeeper::start_transfer(const ReplicaRow& source, const std::string& to,
+                                                const std::string& dst_path, const std::string& why,
+                                                std::int64_t bytes) {
   const Millis now = clock_.now_ms();
   // The destination's copy row: a new one, or the lost/corrupt one being replaced.
   std::vector<ReplicaRow> existing;
@@ -110,7 +110,7 @@ Result<std::int64_t> Brain::start_transfer(const ReplicaRow& source, const std::
 
 // ---- replication and retention ----------------------------------------------------------------
 
-Result<void> Brain::replicate_job(JobId job_id) {
+Result<void> DataKeeper::replicate_job(JobId job_id) {
   auto job = store_.job(job_id);
   if (!job) return job.error();
   if (!*job) return Ok{};
@@ -130,10 +130,10 @@ Result<void> Brain::replicate_job(JobId job_id) {
   return delete_replicas(job_id, plan, *ckpts, *copies);
 }
 
-Result<ReplicationInput> Brain::replication_input(const ReplicationSpec& policy,
-                                                  const std::vector<CheckpointRow>& ckpts,
-                                                  const std::vector<ReplicaRow>& copies,
-                                                  const std::vector<TransferRow>& active) {
+Result<ReplicationInput> DataKeeper::replication_input(const ReplicationSpec& policy,
+                                                       const std::vector<CheckpointRow>& ckpts,
+                                                       const std::vector<ReplicaRow>& copies,
+                                                       const std::vector<TransferRow>& active) {
   auto usable = usable_sites();
   if (!usable) return usable.error();
   ReplicationInput in;
@@ -170,10 +170,10 @@ Result<ReplicationInput> Brain::replication_input(const ReplicationSpec& policy,
   return in;
 }
 
-Result<void> Brain::start_replica_copies(JobId job_id, const ReplicationPlan& plan,
-                                         const std::vector<CheckpointRow>& ckpts,
-                                         const std::vector<ReplicaRow>& copies,
-                                         const std::vector<TransferRow>& active) {
+Result<void> DataKeeper::start_replica_copies(JobId job_id, const ReplicationPlan& plan,
+                                              const std::vector<CheckpointRow>& ckpts,
+                                              const std::vector<ReplicaRow>& copies,
+                                              const std::vector<TransferRow>& active) {
   std::map<std::int64_t, const CheckpointRow*> by_id;
   for (const auto& c : ckpts) by_id[c.id] = &c;
   // One copy of a job's checkpoints to a site at a time: when it is verified the plan runs
@@ -212,9 +212,9 @@ Result<void> Brain::start_replica_copies(JobId job_id, const ReplicationPlan& pl
   return Ok{};
 }
 
-Result<void> Brain::delete_replicas(JobId job_id, const ReplicationPlan& plan,
-                                    const std::vector<CheckpointRow>& ckpts,
-                                    std::vector<ReplicaRow> copies) {
+Result<void> DataKeeper::delete_replicas(JobId job_id, const ReplicationPlan& plan,
+                                         const std::vector<CheckpointRow>& ckpts,
+                                         std::vector<ReplicaRow> copies) {
   for (const auto& del : plan.deletes) {
     for (auto& r : copies) {
       if (r.checkpoint_id != del.checkpoint_id || r.cluster != del.cluster) continue;
@@ -250,7 +250,7 @@ Result<void> Brain::delete_replicas(JobId job_id, const ReplicationPlan& plan,
 
 // Now and then every live job's copies are planned again: a site that came back, a transfer
 // that failed for good, a copy the audit lost.
-Result<void> Brain::sweep_replication() {
+Result<void> DataKeeper::sweep_replication() {
   const Millis now = clock_.now_ms();
   if (now - last_sweep_ms_ < kSweepEveryMs) return Ok{};
   last_sweep_ms_ = now;
@@ -264,7 +264,7 @@ Result<void> Brain::sweep_replication() {
   return Ok{};
 }
 
-Result<BrainReply> Brain::on(const RemoveCompleted& e) {
+Result<BrainReply> DataKeeper::on(const RemoveCompleted& e) {
   if (auto r = store_.mark_action_done(e.outbox_id, clock_.now_ms()); !r) return r.error();
   auto replica = store_.replica(e.payload.value("replica_id", std::int64_t{0}));
   if (!replica) return replica.error();
@@ -279,7 +279,7 @@ Result<BrainReply> Brain::on(const RemoveCompleted& e) {
 
 // ---- transfers --------------------------------------------------------------------------------
 
-Result<BrainReply> Brain::on(const TransferProgressed& e) {
+Result<BrainReply> DataKeeper::on(const TransferProgressed& e) {
   auto t = store_.transfer(e.transfer_id);
   if (!t) return t.error();
   if (!*t || !transfer_active((*t)->state) || (*t)->state == TransferState::verifying) {
@@ -305,7 +305,7 @@ Result<BrainReply> Brain::on(const TransferProgressed& e) {
 
 // Is a failed copy's source still there? It may have failed because it is gone; the listing
 // (sizes only) settles it, and a missing source cancels the copies from it.
-Result<void> Brain::audit_transfer_source(const TransferRow& tr) {
+Result<void> DataKeeper::audit_transfer_source(const TransferRow& tr) {
   auto copies = tr.checkpoint_id ? store_.replicas_of_checkpoint(*tr.checkpoint_id)
                                  : store_.replicas_of_dataset(tr.dataset);
   if (!copies) return copies.error();
@@ -321,7 +321,7 @@ Result<void> Brain::audit_transfer_source(const TransferRow& tr) {
   return Ok{};
 }
 
-Result<BrainReply> Brain::on(const TransferFinished& e) {
+Result<BrainReply> DataKeeper::on(const TransferFinished& e) {
   auto t = store_.transfer(e.transfer_id);
   if (!t) return t.error();
   if (!*t || !transfer_active((*t)->state)) return BrainReply{};
@@ -397,7 +397,7 @@ Result<BrainReply> Brain::on(const TransferFinished& e) {
   return BrainReply{};
 }
 
-Result<void> Brain::cancel_transfers_from(const ReplicaRow& source, const std::string& why) {
+Result<void> DataKeeper::cancel_transfers_from(const ReplicaRow& source, const std::string& why) {
   auto active = store_.transfers(true, 10000);
   if (!active) return active.error();
   const Millis now = clock_.now_ms();
@@ -425,7 +425,7 @@ Result<void> Brain::cancel_transfers_from(const ReplicaRow& source, const std::s
 
 // ---- throttling -------------------------------------------------------------------------------
 
-Result<void> Brain::throttle_transfers() {
+Result<void> DataKeeper::throttle_transfers() {
   auto active = store_.transfers(true, 1000);
   if (!active) return active.error();
   const Millis now = clock_.now_ms();

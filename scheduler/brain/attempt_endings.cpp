@@ -1,0 +1,252 @@
+// The brain's attempts part: how an attempt ends and what the job does next (by its restart
+// policy), hung attempts, sites that stop answering (their attempts end after a grace) or come
+// back, and clusters removed from the configuration.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "scheduler/brain/attempt_tracker.h"
+#include "scheduler/common/text.h"
+#include "scheduler/lifecycle/job_stats.h"
+#include "scheduler/lifecycle/restart_policy.h"
+
+namespace orch {
+namespace {
+
+std::string seconds_text(Millis ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
+  return buf;
+}
+
+}  // namespace
+
+Result<void> AttemptTracker::forget_removed_clusters() {
+  auto watched = store_.live_attempts(std::nullopt);
+  if (!watched) return watched.error();
+  for (auto a : *watched) {
+    if (cluster_spec(a.cluster)) continue;
+    if (auto r = store_.mark_actions_done_for_token(a.token, clock_.now_ms()); !r) return r;
+    a.site_done = true;
+    if (auto r = end_attempt(a, ExitCause::lost,
+                             "cluster " + a.cluster + " is no longer in the configuration");
+        !r) {
+      return r;
+    }
+    if (auto r = after_attempt_end(a); !r) return r;
+  }
+  return Ok{};
+}
+
+// ---- after an attempt ends --------------------------------------------------------------
+
+Result<void> AttemptTracker::end_attempt(AttemptRow& attempt, ExitCause cause,
+                                         const std::string& detail) {
+  attempt.cause = cause;
+  if (auto r = store_.set_attempt_state(attempt, AttemptState::exited, clock_.now_ms()); !r) {
+    return r;
+  }
+  std::string msg = "attempt " + std::to_string(attempt.no) + " on " + attempt.cluster +
+                    " ended: " + std::string(to_string(cause));
+  if (attempt.exit_code) msg += ", exit code " + std::to_string(*attempt.exit_code);
+  if (attempt.signal) msg += ", signal " + std::to_string(*attempt.signal);
+  if (attempt.last_step) msg += ", at step " + std::to_string(*attempt.last_step);
+  if (cause == ExitCause::node_lost) {
+    msg += attempt.nodes.empty() ? std::string(", on nodes the site did not name")
+                                 : ", on node(s) " + join(attempt.nodes, ", ");
+  }
+  if (!detail.empty()) msg += " (" + detail + ")";
+  if (auto r = event(attempt.job_id, attempt.no, "attempt-ended", msg); !r) return r;
+  if (cause != ExitCause::node_lost) return Ok{};
+  // The node ledger: the failure goes on every node the attempt ran on.
+  for (const auto& node : attempt.nodes) {
+    std::string what = "node failure under job " + std::to_string(attempt.job_id) + " attempt " +
+                       std::to_string(attempt.no);
+    if (!attempt.site_job_id.empty()) what += " (site job " + attempt.site_job_id + ")";
+    if (attempt.nodes.size() > 1) what += ", which ran on " + join(attempt.nodes, ", ");
+    if (!detail.empty()) what += ": " + detail;
+    if (auto r = health_.node_event(attempt.cluster, node, "node-failure", what, &attempt); !r)
+      return r;
+  }
+  return Ok{};
+}
+
+Result<void> AttemptTracker::after_attempt_end(const AttemptRow& attempt) {
+  const Millis now = clock_.now_ms();
+  auto found = store_.job(attempt.job_id);
+  if (!found) return found.error();
+  if (!*found) return Ok{};
+  JobRow job = **found;
+  if (is_terminal(job.state)) return Ok{};
+  auto attempts = store_.attempts_of(job.id);
+  if (!attempts) return attempts.error();
+  for (const auto& other : *attempts) {
+    // Another attempt of this job is still live (a reconciled duplicate): it carries the job.
+    if (other.state != AttemptState::exited && !other.cancel_requested) return Ok{};
+  }
+
+  AfterExit next =
+      decide_after_exit(job.spec.restart, job.infra_restarts, job.user_restarts, attempt.cause);
+  switch (next.verdict) {
+    case AfterExit::Verdict::ignore:
+      return Ok{};
+    case AfterExit::Verdict::succeed: {
+      JobStats stats = compute_job_stats(*attempts, now);
+      job.reason.clear();
+      if (auto r = store_.set_job_state(job, JobState::succeeded, now); !r) return r;
+      char buf[160];
+      std::snprintf(
+          buf, sizeof buf, "succeeded after %zu attempt(s); steps lost %lld; ETTR %s",
+          attempts->size(), static_cast<long long>(stats.steps_lost),
+          stats.ettr ? (std::to_string(std::lround(*stats.ettr * 100)) + "%").c_str() : "n/a");
+      return event(job.id, attempt.no, "succeeded", buf);
+    }
+    case AfterExit::Verdict::fail:
+      job.reason = next.reason;
+      if (auto r = store_.set_job_state(job, JobState::failed, now); !r) return r;
+      return event(job.id, attempt.no, "failed", "failed: " + next.reason);
+    case AfterExit::Verdict::resume: {
+      (next.spends_infra ? job.infra_restarts : job.user_restarts) += 1;
+      job.next_attempt_ms = now + next.delay_ms;
+      job.reason = "resuming after " + next.reason;
+      if (auto r = store_.set_job_state(job, JobState::resuming, now); !r) return r;
+      // A job resumes only from a copy at the site it is placed on, so the message names, for
+      // each site, the newest checkpoint with a copy there that is good or not yet listed
+      // ("step 500 at alpha; step 450 at beta"); the placed event says which one it got.
+      auto ckpts = store_.checkpoints_of(job.id);
+      if (!ckpts) return ckpts.error();
+      auto copies = store_.replicas_of_job(job.id);
+      if (!copies) return copies.error();
+      std::map<std::int64_t, std::vector<std::string>> sites_by_step;  // newest per site
+      std::set<std::string> seen;
+      for (auto it = ckpts->rbegin(); it != ckpts->rend(); ++it) {
+        for (const auto& r : *copies) {
+          if (r.checkpoint_id != it->id || seen.count(r.cluster) != 0 ||
+              (r.state != ReplicaState::verified && r.state != ReplicaState::present)) {
+            continue;
+          }
+          seen.insert(r.cluster);
+          sites_by_step[it->step].push_back(r.cluster);
+        }
+      }
+      std::string from = "from the start (no checkpoint has a good copy yet)";
+      if (!sites_by_step.empty()) {
+        from = "from the newest checkpoint with a good copy where it is placed: ";
+        for (auto it = sites_by_step.rbegin(); it != sites_by_step.rend(); ++it) {
+          if (it != sites_by_step.rbegin()) from += "; ";
+          from += "step " + std::to_string(it->first) + " at " + join(it->second, " and ");
+        }
+      }
+      if (auto r = event(
+              job.id, attempt.no, "resuming",
+              "resuming in " + seconds_text(next.delay_ms) + " (" + next.reason + ") " + from);
+          !r) {
+        return r;
+      }
+      return placer_.try_place(job);
+    }
+  }
+  return Ok{};
+}
+
+// ---- hangs ------------------------------------------------------------------------------
+
+Result<void> AttemptTracker::detect_hangs() {
+  const Millis now = clock_.now_ms();
+  // One query finds the candidates: a tick over hundreds of healthy jobs reads nothing more.
+  auto silent_rows = store_.silent_attempts(now);
+  if (!silent_rows) return silent_rows.error();
+  for (auto a : *silent_rows) {
+    auto job = store_.job(a.job_id);
+    if (!job) return job.error();
+    if (!*job || is_terminal((*job)->state)) continue;
+    const double hang_after_s = static_cast<double>(a.hang_after_ms) / 1000.0;
+    const Millis since = a.last_progress_ms.value_or(a.running_ms.value_or(a.started_ms));
+    const Millis silent = now - since;
+    char detail[160];
+    std::snprintf(detail, sizeof detail, "no progress line for %.0f s (hang_after %.0f s)%s",
+                  static_cast<double>(silent) / 1000.0, hang_after_s,
+                  a.last_step ? (", last step " + std::to_string(*a.last_step)).c_str() : "");
+    if (auto r = end_attempt(a, ExitCause::hang, detail); !r) return r;
+    if (auto r = request_cancel(a, "hung: " + std::string(detail)); !r) return r;
+    if (auto r = health_.implicate_nodes(a, ExitCause::hang, {}, detail); !r) return r;
+    if (auto r = after_attempt_end(a); !r) return r;
+  }
+  return Ok{};
+}
+
+// ---- site reachability ------------------------------------------------------------------
+
+Result<BrainReply> AttemptTracker::on(const SiteUnreachable& e) {
+  auto row = store_.cluster(e.cluster);
+  if (!row) return row.error();
+  if (!*row) return BrainReply{};
+  ClusterRow c = **row;
+  if (c.health == SiteHealth::healthy) {
+    c.health = SiteHealth::unreachable;
+    c.unreachable_since_ms = clock_.now_ms();
+    c.message = e.message;
+    if (auto r = store_.update_cluster(c); !r) return r.error();
+    if (auto r = health_.record_health(c.name, c.health); !r) return r.error();
+    auto live = store_.live_attempts(e.cluster);
+    if (!live) return live.error();
+    for (const auto& a : *live) {
+      // Providers usually name the site in their message already.
+      std::string msg = e.message.find(e.cluster) != std::string::npos
+                            ? e.message
+                            : "site " + e.cluster + " is not answering: " + e.message;
+      if (auto r = event(a.job_id, a.no, "site-unreachable", msg); !r) {
+        return r.error();
+      }
+    }
+  }
+  if (auto r = expire_unreachable_sites(); !r) return r.error();
+  return BrainReply{};
+}
+
+Result<BrainReply> AttemptTracker::on(const SiteReachable& e) {
+  auto row = store_.cluster(e.cluster);
+  if (!row) return row.error();
+  if (!*row || (*row)->health == SiteHealth::healthy) return BrainReply{};
+  ClusterRow c = **row;
+  c.health = SiteHealth::healthy;
+  c.unreachable_since_ms.reset();
+  c.message.clear();
+  if (auto r = store_.update_cluster(c); !r) return r.error();
+  if (auto r = health_.record_health(c.name, c.health); !r) return r.error();
+  if (auto r = placer_.place_waiting_jobs(); !r) return r.error();
+  return BrainReply{};
+}
+
+Result<void> AttemptTracker::expire_unreachable_sites() {
+  const Millis now = clock_.now_ms();
+  auto rows = store_.clusters();
+  if (!rows) return rows.error();
+  for (auto c : *rows) {
+    const ClusterSpec* spec = cluster_spec(c.name);
+    if (!spec || c.health != SiteHealth::unreachable || !c.unreachable_since_ms) continue;
+    auto grace_ms =
+        static_cast<Millis>(std::clamp(spec->unreachable_grace_s, 0.0, 86400.0 * 30) * 1000.0);
+    if (now - *c.unreachable_since_ms < grace_ms) continue;
+    c.health = SiteHealth::down;
+    if (auto r = store_.update_cluster(c); !r) return r;
+    if (auto r = health_.record_health(c.name, c.health); !r) return r;
+    auto live = store_.live_attempts(c.name);
+    if (!live) return live.error();
+    for (auto a : *live) {
+      // Actions for an attempt we give up on are void; if the site ran it anyway, the
+      // reconciliation in on(AttemptObserved) or on(LaunchCompleted) stops it.
+      if (auto r = store_.mark_actions_done_for_token(a.token, now); !r) return r;
+      std::string detail = "site silent for " +
+                           std::to_string((now - *c.unreachable_since_ms) / 1000) + "s, grace " +
+                           std::to_string(static_cast<long long>(spec->unreachable_grace_s)) + "s";
+      if (auto r = end_attempt(a, ExitCause::site_down, detail); !r) return r;
+      if (auto r = after_attempt_end(a); !r) return r;
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace orch

@@ -1,0 +1,60 @@
+#pragma once
+// The brain's attempts part: what sites report of the attempts they run (launch results,
+// observations with progress and checkpoints, exits, cancellations), a site's reachability, and
+// what follows an attempt's end (retry, resume, succeed or fail, by the job's restart policy).
+// Launch and observation are in attempt_tracker.cpp; endings, hangs and site outages in
+// attempt_endings.cpp. It hands node evidence to the health part, checkpoints to the data
+// part, duplicates to the reconciler, and a job that resumes to placing.
+
+#include <string>
+#include <vector>
+
+#include "scheduler/brain/brain_core.h"
+#include "scheduler/brain/brain_event.h"
+#include "scheduler/brain/data_keeper.h"
+#include "scheduler/brain/health_judge.h"
+#include "scheduler/brain/placer.h"
+#include "scheduler/brain/reconciler.h"
+
+namespace orch {
+
+class AttemptTracker : BrainPart {
+ public:
+  AttemptTracker(BrainCore& core, HealthJudge& health, DataKeeper& data, Placer& placer,
+                 Reconciler& reconciler)
+      : BrainPart(core), health_(health), data_(data), placer_(placer), reconciler_(reconciler) {}
+
+  // A person cancels a job: every live attempt is asked to stop.
+  Result<BrainReply> on(const CancelJob& e);
+  Result<BrainReply> on(const LaunchCompleted& e);
+  Result<BrainReply> on(const CancelCompleted& e);
+  Result<BrainReply> on(const AttemptObserved& e);
+  Result<BrainReply> on(const SiteUnreachable& e);
+  Result<BrainReply> on(const SiteReachable& e);
+
+  // Tick: sites silent past their grace are down (their attempts end); attempts silent past
+  // their hang_after are hung (ended, stopped, their nodes implicated).
+  Result<void> expire_unreachable_sites();
+  Result<void> detect_hangs();
+  // At start: ends what runs on clusters no longer in the configuration (nobody can watch them).
+  Result<void> forget_removed_clusters();
+
+ private:
+  Result<BrainReply> attempt_seen_running(AttemptRow& a, JobRow& job, bool running);
+  Result<BrainReply> attempt_exited(AttemptRow& a, JobRow& job, const AttemptObserved& e);
+  Result<void> ingest_reports(AttemptRow& attempt, const JobRow& job,
+                              const std::vector<ProgressLine>& reports);
+  // The site confirmed an ended attempt is gone: stop watching it.
+  Result<BrainReply> settle(AttemptRow& attempt);
+  // Ends the attempt (its row, its event, the node ledger for a node failure).
+  Result<void> end_attempt(AttemptRow& attempt, ExitCause cause, const std::string& detail);
+  // An attempt has ended (its row already says how): decide what the job does next.
+  Result<void> after_attempt_end(const AttemptRow& attempt);
+
+  HealthJudge& health_;
+  DataKeeper& data_;
+  Placer& placer_;
+  Reconciler& reconciler_;
+};
+
+}  // namespace orch

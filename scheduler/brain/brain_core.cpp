@@ -1,0 +1,30 @@
+// The writes every part of the brain makes.
+#include "scheduler/brain/brain_core.h"
+
+namespace orch {
+
+const ClusterSpec* BrainCore::cluster_spec(const std::string& name) const {
+  return find_cluster(clusters, name);
+}
+
+Result<void> BrainCore::event(JobId job, std::optional<int> attempt_no, const std::string& kind,
+                              const std::string& message) const {
+  return store.add_event(job, attempt_no, clock.now_ms(), kind, message);
+}
+
+Result<void> BrainCore::request_cancel(AttemptRow& attempt, const std::string& why) const {
+  attempt.cancel_requested = true;
+  if (auto r = store.update_attempt(attempt); !r) return r;
+  OutboxRow row;
+  row.cluster = attempt.cluster;
+  row.kind = ActionKind::cancel;
+  row.token = attempt.token;
+  row.payload = {{"reason", why}};
+  row.created_ms = clock.now_ms();
+  if (auto r = store.enqueue(row); !r) return r.error();
+  return event(
+      attempt.job_id, attempt.no, "cancel-requested",
+      "asked " + attempt.cluster + " to stop attempt " + std::to_string(attempt.no) + ": " + why);
+}
+
+}  // namespace orch

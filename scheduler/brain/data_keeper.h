@@ -1,0 +1,114 @@
+#pragma once
+// The brain's data part (issue 5, docs/data.md): the checkpoint registry (a copy row per
+// reported checkpoint, `manifest` actions that list and verify copies, audits, the pre-launch
+// check's verdicts, `data add|replicate|audit`) in data_registry.cpp; data movement
+// (replication and retention as transfers and `remove` actions, transfer progress, retries and
+// failures, MFU-aware throttling) in data_transfers.cpp; and staging (what a launch may resume
+// from at a site, the copies a job needs there first, placement's staging-time term) in
+// data_staging.cpp. It never places a job; placing asks it what a launch needs.
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "scheduler/brain/brain_core.h"
+#include "scheduler/brain/brain_event.h"
+#include "scheduler/data/replication_plan.h"
+#include "scheduler/model/manifest_action.h"
+
+namespace orch {
+
+class DataKeeper : BrainPart {
+ public:
+  explicit DataKeeper(BrainCore& core) : BrainPart(core) {}
+
+  // What sites and the transfer worker report.
+  Result<BrainReply> on(const ManifestCompleted& e);
+  Result<BrainReply> on(const RemoveCompleted& e);
+  Result<BrainReply> on(const TransferProgressed& e);
+  Result<BrainReply> on(const TransferFinished& e);
+  // The data commands.
+  Result<BrainReply> on(const RegisterDataset& e);
+  Result<BrainReply> on(const ReplicateData& e);
+  Result<BrainReply> on(const StartAudit& e);
+
+  // A checkpoint an attempt reported: a copy row at its site, and a listing of it.
+  Result<void> register_checkpoint(const AttemptRow& attempt, std::int64_t checkpoint_id,
+                                   const std::string& path);
+  // The pre-launch check's verdict on the copies the launch could resume from.
+  Result<void> note_resume_choice(AttemptRow& attempt, const ResumeChoice& choice);
+  // Tick: throttle transfers that hurt a job's MFU, start the audits due, replicate.
+  Result<void> throttle_transfers();
+  Result<void> start_due_audits(bool force, const std::string& only_cluster);
+  Result<void> sweep_replication();
+
+  // Staging, for placing. Candidates to resume from at `cluster`, newest first (verified or
+  // not yet listed copies).
+  Result<std::vector<ResumeCandidate>> resume_candidates_at(JobId job, const std::string& cluster);
+  // What the job still needs at `cluster` before it can launch there (datasets, the newest
+  // checkpoint); starts the copies. Empty: ready. Fills the dataset variables into env.
+  Result<std::vector<std::string>> stage_for(const JobRow& job, const std::string& cluster,
+                                             std::map<std::string, std::string>& env);
+  // When a newer verified checkpoint than the best candidate at `cluster` is held at another
+  // usable site, starts (or waits for) its copy there; returns why the job waits, if it does.
+  Result<std::optional<std::string>> stage_checkpoint(const JobRow& job, const std::string& cluster,
+                                                      const std::vector<ResumeCandidate>& here);
+  // Seconds to stage the job's datasets at each configured cluster (placement's term).
+  Result<std::map<std::string, double>> staging_estimates(const JobSpec& spec);
+
+ private:
+  static bool lists_storage_at(const ClusterSpec* spec) {
+    return spec != nullptr && spec->lists_storage();
+  }
+  // Asks the cluster's worker to list a copy, for a purpose; with hash_files given only those
+  // are hashed, else as `hash` says (every file, or sizes only).
+  Result<void> request_manifest(const ReplicaRow& replica, ManifestPurpose purpose,
+                                std::optional<std::int64_t> transfer_id = std::nullopt,
+                                const std::vector<std::string>& hash_files = {},
+                                ManifestRequest::Hash hash = ManifestRequest::Hash::all);
+  // Transfers still to copy from this copy (it was found gone or bad): cancelled.
+  Result<void> cancel_transfers_from(const ReplicaRow& source, const std::string& why);
+  Result<void> on_registered(ReplicaRow& replica, const ManifestCompleted& e);
+  Result<void> on_verified(ReplicaRow& replica, const ManifestCompleted& e);
+  Result<void> on_copy_mismatch(ReplicaRow& replica, std::optional<TransferRow>& transfer,
+                                std::optional<JobId> job, const std::string& name,
+                                const std::string& problem);
+  Result<void> on_audited(ReplicaRow& replica, const ManifestCompleted& e);
+  // A copy found gone or different (audit, verification, pre-launch check).
+  Result<void> replica_failed(ReplicaRow& replica, ReplicaState to, const std::string& why,
+                              const std::string& found_by);
+  // The registered manifest of a copy's object (checkpoint or dataset); nullopt if not known.
+  Result<std::optional<Manifest>> registered_manifest(const ReplicaRow& replica);
+  // Human name of a copy's object: "checkpoint at step 40 of job 3", "dataset imagenet".
+  Result<std::string> object_name(const ReplicaRow& replica);
+  // Job a copy's object belongs to (checkpoints only).
+  Result<std::optional<JobId>> job_of(const ReplicaRow& replica);
+
+  Result<void> replicate_job(JobId job);
+  Result<void> audit_transfer_source(const TransferRow& transfer);
+  // replicate_job's steps: what plan_replication reads, the copies it asks for, the deletions.
+  Result<ReplicationInput> replication_input(const ReplicationSpec& policy,
+                                             const std::vector<CheckpointRow>& ckpts,
+                                             const std::vector<ReplicaRow>& copies,
+                                             const std::vector<TransferRow>& active);
+  Result<void> start_replica_copies(JobId job, const ReplicationPlan& plan,
+                                    const std::vector<CheckpointRow>& ckpts,
+                                    const std::vector<ReplicaRow>& copies,
+                                    const std::vector<TransferRow>& active);
+  Result<void> delete_replicas(JobId job, const ReplicationPlan& plan,
+                               const std::vector<CheckpointRow>& ckpts,
+                               std::vector<ReplicaRow> copies);
+  Result<std::int64_t> start_transfer(const ReplicaRow& source, const std::string& to,
+                                      const std::string& dst_path, const std::string& why,
+                                      std::int64_t bytes);
+  Result<std::set<std::string>> usable_sites();
+  Result<double> bandwidth_between(const std::string& a, const std::string& b);
+
+  std::map<std::string, Millis> last_audit_ms_;  // per cluster
+  std::set<std::int64_t> auditing_;              // copies with an audit in flight
+  Millis last_sweep_ms_ = 0;
+};
+
+}  // namespace orch

@@ -1,0 +1,286 @@
+// The brain's health part (issue 4): the node ledger and what the sites list of their nodes,
+// each node's standing (quarantine, release, retirement), the evidence that implicates nodes,
+// and the MFU watch. Burn-in and release probe rounds are in health_probes.cpp. The rules are
+// pure functions in scheduler/health; this file applies them to the store.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "scheduler/brain/health_judge.h"
+#include "scheduler/common/text.h"
+#include "scheduler/health/mfu_watch.h"
+
+namespace orch {
+namespace {
+
+constexpr Millis kIncidentMs = 10LL * 60'000;
+
+std::string percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", v * 100.0);
+  return buf;
+}
+
+}  // namespace
+
+QuarantinePolicy HealthJudge::policy_of(const ClusterSpec* spec) {
+  QuarantinePolicy p;
+  if (!spec) return p;
+  p.failures_to_quarantine = spec->quarantine.failures;
+  p.window_ms = static_cast<Millis>(spec->quarantine.window_h * 3'600'000.0);
+  p.cooldown_ms = static_cast<Millis>(spec->quarantine.cooldown_h * 3'600'000.0);
+  p.retire_after = spec->quarantine.retire_after;
+  return p;
+}
+
+NodeHealth HealthJudge::health_of(const NodeRow& n) {
+  return {n.state, n.quarantines, n.quarantined_at_ms};
+}
+
+// ---- node standing ----------------------------------------------------------------------
+
+Result<void> HealthJudge::set_standing(NodeRow& node, NodeState to, const std::string& reason,
+                                       bool counts) {
+  const Millis now = clock_.now_ms();
+  const NodeState from = node.state;
+  node.state = to;
+  node.state_reason = reason;
+  if (to == NodeState::active) {
+    node.quarantined_at_ms.reset();
+  } else {
+    node.quarantined_at_ms = now;
+    if (counts && from == NodeState::active) ++node.quarantines;
+  }
+  if (auto r = store_.set_node_standing(node); !r) return r;
+  std::string kind = to == NodeState::active ? "released" : std::string(to_string(to));
+  std::string msg = "node " + node.name + " " + std::string(to_string(from)) + " -> " +
+                    std::string(to_string(to)) + ": " + reason;
+  NodeEventRow row{0, node.cluster, node.name, now, kind, msg, std::nullopt, std::nullopt};
+  if (auto r = store_.add_node_event(row); !r) return r.error();
+  return Ok{};
+}
+
+Result<void> HealthJudge::judge_node_after_failure(const std::string& cluster,
+                                                   const std::string& name) {
+  auto found = store_.node(cluster, name);
+  if (!found) return found.error();
+  if (!*found) return Ok{};  // a node the site never listed: nothing to take out of service
+  NodeRow node = **found;
+  if (node.state != NodeState::active) return Ok{};
+  const Millis now = clock_.now_ms();
+  const QuarantinePolicy policy = policy_of(cluster_spec(cluster));
+  std::vector<std::string> kinds = {"node-unhealthy", "node-failure", "gpu-error",
+                                    "probe-failed",   "mfu-outlier",  "hang"};
+  auto times = store_.node_event_times(cluster, name, kinds, now - policy.window_ms);
+  if (!times) return times.error();
+  // Only failures since the node last came back count: a release starts a clean slate.
+  std::vector<Millis> relevant;
+  auto since = store_.node_event_times(cluster, name, {"released"}, 0);
+  if (!since) return since.error();
+  const Millis clean_from = since->empty() ? 0 : since->back();
+  // One incident leaves several entries (the site marks the node down, and the job on it fails
+  // with node_lost): entries within kIncidentMs of the previous one are the same failure.
+  for (Millis t : *times) {
+    if (t < clean_from) continue;
+    if (!relevant.empty() && t - relevant.back() < kIncidentMs) continue;
+    relevant.push_back(t);
+  }
+  NodeDecision d = after_failure(health_of(node), relevant, now, policy);
+  if (!d.to) return Ok{};
+  return set_standing(node, *d.to, d.reason, true);
+}
+
+Result<BrainReply> HealthJudge::on(const SetNodeState& e) {
+  if (!cluster_spec(e.cluster)) {
+    return make_error(ErrorKind::not_found, "no cluster \"" + e.cluster + "\"");
+  }
+  auto found = store_.node(e.cluster, e.node);
+  if (!found) return found.error();
+  if (!*found) {
+    auto known = store_.nodes(e.cluster);
+    std::vector<std::string> names;
+    if (known) {
+      for (const auto& n : *known) names.push_back(n.name);
+    }
+    return make_error(ErrorKind::not_found,
+                      "cluster " + e.cluster + " has no node \"" + e.node + "\"" +
+                          (names.empty() ? std::string(" (it has not reported its nodes yet)")
+                                         : "; its nodes: " + join(names)));
+  }
+  NodeRow node = **found;
+  if (node.state == e.to) {
+    return BrainReply{0, std::string(to_string(node.state))};
+  }
+  std::string reason = (e.to == NodeState::active ? "released by hand" : "quarantined by hand");
+  if (!e.reason.empty()) reason += ": " + e.reason;
+  node.probe_token.clear();
+  if (auto r = set_standing(node, e.to, reason, false); !r) return r.error();
+  return BrainReply{0, std::string(to_string(node.state))};
+}
+
+// ---- failures implicating nodes ---------------------------------------------------------
+
+Result<void> HealthJudge::implicate_nodes(const AttemptRow& attempt, ExitCause cause,
+                                          const std::vector<std::string>& named_nodes,
+                                          const std::string& evidence) {
+  const char* kind = nullptr;
+  if (cause == ExitCause::gpu_error) kind = "gpu-error";
+  if (cause == ExitCause::hang) kind = "hang";
+  if (!kind) return Ok{};
+  // The nodes the evidence names; else the node of a one-node attempt. A multi-node failure that
+  // names no node implicates none: quarantining every node of a big job for one fault would
+  // empty the cluster.
+  std::vector<std::string> nodes = named_nodes;
+  if (nodes.empty() && attempt.nodes.size() == 1) nodes = attempt.nodes;
+  for (const auto& n : nodes) {
+    std::string msg = std::string(kind) + " under job " + std::to_string(attempt.job_id) +
+                      " attempt " + std::to_string(attempt.no) + ": " + evidence;
+    if (auto r = node_event(attempt.cluster, n, kind, msg, &attempt); !r) return r;
+  }
+  return Ok{};
+}
+
+// ---- MFU --------------------------------------------------------------------------------
+
+Result<void> HealthJudge::watch_mfu(AttemptRow& a, const JobRow& job,
+                                    const std::vector<MfuSample>& samples) {
+  if (samples.empty()) return Ok{};
+  const Millis now = clock_.now_ms();
+  std::string nodes_text;
+  for (const auto& n : a.nodes) nodes_text += (nodes_text.empty() ? "" : ",") + n;
+  double sum = 0;
+  for (const auto& s : samples) sum += s.mfu;
+  // One observation's samples share its time, so they share one minute bucket: one write.
+  if (auto r = store_.add_mfu_samples(a.id, a.cluster, nodes_text, now, sum,
+                                      static_cast<int>(samples.size()));
+      !r) {
+    return r;
+  }
+  MfuWatchPolicy policy;
+  policy.drop_fraction = job.spec.health.mfu_drop_percent / 100.0;
+  std::vector<std::string> suspects;
+  MfuWatchState state = mfu_watch_from_json(a.mfu_watch, suspects);
+  for (const auto& sample : samples) {
+    if (auto r = watch_one_sample(a, state, suspects, sample, policy); !r) return r;
+  }
+  a.mfu_watch = mfu_watch_to_json(state, suspects);
+  return Ok{};
+}
+
+Result<void> HealthJudge::watch_one_sample(AttemptRow& a, MfuWatchState& state,
+                                           std::vector<std::string>& suspects,
+                                           const MfuSample& sample, const MfuWatchPolicy& policy) {
+  MfuStep step = observe_mfu(state, sample.mfu, clock_.now_ms(), policy);
+  const std::string on =
+      a.nodes.empty() ? std::string("nodes not named by the site") : "nodes " + join(a.nodes);
+  if (step.change == MfuChange::dropped) {
+    std::string msg = "MFU " + percent(step.window_mean) + " is " +
+                      percent(1.0 - step.window_mean / step.baseline) + " below its baseline " +
+                      percent(step.baseline) + " on " + a.cluster + " (" + on + ")";
+    if (auto r = event(a.job_id, a.no, "mfu-drop", msg); !r) return r;
+  } else if (step.change == MfuChange::recovered) {
+    std::string msg = "MFU " + percent(step.window_mean) + " is back near its baseline " +
+                      percent(step.baseline) + " on " + a.cluster;
+    if (auto r = event(a.job_id, a.no, "mfu-recovered", msg); !r) return r;
+  }
+  if (!sample.ranks || sample.ranks->empty()) return Ok{};
+  std::vector<RankTime> times;
+  for (const auto& r : *sample.ranks) times.push_back({r.rank, r.node, r.step_time_s});
+  for (const auto& node : find_stragglers(times, policy)) {
+    // Each node is a suspect once per attempt: a slow rank prints on every step.
+    if (std::find(suspects.begin(), suspects.end(), node) != suspects.end()) continue;
+    suspects.push_back(node);
+    std::string msg = "straggler under job " + std::to_string(a.job_id) + " attempt " +
+                      std::to_string(a.no) + ": its ranks on " + node +
+                      " are the slowest of the step";
+    if (auto r = event(a.job_id, a.no, "straggler", msg); !r) return r;
+    if (auto r = node_event(a.cluster, node, "mfu-outlier", msg, &a); !r) return r;
+  }
+  return Ok{};
+}
+
+const std::map<std::string, ClusterHistory>& HealthJudge::histories() {
+  const Millis now = clock_.now_ms();
+  if (histories_at_ms_ && now - *histories_at_ms_ < kHistoryRefreshMs) return histories_;
+  histories_at_ms_ = now;
+  // Placement works without history (priors stand in); a failed read must not stop it.
+  auto computed = placement_histories(store_, clusters_, now);
+  histories_ = computed ? std::move(*computed) : ClusterHistories{};
+  return histories_;
+}
+
+// ---- nodes ------------------------------------------------------------------------------
+
+Result<void> HealthJudge::node_event(const std::string& cluster, const std::string& node,
+                                     const std::string& kind, const std::string& message,
+                                     const AttemptRow* attempt) {
+  NodeEventRow row;
+  row.cluster = cluster;
+  row.node = node;
+  row.at_ms = clock_.now_ms();
+  row.kind = kind;
+  row.message = message;
+  if (attempt) {
+    row.job_id = attempt->job_id;
+    row.attempt_no = attempt->no;
+  }
+  if (auto r = store_.add_node_event(row); !r) return r.error();
+  if (is_failure_kind(kind)) return judge_node_after_failure(cluster, node);
+  return Ok{};
+}
+
+Result<void> HealthJudge::record_health(const std::string& cluster, SiteHealth health) {
+  return store_.add_health_log({cluster, clock_.now_ms(), health});
+}
+
+Result<BrainReply> HealthJudge::on(const InventoryObserved& e) {
+  if (!cluster_spec(e.cluster)) return BrainReply{};
+  const Millis now = clock_.now_ms();
+  auto known = store_.nodes(e.cluster);
+  if (!known) return known.error();
+  std::map<std::string, const NodeRow*> before;
+  for (const auto& n : *known) before[n.name] = &n;
+  std::set<std::string> listed;
+  for (const auto& n : e.inventory.nodes) {
+    listed.insert(n.name);
+    // The ledger records changes of health only: a node first seen unhealthy, one that turns
+    // unhealthy, one that turns healthy again. An unchanged report records nothing.
+    auto was = before.find(n.name);
+    const bool first_seen = was == before.end();
+    const bool was_healthy = first_seen || was->second->healthy;
+    if (was_healthy && !n.healthy) {
+      std::string msg = "node " + n.name +
+                        (first_seen ? " is unhealthy when first listed: " : " turned unhealthy: ") +
+                        (n.reason.empty() ? std::string("the site gives no reason") : n.reason);
+      if (auto r = node_event(e.cluster, n.name, "node-unhealthy", msg); !r) return r.error();
+    } else if (!was_healthy && n.healthy) {
+      std::string msg = "node " + n.name + " is healthy again";
+      if (!was->second->reason.empty()) msg += " (was: " + was->second->reason + ")";
+      if (auto r = node_event(e.cluster, n.name, "node-healthy", msg); !r) return r.error();
+    }
+    NodeRow row;
+    row.cluster = e.cluster;
+    row.name = n.name;
+    row.gpus = n.gpus;
+    row.healthy = n.healthy;
+    row.reason = n.reason;
+    row.seen_ms = now;
+    if (auto r = store_.upsert_node(row); !r) return r.error();
+  }
+  // A node the site no longer lists is gone until it is listed again; its history stays.
+  for (auto n : *known) {
+    if (listed.count(n.name) || !n.healthy) continue;
+    n.healthy = false;
+    n.reason = "no longer listed by the site";
+    if (auto r = node_event(e.cluster, n.name, "node-unhealthy",
+                            "node " + n.name + " turned unhealthy: " + n.reason);
+        !r) {
+      return r.error();
+    }
+    if (auto r = store_.upsert_node(n); !r) return r.error();
+  }
+  return BrainReply{};
+}
+
+}  // namespace orch

@@ -1,0 +1,79 @@
+#pragma once
+// The brain's health part (issue 4): the node ledger and each node's standing (quarantine,
+// release probes, retirement), burn-in rounds, the failure evidence that implicates nodes, the
+// MFU watch and stragglers, and each cluster's history for placement. The rules are pure
+// functions in scheduler/health; this part applies them to the store in the brain's
+// transaction. It never places a job: Brain places after the events that may free capacity.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/brain/brain_core.h"
+#include "scheduler/brain/brain_event.h"
+#include "scheduler/brain/cluster_history.h"
+#include "scheduler/health/mfu_watch.h"
+#include "scheduler/health/quarantine.h"
+
+namespace orch {
+
+class HealthJudge : BrainPart {
+ public:
+  explicit HealthJudge(BrainCore& core) : BrainPart(core) {}
+
+  // A person quarantines or releases a node (not_found names the cluster's nodes).
+  Result<BrainReply> on(const SetNodeState& e);
+  // A person starts a burn-in round (conflict while one runs).
+  Result<BrainReply> on(const StartBurnIn& e);
+  // A burn-in or release probe round came back: judge each node.
+  Result<BrainReply> on(const ProbeCompleted& e);
+  // The site listed its nodes: the ledger records each change of health.
+  Result<BrainReply> on(const InventoryObserved& e);
+
+  // One ledger entry; an entry of a failure kind may take the node out of service.
+  Result<void> node_event(const std::string& cluster, const std::string& node,
+                          const std::string& kind, const std::string& message,
+                          const AttemptRow* attempt = nullptr);
+  // The cluster's health log (its reachability over time).
+  Result<void> record_health(const std::string& cluster, SiteHealth health);
+  // The failure classifier's node verdicts: ledger entries for the nodes a failure implicates.
+  Result<void> implicate_nodes(const AttemptRow& attempt, ExitCause cause,
+                               const std::vector<std::string>& named_nodes,
+                               const std::string& evidence);
+  // The MFU samples of one observation (with their per-rank times), in step order.
+  struct MfuSample {
+    double mfu = 0;
+    const std::vector<RankStepTime>* ranks = nullptr;
+  };
+  // Stores the samples, and records drops, recoveries and stragglers (the attempt's watch state
+  // is updated in `attempt`; the caller writes the attempt).
+  Result<void> watch_mfu(AttemptRow& attempt, const JobRow& job,
+                         const std::vector<MfuSample>& samples);
+  // Tick: burn-in of clusters that joined, release probes of nodes whose cool-down passed.
+  Result<void> start_due_burn_ins();
+  Result<void> start_release_probes();
+
+  // What the store knows of each cluster (placement's scores), recomputed at most every
+  // kHistoryRefreshMs; histories_at() says when it last was.
+  const std::map<std::string, ClusterHistory>& histories();
+  std::optional<Millis> histories_at() const { return histories_at_ms_; }
+
+ private:
+  // The cluster's quarantine settings as the rules take them; a node's standing likewise.
+  static QuarantinePolicy policy_of(const ClusterSpec* spec);
+  static NodeHealth health_of(const NodeRow& node);
+  Result<void> judge_node_after_failure(const std::string& cluster, const std::string& node);
+  Result<void> set_standing(NodeRow& node, NodeState to, const std::string& reason, bool counts);
+  Result<void> start_burn_in(ClusterRow& cluster, const std::string& why);
+  Result<void> judge_burn_in_round(ClusterRow& cluster, const ProbeCompleted& e);
+  Result<void> judge_release_round(const ProbeCompleted& e);
+  Result<void> watch_one_sample(AttemptRow& attempt, MfuWatchState& state,
+                                std::vector<std::string>& suspects, const MfuSample& sample,
+                                const MfuWatchPolicy& policy);
+
+  std::map<std::string, ClusterHistory> histories_;
+  std::optional<Millis> histories_at_ms_;
+};
+
+}  // namespace orch

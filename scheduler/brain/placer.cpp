@@ -1,0 +1,270 @@
+// The brain's placing part: submitting a job, the waiting queue, and placing one job (the
+// decision, the staging it needs first, and the launch it records).
+#include "scheduler/brain/placer.h"
+
+#include "scheduler/common/text.h"
+#include "scheduler/model/launch_request_json.h"
+
+namespace orch {
+
+Result<BrainReply> Placer::on(const SubmitJob& e) {
+  for (const auto& name : e.spec.allowed_clusters) {
+    if (!cluster_spec(name)) {
+      std::string known;
+      for (const auto& c : clusters_) {
+        if (!known.empty()) known += ", ";
+        known += c.name;
+      }
+      std::string msg = "placement.allowed names unknown cluster \"" + name + "\"";
+      msg += "; configured clusters: ";
+      msg += known;
+      return make_error(ErrorKind::invalid, msg);
+    }
+  }
+  const Millis now = clock_.now_ms();
+  JobRow job;
+  job.name = e.spec.name;
+  job.spec = e.spec;
+  job.created_ms = job.updated_ms = now;
+  auto id = store_.insert_job(job);
+  if (!id) return id.error();
+  job.id = *id;
+  if (auto r = event(job.id, std::nullopt, "submitted",
+                     "submitted: " + std::to_string(e.spec.nodes) + " node(s) x " +
+                         std::to_string(e.spec.gpus_per_node) + " GPU(s)");
+      !r) {
+    return r.error();
+  }
+  if (auto r = try_place(job); !r) return r.error();
+  return BrainReply{job.id, std::string(to_string(job.state))};
+}
+
+Result<void> Placer::load_queue() {
+  auto waiting = store_.waiting_jobs();
+  if (!waiting) return waiting.error();
+  waiting_.reset(*waiting);
+  waiting_loaded_ = true;
+  return Ok{};
+}
+
+void Placer::after_commit(bool committed) {
+  if (!committed) {
+    // What this event wrote is gone; the queue is read again before the next round.
+    waiting_loaded_ = false;
+    views_epoch_.reset();
+    return;
+  }
+  if (!waiting_loaded_) return;
+  for (const auto& change : store_.job_changes()) waiting_.apply(change);
+  for (const auto& [id, version] : blocked_marks_) waiting_.mark_blocked(id, version);
+  blocked_marks_.clear();
+}
+
+Result<std::vector<ClusterView>*> Placer::cluster_views() {
+  const auto& history = health_.histories();  // may refresh, which changes the views' scores
+  if (views_epoch_ && *views_epoch_ == store_.capacity_epoch() && views_history_at_ &&
+      health_.histories_at() == *views_history_at_) {
+    return &views_;
+  }
+  auto views = read_cluster_views();
+  if (!views) return views.error();
+  views_ = std::move(*views);
+  for (auto& v : views_) {
+    if (auto h = history.find(v.spec->name); h != history.end()) v.history = h->second;
+  }
+  views_epoch_ = store_.capacity_epoch();
+  views_history_at_ = health_.histories_at();
+  note_capacity();
+  return &views_;
+}
+
+void Placer::note_capacity() {
+  // What the filters look at; a change of it may unblock a waiting job.
+  std::string fingerprint;
+  for (const auto& v : views_) {
+    fingerprint += v.spec->name + '|' + std::string(to_string(v.health)) + '|' +
+                   std::string(to_string(v.admission)) + '|' + std::to_string(v.gpus_used);
+    for (const auto& n : v.unhealthy_nodes) fingerprint += "|u:" + n;
+    for (const auto& n : v.quarantined_nodes) fingerprint += "|q:" + n;
+    fingerprint += '\n';
+  }
+  if (fingerprint != capacity_fingerprint_) {
+    capacity_fingerprint_ = std::move(fingerprint);
+    ++capacity_version_;
+  }
+}
+
+bool Placer::may_fit(const JobChange& job, const std::vector<ClusterView>& views) const {
+  const PlacementRequest none;
+  for (const auto& v : views) {
+    const ClusterSpec& c = *v.spec;
+    if (v.health != SiteHealth::healthy || v.admission != Admission::active) continue;
+    if (job.gpus_per_node > c.gpus_per_node || job.nodes > c.nodes) continue;
+    if (gpus_free(none, v) >= job.nodes * job.gpus_per_node) return true;
+  }
+  return false;
+}
+
+Result<std::vector<ClusterView>> Placer::read_cluster_views() {
+  auto rows = store_.clusters();
+  if (!rows) return rows.error();
+  auto used = store_.gpus_in_use();
+  if (!used) return used.error();
+  std::vector<ClusterView> views;
+  for (const auto& spec : clusters_) {
+    ClusterView v;
+    v.spec = &spec;
+    for (const auto& r : *rows) {
+      if (r.name != spec.name) continue;
+      v.health = r.health;
+      v.admission = r.admission;
+    }
+    if (auto it = used->find(spec.name); it != used->end()) v.gpus_used = it->second;
+    auto nodes = store_.nodes(spec.name);
+    if (!nodes) return nodes.error();
+    for (const auto& n : *nodes) {
+      if (!n.healthy) v.unhealthy_nodes.push_back(n.name);
+      if (n.state != NodeState::active) v.quarantined_nodes.push_back(n.name);
+    }
+    views.push_back(v);
+  }
+  return views;
+}
+
+Result<void> Placer::place_waiting_jobs() {
+  if (!waiting_loaded_) {
+    if (auto r = load_queue(); !r) return r;
+  }
+  auto views = cluster_views();
+  if (!views) return views.error();
+  const auto due = waiting_.due(clock_.now_ms(), capacity_version_,
+                                [&](const JobChange& job) { return may_fit(job, **views); });
+  // A round tries at most this many jobs; the rest are tried on the next event or tick (a
+  // quarter of a second in the server). Right after a restart every waiting job is due at once,
+  // and one round for all of them would hold up the commands queued behind it.
+  constexpr std::size_t kTriesPerRound = 200;
+  for (std::size_t i = 0; i < due.size() && i < kTriesPerRound; ++i) {
+    const JobId id = due[i];
+    auto job = store_.job(id);
+    if (!job) return job.error();
+    // Placed or ended earlier in this event (the queue follows only after the commit).
+    if (!*job || !is_waiting((*job)->state)) continue;
+    if (auto r = try_place(**job); !r) return r;
+  }
+  return Ok{};
+}
+
+Result<void> Placer::try_place(JobRow& job) {
+  const Millis now = clock_.now_ms();
+  if (job.next_attempt_ms && *job.next_attempt_ms > now) return Ok{};
+  auto views_now = cluster_views();
+  if (!views_now) return views_now.error();
+  std::vector<ClusterView>& views = **views_now;
+  auto attempts = store_.attempts_of(job.id);
+  if (!attempts) return attempts.error();
+
+  PlacementRequest req = placement_request(job, *attempts);
+  auto staging = data_.staging_estimates(job.spec);
+  if (!staging) return staging.error();
+  req.staging_s = std::move(*staging);
+  PlacementDecision decision = pipeline_.place(req, views);
+
+  std::vector<PlacementVerdictRow> verdicts;
+  for (const auto& v : decision.verdicts) {
+    verdicts.push_back({job.id, v.cluster, v.feasible, v.reason,
+                        v.feasible ? std::optional<double>(v.score) : std::nullopt,
+                        decision.chosen && *decision.chosen == v.cluster, now});
+  }
+  if (auto r = store_.replace_verdicts(job.id, verdicts); !r) return r;
+
+  if (!decision.chosen) {
+    std::string reason = "waiting for capacity: " + decision.summary();
+    blocked_marks_.emplace_back(job.id, capacity_version_);
+    if (reason != job.reason) {
+      job.reason = reason;
+      if (auto r = store_.update_job(job, now); !r) return r;
+      if (auto r = event(job.id, std::nullopt, "unschedulable", reason); !r) return r;
+    }
+    return Ok{};
+  }
+
+  // Data first: a job placed where its datasets or its newest checkpoint are missing waits in
+  // `staging` while they are copied (data_transfers.cpp).
+  std::map<std::string, std::string> data_env;
+  auto waits = data_.stage_for(job, *decision.chosen, data_env);
+  if (!waits) return waits.error();
+  auto candidates = data_.resume_candidates_at(job.id, *decision.chosen);
+  if (!candidates) return candidates.error();
+  auto ckpt_wait = data_.stage_checkpoint(job, *decision.chosen, *candidates);
+  if (!ckpt_wait) return ckpt_wait.error();
+  if (*ckpt_wait) waits->push_back(**ckpt_wait);
+  if (!waits->empty()) {
+    std::string reason = "staging at " + *decision.chosen + ": " + join(*waits, "; ");
+    if (job.state != JobState::staging) {
+      job.reason = reason;
+      if (auto r = store_.set_job_state(job, JobState::staging, now); !r) return r;
+      return event(job.id, std::nullopt, "staging", reason);
+    }
+    if (reason != job.reason) {
+      job.reason = reason;
+      if (auto r = store_.update_job(job, now); !r) return r;
+    }
+    return Ok{};
+  }
+  LaunchPlanInput in;
+  in.job = &job;
+  in.attempts = &*attempts;
+  in.site = cluster_spec(*decision.chosen);
+  if (in.site == nullptr) {
+    return make_error(ErrorKind::internal, "placed on unknown cluster " + *decision.chosen);
+  }
+  in.candidates = std::move(*candidates);
+  in.data_env = std::move(data_env);
+  for (const auto& v : views) {
+    if (v.spec->name == *decision.chosen) in.exclude_nodes = unusable_nodes(req, v);
+  }
+  in.now = now;
+  return record_launch(job, plan_launch(in), views);
+}
+
+Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan, std::vector<ClusterView>& views) {
+  const Millis now = plan.attempt.started_ms;  // the time placing decided at
+  AttemptRow& a = plan.attempt;
+  if (plan.previous) {
+    if (auto r = store_.update_attempt(*plan.previous); !r) return r;
+  }
+  const bool views_current = views_epoch_ && *views_epoch_ == store_.capacity_epoch();
+  auto attempt_id = store_.insert_attempt(a);
+  if (!attempt_id) return attempt_id.error();
+  a.id = *attempt_id;
+  if (views_current) {
+    // The new attempt is the only change since the views were read: count its GPUs here rather
+    // than read every cluster and node again for the next job of this round.
+    for (auto& v : views) {
+      if (v.spec->name == a.cluster) v.gpus_used += a.gpus;
+    }
+    views_epoch_ = store_.capacity_epoch();
+    note_capacity();
+  }
+  OutboxRow row;
+  row.cluster = a.cluster;
+  row.kind = ActionKind::launch;
+  row.token = a.token;
+  row.payload = launch_request_to_json(plan.launch);
+  row.created_ms = now;
+  if (auto r = store_.enqueue(row); !r) return r.error();
+
+  job.reason.clear();
+  job.next_attempt_ms.reset();
+  if (auto r = store_.set_job_state(job, JobState::placed, now); !r) return r;
+  std::string msg = plan.placed_message;
+  if (plan.from_the_start) {
+    // A job that saved checkpoints yet starts over says why: none has a good copy here.
+    auto saved = store_.latest_checkpoint(job.id);
+    if (!saved) return saved.error();
+    if (*saved) msg += " (no checkpoint has a good copy at " + a.cluster + ")";
+  }
+  return event(job.id, a.no, "placed", msg);
+}
+
+}  // namespace orch

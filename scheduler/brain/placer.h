@@ -1,0 +1,78 @@
+#pragma once
+// The brain's placing part: accepts a job, keeps the queue of waiting jobs, and places them.
+// A round tries only the jobs a change since their last try could have unblocked
+// (waiting_queue.h); placing one job reads the clusters as placement sees them, asks the
+// pipeline, asks the data part what the launch needs first (staging), decides the launch with
+// plan_launch (pure, launch_plan.h) and records it: the attempt, the outbox row, the job's state
+// and event, all in the brain's one transaction.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "scheduler/brain/brain_core.h"
+#include "scheduler/brain/brain_event.h"
+#include "scheduler/brain/data_keeper.h"
+#include "scheduler/brain/health_judge.h"
+#include "scheduler/brain/launch_plan.h"
+#include "scheduler/brain/waiting_queue.h"
+#include "scheduler/placement/pipeline.h"
+
+namespace orch {
+
+class Placer : BrainPart {
+ public:
+  Placer(BrainCore& core, PlacementPipeline pipeline, DataKeeper& data, HealthJudge& health)
+      : BrainPart(core), pipeline_(std::move(pipeline)), data_(data), health_(health) {}
+
+  // A job is submitted: checked against the configuration, stored, and placed if it fits now.
+  Result<BrainReply> on(const SubmitJob& e);
+
+  // Reads the waiting jobs from the store (at start, and after a rolled-back event).
+  Result<void> load_queue();
+  // Around each event: the queue follows what the committed transaction wrote.
+  void begin_event() { blocked_marks_.clear(); }
+  void after_commit(bool committed);
+
+  // Places the waiting jobs whose backoff has passed (resuming first, then oldest first) and
+  // that a change since their last try could have unblocked.
+  Result<void> place_waiting_jobs();
+  // Tries to place one job now; leaves it waiting with a reason when nothing fits (and notes
+  // that it is blocked at the current capacity version).
+  Result<void> try_place(JobRow& job);
+
+ private:
+  // Writes what plan_launch decided: the attempts, the outbox row, the job's state, the event.
+  Result<void> record_launch(JobRow& job, LaunchPlan plan, std::vector<ClusterView>& views);
+  // The job waits for its data at the chosen cluster; records why.
+  Result<void> wait_for_staging(JobRow& job, const std::string& cluster,
+                                const std::vector<std::string>& waits);
+  // The clusters as placement sees them: rebuilt from the store only when its capacity epoch
+  // moved or the history was refreshed. A change in what the filters look at bumps
+  // capacity_version_.
+  Result<std::vector<ClusterView>*> cluster_views();
+  Result<std::vector<ClusterView>> read_cluster_views();
+  // Fingerprints views_ and bumps capacity_version_ when the fingerprint changed.
+  void note_capacity();
+  // Could any cluster hold a job of this size at all, were it empty of other waiting jobs'
+  // wishes? A necessary condition of every filter, cheap enough to ask of every waiting job.
+  bool may_fit(const JobChange& job, const std::vector<ClusterView>& views) const;
+
+  PlacementPipeline pipeline_;
+  DataKeeper& data_;
+  HealthJudge& health_;
+
+  // Placement state kept between events (placement rounds cost what changed, not the queue).
+  WaitingQueue waiting_;
+  bool waiting_loaded_ = false;
+  std::vector<std::pair<JobId, std::uint64_t>> blocked_marks_;  // this event's, until commit
+  std::vector<ClusterView> views_;
+  std::optional<std::uint64_t> views_epoch_;
+  std::optional<Millis> views_history_at_;
+  std::string capacity_fingerprint_;
+  std::uint64_t capacity_version_ = 0;
+};
+
+}  // namespace orch

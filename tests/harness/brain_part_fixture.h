@@ -1,0 +1,111 @@
+#pragma once
+// One part of the brain on its own: an in-memory store, a fake clock and the core the parts
+// share. Tests write the rows a part starts from directly (no other part runs), call the part
+// inside one transaction as Brain::handle does, and read the store and the outbox.
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "scheduler/brain/brain_core.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/store/store.h"
+#include "tests/harness/builders.h"
+
+namespace orch::testing {
+
+class BrainPartFixture : public ::testing::Test {
+ protected:
+  // The clusters, configured and active, each with `nodes` nodes named <cluster>-n0, -n1, ...
+  void start(std::vector<ClusterSpec> clusters) {
+    auto s = Store::open(":memory:");
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    store = std::move(*s);
+    core = std::make_unique<BrainCore>(*store, clock, clusters);
+    for (const auto& c : clusters) {
+      ASSERT_TRUE(store->ensure_cluster(c.name, Admission::active, clock.now_ms()).ok());
+      for (int i = 0; i < c.nodes; ++i) {
+        NodeRow n;
+        n.cluster = c.name;
+        n.name = c.name + "-n" + std::to_string(i);
+        n.gpus = c.gpus_per_node;
+        n.healthy = true;
+        n.seen_ms = clock.now_ms();
+        ASSERT_TRUE(store->upsert_node(n).ok());
+      }
+    }
+  }
+
+  // Runs body in one transaction (as Brain::handle does) and expects it to succeed.
+  template <typename Body>
+  void in_transaction(Body body) {
+    auto r = store->transaction([&]() -> Result<void> {
+      auto out = body();
+      if (!out) return out.error();
+      return Ok{};
+    });
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  }
+
+  // A stored job in `state`.
+  JobRow add_job(const JobSpec& spec, JobState state = JobState::pending) {
+    JobRow j;
+    j.name = spec.name;
+    j.spec = spec;
+    j.created_ms = j.updated_ms = clock.now_ms();
+    j.id = store->insert_job(j).value();
+    // Through the states a job passes to get there (the store refuses other transitions).
+    std::vector<JobState> path;
+    if (state == JobState::running || state == JobState::resuming) {
+      path = {JobState::placed, JobState::running};
+    }
+    if (state != JobState::pending && (path.empty() || path.back() != state)) path.push_back(state);
+    for (JobState to : path) EXPECT_TRUE(store->set_job_state(j, to, clock.now_ms()).ok());
+    return j;
+  }
+
+  // A stored attempt of the job on `cluster`, launched and running on `nodes`.
+  AttemptRow add_attempt(const JobRow& job, const std::string& cluster, int no,
+                         std::vector<std::string> nodes = {}) {
+    AttemptRow a;
+    a.job_id = job.id;
+    a.no = no;
+    a.cluster = cluster;
+    a.token = "orch-" + std::to_string(job.id) + "-" + std::to_string(no) + "-t";
+    a.gpus = job.spec.nodes * job.spec.gpus_per_node;
+    a.nodes = std::move(nodes);
+    a.started_ms = clock.now_ms();
+    a.hang_after_ms = static_cast<Millis>(job.spec.health.hang_after_s * 1000.0);
+    a.launch_done = true;
+    a.id = store->insert_attempt(a).value();
+    EXPECT_TRUE(store->set_attempt_state(a, AttemptState::running, clock.now_ms()).ok());
+    return a;
+  }
+
+  JobRow job(JobId id) { return store->job(id).value().value(); }
+  AttemptRow attempt(const AttemptRow& a) {
+    return store->attempt_by_token(a.token).value().value();
+  }
+  std::vector<OutboxRow> outbox(const std::string& cluster, ActionKind kind) {
+    std::vector<OutboxRow> out;
+    for (const auto& row : store->pending_actions(cluster).value()) {
+      if (row.kind == kind) out.push_back(row);
+    }
+    return out;
+  }
+  std::vector<EventRow> events_of_kind(JobId id, const std::string& kind) {
+    std::vector<EventRow> out;
+    for (const auto& e : store->events_of(id).value()) {
+      if (e.kind == kind) out.push_back(e);
+    }
+    return out;
+  }
+
+  FakeClock clock{1'700'000'000'000};
+  std::unique_ptr<Store> store;
+  std::unique_ptr<BrainCore> core;
+};
+
+}  // namespace orch::testing

@@ -1,0 +1,138 @@
+// The data part on its own: a reported checkpoint gets a copy row where it was saved and a
+// listing there; a listing that matches verifies the copy, which becomes one to resume from;
+// datasets are checked before they are registered; staging says what a job still needs.
+#include <gmock/gmock.h>
+
+#include "scheduler/brain/data_keeper.h"
+#include "tests/harness/brain_part_fixture.h"
+
+namespace orch::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class DataKeeperTest : public BrainPartFixture {
+ protected:
+  void SetUp() override {
+    start({make_cluster("alpha").storage("/data/alpha"), make_cluster("beta").storage("/data/b"),
+           make_cluster("kube").provider("kubernetes")});
+    data = std::make_unique<DataKeeper>(*core);
+  }
+
+  // A checkpoint at `step` reported by the attempt, registered by the data part.
+  std::int64_t report_checkpoint(const AttemptRow& a, std::int64_t step, const std::string& path) {
+    auto id = store->insert_checkpoint({0, a.job_id, a.id, step, path, 0.5, clock.now_ms()});
+    std::int64_t checkpoint = id.value().value();
+    in_transaction([&] { return data->register_checkpoint(a, checkpoint, path); });
+    return checkpoint;
+  }
+
+  static Manifest one_file(std::uint64_t size) {
+    Manifest m;
+    m.files.push_back({"", size, std::string(64, 'a')});  // one file: the path itself
+    return m;
+  }
+
+  std::unique_ptr<DataKeeper> data;
+};
+
+TEST_F(DataKeeperTest, AReportedCheckpointIsListedWhereItWasSaved) {
+  JobRow job = add_job(make_job(), JobState::running);
+  AttemptRow a = add_attempt(job, "alpha", 1, {"alpha-n0"});
+  std::int64_t ckpt = report_checkpoint(a, 100, "/data/alpha/ckpt-100");
+
+  auto copies = store->replicas_of_checkpoint(ckpt).value();
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].cluster, "alpha");
+  EXPECT_EQ(copies[0].state, ReplicaState::present);
+  auto listings = outbox("alpha", ActionKind::manifest);
+  ASSERT_EQ(listings.size(), 1u);
+  EXPECT_EQ(listings[0].payload.value("purpose", ""), "register");
+  EXPECT_EQ(listings[0].payload.value("path", ""), "/data/alpha/ckpt-100");
+}
+
+TEST_F(DataKeeperTest, ACheckpointWhereStorageCannotBeListedIsRecordedUnverified) {
+  JobRow job = add_job(make_job(), JobState::running);
+  AttemptRow a = add_attempt(job, "kube", 1);
+  std::int64_t ckpt = report_checkpoint(a, 10, "/ckpt/10");
+  auto copies = store->replicas_of_checkpoint(ckpt).value();
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_THAT(copies[0].detail, HasSubstr("cannot list storage"));
+  EXPECT_TRUE(outbox("kube", ActionKind::manifest).empty());
+}
+
+TEST_F(DataKeeperTest, AListedCheckpointIsVerifiedAndOfferedToResumeFromNewestFirst) {
+  JobRow job = add_job(make_job(), JobState::running);
+  AttemptRow a = add_attempt(job, "alpha", 1, {"alpha-n0"});
+  report_checkpoint(a, 100, "/data/alpha/ckpt-100");
+  report_checkpoint(a, 200, "/data/alpha/ckpt-200");
+  for (const auto& row : outbox("alpha", ActionKind::manifest)) {
+    in_transaction([&] {
+      return data->on(ManifestCompleted{row.id, "alpha", row.payload, one_file(10)});
+    });
+  }
+  std::vector<ResumeCandidate> here;
+  in_transaction([&]() -> Result<void> {
+    auto c = data->resume_candidates_at(job.id, "alpha");
+    if (!c) return c.error();
+    here = *c;
+    return Ok{};
+  });
+  ASSERT_EQ(here.size(), 2u);
+  EXPECT_EQ(here[0].step, 200);
+  EXPECT_EQ(here[1].step, 100);
+  std::vector<ResumeCandidate> elsewhere;
+  in_transaction([&]() -> Result<void> {
+    auto c = data->resume_candidates_at(job.id, "beta");
+    if (!c) return c.error();
+    elsewhere = *c;
+    return Ok{};
+  });
+  EXPECT_TRUE(elsewhere.empty());
+}
+
+TEST_F(DataKeeperTest, ADatasetIsRefusedWithWhyBeforeAnythingIsWritten) {
+  auto bad_name = data->on(RegisterDataset{"../etc", "alpha", "/data/x"});
+  ASSERT_FALSE(bad_name.ok());
+  EXPECT_EQ(bad_name.error().kind, ErrorKind::invalid);
+  auto relative = data->on(RegisterDataset{"tiny", "alpha", "data/x"});
+  ASSERT_FALSE(relative.ok());
+  EXPECT_THAT(relative.error().message, HasSubstr("must be absolute"));
+  auto unknown = data->on(RegisterDataset{"tiny", "gamma", "/data/x"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind, ErrorKind::not_found);
+  auto no_storage = data->on(RegisterDataset{"tiny", "kube", "/data/x"});
+  ASSERT_FALSE(no_storage.ok());
+  EXPECT_EQ(no_storage.error().kind, ErrorKind::unsupported);
+  EXPECT_TRUE(store->replicas_of_dataset("tiny").value().empty());
+}
+
+TEST_F(DataKeeperTest, AJobWhoseDatasetIsElsewhereWaitsForItsCopy) {
+  in_transaction([&] { return data->on(RegisterDataset{"tiny", "alpha", "/data/alpha/tiny"}); });
+  auto listing = outbox("alpha", ActionKind::manifest).at(0);
+  in_transaction([&] {
+    return data->on(ManifestCompleted{listing.id, "alpha", listing.payload, one_file(5)});
+  });
+  JobRow job = add_job(make_job().datasets({"tiny"}));
+
+  std::vector<std::string> at_alpha, at_beta;
+  std::map<std::string, std::string> env;
+  in_transaction([&]() -> Result<void> {
+    auto a = data->stage_for(job, "alpha", env);
+    if (!a) return a.error();
+    at_alpha = *a;
+    std::map<std::string, std::string> beta_env;
+    auto b = data->stage_for(job, "beta", beta_env);
+    if (!b) return b.error();
+    at_beta = *b;
+    return Ok{};
+  });
+  EXPECT_TRUE(at_alpha.empty());
+  EXPECT_EQ(env.begin()->second, "/data/alpha/tiny");
+  ASSERT_EQ(at_beta.size(), 1u);
+  EXPECT_THAT(at_beta[0], HasSubstr("tiny"));
+  EXPECT_EQ(store->transfers(true, 10).value().size(), 1u);
+}
+
+}  // namespace
+}  // namespace orch::testing

@@ -1,0 +1,96 @@
+// The health part on its own: the node ledger and each node's standing, what a site's node list
+// records, and which nodes a failure implicates. Rows are written directly; no other part runs.
+#include <gmock/gmock.h>
+
+#include "scheduler/brain/health_judge.h"
+#include "tests/harness/brain_part_fixture.h"
+
+namespace orch::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class HealthJudgeTest : public BrainPartFixture {
+ protected:
+  void SetUp() override {
+    start({make_cluster("alpha").nodes(3).quarantine(2, 24)});
+    health = std::make_unique<HealthJudge>(*core);
+  }
+
+  NodeRow node(const std::string& name) { return store->node("alpha", name).value().value(); }
+  std::vector<NodeEventRow> ledger(const std::string& name) {
+    return store->node_events("alpha", name, 100).value();
+  }
+
+  std::unique_ptr<HealthJudge> health;
+};
+
+TEST_F(HealthJudgeTest, TwoFailuresOfSeparateIncidentsWithinTheWindowQuarantineTheNode) {
+  in_transaction([&] { return health->node_event("alpha", "alpha-n1", "gpu-error", "Xid 79"); });
+  EXPECT_EQ(node("alpha-n1").state, NodeState::active);
+  clock.advance_ms(3'600'000);  // an hour later: another incident
+  in_transaction([&] { return health->node_event("alpha", "alpha-n1", "gpu-error", "Xid 79"); });
+  EXPECT_EQ(node("alpha-n1").state, NodeState::quarantined);
+  EXPECT_EQ(node("alpha-n1").quarantines, 1);
+  EXPECT_EQ(node("alpha-n0").state, NodeState::active);
+}
+
+TEST_F(HealthJudgeTest, EntriesOfOneIncidentCountOnce) {
+  in_transaction([&] { return health->node_event("alpha", "alpha-n1", "node-unhealthy", "down"); });
+  clock.advance_ms(60'000);  // the job on it fails a minute later: the same incident
+  in_transaction([&] { return health->node_event("alpha", "alpha-n1", "node-failure", "lost"); });
+  EXPECT_EQ(node("alpha-n1").state, NodeState::active);
+  EXPECT_EQ(ledger("alpha-n1").size(), 2u);
+}
+
+TEST_F(HealthJudgeTest, ANodeListRecordsOnlyChangesOfHealth) {
+  SiteInventory inv;
+  inv.nodes = {{"alpha-n0", 4, true, ""},
+               {"alpha-n1", 4, false, "NHC: IB link down"},
+               {"alpha-n2", 4, true, ""}};
+  in_transaction([&] { return health->on(InventoryObserved{"alpha", inv}); });
+  in_transaction([&] { return health->on(InventoryObserved{"alpha", inv}); });
+  auto entries = ledger("alpha-n1");
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].kind, "node-unhealthy");
+  EXPECT_THAT(entries[0].message, HasSubstr("NHC: IB link down"));
+  EXPECT_TRUE(ledger("alpha-n0").empty());
+
+  inv.nodes.pop_back();  // alpha-n2 is no longer listed
+  in_transaction([&] { return health->on(InventoryObserved{"alpha", inv}); });
+  EXPECT_FALSE(node("alpha-n2").healthy);
+  EXPECT_EQ(node("alpha-n2").reason, "no longer listed by the site");
+}
+
+TEST_F(HealthJudgeTest, AnUnknownNodeIsRefusedWithTheClustersNodeNames) {
+  auto r = health->on(SetNodeState{"alpha", "alpha-n9", NodeState::quarantined, ""});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::not_found);
+  EXPECT_THAT(r.error().message, HasSubstr("alpha-n0, alpha-n1, alpha-n2"));
+}
+
+TEST_F(HealthJudgeTest, AHandQuarantineIsNotCountedTowardsRetirement) {
+  in_transaction([&] {
+    return health->on(SetNodeState{"alpha", "alpha-n0", NodeState::quarantined, "cable"});
+  });
+  EXPECT_EQ(node("alpha-n0").state, NodeState::quarantined);
+  EXPECT_EQ(node("alpha-n0").quarantines, 0);
+  EXPECT_EQ(node("alpha-n0").state_reason, "quarantined by hand: cable");
+}
+
+TEST_F(HealthJudgeTest, AHangOfAMultiNodeAttemptThatNamesNoNodeImplicatesNone) {
+  JobRow job = add_job(make_job().nodes(2).gpus(4), JobState::running);
+  AttemptRow a = add_attempt(job, "alpha", 1, {"alpha-n0", "alpha-n1"});
+  in_transaction([&] { return health->implicate_nodes(a, ExitCause::hang, {}, "silent 600 s"); });
+  EXPECT_TRUE(ledger("alpha-n0").empty());
+  EXPECT_TRUE(ledger("alpha-n1").empty());
+
+  in_transaction(
+      [&] { return health->implicate_nodes(a, ExitCause::gpu_error, {"alpha-n1"}, "Xid 48"); });
+  ASSERT_EQ(ledger("alpha-n1").size(), 1u);
+  EXPECT_EQ(ledger("alpha-n1")[0].kind, "gpu-error");
+  EXPECT_EQ(ledger("alpha-n1")[0].job_id, job.id);
+}
+
+}  // namespace
+}  // namespace orch::testing
