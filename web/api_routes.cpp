@@ -29,14 +29,14 @@ std::string media_type(const std::string& content_type) {
   return out;
 }
 
-HttpResponse cluster_nodes(ApiBackend& backend, const HttpRequest& request,
+HttpResponse cluster_nodes(JobsApi& backend, const HttpRequest& request,
                            const std::string& cluster) {
   int limit = kDefaultNodeEvents;
   if (auto bad = read_limit(request, limit)) return *bad;
   return answer(backend.cluster_nodes(cluster, limit));
 }
 
-HttpResponse list_jobs(ApiBackend& backend, const HttpRequest& request) {
+HttpResponse list_jobs(JobsApi& backend, const HttpRequest& request) {
   JobFilter filter;
   if (auto state = query_value(request, "state"); state && !state->empty()) {
     if (!parse_job_state(*state)) {
@@ -63,7 +63,7 @@ HttpResponse list_jobs(ApiBackend& backend, const HttpRequest& request) {
   return answer(backend.list_jobs(filter));
 }
 
-HttpResponse submit_job(ApiBackend& backend, const HttpRequest& request) {
+HttpResponse submit_job(JobsApi& backend, const HttpRequest& request) {
   const std::string type = media_type(request.header("content-type"));
   if (!type.empty() && type != "application/yaml" && type != "text/yaml" &&
       type != "application/x-yaml" && type != "application/json" && type != "text/plain") {
@@ -91,7 +91,7 @@ HttpResponse submit_job(ApiBackend& backend, const HttpRequest& request) {
   return response;
 }
 
-HttpResponse job_logs(ApiBackend& backend, const HttpRequest& request, std::int64_t id) {
+HttpResponse job_logs(JobsApi& backend, const HttpRequest& request, std::int64_t id) {
   LogRequest log_request;
   if (auto attempt = query_value(request, "attempt"); attempt && !attempt->empty()) {
     auto value = parse_unsigned_digits<int>(*attempt);
@@ -119,8 +119,7 @@ HttpResponse job_logs(ApiBackend& backend, const HttpRequest& request, std::int6
   return response;
 }
 
-HttpResponse set_outage(ApiBackend& backend, const HttpRequest& request,
-                        const std::string& cluster) {
+HttpResponse set_outage(JobsApi& backend, const HttpRequest& request, const std::string& cluster) {
   nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
   if (body.is_discarded()) {
     return problem_response(400,
@@ -135,17 +134,9 @@ HttpResponse set_outage(ApiBackend& backend, const HttpRequest& request,
   return answer(backend.set_cluster_outage(cluster, body["down"].get<bool>()));
 }
 
-}  // namespace
-
-Router make_api_router(ApiBackend& backend) {
-  ApiBackend* b = &backend;
-  Router router;
-  router.add(
-      "GET", "/healthz",
-      [](const HttpRequest&, const PathParams&) {
-        return json_response(200, {{"status", "ok"}});
-      },
-      Lane::probe);
+// The cluster and job routes, bound to backend (which must outlive router).
+void add_job_routes(Router& router, JobsApi& backend) {
+  JobsApi* b = &backend;
   router.add("GET", "/api/v1/clusters",
              [b](const HttpRequest&, const PathParams&) { return answer(b->list_clusters()); });
   router.add("GET", "/api/v1/clusters/{name}/nodes",
@@ -184,6 +175,19 @@ Router make_api_router(ApiBackend& backend) {
              with_job_id([b](const HttpRequest&, std::int64_t id) {
                return answer(b->cancel_job(id), 202);
              }));
+}
+
+}  // namespace
+
+Router make_api_router(ApiBackend& backend) {
+  Router router;
+  router.add(
+      "GET", "/healthz",
+      [](const HttpRequest&, const PathParams&) {
+        return json_response(200, {{"status", "ok"}});
+      },
+      Lane::probe);
+  add_job_routes(router, backend);
   add_health_routes(router, backend);
   add_data_routes(router, backend);
   return router;

@@ -77,7 +77,7 @@ HttpResponse answer_body(const Result<json>& result, int ok_status) {
   return answer(result, ok_status);
 }
 
-HttpResponse register_dataset(ApiBackend& backend, const HttpRequest& request) {
+HttpResponse register_dataset(DataApi& backend, const HttpRequest& request) {
   const std::string example =
       R"({"name": "imagenet", "cluster": "alpha", "path": "/data/imagenet"})";
   json body;
@@ -105,7 +105,7 @@ HttpResponse register_dataset(ApiBackend& backend, const HttpRequest& request) {
   return answer_body(backend.register_dataset(name, cluster, path), 201);
 }
 
-HttpResponse replicate(ApiBackend& backend, const HttpRequest& request) {
+HttpResponse replicate(DataApi& backend, const HttpRequest& request) {
   const std::string example =
       R"({"dataset": "imagenet", "to": "beta"} or {"job": 7, "to": "beta"})";
   json body;
@@ -136,7 +136,7 @@ HttpResponse replicate(ApiBackend& backend, const HttpRequest& request) {
   return answer_body(backend.replicate_data(r), 202);
 }
 
-HttpResponse list_transfers(ApiBackend& backend, const HttpRequest& request) {
+HttpResponse list_transfers(DataApi& backend, const HttpRequest& request) {
   TransferFilter filter;
   filter.limit = kDefaultTransfers;
   if (auto all = query_value(request, "all"); all && !all->empty()) {
@@ -150,7 +150,7 @@ HttpResponse list_transfers(ApiBackend& backend, const HttpRequest& request) {
   return answer(backend.list_transfers(filter));
 }
 
-HttpResponse start_audit(ApiBackend& backend, const HttpRequest& request) {
+HttpResponse start_audit(DataApi& backend, const HttpRequest& request) {
   const std::string example = R"({"cluster": "alpha"} or no body for every cluster)";
   json body;
   if (auto bad = read_object(request, true, example, body)) return *bad;
@@ -173,8 +173,8 @@ bool valid_dataset_name(const std::string& name) {
   return !only_dots;
 }
 
-void add_data_routes(Router& router, ApiBackend& backend) {
-  ApiBackend* b = &backend;
+void add_data_routes(Router& router, DataApi& backend) {
+  DataApi* b = &backend;
   router.add("GET", "/api/v1/jobs/{id}/checkpoints",
              with_job_id([b](const HttpRequest&, std::int64_t id) {
                return answer(b->job_checkpoints(id));

@@ -3,13 +3,13 @@
 // datasets, replication, transfers and the integrity audit. Internal to web/: make_api_router
 // adds them; see docs/rest-api.md.
 
-#include "web/api_backend.h"
+#include "web/data_api.h"
 #include "web/router.h"
 
 namespace orch {
 
 // Binds the checkpoint and data routes to backend (which must outlive router).
-void add_data_routes(Router& router, ApiBackend& backend);
+void add_data_routes(Router& router, DataApi& backend);
 
 // A dataset name: 1..100 letters, digits, '-', '_' and '.', not only dots (it names a folder).
 bool valid_dataset_name(const std::string& name);

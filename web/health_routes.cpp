@@ -22,7 +22,7 @@ constexpr int kDefaultWindowDays = 30;
 constexpr int kMaxWindowDays = 3650;
 constexpr std::size_t kMaxReason = 1000;
 
-HttpResponse list_nodes(ApiBackend& backend, const HttpRequest& request) {
+HttpResponse list_nodes(HealthApi& backend, const HttpRequest& request) {
   NodeFilter filter;
   if (auto cluster = query_value(request, "cluster"); cluster && !cluster->empty()) {
     filter.cluster = *cluster;
@@ -38,7 +38,7 @@ HttpResponse list_nodes(ApiBackend& backend, const HttpRequest& request) {
 }
 
 // The optional body {"reason": "..."} of quarantine and release; no body is no reason.
-HttpResponse set_node_state(ApiBackend& backend, const HttpRequest& request,
+HttpResponse set_node_state(HealthApi& backend, const HttpRequest& request,
                             const PathParams& params, bool quarantine) {
   std::string reason;
   if (request.body.find_first_not_of(" \t\r\n") != std::string::npos) {
@@ -62,14 +62,14 @@ HttpResponse set_node_state(ApiBackend& backend, const HttpRequest& request,
   return answer(backend.set_node_state(params.at("name"), params.at("node"), quarantine, reason));
 }
 
-HttpResponse cluster_probes(ApiBackend& backend, const HttpRequest& request,
+HttpResponse cluster_probes(HealthApi& backend, const HttpRequest& request,
                             const std::string& cluster) {
   int limit = kDefaultProbes;
   if (auto bad = read_limit(request, limit)) return *bad;
   return answer(backend.cluster_probes(cluster, query_value(request, "node").value_or(""), limit));
 }
 
-HttpResponse provider_report(ApiBackend& backend, const HttpRequest& request) {
+HttpResponse provider_report(HealthApi& backend, const HttpRequest& request) {
   int days = kDefaultWindowDays;
   if (auto bad = read_positive(request, "window_days", kMaxWindowDays, days)) return *bad;
   return answer(backend.provider_report(days));
@@ -77,8 +77,8 @@ HttpResponse provider_report(ApiBackend& backend, const HttpRequest& request) {
 
 }  // namespace
 
-void add_health_routes(Router& router, ApiBackend& backend) {
-  ApiBackend* b = &backend;
+void add_health_routes(Router& router, HealthApi& backend) {
+  HealthApi* b = &backend;
   router.add("GET", "/api/v1/nodes", [b](const HttpRequest& request, const PathParams&) {
     return list_nodes(*b, request);
   });

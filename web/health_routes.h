@@ -3,12 +3,12 @@
 // burn-in and probes, the provider scorecards and a job's MFU history. Internal to web/:
 // make_api_router adds them; see docs/rest-api.md.
 
-#include "web/api_backend.h"
+#include "web/health_api.h"
 #include "web/router.h"
 
 namespace orch {
 
 // Binds the health routes to backend (which must outlive router).
-void add_health_routes(Router& router, ApiBackend& backend);
+void add_health_routes(Router& router, HealthApi& backend);
 
 }  // namespace orch

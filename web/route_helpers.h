@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "scheduler/common/result.h"
-#include "web/api_backend.h"
 #include "web/http_types.h"
+#include "web/jobs_api.h"
 #include "web/router.h"
 
 namespace orch::routes {

@@ -16,8 +16,8 @@ namespace orch {
 
 class BrainCore {
  public:
-  BrainCore(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters)
-      : store(store), clock(clock), clusters(std::move(clusters)) {}
+  BrainCore(Store& the_store, const Clock& the_clock, std::vector<ClusterSpec> configured)
+      : store(the_store), clock(the_clock), clusters(std::move(configured)) {}
 
   Store& store;
   const Clock& clock;

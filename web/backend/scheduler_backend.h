@@ -1,7 +1,8 @@
 #pragma once
-// The real ApiBackend: reads through a pool of its own store connections (WAL: reads never
-// block the brain, nor one another), sends commands to the brain loop and waits a bounded time
-// for the reply, and asks site adapters for logs.
+// The real ApiBackend, its three parts (JobsApi, HealthApi, DataApi) in one object: reads
+// through a pool of its own store connections (WAL: reads never block the brain, nor one
+// another), sends commands to the brain loop and waits a bounded time for the reply, and asks
+// site adapters for logs.
 
 #include <map>
 #include <memory>
@@ -33,6 +34,7 @@ class SchedulerBackend final : public ApiBackend {
                    std::vector<ClusterSpec> clusters, std::map<std::string, ClusterPort*> ports,
                    const Clock& clock);
 
+  // Clusters and jobs (JobsApi).
   Result<nlohmann::json> list_clusters() override;
   Result<nlohmann::json> cluster_nodes(const std::string& cluster, int event_limit) override;
   Result<JsonText> list_jobs(const JobFilter& filter) override;
@@ -45,7 +47,7 @@ class SchedulerBackend final : public ApiBackend {
   Result<std::string> job_logs(std::int64_t id, const LogRequest& request) override;
   Result<nlohmann::json> set_cluster_outage(const std::string& cluster, bool down) override;
 
-  // Health (scheduler_backend_health.cpp).
+  // Health (HealthApi; scheduler_backend_health.cpp).
   Result<nlohmann::json> list_nodes(const NodeFilter& filter) override;
   Result<nlohmann::json> set_node_state(const std::string& cluster, const std::string& node,
                                         bool quarantine, const std::string& reason) override;
@@ -55,7 +57,7 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> provider_report(int window_days) override;
   Result<nlohmann::json> job_mfu(std::int64_t id) override;
 
-  // Checkpoints and data (scheduler_backend_data.cpp).
+  // Checkpoints and data (DataApi; scheduler_backend_data.cpp).
   Result<nlohmann::json> job_checkpoints(std::int64_t id) override;
   Result<nlohmann::json> list_datasets() override;
   Result<nlohmann::json> register_dataset(const std::string& name, const std::string& cluster,

@@ -17,7 +17,8 @@ namespace {
 
 using nlohmann::json;
 
-class DataRoutesTest : public testing::RoutesFixture {};
+// Only the data routes, over the data fake: nothing here needs another route.
+class DataRoutesTest : public testing::RoutesOver<testing::FakeDataApi> {};
 
 TEST_F(DataRoutesTest, JobCheckpoints) {
   auto r = call("GET", "/api/v1/jobs/1/checkpoints");

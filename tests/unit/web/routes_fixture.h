@@ -1,7 +1,8 @@
 #pragma once
 // The REST routes over the fake backend, without sockets: what every route test shares. A
 // request goes through handle_api as the HTTP server would hand it over; errors are checked as
-// the problem+json documents the API promises (docs/rest-api.md).
+// the problem+json documents the API promises (docs/rest-api.md). The tests of one routes file
+// that needs no other route may take only that file's routes over its own fake (RoutesOver).
 
 #include <gtest/gtest.h>
 
@@ -11,14 +12,29 @@
 
 #include "tests/unit/web/fake_backend.h"
 #include "web/api_routes.h"
+#include "web/data_routes.h"
+#include "web/router.h"
 
 namespace orch::testing {
 
-class RoutesFixture : public ::testing::Test {
+// Every route over every fake, through handle_api.
+inline HttpResponse answer_with(FakeBackend& backend, const HttpRequest& request) {
+  return handle_api(backend, request);
+}
+// The data routes alone over their fake.
+inline HttpResponse answer_with(FakeDataApi& backend, const HttpRequest& request) {
+  Router router;
+  add_data_routes(router, backend);
+  return router.dispatch(request);
+}
+
+// The routes that answer_with(Fake&, ...) binds to `backend`, a Fake.
+template <typename Fake>
+class RoutesOver : public ::testing::Test {
  protected:
   HttpResponse call(const std::string& method, const std::string& target,
                     const std::string& body = "", const std::string& type = "application/json") {
-    return handle_api(backend, make_request(method, target, body, type));
+    return answer_with(backend, make_request(method, target, body, type));
   }
   static nlohmann::json parsed(const HttpResponse& r) { return nlohmann::json::parse(r.body); }
   // A problem+json with this status and a detail containing `needle`.
@@ -32,7 +48,10 @@ class RoutesFixture : public ::testing::Test {
     EXPECT_EQ(p["title"], status_title(status));
     EXPECT_NE(p["detail"].get<std::string>().find(needle), std::string::npos) << r.body;
   }
-  FakeBackend backend;
+  Fake backend;
 };
+
+// The whole API over FakeBackend.
+class RoutesFixture : public RoutesOver<FakeBackend> {};
 
 }  // namespace orch::testing

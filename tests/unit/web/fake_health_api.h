@@ -1,0 +1,166 @@
+#pragma once
+// A scripted HealthApi for the web and CLI tests: nodes a1 (active) and a2 (quarantined) of
+// alpha, b1 (retired) of beta-long-name, probes of burn-in rounds r1 and r2 on alpha, provider
+// scorecards and an MFU history for jobs 1 and 2. start_burn_in turns alpha's admission
+// (fake_api_shared.h) to burn-in.
+
+#include <cstdint>
+#include <string>
+
+#include "tests/unit/web/fake_api_shared.h"
+#include "web/health_api.h"
+
+namespace orch::testing {
+
+class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
+ public:
+  NodeFilter last_node_filter;
+  std::string last_node, last_reason, last_probe_node;
+  bool last_quarantine = false;
+  int last_probe_limit = 0;
+  int last_window_days = 0;
+  int burn_ins = 0;
+
+  Result<nlohmann::json> list_nodes(const NodeFilter& filter) override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    last_node_filter = filter;
+    if (filter.cluster && *filter.cluster != "alpha" && *filter.cluster != "beta-long-name") {
+      return make_error(ErrorKind::not_found, "no cluster named \"" + *filter.cluster + "\"");
+    }
+    const nlohmann::json all = {
+        node("alpha", "a1", "active", 0, nullptr, ""),
+        node("alpha", "a2", "quarantined", 1, 1700000400000, "quarantined by hand: Xid 79 twice"),
+        node("beta-long-name", "b1", "retired", 3, 1700000500000, "retired after 3 quarantines")};
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& n : all) {
+      if (filter.cluster && n["cluster"] != *filter.cluster) continue;
+      if (filter.state && n["state"] != *filter.state) continue;
+      out.push_back(n);
+    }
+    return nlohmann::json{{"nodes", out}};
+  }
+  Result<nlohmann::json> set_node_state(const std::string& cluster, const std::string& name,
+                                        bool quarantine, const std::string& reason) override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    if (cluster != "alpha")
+      return make_error(ErrorKind::not_found, "no cluster \"" + cluster + "\"");
+    if (name != "a1" && name != "a2") {
+      return make_error(ErrorKind::not_found,
+                        "cluster alpha has no node \"" + name + "\"; its nodes: a1, a2");
+    }
+    last_node = name;
+    last_reason = reason;
+    last_quarantine = quarantine;
+    return nlohmann::json{
+        {"cluster", cluster}, {"node", name}, {"state", quarantine ? "quarantined" : "active"}};
+  }
+  Result<nlohmann::json> start_burn_in(const std::string& cluster) override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    if (cluster != "alpha")
+      return make_error(ErrorKind::not_found, "no cluster \"" + cluster + "\"");
+    if (alpha_admission == "burn-in") {
+      return make_error(ErrorKind::conflict,
+                        "cluster alpha is already burning in (round r2); wait for it to finish");
+    }
+    ++burn_ins;
+    alpha_admission = "burn-in";
+    return nlohmann::json{{"cluster", cluster}, {"admission", "burn-in"}, {"round", "r2"}};
+  }
+  Result<nlohmann::json> cluster_probes(const std::string& cluster, const std::string& name,
+                                        int limit) override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    if (cluster != "alpha") {
+      return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");
+    }
+    last_probe_node = name;
+    last_probe_limit = limit;
+    const nlohmann::json all = {
+        probe(3, "a2", "r2", false, "GEMM 41.2 GFLOP/s is 0.45 of the median 91.5", 41.2),
+        probe(2, "a1", "r2", true, "ok", 91.5), probe(1, "a1", "r1", true, "ok", 90.1)};
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& p : all) {
+      if (!name.empty() && p["node"] != name) continue;
+      if (static_cast<int>(out.size()) < limit) out.push_back(p);
+    }
+    return nlohmann::json{{"cluster", cluster}, {"probes", out}};
+  }
+  Result<nlohmann::json> provider_report(int window_days) override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    last_window_days = window_days;
+    auto card = [](const std::string& name, const std::string& kind, nlohmann::json clusters) {
+      return nlohmann::json{{"name", name},
+                            {"kind", kind},
+                            {"clusters", std::move(clusters)},
+                            {"availability", 0.9875},
+                            {"gpu_hours", 1234.5},
+                            {"interruptions", 3},
+                            {"interruptions_per_1k_gpu_h", 2.43},
+                            {"node_mtbf_h", 410.2},
+                            {"median_detect_to_resume_s", 95},
+                            {"median_mfu", 0.412},
+                            {"checkpoint_save_p95_s", 12.5},
+                            {"nodes", 2},
+                            {"quarantined_nodes", 1},
+                            {"quarantined_share", 0.5}};
+    };
+    nlohmann::json beta = card("beta-long-name", "cluster", {"beta-long-name"});
+    for (const char* k : {"interruptions_per_1k_gpu_h", "node_mtbf_h", "median_detect_to_resume_s",
+                          "median_mfu", "checkpoint_save_p95_s"}) {
+      beta[k] = nullptr;
+    }
+    beta["interruptions"] = 0;
+    return nlohmann::json{
+        {"window_start_ms", 1700000000000 - window_days * 86400000LL},
+        {"now_ms", 1700000000000},
+        {"cards", {card("alpha", "cluster", {"alpha"}), beta, card("acme", "vendor", {"alpha"})}}};
+  }
+  Result<nlohmann::json> job_mfu(std::int64_t id) override {
+    std::lock_guard lock(mu_);
+    if (auto e = check(id)) return *e;
+    return nlohmann::json{{"job_id", id},
+                          {"attempts",
+                           {{{"no", 1},
+                             {"cluster", "alpha"},
+                             {"nodes", {"a1", "a2"}},
+                             {"buckets",
+                              {{{"at_ms", 1700000040000}, {"mfu", 0.41}, {"samples", 12}},
+                               {{"at_ms", 1700000100000}, {"mfu", 0.39}, {"samples", 11}}}}}}}};
+  }
+
+ private:
+  static nlohmann::json node(const std::string& cluster, const std::string& name,
+                             const std::string& state, int quarantines, nlohmann::json at,
+                             const std::string& why) {
+    return {{"cluster", cluster},
+            {"name", name},
+            {"gpus", 8},
+            {"healthy", name != "a2"},
+            {"reason", name == "a2" ? "drain: Xid 79" : ""},
+            {"state", state},
+            {"quarantines", quarantines},
+            {"quarantined_at_ms", std::move(at)},
+            {"state_reason", why},
+            {"seen_ms", 1700000000000}};
+  }
+  static nlohmann::json probe(int id, const std::string& name, const std::string& round,
+                              bool passed, const std::string& reason, double gflops) {
+    return {{"id", id},
+            {"cluster", "alpha"},
+            {"node", name},
+            {"round", round},
+            {"at_ms", 1700000000000 + id * 1000},
+            {"passed", passed},
+            {"reason", reason},
+            {"gemm_gflops", gflops},
+            {"write_mb_s", 812.34},
+            {"read_mb_s", nullptr},
+            {"result", {{"node", name}, {"gemm_gflops", gflops}}}};
+  }
+};
+
+}  // namespace orch::testing

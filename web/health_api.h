@@ -1,0 +1,41 @@
+#pragma once
+// What the health routes (health_routes.cpp, issue 4) need from the rest of the system: one part
+// of ApiBackend (api_backend.h, which also says how an Error's kind becomes an HTTP status).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "scheduler/common/result.h"
+
+namespace orch {
+
+struct NodeFilter {
+  std::optional<std::string> cluster;  // a configured cluster (not_found otherwise)
+  std::optional<std::string> state;    // a node state name: active, quarantined, retired
+};
+
+class HealthApi {
+ public:
+  virtual ~HealthApi() = default;
+
+  // Every node of every configured cluster with its standing, filtered.
+  virtual Result<nlohmann::json> list_nodes(const NodeFilter& filter) = 0;
+  // A person quarantines (quarantine true) or releases a node; the brain answers not_found with
+  // the cluster's node names for an unknown node.
+  virtual Result<nlohmann::json> set_node_state(const std::string& cluster, const std::string& node,
+                                                bool quarantine, const std::string& reason) = 0;
+  // Starts a burn-in round (conflict while one runs).
+  virtual Result<nlohmann::json> start_burn_in(const std::string& cluster) = 0;
+  // The cluster's probe results newest first; node empty: every node.
+  virtual Result<nlohmann::json> cluster_probes(const std::string& cluster, const std::string& node,
+                                                int limit) = 0;
+  // The provider scorecards over the last window_days days.
+  virtual Result<nlohmann::json> provider_report(int window_days) = 0;
+  // The job's MFU history per attempt, one bucket per minute.
+  virtual Result<nlohmann::json> job_mfu(std::int64_t id) = 0;
+};
+
+}  // namespace orch
