@@ -9,9 +9,11 @@
 //   and REST handlers (read_output, set_outage) from theirs, all at once: every method may run
 //   concurrently with any other, and an implementation guards its own state.
 // - Launch is idempotent per token. Every launch carries a token unique per attempt; launching a
-//   token the site already has returns that launch, never a second job. The provider makes the
-//   token findable (run directory name, Slurm job name/comment, Kubernetes label), so that a
-//   restarted server can ask find() before launching again.
+//   token the site already has returns that launch with LaunchResult::adopted set, and starts
+//   nothing (never a second job). The provider makes the token findable (run directory name,
+//   Slurm job name/comment, Kubernetes label) and looks it up inside launch() itself, so that
+//   a restarted server simply launches again: the site worker asks launch() once per launch and
+//   never find() before it (one round trip to the site, not two).
 // - Bounded calls. Every call returns in bounded time; a site that does not answer is
 //   ErrorKind::unreachable, never a hang, and never an exception.
 // The values it exchanges live in scheduler/model/site_types.h.
@@ -33,8 +35,11 @@ class ClusterPort {
   virtual ~ClusterPort() = default;
 
   virtual Result<SiteInventory> inventory() = 0;
+  // Starts the attempt, or returns the launch the site already has for request.token with
+  // `adopted` set (see above).
   virtual Result<LaunchResult> launch(const LaunchRequest& request) = 0;
-  // nullopt: the site has never seen this token.
+  // What the site has for this token, without launching; nullopt: it has never seen it. Not
+  // needed before a launch (launch() does its own lookup); for callers that only ask.
   virtual Result<std::optional<LaunchResult>> find(const std::string& token) = 0;
   virtual Result<RunObservation> observe(const std::string& token, std::uint64_t output_offset) = 0;
   // A poll round: every watched attempt of the site at once, so that a provider can ask its

@@ -72,8 +72,11 @@ Result<LaunchResult> KubernetesSite::launch(const LaunchRequest& request) {
   }
   auto r = call("POST", plan->jobs_path, plan->job_body, {409});
   if (!r) return r.error();
-  // 409 AlreadyExists: this token was launched before (a retried launch): the same launch.
-  return LaunchResult{plan->job_name, {}};
+  LaunchResult launched{plan->job_name, {}};
+  // 409 AlreadyExists: this token was launched before (a retried launch): the same launch,
+  // adopted. (A 409 on the Service alone is not: the Job may never have been created.)
+  launched.adopted = r->status == 409;
+  return launched;
 }
 
 Result<std::optional<kube::KubeJobInfo>> KubernetesSite::job_of(const std::string& token) {

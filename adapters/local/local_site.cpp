@@ -145,6 +145,12 @@ Result<LaunchResult> LocalSite::existing_launch(const std::string& token) const 
   return result;
 }
 
+Result<LaunchResult> LocalSite::adopted_launch(const std::string& token) const {
+  auto existing = existing_launch(token);
+  if (existing) existing->adopted = true;
+  return existing;
+}
+
 Result<LaunchResult> LocalSite::start_agent(const LaunchRequest& request,
                                             const std::vector<std::string>& nodes) {
   local::RunPaths paths = local::run_paths(options_.root, request.token);
@@ -197,7 +203,7 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
     // without pid, events or lock holder: finish that launch instead of reporting a ghost.
     auto unstarted = never_started(paths);
     if (!unstarted) return unstarted.error();
-    if (!*unstarted) return existing_launch(request.token);
+    if (!*unstarted) return adopted_launch(request.token);
     auto nodes = assign_nodes(request);
     if (!nodes) return nodes.error();
     return start_agent(request, *nodes);
@@ -211,7 +217,7 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
                       "cannot create " + local::runs_dir(options_.root) + ": " + ec.message());
   }
   if (mkdir(paths.dir.c_str(), 0755) != 0) {
-    if (errno == EEXIST) return existing_launch(request.token);  // another server process won
+    if (errno == EEXIST) return adopted_launch(request.token);  // another server process won
     return make_error(ErrorKind::io, "cannot create " + paths.dir + ": " + errno_text(errno));
   }
   return start_agent(request, *nodes);

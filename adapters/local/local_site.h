@@ -52,6 +52,8 @@ class LocalSite final : public ClusterPort {
   Result<void> check_up() const;
   Result<std::vector<std::string>> assign_nodes(const LaunchRequest& request) const;
   Result<LaunchResult> existing_launch(const std::string& token) const;
+  // existing_launch as launch() returns it for a token the site already has: adopted.
+  Result<LaunchResult> adopted_launch(const std::string& token) const;
   // The run directory exists but its agent never started (a crash mid-launch).
   Result<bool> never_started(const local::RunPaths& paths) const;
   Result<LaunchResult> start_agent(const LaunchRequest& request,

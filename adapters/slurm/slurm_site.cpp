@@ -1,6 +1,7 @@
 #include "adapters/slurm/slurm_site.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "adapters/slurm/batch_script.h"
 #include "adapters/ssh/shell_quote.h"
@@ -115,10 +116,15 @@ Result<SiteInventory> SlurmSite::inventory() {
 Result<LaunchResult> SlurmSite::launch(const LaunchRequest& request) {
   auto plan = slurm::make_batch_plan(request, spec_);
   if (!plan) return plan.error();
-  // Idempotent per token: a token Slurm already has is that launch, never a second job.
+  // Idempotent per token: a token Slurm already has is that launch, adopted, never a second
+  // job. This lookup is the only one per launch: the site worker does not call find() first.
   auto existing = find(request.token);
   if (!existing) return existing.error();
-  if (*existing) return **existing;
+  if (*existing) {
+    LaunchResult adopted = std::move(**existing);
+    adopted.adopted = true;
+    return adopted;
+  }
   count_command("mkdir");
   auto prepared = ssh_->exec(plan->prepare_command);
   if (!prepared) return prepared.error();

@@ -3,8 +3,9 @@
 // Slurm's own commands, exactly as a team does by hand. The commands and the parsing of their
 // output are in slurm_parse.h, the batch script in batch_script.h; this file only runs them.
 //
-//   launch   mkdir the run directory, upload job.sh by SFTP, sbatch it (the launch token is the
-//            Slurm job name, so the job can always be found again)
+//   launch   find the token first (a job Slurm already has is returned adopted, nothing is
+//            submitted); else mkdir the run directory, upload job.sh by SFTP, sbatch it (the
+//            launch token is the Slurm job name, so the job can always be found again)
 //   find     squeue by job name, then the run directory's job_id file (written by the job when
 //            it starts), then sacct where the cluster keeps accounting
 //   observe  squeue by job name; for a finished job `scontrol show job` (exit code, reason), or

@@ -47,7 +47,8 @@ Result<BrainReply> AttemptTracker::on(const CancelJob& e) {
 Result<BrainReply> AttemptTracker::on(const LaunchCompleted& e) {
   const Millis now = clock_.now_ms();
   if (!e.result.ok() && e.result.error().kind == ErrorKind::unreachable) {
-    // Unknown whether it launched: the action stays in the outbox and is retried (find first).
+    // Unknown whether it launched: the action stays in the outbox and is retried (launch is
+    // idempotent per token).
     return BrainReply{};
   }
   if (auto r = store_.mark_action_done(e.outbox_id, now); !r) return r.error();

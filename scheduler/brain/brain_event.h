@@ -32,7 +32,8 @@ struct LaunchCompleted {
   std::int64_t outbox_id = 0;
   std::string token;
   Result<LaunchResult> result = LaunchResult{};
-  bool adopted = false;  // found already running by its token: launched before a crash
+  bool adopted =
+      false;  // the site already had this token (launched before a crash): nothing new started
   // Which checkpoint the site worker's pre-launch check chose, and the newer ones it refused.
   ResumeChoice resume;
 };

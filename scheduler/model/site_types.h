@@ -49,6 +49,9 @@ struct LaunchResult {
   // What the site was asked to run, for the job's events (Slurm: the sbatch command line with
   // its --exclude). Empty when the provider has nothing useful to show.
   std::string submit_command;
+  // The site already had this token: launch() returned that earlier launch and started nothing
+  // (a launch retried after a crash). Set by launch() only; find() leaves it false.
+  bool adopted = false;
 };
 
 // What the pre-launch check found (filled by the site worker, not the provider).

@@ -152,23 +152,7 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
                           false});
     return true;
   }
-  // Idempotent launch: a token the site already knows was launched before a crash; adopt it.
-  auto found = port_.find(action.token);
-  if (!found) {
-    if (found.error().kind == ErrorKind::unreachable) {
-      note_reachable(false, found.error().message);
-      return false;
-    }
-    posted_[action.id] = round_;
-    post_(LaunchCompleted{action.id, action.token, found.error(), false});
-    return true;
-  }
-  note_reachable(true);
-  if (*found) {
-    posted_[action.id] = round_;
-    post_(LaunchCompleted{action.id, action.token, **found, true});
-    return true;
-  }
+  // The resume check comes first: it chooses the checkpoint the launch passes in its env.
   ResumeChoice resume;
   if (!request->resume_candidates.empty()) {
     auto checked = check_resume_candidates(port_, request->resume_candidates);
@@ -183,13 +167,22 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
       request->env.erase(request->resume_env);
     }
   }
+  // One call to the site. Launch is idempotent per token (cluster_port.h): a token the site
+  // already has was launched before a crash, and comes back adopted instead of started again.
   auto launched = port_.launch(*request);
-  if (launched) fault_point("kill-after-launch");
+  if (launched && !launched->adopted) fault_point("kill-after-launch");
   if (!launched && launched.error().kind == ErrorKind::unreachable) {
     note_reachable(false, launched.error().message);
     return false;
   }
+  if (launched) note_reachable(true);
   posted_[action.id] = round_;
+  if (launched && launched->adopted) {
+    // The adopted run may have been launched with another checkpoint than the one just chosen:
+    // report no resume choice, as for any adopted launch.
+    post_(LaunchCompleted{action.id, action.token, launched, true});
+    return true;
+  }
   post_(LaunchCompleted{action.id, action.token, launched, false, std::move(resume)});
   return true;
 }

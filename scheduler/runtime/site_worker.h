@@ -68,8 +68,8 @@ class SiteWorker {
   // the brain has judged the result, so unlike launches and cancels it is never repeated here.
   std::set<std::int64_t> probed_;
   // Action ids posted to the brain and perhaps not yet marked done, with the round of posting.
-  // One still pending kRetryRounds later is carried out again (launches find before they
-  // launch, cancels are idempotent): the brain's transaction for it may have failed.
+  // One still pending kRetryRounds later is carried out again (launches and cancels are
+  // idempotent per token): the brain's transaction for it may have failed.
   std::map<std::int64_t, long> posted_;
   static constexpr long kRetryRounds = 100;
   long round_ = 0;

@@ -27,7 +27,9 @@ class FakeSite final : public ClusterPort {
   std::vector<NodeInfo> inventory_nodes = {{"n0", 4, true, ""}};
   std::optional<Error> launch_error;  // the next launch fails with this
   std::map<std::string, Run> runs;    // by token
-  std::vector<std::string> launched, cancelled, found;
+  // launched: the tokens of launches that started a run; launch_calls: of every launch() call,
+  // adopted ones included; found: of every find() call.
+  std::vector<std::string> launched, launch_calls, cancelled, found;
   // Probes: what probe_nodes answers, and the requests it was given.
   Result<std::vector<ProbeResult>> probe_result = std::vector<ProbeResult>{};
   std::vector<ProbeRequest> probed;
@@ -56,9 +58,16 @@ class FakeSite final : public ClusterPort {
     if (down) return unreachable();
     return SiteInventory{inventory_nodes};
   }
+  // Idempotent per token, as cluster_port.h asks: a token in `runs` is returned adopted.
   Result<LaunchResult> launch(const LaunchRequest& r) override {
     if (down) return unreachable();
+    launch_calls.push_back(r.token);
     if (launch_error) return *std::exchange(launch_error, std::nullopt);
+    if (auto it = runs.find(r.token); it != runs.end()) {
+      LaunchResult existing{it->second.obs.site_job_id, {"n0"}};
+      existing.adopted = true;
+      return existing;
+    }
     launched.push_back(r.token);
     runs[r.token] = Run{r, RunObservation{RunPhase::running, {}, "job-" + r.token, {"n0"}, {}, 0}};
     return LaunchResult{"job-" + r.token, {"n0"}};

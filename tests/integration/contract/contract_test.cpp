@@ -260,7 +260,7 @@ TYPED_TEST(Contract, LaunchReportsProgressOnceAndFindFindsIt) {
   EXPECT_EQ((*found)->site_job_id, first.site_job_id);
 }
 
-// 1b. Launching a token the site already has returns that launch, never a second job
+// 1b. Launching a token the site already has returns that launch, adopted, never a second job
 //     (adapters/README.md: "Launch is idempotent per token").
 TYPED_TEST(Contract, SecondLaunchOfATokenReturnsTheFirstLaunch) {
   const std::string token = this->new_token();
@@ -281,6 +281,8 @@ TYPED_TEST(Contract, SecondLaunchOfATokenReturnsTheFirstLaunch) {
   auto second = this->site_->launch(this->request(token, kTwoProgressLinesThenSleep));
   ASSERT_TRUE(second.ok()) << "a second launch of the same token failed: "
                            << second.error().message;
+  EXPECT_FALSE(first.adopted) << "the first launch started the job";
+  EXPECT_TRUE(second->adopted) << "the second launch must say it returned an existing one";
   EXPECT_EQ(second->site_job_id, first.site_job_id);
   auto jobs = TypeParam::site_jobs(token);
   ASSERT_TRUE(jobs.ok()) << jobs.error().message;

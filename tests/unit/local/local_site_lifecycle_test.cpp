@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+
 #include "tests/unit/local/local_test_util.h"
 
 namespace orch::testing {
@@ -91,6 +93,7 @@ TEST_F(LocalSiteTest, NewSiteObjectOnSameRootSeesRunsOfTheOldOne) {
   EXPECT_EQ(obs->phase, RunPhase::running);
   auto again = site_->launch(request("run-restart", "echo second"));
   ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->adopted) << "the new site object adopts the old one's run";
   EXPECT_EQ(again->site_job_id, launched.site_job_id);
 
   std::ofstream(run_dir("run-restart") + "/work/go") << "go\n";
@@ -127,11 +130,15 @@ TEST_F(LocalSiteTest, RunSurvivesTheServerBeingKilled) {
 TEST_F(LocalSiteTest, ConcurrentCallsFromTwoThreadsAgree) {
   auto r = request("run-threads", "sleep 0.3");
   std::vector<std::string> ids(4);
+  std::vector<int> adopted(4, -1);  // -1: the launch failed
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&, i] {
       auto result = site_->launch(r);
-      if (result.ok()) ids[i] = result->site_job_id;
+      if (result.ok()) {
+        ids[i] = result->site_job_id;
+        adopted[i] = result->adopted ? 1 : 0;
+      }
       for (int k = 0; k < 20; ++k) (void)site_->observe("run-threads", 0);
     });
   }
@@ -139,6 +146,8 @@ TEST_F(LocalSiteTest, ConcurrentCallsFromTwoThreadsAgree) {
   ASSERT_FALSE(ids[0].empty());
   pgids_.push_back(std::stoi(ids[0]));
   for (const std::string& id : ids) EXPECT_EQ(id, ids[0]);
+  EXPECT_EQ(std::count(adopted.begin(), adopted.end(), 0), 1) << "exactly one launch started it";
+  EXPECT_EQ(std::count(adopted.begin(), adopted.end(), 1), 3) << "the others adopted it";
   EXPECT_EQ(wait_exited("run-threads").exit->exit_code, 0);
 }
 

@@ -97,14 +97,31 @@ TEST_F(LocalSiteTest, KilledAgentIsReportedAsVanished) {
 TEST_F(LocalSiteTest, LaunchIsIdempotentPerToken) {
   auto r = request("run-once", "echo started >> \"$ORCH_RUN_DIR/../../../count\"; sleep 0.2");
   LaunchResult a = launch_ok(r);
+  EXPECT_FALSE(a.adopted) << "the first launch starts the run";
   auto b = site_->launch(r);
   ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_TRUE(b->adopted) << "the second returns the first, adopted";
   EXPECT_EQ(a.site_job_id, b->site_job_id);
   EXPECT_EQ(a.nodes, b->nodes);
   ASSERT_EQ(wait_exited("run-once").phase, RunPhase::exited);
   EXPECT_EQ(slurp(root_ + "/count"), "started\n");
   std::string events = slurp(run_dir("run-once") + "/events.jsonl");
   EXPECT_EQ(std::count(events.begin(), events.end(), '\n'), 2);  // one start, one exit
+}
+
+TEST_F(LocalSiteTest, ARunDirectoryWhoseAgentNeverStartedIsLaunchedNotAdopted) {
+  // A server that crashed between creating the run directory and starting the agent.
+  std::filesystem::create_directories(run_dir("run-half"));
+  auto found = site_->find("run-half");
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_FALSE(found->has_value()) << "not a launch yet";
+  LaunchResult launched = launch_ok(request("run-half", "echo started"));
+  EXPECT_FALSE(launched.adopted) << "the agent starts now";
+  EXPECT_EQ(wait_exited("run-half").exit->exit_code, 0);
+  auto again = site_->launch(request("run-half", "echo started"));
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->adopted);
+  EXPECT_EQ(again->site_job_id, launched.site_job_id);
 }
 
 TEST_F(LocalSiteTest, FindKnowsLaunchedTokensOnly) {

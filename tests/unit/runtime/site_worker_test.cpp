@@ -5,6 +5,7 @@
 #include <deque>
 #include <filesystem>
 
+#include "scheduler/model/launch_request_json.h"
 #include "scheduler/runtime/site_worker.h"
 #include "tests/harness/brain_fixture.h"
 #include "tests/harness/fake_site.h"
@@ -50,6 +51,37 @@ class SiteWorkerTest : public BrainFixture {
       posted_.pop_front();
       handle(e);
     }
+  }
+
+  // A launch row for alpha that resumes: the site holds checkpoint 30 at /ckpt/step-300 just
+  // as registered, so the resume check chooses it. Straight into the outbox (no attempt row):
+  // what the worker posts is read from posted_, without the brain.
+  std::int64_t enqueue_resuming_launch(const std::string& token) {
+    Manifest files;
+    files.directory = true;
+    files.files = {{"model.bin", 4096, std::string(64, 'a')}};
+    LaunchRequest r;
+    r.token = token;
+    r.job_id = 99;
+    r.attempt_no = 2;
+    r.command = "train";
+    r.resume_candidates = {ResumeCandidate{30, 300, "/ckpt/step-300", files}};
+    alpha_.manifests.insert_or_assign("/ckpt/step-300", Result<Manifest>(files));
+    return store
+        ->enqueue(
+            {0, "alpha", ActionKind::launch, token, launch_request_to_json(r), 1000, std::nullopt})
+        .value();
+  }
+  // The one LaunchCompleted the workers posted (and not yet handed to the brain).
+  std::optional<LaunchCompleted> posted_launch() {
+    std::optional<LaunchCompleted> found;
+    for (const auto& e : posted_) {
+      if (const auto* l = std::get_if<LaunchCompleted>(&e)) {
+        EXPECT_FALSE(found) << "more than one LaunchCompleted";
+        found = *l;
+      }
+    }
+    return found;
   }
 
   std::filesystem::path dir_;
@@ -99,8 +131,67 @@ TEST_F(SiteWorkerTest, ALaunchTheSiteAlreadyHasIsAdoptedNotRepeated) {
   alpha_.runs[token].obs.site_job_id = "job-before-crash";
   round();
   EXPECT_TRUE(alpha_.launched.empty());
+  EXPECT_THAT(alpha_.launch_calls, ::testing::ElementsAre(token)) << "launch() returned it";
+  EXPECT_TRUE(alpha_.found.empty()) << "no find() before the launch";
   EXPECT_EQ(last_attempt(id).site_job_id, "job-before-crash");
   EXPECT_THAT(event_kinds(id), ::testing::Contains("adopted"));
+}
+
+TEST_F(SiteWorkerTest, ALaunchAsksTheSiteOnce) {
+  // launch() is idempotent per token (cluster_port.h), so nothing asks find() before it: one
+  // call to the site per launch (one SSH round trip on Slurm, not two).
+  JobId id = submit(make_job());
+  alpha_worker_->run_once();
+  std::string token = last_attempt(id).token;
+  EXPECT_THAT(alpha_.launch_calls, ::testing::ElementsAre(token));
+  EXPECT_THAT(alpha_.launched, ::testing::ElementsAre(token));
+  EXPECT_TRUE(alpha_.found.empty());
+  auto completed = posted_launch();
+  ASSERT_TRUE(completed);
+  EXPECT_FALSE(completed->adopted);
+  ASSERT_TRUE(completed->result.ok());
+  EXPECT_EQ(completed->result->site_job_id, "job-" + token);
+  round();
+  EXPECT_THAT(event_kinds(id), ::testing::Contains("launched"));
+  EXPECT_THAT(event_kinds(id), ::testing::Not(::testing::Contains("adopted")));
+}
+
+TEST_F(SiteWorkerTest, AResumingLaunchPassesTheCheckedCheckpointAndReportsTheChoice) {
+  const std::string token = "orch-99-2-fresh";
+  std::int64_t action = enqueue_resuming_launch(token);
+  alpha_worker_->run_once();
+  EXPECT_THAT(alpha_.launch_calls, ::testing::ElementsAre(token));
+  EXPECT_TRUE(alpha_.found.empty());
+  ASSERT_TRUE(alpha_.runs.count(token));
+  EXPECT_EQ(alpha_.runs[token].request.env["ORCH_RESUME_FROM"], "/ckpt/step-300");
+  auto completed = posted_launch();
+  ASSERT_TRUE(completed);
+  EXPECT_EQ(completed->outbox_id, action);
+  EXPECT_FALSE(completed->adopted);
+  EXPECT_EQ(completed->resume.checkpoint_id, 30);
+  EXPECT_EQ(completed->resume.path, "/ckpt/step-300");
+}
+
+TEST_F(SiteWorkerTest, AnAdoptedLaunchIsPostedAsAdoptedWithNoResumeChoice) {
+  // The site already runs the token (launched before a crash, perhaps from another checkpoint).
+  const std::string token = "orch-99-2-adopted";
+  alpha_.runs[token].obs.phase = RunPhase::running;
+  alpha_.runs[token].obs.site_job_id = "job-before-crash";
+  std::int64_t action = enqueue_resuming_launch(token);
+  alpha_worker_->run_once();
+  EXPECT_EQ(alpha_.manifest_requests.size(), 1u) << "the resume check runs before the launch";
+  EXPECT_THAT(alpha_.launch_calls, ::testing::ElementsAre(token)) << "asked once";
+  EXPECT_TRUE(alpha_.found.empty());
+  EXPECT_TRUE(alpha_.launched.empty()) << "nothing new was started";
+  auto completed = posted_launch();
+  ASSERT_TRUE(completed);
+  EXPECT_EQ(completed->outbox_id, action);
+  EXPECT_TRUE(completed->adopted);
+  ASSERT_TRUE(completed->result.ok());
+  EXPECT_EQ(completed->result->site_job_id, "job-before-crash");
+  EXPECT_FALSE(completed->resume.checkpoint_id) << "no resume choice for an adopted run";
+  EXPECT_TRUE(completed->resume.path.empty());
+  EXPECT_TRUE(completed->resume.rejected.empty());
 }
 
 TEST_F(SiteWorkerTest, SiteDownPastGraceMovesTheJobToTheOtherSite) {
