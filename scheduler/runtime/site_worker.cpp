@@ -177,13 +177,11 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
   }
   if (launched) note_reachable(true);
   posted_[action.id] = round_;
-  if (launched && launched->adopted) {
-    // The adopted run may have been launched with another checkpoint than the one just chosen:
-    // report no resume choice, as for any adopted launch.
-    post_(LaunchCompleted{action.id, action.token, launched, true});
-    return true;
-  }
-  post_(LaunchCompleted{action.id, action.token, launched, false, std::move(resume)});
+  // An adopted run may have been launched with another checkpoint than the one just chosen: it
+  // reports no resume choice.
+  const bool adopted = launched && launched->adopted;
+  post_(LaunchCompleted{action.id, action.token, launched, adopted,
+                        adopted ? ResumeChoice{} : std::move(resume)});
   return true;
 }
 

@@ -13,15 +13,14 @@
 #include "scheduler/common/clock.h"
 #include "scheduler/store/store.h"
 #include "tests/harness/builders.h"
+#include "tests/harness/store_fixture.h"
 
 namespace orch::testing {
 
-class BrainFixture : public ::testing::Test {
+class BrainFixture : public StoreFixture {
  protected:
   void start(std::vector<ClusterSpec> clusters) {
-    auto s = Store::open(":memory:");
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    store = std::move(*s);
+    open_store();
     brain = std::make_unique<Brain>(*store, clock, std::move(clusters));
     ASSERT_TRUE(brain->start().ok());
   }
@@ -37,7 +36,6 @@ class BrainFixture : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.error().message;
   }
 
-  JobRow job(JobId id) { return store->job(id).value().value(); }
   std::vector<AttemptRow> attempts(JobId id) { return store->attempts_of(id).value(); }
   AttemptRow last_attempt(JobId id) { return attempts(id).back(); }
   std::vector<OutboxRow> outbox(const std::string& cluster) {
@@ -143,14 +141,6 @@ class BrainFixture : public ::testing::Test {
     return out;
   }
 
-  std::vector<EventRow> events_of_kind(JobId id, const std::string& kind) {
-    std::vector<EventRow> out;
-    for (const auto& e : store->events_of(id).value()) {
-      if (e.kind == kind) out.push_back(e);
-    }
-    return out;
-  }
-
   void exits(const AttemptRow& a, std::optional<int> code,
              std::optional<int> signal = std::nullopt) {
     ExitStatus st;
@@ -165,8 +155,6 @@ class BrainFixture : public ::testing::Test {
     return kinds;
   }
 
-  FakeClock clock;
-  std::unique_ptr<Store> store;
   std::unique_ptr<Brain> brain;
 };
 

@@ -7,22 +7,22 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "scheduler/brain/brain_core.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/store/store.h"
 #include "tests/harness/builders.h"
+#include "tests/harness/store_fixture.h"
 
 namespace orch::testing {
 
-class BrainPartFixture : public ::testing::Test {
+class BrainPartFixture : public StoreFixture {
  protected:
   // The clusters, configured and active, each with `nodes` nodes named <cluster>-n0, -n1, ...
   void start(std::vector<ClusterSpec> clusters) {
-    auto s = Store::open(":memory:");
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    store = std::move(*s);
+    open_store();
     core = std::make_unique<BrainCore>(*store, clock, clusters);
     for (const auto& c : clusters) {
       ASSERT_TRUE(store->ensure_cluster(c.name, Admission::active, clock.now_ms()).ok());
@@ -47,6 +47,19 @@ class BrainPartFixture : public ::testing::Test {
       return Ok{};
     });
     ASSERT_TRUE(r.ok()) << r.error().message;
+  }
+
+  // Runs body in one transaction and returns the value it gives (expecting success).
+  template <typename Body>
+  auto transaction_value(Body body) {
+    std::decay_t<decltype(*body())> out{};
+    in_transaction([&]() -> Result<void> {
+      auto r = body();
+      if (!r) return r.error();
+      out = std::move(*r);
+      return Ok{};
+    });
+    return out;
   }
 
   // A stored job in `state`.
@@ -84,7 +97,6 @@ class BrainPartFixture : public ::testing::Test {
     return a;
   }
 
-  JobRow job(JobId id) { return store->job(id).value().value(); }
   AttemptRow attempt(const AttemptRow& a) {
     return store->attempt_by_token(a.token).value().value();
   }
@@ -95,16 +107,6 @@ class BrainPartFixture : public ::testing::Test {
     }
     return out;
   }
-  std::vector<EventRow> events_of_kind(JobId id, const std::string& kind) {
-    std::vector<EventRow> out;
-    for (const auto& e : store->events_of(id).value()) {
-      if (e.kind == kind) out.push_back(e);
-    }
-    return out;
-  }
-
-  FakeClock clock{1'700'000'000'000};
-  std::unique_ptr<Store> store;
   std::unique_ptr<BrainCore> core;
 };
 

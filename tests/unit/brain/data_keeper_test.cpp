@@ -71,23 +71,11 @@ TEST_F(DataKeeperTest, AListedCheckpointIsVerifiedAndOfferedToResumeFromNewestFi
       return data->on(ManifestCompleted{row.id, "alpha", row.payload, one_file(10)});
     });
   }
-  std::vector<ResumeCandidate> here;
-  in_transaction([&]() -> Result<void> {
-    auto c = data->resume_candidates_at(job.id, "alpha");
-    if (!c) return c.error();
-    here = *c;
-    return Ok{};
-  });
+  auto here = transaction_value([&] { return data->resume_candidates_at(job.id, "alpha"); });
   ASSERT_EQ(here.size(), 2u);
   EXPECT_EQ(here[0].step, 200);
   EXPECT_EQ(here[1].step, 100);
-  std::vector<ResumeCandidate> elsewhere;
-  in_transaction([&]() -> Result<void> {
-    auto c = data->resume_candidates_at(job.id, "beta");
-    if (!c) return c.error();
-    elsewhere = *c;
-    return Ok{};
-  });
+  auto elsewhere = transaction_value([&] { return data->resume_candidates_at(job.id, "beta"); });
   EXPECT_TRUE(elsewhere.empty());
 }
 
@@ -115,18 +103,9 @@ TEST_F(DataKeeperTest, AJobWhoseDatasetIsElsewhereWaitsForItsCopy) {
   });
   JobRow job = add_job(make_job().datasets({"tiny"}));
 
-  std::vector<std::string> at_alpha, at_beta;
-  std::map<std::string, std::string> env;
-  in_transaction([&]() -> Result<void> {
-    auto a = data->stage_for(job, "alpha", env);
-    if (!a) return a.error();
-    at_alpha = *a;
-    std::map<std::string, std::string> beta_env;
-    auto b = data->stage_for(job, "beta", beta_env);
-    if (!b) return b.error();
-    at_beta = *b;
-    return Ok{};
-  });
+  std::map<std::string, std::string> env, beta_env;
+  auto at_alpha = transaction_value([&] { return data->stage_for(job, "alpha", env); });
+  auto at_beta = transaction_value([&] { return data->stage_for(job, "beta", beta_env); });
   EXPECT_TRUE(at_alpha.empty());
   EXPECT_EQ(env.begin()->second, "/data/alpha/tiny");
   ASSERT_EQ(at_beta.size(), 1u);
