@@ -22,8 +22,11 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
           {"env", r.env},
           {"nodes", r.nodes},
           {"gpus_per_node", r.gpus_per_node},
+          {"tasks_per_node", r.tasks_per_node},
           {"exclude_nodes", r.exclude_nodes},
-          {"hang_after_s", r.hang_after_s}};
+          {"hang_after_s", r.hang_after_s},
+          {"heartbeat_s", r.heartbeat_s},
+          {"heartbeat_timeout_s", r.heartbeat_timeout_s}};
 }
 
 Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
@@ -38,7 +41,10 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.nodes = j.at("nodes").get<int>();
     r.gpus_per_node = j.at("gpus_per_node").get<int>();
     r.exclude_nodes = j.value("exclude_nodes", std::vector<std::string>{});
+    r.tasks_per_node = j.value("tasks_per_node", 1);
     r.hang_after_s = j.value("hang_after_s", 600.0);
+    r.heartbeat_s = j.value("heartbeat_s", r.heartbeat_s);
+    r.heartbeat_timeout_s = j.value("heartbeat_timeout_s", r.heartbeat_timeout_s);
     r.resume_env = j.value("resume_env", r.resume_env);
     for (const auto& c : j.value("resume_candidates", nlohmann::json::array())) {
       ResumeCandidate rc;

@@ -34,10 +34,18 @@ struct LaunchRequest {
   std::map<std::string, std::string> env;  // includes the resume variable when resuming
   int nodes = 1;
   int gpus_per_node = 1;
+  // Tasks started on each node (docs/launch-contract.md): nodes x tasks_per_node tasks in all,
+  // each under its own agent with its place in the gang in its environment.
+  int tasks_per_node = 1;
   std::vector<std::string> exclude_nodes;
   // No progress line for this long means the job hangs (the agent notes it in its event file;
   // the brain acts on it). 0: never.
   double hang_after_s = 600.0;
+  // Each task's agent writes a heartbeat this often; a task whose heartbeats stop for
+  // heartbeat_timeout_s while the site itself answers ends the attempt as node_lost, naming
+  // that task's node. 0: no heartbeats (and no such check).
+  double heartbeat_s = 5.0;
+  double heartbeat_timeout_s = 30.0;
   // Newest first. Empty: start from the beginning (or from env's resume variable, if set).
   std::vector<ResumeCandidate> resume_candidates;
   std::string resume_env = "ORCH_RESUME_FROM";  // the variable that carries the chosen path
@@ -80,6 +88,9 @@ struct ExitStatus {
   std::optional<int> signal;     // set when a signal killed it
   std::string detail;            // provider's words (Slurm state, pod reason), may be empty
   bool node_lost = false;        // the provider says the node failed under it
+  // The node of the task that failed first (a gang ends when one task fails), when the
+  // provider knows it; empty otherwise. With node_lost, only this node is blamed.
+  std::string failed_node;
   // The cause when the provider states it (Slurm PREEMPTED, TIMEOUT, OUT_OF_MEMORY); it wins
   // over what the exit code and signal would suggest, but not over a cancel orchestrate sent.
   std::optional<ExitCause> cause;
