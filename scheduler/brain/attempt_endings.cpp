@@ -9,6 +9,7 @@
 
 #include "scheduler/brain/attempt_tracker.h"
 #include "scheduler/common/text.h"
+#include "scheduler/lifecycle/hang_policy.h"
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/restart_policy.h"
 
@@ -53,15 +54,21 @@ Result<void> AttemptTracker::end_attempt(AttemptRow& attempt, ExitCause cause,
   if (attempt.exit_code) msg += ", exit code " + std::to_string(*attempt.exit_code);
   if (attempt.signal) msg += ", signal " + std::to_string(*attempt.signal);
   if (attempt.last_step) msg += ", at step " + std::to_string(*attempt.last_step);
+  // The node that failed first when the site named it (a gang's other nodes only went down with
+  // it), else every node of the attempt.
+  const std::vector<std::string> lost =
+      attempt.failed_node.empty() ? attempt.nodes : std::vector<std::string>{attempt.failed_node};
   if (cause == ExitCause::node_lost) {
-    msg += attempt.nodes.empty() ? std::string(", on nodes the site did not name")
-                                 : ", on node(s) " + join(attempt.nodes, ", ");
+    msg += lost.empty() ? std::string(", on nodes the site did not name")
+                        : ", on node(s) " + join(lost, ", ");
+  } else if (!attempt.failed_node.empty()) {
+    msg += ", first on node " + attempt.failed_node;
   }
   if (!detail.empty()) msg += " (" + detail + ")";
   if (auto r = event(attempt.job_id, attempt.no, "attempt-ended", msg); !r) return r;
   if (cause != ExitCause::node_lost) return Ok{};
-  // The node ledger: the failure goes on every node the attempt ran on.
-  for (const auto& node : attempt.nodes) {
+  // The node ledger: the failure goes on the node(s) lost.
+  for (const auto& node : lost) {
     std::string what = "node failure under job " + std::to_string(attempt.job_id) + " attempt " +
                        std::to_string(attempt.no);
     if (!attempt.site_job_id.empty()) what += " (site job " + attempt.site_job_id + ")";
@@ -153,6 +160,38 @@ Result<void> AttemptTracker::after_attempt_end(const AttemptRow& attempt) {
 
 // ---- hangs ------------------------------------------------------------------------------
 
+namespace {
+
+// Why the attempt counts as hung, in the words of the rule that fired (lifecycle/hang_policy.h).
+std::string hang_detail(const AttemptRow& a, Millis now) {
+  char buf[200];
+  if (!a.last_progress_ms) {
+    const Millis since = a.running_ms.value_or(a.started_ms);
+    std::snprintf(buf, sizeof buf,
+                  "no first progress line %.0f s after it started (startup_timeout %.0f s)",
+                  static_cast<double>(now - since) / 1000.0,
+                  static_cast<double>(a.startup_timeout_ms) / 1000.0);
+    return buf;
+  }
+  char limit[96];
+  std::snprintf(limit, sizeof limit, "hang_after %.0f s",
+                static_cast<double>(a.hang_after_ms) / 1000.0);
+  if (a.hang_watch.adaptive) {
+    if (auto median = median_step_s(a.hang_watch)) {
+      std::snprintf(limit, sizeof limit, "%.0f s: max(60 s, 20 x median step %.3g s)",
+                    static_cast<double>(a.hang_after_ms) / 1000.0, *median);
+    } else {
+      std::snprintf(limit, sizeof limit, "60 s: no step time yet");
+    }
+  }
+  std::snprintf(buf, sizeof buf, "no progress line for %.0f s (%s), last step %lld",
+                static_cast<double>(now - *a.last_progress_ms) / 1000.0, limit,
+                static_cast<long long>(a.last_step.value_or(0)));
+  return buf;
+}
+
+}  // namespace
+
 Result<void> AttemptTracker::detect_hangs() {
   const Millis now = clock_.now_ms();
   // One query finds the candidates: a tick over hundreds of healthy jobs reads nothing more.
@@ -162,13 +201,7 @@ Result<void> AttemptTracker::detect_hangs() {
     auto job = store_.job(a.job_id);
     if (!job) return job.error();
     if (!*job || is_terminal((*job)->state)) continue;
-    const double hang_after_s = static_cast<double>(a.hang_after_ms) / 1000.0;
-    const Millis since = a.last_progress_ms.value_or(a.running_ms.value_or(a.started_ms));
-    const Millis silent = now - since;
-    char detail[160];
-    std::snprintf(detail, sizeof detail, "no progress line for %.0f s (hang_after %.0f s)%s",
-                  static_cast<double>(silent) / 1000.0, hang_after_s,
-                  a.last_step ? (", last step " + std::to_string(*a.last_step)).c_str() : "");
+    const std::string detail = hang_detail(a, now);
     if (auto r = end_attempt(a, ExitCause::hang, detail); !r) return r;
     if (auto r = request_cancel(a, "hung: " + std::string(detail)); !r) return r;
     if (auto r = health_.implicate_nodes(a, ExitCause::hang, {}, detail); !r) return r;

@@ -7,6 +7,7 @@
 #include "scheduler/brain/attempt_tracker.h"
 #include "scheduler/health/quarantine.h"
 #include "scheduler/lifecycle/failure_classifier.h"
+#include "scheduler/lifecycle/hang_policy.h"
 #include "scheduler/lifecycle/mfu.h"
 
 namespace orch {
@@ -136,6 +137,7 @@ Result<BrainReply> AttemptTracker::attempt_exited(AttemptRow& a, JobRow& job,
   ExitStatus status = e.exit.value_or(ExitStatus{});
   a.exit_code = status.exit_code;
   a.signal = status.signal;
+  a.failed_node = status.failed_node;
   FailureEvidence evidence{status, a.cancel_requested || job.state == JobState::cancelled,
                            e.log_tail};
   FailureVerdict verdict = classify_failure(evidence, a.nodes);
@@ -151,8 +153,10 @@ Result<BrainReply> AttemptTracker::attempt_exited(AttemptRow& a, JobRow& job,
     detail += (detail.empty() ? "" : "; ") + verdict.rule + ": " + verdict.evidence;
   }
   if (auto r = end_attempt(a, verdict.cause, detail); !r) return r.error();
-  if (auto r = health_.implicate_nodes(a, verdict.cause, verdict.named_nodes, verdict.evidence);
-      !r) {
+  // A gang's failure names the node whose task failed first, when the log names none.
+  std::vector<std::string> named = verdict.named_nodes;
+  if (named.empty() && !a.failed_node.empty()) named.push_back(a.failed_node);
+  if (auto r = health_.implicate_nodes(a, verdict.cause, named, verdict.evidence); !r) {
     return r.error();
   }
   if (auto r = after_attempt_end(a); !r) return r.error();
@@ -207,10 +211,19 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
   std::optional<double> peak = cluster ? cluster->peak_flops_per_gpu() : std::nullopt;
   std::optional<double> fpt = model_flops_per_token(job.spec.model);
   std::vector<HealthJudge::MfuSample> mfu_samples;
+  // For the hang limit: the steps' own times when they report them, else the time between
+  // this observation's progress and the previous one's over the steps in between.
+  const std::optional<Millis> seen_before = a.last_progress_ms;
+  const std::optional<std::int64_t> step_before = a.last_step;
+  bool step_times_reported = false;
   for (const auto& line : reports) {
     if (const auto* p = std::get_if<ProgressReport>(&line)) {
       // Workers re-read output from the start after a restart; steps already seen are skipped.
       if (a.last_step && p->step <= *a.last_step) continue;
+      if (p->step_time_s) {
+        a.hang_after_ms = note_step_time(a.hang_watch, a.hang_after_ms, *p->step_time_s);
+        step_times_reported = true;
+      }
       a.last_progress_ms = now;
       if (!a.first_step) a.first_step = p->step;
       a.last_step = p->step;
@@ -237,6 +250,12 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
         if (auto r = data_.register_checkpoint(a, **added, c.path); !r) return r;
       }
     }
+  }
+  if (!step_times_reported && seen_before && step_before && a.last_step &&
+      *a.last_step > *step_before && now > *seen_before) {
+    const double per_step = static_cast<double>(now - *seen_before) / 1000.0 /
+                            static_cast<double>(*a.last_step - *step_before);
+    a.hang_after_ms = note_step_time(a.hang_watch, a.hang_after_ms, per_step);
   }
   a.mfu = compute_mfu(a.tokens_total, a.step_time_total, fpt, a.gpus, peak);
   if (auto r = health_.watch_mfu(a, job, mfu_samples); !r) return r;

@@ -15,6 +15,8 @@ namespace orch {
 namespace {
 
 constexpr Millis kIncidentMs = 10LL * 60'000;
+// The newest ledger entries of a node read to find an earlier hang (a bounded read).
+constexpr int kHangLookback = 200;
 
 std::string percent(double v) {
   char buf[32];
@@ -133,10 +135,38 @@ Result<void> HealthJudge::implicate_nodes(const AttemptRow& attempt, ExitCause c
   // empty the cluster.
   std::vector<std::string> nodes = named_nodes;
   if (nodes.empty() && attempt.nodes.size() == 1) nodes = attempt.nodes;
+  if (cause == ExitCause::hang) return note_hang(attempt, evidence);
   for (const auto& n : nodes) {
     std::string msg = std::string(kind) + " under job " + std::to_string(attempt.job_id) +
                       " attempt " + std::to_string(attempt.no) + ": " + evidence;
     if (auto r = node_event(attempt.cluster, n, kind, msg, &attempt); !r) return r;
+  }
+  return Ok{};
+}
+
+// A hang is most often the job's own (a deadlock, a stuck data loader), so it counts against a
+// node only when the same node hung under another job too, within the quarantine window. The
+// first hang leaves a "hang-seen" entry, which the ledger shows but does not count. (A node whose
+// own heartbeats stopped is a node loss, judged by the site, not a hang.)
+Result<void> HealthJudge::note_hang(const AttemptRow& attempt, const std::string& evidence) {
+  const Millis since = clock_.now_ms() - policy_of(cluster_spec(attempt.cluster)).window_ms;
+  for (const auto& n : attempt.nodes) {
+    auto recent = store_.node_events(attempt.cluster, n, kHangLookback);
+    if (!recent) return recent.error();
+    bool seen_elsewhere = false;
+    for (const auto& e : *recent) {
+      if (e.at_ms < since) break;  // newest first
+      seen_elsewhere = seen_elsewhere || ((e.kind == "hang-seen" || e.kind == "hang") && e.job_id &&
+                                          *e.job_id != attempt.job_id);
+    }
+    std::string msg = "hang under job " + std::to_string(attempt.job_id) + " attempt " +
+                      std::to_string(attempt.no) + ": " + evidence;
+    if (seen_elsewhere) msg += "; this node hung under another job too";
+    if (auto r =
+            node_event(attempt.cluster, n, seen_elsewhere ? "hang" : "hang-seen", msg, &attempt);
+        !r) {
+      return r;
+    }
   }
   return Ok{};
 }

@@ -64,6 +64,8 @@ class HealthJudge : BrainPart {
   static QuarantinePolicy policy_of(const ClusterSpec* spec);
   static NodeHealth health_of(const NodeRow& node);
   Result<void> judge_node_after_failure(const std::string& cluster, const std::string& node);
+  // A hang: "hang-seen" on each node, or "hang" (which counts) on a node that hung before.
+  Result<void> note_hang(const AttemptRow& attempt, const std::string& evidence);
   Result<void> set_standing(NodeRow& node, NodeState to, const std::string& reason, bool counts);
   Result<void> start_burn_in(ClusterRow& cluster, const std::string& why);
   Result<void> judge_burn_in_round(ClusterRow& cluster, const ProbeCompleted& e);

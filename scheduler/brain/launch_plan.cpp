@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "scheduler/brain/brain_text.h"
+#include "scheduler/lifecycle/hang_policy.h"
 #include "scheduler/lifecycle/job_stats.h"
+#include "scheduler/model/launch_contract.h"
 
 namespace orch {
 
@@ -32,7 +34,11 @@ PlacementRequest placement_request(const JobRow& job, const std::vector<AttemptR
     } else {
       req.previous_cluster = last->cluster;
     }
-    if (last->cause == ExitCause::node_lost) req.avoid_nodes = last->nodes;
+    // The node that failed first when the site named it; else every node of the attempt.
+    if (last->cause == ExitCause::node_lost) {
+      req.avoid_nodes =
+          last->failed_node.empty() ? last->nodes : std::vector<std::string>{last->failed_node};
+    }
   }
   return req;
 }
@@ -48,7 +54,10 @@ AttemptRow new_attempt(const JobRow& job, int no, const ClusterSpec& site,
   a.token = attempt_token(job.id, no, now);
   a.gpus = job.spec.total_gpus();
   a.started_ms = now;
-  a.hang_after_ms = static_cast<Millis>(std::max(0.0, job.spec.health.hang_after_s) * 1000.0);
+  const HangLimits hang = hang_limits_for(job.spec.health);
+  a.hang_after_ms = hang.hang_after_ms;
+  a.startup_timeout_ms = hang.startup_timeout_ms;
+  a.hang_watch = hang.watch;
   if (resume != nullptr) {
     a.resumed_from_step = resume->step;
     a.resumed_from_path = resume->path;
@@ -77,7 +86,11 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   if (resume != nullptr) launch.env[spec.checkpoint.resume_env] = resume->path;
   launch.nodes = spec.nodes;
   launch.gpus_per_node = spec.gpus_per_node;
-  launch.hang_after_s = spec.health.hang_after_s;
+  launch.tasks_per_node = spec.tasks_per_node;
+  // The agent's own hang record follows a fixed limit only; the brain judges adaptive ones.
+  launch.hang_after_s = spec.health.hang_after_s.value_or(0.0);
+  launch.heartbeat_timeout_s = spec.health.heartbeat_timeout_s;
+  launch.heartbeat_s = heartbeat_interval_s(spec.health.heartbeat_timeout_s);
   launch.exclude_nodes = in.exclude_nodes;
   return launch;
 }

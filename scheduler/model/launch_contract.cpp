@@ -1,6 +1,7 @@
 // The launch contract: a task's variables, its rendezvous port, its place under srun.
 #include "scheduler/model/launch_contract.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 
@@ -120,6 +121,11 @@ Result<TaskPlace> task_place_from_slurm(
                           ": srun must place tasks in blocks (--distribution=block)");
   }
   return p;
+}
+
+double heartbeat_interval_s(double timeout_s) {
+  if (!(timeout_s > 0)) return 30.0;
+  return std::min(5.0, timeout_s / 3.0);
 }
 
 }  // namespace orch

@@ -45,6 +45,11 @@ std::vector<std::pair<std::string, std::string>> task_env(const TaskPlace& place
 // outgoing connections (32768 and up).
 int master_port_for(std::string_view token);
 
+// How often each task's agent writes a heartbeat when the site judges silence after timeout_s:
+// every 5 s (NVIDIA's resiliency extension checks as often), or a third of a shorter timeout so
+// that one late heartbeat is never a loss. 0 (no heartbeat check): every 30 s, for the record.
+double heartbeat_interval_s(double timeout_s);
+
 // A task's place from Slurm's per-task variables as srun sets them (SLURM_NODEID,
 // SLURM_NNODES, SLURM_LOCALID, SLURM_NTASKS, SLURM_PROCID), with the rendezvous given.
 // `lookup` reads one variable (nullopt when unset). invalid names the variable that is missing

@@ -16,6 +16,11 @@ namespace orch::limits {
 inline constexpr double kMaxHangAfterS = 30 * 86'400.0;
 inline constexpr double kMinPositiveSeconds = 0.001;
 
+// A gang's size (docs/launch-contract.md): ranks are ints everywhere (RANK, WORLD_SIZE), so
+// nodes x tasks_per_node must stay far below INT_MAX; these caps are beyond any cluster.
+inline constexpr int kMaxNodes = 100'000;
+inline constexpr int kMaxTasksPerNode = 1024;
+
 // `orchestrate-agent probe --compute-s` and `--io-bytes` (burn-in).
 inline constexpr double kMaxProbeComputeS = 3600.0;
 inline constexpr std::int64_t kMaxProbeIoBytes = std::int64_t{1} << 40;

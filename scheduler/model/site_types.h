@@ -88,12 +88,12 @@ struct ExitStatus {
   std::optional<int> signal;     // set when a signal killed it
   std::string detail;            // provider's words (Slurm state, pod reason), may be empty
   bool node_lost = false;        // the provider says the node failed under it
-  // The node of the task that failed first (a gang ends when one task fails), when the
-  // provider knows it; empty otherwise. With node_lost, only this node is blamed.
-  std::string failed_node;
   // The cause when the provider states it (Slurm PREEMPTED, TIMEOUT, OUT_OF_MEMORY); it wins
   // over what the exit code and signal would suggest, but not over a cancel orchestrate sent.
   std::optional<ExitCause> cause;
+  // The node of the task that failed first (a gang ends when one task fails), when the
+  // provider knows it; empty otherwise. With node_lost, only this node is blamed.
+  std::string failed_node;
 };
 
 struct RunObservation {

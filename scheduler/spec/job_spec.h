@@ -50,18 +50,27 @@ struct CheckpointSpec {
   ReplicationSpec replicate;
 };
 
-// How orchestrate watches a running attempt (issue 4).
+// How orchestrate watches a running attempt (issues 4 and 14, docs/health.md "Hangs").
 struct HealthWatchSpec {
-  double hang_after_s = 600;     // no progress line for this long: hung (0: never)
+  // After the first progress line: silent this long means hung (0: never). Unset: adaptive,
+  // max(60 s, 20 x the median step time seen so far).
+  std::optional<double> hang_after_s;
+  // Before the first progress line: a job that prints no progress line within this long is hung,
+  // but only when expect_progress is set. A job that never speaks the protocol is never hung.
+  double startup_timeout_s = 1800;
+  bool expect_progress = false;
+  // A task whose agent heartbeats stop this long while its site answers: node lost, that node.
+  double heartbeat_timeout_s = 30;
   double mfu_drop_percent = 10;  // MFU this far below the attempt's baseline: mfu-drop event
 };
 
 struct JobSpec {
   std::string name;
-  std::string command;  // run by /bin/sh -c on the head node
+  std::string command;  // run by /bin/sh -c, once per task (nodes x tasks_per_node)
   std::map<std::string, std::string> env;
   int nodes = 1;
   int gpus_per_node = 1;
+  int tasks_per_node = 1;  // processes per node, each with its place in the gang (launch contract)
   CheckpointSpec checkpoint;
   ModelSpec model;
   RestartPolicy restart;

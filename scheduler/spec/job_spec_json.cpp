@@ -27,12 +27,22 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   if (spec.model.hidden) model["hidden"] = *spec.model.hidden;
   if (spec.model.sequence) model["sequence"] = *spec.model.sequence;
 
+  const HealthWatchSpec& h = spec.health;
+  json health = {{"startup_timeout_s", h.startup_timeout_s},
+                 {"expect_progress", h.expect_progress},
+                 {"heartbeat_timeout_s", h.heartbeat_timeout_s},
+                 {"mfu_drop_percent", h.mfu_drop_percent}};
+  if (h.hang_after_s) health["hang_after_s"] = *h.hang_after_s;  // unset: adaptive
+
   const BackoffSpec& b = spec.restart.backoff;
   return json{
       {"name", spec.name},
       {"command", spec.command},
       {"env", spec.env.empty() ? json::object() : json(spec.env)},
-      {"resources", {{"nodes", spec.nodes}, {"gpus_per_node", spec.gpus_per_node}}},
+      {"resources",
+       {{"nodes", spec.nodes},
+        {"gpus_per_node", spec.gpus_per_node},
+        {"tasks_per_node", spec.tasks_per_node}}},
       {"checkpoint", checkpoint},
       {"model", model},
       {"restart",
@@ -40,9 +50,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
         {"max_user_restarts", spec.restart.max_user_restarts},
         {"backoff",
          {{"initial_s", b.initial_s}, {"max_s", b.max_s}, {"multiplier", b.multiplier}}}}},
-      {"health",
-       {{"hang_after_s", spec.health.hang_after_s},
-        {"mfu_drop_percent", spec.health.mfu_drop_percent}}},
+      {"health", health},
       {"placement",
        {{"allowed", spec.allowed_clusters.empty() ? json::array() : json(spec.allowed_clusters)},
         {"preferred",

@@ -53,10 +53,12 @@ void check_process_strings(const MapView& job, const JobSpec& spec) {
 }
 
 void read_resources(const MapView& job, JobSpec& spec) {
-  MapView res = job.child("resources", "resources", {"nodes", "gpus_per_node"},
-                          "a map such as {nodes: 1, gpus_per_node: 8}");
-  res.read_int("nodes", spec.nodes, 1, INT_MAX, "an integer such as 2");
+  MapView res = job.child("resources", "resources", {"nodes", "gpus_per_node", "tasks_per_node"},
+                          "a map such as {nodes: 2, gpus_per_node: 8, tasks_per_node: 8}");
+  res.read_int("nodes", spec.nodes, 1, limits::kMaxNodes, "an integer such as 2");
   res.read_int("gpus_per_node", spec.gpus_per_node, 1, INT_MAX, "an integer such as 8");
+  res.read_int("tasks_per_node", spec.tasks_per_node, 1, limits::kMaxTasksPerNode,
+               "an integer such as 1 (one process per node) or 8 (one per GPU)");
   // Every adapter hands the job ORCH_GPUS = nodes x gpus_per_node as an int.
   if (!res.reader().failed() && static_cast<long long>(spec.nodes) * spec.gpus_per_node > INT_MAX) {
     res.reader().fail(res.position(),
@@ -177,26 +179,40 @@ void read_restart(const MapView& job, JobSpec& spec) {
   }
 }
 
+// A duration in seconds where 0 means never: a positive value under a millisecond would read as
+// never downstream (the agent counts milliseconds), so it is refused rather than rounded.
+void check_positive_or_zero(MapView& health, std::string_view key, double value) {
+  if (health.reader().failed() || value == 0 || value >= limits::kMinPositiveSeconds) return;
+  health.reader().fail(health.value_position(key),
+                       "\"" + std::string(key) + "\" is " + yaml::format_number(value) +
+                           ", less than a millisecond, which would read as never",
+                       "0 for never, or at least 0.001 seconds");
+}
+
 void read_health(const MapView& job, JobSpec& spec) {
-  MapView health = job.child("health", "health", {"hang_after_s", "mfu_drop_percent"},
+  MapView health = job.child("health", "health",
+                             {"hang_after_s", "startup_timeout_s", "expect_progress",
+                              "heartbeat_timeout_s", "mfu_drop_percent"},
                              "a map such as {hang_after_s: 600, mfu_drop_percent: 10}");
+  HealthWatchSpec& h = spec.health;
   // orchestrate-agent run --hang-after-s takes these values and no others.
-  health.read_number("hang_after_s", spec.health.hang_after_s, {0.0, false, limits::kMaxHangAfterS},
-                     "seconds such as 600 (0: never; at most 30 days)");
-  const double hang = spec.health.hang_after_s;
-  if (!health.reader().failed() && hang > 0 && hang < limits::kMinPositiveSeconds) {
-    health.reader().fail(health.value_position("hang_after_s"),
-                         "\"hang_after_s\" is " + yaml::format_number(hang) +
-                             ", less than a millisecond, which the agent would read as never",
-                         "0 for never, or at least 0.001 seconds");
-  }
-  health.read_number("mfu_drop_percent", spec.health.mfu_drop_percent, {0.0, true},
+  health.read_number("hang_after_s", h.hang_after_s, {0.0, false, limits::kMaxHangAfterS},
+                     "seconds such as 600 (0: never; at most 30 days; unset: adaptive)");
+  if (h.hang_after_s) check_positive_or_zero(health, "hang_after_s", *h.hang_after_s);
+  health.read_number("startup_timeout_s", h.startup_timeout_s, {0.0, true, limits::kMaxHangAfterS},
+                     "seconds such as 1800 (at most 30 days)");
+  health.read_bool("expect_progress", h.expect_progress, "true or false");
+  health.read_number("heartbeat_timeout_s", h.heartbeat_timeout_s,
+                     {0.0, false, limits::kMaxHangAfterS},
+                     "seconds such as 30 (0: never judge heartbeats)");
+  check_positive_or_zero(health, "heartbeat_timeout_s", h.heartbeat_timeout_s);
+  health.read_number("mfu_drop_percent", h.mfu_drop_percent, {0.0, true},
                      "a percentage such as 10");
-  if (!health.reader().failed() && spec.health.mfu_drop_percent >= 100) {
-    health.reader().fail(health.value_position("mfu_drop_percent"),
-                         "\"mfu_drop_percent\" must be below 100, got " +
-                             yaml::format_number(spec.health.mfu_drop_percent),
-                         "a percentage such as 10");
+  if (!health.reader().failed() && h.mfu_drop_percent >= 100) {
+    health.reader().fail(
+        health.value_position("mfu_drop_percent"),
+        "\"mfu_drop_percent\" must be below 100, got " + yaml::format_number(h.mfu_drop_percent),
+        "a percentage such as 10");
   }
 }
 

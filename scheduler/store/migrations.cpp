@@ -285,6 +285,15 @@ BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = NEW.job_id
 CREATE TRIGGER checkpoints_removed AFTER DELETE ON checkpoints
 BEGIN UPDATE job_revisions SET revision = revision + 1 WHERE job_id = OLD.job_id; END;
 )sql"},
+      {9, "gangs: the node that failed first, the hang policy's startup limit and step times",
+       // Attempts already running keep the rule they started under: silence counted from the
+       // start, with the same limit before and after the first progress line.
+       R"sql(
+ALTER TABLE attempts ADD COLUMN failed_node TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN startup_timeout_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN hang_watch TEXT NOT NULL DEFAULT '{}';
+UPDATE attempts SET startup_timeout_ms = hang_after_ms WHERE state != 'exited' AND hang_after_ms > 0;
+)sql"},
   };
   return list;
 }

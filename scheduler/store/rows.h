@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scheduler/common/clock.h"
+#include "scheduler/model/hang_watch.h"
 #include "scheduler/model/job_state.h"
 #include "scheduler/model/node_state.h"
 #include "scheduler/model/replica_state.h"
@@ -160,7 +161,13 @@ struct AttemptRow {
   std::optional<Millis> running_ms;        // when it was first seen running
   std::optional<Millis> last_progress_ms;  // when its last progress line was seen (hang check)
   nlohmann::json mfu_watch;                // MfuWatchState (scheduler/health/mfu_watch.h)
-  Millis hang_after_ms = 0;                // the job's health.hang_after_s when placed; 0: never
+  // Silence allowed after the first progress line (0: never) and before it (0: never hung then);
+  // see scheduler/lifecycle/hang_policy.h. hang_watch holds what adapts the first.
+  Millis hang_after_ms = 0;
+  Millis startup_timeout_ms = 0;
+  HangWatch hang_watch;
+  // The node of the task that failed first, when the site named it (ExitStatus::failed_node).
+  std::string failed_node;
   // The site has confirmed that nothing of this attempt runs any more (it reported it exited or
   // unknown). An attempt the brain ended on its own (site silent past its grace) stays unsettled,
   // and is still watched, until then: if its site comes back and still runs it, it is stopped.

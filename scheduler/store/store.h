@@ -128,7 +128,8 @@ class Store {
   // The attempts of each of these jobs, in attempt order: one statement for a page of jobs.
   Result<std::map<JobId, std::vector<AttemptRow>>> attempts_of_jobs(const std::vector<JobId>& jobs);
   Result<std::vector<AttemptRow>> live_attempts(const std::optional<std::string>& cluster);
-  // Running attempts that printed no progress line for their hang_after_ms by `now`.
+  // Running attempts silent past their limit by `now`: no first progress line within
+  // startup_timeout_ms, or none since the last one for hang_after_ms (lifecycle/hang_policy.h).
   Result<std::vector<AttemptRow>> silent_attempts(Millis now);
   // What a site worker polls: live attempts, and ended ones the site has not confirmed gone.
   Result<std::vector<AttemptRow>> watched_attempts(const std::string& cluster);

@@ -10,11 +10,30 @@ constexpr const char* kAttemptColumns =
     "id, job_id, no, cluster, token, state, cause, exit_code, signal, site_job_id, nodes, gpus, "
     "cancel_requested, launch_done, resumed_from_step, resumed_from_path, started_ms, ended_ms, "
     "first_step, last_step, tokens_total, step_time_total, mfu, steps_lost, site_done, running_ms, "
-    "last_progress_ms, mfu_watch, hang_after_ms";
+    "last_progress_ms, mfu_watch, hang_after_ms, startup_timeout_ms, hang_watch, failed_node";
 
 std::optional<int> opt_int(const std::optional<std::int64_t>& v) {
   if (!v) return std::nullopt;
   return static_cast<int>(*v);
+}
+
+// {"adaptive":true,"steps_s":[0.21,0.2]}; anything unreadable reads as a fixed limit.
+HangWatch hang_watch_from_text(const std::string& text) {
+  HangWatch w;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return w;
+  w.adaptive = j.value("adaptive", false);
+  if (auto it = j.find("steps_s"); it != j.end() && it->is_array()) {
+    for (const auto& v : *it) {
+      if (v.is_number()) w.steps_s.push_back(v.get<double>());
+    }
+  }
+  return w;
+}
+
+std::string hang_watch_text(const HangWatch& w) {
+  if (!w.adaptive) return "{}";
+  return json_text(nlohmann::json{{"adaptive", true}, {"steps_s", w.steps_s}});
 }
 
 AttemptRow read_attempt(const Stmt& st) {
@@ -54,6 +73,9 @@ AttemptRow read_attempt(const Stmt& st) {
   a.mfu_watch = nlohmann::json::parse(st.col_text(27), nullptr, false);
   if (a.mfu_watch.is_discarded()) a.mfu_watch = nlohmann::json::object();
   a.hang_after_ms = st.col_int(28);
+  a.startup_timeout_ms = st.col_int(29);
+  a.hang_watch = hang_watch_from_text(st.col_text(30));
+  a.failed_node = st.col_text(31);
   return a;
 }
 
@@ -100,11 +122,13 @@ Result<AttemptId> Store::insert_attempt(const AttemptRow& a) {
   if (auto r =
           execute(db_,
                   "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, gpus, "
-                  "resumed_from_step, resumed_from_path, started_ms, hang_after_ms) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  "resumed_from_step, resumed_from_path, started_ms, hang_after_ms, "
+                  "startup_timeout_ms, hang_watch) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                   a.job_id, a.no, a.cluster, a.token, std::string(to_string(a.state)),
                   std::string(to_string(a.cause)), json_text(nlohmann::json(a.nodes)), a.gpus,
-                  a.resumed_from_step, a.resumed_from_path, a.started_ms, a.hang_after_ms);
+                  a.resumed_from_step, a.resumed_from_path, a.started_ms, a.hang_after_ms,
+                  a.startup_timeout_ms, hang_watch_text(a.hang_watch));
       !r) {
     return r.error();
   }
@@ -159,9 +183,11 @@ Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::st
 Result<std::vector<AttemptRow>> Store::silent_attempts(Millis now) {
   return query(db_,
                std::string("SELECT ") + kAttemptColumns +
-                   " FROM attempts WHERE state = 'running' AND cancel_requested = 0 AND "
-                   "hang_after_ms > 0 AND "
-                   "COALESCE(last_progress_ms, running_ms, started_ms) + hang_after_ms <= ? "
+                   " FROM attempts WHERE state = 'running' AND cancel_requested = 0 AND ("
+                   "(last_progress_ms IS NULL AND startup_timeout_ms > 0 AND "
+                   "COALESCE(running_ms, started_ms) + startup_timeout_ms <= ?1) OR "
+                   "(last_progress_ms IS NOT NULL AND hang_after_ms > 0 AND "
+                   "last_progress_ms + hang_after_ms <= ?1)) "
                    "ORDER BY id",
                read_attempt, now);
 }
@@ -205,19 +231,20 @@ Result<void> Store::update_attempt(const AttemptRow& a) {
 }
 
 Result<void> Store::write_attempt(const AttemptRow& a) {
-  return execute(db_,
-                 "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, "
-                 "site_job_id = ?, nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, "
-                 "first_step = ?, last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, "
-                 "steps_lost = ?, site_done = ?, running_ms = ?, last_progress_ms = ?, "
-                 "mfu_watch = ?, resumed_from_step = ?, resumed_from_path = ? WHERE id = ?",
-                 std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code,
-                 a.signal, a.site_job_id, json_text(nlohmann::json(a.nodes)),
-                 a.cancel_requested ? 1 : 0, a.launch_done ? 1 : 0, a.ended_ms, a.first_step,
-                 a.last_step, a.tokens_total, a.step_time_total, a.mfu, a.steps_lost,
-                 a.site_done ? 1 : 0, a.running_ms, a.last_progress_ms,
-                 a.mfu_watch.is_null() ? std::string("{}") : json_text(a.mfu_watch),
-                 a.resumed_from_step, a.resumed_from_path, a.id);
+  return execute(
+      db_,
+      "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, "
+      "site_job_id = ?, nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, "
+      "first_step = ?, last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, "
+      "steps_lost = ?, site_done = ?, running_ms = ?, last_progress_ms = ?, "
+      "mfu_watch = ?, resumed_from_step = ?, resumed_from_path = ?, hang_after_ms = ?, "
+      "hang_watch = ?, failed_node = ? WHERE id = ?",
+      std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code, a.signal,
+      a.site_job_id, json_text(nlohmann::json(a.nodes)), a.cancel_requested ? 1 : 0,
+      a.launch_done ? 1 : 0, a.ended_ms, a.first_step, a.last_step, a.tokens_total,
+      a.step_time_total, a.mfu, a.steps_lost, a.site_done ? 1 : 0, a.running_ms, a.last_progress_ms,
+      a.mfu_watch.is_null() ? std::string("{}") : json_text(a.mfu_watch), a.resumed_from_step,
+      a.resumed_from_path, a.hang_after_ms, hang_watch_text(a.hang_watch), a.failed_node, a.id);
 }
 
 Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis now) {

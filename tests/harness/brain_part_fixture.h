@@ -12,6 +12,7 @@
 
 #include "scheduler/brain/brain_core.h"
 #include "scheduler/common/clock.h"
+#include "scheduler/lifecycle/hang_policy.h"
 #include "scheduler/store/store.h"
 #include "tests/harness/builders.h"
 #include "tests/harness/store_fixture.h"
@@ -90,7 +91,10 @@ class BrainPartFixture : public StoreFixture {
     a.gpus = job.spec.nodes * job.spec.gpus_per_node;
     a.nodes = std::move(nodes);
     a.started_ms = clock.now_ms();
-    a.hang_after_ms = static_cast<Millis>(job.spec.health.hang_after_s * 1000.0);
+    const HangLimits hang = hang_limits_for(job.spec.health);
+    a.hang_after_ms = hang.hang_after_ms;
+    a.startup_timeout_ms = hang.startup_timeout_ms;
+    a.hang_watch = hang.watch;
     a.launch_done = true;
     a.id = store->insert_attempt(a).value();
     EXPECT_TRUE(store->set_attempt_state(a, AttemptState::running, clock.now_ms()).ok());

@@ -66,6 +66,7 @@ TEST_F(AttemptTrackerTest, AnAttemptThatVanishesIsLostAndTheJobResumes) {
 }
 
 TEST_F(AttemptTrackerTest, ASilentAttemptPastItsHangAfterIsEndedAndStopped) {
+  handle(seen(RunPhase::running, {ProgressReport{10, 1000, 0.5, std::nullopt}}));
   clock.advance_ms(59'000);
   in_transaction([&] { return tracker->detect_hangs(); });
   EXPECT_EQ(attempt(a).state, AttemptState::running);

@@ -15,6 +15,7 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 constexpr Millis kDay = 24LL * 3600 * 1000;
 constexpr Millis kHour = 3600LL * 1000;
@@ -48,6 +49,13 @@ class BrainHealth : public BrainFixture {
     std::vector<std::string> kinds;
     for (auto it = rows.rbegin(); it != rows.rend(); ++it) kinds.push_back(it->kind);
     return kinds;
+  }
+  std::vector<std::string> event_messages(JobId id, const std::string& kind) {
+    std::vector<std::string> out;
+    for (const auto& e : store->events_of(id).value()) {
+      if (e.kind == kind) out.push_back(e.message);
+    }
+    return out;
   }
   // The site launches every pending attempt on `cluster` on these nodes and reports it running.
   void launch_on(const std::string& cluster, std::vector<std::string> nodes) {
@@ -269,7 +277,9 @@ TEST_F(BrainHealth, AnAttemptWithoutProgressForHangAfterIsEndedAsHungAndResumed)
   EXPECT_EQ(actions("alpha", ActionKind::cancel).size(), 1u);
   EXPECT_EQ(job(id).infra_restarts, 1);
   EXPECT_EQ(job(id).user_restarts, 0);
-  EXPECT_THAT(ledger_kinds("alpha", "a1"), Contains("hang"));
+  // A first hang is noted on the node but does not count against it (it may be the job's own).
+  EXPECT_THAT(ledger_kinds("alpha", "a1"), Contains("hang-seen"));
+  EXPECT_THAT(ledger_kinds("alpha", "a1"), Not(Contains("hang")));
 
   clock.advance_ms(1'000);
   handle(Tick{});
@@ -288,6 +298,77 @@ TEST_F(BrainHealth, HangAfterZeroNeverEndsAnAttempt) {
   clock.advance_ms(30 * kDay);
   handle(Tick{});
   EXPECT_EQ(last_attempt(id).state, AttemptState::running);
+}
+
+TEST_F(BrainHealth, AJobThatNeverPrintsTheProtocolIsNeverHung) {
+  start({make_cluster("alpha")});
+  JobId id = submit(make_job().gpus(4).on({"alpha"}));
+  launch_on("alpha", {"a1"});
+  clock.advance_ms(3 * kDay);
+  handle(Tick{});
+  EXPECT_EQ(last_attempt(id).state, AttemptState::running);
+}
+
+TEST_F(BrainHealth, AJobThatExpectsProgressGetsTheStartupAllowanceForItsFirstLine) {
+  start({make_cluster("alpha")});
+  JobSpec spec = make_job().gpus(4).on({"alpha"}).backoff(1, 1).build();
+  spec.health.expect_progress = true;
+  spec.health.startup_timeout_s = 1800;
+  JobId id = submit(spec);
+  launch_on("alpha", {"a1"});
+  clock.advance_ms(1'799'000);  // loading data, compiling: far past the 60 s step rule
+  handle(Tick{});
+  EXPECT_EQ(last_attempt(id).state, AttemptState::running);
+  clock.advance_ms(2'000);
+  handle(Tick{});
+  AttemptRow hung = attempts(id).at(0);
+  EXPECT_EQ(hung.cause, ExitCause::hang);
+  EXPECT_THAT(event_messages(id, "attempt-ended"), Contains(HasSubstr("startup_timeout 1800 s")));
+}
+
+TEST_F(BrainHealth, WithoutHangAfterTheLimitIsTwentyMedianStepsAndAtLeastAMinute) {
+  start({make_cluster("alpha")});
+  JobId id = submit(make_job().gpus(4).on({"alpha"}).backoff(1, 1));
+  launch_on("alpha", {"a1"});
+  // Steps of 10 s: silence is allowed for 20 x 10 s = 200 s.
+  train(last_attempt(id), 1, 5, 0, 1000, 10.0);
+  clock.advance_ms(199'000);
+  handle(Tick{});
+  EXPECT_EQ(last_attempt(id).state, AttemptState::running);
+  clock.advance_ms(2'000);
+  handle(Tick{});
+  EXPECT_EQ(attempts(id).at(0).cause, ExitCause::hang);
+  EXPECT_THAT(event_messages(id, "attempt-ended"),
+              Contains(HasSubstr("max(60 s, 20 x median step 10 s)")));
+
+  // Fast steps: the floor of a minute holds.
+  JobId fast = submit(make_job().gpus(4).on({"alpha"}));
+  launch_on("alpha", {"a2"});
+  train(last_attempt(fast), 1, 50, 0, 1000, 0.2);
+  clock.advance_ms(59'000);
+  handle(Tick{});
+  EXPECT_EQ(last_attempt(fast).state, AttemptState::running);
+  clock.advance_ms(2'000);
+  handle(Tick{});
+  EXPECT_EQ(last_attempt(fast).cause, ExitCause::hang);
+}
+
+TEST_F(BrainHealth, ANodeLostByAGangIsTheNodeTheSiteNamedNotEveryNodeOfTheAttempt) {
+  start({make_cluster("alpha").nodes(4)});
+  JobId id = submit(make_job().nodes(3).gpus(4).on({"alpha"}).backoff(1, 1));
+  launch_on("alpha", {"a1", "a2", "a3"});
+  ExitStatus st;
+  st.node_lost = true;
+  st.cause = ExitCause::node_lost;
+  st.signal = 9;
+  st.failed_node = "a2";
+  st.detail = "no heartbeat from task 1 on a2 for 31 s";
+  AttemptRow a = last_attempt(id);
+  handle(AttemptObserved{a.cluster, a.token, RunPhase::exited, st, {}, {}, {}});
+  EXPECT_EQ(attempts(id).at(0).failed_node, "a2");
+  EXPECT_THAT(ledger_kinds("alpha", "a2"), Contains("node-failure"));
+  EXPECT_THAT(ledger_kinds("alpha", "a1"), Not(Contains("node-failure")));
+  EXPECT_THAT(event_messages(id, "attempt-ended"), Contains(HasSubstr("on node(s) a2 (")));
 }
 
 // ---- MFU --------------------------------------------------------------------------------

@@ -78,18 +78,47 @@ TEST_F(HealthJudgeTest, AHandQuarantineIsNotCountedTowardsRetirement) {
   EXPECT_EQ(node("alpha-n0").state_reason, "quarantined by hand: cable");
 }
 
-TEST_F(HealthJudgeTest, AHangOfAMultiNodeAttemptThatNamesNoNodeImplicatesNone) {
+TEST_F(HealthJudgeTest, AHangIsNotedOnEveryNodeButCountsAgainstNone) {
   JobRow job = add_job(make_job().nodes(2).gpus(4), JobState::running);
   AttemptRow a = add_attempt(job, "alpha", 1, {"alpha-n0", "alpha-n1"});
   in_transaction([&] { return health->implicate_nodes(a, ExitCause::hang, {}, "silent 600 s"); });
-  EXPECT_TRUE(ledger("alpha-n0").empty());
-  EXPECT_TRUE(ledger("alpha-n1").empty());
+  for (const char* n : {"alpha-n0", "alpha-n1"}) {
+    ASSERT_EQ(ledger(n).size(), 1u) << n;
+    EXPECT_EQ(ledger(n)[0].kind, "hang-seen");
+    EXPECT_THAT(ledger(n)[0].message, HasSubstr("silent 600 s"));
+  }
+  // The same job hanging again (its deadlock, on its next attempt) is still only noted.
+  clock.advance_ms(3'600'000);
+  AttemptRow again = add_attempt(job, "alpha", 2, {"alpha-n1"});
+  in_transaction([&] { return health->implicate_nodes(again, ExitCause::hang, {}, "silent"); });
+  EXPECT_EQ(ledger("alpha-n1")[0].kind, "hang-seen");
+  EXPECT_EQ(node("alpha-n1").state, NodeState::active);
 
   in_transaction(
       [&] { return health->implicate_nodes(a, ExitCause::gpu_error, {"alpha-n1"}, "Xid 48"); });
-  ASSERT_EQ(ledger("alpha-n1").size(), 1u);
+  ASSERT_EQ(ledger("alpha-n1").size(), 3u) << "two hangs noted, then the GPU error";
   EXPECT_EQ(ledger("alpha-n1")[0].kind, "gpu-error");
   EXPECT_EQ(ledger("alpha-n1")[0].job_id, job.id);
+}
+
+TEST_F(HealthJudgeTest, ANodeThatHangsUnderASecondJobIsCountedAndCanBeQuarantined) {
+  JobRow first = add_job(make_job().nodes(2).gpus(4), JobState::running);
+  AttemptRow a = add_attempt(first, "alpha", 1, {"alpha-n0", "alpha-n1"});
+  in_transaction([&] { return health->implicate_nodes(a, ExitCause::hang, {}, "silent"); });
+  clock.advance_ms(3'600'000);
+  JobRow second = add_job(make_job().nodes(1).gpus(4), JobState::running);
+  AttemptRow b = add_attempt(second, "alpha", 1, {"alpha-n1"});
+  in_transaction([&] { return health->implicate_nodes(b, ExitCause::hang, {}, "silent"); });
+  EXPECT_EQ(ledger("alpha-n1")[0].kind, "hang");
+  EXPECT_THAT(ledger("alpha-n1")[0].message, HasSubstr("hung under another job too"));
+  EXPECT_EQ(ledger("alpha-n0").size(), 1u) << "alpha-n0 did not hang again";
+  EXPECT_EQ(node("alpha-n1").state, NodeState::active) << "one counted failure of the two needed";
+
+  clock.advance_ms(3'600'000);
+  JobRow third = add_job(make_job().nodes(1).gpus(4), JobState::running);
+  AttemptRow c = add_attempt(third, "alpha", 1, {"alpha-n1"});
+  in_transaction([&] { return health->implicate_nodes(c, ExitCause::hang, {}, "silent"); });
+  EXPECT_EQ(node("alpha-n1").state, NodeState::quarantined);
 }
 
 }  // namespace

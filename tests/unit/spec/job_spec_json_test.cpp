@@ -105,7 +105,7 @@ TEST(JobSpecJson, BadJsonIsAnErrorNotACrash) {
       job_spec_from_json({{"name", "a"}, {"command", "b"}, {"resources", {{"nodes", "x"}}}});
   ASSERT_FALSE(wrong_type.ok());
   EXPECT_THAT(wrong_type.error().message,
-              ::testing::HasSubstr("\"nodes\" must be an integer >= 1, got the string \"x\""));
+              ::testing::HasSubstr("\"nodes\" must be an integer from 1 to 100000, got the string \"x\""));
 
   auto bad_utf8 = job_spec_from_json({{"name", "a"}, {"command", std::string("\xff\xfe")}});
   ASSERT_FALSE(bad_utf8.ok());
