@@ -29,7 +29,9 @@ PlacementRequest placement_request(const JobRow& job, const std::vector<AttemptR
   PlacementRequest req;
   req.job = &job.spec;
   if (const AttemptRow* last = carrier(attempts)) {
-    if (last->cause == ExitCause::launch_failed || last->cause == ExitCause::lost) {
+    // The site could not start it (or not all of a gang in time): try elsewhere first.
+    if (last->cause == ExitCause::launch_failed || last->cause == ExitCause::lost ||
+        last->cause == ExitCause::gang_timeout) {
       req.avoid_cluster = last->cluster;
     } else {
       req.previous_cluster = last->cluster;

@@ -62,6 +62,7 @@ bool is_infra_cause(ExitCause c) {
     case ExitCause::network_error:
     case ExitCause::io_error:
     case ExitCause::hang:
+    case ExitCause::gang_timeout:
       return true;
     default:
       return false;
@@ -134,6 +135,8 @@ std::string_view to_string(ExitCause c) {
       return "io_error";
     case ExitCause::hang:
       return "hang";
+    case ExitCause::gang_timeout:
+      return "gang_timeout";
     case ExitCause::cancelled:
       return "cancelled";
   }

@@ -38,6 +38,7 @@ enum class ExitCause {
   network_error,     // the job's log shows the network failed (NCCL watchdog, connection reset)
   io_error,          // the job's log shows storage failed (disk full, checkpoint write timeout)
   hang,              // no progress for the job's hang_after: orchestrate stopped it
+  gang_timeout,      // not every task of the gang ran within the site's gang timeout
   cancelled,         // orchestrate cancelled it (user request, or duplicate reconciliation)
 };
 
