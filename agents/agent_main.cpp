@@ -1,6 +1,6 @@
 // orchestrate-agent: the small program that runs beside a job on each node. Subcommands: `run`
-// (wrap a job: signals, output relay, progress, heartbeats, hang, exit) and `probe` (check the
-// node and print one JSON line). Exit status 2 means bad usage.
+// (wrap a job or one task of a gang: signals, output relay, progress, heartbeats, hang, exit) and
+// `probe` (check the node and print one JSON line). Exit status 2 means bad usage.
 
 #include <cstdio>
 #include <string>
@@ -12,11 +12,17 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: orchestrate-agent run --events FILE [--lock-fd N] [--grace-ms MS]\n"
-    "                             [--heartbeat-s S] [--hang-after-s S] -- CMD [ARGS...]\n"
+    "usage: orchestrate-agent run --events FILE [--node-name NAME] [--lock-fd N] [--grace-ms MS]\n"
+    "                             [--heartbeat-s S] [--hang-after-s S]\n"
+    "                             [--node-rank R --nnodes N --tasks-per-node K --local-rank L\n"
+    "                              --master-addr HOST --master-port P |\n"
+    "                              --place-from slurm --master-addr HOST --master-port P]\n"
+    "                             -- CMD [ARGS...]\n"
     "  Runs CMD as a child, forwards SIGTERM/SIGINT/SIGHUP/SIGUSR1 to it, relays its stdout,\n"
     "  appends JSON events (start, progress, checkpoint, heartbeat, hang, exit) to FILE and\n"
-    "  exits with the child's status (128+signal if killed).\n"
+    "  exits with the child's status (128+signal if killed). With a place in a gang, CMD gets\n"
+    "  ORCH_NODE_RANK, RANK, WORLD_SIZE, MASTER_ADDR, ... and the relay writes whole lines;\n"
+    "  in FILE, %t is the task rank, %n the node rank and %% a '%'.\n"
     "       orchestrate-agent probe [--node NAME] [--dir DIR] [--io-bytes N] [--compute-s S]\n"
     "                               [--nvidia-smi PATH|none] [--kernel-log PATH]\n"
     "                               [--min-free-bytes N] [--max-gpu-temp C]\n"

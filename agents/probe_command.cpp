@@ -14,6 +14,7 @@
 #include "agents/fs_probe.h"
 #include "agents/gemm_probe.h"
 #include "agents/json_writer.h"
+#include "agents/node_name.h"
 #include "agents/nvidia_smi.h"
 #include "agents/subprocess.h"
 #include "agents/xid_log.h"
@@ -23,20 +24,6 @@ namespace orch::agent {
 namespace {
 
 constexpr int kProbeSchemaVersion = 1;
-
-std::string host_name() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "";
-  return buf;
-}
-
-std::string default_node_name() {
-  for (const char* var : {"SLURMD_NODENAME", "ORCH_NODE_NAME"}) {
-    const char* v = std::getenv(var);
-    if (v && *v) return v;
-  }
-  return host_name();
-}
 
 struct GpuSection {
   std::vector<GpuReading> gpus;

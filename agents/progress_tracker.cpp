@@ -65,6 +65,8 @@ std::vector<EventRecord> ProgressTracker::on_tick(std::int64_t steady_ms, std::i
     w.member("event", "heartbeat");
     w.member("at_ms", wall_ms);
     if (last_progress_wall_ms_) w.member("last_progress_ms", *last_progress_wall_ms_);
+    if (!options_.node.empty()) w.member("node", options_.node);
+    w.optional_member("task_rank", options_.task_rank);
     w.end_object();
     out.push_back({w.str(), false, ""});
     // A late tick (a stopped agent, a suspended VM) skips the beats it missed.

@@ -18,6 +18,10 @@ struct TrackerOptions {
   // Progress records are coalesced to at most one per interval (the newest step wins), so a job
   // that reports every few milliseconds does not grow the event file without bound.
   std::int64_t progress_interval_ms = 1'000;
+  // Whose heartbeats these are, so that the last line of a task's event file says it: the node
+  // ("": left out) and, for a task of a gang, its rank.
+  std::string node;
+  std::optional<std::int64_t> task_rank;
 };
 
 struct EventRecord {

@@ -1,15 +1,20 @@
 #pragma once
 // `orchestrate-agent run`: runs one command as the agent's child, forwards stop signals to it,
 // relays its stdout (watching for progress protocol lines) and records its start, progress,
-// heartbeats, a hang and its end as JSON lines in an event file (see agents/README.md).
+// heartbeats, a hang and its end as JSON lines in an event file (see agents/README.md). With a
+// place in a gang (issue 14), it exports the task's place to the command and relays whole lines.
 
 #include <string>
 #include <vector>
 
+#include "agents/task_place_flags.h"
+
 namespace orch::agent {
 
 struct RunOptions {
-  std::string events_path;      // JSON lines are appended here
+  std::string events_path;      // JSON lines are appended here; %t, %n and %% are replaced
+  std::string node_name;        // the node as the site knows it; "": default_node_name()
+  PlaceRequest place;           // the task's place in its gang; none: a task alone
   int lock_fd = -1;             // inherited lock fd to keep for life but not pass on; -1: none
   long long grace_ms = 10'000;  // after the command exits: how long leftovers get before SIGKILL
   long long heartbeat_ms = 30'000;    // a heartbeat record this often; 0: none
@@ -22,7 +27,8 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* options
                        std::string* error);
 
 // Runs the command to completion. Returns the agent's exit status: the child's exit code, or
-// 128 + signal when a signal ended it, or 2 when the event file cannot be written at start.
+// 128 + signal when a signal ended it, or 2 when the place cannot be read from srun's variables
+// or the event file cannot be written at start (the command is not run then).
 int run_command(const RunOptions& options);
 
 }  // namespace orch::agent

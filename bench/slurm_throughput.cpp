@@ -12,7 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "adapters/slurm/agent_binary.h"
 #include "adapters/slurm/batch_script.h"
+#include "adapters/slurm/probe_command.h"
 #include "adapters/slurm/slurm_parse.h"
 #include "adapters/slurm/slurm_site.h"
 #include "adapters/ssh/shell_quote.h"
@@ -107,6 +109,11 @@ void bench_throughput(int launches, int polls) {
   const double connect_ms =
       std::chrono::duration<double, std::milli>(SteadyClock::now() - t_connect).count();
   const std::string tag = std::to_string(getpid());
+  // The naive launches run their tasks under the same agent the site ships (the first session
+  // launch uploads it; the naive way only measures the submission).
+  auto agent = slurm::read_agent_binary(slurm::default_agent_path());
+  if (!agent) throw std::runtime_error(agent.error().message);
+  const std::string remote_agent = slurm::remote_agent_path(spec.storage_root, agent->id);
 
   if (launches > 0 && !stopping()) {
     std::printf("\n== 2. launches per second through sbatch (N=%d each, interleaved) ==\n",
@@ -118,7 +125,8 @@ void bench_throughput(int launches, int polls) {
       // The naive way: one new ssh process doing what launch does, in one remote command.
       timed(naive, [&](std::string& error) {
         auto plan = slurm::make_batch_plan(
-            tiny_request("bench-naive-" + tag + "-" + std::to_string(i), i, "true"), spec);
+            tiny_request("bench-naive-" + tag + "-" + std::to_string(i), i, "true"), spec,
+            remote_agent);
         if (!plan) {
           error = plan.error().message;
           return false;

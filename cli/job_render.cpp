@@ -104,14 +104,16 @@ void render_jobs(const nlohmann::json& body, std::ostream& out) {
 }
 
 void render_attempts(const nlohmann::json& attempts, std::ostream& out) {
-  Table table({"NO", "CLUSTER", "SITE JOB", "NODES", "STATE", "CAUSE", "STEPS", "RESUMED FROM",
-               "MFU", "STEPS LOST", "STARTED"});
+  Table table({"NO", "CLUSTER", "SITE JOB", "NODES", "FAILED ON", "STATE", "CAUSE", "STEPS",
+               "RESUMED FROM", "MFU", "STEPS LOST", "STARTED"});
   for (const auto& a : items(attempts, "attempts")) {
     const std::string site_job = text(a, "site_job_id");
+    const std::string failed = text(a, "failed_node");
     table.add_row({field(a, "no"), field(a, "cluster"), site_job.empty() ? "-" : site_job,
-                   names(member(a, "nodes")), field(a, "state"), field(a, "cause"), steps(a),
-                   field(member(a, "resumed_from"), "step"), percent(member(a, "mfu")),
-                   field(a, "steps_lost"), timestamp(member(a, "started_ms"))});
+                   names(member(a, "nodes"), 8), failed.empty() ? "-" : failed, field(a, "state"),
+                   field(a, "cause"), steps(a), field(member(a, "resumed_from"), "step"),
+                   percent(member(a, "mfu")), field(a, "steps_lost"),
+                   timestamp(member(a, "started_ms"))});
   }
   if (table.empty()) {
     out << "no attempts yet\n";

@@ -305,8 +305,16 @@ bool group_alive(pid_t pgid) {
 
 void kill_leftover_jobs(const std::string& state_dir) {
   for (const auto& run : list_run_dirs(state_dir)) {
-    auto pid = read_agent_pid(run.path);
-    if (pid && group_alive(*pid)) kill(-*pid, SIGKILL);
+    // Task 0's agent in the run directory, a gang's other tasks in tasks/<rank>/.
+    std::vector<std::string> dirs = {run.path};
+    std::error_code ec;
+    for (const auto& t : std::filesystem::directory_iterator(run.path + "/tasks", ec)) {
+      dirs.push_back(t.path().string());
+    }
+    for (const auto& dir : dirs) {
+      auto pid = read_agent_pid(dir);
+      if (pid && group_alive(*pid)) kill(-*pid, SIGKILL);
+    }
   }
 }
 

@@ -97,6 +97,7 @@ struct RunDir {
 std::vector<RunDir> list_run_dirs(const std::string& state_dir);
 // Each run dir's files, agent.pid, lock state and events.jsonl, for failure messages.
 std::string describe_run_dirs(const std::string& state_dir);
+// The agent pid in a run directory (task 0), or in a gang task's directory (tasks/<rank>).
 std::optional<pid_t> read_agent_pid(const std::string& run_dir);
 // Whether some process holds the run's agent.lock, i.e. whether its agent lives.
 bool agent_lock_held(const std::string& run_dir);
@@ -104,7 +105,7 @@ bool agent_lock_held(const std::string& run_dir);
 bool group_alive(pid_t pgid);
 // "PID (ppid P) CMDLINE; ..." for each live process in group pgid, or "" when none.
 std::string group_members(pid_t pgid);
-// SIGKILLs the process group of every run under state_dir that still has a live process.
+// SIGKILLs the process group of every task of every run under state_dir still alive.
 void kill_leftover_jobs(const std::string& state_dir);
 
 }  // namespace orch::e2e

@@ -37,38 +37,6 @@ std::string absolute_root(const std::string& root) {
   return ec ? root : p.lexically_normal().string();
 }
 
-// The environment of the job: the server's, then the request's, then ours (which win, so a job
-// cannot be told a wrong token or run directory).
-std::vector<std::string> job_environment(const LaunchRequest& request, const std::string& dir,
-                                         const std::string& site,
-                                         const std::vector<std::string>& nodes) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : request.env) env[k] = v;
-  std::string node_list;
-  for (const std::string& n : nodes) node_list += (node_list.empty() ? "" : ",") + n;
-  env["ORCH_TOKEN"] = request.token;
-  env["ORCH_JOB_ID"] = std::to_string(request.job_id);
-  env["ORCH_ATTEMPT"] = std::to_string(request.attempt_no);
-  env["ORCH_RUN_DIR"] = dir;
-  env["ORCH_GPUS"] = std::to_string(request.nodes * request.gpus_per_node);
-  env["ORCH_NODES"] = node_list;
-  env["ORCH_SITE"] = site;
-  std::vector<std::string> out;
-  out.reserve(env.size());
-  for (const auto& [k, v] : env) {
-    std::string kv = k;
-    kv += '=';
-    kv += v;
-    out.push_back(std::move(kv));
-  }
-  return out;
-}
-
 }  // namespace
 
 LocalSite::LocalSite(LocalSiteOptions options) : options_(std::move(options)) {
@@ -151,40 +119,61 @@ Result<LaunchResult> LocalSite::adopted_launch(const std::string& token) const {
   return existing;
 }
 
-Result<LaunchResult> LocalSite::start_agent(const LaunchRequest& request,
-                                            const std::vector<std::string>& nodes) {
-  local::RunPaths paths = local::run_paths(options_.root, request.token);
-  local::StoredRequest stored{request, nodes, now_ms()};
-  if (auto w = local::write_file_atomic(paths.request, local::request_to_json(stored)); !w) {
-    return w.error();
+// The environment of every task: the server's, then the request's, then ours (which win, so a
+// job cannot be told a wrong token or run directory). The agent adds the task's place.
+std::vector<std::string> LocalSite::job_environment(const LaunchRequest& request,
+                                                    const std::string& dir,
+                                                    const std::vector<std::string>& nodes) const {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  local::SpawnSpec spec;
-  spec.argv = {options_.agent_path,
-               "run",
-               "--events",
-               paths.events,
-               "--lock-fd",
-               std::to_string(local::kAgentLockFd),
-               "--hang-after-s",
-               local::format_arg(request.hang_after_s),
-               "--",
-               "/bin/sh",
-               "-c",
-               request.command};
+  for (const auto& [k, v] : request.env) env[k] = v;
+  std::string node_list;
+  for (const std::string& n : nodes) node_list += (node_list.empty() ? "" : ",") + n;
+  env["ORCH_TOKEN"] = request.token;
+  env["ORCH_JOB_ID"] = std::to_string(request.job_id);
+  env["ORCH_ATTEMPT"] = std::to_string(request.attempt_no);
+  env["ORCH_RUN_DIR"] = dir;
+  env["ORCH_GPUS"] = std::to_string(request.nodes * request.gpus_per_node);
+  env["ORCH_NODES"] = node_list;
+  env["ORCH_SITE"] = options_.name;
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [k, v] : env) {
+    std::string kv = k;
+    kv += '=';
+    kv += v;
+    out.push_back(std::move(kv));
+  }
+  return out;
+}
+
+Result<LaunchResult> LocalSite::start_tasks(const LaunchRequest& request,
+                                            const std::vector<std::string>& nodes, bool adopted) {
+  local::RunPaths paths = local::run_paths(options_.root, request.token);
+  if (!adopted) {
+    local::StoredRequest stored{request, nodes, now_ms()};
+    if (auto w = local::write_file_atomic(paths.request, local::request_to_json(stored)); !w) {
+      return w.error();
+    }
+  }
   std::error_code ec;
   fs::create_directories(paths.work, ec);
   if (ec) return make_error(ErrorKind::io, "cannot create " + paths.work + ": " + ec.message());
-  spec.env = job_environment(request, paths.work, options_.name, nodes);
-  spec.cwd = paths.work;
-  spec.output_path = paths.output;
-  spec.lock_path = paths.lock;
-  auto pid = local::spawn_detached(spec);
-  if (!pid) return pid.error();
-  // The agent runs now, so the launch succeeded whatever happens next: a failure to record the
-  // pid must not be reported as a failed launch (the job would run twice). find() and observe()
-  // learn the pid from the agent's start event when agent.pid is missing.
-  (void)local::write_file_atomic(paths.agent_pid, std::to_string(*pid) + "\n");
-  return LaunchResult{std::to_string(*pid), nodes};
+  // A server that crashed halfway through starting a gang left some tasks unstarted: start
+  // those (and only those) under the same token.
+  for (int rank = 0; rank < task_count(request); ++rank) {
+    auto unstarted = task_never_started(local::task_paths(paths, rank));
+    if (!unstarted) return unstarted.error();
+    if (!*unstarted) continue;
+    if (auto pid = start_task(request, nodes, rank); !pid) return pid.error();
+  }
+  auto launched = existing_launch(request.token);
+  if (launched) launched->adopted = adopted;
+  return launched;
 }
 
 Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
@@ -200,13 +189,18 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
   local::RunPaths paths = local::run_paths(options_.root, request.token);
   if (local::path_exists(paths.dir)) {
     // A server that crashed between creating the directory and starting the agent leaves a run
-    // without pid, events or lock holder: finish that launch instead of reporting a ghost.
+    // without pid, events or lock holder: finish that launch instead of reporting a ghost. One
+    // that crashed halfway through a gang's tasks: start the rest, on the nodes it recorded.
     auto unstarted = never_started(paths);
     if (!unstarted) return unstarted.error();
-    if (!*unstarted) return adopted_launch(request.token);
-    auto nodes = assign_nodes(request);
-    if (!nodes) return nodes.error();
-    return start_agent(request, *nodes);
+    if (*unstarted || !local::path_exists(paths.request)) {
+      auto nodes = assign_nodes(request);
+      if (!nodes) return nodes.error();
+      return start_tasks(request, *nodes, false);
+    }
+    auto stored = stored_request(paths);
+    if (!stored) return adopted_launch(request.token);  // damaged: adopt what runs, start nothing
+    return start_tasks(stored->request, stored->nodes, true);
   }
   auto nodes = assign_nodes(request);
   if (!nodes) return nodes.error();
@@ -220,7 +214,7 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
     if (errno == EEXIST) return adopted_launch(request.token);  // another server process won
     return make_error(ErrorKind::io, "cannot create " + paths.dir + ": " + errno_text(errno));
   }
-  return start_agent(request, *nodes);
+  return start_tasks(request, *nodes, false);
 }
 
 Result<bool> LocalSite::never_started(const local::RunPaths& paths) const {
@@ -252,63 +246,45 @@ Result<RunObservation> LocalSite::observe(const std::string& token, std::uint64_
   obs.next_offset = output_offset;
   if (!local::path_exists(paths.dir)) return obs;  // phase unknown
 
-  // Liveness first, then the events: the agent writes its exit record before it lets go of the
-  // lock, so "dead" read before the events can never miss that record.
-  auto alive = local::agent_alive(paths.lock);
-  if (!alive) return alive.error();
-  if (*alive) {
-    obs.phase = RunPhase::running;
-  } else {
-    obs.phase = RunPhase::exited;
-    local::AgentEvents events = local::read_agent_events(paths.events);
-    ExitStatus exit;
-    if (events.exited) {
-      exit.exit_code = events.exit_code;
-      exit.signal = events.signal;
-      if (exit.signal) exit.detail = "killed by signal " + std::to_string(*exit.signal);
-    } else {
-      // An outage that began while we looked killed it: that is the site going down, not the
-      // job being killed, and callers must hear "unreachable" as for any call during an outage.
+  // A damaged or missing request.json reads as one task on unnamed nodes: whether the run lives
+  // and how it ended must still show.
+  auto stored = stored_request(paths);
+  local::StoredRequest request = stored ? *stored : local::StoredRequest{};
+  if (!stored) request.request.heartbeat_timeout_s = 0;
+  auto verdict = judge_run(paths, request);
+  if (!verdict) return verdict.error();
+  obs.phase = verdict->phase;
+  if (verdict->phase == RunPhase::exited) {
+    // Every task vanished: an outage that began while we looked killed them. That is the site
+    // going down, not the job being killed, and callers must hear "unreachable" as for any call
+    // during an outage.
+    if (verdict->failed_task < 0 && verdict->exit->signal) {
       if (auto up = check_up(); !up) return up.error();
-      exit.signal = SIGKILL;
-      exit.detail = "agent vanished without an exit record";
     }
-    obs.exit = exit;
+    obs.exit = verdict->exit;
   }
+  const bool alive = verdict->phase != RunPhase::exited;
   // Details only: a damaged request.json must not hide whether the run lives and how it ended.
   if (auto launched = existing_launch(token)) {
     obs.site_job_id = launched->site_job_id;
     obs.nodes = launched->nodes;
   }
-  auto lines = local::read_output_lines(paths.output, output_offset, kMaxLineRead, !*alive);
+  auto lines = local::read_output_lines(paths.output, output_offset, kMaxLineRead, !alive);
   if (!lines) return lines.error();
   obs.new_lines = std::move(lines->lines);
   obs.next_offset = lines->next_offset;
   return obs;
 }
 
-Result<void> LocalSite::kill_group(const std::string& token, int sig) const {
-  auto launched = existing_launch(token);
-  if (!launched) return launched.error();
-  int pid = 0;
-  try {
-    pid = std::stoi(launched->site_job_id);
-  } catch (const std::exception&) {
-    pid = 0;
-  }
-  if (pid <= 1) {
-    return make_error(ErrorKind::internal, "run " + run_dir(token) +
-                                               " has a live agent but no recorded pid; "
-                                               "signal its process group by hand");
-  }
-  // SIGTERM goes to the agent alone (it forwards it to the job, which may checkpoint); SIGKILL
-  // goes to the whole process group so nothing the job started is left behind.
-  pid_t target = sig == SIGKILL ? -pid : pid;
-  if (kill(target, sig) != 0 && errno != ESRCH) {
-    return make_error(ErrorKind::io, "cannot send signal " + std::to_string(sig) + " to " +
-                                         std::to_string(target) + ": " + errno_text(errno));
-  }
-  return Ok{};
+int LocalSite::run_task_count(const local::RunPaths& paths) const {
+  auto stored = stored_request(paths);
+  return stored ? task_count(stored->request) : 1;
+}
+
+Result<local::StoredRequest> LocalSite::stored_request(const local::RunPaths& paths) const {
+  auto text = local::read_file(paths.request);
+  if (!text) return text.error();
+  return local::request_from_json(*text, paths.request);
 }
 
 Result<void> LocalSite::cancel(const std::string& token) {
@@ -317,9 +293,7 @@ Result<void> LocalSite::cancel(const std::string& token) {
   if (auto t = local::check_token(token); !t) return t.error();
   local::RunPaths paths = local::run_paths(options_.root, token);
   if (!local::path_exists(paths.dir)) return Ok{};
-  auto alive = local::agent_alive(paths.lock);
-  if (!alive) return alive.error();
-  if (!*alive) return Ok{};  // the lock proves the pid is still ours before we signal it
+  const int tasks = run_task_count(paths);
   // The first cancel time is kept on disk so that escalation survives a server restart.
   auto first = local::read_file(paths.cancel_requested);
   if (!first || first->empty()) {
@@ -327,7 +301,7 @@ Result<void> LocalSite::cancel(const std::string& token) {
         !w) {
       return w.error();
     }
-    return kill_group(token, SIGTERM);
+    return kill_tasks(paths, tasks, SIGTERM, std::chrono::milliseconds(0));
   }
   std::int64_t first_ms = 0;
   try {
@@ -335,7 +309,9 @@ Result<void> LocalSite::cancel(const std::string& token) {
   } catch (const std::exception&) {
     first_ms = 0;  // unreadable: treat the grace as spent
   }
-  if (now_ms() - first_ms >= options_.cancel_grace_ms) return kill_group(token, SIGKILL);
+  if (now_ms() - first_ms >= options_.cancel_grace_ms) {
+    return kill_tasks(paths, tasks, SIGKILL, std::chrono::milliseconds(0));
+  }
   return Ok{};
 }
 
@@ -366,20 +342,21 @@ Result<void> LocalSite::set_outage(bool down) {
     return w.error();
   }
   // An outage kills the work, as a real site losing power would.
-  std::vector<std::string> killed;
+  std::vector<std::string> locks;
   for (const auto& entry : fs::directory_iterator(local::runs_dir(options_.root), ec)) {
     std::string token = entry.path().filename().string();
     if (!entry.is_directory() || !local::check_token(token)) continue;
-    auto alive = local::agent_alive(local::run_paths(options_.root, token).lock);
-    if (!alive || !*alive) continue;
-    if (auto k = kill_group(token, SIGKILL); !k) return k.error();
-    killed.push_back(token);
+    local::RunPaths paths = local::run_paths(options_.root, token);
+    const int tasks = run_task_count(paths);
+    if (auto k = kill_tasks(paths, tasks, SIGKILL, std::chrono::milliseconds(0)); !k) {
+      return k.error();
+    }
+    for (int rank = 0; rank < tasks; ++rank) locks.push_back(local::task_paths(paths, rank).lock);
   }
   // Wait (briefly) until the agents are really gone, so that the outage is complete when we
   // return and nothing reports "running" once the site is back.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  for (const std::string& token : killed) {
-    std::string lock = local::run_paths(options_.root, token).lock;
+  for (const std::string& lock : locks) {
     while (std::chrono::steady_clock::now() < deadline) {
       auto alive = local::agent_alive(lock);
       if (!alive || !*alive) break;

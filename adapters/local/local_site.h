@@ -1,9 +1,13 @@
 #pragma once
 // LocalSite: a "site" backed by this machine, the embedded default provider for the demo and
-// the tests. Each attempt is an orchestrate-agent process group in its own run directory under
-// <root>/runs/<token>; all state lives on disk (see adapters/local/README.md), so a new LocalSite
+// the tests. Each attempt is one orchestrate-agent process group per task (nodes x
+// tasks_per_node; local_gang.cpp) in its own run directory under <root>/runs/<token>; all state
+// lives on disk (see adapters/local/README.md), so a new LocalSite
 // on the same root (a restarted server) picks up where the old one left off.
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -11,6 +15,7 @@
 
 #include "adapters/local/run_dir.h"
 #include "scheduler/cluster_port.h"
+#include "scheduler/model/gang_verdict.h"
 #include "scheduler/site_factory.h"
 
 namespace orch {
@@ -56,9 +61,29 @@ class LocalSite final : public ClusterPort {
   Result<LaunchResult> adopted_launch(const std::string& token) const;
   // The run directory exists but its agent never started (a crash mid-launch).
   Result<bool> never_started(const local::RunPaths& paths) const;
-  Result<LaunchResult> start_agent(const LaunchRequest& request,
-                                   const std::vector<std::string>& nodes);
-  Result<void> kill_group(const std::string& token, int sig) const;
+  // Starts every task of the launch whose agent never started (all of them on a first launch).
+  Result<LaunchResult> start_tasks(const LaunchRequest& request,
+                                   const std::vector<std::string>& nodes, bool adopted);
+  std::vector<std::string> job_environment(const LaunchRequest& request, const std::string& dir,
+                                           const std::vector<std::string>& nodes) const;
+  // The run's stored request (what was launched and on which nodes).
+  Result<local::StoredRequest> stored_request(const local::RunPaths& paths) const;
+  // Tasks of the run by its stored request; 1 when that cannot be read.
+  int run_task_count(const local::RunPaths& paths) const;
+
+  // local_gang.cpp: the tasks of one launch.
+  static int task_count(const LaunchRequest& request);
+  Result<bool> task_never_started(const local::TaskPaths& task) const;
+  Result<pid_t> start_task(const LaunchRequest& request, const std::vector<std::string>& nodes,
+                           int rank);
+  Result<std::vector<TaskView>> task_views(const local::RunPaths& paths,
+                                           const local::StoredRequest& stored) const;
+  Result<void> kill_task(const local::TaskPaths& task, int sig) const;
+  // Signals every live task, then waits up to `wait` for them to be gone.
+  Result<void> kill_tasks(const local::RunPaths& paths, int count, int sig,
+                          std::chrono::milliseconds wait) const;
+  // The run's phase from its tasks; ends the gang (and kills the survivors) on a failure.
+  Result<GangVerdict> judge_run(const local::RunPaths& paths, const local::StoredRequest& stored);
   std::vector<std::string> node_names() const;
 
   LocalSiteOptions options_;

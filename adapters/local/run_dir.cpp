@@ -50,8 +50,19 @@ RunPaths run_paths(const std::string& root, const std::string& token) {
   p.events = p.dir + "/events.jsonl";
   p.lock = p.dir + "/agent.lock";
   p.cancel_requested = p.dir + "/cancel_requested";
+  p.gang_failure = p.dir + "/gang_failure.json";
   p.work = p.dir + "/work";
   return p;
+}
+
+TaskPaths task_paths(const RunPaths& run, int rank) {
+  if (rank == 0) return {run.dir, run.agent_pid, run.events, run.lock};
+  TaskPaths t;
+  t.dir = run.dir + "/tasks/" + std::to_string(rank);
+  t.agent_pid = t.dir + "/agent.pid";
+  t.events = t.dir + "/events.jsonl";
+  t.lock = t.dir + "/agent.lock";
+  return t;
 }
 
 AgentEvents read_agent_events(const std::string& events_path) {
@@ -74,6 +85,9 @@ AgentEvents read_agent_events(const std::string& events_path) {
       out.exited = true;
       out.exit_code = get_int("exit_code");
       out.signal = get_int("signal");
+      if (auto at = j.find("at_ms"); at != j.end() && at->is_number_integer()) {
+        out.exit_at_ms = at->get<std::int64_t>();
+      }
     }
   }
   return out;
@@ -125,6 +139,12 @@ Result<StoredRequest> request_from_json(const std::string& text, const std::stri
 bool path_exists(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0;
+}
+
+std::optional<std::int64_t> modified_ms(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1'000'000;
 }
 
 Result<std::string> read_file(const std::string& path) {

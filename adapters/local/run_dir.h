@@ -10,6 +10,9 @@
 //   <root>/runs/<token>/events.jsonl  the agent's start/exit records (agents/README.md)
 //   <root>/runs/<token>/agent.lock    flock()ed by the agent for as long as it lives
 //   <root>/runs/<token>/cancel_requested  when the first cancel was sent (ms since epoch)
+//   <root>/runs/<token>/tasks/<r>/{agent.pid,events.jsonl,agent.lock}  task r >= 1 of a gang
+//                                     (task 0 uses the run's own three files above)
+//   <root>/runs/<token>/gang_failure.json  the task whose failure ended the gang, once decided
 
 #include <cstdint>
 #include <optional>
@@ -33,11 +36,22 @@ struct RunPaths {
   std::string events;
   std::string lock;
   std::string cancel_requested;
+  std::string gang_failure;
   // The job's own directory (its cwd and $ORCH_RUN_DIR). The control files above stay beside
   // it, out of the way of a job that cleans or rewrites its working directory.
   std::string work;
 };
 RunPaths run_paths(const std::string& root, const std::string& token);
+
+// One task's agent files. Task 0 keeps the run's own (so a one-task run is laid out as it always
+// was); task r >= 1 lives in tasks/<r>/.
+struct TaskPaths {
+  std::string dir;
+  std::string agent_pid;
+  std::string events;
+  std::string lock;
+};
+TaskPaths task_paths(const RunPaths& run, int rank);
 std::string runs_dir(const std::string& root);
 std::string down_marker(const std::string& root);
 
@@ -48,6 +62,7 @@ struct AgentEvents {
   bool exited = false;
   std::optional<int> exit_code;
   std::optional<int> signal;
+  std::optional<std::int64_t> exit_at_ms;
 };
 // A missing file reads as no events; lines that do not parse are skipped (a torn last line).
 AgentEvents read_agent_events(const std::string& events_path);
@@ -65,6 +80,8 @@ std::string request_to_json(const StoredRequest& stored);
 Result<StoredRequest> request_from_json(const std::string& text, const std::string& path);
 
 bool path_exists(const std::string& path);
+// When the file was last written (ms since the epoch); nullopt when it does not exist.
+std::optional<std::int64_t> modified_ms(const std::string& path);
 Result<std::string> read_file(const std::string& path);
 // Writes to a temporary file and renames it, so readers see the old or the new content only.
 Result<void> write_file_atomic(const std::string& path, const std::string& content);

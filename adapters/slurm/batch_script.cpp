@@ -1,13 +1,16 @@
 #include "adapters/slurm/batch_script.h"
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "adapters/slurm/task_events.h"
 #include "adapters/ssh/shell_quote.h"
 #include "scheduler/common/text.h"
+#include "scheduler/model/launch_contract.h"
 
 namespace orch::slurm {
 namespace {
@@ -110,9 +113,9 @@ struct ScriptWriter {
   void line(const std::string& l) { text += l + "\n"; }
 };
 
-Result<std::string> make_script(const LaunchRequest& r, const ClusterSpec& cluster,
-                                const RunPaths& p) {
-  ScriptWriter w;
+// The header, the job_id record, the working directory and the exports.
+void write_prologue(ScriptWriter& w, const LaunchRequest& r, const ClusterSpec& cluster,
+                    const RunPaths& p) {
   w.line("#!/bin/sh");
   w.line("# orchestrate attempt " + r.token + " (job " + std::to_string(r.job_id) + ", attempt " +
          std::to_string(r.attempt_no) + "), written by orchestrate: do not edit.");
@@ -136,11 +139,43 @@ Result<std::string> make_script(const LaunchRequest& r, const ClusterSpec& clust
   for (const auto& [name, value] : orch_env) {
     w.line("export " + name + "=" + w.q(value, "environment variable " + name));
   }
-  // The command runs as a child of this shell, which passes the pre-termination signal on.
-  // Slurm sends that signal (--signal=B:...) to the batch shell alone, and an `exec sh -c`
-  // would not help: dash does not exec the last command of `sh -c`, so the job's own process
-  // would never see it. scancel's TERM reaches every process of the job without help.
-  w.line("/bin/sh -c " + w.q(r.command, "the job's command") + " &");
+}
+
+// $master: the first node of the allocation (node rank 0 under srun), by the address Slurm
+// reaches it at (NodeAddr); its name when scontrol does not say.
+void write_master(ScriptWriter& w) {
+  w.line("# The rendezvous host: the allocation's first node, by its NodeAddr.");
+  w.line(R"(first=$(scontrol show hostnames "$SLURM_JOB_NODELIST" 2>/dev/null | head -n 1))");
+  w.line(R"(first=${first:-${SLURMD_NODENAME:-$(hostname)}})");
+  w.line(R"(master=$(scontrol -o show node "$first" 2>/dev/null |)"
+         R"( sed -n 's/.* NodeAddr=\([^ ]*\).*/\1/p' | head -n 1))");
+  w.line(R"(master=${master:-$first})");
+}
+
+// The srun line: every task under the agent, in the background (see the header).
+std::string srun_line(ScriptWriter& w, const LaunchRequest& r, const RunPaths& p,
+                      const std::string& agent) {
+  return "srun --nodes=" + std::to_string(r.nodes) +
+         " --ntasks-per-node=" + std::to_string(r.tasks_per_node) + " --kill-on-bad-exit=1 " +
+         w.q(agent, "agent path") + " run --events " +
+         w.q(escape_percent(p.tasks) + "/%t.events.jsonl", "events path") + " --heartbeat-s " +
+         w.q(seconds_text(r.heartbeat_s), "heartbeat_s") + " --hang-after-s " +
+         w.q(seconds_text(r.hang_after_s), "hang_after_s") +
+         " --place-from slurm --master-addr \"$master\" --master-port " +
+         std::to_string(master_port_for(r.token)) + " -- /bin/sh -c " +
+         w.q(r.command, "the job's command") + " &";
+}
+
+Result<std::string> make_script(const LaunchRequest& r, const ClusterSpec& cluster,
+                                const RunPaths& p, const std::string& agent) {
+  ScriptWriter w;
+  write_prologue(w, r, cluster, p);
+  write_master(w);
+  // srun runs as a child of this shell, which passes the pre-termination signal on: Slurm sends
+  // it (--signal=B:...) to the batch shell alone. srun forwards it to every task, and each
+  // task's agent to its command's whole process group. scancel's TERM reaches every process.
+  w.line("# Every task under the agent; one task's failure ends them all.");
+  w.line(srun_line(w, r, p, agent));
   w.line("child=$!");
   if (cluster.slurm.pre_term_s > 0) {
     const std::string sig = w.q(cluster.slurm.pre_term_signal, "pre_term_signal");
@@ -168,6 +203,7 @@ std::vector<std::string> sbatch_argv(const LaunchRequest& r, const ClusterSpec& 
       "--open-mode=append",
       "--chdir=" + p.work,
       "--nodes=" + std::to_string(r.nodes),
+      "--ntasks-per-node=" + std::to_string(r.tasks_per_node),
   };
   if (r.gpus_per_node > 0) {
     argv.push_back("--gres=" + (s.gres.empty() ? std::string("gpu") : s.gres) + ":" +
@@ -209,28 +245,47 @@ Result<void> check_node_names(const std::vector<std::string>& nodes, std::string
   return Ok{};
 }
 
-RunPaths run_paths(const std::string& storage_root, const std::string& token) {
+std::string runs_dir(const std::string& storage_root) {
   std::string root = storage_root;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   if (root == "/") root.clear();
+  return root + "/runs";
+}
+
+RunPaths run_paths(const std::string& storage_root, const std::string& token) {
   RunPaths p;
-  p.dir = root + "/runs/" + token;
+  p.dir = runs_dir(storage_root) + "/" + token;
   p.script = p.dir + "/job.sh";
   p.output = p.dir + "/output.log";
   p.job_id = p.dir + "/job_id";
   p.work = p.dir + "/work";
+  p.gang = p.dir + "/gang";
+  p.tasks = p.dir + "/tasks";
+  p.node_lost = p.dir + "/node_lost";
   return p;
 }
 
-Result<BatchPlan> make_batch_plan(const LaunchRequest& request, const ClusterSpec& cluster) {
-  if (auto ok = check_token(request.token); !ok) return ok.error();
-  if (auto ok = check_storage_root(cluster.storage_root, cluster.name); !ok) return ok.error();
+namespace {
+
+bool bad_seconds(double s) {
+  return !std::isfinite(s) || s < 0;
+}
+
+Result<void> check_request(const LaunchRequest& request, const std::string& agent) {
   if (request.nodes < 1) {
     return invalid("a Slurm job needs at least one node, the request asks for " +
                    std::to_string(request.nodes));
   }
+  if (request.tasks_per_node < 1) {
+    return invalid("a Slurm job needs at least one task per node, the request asks for " +
+                   std::to_string(request.tasks_per_node));
+  }
   if (request.gpus_per_node < 0) {
     return invalid("gpus_per_node is negative (" + std::to_string(request.gpus_per_node) + ")");
+  }
+  if (bad_seconds(request.heartbeat_s) || bad_seconds(request.heartbeat_timeout_s) ||
+      bad_seconds(request.hang_after_s)) {
+    return invalid("heartbeat_s, heartbeat_timeout_s and hang_after_s must be seconds >= 0");
   }
   for (const auto& [name, value] : request.env) {
     if (!is_env_name(name)) {
@@ -239,16 +294,50 @@ Result<BatchPlan> make_batch_plan(const LaunchRequest& request, const ClusterSpe
                      "with a digit");
     }
   }
-  if (auto ok = check_node_names(request.exclude_nodes, "sbatch --exclude"); !ok) return ok.error();
+  if (agent.empty() || agent[0] != '/') {
+    return invalid("the agent's path on the cluster '" + agent + "' is not absolute");
+  }
+  return check_node_names(request.exclude_nodes, "sbatch --exclude");
+}
+
+// mkdir -p of the run directory, work/, tasks/ and the agent's directory; the gang file; the
+// agent's size when it is there and executable.
+Result<std::string> prepare_command(const LaunchRequest& request, const RunPaths& p,
+                                    const std::string& agent) {
+  const std::string bin = agent.substr(0, agent.rfind('/'));
+  auto mkdir =
+      shell_command({"mkdir", "-p", "--", p.dir, p.work, p.tasks, bin.empty() ? "/" : bin});
+  auto gang = shell_command({"printf", "%s\\n", gang_file_line(request)});
+  auto gang_path = shell_quote(p.gang);
+  auto test = shell_command({"test", "-x", agent});
+  auto stat = shell_command({"stat", "-c", "%s", "--", agent});
+  if (!mkdir || !gang || !gang_path || !test || !stat) {
+    return invalid("run directory: " + (!mkdir       ? mkdir.error()
+                                        : !gang_path ? gang_path.error()
+                                        : !test      ? test.error()
+                                                     : stat.error())
+                                           .message);
+  }
+  return *mkdir + " && " + *gang + " >" + *gang_path + " && { " + *test + " && " + *stat +
+         " || :; }";
+}
+
+}  // namespace
+
+Result<BatchPlan> make_batch_plan(const LaunchRequest& request, const ClusterSpec& cluster,
+                                  const std::string& agent) {
+  if (auto ok = check_token(request.token); !ok) return ok.error();
+  if (auto ok = check_storage_root(cluster.storage_root, cluster.name); !ok) return ok.error();
+  if (auto ok = check_request(request, agent); !ok) return ok.error();
 
   BatchPlan plan;
   plan.paths = run_paths(cluster.storage_root, request.token);
-  auto script = make_script(request, cluster, plan.paths);
+  auto script = make_script(request, cluster, plan.paths, agent);
   if (!script) return script.error();
   plan.script = std::move(*script);
 
-  auto prepare = shell_command({"mkdir", "-p", plan.paths.dir, plan.paths.work});
-  if (!prepare) return invalid("run directory: " + prepare.error().message);
+  auto prepare = prepare_command(request, plan.paths, agent);
+  if (!prepare) return prepare.error();
   plan.prepare_command = std::move(*prepare);
 
   auto submit = shell_command(sbatch_argv(request, cluster, plan.paths));

@@ -4,37 +4,60 @@
 //
 // Run directory of an attempt, on the cluster's shared filesystem:
 //   <storage_root>/runs/<token>/job.sh      the batch script
-//   <storage_root>/runs/<token>/output.log  stdout and stderr, appended (never truncated)
+//   <storage_root>/runs/<token>/output.log  stdout and stderr of every task, appended (never
+//                                           truncated)
 //   <storage_root>/runs/<token>/job_id      written by the script itself when it starts:
 //                                           $SLURM_JOB_ID, so a restarted server can find it
+//   <storage_root>/runs/<token>/gang        one line for the observer: the tasks, tasks per node
+//                                           and heartbeat settings (task_events.h), written at
+//                                           launch
+//   <storage_root>/runs/<token>/tasks/<rank>.events.jsonl  each task's agent records
+//   <storage_root>/runs/<token>/node_lost   written by the site when it ended the attempt for a
+//                                           silent task (task_events.h)
 //   <storage_root>/runs/<token>/work/       the job's working directory
 //
 // Every value that reaches the remote shell (paths, the job's name and command, environment
 // values, partition, account...) goes through shell_quote(); environment variable names are
-// checked. The job's command runs as `exec /bin/sh -c <command>` so that Slurm's signals
-// (the pre-termination signal, scancel's TERM) reach it directly.
+// checked.
+//
+// Every task runs under the agent (issue 14, docs/launch-contract.md): after the exports the
+// script finds the rendezvous host and runs, in the background,
+//   srun --nodes=<N> --ntasks-per-node=<K> --kill-on-bad-exit=1 <agent> run
+//       --events <run dir>/tasks/%t.events.jsonl --heartbeat-s <s> --hang-after-s <s>
+//       --place-from slurm --master-addr "$master" --master-port <port> -- /bin/sh -c <command>
+// and waits for it, passing the pre-termination signal on to srun (which forwards it to every
+// task, whose agent forwards it to the command's processes). srun ends the step when one task
+// exits non-zero or dies; a node that dies under it is the site's heartbeat rule (task_events.h),
+// which does not wait for Slurm's SlurmdTimeout. No --wait: tasks that finish at different times
+// with status 0 are not a failure.
+// The rendezvous host ($master) is the first node of the allocation (node rank 0 under srun's
+// block distribution), by its NodeAddr from `scontrol -o show node`: the address Slurm itself
+// reaches the node at, which every node of the allocation can reach (the lab's nodes all have
+// NodeAddr 127.0.0.1 under distinct names that do not resolve); the node's name when scontrol
+// does not say. The port is master_port_for(token).
 //
 // sbatch options: --job-name=<token> (how the adapter finds the job again), --comment with the
 // token and the job's name, --output/--error to output.log with --open-mode=append, --chdir,
-// --nodes, --gres=<gres>:<gpus_per_node>, --partition/--account/--qos/--time when set,
-// --exclude for quarantined nodes, --signal=B:<sig>@<pre_term_s>, --no-requeue (the brain
-// decides restarts), --parsable.
+// --nodes, --ntasks-per-node, --gres=<gres>:<gpus_per_node>, --partition/--account/--qos/--time
+// when set, --exclude for quarantined nodes, --signal=B:<sig>@<pre_term_s>, --no-requeue (the
+// brain decides restarts), --parsable.
 //
 // Details (clarifications of the above):
 // - The script writes job_id (via job_id.tmp and mv) as its first command, which also ends
 //   sbatch's scan for #SBATCH lines: no value further down can add an sbatch option. It then
 //   enters work/ (exit 1 if it cannot), exports request.env and then ORCH_TOKEN, ORCH_JOB_ID,
 //   ORCH_ATTEMPT, ORCH_RUN_DIR (= work), ORCH_GPUS (nodes * gpus_per_node) and ORCH_SITE (the
-//   cluster's name), as the local provider does (docs/progress-protocol.md).
+//   cluster's name), as the local provider does (docs/progress-protocol.md); srun passes them
+//   to every task, and the agent adds the task's place (ORCH_TASK_RANK, RANK, MASTER_ADDR...).
 // - --comment is "orchestrate token=<token> name=<job name>", the name with control characters
 //   as '?' and '=' as ':' (so it cannot split squeue/scontrol lines or read as a key=value of
 //   `scontrol show job -o`), at most 200 bytes.
-// - '%' in --output/--error is written '%%' (sbatch expands %j, %N...). --gres is omitted when
-//   gpus_per_node is 0, --signal when pre_term_s is 0, --exclude when exclude_nodes is empty.
+// - '%' in --output/--error is written '%%' (sbatch expands %j, %N...), and so in the agent's
+//   --events (the agent expands %t, %n). --gres is omitted when gpus_per_node is 0, --signal
+//   when pre_term_s is 0, --exclude when exclude_nodes is empty.
 // - Caveat seen in the lab: /bin/sh is dash on Debian, and dash does not exec the last command
-//   of `sh -c`. --signal=B:... goes to the batch shell only, which after the exec is that `sh`:
-//   a command `python train.py` never sees the USR1 (it kills the sh: FAILED, ExitCode 0:10);
-//   `exec python train.py` (or a trap that forwards it) does. A plain scancel reaches all.
+//   of `sh -c`. The agent forwards signals to its whole process group, so the trainer under
+//   that `sh` gets the pre-termination signal too.
 
 #include <string>
 #include <string_view>
@@ -47,14 +70,20 @@
 namespace orch::slurm {
 
 struct RunPaths {
-  std::string dir;     // <storage_root>/runs/<token>
-  std::string script;  // dir/job.sh
-  std::string output;  // dir/output.log
-  std::string job_id;  // dir/job_id
-  std::string work;    // dir/work
+  std::string dir;        // <storage_root>/runs/<token>
+  std::string script;     // dir/job.sh
+  std::string output;     // dir/output.log
+  std::string job_id;     // dir/job_id
+  std::string work;       // dir/work
+  std::string gang;       // dir/gang
+  std::string tasks;      // dir/tasks
+  std::string node_lost;  // dir/node_lost
 };
 
 RunPaths run_paths(const std::string& storage_root, const std::string& token);
+// <storage_root>/runs, where every attempt's run directory is (run_paths(root, t).dir is
+// runs_dir(root) + "/" + t).
+std::string runs_dir(const std::string& storage_root);
 
 // A token usable as a Slurm job name and a directory name: 1-128 characters from
 // [A-Za-z0-9._-], not starting with '.'. ErrorKind::invalid otherwise.
@@ -65,17 +94,22 @@ Result<void> check_node_names(const std::vector<std::string>& nodes, std::string
 
 struct BatchPlan {
   RunPaths paths;
-  std::string script;           // contents of job.sh
-  std::string prepare_command;  // shell command that creates dir and work (mkdir -p)
-  std::string submit_command;   // shell command: sbatch <options> <script>
+  std::string script;  // contents of job.sh
+  // Shell command that creates dir, work, tasks and the agent's directory (mkdir -p), writes the
+  // gang file, and prints the agent's size when it is there and executable (parse_agent_size:
+  // the adapter uploads it otherwise), all in one round trip.
+  std::string prepare_command;
+  std::string submit_command;  // shell command: sbatch <options> <script>
 };
 
 // ErrorKind::invalid for what cannot be submitted safely: a NUL byte in a value, an invalid
 // environment variable name, a token with characters outside [A-Za-z0-9._-] (or empty, longer
 // than 128, or starting with '.'). Also: a storage root that is not an absolute path, or holds a
 // control character or '\' (sbatch drops backslashes from --output and the path would differ);
-// fewer than 1 node or negative gpus_per_node; an excluded node name that is empty or holds
-// ',', '[', ']' or a blank.
-Result<BatchPlan> make_batch_plan(const LaunchRequest& request, const ClusterSpec& cluster);
+// fewer than 1 node or task per node, negative gpus_per_node, heartbeat or hang seconds; an
+// excluded node name that is empty or holds ',', '[', ']' or a blank; an agent path that is not
+// absolute. `agent` is the agent's path on the cluster (remote_agent_path, probe_command.h).
+Result<BatchPlan> make_batch_plan(const LaunchRequest& request, const ClusterSpec& cluster,
+                                  const std::string& agent);
 
 }  // namespace orch::slurm

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "adapters/slurm/batch_script.h"
+#include "adapters/slurm/observe_command.h"
+#include "adapters/slurm/probe_command.h"
 #include "adapters/ssh/shell_quote.h"
 #include "scheduler/common/text.h"
 #include "scheduler/model/output_chunk.h"
@@ -77,19 +79,24 @@ Result<std::string> SlurmSite::read_remote(const std::string& path, std::uint64_
 Result<ExecResult> SlurmSite::run(const std::vector<std::string>& argv, bool allow_failure) {
   auto command = shell_command(argv);
   if (!command) return command.error();
-  count_command(argv.front());
-  auto r = ssh_->exec(*command);
+  return run_line(argv.front(), *command, allow_failure);
+}
+
+Result<ExecResult> SlurmSite::run_line(const std::string& program, const std::string& command,
+                                       bool allow_failure) {
+  count_command(program);
+  auto r = ssh_->exec(command);
   if (!r) return r.error();
   // A login node whose Slurm controller does not answer cannot say how its jobs are: the site
   // is silent (its jobs may well be running), not the jobs failed.
   if (r->exit_status != 0 && slurm::is_controller_unreachable(r->err)) {
     return make_error(ErrorKind::unreachable,
-                      "site " + spec_.name + ": " + argv.front() +
+                      "site " + spec_.name + ": " + program +
                           ": the Slurm controller does not answer: " + first_line(r->err));
   }
   if (r->exit_status != 0 && !allow_failure) {
     std::string why = first_line(r->err.empty() ? r->out : r->err);
-    return make_error(ErrorKind::io, "site " + spec_.name + ": " + argv.front() + " failed (exit " +
+    return make_error(ErrorKind::io, "site " + spec_.name + ": " + program + " failed (exit " +
                                          std::to_string(r->exit_status) + ")" +
                                          (why.empty() ? "" : ": " + why));
   }
@@ -114,7 +121,10 @@ Result<SiteInventory> SlurmSite::inventory() {
 }
 
 Result<LaunchResult> SlurmSite::launch(const LaunchRequest& request) {
-  auto plan = slurm::make_batch_plan(request, spec_);
+  auto agent = local_agent();
+  if (!agent) return agent.error();
+  const std::string remote_agent = slurm::remote_agent_path(spec_.storage_root, (*agent)->id);
+  auto plan = slurm::make_batch_plan(request, spec_, remote_agent);
   if (!plan) return plan.error();
   // Idempotent per token: a token Slurm already has is that launch, adopted, never a second
   // job. This lookup is the only one per launch: the site worker does not call find() first.
@@ -125,14 +135,7 @@ Result<LaunchResult> SlurmSite::launch(const LaunchRequest& request) {
     adopted.adopted = true;
     return adopted;
   }
-  count_command("mkdir");
-  auto prepared = ssh_->exec(plan->prepare_command);
-  if (!prepared) return prepared.error();
-  if (prepared->exit_status != 0) {
-    return make_error(ErrorKind::io, "site " + spec_.name + ": cannot create the run directory " +
-                                         plan->paths.dir + ": " + first_line(prepared->err));
-  }
-  if (auto up = ssh_->upload(plan->paths.script, plan->script, 0755); !up) return up.error();
+  if (auto ready = prepare_launch(*plan, remote_agent, **agent); !ready) return ready.error();
   count_command("sbatch");
   auto submitted = ssh_->exec(plan->submit_command);
   if (!submitted) return submitted.error();
@@ -153,6 +156,25 @@ Result<LaunchResult> SlurmSite::launch(const LaunchRequest& request) {
   }
   // The command line exactly as sent, --exclude and all, for the job's events.
   return LaunchResult{*id, {}, plan->submit_command};
+}
+
+Result<void> SlurmSite::prepare_launch(const slurm::BatchPlan& plan,
+                                       const std::string& remote_agent,
+                                       const slurm::AgentBinary& agent) {
+  count_command("mkdir");
+  auto prepared = ssh_->exec(plan.prepare_command);
+  if (!prepared) return prepared.error();
+  if (prepared->exit_status != 0) {
+    return make_error(ErrorKind::io, "site " + spec_.name + ": cannot create the run directory " +
+                                         plan.paths.dir + ": " + first_line(prepared->err));
+  }
+  // The agent's name holds its content's hash: the right size is the right file. The upload
+  // is atomic, so a task never runs a half-written agent.
+  auto size = slurm::parse_agent_size(prepared->out);
+  if (!size || static_cast<std::size_t>(*size) != agent.content.size()) {
+    if (auto up = ssh_->upload(remote_agent, agent.content, 0755); !up) return up.error();
+  }
+  return ssh_->upload(plan.paths.script, plan.script, 0755);
 }
 
 Result<std::optional<slurm::JobRecord>> SlurmSite::from_squeue(const std::string& token) {
@@ -257,9 +279,21 @@ Result<std::optional<LaunchResult>> SlurmSite::find(const std::string& token) {
 }
 
 Result<RunObservation> SlurmSite::observe(const std::string& token, std::uint64_t output_offset) {
+  // A launch token goes through the poll round's command, which also reads its tasks.
+  if (slurm::check_token(token)) {
+    TaskReadings readings;
+    auto looked = lookup_many({token}, &readings);
+    if (looked) {
+      auto job = looked->at(token);
+      if (!job) return job.error();
+      auto it = readings.find(token);
+      return observed(token, output_offset, *job, it == readings.end() ? nullptr : &it->second);
+    }
+    if (is_unreachable(looked.error())) return looked.error();
+  }
   auto job = lookup(token);
   if (!job) return job.error();
-  return observed(token, output_offset, *job);
+  return observed(token, output_offset, *job, nullptr);
 }
 
 Result<std::map<std::string, slurm::JobRecord>> SlurmSite::from_sacct_many(
@@ -291,17 +325,25 @@ Result<std::map<std::string, slurm::JobRecord>> SlurmSite::from_sacct_many(
   return found;
 }
 
-Result<SlurmSite::Lookups> SlurmSite::lookup_many(const std::vector<std::string>& tokens) {
-  // Every token's newest job in squeue: one command per kNamesPerQuery tokens.
+Result<SlurmSite::Lookups> SlurmSite::lookup_many(const std::vector<std::string>& tokens,
+                                                  TaskReadings* readings) {
+  // Every token's newest job in squeue, and its tasks' records: one command per kNamesPerQuery
+  // tokens.
   std::map<std::string, slurm::JobRecord> listed;
   for (const auto& chunk : in_chunks(tokens)) {
-    auto r = run(slurm::squeue_by_names_argv(chunk));
+    auto command = slurm::observe_command(chunk, spec_.storage_root);
+    if (!command) return command.error();
+    auto r = run_line("squeue", *command);
     if (!r) return r.error();
-    auto jobs = slurm::parse_squeue(r->out);
+    slurm::ObserveOutput out = slurm::split_observe_output(r->out);
+    auto jobs = slurm::parse_squeue(out.squeue);
     if (!jobs) {
       return make_error(ErrorKind::io, "site " + spec_.name + ": " + jobs.error().message);
     }
     listed.merge(slurm::newest_by_name(std::move(*jobs), chunk));
+    for (auto& [token, snapshot] : out.tasks) {
+      if (readings) (*readings)[token] = TaskReading{std::move(snapshot), out.now_ms};
+    }
   }
   // Then what lookup() does after its squeue, token by token, except that the tokens left for
   // sacct are asked together at the end.
@@ -367,8 +409,9 @@ std::vector<Result<RunObservation>> SlurmSite::observe_many(
     if (slurm::check_token(r.token)) tokens.push_back(r.token);
   }
   Lookups jobs;
+  TaskReadings readings;
   if (!tokens.empty()) {
-    auto looked = lookup_many(tokens);
+    auto looked = lookup_many(tokens, &readings);
     if (!looked) {
       if (is_unreachable(looked.error())) return {looked.error()};
       return ClusterPort::observe_many(requests);  // squeue's answer unreadable: one by one
@@ -380,7 +423,9 @@ std::vector<Result<RunObservation>> SlurmSite::observe_many(
   for (const auto& r : requests) {
     auto it = jobs.find(r.token);
     Result<std::optional<slurm::JobRecord>> job = it != jobs.end() ? it->second : lookup(r.token);
-    answers.push_back(job ? observed(r.token, r.output_offset, *job)
+    auto read = readings.find(r.token);
+    const TaskReading* tasks = read == readings.end() ? nullptr : &read->second;
+    answers.push_back(job ? observed(r.token, r.output_offset, *job, tasks)
                           : Result<RunObservation>(job.error()));
     if (!answers.back() && is_unreachable(answers.back().error())) break;
   }
@@ -388,18 +433,21 @@ std::vector<Result<RunObservation>> SlurmSite::observe_many(
 }
 
 Result<RunObservation> SlurmSite::observed(const std::string& token, std::uint64_t output_offset,
-                                           const std::optional<slurm::JobRecord>& job) {
+                                           const std::optional<slurm::JobRecord>& job,
+                                           const TaskReading* tasks) {
   RunObservation obs;
   obs.next_offset = output_offset;
-  bool final = false;
   if (job) {
     slurm::JobPhase phase = slurm::map_job_state(*job);
     obs.phase = phase.phase;
     obs.exit = phase.exit;
     obs.site_job_id = job->job_id;
     obs.nodes = job->nodes;
-    final = phase.phase == RunPhase::exited;
   }
+  if (tasks) {
+    if (auto judged = judge_tasks(token, job, *tasks, obs); !judged) return judged.error();
+  }
+  const bool final = obs.phase == RunPhase::exited;
   if (obs.phase == RunPhase::queued) return obs;
   auto chunk =
       read_remote(slurm::run_paths(spec_.storage_root, token).output, output_offset, kMaxLineRead);

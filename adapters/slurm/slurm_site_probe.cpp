@@ -44,6 +44,7 @@ std::chrono::milliseconds to_ms(double seconds) {
 }  // namespace
 
 Result<std::shared_ptr<const slurm::AgentBinary>> SlurmSite::local_agent() {
+  std::lock_guard<std::mutex> lock(agent_mu_);
   if (agent_ && slurm::agent_unchanged(*agent_)) return agent_;
   auto read = slurm::read_agent_binary(options_.agent_path);
   if (!read) {

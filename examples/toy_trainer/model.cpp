@@ -54,9 +54,18 @@ void matmul(const std::vector<float>& in, const std::vector<float>& m, std::vect
 }  // namespace
 
 double Model::train_step(std::int64_t step) {
+  const double loss = compute_gradient(step, 0);
+  apply_gradient(1.0f);
+  return loss;
+}
+
+double Model::compute_gradient(std::int64_t step, int shard) {
   const int d = dim_;
   const int b = batch_;
-  Rng rng(0xB47C000000000000ull ^ static_cast<std::uint64_t>(step));
+  // Steps stay below 2^40, so every (step, shard) pair gets its own seed; shard 0's is the seed
+  // a single-rank run has always used.
+  Rng rng(0xB47C000000000000ull ^ static_cast<std::uint64_t>(step) ^
+          (static_cast<std::uint64_t>(shard) << 40));
   for (auto& v : x_) v = rng.uniform();
 
   matmul(x_, w_, y_, b, d);        // forward: Y = X.W
@@ -83,8 +92,12 @@ double Model::train_step(std::int64_t step) {
       for (int j = 0; j < d; ++j) dwk[j] += xk * dyr[j];
     }
   }
-  for (std::size_t i = 0; i < w_.size(); ++i) w_[i] -= lr_ * dw_[i];
   return loss;
+}
+
+void Model::apply_gradient(float scale) {
+  // scale 1 is exact (x * 1.0f == x), so one rank updates W exactly as it always did.
+  for (std::size_t i = 0; i < w_.size(); ++i) w_[i] -= lr_ * (dw_[i] * scale);
 }
 
 }  // namespace toy

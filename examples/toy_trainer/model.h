@@ -1,7 +1,8 @@
 #pragma once
 // The toy model: one d x d weight matrix W learning a fixed linear map T by SGD on MSE.
-// Every step draws its batch from an RNG seeded by the step number, so a run resumed from a
-// checkpoint at step S computes exactly what an uninterrupted run computes from step S+1 on.
+// Every step draws its batch from an RNG seeded by the step number (and, in a multi-rank run, the
+// rank: each rank has its own shard), so a run resumed from a checkpoint at step S computes
+// exactly what an uninterrupted run computes from step S+1 on.
 
 #include <cstdint>
 #include <vector>
@@ -24,7 +25,15 @@ class Model {
   Model(int dim, int batch, float lr);
 
   // One SGD step on the batch of `step`; returns the loss before the update.
+  // Same as compute_gradient(step, 0) then apply_gradient(1).
   double train_step(std::int64_t step);
+
+  // The gradient of the loss on the batch of `step` drawn for `shard` (a rank; shard 0 is the
+  // batch a single-rank run draws) into gradient(); returns the loss. W is left as it is.
+  double compute_gradient(std::int64_t step, int shard);
+  // W -= lr * (gradient() * scale); scale 1 for one rank, 1/world after an all-reduce's sum.
+  void apply_gradient(float scale);
+  std::vector<float>& gradient() { return dw_; }
 
   int dim() const { return dim_; }
   std::vector<float>& weights() { return w_; }

@@ -26,6 +26,8 @@ json attempt_json(const AttemptRow& a) {
           {"signal", opt(a.signal)},
           {"site_job_id", a.site_job_id},
           {"nodes", a.nodes},
+          // The node whose task failed first, when the site named it; null otherwise.
+          {"failed_node", a.failed_node.empty() ? json(nullptr) : json(a.failed_node)},
           {"gpus", a.gpus},
           {"started_ms", a.started_ms},
           {"ended_ms", opt(a.ended_ms)},

@@ -8,16 +8,20 @@
 
 namespace orch::e2e {
 
-inline constexpr const char* kClustersYaml =
-    "clusters:\n"
-    "  - {name: alpha, provider: local, nodes: 2, gpus_per_node: 2, accelerator: cpu-slot,\n"
-    "     unreachable_grace_s: 1, poll_interval_ms: 50}\n"
-    "  - {name: beta, provider: local, nodes: 2, gpus_per_node: 2, accelerator: cpu-slot,\n"
-    "     unreachable_grace_s: 1, poll_interval_ms: 50}\n";
+// Two local sites, alpha and beta, of `nodes` virtual nodes with `gpus_per_node` slots each.
+inline std::string local_clusters_yaml(int nodes, int gpus_per_node) {
+  std::string out = "clusters:\n";
+  for (const char* name : {"alpha", "beta"}) {
+    out += std::string("  - {name: ") + name + ", provider: local, nodes: " +
+           std::to_string(nodes) + ", gpus_per_node: " + std::to_string(gpus_per_node) +
+           ", accelerator: cpu-slot,\n     unreachable_grace_s: 1, poll_interval_ms: 50}\n";
+  }
+  return out;
+}
 
 class E2eTest : public ServerFixture {
  protected:
-  void SetUp() override { start_with(kClustersYaml); }
+  void SetUp() override { start_with(local_clusters_yaml(2, 2)); }
   void before_cleanup() override { kill_leftover_jobs(state_); }
 
   // A toy-trainer job: 1 node x 2 slots, d=32, checkpoints in its own dir under the temp dir.

@@ -55,9 +55,11 @@ class TempDirTest : public ::testing::Test {
   }
   // Runs `orchestrate-agent ARGS` through the shell with stdout and stderr to files in dir_;
   // returns the exit status.
-  int agent(const std::string& args) {
-    std::string cmd =
-        std::string(kAgentPath) + " " + args + " >" + dir_ + "/stdout 2>" + dir_ + "/stderr";
+  int agent(const std::string& args) { return agent_env("", args); }
+  // The same with `env ENV` in front (ENV: "A=1 B=2", "-u A", ...).
+  int agent_env(const std::string& env, const std::string& args) {
+    std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(kAgentPath) + " " +
+                      args + " >" + dir_ + "/stdout 2>" + dir_ + "/stderr";
     int status = std::system(cmd.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }

@@ -29,6 +29,16 @@ TrackerOptions options(std::int64_t heartbeat, std::int64_t hang, std::int64_t i
   return o;
 }
 
+TEST(ProgressTracker, HeartbeatsSayWhoseTheyAre) {
+  TrackerOptions o = options(1'000, 0);
+  o.node = "n2";
+  o.task_rank = 5;
+  ProgressTracker t(o, 0);
+  auto hb = parsed(t.on_tick(1'000, 2'000));
+  ASSERT_EQ(hb.size(), 1u);
+  EXPECT_EQ(hb[0], json::parse(R"({"event":"heartbeat","at_ms":2000,"node":"n2","task_rank":5})"));
+}
+
 TEST(ProgressTracker, HeartbeatsCarryTheLastProgressTime) {
   ProgressTracker t(options(30'000, 0), 0);
   EXPECT_EQ(t.next_due_in(0), 30'000);

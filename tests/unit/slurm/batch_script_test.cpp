@@ -1,6 +1,9 @@
 // make_batch_plan: the batch script and the sbatch command line. No Slurm: the script is run by
-// /bin/sh the way slurmd would run it (SLURM_JOB_ID set), and the submit command by /bin/sh with
-// `sbatch` replaced by a shell function that prints its argv, which proves the quoting.
+// /bin/sh the way slurmd would run it (SLURM_JOB_ID set), its tasks under the real agent of this
+// build, with `srun` a stand-in on PATH (tests/unit/slurm/srun_stand_in.sh: it starts each task
+// with the variables srun sets and passes signals on; the real srun runs in the Slurm lab tests),
+// and the submit command by /bin/sh with `sbatch` replaced by a shell function that prints its
+// argv, which proves the quoting.
 #include <gmock/gmock.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,6 +19,8 @@
 #include <vector>
 
 #include "adapters/slurm/batch_script.h"
+#include "adapters/slurm/task_events.h"
+#include "scheduler/model/launch_contract.h"
 #include "tests/unit/slurm/process_test_util.h"
 
 namespace orch::slurm {
@@ -38,6 +43,22 @@ std::string read_file(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// The agent as the script runs it: this build's, where the test can run it.
+const std::string kAgent = ORCH_BIN_DIR "/orchestrate-agent";
+
+Result<BatchPlan> plan_of(const LaunchRequest& r, const ClusterSpec& c) {
+  return make_batch_plan(r, c, kAgent);
+}
+
+// The environment the script runs with: SLURM_JOB_ID and a PATH whose first entry holds the srun
+// stand-in.
+std::vector<std::pair<std::string, std::string>> slurmd_env(const std::string& job_id) {
+  const char* path = std::getenv("PATH");
+  return {{"SLURM_JOB_ID", job_id},
+          {"PATH", std::string(ORCH_SOURCE_DIR "/tests/unit/slurm/stand_in_bin:") +
+                       (path ? path : "/usr/bin:/bin")}};
 }
 
 LaunchRequest basic_request() {
@@ -99,19 +120,25 @@ TEST(slurm_parse_batch_plan, SbatchOptionsAsDocumented) {
   c.slurm.time_limit = "2-00:00:00";
   c.slurm.pre_term_signal = "USR1";
   c.slurm.pre_term_s = 120;
-  auto plan = make_batch_plan(r, c);
+  auto plan = plan_of(r, c);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   const std::string d = "/shared/orch/runs/orch-7-2-5f3a9c";
   EXPECT_EQ(plan->paths.script, d + "/job.sh");
-  EXPECT_THAT(sbatch_argv_of(plan->submit_command),
-              ElementsAre("sbatch", "--parsable", "--job-name=orch-7-2-5f3a9c",
-                          "--comment=orchestrate token=orch-7-2-5f3a9c name=pretrain",
-                          "--output=" + d + "/output.log", "--error=" + d + "/output.log",
-                          "--open-mode=append", "--chdir=" + d + "/work", "--nodes=2",
-                          "--gres=gpu:h100:8", "--partition=gpu", "--account=team", "--qos=high",
-                          "--time=2-00:00:00", "--exclude=gpu-a-003,gpu-b-017",
-                          "--signal=B:USR1@120", "--no-requeue", d + "/job.sh"));
-  EXPECT_EQ(plan->prepare_command, "'mkdir' '-p' '" + d + "' '" + d + "/work'");
+  EXPECT_THAT(
+      sbatch_argv_of(plan->submit_command),
+      ElementsAre("sbatch", "--parsable", "--job-name=orch-7-2-5f3a9c",
+                  "--comment=orchestrate token=orch-7-2-5f3a9c name=pretrain",
+                  "--output=" + d + "/output.log", "--error=" + d + "/output.log",
+                  "--open-mode=append", "--chdir=" + d + "/work", "--nodes=2",
+                  "--ntasks-per-node=1", "--gres=gpu:h100:8", "--partition=gpu", "--account=team",
+                  "--qos=high", "--time=2-00:00:00", "--exclude=gpu-a-003,gpu-b-017",
+                  "--signal=B:USR1@120", "--no-requeue", d + "/job.sh"));
+  // One round trip: the directories, the gang file for the observer, and the agent's size.
+  EXPECT_EQ(plan->prepare_command, "'mkdir' '-p' '--' '" + d + "' '" + d + "/work' '" + d +
+                                       "/tasks' '" ORCH_BIN_DIR "' && 'printf' '%s\\n' '" +
+                                       gang_file_line(r) + "' >'" + d +
+                                       "/gang' && { 'test' '-x' '" + kAgent +
+                                       "' && 'stat' '-c' '%s' '--' '" + kAgent + "' || :; }");
 }
 
 TEST(slurm_parse_batch_plan, OptionalOptionsAreLeftOut) {
@@ -119,7 +146,7 @@ TEST(slurm_parse_batch_plan, OptionalOptionsAreLeftOut) {
   r.gpus_per_node = 0;
   ClusterSpec c = basic_cluster();
   c.slurm.pre_term_s = 0;
-  auto plan = make_batch_plan(r, c);
+  auto plan = plan_of(r, c);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   auto argv = sbatch_argv_of(plan->submit_command);
   ASSERT_GE(argv.size(), 3u);
@@ -131,7 +158,7 @@ TEST(slurm_parse_batch_plan, OptionalOptionsAreLeftOut) {
   }
   EXPECT_EQ(argv[argv.size() - 2], "--no-requeue");
   // The default GRES is "gpu", with the default pre-termination signal.
-  auto plan2 = make_batch_plan(basic_request(), basic_cluster());
+  auto plan2 = plan_of(basic_request(), basic_cluster());
   ASSERT_TRUE(plan2.ok());
   auto argv2 = sbatch_argv_of(plan2->submit_command);
   EXPECT_THAT(argv2, ::testing::Contains("--gres=gpu:8"));
@@ -139,7 +166,7 @@ TEST(slurm_parse_batch_plan, OptionalOptionsAreLeftOut) {
 }
 
 TEST(slurm_parse_batch_plan, PercentInTheStorageRootIsEscapedForOutputOnly) {
-  auto plan = make_batch_plan(basic_request(), basic_cluster("/data/100%/orch"));
+  auto plan = plan_of(basic_request(), basic_cluster("/data/100%/orch"));
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   auto argv = sbatch_argv_of(plan->submit_command);
   const std::string d = "/data/100%/orch/runs/orch-7-2-5f3a9c";
@@ -152,7 +179,7 @@ TEST(slurm_parse_batch_plan, PercentInTheStorageRootIsEscapedForOutputOnly) {
 TEST(slurm_parse_batch_plan, ScriptLayout) {
   LaunchRequest r = basic_request();
   r.env = {{"ORCH_RESUME_FROM", "/ckpt/step-500.pt"}, {"NCCL_DEBUG", "INFO"}};
-  auto plan = make_batch_plan(r, basic_cluster());
+  auto plan = plan_of(r, basic_cluster());
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   const std::string& s = plan->script;
   EXPECT_THAT(s, StartsWith("#!/bin/sh\n"));
@@ -160,8 +187,17 @@ TEST(slurm_parse_batch_plan, ScriptLayout) {
   EXPECT_THAT(s, HasSubstr("export ORCH_RESUME_FROM='/ckpt/step-500.pt'\n"));
   EXPECT_THAT(s, HasSubstr("export ORCH_RUN_DIR='/shared/orch/runs/orch-7-2-5f3a9c/work'\n"));
   EXPECT_THAT(s, HasSubstr("export ORCH_GPUS='16'\n"));
-  // The job's command runs as a child that the pre-termination signal is passed on to.
-  EXPECT_THAT(s, HasSubstr("\n/bin/sh -c 'python train.py' &\nchild=$!\n"));
+  // Every task runs under the agent, in srun, a child that the pre-termination signal is
+  // passed on to.
+  EXPECT_THAT(
+      s,
+      HasSubstr("\nsrun --nodes=2 --ntasks-per-node=1 --kill-on-bad-exit=1 '" + kAgent +
+                "' run --events '/shared/orch/runs/orch-7-2-5f3a9c/tasks/%t.events.jsonl'"
+                " --heartbeat-s '" +
+                seconds_text(r.heartbeat_s) + "' --hang-after-s '" + seconds_text(r.hang_after_s) +
+                "' --place-from slurm --master-addr \"$master\" --master-port " +
+                std::to_string(master_port_for(r.token)) +
+                " -- /bin/sh -c 'python train.py' &\nchild=$!\n"));
   EXPECT_THAT(s, HasSubstr("\ntrap 'kill -s '\\''USR1'\\'' \"$child\" 2>/dev/null' 'USR1'\n"));
   EXPECT_THAT(s, ::testing::EndsWith("\nexit \"$status\"\n"));
   // sbatch reads #SBATCH directives only before the first command; the first command is the
@@ -183,6 +219,7 @@ TEST(slurm_parse_batch_plan, HostileValuesRunVerbatimAndNothingIsInjected) {
   const std::string root = tmp.path() + "/st 'o%re $(" + touch + ")";
 
   LaunchRequest r = basic_request();
+  r.nodes = 1;  // one task, so that the output is one task's
   r.job_name = "evil \"name\" 'q' $(" + touch + ") `" + touch + "`\nline2 | x=y ; rm -rf /";
   const std::string env_value =
       "v'al \"x\" $(" + touch + ") `" + touch + "` ${HOME} \\n\n#SBATCH --wrap=bad\nend";
@@ -195,7 +232,7 @@ TEST(slurm_parse_batch_plan, HostileValuesRunVerbatimAndNothingIsInjected) {
       "echo 'single $(not run) `nor this`' \"double \\\"quoted\\\"\"; echo pid=$$";
   ClusterSpec c = basic_cluster(root);
 
-  auto plan = make_batch_plan(r, c);
+  auto plan = plan_of(r, c);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   const RunPaths& p = plan->paths;
   EXPECT_EQ(p.dir, root + "/runs/orch-7-2-5f3a9c");
@@ -209,10 +246,10 @@ TEST(slurm_parse_batch_plan, HostileValuesRunVerbatimAndNothingIsInjected) {
     ASSERT_TRUE(fs::is_directory(p.work));
     { std::ofstream(p.script, std::ios::binary) << plan->script; }
     // slurmd runs the script with the job's environment; here with SLURM_JOB_ID only.
-    Outcome job = run({sh, p.script}, {{"SLURM_JOB_ID", "4242"}});
+    Outcome job = run({sh, p.script}, slurmd_env("4242"));
     ASSERT_TRUE(WIFEXITED(job.status)) << job.out;
     EXPECT_EQ(WEXITSTATUS(job.status), 0) << job.out;
-    const std::string want = "[" + env_value + "]\n[]\n[orch-7-2-5f3a9c]\n[7]\n[2]\n[16]\n" +
+    const std::string want = "[" + env_value + "]\n[]\n[orch-7-2-5f3a9c]\n[7]\n[2]\n[8]\n" +
                              "[alpha]\n[" + p.work + "]\n[" + p.work + "]\n" +
                              "single $(not run) `nor this` double \"quoted\"\n";
     EXPECT_EQ(job.out.substr(0, job.out.rfind("pid=")), want);
@@ -234,11 +271,11 @@ TEST(slurm_parse_batch_plan, HostileValuesRunVerbatimAndNothingIsInjected) {
     comment += ") `";
     comment += touch;
     comment += "`?line2 | x:y ; rm -rf /";
-    EXPECT_THAT(
-        argv, ElementsAreArray(std::vector<std::string>{
-                  "sbatch", "--parsable", "--job-name=orch-7-2-5f3a9c", comment, "--output=" + out,
-                  "--error=" + out, "--open-mode=append", "--chdir=" + d + "/work", "--nodes=2",
-                  "--gres=gpu:8", "--signal=B:USR1@120", "--no-requeue", d + "/job.sh"}));
+    EXPECT_THAT(argv, ElementsAreArray(std::vector<std::string>{
+                          "sbatch", "--parsable", "--job-name=orch-7-2-5f3a9c", comment,
+                          "--output=" + out, "--error=" + out, "--open-mode=append",
+                          "--chdir=" + d + "/work", "--nodes=1", "--ntasks-per-node=1",
+                          "--gres=gpu:8", "--signal=B:USR1@120", "--no-requeue", d + "/job.sh"}));
     EXPECT_FALSE(fs::exists(pwned)) << "a value was executed";
   }
 }
@@ -249,10 +286,11 @@ TEST(slurm_parse_batch_plan, HostileValuesRunVerbatimAndNothingIsInjected) {
 TEST(slurm_parse_batch_plan, PreTerminationSignalReachesTheCommand) {
   TempDir tmp;
   LaunchRequest r = basic_request();
+  r.nodes = 1;  // one task: a second one could get the signal before its trap is set
   r.command =
       "trap 'echo got-usr1 > signalled.txt; exit 7' USR1; echo up > ready.txt; "
       "while :; do sleep 0.05; done";
-  auto plan = make_batch_plan(r, basic_cluster(tmp.path()));
+  auto plan = plan_of(r, basic_cluster(tmp.path()));
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   const RunPaths& p = plan->paths;
   for (const std::string& sh : shells()) {
@@ -262,6 +300,7 @@ TEST(slurm_parse_batch_plan, PreTerminationSignalReachesTheCommand) {
     { std::ofstream(p.script, std::ios::binary) << plan->script; }
     pid_t pid = fork();
     if (pid == 0) {
+      for (const auto& [k, v] : slurmd_env("5")) setenv(k.c_str(), v.c_str(), 1);
       execl(sh.c_str(), sh.c_str(), p.script.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
@@ -280,23 +319,24 @@ TEST(slurm_parse_batch_plan, PreTerminationSignalReachesTheCommand) {
 TEST(slurm_parse_batch_plan, AppendsToOutputAndRewritesJobIdOnASecondRun) {
   TempDir tmp;
   LaunchRequest r = basic_request();
+  r.nodes = 1;
   r.command = "echo run $SLURM_JOB_ID";
-  auto plan = make_batch_plan(r, basic_cluster(tmp.path()));
+  auto plan = plan_of(r, basic_cluster(tmp.path()));
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   ASSERT_EQ(run({"/bin/sh", "-c", plan->prepare_command}).status, 0);
   std::ofstream(plan->paths.script) << plan->script;
-  EXPECT_EQ(run({"/bin/sh", plan->paths.script}, {{"SLURM_JOB_ID", "1"}}).out, "run 1\n");
-  EXPECT_EQ(run({"/bin/sh", plan->paths.script}, {{"SLURM_JOB_ID", "2"}}).out, "run 2\n");
+  EXPECT_EQ(run({"/bin/sh", plan->paths.script}, slurmd_env("1")).out, "run 1\n");
+  EXPECT_EQ(run({"/bin/sh", plan->paths.script}, slurmd_env("2")).out, "run 2\n");
   EXPECT_EQ(read_file(plan->paths.job_id), "2\n");
 }
 
 TEST(slurm_parse_batch_plan, MissingWorkDirectoryFailsLoudly) {
   TempDir tmp;
-  auto plan = make_batch_plan(basic_request(), basic_cluster(tmp.path()));
+  auto plan = plan_of(basic_request(), basic_cluster(tmp.path()));
   ASSERT_TRUE(plan.ok());
   fs::create_directories(plan->paths.dir);  // but not work/
   std::ofstream(plan->paths.script) << plan->script;
-  Outcome job = run({"/bin/sh", plan->paths.script}, {{"SLURM_JOB_ID", "3"}});
+  Outcome job = run({"/bin/sh", plan->paths.script}, slurmd_env("3"));
   EXPECT_TRUE(WIFEXITED(job.status));
   EXPECT_EQ(WEXITSTATUS(job.status), 1);
   EXPECT_EQ(job.out, "");  // the command did not run
@@ -357,6 +397,12 @@ TEST(slurm_parse_batch_plan, RefusesWhatCannotBeSubmittedSafely) {
   add(
       "no nodes", [](LaunchRequest& r, ClusterSpec&) { r.nodes = 0; }, "at least one node");
   add(
+      "no tasks per node", [](LaunchRequest& r, ClusterSpec&) { r.tasks_per_node = 0; },
+      "at least one task per node");
+  add(
+      "negative heartbeat", [](LaunchRequest& r, ClusterSpec&) { r.heartbeat_timeout_s = -1; },
+      "seconds >= 0");
+  add(
       "negative gpus", [](LaunchRequest& r, ClusterSpec&) { r.gpus_per_node = -1; },
       "gpus_per_node");
   for (const std::string& node : {std::string(""), std::string("a,b"), std::string("n[1-2]"),
@@ -369,11 +415,64 @@ TEST(slurm_parse_batch_plan, RefusesWhatCannotBeSubmittedSafely) {
         "cannot go into sbatch --exclude");
   }
   for (const Case& c : cases) {
-    auto plan = make_batch_plan(c.request, c.cluster);
+    auto plan = plan_of(c.request, c.cluster);
     ASSERT_FALSE(plan.ok()) << c.what;
     EXPECT_EQ(plan.error().kind, ErrorKind::invalid) << c.what;
     EXPECT_THAT(plan.error().message, HasSubstr(c.message)) << c.what;
   }
+}
+
+TEST(slurm_parse_batch_plan, RefusesAnAgentPathThatIsNotAbsolute) {
+  for (const std::string& agent : {std::string(""), std::string("bin/orchestrate-agent")}) {
+    auto plan = make_batch_plan(basic_request(), basic_cluster(), agent);
+    ASSERT_FALSE(plan.ok()) << agent;
+    EXPECT_THAT(plan.error().message, HasSubstr("is not absolute")) << agent;
+  }
+}
+
+// A gang of 2 nodes x 2 tasks, run by the stand-in srun: every task gets its own place, its own
+// event file, and the rendezvous the script found.
+TEST(slurm_parse_batch_plan, EveryTaskRunsUnderTheAgentWithItsPlace) {
+  TempDir tmp;
+  LaunchRequest r = basic_request();
+  r.tasks_per_node = 2;
+  r.command =
+      "echo \"rank=$RANK node=$NODE_RANK local=$LOCAL_RANK world=$WORLD_SIZE "
+      "port=$MASTER_PORT master_set=${MASTER_ADDR:+yes}\"";
+  auto plan = plan_of(r, basic_cluster(tmp.path()));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const RunPaths& p = plan->paths;
+  ASSERT_EQ(run({"/bin/sh", "-c", plan->prepare_command}).status, 0);
+  EXPECT_EQ(read_file(p.gang), gang_file_line(r) + "\n");
+  std::ofstream(p.script) << plan->script;
+  Outcome job = run({"/bin/sh", p.script}, slurmd_env("9"));
+  ASSERT_TRUE(WIFEXITED(job.status));
+  EXPECT_EQ(WEXITSTATUS(job.status), 0) << job.out;
+  const std::string port = std::to_string(master_port_for(r.token));
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_THAT(job.out, HasSubstr("rank=" + std::to_string(rank) + " node=" +
+                                   std::to_string(rank / 2) + " local=" + std::to_string(rank % 2) +
+                                   " world=4 port=" + port + " master_set=yes\n"));
+    const std::string events = read_file(p.tasks + "/" + std::to_string(rank) + ".events.jsonl");
+    EXPECT_THAT(events, HasSubstr("\"event\":\"start\""));
+    EXPECT_THAT(events, HasSubstr("\"task_rank\":" + std::to_string(rank)));
+    EXPECT_THAT(events, HasSubstr("\"exit_code\":0"));
+  }
+}
+
+// One task that fails fails the step, and the script exits with its status.
+TEST(slurm_parse_batch_plan, OneFailedTaskFailsTheScript) {
+  TempDir tmp;
+  LaunchRequest r = basic_request();
+  r.command = "[ \"$RANK\" = 1 ] && exit 3; exit 0";
+  auto plan = plan_of(r, basic_cluster(tmp.path()));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(run({"/bin/sh", "-c", plan->prepare_command}).status, 0);
+  std::ofstream(plan->paths.script) << plan->script;
+  Outcome job = run({"/bin/sh", plan->paths.script}, slurmd_env("10"));
+  ASSERT_TRUE(WIFEXITED(job.status));
+  EXPECT_EQ(WEXITSTATUS(job.status), 3);
+  EXPECT_THAT(read_file(plan->paths.tasks + "/1.events.jsonl"), HasSubstr("\"exit_code\":3"));
 }
 
 TEST(slurm_parse_batch_plan, AcceptsValidEdgeValues) {
@@ -381,7 +480,7 @@ TEST(slurm_parse_batch_plan, AcceptsValidEdgeValues) {
   r.token = std::string(128, 'a');
   r.job_name = std::string("\0nul in the name is shown as ?", 30) + std::string(300, 'n');
   r.env = {{"_under", "x"}, {"lower_case9", "y"}};
-  auto plan = make_batch_plan(r, basic_cluster());
+  auto plan = plan_of(r, basic_cluster());
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   auto argv = sbatch_argv_of(plan->submit_command);
   ASSERT_GE(argv.size(), 4u);
@@ -393,7 +492,7 @@ TEST(slurm_parse_batch_plan, AcceptsValidEdgeValues) {
 TEST(slurm_parse_batch_plan, CommentNameIsCutAtACharacterBoundary) {
   LaunchRequest r = basic_request();
   r.job_name = std::string(199, 'a') + "\xc3\xa9\xc3\xa9";  // 'é' twice, straddling byte 200
-  auto plan = make_batch_plan(r, basic_cluster());
+  auto plan = plan_of(r, basic_cluster());
   ASSERT_TRUE(plan.ok());
   auto argv = sbatch_argv_of(plan->submit_command);
   ASSERT_GE(argv.size(), 4u);

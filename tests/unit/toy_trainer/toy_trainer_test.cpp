@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/model/progress_line.h"
+#include "tests/unit/toy_trainer/temp_dir_test.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -126,14 +127,8 @@ std::string slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-class ToyTrainerTest : public ::testing::Test {
+class ToyTrainerTest : public toy_test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "toy_trainer_test.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    tmp_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(tmp_); }
 
   std::vector<std::string> base(const std::string& dir, int steps, int every) {
     return {"--dim",        "16",
@@ -149,7 +144,6 @@ class ToyTrainerTest : public ::testing::Test {
     return names;
   }
 
-  fs::path tmp_;
 };
 
 TEST_F(ToyTrainerTest, ProgressLinesAreValidAndConsecutive) {

@@ -148,13 +148,15 @@ TEST_F(CliClientTest, JobShow) {
   const std::string text = out.str();
   EXPECT_EQ(text.rfind("Job 1: llama-8b\n", 0), 0u) << text;
   EXPECT_NE(text.find("last checkpoint  step 1000 at /ckpt/1000"), std::string::npos) << text;
-  EXPECT_NE(text.find("NO  CLUSTER         SITE JOB  NODES  STATE"), std::string::npos) << text;
-  // Per attempt: cluster, site job id, nodes, steps up to the last, MFU.
-  EXPECT_NE(text.find("1   beta-long-name  42        n1     exited   node_lost  0..500"),
+  EXPECT_NE(text.find("NO  CLUSTER         SITE JOB  NODES  FAILED ON  STATE"), std::string::npos)
+      << text;
+  // Per attempt: cluster, site job id, nodes and the one that failed first, steps, MFU.
+  EXPECT_NE(text.find("1   beta-long-name  42        n1,n2  n2         exited   node_lost  0..500"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("2   alpha           7         a1,a2  running  none       380..1200"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("2   alpha           7         a1,a2  -          running  none       380..1200"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("38%"), std::string::npos);
   EXPECT_NE(text.find("41.2%"), std::string::npos);

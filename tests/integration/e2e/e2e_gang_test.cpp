@@ -1,0 +1,144 @@
+// Multi-node gangs on local sites, against the real server (issue 14's acceptance, local half):
+// a 3-node toy job runs 3 ranks on 3 virtual nodes that all-reduce every step; one virtual node
+// killed mid-run ends the attempt node_lost naming it, and the job resumes on the same cluster
+// without that node from its newest checkpoint and finishes. A 4-node job on a 4-node cluster
+// with a quarantined node goes to the other cluster.
+#include <signal.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "tests/integration/e2e/e2e_fixture.h"
+
+namespace orch::e2e {
+namespace {
+
+// Four virtual nodes of one slot per cluster, so that a gang can lose one and still fit.
+class E2eGangTest : public E2eTest {
+ protected:
+  void SetUp() override { start_with(local_clusters_yaml(4, 1)); }
+
+  // A toy-trainer gang: `nodes` x 1 task, each rank all-reducing every step over TCP.
+  std::string gang_yaml(const std::string& name, int nodes, const std::string& flags,
+                        const std::string& allowed,
+                        const std::string& health = "heartbeat_timeout_s: 3") const {
+    const std::string ckpt = dir_->path() + "/ckpt/" + name;
+    return "name: " + name + "\ncommand: " ORCH_BIN_DIR "/toy_trainer --dim 32 --batch 16 " +
+           flags + " --ckpt-dir " + ckpt +
+           " --collective-timeout-s 20 --rendezvous-timeout-s 30\n"
+           "resources: {nodes: " +
+           std::to_string(nodes) +
+           ", gpus_per_node: 1}\n"
+           "model: {parameters: 1024}\n"
+           "checkpoint: {dir: " +
+           ckpt +
+           ", interval_steps: 10}\n"
+           "health: {" +
+           health +
+           "}\n"
+           "restart: {max_infra_restarts: 3, backoff: {initial_s: 0.1, max_s: 1}}\n"
+           "placement: {allowed: [" +
+           allowed + "]}\n";
+  }
+
+  // The agent pid of one task of a running attempt on a local site.
+  std::optional<pid_t> task_pid(const std::string& site, const std::string& token, int rank) {
+    std::string dir = state_ + "/sites/" + site + "/runs/" + token;
+    if (rank > 0) dir += "/tasks/" + std::to_string(rank);
+    return read_agent_pid(dir);
+  }
+};
+
+std::set<std::string> node_set(const json& attempt) {
+  std::set<std::string> out;
+  for (const auto& n : attempt["nodes"]) out.insert(n.get<std::string>());
+  return out;
+}
+
+TEST_F(E2eGangTest, AVirtualNodeKilledMidRunIsNodeLostAndTheJobResumesWithoutIt) {
+  const std::int64_t id =
+      submit(gang_yaml("gang", 3, "--steps 80 --step-delay-ms 20 --ckpt-every 10", "alpha"));
+  ASSERT_GT(id, 0);
+  ASSERT_FALSE(wait_step(id, 25).is_null());
+  json first = attempts(id).at(0);
+  EXPECT_EQ(node_set(first), (std::set<std::string>{"alpha-n0", "alpha-n1", "alpha-n2"}))
+      << first.dump();
+  auto pid = task_pid("alpha", first["token"].get<std::string>(), 2);
+  ASSERT_TRUE(pid.has_value()) << describe_run_dirs(state_);
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(-*pid, SIGKILL), 0);  // virtual node alpha-n2: its agent and its rank
+
+  json ended = wait_job(
+      id, [&](const json&) { return attempts(id).at(0)["state"] == "exited"; }, "end attempt 1");
+  ASSERT_FALSE(ended.is_null());
+  const double detected_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  json a1 = attempts(id).at(0);
+  EXPECT_EQ(a1["cause"], "node_lost") << a1.dump();
+  EXPECT_EQ(a1["failed_node"], "alpha-n2") << a1.dump();
+  // Within heartbeat_timeout_s (3) plus one poll; a vanished agent is seen at the next poll.
+  EXPECT_LT(detected_s, 3.0 + 1.0) << describe_job(url_, id);
+
+  json done = wait_final(id);
+  ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  json list = attempts(id);
+  ASSERT_EQ(list.size(), 2u) << list.dump();
+  EXPECT_EQ(list[1]["cluster"], "alpha") << "enough healthy nodes remain on alpha";
+  EXPECT_EQ(node_set(list[1]).count("alpha-n2"), 0u) << list[1].dump();
+  EXPECT_EQ(node_set(list[1]).size(), 3u) << list[1].dump();
+  EXPECT_GE(list[1]["resumed_from"]["step"].get<int>(), 20) << list[1].dump();
+  EXPECT_EQ(list[1]["last_step"], 80);
+}
+
+TEST_F(E2eGangTest, AFourNodeJobGoesElsewhereWhenANodeOfTheFullClusterIsQuarantined) {
+  HttpResponse q = call(url_, "POST", "/api/v1/clusters/alpha/nodes/alpha-n1/quarantine",
+                        R"({"reason":"bad cable"})", "application/json");
+  ASSERT_EQ(q.status, 200) << q.body;
+  const std::int64_t id =
+      submit(gang_yaml("wide", 4, "--steps 20 --step-delay-ms 5 --ckpt-every 10", "alpha, beta"));
+  ASSERT_GT(id, 0);
+  json done = wait_final(id);
+  ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  json list = attempts(id);
+  ASSERT_EQ(list.size(), 1u) << list.dump();
+  EXPECT_EQ(list[0]["cluster"], "beta") << list.dump();
+  EXPECT_EQ(node_set(list[0]).size(), 4u) << list.dump();
+}
+
+TEST_F(E2eGangTest, AGangWhoseRanksDeadlockIsEndedAsHungAndItsNodesAreNotQuarantined) {
+  // Every rank but 0 stops taking part at step 30 but stays alive: nothing more is printed.
+  const std::int64_t id =
+      submit(gang_yaml("deadlock", 2,
+                       "--steps 60 --step-delay-ms 10 --ckpt-every 10 --deadlock-at-step 30 "
+                       "--fault-attempt 1",
+                       "alpha", "heartbeat_timeout_s: 3, hang_after_s: 3"));
+  ASSERT_GT(id, 0);
+  json done = wait_job(
+      id,
+      [&](const json&) {
+        return attempts(id).size() >= 1 && attempts(id).at(0)["state"] == "exited";
+      },
+      "end the deadlocked attempt", std::chrono::milliseconds(120'000));
+  ASSERT_FALSE(done.is_null());
+  json a1 = attempts(id).at(0);
+  EXPECT_EQ(a1["cause"], "hang") << a1.dump();
+  // A user's deadlock is not the hardware's fault: no node is quarantined and the node ledger
+  // holds no failure.
+  json nodes = get_json(url_, "/api/v1/nodes?cluster=alpha");
+  ASSERT_TRUE(nodes.contains("nodes")) << nodes.dump();
+  EXPECT_EQ(nodes["nodes"].size(), 4u) << nodes.dump();
+  for (const auto& n : nodes["nodes"]) {
+    EXPECT_EQ(n["state"], "active") << n.dump();
+  }
+  json ledger = get_json(url_, "/api/v1/clusters/alpha/nodes");
+  for (const auto& e : ledger["events"]) {
+    EXPECT_NE(e["kind"], "node-failure") << e.dump();
+  }
+  json final_state = wait_final(id);
+  EXPECT_EQ(final_state["state"], "succeeded") << describe_job(url_, id);
+}
+
+}  // namespace
+}  // namespace orch::e2e
