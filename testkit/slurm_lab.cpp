@@ -316,11 +316,12 @@ LabCommand run_lab_command(const std::vector<std::string>& argv,
 }
 
 Result<std::unique_ptr<SlurmLab>> SlurmLab::start(std::vector<std::string> names,
-                                                  int nodes_per_cluster) {
+                                                  int nodes_per_cluster, int slurmd_timeout_s) {
   if (names.empty()) return make_error(ErrorKind::invalid, "a lab needs at least one cluster");
   if (nodes_per_cluster < 1 || nodes_per_cluster > 8) {
     return make_error(ErrorKind::invalid, "nodes_per_cluster must be 1..8");
   }
+  if (slurmd_timeout_s < 0) return make_error(ErrorKind::invalid, "slurmd_timeout_s must be >= 0");
   char tmpl[] = "/tmp/orch-lab-XXXXXX";
   if (!mkdtemp(tmpl)) {
     return make_error(ErrorKind::io, std::string("mkdtemp: ") + std::strerror(errno));
@@ -341,11 +342,13 @@ Result<std::unique_ptr<SlurmLab>> SlurmLab::start(std::vector<std::string> names
   for (int attempt = 1; attempt <= 4; ++attempt) {
     auto ports = pick_ports(static_cast<int>(names.size()), nodes_per_cluster, rng);
     if (!ports) return ports.error();
-    LabCommand up = run_lab_command(argv,
-                                    {"LAB_SSH_PORT_BASE=" + std::to_string(ports->ssh),
-                                     "LAB_SLURM_PORT_BASE=" + std::to_string(ports->slurm),
-                                     "LAB_NODES=" + std::to_string(nodes_per_cluster)},
-                                    std::chrono::seconds(180));
+    std::vector<std::string> env = {"LAB_SSH_PORT_BASE=" + std::to_string(ports->ssh),
+                                    "LAB_SLURM_PORT_BASE=" + std::to_string(ports->slurm),
+                                    "LAB_NODES=" + std::to_string(nodes_per_cluster)};
+    if (slurmd_timeout_s > 0) {
+      env.push_back("LAB_SLURMD_TIMEOUT=" + std::to_string(slurmd_timeout_s));
+    }
+    LabCommand up = run_lab_command(argv, env, std::chrono::seconds(180));
     if (up.exit_code == 0) {
       std::stringstream lines(up.out);
       for (std::string line; std::getline(lines, line);) {

@@ -55,8 +55,11 @@ class SlurmLab {
  public:
   // Brings up the named clusters (lowercase letters and digits) under a fresh directory with free
   // port bases, retrying with other ports on a port clash. The error carries up.sh's output.
+  // slurmd_timeout_s: Slurm's SlurmdTimeout (0: up.sh's default of 4 s; production clusters
+  // run 300, which a test of faster-than-Slurm detection asks for).
   static Result<std::unique_ptr<SlurmLab>> start(std::vector<std::string> names,
-                                                 int nodes_per_cluster = 1);
+                                                 int nodes_per_cluster = 1,
+                                                 int slurmd_timeout_s = 0);
   ~SlurmLab();  // down.sh --purge, then removes the directory (unless ORCH_LAB_KEEP=1)
   SlurmLab(const SlurmLab&) = delete;
   SlurmLab& operator=(const SlurmLab&) = delete;

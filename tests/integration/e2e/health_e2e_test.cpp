@@ -53,15 +53,6 @@ class HealthE2eTest : public ServerFixture {
     }
     return "";
   }
-  // Polls until what() holds; false after timeout.
-  bool eventually(const std::function<bool()>& what, milliseconds timeout = milliseconds(60000)) {
-    const auto deadline = SteadyClock::now() + timeout;
-    while (SteadyClock::now() < deadline) {
-      if (what()) return true;
-      std::this_thread::sleep_for(poll_);
-    }
-    return what();
-  }
   // The lines of a table that mention needle.
   static std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
     std::vector<std::string> out;

@@ -82,6 +82,15 @@ class ServerFixture : public ::testing::Test {
   json attempts(std::int64_t id) { return job_list(id, "attempts"); }
   json events(std::int64_t id) { return job_list(id, "events"); }
 
+  // Polls until what() holds; false after timeout.
+  bool eventually(const std::function<bool()>& what, milliseconds timeout = milliseconds(60000)) {
+    const auto deadline = SteadyClock::now() + timeout;
+    while (SteadyClock::now() < deadline) {
+      if (what()) return true;
+      std::this_thread::sleep_for(poll_);
+    }
+    return what();
+  }
   // Polls the job every poll_ until done(job) holds; on timeout fails the test with the job,
   // its attempts and events, and returns null.
   json wait_job(std::int64_t id, const std::function<bool(const json&)>& done,

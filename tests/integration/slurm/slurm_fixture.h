@@ -25,12 +25,15 @@ class SlurmE2eTest : public ServerFixture {
  protected:
   // How long a silent login node keeps its jobs; tests about the grace change it.
   virtual double grace_s() const { return 20; }
+  // The lab's shape: compute nodes per cluster and Slurm's SlurmdTimeout (0: the lab's 4 s).
+  virtual int nodes_per_cluster() const { return 1; }
+  virtual int slurmd_timeout_s() const { return 0; }
 
   void SetUp() override {
     poll_ = milliseconds(100);
     wait_timeout_ = milliseconds(60000);
     final_timeout_ = milliseconds(90000);
-    auto lab = test::SlurmLab::start({"alpha", "beta"});
+    auto lab = test::SlurmLab::start({"alpha", "beta"}, nodes_per_cluster(), slurmd_timeout_s());
     ASSERT_TRUE(lab.ok()) << "the Slurm lab did not come up: " << lab.error().message;
     lab_ = std::move(*lab);
     start_with(clusters_yaml());
