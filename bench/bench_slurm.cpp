@@ -9,11 +9,14 @@
 //      new OpenSSH `ssh` process per launch or poll.
 //
 //   build/bin/bench_slurm [--runs N] [--launches N] [--polls N] [--poll-interval-ms MS]
-//                         [--backoff-s S] [--slurmd-timeout S]
+//                         [--backoff-s S] [--slurmd-timeout S] [--gang-nodes N]
+//                         [--heartbeat-timeout-s S]
 //
 // N = 0 skips a measurement. --poll-interval-ms is the site worker's poll in the failover runs,
 // --backoff-s the job's restart.backoff.initial_s (0.1, as in the Slurm end-to-end tests; the
-// default of a job spec is 10), --slurmd-timeout the labs' SlurmdTimeout (LAB_SLURMD_TIMEOUT). Runs
+// default of a job spec is 10), --slurmd-timeout the labs' SlurmdTimeout (LAB_SLURMD_TIMEOUT),
+// --gang-nodes N a failover of an N-node gang on alpha that is replaced on alpha without the dead
+// node (issue 14), with --heartbeat-timeout-s the gang's heartbeat_timeout_s. Runs
 // as root (the lab does). Every lab and server it starts is torn down on the way out, on errors and
 // on SIGINT/SIGTERM too (loops stop at the next check).
 #include <signal.h>
@@ -59,7 +62,13 @@ int main(int argc, char** argv) {
            {"--backoff-s", "S", "the job's first restart backoff (default 0.1)", 0.1, 100000, false,
             [&](double v) { o.failover.backoff_s = v; }},
            {"--slurmd-timeout", "S", "SlurmdTimeout of the labs (default: the lab's)", 1, 100000,
-            true, to_int(o.failover.slurmd_timeout)}})) {
+            true, to_int(o.failover.slurmd_timeout)},
+           {"--gang-nodes", "N",
+            "failover of a gang of N nodes on alpha, replaced there (default 1: one node, "
+            "replaced on beta)",
+            1, 7, true, to_int(o.failover.gang_nodes)},
+           {"--heartbeat-timeout-s", "S", "the gang's heartbeat_timeout_s (default 10)", 1, 3600,
+            false, [&](double v) { o.failover.heartbeat_timeout_s = v; }}})) {
     return *rc;
   }
   struct sigaction sa {};

@@ -2,15 +2,22 @@
 // bench_slurm's measurement 1: a node of alpha crashes under a running toy trainer (slurmd, its
 // stepd's and the job's processes SIGKILLed). From the kill: when Slurm marks the node DOWN (its
 // own detection, the baseline), when orchestrate ends the attempt (REST says exited), when the
-// replacement runs on beta. A fresh two-cluster lab and `orchestrate serve` per run.
+// replacement runs. A fresh lab and `orchestrate serve` per run.
+//
+// Two shapes: a one-node job on a two-cluster lab of one node each, whose replacement runs on
+// beta (issue 3); or, with gang_nodes >= 2 (issue 14), a gang of that many nodes on alpha alone
+// with one node to spare, one of whose nodes crashes: the attempt ends from the tasks'
+// heartbeats (heartbeat_timeout_s) and the replacement runs on alpha without that node.
 
 namespace orch::bench {
 
 struct FailoverOptions {
   int runs = 5;
-  int poll_ms = 200;       // the site worker's poll_interval_ms
-  double backoff_s = 0.1;  // the job's restart.backoff.initial_s
-  int slurmd_timeout = 0;  // LAB_SLURMD_TIMEOUT for the labs; 0: the lab's default
+  int poll_ms = 200;                // the site worker's poll_interval_ms
+  double backoff_s = 0.1;           // the job's restart.backoff.initial_s
+  int slurmd_timeout = 0;           // LAB_SLURMD_TIMEOUT for the labs; 0: the lab's default
+  int gang_nodes = 1;               // >= 2: a gang of this many nodes on alpha (see above)
+  double heartbeat_timeout_s = 10;  // the gang's health.heartbeat_timeout_s
 };
 
 // Runs o.runs crashes and prints each run and a table of medians and maxima (stdout).

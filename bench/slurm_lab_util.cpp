@@ -101,9 +101,9 @@ LabGuard::~LabGuard() {
   }
 }
 
-std::unique_ptr<LabGuard> start_lab(const std::vector<std::string>& names) {
+std::unique_ptr<LabGuard> start_lab(const std::vector<std::string>& names, int nodes_per_cluster) {
   auto t0 = SteadyClock::now();
-  auto lab = test::SlurmLab::start(names);
+  auto lab = test::SlurmLab::start(names, nodes_per_cluster);
   if (!lab) throw std::runtime_error("the Slurm lab did not come up: " + lab.error().message);
   std::fprintf(stderr, "  lab %s up in %.1f s\n", (*lab)->dir().c_str(), seconds_since(t0));
   return std::make_unique<LabGuard>(std::move(*lab));

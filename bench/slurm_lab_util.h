@@ -56,8 +56,10 @@ class LabGuard {
   std::unique_ptr<test::SlurmLab> lab_;
 };
 
-// A lab of these clusters, up; throws when it does not come up.
-std::unique_ptr<LabGuard> start_lab(const std::vector<std::string>& names);
+// A lab of these clusters, up; throws when it does not come up. The labs' SlurmdTimeout comes
+// from LAB_SLURMD_TIMEOUT in this process's environment (bench_slurm --slurmd-timeout).
+std::unique_ptr<LabGuard> start_lab(const std::vector<std::string>& names,
+                                    int nodes_per_cluster = 1);
 
 // The value of KEY in `scontrol show config` ("KEY = value"), or "?".
 std::string slurm_config(const test::SlurmLab& lab, const std::string& cluster,

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "scheduler/model/launch_contract.h"
+
 namespace orch::kube {
 namespace {
 
@@ -204,6 +206,13 @@ Json labels_of(const LaunchRequest& r) {
   return labels;
 }
 
+// The launch contract's variables whose value is the pod's completion index (with one task per
+// pod, its node rank is its task rank): the Job controller writes the index into this
+// annotation of every pod it creates, and the downward API hands it to the container.
+constexpr const char* kIndexRankVars[] = {"ORCH_NODE_RANK", "NODE_RANK", "ORCH_TASK_RANK", "RANK"};
+constexpr const char* kIndexFieldPath =
+    "metadata.annotations['batch.kubernetes.io/job-completion-index']";
+
 Result<Json> container_env(const LaunchRequest& r, const ClusterSpec& cluster,
                            const std::string& rendezvous) {
   std::map<std::string, std::string> env = r.env;
@@ -213,7 +222,25 @@ Result<Json> container_env(const LaunchRequest& r, const ClusterSpec& cluster,
   env["ORCH_GPUS"] = std::to_string(static_cast<std::int64_t>(r.nodes) * r.gpus_per_node);
   env["ORCH_SITE"] = cluster.name;
   if (!rendezvous.empty()) env["ORCH_RENDEZVOUS"] = rendezvous;
+  // The launch contract (docs/launch-contract.md): one task per pod, the gang meeting at index
+  // 0's DNS name (a pod alone at its own loopback).
+  TaskPlace place;
+  place.nnodes = r.nodes;
+  place.master_addr = rendezvous.empty() ? "127.0.0.1" : rendezvous;
+  place.master_port = master_port_for(r.token);
+  const bool indexed = r.nodes > 1;
+  for (const auto& [name, value] : task_env(place)) env[name] = value;
+  if (indexed) {
+    for (const char* name : kIndexRankVars) env.erase(name);
+  }
   Json out = Json::array();
+  if (indexed) {
+    for (const char* name : kIndexRankVars) {
+      out.push_back(Json{
+          {"name", name},
+          {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", kIndexFieldPath}}}}}});
+    }
+  }
   for (const auto& [name, value] : env) {
     if (!is_env_name(name)) {
       return invalid("environment variable name '" + name +
@@ -258,6 +285,15 @@ Json exclude_affinity(const std::vector<std::string>& nodes) {
                  {{"nodeSelectorTerms", Json::array({term})}}}}}};
 }
 
+// No two pods of the attempt on one node: required anti-affinity on the token label, by
+// hostname.
+Json spread_affinity(const std::string& token) {
+  return Json{
+      {"requiredDuringSchedulingIgnoredDuringExecution",
+       Json::array({Json{{"labelSelector", {{"matchLabels", {{std::string(kTokenLabel), token}}}}},
+                         {"topologyKey", "kubernetes.io/hostname"}}})}};
+}
+
 Result<void> check_request(const LaunchRequest& r, const ClusterSpec& cluster,
                            const std::string& ns) {
   if (auto ok = check_token(r.token); !ok) return ok.error();
@@ -268,6 +304,12 @@ Result<void> check_request(const LaunchRequest& r, const ClusterSpec& cluster,
   if (r.nodes < 1) {
     return invalid("a Kubernetes job needs at least one node, the request asks for " +
                    std::to_string(r.nodes));
+  }
+  if (r.tasks_per_node != 1) {
+    return invalid("cluster '" + cluster.name + "': a Kubernetes job runs one task per pod, the " +
+                   "request asks for tasks_per_node " + std::to_string(r.tasks_per_node) +
+                   "; set tasks_per_node: 1 and start the node's processes in the pod " +
+                   "(torchrun --nproc-per-node)");
   }
   if (r.gpus_per_node < 0) {
     return invalid("gpus_per_node is negative (" + std::to_string(r.gpus_per_node) + ")");
@@ -446,8 +488,11 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
                                             {"effect", "NoSchedule"}}});
   }
   if (multi) pod_spec["subdomain"] = plan.service_name;
-  if (!request.exclude_nodes.empty())
-    pod_spec["affinity"] = exclude_affinity(request.exclude_nodes);
+  Json affinity = Json::object();
+  if (!request.exclude_nodes.empty()) affinity = exclude_affinity(request.exclude_nodes);
+  // One pod of the gang per node, as one task per node is on the other providers.
+  if (multi) affinity["podAntiAffinity"] = spread_affinity(request.token);
+  if (!affinity.empty()) pod_spec["affinity"] = affinity;
   pod_spec["containers"] = Json::array({container});
 
   Json job_spec = {
@@ -456,7 +501,9 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
       {"parallelism", request.nodes},
   };
   if (multi) job_spec["completionMode"] = "Indexed";
-  job_spec["template"] = {{"metadata", {{"labels", labels}, {"annotations", annotations}}},
+  Json pod_annotations = annotations;
+  if (multi) pod_annotations[std::string(kGangSizeAnnotation)] = std::to_string(request.nodes);
+  job_spec["template"] = {{"metadata", {{"labels", labels}, {"annotations", pod_annotations}}},
                           {"spec", pod_spec}};
 
   Json job = {

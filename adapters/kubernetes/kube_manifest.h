@@ -51,6 +51,10 @@ inline constexpr std::string_view kTokenLabel = "orchestrate.dev/token";
 inline constexpr std::string_view kJobIdLabel = "orchestrate.dev/job-id";
 inline constexpr std::string_view kAttemptLabel = "orchestrate.dev/attempt";
 inline constexpr std::string_view kJobNameAnnotation = "orchestrate.dev/job-name";
+// On every pod of a gang (an Indexed Job): how many pods the gang has, so that an observer
+// that sees only some of them (the Job controller creates them one by one) does not take the
+// ones it sees for all.
+inline constexpr std::string_view kGangSizeAnnotation = "orchestrate.dev/gang-size";
 inline constexpr std::string_view kContainerName = "job";
 // Longest Job name: a pod host name "<job>-<index>" must stay a 63-character DNS label.
 inline constexpr std::size_t kMaxJobName = 56;

@@ -1,6 +1,7 @@
 #include "adapters/kubernetes/kube_site.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "adapters/kubernetes/kube_config.h"
@@ -138,6 +139,18 @@ Result<RunObservation> KubernetesSite::observe(const std::string& token,
   {
     std::lock_guard<std::mutex> lock(mu_);
     view = kube::map_attempt(*pods, job, nodes_.empty() ? nullptr : &nodes_);
+  }
+  // A gang that has not all run in time gives its pods back (the API server's creation times
+  // against our clock: a skew of seconds does not matter next to minutes).
+  if (view.phase == RunPhase::queued || view.phase == RunPhase::running) {
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+    if (auto late = kube::gang_timed_out(*pods, now, spec_.kubernetes.gang_timeout_s)) {
+      view.phase = RunPhase::exited;
+      view.exit = *late;
+      view.pods_left = true;
+    }
   }
   RunObservation obs;
   obs.phase = view.phase;

@@ -86,7 +86,10 @@ struct PodInfo {
   std::string message;                  // status.message
   std::string token;                    // label orchestrate.dev/token
   std::optional<int> completion_index;  // batch.kubernetes.io/job-completion-index
+  std::optional<int> gang_size;         // annotation orchestrate.dev/gang-size (>= 2)
   bool deleting = false;                // metadata.deletionTimestamp is set
+  // metadata.creationTimestamp as ms since the epoch; nullopt when absent or unreadable.
+  std::optional<std::int64_t> created_ms;
   std::vector<KubeCondition> conditions;
   // The container orchestrate runs ("job"; else the first status listed); nullopt before the
   // kubelet reports any.
@@ -196,6 +199,21 @@ struct AttemptView {
 // blanks) and cut at 1024 bytes. node_lost is set with ExitCause::node_lost.
 AttemptView map_attempt(const std::vector<PodInfo>& pods, const std::optional<KubeJobInfo>& job,
                         const std::vector<KubeNode>* nodes = nullptr);
+
+// An RFC 3339 time as Kubernetes writes it ("2026-12-01T20:00:00Z", also with a fraction of a
+// second or a "+01:00" offset) in ms since the epoch; nullopt for anything else.
+std::optional<std::int64_t> parse_rfc3339_ms(std::string_view text);
+
+// The gang rule (issue 14): an attempt of several pods (one per node) whose pods are not all
+// running (or done) gang_timeout_s after the first of them was created ends as gang_timeout:
+// a gang that cannot all be scheduled must not hold the nodes it got. The gang's size is the
+// pods' gang-size annotation, the number of pods seen, or one more than the highest completion
+// index, whichever is largest. nullopt while the rule
+// does not apply: one pod, every pod started, or the time not yet up (a pod without a creation
+// time is not judged). The detail says how many pods wait and why ("2 of 3 pods not running
+// 300 s after the gang was created: Unschedulable: 0/2 nodes are available: ...").
+std::optional<ExitStatus> gang_timed_out(const std::vector<PodInfo>& pods, std::int64_t now_ms,
+                                         double gang_timeout_s);
 
 // ---- watch and lists --------------------------------------------------------------------
 

@@ -1,5 +1,7 @@
-// orch_kube_parse: map_attempt, an attempt's pods (and Job) as a RunPhase and ExitStatus.
+// orch_kube_parse: map_attempt, an attempt's pods (and Job) as a RunPhase and ExitStatus; the
+// gang rule over the pods' creation times (gang_timed_out, parse_rfc3339_ms).
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "adapters/kubernetes/kube_status_json.h"
@@ -343,6 +345,22 @@ AttemptView map_attempt(const std::vector<PodInfo>& pods, const std::optional<Ku
                 std::to_string(job->completions) + " seen)";
     return view;
   }
+  // A gang whose pods seen so far all succeeded, while others are still to come (the Job
+  // controller creates them one by one): not over yet.
+  int gang = 0;
+  for (const PodInfo* p : order) gang = std::max(gang, p->gang_size.value_or(0));
+  ExitStatus ok;
+  ok.exit_code = 0;
+  const bool all_succeeded =
+      std::all_of(verdicts.begin(), verdicts.end(), [&](const PodVerdict& v) {
+        return v.fate == Fate::ended && severity(v.exit) <= severity(ok);
+      });
+  if (!any_stuck && all_succeeded && static_cast<int>(pods.size()) < gang) {
+    view.phase = RunPhase::running;
+    view.note = "waiting for the gang's other pods (" + std::to_string(pods.size()) + " of " +
+                std::to_string(gang) + " seen)";
+    return view;
+  }
 
   // Exited: the worst outcome wins.
   view.phase = RunPhase::exited;
@@ -383,6 +401,114 @@ AttemptView map_attempt(const std::vector<PodInfo>& pods, const std::optional<Ku
   // Pods Kubernetes still shows unfinished outlive this view: the Job must be deleted.
   view.pods_left = any_stuck;
   return view;
+}
+
+}  // namespace orch::kube
+
+namespace orch::kube {
+namespace {
+
+// Two digits at text[i..i+1] (and more with n) as a number; -1 when they are not digits.
+int digits(std::string_view text, std::size_t i, std::size_t n) {
+  if (i + n > text.size()) return -1;
+  int v = 0;
+  for (std::size_t k = i; k < i + n; ++k) {
+    if (text[k] < '0' || text[k] > '9') return -1;
+    v = v * 10 + (text[k] - '0');
+  }
+  return v;
+}
+
+bool started(const PodInfo& pod) {
+  return pod.phase == "Running" || pod.phase == "Succeeded" || pod.phase == "Failed" ||
+         pod.phase == "Unknown";
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parse_rfc3339_ms(std::string_view t) {
+  // YYYY-MM-DDTHH:MM:SS
+  if (t.size() < 20 || t[4] != '-' || t[7] != '-' || (t[10] != 'T' && t[10] != 't') ||
+      t[13] != ':' || t[16] != ':') {
+    return std::nullopt;
+  }
+  const int year = digits(t, 0, 4), month = digits(t, 5, 2), day = digits(t, 8, 2);
+  const int hour = digits(t, 11, 2), minute = digits(t, 14, 2), second = digits(t, 17, 2);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 ||
+      minute > 59 || second < 0 || second > 60) {
+    return std::nullopt;
+  }
+  const std::chrono::year_month_day ymd{std::chrono::year(year),
+                                        std::chrono::month(static_cast<unsigned>(month)),
+                                        std::chrono::day(static_cast<unsigned>(day))};
+  if (!ymd.ok()) return std::nullopt;
+  std::size_t i = 19;
+  std::int64_t ms = 0;
+  if (i < t.size() && t[i] == '.') {
+    std::int64_t scale = 100;
+    std::size_t k = i + 1;
+    for (; k < t.size() && t[k] >= '0' && t[k] <= '9'; ++k) {
+      ms += (t[k] - '0') * scale;
+      scale /= 10;
+    }
+    if (k == i + 1) return std::nullopt;
+    i = k;
+  }
+  std::int64_t offset_min = 0;
+  if (i < t.size() && (t[i] == 'Z' || t[i] == 'z') && i + 1 == t.size()) {
+    offset_min = 0;
+  } else if (i + 6 == t.size() && (t[i] == '+' || t[i] == '-') && t[i + 3] == ':') {
+    const int oh = digits(t, i + 1, 2), om = digits(t, i + 4, 2);
+    if (oh < 0 || oh > 23 || om < 0 || om > 59) return std::nullopt;
+    offset_min = (t[i] == '+' ? 1 : -1) * (oh * 60 + om);
+  } else {
+    return std::nullopt;
+  }
+  const std::int64_t days = std::chrono::sys_days(ymd).time_since_epoch().count();
+  const std::int64_t secs = ((days * 24 + hour) * 60 + minute) * 60 + second - offset_min * 60;
+  return secs * 1000 + ms;
+}
+
+std::optional<ExitStatus> gang_timed_out(const std::vector<PodInfo>& pods, std::int64_t now_ms,
+                                         double gang_timeout_s) {
+  std::size_t gang = pods.size();
+  std::optional<std::int64_t> first_created;
+  int running = 0;
+  const PodInfo* waiting = nullptr;
+  for (const PodInfo& pod : pods) {
+    if (pod.completion_index) {
+      gang = std::max(gang, static_cast<std::size_t>(*pod.completion_index) + 1);
+    }
+    if (pod.gang_size) gang = std::max(gang, static_cast<std::size_t>(*pod.gang_size));
+    if (pod.created_ms && (!first_created || *pod.created_ms < *first_created)) {
+      first_created = pod.created_ms;
+    }
+    if (started(pod)) {
+      ++running;
+    } else if (waiting == nullptr) {
+      waiting = &pod;
+    }
+  }
+  if (gang < 2 || static_cast<std::size_t>(running) >= gang || !first_created) return std::nullopt;
+  const auto timeout_ms = static_cast<std::int64_t>(gang_timeout_s * 1000);
+  if (now_ms - *first_created < timeout_ms) return std::nullopt;
+  ExitStatus s;
+  s.cause = ExitCause::gang_timeout;
+  s.detail = std::to_string(gang - static_cast<std::size_t>(running)) + " of " +
+             std::to_string(gang) + " pods not running " +
+             std::to_string(static_cast<std::int64_t>(gang_timeout_s)) +
+             " s after the gang was created";
+  if (waiting != nullptr) {
+    std::string why;
+    for (const KubeCondition& c : waiting->conditions) {
+      if (c.type == "PodScheduled" && c.status == "False") why = c.reason + ": " + c.message;
+    }
+    if (why.empty())
+      why = "pod " + waiting->name + " is " +
+            (waiting->phase.empty() ? "not created" : waiting->phase);
+    s.detail += ": " + why;
+  }
+  return s;
 }
 
 }  // namespace orch::kube

@@ -1,4 +1,5 @@
 // orch_kube_parse: Pods and Jobs.
+#include "adapters/kubernetes/kube_manifest.h"
 #include "adapters/kubernetes/kube_status_json.h"
 
 namespace orch::kube {
@@ -6,7 +7,6 @@ using namespace detail;
 namespace {
 
 constexpr std::string_view kCompletionIndex = "batch.kubernetes.io/job-completion-index";
-constexpr std::string_view kTokenLabel = "orchestrate.dev/token";
 constexpr std::string_view kContainerName = "job";
 
 std::optional<ContainerStatusInfo> read_container(Reader& r, const Json& status,
@@ -76,10 +76,21 @@ PodInfo read_pod(Reader& r, const Json& obj, const std::string& p) {
   pod.namespace_ = r.str(*metadata, "namespace", at(p, "metadata.namespace"));
   pod.resource_version = r.str(*metadata, "resourceVersion", at(p, "metadata.resourceVersion"));
   pod.deleting = r.member(*metadata, "deletionTimestamp") != nullptr;
+  if (const Json* created = r.member(*metadata, "creationTimestamp");
+      created && created->is_string()) {
+    pod.created_ms = parse_rfc3339_ms(created->get<std::string>());
+  }
   if (const Json* labels = r.object(*metadata, "labels", at(p, "metadata.labels"))) {
     pod.token = r.str(*labels, kTokenLabel, at(p, "metadata.labels[orchestrate.dev/token]"));
   }
   pod.completion_index = read_index(r, *metadata, p);
+  // Written by orchestrate's own manifest; a value it cannot have written is left unread.
+  if (const Json* a = r.member(*metadata, "annotations"); a && a->is_object()) {
+    if (auto it = a->find(kGangSizeAnnotation); it != a->end() && it->is_string()) {
+      auto n = parse_whole_quantity(it->get<std::string>());
+      if (n && *n >= 2) pod.gang_size = *n;
+    }
+  }
   if (const Json* spec = r.object(obj, "spec", at(p, "spec"))) {
     pod.node_name = r.str(*spec, "nodeName", at(p, "spec.nodeName"));
   }

@@ -51,6 +51,10 @@ struct KubernetesSpec {
   std::string image;                            // container image the job's command runs in
   std::string gpu_resource = "nvidia.com/gpu";  // extended resource requested per pod
   int termination_grace_s = 120;                // time to save a checkpoint after SIGTERM
+  // A multi-pod attempt whose pods are not all running this long after its Job was created
+  // ends as gang_timeout (infra): a gang that cannot all be scheduled must not hold the pods
+  // that were.
+  int gang_timeout_s = 300;
 };
 
 // Burn-in (issue 4): every node runs `orchestrate-agent probe`; nodes far below the cluster's

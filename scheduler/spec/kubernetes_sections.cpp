@@ -26,11 +26,11 @@ constexpr yaml::StringRule kDnsLabel{is_dns_label,
 }  // namespace
 
 void read_kubernetes_sections(const MapView& entry, ClusterSpec& c) {
-  MapView k = entry.child(
-      "kubernetes", "kubernetes",
-      {"kubeconfig", "context", "namespace", "image", "gpu_resource", "termination_grace_s"},
-      "a map such as {kubeconfig: ~/.kube/config, context: gpu-cloud, "
-      "image: nvcr.io/nvidia/pytorch:24.05-py3}");
+  MapView k = entry.child("kubernetes", "kubernetes",
+                          {"kubeconfig", "context", "namespace", "image", "gpu_resource",
+                           "termination_grace_s", "gang_timeout_s"},
+                          "a map such as {kubeconfig: ~/.kube/config, context: gpu-cloud, "
+                          "image: nvcr.io/nvidia/pytorch:24.05-py3}");
   KubernetesSpec& s = c.kubernetes;
   k.read_string("kubeconfig", s.kubeconfig, yaml::kNonEmpty, "a kubeconfig file");
   k.read_string("context", s.context, yaml::kNonEmpty, "a context of the kubeconfig");
@@ -40,6 +40,7 @@ void read_kubernetes_sections(const MapView& entry, ClusterSpec& c) {
   k.read_string("gpu_resource", s.gpu_resource, yaml::kNonEmpty,
                 "an extended resource such as nvidia.com/gpu");
   k.read_int("termination_grace_s", s.termination_grace_s, 0, 86400, "seconds such as 120");
+  k.read_int("gang_timeout_s", s.gang_timeout_s, 1, 86400, "seconds such as 300");
   if (entry.reader().failed()) return;
   if (!entry.has("kubernetes")) {
     entry.reader().fail(

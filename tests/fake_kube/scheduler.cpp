@@ -38,6 +38,29 @@ bool affinity_matches(const json& pod, const json& node) {
   return false;
 }
 
+// Required pod anti-affinity by hostname (the only topology the fake knows): whether a pod that
+// matches one of the pod's terms already runs on this node (pods not yet finished, the pod
+// itself left out).
+bool anti_affinity_violated(const json& pod, const std::string& node,
+                            const std::vector<json>& pods) {
+  const json& terms = at_path(pod, {"spec", "affinity", "podAntiAffinity",
+                                    "requiredDuringSchedulingIgnoredDuringExecution"});
+  if (!terms.is_array()) return false;
+  const std::string self = string_at(pod, {"metadata", "name"});
+  for (const json& term : terms) {
+    if (string_at(term, {"topologyKey"}) != "kubernetes.io/hostname") continue;
+    const LabelSelector selector = LabelSelector::from_json(at_path(term, {"labelSelector"}));
+    for (const json& other : pods) {
+      const std::string phase = string_at(other, {"status", "phase"});
+      if (phase == "Succeeded" || phase == "Failed") continue;
+      if (string_at(other, {"metadata", "name"}) == self) continue;
+      if (string_at(other, {"spec", "nodeName"}) != node) continue;
+      if (selector.matches(at_path(other, {"metadata", "labels"}))) return true;
+    }
+  }
+  return false;
+}
+
 // The first taint the pod does not tolerate, or null.
 json untolerated_taint(const json& pod, const json& node) {
   const json& tolerations = at_path(pod, {"spec", "tolerations"});
@@ -98,6 +121,10 @@ Placement schedule_pod(const json& pod, const std::vector<json>& nodes,
     }
     if (!affinity_matches(pod, node)) {
       ++reasons["node(s) didn't match Pod's node affinity/selector"];
+      continue;
+    }
+    if (anti_affinity_violated(pod, name, pods)) {
+      ++reasons["node(s) didn't match pod anti-affinity rules"];
       continue;
     }
     if (const json taint = untolerated_taint(pod, node); !taint.is_null()) {

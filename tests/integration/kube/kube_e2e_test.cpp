@@ -17,6 +17,11 @@ namespace {
 
 class KubeE2eTest : public ServerFixture {
  protected:
+  // The fake cluster's shape and the kube cluster's settings; the gang tests change them.
+  virtual int kube_nodes() const { return 1; }
+  virtual int kube_gpus() const { return 8; }
+  virtual std::string kube_extra() const { return ""; }
+
   void SetUp() override {
     wait_timeout_ = milliseconds(60000);
     final_timeout_ = milliseconds(90000);
@@ -28,8 +33,8 @@ class KubeE2eTest : public ServerFixture {
     o.key_file = pki_.server_key;
     o.token = token_;
     o.cluster.state_dir = pki_dir_->path() + "/fake";
-    // One node: when it is lost the cluster has no room left and the job must move.
-    o.cluster.nodes = fake_kube::uniform_nodes(1, 8);
+    // One node by default: when it is lost the cluster has no room left and the job must move.
+    o.cluster.nodes = fake_kube::uniform_nodes(kube_nodes(), kube_gpus());
     fake_ = std::make_unique<fake_kube::FakeKubeServer>(o);
     fake_->start();
     const std::string kubeconfig = pki_dir_->path() + "/kubeconfig";
@@ -39,14 +44,16 @@ class KubeE2eTest : public ServerFixture {
         "clusters:\n"
         "  - name: kube\n"
         "    provider: kubernetes\n"
-        "    nodes: 1\n"
-        "    gpus_per_node: 8\n"
+        "    nodes: " +
+        std::to_string(kube_nodes()) + "\n    gpus_per_node: " + std::to_string(kube_gpus()) +
+        "\n"
         "    accelerator: cpu-slot\n"
         "    peak_tflops: 0.001\n"
         "    poll_interval_ms: 100\n"
         "    storage: {checkpoints: " +
         ckpt + "/kube}\n    kubernetes: {kubeconfig: " + kubeconfig +
-        ", image: fake/toy, termination_grace_s: 5}\n"
+        ", image: fake/toy, termination_grace_s: 5" + kube_extra() +
+        "}\n"
         "  - {name: beta, provider: local, nodes: 2, gpus_per_node: 2, accelerator: cpu-slot,\n"
         "     peak_tflops: 0.001, poll_interval_ms: 100, storage: {checkpoints: " +
         ckpt + "/beta}}\n");
@@ -178,6 +185,121 @@ TEST_F(KubeE2eTest, ImagePullBackOffIsAUserErrorWithKubernetesMessage) {
     named = named || e["message"].get<std::string>().find("ImagePull") != std::string::npos;
   }
   EXPECT_TRUE(named) << describe_job(url_, id);
+}
+
+// Issue 14 on Kubernetes: a gang is an Indexed Job of one pod per node (anti-affinity), each
+// pod with its place in the launch contract; a pod whose node is lost ends the gang; a gang
+// that cannot all be scheduled within gang_timeout_s gives its pods back and runs elsewhere.
+class KubeGangE2eTest : public KubeE2eTest {
+ protected:
+  int kube_nodes() const override { return 2; }
+  int kube_gpus() const override { return 2; }
+  std::string kube_extra() const override { return ", gang_timeout_s: 3"; }
+
+  static std::string gang_job(const std::string& name, const std::string& command,
+                              const std::string& placement) {
+    return "name: " + name + "\ncommand: " + command +
+           "\n"
+           "resources: {nodes: 2, gpus_per_node: 2}\n"
+           "restart: {max_infra_restarts: 3, max_user_restarts: 0, backoff: {initial_s: 0.1}}\n"
+           "placement: " +
+           placement + "\n";
+  }
+  fake_kube::KubeReply api(const std::string& method, const std::string& target,
+                           const std::string& body = "") {
+    return fake_kube::kube_request({"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, method,
+                                   target, body);
+  }
+};
+
+TEST_F(KubeGangE2eTest, ATwoPodGangRunsBothRanksOnTwoNodes) {
+  const std::string out = pki_dir_->path() + "/ranks";
+  const std::int64_t id =
+      submit(gang_job("pair",
+                      "mkdir -p " + out +
+                          " && echo \"rank=$RANK node_rank=$NODE_RANK world=$WORLD_SIZE "
+                          "local=$LOCAL_RANK master=$MASTER_ADDR:$MASTER_PORT\" > " +
+                          out + "/rank-$RANK.txt",
+                      "{allowed: [kube]}"));
+  ASSERT_GT(id, 0);
+  json done = wait_final(id);
+  ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  json list = attempts(id);
+  ASSERT_EQ(list.size(), 1u) << list.dump();
+  ASSERT_EQ(list[0]["nodes"].size(), 2u) << list.dump();
+  EXPECT_NE(list[0]["nodes"][0], list[0]["nodes"][1]) << "one pod per node";
+  std::string master;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string text = read_file(out + "/rank-" + std::to_string(rank) + ".txt");
+    EXPECT_NE(text.find("rank=" + std::to_string(rank) + " node_rank=" + std::to_string(rank) +
+                        " world=2 local=0 master="),
+              std::string::npos)
+        << text;
+    const std::string m = text.substr(text.find("master=") + 7);
+    if (rank == 0) master = m;
+    EXPECT_EQ(m, master) << "every rank meets at the same address";
+    EXPECT_NE(m.find("-0."), std::string::npos) << "index 0 of the headless Service: " << m;
+  }
+}
+
+TEST_F(KubeGangE2eTest, ANodeMadeNotReadyEndsTheGangAndTheJobRunsElsewhere) {
+  // Long on kube, short wherever it goes next.
+  const std::int64_t id = submit(
+      gang_job("lost", "if [ \"$ORCH_SITE\" = kube ]; then sleep 120; fi", "{preferred: [kube]}"));
+  ASSERT_GT(id, 0);
+  json running = wait_job(
+      id,
+      [&](const json& j) {
+        return j["state"] == "running" && j["cluster"] == "kube" &&
+               attempts(id).at(0)["nodes"].size() == 2;
+      },
+      "run both pods on kube");
+  ASSERT_FALSE(running.is_null());
+  const std::string node = attempts(id).at(0)["nodes"][1];
+  fake_kube::KubeReply r = hook("/fake/nodes/" + node + "/notready");
+  ASSERT_EQ(r.status, 200) << r.body << r.error;
+  json done = wait_final(id);
+  ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  json list = attempts(id);
+  ASSERT_EQ(list.size(), 2u) << list.dump();
+  EXPECT_EQ(list[0]["cause"], "node_lost") << list.dump();
+  EXPECT_EQ(list[1]["cluster"], "beta") << list.dump();
+}
+
+TEST_F(KubeGangE2eTest, AGangThatCannotAllBeScheduledTimesOutAndRunsElsewhere) {
+  // Someone else's pod holds one node's GPUs: Kubernetes can place one pod of the gang only.
+  fake_kube::KubeReply created = api(
+      "POST", "/api/v1/namespaces/default/pods",
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"someone-else"},"spec":{)"
+      R"("restartPolicy":"Never","containers":[{"name":"c","image":"x","command":["/bin/sleep",)"
+      R"("300"],"resources":{"limits":{"nvidia.com/gpu":"2"}}}]}})");
+  ASSERT_EQ(created.status, 201) << created.body << created.error;
+  ASSERT_TRUE(eventually([&] {
+    fake_kube::KubeReply p = api("GET", "/api/v1/namespaces/default/pods/someone-else");
+    return p.body.find("\"Running\"") != std::string::npos;
+  })) << "the other pod never ran";
+
+  // The pod that does run holds its node (a pod that finished at once would free it for the
+  // other one, which Kubernetes would then place there).
+  const std::int64_t id = submit(
+      gang_job("wide", "if [ \"$ORCH_SITE\" = kube ]; then sleep 60; fi", "{preferred: [kube]}"));
+  ASSERT_GT(id, 0);
+  json done = wait_final(id);
+  ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  json list = attempts(id);
+  ASSERT_EQ(list.size(), 2u) << list.dump();
+  EXPECT_EQ(list[0]["cluster"], "kube") << list.dump();
+  EXPECT_EQ(list[0]["cause"], "gang_timeout") << list.dump();
+  EXPECT_EQ(list[1]["cluster"], "beta") << list.dump();
+  // The pod that did run was given back, and the other job's pod was left alone.
+  ASSERT_TRUE(eventually([&] {
+    fake_kube::KubeReply pods =
+        api("GET",
+            "/api/v1/namespaces/default/"
+            "pods?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dorchestrate");
+    return pods.status == 200 && json::parse(pods.body)["items"].empty();
+  }));
+  EXPECT_EQ(api("GET", "/api/v1/namespaces/default/pods/someone-else").status, 200);
 }
 
 }  // namespace

@@ -464,3 +464,95 @@ TEST(kube_parse_pods, NeverThrows) {
 
 }  // namespace
 }  // namespace orch::kube
+
+namespace orch::kube {
+namespace {
+
+TEST(kube_parse_time, Rfc3339AsKubernetesWritesIt) {
+  EXPECT_EQ(parse_rfc3339_ms("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(parse_rfc3339_ms("2023-11-14T22:13:20Z"), 1'700'000'000'000);
+  EXPECT_EQ(parse_rfc3339_ms("2023-11-14T22:13:20.25Z"), 1'700'000'000'250);
+  EXPECT_EQ(parse_rfc3339_ms("2023-11-14T23:13:20+01:00"), 1'700'000'000'000);
+  for (const char* bad : {"", "2023-11-14", "2023-11-14 22:13:20Z", "2023-13-01T00:00:00Z",
+                          "2023-02-30T00:00:00Z", "2023-11-14T22:13:20", "2023-11-14T22:13:20Zx",
+                          "2023-11-14T25:13:20Z", "2023-11-14T22:13:20.Z"}) {
+    EXPECT_FALSE(parse_rfc3339_ms(bad).has_value()) << bad;
+  }
+}
+
+constexpr std::int64_t kCreated = 1'700'000'000'000;
+
+PodInfo gang_pod(int index, const std::string& phase) {
+  PodInfo p;
+  p.name = "orch-1-1-a-" + std::to_string(index);
+  p.completion_index = index;
+  p.phase = phase;
+  p.created_ms = kCreated + index;  // created together, a millisecond apart
+  if (phase == "Pending") {
+    p.conditions.push_back({"PodScheduled", "False", "Unschedulable",
+                            "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity "
+                            "rules."});
+  }
+  return p;
+}
+
+TEST(kube_parse_gang, APartlyScheduledGangEndsAfterTheTimeout) {
+  std::vector<PodInfo> gang = {gang_pod(0, "Running"), gang_pod(1, "Pending")};
+  EXPECT_FALSE(gang_timed_out(gang, kCreated + 299'999, 300).has_value());
+  auto late = gang_timed_out(gang, kCreated + 300'000, 300);
+  ASSERT_TRUE(late.has_value());
+  EXPECT_EQ(late->cause, ExitCause::gang_timeout);
+  EXPECT_THAT(late->detail, HasSubstr("1 of 2 pods not running 300 s after the gang was created"));
+  EXPECT_THAT(late->detail, HasSubstr("anti-affinity"));
+}
+
+TEST(kube_parse_gang, AMissingIndexCountsAsNotRunning) {
+  // Index 2 has no pod (yet): the gang is 3 pods, 2 of them running.
+  std::vector<PodInfo> gang = {gang_pod(0, "Running"), gang_pod(2, "Running")};
+  auto late = gang_timed_out(gang, kCreated + 600'000, 300);
+  ASSERT_TRUE(late.has_value());
+  EXPECT_THAT(late->detail, HasSubstr("1 of 3 pods"));
+}
+
+TEST(kube_parse_gang, AGangIsNotOverWhileSomeOfItsPodsAreStillToCome) {
+  PodInfo done = gang_pod(0, "Succeeded");
+  done.container = ContainerStatusInfo{"job", "terminated", "Completed", "", 0, std::nullopt};
+  done.gang_size = 3;
+  AttemptView v = map_attempt({done}, std::nullopt);
+  EXPECT_EQ(v.phase, RunPhase::running);
+  EXPECT_THAT(v.note, HasSubstr("1 of 3 seen"));
+  // The gang rule counts the pods not yet made as not running.
+  auto late = gang_timed_out({done}, kCreated + 600'000, 300);
+  ASSERT_TRUE(late.has_value());
+  EXPECT_THAT(late->detail, HasSubstr("2 of 3 pods"));
+}
+
+TEST(kube_parse_gang, WhatTheRuleLeavesAlone) {
+  const std::int64_t much_later = kCreated + 3'600'000;
+  // Every pod started (or done): a gang, whatever happens next.
+  EXPECT_FALSE(gang_timed_out({gang_pod(0, "Running"), gang_pod(1, "Succeeded")}, much_later, 300)
+                   .has_value());
+  // A pod alone waits for capacity as long as it must.
+  EXPECT_FALSE(gang_timed_out({gang_pod(0, "Pending")}, much_later, 300).has_value());
+  // No creation time to count from.
+  PodInfo a = gang_pod(0, "Running"), b = gang_pod(1, "Pending");
+  a.created_ms.reset();
+  b.created_ms.reset();
+  EXPECT_FALSE(gang_timed_out({a, b}, much_later, 300).has_value());
+}
+
+TEST(kube_parse_pods, ReadsTheCreationTimeAndTheGangSize) {
+  auto p = parse_pod(
+      R"({"metadata":{"name":"p","creationTimestamp":"2023-11-14T22:13:20Z",)"
+      R"("annotations":{"orchestrate.dev/gang-size":"4"}},"status":{"phase":"Pending"}})");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->created_ms, 1'700'000'000'000);
+  EXPECT_EQ(p->gang_size, 4);
+  auto odd =
+      parse_pod(R"({"metadata":{"name":"p","annotations":{"orchestrate.dev/gang-size":"lots"}}})");
+  ASSERT_TRUE(odd.ok()) << odd.error().message;
+  EXPECT_FALSE(odd->gang_size.has_value());
+}
+
+}  // namespace
+}  // namespace orch::kube

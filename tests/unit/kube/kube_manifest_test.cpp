@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adapters/kubernetes/kube_manifest.h"
+#include "scheduler/model/launch_contract.h"
 
 namespace orch::kube {
 namespace {
@@ -56,7 +57,11 @@ std::map<std::string, std::string> env_of(const json& job) {
   std::map<std::string, std::string> env;
   for (const auto& e : job["spec"]["template"]["spec"]["containers"][0]["env"]) {
     EXPECT_EQ(env.count(e["name"].get<std::string>()), 0U) << "duplicate " << e["name"];
-    env[e["name"].get<std::string>()] = e["value"].get<std::string>();
+    // A value from the downward API reads "fieldRef:<path>".
+    env[e["name"].get<std::string>()] =
+        e.contains("valueFrom")
+            ? "fieldRef:" + e["valueFrom"]["fieldRef"]["fieldPath"].get<std::string>()
+            : e["value"].get<std::string>();
   }
   return env;
 }
@@ -119,7 +124,65 @@ TEST(kube_parse_manifest, SingleNodeJob) {
       {"ORCH_GPUS", "8"},
       {"ORCH_SITE", "kube-east"},
   };
+  // The launch contract of a pod alone: rank 0 of 1, meeting at its own loopback.
+  const std::string port = std::to_string(master_port_for("orch-12-3-mx325f71"));
+  for (const auto& [name, value] :
+       std::map<std::string, std::string>{{"ORCH_NODE_RANK", "0"},
+                                          {"ORCH_NNODES", "1"},
+                                          {"ORCH_TASK_RANK", "0"},
+                                          {"ORCH_NTASKS", "1"},
+                                          {"ORCH_LOCAL_RANK", "0"},
+                                          {"ORCH_MASTER_ADDR", "127.0.0.1"},
+                                          {"ORCH_MASTER_PORT", port},
+                                          {"NODE_RANK", "0"},
+                                          {"WORLD_SIZE", "1"},
+                                          {"RANK", "0"},
+                                          {"LOCAL_RANK", "0"},
+                                          {"MASTER_ADDR", "127.0.0.1"},
+                                          {"MASTER_PORT", port}}) {
+    want[name] = value;
+  }
   EXPECT_EQ(env_of(job), want);
+  EXPECT_FALSE(job["spec"]["template"]["spec"].contains("affinity"));
+}
+
+TEST(kube_parse_manifest, EveryPodOfAGangGetsItsPlaceAndANodeOfItsOwn) {
+  LaunchRequest r = request();
+  r.nodes = 3;
+  r.exclude_nodes = {"gpu-7"};
+  KubeLaunchPlan p = plan_of(r);
+  json job = body(p.job_body);
+  auto env = env_of(job);
+  const std::string index =
+      "fieldRef:metadata.annotations['batch.kubernetes.io/job-completion-index']";
+  for (const char* name : {"ORCH_NODE_RANK", "NODE_RANK", "ORCH_TASK_RANK", "RANK"}) {
+    EXPECT_EQ(env[name], index) << name;
+  }
+  EXPECT_EQ(env["ORCH_NNODES"], "3");
+  EXPECT_EQ(env["WORLD_SIZE"], "3");
+  EXPECT_EQ(env["ORCH_NTASKS"], "3");
+  EXPECT_EQ(env["LOCAL_RANK"], "0");
+  EXPECT_EQ(env["MASTER_ADDR"], "orch-12-3-mx325f71-0.orch-12-3-mx325f71");
+  EXPECT_EQ(env["ORCH_MASTER_ADDR"], env["MASTER_ADDR"]);
+  EXPECT_EQ(env["MASTER_PORT"], std::to_string(master_port_for(r.token)));
+  // One pod per node (required anti-affinity on the token, by hostname), beside the exclusion.
+  const json& affinity = job["spec"]["template"]["spec"]["affinity"];
+  ASSERT_TRUE(affinity.contains("nodeAffinity")) << affinity.dump();
+  const json& terms = affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+  ASSERT_EQ(terms.size(), 1u) << affinity.dump();
+  EXPECT_EQ(terms[0]["topologyKey"], "kubernetes.io/hostname");
+  EXPECT_EQ(terms[0]["labelSelector"]["matchLabels"]["orchestrate.dev/token"], r.token);
+}
+
+TEST(kube_parse_manifest, MoreThanOneTaskPerPodIsRefusedWithWhatToDoInstead) {
+  LaunchRequest r = request();
+  r.nodes = 2;
+  r.tasks_per_node = 4;
+  auto plan = make_launch_plan(r, cluster(), "ml");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().kind, ErrorKind::invalid);
+  EXPECT_THAT(plan.error().message, HasSubstr("tasks_per_node 4"));
+  EXPECT_THAT(plan.error().message, HasSubstr("torchrun"));
 }
 
 TEST(kube_parse_manifest, IndexedJobWithHeadlessService) {
