@@ -258,8 +258,23 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
     a.hang_after_ms = note_step_time(a.hang_watch, a.hang_after_ms, per_step);
   }
   a.mfu = compute_mfu(a.tokens_total, a.step_time_total, fpt, a.gpus, peak);
-  if (auto r = health_.watch_mfu(a, job, mfu_samples); !r) return r;
-  return store_.update_attempt(a);
+  std::vector<std::string> stragglers;
+  if (auto r = health_.watch_mfu(a, job, mfu_samples, &stragglers); !r) return r;
+  if (auto r = store_.update_attempt(a); !r) return r;
+  if (stragglers.empty() || !job.spec.health.exclude_stragglers) return Ok{};
+  return stop_for_straggler(a, stragglers.front());
+}
+
+Result<void> AttemptTracker::stop_for_straggler(AttemptRow& a, const std::string& node) {
+  if (a.state == AttemptState::exited || a.cancel_requested) return Ok{};
+  // As with a hang: the attempt ends here and is asked to stop (SIGTERM first, so it can save a
+  // checkpoint); the next one avoids the node (placement_request) and stays on the cluster
+  // when the cluster has room without it.
+  a.failed_node = node;
+  const std::string detail = "node " + node + " confirmed a straggler by per-rank step times";
+  if (auto r = end_attempt(a, ExitCause::straggler, detail); !r) return r;
+  if (auto r = request_cancel(a, "straggler: " + detail); !r) return r;
+  return after_attempt_end(a);
 }
 
 Result<BrainReply> AttemptTracker::settle(AttemptRow& attempt) {

@@ -48,6 +48,9 @@ class AttemptTracker : BrainPart {
   Result<BrainReply> settle(AttemptRow& attempt);
   // Ends the attempt (its row, its event, the node ledger for a node failure).
   Result<void> end_attempt(AttemptRow& attempt, ExitCause cause, const std::string& detail);
+  // A node confirmed a straggler (health.exclude_stragglers): end the attempt, stop it, and
+  // run the job again without that node.
+  Result<void> stop_for_straggler(AttemptRow& attempt, const std::string& node);
   // An attempt has ended (its row already says how): decide what the job does next.
   Result<void> after_attempt_end(const AttemptRow& attempt);
 

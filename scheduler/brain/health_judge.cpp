@@ -174,7 +174,8 @@ Result<void> HealthJudge::note_hang(const AttemptRow& attempt, const std::string
 // ---- MFU --------------------------------------------------------------------------------
 
 Result<void> HealthJudge::watch_mfu(AttemptRow& a, const JobRow& job,
-                                    const std::vector<MfuSample>& samples) {
+                                    const std::vector<MfuSample>& samples,
+                                    std::vector<std::string>* confirmed) {
   if (samples.empty()) return Ok{};
   const Millis now = clock_.now_ms();
   std::string nodes_text;
@@ -192,7 +193,7 @@ Result<void> HealthJudge::watch_mfu(AttemptRow& a, const JobRow& job,
   std::vector<std::string> suspects;
   MfuWatchState state = mfu_watch_from_json(a.mfu_watch, suspects);
   for (const auto& sample : samples) {
-    if (auto r = watch_one_sample(a, state, suspects, sample, policy); !r) return r;
+    if (auto r = watch_one_sample(a, state, suspects, sample, policy, confirmed); !r) return r;
   }
   a.mfu_watch = mfu_watch_to_json(state, suspects);
   return Ok{};
@@ -200,7 +201,8 @@ Result<void> HealthJudge::watch_mfu(AttemptRow& a, const JobRow& job,
 
 Result<void> HealthJudge::watch_one_sample(AttemptRow& a, MfuWatchState& state,
                                            std::vector<std::string>& suspects,
-                                           const MfuSample& sample, const MfuWatchPolicy& policy) {
+                                           const MfuSample& sample, const MfuWatchPolicy& policy,
+                                           std::vector<std::string>* confirmed) {
   MfuStep step = observe_mfu(state, sample.mfu, clock_.now_ms(), policy);
   const std::string on =
       a.nodes.empty() ? std::string("nodes not named by the site") : "nodes " + join(a.nodes);
@@ -217,7 +219,17 @@ Result<void> HealthJudge::watch_one_sample(AttemptRow& a, MfuWatchState& state,
   if (!sample.ranks || sample.ranks->empty()) return Ok{};
   std::vector<RankTime> times;
   for (const auto& r : *sample.ranks) times.push_back({r.rank, r.node, r.step_time_s});
-  for (const auto& node : find_stragglers(times, policy)) {
+  const std::vector<std::string> slowest = find_stragglers(times, policy);
+  for (const auto& node : tally_stragglers(state, slowest, clock_.now_ms(), policy)) {
+    const StragglerTally& t = state.stragglers[node];
+    std::string msg = "straggler confirmed under job " + std::to_string(a.job_id) + " attempt " +
+                      std::to_string(a.no) + ": its ranks on " + node + " were the slowest in " +
+                      std::to_string(t.reports) + " rank reports over " +
+                      std::to_string((clock_.now_ms() - t.first_ms) / 1000) + " s";
+    if (auto r = event(a.job_id, a.no, "straggler-confirmed", msg); !r) return r;
+    if (confirmed) confirmed->push_back(node);
+  }
+  for (const auto& node : slowest) {
     // Each node is a suspect once per attempt: a slow rank prints on every step.
     if (std::find(suspects.begin(), suspects.end(), node) != suspects.end()) continue;
     suspects.push_back(node);

@@ -48,8 +48,11 @@ class HealthJudge : BrainPart {
   };
   // Stores the samples, and records drops, recoveries and stragglers (the attempt's watch state
   // is updated in `attempt`; the caller writes the attempt).
+  // Nodes that these samples confirmed stragglers (mfu_watch.h, tally_stragglers) go into
+  // *confirmed.
   Result<void> watch_mfu(AttemptRow& attempt, const JobRow& job,
-                         const std::vector<MfuSample>& samples);
+                         const std::vector<MfuSample>& samples,
+                         std::vector<std::string>* confirmed);
   // Tick: burn-in of clusters that joined, release probes of nodes whose cool-down passed.
   Result<void> start_due_burn_ins();
   Result<void> start_release_probes();
@@ -72,7 +75,7 @@ class HealthJudge : BrainPart {
   Result<void> judge_release_round(const ProbeCompleted& e);
   Result<void> watch_one_sample(AttemptRow& attempt, MfuWatchState& state,
                                 std::vector<std::string>& suspects, const MfuSample& sample,
-                                const MfuWatchPolicy& policy);
+                                const MfuWatchPolicy& policy, std::vector<std::string>* confirmed);
 
   std::map<std::string, ClusterHistory> histories_;
   std::optional<Millis> histories_at_ms_;

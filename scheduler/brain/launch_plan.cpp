@@ -11,8 +11,9 @@ namespace orch {
 
 const AttemptRow* carrier(const std::vector<AttemptRow>& attempts) {
   for (auto it = attempts.rbegin(); it != attempts.rend(); ++it) {
-    // A hung attempt was asked to stop too, but it carried the job until then.
-    if (it->cause == ExitCause::hang) return &*it;
+    // A hung attempt, or one stopped for a straggler, was asked to stop too, but it carried the
+    // job until then.
+    if (it->cause == ExitCause::hang || it->cause == ExitCause::straggler) return &*it;
     if (!it->cancel_requested && it->cause != ExitCause::cancelled) return &*it;
   }
   return attempts.empty() ? nullptr : &attempts.back();
@@ -36,8 +37,11 @@ PlacementRequest placement_request(const JobRow& job, const std::vector<AttemptR
     } else {
       req.previous_cluster = last->cluster;
     }
-    // The node that failed first when the site named it; else every node of the attempt.
-    if (last->cause == ExitCause::node_lost) {
+    // The node that failed first when the site named it; else every node of the attempt. A
+    // confirmed straggler is left out the same way.
+    if (last->cause == ExitCause::straggler && !last->failed_node.empty()) {
+      req.avoid_nodes = {last->failed_node};
+    } else if (last->cause == ExitCause::node_lost) {
       req.avoid_nodes =
           last->failed_node.empty() ? last->nodes : std::vector<std::string>{last->failed_node};
     }

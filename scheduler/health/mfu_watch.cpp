@@ -102,6 +102,22 @@ std::vector<std::string> find_stragglers(const std::vector<RankTime>& ranks,
   return out;
 }
 
+std::vector<std::string> tally_stragglers(MfuWatchState& state,
+                                          const std::vector<std::string>& slowest, Millis now_ms,
+                                          const MfuWatchPolicy& policy) {
+  std::vector<std::string> confirmed;
+  for (const auto& node : slowest) {
+    StragglerTally& t = state.stragglers[node];
+    if (t.reports++ == 0) t.first_ms = now_ms;
+    if (!t.confirmed && t.reports >= policy.straggler_confirm_reports &&
+        now_ms - t.first_ms >= policy.straggler_confirm_ms) {
+      t.confirmed = true;
+      confirmed.push_back(node);
+    }
+  }
+  return confirmed;
+}
+
 nlohmann::json mfu_watch_to_json(const MfuWatchState& s, const std::vector<std::string>& suspects) {
   nlohmann::json j = {{"samples_seen", s.samples_seen},
                       {"baseline_samples", s.baseline_samples},
@@ -111,6 +127,14 @@ nlohmann::json mfu_watch_to_json(const MfuWatchState& s, const std::vector<std::
   if (s.baseline) j["baseline"] = *s.baseline;
   if (s.changed_at_ms) j["changed_at_ms"] = *s.changed_at_ms;
   if (s.recovering_ms) j["recovering_ms"] = *s.recovering_ms;
+  if (!s.stragglers.empty()) {
+    nlohmann::json t = nlohmann::json::object();
+    for (const auto& [node, tally] : s.stragglers) {
+      t[node] = {
+          {"reports", tally.reports}, {"first_ms", tally.first_ms}, {"confirmed", tally.confirmed}};
+    }
+    j["stragglers"] = t;
+  }
   return j;
 }
 
@@ -129,6 +153,13 @@ MfuWatchState mfu_watch_from_json(const nlohmann::json& j, std::vector<std::stri
     s.recovering_ms = j["recovering_ms"].get<Millis>();
   }
   suspects = j.value("suspects", std::vector<std::string>{});
+  if (j.contains("stragglers") && j["stragglers"].is_object()) {
+    for (const auto& [node, t] : j["stragglers"].items()) {
+      if (!t.is_object()) continue;
+      s.stragglers[node] = {t.value("reports", 0), t.value("first_ms", Millis{0}),
+                            t.value("confirmed", false)};
+    }
+  }
   return s;
 }
 

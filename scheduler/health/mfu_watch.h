@@ -6,6 +6,7 @@
 // are ever less than hold_ms apart. Stragglers: per-rank step times naming the slow nodes.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,10 +29,24 @@ struct MfuWatchPolicy {
   // counted in samples, and a fast job (or one observation's batch of lines, all taken in at
   // one instant) can fill it in well under a second.
   Millis hold_ms = 10'000;
+  // A straggler is confirmed, and the attempt run again without it, once its ranks were the
+  // slowest in this many rank reports spread over at least this long: one slow step (a
+  // checkpoint save, a page cache miss) is not a bad node.
+  int straggler_confirm_reports = 5;
+  Millis straggler_confirm_ms = 30'000;
+};
+
+// How often one node's ranks were named slowest in an attempt, since when, and whether that
+// confirmed it a straggler.
+struct StragglerTally {
+  int reports = 0;
+  Millis first_ms = 0;
+  bool confirmed = false;
 };
 
 // Kept per attempt by the brain (stored with the attempt).
 struct MfuWatchState {
+  std::map<std::string, StragglerTally> stragglers;  // by node
   int samples_seen = 0;
   std::vector<double> baseline_samples;  // until the baseline is set
   std::optional<double> baseline;
@@ -64,6 +79,13 @@ struct RankTime {
 // slowest first). Needs at least 3 ranks; fewer give no stragglers.
 std::vector<std::string> find_stragglers(const std::vector<RankTime>& ranks,
                                          const MfuWatchPolicy& policy);
+
+// Counts one rank report's stragglers (find_stragglers) at now_ms; the nodes this report
+// confirms (each once per attempt: straggler_confirm_reports reports over at least
+// straggler_confirm_ms since its first).
+std::vector<std::string> tally_stragglers(MfuWatchState& state,
+                                          const std::vector<std::string>& slowest, Millis now_ms,
+                                          const MfuWatchPolicy& policy);
 
 // The state as stored with the attempt (with the straggler suspects already named).
 nlohmann::json mfu_watch_to_json(const MfuWatchState& s, const std::vector<std::string>& suspects);

@@ -63,6 +63,7 @@ bool is_infra_cause(ExitCause c) {
     case ExitCause::io_error:
     case ExitCause::hang:
     case ExitCause::gang_timeout:
+    case ExitCause::straggler:
       return true;
     default:
       return false;
@@ -137,6 +138,8 @@ std::string_view to_string(ExitCause c) {
       return "hang";
     case ExitCause::gang_timeout:
       return "gang_timeout";
+    case ExitCause::straggler:
+      return "straggler";
     case ExitCause::cancelled:
       return "cancelled";
   }

@@ -39,6 +39,8 @@ enum class ExitCause {
   io_error,          // the job's log shows storage failed (disk full, checkpoint write timeout)
   hang,              // no progress for the job's hang_after: orchestrate stopped it
   gang_timeout,      // not every task of the gang ran within the site's gang timeout
+  straggler,         // a node confirmed slowest by per-rank step times: orchestrate stopped the
+                     // attempt to run again without it
   cancelled,         // orchestrate cancelled it (user request, or duplicate reconciliation)
 };
 

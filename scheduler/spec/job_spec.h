@@ -62,6 +62,9 @@ struct HealthWatchSpec {
   // A task whose agent heartbeats stop this long while its site answers: node lost, that node.
   double heartbeat_timeout_s = 30;
   double mfu_drop_percent = 10;  // MFU this far below the attempt's baseline: mfu-drop event
+  // A node confirmed a straggler by per-rank step times stops the attempt, which runs again
+  // without that node (on the same cluster when it has room). false: only noted.
+  bool exclude_stragglers = true;
 };
 
 struct JobSpec {

@@ -31,7 +31,8 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   json health = {{"startup_timeout_s", h.startup_timeout_s},
                  {"expect_progress", h.expect_progress},
                  {"heartbeat_timeout_s", h.heartbeat_timeout_s},
-                 {"mfu_drop_percent", h.mfu_drop_percent}};
+                 {"mfu_drop_percent", h.mfu_drop_percent},
+                 {"exclude_stragglers", h.exclude_stragglers}};
   if (h.hang_after_s) health["hang_after_s"] = *h.hang_after_s;  // unset: adaptive
 
   const BackoffSpec& b = spec.restart.backoff;

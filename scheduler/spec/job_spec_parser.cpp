@@ -192,7 +192,7 @@ void check_positive_or_zero(MapView& health, std::string_view key, double value)
 void read_health(const MapView& job, JobSpec& spec) {
   MapView health = job.child("health", "health",
                              {"hang_after_s", "startup_timeout_s", "expect_progress",
-                              "heartbeat_timeout_s", "mfu_drop_percent"},
+                              "heartbeat_timeout_s", "mfu_drop_percent", "exclude_stragglers"},
                              "a map such as {hang_after_s: 600, mfu_drop_percent: 10}");
   HealthWatchSpec& h = spec.health;
   // orchestrate-agent run --hang-after-s takes these values and no others.
@@ -202,6 +202,7 @@ void read_health(const MapView& job, JobSpec& spec) {
   health.read_number("startup_timeout_s", h.startup_timeout_s, {0.0, true, limits::kMaxHangAfterS},
                      "seconds such as 1800 (at most 30 days)");
   health.read_bool("expect_progress", h.expect_progress, "true or false");
+  health.read_bool("exclude_stragglers", h.exclude_stragglers, "true or false");
   health.read_number("heartbeat_timeout_s", h.heartbeat_timeout_s,
                      {0.0, false, limits::kMaxHangAfterS},
                      "seconds such as 30 (0: never judge heartbeats)");

@@ -84,6 +84,10 @@ class JobBuilder {
     spec_.health.mfu_drop_percent = p;
     return *this;
   }
+  JobBuilder& exclude_stragglers(bool on) {
+    spec_.health.exclude_stragglers = on;
+    return *this;
+  }
   JobSpec build() const { return spec_; }
   operator JobSpec() const { return spec_; }  // NOLINT(google-explicit-constructor)
 

@@ -33,6 +33,14 @@ ProbeResult probe(const std::string& node, double gflops, double mb_s = 500) {
 
 class BrainHealth : public BrainFixture {
  protected:
+  // Five rank reports over 40 s in which a2's ranks are the slowest.
+  void report_slow_a2(const AttemptRow& a, int from_step) {
+    std::vector<RankStepTime> ranks = {{0, "a1", 0.50}, {1, "a2", 0.90}, {2, "a3", 0.52}};
+    for (int s = from_step; s < from_step + 5; ++s) {
+      clock.advance_ms(10'000);
+      report(a, {ProgressReport{s, 1000, 0.9, std::nullopt, ranks}});
+    }
+  }
   void inventory(const std::string& cluster, std::vector<NodeInfo> nodes) {
     handle(InventoryObserved{cluster, SiteInventory{std::move(nodes)}});
   }
@@ -410,6 +418,49 @@ TEST_F(BrainHealth, TheNodeOfASlowRankIsASuspectOncePerAttempt) {
   EXPECT_EQ(events_of_kind(id, "straggler").size(), 1u);
   EXPECT_THAT(ledger_kinds("alpha", "a2"), ElementsAre("mfu-outlier"));
   EXPECT_THAT(ledger_kinds("alpha", "a1"), IsEmpty());
+}
+
+TEST_F(BrainHealth, AConfirmedStragglerStopsTheAttemptWhichRunsAgainWithoutIt) {
+  start({make_cluster("alpha").nodes(4)});
+  JobId id =
+      submit(make_job().nodes(3).gpus(4).on({"alpha"}).flops_per_token(1000.0).backoff(1, 1));
+  launch_on("alpha", {"a1", "a2", "a3"});
+  AttemptRow a = last_attempt(id);
+  // Four reports (or five within 30 s) are a suspicion, not yet a confirmation.
+  std::vector<RankStepTime> ranks = {{0, "a1", 0.50}, {1, "a2", 0.90}, {2, "a3", 0.52}};
+  for (int s = 1; s <= 4; ++s) report(a, {ProgressReport{s, 1000, 0.9, std::nullopt, ranks}});
+  EXPECT_EQ(last_attempt(id).state, AttemptState::running);
+  EXPECT_THAT(events_of_kind(id, "straggler-confirmed"), IsEmpty());
+  report_slow_a2(a, 5);
+  AttemptRow stopped = attempts(id).at(0);
+  EXPECT_EQ(stopped.state, AttemptState::exited);
+  EXPECT_EQ(stopped.cause, ExitCause::straggler);
+  EXPECT_EQ(stopped.failed_node, "a2");
+  EXPECT_TRUE(stopped.cancel_requested);
+  EXPECT_EQ(actions("alpha", ActionKind::cancel).size(), 1u);
+  EXPECT_EQ(events_of_kind(id, "straggler-confirmed").size(), 1u);
+  EXPECT_EQ(job(id).infra_restarts, 1);
+  // Once it has stopped (SIGTERM, after its checkpoint) the next attempt stays on alpha,
+  // without a2; the stopped one stays a straggler's.
+  exits(stopped, std::nullopt, 15);
+  EXPECT_EQ(attempts(id).at(0).cause, ExitCause::straggler);
+  clock.advance_ms(1'000);
+  handle(Tick{});
+  EXPECT_EQ(last_attempt(id).no, 2);
+  EXPECT_EQ(last_attempt(id).cluster, "alpha");
+  EXPECT_THAT(pending_launch("alpha").exclude_nodes, ElementsAre("a2"));
+}
+
+TEST_F(BrainHealth, AStragglerIsOnlyNotedWhenTheJobSaysSo) {
+  start({make_cluster("alpha").nodes(4)});
+  JobId id = submit(
+      make_job().nodes(3).gpus(4).on({"alpha"}).flops_per_token(1000.0).exclude_stragglers(false));
+  launch_on("alpha", {"a1", "a2", "a3"});
+  AttemptRow a = last_attempt(id);
+  report_slow_a2(a, 1);
+  EXPECT_EQ(events_of_kind(id, "straggler-confirmed").size(), 1u);
+  EXPECT_EQ(last_attempt(id).state, AttemptState::running);
+  EXPECT_TRUE(actions("alpha", ActionKind::cancel).empty());
 }
 
 // ---- classified failures ----------------------------------------------------------------

@@ -196,6 +196,22 @@ TEST(Stragglers, FewerThanThreeRanksOrAnEvenRunGiveNone) {
   EXPECT_THAT(find_stragglers({{0, "a", 1}, {1, "b", 1}, {2, "c", 1.1}}, {}), IsEmpty());
 }
 
+TEST(Stragglers, ANodeIsConfirmedByEnoughReportsOverEnoughTimeOnce) {
+  const MfuWatchPolicy p;  // 5 reports over at least 30 s
+  MfuWatchState s;
+  // Five reports within a second: a burst is not a confirmation.
+  for (int i = 0; i < 5; ++i) EXPECT_THAT(tally_stragglers(s, {"n3"}, i * 100, p), IsEmpty());
+  EXPECT_THAT(tally_stragglers(s, {"n3", "n4"}, 29'999, p), IsEmpty());
+  EXPECT_THAT(tally_stragglers(s, {"n3"}, 30'000, p), ElementsAre("n3"));
+  // Once per attempt, and the tally survives the attempt row.
+  std::vector<std::string> suspects;
+  MfuWatchState back = mfu_watch_from_json(mfu_watch_to_json(s, {}), suspects);
+  EXPECT_EQ(back.stragglers["n3"].reports, 7);
+  EXPECT_TRUE(back.stragglers["n3"].confirmed);
+  EXPECT_EQ(back.stragglers["n4"].first_ms, 29'999);
+  EXPECT_THAT(tally_stragglers(back, {"n3"}, 90'000, p), IsEmpty());
+}
+
 TEST(MfuBucket, SamplesFallInMinuteBuckets) {
   EXPECT_EQ(mfu_bucket_start(125'000), 120'000);
   EXPECT_EQ(mfu_bucket_start(120'000), 120'000);
