@@ -12,8 +12,9 @@ namespace orch::e2e {
 inline std::string local_clusters_yaml(int nodes, int gpus_per_node) {
   std::string out = "clusters:\n";
   for (const char* name : {"alpha", "beta"}) {
-    out += std::string("  - {name: ") + name + ", provider: local, nodes: " +
-           std::to_string(nodes) + ", gpus_per_node: " + std::to_string(gpus_per_node) +
+    out += std::string("  - {name: ") + name +
+           ", provider: local, nodes: " + std::to_string(nodes) +
+           ", gpus_per_node: " + std::to_string(gpus_per_node) +
            ", accelerator: cpu-slot,\n     unreachable_grace_s: 1, poll_interval_ms: 50}\n";
   }
   return out;

@@ -68,5 +68,20 @@ TEST_F(E2eTest, AJobThatStopsPrintingProgressIsFoundHungAndResumedFromItsCheckpo
   EXPECT_TRUE(cancel_seen) << events(id).dump(1);
 }
 
+// A job that never speaks the progress protocol (a plain script, a trainer of its own) runs to
+// its end however long it is silent: hang_after counts only after a first progress line
+// (issue 14).
+TEST_F(E2eTest, AJobThatPrintsNoProtocolLinesRunsToItsEnd) {
+  const std::int64_t id =
+      submit("name: quiet\ncommand: sleep 4; echo done\nresources: {nodes: 1, gpus_per_node: 1}\n" +
+             restart_yaml(0) + "health: {hang_after_s: 1}\n");
+  ASSERT_GT(id, 0);
+  json done = wait_final(id);
+  ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  json list = attempts(id);
+  ASSERT_EQ(list.size(), 1u) << list.dump();
+  EXPECT_EQ(list[0]["cause"], "succeeded") << list.dump();
+}
+
 }  // namespace
 }  // namespace orch::e2e

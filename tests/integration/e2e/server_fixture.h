@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -80,6 +81,29 @@ class ServerFixture : public ::testing::Test {
   }
   json job(std::int64_t id) { return get_json(url_, "/api/v1/jobs/" + std::to_string(id)); }
   json attempts(std::int64_t id) { return job_list(id, "attempts"); }
+  // The nodes an attempt ran on.
+  static std::set<std::string> node_set(const json& attempt) {
+    std::set<std::string> out;
+    for (const auto& n : attempt["nodes"]) out.insert(n.get<std::string>());
+    return out;
+  }
+  // Issue 14's acceptance, the same on every provider: with `node` of alpha quarantined by hand,
+  // a gang as wide as alpha (`gang_yaml`, allowed on alpha and beta) runs on beta, on `nodes`
+  // nodes, once.
+  void expect_full_gang_goes_to_beta(const std::string& node, const std::string& gang_yaml,
+                                     std::size_t nodes) {
+    HttpResponse q = call(url_, "POST", "/api/v1/clusters/alpha/nodes/" + node + "/quarantine",
+                          R"({"reason":"bad cable"})", "application/json");
+    ASSERT_EQ(q.status, 200) << q.body;
+    const std::int64_t id = submit(gang_yaml);
+    ASSERT_GT(id, 0);
+    json done = wait_final(id);
+    ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+    json list = attempts(id);
+    ASSERT_EQ(list.size(), 1u) << list.dump();
+    EXPECT_EQ(list[0]["cluster"], "beta") << list.dump();
+    EXPECT_EQ(node_set(list[0]).size(), nodes) << list.dump();
+  }
   json events(std::int64_t id) { return job_list(id, "events"); }
 
   // Polls until what() holds; false after timeout.

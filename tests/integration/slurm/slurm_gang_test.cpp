@@ -64,12 +64,6 @@ class SlurmGangTest : public SlurmE2eTest {
   }
 };
 
-std::set<std::string> node_set(const json& attempt) {
-  std::set<std::string> out;
-  for (const auto& n : attempt["nodes"]) out.insert(n.get<std::string>());
-  return out;
-}
-
 TEST_F(SlurmGangTest, ANodeThatDiesIsLostFromHeartbeatsAndTheJobResumesWithoutIt) {
   const std::int64_t id =
       submit(gang_yaml("gang", 3, "--steps 400 --step-delay-ms 40 --ckpt-every 10", "alpha"));
@@ -143,18 +137,9 @@ TEST_F(SlurmGangTest, AFourNodeJobGoesElsewhereWhenANodeOfTheFullClusterIsQuaran
     json nodes = get_json(url_, "/api/v1/nodes?cluster=alpha");
     return nodes.contains("nodes") && nodes["nodes"].size() == 4;
   })) << get_json(url_, "/api/v1/nodes?cluster=alpha").dump();
-  HttpResponse q = call(url_, "POST", "/api/v1/clusters/alpha/nodes/" + node + "/quarantine",
-                        R"({"reason":"bad cable"})", "application/json");
-  ASSERT_EQ(q.status, 200) << q.body;
-  const std::int64_t id =
-      submit(gang_yaml("wide", 4, "--steps 20 --step-delay-ms 10 --ckpt-every 10", "alpha, beta"));
-  ASSERT_GT(id, 0);
-  json done = wait_final(id);
-  ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
-  json list = attempts(id);
-  ASSERT_EQ(list.size(), 1u) << list.dump();
-  EXPECT_EQ(list[0]["cluster"], "beta") << list.dump();
-  EXPECT_EQ(node_set(list[0]).size(), 4u) << list.dump();
+  expect_full_gang_goes_to_beta(
+      node, gang_yaml("wide", 4, "--steps 20 --step-delay-ms 10 --ckpt-every 10", "alpha, beta"),
+      4);
 }
 
 }  // namespace

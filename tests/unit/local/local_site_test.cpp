@@ -1,6 +1,9 @@
 // LocalSite launch, observation and lookup against real agent processes.
 
 #include <gmock/gmock.h>
+
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "adapters/local/run_dir.h"
@@ -169,20 +172,23 @@ TEST_F(LocalSiteTest, NodesHonourExclusions) {
   EXPECT_FALSE(std::filesystem::exists(run_dir("run-two")));
 }
 
+// A run of two virtual nodes is two tasks, each told its place and its node (issue 14).
 TEST_F(LocalSiteTest, JobSeesItsEnvironment) {
   auto r = request("run-env",
-                   "echo \"$ORCH_TOKEN $ORCH_JOB_ID $ORCH_ATTEMPT $ORCH_GPUS"
-                   " $ORCH_NODES $MY_VAR\"; pwd; echo \"$ORCH_RUN_DIR\"");
+                   "echo \"$ORCH_NODE_RANK $ORCH_NODE_NAME $ORCH_TOKEN $ORCH_JOB_ID $ORCH_ATTEMPT"
+                   " $ORCH_GPUS $ORCH_NODES $MY_VAR\"; echo \"$ORCH_NODE_RANK $(pwd)\";"
+                   " echo \"$ORCH_NODE_RANK $ORCH_RUN_DIR\"");
   r.nodes = 2;
   r.gpus_per_node = 4;
   r.env = {{"MY_VAR", "from-request"}};
   launch_ok(r);
   std::vector<std::string> lines;
   ASSERT_EQ(wait_exited("run-env", &lines).exit->exit_code, 0);
-  ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[0], "run-env 7 2 8 loc-n0,loc-n1 from-request");
-  EXPECT_EQ(lines[1], run_dir("run-env") + "/work");
-  EXPECT_EQ(lines[2], run_dir("run-env") + "/work");
+  std::sort(lines.begin(), lines.end());
+  const std::string work = run_dir("run-env") + "/work";
+  EXPECT_THAT(lines, ElementsAre("0 " + work, "0 " + work,
+                                 "0 loc-n0 run-env 7 2 8 loc-n0,loc-n1 from-request", "1 " + work,
+                                 "1 " + work, "1 loc-n1 run-env 7 2 8 loc-n0,loc-n1 from-request"));
   auto stored = nlohmann::json::parse(slurp(run_dir("run-env") + "/request.json"));
   EXPECT_EQ(stored["assigned_nodes"], nlohmann::json::array({"loc-n0", "loc-n1"}));
   EXPECT_EQ(stored["command"], r.command);

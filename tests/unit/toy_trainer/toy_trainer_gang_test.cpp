@@ -27,7 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scheduler/model/progress_line.h"
-#include "tests/unit/toy_trainer/temp_dir_test.h"
+#include "tests/unit/toy_trainer/toy_trainer_test_util.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -93,13 +93,7 @@ void spawn(const std::vector<std::string>& args, const Env& env, Rank& r) {
                           "MASTER_ADDR", "MASTER_PORT", "SLURMD_NODENAME", "ORCH_NODE_NAME"}) {
       ::unsetenv(v);
     }
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    std::string bin = ORCH_BIN_DIR "/toy_trainer";
-    std::vector<char*> argv = {bin.data()};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
+    toy_test::exec_toy_trainer(args, env);
   }
   ::close(out[1]);
   ::close(err[1]);

@@ -20,7 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/model/progress_line.h"
-#include "tests/unit/toy_trainer/temp_dir_test.h"
+#include "tests/unit/toy_trainer/toy_trainer_test_util.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -49,14 +49,7 @@ RunResult run_trainer(const std::vector<std::string>& args,
     ::close(err[0]);
     ::unsetenv("ORCH_RESUME_FROM");
     ::unsetenv("ORCH_ATTEMPT");
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> argv;
-    std::string bin = ORCH_BIN_DIR "/toy_trainer";
-    argv.push_back(bin.data());
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
+    toy_test::exec_toy_trainer(args, env);
   }
   ::close(out[1]);
   ::close(err[1]);
@@ -129,7 +122,6 @@ std::string slurp(const fs::path& p) {
 
 class ToyTrainerTest : public toy_test::TempDirTest {
  protected:
-
   std::vector<std::string> base(const std::string& dir, int steps, int every) {
     return {"--dim",        "16",
             "--batch",      "8",
@@ -143,7 +135,6 @@ class ToyTrainerTest : public toy_test::TempDirTest {
     std::sort(names.begin(), names.end());
     return names;
   }
-
 };
 
 TEST_F(ToyTrainerTest, ProgressLinesAreValidAndConsecutive) {
