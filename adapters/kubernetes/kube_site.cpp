@@ -1,11 +1,11 @@
 #include "adapters/kubernetes/kube_site.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
 #include "adapters/kubernetes/kube_config.h"
 #include "adapters/kubernetes/kube_manifest.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/common/percent_encoding.h"
 #include "scheduler/model/output_chunk.h"
 
@@ -143,10 +143,8 @@ Result<RunObservation> KubernetesSite::observe(const std::string& token,
   // A gang that has not all run in time gives its pods back (the API server's creation times
   // against our clock: a skew of seconds does not matter next to minutes).
   if (view.phase == RunPhase::queued || view.phase == RunPhase::running) {
-    const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-    if (auto late = kube::gang_timed_out(*pods, now, spec_.kubernetes.gang_timeout_s)) {
+    if (auto late =
+            kube::gang_timed_out(*pods, SystemClock().now_ms(), spec_.kubernetes.gang_timeout_s)) {
       view.phase = RunPhase::exited;
       view.exit = *late;
       view.pods_left = true;

@@ -15,17 +15,13 @@
 #include "adapters/local/format_arg.h"
 #include "adapters/local/local_site.h"
 #include "adapters/local/process_spawn.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/model/launch_contract.h"
 
 namespace orch {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::int64_t now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 // How long observe waits for killed survivors to be gone before it reports the gang's end.
 constexpr auto kSurvivorWait = std::chrono::seconds(1);
@@ -36,7 +32,7 @@ nlohmann::json failure_to_json(const GangVerdict& v) {
                       {"node", s.failed_node},
                       {"detail", s.detail},
                       {"node_lost", s.node_lost},
-                      {"at_ms", now_ms()}};
+                      {"at_ms", SystemClock().now_ms()}};
   if (s.exit_code) j["exit_code"] = *s.exit_code;
   if (s.signal) j["signal"] = *s.signal;
   return j;
@@ -186,19 +182,17 @@ Result<GangVerdict> LocalSite::judge_run(const local::RunPaths& paths,
       decided && !decided->empty() ? failure_from_json(*decided) : std::nullopt;
   auto views = task_views(paths, stored);
   if (!views) return views.error();
+  bool any_alive = false;
+  for (const TaskView& t : *views) any_alive = any_alive || t.alive;
   if (!verdict) {
     const auto timeout_ms = static_cast<std::int64_t>(stored.request.heartbeat_timeout_s * 1000);
-    GangVerdict v = judge_gang(*views, now_ms(), timeout_ms);
-    bool any_alive = false;
-    for (const TaskView& t : *views) any_alive = any_alive || t.alive;
+    GangVerdict v = judge_gang(*views, SystemClock().now_ms(), timeout_ms);
     if (v.phase != RunPhase::exited || v.failed_task < 0 || (n == 1 && !any_alive)) return v;
     // A gang ends with its first failure: keep it, then stop the rest (a silent task too).
     auto w = local::write_file_atomic(paths.gang_failure, failure_to_json(v).dump() + "\n");
     if (!w) return w.error();
     verdict = v;
   }
-  bool any_alive = false;
-  for (const TaskView& t : *views) any_alive = any_alive || t.alive;
   if (any_alive) {
     if (auto k = kill_tasks(paths, n, SIGKILL, kSurvivorWait); !k) return k.error();
     auto again = task_views(paths, stored);

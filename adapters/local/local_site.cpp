@@ -14,6 +14,7 @@
 #include "adapters/local/format_arg.h"
 #include "adapters/local/process_spawn.h"
 #include "adapters/local/run_dir.h"
+#include "scheduler/common/clock.h"
 
 extern char** environ;
 
@@ -25,11 +26,6 @@ using local::errno_text;
 
 constexpr std::size_t kMaxLineRead = 1 << 20;     // one observe reads at most 1 MiB of output
 constexpr std::size_t kMaxOutputRead = 16 << 20;  // one read_output returns at most 16 MiB
-
-std::int64_t now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 std::string absolute_root(const std::string& root) {
   std::error_code ec;
@@ -155,7 +151,7 @@ Result<LaunchResult> LocalSite::start_tasks(const LaunchRequest& request,
                                             const std::vector<std::string>& nodes, bool adopted) {
   local::RunPaths paths = local::run_paths(options_.root, request.token);
   if (!adopted) {
-    local::StoredRequest stored{request, nodes, now_ms()};
+    local::StoredRequest stored{request, nodes, SystemClock().now_ms()};
     if (auto w = local::write_file_atomic(paths.request, local::request_to_json(stored)); !w) {
       return w.error();
     }
@@ -297,7 +293,8 @@ Result<void> LocalSite::cancel(const std::string& token) {
   // The first cancel time is kept on disk so that escalation survives a server restart.
   auto first = local::read_file(paths.cancel_requested);
   if (!first || first->empty()) {
-    if (auto w = local::write_file_atomic(paths.cancel_requested, std::to_string(now_ms()) + "\n");
+    if (auto w = local::write_file_atomic(paths.cancel_requested,
+                                          std::to_string(SystemClock().now_ms()) + "\n");
         !w) {
       return w.error();
     }
@@ -309,7 +306,7 @@ Result<void> LocalSite::cancel(const std::string& token) {
   } catch (const std::exception&) {
     first_ms = 0;  // unreadable: treat the grace as spent
   }
-  if (now_ms() - first_ms >= options_.cancel_grace_ms) {
+  if (SystemClock().now_ms() - first_ms >= options_.cancel_grace_ms) {
     return kill_tasks(paths, tasks, SIGKILL, std::chrono::milliseconds(0));
   }
   return Ok{};
@@ -338,7 +335,8 @@ Result<void> LocalSite::set_outage(bool down) {
   }
   std::error_code ec;
   fs::create_directories(options_.root, ec);
-  if (auto w = local::write_file_atomic(marker, std::to_string(now_ms()) + "\n"); !w) {
+  if (auto w = local::write_file_atomic(marker, std::to_string(SystemClock().now_ms()) + "\n");
+      !w) {
     return w.error();
   }
   // An outage kills the work, as a real site losing power would.

@@ -81,6 +81,16 @@ class ServerFixture : public ::testing::Test {
   }
   json job(std::int64_t id) { return get_json(url_, "/api/v1/jobs/" + std::to_string(id)); }
   json attempts(std::int64_t id) { return job_list(id, "attempts"); }
+  // Waits for the job to end and returns its attempts; a job that did not succeed fails the
+  // test and gives null.
+  json succeeded_attempts(std::int64_t id) {
+    json done = wait_final(id);
+    if (done.is_null() || done["state"] != "succeeded") {
+      ADD_FAILURE() << "job " << id << " did not succeed" << describe_job(url_, id);
+      return nullptr;
+    }
+    return attempts(id);
+  }
   // The nodes an attempt ran on.
   static std::set<std::string> node_set(const json& attempt) {
     std::set<std::string> out;
@@ -97,9 +107,7 @@ class ServerFixture : public ::testing::Test {
     ASSERT_EQ(q.status, 200) << q.body;
     const std::int64_t id = submit(gang_yaml);
     ASSERT_GT(id, 0);
-    json done = wait_final(id);
-    ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
-    json list = attempts(id);
+    json list = succeeded_attempts(id);
     ASSERT_EQ(list.size(), 1u) << list.dump();
     EXPECT_EQ(list[0]["cluster"], "beta") << list.dump();
     EXPECT_EQ(node_set(list[0]).size(), nodes) << list.dump();

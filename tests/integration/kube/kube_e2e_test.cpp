@@ -63,10 +63,13 @@ class KubeE2eTest : public ServerFixture {
     if (fake_) fake_->stop();
   }
 
-  fake_kube::KubeReply hook(const std::string& target) {
-    return fake_kube::kube_request({"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, "POST",
-                                   target);
+  // A request to the fake API server as a client with the cluster's token.
+  fake_kube::KubeReply api(const std::string& method, const std::string& target,
+                           const std::string& body = "") {
+    return fake_kube::kube_request({"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, method,
+                                   target, body);
   }
+  fake_kube::KubeReply hook(const std::string& target) { return api("POST", target); }
 
   std::unique_ptr<TempDir> pki_dir_;
   fake_kube::TestPki pki_;
@@ -205,11 +208,6 @@ class KubeGangE2eTest : public KubeE2eTest {
            "placement: " +
            placement + "\n";
   }
-  fake_kube::KubeReply api(const std::string& method, const std::string& target,
-                           const std::string& body = "") {
-    return fake_kube::kube_request({"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, method,
-                                   target, body);
-  }
 };
 
 TEST_F(KubeGangE2eTest, ATwoPodGangRunsBothRanksOnTwoNodes) {
@@ -222,9 +220,7 @@ TEST_F(KubeGangE2eTest, ATwoPodGangRunsBothRanksOnTwoNodes) {
                           out + "/rank-$RANK.txt",
                       "{allowed: [kube]}"));
   ASSERT_GT(id, 0);
-  json done = wait_final(id);
-  ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
-  json list = attempts(id);
+  json list = succeeded_attempts(id);
   ASSERT_EQ(list.size(), 1u) << list.dump();
   ASSERT_EQ(list[0]["nodes"].size(), 2u) << list.dump();
   EXPECT_NE(list[0]["nodes"][0], list[0]["nodes"][1]) << "one pod per node";
@@ -258,9 +254,7 @@ TEST_F(KubeGangE2eTest, ANodeMadeNotReadyEndsTheGangAndTheJobRunsElsewhere) {
   const std::string node = attempts(id).at(0)["nodes"][1];
   fake_kube::KubeReply r = hook("/fake/nodes/" + node + "/notready");
   ASSERT_EQ(r.status, 200) << r.body << r.error;
-  json done = wait_final(id);
-  ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
-  json list = attempts(id);
+  json list = succeeded_attempts(id);
   ASSERT_EQ(list.size(), 2u) << list.dump();
   EXPECT_EQ(list[0]["cause"], "node_lost") << list.dump();
   EXPECT_EQ(list[1]["cluster"], "beta") << list.dump();
@@ -284,9 +278,7 @@ TEST_F(KubeGangE2eTest, AGangThatCannotAllBeScheduledTimesOutAndRunsElsewhere) {
   const std::int64_t id = submit(
       gang_job("wide", "if [ \"$ORCH_SITE\" = kube ]; then sleep 60; fi", "{preferred: [kube]}"));
   ASSERT_GT(id, 0);
-  json done = wait_final(id);
-  ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
-  json list = attempts(id);
+  json list = succeeded_attempts(id);
   ASSERT_EQ(list.size(), 2u) << list.dump();
   EXPECT_EQ(list[0]["cluster"], "kube") << list.dump();
   EXPECT_EQ(list[0]["cause"], "gang_timeout") << list.dump();
