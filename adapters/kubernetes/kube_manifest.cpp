@@ -210,8 +210,8 @@ Json labels_of(const LaunchRequest& r) {
 // pod, its node rank is its task rank): the Job controller writes the index into this
 // annotation of every pod it creates, and the downward API hands it to the container.
 constexpr const char* kIndexRankVars[] = {"ORCH_NODE_RANK", "NODE_RANK", "ORCH_TASK_RANK", "RANK"};
-constexpr const char* kIndexFieldPath =
-    "metadata.annotations['batch.kubernetes.io/job-completion-index']";
+const std::string kIndexFieldPath =
+    "metadata.annotations['" + std::string(kCompletionIndexKey) + "']";
 
 Result<Json> container_env(const LaunchRequest& r, const ClusterSpec& cluster,
                            const std::string& rendezvous) {

@@ -51,6 +51,8 @@ inline constexpr std::string_view kTokenLabel = "orchestrate.dev/token";
 inline constexpr std::string_view kJobIdLabel = "orchestrate.dev/job-id";
 inline constexpr std::string_view kAttemptLabel = "orchestrate.dev/attempt";
 inline constexpr std::string_view kJobNameAnnotation = "orchestrate.dev/job-name";
+// Where the Job controller writes each pod's index of an Indexed Job (annotation and label).
+inline constexpr std::string_view kCompletionIndexKey = "batch.kubernetes.io/job-completion-index";
 // On every pod of a gang (an Indexed Job): how many pods the gang has, so that an observer
 // that sees only some of them (the Job controller creates them one by one) does not take the
 // ones it sees for all.

@@ -501,7 +501,8 @@ std::optional<ExitStatus> gang_timed_out(const std::vector<PodInfo>& pods, std::
   if (waiting != nullptr) {
     std::string why;
     for (const KubeCondition& c : waiting->conditions) {
-      if (c.type == "PodScheduled" && c.status == "False") why = c.reason + ": " + c.message;
+      if (c.type == "PodScheduled" && c.status == "False")
+        why = reason_and_message(c.reason, c.message);
     }
     if (why.empty())
       why = "pod " + waiting->name + " is " +

@@ -6,9 +6,6 @@ namespace orch::kube {
 using namespace detail;
 namespace {
 
-constexpr std::string_view kCompletionIndex = "batch.kubernetes.io/job-completion-index";
-constexpr std::string_view kContainerName = "job";
-
 std::optional<ContainerStatusInfo> read_container(Reader& r, const Json& status,
                                                   const std::string& p) {
   const Json* list = r.array(status, "containerStatuses", at(p, "containerStatuses"));
@@ -53,9 +50,9 @@ std::optional<int> read_index(Reader& r, const Json& metadata, const std::string
   for (const char* where : {"annotations", "labels"}) {
     const Json* m = r.object(metadata, where, at(p, "metadata." + std::string(where)));
     if (m == nullptr) continue;
-    std::string text =
-        r.str(*m, kCompletionIndex,
-              at(p, "metadata." + std::string(where) + "[" + std::string(kCompletionIndex) + "]"));
+    std::string text = r.str(
+        *m, kCompletionIndexKey,
+        at(p, "metadata." + std::string(where) + "[" + std::string(kCompletionIndexKey) + "]"));
     if (text.empty()) continue;
     auto n = parse_whole_quantity(text);
     if (!n || text.find_first_not_of("0123456789") != std::string::npos) {

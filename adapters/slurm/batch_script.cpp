@@ -313,6 +313,7 @@ Result<std::string> prepare_command(const LaunchRequest& request, const RunPaths
   auto stat = shell_command({"stat", "-c", "%s", "--", agent});
   if (!mkdir || !gang || !gang_path || !test || !stat) {
     return invalid("run directory: " + (!mkdir       ? mkdir.error()
+                                        : !gang      ? gang.error()
                                         : !gang_path ? gang_path.error()
                                         : !test      ? test.error()
                                                      : stat.error())

@@ -10,6 +10,7 @@
 namespace orch::slurm {
 namespace {
 
+using detail::base_state;
 using detail::contains;
 
 // SUSPENDED and STOPPED hold their allocation but make no progress; REQUEUE_HOLD, SPECIAL_EXIT
@@ -18,13 +19,6 @@ constexpr std::string_view kQueued[] = {
     "PENDING",      "CONFIGURING",   "POWER_UP_NODE", "REQUEUED",  "REQUEUE_FED", "REQUEUE_HOLD",
     "SPECIAL_EXIT", "RESV_DEL_HOLD", "RESIZING",      "SUSPENDED", "STOPPED"};
 constexpr std::string_view kRunning[] = {"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING"};
-
-// The base word of a state as any of the tools may print it: "CANCELLED by 0", "CANCELLED+"
-// (a truncated column), "FAILED,LAUNCH_FAILED" (the complete form).
-std::string_view base_state(std::string_view s) {
-  std::size_t end = s.find_first_of(" +,");
-  return s.substr(0, end);
-}
 
 std::string node_words(const std::vector<std::string>& nodes) {
   constexpr std::size_t kMaxNamed = 8;

@@ -99,15 +99,15 @@ Result<std::string> observe_command(const std::vector<std::string>& tokens,
 
 ObserveOutput split_observe_output(std::string_view output) {
   ObserveOutput out;
-  std::size_t mark = output.substr(0, kTasksMark.size()) == kTasksMark
-                         ? 0
-                         : output.find("\n" + std::string(kTasksMark));
+  // The script's printf puts a newline before the mark, so it starts a line even when squeue
+  // printed nothing.
+  const std::size_t mark = output.find("\n" + std::string(kTasksMark));
   if (mark == std::string_view::npos) {
     out.squeue = std::string(output);
     return out;
   }
   out.squeue = std::string(output.substr(0, mark));
-  std::string_view rest = output.substr(mark == 0 ? 0 : mark + 1);
+  std::string_view rest = output.substr(mark + 1);
   std::size_t eol = rest.find('\n');
   std::string_view clock = detail::trim(rest.substr(kTasksMark.size(), eol - kTasksMark.size()));
   out.tasks_read = true;

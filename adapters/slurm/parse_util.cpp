@@ -106,4 +106,14 @@ bool is_state_word(std::string_view s) {
   return true;
 }
 
+std::string_view base_state(std::string_view s) {
+  return s.substr(0, s.find_first_of(" +,"));
+}
+
+std::string shortest_number(double value) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(value);
+}
+
 }  // namespace orch::slurm::detail

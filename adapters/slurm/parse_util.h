@@ -32,6 +32,13 @@ std::string quote_line(std::string_view line);
 // ErrorKind::invalid: "<what>: '<line>'".
 Error malformed(std::string_view what, std::string_view line);
 
+// The base word of a state as any of the tools may print it: "CANCELLED by 0", "CANCELLED+"
+// (a truncated column), "FAILED,LAUNCH_FAILED" (the complete form).
+std::string_view base_state(std::string_view s);
+
+// The shortest text that reads back as the same number: 1 -> "1", 0.2 -> "0.2".
+std::string shortest_number(double value);
+
 // "3:0" -> {3, 0}; nullopt unless two counts separated by ':'.
 struct CodeAndSignal {
   int code = 0;

@@ -18,13 +18,6 @@ Error invalid(std::string message) {
   return make_error(ErrorKind::invalid, std::move(message));
 }
 
-// Shortest form that reads back the same: 1 -> "1", 0.2 -> "0.2".
-std::string number(double value) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  return ec == std::errc() ? std::string(buf, end) : std::to_string(value);
-}
-
 std::string trimmed_root(const std::string& root) {
   std::string r = root;
   while (r.size() > 1 && r.back() == '/') r.pop_back();
@@ -74,8 +67,8 @@ Result<std::vector<std::string>> probe_srun_argv(const ProbeJob& job, const Slur
   for (const auto& n : job.nodes) nodelist += (nodelist.empty() ? "" : ",") + n;
   std::vector<std::string> argv = {
       "timeout",
-      "--kill-after=" + number(t.kill_after_s),
-      number(t.remote_s),
+      "--kill-after=" + detail::shortest_number(t.kill_after_s),
+      detail::shortest_number(t.remote_s),
       "srun",
       "--job-name=" + job.token,
       "--nodes=" + std::to_string(job.nodes.size()),
@@ -92,9 +85,9 @@ Result<std::vector<std::string>> probe_srun_argv(const ProbeJob& job, const Slur
   if (!slurm.account.empty()) argv.push_back("--account=" + slurm.account);
   if (!slurm.qos.empty()) argv.push_back("--qos=" + slurm.qos);
   argv.push_back("--time=" + std::to_string(t.time_limit_min));
-  for (std::string word :
-       {job.agent, std::string("probe"), std::string("--dir"), job.dir, std::string("--io-bytes"),
-        std::to_string(job.io_bytes), std::string("--compute-s"), number(job.compute_s)}) {
+  for (std::string word : {job.agent, std::string("probe"), std::string("--dir"), job.dir,
+                           std::string("--io-bytes"), std::to_string(job.io_bytes),
+                           std::string("--compute-s"), detail::shortest_number(job.compute_s)}) {
     argv.push_back(std::move(word));
   }
   // Every word must survive the remote shell: a NUL byte anywhere is refused here, not later.

@@ -4,18 +4,11 @@
 
 #include "adapters/slurm/batch_script.h"
 #include "adapters/slurm/observe_command.h"
+#include "adapters/slurm/parse_util.h"
 #include "adapters/slurm/slurm_site.h"
 #include "scheduler/common/text.h"
 
 namespace orch {
-namespace {
-
-// "CANCELLED by 0" -> "CANCELLED", "CANCELLED+" -> "CANCELLED".
-std::string_view base_state(std::string_view state) {
-  return state.substr(0, state.find_first_of(" +,"));
-}
-
-}  // namespace
 
 Result<void> SlurmSite::judge_tasks(const std::string& token,
                                     const std::optional<slurm::JobRecord>& job,
@@ -29,7 +22,7 @@ Result<void> SlurmSite::judge_tasks(const std::string& token,
     return Ok{};
   }
   if (!job) return Ok{};
-  const std::string_view state = base_state(job->state);
+  const std::string_view state = slurm::detail::base_state(job->state);
   if (obs.phase == RunPhase::exited && obs.exit && obs.exit->failed_node.empty()) {
     obs.exit->failed_node = slurm::failed_node_after_end(snapshot, state, job->nodes);
     return Ok{};

@@ -60,10 +60,7 @@ const TaskRecord* earliest(const std::vector<TaskRecord>& tasks, Pick pick) {
 }  // namespace
 
 std::string seconds_text(double seconds) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, seconds);
-  if (ec != std::errc{}) return "0";
-  return std::string(buf, end);
+  return detail::shortest_number(seconds);
 }
 
 std::string gang_file_line(const LaunchRequest& r) {

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "tests/fake_kube/kube_json.h"
+#include "tests/fake_kube/pod_status.h"
 #include "tests/fake_kube/selectors.h"
 
 namespace orch::fake_kube {
@@ -51,8 +52,7 @@ bool anti_affinity_violated(const json& pod, const std::string& node,
     if (string_at(term, {"topologyKey"}) != "kubernetes.io/hostname") continue;
     const LabelSelector selector = LabelSelector::from_json(at_path(term, {"labelSelector"}));
     for (const json& other : pods) {
-      const std::string phase = string_at(other, {"status", "phase"});
-      if (phase == "Succeeded" || phase == "Failed") continue;
+      if (pod_terminal(other)) continue;
       if (string_at(other, {"metadata", "name"}) == self) continue;
       if (string_at(other, {"spec", "nodeName"}) != node) continue;
       if (selector.matches(at_path(other, {"metadata", "labels"}))) return true;

@@ -135,6 +135,12 @@ TEST(slurm_observe_output, WithoutTheMarkItIsAllSqueue) {
   EXPECT_EQ(out.squeue, "123|orch-1-1-a|RUNNING\n");
   EXPECT_FALSE(out.tasks_read);
   EXPECT_TRUE(out.tasks.empty());
+  // squeue printed nothing (none of the tokens is known to it): the clock is still read.
+  ObserveOutput quiet =
+      split_observe_output("\n@@orchestrate-tasks 1700000000123\n@T orch-1-1-a\n");
+  EXPECT_EQ(quiet.squeue, "");
+  EXPECT_EQ(quiet.now_ms, 1'700'000'000'123);
+  EXPECT_EQ(quiet.tasks.count("orch-1-1-a"), 1u);
   // The mark with no clock: read, without a time (no heartbeat is judged then).
   ObserveOutput no_clock = split_observe_output("\n@@orchestrate-tasks \n@T orch-1-1-a\n");
   EXPECT_TRUE(no_clock.tasks_read);
