@@ -214,9 +214,7 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
 }
 
 Result<bool> LocalSite::never_started(const local::RunPaths& paths) const {
-  auto alive = local::agent_alive(paths.lock);
-  if (!alive) return alive.error();
-  return !*alive && !local::path_exists(paths.agent_pid) && !local::path_exists(paths.events);
+  return task_never_started(local::task_paths(paths, 0));  // task 0 keeps the run's own files
 }
 
 Result<std::optional<LaunchResult>> LocalSite::find(const std::string& token) {

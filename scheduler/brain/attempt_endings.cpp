@@ -202,12 +202,17 @@ Result<void> AttemptTracker::detect_hangs() {
     if (!job) return job.error();
     if (!*job || is_terminal((*job)->state)) continue;
     const std::string detail = hang_detail(a, now);
-    if (auto r = end_attempt(a, ExitCause::hang, detail); !r) return r;
-    if (auto r = request_cancel(a, "hung: " + std::string(detail)); !r) return r;
-    if (auto r = health_.implicate_nodes(a, ExitCause::hang, {}, detail); !r) return r;
-    if (auto r = after_attempt_end(a); !r) return r;
+    if (auto r = stop_attempt(a, ExitCause::hang, detail, "hung: " + detail); !r) return r;
   }
   return Ok{};
+}
+
+Result<void> AttemptTracker::stop_attempt(AttemptRow& a, ExitCause cause, const std::string& detail,
+                                          const std::string& cancel_why) {
+  if (auto r = end_attempt(a, cause, detail); !r) return r;
+  if (auto r = request_cancel(a, cancel_why); !r) return r;
+  if (auto r = health_.implicate_nodes(a, cause, {}, detail); !r) return r;
+  return after_attempt_end(a);
 }
 
 // ---- site reachability ------------------------------------------------------------------

@@ -272,9 +272,7 @@ Result<void> AttemptTracker::stop_for_straggler(AttemptRow& a, const std::string
   // when the cluster has room without it.
   a.failed_node = node;
   const std::string detail = "node " + node + " confirmed a straggler by per-rank step times";
-  if (auto r = end_attempt(a, ExitCause::straggler, detail); !r) return r;
-  if (auto r = request_cancel(a, "straggler: " + detail); !r) return r;
-  return after_attempt_end(a);
+  return stop_attempt(a, ExitCause::straggler, detail, "straggler: " + detail);
 }
 
 Result<BrainReply> AttemptTracker::settle(AttemptRow& attempt) {

@@ -48,6 +48,11 @@ class AttemptTracker : BrainPart {
   Result<BrainReply> settle(AttemptRow& attempt);
   // Ends the attempt (its row, its event, the node ledger for a node failure).
   Result<void> end_attempt(AttemptRow& attempt, ExitCause cause, const std::string& detail);
+  // The brain's own verdict on a live attempt (a hang, a straggler): it ends here with `cause`,
+  // is asked to stop (SIGTERM first), the nodes the cause implicates get their ledger entries,
+  // and the job goes on as after any end.
+  Result<void> stop_attempt(AttemptRow& attempt, ExitCause cause, const std::string& detail,
+                            const std::string& cancel_why);
   // A node confirmed a straggler (health.exclude_stragglers): end the attempt, stop it, and
   // run the job again without that node.
   Result<void> stop_for_straggler(AttemptRow& attempt, const std::string& node);

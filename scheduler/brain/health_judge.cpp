@@ -203,7 +203,8 @@ Result<void> HealthJudge::watch_one_sample(AttemptRow& a, MfuWatchState& state,
                                            std::vector<std::string>& suspects,
                                            const MfuSample& sample, const MfuWatchPolicy& policy,
                                            std::vector<std::string>* confirmed) {
-  MfuStep step = observe_mfu(state, sample.mfu, clock_.now_ms(), policy);
+  const Millis now = clock_.now_ms();
+  MfuStep step = observe_mfu(state, sample.mfu, now, policy);
   const std::string on =
       a.nodes.empty() ? std::string("nodes not named by the site") : "nodes " + join(a.nodes);
   if (step.change == MfuChange::dropped) {
@@ -220,12 +221,12 @@ Result<void> HealthJudge::watch_one_sample(AttemptRow& a, MfuWatchState& state,
   std::vector<RankTime> times;
   for (const auto& r : *sample.ranks) times.push_back({r.rank, r.node, r.step_time_s});
   const std::vector<std::string> slowest = find_stragglers(times, policy);
-  for (const auto& node : tally_stragglers(state, slowest, clock_.now_ms(), policy)) {
+  for (const auto& node : tally_stragglers(state, slowest, now, policy)) {
     const StragglerTally& t = state.stragglers[node];
     std::string msg = "straggler confirmed under job " + std::to_string(a.job_id) + " attempt " +
                       std::to_string(a.no) + ": its ranks on " + node + " were the slowest in " +
                       std::to_string(t.reports) + " rank reports over " +
-                      std::to_string((clock_.now_ms() - t.first_ms) / 1000) + " s";
+                      std::to_string((now - t.first_ms) / 1000) + " s";
     if (auto r = event(a.job_id, a.no, "straggler-confirmed", msg); !r) return r;
     if (confirmed) confirmed->push_back(node);
   }
@@ -243,7 +244,7 @@ Result<void> HealthJudge::watch_one_sample(AttemptRow& a, MfuWatchState& state,
 }
 
 const std::map<std::string, ClusterHistory>& HealthJudge::histories() {
-  const Millis now = clock_.now_ms();
+  const Millis now = now;
   if (histories_at_ms_ && now - *histories_at_ms_ < kHistoryRefreshMs) return histories_;
   histories_at_ms_ = now;
   // Placement works without history (priors stand in); a failed read must not stop it.

@@ -39,9 +39,8 @@ PlacementRequest placement_request(const JobRow& job, const std::vector<AttemptR
     }
     // The node that failed first when the site named it; else every node of the attempt. A
     // confirmed straggler is left out the same way.
-    if (last->cause == ExitCause::straggler && !last->failed_node.empty()) {
-      req.avoid_nodes = {last->failed_node};
-    } else if (last->cause == ExitCause::node_lost) {
+    if (last->cause == ExitCause::node_lost ||
+        (last->cause == ExitCause::straggler && !last->failed_node.empty())) {
       req.avoid_nodes =
           last->failed_node.empty() ? last->nodes : std::vector<std::string>{last->failed_node};
     }
