@@ -42,14 +42,18 @@ const std::vector<std::string> kProbeHeaders = {"NODE",       "PASSED",    "GFLO
 }  // namespace
 
 void render_nodes(const json& body, std::ostream& out) {
-  Table table({"CLUSTER", "NODE", "STATE", "GPUS", "HEALTHY", "QUARANTINES", "REASON"});
+  // FAILURES: incidents counted in the quarantine window / the number that quarantines.
+  Table table({"CLUSTER", "NODE", "STATE", "GPUS", "HEALTHY", "FAILURES", "QUARANTINES",
+               "NEXT_FAILURE", "REASON"});
   for (const auto& n : items(body, "nodes")) {
     const bool healthy = member(n, "healthy").is_boolean() && member(n, "healthy").get<bool>();
     // Why it is out of service comes first; for an active node, the site's word when unhealthy.
     std::string reason = text(n, "state") != "active" ? text(n, "state_reason") : "";
     if (reason.empty() && !healthy) reason = text(n, "reason");
     table.add_row({field(n, "cluster"), field(n, "name"), field(n, "state"), field(n, "gpus"),
-                   field(n, "healthy"), field(n, "quarantines"), reason});
+                   field(n, "healthy"),
+                   field(n, "failures") + "/" + field(n, "failures_to_quarantine"),
+                   field(n, "quarantines"), text(n, "next_failure"), reason});
   }
   if (table.empty()) {
     out << "no nodes\n";
@@ -106,16 +110,20 @@ void render_node_probes(const json& probes, std::ostream& out) {
 void render_scorecards(const json& report, std::ostream& out) {
   out << "Provider scorecards from " << timestamp(member(report, "window_start_ms")) << " to "
       << timestamp(member(report, "now_ms")) << '\n';
-  Table table({"NAME", "KIND", "AVAIL", "INTERRUPTS/1kGPUh", "MTBF_H", "DETECT→RESUME_S",
-               "MEDIAN_MFU", "CKPT_P95_S", "QUARANTINED", "GPU_H"});
+  // DETECT_S: last sign of life to orchestrate's verdict; RECOVER_S: verdict to the next attempt
+  // running. Each median/p95.
+  Table table({"NAME", "KIND", "AVAIL", "INTERRUPTS/1kGPUh", "MTBF_H", "DETECT_P50/P95_S",
+               "RECOVER_P50/P95_S", "MEDIAN_MFU", "CKPT_P95_S", "QUARANTINED", "GPU_H"});
   for (const auto& c : items(report, "cards")) {
-    table.add_row({field(c, "name"), field(c, "kind"), percent(member(c, "availability")),
-                   decimal(member(c, "interruptions_per_1k_gpu_h"), 2),
-                   decimal(member(c, "node_mtbf_h"), 1),
-                   decimal(member(c, "median_detect_to_resume_s"), 1),
-                   percent(member(c, "median_mfu")), decimal(member(c, "checkpoint_save_p95_s"), 1),
-                   field(c, "quarantined_nodes") + "/" + field(c, "nodes"),
-                   decimal(member(c, "gpu_hours"), 1)});
+    table.add_row(
+        {field(c, "name"), field(c, "kind"), percent(member(c, "availability")),
+         decimal(member(c, "interruptions_per_1k_gpu_h"), 2), decimal(member(c, "node_mtbf_h"), 1),
+         decimal(member(c, "detection_median_s"), 1) + "/" +
+             decimal(member(c, "detection_p95_s"), 1),
+         decimal(member(c, "recovery_median_s"), 1) + "/" + decimal(member(c, "recovery_p95_s"), 1),
+         percent(member(c, "median_mfu")), decimal(member(c, "checkpoint_save_p95_s"), 1),
+         field(c, "quarantined_nodes") + "/" + field(c, "nodes"),
+         decimal(member(c, "gpu_hours"), 1)});
   }
   if (table.empty()) {
     out << "no clusters\n";

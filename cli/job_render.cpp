@@ -125,12 +125,14 @@ void render_attempts(const nlohmann::json& attempts, std::ostream& out) {
 void render_cluster_nodes(const nlohmann::json& body, std::ostream& out) {
   const auto& nodes = items(body, "nodes");
   std::size_t unhealthy = 0;
-  Table table({"NODE", "GPUS", "HEALTH", "REASON"});
+  Table table({"NODE", "GPUS", "HEALTH", "STATE", "FAILURES", "NEXT_FAILURE", "REASON"});
   for (const auto& n : nodes) {
     const bool healthy = member(n, "healthy").is_boolean() && member(n, "healthy").get<bool>();
     unhealthy += healthy ? 0 : 1;
-    table.add_row(
-        {field(n, "name"), field(n, "gpus"), healthy ? "healthy" : "unhealthy", text(n, "reason")});
+    table.add_row({field(n, "name"), field(n, "gpus"), healthy ? "healthy" : "unhealthy",
+                   field(n, "state"),
+                   field(n, "failures") + "/" + field(n, "failures_to_quarantine"),
+                   text(n, "next_failure"), text(n, "reason")});
   }
   out << "Cluster " << field(body, "cluster") << ": " << nodes.size() << " node(s), " << unhealthy
       << " unhealthy\n";

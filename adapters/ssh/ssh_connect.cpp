@@ -9,6 +9,7 @@
 #include <string>
 
 #include "adapters/ssh/ssh_session_impl.h"
+#include "adapters/ssh/tcp_probe.h"
 
 namespace orch {
 namespace {
@@ -17,6 +18,8 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kFirstBackoff{500};
 constexpr milliseconds kMaxBackoff{30000};
+// How long the handshake that may end a back-off waits (at most the connect timeout).
+constexpr milliseconds kProbeTimeout{1000};
 
 }  // namespace
 
@@ -27,6 +30,19 @@ using ssh_detail::seconds_to_ms;
 Result<void> SshSession::Impl::ensure_connected() {
   if (session_ != nullptr && !connection_dead()) return {};
   drop();
+  // During the back-off, a cheap TCP handshake each call (each poll) ends it as soon as the login
+  // node answers again after it did not (the failed connect or an earlier handshake found it
+  // silent): after an outage the site is back within a poll, not a doubled wait. A login node
+  // that answers all along (a refused key, a changed host key) keeps the back-off.
+  if (last_connect_error_ && Clock::now() < retry_at_) {
+    const bool answers = tcp_port_answers(
+        spec_.host, spec_.port, std::min(kProbeTimeout, seconds_to_ms(spec_.connect_timeout_s)));
+    if (!answers) {
+      port_seen_closed_ = true;
+    } else if (port_seen_closed_) {
+      retry_at_ = Clock::now();
+    }
+  }
   if (last_connect_error_ && Clock::now() < retry_at_) {
     Error e = *last_connect_error_;
     e.message += "; not retrying for another " + format_seconds(remaining(retry_at_)) +
@@ -34,6 +50,7 @@ Result<void> SshSession::Impl::ensure_connected() {
                  (failed_connects_ == 1 ? "" : "s") + ")";
     return e;
   }
+  port_seen_closed_ = false;  // connect() sets it when the login node does not answer
   auto result = connect();
   if (result.ok()) {
     clear_backoff();
@@ -113,6 +130,7 @@ Result<void> SshSession::Impl::connect() {
   set_timeout(seconds_to_ms(spec_.connect_timeout_s));
 
   if (ssh_connect(session_) != SSH_OK) {
+    port_seen_closed_ = true;
     return unreachable("cannot connect to " + endpoint() + ": " + ssh_error());
   }
   if (auto checked = check_host_key(); !checked.ok()) return checked;

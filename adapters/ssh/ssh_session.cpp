@@ -42,6 +42,7 @@ void SshSession::Impl::clear_backoff() {
   backoff_ = milliseconds(0);
   last_connect_error_.reset();
   failed_connects_ = 0;
+  port_seen_closed_ = false;
 }
 
 SshSession::SshSession(std::string site, SshSpec spec)

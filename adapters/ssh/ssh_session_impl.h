@@ -89,6 +89,7 @@ struct SshSession::Impl {
   Clock::time_point retry_at_;
   std::optional<Error> last_connect_error_;
   int failed_connects_ = 0;
+  bool port_seen_closed_ = false;  // the last connect or a handshake since found no sshd
   std::mt19937_64 rng_{std::random_device{}()};
 
   std::string prefix() const { return "site " + site_ + ": "; }

@@ -44,8 +44,16 @@ Result<void> AttemptTracker::forget_removed_clusters() {
 // ---- after an attempt ends --------------------------------------------------------------
 
 Result<void> AttemptTracker::end_attempt(AttemptRow& attempt, ExitCause cause,
-                                         const std::string& detail) {
+                                         const std::string& detail,
+                                         std::optional<Millis> last_heard) {
   attempt.cause = cause;
+  // The newest sign of life the brain has of it: the scorecard's detection runs from here to
+  // the verdict (now). Never later than now: a site's clock may run ahead of this one.
+  const Millis now = clock_.now_ms();
+  Millis alive = attempt.running_ms.value_or(attempt.started_ms);
+  if (attempt.last_progress_ms) alive = std::max(alive, *attempt.last_progress_ms);
+  if (last_heard) alive = std::max(alive, *last_heard);
+  attempt.last_alive_ms = std::min(alive, now);
   if (auto r = store_.set_attempt_state(attempt, AttemptState::exited, clock_.now_ms()); !r) {
     return r;
   }
@@ -280,7 +288,10 @@ Result<void> AttemptTracker::expire_unreachable_sites() {
       std::string detail = "site silent for " +
                            std::to_string((now - *c.unreachable_since_ms) / 1000) + "s, grace " +
                            std::to_string(static_cast<long long>(spec->unreachable_grace_s)) + "s";
-      if (auto r = end_attempt(a, ExitCause::site_down, detail); !r) return r;
+      // Its site's first unanswered poll is as late as the brain heard from it.
+      if (auto r = end_attempt(a, ExitCause::site_down, detail, c.unreachable_since_ms); !r) {
+        return r;
+      }
       if (auto r = after_attempt_end(a); !r) return r;
     }
   }

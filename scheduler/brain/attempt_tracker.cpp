@@ -152,7 +152,7 @@ Result<BrainReply> AttemptTracker::attempt_exited(AttemptRow& a, JobRow& job,
   if (from_log) {
     detail += (detail.empty() ? "" : "; ") + verdict.rule + ": " + verdict.evidence;
   }
-  if (auto r = end_attempt(a, verdict.cause, detail); !r) return r.error();
+  if (auto r = end_attempt(a, verdict.cause, detail, status.last_heard_ms); !r) return r.error();
   // A gang's failure names the node whose task failed first, when the log names none.
   std::vector<std::string> named = verdict.named_nodes;
   if (named.empty() && !a.failed_node.empty()) named.push_back(a.failed_node);

@@ -46,8 +46,11 @@ class AttemptTracker : BrainPart {
                               const std::vector<ProgressLine>& reports);
   // The site confirmed an ended attempt is gone: stop watching it.
   Result<BrainReply> settle(AttemptRow& attempt);
-  // Ends the attempt (its row, its event, the node ledger for a node failure).
-  Result<void> end_attempt(AttemptRow& attempt, ExitCause cause, const std::string& detail);
+  // Ends the attempt (its row, its event, the node ledger for a node failure). last_heard: the
+  // site's last sign of life of what failed (its failed task's last heartbeat, the site's last
+  // answer), when known; with its last progress line it is where detection starts.
+  Result<void> end_attempt(AttemptRow& attempt, ExitCause cause, const std::string& detail,
+                           std::optional<Millis> last_heard = std::nullopt);
   // The brain's own verdict on a live attempt (a hang, a straggler): it ends here with `cause`,
   // is asked to stop (SIGTERM first), the nodes the cause implicates get their ledger entries,
   // and the job goes on as after any end.

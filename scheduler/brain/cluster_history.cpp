@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
+#include <tuple>
 
 namespace orch {
 namespace {
@@ -52,6 +54,7 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
     if (a.state == AttemptState::exited) f.ended_ms = a.ended_ms.value_or(a.started_ms);
     f.cause = a.cause;
     f.mfu = a.mfu;
+    f.last_alive_ms = a.last_alive_ms;
     in.attempts.push_back(f);
   }
   auto log = store.health_log(0);
@@ -66,35 +69,37 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
   }
   auto failures = store.node_events_of_kinds(kNodeFailureKinds, window_start);
   if (!failures) return failures.error();
-  for (const auto& e : *failures) in.node_failures.push_back({e.cluster, e.node, e.at_ms});
+  // One per incident (scheduler/health/incidents.h): a GPU error and the NODE_FAIL of the same
+  // attempt are one failure of the node.
+  std::set<std::tuple<std::string, std::string, std::string>> counted;
+  for (const auto& e : *failures) {
+    if (!e.incident.empty() && !counted.insert({e.cluster, e.node, e.incident}).second) continue;
+    in.node_failures.push_back({e.cluster, e.node, e.at_ms});
+  }
   return in;
 }
 
 std::map<std::string, ClusterHistory> cluster_histories(const ScorecardInputs& in) {
   std::map<std::string, ClusterHistory> out;
-  std::map<std::string, std::vector<double>> mfus, saves, restarts;
-  std::map<std::pair<std::int64_t, int>, const AttemptFact*> by_attempt;
-  for (const auto& a : in.attempts) by_attempt[{a.job_id, a.no}] = &a;
+  std::map<std::string, std::vector<double>> mfus, saves;
   for (const auto& a : in.attempts) {
     ClusterHistory& h = out[a.cluster];
     const Millis start = std::max(a.running_ms.value_or(a.started_ms), in.window_start);
     const Millis end = a.ended_ms.value_or(in.now);
     if (end > start) h.node_hours += a.nodes * static_cast<double>(end - start) / 3'600'000.0;
     if (a.mfu) mfus[a.cluster].push_back(*a.mfu);
-    if (a.ended_ms && is_infra_cause(a.cause)) {
-      auto next = by_attempt.find({a.job_id, a.no + 1});
-      if (next != by_attempt.end() && next->second->running_ms) {
-        restarts[a.cluster].push_back(static_cast<double>(*next->second->running_ms - *a.ended_ms) /
-                                      1000.0);
-      }
-    }
+  }
+  // Restart cost: the scorecard's two figures, detection and recovery, added (their medians);
+  // the prior stands in until a restart there has been seen through.
+  for (const auto& [name, samples] : restart_samples(in)) {
+    auto recovery = median(samples.recovery_s);
+    if (recovery) out[name].restart_s = median(samples.detection_s).value_or(0) + *recovery;
   }
   for (const auto& f : in.node_failures) ++out[f.cluster].node_failures;
   for (const auto& c : in.checkpoints) saves[c.cluster].push_back(c.save_time_s);
   for (auto& [name, h] : out) {
     h.median_mfu = median(mfus[name]);
     h.checkpoint_cost_s = median(saves[name]);
-    h.restart_s = median(restarts[name]);
   }
   return out;
 }

@@ -8,13 +8,13 @@
 #include <set>
 
 #include "scheduler/brain/health_judge.h"
+#include "scheduler/brain/node_standing.h"
 #include "scheduler/common/text.h"
 #include "scheduler/health/mfu_watch.h"
 
 namespace orch {
 namespace {
 
-constexpr Millis kIncidentMs = 10LL * 60'000;
 // The newest ledger entries of a node read to find an earlier hang (a bounded read).
 constexpr int kHangLookback = 200;
 
@@ -25,16 +25,6 @@ std::string percent(double v) {
 }
 
 }  // namespace
-
-QuarantinePolicy HealthJudge::policy_of(const ClusterSpec* spec) {
-  QuarantinePolicy p;
-  if (!spec) return p;
-  p.failures_to_quarantine = spec->quarantine.failures;
-  p.window_ms = static_cast<Millis>(spec->quarantine.window_h * 3'600'000.0);
-  p.cooldown_ms = static_cast<Millis>(spec->quarantine.cooldown_h * 3'600'000.0);
-  p.retire_after = spec->quarantine.retire_after;
-  return p;
-}
 
 NodeHealth HealthJudge::health_of(const NodeRow& n) {
   return {n.state, n.quarantines, n.quarantined_at_ms};
@@ -71,24 +61,12 @@ Result<void> HealthJudge::judge_node_after_failure(const std::string& cluster,
   NodeRow node = **found;
   if (node.state != NodeState::active) return Ok{};
   const Millis now = clock_.now_ms();
-  const QuarantinePolicy policy = policy_of(cluster_spec(cluster));
-  std::vector<std::string> kinds = {"node-unhealthy", "node-failure", "gpu-error",
-                                    "probe-failed",   "mfu-outlier",  "hang"};
-  auto times = store_.node_event_times(cluster, name, kinds, now - policy.window_ms);
-  if (!times) return times.error();
-  // Only failures since the node last came back count: a release starts a clean slate.
-  std::vector<Millis> relevant;
-  auto since = store_.node_event_times(cluster, name, {"released"}, 0);
-  if (!since) return since.error();
-  const Millis clean_from = since->empty() ? 0 : since->back();
-  // One incident leaves several entries (the site marks the node down, and the job on it fails
-  // with node_lost): entries within kIncidentMs of the previous one are the same failure.
-  for (Millis t : *times) {
-    if (t < clean_from) continue;
-    if (!relevant.empty() && t - relevant.back() < kIncidentMs) continue;
-    relevant.push_back(t);
-  }
-  NodeDecision d = after_failure(health_of(node), relevant, now, policy);
+  const QuarantinePolicy policy = quarantine_policy(cluster_spec(cluster));
+  // One per incident (scheduler/health/incidents.h): the site marking the node down and the job
+  // on it failing are one failure; every job it killed is one more.
+  auto relevant = counted_failures(store_, cluster, name, policy, now);
+  if (!relevant) return relevant.error();
+  NodeDecision d = after_failure(health_of(node), *relevant, now, policy);
   if (!d.to) return Ok{};
   return set_standing(node, *d.to, d.reason, true);
 }
@@ -149,7 +127,7 @@ Result<void> HealthJudge::implicate_nodes(const AttemptRow& attempt, ExitCause c
 // first hang leaves a "hang-seen" entry, which the ledger shows but does not count. (A node whose
 // own heartbeats stopped is a node loss, judged by the site, not a hang.)
 Result<void> HealthJudge::note_hang(const AttemptRow& attempt, const std::string& evidence) {
-  const Millis since = clock_.now_ms() - policy_of(cluster_spec(attempt.cluster)).window_ms;
+  const Millis since = clock_.now_ms() - quarantine_policy(cluster_spec(attempt.cluster)).window_ms;
   for (const auto& n : attempt.nodes) {
     auto recent = store_.node_events(attempt.cluster, n, kHangLookback);
     if (!recent) return recent.error();
@@ -244,7 +222,7 @@ Result<void> HealthJudge::watch_one_sample(AttemptRow& a, MfuWatchState& state,
 }
 
 const std::map<std::string, ClusterHistory>& HealthJudge::histories() {
-  const Millis now = now;
+  const Millis now = clock_.now_ms();
   if (histories_at_ms_ && now - *histories_at_ms_ < kHistoryRefreshMs) return histories_;
   histories_at_ms_ = now;
   // Placement works without history (priors stand in); a failed read must not stop it.
@@ -268,6 +246,9 @@ Result<void> HealthJudge::node_event(const std::string& cluster, const std::stri
     row.job_id = attempt->job_id;
     row.attempt_no = attempt->no;
   }
+  auto incident = incident_of(store_, row);
+  if (!incident) return incident.error();
+  row.incident = std::move(*incident);
   if (auto r = store_.add_node_event(row); !r) return r.error();
   if (is_failure_kind(kind)) return judge_node_after_failure(cluster, node);
   return Ok{};

@@ -63,8 +63,7 @@ class HealthJudge : BrainPart {
   std::optional<Millis> histories_at() const { return histories_at_ms_; }
 
  private:
-  // The cluster's quarantine settings as the rules take them; a node's standing likewise.
-  static QuarantinePolicy policy_of(const ClusterSpec* spec);
+  // A node's standing as the rules take it.
   static NodeHealth health_of(const NodeRow& node);
   Result<void> judge_node_after_failure(const std::string& cluster, const std::string& node);
   // A hang: "hang-seen" on each node, or "hang" (which counts) on a node that hung before.

@@ -4,6 +4,7 @@
 
 #include "scheduler/brain/brain_text.h"
 #include "scheduler/brain/health_judge.h"
+#include "scheduler/brain/node_standing.h"
 #include "scheduler/health/burn_in.h"
 #include "scheduler/model/launch_request_json.h"
 
@@ -173,7 +174,7 @@ Result<void> HealthJudge::judge_burn_in_round(ClusterRow& c, const ProbeComplete
     if (!node) return node.error();
     if (!*node) continue;
     NodeRow n = **node;
-    NodeDecision d = after_probe(health_of(n), false, v.reason, now, policy_of(spec));
+    NodeDecision d = after_probe(health_of(n), false, v.reason, now, quarantine_policy(spec));
     if (d.to) {
       if (auto r = set_standing(n, *d.to, d.reason, true); !r) return r;
     }
@@ -191,7 +192,7 @@ Result<void> HealthJudge::start_release_probes() {
   for (const auto& spec : clusters_) {
     auto nodes = store_.nodes(spec.name);
     if (!nodes) return nodes.error();
-    const QuarantinePolicy policy = policy_of(&spec);
+    const QuarantinePolicy policy = quarantine_policy(&spec);
     std::vector<NodeRow> due;
     for (const auto& n : *nodes) {
       if (n.probe_token.empty() && n.healthy && release_probe_due(health_of(n), now, policy)) {
@@ -236,7 +237,7 @@ Result<void> HealthJudge::judge_release_round(const ProbeCompleted& e) {
     NodeRow n = **found;
     n.probe_token.clear();
     if (auto r = store_.add_probe(probe_row(e.cluster, e, v, now)); !r) return r;
-    NodeDecision d = after_probe(health_of(n), v.passed, v.reason, now, policy_of(spec));
+    NodeDecision d = after_probe(health_of(n), v.passed, v.reason, now, quarantine_policy(spec));
     if (d.to) {
       if (auto r = set_standing(n, *d.to, d.reason, false); !r) return r;
       continue;

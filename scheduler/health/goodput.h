@@ -17,7 +17,7 @@ struct ClusterHistory {
   double node_hours = 0;                    // node-hours observed under attempts
   int node_failures = 0;                    // infra failures implicated in a node in that time
   std::optional<double> checkpoint_cost_s;  // median save time of checkpoints there
-  std::optional<double> restart_s;          // median detect-to-resume time there
+  std::optional<double> restart_s;  // median detection + median recovery there (scorecard.h)
 };
 
 struct GoodputPriors {

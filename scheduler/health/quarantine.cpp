@@ -62,9 +62,14 @@ NodeDecision put_out(const NodeHealth& node, const std::string& why,
 
 }  // namespace
 
+const std::vector<std::string>& failure_kinds() {
+  static const std::vector<std::string> kinds = {"node-unhealthy", "node-failure", "gpu-error",
+                                                 "probe-failed",   "mfu-outlier",  "hang"};
+  return kinds;
+}
+
 bool is_failure_kind(std::string_view kind) {
-  static constexpr std::array<std::string_view, 6> kinds = {
-      "node-unhealthy", "node-failure", "gpu-error", "probe-failed", "mfu-outlier", "hang"};
+  const auto& kinds = failure_kinds();
   return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
 }
 
@@ -99,6 +104,32 @@ NodeDecision after_probe(const NodeHealth& node, bool passed, const std::string&
       return {NodeState::active, "release probe passed" + detail};
   }
   return {};
+}
+
+NodeOutlook node_outlook(const NodeHealth& node, int counted, const QuarantinePolicy& policy) {
+  NodeOutlook o{counted, policy.failures_to_quarantine, ""};
+  switch (node.state) {
+    case NodeState::retired:
+      o.next = "retired: only a person releases it";
+      return o;
+    case NodeState::quarantined:
+      o.next = "quarantined: a passing release probe after the cooldown of " +
+               describe_duration(policy.cooldown_ms) + " returns it";
+      return o;
+    case NodeState::active:
+      break;
+  }
+  const int more = std::max(1, policy.failures_to_quarantine - counted);
+  if (more > 1) {
+    o.next = std::to_string(more) + " more failures within " + describe_duration(policy.window_ms) +
+             " quarantine it";
+    return o;
+  }
+  const NodeDecision out = put_out(node, "", policy);
+  o.next = out.to == NodeState::retired ? "the next failure retires it (its " +
+                                              ordinal(node.quarantines + 1) + " quarantine)"
+                                        : std::string("the next failure quarantines it");
+  return o;
 }
 
 bool release_probe_due(const NodeHealth& node, Millis now, const QuarantinePolicy& policy) {

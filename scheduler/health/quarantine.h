@@ -26,6 +26,7 @@ struct QuarantinePolicy {
 // drained), node-failure (NODE_FAIL under a job), gpu-error (Xid/ECC in a job's log),
 // probe-failed, mfu-outlier (straggler or MFU drop naming it), hang (a hung one-node attempt).
 bool is_failure_kind(std::string_view kind);
+const std::vector<std::string>& failure_kinds();  // the same kinds, as a list
 
 struct NodeHealth {
   NodeState state = NodeState::active;
@@ -48,6 +49,15 @@ NodeDecision after_failure(const NodeHealth& node, const std::vector<Millis>& fa
 // cooldown is over; a failed one keeps it quarantined. A retired node does not move.
 NodeDecision after_probe(const NodeHealth& node, bool passed, const std::string& why, Millis now,
                          const QuarantinePolicy& policy);
+// What a node's standing means for its next failure, as `node list` shows it: `counted` is the
+// number of incidents (incidents.h) within the window since it last came back.
+struct NodeOutlook {
+  int failures = 0;  // counted
+  int needed = 0;    // failures within the window that quarantine it
+  std::string next;  // "the next failure quarantines it", "2 more failures within 7 days ..."
+};
+NodeOutlook node_outlook(const NodeHealth& node, int counted, const QuarantinePolicy& policy);
+
 // Whether a quarantined node is due for its release probe: cooldown_ms after quarantined_at_ms
 // (at once when that is unknown). Never for an active or a retired node.
 bool release_probe_due(const NodeHealth& node, Millis now, const QuarantinePolicy& policy);

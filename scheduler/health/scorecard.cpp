@@ -20,7 +20,7 @@ struct Tally {
   double node_ms = 0;  // node-milliseconds under attempts
   int interruptions = 0;
   int node_failures = 0;
-  std::vector<double> detect_to_resume_s;
+  RestartSamples restarts;
   std::vector<double> mfu;
   std::vector<double> save_time_s;
   int nodes = 0;
@@ -33,8 +33,10 @@ struct Tally {
     node_ms += o.node_ms;
     interruptions += o.interruptions;
     node_failures += o.node_failures;
-    detect_to_resume_s.insert(detect_to_resume_s.end(), o.detect_to_resume_s.begin(),
-                              o.detect_to_resume_s.end());
+    auto& d = restarts.detection_s;
+    d.insert(d.end(), o.restarts.detection_s.begin(), o.restarts.detection_s.end());
+    auto& r = restarts.recovery_s;
+    r.insert(r.end(), o.restarts.recovery_s.begin(), o.restarts.recovery_s.end());
     mfu.insert(mfu.end(), o.mfu.begin(), o.mfu.end());
     save_time_s.insert(save_time_s.end(), o.save_time_s.begin(), o.save_time_s.end());
     nodes += o.nodes;
@@ -88,7 +90,10 @@ Scorecard card(std::string name, std::string kind, std::vector<std::string> clus
   c.interruptions = t.interruptions;
   if (c.gpu_hours > 0) c.interruptions_per_1k_gpu_h = t.interruptions / c.gpu_hours * 1000;
   if (t.node_failures > 0) c.node_mtbf_h = t.node_ms / kMsPerHour / t.node_failures;
-  c.median_detect_to_resume_s = median(t.detect_to_resume_s);
+  c.detection_median_s = median(t.restarts.detection_s);
+  c.detection_p95_s = percentile(t.restarts.detection_s, 0.95);
+  c.recovery_median_s = median(t.restarts.recovery_s);
+  c.recovery_p95_s = percentile(t.restarts.recovery_s, 0.95);
   c.median_mfu = median(t.mfu);
   c.checkpoint_save_p95_s = percentile(t.save_time_s, 0.95);
   c.nodes = t.nodes;
@@ -101,6 +106,28 @@ Scorecard card(std::string name, std::string kind, std::vector<std::string> clus
 
 bool is_interruption(ExitCause cause) {
   return is_infra_cause(cause) && cause != ExitCause::time_limit;
+}
+
+std::map<std::string, RestartSamples> restart_samples(const ScorecardInputs& in) {
+  std::map<std::pair<std::int64_t, int>, const AttemptFact*> by_number;
+  for (const auto& a : in.attempts) by_number[{a.job_id, a.no}] = &a;
+  std::map<std::string, RestartSamples> out;
+  for (const auto& a : in.attempts) {
+    const bool ended_in_window =
+        a.ended_ms && *a.ended_ms >= in.window_start && *a.ended_ms <= in.now;
+    if (!ended_in_window || !is_interruption(a.cause)) continue;
+    RestartSamples& s = out[a.cluster];
+    if (a.last_alive_ms) {
+      const Millis alive = std::min(*a.last_alive_ms, *a.ended_ms);
+      s.detection_s.push_back(static_cast<double>(*a.ended_ms - alive) / 1000.0);
+    }
+    auto next = by_number.find({a.job_id, a.no + 1});
+    if (next != by_number.end() && next->second->running_ms) {
+      const Millis gap = std::max<Millis>(0, *next->second->running_ms - *a.ended_ms);
+      s.recovery_s.push_back(static_cast<double>(gap) / 1000.0);
+    }
+  }
+  return out;
 }
 
 std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
@@ -128,9 +155,6 @@ std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
     t.quarantined_nodes = c.quarantined_nodes;
   }
 
-  std::map<std::pair<std::int64_t, int>, const AttemptFact*> by_number;
-  for (const auto& a : in.attempts) by_number[{a.job_id, a.no}] = &a;
-
   for (const auto& a : in.attempts) {
     Tally* t = tally_of(a.cluster);
     if (!t) continue;
@@ -141,13 +165,10 @@ std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
     const bool in_window = a.started_ms <= now && end >= w0;
     if (in_window && a.mfu) t->mfu.push_back(*a.mfu);
     const bool ended_in_window = a.ended_ms && *a.ended_ms >= w0 && *a.ended_ms <= now;
-    if (!ended_in_window || !is_interruption(a.cause)) continue;
-    ++t->interruptions;
-    auto next = by_number.find({a.job_id, a.no + 1});
-    if (next != by_number.end() && next->second->running_ms) {
-      const Millis gap = std::max<Millis>(0, *next->second->running_ms - *a.ended_ms);
-      t->detect_to_resume_s.push_back(static_cast<double>(gap) / 1000.0);
-    }
+    if (ended_in_window && is_interruption(a.cause)) ++t->interruptions;
+  }
+  for (auto& [cluster, samples] : restart_samples(in)) {
+    if (Tally* t = tally_of(cluster)) t->restarts = std::move(samples);
   }
   for (const auto& f : in.node_failures) {
     Tally* t = tally_of(f.cluster);

@@ -4,6 +4,7 @@
 // company, ClusterSpec::vendor) over the same facts.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@ struct AttemptFact {
   Millis started_ms = 0;
   std::optional<Millis> running_ms;  // when it was first seen running
   std::optional<Millis> ended_ms;    // nullopt: still live (counted up to now)
+  // Its last sign of life before the verdict that ended it (AttemptRow::last_alive_ms): its
+  // last progress line, its failed task's last heartbeat, its site's last answer.
+  std::optional<Millis> last_alive_ms;
   ExitCause cause = ExitCause::none;
   std::optional<double> mfu;
 };
@@ -82,10 +86,13 @@ struct Scorecard {
   // Node-hours under attempts (nodes x the same overlap) / node failures within the window;
   // nullopt without a failure (the MTBF is then at least the node-hours).
   std::optional<double> node_mtbf_h;
-  // Median over interrupted attempts whose next attempt (same job, no + 1, on any cluster) was
-  // seen running: its running_ms - the interrupted attempt's ended_ms, in seconds. Counted for
-  // the cluster where the interruption happened.
-  std::optional<double> median_detect_to_resume_s;
+  // An interruption's restart in two parts (restart_samples), counted for the cluster where it
+  // happened: detection, from the attempt's last sign of life to orchestrate's verdict, and
+  // recovery, from the verdict to the next attempt running. Median and nearest-rank p95.
+  std::optional<double> detection_median_s;
+  std::optional<double> detection_p95_s;
+  std::optional<double> recovery_median_s;
+  std::optional<double> recovery_p95_s;
   std::optional<double> median_mfu;  // median of the reported MFU of attempts live in the window
   std::optional<double> checkpoint_save_p95_s;  // nearest-rank p95 of every save time there
   int nodes = 0;
@@ -95,6 +102,16 @@ struct Scorecard {
 
 // Whether an attempt that ended with this cause counts as an interruption (see above).
 bool is_interruption(ExitCause cause);
+
+// Per cluster, its interruptions that ended in the window, in seconds: detection_s, ended_ms -
+// last_alive_ms for each whose sign of life is known (attempts ended before it was recorded have
+// none); recovery_s, the next attempt's (same job, no + 1, on any cluster) running_ms - ended_ms,
+// for each whose next attempt ran.
+struct RestartSamples {
+  std::vector<double> detection_s;
+  std::vector<double> recovery_s;
+};
+std::map<std::string, RestartSamples> restart_samples(const ScorecardInputs& in);
 
 // One card per cluster, in input order, then one per vendor, in order of first appearance
 // (clusters without a vendor get no vendor card). Facts naming an unknown cluster are ignored.

@@ -43,6 +43,7 @@ GangVerdict node_lost(const TaskView& t, std::int64_t now_ms) {
   s.node_lost = true;
   s.cause = ExitCause::node_lost;
   s.failed_node = t.node;
+  s.last_heard_ms = t.last_record_ms;
   if (vanished(t)) {
     s.signal = SIGKILL;
     s.detail = task_words(t) +

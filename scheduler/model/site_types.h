@@ -94,6 +94,9 @@ struct ExitStatus {
   // The node of the task that failed first (a gang ends when one task fails), when the
   // provider knows it; empty otherwise. With node_lost, only this node is blamed.
   std::string failed_node;
+  // When the site last heard from the task that failed (its agent's last record), when it
+  // knows: with the attempt's last progress line, where the scorecard's detection starts.
+  std::optional<std::int64_t> last_heard_ms;
 };
 
 struct RunObservation {

@@ -294,6 +294,12 @@ ALTER TABLE attempts ADD COLUMN startup_timeout_ms INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE attempts ADD COLUMN hang_watch TEXT NOT NULL DEFAULT '{}';
 UPDATE attempts SET startup_timeout_ms = hang_after_ms WHERE state != 'exited' AND hang_after_ms > 0;
 )sql"},
+      {10, "the hardware lottery: ledger entries by incident, an attempt's last sign of life",
+       // Entries written before keep an empty incident: each counts as one of its own.
+       R"sql(
+ALTER TABLE node_events ADD COLUMN incident TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN last_alive_ms INTEGER;
+)sql"},
   };
   return list;
 }

@@ -91,6 +91,9 @@ struct NodeEventRow {
   std::string message;
   std::optional<std::int64_t> job_id;
   std::optional<int> attempt_no;
+  // What the entry is part of (scheduler/health/incidents.h): entries of one incident count as
+  // one failure. Empty (entries of older versions): an incident of its own.
+  std::string incident;
 };
 
 struct JobRow {
@@ -172,6 +175,10 @@ struct AttemptRow {
   // unknown). An attempt the brain ended on its own (site silent past its grace) stays unsettled,
   // and is still watched, until then: if its site comes back and still runs it, it is stopped.
   bool site_done = false;
+  // The last sign of life of what ended it (its last progress line, its failed task's last
+  // heartbeat, its site's last answer), set when the brain ends it: the scorecard's detection
+  // runs from here to ended_ms.
+  std::optional<Millis> last_alive_ms;
 };
 
 struct CheckpointRow {

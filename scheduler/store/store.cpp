@@ -172,8 +172,9 @@ Result<void> Store::upsert_node(const NodeRow& n) {
 Result<std::int64_t> Store::add_node_event(const NodeEventRow& e) {
   if (auto r = execute(db_,
                        "INSERT INTO node_events(cluster, node, at_ms, kind, message, job_id, "
-                       "attempt_no) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       e.cluster, e.node, e.at_ms, e.kind, e.message, e.job_id, e.attempt_no);
+                       "attempt_no, incident) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       e.cluster, e.node, e.at_ms, e.kind, e.message, e.job_id, e.attempt_no,
+                       e.incident);
       !r) {
     return r.error();
   }

@@ -60,10 +60,11 @@ class Store {
   Result<std::optional<NodeRow>> node(const std::string& cluster, const std::string& name);
   Result<void> upsert_node(const NodeRow& row);
   Result<void> set_node_standing(const NodeRow& row);
-  // Times of the node's ledger entries of the given kinds at or after since_ms.
-  Result<std::vector<Millis>> node_event_times(const std::string& cluster, const std::string& node,
-                                               const std::vector<std::string>& kinds,
-                                               Millis since_ms);
+  // The node's ledger entries of the given kinds at or after since_ms, oldest first.
+  Result<std::vector<NodeEventRow>> node_events_since(const std::string& cluster,
+                                                      const std::string& node,
+                                                      const std::vector<std::string>& kinds,
+                                                      Millis since_ms);
   // Every ledger entry of these kinds at or after since_ms, all clusters (scorecard).
   Result<std::vector<NodeEventRow>> node_events_of_kinds(const std::vector<std::string>& kinds,
                                                          Millis since_ms);

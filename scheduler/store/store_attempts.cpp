@@ -10,7 +10,8 @@ constexpr const char* kAttemptColumns =
     "id, job_id, no, cluster, token, state, cause, exit_code, signal, site_job_id, nodes, gpus, "
     "cancel_requested, launch_done, resumed_from_step, resumed_from_path, started_ms, ended_ms, "
     "first_step, last_step, tokens_total, step_time_total, mfu, steps_lost, site_done, running_ms, "
-    "last_progress_ms, mfu_watch, hang_after_ms, startup_timeout_ms, hang_watch, failed_node";
+    "last_progress_ms, mfu_watch, hang_after_ms, startup_timeout_ms, hang_watch, failed_node, "
+    "last_alive_ms";
 
 std::optional<int> opt_int(const std::optional<std::int64_t>& v) {
   if (!v) return std::nullopt;
@@ -76,6 +77,7 @@ AttemptRow read_attempt(const Stmt& st) {
   a.startup_timeout_ms = st.col_int(29);
   a.hang_watch = hang_watch_from_text(st.col_text(30));
   a.failed_node = st.col_text(31);
+  a.last_alive_ms = st.col_opt_int(32);
   return a;
 }
 
@@ -231,20 +233,21 @@ Result<void> Store::update_attempt(const AttemptRow& a) {
 }
 
 Result<void> Store::write_attempt(const AttemptRow& a) {
-  return execute(
-      db_,
-      "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, "
-      "site_job_id = ?, nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, "
-      "first_step = ?, last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, "
-      "steps_lost = ?, site_done = ?, running_ms = ?, last_progress_ms = ?, "
-      "mfu_watch = ?, resumed_from_step = ?, resumed_from_path = ?, hang_after_ms = ?, "
-      "hang_watch = ?, failed_node = ? WHERE id = ?",
-      std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code, a.signal,
-      a.site_job_id, json_text(nlohmann::json(a.nodes)), a.cancel_requested ? 1 : 0,
-      a.launch_done ? 1 : 0, a.ended_ms, a.first_step, a.last_step, a.tokens_total,
-      a.step_time_total, a.mfu, a.steps_lost, a.site_done ? 1 : 0, a.running_ms, a.last_progress_ms,
-      a.mfu_watch.is_null() ? std::string("{}") : json_text(a.mfu_watch), a.resumed_from_step,
-      a.resumed_from_path, a.hang_after_ms, hang_watch_text(a.hang_watch), a.failed_node, a.id);
+  return execute(db_,
+                 "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, "
+                 "site_job_id = ?, nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, "
+                 "first_step = ?, last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, "
+                 "steps_lost = ?, site_done = ?, running_ms = ?, last_progress_ms = ?, "
+                 "mfu_watch = ?, resumed_from_step = ?, resumed_from_path = ?, hang_after_ms = ?, "
+                 "hang_watch = ?, failed_node = ?, last_alive_ms = ? WHERE id = ?",
+                 std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code,
+                 a.signal, a.site_job_id, json_text(nlohmann::json(a.nodes)),
+                 a.cancel_requested ? 1 : 0, a.launch_done ? 1 : 0, a.ended_ms, a.first_step,
+                 a.last_step, a.tokens_total, a.step_time_total, a.mfu, a.steps_lost,
+                 a.site_done ? 1 : 0, a.running_ms, a.last_progress_ms,
+                 a.mfu_watch.is_null() ? std::string("{}") : json_text(a.mfu_watch),
+                 a.resumed_from_step, a.resumed_from_path, a.hang_after_ms,
+                 hang_watch_text(a.hang_watch), a.failed_node, a.last_alive_ms, a.id);
 }
 
 Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis now) {

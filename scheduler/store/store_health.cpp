@@ -26,8 +26,14 @@ NodeEventRow read_node_event(const Stmt& s) {
   e.message = s.col_text(5);
   e.job_id = s.col_opt_int(6);
   if (auto a = s.col_opt_int(7)) e.attempt_no = static_cast<int>(*a);
+  e.incident = s.col_text(8);
   return e;
 }
+
+// Every column of node_events, in read_node_event's order.
+constexpr const char* kNodeEventSelect =
+    "SELECT id, cluster, node, at_ms, kind, message, job_id, attempt_no, incident "
+    "FROM node_events ";
 
 }  // namespace
 
@@ -35,31 +41,29 @@ Result<std::vector<NodeEventRow>> Store::node_events(const std::string& cluster,
                                                      const std::optional<std::string>& node,
                                                      int limit) {
   return query(db_,
-               "SELECT id, cluster, node, at_ms, kind, message, job_id, attempt_no "
-               "FROM node_events WHERE cluster = ?1 AND (?2 IS NULL OR node = ?2) "
-               "ORDER BY id DESC LIMIT ?3",
+               std::string(kNodeEventSelect) +
+                   "WHERE cluster = ?1 AND (?2 IS NULL OR node = ?2) "
+                   "ORDER BY id DESC LIMIT ?3",
                read_node_event, cluster, node, limit);
 }
 
-Result<std::vector<Millis>> Store::node_event_times(const std::string& cluster,
-                                                    const std::string& node,
-                                                    const std::vector<std::string>& kinds,
-                                                    Millis since_ms) {
-  return query(
-      db_,
-      "SELECT at_ms FROM node_events WHERE cluster = ? AND node = ? AND at_ms >= ? "
-      "AND kind IN (SELECT value FROM json_each(?)) ORDER BY at_ms",
-      [](const Stmt& s) { return static_cast<Millis>(s.col_int(0)); }, cluster, node, since_ms,
-      kinds_json(kinds));
+Result<std::vector<NodeEventRow>> Store::node_events_since(const std::string& cluster,
+                                                           const std::string& node,
+                                                           const std::vector<std::string>& kinds,
+                                                           Millis since_ms) {
+  return query(db_,
+               std::string(kNodeEventSelect) +
+                   "WHERE cluster = ? AND node = ? AND at_ms >= ? "
+                   "AND kind IN (SELECT value FROM json_each(?)) ORDER BY id",
+               read_node_event, cluster, node, since_ms, kinds_json(kinds));
 }
 
 Result<std::vector<NodeEventRow>> Store::node_events_of_kinds(const std::vector<std::string>& kinds,
                                                               Millis since_ms) {
-  return query(
-      db_,
-      "SELECT id, cluster, node, at_ms, kind, message, job_id, attempt_no FROM node_events "
-      "WHERE at_ms >= ? AND kind IN (SELECT value FROM json_each(?)) ORDER BY id",
-      read_node_event, since_ms, kinds_json(kinds));
+  return query(db_,
+               std::string(kNodeEventSelect) +
+                   "WHERE at_ms >= ? AND kind IN (SELECT value FROM json_each(?)) ORDER BY id",
+               read_node_event, since_ms, kinds_json(kinds));
 }
 
 // ---- probes -----------------------------------------------------------------------------

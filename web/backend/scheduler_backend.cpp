@@ -30,7 +30,10 @@ json attempt_json(const AttemptRow& a) {
           {"failed_node", a.failed_node.empty() ? json(nullptr) : json(a.failed_node)},
           {"gpus", a.gpus},
           {"started_ms", a.started_ms},
+          {"running_ms", opt(a.running_ms)},
           {"ended_ms", opt(a.ended_ms)},
+          // Its last sign of life before the verdict that ended it (the scorecard's detection).
+          {"last_alive_ms", opt(a.last_alive_ms)},
           {"resumed_from", resumed},
           {"first_step", opt(a.first_step)},
           {"last_step", opt(a.last_step)},
@@ -117,7 +120,8 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
 
 Result<nlohmann::json> SchedulerBackend::cluster_nodes(const std::string& cluster,
                                                        int event_limit) {
-  if (find_cluster(clusters_, cluster) == nullptr) {
+  const ClusterSpec* spec = find_cluster(clusters_, cluster);
+  if (spec == nullptr) {
     return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");
   }
   auto lease = readers_->lease();
@@ -129,11 +133,13 @@ Result<nlohmann::json> SchedulerBackend::cluster_nodes(const std::string& cluste
   if (!events) return events.error();
   json node_list = json::array();
   for (const auto& n : *nodes) {
-    node_list.push_back({{"name", n.name},
-                         {"gpus", n.gpus},
-                         {"healthy", n.healthy},
-                         {"reason", n.reason},
-                         {"updated_ms", n.seen_ms}});
+    auto standing = node_standing(reader, *spec, n);
+    if (!standing) return standing.error();
+    json row = {{"name", n.name},          {"gpus", n.gpus},
+                {"healthy", n.healthy},    {"reason", n.reason},
+                {"updated_ms", n.seen_ms}, {"state", std::string(to_string(n.state))}};
+    row.update(*standing);
+    node_list.push_back(std::move(row));
   }
   json event_list = json::array();
   for (const auto& e : *events) {
@@ -143,7 +149,8 @@ Result<nlohmann::json> SchedulerBackend::cluster_nodes(const std::string& cluste
                           {"kind", e.kind},
                           {"message", e.message},
                           {"job_id", opt(e.job_id)},
-                          {"attempt_no", opt(e.attempt_no)}});
+                          {"attempt_no", opt(e.attempt_no)},
+                          {"incident", e.incident}});
   }
   return json{{"cluster", cluster}, {"nodes", node_list}, {"events", event_list}};
 }

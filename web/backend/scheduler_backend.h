@@ -74,6 +74,10 @@ class SchedulerBackend final : public ApiBackend {
   nlohmann::json job_summary(const JobRow& job, const std::vector<AttemptRow>& attempts,
                              const CheckpointRow* latest_checkpoint) const;
   const ClusterSpec* spec_of(const std::string& cluster) const;
+  // A node's standing against its cluster's quarantine rule (GET /nodes and the cluster's
+  // nodes): counted failures, how many quarantine, what the next one triggers.
+  Result<nlohmann::json> node_standing(Store& reader, const ClusterSpec& spec,
+                                       const NodeRow& node) const;
   // invalid naming the configured clusters when cluster is not one of them (a body's content).
   std::optional<Error> check_configured(const std::string& cluster) const;
   // Young's checkpoint interval for the job on its latest attempt's cluster, from that

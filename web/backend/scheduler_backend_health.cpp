@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "scheduler/brain/cluster_history.h"
+#include "scheduler/brain/node_standing.h"
 #include "scheduler/health/goodput.h"
 #include "scheduler/health/scorecard.h"
 #include "scheduler/lifecycle/mfu.h"
@@ -64,7 +65,10 @@ json card_json(const Scorecard& c) {
           {"interruptions", c.interruptions},
           {"interruptions_per_1k_gpu_h", opt(c.interruptions_per_1k_gpu_h)},
           {"node_mtbf_h", opt(c.node_mtbf_h)},
-          {"median_detect_to_resume_s", opt(c.median_detect_to_resume_s)},
+          {"detection_median_s", opt(c.detection_median_s)},
+          {"detection_p95_s", opt(c.detection_p95_s)},
+          {"recovery_median_s", opt(c.recovery_median_s)},
+          {"recovery_p95_s", opt(c.recovery_p95_s)},
           {"median_mfu", opt(c.median_mfu)},
           {"checkpoint_save_p95_s", opt(c.checkpoint_save_p95_s)},
           {"nodes", c.nodes},
@@ -76,6 +80,19 @@ json card_json(const Scorecard& c) {
 
 const ClusterSpec* SchedulerBackend::spec_of(const std::string& cluster) const {
   return find_cluster(clusters_, cluster);
+}
+
+Result<nlohmann::json> SchedulerBackend::node_standing(Store& reader, const ClusterSpec& spec,
+                                                       const NodeRow& n) const {
+  const QuarantinePolicy policy = quarantine_policy(&spec);
+  auto counted = counted_failures(reader, spec.name, n.name, policy, clock_.now_ms());
+  if (!counted) return counted.error();
+  const NodeOutlook o = node_outlook({n.state, n.quarantines, n.quarantined_at_ms},
+                                     static_cast<int>(counted->size()), policy);
+  return json{{"failures", o.failures},
+              {"failures_to_quarantine", o.needed},
+              {"window_h", static_cast<double>(policy.window_ms) / 3'600'000.0},
+              {"next_failure", o.next}};
 }
 
 Result<nlohmann::json> SchedulerBackend::list_nodes(const NodeFilter& filter) {
@@ -97,7 +114,12 @@ Result<nlohmann::json> SchedulerBackend::list_nodes(const NodeFilter& filter) {
     auto nodes = reader.nodes(c.name);
     if (!nodes) return nodes.error();
     for (const auto& n : *nodes) {
-      if (!state || n.state == *state) out.push_back(node_json(n));
+      if (state && n.state != *state) continue;
+      auto standing = node_standing(reader, c, n);
+      if (!standing) return standing.error();
+      json row = node_json(n);
+      row.update(*standing);
+      out.push_back(std::move(row));
     }
   }
   return json{{"nodes", out}};

@@ -35,12 +35,23 @@ TEST_F(HealthJudgeTest, TwoFailuresOfSeparateIncidentsWithinTheWindowQuarantineT
   EXPECT_EQ(node("alpha-n0").state, NodeState::active);
 }
 
-TEST_F(HealthJudgeTest, EntriesOfOneIncidentCountOnce) {
-  in_transaction([&] { return health->node_event("alpha", "alpha-n1", "node-unhealthy", "down"); });
-  clock.advance_ms(60'000);  // the job on it fails a minute later: the same incident
+TEST_F(HealthJudgeTest, EntriesOfOneDownEpisodeCountOnce) {
+  SiteInventory inv;
+  inv.nodes = {{"alpha-n0", 4, true, ""}, {"alpha-n1", 4, false, "down: Not responding"}};
+  in_transaction([&] { return health->on(InventoryObserved{"alpha", inv}); });
+  clock.advance_ms(60'000);  // the job on it fails a minute later, while it is down: the same
   in_transaction([&] { return health->node_event("alpha", "alpha-n1", "node-failure", "lost"); });
   EXPECT_EQ(node("alpha-n1").state, NodeState::active);
-  EXPECT_EQ(ledger("alpha-n1").size(), 2u);
+  auto entries = ledger("alpha-n1");
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].incident, entries[1].incident);
+}
+
+TEST_F(HealthJudgeTest, EntriesMinutesApartWithNothingInCommonAreTwoIncidents) {
+  in_transaction([&] { return health->node_event("alpha", "alpha-n1", "probe-failed", "slow"); });
+  clock.advance_ms(60'000);  // not by the clock: a second, unrelated failure
+  in_transaction([&] { return health->node_event("alpha", "alpha-n1", "gpu-error", "Xid 48"); });
+  EXPECT_EQ(node("alpha-n1").state, NodeState::quarantined);
 }
 
 TEST_F(HealthJudgeTest, ANodeListRecordsOnlyChangesOfHealth) {

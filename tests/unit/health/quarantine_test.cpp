@@ -110,5 +110,23 @@ TEST(Quarantine, PolicyWindowIsDescribedInItsOwnUnit) {
             "2 failures within 12 hours");
 }
 
+TEST(Quarantine, OutlookSaysWhatTheNextFailureDoes) {
+  QuarantinePolicy policy;
+  policy.failures_to_quarantine = 3;
+  NodeOutlook fresh = node_outlook({}, 0, policy);
+  EXPECT_EQ(fresh.failures, 0);
+  EXPECT_EQ(fresh.needed, 3);
+  EXPECT_EQ(fresh.next, "3 more failures within 7 days quarantine it");
+  EXPECT_EQ(node_outlook({}, 2, policy).next, "the next failure quarantines it");
+  NodeHealth twice{NodeState::active, 2, std::nullopt};  // retire_after is 3
+  EXPECT_EQ(node_outlook(twice, 2, policy).next,
+            "the next failure retires it (its 3rd quarantine)");
+  NodeHealth out{NodeState::quarantined, 1, kT0};
+  EXPECT_EQ(node_outlook(out, 2, policy).next,
+            "quarantined: a passing release probe after the cooldown of 1 hour returns it");
+  EXPECT_EQ(node_outlook({NodeState::retired, 3, kT0}, 0, policy).next,
+            "retired: only a person releases it");
+}
+
 }  // namespace
 }  // namespace orch

@@ -70,6 +70,10 @@ ScorecardInputs history() {
       attempt("beta", 5, 1, 4, 1, kT0 + 55 * kH, kT0 + 65 * kH, ExitCause::preempted),
       attempt("zeta", 6, 1, 64, 8, kT0, kT0 + kH, ExitCause::node_lost),
   };
+  // The last signs of life of job 1's interrupted attempts: 30 s and 90 s before their verdicts.
+  // Job 5's preemption has none (ended before it was recorded): no detection sample.
+  in.attempts[0].last_alive_ms = kT0 + 20 * kH - 30'000;
+  in.attempts[1].last_alive_ms = kT0 + 60 * kH - 90'000;
   for (int i = 1; i <= 20; ++i) in.checkpoints.push_back({"alpha", static_cast<double>(i)});
   in.checkpoints.push_back({"beta", 30});
   in.checkpoints.push_back({"beta", 10});
@@ -102,8 +106,12 @@ TEST(Scorecard, ClusterFiguresByHand) {
   EXPECT_THAT(a.interruptions_per_1k_gpu_h, Optional(DoubleNear(2.0 / 560 * 1000, 1e-9)));
   // Node-hours 2 x 20 + 2 x 40 + 10 + 10 = 140, over 2 node failures in the window.
   EXPECT_THAT(a.node_mtbf_h, Optional(DoubleNear(70, 1e-9)));
-  // Job 1: attempt 2 ran 600 s after attempt 1 ended; attempt 3 (on beta) 1200 s after 2.
-  EXPECT_THAT(a.median_detect_to_resume_s, Optional(DoubleNear(900, 1e-9)));
+  // Detection: 30 s and 90 s from the last sign of life to the verdict (p95: rank ceil(1.9)).
+  EXPECT_THAT(a.detection_median_s, Optional(DoubleNear(60, 1e-9)));
+  EXPECT_THAT(a.detection_p95_s, Optional(DoubleNear(90, 1e-9)));
+  // Recovery: attempt 2 ran 600 s after attempt 1's verdict; attempt 3 (on beta) 1200 s after 2.
+  EXPECT_THAT(a.recovery_median_s, Optional(DoubleNear(900, 1e-9)));
+  EXPECT_THAT(a.recovery_p95_s, Optional(DoubleNear(1200, 1e-9)));
   EXPECT_THAT(a.median_mfu, Optional(DoubleNear(0.40, 1e-12)));  // of 0.40, 0.30, 0.50
   EXPECT_THAT(a.checkpoint_save_p95_s, Optional(19.0));          // rank ceil(0.95 x 20) = 19
   EXPECT_EQ(a.nodes, 4);
@@ -116,7 +124,8 @@ TEST(Scorecard, ClusterFiguresByHand) {
   EXPECT_EQ(b.interruptions, 1);  // the preemption
   EXPECT_THAT(b.interruptions_per_1k_gpu_h, Optional(DoubleNear(5, 1e-9)));
   EXPECT_THAT(b.node_mtbf_h, Optional(DoubleNear(50, 1e-9)));
-  EXPECT_EQ(b.median_detect_to_resume_s, std::nullopt);  // job 5 never resumed
+  EXPECT_EQ(b.detection_median_s, std::nullopt);  // no sign of life known before it
+  EXPECT_EQ(b.recovery_median_s, std::nullopt);   // job 5 never resumed
   EXPECT_THAT(b.median_mfu, Optional(DoubleNear(0.20, 1e-12)));
   EXPECT_THAT(b.checkpoint_save_p95_s, Optional(30.0));
   EXPECT_DOUBLE_EQ(b.quarantined_share, 0);
@@ -129,7 +138,8 @@ TEST(Scorecard, AClusterWithNoFactsHasOnlyDefaults) {
   EXPECT_EQ(g.interruptions, 0);
   EXPECT_EQ(g.interruptions_per_1k_gpu_h, std::nullopt);
   EXPECT_EQ(g.node_mtbf_h, std::nullopt);
-  EXPECT_EQ(g.median_detect_to_resume_s, std::nullopt);
+  EXPECT_EQ(g.detection_median_s, std::nullopt);
+  EXPECT_EQ(g.recovery_p95_s, std::nullopt);
   EXPECT_EQ(g.median_mfu, std::nullopt);
   EXPECT_EQ(g.checkpoint_save_p95_s, std::nullopt);
   EXPECT_EQ(g.nodes, 1);
@@ -142,7 +152,9 @@ TEST(Scorecard, VendorCardSumsTheFactsOfItsClusters) {
   EXPECT_EQ(v.interruptions, 3);
   EXPECT_THAT(v.interruptions_per_1k_gpu_h, Optional(DoubleNear(3.0 / 760 * 1000, 1e-9)));
   EXPECT_THAT(v.node_mtbf_h, Optional(DoubleNear(190.0 / 3, 1e-9)));
-  EXPECT_THAT(v.median_detect_to_resume_s, Optional(DoubleNear(900, 1e-9)));
+  EXPECT_THAT(v.detection_median_s, Optional(DoubleNear(60, 1e-9)));  // of 30, 90
+  EXPECT_THAT(v.detection_p95_s, Optional(DoubleNear(90, 1e-9)));
+  EXPECT_THAT(v.recovery_median_s, Optional(DoubleNear(900, 1e-9)));
   EXPECT_THAT(v.median_mfu, Optional(DoubleNear(0.35, 1e-12)));  // of 0.2, 0.3, 0.4, 0.5
   // 22 save times (1..20, 10, 30): rank ceil(0.95 x 22) = 21, which is 20.
   EXPECT_THAT(v.checkpoint_save_p95_s, Optional(20.0));

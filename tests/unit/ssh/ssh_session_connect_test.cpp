@@ -190,13 +190,46 @@ TEST_F(ssh_session, StoppedServerIsUnreachableFastAndBacksOff) {
   EXPECT_EQ(ssh.connect_attempts(), attempts + 1);
   EXPECT_THAT(third.error().message, HasSubstr("1.0 s"));
 
-  // Back up: disconnect() forgets the back-off.
+  // Once more after that window: the back-off is now 2 s.
+  std::this_thread::sleep_for(milliseconds(1100));
+  auto fourth = ssh.exec("true", milliseconds(5000));
+  ASSERT_FALSE(fourth.ok());
+  const auto fourth_failed = Clock::now();
+  EXPECT_THAT(fourth.error().message, HasSubstr("2.0 s"));
+
+  // Back up within that window: the next call's handshake finds the port answering again and
+  // reconnects at once instead of waiting the window out.
   sshd_.start();
-  EXPECT_FALSE(ssh.exec("true", milliseconds(5000)).ok());  // still backing off
-  ssh.disconnect();
   auto back = ssh.exec("echo up", milliseconds(5000));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->out, "up\n");
+  EXPECT_LT(ms_since(fourth_failed), 2000.0) << "sshd took longer than the window to start";
+  EXPECT_EQ(ssh.connect_attempts(), attempts + 3);
+}
+
+TEST_F(ssh_session, DisconnectForgetsTheBackOff) {
+  SshSession ssh("alpha", sshd_.spec());
+  sshd_.stop();
+  ASSERT_FALSE(ssh.exec("true", milliseconds(5000)).ok());
+  ssh.disconnect();
+  sshd_.start();
+  auto back = ssh.exec("echo up", milliseconds(5000));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+}
+
+TEST_F(ssh_session, ALoginNodeThatAnswersButRefusesTheKeyKeepsItsBackOff) {
+  SshSpec spec = sshd_.spec();
+  spec.key_file = sshd_.make_key("stranger", "", false);
+  SshSession ssh("alpha", spec);
+  ASSERT_FALSE(ssh.exec("true", milliseconds(5000)).ok());
+  const auto attempts = ssh.connect_attempts();
+  // The port answers all along: no handshake ends the window, so no new attempt is made.
+  for (int i = 0; i < 3; ++i) {
+    auto again = ssh.exec("true", milliseconds(5000));
+    ASSERT_FALSE(again.ok());
+    EXPECT_THAT(again.error().message, HasSubstr("not retrying for another"));
+  }
+  EXPECT_EQ(ssh.connect_attempts(), attempts);
 }
 
 TEST_F(ssh_session, ConnectTimesOutOnASilentServer) {

@@ -66,9 +66,12 @@ TEST_F(CliClientTest, ClusterNodes) {
   EXPECT_EQ(run_cluster_nodes(options, "alpha", 0, out, err), kExitOk) << err.str();
   const std::string text = out.str();
   EXPECT_EQ(text.rfind("Cluster alpha: 2 node(s), 1 unhealthy\n"
-                       "NODE  GPUS  HEALTH     REASON\n"
-                       "a1    8     healthy\n"
-                       "a2    8     unhealthy  drain: Xid 79\n"
+                       "NODE  GPUS  HEALTH     STATE   FAILURES  NEXT_FAILURE                    "
+                       "             REASON\n"
+                       "a1    8     healthy    active  0/2       2 more failures within 7 days "
+                       "quarantine it\n"
+                       "a2    8     unhealthy  active  1/2       the next failure quarantines it "
+                       "             drain: Xid 79\n"
                        "\nRecent node events\n"
                        "TIME",
                        0),

@@ -101,7 +101,10 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
                             {"interruptions", 3},
                             {"interruptions_per_1k_gpu_h", 2.43},
                             {"node_mtbf_h", 410.2},
-                            {"median_detect_to_resume_s", 95},
+                            {"detection_median_s", 15},
+                            {"detection_p95_s", 21.5},
+                            {"recovery_median_s", 80},
+                            {"recovery_p95_s", 120},
                             {"median_mfu", 0.412},
                             {"checkpoint_save_p95_s", 12.5},
                             {"nodes", 2},
@@ -109,8 +112,9 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
                             {"quarantined_share", 0.5}};
     };
     nlohmann::json beta = card("beta-long-name", "cluster", {"beta-long-name"});
-    for (const char* k : {"interruptions_per_1k_gpu_h", "node_mtbf_h", "median_detect_to_resume_s",
-                          "median_mfu", "checkpoint_save_p95_s"}) {
+    for (const char* k :
+         {"interruptions_per_1k_gpu_h", "node_mtbf_h", "detection_median_s", "detection_p95_s",
+          "recovery_median_s", "recovery_p95_s", "median_mfu", "checkpoint_save_p95_s"}) {
       beta[k] = nullptr;
     }
     beta["interruptions"] = 0;
@@ -136,16 +140,21 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
   static nlohmann::json node(const std::string& cluster, const std::string& name,
                              const std::string& state, int quarantines, nlohmann::json at,
                              const std::string& why) {
-    return {{"cluster", cluster},
-            {"name", name},
-            {"gpus", 8},
-            {"healthy", name != "a2"},
-            {"reason", name == "a2" ? "drain: Xid 79" : ""},
-            {"state", state},
-            {"quarantines", quarantines},
-            {"quarantined_at_ms", std::move(at)},
-            {"state_reason", why},
-            {"seen_ms", 1700000000000}};
+    return {
+        {"cluster", cluster},
+        {"name", name},
+        {"gpus", 8},
+        {"healthy", name != "a2"},
+        {"reason", name == "a2" ? "drain: Xid 79" : ""},
+        {"state", state},
+        {"quarantines", quarantines},
+        {"quarantined_at_ms", std::move(at)},
+        {"state_reason", why},
+        {"seen_ms", 1700000000000},
+        {"failures", state == "active" ? 1 : 0},
+        {"failures_to_quarantine", 2},
+        {"window_h", 168},
+        {"next_failure", state == "active" ? "the next failure quarantines it" : "out of service"}};
   }
   static nlohmann::json probe(int id, const std::string& name, const std::string& round,
                               bool passed, const std::string& reason, double gflops) {

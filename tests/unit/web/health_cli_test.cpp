@@ -30,19 +30,23 @@ class HealthCliTest : public CliServerTest {
 TEST_F(HealthCliTest, NodeList) {
   EXPECT_EQ(run_node_list(options, "", "", out, err), kExitOk) << err.str();
   EXPECT_EQ(out.str(),
-            "CLUSTER         NODE  STATE        GPUS  HEALTHY  QUARANTINES  REASON\n"
-            "alpha           a1    active       8     yes      0\n"
-            "alpha           a2    quarantined  8     no       1            quarantined by hand: "
-            "Xid 79 twice\n"
-            "beta-long-name  b1    retired      8     yes      3            retired after 3 "
-            "quarantines\n");
+            "CLUSTER         NODE  STATE        GPUS  HEALTHY  FAILURES  QUARANTINES  "
+            "NEXT_FAILURE                     REASON\n"
+            "alpha           a1    active       8     yes      1/2       0            "
+            "the next failure quarantines it\n"
+            "alpha           a2    quarantined  8     no       0/2       1            "
+            "out of service                   quarantined by hand: Xid 79 twice\n"
+            "beta-long-name  b1    retired      8     yes      0/2       3            "
+            "out of service                   retired after 3 quarantines\n");
   out.str("");
   EXPECT_EQ(run_node_list(options, "alpha", "active", out, err), kExitOk);
   EXPECT_EQ(backend.last_node_filter.cluster, "alpha");
   EXPECT_EQ(backend.last_node_filter.state, "active");
   EXPECT_EQ(out.str(),
-            "CLUSTER  NODE  STATE   GPUS  HEALTHY  QUARANTINES  REASON\n"
-            "alpha    a1    active  8     yes      0\n");
+            "CLUSTER  NODE  STATE   GPUS  HEALTHY  FAILURES  QUARANTINES  NEXT_FAILURE"
+            "                     REASON\n"
+            "alpha    a1    active  8     yes      1/2       0            the next failure "
+            "quarantines it\n");
   EXPECT_EQ(run_node_list(options, "zeta", "", out, err), kExitServerError);
   EXPECT_EQ(err.str(), "error: no cluster named \"zeta\"\n");
 }
@@ -138,16 +142,19 @@ TEST_F(HealthCliTest, ReportProviders) {
   const std::string text = out.str();
   EXPECT_EQ(text.rfind("Provider scorecards from ", 0), 0u) << text;
   EXPECT_NE(text.find("NAME            KIND     AVAIL  INTERRUPTS/1kGPUh  MTBF_H  "
-                      "DETECT→RESUME_S  MEDIAN_MFU  CKPT_P95_S  QUARANTINED  GPU_H\n"),
+                      "DETECT_P50/P95_S  RECOVER_P50/P95_S  MEDIAN_MFU  CKPT_P95_S  QUARANTINED  "
+                      "GPU_H\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("alpha           cluster  98.8%  2.43               410.2   95               "
-                      "41.2%       12.5        1/2          1234.5\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("alpha           cluster  98.8%  2.43               410.2   15/21.5           "
+                "80/120             41.2%       12.5        1/2          1234.5\n"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("beta-long-name  cluster  98.8%  -                  -       -                "
-                      "-           -           1/2          1234.5\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("beta-long-name  cluster  98.8%  -                  -       -/-               "
+                "-/-                -           -           1/2          1234.5\n"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("acme            vendor"), std::string::npos) << text;
   out.str("");

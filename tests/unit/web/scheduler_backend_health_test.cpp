@@ -78,7 +78,21 @@ TEST_F(SchedulerBackendHealthTest, ListNodesWithTheirStanding) {
                           {"quarantines", 0},
                           {"quarantined_at_ms", nullptr},
                           {"state_reason", ""},
-                          {"seen_ms", kStart}}));
+                          {"seen_ms", kStart},
+                          {"failures", 0},
+                          {"failures_to_quarantine", 2},
+                          {"window_h", 168.0},
+                          {"next_failure", "2 more failures within 7 days quarantine it"}}));
+  // Two ledger entries of one incident count once.
+  for (const char* kind : {"gpu-error", "node-failure"}) {
+    NodeEventRow e{0, "alpha", "a1", kStart, kind, "under job 1", std::nullopt, std::nullopt};
+    e.incident = "job 1 attempt 1";
+    auto added = store_->add_node_event(e);
+    ASSERT_TRUE(added.ok()) << added.error().message;
+  }
+  json a1 = nodes("alpha", std::nullopt)[0];
+  EXPECT_EQ(a1["failures"], 1) << a1.dump();
+  EXPECT_EQ(a1["next_failure"], "the next failure quarantines it");
   EXPECT_EQ(nodes("alpha", "active").size(), 2u);
   EXPECT_TRUE(nodes("beta", std::nullopt).empty());
   EXPECT_TRUE(nodes(std::nullopt, "quarantined").empty());
@@ -193,8 +207,9 @@ TEST_F(SchedulerBackendHealthTest, ProviderReportHasACardPerClusterAndVendor) {
   EXPECT_EQ(cards[2]["kind"], "vendor");
   EXPECT_EQ(cards[2]["clusters"], json({"alpha", "beta"}));
   for (const char* key :
-       {"gpu_hours", "interruptions", "interruptions_per_1k_gpu_h", "median_detect_to_resume_s",
-        "checkpoint_save_p95_s", "quarantined_nodes", "quarantined_share"}) {
+       {"gpu_hours", "interruptions", "interruptions_per_1k_gpu_h", "detection_median_s",
+        "detection_p95_s", "recovery_median_s", "recovery_p95_s", "checkpoint_save_p95_s",
+        "quarantined_nodes", "quarantined_share"}) {
     EXPECT_TRUE(cards[0].contains(key)) << key;
   }
 }

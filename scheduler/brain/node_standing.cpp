@@ -1,0 +1,67 @@
+// A node's standing read from the store (node_standing.h).
+#include "scheduler/brain/node_standing.h"
+
+#include "scheduler/health/incidents.h"
+
+namespace orch {
+namespace {
+
+// The newest ledger entries read to find the down episode in progress and the newest failure
+// (a bounded read: an episode's own entries are few).
+constexpr int kIncidentLookback = 64;
+
+}  // namespace
+
+QuarantinePolicy quarantine_policy(const ClusterSpec* spec) {
+  QuarantinePolicy p;
+  if (!spec) return p;
+  p.failures_to_quarantine = spec->quarantine.failures;
+  p.window_ms = static_cast<Millis>(spec->quarantine.window_h * 3'600'000.0);
+  p.cooldown_ms = static_cast<Millis>(spec->quarantine.cooldown_h * 3'600'000.0);
+  p.retire_after = spec->quarantine.retire_after;
+  return p;
+}
+
+Result<std::vector<Millis>> counted_failures(Store& store, const std::string& cluster,
+                                             const std::string& node,
+                                             const QuarantinePolicy& policy, Millis now) {
+  auto released = store.node_events_since(cluster, node, {"released"}, now - policy.window_ms);
+  if (!released) return released.error();
+  const Millis clean_from = released->empty() ? 0 : released->back().at_ms;
+  auto entries = store.node_events_since(cluster, node, failure_kinds(), now - policy.window_ms);
+  if (!entries) return entries.error();
+  std::vector<LedgerIncident> in;
+  in.reserve(entries->size());
+  for (const auto& e : *entries) in.push_back({e.at_ms, e.incident});
+  return incident_times(in, clean_from);
+}
+
+Result<std::string> incident_of(Store& store, const NodeEventRow& row) {
+  if (!is_failure_kind(row.kind)) return std::string();
+  IncidentContext c;
+  c.kind = row.kind;
+  c.at_ms = row.at_ms;
+  c.job_id = row.job_id;
+  c.attempt_no = row.attempt_no;
+  auto node = store.node(row.cluster, row.node);
+  if (!node) return node.error();
+  auto recent = store.node_events(row.cluster, row.node, kIncidentLookback);
+  if (!recent) return recent.error();
+  const NodeEventRow* newest_failure = nullptr;
+  const NodeEventRow* episode = nullptr;
+  for (const auto& e : *recent) {  // newest first
+    if (!newest_failure && is_failure_kind(e.kind)) newest_failure = &e;
+    if (e.kind == "node-healthy") break;  // an episode before this one is over
+    if (!episode && e.kind == "node-unhealthy") episode = &e;
+  }
+  const bool down = *node && !(*node)->healthy;
+  if (down && episode) c.open_episode = episode->incident;
+  // The site has not listed the node (healthy) since that failure was written.
+  if (row.kind == "node-unhealthy" && *node && newest_failure &&
+      (*node)->seen_ms <= newest_failure->at_ms) {
+    c.unlisted_failure = newest_failure->incident;
+  }
+  return incident_key(c);
+}
+
+}  // namespace orch

@@ -1,0 +1,29 @@
+#pragma once
+// How a node stands against its cluster's quarantine rule, read from the store one way for the
+// brain (which acts on it) and for `node list` (which shows it): the incidents counted in the
+// window since the node last came back, and the incident a new ledger entry belongs to
+// (scheduler/health/incidents.h).
+
+#include <string>
+#include <vector>
+
+#include "scheduler/health/quarantine.h"
+#include "scheduler/spec/cluster_spec.h"
+#include "scheduler/store/store.h"
+
+namespace orch {
+
+// The cluster's quarantine settings as the rules take them (the defaults without a spec).
+QuarantinePolicy quarantine_policy(const ClusterSpec* spec);
+
+// The times of the node's incidents that count now: failures within the window, after its last
+// release (a release starts a clean slate), one per incident.
+Result<std::vector<Millis>> counted_failures(Store& store, const std::string& cluster,
+                                             const std::string& node,
+                                             const QuarantinePolicy& policy, Millis now);
+
+// The incident of `row` (a ledger entry about to be written), from the node's row and its
+// newest entries. Entries of other kinds than failures get none.
+Result<std::string> incident_of(Store& store, const NodeEventRow& row);
+
+}  // namespace orch
