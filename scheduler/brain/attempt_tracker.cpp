@@ -60,6 +60,7 @@ Result<BrainReply> AttemptTracker::on(const LaunchCompleted& e) {
 
   if (!e.result.ok()) {
     if (a.state == AttemptState::exited) return BrainReply{};
+    if (e.resume.bounced && !a.cancel_requested) return resume_bounced(a, e);
     // A launch the worker skipped because the attempt was cancelled first is a cancellation.
     ExitCause cause = a.cancel_requested ? ExitCause::cancelled : ExitCause::launch_failed;
     if (auto r = end_attempt(a, cause, e.result.error().message); !r) return r.error();

@@ -61,6 +61,10 @@ class AttemptTracker : BrainPart {
   Result<void> stop_for_straggler(AttemptRow& attempt, const std::string& node);
   // An attempt has ended (its row already says how): decide what the job does next.
   Result<void> after_attempt_end(const AttemptRow& attempt);
+  // The site's check left only checkpoints below the launch's resume floor, so nothing ran: the
+  // copies it rejected are marked, the attempt ends (cancelled, costing the job no restart) and
+  // the job is placed again at once, which stages the newer copy first (data_staging.cpp).
+  Result<BrainReply> resume_bounced(AttemptRow& attempt, const LaunchCompleted& e);
 
   HealthJudge& health_;
   DataKeeper& data_;

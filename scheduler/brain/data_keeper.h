@@ -39,6 +39,9 @@ class DataKeeper : BrainPart {
                                    const std::string& path);
   // The pre-launch check's verdict on the copies the launch could resume from.
   Result<void> note_resume_choice(AttemptRow& attempt, const ResumeChoice& choice);
+  // Marks the copies at the attempt's site that check found missing or different.
+  Result<void> mark_rejected_copies(const AttemptRow& attempt,
+                                    const std::vector<RejectedCheckpoint>& rejected);
   // Tick: throttle transfers that hurt a job's MFU, start the audits due, replicate.
   Result<void> throttle_transfers();
   Result<void> start_due_audits(bool force, const std::string& only_cluster);
@@ -52,9 +55,17 @@ class DataKeeper : BrainPart {
   Result<std::vector<std::string>> stage_for(const JobRow& job, const std::string& cluster,
                                              std::map<std::string, std::string>& env);
   // When a newer verified checkpoint than the best candidate at `cluster` is held at another
-  // usable site, starts (or waits for) its copy there; returns why the job waits, if it does.
-  Result<std::optional<std::string>> stage_checkpoint(const JobRow& job, const std::string& cluster,
-                                                      const std::vector<ResumeCandidate>& here);
+  // usable site, weighs redoing the steps between them against copying it (weigh_resume,
+  // scheduler/data/staging.h) and, when the copy loses less, starts (or waits for) it; the
+  // decision and both estimates are a "resume-weighed" event. Also the floor below which the
+  // launch's check must not resume (a candidate here may turn out missing).
+  struct CheckpointStaging {
+    std::optional<std::string> wait;  // why the job waits, when it does
+    std::optional<std::int64_t> floor_step;
+    std::string floor_reason;
+  };
+  Result<CheckpointStaging> stage_checkpoint(const JobRow& job, const std::string& cluster,
+                                             const std::vector<ResumeCandidate>& here);
   // Seconds to stage the job's datasets at each configured cluster (placement's term).
   Result<std::map<std::string, double>> staging_estimates(const JobSpec& spec);
 

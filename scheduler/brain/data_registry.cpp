@@ -399,10 +399,9 @@ Result<BrainReply> DataKeeper::on(const StartAudit& e) {
 
 // ---- the pre-launch check ---------------------------------------------------------------------
 
-Result<void> DataKeeper::note_resume_choice(AttemptRow& a, const ResumeChoice& choice) {
-  // No check ran (no candidates, or a launcher that does not check): the plan stands.
-  if (!choice.checkpoint_id && choice.rejected.empty()) return Ok{};
-  for (const auto& rej : choice.rejected) {
+Result<void> DataKeeper::mark_rejected_copies(const AttemptRow& a,
+                                              const std::vector<RejectedCheckpoint>& rejected) {
+  for (const auto& rej : rejected) {
     auto copies = store_.replicas_of_checkpoint(rej.checkpoint_id);
     if (!copies) return copies.error();
     for (auto& r : *copies) {
@@ -414,6 +413,13 @@ Result<void> DataKeeper::note_resume_choice(AttemptRow& a, const ResumeChoice& c
       }
     }
   }
+  return Ok{};
+}
+
+Result<void> DataKeeper::note_resume_choice(AttemptRow& a, const ResumeChoice& choice) {
+  // No check ran (no candidates, or a launcher that does not check): the plan stands.
+  if (!choice.checkpoint_id && choice.rejected.empty()) return Ok{};
+  if (auto r = mark_rejected_copies(a, choice.rejected); !r) return r;
   const std::optional<std::int64_t> step =
       choice.checkpoint_id ? std::optional<std::int64_t>{choice.step} : std::nullopt;
   if (choice.rejected.empty() && step == a.resumed_from_step) return Ok{};

@@ -7,6 +7,7 @@
 #include "scheduler/brain/data_keeper.h"
 #include "scheduler/data/replication_plan.h"
 #include "scheduler/data/staging.h"
+#include "scheduler/lifecycle/job_stats.h"
 
 namespace orch {
 // ---- resume and staging -----------------------------------------------------------------------
@@ -46,8 +47,9 @@ Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
   return resume_candidates(in, cluster);
 }
 
-Result<std::optional<std::string>> DataKeeper::stage_checkpoint(
+Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
     const JobRow& job, const std::string& cluster, const std::vector<ResumeCandidate>& here) {
+  CheckpointStaging out;
   const std::int64_t best_here = here.empty() ? -1 : here.front().step;
   auto ckpts = store_.checkpoints_of(job.id);
   if (!ckpts) return ckpts.error();
@@ -55,10 +57,14 @@ Result<std::optional<std::string>> DataKeeper::stage_checkpoint(
   if (!copies) return copies.error();
   auto usable = usable_sites();
   if (!usable) return usable.error();
-  if (usable->count(cluster) == 0) return std::optional<std::string>{};
+  if (usable->count(cluster) == 0) return out;
+  auto attempts = store_.attempts_of(job.id);
+  if (!attempts) return attempts.error();
+  const std::optional<double> step_s = measured_step_s(*attempts);
   const ClusterSpec* spec = cluster_spec(cluster);
+  std::optional<std::vector<TransferRow>> active;  // read only when a copy is under way
   for (auto it = ckpts->rbegin(); it != ckpts->rend(); ++it) {
-    if (it->step <= best_here) break;
+    const bool newer = it->step > best_here;
     const ReplicaRow* source = nullptr;
     const ReplicaRow* at_dst = nullptr;
     for (const auto& r : *copies) {
@@ -69,29 +75,68 @@ Result<std::optional<std::string>> DataKeeper::stage_checkpoint(
         source = &r;
       }
     }
+    // A copy here under way (staging, or a lost copy being replaced) is worth waiting for only
+    // while its source answers; else an older copy will do.
+    const TransferRow* in_flight = nullptr;
     if (at_dst != nullptr && at_dst->state == ReplicaState::copying) {
-      // Worth waiting for only while its source answers; else an older copy will do.
-      auto active = store_.transfers(true, 10000);
-      if (!active) return active.error();
-      for (const auto& t : *active) {
-        if (t.replica_id == at_dst->id && usable->count(t.src_cluster) != 0) {
-          return std::optional<std::string>{"the checkpoint at step " + std::to_string(it->step) +
-                                            " is being copied from " + t.src_cluster + " to " +
-                                            cluster + " (transfer " + std::to_string(t.id) + ")"};
-        }
+      if (!active) {
+        auto read = store_.transfers(true, 10000);
+        if (!read) return read.error();
+        active = std::move(*read);
       }
-      continue;
+      for (const auto& t : *active) {
+        if (t.replica_id == at_dst->id && usable->count(t.src_cluster) != 0) in_flight = &t;
+      }
     }
-    if (source == nullptr) continue;
-    auto id = start_transfer(*source, cluster,
-                             replica_path(spec->checkpoints_dir(), job.id, it->step, it->path),
-                             "staging for job " + std::to_string(job.id), it->bytes.value_or(0));
-    if (!id) return id.error();
-    return std::optional<std::string>{"the checkpoint at step " + std::to_string(it->step) +
-                                      " is being copied from " + source->cluster + " to " +
-                                      cluster + " (transfer " + std::to_string(*id) + ")"};
+    if (source == nullptr && in_flight == nullptr) continue;
+    // The newest checkpoint held elsewhere: what resuming from anything older here loses.
+    const std::string from = in_flight != nullptr ? in_flight->src_cluster : source->cluster;
+    auto bw = bandwidth_between(from, cluster);
+    if (!bw) return bw.error();
+    const ResumeWeighing w = weigh_resume(best_here, it->step, step_s, it->bytes.value_or(0), *bw);
+    const std::string estimates = describe_weighing(w);
+    if (w.floor_step > 0) {
+      out.floor_step = w.floor_step;
+      out.floor_reason = "step " + std::to_string(it->step) + " is held at " + from +
+                         ": resuming below step " + std::to_string(w.floor_step) +
+                         " redoes more than copying it takes";
+    }
+    if (!newer) return out;
+    if (!w.stage) {
+      if (auto r = event(job.id, std::nullopt, "resume-weighed",
+                         "resuming at " + cluster + " without step " + std::to_string(it->step) +
+                             " from " + from + ": " + estimates);
+          !r) {
+        return r.error();
+      }
+      return out;
+    }
+    std::int64_t transfer = 0;
+    if (in_flight != nullptr) {
+      transfer = in_flight->id;
+    } else {
+      auto id = start_transfer(*source, cluster,
+                               replica_path(spec->checkpoints_dir(), job.id, it->step, it->path),
+                               "staging for job " + std::to_string(job.id), it->bytes.value_or(0));
+      if (!id) return id.error();
+      transfer = *id;
+    }
+    const std::string waiting = "the checkpoint at step " + std::to_string(it->step) +
+                                " is being copied from " + from + " to " + cluster + " (transfer " +
+                                std::to_string(transfer) + ")";
+    // Said once per copy: the job waits in staging, placed again each round until it lands.
+    if (job.state != JobState::staging || job.reason.find(waiting) == std::string::npos) {
+      if (auto r = event(job.id, std::nullopt, "resume-weighed",
+                         "waiting for step " + std::to_string(it->step) + " from " + from + " at " +
+                             cluster + ": " + estimates);
+          !r) {
+        return r.error();
+      }
+    }
+    out.wait = waiting;
+    return out;
   }
-  return std::optional<std::string>{};
+  return out;
 }
 
 Result<std::map<std::string, double>> DataKeeper::staging_estimates(const JobSpec& spec) {

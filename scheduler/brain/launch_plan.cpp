@@ -87,6 +87,8 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   // The site worker checks the candidates against their manifests just before the launch and
   // sets the variable to the first that matches (LaunchCompleted says which).
   launch.resume_candidates = in.candidates;
+  launch.resume_floor_step = in.resume_floor_step;
+  launch.resume_floor_reason = in.resume_floor_reason;
   launch.resume_env = spec.checkpoint.resume_env;
   if (resume != nullptr) launch.env[spec.checkpoint.resume_env] = resume->path;
   launch.nodes = spec.nodes;

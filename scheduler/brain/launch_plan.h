@@ -23,6 +23,9 @@ struct LaunchPlanInput {
   const ClusterSpec* site = nullptr;                  // where it was placed
   // Checkpoints it may resume from there, newest first (the site worker checks each).
   std::vector<ResumeCandidate> candidates;
+  // The oldest of them worth resuming from, and why (LaunchRequest::resume_floor_step).
+  std::optional<std::int64_t> resume_floor_step;
+  std::string resume_floor_reason;
   std::map<std::string, std::string> data_env;  // where its staged datasets are
   std::vector<std::string> exclude_nodes;       // nodes the launch must not use
   Millis now = 0;

@@ -197,7 +197,7 @@ Result<void> Placer::try_place(JobRow& job) {
   if (!candidates) return candidates.error();
   auto ckpt_wait = data_.stage_checkpoint(job, *decision.chosen, *candidates);
   if (!ckpt_wait) return ckpt_wait.error();
-  if (*ckpt_wait) waits->push_back(**ckpt_wait);
+  if (ckpt_wait->wait) waits->push_back(*ckpt_wait->wait);
   if (!waits->empty()) {
     std::string reason = "staging at " + *decision.chosen + ": " + join(*waits, "; ");
     if (job.state != JobState::staging) {
@@ -219,6 +219,8 @@ Result<void> Placer::try_place(JobRow& job) {
     return make_error(ErrorKind::internal, "placed on unknown cluster " + *decision.chosen);
   }
   in.candidates = std::move(*candidates);
+  in.resume_floor_step = ckpt_wait->floor_step;
+  in.resume_floor_reason = ckpt_wait->floor_reason;
   in.data_env = std::move(data_env);
   for (const auto& v : views) {
     if (v.spec->name == *decision.chosen) in.exclude_nodes = unusable_nodes(req, v);

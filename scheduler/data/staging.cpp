@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <set>
 
@@ -31,6 +32,63 @@ double staging_seconds(std::int64_t bytes, double bandwidth_bps) {
   if (bytes <= 0) return 0;
   if (!(bandwidth_bps > 0)) return std::numeric_limits<double>::infinity();
   return static_cast<double>(bytes) / bandwidth_bps;
+}
+
+ResumeWeighing weigh_resume(std::int64_t local_step, std::int64_t newer_step,
+                            std::optional<double> step_s, std::int64_t bytes,
+                            double bandwidth_bps) {
+  ResumeWeighing w;
+  w.local_step = std::max<std::int64_t>(0, local_step);
+  w.newer_step = newer_step;
+  w.step_s = step_s && *step_s > 0 ? step_s : std::nullopt;
+  w.bytes = bytes;
+  w.copy_s = staging_seconds(bytes, bandwidth_bps);
+  if (!w.step_s) {
+    w.stage = newer_step > w.local_step;
+    w.floor_step = newer_step;
+    return w;
+  }
+  w.redo_s = static_cast<double>(std::max<std::int64_t>(0, newer_step - w.local_step)) * *w.step_s;
+  w.stage = newer_step > w.local_step && w.copy_s < w.redo_s;
+  if (std::isinf(w.copy_s)) {
+    w.floor_step = 0;
+  } else {
+    const double affordable = std::floor(w.copy_s / *w.step_s);
+    w.floor_step = affordable >= static_cast<double>(newer_step)
+                       ? 0
+                       : newer_step - static_cast<std::int64_t>(affordable);
+  }
+  return w;
+}
+
+namespace {
+
+std::string seconds_text(double s) {
+  char buf[32];
+  if (std::isinf(s)) return "for ever (no measured bandwidth)";
+  std::snprintf(buf, sizeof buf, s < 10 ? "~%.1f s" : "~%.0f s", s);
+  return buf;
+}
+
+}  // namespace
+
+std::string describe_weighing(const ResumeWeighing& w) {
+  std::string out = w.local_step > 0 ? "resuming from step " + std::to_string(w.local_step)
+                                     : std::string("starting over");
+  const std::int64_t redo = std::max<std::int64_t>(0, w.newer_step - w.local_step);
+  out += " redoes " + std::to_string(redo) + " step" + (redo == 1 ? "" : "s");
+  if (w.step_s) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.2f", *w.step_s);
+    out += " (" + seconds_text(w.redo_s) + " at " + rate + " s/step)";
+  } else {
+    out += " (no step time measured yet)";
+  }
+  char size[32];
+  std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(w.bytes) / 1e6);
+  out += "; copying step " + std::to_string(w.newer_step) + " (" + size + ") takes " +
+         seconds_text(w.copy_s);
+  return out;
 }
 
 double staging_factor(double staging_s, double horizon_s) {

@@ -27,6 +27,29 @@ double estimate_bandwidth(const std::vector<CopySample>& samples, double prior =
 // Seconds to stage `bytes` at `bandwidth_bps` (0 bytes: 0; no bandwidth: infinity).
 double staging_seconds(std::int64_t bytes, double bandwidth_bps);
 
+// Whether a resume should wait for a newer checkpoint held at another site (issue 15): the steps
+// the local one would redo, at the job's measured step time, against copying the newer one here
+// (its bytes over the measured bandwidth). Staging wins when the copy is shorter than the redo.
+// floor_step is the oldest local step that loses no more than the copy would: newer_step -
+// floor(copy_s / step_s), at least 0 (a copy that cannot be timed, 0: no floor). Without a
+// measured step time the redo cannot be timed: the newer copy is staged (nothing is known to be
+// lost by waiting for it) and the floor is the newer step.
+struct ResumeWeighing {
+  std::int64_t local_step = 0;  // the newest usable checkpoint here; 0: from the start
+  std::int64_t newer_step = 0;
+  std::optional<double> step_s;  // the job's measured seconds per step
+  std::int64_t bytes = 0;
+  double redo_s = 0;  // (newer_step - local_step) x step_s
+  double copy_s = 0;  // staging_seconds(bytes, bandwidth)
+  bool stage = false;
+  std::int64_t floor_step = 0;
+};
+ResumeWeighing weigh_resume(std::int64_t local_step, std::int64_t newer_step,
+                            std::optional<double> step_s, std::int64_t bytes, double bandwidth_bps);
+// "resuming from step 140 redoes 60 steps (~24 s at 0.40 s/step); copying step 200 (12.0 MB)
+// takes ~0.1 s", for the job's events.
+std::string describe_weighing(const ResumeWeighing& w);
+
 // The expected-goodput factor of a start delayed by staging: the share of the job's horizon
 // left for training, horizon / (horizon + staging_s). Horizon default: one day. No staging: 1;
 // infinite staging (or no horizon): 0.

@@ -43,4 +43,16 @@ JobStats compute_job_stats(const std::vector<AttemptRow>& attempts, Millis now) 
   return s;
 }
 
+std::optional<double> measured_step_s(const std::vector<AttemptRow>& attempts) {
+  for (auto it = attempts.rbegin(); it != attempts.rend(); ++it) {
+    const AttemptRow& a = *it;
+    if (!a.first_step || !a.last_step || !a.running_ms || !a.last_progress_ms) continue;
+    const std::int64_t steps = *a.last_step - *a.first_step + 1;
+    const Millis wall = *a.last_progress_ms - *a.running_ms;
+    if (steps < 2 || wall <= 0) continue;
+    return static_cast<double>(wall) / 1000.0 / static_cast<double>(steps);
+  }
+  return std::nullopt;
+}
+
 }  // namespace orch

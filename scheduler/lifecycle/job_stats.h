@@ -26,4 +26,10 @@ std::int64_t steps_lost_between(const AttemptRow& previous,
 
 JobStats compute_job_stats(const std::vector<AttemptRow>& attempts, Millis now);
 
+// The job's measured wall time per step, what redoing a step costs: of its newest attempt that
+// made progress over more than one step, the time from its first running to its last progress
+// line over the steps it made (start-up included, so a redo is not underestimated). nullopt
+// before any such attempt.
+std::optional<double> measured_step_s(const std::vector<AttemptRow>& attempts);
+
 }  // namespace orch

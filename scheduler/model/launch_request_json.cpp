@@ -26,7 +26,10 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
           {"exclude_nodes", r.exclude_nodes},
           {"hang_after_s", r.hang_after_s},
           {"heartbeat_s", r.heartbeat_s},
-          {"heartbeat_timeout_s", r.heartbeat_timeout_s}};
+          {"heartbeat_timeout_s", r.heartbeat_timeout_s},
+          {"resume_floor_step",
+           r.resume_floor_step ? nlohmann::json(*r.resume_floor_step) : nlohmann::json(nullptr)},
+          {"resume_floor_reason", r.resume_floor_reason}};
 }
 
 Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
@@ -46,6 +49,10 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.heartbeat_s = j.value("heartbeat_s", r.heartbeat_s);
     r.heartbeat_timeout_s = j.value("heartbeat_timeout_s", r.heartbeat_timeout_s);
     r.resume_env = j.value("resume_env", r.resume_env);
+    if (j.contains("resume_floor_step") && !j.at("resume_floor_step").is_null()) {
+      r.resume_floor_step = j.at("resume_floor_step").get<std::int64_t>();
+    }
+    r.resume_floor_reason = j.value("resume_floor_reason", std::string());
     for (const auto& c : j.value("resume_candidates", nlohmann::json::array())) {
       ResumeCandidate rc;
       rc.checkpoint_id = c.at("checkpoint_id").get<std::int64_t>();

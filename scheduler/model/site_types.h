@@ -49,6 +49,12 @@ struct LaunchRequest {
   // Newest first. Empty: start from the beginning (or from env's resume variable, if set).
   std::vector<ResumeCandidate> resume_candidates;
   std::string resume_env = "ORCH_RESUME_FROM";  // the variable that carries the chosen path
+  // The oldest step worth resuming from here (issue 15): a newer checkpoint is verified at
+  // another site, and resuming from an older one would redo more than copying it takes. When
+  // the check leaves only candidates below it, the launch is not made (ResumeChoice::bounced)
+  // and the brain stages the newer copy first. Why, for the job's events.
+  std::optional<std::int64_t> resume_floor_step;
+  std::string resume_floor_reason;
 };
 
 struct LaunchResult {
@@ -74,6 +80,8 @@ struct ResumeChoice {
   std::int64_t step = 0;
   std::string path;
   std::vector<RejectedCheckpoint> rejected;  // newer candidates that failed the check
+  // The best that passed is below the request's resume_floor_step: nothing was launched.
+  bool bounced = false;
 };
 
 enum class RunPhase {

@@ -161,6 +161,24 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
       return false;
     }
     resume = std::move(*checked);
+    const std::int64_t from = resume.checkpoint_id ? resume.step : 0;
+    if (request->resume_floor_step && from < *request->resume_floor_step) {
+      // What passed the check loses more than the brain's copy of a newer one would: hand the
+      // launch back, with what the check found, so the brain stages that copy first.
+      resume.bounced = true;
+      posted_[action.id] = round_;
+      post_(LaunchCompleted{
+          action.id, action.token,
+          make_error(ErrorKind::conflict,
+                     "not launched: the best checkpoint that passed the check at " + spec_.name +
+                         " is " +
+                         (resume.checkpoint_id ? "step " + std::to_string(resume.step)
+                                               : std::string("none")) +
+                         ", below step " + std::to_string(*request->resume_floor_step) + " (" +
+                         request->resume_floor_reason + ")"),
+          false, std::move(resume)});
+      return true;
+    }
     if (resume.checkpoint_id) {
       request->env[request->resume_env] = resume.path;
     } else {

@@ -232,6 +232,72 @@ TEST_F(SlurmNoAuditTest, ACorruptNewestCheckpointIsNeverResumedFrom) {
 // A transfer into beta while a job trains there: the job's throughput drops while a flag file
 // exists (a stand-in for a filesystem the copy saturates); the cap is cut, and raised back to
 // the configured 20 MB/s once the job recovers. The job's events show each change.
+// Issue 15: the newest checkpoints at alpha are deleted and alpha's node dies; the job resumes
+// on alpha's other node, and rather than redo dozens of steps from the older copy left there,
+// it waits for the newest one verified at beta to be copied back (the launch's own check finds
+// alpha's newest missing: no audit runs here), and resumes from it.
+class SlurmResumeWeighingTest : public SlurmNoAuditTest {
+ protected:
+  int nodes_per_cluster() const override { return 2; }
+};
+
+TEST_F(SlurmResumeWeighingTest, DeletedNewestCopiesAndADeadNodeResumeFromTheNewerCopyBroughtBack) {
+  const std::int64_t id =
+      submit(job_yaml("weigh", "--steps 3000 --step-delay-ms 100 --ckpt-every 10",
+                      "placement: {allowed: [alpha]}\n",
+                      "{interval_steps: 10, replicate: {copies: 2, keep: 1000}}"));
+  ASSERT_GT(id, 0);
+  wait_events(id, "checkpoint-replicated", 8, "replicate eight checkpoints");
+  json first = attempts(id).at(0);
+  ASSERT_FALSE(first["nodes"].empty());
+  ASSERT_TRUE(lab_->kill_node("alpha", first["nodes"][0]).ok());
+  int newest_replicated = 0;
+  for (const auto& e : checkpoint_events(id, "checkpoint-replicated")) {
+    newest_replicated = std::max(newest_replicated, step_in(e["message"]));
+  }
+  // The provider loses alpha's newest copies: everything within 60 steps of what beta holds.
+  int deleted = 0;
+  int kept = 0;
+  for (const auto& f : fs::directory_iterator(ckpt_dir("alpha", "weigh"))) {
+    const int step = step_in(
+        std::regex_replace(f.path().filename().string(), std::regex("step-([0-9]+).*"), "step $1"));
+    if (step < 0) continue;
+    if (step > newest_replicated - 60) {
+      fs::remove_all(f.path());
+      ++deleted;
+    } else {
+      kept = std::max(kept, step);
+    }
+  }
+  ASSERT_GE(deleted, 6);
+  ASSERT_GT(kept, 0);
+
+  json resumed = wait_job(
+      id,
+      [&](const json& j) {
+        json list = attempts(id);
+        return j["state"] == "running" && list.size() >= 2 && list.back()["state"] == "running" &&
+               !list.back()["resumed_from"].is_null();
+      },
+      "resume on alpha");
+  ASSERT_FALSE(resumed.is_null());
+  const json last = attempts(id).back();
+  EXPECT_EQ(last["cluster"], "alpha");
+  EXPECT_GE(last["resumed_from"]["step"].get<int>(), newest_replicated)
+      << "resumed from an older copy (alpha kept up to step " << kept << ")\n"
+      << describe_job(url_, id);
+  const json weighed = checkpoint_events(id, "resume-weighed");
+  ASSERT_FALSE(weighed.empty()) << describe_job(url_, id);
+  EXPECT_NE(weighed.back()["message"].get<std::string>().find("waiting for step"),
+            std::string::npos)
+      << weighed.dump(1);
+  std::cerr << "alpha kept up to step " << kept << ", beta held step " << newest_replicated
+            << "; resumed from step " << last["resumed_from"]["step"] << "\n"
+            << checkpoint_events(id, "resume-bounced").dump(1) << "\n"
+            << weighed.dump(1) << "\n";
+  call(url_, "POST", "/api/v1/jobs/" + std::to_string(id) + "/cancel");
+}
+
 class SlurmThrottleTest : public SlurmDataTest {
  protected:
   std::string bwlimit(const std::string& name) const override {

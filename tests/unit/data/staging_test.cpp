@@ -125,5 +125,43 @@ TEST(ResumeCandidates, OneCandidatePerCheckpoint) {
   EXPECT_THAT(steps(resume_candidates(copies, "alpha")), ElementsAre(700, 600));
 }
 
+TEST(ResumeWeighing, ASmallCopyBeatsRedoingAndSetsTheFloorAtTheNewerStep) {
+  // 60 steps at 0.4 s = 24 s to redo; 12 MB at 100 MB/s = 0.12 s to copy.
+  ResumeWeighing w = weigh_resume(140, 200, 0.4, 12'000'000, 100e6);
+  EXPECT_DOUBLE_EQ(w.redo_s, 24.0);
+  EXPECT_DOUBLE_EQ(w.copy_s, 0.12);
+  EXPECT_TRUE(w.stage);
+  EXPECT_EQ(w.floor_step, 200);  // not even one step (0.4 s) is cheaper than the copy
+  EXPECT_EQ(describe_weighing(w),
+            "resuming from step 140 redoes 60 steps (~24 s at 0.40 s/step); copying step 200 "
+            "(12.0 MB) takes ~0.1 s");
+}
+
+TEST(ResumeWeighing, AHugeCopyOverASlowLinkLosesToRedoing) {
+  // 100 GB at 1 MB/s = 100000 s; 60 steps at 0.4 s = 24 s.
+  ResumeWeighing w = weigh_resume(140, 200, 0.4, 100'000'000'000LL, 1e6);
+  EXPECT_FALSE(w.stage);
+  EXPECT_EQ(w.floor_step, 0);  // every older step loses less than the copy
+}
+
+TEST(ResumeWeighing, TheFloorIsWhereRedoingCostsTheCopy) {
+  // 10 s to copy at 0.5 s a step: 20 steps are worth redoing, 21 are not.
+  ResumeWeighing w = weigh_resume(150, 200, 0.5, 1'000'000'000, 100e6);
+  EXPECT_DOUBLE_EQ(w.copy_s, 10.0);
+  EXPECT_EQ(w.floor_step, 180);
+  EXPECT_TRUE(w.stage);                                                   // from 150: 25 s to redo
+  EXPECT_FALSE(weigh_resume(185, 200, 0.5, 1'000'000'000, 100e6).stage);  // 7.5 s to redo
+}
+
+TEST(ResumeWeighing, WithoutAStepTimeTheNewerCopyIsStaged) {
+  ResumeWeighing w = weigh_resume(-1, 200, std::nullopt, 1'000'000'000, 100e6);
+  EXPECT_EQ(w.local_step, 0);
+  EXPECT_TRUE(w.stage);
+  EXPECT_EQ(w.floor_step, 200);
+  EXPECT_THAT(describe_weighing(w), ::testing::StartsWith("starting over redoes 200 steps (no "
+                                                          "step time measured yet)"));
+  EXPECT_FALSE(weigh_resume(200, 200, std::nullopt, 1, 100e6).stage) << "nothing newer";
+}
+
 }  // namespace
 }  // namespace orch

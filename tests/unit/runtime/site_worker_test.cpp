@@ -56,7 +56,8 @@ class SiteWorkerTest : public BrainFixture {
   // A launch row for alpha that resumes: the site holds checkpoint 30 at /ckpt/step-300 just
   // as registered, so the resume check chooses it. Straight into the outbox (no attempt row):
   // what the worker posts is read from posted_, without the brain.
-  std::int64_t enqueue_resuming_launch(const std::string& token) {
+  std::int64_t enqueue_resuming_launch(const std::string& token,
+                                       std::optional<std::int64_t> floor = std::nullopt) {
     Manifest files;
     files.directory = true;
     files.files = {{"model.bin", 4096, std::string(64, 'a')}};
@@ -66,6 +67,8 @@ class SiteWorkerTest : public BrainFixture {
     r.attempt_no = 2;
     r.command = "train";
     r.resume_candidates = {ResumeCandidate{30, 300, "/ckpt/step-300", files}};
+    r.resume_floor_step = floor;
+    r.resume_floor_reason = "step 400 is held at beta";
     alpha_.manifests.insert_or_assign("/ckpt/step-300", Result<Manifest>(files));
     return store
         ->enqueue(
@@ -170,6 +173,31 @@ TEST_F(SiteWorkerTest, AResumingLaunchPassesTheCheckedCheckpointAndReportsTheCho
   EXPECT_FALSE(completed->adopted);
   EXPECT_EQ(completed->resume.checkpoint_id, 30);
   EXPECT_EQ(completed->resume.path, "/ckpt/step-300");
+}
+
+TEST_F(SiteWorkerTest, ALaunchWhoseBestCheckedCheckpointIsBelowItsFloorIsHandedBack) {
+  const std::string token = "orch-99-2-floor";
+  std::int64_t action = enqueue_resuming_launch(token, 400);
+  alpha_worker_->run_once();
+  EXPECT_TRUE(alpha_.launch_calls.empty()) << "nothing is launched";
+  auto completed = posted_launch();
+  ASSERT_TRUE(completed);
+  EXPECT_EQ(completed->outbox_id, action);
+  EXPECT_TRUE(completed->resume.bounced);
+  EXPECT_EQ(completed->resume.step, 300);
+  ASSERT_FALSE(completed->result.ok());
+  EXPECT_EQ(completed->result.error().message,
+            "not launched: the best checkpoint that passed the check at alpha is step 300, "
+            "below step 400 (step 400 is held at beta)");
+}
+
+TEST_F(SiteWorkerTest, ALaunchAtOrAboveItsFloorGoesAhead) {
+  const std::string token = "orch-99-2-above";
+  enqueue_resuming_launch(token, 300);
+  alpha_worker_->run_once();
+  EXPECT_THAT(alpha_.launch_calls, ::testing::ElementsAre(token));
+  ASSERT_TRUE(posted_launch());
+  EXPECT_FALSE(posted_launch()->resume.bounced);
 }
 
 TEST_F(SiteWorkerTest, AnAdoptedLaunchIsPostedAsAdoptedWithNoResumeChoice) {
