@@ -50,7 +50,7 @@ void add_id(CLI::App* cmd, Args& args) {
   cmd->add_option("ID", args.id, "job id")->required()->check(CLI::PositiveNumber);
 }
 
-// `cluster burn-in` and `cluster probes`.
+// `cluster burn-in`, `cluster probes` and `cluster drain|activate|retire`.
 void add_cluster_health_commands(CLI::App& cluster, std::shared_ptr<Args> args, std::ostream* o,
                                  std::ostream* e) {
   CLI::App* burn_in =
@@ -67,6 +67,19 @@ void add_cluster_health_commands(CLI::App& cluster, std::shared_ptr<Args> args, 
   probes->add_option("--node", args->node, "one node's probes instead, newest first");
   probes->callback(
       [=] { finish(run_cluster_probes(args->options, args->name, args->node, *o, *e)); });
+  const std::pair<const char*, const char*> admissions[] = {
+      {"drain", "no new work; running jobs finish or move at their next checkpoint"},
+      {"activate", "a drained cluster takes new work again"},
+      {"retire", "the cluster is returned: its running jobs move now, and it takes no work"}};
+  for (const auto& [verb, help] : admissions) {
+    CLI::App* cmd = command(cluster, verb, help);
+    cmd->add_option("NAME", args->name, "cluster name")->required();
+    cmd->add_option("--reason", args->reason, "why, for the cluster's record");
+    const std::string v = verb;
+    cmd->callback([=] {
+      finish(run_cluster_set_admission(args->options, args->name, v, args->reason, *o, *e));
+    });
+  }
 }
 
 // `node list|quarantine|release` and `report providers`.
@@ -197,7 +210,8 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   std::ostream* e = &err;
 
   CLI::App* cluster =
-      command(app, "cluster", "list clusters, show their nodes, burn them in, mark outages");
+      command(app, "cluster",
+              "list clusters, show their nodes, burn them in, drain or retire them, mark outages");
   cluster->require_subcommand(1);
   command(*cluster, "list", "list clusters with health and GPU use")->callback([=] {
     finish(run_cluster_list(args->options, *o, *e));

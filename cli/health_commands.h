@@ -23,6 +23,10 @@ int run_node_set_state(const ClientOptions& o, const std::string& cluster, const
 // admission is active (exit 1 after timeout_s), then prints the latest round's probes.
 int run_cluster_burn_in(const ClientOptions& o, const std::string& name, bool wait, int timeout_s,
                         std::ostream& out, std::ostream& err);
+// Drains, activates or retires a cluster (verb: drain, activate, retire), with an optional reason.
+int run_cluster_set_admission(const ClientOptions& o, const std::string& name,
+                              const std::string& verb, const std::string& reason, std::ostream& out,
+                              std::ostream& err);
 // The latest probe round of the cluster; with node, that node's probes newest first.
 int run_cluster_probes(const ClientOptions& o, const std::string& name, const std::string& node,
                        std::ostream& out, std::ostream& err);

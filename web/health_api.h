@@ -27,6 +27,11 @@ class HealthApi {
   // the cluster's node names for an unknown node.
   virtual Result<nlohmann::json> set_node_state(const std::string& cluster, const std::string& node,
                                                 bool quarantine, const std::string& reason) = 0;
+  // A person drains, activates or retires a cluster: `to` is "draining", "active" or "retired"
+  // (conflict when the cluster cannot go there: retired, or still burning in).
+  virtual Result<nlohmann::json> set_cluster_admission(const std::string& cluster,
+                                                       const std::string& to,
+                                                       const std::string& reason) = 0;
   // Starts a burn-in round (conflict while one runs).
   virtual Result<nlohmann::json> start_burn_in(const std::string& cluster) = 0;
   // The cluster's probe results newest first; node empty: every node.

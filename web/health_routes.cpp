@@ -1,7 +1,9 @@
 // The health routes (health_routes.h): parameters are checked here, the work is the backend's.
 #include "web/health_routes.h"
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "scheduler/model/node_state.h"
 #include "web/route_helpers.h"
@@ -37,29 +39,40 @@ HttpResponse list_nodes(HealthApi& backend, const HttpRequest& request) {
   return answer(backend.list_nodes(filter));
 }
 
-// The optional body {"reason": "..."} of quarantine and release; no body is no reason.
+// The optional body {"reason": "..."} of quarantine, release, drain, activate and retire; no
+// body is no reason. A response when the body is wrong.
+std::optional<HttpResponse> read_reason(const HttpRequest& request, std::string& reason) {
+  if (request.body.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
+  json body = json::parse(request.body, nullptr, false);
+  if (body.is_discarded()) {
+    return problem_response(400,
+                            "the request body is not valid JSON; send no body or "
+                            "{\"reason\": \"...\"}");
+  }
+  if (!body.is_object() || (body.contains("reason") && !body["reason"].is_string())) {
+    return problem_response(422,
+                            "expected a JSON object with an optional string \"reason\", e.g. "
+                            "{\"reason\": \"Xid 79 twice\"}");
+  }
+  reason = body.value("reason", "");
+  if (reason.size() > kMaxReason) {
+    return problem_response(422, "reason is longer than " + std::to_string(kMaxReason) + " bytes");
+  }
+  return std::nullopt;
+}
+
 HttpResponse set_node_state(HealthApi& backend, const HttpRequest& request,
                             const PathParams& params, bool quarantine) {
   std::string reason;
-  if (request.body.find_first_not_of(" \t\r\n") != std::string::npos) {
-    json body = json::parse(request.body, nullptr, false);
-    if (body.is_discarded()) {
-      return problem_response(400,
-                              "the request body is not valid JSON; send no body or "
-                              "{\"reason\": \"...\"}");
-    }
-    if (!body.is_object() || (body.contains("reason") && !body["reason"].is_string())) {
-      return problem_response(422,
-                              "expected a JSON object with an optional string \"reason\", e.g. "
-                              "{\"reason\": \"Xid 79 twice\"}");
-    }
-    reason = body.value("reason", "");
-    if (reason.size() > kMaxReason) {
-      return problem_response(422,
-                              "reason is longer than " + std::to_string(kMaxReason) + " bytes");
-    }
-  }
+  if (auto bad = read_reason(request, reason)) return *bad;
   return answer(backend.set_node_state(params.at("name"), params.at("node"), quarantine, reason));
+}
+
+HttpResponse set_cluster_admission(HealthApi& backend, const HttpRequest& request,
+                                   const PathParams& params, const std::string& to) {
+  std::string reason;
+  if (auto bad = read_reason(request, reason)) return *bad;
+  return answer(backend.set_cluster_admission(params.at("name"), to, reason));
 }
 
 HttpResponse cluster_probes(HealthApi& backend, const HttpRequest& request,
@@ -90,6 +103,15 @@ void add_health_routes(Router& router, HealthApi& backend) {
              [b](const HttpRequest& request, const PathParams& params) {
                return set_node_state(*b, request, params, false);
              });
+  for (const auto& [verb, to] : {std::pair<const char*, const char*>{"drain", "draining"},
+                                 {"activate", "active"},
+                                 {"retire", "retired"}}) {
+    const std::string state = to;
+    router.add("POST", std::string("/api/v1/clusters/{name}/") + verb,
+               [b, state](const HttpRequest& request, const PathParams& params) {
+                 return set_cluster_admission(*b, request, params, state);
+               });
+  }
   router.add("POST", "/api/v1/clusters/{name}/burn-in",
              [b](const HttpRequest&, const PathParams& params) {
                return answer(b->start_burn_in(params.at("name")), 202);

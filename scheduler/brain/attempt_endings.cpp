@@ -89,23 +89,35 @@ Result<void> AttemptTracker::end_attempt(AttemptRow& attempt, ExitCause cause,
 }
 
 Result<BrainReply> AttemptTracker::resume_bounced(AttemptRow& a, const LaunchCompleted& e) {
-  const Millis now = clock_.now_ms();
   if (auto r = data_.mark_rejected_copies(a, e.resume.rejected); !r) return r.error();
   const std::string why = e.result.error().message;
   if (auto r = end_attempt(a, ExitCause::cancelled, why); !r) return r.error();
-  auto found = store_.job(a.job_id);
-  if (!found) return found.error();
-  if (!*found || is_terminal((*found)->state)) return BrainReply{};
-  JobRow job = **found;
-  job.next_attempt_ms = now;
-  job.reason = "placing again: attempt " + std::to_string(a.no) + " was " + why;
-  if (auto r = store_.set_job_state(job, JobState::resuming, now); !r) return r.error();
-  if (auto r = event(job.id, a.no, "resume-bounced",
-                     "attempt " + std::to_string(a.no) + " on " + a.cluster + " " + why);
+  if (auto r = place_again(a, "resume-bounced",
+                           "attempt " + std::to_string(a.no) + " on " + a.cluster + " " + why);
       !r) {
     return r.error();
   }
   return BrainReply{};
+}
+
+Result<void> AttemptTracker::place_again(const AttemptRow& a, const std::string& kind,
+                                         const std::string& message) {
+  const Millis now = clock_.now_ms();
+  auto found = store_.job(a.job_id);
+  if (!found) return found.error();
+  if (!*found || is_terminal((*found)->state)) return Ok{};
+  JobRow job = **found;
+  job.next_attempt_ms = now;
+  job.reason = "placing again: " + message;
+  if (auto r = store_.set_job_state(job, JobState::resuming, now); !r) return r;
+  return event(job.id, a.no, kind, message);
+}
+
+Result<void> AttemptTracker::move_attempt(AttemptRow& a, const std::string& why) {
+  if (auto r = end_attempt(a, ExitCause::cancelled, why); !r) return r;
+  if (auto r = request_cancel(a, why); !r) return r;
+  return place_again(a, "moved",
+                     "attempt " + std::to_string(a.no) + " on " + a.cluster + " " + why);
 }
 
 Result<void> AttemptTracker::after_attempt_end(const AttemptRow& attempt) {

@@ -39,6 +39,13 @@ class AttemptTracker : BrainPart {
   // At start: ends what runs on clusters no longer in the configuration (nobody can watch them).
   Result<void> forget_removed_clusters();
 
+  // A person drains, activates or retires a cluster (cluster_admission.cpp). Retiring moves its
+  // live attempts at once; draining lets them run until their next checkpoint.
+  Result<BrainReply> on(const SetClusterAdmission& e);
+  // Tick: live attempts on a draining cluster that saved a checkpoint since the drain began
+  // (verified at some site) are moved: stopped, and their jobs placed again elsewhere.
+  Result<void> move_off_draining();
+
  private:
   Result<BrainReply> attempt_seen_running(AttemptRow& a, JobRow& job, bool running);
   Result<BrainReply> attempt_exited(AttemptRow& a, JobRow& job, const AttemptObserved& e);
@@ -65,6 +72,13 @@ class AttemptTracker : BrainPart {
   // copies it rejected are marked, the attempt ends (cancelled, costing the job no restart) and
   // the job is placed again at once, which stages the newer copy first (data_staging.cpp).
   Result<BrainReply> resume_bounced(AttemptRow& attempt, const LaunchCompleted& e);
+  // Ends a live attempt that did nothing wrong (cancelled, no restart spent), asks its site to
+  // stop it, and places its job again at once (a cluster drained or retired under it).
+  Result<void> move_attempt(AttemptRow& attempt, const std::string& why);
+  // The job of an attempt that ended through no fault (bounced, moved) goes back to placing at
+  // once without spending a restart; `kind` and `message` are its event.
+  Result<void> place_again(const AttemptRow& attempt, const std::string& kind,
+                           const std::string& message);
 
   HealthJudge& health_;
   DataKeeper& data_;

@@ -64,6 +64,7 @@ Result<BrainReply> Brain::on(const Tick&) {
   if (auto r = data_.start_due_audits(false, {}); !r) return r.error();
   if (auto r = data_.sweep_replication(); !r) return r.error();
   if (auto r = attempts_.detect_hangs(); !r) return r.error();
+  if (auto r = attempts_.move_off_draining(); !r) return r.error();
   if (auto r = health_.start_due_burn_ins(); !r) return r.error();
   if (auto r = health_.start_release_probes(); !r) return r.error();
   if (auto r = placer_.place_waiting_jobs(); !r) return r.error();

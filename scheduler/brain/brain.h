@@ -60,6 +60,7 @@ class Brain {
   Result<BrainReply> on(const ProbeCompleted& e);
   Result<BrainReply> on(const StartBurnIn& e) { return health_.on(e); }
   Result<BrainReply> on(const SetNodeState& e);
+  Result<BrainReply> on(const SetClusterAdmission& e) { return then_place(attempts_.on(e)); }
   Result<BrainReply> on(const ManifestCompleted& e) { return data_.on(e); }
   Result<BrainReply> on(const RemoveCompleted& e) { return data_.on(e); }
   Result<BrainReply> on(const TransferProgressed& e) { return data_.on(e); }

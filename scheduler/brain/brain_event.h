@@ -86,6 +86,14 @@ struct StartBurnIn {
   std::string cluster;
 };
 
+// `orchestrate cluster drain|activate|retire`: a person changes a cluster's admission to
+// draining, active or retired (node_state.h, Admission).
+struct SetClusterAdmission {
+  std::string cluster;
+  Admission to = Admission::draining;
+  std::string reason;
+};
+
 // `orchestrate node quarantine|release`: a person overrides the rules.
 struct SetNodeState {
   std::string cluster;
@@ -145,11 +153,11 @@ struct StartAudit {
 
 struct Tick {};
 
-using BrainEvent =
-    std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted, AttemptObserved,
-                 InventoryObserved, SiteUnreachable, SiteReachable, ProbeCompleted, StartBurnIn,
-                 SetNodeState, ManifestCompleted, RemoveCompleted, TransferProgressed,
-                 TransferFinished, RegisterDataset, ReplicateData, StartAudit, Tick>;
+using BrainEvent = std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted,
+                                AttemptObserved, InventoryObserved, SiteUnreachable, SiteReachable,
+                                ProbeCompleted, StartBurnIn, SetNodeState, SetClusterAdmission,
+                                ManifestCompleted, RemoveCompleted, TransferProgressed,
+                                TransferFinished, RegisterDataset, ReplicateData, StartAudit, Tick>;
 
 // What a command returns to its caller (REST handler).
 struct BrainReply {

@@ -82,6 +82,11 @@ Result<BrainReply> HealthJudge::on(const StartBurnIn& e) {
     return make_error(ErrorKind::conflict, "cluster " + c.name + " is already burning in (round " +
                                                c.burn_in_token + "); wait for it to finish");
   }
+  if (c.admission == Admission::draining || c.admission == Admission::retired) {
+    return make_error(ErrorKind::conflict,
+                      "cluster " + c.name + " is " + std::string(to_string(c.admission)) +
+                          "; a burn-in would admit it again (activate it first)");
+  }
   if (auto r = start_burn_in(c, "requested"); !r) return r.error();
   return BrainReply{0, std::string(to_string(c.admission))};
 }
@@ -129,7 +134,10 @@ Result<void> HealthJudge::judge_burn_in_round(ClusterRow& c, const ProbeComplete
     const Error& err = e.result.error();
     // A provider that cannot probe would keep the cluster out of service forever: admit it and
     // say so. Any other failure is the site's, not the nodes': try again in a while.
-    c.admission = err.kind == ErrorKind::unsupported ? Admission::active : Admission::pending;
+    // A person may have drained or retired it meanwhile: that stands.
+    if (c.admission == Admission::burn_in) {
+      c.admission = err.kind == ErrorKind::unsupported ? Admission::active : Admission::pending;
+    }
     if (auto r = store_.update_cluster(c); !r) return r;
     for (const auto& n : *known) {
       ProbeRow p{0,
@@ -179,7 +187,7 @@ Result<void> HealthJudge::judge_burn_in_round(ClusterRow& c, const ProbeComplete
       if (auto r = set_standing(n, *d.to, d.reason, true); !r) return r;
     }
   }
-  c.admission = Admission::active;
+  if (c.admission == Admission::burn_in) c.admission = Admission::active;
   if (auto r = store_.update_cluster(c); !r) return r;
   return store_.add_event(std::nullopt, std::nullopt, now, "burn-in",
                           "burn-in of " + c.name +

@@ -30,7 +30,10 @@ inline std::optional<NodeState> parse_node_state(std::string_view s) {
 
 //   pending -> burn_in -> active   (a cluster whose spec asks for burn-in on join)
 //   active                         (otherwise, and after any burn-in round ends)
-enum class Admission { pending, burn_in, active };
+//   active <-> draining            (a person drains it: no new work; running jobs finish or
+//                                   move at their next checkpoint; activate undoes it)
+//   any -> retired                 (returned to its provider: its jobs move at once; final)
+enum class Admission { pending, burn_in, active, draining, retired };
 
 inline std::string_view to_string(Admission a) {
   switch (a) {
@@ -40,12 +43,17 @@ inline std::string_view to_string(Admission a) {
       return "burn-in";
     case Admission::active:
       return "active";
+    case Admission::draining:
+      return "draining";
+    case Admission::retired:
+      return "retired";
   }
   return "?";
 }
 
 inline std::optional<Admission> parse_admission(std::string_view s) {
-  for (Admission v : {Admission::pending, Admission::burn_in, Admission::active}) {
+  for (Admission v : {Admission::pending, Admission::burn_in, Admission::active,
+                      Admission::draining, Admission::retired}) {
     if (to_string(v) == s) return v;
   }
   return std::nullopt;

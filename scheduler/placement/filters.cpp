@@ -61,6 +61,10 @@ std::optional<std::string> AdmissionFilter::reject(const PlacementRequest&,
       return "cluster is in burn-in";
     case Admission::pending:
       return "cluster is pending burn-in";
+    case Admission::draining:
+      return "cluster is draining: it takes no new work";
+    case Admission::retired:
+      return "cluster is retired";
   }
   return "cluster is not admitted";
 }

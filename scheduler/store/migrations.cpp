@@ -300,6 +300,11 @@ UPDATE attempts SET startup_timeout_ms = hang_after_ms WHERE state != 'exited' A
 ALTER TABLE node_events ADD COLUMN incident TEXT NOT NULL DEFAULT '';
 ALTER TABLE attempts ADD COLUMN last_alive_ms INTEGER;
 )sql"},
+      {11, "clusters drained, activated and retired by a person: when and why",
+       R"sql(
+ALTER TABLE clusters ADD COLUMN admission_ms INTEGER;
+ALTER TABLE clusters ADD COLUMN admission_reason TEXT NOT NULL DEFAULT '';
+)sql"},
   };
   return list;
 }

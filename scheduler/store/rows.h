@@ -28,8 +28,10 @@ struct ClusterRow {
   std::optional<Millis> unreachable_since_ms;
   std::string message;
   Admission admission = Admission::active;
-  Millis created_ms = 0;      // when orchestrate first knew the cluster
-  std::string burn_in_token;  // the probe round in flight (admission burn-in), else empty
+  Millis created_ms = 0;               // when orchestrate first knew the cluster
+  std::string burn_in_token;           // the probe round in flight (admission burn-in), else empty
+  std::optional<Millis> admission_ms;  // when a person last drained, activated or retired it
+  std::string admission_reason;        // and why
 };
 
 // A node as its site last reported it, and its standing in orchestrate (quarantine).

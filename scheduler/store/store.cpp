@@ -64,7 +64,8 @@ Error Store::refuse_transition(std::string_view kind, const std::string& who,
 
 namespace {
 constexpr const char* kClusterColumns =
-    "name, health, unreachable_since_ms, message, admission, created_ms, burn_in_token";
+    "name, health, unreachable_since_ms, message, admission, created_ms, burn_in_token, "
+    "admission_ms, admission_reason";
 
 ClusterRow read_cluster(const Stmt& st) {
   ClusterRow c;
@@ -75,6 +76,8 @@ ClusterRow read_cluster(const Stmt& st) {
   c.admission = parse_admission(st.col_text(4)).value_or(Admission::active);
   c.created_ms = st.col_int(5);
   c.burn_in_token = st.col_text(6);
+  c.admission_ms = st.col_opt_int(7);
+  c.admission_reason = st.col_text(8);
   return c;
 }
 }  // namespace
@@ -104,9 +107,11 @@ Result<void> Store::update_cluster(const ClusterRow& c) {
   ++capacity_epoch_;
   return execute(db_,
                  "UPDATE clusters SET health = ?, unreachable_since_ms = ?, message = ?, "
-                 "admission = ?, burn_in_token = ? WHERE name = ?",
+                 "admission = ?, burn_in_token = ?, admission_ms = ?, admission_reason = ? "
+                 "WHERE name = ?",
                  std::string(to_string(c.health)), c.unreachable_since_ms, c.message,
-                 std::string(to_string(c.admission)), c.burn_in_token, c.name);
+                 std::string(to_string(c.admission)), c.burn_in_token, c.admission_ms,
+                 c.admission_reason, c.name);
 }
 
 // ---- nodes ------------------------------------------------------------------------------

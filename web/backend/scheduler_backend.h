@@ -51,6 +51,8 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> list_nodes(const NodeFilter& filter) override;
   Result<nlohmann::json> set_node_state(const std::string& cluster, const std::string& node,
                                         bool quarantine, const std::string& reason) override;
+  Result<nlohmann::json> set_cluster_admission(const std::string& cluster, const std::string& to,
+                                               const std::string& reason) override;
   Result<nlohmann::json> start_burn_in(const std::string& cluster) override;
   Result<nlohmann::json> cluster_probes(const std::string& cluster, const std::string& node,
                                         int limit) override;

@@ -135,6 +135,19 @@ Result<nlohmann::json> SchedulerBackend::set_node_state(const std::string& clust
   return json{{"cluster", cluster}, {"node", node}, {"state", reply->state}};
 }
 
+Result<nlohmann::json> SchedulerBackend::set_cluster_admission(const std::string& cluster,
+                                                               const std::string& to,
+                                                               const std::string& reason) {
+  auto admission = parse_admission(to);
+  if (!admission) {
+    return make_error(ErrorKind::invalid,
+                      "no admission state \"" + to + "\"; expected draining, active or retired");
+  }
+  auto reply = loop_.call(SetClusterAdmission{cluster, *admission, reason});
+  if (!reply) return reply.error();
+  return json{{"cluster", cluster}, {"admission", reply->state}};
+}
+
 Result<nlohmann::json> SchedulerBackend::start_burn_in(const std::string& cluster) {
   auto reply = loop_.call(StartBurnIn{cluster});
   if (!reply) return reply.error();

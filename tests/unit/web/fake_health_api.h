@@ -56,6 +56,20 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
     return nlohmann::json{
         {"cluster", cluster}, {"node", name}, {"state", quarantine ? "quarantined" : "active"}};
   }
+  Result<nlohmann::json> set_cluster_admission(const std::string& cluster, const std::string& to,
+                                               const std::string& reason) override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    if (cluster != "alpha")
+      return make_error(ErrorKind::not_found, "no cluster \"" + cluster + "\"");
+    if (alpha_admission == "retired") {
+      return make_error(ErrorKind::conflict,
+                        "cluster alpha is retired; a retired cluster does not come back");
+    }
+    last_reason = reason;
+    alpha_admission = to;
+    return nlohmann::json{{"cluster", cluster}, {"admission", to}};
+  }
   Result<nlohmann::json> start_burn_in(const std::string& cluster) override {
     std::lock_guard lock(mu_);
     if (auto e = failure()) return *e;

@@ -78,6 +78,25 @@ TEST_F(HealthCliTest, QuarantineAndRelease) {
   EXPECT_EQ(cli({"node", "release", "alpha"}), kExitUsage);
 }
 
+TEST_F(HealthCliTest, DrainActivateRetire) {
+  EXPECT_EQ(cli({"cluster", "drain", "alpha", "--reason", "maintenance"}), kExitOk) << err.str();
+  EXPECT_EQ(backend.last_reason, "maintenance");
+  EXPECT_EQ(out.str(),
+            "cluster alpha is draining: no new work; running jobs finish or move at their next "
+            "checkpoint\n");
+  out.str("");
+  EXPECT_EQ(cli({"cluster", "activate", "alpha"}), kExitOk) << err.str();
+  EXPECT_EQ(out.str(), "cluster alpha is active and takes new work\n");
+  out.str("");
+  EXPECT_EQ(cli({"cluster", "retire", "alpha"}), kExitOk) << err.str();
+  EXPECT_EQ(out.str(),
+            "cluster alpha is retired: its running jobs are moved now, and it takes no work "
+            "again\n");
+  EXPECT_EQ(cli({"cluster", "activate", "alpha"}), kExitServerError);
+  EXPECT_EQ(err.str(), "error: cluster alpha is retired; a retired cluster does not come back\n");
+  EXPECT_EQ(cli({"cluster", "drain"}), kExitUsage);
+}
+
 TEST_F(HealthCliTest, BurnInWithoutWait) {
   EXPECT_EQ(run_cluster_burn_in(options, "alpha", false, 600, out, err), kExitOk) << err.str();
   EXPECT_EQ(out.str(),

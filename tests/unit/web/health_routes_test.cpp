@@ -68,6 +68,24 @@ TEST_F(HealthRoutesTest, QuarantineErrors) {
   EXPECT_EQ(call("GET", path).status, 405);
 }
 
+TEST_F(HealthRoutesTest, DrainActivateRetire) {
+  auto r = call("POST", "/api/v1/clusters/alpha/drain", R"({"reason": "maintenance"})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(parsed(r), json({{"cluster", "alpha"}, {"admission", "draining"}}));
+  EXPECT_EQ(backend.last_reason, "maintenance");
+  r = call("POST", "/api/v1/clusters/alpha/activate");
+  EXPECT_EQ(parsed(r)["admission"], "active");
+  EXPECT_EQ(backend.last_reason, "");
+  r = call("POST", "/api/v1/clusters/alpha/retire", "{}");
+  EXPECT_EQ(parsed(r)["admission"], "retired");
+  expect_problem(call("POST", "/api/v1/clusters/alpha/activate"), 409,
+                 "a retired cluster does not come back");
+  expect_problem(call("POST", "/api/v1/clusters/zeta/drain"), 404, "zeta");
+  expect_problem(call("POST", "/api/v1/clusters/alpha/drain", "{reason"), 400, "not valid JSON");
+  expect_problem(call("POST", "/api/v1/clusters/alpha/retire", R"({"reason": 7})"), 422, "reason");
+  EXPECT_EQ(call("GET", "/api/v1/clusters/alpha/drain").status, 405);
+}
+
 TEST_F(HealthRoutesTest, BurnIn) {
   auto r = call("POST", "/api/v1/clusters/alpha/burn-in");
   EXPECT_EQ(r.status, 202) << r.body;

@@ -1,0 +1,88 @@
+// Clusters as living things (issue 15) through the real server and the `orchestrate` CLI, with
+// two local sites and no restart: a drained cluster gets no new attempt and its running job
+// moves at its next checkpoint; a retired one moves its job at once and never comes back.
+#include <gmock/gmock.h>
+
+#include "tests/integration/e2e/e2e_fixture.h"
+
+namespace orch::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ClusterAdmissionE2eTest : public E2eTest {
+ protected:
+  ProcessResult cli(std::vector<std::string> args) {
+    args.insert(args.begin(), {ORCH_BIN_DIR "/orchestrate", "--server", url_});
+    return run_process(args, milliseconds(60000));
+  }
+  std::string admission(const std::string& cluster) {
+    const json list = get_json(url_, "/api/v1/clusters");
+    for (const auto& c : list["clusters"]) {
+      if (c["name"] == cluster) return c.value("admission", "");
+    }
+    return "";
+  }
+  // Waits until the job's attempt `no` runs; returns it.
+  json running_attempt(std::int64_t id, std::size_t no) {
+    json found;
+    eventually([&] {
+      const json list = attempts(id);
+      if (list.size() < no || list[no - 1]["state"] != "running") return false;
+      found = list[no - 1];
+      return true;
+    });
+    return found;
+  }
+};
+
+TEST_F(ClusterAdmissionE2eTest, DrainMovesAtTheNextCheckpointAndRetireMovesAtOnce) {
+  const std::int64_t id = submit(job_yaml("mover", "--steps 400 --step-delay-ms 50 --ckpt-every 10",
+                                          "placement: {preferred: [alpha]}\n" + restart_yaml(0)));
+  ASSERT_FALSE(wait_step(id, 15).is_null());
+  ASSERT_EQ(attempts(id)[0]["cluster"], "alpha");
+
+  ProcessResult drained = cli({"cluster", "drain", "alpha", "--reason", "maintenance"});
+  ASSERT_EQ(drained.exit_code, 0) << drained.output;
+  EXPECT_THAT(drained.output, HasSubstr("cluster alpha is draining"));
+  EXPECT_EQ(admission("alpha"), "draining");
+  const int at_drain = job(id)["step"].get<int>();
+
+  // A new job that prefers alpha gets beta.
+  const std::int64_t fresh =
+      submit(job_yaml("fresh", "--steps 30 --step-delay-ms 20 --ckpt-every 10",
+                      "placement: {preferred: [alpha]}\n"));
+  json fresh_first = running_attempt(fresh, 1);
+  ASSERT_FALSE(fresh_first.is_null()) << describe_job(url_, fresh);
+  EXPECT_EQ(fresh_first["cluster"], "beta");
+
+  // The running job moves to beta from a checkpoint saved after the drain, spending no restart.
+  json moved = running_attempt(id, 2);
+  ASSERT_FALSE(moved.is_null()) << describe_job(url_, id);
+  EXPECT_EQ(moved["cluster"], "beta");
+  ASSERT_FALSE(moved["resumed_from"].is_null()) << describe_job(url_, id);
+  EXPECT_GE(moved["resumed_from"]["step"].get<int>(), at_drain);
+  const json first = attempts(id)[0];
+  EXPECT_EQ(first["cause"], "cancelled") << first.dump();
+  EXPECT_EQ(job(id)["infra_restarts"], 0);
+
+  // Alpha back in service; beta retired: the job moves back at once.
+  ASSERT_EQ(cli({"cluster", "activate", "alpha"}).exit_code, 0);
+  ProcessResult retired = cli({"cluster", "retire", "beta", "--reason", "contract ended"});
+  ASSERT_EQ(retired.exit_code, 0) << retired.output;
+  EXPECT_EQ(admission("beta"), "retired");
+  json back = running_attempt(id, 3);
+  ASSERT_FALSE(back.is_null()) << describe_job(url_, id);
+  EXPECT_EQ(back["cluster"], "alpha");
+  ProcessResult again = cli({"cluster", "activate", "beta"});
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_THAT(again.output, HasSubstr("a retired cluster does not come back"));
+
+  json done = wait_final(id);
+  EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  EXPECT_EQ(done["step"], 400);
+  EXPECT_EQ(wait_final(fresh)["state"], "succeeded") << describe_job(url_, fresh);
+}
+
+}  // namespace
+}  // namespace orch::e2e
