@@ -33,6 +33,10 @@ struct Args {
   bool wait = false;
   int timeout_s = 600;
   int window_days = 0;
+  std::string text;                // a ticket's summary, update or resolution
+  std::vector<std::string> nodes;  // the nodes a ticket concerns
+  std::string incident;
+  bool from_provider = false;
 };
 
 // A command's failure leaves parse() as CLI11's RuntimeError carrying the exit code.
@@ -112,6 +116,40 @@ void add_health_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream
       ->check(CLI::Range(1, 3650));
   providers->callback(
       [=] { finish(run_report_providers(args->options, args->window_days, *o, *e)); });
+
+  CLI::App* ticket =
+      command(app, "ticket", "the support record: tickets with each cluster's provider");
+  ticket->require_subcommand(1);
+  CLI::App* open = command(*ticket, "open", "open a ticket with a cluster's provider");
+  open->add_option("CLUSTER", args->cluster, "cluster name")->required();
+  open->add_option("SUMMARY", args->text, "what is wrong, in a line")->required();
+  open->add_option("--node", args->nodes, "a node it concerns (repeat for more)");
+  open->add_option("--incident", args->incident, "the node-ledger incident it concerns");
+  open->callback([=] {
+    finish(run_ticket_open(args->options, args->cluster, args->text, args->nodes, args->incident,
+                           *o, *e));
+  });
+  CLI::App* update = command(*ticket, "update", "add to a ticket's history");
+  update->add_option("ID", args->id, "ticket id")->required()->check(CLI::PositiveNumber);
+  update->add_option("TEXT", args->text, "what happened")->required();
+  update->add_flag("--provider", args->from_provider,
+                   "the provider's answer (its first one is the ticket's first response)");
+  update->callback([=] {
+    finish(run_ticket_update(args->options, args->id, args->text, args->from_provider, *o, *e));
+  });
+  CLI::App* close = command(*ticket, "close", "close a ticket: it is resolved");
+  close->add_option("ID", args->id, "ticket id")->required()->check(CLI::PositiveNumber);
+  close->add_option("--resolution", args->text, "how it was resolved");
+  close->callback([=] { finish(run_ticket_close(args->options, args->id, args->text, *o, *e)); });
+  CLI::App* tickets = command(*ticket, "list", "tickets, newest first");
+  tickets->add_option("--cluster", args->cluster, "only this cluster's");
+  tickets->add_option("--state", args->state, "only open or closed ones")
+      ->check(CLI::IsMember({"open", "closed"}));
+  tickets->callback(
+      [=] { finish(run_ticket_list(args->options, args->cluster, args->state, *o, *e)); });
+  CLI::App* show = command(*ticket, "show", "one ticket with its history");
+  show->add_option("ID", args->id, "ticket id")->required()->check(CLI::PositiveNumber);
+  show->callback([=] { finish(run_ticket_show(args->options, args->id, *o, *e)); });
 }
 
 // Arguments of `checkpoint ...` and `data ...`.

@@ -13,18 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-// body[key] when it is an array; else an empty array.
-const json& items(const json& body, const std::string& key) {
-  static const json empty = json::array();
-  const json& list = member(body, key);
-  return list.is_array() ? list : empty;
-}
-
-std::string text(const json& obj, const std::string& key) {
-  const auto& value = member(obj, key);
-  return value.is_string() ? value.get<std::string>() : "";
-}
-
 double number_or(const json& value, double fallback) {
   return value.is_number() ? value.get<double>() : fallback;
 }

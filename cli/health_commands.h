@@ -3,8 +3,10 @@
 // release`, `cluster burn-in|probes` and `report providers`. Like client_commands.h, each is a
 // run_* function that writes to the given streams and returns the exit code.
 
+#include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/client_commands.h"
 
@@ -30,6 +32,20 @@ int run_cluster_set_admission(const ClientOptions& o, const std::string& name,
 // The latest probe round of the cluster; with node, that node's probes newest first.
 int run_cluster_probes(const ClientOptions& o, const std::string& name, const std::string& node,
                        std::ostream& out, std::ostream& err);
+
+// Support tickets (ticket_commands.cpp): open one with a cluster's provider, add an update (the
+// provider's answer when from_provider), close it, list them (cluster and state "open"/"closed"
+// filter when not empty) and show one with its history.
+int run_ticket_open(const ClientOptions& o, const std::string& cluster, const std::string& summary,
+                    const std::vector<std::string>& nodes, const std::string& incident,
+                    std::ostream& out, std::ostream& err);
+int run_ticket_update(const ClientOptions& o, std::int64_t id, const std::string& text,
+                      bool from_provider, std::ostream& out, std::ostream& err);
+int run_ticket_close(const ClientOptions& o, std::int64_t id, const std::string& resolution,
+                     std::ostream& out, std::ostream& err);
+int run_ticket_list(const ClientOptions& o, const std::string& cluster, const std::string& state,
+                    std::ostream& out, std::ostream& err);
+int run_ticket_show(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err);
 
 // The provider scorecards; window_days 0 leaves the server's default (30).
 int run_report_providers(const ClientOptions& o, int window_days, std::ostream& out,

@@ -10,19 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-// body[key] when it is an array, or body itself when it is one; else an empty array.
-const json& items(const json& body, const std::string& key) {
-  static const json empty = json::array();
-  if (body.is_array()) return body;
-  const json& list = member(body, key);
-  return list.is_array() ? list : empty;
-}
-
-std::string text(const json& obj, const std::string& key) {
-  const auto& value = member(obj, key);
-  return value.is_string() ? value.get<std::string>() : "";
-}
-
 bool passed(const json& probe) {
   return member(probe, "passed").is_boolean() && member(probe, "passed").get<bool>();
 }
@@ -111,9 +98,11 @@ void render_scorecards(const json& report, std::ostream& out) {
   out << "Provider scorecards from " << timestamp(member(report, "window_start_ms")) << " to "
       << timestamp(member(report, "now_ms")) << '\n';
   // DETECT_S: last sign of life to orchestrate's verdict; RECOVER_S: verdict to the next attempt
-  // running. Each median/p95.
+  // running. Each median/p95. TICKETS: open now / opened in the window; RESPONSE_H, RESOLVE_H:
+  // median hours from opening to the provider's first response and to resolution.
   Table table({"NAME", "KIND", "AVAIL", "INTERRUPTS/1kGPUh", "MTBF_H", "DETECT_P50/P95_S",
-               "RECOVER_P50/P95_S", "MEDIAN_MFU", "CKPT_P95_S", "QUARANTINED", "GPU_H"});
+               "RECOVER_P50/P95_S", "MEDIAN_MFU", "CKPT_P95_S", "QUARANTINED", "GPU_H", "TICKETS",
+               "RESPONSE_H", "RESOLVE_H"});
   for (const auto& c : items(report, "cards")) {
     table.add_row(
         {field(c, "name"), field(c, "kind"), percent(member(c, "availability")),
@@ -123,7 +112,9 @@ void render_scorecards(const json& report, std::ostream& out) {
          decimal(member(c, "recovery_median_s"), 1) + "/" + decimal(member(c, "recovery_p95_s"), 1),
          percent(member(c, "median_mfu")), decimal(member(c, "checkpoint_save_p95_s"), 1),
          field(c, "quarantined_nodes") + "/" + field(c, "nodes"),
-         decimal(member(c, "gpu_hours"), 1)});
+         decimal(member(c, "gpu_hours"), 1), field(c, "open_tickets") + "/" + field(c, "tickets"),
+         decimal(member(c, "ticket_response_median_h"), 1),
+         decimal(member(c, "ticket_resolution_median_h"), 1)});
   }
   if (table.empty()) {
     out << "no clusters\n";

@@ -7,14 +7,6 @@
 namespace orch {
 namespace {
 
-// body[key] when it is an array, or body itself when it is one; else an empty array.
-const nlohmann::json& items(const nlohmann::json& body, const std::string& key) {
-  static const nlohmann::json empty = nlohmann::json::array();
-  if (body.is_array()) return body;
-  const nlohmann::json& list = member(body, key);
-  return list.is_array() ? list : empty;
-}
-
 std::string gpus(const nlohmann::json& obj) {
   const auto& nodes = member(obj, "nodes");
   const auto& per = member(obj, "gpus_per_node");
@@ -39,11 +31,6 @@ std::string names(const nlohmann::json& list, std::size_t shown = 3) {
   }
   if (list.size() > shown) out += " +" + std::to_string(list.size() - shown);
   return out;
-}
-
-std::string text(const nlohmann::json& obj, const std::string& key) {
-  const auto& value = member(obj, key);
-  return value.is_string() ? value.get<std::string>() : "";
 }
 
 void line(std::ostream& out, const std::string& label, const std::string& value) {

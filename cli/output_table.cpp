@@ -107,4 +107,16 @@ std::string timestamp(const nlohmann::json& ms) {
   return buffer;
 }
 
+const nlohmann::json& items(const nlohmann::json& body, const std::string& key) {
+  static const nlohmann::json empty = nlohmann::json::array();
+  if (body.is_array()) return body;
+  const nlohmann::json& list = member(body, key);
+  return list.is_array() ? list : empty;
+}
+
+std::string text(const nlohmann::json& obj, const std::string& key) {
+  const auto& value = member(obj, key);
+  return value.is_string() ? value.get<std::string>() : "";
+}
+
 }  // namespace orch

@@ -38,5 +38,9 @@ std::string percent(const nlohmann::json& value);
 std::string timestamp(const nlohmann::json& ms);
 // obj[key] when present, else null (never throws, whatever obj is).
 const nlohmann::json& member(const nlohmann::json& obj, const std::string& key);
+// body[key] when it is an array, or body itself when it is one; else an empty array.
+const nlohmann::json& items(const nlohmann::json& body, const std::string& key);
+// obj[key] when it is a string, else "".
+std::string text(const nlohmann::json& obj, const std::string& key);
 
 }  // namespace orch

@@ -8,6 +8,7 @@
 #include "web/data_routes.h"
 #include "web/health_routes.h"
 #include "web/route_helpers.h"
+#include "web/ticket_routes.h"
 
 namespace orch {
 namespace {
@@ -189,6 +190,7 @@ Router make_api_router(ApiBackend& backend) {
       Lane::probe);
   add_job_routes(router, backend);
   add_health_routes(router, backend);
+  add_ticket_routes(router, backend);
   add_data_routes(router, backend);
   return router;
 }

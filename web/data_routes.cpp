@@ -12,50 +12,18 @@ namespace {
 
 using nlohmann::json;
 using routes::answer;
+using routes::answer_body;
 using routes::parse_id;
 using routes::query_value;
 using routes::read_limit;
+using routes::read_object;
+using routes::read_string;
 using routes::shown;
 using routes::with_job_id;
 
 constexpr std::size_t kMaxDatasetName = 64;  // as a job spec's datasets: list allows
 constexpr std::size_t kMaxPath = 4096;
 constexpr int kDefaultTransfers = 100;
-
-// The body as a JSON object, or the problem to answer: 400 when it is not JSON (or missing and
-// required), 422 when it is JSON but not an object. An empty body is {} when optional.
-std::optional<HttpResponse> read_object(const HttpRequest& request, bool optional,
-                                        const std::string& example, json& body) {
-  if (request.body.find_first_not_of(" \t\r\n") == std::string::npos) {
-    if (optional) {
-      body = json::object();
-      return std::nullopt;
-    }
-    return problem_response(400, "the request body is empty; expected " + example);
-  }
-  body = json::parse(request.body, nullptr, false);
-  if (body.is_discarded()) {
-    return problem_response(400, "the request body is not valid JSON; expected " + example);
-  }
-  if (!body.is_object()) return problem_response(422, "expected a JSON object, e.g. " + example);
-  return std::nullopt;
-}
-
-// body[key] as a string into value; a 422 problem when it is there but not a string, or
-// missing and required.
-std::optional<HttpResponse> read_string(const json& body, const std::string& key, bool required,
-                                        const std::string& example, std::string& value) {
-  auto it = body.find(key);
-  if (it == body.end() || it->is_null()) {
-    if (!required) return std::nullopt;
-    return problem_response(422, "\"" + key + "\" is required, e.g. " + example);
-  }
-  if (!it->is_string()) {
-    return problem_response(422, "\"" + key + "\" must be a string, e.g. " + example);
-  }
-  value = it->get<std::string>();
-  return std::nullopt;
-}
 
 std::optional<HttpResponse> check_dataset_name(const std::string& name) {
   if (valid_dataset_name(name)) return std::nullopt;
@@ -67,14 +35,6 @@ std::optional<HttpResponse> check_dataset_name(const std::string& name) {
 std::optional<HttpResponse> check_cluster_name(const std::string& cluster) {
   if (!cluster.empty()) return std::nullopt;
   return problem_response(422, "\"cluster\" must name a configured cluster; it is empty");
-}
-
-// The backend's answer to a body's content: its invalid is 422 (the body was well-formed).
-HttpResponse answer_body(const Result<json>& result, int ok_status) {
-  if (!result.ok() && result.error().kind == ErrorKind::invalid) {
-    return problem_response(422, result.error().message);
-  }
-  return answer(result, ok_status);
 }
 
 HttpResponse register_dataset(DataApi& backend, const HttpRequest& request) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,14 @@ namespace orch {
 struct NodeFilter {
   std::optional<std::string> cluster;  // a configured cluster (not_found otherwise)
   std::optional<std::string> state;    // a node state name: active, quarantined, retired
+};
+
+// A ticket to open with a cluster's provider.
+struct TicketRequest {
+  std::string cluster;
+  std::string summary;
+  std::vector<std::string> nodes;
+  std::string incident;
 };
 
 class HealthApi {
@@ -37,6 +46,16 @@ class HealthApi {
   // The cluster's probe results newest first; node empty: every node.
   virtual Result<nlohmann::json> cluster_probes(const std::string& cluster, const std::string& node,
                                                 int limit) = 0;
+  // The support record (ticket_routes.cpp): open a ticket (its JSON, with its id), list them
+  // newest first (cluster empty: all; state "open", "closed" or "" for both), one with its
+  // history, a note (the provider's answer when from_provider), and closing it.
+  virtual Result<nlohmann::json> open_ticket(const TicketRequest& request) = 0;
+  virtual Result<nlohmann::json> list_tickets(const std::string& cluster, const std::string& state,
+                                              int limit) = 0;
+  virtual Result<nlohmann::json> get_ticket(std::int64_t id) = 0;
+  virtual Result<nlohmann::json> note_ticket(std::int64_t id, const std::string& text,
+                                             bool from_provider) = 0;
+  virtual Result<nlohmann::json> close_ticket(std::int64_t id, const std::string& resolution) = 0;
   // The provider scorecards over the last window_days days.
   virtual Result<nlohmann::json> provider_report(int window_days) = 0;
   // The job's MFU history per attempt, one bucket per minute.

@@ -5,6 +5,8 @@
 
 namespace orch::routes {
 
+using nlohmann::json;
+
 std::string shown(const std::string& value) {
   if (value.size() <= 64) return "'" + value + "'";
   return "'" + value.substr(0, 61) + "...'";
@@ -62,6 +64,49 @@ std::optional<HttpResponse> read_positive(const HttpRequest& request, const std:
 
 std::optional<HttpResponse> read_limit(const HttpRequest& request, int& limit) {
   return read_positive(request, "limit", kMaxListLimit, limit);
+}
+
+// The body as a JSON object, or the problem to answer: 400 when it is not JSON (or missing and
+// required), 422 when it is JSON but not an object. An empty body is {} when optional.
+std::optional<HttpResponse> read_object(const HttpRequest& request, bool optional,
+                                        const std::string& example, json& body) {
+  if (request.body.find_first_not_of(" \t\r\n") == std::string::npos) {
+    if (optional) {
+      body = json::object();
+      return std::nullopt;
+    }
+    return problem_response(400, "the request body is empty; expected " + example);
+  }
+  body = json::parse(request.body, nullptr, false);
+  if (body.is_discarded()) {
+    return problem_response(400, "the request body is not valid JSON; expected " + example);
+  }
+  if (!body.is_object()) return problem_response(422, "expected a JSON object, e.g. " + example);
+  return std::nullopt;
+}
+
+// body[key] as a string into value; a 422 problem when it is there but not a string, or
+// missing and required.
+std::optional<HttpResponse> read_string(const json& body, const std::string& key, bool required,
+                                        const std::string& example, std::string& value) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) {
+    if (!required) return std::nullopt;
+    return problem_response(422, "\"" + key + "\" is required, e.g. " + example);
+  }
+  if (!it->is_string()) {
+    return problem_response(422, "\"" + key + "\" must be a string, e.g. " + example);
+  }
+  value = it->get<std::string>();
+  return std::nullopt;
+}
+
+// The backend's answer to a body's content: its invalid is 422 (the body was well-formed).
+HttpResponse answer_body(const Result<json>& result, int ok_status) {
+  if (!result.ok() && result.error().kind == ErrorKind::invalid) {
+    return problem_response(422, result.error().message);
+  }
+  return answer(result, ok_status);
 }
 
 }  // namespace orch::routes

@@ -54,4 +54,16 @@ std::optional<HttpResponse> read_positive(const HttpRequest& request, const std:
 // ?limit= when given: 1..kMaxListLimit.
 std::optional<HttpResponse> read_limit(const HttpRequest& request, int& limit);
 
+// The body as a JSON object, or the problem to answer: 400 when it is not JSON (or missing and
+// required), 422 when it is JSON but not an object. An empty body is {} when optional.
+std::optional<HttpResponse> read_object(const HttpRequest& request, bool optional,
+                                        const std::string& example, nlohmann::json& body);
+// body[key] as a string into value; a 422 problem when it is there but not a string, or
+// missing and required.
+std::optional<HttpResponse> read_string(const nlohmann::json& body, const std::string& key,
+                                        bool required, const std::string& example,
+                                        std::string& value);
+// The backend's answer to a body's content: its invalid is 422 (the body was well-formed).
+HttpResponse answer_body(const Result<nlohmann::json>& result, int ok_status);
+
 }  // namespace orch::routes

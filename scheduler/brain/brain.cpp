@@ -10,7 +10,8 @@ Brain::Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters
       data_(core_),
       reconciler_(core_),
       placer_(core_, std::move(pipeline), data_, health_),
-      attempts_(core_, health_, data_, placer_, reconciler_) {}
+      attempts_(core_, health_, data_, placer_, reconciler_),
+      support_(core_) {}
 
 Result<void> Brain::start() {
   return core_.store.transaction([&]() -> Result<void> {

@@ -21,6 +21,7 @@
 #include "scheduler/brain/health_judge.h"
 #include "scheduler/brain/placer.h"
 #include "scheduler/brain/reconciler.h"
+#include "scheduler/brain/support_desk.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/placement/pipeline.h"
 #include "scheduler/spec/cluster_spec.h"
@@ -61,6 +62,9 @@ class Brain {
   Result<BrainReply> on(const StartBurnIn& e) { return health_.on(e); }
   Result<BrainReply> on(const SetNodeState& e);
   Result<BrainReply> on(const SetClusterAdmission& e) { return then_place(attempts_.on(e)); }
+  Result<BrainReply> on(const OpenTicket& e) { return support_.on(e); }
+  Result<BrainReply> on(const NoteTicket& e) { return support_.on(e); }
+  Result<BrainReply> on(const CloseTicket& e) { return support_.on(e); }
   Result<BrainReply> on(const ManifestCompleted& e) { return data_.on(e); }
   Result<BrainReply> on(const RemoveCompleted& e) { return data_.on(e); }
   Result<BrainReply> on(const TransferProgressed& e) { return data_.on(e); }
@@ -78,6 +82,7 @@ class Brain {
   Reconciler reconciler_;
   Placer placer_;
   AttemptTracker attempts_;
+  SupportDesk support_;
 };
 
 }  // namespace orch

@@ -94,6 +94,23 @@ struct SetClusterAdmission {
   std::string reason;
 };
 
+// `orchestrate ticket open|update|close`: the support record with a cluster's provider.
+struct OpenTicket {
+  std::string cluster;
+  std::string summary;
+  std::vector<std::string> nodes;  // the nodes it concerns (listed by the site)
+  std::string incident;            // a node-ledger incident it concerns, or empty
+};
+struct NoteTicket {
+  std::int64_t ticket_id = 0;
+  std::string text;
+  bool from_provider = false;  // the provider's answer (the first one is its first response)
+};
+struct CloseTicket {
+  std::int64_t ticket_id = 0;
+  std::string resolution;
+};
+
 // `orchestrate node quarantine|release`: a person overrides the rules.
 struct SetNodeState {
   std::string cluster;
@@ -153,17 +170,19 @@ struct StartAudit {
 
 struct Tick {};
 
-using BrainEvent = std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted,
-                                AttemptObserved, InventoryObserved, SiteUnreachable, SiteReachable,
-                                ProbeCompleted, StartBurnIn, SetNodeState, SetClusterAdmission,
-                                ManifestCompleted, RemoveCompleted, TransferProgressed,
-                                TransferFinished, RegisterDataset, ReplicateData, StartAudit, Tick>;
+using BrainEvent =
+    std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted, AttemptObserved,
+                 InventoryObserved, SiteUnreachable, SiteReachable, ProbeCompleted, StartBurnIn,
+                 SetNodeState, SetClusterAdmission, OpenTicket, NoteTicket, CloseTicket,
+                 ManifestCompleted, RemoveCompleted, TransferProgressed, TransferFinished,
+                 RegisterDataset, ReplicateData, StartAudit, Tick>;
 
 // What a command returns to its caller (REST handler).
 struct BrainReply {
   std::int64_t job_id = 0;
   std::string state;
   std::int64_t transfer_id = 0;  // ReplicateData: the transfer started (0: none needed)
+  std::int64_t ticket_id = 0;    // the ticket a ticket command opened or changed
   std::string message;           // what a data command did, for people
 };
 

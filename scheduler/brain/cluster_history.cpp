@@ -76,6 +76,11 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
     if (!e.incident.empty() && !counted.insert({e.cluster, e.node, e.incident}).second) continue;
     in.node_failures.push_back({e.cluster, e.node, e.at_ms});
   }
+  auto tickets = store.tickets_since(window_start);
+  if (!tickets) return tickets.error();
+  for (const auto& t : *tickets) {
+    in.tickets.push_back({t.cluster, t.opened_ms, t.first_response_ms, t.resolved_ms});
+  }
   return in;
 }
 

@@ -25,6 +25,10 @@ struct Tally {
   std::vector<double> save_time_s;
   int nodes = 0;
   int quarantined_nodes = 0;
+  int open_tickets = 0;
+  int tickets = 0;
+  std::vector<double> response_h;
+  std::vector<double> resolution_h;
 
   void add(const Tally& o) {
     up_ms += o.up_ms;
@@ -41,6 +45,10 @@ struct Tally {
     save_time_s.insert(save_time_s.end(), o.save_time_s.begin(), o.save_time_s.end());
     nodes += o.nodes;
     quarantined_nodes += o.quarantined_nodes;
+    open_tickets += o.open_tickets;
+    tickets += o.tickets;
+    response_h.insert(response_h.end(), o.response_h.begin(), o.response_h.end());
+    resolution_h.insert(resolution_h.end(), o.resolution_h.begin(), o.resolution_h.end());
   }
 };
 
@@ -99,6 +107,10 @@ Scorecard card(std::string name, std::string kind, std::vector<std::string> clus
   c.nodes = t.nodes;
   c.quarantined_nodes = t.quarantined_nodes;
   if (t.nodes > 0) c.quarantined_share = static_cast<double>(t.quarantined_nodes) / t.nodes;
+  c.open_tickets = t.open_tickets;
+  c.tickets = t.tickets;
+  c.ticket_response_median_h = median(t.response_h);
+  c.ticket_resolution_median_h = median(t.resolution_h);
   return c;
 }
 
@@ -173,6 +185,19 @@ std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
   for (const auto& f : in.node_failures) {
     Tally* t = tally_of(f.cluster);
     if (t && f.at_ms >= w0 && f.at_ms <= now) ++t->node_failures;
+  }
+  for (const auto& tk : in.tickets) {
+    Tally* t = tally_of(tk.cluster);
+    if (!t || tk.opened_ms > now) continue;
+    if (!tk.resolved_ms || *tk.resolved_ms > now) ++t->open_tickets;
+    if (tk.opened_ms >= w0) ++t->tickets;
+    if (tk.first_response_ms && *tk.first_response_ms >= w0 && *tk.first_response_ms <= now) {
+      t->response_h.push_back(static_cast<double>(*tk.first_response_ms - tk.opened_ms) /
+                              kMsPerHour);
+    }
+    if (tk.resolved_ms && *tk.resolved_ms >= w0 && *tk.resolved_ms <= now) {
+      t->resolution_h.push_back(static_cast<double>(*tk.resolved_ms - tk.opened_ms) / kMsPerHour);
+    }
   }
   for (const auto& cp : in.checkpoints) {
     if (Tally* t = tally_of(cp.cluster)) t->save_time_s.push_back(cp.save_time_s);

@@ -56,6 +56,14 @@ struct NodeFailureFact {
   Millis at_ms = 0;
 };
 
+// A support ticket with the cluster's provider (brain/support_desk.h).
+struct TicketFact {
+  std::string cluster;
+  Millis opened_ms = 0;
+  std::optional<Millis> first_response_ms;
+  std::optional<Millis> resolved_ms;
+};
+
 struct ScorecardInputs {
   Millis now = 0;
   Millis window_start = 0;  // facts before this are ignored (default: everything)
@@ -64,6 +72,7 @@ struct ScorecardInputs {
   std::vector<HealthChange> health;
   std::vector<CheckpointFact> checkpoints;
   std::vector<NodeFailureFact> node_failures;
+  std::vector<TicketFact> tickets;
 };
 
 // Every figure is over the window [window_start, now]; facts outside it are ignored. A vendor
@@ -98,6 +107,13 @@ struct Scorecard {
   int nodes = 0;
   int quarantined_nodes = 0;
   double quarantined_share = 0;  // quarantined_nodes / nodes; 0 without nodes
+  // The support record: tickets open now and opened within the window; the median hours from
+  // opening to the provider's first response (over first responses within the window) and to
+  // resolution (over tickets resolved within the window); nullopt without one.
+  int open_tickets = 0;
+  int tickets = 0;
+  std::optional<double> ticket_response_median_h;
+  std::optional<double> ticket_resolution_median_h;
 };
 
 // Whether an attempt that ended with this cause counts as an interruption (see above).

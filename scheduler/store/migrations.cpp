@@ -305,6 +305,30 @@ ALTER TABLE attempts ADD COLUMN last_alive_ms INTEGER;
 ALTER TABLE clusters ADD COLUMN admission_ms INTEGER;
 ALTER TABLE clusters ADD COLUMN admission_reason TEXT NOT NULL DEFAULT '';
 )sql"},
+      {12, "support tickets with each cluster's provider and their history",
+       R"sql(
+CREATE TABLE tickets (
+  id INTEGER PRIMARY KEY,
+  cluster TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  nodes TEXT NOT NULL DEFAULT '[]',
+  incident TEXT NOT NULL DEFAULT '',
+  opened_ms INTEGER NOT NULL,
+  first_response_ms INTEGER,
+  resolved_ms INTEGER,
+  resolution TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX tickets_by_cluster ON tickets(cluster, opened_ms);
+CREATE INDEX tickets_open ON tickets(resolved_ms) WHERE resolved_ms IS NULL;
+CREATE TABLE ticket_notes (
+  id INTEGER PRIMARY KEY,
+  ticket_id INTEGER NOT NULL REFERENCES tickets(id),
+  at_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  text TEXT NOT NULL
+);
+CREATE INDEX ticket_notes_by_ticket ON ticket_notes(ticket_id, id);
+)sql"},
   };
   return list;
 }

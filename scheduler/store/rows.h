@@ -183,6 +183,29 @@ struct AttemptRow {
   std::optional<Millis> last_alive_ms;
 };
 
+// A support ticket with a cluster's provider (issue 15): when it was opened, first answered by
+// the provider and resolved, and what it concerns (nodes, a node-ledger incident).
+struct TicketRow {
+  std::int64_t id = 0;
+  std::string cluster;
+  std::string summary;
+  std::vector<std::string> nodes;
+  std::string incident;  // a node-ledger incident key, or empty
+  Millis opened_ms = 0;
+  std::optional<Millis> first_response_ms;  // the provider's first answer
+  std::optional<Millis> resolved_ms;        // closed
+  std::string resolution;
+};
+
+// One entry of a ticket's history: an update by the team or an answer of the provider.
+struct TicketNoteRow {
+  std::int64_t id = 0;
+  std::int64_t ticket_id = 0;
+  Millis at_ms = 0;
+  std::string kind;  // "opened", "note", "provider", "closed"
+  std::string text;
+};
+
 struct CheckpointRow {
   std::int64_t id = 0;
   JobId job_id = 0;

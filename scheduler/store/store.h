@@ -183,6 +183,19 @@ class Store {
   Result<std::vector<TransferRow>> done_transfers(const std::string& a, const std::string& b,
                                                   int limit);
 
+  // Support tickets (store_tickets.cpp).
+  Result<std::int64_t> insert_ticket(const TicketRow& row);  // id
+  Result<void> update_ticket(const TicketRow& row);
+  Result<std::optional<TicketRow>> ticket(std::int64_t id);
+  // Newest first: of one cluster (empty: every cluster); open: only open (true) or closed
+  // (false) ones, both when unset.
+  Result<std::vector<TicketRow>> tickets(const std::string& cluster, std::optional<bool> open,
+                                         int limit);
+  // Tickets that matter to a window starting at since_ms: opened since, or still open then.
+  Result<std::vector<TicketRow>> tickets_since(Millis since_ms);
+  Result<std::int64_t> add_ticket_note(const TicketNoteRow& row);
+  Result<std::vector<TicketNoteRow>> ticket_notes(std::int64_t ticket_id);
+
   // Events.
   Result<void> add_event(std::optional<JobId> job, std::optional<int> attempt_no, Millis at,
                          const std::string& kind, const std::string& message);

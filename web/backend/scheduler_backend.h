@@ -53,6 +53,14 @@ class SchedulerBackend final : public ApiBackend {
                                         bool quarantine, const std::string& reason) override;
   Result<nlohmann::json> set_cluster_admission(const std::string& cluster, const std::string& to,
                                                const std::string& reason) override;
+  // Support tickets (scheduler_backend_tickets.cpp).
+  Result<nlohmann::json> open_ticket(const TicketRequest& request) override;
+  Result<nlohmann::json> list_tickets(const std::string& cluster, const std::string& state,
+                                      int limit) override;
+  Result<nlohmann::json> get_ticket(std::int64_t id) override;
+  Result<nlohmann::json> note_ticket(std::int64_t id, const std::string& text,
+                                     bool from_provider) override;
+  Result<nlohmann::json> close_ticket(std::int64_t id, const std::string& resolution) override;
   Result<nlohmann::json> start_burn_in(const std::string& cluster) override;
   Result<nlohmann::json> cluster_probes(const std::string& cluster, const std::string& node,
                                         int limit) override;

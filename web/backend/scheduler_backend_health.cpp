@@ -73,6 +73,10 @@ json card_json(const Scorecard& c) {
           {"checkpoint_save_p95_s", opt(c.checkpoint_save_p95_s)},
           {"nodes", c.nodes},
           {"quarantined_nodes", c.quarantined_nodes},
+          {"open_tickets", c.open_tickets},
+          {"tickets", c.tickets},
+          {"ticket_response_median_h", opt(c.ticket_response_median_h)},
+          {"ticket_resolution_median_h", opt(c.ticket_resolution_median_h)},
           {"quarantined_share", c.quarantined_share}};
 }
 

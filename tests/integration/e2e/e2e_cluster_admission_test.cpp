@@ -12,10 +12,6 @@ using ::testing::HasSubstr;
 
 class ClusterAdmissionE2eTest : public E2eTest {
  protected:
-  ProcessResult cli(std::vector<std::string> args) {
-    args.insert(args.begin(), {ORCH_BIN_DIR "/orchestrate", "--server", url_});
-    return run_process(args, milliseconds(60000));
-  }
   std::string admission(const std::string& cluster) {
     const json list = get_json(url_, "/api/v1/clusters");
     for (const auto& c : list["clusters"]) {

@@ -29,10 +29,6 @@ class HealthE2eTest : public ServerFixture {
   void SetUp() override { start_with(kHealthClustersYaml); }
   void before_cleanup() override { kill_leftover_jobs(state_); }
 
-  ProcessResult cli(std::vector<std::string> args) {
-    args.insert(args.begin(), {ORCH_BIN_DIR "/orchestrate", "--server", url_});
-    return run_process(args, milliseconds(90000));
-  }
   // A toy-trainer job on alpha only, `nodes` nodes x 2 slots.
   std::string job_yaml(const std::string& name, int nodes, int steps) const {
     const std::string ckpt = dir_->path() + "/ckpt/" + name;

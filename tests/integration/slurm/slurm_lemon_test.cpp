@@ -35,10 +35,6 @@ class SlurmLemonTest : public SlurmE2eTest {
     yaml.replace(yaml.find(two), two.size(), "gpus_per_node: 8");
     return yaml;
   }
-  ProcessResult cli(std::vector<std::string> args) {
-    args.insert(args.begin(), {ORCH_BIN_DIR "/orchestrate", "--server", url_});
-    return run_process(args, milliseconds(60000));
-  }
   json node_row(const std::string& name) {
     json list = get_json(url_, "/api/v1/nodes?cluster=alpha");
     for (const auto& n : list.value("nodes", json::array())) {

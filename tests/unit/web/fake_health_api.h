@@ -13,6 +13,15 @@
 namespace orch::testing {
 
 class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
+ private:
+  Result<nlohmann::json> ticket_at(std::int64_t id) {
+    if (auto e = failure()) return *e;
+    if (id < 1 || id > static_cast<std::int64_t>(tickets.size())) {
+      return make_error(ErrorKind::not_found, "no ticket " + std::to_string(id));
+    }
+    return tickets[static_cast<std::size_t>(id - 1)];
+  }
+
  public:
   NodeFilter last_node_filter;
   std::string last_node, last_reason, last_probe_node;
@@ -102,6 +111,79 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
     }
     return nlohmann::json{{"cluster", cluster}, {"probes", out}};
   }
+  // Tickets, kept in order: ids 1, 2, ...; alpha is the only cluster with nodes a1, a2.
+  std::vector<nlohmann::json> tickets;
+  Result<nlohmann::json> open_ticket(const TicketRequest& r) override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    if (r.cluster != "alpha") {
+      return make_error(ErrorKind::not_found, "no cluster \"" + r.cluster + "\"");
+    }
+    if (r.summary.empty()) {
+      return make_error(ErrorKind::invalid, "the summary is empty; say what the ticket is about");
+    }
+    nlohmann::json t = {
+        {"id", static_cast<std::int64_t>(tickets.size() + 1)},
+        {"cluster", r.cluster},
+        {"summary", r.summary},
+        {"nodes", r.nodes},
+        {"incident", r.incident},
+        {"state", "open"},
+        {"opened_ms", 1700000000000},
+        {"first_response_ms", nullptr},
+        {"resolved_ms", nullptr},
+        {"resolution", ""},
+        {"history", {{{"at_ms", 1700000000000}, {"kind", "opened"}, {"text", r.summary}}}}};
+    tickets.push_back(t);
+    return t;
+  }
+  Result<nlohmann::json> list_tickets(const std::string& cluster, const std::string& state,
+                                      int limit) override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    last_ticket_query = cluster + "|" + state + "|" + std::to_string(limit);
+    nlohmann::json out = nlohmann::json::array();
+    for (auto it = tickets.rbegin(); it != tickets.rend(); ++it) {
+      if (!state.empty() && (*it)["state"] != state) continue;
+      nlohmann::json row = *it;
+      row.erase("history");
+      out.push_back(row);
+    }
+    return nlohmann::json{{"tickets", out}};
+  }
+  Result<nlohmann::json> get_ticket(std::int64_t id) override {
+    std::lock_guard lock(mu_);
+    return ticket_at(id);
+  }
+  Result<nlohmann::json> note_ticket(std::int64_t id, const std::string& text,
+                                     bool from_provider) override {
+    std::lock_guard lock(mu_);
+    auto t = ticket_at(id);
+    if (!t) return t;
+    nlohmann::json& row = tickets[static_cast<std::size_t>(id - 1)];
+    if (from_provider && row["first_response_ms"].is_null()) {
+      row["first_response_ms"] = 1700005400000;  // 1.5 h after opening
+    }
+    row["history"].push_back(
+        {{"at_ms", 1700005400000}, {"kind", from_provider ? "provider" : "note"}, {"text", text}});
+    return row;
+  }
+  Result<nlohmann::json> close_ticket(std::int64_t id, const std::string& resolution) override {
+    std::lock_guard lock(mu_);
+    auto t = ticket_at(id);
+    if (!t) return t;
+    nlohmann::json& row = tickets[static_cast<std::size_t>(id - 1)];
+    if (row["state"] == "closed") {
+      return make_error(ErrorKind::conflict,
+                        "ticket " + std::to_string(id) + " (alpha) is already closed");
+    }
+    row["state"] = "closed";
+    row["resolved_ms"] = 1700093600000;  // 26 h after opening
+    row["resolution"] = resolution;
+    row["history"].push_back({{"at_ms", 1700093600000}, {"kind", "closed"}, {"text", resolution}});
+    return row;
+  }
+  std::string last_ticket_query;
   Result<nlohmann::json> provider_report(int window_days) override {
     std::lock_guard lock(mu_);
     if (auto e = failure()) return *e;
@@ -123,15 +205,22 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
                             {"checkpoint_save_p95_s", 12.5},
                             {"nodes", 2},
                             {"quarantined_nodes", 1},
-                            {"quarantined_share", 0.5}};
+                            {"quarantined_share", 0.5},
+                            {"open_tickets", 1},
+                            {"tickets", 2},
+                            {"ticket_response_median_h", 1.5},
+                            {"ticket_resolution_median_h", 26}};
     };
     nlohmann::json beta = card("beta-long-name", "cluster", {"beta-long-name"});
     for (const char* k :
          {"interruptions_per_1k_gpu_h", "node_mtbf_h", "detection_median_s", "detection_p95_s",
-          "recovery_median_s", "recovery_p95_s", "median_mfu", "checkpoint_save_p95_s"}) {
+          "recovery_median_s", "recovery_p95_s", "median_mfu", "checkpoint_save_p95_s",
+          "ticket_response_median_h", "ticket_resolution_median_h"}) {
       beta[k] = nullptr;
     }
     beta["interruptions"] = 0;
+    beta["open_tickets"] = 0;
+    beta["tickets"] = 0;
     return nlohmann::json{
         {"window_start_ms", 1700000000000 - window_days * 86400000LL},
         {"now_ms", 1700000000000},

@@ -1,7 +1,7 @@
 // The health client commands in-process against a real HttpServer over the fake backend:
 // node list/quarantine/release, cluster burn-in (with --wait) and probes, report providers,
 // and the checkpoint advice of job show.
-#include <gtest/gtest.h>
+#include <gmock/gmock.h>
 
 #include <sstream>
 
@@ -97,6 +97,38 @@ TEST_F(HealthCliTest, DrainActivateRetire) {
   EXPECT_EQ(cli({"cluster", "drain"}), kExitUsage);
 }
 
+TEST_F(HealthCliTest, TicketsOpenUpdateCloseListShow) {
+  EXPECT_EQ(cli({"ticket", "open", "alpha", "a2 loses its IB link", "--node", "a2", "--incident",
+                 "job 7 attempt 1"}),
+            kExitOk)
+      << err.str();
+  EXPECT_EQ(out.str(), "opened ticket 1 with alpha's provider\n");
+  ASSERT_EQ(backend.tickets.size(), 1u);
+  EXPECT_EQ(backend.tickets[0]["nodes"], nlohmann::json({"a2"}));
+  EXPECT_EQ(backend.tickets[0]["incident"], "job 7 attempt 1");
+  out.str("");
+  EXPECT_EQ(cli({"ticket", "update", "1", "looking at it", "--provider"}), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("first response 1.5 h; resolved -"));
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("provider  looking at it"));
+  out.str("");
+  EXPECT_EQ(cli({"ticket", "close", "1", "--resolution", "cable replaced"}), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("Ticket 1 with alpha's provider (closed): a2 loses "
+                                              "its IB link\n  nodes: a2\n  incident: job 7 "
+                                              "attempt 1\n"));
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("resolved 26 h"));
+  out.str("");
+  EXPECT_EQ(cli({"ticket", "list", "--cluster", "alpha", "--state", "closed"}), kExitOk);
+  EXPECT_EQ(backend.last_ticket_query, "alpha|closed|100");
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("ID  CLUSTER  STATE   OPENED"));
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("a2 loses its IB link"));
+  out.str("");
+  EXPECT_EQ(cli({"ticket", "close", "1"}), kExitServerError);
+  EXPECT_EQ(err.str(), "error: ticket 1 (alpha) is already closed\n");
+  EXPECT_EQ(cli({"ticket", "show", "9"}), kExitServerError);
+  EXPECT_EQ(cli({"ticket", "open", "alpha"}), kExitUsage);
+  EXPECT_EQ(cli({"ticket", "list", "--state", "gone"}), kExitUsage);
+}
+
 TEST_F(HealthCliTest, BurnInWithoutWait) {
   EXPECT_EQ(run_cluster_burn_in(options, "alpha", false, 600, out, err), kExitOk) << err.str();
   EXPECT_EQ(out.str(),
@@ -162,17 +194,21 @@ TEST_F(HealthCliTest, ReportProviders) {
   EXPECT_EQ(text.rfind("Provider scorecards from ", 0), 0u) << text;
   EXPECT_NE(text.find("NAME            KIND     AVAIL  INTERRUPTS/1kGPUh  MTBF_H  "
                       "DETECT_P50/P95_S  RECOVER_P50/P95_S  MEDIAN_MFU  CKPT_P95_S  QUARANTINED  "
-                      "GPU_H\n"),
+                      "GPU_H   TICKETS  RESPONSE_H  RESOLVE_H\n"),
             std::string::npos)
       << text;
   EXPECT_NE(
-      text.find("alpha           cluster  98.8%  2.43               410.2   15/21.5           "
-                "80/120             41.2%       12.5        1/2          1234.5\n"),
+      text.find(
+          "alpha           cluster  98.8%  2.43               410.2   15/21.5           "
+          "80/120             41.2%       12.5        1/2          1234.5  1/2      1.5         "
+          "26\n"),
       std::string::npos)
       << text;
   EXPECT_NE(
-      text.find("beta-long-name  cluster  98.8%  -                  -       -/-               "
-                "-/-                -           -           1/2          1234.5\n"),
+      text.find(
+          "beta-long-name  cluster  98.8%  -                  -       -/-               "
+          "-/-                -           -           1/2          1234.5  0/0      -           "
+          "-\n"),
       std::string::npos)
       << text;
   EXPECT_NE(text.find("acme            vendor"), std::string::npos) << text;

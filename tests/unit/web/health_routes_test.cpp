@@ -86,6 +86,50 @@ TEST_F(HealthRoutesTest, DrainActivateRetire) {
   EXPECT_EQ(call("GET", "/api/v1/clusters/alpha/drain").status, 405);
 }
 
+TEST_F(HealthRoutesTest, Tickets) {
+  auto r = call("POST", "/api/v1/tickets",
+                R"({"cluster": "alpha", "summary": "a2 IB link", "nodes": ["a2"]})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(parsed(r)["id"], 1);
+  EXPECT_EQ(parsed(r)["state"], "open");
+  r = call("POST", "/api/v1/tickets/1/updates", R"({"text": "on it", "from_provider": true})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(parsed(r)["first_response_ms"], 1700005400000);
+  r = call("POST", "/api/v1/tickets/1/close", R"({"resolution": "cable"})");
+  EXPECT_EQ(parsed(r)["state"], "closed");
+  r = call("GET", "/api/v1/tickets?cluster=alpha&state=closed&limit=5");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(parsed(r)["tickets"].size(), 1u);
+  EXPECT_EQ(backend.last_ticket_query, "alpha|closed|5");
+  EXPECT_EQ(call("GET", "/api/v1/tickets/1").status, 200);
+}
+
+TEST_F(HealthRoutesTest, TicketErrors) {
+  expect_problem(call("POST", "/api/v1/tickets", ""), 400, "empty");
+  expect_problem(call("POST", "/api/v1/tickets", "{"), 400, "not valid JSON");
+  expect_problem(call("POST", "/api/v1/tickets", R"({"cluster": "alpha"})"), 422,
+                 "\"summary\" is required");
+  expect_problem(call("POST", "/api/v1/tickets", R"({"cluster": "alpha", "summary": 3})"), 422,
+                 "must be a string");
+  expect_problem(
+      call("POST", "/api/v1/tickets", R"({"cluster": "alpha", "summary": "x", "nodes": "a2"})"),
+      422, "\"nodes\" must be a list");
+  expect_problem(
+      call("POST", "/api/v1/tickets", R"({"cluster": "alpha", "summary": "x", "nodes": [1]})"), 422,
+      "node names");
+  expect_problem(call("POST", "/api/v1/tickets", R"({"cluster": "alpha", "summary": ""})"), 422,
+                 "the summary is empty");
+  expect_problem(call("POST", "/api/v1/tickets", R"({"cluster": "zeta", "summary": "x"})"), 404,
+                 "zeta");
+  expect_problem(call("GET", "/api/v1/tickets?state=lost"), 400, "open or closed");
+  expect_problem(call("GET", "/api/v1/tickets/abc"), 400, "ticket id must be a positive integer");
+  expect_problem(call("GET", "/api/v1/tickets/7"), 404, "no ticket 7");
+  expect_problem(call("POST", "/api/v1/tickets/7/updates", R"({"text": "x"})"), 404, "no ticket");
+  expect_problem(call("POST", "/api/v1/tickets/1/updates", R"({"text": "x", "from_provider": 1})"),
+                 422, "true or false");
+  expect_problem(call("POST", "/api/v1/tickets/1/updates", "{}"), 422, "\"text\" is required");
+}
+
 TEST_F(HealthRoutesTest, BurnIn) {
   auto r = call("POST", "/api/v1/clusters/alpha/burn-in");
   EXPECT_EQ(r.status, 202) << r.body;
