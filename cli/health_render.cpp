@@ -94,6 +94,19 @@ void render_node_probes(const json& probes, std::ostream& out) {
   table.print(out);
 }
 
+namespace {
+
+// Days late (negative: early), "+" when it is still awaited: "3.5", "-1", "12.0+"; "-" without a
+// promise.
+std::string delivery(const json& card) {
+  std::string out = decimal(member(card, "delivery_delay_days"), 1);
+  const json& awaiting = member(card, "awaiting_delivery");
+  if (out != "-" && awaiting.is_boolean() && awaiting.get<bool>()) out += "+";
+  return out;
+}
+
+}  // namespace
+
 void render_scorecards(const json& report, std::ostream& out) {
   out << "Provider scorecards from " << timestamp(member(report, "window_start_ms")) << " to "
       << timestamp(member(report, "now_ms")) << '\n';
@@ -102,7 +115,7 @@ void render_scorecards(const json& report, std::ostream& out) {
   // median hours from opening to the provider's first response and to resolution.
   Table table({"NAME", "KIND", "AVAIL", "INTERRUPTS/1kGPUh", "MTBF_H", "DETECT_P50/P95_S",
                "RECOVER_P50/P95_S", "MEDIAN_MFU", "CKPT_P95_S", "QUARANTINED", "GPU_H", "TICKETS",
-               "RESPONSE_H", "RESOLVE_H"});
+               "RESPONSE_H", "RESOLVE_H", "DELIVERY_D"});
   for (const auto& c : items(report, "cards")) {
     table.add_row(
         {field(c, "name"), field(c, "kind"), percent(member(c, "availability")),
@@ -114,7 +127,7 @@ void render_scorecards(const json& report, std::ostream& out) {
          field(c, "quarantined_nodes") + "/" + field(c, "nodes"),
          decimal(member(c, "gpu_hours"), 1), field(c, "open_tickets") + "/" + field(c, "tickets"),
          decimal(member(c, "ticket_response_median_h"), 1),
-         decimal(member(c, "ticket_resolution_median_h"), 1)});
+         decimal(member(c, "ticket_resolution_median_h"), 1), delivery(c)});
   }
   if (table.empty()) {
     out << "no clusters\n";

@@ -17,7 +17,9 @@ Result<void> Brain::start() {
   return core_.store.transaction([&]() -> Result<void> {
     const Millis now = core_.clock.now_ms();
     for (const auto& c : core_.clusters) {
-      Admission admission = c.burn_in.on_join ? Admission::pending : Admission::active;
+      Admission admission = c.delivery.promised_ms ? Admission::pending_delivery
+                            : c.burn_in.on_join    ? Admission::pending
+                                                   : Admission::active;
       auto added = core_.store.ensure_cluster(c.name, admission, now);
       if (!added) return added.error();
       if (*added) {

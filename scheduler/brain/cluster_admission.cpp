@@ -39,6 +39,13 @@ Result<BrainReply> AttemptTracker::on(const SetClusterAdmission& e) {
   ClusterRow c = **row;
   if (auto why = refusal(c, e.to)) return make_error(ErrorKind::conflict, *why);
   if (c.admission == e.to) return BrainReply{0, std::string(to_string(c.admission))};
+  if (c.admission == Admission::pending_delivery && e.to == Admission::active) {
+    // A person says it has arrived.
+    const std::string how =
+        "activated by hand" + (e.reason.empty() ? std::string() : ": " + e.reason);
+    if (auto r = health_.mark_delivered(c, how); !r) return r.error();
+    return BrainReply{0, std::string(to_string(c.admission))};
+  }
   const Millis now = clock_.now_ms();
   const Admission from = c.admission;
   c.admission = e.to;

@@ -37,6 +37,14 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
       if (n.state != NodeState::active) ++fact.quarantined_nodes;
     }
     if (fact.nodes == 0) fact.nodes = spec->nodes;  // not polled yet: as configured
+    fact.promised_ms = spec->delivery.promised_ms;
+    fact.delivered_ms = row.delivered_ms;
+    // Its availability counts from delivery: before it, the provider owed nothing to answer.
+    if (row.delivered_ms) {
+      fact.since_ms = *row.delivered_ms;
+    } else if (row.admission == Admission::pending_delivery) {
+      fact.since_ms = now;
+    }
     in.clusters.push_back(fact);
   }
   auto attempts = store.attempts_since(window_start);

@@ -258,9 +258,37 @@ Result<void> HealthJudge::record_health(const std::string& cluster, SiteHealth h
   return store_.add_health_log({cluster, clock_.now_ms(), health});
 }
 
+Result<void> HealthJudge::mark_delivered(ClusterRow& c, const std::string& how) {
+  const ClusterSpec* spec = cluster_spec(c.name);
+  const Millis now = clock_.now_ms();
+  c.delivered_ms = now;
+  c.admission = spec && spec->burn_in.on_join ? Admission::pending : Admission::active;
+  if (auto r = store_.update_cluster(c); !r) return r;
+  std::string msg = "cluster " + c.name + " delivered (" + how + ")";
+  if (spec && spec->delivery.promised_ms) {
+    const double days = static_cast<double>(now - *spec->delivery.promised_ms) / 86'400'000.0;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f day(s) %s", days < 0 ? -days : days,
+                  days <= 0 ? "before" : "after");
+    msg += ": " + std::string(buf) + " the promised " + spec->delivery.promised;
+  }
+  msg += c.admission == Admission::pending ? "; it burns in next" : "; it takes work now";
+  return store_.add_event(std::nullopt, std::nullopt, now, "cluster-delivered", msg);
+}
+
 Result<BrainReply> HealthJudge::on(const InventoryObserved& e) {
   if (!cluster_spec(e.cluster)) return BrainReply{};
   const Millis now = clock_.now_ms();
+  if (!e.inventory.nodes.empty()) {
+    auto row = store_.cluster(e.cluster);
+    if (!row) return row.error();
+    if (*row && (*row)->admission == Admission::pending_delivery) {
+      ClusterRow c = **row;
+      const std::string how =
+          "its site listed " + std::to_string(e.inventory.nodes.size()) + " node(s)";
+      if (auto r = mark_delivered(c, how); !r) return r.error();
+    }
+  }
   auto known = store_.nodes(e.cluster);
   if (!known) return known.error();
   std::map<std::string, const NodeRow*> before;

@@ -36,6 +36,9 @@ class HealthJudge : BrainPart {
                           const std::string& kind, const std::string& message,
                           const AttemptRow* attempt = nullptr);
   // The cluster's health log (its reachability over time).
+  // A cluster waiting in pending-delivery has arrived (`how`: what showed it): it goes on to
+  // burn-in (pending) or active, with its delivery time kept and said against the promise.
+  Result<void> mark_delivered(ClusterRow& cluster, const std::string& how);
   Result<void> record_health(const std::string& cluster, SiteHealth health);
   // The failure classifier's node verdicts: ledger entries for the nodes a failure implicates.
   Result<void> implicate_nodes(const AttemptRow& attempt, ExitCause cause,

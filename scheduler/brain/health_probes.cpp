@@ -82,6 +82,11 @@ Result<BrainReply> HealthJudge::on(const StartBurnIn& e) {
     return make_error(ErrorKind::conflict, "cluster " + c.name + " is already burning in (round " +
                                                c.burn_in_token + "); wait for it to finish");
   }
+  if (c.admission == Admission::pending_delivery) {
+    return make_error(ErrorKind::conflict, "cluster " + c.name +
+                                               " is not delivered yet; it burns in once its site "
+                                               "lists its nodes");
+  }
   if (c.admission == Admission::draining || c.admission == Admission::retired) {
     return make_error(ErrorKind::conflict,
                       "cluster " + c.name + " is " + std::string(to_string(c.admission)) +

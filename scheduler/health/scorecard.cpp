@@ -29,6 +29,8 @@ struct Tally {
   int tickets = 0;
   std::vector<double> response_h;
   std::vector<double> resolution_h;
+  std::vector<double> delivery_delay_days;
+  bool awaiting_delivery = false;
 
   void add(const Tally& o) {
     up_ms += o.up_ms;
@@ -49,6 +51,9 @@ struct Tally {
     tickets += o.tickets;
     response_h.insert(response_h.end(), o.response_h.begin(), o.response_h.end());
     resolution_h.insert(resolution_h.end(), o.resolution_h.begin(), o.resolution_h.end());
+    delivery_delay_days.insert(delivery_delay_days.end(), o.delivery_delay_days.begin(),
+                               o.delivery_delay_days.end());
+    awaiting_delivery = awaiting_delivery || o.awaiting_delivery;
   }
 };
 
@@ -111,6 +116,8 @@ Scorecard card(std::string name, std::string kind, std::vector<std::string> clus
   c.tickets = t.tickets;
   c.ticket_response_median_h = median(t.response_h);
   c.ticket_resolution_median_h = median(t.resolution_h);
+  c.delivery_delay_days = median(t.delivery_delay_days);
+  c.awaiting_delivery = t.awaiting_delivery;
   return c;
 }
 
@@ -162,6 +169,16 @@ std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
   }
   for (const auto& c : in.clusters) {
     Tally& t = tallies[c.name];
+    if (c.promised_ms) {
+      constexpr double kMsPerDay = 86'400'000.0;
+      if (c.delivered_ms) {
+        t.delivery_delay_days.push_back(static_cast<double>(*c.delivered_ms - *c.promised_ms) /
+                                        kMsPerDay);
+      } else if (now > *c.promised_ms) {
+        t.delivery_delay_days.push_back(static_cast<double>(now - *c.promised_ms) / kMsPerDay);
+        t.awaiting_delivery = true;
+      }
+    }
     tally_availability(changes[c.name], std::max(w0, c.since_ms), now, t);
     t.nodes = c.nodes;
     t.quarantined_nodes = c.quarantined_nodes;

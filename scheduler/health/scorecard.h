@@ -19,7 +19,9 @@ struct ClusterFact {
   std::string vendor;
   Millis since_ms = 0;  // when orchestrate first knew it (start of its observed time)
   int nodes = 0;
-  int quarantined_nodes = 0;  // quarantined or retired now
+  int quarantined_nodes = 0;           // quarantined or retired now
+  std::optional<Millis> promised_ms;   // the delivery its provider promised, when ordered so
+  std::optional<Millis> delivered_ms;  // when it arrived (nullopt: not yet, or never ordered)
 };
 
 struct AttemptFact {
@@ -114,6 +116,11 @@ struct Scorecard {
   int tickets = 0;
   std::optional<double> ticket_response_median_h;
   std::optional<double> ticket_resolution_median_h;
+  // Delivery: days from the promised date to delivery (negative: early); for a cluster still
+  // awaiting delivery past its promise, the days late so far (awaiting_delivery set). nullopt
+  // without a promise, or before it. A vendor's: the median over its clusters that have one.
+  std::optional<double> delivery_delay_days;
+  bool awaiting_delivery = false;
 };
 
 // Whether an attempt that ended with this cause counts as an interruption (see above).

@@ -59,6 +59,8 @@ std::optional<std::string> AdmissionFilter::reject(const PlacementRequest&,
       return std::nullopt;
     case Admission::burn_in:
       return "cluster is in burn-in";
+    case Admission::pending_delivery:
+      return "cluster is not delivered yet";
     case Admission::pending:
       return "cluster is pending burn-in";
     case Admission::draining:

@@ -108,6 +108,13 @@ struct DataSpec {
   ThrottleSpec throttle;
 };
 
+// A cluster ordered but not delivered yet (issue 15): it waits in pending-delivery until its
+// site first lists a node (or a person activates it), and the scorecard shows how late it came.
+struct DeliverySpec {
+  std::string promised;                     // "2026-12-10" as written (UTC midnight), empty: none
+  std::optional<std::int64_t> promised_ms;  // the same, in ms since the epoch
+};
+
 struct ClusterSpec {
   std::string name;
   std::string vendor;  // who rents it out (scorecards group by it); empty: the cluster's name
@@ -128,6 +135,7 @@ struct ClusterSpec {
   BurnInSpec burn_in;
   QuarantineSpec quarantine;
   DataSpec data;
+  DeliverySpec delivery;
 
   const std::string& vendor_or_name() const { return vendor.empty() ? name : vendor; }
 

@@ -1,6 +1,7 @@
 #include "scheduler/spec/clusters_parser.h"
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <exception>
@@ -104,6 +105,34 @@ void read_burn_in(const MapView& entry, ClusterSpec& c) {
     b.reader().fail(b.value_position(key),
                     "\"" + std::string(key) + "\" must be at most 1, got " + yaml::format_number(v),
                     "a share of the cluster median such as 0.9");
+  }
+}
+
+// "2026-12-10" as the UTC midnight that starts that day; nullopt unless a real date.
+std::optional<std::int64_t> utc_date_ms(const std::string& text) {
+  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return std::nullopt;
+  for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+  }
+  const std::chrono::year_month_day day{
+      std::chrono::year{std::stoi(text.substr(0, 4))},
+      std::chrono::month{static_cast<unsigned>(std::stoi(text.substr(5, 2)))},
+      std::chrono::day{static_cast<unsigned>(std::stoi(text.substr(8, 2)))}};
+  if (!day.ok()) return std::nullopt;
+  const auto since_epoch = std::chrono::sys_days{day}.time_since_epoch();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch).count();
+}
+
+void read_delivery(const MapView& entry, ClusterSpec& c) {
+  MapView d =
+      entry.child("delivery", "delivery", {"promised"}, "a map such as {promised: 2026-12-10}");
+  d.read_string("promised", c.delivery.promised, yaml::kNonEmpty, "a date such as 2026-12-10");
+  if (d.reader().failed() || c.delivery.promised.empty()) return;
+  c.delivery.promised_ms = utc_date_ms(c.delivery.promised);
+  if (!c.delivery.promised_ms) {
+    d.reader().fail(d.value_position("promised"),
+                    "\"promised\" must be a date YYYY-MM-DD, got \"" + c.delivery.promised + "\"",
+                    "the date the provider promised, such as 2026-12-10");
   }
 }
 
@@ -288,6 +317,7 @@ void read_cluster(MapView& entry, ClusterSpec& c, std::vector<PeerRef>& refs) {
   if (!entry.reader().failed()) check_accelerator(entry, c);
   if (!entry.reader().failed()) read_burn_in(entry, c);
   if (!entry.reader().failed()) read_quarantine(entry, c);
+  if (!entry.reader().failed()) read_delivery(entry, c);
   if (!entry.reader().failed()) read_data(entry, c, refs);
   if (!entry.reader().failed()) read_provider_sections(entry, c);
 }
@@ -307,7 +337,8 @@ const std::vector<std::string_view>& cluster_keys() {
                                          "poll_interval_ms",
                                          "burn_in",
                                          "quarantine",
-                                         "data"};
+                                         "data",
+                                         "delivery"};
     for (const ProviderTraits& p : provider_catalog()) {
       out.insert(out.end(), p.sections.begin(), p.sections.end());
     }

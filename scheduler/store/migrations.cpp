@@ -329,6 +329,10 @@ CREATE TABLE ticket_notes (
 );
 CREATE INDEX ticket_notes_by_ticket ON ticket_notes(ticket_id, id);
 )sql"},
+      {13, "when a cluster ordered with a promised date was delivered",
+       R"sql(
+ALTER TABLE clusters ADD COLUMN delivered_ms INTEGER;
+)sql"},
   };
   return list;
 }

@@ -32,6 +32,7 @@ struct ClusterRow {
   std::string burn_in_token;           // the probe round in flight (admission burn-in), else empty
   std::optional<Millis> admission_ms;  // when a person last drained, activated or retired it
   std::string admission_reason;        // and why
+  std::optional<Millis> delivered_ms;  // when a cluster ordered with a promised date arrived
 };
 
 // A node as its site last reported it, and its standing in orchestrate (quarantine).

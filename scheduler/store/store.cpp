@@ -65,7 +65,7 @@ Error Store::refuse_transition(std::string_view kind, const std::string& who,
 namespace {
 constexpr const char* kClusterColumns =
     "name, health, unreachable_since_ms, message, admission, created_ms, burn_in_token, "
-    "admission_ms, admission_reason";
+    "admission_ms, admission_reason, delivered_ms";
 
 ClusterRow read_cluster(const Stmt& st) {
   ClusterRow c;
@@ -78,6 +78,7 @@ ClusterRow read_cluster(const Stmt& st) {
   c.burn_in_token = st.col_text(6);
   c.admission_ms = st.col_opt_int(7);
   c.admission_reason = st.col_text(8);
+  c.delivered_ms = st.col_opt_int(9);
   return c;
 }
 }  // namespace
@@ -107,11 +108,11 @@ Result<void> Store::update_cluster(const ClusterRow& c) {
   ++capacity_epoch_;
   return execute(db_,
                  "UPDATE clusters SET health = ?, unreachable_since_ms = ?, message = ?, "
-                 "admission = ?, burn_in_token = ?, admission_ms = ?, admission_reason = ? "
-                 "WHERE name = ?",
+                 "admission = ?, burn_in_token = ?, admission_ms = ?, admission_reason = ?, "
+                 "delivered_ms = ? WHERE name = ?",
                  std::string(to_string(c.health)), c.unreachable_since_ms, c.message,
                  std::string(to_string(c.admission)), c.burn_in_token, c.admission_ms,
-                 c.admission_reason, c.name);
+                 c.admission_reason, c.delivered_ms, c.name);
 }
 
 // ---- nodes ------------------------------------------------------------------------------

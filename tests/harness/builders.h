@@ -125,6 +125,12 @@ class ClusterBuilder {
     spec_.peak_tflops = t;
     return *this;
   }
+  // Ordered with a promised delivery date (ms): it starts pending-delivery.
+  ClusterBuilder& promised(std::int64_t at_ms, std::string as_written = "2023-11-14") {
+    spec_.delivery.promised = std::move(as_written);
+    spec_.delivery.promised_ms = at_ms;
+    return *this;
+  }
   ClusterBuilder& burn_in_on_join(bool on = true) {
     spec_.burn_in.on_join = on;
     return *this;

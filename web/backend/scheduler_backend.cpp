@@ -83,11 +83,15 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
     std::string health = "healthy";
     std::string message;
     Admission admission = Admission::active;
+    std::optional<Millis> delivered;
+    std::string admission_reason;
     for (const auto& r : *rows) {
       if (r.name == c.name) {
         health = std::string(to_string(r.health));
         message = r.message;
         admission = r.admission;
+        delivered = r.delivered_ms;
+        admission_reason = r.admission_reason;
       }
     }
     auto nodes = reader.nodes(c.name);
@@ -109,6 +113,9 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
                    {"peak_tflops", peak ? json(*peak / 1e12) : json(nullptr)},
                    {"health", health},
                    {"admission", std::string(to_string(admission))},
+                   {"admission_reason", admission_reason},
+                   {"promised_ms", opt(c.delivery.promised_ms)},
+                   {"delivered_ms", opt(delivered)},
                    {"gpus_total", c.total_gpus()},
                    {"gpus_used", used},
                    {"nodes_healthy", healthy_nodes},

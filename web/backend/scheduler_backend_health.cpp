@@ -77,6 +77,8 @@ json card_json(const Scorecard& c) {
           {"tickets", c.tickets},
           {"ticket_response_median_h", opt(c.ticket_response_median_h)},
           {"ticket_resolution_median_h", opt(c.ticket_resolution_median_h)},
+          {"delivery_delay_days", opt(c.delivery_delay_days)},
+          {"awaiting_delivery", c.awaiting_delivery},
           {"quarantined_share", c.quarantined_share}};
 }
 

@@ -4,6 +4,7 @@
 // with events; checkpoints are verified at once (instant_data).
 #include <gmock/gmock.h>
 
+#include "scheduler/brain/cluster_history.h"
 #include "scheduler/model/launch_request_json.h"
 #include "tests/harness/brain_fixture.h"
 
@@ -128,6 +129,36 @@ TEST_F(BrainClusterAdmission, WhatCannotBeDoneIsRefusedWithWhy) {
   ASSERT_TRUE(set("alpha", Admission::draining).ok());
   ASSERT_TRUE(set("alpha", Admission::draining).ok());
   EXPECT_EQ(brain->handle(StartBurnIn{"alpha"}).error().kind, ErrorKind::conflict);
+}
+
+TEST_F(BrainClusterAdmission, AClusterOrderedWithAPromiseWaitsForDeliveryAndSaysHowLateItCame) {
+  const Millis promised = clock.now_ms() + 24 * 3'600'000LL;
+  start({make_cluster("alpha").promised(promised, "2023-11-15"), make_cluster("beta")});
+  EXPECT_EQ(admission("alpha"), Admission::pending_delivery);
+  JobId id = submit(make_job().gpus(4).on({"alpha"}));
+  EXPECT_THAT(store->job(id).value()->reason, HasSubstr("cluster is not delivered yet"));
+  EXPECT_EQ(brain->handle(StartBurnIn{"alpha"}).error().kind, ErrorKind::conflict);
+
+  clock.advance_ms(36 * 3'600'000LL);  // a day and a half later: half a day late
+  handle(InventoryObserved{"alpha", SiteInventory{{{"alpha-n0", 4, true, ""}}}});
+  EXPECT_EQ(admission("alpha"), Admission::active);
+  EXPECT_EQ(store->cluster("alpha").value()->delivered_ms, clock.now_ms());
+  handle(Tick{});
+  ASSERT_EQ(attempts(id).size(), 1u) << "delivered: it takes work";
+
+  const std::vector<ClusterSpec> clusters = {make_cluster("alpha").promised(promised),
+                                             make_cluster("beta")};
+  auto in = gather_scorecard_inputs(*store, clusters, clock.now_ms(), 0).value();
+  const Scorecard card = compute_scorecards(in).at(0);
+  EXPECT_THAT(card.delivery_delay_days, ::testing::Optional(0.5));
+  EXPECT_FALSE(card.awaiting_delivery);
+}
+
+TEST_F(BrainClusterAdmission, APersonMayActivateAClusterAwaitingDelivery) {
+  start({make_cluster("alpha").promised(clock.now_ms()).burn_in_on_join(), make_cluster("beta")});
+  ASSERT_TRUE(set("alpha", Admission::active, "racked by hand").ok());
+  EXPECT_EQ(admission("alpha"), Admission::pending) << "delivered: it burns in next";
+  EXPECT_TRUE(store->cluster("alpha").value()->delivered_ms.has_value());
 }
 
 TEST_F(BrainClusterAdmission, ABurningInClusterIsActivatedOnlyByItsRound) {

@@ -173,5 +173,46 @@ TEST(Scorecard, InterruptionsAreInfraCausesButTheTimeLimit) {
   EXPECT_FALSE(is_interruption(ExitCause::cancelled));
 }
 
+// The support record and delivery, by hand: alpha's tickets answered in 2 h and 6 h and
+// resolved in 30 h; one opened before the window and resolved in it; beta delivered a day and a
+// half late, gamma (no vendor) still awaited two days past its promise.
+TEST(Scorecard, TicketsAndDeliveryByHand) {
+  ScorecardInputs in;
+  in.window_start = kT0;
+  in.now = kT0 + 100 * kH;
+  in.clusters = {{"alpha", "acme", kT0, 2, 0},
+                 {"beta", "acme", kT0, 2, 0},
+                 {"gamma", "", kT0 + 100 * kH, 1, 0}};
+  in.clusters[1].promised_ms = kT0 + 10 * kH;
+  in.clusters[1].delivered_ms = kT0 + 46 * kH;
+  in.clusters[2].promised_ms = kT0 + 52 * kH;
+  in.tickets = {
+      {"alpha", kT0 + 10 * kH, kT0 + 12 * kH, kT0 + 40 * kH},  // 2 h, 30 h
+      {"alpha", kT0 + 60 * kH, kT0 + 66 * kH, std::nullopt},   // 6 h, still open
+      {"alpha", kT0 - 20 * kH, kT0 - 19 * kH, kT0 + 4 * kH},   // opened before: 24 h to resolve
+      {"beta", kT0 + 90 * kH, std::nullopt, std::nullopt},     // not answered yet
+  };
+  auto cards = compute_scorecards(in);
+  const Scorecard& a = cards[0];
+  EXPECT_EQ(a.tickets, 2);
+  EXPECT_EQ(a.open_tickets, 1);
+  EXPECT_THAT(a.ticket_response_median_h, Optional(DoubleNear(4, 1e-9)));     // of 2, 6
+  EXPECT_THAT(a.ticket_resolution_median_h, Optional(DoubleNear(27, 1e-9)));  // of 30, 24
+  EXPECT_EQ(a.delivery_delay_days, std::nullopt);
+  const Scorecard& b = cards[1];
+  EXPECT_EQ(b.tickets, 1);
+  EXPECT_EQ(b.open_tickets, 1);
+  EXPECT_EQ(b.ticket_response_median_h, std::nullopt);
+  EXPECT_THAT(b.delivery_delay_days, Optional(DoubleNear(1.5, 1e-9)));
+  EXPECT_FALSE(b.awaiting_delivery);
+  const Scorecard& g = cards[2];
+  EXPECT_THAT(g.delivery_delay_days, Optional(DoubleNear(2, 1e-9)));
+  EXPECT_TRUE(g.awaiting_delivery);
+  const Scorecard& acme = cards[3];
+  EXPECT_EQ(acme.tickets, 3);
+  EXPECT_EQ(acme.open_tickets, 2);
+  EXPECT_THAT(acme.delivery_delay_days, Optional(DoubleNear(1.5, 1e-9)));
+}
+
 }  // namespace
 }  // namespace orch

@@ -151,6 +151,17 @@ TEST(ClustersParser, ReadsEveryFieldAndDefaults) {
   EXPECT_EQ(b.poll_interval_ms, 1000);
 }
 
+TEST(ClustersParser, ReadsAPromisedDelivery) {
+  auto r = parse_clusters_file("clusters:\n  - name: a\n    delivery: {promised: 2026-12-10}\n",
+                               "c.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const DeliverySpec& d = r->clusters.at(0).delivery;
+  EXPECT_EQ(d.promised, "2026-12-10");
+  EXPECT_EQ(d.promised_ms, 1796860800000);  // 2026-12-10T00:00:00Z
+  auto none = parse_clusters_file("clusters: [{name: a}]", "c.yaml");
+  EXPECT_EQ(none->clusters.at(0).delivery.promised_ms, std::nullopt);
+}
+
 TEST(ClustersParser, ServerDefaultsWhenAbsent) {
   auto r = parse_clusters_file("clusters: [{name: a}]", "c.yaml");
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -267,6 +278,13 @@ const BadClusters kBad[] = {
      "3:21", "clusters[0].storage.root: invalid UTF-8 at byte offset 6 (0xc3); expected UTF-8"},
     {"unknown tag", "clusters:\n  - name: a\n    nodes: !!python/object 2\n", "3:12",
      "clusters[0].nodes: unknown tag !!python/object; expected no tag, or one of the YAML core"},
+    {"delivery not a date", "clusters:\n  - name: a\n    delivery: {promised: next week}\n", "3:26",
+     "\"promised\" must be a date YYYY-MM-DD, got \"next week\""},
+    {"delivery on a day that does not exist",
+     "clusters:\n  - name: a\n    delivery: {promised: 2026-02-30}\n", "3:26",
+     "must be a date YYYY-MM-DD, got \"2026-02-30\""},
+    {"delivery typo", "clusters:\n  - name: a\n    delivery: {promise: 2026-12-10}\n", "3:16",
+     "unknown key \"promise\" in delivery; did you mean \"promised\"?"},
     {"unclosed quote", "clusters:\n  - name: 'alpha\n    nodes: 2\n", "2:11",
      "clusters[0].name: the ' that starts this string is never closed"},
 };

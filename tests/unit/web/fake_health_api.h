@@ -209,13 +209,15 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
                             {"open_tickets", 1},
                             {"tickets", 2},
                             {"ticket_response_median_h", 1.5},
-                            {"ticket_resolution_median_h", 26}};
+                            {"ticket_resolution_median_h", 26},
+                            {"delivery_delay_days", 3.5},
+                            {"awaiting_delivery", false}};
     };
     nlohmann::json beta = card("beta-long-name", "cluster", {"beta-long-name"});
     for (const char* k :
          {"interruptions_per_1k_gpu_h", "node_mtbf_h", "detection_median_s", "detection_p95_s",
           "recovery_median_s", "recovery_p95_s", "median_mfu", "checkpoint_save_p95_s",
-          "ticket_response_median_h", "ticket_resolution_median_h"}) {
+          "ticket_response_median_h", "ticket_resolution_median_h", "delivery_delay_days"}) {
       beta[k] = nullptr;
     }
     beta["interruptions"] = 0;
