@@ -103,12 +103,12 @@ Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
     }
     if (!newer) return out;
     if (!w.stage) {
-      if (auto r = event(job.id, std::nullopt, "resume-weighed",
-                         "resuming at " + cluster + " without step " + std::to_string(it->step) +
-                             " from " + from + ": " + estimates);
-          !r) {
-        return r.error();
-      }
+      std::string msg = "resuming at " + cluster + " without step " + std::to_string(it->step);
+      msg += " from ";
+      msg += from;
+      msg += ": ";
+      msg += estimates;
+      if (auto r = event(job.id, std::nullopt, "resume-weighed", msg); !r) return r.error();
       return out;
     }
     std::int64_t transfer = 0;
@@ -121,17 +121,21 @@ Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
       if (!id) return id.error();
       transfer = *id;
     }
-    const std::string waiting = "the checkpoint at step " + std::to_string(it->step) +
-                                " is being copied from " + from + " to " + cluster + " (transfer " +
-                                std::to_string(transfer) + ")";
+    std::string waiting = "the checkpoint at step " + std::to_string(it->step);
+    waiting += " is being copied from ";
+    waiting += from;
+    waiting += " to ";
+    waiting += cluster;
+    waiting += " (transfer " + std::to_string(transfer) + ")";
     // Said once per copy: the job waits in staging, placed again each round until it lands.
     if (job.state != JobState::staging || job.reason.find(waiting) == std::string::npos) {
-      if (auto r = event(job.id, std::nullopt, "resume-weighed",
-                         "waiting for step " + std::to_string(it->step) + " from " + from + " at " +
-                             cluster + ": " + estimates);
-          !r) {
-        return r.error();
-      }
+      std::string msg = "waiting for step " + std::to_string(it->step) + " from ";
+      msg += from;
+      msg += " at ";
+      msg += cluster;
+      msg += ": ";
+      msg += estimates;
+      if (auto r = event(job.id, std::nullopt, "resume-weighed", msg); !r) return r.error();
     }
     out.wait = waiting;
     return out;
