@@ -172,12 +172,20 @@ TEST_F(SlurmLemonTest, ANodeThatKillsEachJobIsQuarantinedAfterItsSecondFailure) 
   const double measured_detect_2 = static_cast<double>(seen_end_2 - killed_2) / 1000.0;
   const double measured_recover_1 = static_cast<double>(seen_run_2 - seen_end_1) / 1000.0;
   const double measured_recover_2 = static_cast<double>(seen_run_b2 - seen_end_2) / 1000.0;
-  // The brain's times are inside the test's: it saw the end a poll after the verdict, and the
-  // last progress line came at most ~2 s (a few polls over SSH) before the kill.
-  EXPECT_NEAR(detect_1, measured_detect_1, 2.5) << e1.dump();
-  EXPECT_NEAR(detect_2, measured_detect_2, 2.5) << e2.dump();
-  EXPECT_NEAR(recover_1, measured_recover_1, 2.5) << r1.dump();
-  EXPECT_NEAR(recover_2, measured_recover_2, 2.5) << r2.dump();
+  // Against the test's own clock (the same machine's). The brain's verdict comes before the
+  // test sees it, and its last sign of life is the last progress line it read: printed at most a
+  // poll (200 ms) before the kill, or read by the first poll after it, which under a loaded
+  // machine may take a few seconds over SSH. So detection is at most the test's kill-to-seen
+  // time (plus the poll) and at least the kill-to-verdict time less that poll's latency.
+  const double true_detect_1 = secs(e1["ended_ms"], json(killed_1));
+  const double true_detect_2 = secs(e2["ended_ms"], json(killed_2));
+  EXPECT_LE(detect_1, measured_detect_1 + 1.0) << e1.dump();
+  EXPECT_LE(detect_2, measured_detect_2 + 1.0) << e2.dump();
+  EXPECT_GE(detect_1, true_detect_1 - 6.0) << e1.dump();
+  EXPECT_GE(detect_2, true_detect_2 - 6.0) << e2.dump();
+  // Recovery's two ends are both seen a test poll late: the differences agree closely.
+  EXPECT_NEAR(recover_1, measured_recover_1, 3.0) << r1.dump();
+  EXPECT_NEAR(recover_2, measured_recover_2, 3.0) << r2.dump();
   std::cerr << "measured: detection " << measured_detect_1 << " s, " << measured_detect_2
             << " s; recovery " << measured_recover_1 << " s, " << measured_recover_2
             << " s; scorecard: " << card.dump() << "\n";
