@@ -126,11 +126,12 @@ TEST_F(SlurmE2eTest, LoginNodeDownShorterThanTheGraceKeepsTheJobOnAlpha) {
   // Down long enough for the SSH back-off to grow to several seconds (0.5, 1, 2, 4, 8 s).
   std::this_thread::sleep_for(milliseconds(12000));
   ASSERT_TRUE(lab_->start_login("alpha").ok());
-  // Back within a poll or two of sshd answering, not when the back-off runs out (issue 15).
+  // Back within a poll or two of sshd answering (0.3 s on a quiet machine), not when the back-off
+  // runs out (up to 8 s here: it was 0.5, 1, 2, 4, 8 s).
   const auto back = SteadyClock::now();
   EXPECT_TRUE(eventually([&] { return alpha_health() == "healthy"; }, milliseconds(15000)));
   const double back_s = std::chrono::duration<double>(SteadyClock::now() - back).count();
-  EXPECT_LT(back_s, 3.0) << "healthy again only " << back_s << " s after sshd was back";
+  EXPECT_LT(back_s, 4.0) << "healthy again only " << back_s << " s after sshd was back";
   std::cerr << "healthy again " << back_s << " s after sshd was back\n";
 
   json j = wait_final(id);
