@@ -75,6 +75,9 @@ void add_cluster_health_commands(CLI::App& cluster, std::shared_ptr<Args> args, 
       {"drain", "no new work; running jobs finish or move at their next checkpoint"},
       {"activate", "a drained cluster takes new work again"},
       {"retire", "the cluster is returned: its running jobs move now, and it takes no work"}};
+  command(cluster, "reload",
+          "read the server's clusters file again: removed clusters drain; invalid: nothing changes")
+      ->callback([=] { finish(run_cluster_reload(args->options, *o, *e)); });
   for (const auto& [verb, help] : admissions) {
     CLI::App* cmd = command(cluster, verb, help);
     cmd->add_option("NAME", args->name, "cluster name")->required();

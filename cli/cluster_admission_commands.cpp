@@ -1,4 +1,4 @@
-// `orchestrate cluster drain|activate|retire` (health_commands.h).
+// `orchestrate cluster drain|activate|retire|reload` (health_commands.h).
 #include <nlohmann/json.hpp>
 
 #include "cli/client_call.h"
@@ -30,6 +30,17 @@ int run_cluster_set_admission(const ClientOptions& o, const std::string& name,
     out << ": its running jobs are moved now, and it takes no work again\n";
   } else {
     out << " and takes new work\n";
+  }
+  return kExitOk;
+}
+
+int run_cluster_reload(const ClientOptions& o, std::ostream& out, std::ostream& err) {
+  json body;
+  if (int rc = call_json(o, "POST", "/api/v1/clusters/reload", body, err); rc != kExitOk) return rc;
+  if (as_json(o)) {
+    print_json(body, out);
+  } else {
+    out << text(body, "message") << '\n';
   }
   return kExitOk;
 }

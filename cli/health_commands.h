@@ -29,6 +29,8 @@ int run_cluster_burn_in(const ClientOptions& o, const std::string& name, bool wa
 int run_cluster_set_admission(const ClientOptions& o, const std::string& name,
                               const std::string& verb, const std::string& reason, std::ostream& out,
                               std::ostream& err);
+// Asks the server to read its clusters file again; prints what changed.
+int run_cluster_reload(const ClientOptions& o, std::ostream& out, std::ostream& err);
 // The latest probe round of the cluster; with node, that node's probes newest first.
 int run_cluster_probes(const ClientOptions& o, const std::string& name, const std::string& node,
                        std::ostream& out, std::ostream& err);

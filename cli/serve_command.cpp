@@ -30,6 +30,7 @@ int run_serve(const ServeOptions& o) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);  // not a stop: the clusters file is read again
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   ServerSettings s;
@@ -37,6 +38,7 @@ int run_serve(const ServeOptions& o) {
   s.port = o.port;
   s.bind = o.bind;
   s.agent_path = o.agent;
+  s.config_path = o.config;
   auto server = Server::start(*config, s);
   if (!server) {
     std::cerr << "error: " << server.error().message << "\n";
@@ -45,7 +47,14 @@ int run_serve(const ServeOptions& o) {
   std::cout << "orchestrate: serving " << config->clusters.size() << " cluster(s) on "
             << (*server)->url() << " with state in " << o.state << std::endl;
   int sig = 0;
-  sigwait(&stop_signals, &sig);
+  while (sigwait(&stop_signals, &sig) == 0 && sig == SIGHUP) {
+    auto reloaded = (*server)->reload();
+    if (reloaded) {
+      std::cout << "orchestrate: " << reloaded->value("message", "") << std::endl;
+    } else {
+      std::cerr << "orchestrate: " << reloaded.error().message << std::endl;
+    }
+  }
   std::cout << "orchestrate: stopping (signal " << sig << ")" << std::endl;
   (*server)->stop();
   return kExitOk;

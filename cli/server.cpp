@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "adapters/transfer/rsync_transfer.h"
+#include "cli/cluster_reload.h"
 #include "cli/site_factories.h"
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
@@ -47,6 +48,8 @@ struct Server::Parts {
   std::unique_ptr<SchedulerBackend> backend;
   std::unique_ptr<HttpServer> http;
   std::string bind;
+  std::string config_path;
+  std::vector<ClusterSpec> clusters;  // as started
 
   ~Parts() {
     // Stop in the reverse order of start: no new requests, no new site work, then the brain.
@@ -89,6 +92,13 @@ void Server::stop() {
 
 int Server::port() const {
   return parts_ ? parts_->http->port() : 0;
+}
+
+Result<nlohmann::json> Server::reload() {
+  if (!parts_ || parts_->config_path.empty()) {
+    return make_error(ErrorKind::unsupported, "this server was started without a clusters file");
+  }
+  return reload_clusters_file(parts_->config_path, parts_->clusters, *parts_->loop);
 }
 
 std::string Server::url() const {
@@ -174,6 +184,12 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
       std::make_unique<ReaderPool>([db_path] { return Store::open(db_path); }, handler_threads);
   parts->backend = std::make_unique<SchedulerBackend>(std::move(readers), *parts->loop, clusters,
                                                       port_map, parts->clock);
+  parts->config_path = s.config_path;
+  parts->clusters = clusters;
+  if (!s.config_path.empty()) {
+    parts->backend->set_reload(
+        [p] { return reload_clusters_file(p->config_path, p->clusters, *p->loop); });
+  }
   http.bind = s.bind.value_or(config.server.bind);
   http.port = s.port.value_or(config.server.port);
   parts->bind = http.bind;

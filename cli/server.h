@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "scheduler/common/result.h"
 #include "scheduler/spec/cluster_spec.h"
 
@@ -18,6 +20,7 @@ struct ServerSettings {
   std::optional<int> port;          // overrides server.port; 0 picks a free port
   std::string agent_path;           // default: orchestrate-agent beside this executable
   int tick_ms = 250;                // how often the brain checks timers (backoff, grace)
+  std::string config_path;          // the clusters file, for reloads; empty: no reload
 };
 
 class Server {
@@ -29,6 +32,8 @@ class Server {
 
   int port() const;
   std::string url() const;
+  // Reads the clusters file again (cli/cluster_reload.h): what changed, or why nothing did.
+  Result<nlohmann::json> reload();
   void stop();
 
  private:

@@ -15,7 +15,7 @@ struct ServeOptions {
   std::string agent;
 };
 
-// Runs the server until SIGINT or SIGTERM.
+// Runs the server until SIGINT or SIGTERM; SIGHUP reads the clusters file again.
 int run_serve(const ServeOptions& options);
 
 struct DemoOptions {

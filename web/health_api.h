@@ -41,6 +41,10 @@ class HealthApi {
   virtual Result<nlohmann::json> set_cluster_admission(const std::string& cluster,
                                                        const std::string& to,
                                                        const std::string& reason) = 0;
+  // Reads the clusters file again with the same validation (invalid naming where and why, and
+  // nothing changes): clusters no longer in it drain; new ones are named (they join at the next
+  // restart). Unsupported when the server was started without a file.
+  virtual Result<nlohmann::json> reload_clusters() = 0;
   // Starts a burn-in round (conflict while one runs).
   virtual Result<nlohmann::json> start_burn_in(const std::string& cluster) = 0;
   // The cluster's probe results newest first; node empty: every node.

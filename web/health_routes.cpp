@@ -112,6 +112,9 @@ void add_health_routes(Router& router, HealthApi& backend) {
                  return set_cluster_admission(*b, request, params, state);
                });
   }
+  router.add("POST", "/api/v1/clusters/reload", [b](const HttpRequest&, const PathParams&) {
+    return routes::answer_body(b->reload_clusters(), 200);
+  });
   router.add("POST", "/api/v1/clusters/{name}/burn-in",
              [b](const HttpRequest&, const PathParams& params) {
                return answer(b->start_burn_in(params.at("name")), 202);

@@ -4,6 +4,7 @@
 // another), sends commands to the brain loop and waits a bounded time for the reply, and asks
 // site adapters for logs.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,6 +54,9 @@ class SchedulerBackend final : public ApiBackend {
                                         bool quarantine, const std::string& reason) override;
   Result<nlohmann::json> set_cluster_admission(const std::string& cluster, const std::string& to,
                                                const std::string& reason) override;
+  Result<nlohmann::json> reload_clusters() override;
+  // What reload_clusters runs (the composition root's, which knows the file); unset: unsupported.
+  void set_reload(std::function<Result<nlohmann::json>()> reload) { reload_ = std::move(reload); }
   // Support tickets (scheduler_backend_tickets.cpp).
   Result<nlohmann::json> open_ticket(const TicketRequest& request) override;
   Result<nlohmann::json> list_tickets(const std::string& cluster, const std::string& state,
@@ -112,6 +116,7 @@ class SchedulerBackend final : public ApiBackend {
   std::unique_ptr<ReaderPool> readers_;
   BrainLoop& loop_;
   std::vector<ClusterSpec> clusters_;
+  std::function<Result<nlohmann::json>()> reload_;
   std::map<std::string, ClusterPort*> ports_;
   const Clock& clock_;
   HistoryCache histories_;

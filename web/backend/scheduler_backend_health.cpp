@@ -154,6 +154,13 @@ Result<nlohmann::json> SchedulerBackend::set_cluster_admission(const std::string
   return json{{"cluster", cluster}, {"admission", reply->state}};
 }
 
+Result<nlohmann::json> SchedulerBackend::reload_clusters() {
+  if (!reload_) {
+    return make_error(ErrorKind::unsupported, "this server was started without a clusters file");
+  }
+  return reload_();
+}
+
 Result<nlohmann::json> SchedulerBackend::start_burn_in(const std::string& cluster) {
   auto reply = loop_.call(StartBurnIn{cluster});
   if (!reply) return reply.error();

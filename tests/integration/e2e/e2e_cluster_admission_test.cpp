@@ -3,6 +3,8 @@
 // moves at its next checkpoint; a retired one moves its job at once and never comes back.
 #include <gmock/gmock.h>
 
+#include <csignal>
+
 #include "tests/integration/e2e/e2e_fixture.h"
 
 namespace orch::e2e {
@@ -78,6 +80,31 @@ TEST_F(ClusterAdmissionE2eTest, DrainMovesAtTheNextCheckpointAndRetireMovesAtOnc
   EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, id);
   EXPECT_EQ(done["step"], 400);
   EXPECT_EQ(wait_final(fresh)["state"], "succeeded") << describe_job(url_, fresh);
+}
+
+// The clusters file read again without a restart: an invalid file changes nothing and says
+// where and why; a cluster taken out of the file drains (SIGHUP does the same as the command);
+// a new one is named as joining at the next restart.
+TEST_F(ClusterAdmissionE2eTest, AReloadDrainsWhatTheFileNoLongerHasAndRefusesABadFile) {
+  write_file(config_, "clusters:\n  - name: alpha\n    nodes: zero\n");
+  ProcessResult bad = cli({"cluster", "reload"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.output, HasSubstr("the clusters file was not reloaded, nothing changed: "));
+  EXPECT_THAT(bad.output, HasSubstr("clusters.yaml:3:12: \"nodes\" must be an integer"));
+  EXPECT_EQ(admission("alpha"), "active");
+  EXPECT_EQ(admission("beta"), "active");
+
+  std::string without_beta = local_clusters_yaml(2, 2);
+  without_beta = without_beta.substr(0, without_beta.find("  - {name: beta"));
+  without_beta += "  - {name: gamma, provider: local, nodes: 1, gpus_per_node: 2}\n";
+  write_file(config_, without_beta);
+  ASSERT_EQ(::kill(server_->pid(), SIGHUP), 0);
+  ASSERT_TRUE(eventually([&] { return admission("beta") == "draining"; }, milliseconds(10000)));
+  EXPECT_EQ(admission("alpha"), "active");
+  ProcessResult again = cli({"cluster", "reload"});
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_THAT(again.output, HasSubstr("no longer in the file, draining: beta"));
+  EXPECT_THAT(again.output, HasSubstr("new, joining at the next restart: gamma"));
 }
 
 }  // namespace

@@ -79,6 +79,15 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
     alpha_admission = to;
     return nlohmann::json{{"cluster", cluster}, {"admission", to}};
   }
+  std::string reload_error;  // set: the next reload fails with it (invalid)
+  Result<nlohmann::json> reload_clusters() override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    if (!reload_error.empty()) return make_error(ErrorKind::invalid, reload_error);
+    return nlohmann::json{{"added", nlohmann::json::array()},
+                          {"removed", {"beta-long-name"}},
+                          {"message", "cluster beta-long-name is no longer in the file: draining"}};
+  }
   Result<nlohmann::json> start_burn_in(const std::string& cluster) override {
     std::lock_guard lock(mu_);
     if (auto e = failure()) return *e;

@@ -129,6 +129,15 @@ TEST_F(HealthCliTest, TicketsOpenUpdateCloseListShow) {
   EXPECT_EQ(cli({"ticket", "list", "--state", "gone"}), kExitUsage);
 }
 
+TEST_F(HealthCliTest, ClusterReload) {
+  EXPECT_EQ(cli({"cluster", "reload"}), kExitOk) << err.str();
+  EXPECT_EQ(out.str(), "cluster beta-long-name is no longer in the file: draining\n");
+  backend.reload_error = "the clusters file was not reloaded, nothing changed: c.yaml:3:5: bad";
+  EXPECT_EQ(cli({"cluster", "reload"}), kExitServerError);
+  EXPECT_EQ(err.str(),
+            "error: the clusters file was not reloaded, nothing changed: c.yaml:3:5: bad\n");
+}
+
 TEST_F(HealthCliTest, BurnInWithoutWait) {
   EXPECT_EQ(run_cluster_burn_in(options, "alpha", false, 600, out, err), kExitOk) << err.str();
   EXPECT_EQ(out.str(),

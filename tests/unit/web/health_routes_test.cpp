@@ -130,6 +130,15 @@ TEST_F(HealthRoutesTest, TicketErrors) {
   expect_problem(call("POST", "/api/v1/tickets/1/updates", "{}"), 422, "\"text\" is required");
 }
 
+TEST_F(HealthRoutesTest, ReloadClusters) {
+  auto r = call("POST", "/api/v1/clusters/reload");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(parsed(r)["removed"], json({"beta-long-name"}));
+  backend.reload_error = "the clusters file was not reloaded, nothing changed: c.yaml:3:5: bad";
+  expect_problem(call("POST", "/api/v1/clusters/reload"), 422, "nothing changed: c.yaml:3:5");
+  EXPECT_EQ(call("GET", "/api/v1/clusters/reload").status, 405);
+}
+
 TEST_F(HealthRoutesTest, BurnIn) {
   auto r = call("POST", "/api/v1/clusters/alpha/burn-in");
   EXPECT_EQ(r.status, 202) << r.body;
