@@ -54,7 +54,7 @@ Result<void> AttemptTracker::end_attempt(AttemptRow& attempt, ExitCause cause,
   if (attempt.last_progress_ms) alive = std::max(alive, *attempt.last_progress_ms);
   if (last_heard) alive = std::max(alive, *last_heard);
   attempt.last_alive_ms = std::min(alive, now);
-  if (auto r = store_.set_attempt_state(attempt, AttemptState::exited, clock_.now_ms()); !r) {
+  if (auto r = store_.set_attempt_state(attempt, AttemptState::exited, now); !r) {
     return r;
   }
   std::string msg = "attempt " + std::to_string(attempt.no) + " on " + attempt.cluster +
@@ -90,18 +90,14 @@ Result<void> AttemptTracker::end_attempt(AttemptRow& attempt, ExitCause cause,
 
 Result<BrainReply> AttemptTracker::resume_bounced(AttemptRow& a, const LaunchCompleted& e) {
   if (auto r = data_.mark_rejected_copies(a, e.resume.rejected); !r) return r.error();
-  const std::string why = e.result.error().message;
-  if (auto r = end_attempt(a, ExitCause::cancelled, why); !r) return r.error();
-  if (auto r = place_again(a, "resume-bounced",
-                           "attempt " + std::to_string(a.no) + " on " + a.cluster + " " + why);
-      !r) {
-    return r.error();
-  }
+  if (auto r = step_aside(a, "resume-bounced", e.result.error().message); !r) return r.error();
   return BrainReply{};
 }
 
-Result<void> AttemptTracker::place_again(const AttemptRow& a, const std::string& kind,
-                                         const std::string& message) {
+Result<void> AttemptTracker::step_aside(AttemptRow& a, const std::string& kind,
+                                        const std::string& why) {
+  if (auto r = end_attempt(a, ExitCause::cancelled, why); !r) return r;
+  const std::string message = "attempt " + std::to_string(a.no) + " on " + a.cluster + " " + why;
   const Millis now = clock_.now_ms();
   auto found = store_.job(a.job_id);
   if (!found) return found.error();
@@ -114,10 +110,8 @@ Result<void> AttemptTracker::place_again(const AttemptRow& a, const std::string&
 }
 
 Result<void> AttemptTracker::move_attempt(AttemptRow& a, const std::string& why) {
-  if (auto r = end_attempt(a, ExitCause::cancelled, why); !r) return r;
-  if (auto r = request_cancel(a, why); !r) return r;
-  return place_again(a, "moved",
-                     "attempt " + std::to_string(a.no) + " on " + a.cluster + " " + why);
+  if (auto r = step_aside(a, "moved", why); !r) return r;
+  return request_cancel(a, why);
 }
 
 Result<void> AttemptTracker::after_attempt_end(const AttemptRow& attempt) {

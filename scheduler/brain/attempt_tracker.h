@@ -75,10 +75,9 @@ class AttemptTracker : BrainPart {
   // Ends a live attempt that did nothing wrong (cancelled, no restart spent), asks its site to
   // stop it, and places its job again at once (a cluster drained or retired under it).
   Result<void> move_attempt(AttemptRow& attempt, const std::string& why);
-  // The job of an attempt that ended through no fault (bounced, moved) goes back to placing at
-  // once without spending a restart; `kind` and `message` are its event.
-  Result<void> place_again(const AttemptRow& attempt, const std::string& kind,
-                           const std::string& message);
+  // Ends an attempt that did nothing wrong (bounced, moved) as cancelled, and sends its job back
+  // to placing at once without spending a restart; the job's event is `kind`, saying `why`.
+  Result<void> step_aside(AttemptRow& attempt, const std::string& kind, const std::string& why);
 
   HealthJudge& health_;
   DataKeeper& data_;
