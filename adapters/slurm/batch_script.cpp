@@ -174,13 +174,22 @@ Result<std::string> make_script(const LaunchRequest& r, const ClusterSpec& clust
   // srun runs as a child of this shell, which passes the pre-termination signal on: Slurm sends
   // it (--signal=B:...) to the batch shell alone. srun forwards it to every task, and each
   // task's agent to its command's whole process group. scancel's TERM reaches every process.
+  // The trap is set before srun starts: a signal that comes before `child` is known is kept
+  // and passed on as soon as it is (a shell runs traps between commands, so none is lost).
+  const bool forwards = cluster.slurm.pre_term_s > 0;
+  const std::string sig = forwards ? w.q(cluster.slurm.pre_term_signal, "pre_term_signal") : "";
+  if (forwards) {
+    w.line("child=; pending=");
+    w.line("trap " +
+           w.q("if [ -n \"$child\" ]; then kill -s " + sig +
+                   " \"$child\" 2>/dev/null; else pending=1; fi",
+               "trap action") +
+           " " + sig);
+  }
   w.line("# Every task under the agent; one task's failure ends them all.");
   w.line(srun_line(w, r, p, agent));
   w.line("child=$!");
-  if (cluster.slurm.pre_term_s > 0) {
-    const std::string sig = w.q(cluster.slurm.pre_term_signal, "pre_term_signal");
-    w.line("trap " + w.q("kill -s " + sig + " \"$child\" 2>/dev/null", "trap action") + " " + sig);
-  }
+  if (forwards) w.line("[ -z \"$pending\" ] || kill -s " + sig + " \"$child\" 2>/dev/null");
   w.line("while :; do");
   w.line("  wait \"$child\"; status=$?");
   w.line("  kill -0 \"$child\" 2>/dev/null || break  # a trapped signal interrupted wait");

@@ -198,7 +198,15 @@ TEST(slurm_parse_batch_plan, ScriptLayout) {
                 "' --place-from slurm --master-addr \"$master\" --master-port " +
                 std::to_string(master_port_for(r.token)) +
                 " -- /bin/sh -c 'python train.py' &\nchild=$!\n"));
-  EXPECT_THAT(s, HasSubstr("\ntrap 'kill -s '\\''USR1'\\'' \"$child\" 2>/dev/null' 'USR1'\n"));
+  // The trap is set before srun starts; a signal that comes before `child` is known is passed
+  // on as soon as it is.
+  const std::string trap =
+      "\nchild=; pending=\ntrap 'if [ -n \"$child\" ]; then kill -s '\\''USR1'\\'' \"$child\" "
+      "2>/dev/null; else pending=1; fi' 'USR1'\n";
+  EXPECT_THAT(s, HasSubstr(trap));
+  EXPECT_LT(s.find(trap), s.find("\nsrun "));
+  EXPECT_THAT(
+      s, HasSubstr("\nchild=$!\n[ -z \"$pending\" ] || kill -s 'USR1' \"$child\" 2>/dev/null\n"));
   EXPECT_THAT(s, ::testing::EndsWith("\nexit \"$status\"\n"));
   // sbatch reads #SBATCH directives only before the first command; the first command is the
   // job_id write, and no line before it is a directive.
@@ -300,16 +308,29 @@ TEST(slurm_parse_batch_plan, PreTerminationSignalReachesTheCommand) {
     { std::ofstream(p.script, std::ios::binary) << plan->script; }
     pid_t pid = fork();
     if (pid == 0) {
+      setpgid(0, 0);  // its own group, so that the test can end every process it started
       for (const auto& [k, v] : slurmd_env("5")) setenv(k.c_str(), v.c_str(), 1);
       execl(sh.c_str(), sh.c_str(), p.script.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
+    setpgid(pid, pid);
+    // Whatever happens, nothing outlives the test (a stray task would hold ctest's pipe).
+    struct GroupKiller {
+      pid_t pgid;
+      ~GroupKiller() { kill(-pgid, SIGKILL); }
+    } killer{pid};
     // Bounded wait for the command to be up (it writes ready.txt), then the signal.
     for (int i = 0; i < 500 && !fs::exists(p.work + "/ready.txt"); ++i) usleep(10'000);
     ASSERT_TRUE(fs::exists(p.work + "/ready.txt"));
     kill(pid, SIGUSR1);
+    // Bounded wait for the script to end.
     int status = 0;
-    waitpid(pid, &status, 0);
+    pid_t done = 0;
+    for (int i = 0; i < 1000 && done == 0; ++i) {
+      done = waitpid(pid, &status, WNOHANG);
+      if (done == 0) usleep(10'000);
+    }
+    ASSERT_EQ(done, pid) << "the script did not end within 10 s of the signal";
     ASSERT_TRUE(WIFEXITED(status)) << "the script died of the signal itself";
     EXPECT_EQ(WEXITSTATUS(status), 7);
     EXPECT_EQ(read_file(p.work + "/signalled.txt"), "got-usr1\n");
