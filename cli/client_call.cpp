@@ -1,7 +1,9 @@
 // The shared REST call of the client commands (client_call.h).
 #include "cli/client_call.h"
 
+#include "cli/spec_file.h"
 #include "web/http_client.h"
+#include "web/http_server.h"
 
 namespace orch {
 namespace {
@@ -53,6 +55,19 @@ int call_json(const ClientOptions& o, const std::string& method, const std::stri
     return kExitServerError;
   }
   return kExitOk;
+}
+
+int post_file(const ClientOptions& o, const std::string& target, const std::string& file,
+              json& out_body, std::ostream& err) {
+  // Never more than the server's request body limit, so /dev/zero cannot hang the client.
+  std::string text, error;
+  if (!read_spec_file(file, ServerOptions{}.max_body, text, error)) {
+    err << "error: " << error << '\n';
+    return kExitUsage;
+  }
+  const bool is_json = file.size() >= 5 && file.substr(file.size() - 5) == ".json";
+  return call_json(o, "POST", target + "?source=" + percent_encode(file), out_body, err, text,
+                   is_json ? "application/json" : "application/yaml");
 }
 
 bool as_json(const ClientOptions& o) {

@@ -22,6 +22,12 @@ int call_json(const ClientOptions& o, const std::string& method, const std::stri
               nlohmann::json& out_body, std::ostream& err, const std::string& body = "",
               const std::string& content_type = "application/json");
 
+// POSTs a file the user names (a job spec, a clusters document) to target, with ?source= naming
+// it for the server's errors and its Content-Type from its extension (.json, else YAML). A file
+// that cannot be read, or is larger than the server would take, is a usage error.
+int post_file(const ClientOptions& o, const std::string& target, const std::string& file,
+              nlohmann::json& out_body, std::ostream& err);
+
 bool as_json(const ClientOptions& o);  // -o json
 void print_json(const nlohmann::json& body, std::ostream& out);
 

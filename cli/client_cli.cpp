@@ -75,8 +75,14 @@ void add_cluster_health_commands(CLI::App& cluster, std::shared_ptr<Args> args, 
       {"drain", "no new work; running jobs finish or move at their next checkpoint"},
       {"activate", "a drained cluster takes new work again"},
       {"retire", "the cluster is returned: its running jobs move now, and it takes no work"}};
+  CLI::App* add = command(cluster, "add",
+                          "clusters from a document in the clusters file's format join the running "
+                          "server (and stay across restarts)");
+  add->add_option("FILE", args->file, "clusters document (YAML)")->required();
+  add->callback([=] { finish(run_cluster_add(args->options, args->file, *o, *e)); });
   command(cluster, "reload",
-          "read the server's clusters file again: removed clusters drain; invalid: nothing changes")
+          "read the server's clusters file again: new clusters join, removed ones drain; "
+          "invalid: nothing changes")
       ->callback([=] { finish(run_cluster_reload(args->options, *o, *e)); });
   for (const auto& [verb, help] : admissions) {
     CLI::App* cmd = command(cluster, verb, help);

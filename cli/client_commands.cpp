@@ -15,9 +15,7 @@
 #include "cli/client_call.h"
 #include "cli/job_render.h"
 #include "cli/output_table.h"
-#include "cli/spec_file.h"
 #include "scheduler/model/job_state.h"
-#include "web/http_server.h"
 #include "web/http_types.h"
 
 namespace orch {
@@ -81,19 +79,8 @@ int run_cluster_outage(const ClientOptions& o, const std::string& name, bool dow
 
 int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream& out,
                    std::ostream& err) {
-  // Never more than the server's request body limit, so /dev/zero cannot hang the client.
-  std::string text, error;
-  if (!read_spec_file(file, ServerOptions{}.max_body, text, error)) {
-    err << "error: " << error << '\n';
-    return kExitUsage;
-  }
-  const bool is_json = file.size() >= 5 && file.substr(file.size() - 5) == ".json";
   json body;
-  if (int rc = call_json(o, "POST", "/api/v1/jobs?source=" + percent_encode(file), body, err, text,
-                         is_json ? "application/json" : "application/yaml");
-      rc != kExitOk) {
-    return rc;
-  }
+  if (int rc = post_file(o, "/api/v1/jobs", file, body, err); rc != kExitOk) return rc;
   if (as_json(o)) {
     print_json(body, out);
   } else {

@@ -1,4 +1,4 @@
-// `orchestrate cluster drain|activate|retire|reload` (health_commands.h).
+// `orchestrate cluster add|drain|activate|retire|reload` (health_commands.h).
 #include <nlohmann/json.hpp>
 
 #include "cli/client_call.h"
@@ -30,6 +30,18 @@ int run_cluster_set_admission(const ClientOptions& o, const std::string& name,
     out << ": its running jobs are moved now, and it takes no work again\n";
   } else {
     out << " and takes new work\n";
+  }
+  return kExitOk;
+}
+
+int run_cluster_add(const ClientOptions& o, const std::string& file, std::ostream& out,
+                    std::ostream& err) {
+  json body;
+  if (int rc = post_file(o, "/api/v1/clusters", file, body, err); rc != kExitOk) return rc;
+  if (as_json(o)) {
+    print_json(body, out);
+  } else {
+    out << text(body, "message") << '\n';
   }
   return kExitOk;
 }

@@ -31,6 +31,9 @@ int run_cluster_set_admission(const ClientOptions& o, const std::string& name,
                               std::ostream& err);
 // Asks the server to read its clusters file again; prints what changed.
 int run_cluster_reload(const ClientOptions& o, std::ostream& out, std::ostream& err);
+// POST /api/v1/clusters with the clusters document in file: they join the running server.
+int run_cluster_add(const ClientOptions& o, const std::string& file, std::ostream& out,
+                    std::ostream& err);
 // The latest probe round of the cluster; with node, that node's probes newest first.
 int run_cluster_probes(const ClientOptions& o, const std::string& name, const std::string& node,
                        std::ostream& out, std::ostream& err);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <vector>
 
 #include "adapters/transfer/rsync_transfer.h"
@@ -19,6 +20,7 @@
 #include "scheduler/runtime/site_worker.h"
 #include "scheduler/runtime/storage_worker.h"
 #include "scheduler/runtime/transfer_worker.h"
+#include "scheduler/spec/clusters_parser.h"
 #include "web/api_routes.h"
 #include "web/backend/scheduler_backend.h"
 #include "web/http_server.h"
@@ -43,23 +45,48 @@ struct Server::Parts {
   std::unique_ptr<BrainLoop> loop;
   std::vector<std::unique_ptr<SiteWorker>> workers;
   std::vector<std::unique_ptr<StorageWorker>> storage_workers;
-  std::unique_ptr<TransferPort> transfer_port;
+  std::unique_ptr<RsyncTransferPort> transfer_port;
   std::unique_ptr<TransferWorker> transfers;
   std::unique_ptr<SchedulerBackend> backend;
   std::unique_ptr<HttpServer> http;
   std::string bind;
-  std::string config_path;
-  std::vector<ClusterSpec> clusters;  // as started
+  ServerSettings settings;
+  std::string db_path;
+  // The clusters file's clusters (as started, and those a reload added), and the names of those
+  // `orchestrate cluster add` brought (remembered in the store, not in the file).
+  std::vector<ClusterSpec> from_file;
+  std::vector<std::string> added_names;
+  std::mutex admin_mu;  // one reload or add at a time
+  std::mutex sites_mu;  // ports and workers: the brain's wake reads them while a cluster joins
 
   ~Parts() {
     // Stop in the reverse order of start: no new requests, no new site work, then the brain.
     if (http) http->stop();
     if (transfers) transfers->stop();
-    for (auto& w : storage_workers) w->stop();
-    for (auto& w : workers) w->stop();
+    {
+      // Not held while the loop stops: its last wake takes it.
+      std::lock_guard<std::mutex> lock(sites_mu);
+      for (auto& w : storage_workers) w->stop();
+      for (auto& w : workers) w->stop();
+    }
     if (loop) loop->stop();
     if (lock_fd >= 0) close(lock_fd);
   }
+
+  // The site workers of a cluster, built but not started.
+  struct Site {
+    std::unique_ptr<ClusterPort> port;
+    std::unique_ptr<SiteWorker> worker;
+    std::unique_ptr<StorageWorker> storage;
+  };
+  Result<Site> make_site_workers(const ClusterSpec& c);
+  // Clusters that join while the server runs: their sites are built, the brain admits them
+  // (remembering the document when there is one), then their workers start. On an error none
+  // joins.
+  Result<BrainReply> join(const std::vector<ClusterSpec>& specs, const std::string& source,
+                          const std::string& document);
+  Result<nlohmann::json> reload();
+  Result<nlohmann::json> add(const std::string& document, const std::string& source);
 };
 
 namespace {
@@ -79,7 +106,121 @@ Result<int> lock_state_dir(const std::string& dir) {
   return fd;
 }
 
+// A local site's storage defaults to a folder of the state directory (its provider says so);
+// the brain needs it to place checkpoint copies and datasets there.
+void default_storage_roots(std::vector<ClusterSpec>& clusters, const std::string& state_dir) {
+  for (auto& c : clusters) {
+    const ProviderTraits* provider = find_provider(c.provider);
+    if (provider && provider->storage_root == StorageRoot::state_dir && c.storage_root.empty()) {
+      c.storage_root = state_dir + "/sites/" + c.name;
+    }
+  }
+}
+
+// The clusters `orchestrate cluster add` brought to earlier runs, less those the clusters file
+// now defines (the file wins). One that no longer reads stops the start: dropping it would
+// lose its running jobs.
+Result<std::vector<ClusterSpec>> remembered_clusters(Store& store,
+                                                     const std::vector<ClusterSpec>& from_file) {
+  auto rows = store.added_clusters();
+  if (!rows) return rows.error();
+  std::vector<std::string> known;
+  known.reserve(from_file.size() + rows->size());
+  for (const auto& c : from_file) known.push_back(c.name);
+  for (const auto& row : *rows) known.push_back(row.name);
+  std::vector<ClusterSpec> out;
+  for (const auto& row : *rows) {
+    if (find_cluster(from_file, row.name)) continue;
+    auto parsed = parse_clusters_file(row.document, row.source, known);
+    const ClusterSpec* spec = parsed ? find_cluster(parsed->clusters, row.name) : nullptr;
+    if (!spec) {
+      return make_error(ErrorKind::invalid,
+                        "cluster \"" + row.name + "\", added with `orchestrate cluster add` from " +
+                            row.source + ", no longer reads" +
+                            (parsed ? std::string(": its document does not define it")
+                                    : ": " + parsed.error().message) +
+                            "; define it in the clusters file (which wins) and start again");
+    }
+    out.push_back(*spec);
+  }
+  return out;
+}
+
 }  // namespace
+
+Result<Server::Parts::Site> Server::Parts::make_site_workers(const ClusterSpec& c) {
+  Site site;
+  auto port = make_site(c, SiteContext{settings.agent_path});
+  if (!port) return port.error();
+  site.port = std::move(*port);
+  auto reader = Store::open(db_path);
+  if (!reader) return reader.error();
+  auto storage_reader = Store::open(db_path);
+  if (!storage_reader) return storage_reader.error();
+  BrainLoop* l = loop.get();
+  site.worker = std::make_unique<SiteWorker>(c, *site.port, std::move(*reader),
+                                             [l](BrainEvent e) { l->post(std::move(e)); });
+  site.storage = std::make_unique<StorageWorker>(c, *site.port, std::move(*storage_reader),
+                                                 [l](BrainEvent e) { l->post(std::move(e)); });
+  return site;
+}
+
+Result<BrainReply> Server::Parts::join(const std::vector<ClusterSpec>& given,
+                                       const std::string& source, const std::string& document) {
+  std::vector<ClusterSpec> specs = given;
+  default_storage_roots(specs, settings.state_dir);
+  std::vector<Site> sites;
+  for (const auto& c : specs) {
+    auto site = make_site_workers(c);
+    if (!site)
+      return make_error(site.error().kind, "cluster " + c.name + ": " + site.error().message);
+    sites.push_back(std::move(*site));
+  }
+  auto reply = loop->call(AddClusters{specs, source, document});
+  if (!reply) return reply.error();
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    transfer_port->cluster_joined(specs[i]);
+    transfers->cluster_joined(specs[i]);
+    backend->cluster_joined(specs[i], sites[i].port.get());
+    std::lock_guard<std::mutex> lock(sites_mu);
+    sites[i].worker->start();
+    sites[i].storage->start();
+    workers.push_back(std::move(sites[i].worker));
+    storage_workers.push_back(std::move(sites[i].storage));
+    ports.push_back(std::move(sites[i].port));
+  }
+  return reply;
+}
+
+Result<nlohmann::json> Server::Parts::reload() {
+  if (settings.config_path.empty()) {
+    return make_error(ErrorKind::unsupported, "this server was started without a clusters file");
+  }
+  std::lock_guard<std::mutex> lock(admin_mu);
+  return reload_clusters_file(settings.config_path, from_file, added_names, *loop,
+                              [this](const std::vector<ClusterSpec>& specs) -> Result<void> {
+                                auto r = join(specs, settings.config_path, "");
+                                if (!r) return r.error();
+                                return Ok{};
+                              });
+}
+
+Result<nlohmann::json> Server::Parts::add(const std::string& document, const std::string& source) {
+  std::lock_guard<std::mutex> lock(admin_mu);
+  std::vector<std::string> known = added_names;
+  for (const auto& c : from_file) known.push_back(c.name);
+  auto parsed = parse_clusters_file(document, source, known);
+  if (!parsed)
+    return make_error(ErrorKind::invalid, "no cluster was added: " + parsed.error().message);
+  auto reply = join(parsed->clusters, source, document);
+  if (!reply) return reply.error();
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& c : parsed->clusters) {
+    names.push_back(c.name);
+    added_names.push_back(c.name);
+  }
+  return nlohmann::json{{"added", names}, {"message", reply->message}};
+}
 
 Server::Server(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
 Server::~Server() {
@@ -95,10 +236,8 @@ int Server::port() const {
 }
 
 Result<nlohmann::json> Server::reload() {
-  if (!parts_ || parts_->config_path.empty()) {
-    return make_error(ErrorKind::unsupported, "this server was started without a clusters file");
-  }
-  return reload_clusters_file(parts_->config_path, parts_->clusters, *parts_->loop);
+  if (!parts_) return make_error(ErrorKind::unsupported, "the server is stopped");
+  return parts_->reload();
 }
 
 std::string Server::url() const {
@@ -122,25 +261,29 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   if (!lock) return lock.error();
   parts->lock_fd = *lock;
 
-  // A local site's storage defaults to a folder of the state directory (its provider says so);
-  // the brain needs it to place checkpoint copies and datasets there.
-  std::vector<ClusterSpec> clusters = config.clusters;
-  for (auto& c : clusters) {
-    const ProviderTraits* provider = find_provider(c.provider);
-    if (provider && provider->storage_root == StorageRoot::state_dir && c.storage_root.empty()) {
-      c.storage_root = s.state_dir + "/sites/" + c.name;
-    }
-  }
-
+  parts->settings = s;
   const std::string db_path = s.state_dir + "/orchestrate.db";
+  parts->db_path = db_path;
   auto store = Store::open(db_path);
   if (!store) return store.error();
   parts->brain_store = std::move(*store);
+
+  // The file's clusters, then those added to earlier runs with `orchestrate cluster add`.
+  parts->from_file = config.clusters;
+  auto remembered = remembered_clusters(*parts->brain_store, config.clusters);
+  if (!remembered) return remembered.error();
+  std::vector<ClusterSpec> clusters = config.clusters;
+  for (const auto& c : *remembered) {
+    clusters.push_back(c);
+    parts->added_names.push_back(c.name);
+  }
+  default_storage_roots(clusters, s.state_dir);
   parts->brain = std::make_unique<Brain>(*parts->brain_store, parts->clock, clusters);
   if (auto r = parts->brain->start(); !r) return r.error();
 
   Parts* p = parts.get();
   parts->loop = std::make_unique<BrainLoop>(*parts->brain, s.tick_ms, [p] {
+    std::lock_guard<std::mutex> lock(p->sites_mu);
     for (auto& w : p->workers) w->wake();
     for (auto& w : p->storage_workers) w->wake();
     if (p->transfers) p->transfers->wake();
@@ -148,19 +291,12 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
 
   std::map<std::string, ClusterPort*> port_map;
   for (const auto& c : clusters) {
-    auto port = make_site(c, SiteContext{s.agent_path});
-    if (!port) return port.error();
-    auto reader = Store::open(db_path);
-    if (!reader) return reader.error();
-    BrainLoop* loop = parts->loop.get();
-    parts->workers.push_back(std::make_unique<SiteWorker>(
-        c, **port, std::move(*reader), [loop](BrainEvent e) { loop->post(std::move(e)); }));
-    auto storage_reader = Store::open(db_path);
-    if (!storage_reader) return storage_reader.error();
-    parts->storage_workers.push_back(std::make_unique<StorageWorker>(
-        c, **port, std::move(*storage_reader), [loop](BrainEvent e) { loop->post(std::move(e)); }));
-    port_map[c.name] = port->get();
-    parts->ports.push_back(std::move(*port));
+    auto site = parts->make_site_workers(c);
+    if (!site) return site.error();
+    port_map[c.name] = site->port.get();
+    parts->workers.push_back(std::move(site->worker));
+    parts->storage_workers.push_back(std::move(site->storage));
+    parts->ports.push_back(std::move(site->port));
   }
 
   {
@@ -184,12 +320,10 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
       std::make_unique<ReaderPool>([db_path] { return Store::open(db_path); }, handler_threads);
   parts->backend = std::make_unique<SchedulerBackend>(std::move(readers), *parts->loop, clusters,
                                                       port_map, parts->clock);
-  parts->config_path = s.config_path;
-  parts->clusters = clusters;
-  if (!s.config_path.empty()) {
-    parts->backend->set_reload(
-        [p] { return reload_clusters_file(p->config_path, p->clusters, *p->loop); });
-  }
+  if (!s.config_path.empty()) parts->backend->set_reload([p] { return p->reload(); });
+  parts->backend->set_add([p](const std::string& document, const std::string& source) {
+    return p->add(document, source);
+  });
   http.bind = s.bind.value_or(config.server.bind);
   http.port = s.port.value_or(config.server.port);
   parts->bind = http.bind;

@@ -16,19 +16,12 @@ namespace {
 using routes::answer;
 using routes::parse_unsigned_digits;
 using routes::query_value;
+using routes::read_document;
 using routes::read_limit;
 using routes::shown;
 using routes::with_job_id;
 
 constexpr int kDefaultNodeEvents = 50;
-
-// "application/yaml; charset=utf-8" -> "application/yaml".
-std::string media_type(const std::string& content_type) {
-  std::string out = content_type.substr(0, content_type.find(';'));
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 HttpResponse cluster_nodes(JobsApi& backend, const HttpRequest& request,
                            const std::string& cluster) {
@@ -65,17 +58,8 @@ HttpResponse list_jobs(JobsApi& backend, const HttpRequest& request) {
 }
 
 HttpResponse submit_job(JobsApi& backend, const HttpRequest& request) {
-  const std::string type = media_type(request.header("content-type"));
-  if (!type.empty() && type != "application/yaml" && type != "text/yaml" &&
-      type != "application/x-yaml" && type != "application/json" && type != "text/plain") {
-    return problem_response(415, "unsupported Content-Type " + shown(type) +
-                                     "; send the job spec as application/yaml or application/json");
-  }
-  if (request.body.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return problem_response(400, "the request body is empty; send a job spec in YAML or JSON");
-  }
-  std::string source = query_value(request, "source").value_or("");
-  if (source.empty()) source = "request body";
+  std::string source;
+  if (auto bad = read_document(request, "a job spec", source)) return *bad;
   auto result = backend.submit_job(request.body, source);
   if (!result.ok()) {
     // The body arrived whole; whatever the spec parser rejects is content, hence 422.

@@ -42,9 +42,15 @@ class HealthApi {
                                                        const std::string& to,
                                                        const std::string& reason) = 0;
   // Reads the clusters file again with the same validation (invalid naming where and why, and
-  // nothing changes): clusters no longer in it drain; new ones are named (they join at the next
-  // restart). Unsupported when the server was started without a file.
+  // nothing changes): clusters no longer in it drain; new ones join now. Unsupported when the
+  // server was started without a file.
   virtual Result<nlohmann::json> reload_clusters() = 0;
+  // Clusters that join the running server from a clusters document (the clusters file's
+  // format; source names it in errors), validated as at start (invalid: nothing joins);
+  // conflict when a name is taken. They are remembered across restarts.
+  // {"added": [...], "message": "..."}.
+  virtual Result<nlohmann::json> add_clusters(const std::string& document,
+                                              const std::string& source) = 0;
   // Starts a burn-in round (conflict while one runs).
   virtual Result<nlohmann::json> start_burn_in(const std::string& cluster) = 0;
   // The cluster's probe results newest first; node empty: every node.

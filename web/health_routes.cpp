@@ -112,6 +112,11 @@ void add_health_routes(Router& router, HealthApi& backend) {
                  return set_cluster_admission(*b, request, params, state);
                });
   }
+  router.add("POST", "/api/v1/clusters", [b](const HttpRequest& request, const PathParams&) {
+    std::string source;
+    if (auto bad = routes::read_document(request, "a clusters document", source)) return *bad;
+    return routes::answer_body(b->add_clusters(request.body, source), 201);
+  });
   router.add("POST", "/api/v1/clusters/reload", [b](const HttpRequest&, const PathParams&) {
     return routes::answer_body(b->reload_clusters(), 200);
   });

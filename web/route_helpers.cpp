@@ -1,6 +1,7 @@
 // Shared pieces of the REST routes (route_helpers.h).
 #include "web/route_helpers.h"
 
+#include <cctype>
 #include <utility>
 
 namespace orch::routes {
@@ -102,6 +103,34 @@ std::optional<HttpResponse> read_string(const json& body, const std::string& key
 }
 
 // The backend's answer to a body's content: its invalid is 422 (the body was well-formed).
+namespace {
+
+// "application/yaml; charset=utf-8" -> "application/yaml".
+std::string media_type(const std::string& content_type) {
+  std::string out = content_type.substr(0, content_type.find(';'));
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+std::optional<HttpResponse> read_document(const HttpRequest& request, const std::string& what,
+                                          std::string& source) {
+  const std::string type = media_type(request.header("content-type"));
+  if (!type.empty() && type != "application/yaml" && type != "text/yaml" &&
+      type != "application/x-yaml" && type != "application/json" && type != "text/plain") {
+    return problem_response(415, "unsupported Content-Type " + shown(type) + "; send " + what +
+                                     " as application/yaml or application/json");
+  }
+  if (request.body.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return problem_response(400, "the request body is empty; send " + what + " in YAML or JSON");
+  }
+  source = query_value(request, "source").value_or("");
+  if (source.empty()) source = "request body";
+  return std::nullopt;
+}
+
 HttpResponse answer_body(const Result<json>& result, int ok_status) {
   if (!result.ok() && result.error().kind == ErrorKind::invalid) {
     return problem_response(422, result.error().message);

@@ -63,6 +63,12 @@ std::optional<HttpResponse> read_object(const HttpRequest& request, bool optiona
 std::optional<HttpResponse> read_string(const nlohmann::json& body, const std::string& key,
                                         bool required, const std::string& example,
                                         std::string& value);
+// A body that is a document (a job spec, a clusters document) in YAML or JSON, checked before
+// its parser reads it: the problem to answer when its Content-Type is not YAML, JSON or text
+// (415) or it is empty (400), naming `what` it should hold. source: ?source= (the client's file
+// name, for the parser's errors), else "request body".
+std::optional<HttpResponse> read_document(const HttpRequest& request, const std::string& what,
+                                          std::string& source);
 // The backend's answer to a body's content: its invalid is 422 (the body was well-formed).
 HttpResponse answer_body(const Result<nlohmann::json>& result, int ok_status);
 

@@ -116,12 +116,13 @@ std::string absolute_dir(const std::string& dir) {
 
 }  // namespace
 
-RsyncTransferPort::RsyncTransferPort(std::vector<ClusterSpec> clusters, const std::string& work_dir)
-    : RsyncTransferPort(std::move(clusters), work_dir, Options{}) {}
+RsyncTransferPort::RsyncTransferPort(const std::vector<ClusterSpec>& clusters,
+                                     const std::string& work_dir)
+    : RsyncTransferPort(clusters, work_dir, Options{}) {}
 
-RsyncTransferPort::RsyncTransferPort(std::vector<ClusterSpec> clusters, const std::string& work_dir,
-                                     Options options)
-    : clusters_(std::move(clusters)),
+RsyncTransferPort::RsyncTransferPort(const std::vector<ClusterSpec>& clusters,
+                                     const std::string& work_dir, Options options)
+    : clusters_(clusters),
       work_dir_(absolute_dir(work_dir)),
       options_(options),
       logins_(std::make_unique<LoginEndpoints>(work_dir_ + "/known_hosts")) {}
@@ -230,7 +231,7 @@ Result<std::vector<RsyncTransferPort::Leg>> RsyncTransferPort::legs_for(const Ro
 Result<TransferOutcome> RsyncTransferPort::run(const TransferRequest& request,
                                                TransferControl& control) {
   const auto started = Clock::now();
-  auto plan = plan_route(clusters_, request);
+  auto plan = plan_route(clusters_.snapshot(), request);
   if (!plan) return plan.error();
   auto legs = legs_for(*plan, request);
   if (!legs) return legs.error();

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/spec/cluster_registry.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/transfer_port.h"
 
@@ -39,12 +40,14 @@ class RsyncTransferPort final : public TransferPort {
   };
 
   // work_dir: private to this port (relay copies, generated known_hosts); made on first use.
-  RsyncTransferPort(std::vector<ClusterSpec> clusters, const std::string& work_dir);
-  RsyncTransferPort(std::vector<ClusterSpec> clusters, const std::string& work_dir,
+  RsyncTransferPort(const std::vector<ClusterSpec>& clusters, const std::string& work_dir);
+  RsyncTransferPort(const std::vector<ClusterSpec>& clusters, const std::string& work_dir,
                     Options options);
   ~RsyncTransferPort() override;
 
   Result<TransferOutcome> run(const TransferRequest& request, TransferControl& control) override;
+  // A cluster that joined the running server: routes to and from it from now.
+  void cluster_joined(const ClusterSpec& spec) { clusters_.add({spec}); }
 
  private:
   struct Leg;
@@ -52,7 +55,7 @@ class RsyncTransferPort final : public TransferPort {
   Result<std::vector<Leg>> legs_for(const transfer::RoutePlan& plan,
                                     const TransferRequest& request);
 
-  std::vector<ClusterSpec> clusters_;
+  ClusterRegistry clusters_;
   std::string work_dir_;
   Options options_;
   std::unique_ptr<transfer::LoginEndpoints> logins_;

@@ -1,6 +1,8 @@
 // The brain: one transaction per event, each event to its part, the tick's rounds.
 #include "scheduler/brain/brain.h"
 
+#include <algorithm>
+
 namespace orch {
 
 Brain::Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters,
@@ -17,14 +19,7 @@ Result<void> Brain::start() {
   return core_.store.transaction([&]() -> Result<void> {
     const Millis now = core_.clock.now_ms();
     for (const auto& c : core_.clusters) {
-      Admission admission = c.delivery.promised_ms ? Admission::pending_delivery
-                            : c.burn_in.on_join    ? Admission::pending
-                                                   : Admission::active;
-      auto added = core_.store.ensure_cluster(c.name, admission, now);
-      if (!added) return added.error();
-      if (*added) {
-        if (auto r = health_.record_health(c.name, SiteHealth::healthy); !r) return r;
-      }
+      if (auto r = join(c, now); !r) return r;
     }
     if (auto r = attempts_.forget_removed_clusters(); !r) return r;
     // The queue is read once here and then follows the job rows the brain writes.
@@ -32,17 +27,65 @@ Result<void> Brain::start() {
   });
 }
 
+Result<void> Brain::join(const ClusterSpec& c, Millis now) {
+  Admission admission = c.delivery.promised_ms ? Admission::pending_delivery
+                        : c.burn_in.on_join    ? Admission::pending
+                                               : Admission::active;
+  auto added = core_.store.ensure_cluster(c.name, admission, now);
+  if (!added) return added.error();
+  if (*added) return health_.record_health(c.name, SiteHealth::healthy);
+  return Ok{};
+}
+
 Result<BrainReply> Brain::handle(const BrainEvent& event) {
   Result<BrainReply> reply = BrainReply{};
   placer_.begin_event();
+  const std::size_t clusters_before = core_.clusters.size();
   auto tx = core_.store.transaction([&]() -> Result<void> {
     reply = std::visit([&](const auto& e) { return on(e); }, event);
     if (!reply) return reply.error();
     return Ok{};
   });
+  if (!tx) {
+    // Clusters an event added are gone with its rows.
+    core_.clusters.erase(core_.clusters.begin() + static_cast<std::ptrdiff_t>(clusters_before),
+                         core_.clusters.end());
+  }
   placer_.after_commit(tx.ok());
   if (!tx) return tx.error();
   return reply;
+}
+
+Result<BrainReply> Brain::on(const AddClusters& e) {
+  std::vector<std::string> names;
+  for (const ClusterSpec& c : e.clusters) {
+    if (cluster_spec(c.name) || std::count(names.begin(), names.end(), c.name) > 0) {
+      return make_error(ErrorKind::conflict,
+                        "cluster \"" + c.name +
+                            "\" is already configured; pick another name, or change it in the "
+                            "clusters file and restart");
+    }
+    names.push_back(c.name);
+  }
+  const Millis now = core_.clock.now_ms();
+  std::string message;
+  for (const ClusterSpec& c : e.clusters) {
+    // A name the store still has (a cluster removed from an earlier configuration) keeps its
+    // row: its history and admission come back with it.
+    if (auto r = join(c, now); !r) return r.error();
+    if (!e.document.empty()) {
+      AddedClusterRow row{c.name, e.source, e.document, now};
+      if (auto r = core_.store.insert_added_cluster(row); !r) return r.error();
+    }
+    core_.clusters.push_back(c);
+    auto row = core_.store.cluster(c.name);
+    if (!row) return row.error();
+    const std::string admission = *row ? std::string(to_string((*row)->admission)) : "active";
+    message += (message.empty() ? "" : ", ") + c.name + " (" + admission + ")";
+  }
+  BrainReply reply;
+  reply.message = "joined: " + message;
+  return then_place(reply);
 }
 
 Result<BrainReply> Brain::then_place(Result<BrainReply> reply) {

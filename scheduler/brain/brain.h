@@ -62,6 +62,7 @@ class Brain {
   Result<BrainReply> on(const StartBurnIn& e) { return health_.on(e); }
   Result<BrainReply> on(const SetNodeState& e);
   Result<BrainReply> on(const SetClusterAdmission& e) { return then_place(attempts_.on(e)); }
+  Result<BrainReply> on(const AddClusters& e);
   Result<BrainReply> on(const OpenTicket& e) { return support_.on(e); }
   Result<BrainReply> on(const NoteTicket& e) { return support_.on(e); }
   Result<BrainReply> on(const CloseTicket& e) { return support_.on(e); }
@@ -73,6 +74,9 @@ class Brain {
   Result<BrainReply> on(const ReplicateData& e) { return data_.on(e); }
   Result<BrainReply> on(const StartAudit& e) { return data_.on(e); }
   Result<BrainReply> on(const Tick& e);
+  // Registers one configured cluster in the store (a new one as healthy, in the admission its
+  // spec asks for); one already there keeps its row.
+  Result<void> join(const ClusterSpec& c, Millis now);
   // The reply, after placing the waiting jobs when it is not an error.
   Result<BrainReply> then_place(Result<BrainReply> reply);
 

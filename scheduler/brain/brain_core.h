@@ -21,7 +21,9 @@ class BrainCore {
 
   Store& store;
   const Clock& clock;
-  const std::vector<ClusterSpec> clusters;
+  // The configured clusters; only AddClusters appends (on the brain's thread, between reads),
+  // and a rolled-back event's additions are taken out again (Brain::handle).
+  std::vector<ClusterSpec> clusters;
 
   // The configured cluster of that name; nullptr when it is not (or no longer) configured.
   const ClusterSpec* cluster_spec(const std::string& name) const;

@@ -14,6 +14,7 @@
 #include "scheduler/model/probe_result.h"
 #include "scheduler/model/progress_line.h"
 #include "scheduler/model/site_types.h"
+#include "scheduler/spec/cluster_spec.h"
 #include "scheduler/spec/job_spec.h"
 #include "scheduler/transfer_port.h"
 
@@ -92,6 +93,15 @@ struct SetClusterAdmission {
   std::string cluster;
   Admission to = Admission::draining;
   std::string reason;
+};
+
+// `orchestrate cluster add`, or a reload that finds a new cluster in the clusters file: clusters
+// that join the running server, each admitted as at start (pending-delivery, burn-in or
+// active). With a document, each is remembered in the store so that the next start knows it.
+struct AddClusters {
+  std::vector<ClusterSpec> clusters;
+  std::string source;    // where the document came from, for people
+  std::string document;  // the clusters document they came in; empty: the clusters file has them
 };
 
 // `orchestrate ticket open|update|close`: the support record with a cluster's provider.
@@ -173,9 +183,9 @@ struct Tick {};
 using BrainEvent =
     std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted, AttemptObserved,
                  InventoryObserved, SiteUnreachable, SiteReachable, ProbeCompleted, StartBurnIn,
-                 SetNodeState, SetClusterAdmission, OpenTicket, NoteTicket, CloseTicket,
-                 ManifestCompleted, RemoveCompleted, TransferProgressed, TransferFinished,
-                 RegisterDataset, ReplicateData, StartAudit, Tick>;
+                 SetNodeState, SetClusterAdmission, AddClusters, OpenTicket, NoteTicket,
+                 CloseTicket, ManifestCompleted, RemoveCompleted, TransferProgressed,
+                 TransferFinished, RegisterDataset, ReplicateData, StartAudit, Tick>;
 
 // What a command returns to its caller (REST handler).
 struct BrainReply {

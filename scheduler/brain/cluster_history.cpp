@@ -146,7 +146,7 @@ Result<std::shared_ptr<const ClusterHistories>> HistoryCache::get(Store& store, 
     if (fresh || (value_ && refreshing_)) return value_;
     refreshing_ = true;
   }
-  auto computed = placement_histories(store, clusters_, now);
+  auto computed = placement_histories(store, clusters_.snapshot(), now);
   std::lock_guard<std::mutex> lock(mu_);
   refreshing_ = false;
   if (!computed) return computed.error();

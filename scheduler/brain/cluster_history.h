@@ -12,6 +12,7 @@
 
 #include "scheduler/health/goodput.h"
 #include "scheduler/health/scorecard.h"
+#include "scheduler/spec/cluster_registry.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/store.h"
 
@@ -49,11 +50,12 @@ Result<ClusterHistories> placement_histories(Store& store, const std::vector<Clu
 // one thread refreshes, the others keep answering from the previous copy.
 class HistoryCache {
  public:
-  explicit HistoryCache(std::vector<ClusterSpec> clusters) : clusters_(std::move(clusters)) {}
+  // The clusters are read at each refresh: one that joins is counted from the next.
+  explicit HistoryCache(const ClusterRegistry& clusters) : clusters_(clusters) {}
   Result<std::shared_ptr<const ClusterHistories>> get(Store& store, Millis now);
 
  private:
-  const std::vector<ClusterSpec> clusters_;
+  const ClusterRegistry& clusters_;
   std::mutex mu_;
   std::shared_ptr<const ClusterHistories> value_;
   Millis at_ms_ = 0;

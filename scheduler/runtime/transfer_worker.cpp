@@ -45,10 +45,10 @@ class TransferWorker::Control final : public TransferControl {
   std::chrono::steady_clock::time_point last_{};
 };
 
-TransferWorker::TransferWorker(std::vector<ClusterSpec> clusters, TransferPort& port,
+TransferWorker::TransferWorker(const std::vector<ClusterSpec>& clusters, TransferPort& port,
                                std::unique_ptr<Store> reader, Post post, const Clock& clock,
                                int max_parallel)
-    : clusters_(std::move(clusters)),
+    : clusters_(clusters),
       port_(port),
       reader_(std::move(reader)),
       post_(std::move(post)),
@@ -98,10 +98,9 @@ double TransferWorker::cap_of(std::int64_t transfer_id) {
 
 bool TransferWorker::windows_open(const TransferRow& t, Millis now) const {
   if (t.checkpoint_id) return true;  // checkpoints are never held back, only throttled
-  for (const auto& c : clusters_) {
-    if ((c.name == t.src_cluster || c.name == t.dst_cluster) && !in_windows(c.data.windows, now)) {
-      return false;
-    }
+  for (const std::string& name : {t.src_cluster, t.dst_cluster}) {
+    const ClusterSpec* c = clusters_.find(name);
+    if (c && !in_windows(c->data.windows, now)) return false;
   }
   return true;
 }

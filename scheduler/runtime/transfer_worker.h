@@ -19,6 +19,7 @@
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/runtime/worker_loop.h"
+#include "scheduler/spec/cluster_registry.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/store.h"
 #include "scheduler/transfer_port.h"
@@ -29,7 +30,7 @@ class TransferWorker {
  public:
   using Post = std::function<void(BrainEvent)>;
 
-  TransferWorker(std::vector<ClusterSpec> clusters, TransferPort& port,
+  TransferWorker(const std::vector<ClusterSpec>& clusters, TransferPort& port,
                  std::unique_ptr<Store> reader, Post post, const Clock& clock,
                  int max_parallel = 4);
   ~TransferWorker();
@@ -44,6 +45,8 @@ class TransferWorker {
   void run_once();
   // Copies running now (tests).
   int running() const;
+  // A cluster that joined the running server: its transfer windows count from now.
+  void cluster_joined(const ClusterSpec& spec) { clusters_.add({spec}); }
 
  private:
   struct Copy;
@@ -52,7 +55,7 @@ class TransferWorker {
   double cap_of(std::int64_t transfer_id);
   bool windows_open(const TransferRow& t, Millis now) const;
 
-  std::vector<ClusterSpec> clusters_;
+  ClusterRegistry clusters_;
   TransferPort& port_;
   std::unique_ptr<Store> reader_;
   mutable std::mutex reader_mu_;  // the copies' threads read caps through the same connection

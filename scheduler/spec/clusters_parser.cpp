@@ -270,7 +270,7 @@ void read_data(const MapView& entry, ClusterSpec& c, std::vector<PeerRef>& refs)
 
 // Each pull_from key must name another cluster of the file.
 void check_peers(yaml::Reader& r, const std::vector<ClusterSpec>& clusters,
-                 const std::vector<PeerRef>& refs) {
+                 const std::vector<std::string>& also_known, const std::vector<PeerRef>& refs) {
   for (const PeerRef& ref : refs) {
     if (ref.peer == ref.cluster) {
       r.fail(ref.at, "cluster \"" + ref.cluster + "\" cannot pull from itself in data.pull_from",
@@ -282,6 +282,10 @@ void check_peers(yaml::Reader& r, const std::vector<ClusterSpec>& clusters,
     for (const ClusterSpec& c : clusters) {
       if (c.name == ref.peer) found = true;
       if (c.name != ref.cluster) others.push_back(c.name);
+    }
+    for (const std::string& name : also_known) {
+      if (name == ref.peer) found = true;
+      others.push_back(name);
     }
     if (found) continue;
     std::string message = "data.pull_from of cluster \"" + ref.cluster + "\" names \"" + ref.peer +
@@ -347,7 +351,8 @@ const std::vector<std::string_view>& cluster_keys() {
   return keys;
 }
 
-void read_clusters(const MapView& file, std::vector<ClusterSpec>& out) {
+void read_clusters(const MapView& file, const std::vector<std::string>& also_known,
+                   std::vector<ClusterSpec>& out) {
   const yaml::Field* field = file.find("clusters");
   yaml::Reader& r = file.reader();
   if (!field) return;
@@ -390,12 +395,17 @@ void read_clusters(const MapView& file, std::vector<ClusterSpec>& out) {
     first_lines.push_back(entry.value_position("name").line);
     out.push_back(std::move(cluster));
   }
-  if (!r.failed()) check_peers(r, out, peers);
+  if (!r.failed()) check_peers(r, out, also_known, peers);
 }
 
 }  // namespace
 
 Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string_view source_name) {
+  return parse_clusters_file(yaml_text, source_name, {});
+}
+
+Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string_view source_name,
+                                         const std::vector<std::string>& also_known) {
   try {
     auto root = yaml::load_document(yaml_text, source_name,
                                     "a clusters file: a map with a \"clusters\" list");
@@ -407,7 +417,7 @@ Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string
     ClustersFile out;
     read_server(file, out.server);
     file.require("clusters", "a list of clusters, each " + std::string(kClusterExample));
-    read_clusters(file, out.clusters);
+    read_clusters(file, also_known, out.clusters);
     if (reader.failed()) return reader.error();
     return out;
   } catch (const std::exception& e) {
@@ -418,7 +428,8 @@ Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string
   }
 }
 
-Result<ClustersFile> load_clusters_file(const std::string& path) {
+Result<ClustersFile> load_clusters_file(const std::string& path,
+                                        const std::vector<std::string>& also_known) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     return make_error(ErrorKind::io, "cannot read clusters file \"" + path +
@@ -436,7 +447,7 @@ Result<ClustersFile> load_clusters_file(const std::string& path) {
   if (in.bad()) {
     return make_error(ErrorKind::io, "cannot read clusters file \"" + path + "\": read failed");
   }
-  return parse_clusters_file(text.str(), path);
+  return parse_clusters_file(text.str(), path, also_known);
 }
 
 }  // namespace orch

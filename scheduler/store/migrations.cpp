@@ -333,6 +333,15 @@ CREATE INDEX ticket_notes_by_ticket ON ticket_notes(ticket_id, id);
        R"sql(
 ALTER TABLE clusters ADD COLUMN delivered_ms INTEGER;
 )sql"},
+      {14, "clusters added to a running server, with the document that defined each",
+       R"sql(
+CREATE TABLE added_clusters (
+  name TEXT PRIMARY KEY,
+  source TEXT NOT NULL,
+  document TEXT NOT NULL,
+  added_ms INTEGER NOT NULL
+);
+)sql"},
   };
   return list;
 }

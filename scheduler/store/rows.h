@@ -184,6 +184,15 @@ struct AttemptRow {
   std::optional<Millis> last_alive_ms;
 };
 
+// A cluster added to a running server (`orchestrate cluster add`): its name, where its
+// definition came from (the file the client read), and that definition, a clusters document.
+struct AddedClusterRow {
+  std::string name;
+  std::string source;
+  std::string document;
+  Millis added_ms = 0;
+};
+
 // A support ticket with a cluster's provider (issue 15): when it was opened, first answered by
 // the provider and resolved, and what it concerns (nodes, a node-ledger incident).
 struct TicketRow {

@@ -94,6 +94,25 @@ Result<bool> Store::ensure_cluster(const std::string& name, Admission admission,
   return db_.changes() > 0;
 }
 
+Result<void> Store::insert_added_cluster(const AddedClusterRow& row) {
+  return execute(db_,
+                 "INSERT INTO added_clusters(name, source, document, added_ms) VALUES (?, ?, ?, ?)",
+                 row.name, row.source, row.document, row.added_ms);
+}
+
+Result<std::vector<AddedClusterRow>> Store::added_clusters() {
+  return query(
+      db_, "SELECT name, source, document, added_ms FROM added_clusters ORDER BY added_ms, name",
+      [](const Stmt& st) {
+        AddedClusterRow r;
+        r.name = st.col_text(0);
+        r.source = st.col_text(1);
+        r.document = st.col_text(2);
+        r.added_ms = st.col_int(3);
+        return r;
+      });
+}
+
 Result<std::vector<ClusterRow>> Store::clusters() {
   return query(db_, std::string("SELECT ") + kClusterColumns + " FROM clusters ORDER BY name",
                read_cluster);

@@ -183,6 +183,11 @@ class Store {
   Result<std::vector<TransferRow>> done_transfers(const std::string& a, const std::string& b,
                                                   int limit);
 
+  // Clusters added to a running server by `orchestrate cluster add` (store.cpp): the clusters
+  // document each came in (a clusters file's text), read at start beside the clusters file.
+  Result<void> insert_added_cluster(const AddedClusterRow& row);
+  Result<std::vector<AddedClusterRow>> added_clusters();
+
   // Support tickets (store_tickets.cpp).
   Result<std::int64_t> insert_ticket(const TicketRow& row);  // id
   Result<void> update_ticket(const TicketRow& row);

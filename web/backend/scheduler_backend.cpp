@@ -51,19 +51,19 @@ bool clock_free(const std::vector<AttemptRow>& attempts) {
 }  // namespace
 
 SchedulerBackend::SchedulerBackend(std::unique_ptr<ReaderPool> readers, BrainLoop& loop,
-                                   std::vector<ClusterSpec> clusters,
+                                   const std::vector<ClusterSpec>& clusters,
                                    std::map<std::string, ClusterPort*> ports, const Clock& clock)
     : readers_(std::move(readers)),
       loop_(loop),
-      clusters_(std::move(clusters)),
+      clusters_(clusters),
       ports_(std::move(ports)),
       clock_(clock),
       histories_(clusters_) {}
 
 SchedulerBackend::SchedulerBackend(std::unique_ptr<Store> reader, BrainLoop& loop,
-                                   std::vector<ClusterSpec> clusters,
+                                   const std::vector<ClusterSpec>& clusters,
                                    std::map<std::string, ClusterPort*> ports, const Clock& clock)
-    : SchedulerBackend(std::make_unique<ReaderPool>(std::move(reader)), loop, std::move(clusters),
+    : SchedulerBackend(std::make_unique<ReaderPool>(std::move(reader)), loop, clusters,
                        std::move(ports), clock) {}
 
 Result<nlohmann::json> SchedulerBackend::list_clusters() {
@@ -75,7 +75,7 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
   auto live = reader.live_attempts(std::nullopt);
   if (!live) return live.error();
   json out = json::array();
-  for (const auto& c : clusters_) {
+  for (const auto& c : clusters_.snapshot()) {
     int used = 0;
     for (const auto& a : *live) {
       if (a.cluster == c.name) used += a.gpus;
@@ -127,7 +127,7 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
 
 Result<nlohmann::json> SchedulerBackend::cluster_nodes(const std::string& cluster,
                                                        int event_limit) {
-  const ClusterSpec* spec = find_cluster(clusters_, cluster);
+  const ClusterSpec* spec = clusters_.find(cluster);
   if (spec == nullptr) {
     return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");
   }
@@ -399,11 +399,11 @@ Result<std::string> SchedulerBackend::job_logs(std::int64_t id, const LogRequest
                                                   ")");
     }
   }
-  auto port = ports_.find(chosen->cluster);
-  if (port == ports_.end()) {
+  ClusterPort* port = port_of(chosen->cluster);
+  if (port == nullptr) {
     return make_error(ErrorKind::not_found, "cluster " + chosen->cluster + " is not configured");
   }
-  auto out = port->second->read_output(chosen->token, request.offset, request.max_bytes);
+  auto out = port->read_output(chosen->token, request.offset, request.max_bytes);
   if (!out && out.error().kind == ErrorKind::not_found && !chosen->launch_done) {
     return std::string();  // launch still on its way: no output yet
   }
@@ -411,12 +411,26 @@ Result<std::string> SchedulerBackend::job_logs(std::int64_t id, const LogRequest
 }
 
 Result<nlohmann::json> SchedulerBackend::set_cluster_outage(const std::string& cluster, bool down) {
-  auto port = ports_.find(cluster);
-  if (port == ports_.end()) {
+  ClusterPort* port = port_of(cluster);
+  if (port == nullptr) {
     return make_error(ErrorKind::not_found, "no cluster named \"" + cluster + "\"");
   }
-  if (auto r = port->second->set_outage(down); !r) return r.error();
+  if (auto r = port->set_outage(down); !r) return r.error();
   return json{{"cluster", cluster}, {"down", down}};
+}
+
+ClusterPort* SchedulerBackend::port_of(const std::string& cluster) const {
+  std::lock_guard<std::mutex> lock(ports_mu_);
+  auto it = ports_.find(cluster);
+  return it == ports_.end() ? nullptr : it->second;
+}
+
+void SchedulerBackend::cluster_joined(const ClusterSpec& spec, ClusterPort* port) {
+  {
+    std::lock_guard<std::mutex> lock(ports_mu_);
+    ports_[spec.name] = port;
+  }
+  clusters_.add({spec});
 }
 
 }  // namespace orch

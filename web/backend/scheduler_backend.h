@@ -16,6 +16,7 @@
 #include "scheduler/cluster_port.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/runtime/brain_loop.h"
+#include "scheduler/spec/cluster_registry.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/reader_pool.h"
 #include "scheduler/store/store.h"
@@ -28,12 +29,12 @@ class SchedulerBackend final : public ApiBackend {
  public:
   // Reads through the pool's connections, as many at once as the pool allows.
   SchedulerBackend(std::unique_ptr<ReaderPool> readers, BrainLoop& loop,
-                   std::vector<ClusterSpec> clusters, std::map<std::string, ClusterPort*> ports,
-                   const Clock& clock);
+                   const std::vector<ClusterSpec>& clusters,
+                   std::map<std::string, ClusterPort*> ports, const Clock& clock);
   // Reads through this one connection (tests).
   SchedulerBackend(std::unique_ptr<Store> reader, BrainLoop& loop,
-                   std::vector<ClusterSpec> clusters, std::map<std::string, ClusterPort*> ports,
-                   const Clock& clock);
+                   const std::vector<ClusterSpec>& clusters,
+                   std::map<std::string, ClusterPort*> ports, const Clock& clock);
 
   // Clusters and jobs (JobsApi).
   Result<nlohmann::json> list_clusters() override;
@@ -57,6 +58,14 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> reload_clusters() override;
   // What reload_clusters runs (the composition root's, which knows the file); unset: unsupported.
   void set_reload(std::function<Result<nlohmann::json>()> reload) { reload_ = std::move(reload); }
+  Result<nlohmann::json> add_clusters(const std::string& document,
+                                      const std::string& source) override;
+  // What add_clusters runs (the composition root's, which starts the sites); unset: unsupported.
+  void set_add(std::function<Result<nlohmann::json>(const std::string&, const std::string&)> add) {
+    add_ = std::move(add);
+  }
+  // A cluster that joined the running server, with its adapter (which must outlive this).
+  void cluster_joined(const ClusterSpec& spec, ClusterPort* port);
   // Support tickets (scheduler_backend_tickets.cpp).
   Result<nlohmann::json> open_ticket(const TicketRequest& request) override;
   Result<nlohmann::json> list_tickets(const std::string& cluster, const std::string& state,
@@ -115,8 +124,13 @@ class SchedulerBackend final : public ApiBackend {
 
   std::unique_ptr<ReaderPool> readers_;
   BrainLoop& loop_;
-  std::vector<ClusterSpec> clusters_;
+  // The adapter of that cluster, or null.
+  ClusterPort* port_of(const std::string& cluster) const;
+
+  ClusterRegistry clusters_;
   std::function<Result<nlohmann::json>()> reload_;
+  std::function<Result<nlohmann::json>(const std::string&, const std::string&)> add_;
+  mutable std::mutex ports_mu_;
   std::map<std::string, ClusterPort*> ports_;
   const Clock& clock_;
   HistoryCache histories_;

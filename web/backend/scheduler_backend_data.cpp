@@ -111,7 +111,7 @@ std::string message_or(const BrainReply& reply, const std::string& fallback) {
 std::optional<Error> SchedulerBackend::check_configured(const std::string& cluster) const {
   if (spec_of(cluster)) return std::nullopt;
   std::string names;
-  for (const auto& c : clusters_) names += (names.empty() ? "" : ", ") + c.name;
+  for (const auto& name : clusters_.names()) names += (names.empty() ? "" : ", ") + name;
   return make_error(ErrorKind::invalid, "no cluster named \"" + cluster +
                                             "\"; configured: " + (names.empty() ? "none" : names));
 }

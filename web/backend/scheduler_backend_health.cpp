@@ -85,7 +85,7 @@ json card_json(const Scorecard& c) {
 }  // namespace
 
 const ClusterSpec* SchedulerBackend::spec_of(const std::string& cluster) const {
-  return find_cluster(clusters_, cluster);
+  return clusters_.find(cluster);
 }
 
 Result<nlohmann::json> SchedulerBackend::node_standing(Store& reader, const ClusterSpec& spec,
@@ -115,7 +115,7 @@ Result<nlohmann::json> SchedulerBackend::list_nodes(const NodeFilter& filter) {
   if (!lease) return lease.error();
   Store& reader = **lease;
   json out = json::array();
-  for (const auto& c : clusters_) {
+  for (const auto& c : clusters_.snapshot()) {
     if (filter.cluster && c.name != *filter.cluster) continue;
     auto nodes = reader.nodes(c.name);
     if (!nodes) return nodes.error();
@@ -161,6 +161,14 @@ Result<nlohmann::json> SchedulerBackend::reload_clusters() {
   return reload_();
 }
 
+Result<nlohmann::json> SchedulerBackend::add_clusters(const std::string& document,
+                                                      const std::string& source) {
+  if (!add_) {
+    return make_error(ErrorKind::unsupported, "this server cannot add clusters while it runs");
+  }
+  return add_(document, source);
+}
+
 Result<nlohmann::json> SchedulerBackend::start_burn_in(const std::string& cluster) {
   auto reply = loop_.call(StartBurnIn{cluster});
   if (!reply) return reply.error();
@@ -204,7 +212,7 @@ Result<nlohmann::json> SchedulerBackend::provider_report(int window_days) {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
   Store& reader = **lease;
-  auto in = gather_scorecard_inputs(reader, clusters_, now, start);
+  auto in = gather_scorecard_inputs(reader, clusters_.snapshot(), now, start);
   if (!in) return in.error();
   json cards = json::array();
   for (const auto& c : compute_scorecards(*in)) cards.push_back(card_json(c));

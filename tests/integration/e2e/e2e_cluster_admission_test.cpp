@@ -84,7 +84,7 @@ TEST_F(ClusterAdmissionE2eTest, DrainMovesAtTheNextCheckpointAndRetireMovesAtOnc
 
 // The clusters file read again without a restart: an invalid file changes nothing and says
 // where and why; a cluster taken out of the file drains (SIGHUP does the same as the command);
-// a new one is named as joining at the next restart.
+// a new one joins at once and takes a job.
 TEST_F(ClusterAdmissionE2eTest, AReloadDrainsWhatTheFileNoLongerHasAndRefusesABadFile) {
   write_file(config_, "clusters:\n  - name: alpha\n    nodes: zero\n");
   ProcessResult bad = cli({"cluster", "reload"});
@@ -101,10 +101,62 @@ TEST_F(ClusterAdmissionE2eTest, AReloadDrainsWhatTheFileNoLongerHasAndRefusesABa
   ASSERT_EQ(::kill(server_->pid(), SIGHUP), 0);
   ASSERT_TRUE(eventually([&] { return admission("beta") == "draining"; }, milliseconds(10000)));
   EXPECT_EQ(admission("alpha"), "active");
+  EXPECT_EQ(admission("gamma"), "active") << "the new cluster joined";
+  const std::int64_t id = submit(
+      job_yaml("on-gamma", "--steps 20 --step-delay-ms 10", "placement: {allowed: [gamma]}\n"));
+  json done = succeeded_attempts(id);
+  ASSERT_FALSE(done.is_null());
+  EXPECT_EQ(done[0]["cluster"], "gamma");
+
   ProcessResult again = cli({"cluster", "reload"});
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_THAT(again.output, HasSubstr("no longer in the file, draining: beta"));
-  EXPECT_THAT(again.output, HasSubstr("new, joining at the next restart: gamma"));
+  EXPECT_THAT(again.output, ::testing::Not(HasSubstr("joined"))) << "gamma joined once";
+}
+
+// `orchestrate cluster add FILE`: a cluster from a document joins the running server, takes a
+// job at once, and is still there after a restart; a bad document or a taken name changes
+// nothing and says why.
+TEST_F(ClusterAdmissionE2eTest, AnAddedClusterTakesWorkAtOnceAndOutlivesARestart) {
+  const std::string bad = dir_->path() + "/bad.yaml";
+  write_file(bad, "clusters:\n  - {name: gamma, provider: local, nodes: -1}\n");
+  ProcessResult refused = cli({"cluster", "add", bad});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output, HasSubstr("no cluster was added: " + bad + ":2:"));
+  EXPECT_EQ(admission("gamma"), "");
+
+  const std::string taken = dir_->path() + "/taken.yaml";
+  write_file(taken, "clusters:\n  - {name: beta, provider: local, nodes: 1, gpus_per_node: 2}\n");
+  ProcessResult conflict = cli({"cluster", "add", taken});
+  EXPECT_NE(conflict.exit_code, 0);
+  EXPECT_THAT(conflict.output, HasSubstr("cluster \"beta\" is already configured"));
+
+  const std::string gamma = dir_->path() + "/gamma.yaml";
+  write_file(gamma,
+             "clusters:\n  - {name: gamma, provider: local, nodes: 1, gpus_per_node: 2,\n"
+             "     accelerator: cpu-slot, unreachable_grace_s: 1, poll_interval_ms: 50}\n");
+  ProcessResult added = cli({"cluster", "add", gamma});
+  ASSERT_EQ(added.exit_code, 0) << added.output;
+  EXPECT_THAT(added.output, HasSubstr("joined: gamma (active)"));
+  EXPECT_EQ(admission("gamma"), "active");
+  const std::string spec =
+      job_yaml("on-gamma", "--steps 20 --step-delay-ms 10", "placement: {allowed: [gamma]}\n");
+  json done = succeeded_attempts(submit(spec));
+  ASSERT_FALSE(done.is_null());
+  EXPECT_EQ(done[0]["cluster"], "gamma");
+
+  // A restart on the same clusters file still knows gamma, and runs work there.
+  server_->stop();
+  start_server();
+  EXPECT_EQ(admission("gamma"), "active");
+  json after = succeeded_attempts(submit(spec));
+  ASSERT_FALSE(after.is_null());
+  EXPECT_EQ(after[0]["cluster"], "gamma");
+  // A reload does not drain it: it was never in the file.
+  ProcessResult reload = cli({"cluster", "reload"});
+  ASSERT_EQ(reload.exit_code, 0) << reload.output;
+  EXPECT_THAT(reload.output, HasSubstr("no cluster added or removed"));
+  EXPECT_EQ(admission("gamma"), "active");
 }
 
 }  // namespace

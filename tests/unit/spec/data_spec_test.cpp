@@ -229,5 +229,22 @@ TEST(DataSpec, PullFromMayNameAClusterDeclaredLater) {
   EXPECT_EQ(r->clusters.at(0).data.pull_from.count("gamma"), 1u);
 }
 
+// A document for `orchestrate cluster add` may pull from a cluster already running; a name
+// neither in it nor running is still refused, with the running ones among the suggestions.
+TEST(DataSpec, AnAddedClusterMayPullFromARunningOne) {
+  const std::string doc =
+      "clusters:\n  - name: gamma\n    data:\n      pull_from:\n        alpha: {host: h, user: u, "
+      "key_file: /k, known_hosts: /kh}\n";
+  EXPECT_FALSE(parse_clusters_file(doc, "gamma.yaml").ok());
+  auto r = parse_clusters_file(doc, "gamma.yaml", {"alpha", "beta"});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->clusters.at(0).data.pull_from.count("alpha"), 1u);
+
+  auto unknown = parse_clusters_file(doc, "gamma.yaml", {"alpah"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("(did you mean \"alpah\"?)"), std::string::npos)
+      << unknown.error().message;
+}
+
 }  // namespace
 }  // namespace orch

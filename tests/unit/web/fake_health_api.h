@@ -88,6 +88,22 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
                           {"removed", {"beta-long-name"}},
                           {"message", "cluster beta-long-name is no longer in the file: draining"}};
   }
+  std::string added_document;  // what the last add_clusters was sent, and its source
+  std::string added_source;
+  Result<nlohmann::json> add_clusters(const std::string& document,
+                                      const std::string& source) override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    added_document = document;
+    added_source = source;
+    if (document.find("name: alpha") != std::string::npos) {
+      return make_error(ErrorKind::conflict, "cluster \"alpha\" is already configured");
+    }
+    if (document.find("clusters:") == std::string::npos) {
+      return make_error(ErrorKind::invalid, source + ":1:1: \"clusters\" is required");
+    }
+    return nlohmann::json{{"added", {"gamma"}}, {"message", "joined: gamma (active)"}};
+  }
   Result<nlohmann::json> start_burn_in(const std::string& cluster) override {
     std::lock_guard lock(mu_);
     if (auto e = failure()) return *e;

@@ -3,6 +3,7 @@
 // and the checkpoint advice of job show.
 #include <gmock/gmock.h>
 
+#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -136,6 +137,24 @@ TEST_F(HealthCliTest, ClusterReload) {
   EXPECT_EQ(cli({"cluster", "reload"}), kExitServerError);
   EXPECT_EQ(err.str(),
             "error: the clusters file was not reloaded, nothing changed: c.yaml:3:5: bad\n");
+}
+
+TEST_F(HealthCliTest, ClusterAdd) {
+  const std::string file = ::testing::TempDir() + "/cli_add_gamma.yaml";
+  const std::string doc = "clusters:\n  - {name: gamma, provider: local}\n";
+  std::ofstream(file) << doc;
+  EXPECT_EQ(cli({"cluster", "add", file}), kExitOk) << err.str();
+  EXPECT_EQ(out.str(), "joined: gamma (active)\n");
+  EXPECT_EQ(backend.added_document, doc);
+  EXPECT_EQ(backend.added_source, file) << "the file is named for the server's errors";
+
+  std::ofstream(file) << "clusters:\n  - {name: alpha}\n";
+  EXPECT_EQ(cli({"cluster", "add", file}), kExitServerError);
+  EXPECT_EQ(err.str(), "error: cluster \"alpha\" is already configured\n");
+  err.str("");
+  EXPECT_EQ(cli({"cluster", "add", "/no/such/missing.yaml"}), kExitUsage);
+  EXPECT_THAT(err.str(), ::testing::HasSubstr("missing.yaml"));
+  EXPECT_EQ(cli({"cluster", "add"}), kExitUsage);
 }
 
 TEST_F(HealthCliTest, BurnInWithoutWait) {

@@ -139,6 +139,28 @@ TEST_F(HealthRoutesTest, ReloadClusters) {
   EXPECT_EQ(call("GET", "/api/v1/clusters/reload").status, 405);
 }
 
+TEST_F(HealthRoutesTest, AddClusters) {
+  const std::string doc = "clusters:\n  - {name: gamma, provider: local}\n";
+  auto r = call("POST", "/api/v1/clusters?source=gamma.yaml", doc, "application/yaml");
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(parsed(r)["added"], json({"gamma"}));
+  EXPECT_EQ(backend.added_document, doc);
+  EXPECT_EQ(backend.added_source, "gamma.yaml");
+  call("POST", "/api/v1/clusters", doc, "application/yaml");
+  EXPECT_EQ(backend.added_source, "request body");
+
+  expect_problem(call("POST", "/api/v1/clusters", "nodes: 1\n", "application/yaml"), 422,
+                 "\"clusters\" is required");
+  expect_problem(
+      call("POST", "/api/v1/clusters", "clusters:\n  - {name: alpha}\n", "application/yaml"), 409,
+      "cluster \"alpha\" is already configured");
+  expect_problem(call("POST", "/api/v1/clusters", " \n", "application/yaml"), 400,
+                 "the request body is empty; send a clusters document");
+  expect_problem(call("POST", "/api/v1/clusters", doc, "image/png"), 415,
+                 "unsupported Content-Type 'image/png'; send a clusters document");
+  EXPECT_EQ(call("PUT", "/api/v1/clusters", doc).status, 405);  // GET lists, POST adds
+}
+
 TEST_F(HealthRoutesTest, BurnIn) {
   auto r = call("POST", "/api/v1/clusters/alpha/burn-in");
   EXPECT_EQ(r.status, 202) << r.body;
