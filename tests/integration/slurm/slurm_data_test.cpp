@@ -54,6 +54,18 @@ class SlurmDataTest : public SlurmE2eTest {
     return out;
   }
 
+  // Deletes a folder a running job (or retention) may be writing to and pruning meanwhile: an
+  // entry that vanishes between listing and removal is not a failure, so it tries again.
+  static std::error_code remove_live_tree(const fs::path& dir) {
+    std::error_code ec;
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      ec.clear();
+      fs::remove_all(dir, ec);
+      if (!ec || ec != std::errc::no_such_file_or_directory) return ec;
+    }
+    return ec;
+  }
+
   // "... at step 40 ..." -> 40
   static int step_in(const std::string& message) {
     std::smatch m;
@@ -149,8 +161,7 @@ TEST_F(SlurmDataTest, LostCheckpointsAndADeadNodeResumeOnBetaFromTheReplica) {
   for (const auto& e : checkpoint_events(id, "checkpoint-replicated")) {
     newest_replicated = std::max(newest_replicated, step_in(e["message"]));
   }
-  std::error_code ec;
-  fs::remove_all(ckpt_dir("alpha", "lost"), ec);
+  const std::error_code ec = remove_live_tree(ckpt_dir("alpha", "lost"));
   ASSERT_FALSE(ec) << ec.message();
   const std::string node = lab_->cluster("alpha").nodes.at(0);
   ASSERT_TRUE(lab_->kill_node("alpha", node).ok());
@@ -263,7 +274,8 @@ TEST_F(SlurmResumeWeighingTest, DeletedNewestCopiesAndADeadNodeResumeFromTheNewe
         std::regex_replace(f.path().filename().string(), std::regex("step-([0-9]+).*"), "step $1"));
     if (step < 0) continue;
     if (step > newest_replicated - 60) {
-      fs::remove_all(f.path());
+      const std::error_code ec = remove_live_tree(f.path());
+      ASSERT_FALSE(ec) << f.path() << ": " << ec.message();
       ++deleted;
     } else {
       kept = std::max(kept, step);
