@@ -115,6 +115,7 @@ struct Server {
       std::exit(1);
     }
     port = std::atoi(process->url().substr(process->url().rfind(':') + 1).c_str());
+    bench::set_bearer_token(process->admin_token());
   }
   // CPU seconds the server has used (utime + stime from /proc).
   double cpu_seconds() const {

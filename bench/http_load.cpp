@@ -18,6 +18,20 @@
 namespace orch::bench {
 namespace {
 
+// Set once before the load starts (set_bearer_token), read by every client thread after.
+std::string& bearer() {
+  static std::string token;
+  return token;
+}
+
+}  // namespace
+
+void set_bearer_token(std::string token) {
+  bearer() = std::move(token);
+}
+
+namespace {
+
 // One keep-alive connection; reconnects after an error.
 class Connection {
  public:
@@ -30,6 +44,7 @@ class Connection {
   int exchange(const LoadRequest& r, std::string& body, std::string& error) {
     if (fd_ < 0 && !connect_fd(error)) return 0;
     std::string wire = r.method + " " + r.target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    if (!bearer().empty()) wire += "Authorization: Bearer " + bearer() + "\r\n";
     if (!r.body.empty() || r.method == "POST") {
       wire += "Content-Type: " + r.content_type +
               "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";

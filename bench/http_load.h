@@ -31,6 +31,9 @@ struct LoadResult {
 LoadResult run_load(int port, int clients, double seconds, int max_per_client,
                     const std::function<LoadRequest(int client, int i)>& make);
 
+// The API token every request of this process sends from now on ("" for none).
+void set_bearer_token(std::string token);
+
 // One request on a new connection (set-up steps): the status (0 when no answer) and the body.
 int http_once(int port, const LoadRequest& request, std::string* body = nullptr);
 

@@ -1,6 +1,7 @@
 // The shared REST call of the client commands (client_call.h).
 #include "cli/client_call.h"
 
+#include "cli/client_token.h"
 #include "cli/spec_file.h"
 #include "web/http_client.h"
 #include "web/http_server.h"
@@ -32,7 +33,8 @@ std::string problem_detail(const HttpResponse& response) {
 int call(const ClientOptions& o, const std::string& method, const std::string& target,
          HttpResponse& response, std::ostream& err, const std::string& body,
          const std::string& content_type) {
-  auto result = http_request(o.server, method, target, body, content_type, o.timeout_ms);
+  const std::string token = o.token.empty() ? find_token(o.server, o.timeout_ms) : o.token;
+  auto result = http_request(o.server, method, target, body, content_type, o.timeout_ms, token);
   if (!result.ok()) return report(result.error(), err);
   response = std::move(result.value());
   if (response.status >= 400) {

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/access_commands.h"
 #include "cli/client_cli.h"
 #include "cli/data_commands.h"
 #include "cli/health_commands.h"
@@ -37,6 +38,7 @@ struct Args {
   std::vector<std::string> nodes;  // the nodes a ticket concerns
   std::string incident;
   bool from_provider = false;
+  std::string role;
 };
 
 // A command's failure leaves parse() as CLI11's RuntimeError carrying the exit code.
@@ -244,6 +246,32 @@ void add_data_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream* 
       "a running job. `orchestrate checkpoint ls JOB` shows a job's checkpoints and copies.");
 }
 
+// `token create|list|revoke` and `audit` (admin only).
+void add_access_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream* o,
+                         std::ostream* e) {
+  CLI::App* token = command(app, "token", "API tokens: who may use the server, with which role");
+  token->require_subcommand(1);
+  CLI::App* create = command(*token, "create", "make a token for a user; prints it once");
+  create->add_option("NAME", args->name, "the user the token speaks for")->required();
+  create->add_option("--role", args->role, "viewer, user, operator or admin")
+      ->required()
+      ->check(CLI::IsMember({"viewer", "user", "operator", "admin"}));
+  create->callback(
+      [=] { finish(run_token_create(args->options, args->name, args->role, *o, *e)); });
+  command(*token, "list", "every token with its role and state (never the token)")->callback([=] {
+    finish(run_token_list(args->options, *o, *e));
+  });
+  CLI::App* revoke = command(*token, "revoke", "refuse a user's token from now on");
+  revoke->add_option("NAME", args->name, "the token's user")->required();
+  revoke->callback([=] { finish(run_token_revoke(args->options, args->name, *o, *e)); });
+
+  CLI::App* audit = command(app, "audit", "who changed what, allowed or refused (newest first)");
+  audit->add_option("--limit", args->limit, "entries to show (1 to 1000; default 100)")
+      ->check(CLI::Range(1, 1000));
+  audit->add_option("--before", args->cursor, "entries older than this id (printed with the list)");
+  audit->callback([=] { finish(run_audit(args->options, args->limit, args->cursor, *o, *e)); });
+}
+
 }  // namespace
 
 void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
@@ -323,6 +351,7 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
 
   add_health_commands(app, args, o, e);
   add_data_commands(app, args, o, e);
+  add_access_commands(app, args, o, e);
 }
 
 void add_client_commands(CLI::App& app) {

@@ -21,6 +21,8 @@ struct ClientOptions {
   std::string output = "table";  // table | json
   int timeout_ms = 10000;
   int poll_ms = 1000;  // job logs --follow
+  // The API token; empty: found by call() (client_token.h).
+  std::string token;
 };
 
 // $ORCH_URL when set and not empty, else http://127.0.0.1:8080.

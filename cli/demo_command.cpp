@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/client_commands.h"
+#include "cli/client_token.h"
 #include "cli/job_render.h"
 #include "cli/required_programs.h"
 #include "cli/server.h"
@@ -48,13 +49,14 @@ class Demo {
   DemoOptions o_;
   std::chrono::steady_clock::time_point start_;
   std::string url_;
+  std::string token_;  // the admin token the server made in the state directory
   std::int64_t job_ = 0;
   std::size_t events_shown_ = 0;
 };
 
 Result<json> Demo::call(const std::string& method, const std::string& target,
                         const std::string& body, const std::string& type) {
-  auto r = http_request(url_, method, target, body, type, 10000);
+  auto r = http_request(url_, method, target, body, type, 10000, token_);
   if (!r) return r.error();
   json j = json::parse(r->body, nullptr, false);
   if (r->status >= 400) {
@@ -134,6 +136,7 @@ int Demo::run() {
   }
   server = std::move(*started);
   url_ = server->url();
+  token_ = read_token_file(state + "/admin.token");
   say("server up at " + url_ + " with sites alpha and beta (2 nodes x 2 slots each)");
 
   const int dim = 192;

@@ -164,6 +164,10 @@ void render_job(const nlohmann::json& job, const nlohmann::json& attempts,
   const std::string reason =
       member(job, "reason").is_string() ? member(job, "reason").get<std::string>() : "";
   if (!reason.empty()) line(out, "reason", reason);
+  for (const char* who : {"owner", "team"}) {
+    const nlohmann::json& v = member(job, who);
+    if (v.is_string() && !v.get<std::string>().empty()) line(out, who, v.get<std::string>());
+  }
   line(out, "cluster", field(job, "cluster"));
   line(out, "size", field(job, "nodes") + " nodes x " + field(job, "gpus_per_node") + " GPUs");
   line(out, "attempts",

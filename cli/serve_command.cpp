@@ -39,6 +39,7 @@ int run_serve(const ServeOptions& o) {
   s.bind = o.bind;
   s.agent_path = o.agent;
   s.config_path = o.config;
+  s.insecure_bind = o.insecure_bind;
   auto server = Server::start(*config, s);
   if (!server) {
     std::cerr << "error: " << server.error().message << "\n";

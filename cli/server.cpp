@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -21,6 +23,8 @@
 #include "scheduler/runtime/storage_worker.h"
 #include "scheduler/runtime/transfer_worker.h"
 #include "scheduler/spec/clusters_parser.h"
+#include "web/access/access_store.h"
+#include "web/access/guarded_api.h"
 #include "web/api_routes.h"
 #include "web/backend/scheduler_backend.h"
 #include "web/http_server.h"
@@ -48,6 +52,8 @@ struct Server::Parts {
   std::unique_ptr<RsyncTransferPort> transfer_port;
   std::unique_ptr<TransferWorker> transfers;
   std::unique_ptr<SchedulerBackend> backend;
+  std::unique_ptr<AccessStore> access;
+  std::unique_ptr<GuardedApi> api;
   std::unique_ptr<HttpServer> http;
   std::string bind;
   ServerSettings settings;
@@ -104,6 +110,38 @@ Result<int> lock_state_dir(const std::string& dir) {
                                                dir + "; stop it or pick another --state");
   }
   return fd;
+}
+
+// The first start (no live admin token) makes one and leaves it in <state>/admin.token, which
+// only the server's user can read: the CLI on this machine finds it through /healthz.
+Result<void> ensure_admin_token(AccessStore& access, const std::string& path) {
+  if (access.has_live_admin()) return {};
+  std::string name = "admin";
+  auto token = access.create_token(name, Role::admin, "orchestrate serve");
+  for (int n = 2; !token && token.error().kind == ErrorKind::conflict && n < 100; ++n) {
+    name = "admin-" + std::to_string(n);  // "admin" is taken by a token of a lesser role
+    token = access.create_token(name, Role::admin, "orchestrate serve");
+  }
+  if (!token) return token.error();
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return make_error(ErrorKind::io, "cannot write " + tmp + ": " + std::strerror(errno));
+  const std::string line = *token + "\n";
+  const bool written = ::fchmod(fd, 0600) == 0 &&
+                       ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+                       ::fsync(fd) == 0;
+  ::close(fd);
+  if (!written || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return make_error(ErrorKind::io,
+                      "cannot write the admin token to " + path + ": " + std::strerror(errno));
+  }
+  std::cerr << "orchestrate: made admin token \"" << name << "\" in " << path
+            << " (readable only by this user)\n";
+  return {};
+}
+
+bool is_loopback_bind(const std::string& bind) {
+  return bind == "localhost" || is_loopback_address(bind) || bind == "[::1]";
 }
 
 // A local site's storage defaults to a folder of the state directory (its provider says so);
@@ -247,11 +285,30 @@ std::string Server::url() const {
 
 Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, ServerSettings s) {
   if (s.state_dir.empty()) return make_error(ErrorKind::invalid, "--state DIR is required");
+  const std::string bind = s.bind.value_or(config.server.bind);
+  if (!is_loopback_bind(bind)) {
+    if (!s.insecure_bind) {
+      return make_error(ErrorKind::invalid,
+                        "refusing to serve on " + bind +
+                            " without TLS: tokens and job specs would cross the network in "
+                            "clear text. Bind to 127.0.0.1 (and reach it over SSH), or pass "
+                            "--insecure-bind if the network in between is yours");
+    }
+    std::cerr << "orchestrate: WARNING: serving on " << bind
+              << " without TLS (--insecure-bind): anyone on the path can read the API tokens\n";
+  }
+  // Everything the server creates (databases, logs, run directories, job output) is for its
+  // user alone.
+  ::umask(077);
   std::error_code ec;
   fs::create_directories(s.state_dir, ec);
   if (ec) {
     return make_error(ErrorKind::io,
                       "cannot create state directory " + s.state_dir + ": " + ec.message());
+  }
+  if (::chmod(s.state_dir.c_str(), 0700) != 0) {
+    return make_error(ErrorKind::io, "cannot make state directory " + s.state_dir +
+                                         " owner-only: " + std::strerror(errno));
   }
   s.state_dir = fs::absolute(s.state_dir).string();
   if (s.agent_path.empty()) s.agent_path = executable_dir() + "/orchestrate-agent";
@@ -267,6 +324,12 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   auto store = Store::open(db_path);
   if (!store) return store.error();
   parts->brain_store = std::move(*store);
+  ::chmod(db_path.c_str(), 0600);  // one made by an older version with the umask of its day
+  auto access = AccessStore::open(s.state_dir + "/access.db", parts->clock);
+  if (!access) return access.error();
+  parts->access = std::move(*access);
+  const std::string token_file = s.state_dir + "/admin.token";
+  if (auto made = ensure_admin_token(*parts->access, token_file); !made) return made.error();
 
   // The file's clusters, then those added to earlier runs with `orchestrate cluster add`.
   parts->from_file = config.clusters;
@@ -324,15 +387,19 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   parts->backend->set_add([p](const std::string& document, const std::string& source) {
     return p->add(document, source);
   });
-  http.bind = s.bind.value_or(config.server.bind);
+  http.bind = bind;
   http.port = s.port.value_or(config.server.port);
   parts->bind = http.bind;
-  auto router = std::make_shared<Router>(make_api_router(*parts->backend));
-  http.lane_of = [router](const HttpRequest& req) {
-    return static_cast<std::size_t>(router->lane_of(req));
+  GuardOptions guard;
+  guard.hosts = answered_hosts(bind, config.server.hosts);
+  guard.token_file = token_file;
+  parts->api = std::make_unique<GuardedApi>(*parts->backend, *parts->access, std::move(guard));
+  const GuardedApi* api = parts->api.get();
+  http.lane_of = [api](const HttpRequest& req) {
+    return static_cast<std::size_t>(api->lane_of(req));
   };
   parts->http = std::make_unique<HttpServer>(
-      http, [router](const HttpRequest& req) { return router->dispatch(req); });
+      http, [api](const HttpRequest& req) { return api->handle(req); });
 
   parts->loop->start();
   for (auto& w : parts->workers) w->start();

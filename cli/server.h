@@ -21,6 +21,8 @@ struct ServerSettings {
   std::string agent_path;           // default: orchestrate-agent beside this executable
   int tick_ms = 250;                // how often the brain checks timers (backoff, grace)
   std::string config_path;          // the clusters file, for reloads; empty: no reload
+  // Serve on an address other than loopback without TLS (refused otherwise).
+  bool insecure_bind = false;
 };
 
 class Server {

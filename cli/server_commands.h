@@ -13,6 +13,7 @@ struct ServeOptions {
   std::optional<int> port;
   std::optional<std::string> bind;
   std::string agent;
+  bool insecure_bind = false;
 };
 
 // Runs the server until SIGINT or SIGTERM; SIGHUP reads the clusters file again.

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -162,7 +164,14 @@ std::unique_ptr<ServerProcess> ServerProcess::start(const std::string& config,
     }
     server->url_ = out.substr(at, out.find(' ', at) - at);
   }
-  if (!server->url_.empty()) return server;
+  if (!server->url_.empty()) {
+    // The admin token the server made on its first start: every call() to it sends it.
+    std::string token = read_file(state + "/admin.token");
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+    server->admin_token_ = token;
+    if (!token.empty()) remember_token(server->url_, token);
+    return server;
+  }
   server->kill9();
   error += "\nstdout: " + out + "\nstderr: " + read_file(log_path);
   return nullptr;
@@ -207,9 +216,34 @@ void ServerProcess::kill9() {
   status_ = shell_status(status);
 }
 
+namespace {
+std::mutex tokens_mu;
+std::map<std::string, std::string>& tokens_by_url() {
+  static std::map<std::string, std::string> tokens;
+  return tokens;
+}
+}  // namespace
+
+void remember_token(const std::string& url, const std::string& token) {
+  std::lock_guard<std::mutex> lock(tokens_mu);
+  tokens_by_url()[url] = token;
+}
+
+std::string token_for(const std::string& url) {
+  std::lock_guard<std::mutex> lock(tokens_mu);
+  auto it = tokens_by_url().find(url);
+  return it == tokens_by_url().end() ? std::string() : it->second;
+}
+
 HttpResponse call(const std::string& url, const std::string& method, const std::string& target,
                   const std::string& body, const std::string& content_type) {
-  auto r = http_request(url, method, target, body, content_type, 10000);
+  return call_as(url, token_for(url), method, target, body, content_type);
+}
+
+HttpResponse call_as(const std::string& url, const std::string& token, const std::string& method,
+                     const std::string& target, const std::string& body,
+                     const std::string& content_type) {
+  auto r = http_request(url, method, target, body, content_type, 10000, token);
   if (r) return *r;
   HttpResponse failed;
   failed.status = 0;

@@ -63,6 +63,8 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   const std::string& url() const { return url_; }
+  // The admin token the server left in its state directory ("" when there was none).
+  const std::string& admin_token() const { return admin_token_; }
   pid_t pid() const { return pid_; }
   bool alive();  // false once it exited (it is reaped then)
   // SIGTERM, then SIGKILL if it has not exited by the deadline. Returns its exit code, or
@@ -76,10 +78,18 @@ class ServerProcess {
   pid_t pid_;
   int out_fd_;
   std::string url_;
+  std::string admin_token_;
   std::optional<int> status_;
 };
 
 // REST helpers. A transport failure reads as status 0 with the error message as the body.
+// call() sends the token remembered for url (ServerProcess::start remembers each server's admin
+// token); call_as() the one given ("" for none).
+void remember_token(const std::string& url, const std::string& token);
+std::string token_for(const std::string& url);
+HttpResponse call_as(const std::string& url, const std::string& token, const std::string& method,
+                     const std::string& target, const std::string& body = "",
+                     const std::string& content_type = "application/json");
 HttpResponse call(const std::string& url, const std::string& method, const std::string& target,
                   const std::string& body = "",
                   const std::string& content_type = "application/json");

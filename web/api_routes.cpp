@@ -60,7 +60,7 @@ HttpResponse list_jobs(JobsApi& backend, const HttpRequest& request) {
 HttpResponse submit_job(JobsApi& backend, const HttpRequest& request) {
   std::string source;
   if (auto bad = read_document(request, "a job spec", source)) return *bad;
-  auto result = backend.submit_job(request.body, source);
+  auto result = backend.submit_job(request.body, source, request.caller);
   if (!result.ok()) {
     // The body arrived whole; whatever the spec parser rejects is content, hence 422.
     int status = result.error().kind == ErrorKind::invalid ? 422 : status_for(result.error().kind);
@@ -157,19 +157,26 @@ void add_job_routes(Router& router, JobsApi& backend) {
              }),
              Lane::provider);
   router.add("POST", "/api/v1/jobs/{id}/cancel",
-             with_job_id([b](const HttpRequest&, std::int64_t id) {
-               return answer(b->cancel_job(id), 202);
+             with_job_id([b](const HttpRequest& request, std::int64_t id) {
+               // A user cancels their own jobs; an operator or admin any (route_roles.cpp).
+               const bool own_only = request.caller_role == "user";
+               return answer(b->cancel_job(id, own_only ? request.caller : ""), 202);
              }));
 }
 
 }  // namespace
 
-Router make_api_router(ApiBackend& backend) {
+Router make_api_router(ApiBackend& backend, const std::string& local_token_file) {
   Router router;
   router.add(
       "GET", "/healthz",
-      [](const HttpRequest&, const PathParams&) {
-        return json_response(200, {{"status", "ok"}});
+      [local_token_file](const HttpRequest& request, const PathParams&) {
+        nlohmann::json body = {{"status", "ok"}};
+        // Where a client on this machine finds the admin token (a file only its owner reads).
+        if (!local_token_file.empty() && is_loopback_address(request.remote)) {
+          body["token_file"] = local_token_file;
+        }
+        return json_response(200, body);
       },
       Lane::probe);
   add_job_routes(router, backend);

@@ -13,7 +13,9 @@ namespace orch {
 // The router with every API route bound to backend (which must outlive it). Build it once
 // and share it: dispatch() is const and safe to call from several server threads as long
 // as the backend is.
-Router make_api_router(ApiBackend& backend);
+// local_token_file: the admin token's file, which /healthz names to a caller on this machine
+// ("" names none).
+Router make_api_router(ApiBackend& backend, const std::string& local_token_file = "");
 
 // The server's lanes for these routes, indexed by Lane (pass Router::lane_of as lane_of).
 std::vector<LaneOptions> api_lanes();

@@ -87,7 +87,8 @@ Result<ServerUrl> parse_server_url(const std::string& base_url) {
 
 Result<HttpResponse> http_request(const std::string& base_url, const std::string& method,
                                   const std::string& target, const std::string& body,
-                                  const std::string& content_type, int timeout_ms) {
+                                  const std::string& content_type, int timeout_ms,
+                                  const std::string& token) {
   auto url = parse_server_url(base_url);
   if (!url.ok()) return url.error();
   const http::verb verb = http::string_to_verb(method);
@@ -111,7 +112,9 @@ Result<HttpResponse> http_request(const std::string& base_url, const std::string
     if (ec) return unreachable(base_url, ec, timeout_ms);
 
     http::request<http::string_body> request{verb, url->prefix + target, 11};
-    request.set(http::field::host, url->host + ":" + url->port);
+    const bool v6 = url->host.find(':') != std::string::npos;
+    request.set(http::field::host, (v6 ? "[" + url->host + "]" : url->host) + ":" + url->port);
+    if (!token.empty()) request.set(http::field::authorization, "Bearer " + token);
     request.set(http::field::user_agent, "orchestrate-cli");
     request.set(http::field::accept, "application/json, text/plain, */*");
     if (!body.empty() || verb == http::verb::post || verb == http::verb::put) {

@@ -1,6 +1,7 @@
 #pragma once
 // A small synchronous HTTP/1.1 client for the CLI (Boost.Beast, kept out of this header).
 // One connection per call; plain http only (orchestrate serve binds to loopback by default).
+// token, when given, goes as "Authorization: Bearer <token>".
 
 #include <string>
 
@@ -16,7 +17,7 @@ namespace orch {
 Result<HttpResponse> http_request(const std::string& base_url, const std::string& method,
                                   const std::string& target, const std::string& body = "",
                                   const std::string& content_type = "application/json",
-                                  int timeout_ms = 10000);
+                                  int timeout_ms = 10000, const std::string& token = "");
 
 // The pieces of a base URL; exposed for tests and for messages.
 struct ServerUrl {

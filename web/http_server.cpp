@@ -133,6 +133,9 @@ class Session : public std::enable_shared_from_this<Session> {
     const bool keep_alive = request.keep_alive();
     const unsigned version = request.version();
     HttpRequest plain = to_plain(request);
+    beast::error_code peer_ec;
+    const auto peer = stream_.socket().remote_endpoint(peer_ec);
+    if (!peer_ec) plain.remote = peer.address().to_string();
     LanePool& lane = dispatch_.lane_for(plain);
     if (lane.waiting.fetch_add(1) >= lane.options.max_waiting) {
       lane.waiting.fetch_sub(1);

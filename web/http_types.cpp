@@ -99,4 +99,8 @@ const char* status_title(int status) {
   }
 }
 
+bool is_loopback_address(const std::string& address) {
+  return address == "::1" || address.rfind("127.", 0) == 0 || address.rfind("::ffff:127.", 0) == 0;
+}
+
 }  // namespace orch

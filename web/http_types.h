@@ -17,6 +17,11 @@ struct HttpRequest {
   std::map<std::string, std::string> query;    // decoded query parameters
   std::map<std::string, std::string> headers;  // keys in lower case
   std::string body;
+  std::string remote;  // the peer's address, set by the server ("" in tests that build one)
+  // Who is calling, set by the access guard once the token is known (web/access): the token's
+  // user and role; both "" before that and on open routes.
+  std::string caller;
+  std::string caller_role;
 
   // The header's value, or "" when absent. name is matched case-insensitively.
   std::string header(const std::string& name) const;
@@ -40,6 +45,9 @@ void parse_target(const std::string& target, std::string& path,
 // Builds a request from a raw target (path plus query), for tests and the server.
 HttpRequest make_request(std::string method, const std::string& target, std::string body = "",
                          std::string content_type = "");
+
+// Whether a peer address ("127.0.0.1", "::1", "::ffff:127.0.0.1") is this machine's loopback.
+bool is_loopback_address(const std::string& address);
 
 // The standard reason phrase, e.g. 404 -> "Not Found"; "Unknown" when not known here.
 const char* status_title(int status);

@@ -49,8 +49,12 @@ class JobsApi {
   virtual Result<nlohmann::json> job_events(std::int64_t id) = 0;
   virtual Result<nlohmann::json> explain_job(std::int64_t id) = 0;
   // body is a job spec in YAML (JSON is valid YAML); source names it in error messages.
-  virtual Result<nlohmann::json> submit_job(const std::string& body, const std::string& source) = 0;
-  virtual Result<nlohmann::json> cancel_job(std::int64_t id) = 0;
+  // owner: the caller (the API token's user), recorded as the job's owner.
+  virtual Result<nlohmann::json> submit_job(const std::string& body, const std::string& source,
+                                            const std::string& owner) = 0;
+  // only_owner: when not empty, the job must be that user's (forbidden otherwise): a caller of
+  // role user may cancel only the jobs they submitted.
+  virtual Result<nlohmann::json> cancel_job(std::int64_t id, const std::string& only_owner) = 0;
   virtual Result<std::string> job_logs(std::int64_t id, const LogRequest& request) = 0;
   virtual Result<nlohmann::json> set_cluster_outage(const std::string& cluster, bool down) = 0;
 };

@@ -102,24 +102,24 @@ std::optional<HttpResponse> read_string(const json& body, const std::string& key
   return std::nullopt;
 }
 
-// The backend's answer to a body's content: its invalid is 422 (the body was well-formed).
-namespace {
-
-// "application/yaml; charset=utf-8" -> "application/yaml".
 std::string media_type(const std::string& content_type) {
   std::string out = content_type.substr(0, content_type.find(';'));
-  while (!out.empty() && out.back() == ' ') out.pop_back();
+  const auto b = out.find_first_not_of(" \t");
+  out = b == std::string::npos ? "" : out.substr(b);
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\t')) out.pop_back();
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
-}  // namespace
+bool is_document_type(const std::string& type) {
+  return type == "application/json" || type == "application/yaml" || type == "application/x-yaml" ||
+         type == "text/yaml" || type == "text/x-yaml";
+}
 
 std::optional<HttpResponse> read_document(const HttpRequest& request, const std::string& what,
                                           std::string& source) {
   const std::string type = media_type(request.header("content-type"));
-  if (!type.empty() && type != "application/yaml" && type != "text/yaml" &&
-      type != "application/x-yaml" && type != "application/json" && type != "text/plain") {
+  if (!type.empty() && !is_document_type(type)) {
     return problem_response(415, "unsupported Content-Type " + shown(type) + "; send " + what +
                                      " as application/yaml or application/json");
   }

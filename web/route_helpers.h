@@ -63,10 +63,16 @@ std::optional<HttpResponse> read_object(const HttpRequest& request, bool optiona
 std::optional<HttpResponse> read_string(const nlohmann::json& body, const std::string& key,
                                         bool required, const std::string& example,
                                         std::string& value);
+// "application/yaml; charset=utf-8" -> "application/yaml" (trimmed, lower case).
+std::string media_type(const std::string& content_type);
+// The types a body that changes something may have: JSON or YAML. Never text/plain or a form
+// type, which a browser sends cross-site without a preflight (web/access/access_guard.h).
+bool is_document_type(const std::string& media_type);
+
 // A body that is a document (a job spec, a clusters document) in YAML or JSON, checked before
-// its parser reads it: the problem to answer when its Content-Type is not YAML, JSON or text
-// (415) or it is empty (400), naming `what` it should hold. source: ?source= (the client's file
-// name, for the parser's errors), else "request body".
+// its parser reads it: the problem to answer when its Content-Type is not YAML or JSON (415) or it
+// is empty (400), naming `what` it should hold. source: ?source= (the client's file name, for the
+// parser's errors), else "request body".
 std::optional<HttpResponse> read_document(const HttpRequest& request, const std::string& what,
                                           std::string& source);
 // The backend's answer to a body's content: its invalid is 422 (the body was well-formed).

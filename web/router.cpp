@@ -68,12 +68,29 @@ void Router::add(std::string method, const std::string& pattern, RouteHandler ha
   routes_.push_back(Route{std::move(method), split_path(pattern), std::move(handler), chosen});
 }
 
-Lane Router::lane_of(const HttpRequest& request) const {
+const Router::Route* Router::find(const HttpRequest& request) const {
   const auto segments = split_path(request.path);
   for (const Route& route : routes_) {
-    if (route.method == request.method && same_shape(route.segments, segments)) return route.lane;
+    if (route.method == request.method && same_shape(route.segments, segments)) return &route;
   }
-  return Lane::read;
+  return nullptr;
+}
+
+Lane Router::lane_of(const HttpRequest& request) const {
+  const Route* route = find(request);
+  return route ? route->lane : Lane::read;
+}
+
+std::optional<std::string> Router::route_of(const HttpRequest& request) const {
+  const Route* route = find(request);
+  if (!route) return std::nullopt;
+  return describe(*route);
+}
+
+std::string Router::describe(const Route& route) {
+  std::string out = route.method + " ";
+  for (const auto& segment : route.segments) out += "/" + segment;
+  return out;
 }
 
 HttpResponse Router::dispatch(const HttpRequest& request) const {
@@ -112,11 +129,8 @@ HttpResponse Router::dispatch(const HttpRequest& request) const {
 
 std::vector<std::string> Router::describe() const {
   std::vector<std::string> out;
-  for (const Route& route : routes_) {
-    std::string path;
-    for (const auto& segment : route.segments) path += "/" + segment;
-    out.push_back(route.method + " " + path);
-  }
+  out.reserve(routes_.size());
+  for (const Route& route : routes_) out.push_back(describe(route));
   return out;
 }
 
@@ -147,6 +161,8 @@ int status_for(ErrorKind kind) {
       return 404;
     case ErrorKind::conflict:
       return 409;
+    case ErrorKind::forbidden:
+      return 403;
     case ErrorKind::unsupported:
       return 501;
     case ErrorKind::unreachable:

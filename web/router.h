@@ -41,6 +41,10 @@ class Router {
   // cheap to answer).
   Lane lane_of(const HttpRequest& request) const;
 
+  // The route dispatch() would run, as "METHOD /pattern" (the form describe() lists), or nullopt
+  // when none matches the method and path (dispatch answers 404 or 405).
+  std::optional<std::string> route_of(const HttpRequest& request) const;
+
   // Runs the matching route. No path match -> 404; a path match under another method -> 405
   // with an Allow header. Exceptions from a handler become a 500 problem.
   HttpResponse dispatch(const HttpRequest& request) const;
@@ -55,6 +59,8 @@ class Router {
     RouteHandler handler;
     Lane lane = Lane::read;
   };
+  const Route* find(const HttpRequest& request) const;  // by method and shape
+  static std::string describe(const Route& route);
   std::vector<Route> routes_;
 };
 

@@ -33,6 +33,15 @@ std::string absolute_root(const std::string& root) {
   return ec ? root : p.lexically_normal().string();
 }
 
+// Whether a variable of the server's own environment reaches a job (kInheritedVariables, and
+// the locale's LC_*).
+bool inherited_by_jobs(const std::string& name) {
+  for (const char* keep : kInheritedVariables) {
+    if (name == keep) return true;
+  }
+  return name.rfind("LC_", 0) == 0;
+}
+
 }  // namespace
 
 LocalSite::LocalSite(LocalSiteOptions options) : options_(std::move(options)) {
@@ -115,8 +124,10 @@ Result<LaunchResult> LocalSite::adopted_launch(const std::string& token) const {
   return existing;
 }
 
-// The environment of every task: the server's, then the request's, then ours (which win, so a
-// job cannot be told a wrong token or run directory). The agent adds the task's place.
+// The environment of every task: the few variables of the server's that a program needs to run
+// (kInheritedVariables: never its secrets, cloud keys or passphrases), then the request's, then
+// ours (which win, so a job cannot be told a wrong token or run directory). The agent adds the
+// task's place.
 std::vector<std::string> LocalSite::job_environment(const LaunchRequest& request,
                                                     const std::string& dir,
                                                     const std::vector<std::string>& nodes) const {
@@ -124,7 +135,8 @@ std::vector<std::string> LocalSite::job_environment(const LaunchRequest& request
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string kv = *e;
     auto eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    if (eq == std::string::npos || !inherited_by_jobs(kv.substr(0, eq))) continue;
+    env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   for (const auto& [k, v] : request.env) env[k] = v;
   std::string node_list;

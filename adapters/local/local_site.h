@@ -20,6 +20,12 @@
 
 namespace orch {
 
+// What a local job takes of the server's own environment (docs/security.md): what a program
+// needs to find its tools and speak the locale, never the server's secrets. Anything else a job
+// needs goes in its spec's env. LC_* variables pass too.
+inline constexpr const char* kInheritedVariables[] = {
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM"};
+
 struct LocalSiteOptions {
   std::string name = "local";
   std::string root;                       // the site's directory; created on first launch

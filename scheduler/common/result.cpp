@@ -10,6 +10,8 @@ const char* to_string(ErrorKind kind) {
       return "not_found";
     case ErrorKind::conflict:
       return "conflict";
+    case ErrorKind::forbidden:
+      return "forbidden";
     case ErrorKind::unreachable:
       return "unreachable";
     case ErrorKind::unsupported:

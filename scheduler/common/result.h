@@ -14,6 +14,7 @@ enum class ErrorKind {
   invalid,      // bad input (spec, request body, flag): 400/422, CLI exit 2
   not_found,    // unknown id or name: 404
   conflict,     // illegal state transition, duplicate: 409
+  forbidden,    // the caller may not do this (another user's job): 403
   unreachable,  // a site did not answer: the site is suspect, not the job
   unsupported,  // the provider cannot do this
   io,           // local file/database failure

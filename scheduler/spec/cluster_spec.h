@@ -162,6 +162,9 @@ struct ClusterSpec {
 struct ServerSpec {
   std::string bind = "127.0.0.1";
   int port = 8080;
+  // The names clients may use for this server in the Host header, beside the loopback names
+  // and the bind address (any other is refused, against DNS rebinding; docs/security.md).
+  std::vector<std::string> hosts;
 };
 
 struct ClustersFile {

@@ -29,10 +29,12 @@ constexpr std::string_view kClusterExample =
     "a map such as {name: alpha, provider: local, nodes: 2, gpus_per_node: 4}";
 
 void read_server(const MapView& file, ServerSpec& server) {
-  MapView s = file.child("server", "server", {"bind", "port"},
+  MapView s = file.child("server", "server", {"bind", "port", "hosts"},
                          "a map such as {bind: 127.0.0.1, port: 8080}");
   s.read_string("bind", server.bind, yaml::kNonEmpty, "an address such as 127.0.0.1");
   s.read_int("port", server.port, 0, 65535, "a TCP port such as 8080");
+  s.read_string_list("hosts", server.hosts, yaml::kNonEmpty,
+                     "host names such as [orchestrate.example.com]");
 }
 
 void check_provider(const MapView& entry, const std::string& provider) {

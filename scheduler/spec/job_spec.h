@@ -84,6 +84,10 @@ struct JobSpec {
   // missing; a job placed there waits in `staging` until its copy is verified. The job gets
   // each copy's path in ORCH_DATASET_<NAME> (upper case, '-' and '.' as '_').
   std::vector<std::string> datasets;
+  // Who submitted the job (the API token's user; set by the server, never taken from the
+  // submitted document) and the team it runs for (optional, from the spec's `team:`).
+  std::string owner;
+  std::string team;
 
   int total_gpus() const { return nodes * gpus_per_node; }
 };

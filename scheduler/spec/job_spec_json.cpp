@@ -36,7 +36,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   if (h.hang_after_s) health["hang_after_s"] = *h.hang_after_s;  // unset: adaptive
 
   const BackoffSpec& b = spec.restart.backoff;
-  return json{
+  json out{
       {"name", spec.name},
       {"command", spec.command},
       {"env", spec.env.empty() ? json::object() : json(spec.env)},
@@ -58,6 +58,10 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
          spec.preferred_clusters.empty() ? json::array() : json(spec.preferred_clusters)}}},
       {"datasets", spec.datasets.empty() ? json::array() : json(spec.datasets)},
   };
+  // Left out when empty: the parser takes no empty name.
+  if (!spec.owner.empty()) out["owner"] = spec.owner;
+  if (!spec.team.empty()) out["team"] = spec.team;
+  return out;
 }
 
 Result<JobSpec> job_spec_from_json(const nlohmann::json& json) {

@@ -241,7 +241,7 @@ void read_placement(const MapView& job, JobSpec& spec) {
 void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   MapView job(reader, root, "job",
               {"name", "command", "env", "resources", "checkpoint", "model", "restart", "health",
-               "placement", "datasets"},
+               "placement", "datasets", "team", "owner"},
               "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -250,6 +250,9 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   job.read_string("command", spec.command, yaml::kNonEmpty,
                   "a shell command such as \"python train.py\"");
   job.read_string_map("env", spec.env, yaml::kEnvVarName, "a map such as {LR: \"3e-4\"}");
+  job.read_string("team", spec.team, yaml::kName, "a team name such as vision");
+  // Read so that a stored spec reads back; the server replaces it with the submitter's name.
+  job.read_string("owner", spec.owner, yaml::kName, "a user name such as alice");
   check_process_strings(job, spec);
   read_resources(job, spec);
   read_checkpoint(job, spec);

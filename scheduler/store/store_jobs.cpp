@@ -14,8 +14,10 @@ const std::string kListingColumns =
     "id, name, state, json_extract(spec, '$.resources.nodes'), "
     "json_extract(spec, '$.resources.gpus_per_node'), infra_restarts, user_restarts, "
     "next_attempt_ms, reason, created_ms, updated_ms, " +
-    kRevision;
-// A whole job: the listing's columns, then the spec's text (column 12).
+    kRevision +
+    ", coalesce(json_extract(spec, '$.owner'), ''), coalesce(json_extract(spec, '$.team'), '')";
+// A whole job: the listing's columns, then the spec's text (column 14).
+constexpr int kSpecColumn = 14;
 const std::string kJobColumns = kListingColumns + ", spec";
 // A job's id and revision, the key of its cached renderings.
 const std::string kKeyColumns = "id, " + kRevision;
@@ -41,6 +43,8 @@ JobRow Store::read_job_listing(const Stmt& st) {
   j.created_ms = st.col_int(9);
   j.updated_ms = st.col_int(10);
   j.revision = st.col_int(11);
+  j.spec.owner = st.col_text(12);
+  j.spec.team = st.col_text(13);
   return j;
 }
 
@@ -49,7 +53,7 @@ Result<std::optional<JobRow>> Store::job_listing(JobId id, nlohmann::json* spec)
   auto row = query_one(
       db_, "SELECT " + kJobColumns + " FROM jobs WHERE id = ?",
       [&](const Stmt& st) {
-        if (spec) text = st.col_text(12);
+        if (spec) text = st.col_text(kSpecColumn);
         return read_job_listing(st);
       },
       id);
@@ -61,7 +65,7 @@ JobRow Store::read_job(const Stmt& st) {
   JobRow j = read_job_listing(st);
   // Keyed by the stored text as well as the id: a rolled-back insert can hand its id to the
   // next job, and that job must never get the old spec.
-  std::string text = st.col_text(12);
+  std::string text = st.col_text(kSpecColumn);
   if (auto hit = spec_cache_.find(j.id); hit != spec_cache_.end() && hit->second.first == text) {
     j.spec = hit->second.second;
   } else {

@@ -177,6 +177,8 @@ nlohmann::json SchedulerBackend::job_summary(const JobRow& j,
   json out = {
       {"id", j.id},
       {"name", j.name},
+      {"owner", j.spec.owner},
+      {"team", j.spec.team},
       {"state", to_string(j.state)},
       {"nodes", j.spec.nodes},
       {"gpus_per_node", j.spec.gpus_per_node},
@@ -362,15 +364,32 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
 }
 
 Result<nlohmann::json> SchedulerBackend::submit_job(const std::string& body,
-                                                    const std::string& source) {
+                                                    const std::string& source,
+                                                    const std::string& owner) {
   auto spec = parse_job_spec(body, source);
   if (!spec) return spec.error();
+  spec->owner = owner;  // whatever the document says: the caller is the owner
   auto reply = loop_.call(SubmitJob{*spec});
   if (!reply) return reply.error();
   return json{{"id", reply->job_id}, {"name", spec->name}, {"state", reply->state}};
 }
 
-Result<nlohmann::json> SchedulerBackend::cancel_job(std::int64_t id) {
+Result<nlohmann::json> SchedulerBackend::cancel_job(std::int64_t id,
+                                                    const std::string& only_owner) {
+  if (!only_owner.empty()) {
+    auto lease = job_reader(id);
+    if (!lease) return lease.error();
+    auto job = find_job(**lease, id, nullptr);
+    if (!job) return job.error();
+    if (job->spec.owner != only_owner) {
+      return make_error(
+          ErrorKind::forbidden,
+          only_owner + " may cancel only their own jobs; job " + std::to_string(id) + " is " +
+              (job->spec.owner.empty() ? std::string("nobody's (submitted before owners were kept)")
+                                       : job->spec.owner + "'s") +
+              " (an operator may cancel any job)");
+    }
+  }
   auto reply = loop_.call(CancelJob{id});
   if (!reply) return reply.error();
   return json{{"id", reply->job_id}, {"state", reply->state}};

@@ -44,8 +44,9 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> job_attempts(std::int64_t id) override;
   Result<nlohmann::json> job_events(std::int64_t id) override;
   Result<nlohmann::json> explain_job(std::int64_t id) override;
-  Result<nlohmann::json> submit_job(const std::string& body, const std::string& source) override;
-  Result<nlohmann::json> cancel_job(std::int64_t id) override;
+  Result<nlohmann::json> submit_job(const std::string& body, const std::string& source,
+                                    const std::string& owner) override;
+  Result<nlohmann::json> cancel_job(std::int64_t id, const std::string& only_owner) override;
   Result<std::string> job_logs(std::int64_t id, const LogRequest& request) override;
   Result<nlohmann::json> set_cluster_outage(const std::string& cluster, bool down) override;
 

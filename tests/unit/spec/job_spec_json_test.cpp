@@ -33,6 +33,8 @@ void expect_same(const JobSpec& a, const JobSpec& b) {
   EXPECT_EQ(a.restart.backoff.multiplier, b.restart.backoff.multiplier);
   EXPECT_EQ(a.allowed_clusters, b.allowed_clusters);
   EXPECT_EQ(a.preferred_clusters, b.preferred_clusters);
+  EXPECT_EQ(a.owner, b.owner);
+  EXPECT_EQ(a.team, b.team);
 }
 
 JobSpec full_spec() {
@@ -54,6 +56,8 @@ JobSpec full_spec() {
   s.restart.backoff = {0.1, 1.0 / 3.0 * 1000, 1.5};
   s.allowed_clusters = {"alpha", "beta"};
   s.preferred_clusters = {"beta"};
+  s.owner = "alice";
+  s.team = "vision";
   return s;
 }
 
@@ -75,6 +79,8 @@ TEST(JobSpecJson, DefaultsRoundTripAndOptionalsStayUnset) {
   nlohmann::json j = job_spec_to_json(s);
   EXPECT_FALSE(j["checkpoint"].contains("interval_steps"));
   EXPECT_FALSE(j["model"].contains("parameters"));
+  EXPECT_FALSE(j.contains("owner"));  // none yet: the server sets it at submit
+  EXPECT_FALSE(j.contains("team"));
   auto back = job_spec_from_json(j);
   ASSERT_TRUE(back.ok()) << back.error().message;
   expect_same(s, *back);
@@ -104,8 +110,9 @@ TEST(JobSpecJson, BadJsonIsAnErrorNotACrash) {
   auto wrong_type =
       job_spec_from_json({{"name", "a"}, {"command", "b"}, {"resources", {{"nodes", "x"}}}});
   ASSERT_FALSE(wrong_type.ok());
-  EXPECT_THAT(wrong_type.error().message,
-              ::testing::HasSubstr("\"nodes\" must be an integer from 1 to 100000, got the string \"x\""));
+  EXPECT_THAT(
+      wrong_type.error().message,
+      ::testing::HasSubstr("\"nodes\" must be an integer from 1 to 100000, got the string \"x\""));
 
   auto bad_utf8 = job_spec_from_json({{"name", "a"}, {"command", std::string("\xff\xfe")}});
   ASSERT_FALSE(bad_utf8.ok());

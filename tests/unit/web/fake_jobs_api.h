@@ -25,7 +25,7 @@ class FakeJobsApi : public virtual JobsApi, public virtual FakeApiShared {
   std::optional<std::string> next_cursor;  // the "next" of list_jobs' page
   int last_event_limit = 0;
   LogRequest last_log;
-  std::string last_body, last_source, last_cluster;
+  std::string last_body, last_source, last_cluster, last_owner;
   bool last_down = false;
   int log_calls = 0;
 
@@ -193,19 +193,25 @@ class FakeJobsApi : public virtual JobsApi, public virtual FakeApiShared {
            {"reason", "cluster is down"},
            {"score", nullptr}}}}};
   }
-  Result<nlohmann::json> submit_job(const std::string& body, const std::string& source) override {
+  Result<nlohmann::json> submit_job(const std::string& body, const std::string& source,
+                                    const std::string& owner) override {
     std::lock_guard lock(mu_);
     if (auto e = failure()) return *e;
     last_body = body;
     last_source = source;
+    last_owner = owner;
     if (body.find("bad") != std::string::npos) {
       return make_error(ErrorKind::invalid, source + ":2:7: gpus_per_node must be positive");
     }
     return nlohmann::json{{"id", 3}, {"name", "new-job"}, {"state", "pending"}};
   }
-  Result<nlohmann::json> cancel_job(std::int64_t id) override {
+  // Job 1 is alice's; the others are bob's.
+  Result<nlohmann::json> cancel_job(std::int64_t id, const std::string& only_owner) override {
     std::lock_guard lock(mu_);
     if (auto e = check(id)) return *e;
+    if (!only_owner.empty() && only_owner != (id == 1 ? "alice" : "bob")) {
+      return make_error(ErrorKind::forbidden, only_owner + " may cancel only their own jobs");
+    }
     if (id == 2) return make_error(ErrorKind::conflict, "job 2 already succeeded");
     return nlohmann::json{{"id", id}, {"state", "running"}};
   }

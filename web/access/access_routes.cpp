@@ -1,0 +1,93 @@
+#include "web/access/access_routes.h"
+
+#include "web/route_helpers.h"
+
+namespace orch {
+namespace {
+
+using nlohmann::json;
+using routes::read_limit;
+using routes::read_object;
+using routes::read_string;
+
+constexpr int kDefaultAuditPage = 100;
+
+HttpResponse create_token(AccessStore& store, const HttpRequest& request) {
+  const std::string example = "{\"name\": \"alice\", \"role\": \"user\"}";
+  json body;
+  if (auto bad = read_object(request, false, example, body)) return *bad;
+  std::string name, role_text;
+  if (auto bad = read_string(body, "name", true, example, name)) return *bad;
+  if (auto bad = read_string(body, "role", true, example, role_text)) return *bad;
+  const std::optional<Role> role = parse_role(role_text);
+  if (!role) {
+    return problem_response(
+        422, "role must be viewer, user, operator or admin, got " + routes::shown(role_text));
+  }
+  auto token = store.create_token(name, *role, request.caller);
+  if (!token) return routes::answer_body(token.error(), 201);
+  return json_response(201, {{"name", name},
+                             {"role", to_string(*role)},
+                             {"token", *token},
+                             {"note", "shown once: the server keeps only its hash"}});
+}
+
+HttpResponse list_audit(AccessStore& store, const HttpRequest& request) {
+  int limit = kDefaultAuditPage;
+  if (auto bad = read_limit(request, limit)) return *bad;
+  std::optional<std::int64_t> before;
+  if (auto given = routes::query_value(request, "before"); given && !given->empty()) {
+    auto id = routes::parse_id(*given, "before");
+    if (!id) return error_response(id.error());
+    before = *id;
+  }
+  auto page = store.audit(limit, before);
+  if (!page) return error_response(page.error());
+  json rows = json::array();
+  for (const auto& row : page->rows) rows.push_back(audit_json(row));
+  return json_response(
+      200, {{"entries", rows}, {"next", page->next ? json(std::to_string(*page->next)) : json()}});
+}
+
+}  // namespace
+
+json token_json(const TokenRow& row) {
+  return {{"name", row.name},
+          {"role", to_string(row.role)},
+          {"created_by", row.created_by},
+          {"created_ms", row.created_ms},
+          {"revoked_ms", row.revoked_ms ? json(*row.revoked_ms) : json()},
+          {"state", row.revoked_ms ? "revoked" : "live"}};
+}
+
+json audit_json(const AuditRow& row) {
+  return {{"id", row.id},         {"at_ms", row.at_ms},   {"user", row.user},
+          {"role", row.role},     {"method", row.method}, {"route", row.route},
+          {"target", row.target}, {"status", row.status}, {"result", row.result},
+          {"remote", row.remote}};
+}
+
+void add_access_routes(Router& router, AccessStore& store) {
+  AccessStore* s = &store;
+  router.add("GET", "/api/v1/tokens", [s](const HttpRequest&, const PathParams&) {
+    auto rows = s->tokens();
+    if (!rows) return error_response(rows.error());
+    json out = json::array();
+    for (const auto& row : *rows) out.push_back(token_json(row));
+    return json_response(200, {{"tokens", out}});
+  });
+  router.add("POST", "/api/v1/tokens", [s](const HttpRequest& request, const PathParams&) {
+    return create_token(*s, request);
+  });
+  router.add("POST", "/api/v1/tokens/{name}/revoke",
+             [s](const HttpRequest&, const PathParams& params) {
+               auto row = s->revoke_token(params.at("name"));
+               if (!row) return error_response(row.error());
+               return json_response(200, token_json(*row));
+             });
+  router.add("GET", "/api/v1/audit", [s](const HttpRequest& request, const PathParams&) {
+    return list_audit(*s, request);
+  });
+}
+
+}  // namespace orch

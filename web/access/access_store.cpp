@@ -1,0 +1,246 @@
+#include "web/access/access_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "scheduler/store/sqlite_db.h"
+#include "web/access/token.h"
+
+namespace orch {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS tokens (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  role TEXT NOT NULL,
+  hash TEXT NOT NULL UNIQUE,
+  created_by TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  revoked_ms INTEGER
+);
+CREATE UNIQUE INDEX IF NOT EXISTS tokens_live_name ON tokens(name) WHERE revoked_ms IS NULL;
+CREATE TABLE IF NOT EXISTS audit (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at_ms INTEGER NOT NULL,
+  user TEXT NOT NULL,
+  role TEXT NOT NULL,
+  method TEXT NOT NULL,
+  route TEXT NOT NULL,
+  target TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  result TEXT NOT NULL,
+  remote TEXT NOT NULL
+);
+PRAGMA user_version = 1;
+)sql";
+
+TokenRow read_token(const Stmt& st) {
+  TokenRow t;
+  t.id = st.col_int(0);
+  t.name = st.col_text(1);
+  t.role = parse_role(st.col_text(2)).value_or(Role::viewer);
+  t.created_by = st.col_text(3);
+  t.created_ms = st.col_int(4);
+  t.revoked_ms = st.col_opt_int(5);
+  return t;
+}
+
+AuditRow read_audit(const Stmt& st) {
+  AuditRow a;
+  a.id = st.col_int(0);
+  a.at_ms = st.col_int(1);
+  a.user = st.col_text(2);
+  a.role = st.col_text(3);
+  a.method = st.col_text(4);
+  a.route = st.col_text(5);
+  a.target = st.col_text(6);
+  a.status = static_cast<int>(st.col_int(7));
+  a.result = st.col_text(8);
+  a.remote = st.col_text(9);
+  return a;
+}
+
+constexpr const char* kTokenColumns =
+    "SELECT id, name, role, created_by, created_ms, revoked_ms FROM tokens";
+
+// SQLite creates a database with the process's umask; this one holds the token hashes and who
+// did what, so it is made owner-only before SQLite first opens it.
+Result<void> create_owner_only(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return make_error(ErrorKind::io, "cannot create " + path + ": " + std::strerror(errno));
+  }
+  const int rc = ::fchmod(fd, 0600);
+  ::close(fd);
+  if (rc != 0) {
+    return make_error(ErrorKind::io,
+                      "cannot make " + path + " owner-only: " + std::strerror(errno));
+  }
+  return {};
+}
+
+}  // namespace
+
+bool valid_token_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+AccessStore::AccessStore(std::unique_ptr<Db> db, const Clock& clock)
+    : db_(std::move(db)), clock_(clock) {}
+
+AccessStore::~AccessStore() = default;
+
+Result<std::unique_ptr<AccessStore>> AccessStore::open(const std::string& path,
+                                                       const Clock& clock) {
+  if (path != ":memory:") {
+    if (auto made = create_owner_only(path); !made) return made.error();
+  }
+  auto db = Db::open(path);
+  if (!db) return db.error();
+  auto owned = std::make_unique<Db>(std::move(*db));
+  if (auto r = owned->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !r)
+    return r.error();
+  if (auto r = owned->exec(kSchema); !r) return r.error();
+  std::unique_ptr<AccessStore> store(new AccessStore(std::move(owned), clock));
+  if (auto r = store->load(); !r) return r.error();
+  return store;
+}
+
+Result<void> AccessStore::load() {
+  auto rows = query(
+      *db_, "SELECT hash, name, role FROM tokens WHERE revoked_ms IS NULL", [](const Stmt& st) {
+        return std::pair<std::string, Identity>(
+            st.col_text(0),
+            Identity{st.col_text(1), parse_role(st.col_text(2)).value_or(Role::viewer)});
+      });
+  if (!rows) return rows.error();
+  std::lock_guard<std::mutex> lock(mu_);
+  live_.clear();
+  for (auto& [hash, who] : *rows) live_.emplace(std::move(hash), std::move(who));
+  return {};
+}
+
+Result<std::string> AccessStore::create_token(const std::string& name, Role role,
+                                              const std::string& created_by) {
+  if (!valid_token_name(name)) {
+    return make_error(
+        ErrorKind::invalid,
+        "a token's name (its user) must be 1 to 64 letters, digits, \".\", \"_\" or \"-\", "
+        "got \"" +
+            name.substr(0, 80) + "\"");
+  }
+  if (role == Role::open) return make_error(ErrorKind::invalid, "no token can have role open");
+  auto token = new_token();
+  if (!token) return token.error();
+  const std::string hash = token_hash(*token);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto taken = query_one(
+      *db_, "SELECT 1 FROM tokens WHERE name = ?1 AND revoked_ms IS NULL",
+      [](const Stmt&) { return 1; }, name);
+  if (!taken) return taken.error();
+  if (*taken) {
+    return make_error(ErrorKind::conflict, "\"" + name +
+                                               "\" already has a live token; revoke it first "
+                                               "(orchestrate token revoke " +
+                                               name + ")");
+  }
+  if (auto r = execute(*db_,
+                       "INSERT INTO tokens (name, role, hash, created_by, created_ms) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5)",
+                       name, std::string(to_string(role)), hash, created_by, clock_.now_ms());
+      !r) {
+    return r.error();
+  }
+  live_.emplace(hash, Identity{name, role});
+  return *token;
+}
+
+Result<std::vector<TokenRow>> AccessStore::tokens() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return query(*db_, std::string(kTokenColumns) + " ORDER BY revoked_ms IS NOT NULL, name, id",
+               read_token);
+}
+
+Result<TokenRow> AccessStore::revoke_token(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto row = query_one(*db_, std::string(kTokenColumns) + " WHERE name = ?1 AND revoked_ms IS NULL",
+                       read_token, name);
+  if (!row) return row.error();
+  if (!*row) {
+    return make_error(ErrorKind::not_found,
+                      "\"" + name.substr(0, 80) + "\" has no live token (orchestrate token list)");
+  }
+  const std::int64_t now = clock_.now_ms();
+  if (auto r = execute(*db_, "UPDATE tokens SET revoked_ms = ?1 WHERE id = ?2", now, (*row)->id);
+      !r) {
+    return r.error();
+  }
+  for (auto it = live_.begin(); it != live_.end(); ++it) {
+    if (it->second.user == name) {
+      live_.erase(it);
+      break;
+    }
+  }
+  TokenRow out = **row;
+  out.revoked_ms = now;
+  return out;
+}
+
+std::optional<Identity> AccessStore::identify(std::string_view token) const {
+  if (!looks_like_token(token)) return std::nullopt;
+  const std::string hash = token_hash(token);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = live_.find(hash);
+  if (it == live_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool AccessStore::has_live_admin() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [hash, who] : live_) {
+    if (who.role == Role::admin) return true;
+  }
+  return false;
+}
+
+Result<void> AccessStore::record(AuditRow row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  row.at_ms = clock_.now_ms();
+  return execute(*db_,
+                 "INSERT INTO audit (at_ms, user, role, method, route, target, status, result, "
+                 "remote) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 row.at_ms, row.user, row.role, row.method, row.route, row.target, row.status,
+                 row.result, row.remote);
+}
+
+Result<AuditPage> AccessStore::audit(int limit, std::optional<std::int64_t> before) const {
+  constexpr const char* kColumns =
+      "SELECT id, at_ms, user, role, method, route, target, status, result, remote FROM audit";
+  std::lock_guard<std::mutex> lock(mu_);
+  auto rows = before
+                  ? query(*db_, std::string(kColumns) + " WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+                          read_audit, *before, limit + 1)
+                  : query(*db_, std::string(kColumns) + " ORDER BY id DESC LIMIT ?1", read_audit,
+                          limit + 1);
+  if (!rows) return rows.error();
+  AuditPage page;
+  page.rows = std::move(*rows);
+  if (page.rows.size() > static_cast<std::size_t>(limit)) {
+    page.rows.resize(static_cast<std::size_t>(limit));
+    page.next = page.rows.back().id;
+  }
+  return page;
+}
+
+}  // namespace orch

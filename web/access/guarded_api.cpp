@@ -1,0 +1,19 @@
+#include "web/access/guarded_api.h"
+
+#include "web/access/access_routes.h"
+#include "web/api_routes.h"
+
+namespace orch {
+
+Router GuardedApi::make_router(ApiBackend& backend, AccessStore& store,
+                               const std::string& token_file) {
+  Router router = make_api_router(backend, token_file);
+  add_access_routes(router, store);
+  return router;
+}
+
+GuardedApi::GuardedApi(ApiBackend& backend, AccessStore& store, GuardOptions options)
+    : router_(make_router(backend, store, options.token_file)),
+      guard_(router_, store, std::move(options)) {}
+
+}  // namespace orch

@@ -1,0 +1,28 @@
+#pragma once
+// The whole REST API as the server runs it: the backend's routes and the access routes, behind
+// the AccessGuard. The composition root and the tests build it the same way.
+
+#include "web/access/access_guard.h"
+#include "web/access/access_store.h"
+#include "web/api_backend.h"
+#include "web/router.h"
+
+namespace orch {
+
+class GuardedApi {
+ public:
+  GuardedApi(ApiBackend& backend, AccessStore& store, GuardOptions options);
+  GuardedApi(const GuardedApi&) = delete;
+  GuardedApi& operator=(const GuardedApi&) = delete;
+
+  HttpResponse handle(const HttpRequest& request) const { return guard_.handle(request); }
+  Lane lane_of(const HttpRequest& request) const { return router_.lane_of(request); }
+  const Router& router() const { return router_; }
+
+ private:
+  static Router make_router(ApiBackend& backend, AccessStore& store, const std::string& token_file);
+  Router router_;
+  AccessGuard guard_;  // after router_, which it reads
+};
+
+}  // namespace orch

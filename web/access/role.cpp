@@ -1,0 +1,32 @@
+#include "web/access/role.h"
+
+namespace orch {
+
+const char* to_string(Role role) {
+  switch (role) {
+    case Role::open:
+      return "open";
+    case Role::viewer:
+      return "viewer";
+    case Role::user:
+      return "user";
+    case Role::operator_:
+      return "operator";
+    case Role::admin:
+      return "admin";
+  }
+  return "viewer";
+}
+
+std::optional<Role> parse_role(std::string_view text) {
+  for (Role r : {Role::viewer, Role::user, Role::operator_, Role::admin}) {
+    if (text == to_string(r)) return r;
+  }
+  return std::nullopt;
+}
+
+bool role_allows(Role held, Role needed) {
+  return static_cast<int>(held) >= static_cast<int>(needed);
+}
+
+}  // namespace orch

@@ -1,0 +1,31 @@
+#pragma once
+// Who may do what: the four roles of an API token, ordered so that each may do everything the
+// ones before it may (docs/security.md).
+//   viewer   - read everything
+//   user     - submit jobs, and cancel the jobs they submitted
+//   operator - any job, datasets, transfers, burn-in, support tickets
+//   admin    - clusters, outages, nodes, tokens, the audit log
+// `open` is the role of a route that needs no token (the health probe).
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace orch {
+
+enum class Role { open, viewer, user, operator_, admin };
+
+const char* to_string(Role role);
+// "viewer" | "user" | "operator" | "admin"; nullopt for anything else ("open" included: no
+// token can be given it).
+std::optional<Role> parse_role(std::string_view text);
+// Whether a token of role `held` may use a route that needs `needed`.
+bool role_allows(Role held, Role needed);
+
+// The caller of a request once its token is known: the token's name (the user) and role.
+struct Identity {
+  std::string user;
+  Role role = Role::viewer;
+};
+
+}  // namespace orch
