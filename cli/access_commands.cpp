@@ -59,13 +59,8 @@ int run_token_revoke(const ClientOptions& o, const std::string& name, std::ostre
 
 int run_audit(const ClientOptions& o, int limit, const std::string& before, std::ostream& out,
               std::ostream& err) {
-  std::string target = "/api/v1/audit";
-  std::string sep = "?";
-  if (limit > 0) {
-    target += sep + "limit=" + std::to_string(limit);
-    sep = "&";
-  }
-  if (!before.empty()) target += sep + "before=" + percent_encode(before);
+  const std::string target = with_query(
+      "/api/v1/audit", {{"limit", limit > 0 ? std::to_string(limit) : ""}, {"before", before}});
   json body;
   if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
   if (as_json(o)) {

@@ -23,8 +23,9 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--bind", o->bind, "Address to listen on (overrides server.bind)");
   cmd->add_option("--agent", o->agent, "Path of orchestrate-agent (default: beside this binary)");
-  cmd->add_flag("--insecure-bind", o->insecure_bind,
-                "Allow --bind to an address other than loopback without TLS (a warning each start)");
+  cmd->add_flag(
+      "--insecure-bind", o->insecure_bind,
+      "Allow --bind to an address other than loopback without TLS (a warning each start)");
   cmd->callback([o] {
     int rc = run_serve(*o);
     if (rc != kExitOk) throw CLI::RuntimeError(rc);

@@ -72,6 +72,20 @@ int post_file(const ClientOptions& o, const std::string& target, const std::stri
                    is_json ? "application/json" : "application/yaml");
 }
 
+std::string with_query(std::string path,
+                       std::initializer_list<std::pair<const char*, std::string>> params) {
+  char sep = '?';
+  for (const auto& [key, value] : params) {
+    if (value.empty()) continue;
+    path += sep;
+    path += key;
+    path += '=';
+    path += percent_encode(value);
+    sep = '&';
+  }
+  return path;
+}
+
 bool as_json(const ClientOptions& o) {
   return o.output == "json";
 }

@@ -2,8 +2,10 @@
 // What every client command file shares: one REST call that prints its error and picks the exit
 // code, and the JSON output. Internal to cli/ (client_commands.cpp, node_commands.cpp, ...).
 
+#include <initializer_list>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +32,12 @@ int post_file(const ClientOptions& o, const std::string& target, const std::stri
 
 bool as_json(const ClientOptions& o);  // -o json
 void print_json(const nlohmann::json& body, std::ostream& out);
+
+// path with a query string of the pairs whose value is not empty, each percent-encoded:
+// with_query("/api/v1/jobs", {{"state", "running"}, {"cluster", ""}}) ->
+// "/api/v1/jobs?state=running".
+std::string with_query(std::string path,
+                       std::initializer_list<std::pair<const char*, std::string>> params);
 
 // "/api/v1/clusters/<name>" with the name percent-encoded.
 std::string cluster_path(const std::string& name);

@@ -39,6 +39,8 @@ struct Args {
   std::string incident;
   bool from_provider = false;
   std::string role;
+  std::string owner;
+  std::string team;
 };
 
 // A command's failure leaves parse() as CLI11's RuntimeError carrying the exit code.
@@ -318,12 +320,15 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   CLI::App* list = command(*job, "list", "list jobs");
   list->add_option("--state", args->state, "only jobs in this state");
   list->add_option("--cluster", args->cluster, "only jobs whose latest attempt ran there");
+  list->add_option("--owner", args->owner, "only jobs this user submitted");
+  list->add_option("--team", args->team, "only jobs of this team");
   list->add_option("--limit", args->limit, "jobs per page (1 to 1000; default 100)")
       ->check(CLI::Range(1, 1000));
   list->add_option("--cursor", args->cursor, "the page after this one (printed with the list)");
   list->callback([=] {
-    finish(run_job_list(args->options, {args->state, args->cluster, args->limit, args->cursor}, *o,
-                        *e));
+    finish(run_job_list(
+        args->options,
+        {args->state, args->cluster, args->owner, args->team, args->limit, args->cursor}, *o, *e));
   });
 
   CLI::App* show = command(*job, "show", "a job's fields, attempts and recent events");

@@ -91,17 +91,13 @@ int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream
 
 int run_job_list(const ClientOptions& o, const JobListQuery& q, std::ostream& out,
                  std::ostream& err) {
-  std::string target = "/api/v1/jobs";
-  std::string sep = "?";
-  auto add = [&](const char* key, const std::string& value) {
-    if (value.empty()) return;
-    target += sep + key + "=" + percent_encode(value);
-    sep = "&";
-  };
-  add("state", q.state);
-  add("cluster", q.cluster);
-  add("limit", q.limit > 0 ? std::to_string(q.limit) : std::string());
-  add("cursor", q.cursor);
+  const std::string target =
+      with_query("/api/v1/jobs", {{"state", q.state},
+                                  {"cluster", q.cluster},
+                                  {"owner", q.owner},
+                                  {"team", q.team},
+                                  {"limit", q.limit > 0 ? std::to_string(q.limit) : std::string()},
+                                  {"cursor", q.cursor}});
   json body;
   if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
   if (as_json(o)) {

@@ -42,6 +42,8 @@ int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream
 struct JobListQuery {
   std::string state;
   std::string cluster;
+  std::string owner;
+  std::string team;
   int limit = 0;
   std::string cursor;
 };

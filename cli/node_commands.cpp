@@ -12,10 +12,7 @@ using nlohmann::json;
 
 int run_node_list(const ClientOptions& o, const std::string& cluster, const std::string& state,
                   std::ostream& out, std::ostream& err) {
-  std::string target = "/api/v1/nodes";
-  std::string sep = "?";
-  if (!cluster.empty()) target += sep + "cluster=" + percent_encode(cluster), sep = "&";
-  if (!state.empty()) target += sep + "state=" + percent_encode(state);
+  const std::string target = with_query("/api/v1/nodes", {{"cluster", cluster}, {"state", state}});
   json body;
   if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
   as_json(o) ? print_json(body, out) : render_nodes(body, out);

@@ -86,10 +86,8 @@ int run_ticket_close(const ClientOptions& o, std::int64_t id, const std::string&
 
 int run_ticket_list(const ClientOptions& o, const std::string& cluster, const std::string& state,
                     std::ostream& out, std::ostream& err) {
-  std::string target = "/api/v1/tickets";
-  std::string sep = "?";
-  if (!cluster.empty()) target += sep + "cluster=" + percent_encode(cluster), sep = "&";
-  if (!state.empty()) target += sep + "state=" + percent_encode(state);
+  const std::string target =
+      with_query("/api/v1/tickets", {{"cluster", cluster}, {"state", state}});
   json body;
   if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
   if (as_json(o)) {

@@ -45,6 +45,8 @@ HttpResponse list_jobs(JobsApi& backend, const HttpRequest& request) {
   if (auto cluster = query_value(request, "cluster"); cluster && !cluster->empty()) {
     filter.cluster = *cluster;
   }
+  if (auto owner = query_value(request, "owner"); owner && !owner->empty()) filter.owner = *owner;
+  if (auto team = query_value(request, "team"); team && !team->empty()) filter.team = *team;
   if (auto bad = read_limit(request, filter.limit)) return *bad;
   if (auto cursor = query_value(request, "cursor"); cursor && !cursor->empty()) {
     auto id = parse_unsigned_digits<std::int64_t>(*cursor);

@@ -16,6 +16,8 @@ namespace orch {
 struct JobFilter {
   std::optional<std::string> state;    // a job state name
   std::optional<std::string> cluster;  // jobs whose latest attempt ran there
+  std::optional<std::string> owner;    // jobs this user submitted
+  std::optional<std::string> team;     // jobs of this team
   int limit = 100;
   // Where a page starts: the "next" value of the previous page (jobs older than it); none for
   // the newest jobs.

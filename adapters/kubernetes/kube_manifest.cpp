@@ -216,6 +216,9 @@ const std::string kIndexFieldPath =
 Result<Json> container_env(const LaunchRequest& r, const ClusterSpec& cluster,
                            const std::string& rendezvous) {
   std::map<std::string, std::string> env = r.env;
+  // secret_env's values travel in the Job object to the cluster's API server (docs/security.md:
+  // as a Slurm job's travel to its login node); orchestrate keeps only where they came from.
+  for (const auto& [k, v] : r.secret_env) env[k] = v;
   env["ORCH_TOKEN"] = r.token;
   env["ORCH_JOB_ID"] = std::to_string(r.job_id);
   env["ORCH_ATTEMPT"] = std::to_string(r.attempt_no);

@@ -139,6 +139,8 @@ std::vector<std::string> LocalSite::job_environment(const LaunchRequest& request
     env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   for (const auto& [k, v] : request.env) env[k] = v;
+  // The secrets go to the processes' environment only (request.json keeps where they came from).
+  for (const auto& [k, v] : request.secret_env) env[k] = v;
   std::string node_list;
   for (const std::string& n : nodes) node_list += (node_list.empty() ? "" : ",") + n;
   env["ORCH_TOKEN"] = request.token;

@@ -128,6 +128,14 @@ void write_prologue(ScriptWriter& w, const LaunchRequest& r, const ClusterSpec& 
   for (const auto& [name, value] : r.env) {
     w.line("export " + name + "=" + w.q(value, "environment variable " + name));
   }
+  // The secrets live in a file of their own (0600), never in this script (which sbatch copies
+  // into Slurm's spool), and that file goes as soon as it is read. Slurm never requeues
+  // (--no-requeue), so nothing reads it twice.
+  if (!r.secret_env.empty()) {
+    w.line(". " + w.q(p.secrets, "secrets path") + " && rm -f " + w.q(p.secrets, "secrets path") +
+           " || { printf 'orchestrate: cannot read the job secrets in %s\\n' " +
+           w.q(p.secrets, "secrets path") + " >&2; exit 1; }");
+  }
   const std::pair<std::string, std::string> orch_env[] = {
       {"ORCH_TOKEN", r.token},
       {"ORCH_JOB_ID", std::to_string(r.job_id)},
@@ -271,6 +279,7 @@ RunPaths run_paths(const std::string& storage_root, const std::string& token) {
   p.gang = p.dir + "/gang";
   p.tasks = p.dir + "/tasks";
   p.node_lost = p.dir + "/node_lost";
+  p.secrets = p.dir + "/secrets.env";
   return p;
 }
 
@@ -295,6 +304,10 @@ Result<void> check_request(const LaunchRequest& request, const std::string& agen
   if (bad_seconds(request.heartbeat_s) || bad_seconds(request.heartbeat_timeout_s) ||
       bad_seconds(request.hang_after_s)) {
     return invalid("heartbeat_s, heartbeat_timeout_s and hang_after_s must be seconds >= 0");
+  }
+  for (const auto& [name, value] : request.secret_env) {
+    if (!is_env_name(name))
+      return invalid("secret_env name '" + name + "' is not usable in a shell");
   }
   for (const auto& [name, value] : request.env) {
     if (!is_env_name(name)) {
@@ -345,6 +358,15 @@ Result<BatchPlan> make_batch_plan(const LaunchRequest& request, const ClusterSpe
   auto script = make_script(request, cluster, plan.paths, agent);
   if (!script) return script.error();
   plan.script = std::move(*script);
+  if (!request.secret_env.empty()) {
+    ScriptWriter secrets;
+    for (const auto& [name, value] : request.secret_env) {
+      // The message names the variable, never the value.
+      secrets.line("export " + name + "=" + secrets.q(value, "secret_env " + name));
+    }
+    if (secrets.error) return *secrets.error;
+    plan.secrets = std::move(secrets.text);
+  }
 
   auto prepare = prepare_command(request, plan.paths, agent);
   if (!prepare) return prepare.error();

@@ -78,6 +78,8 @@ struct RunPaths {
   std::string gang;       // dir/gang
   std::string tasks;      // dir/tasks
   std::string node_lost;  // dir/node_lost
+  std::string secrets;    // dir/secrets.env: the job's secret_env, mode 0600, read and removed
+                          // by job.sh before anything else runs
 };
 
 RunPaths run_paths(const std::string& storage_root, const std::string& token);
@@ -94,7 +96,8 @@ Result<void> check_node_names(const std::vector<std::string>& nodes, std::string
 
 struct BatchPlan {
   RunPaths paths;
-  std::string script;  // contents of job.sh
+  std::string script;   // contents of job.sh
+  std::string secrets;  // contents of secrets.env ("" when the job has no secret_env)
   // Shell command that creates dir, work, tasks and the agent's directory (mkdir -p), writes the
   // gang file, and prints the agent's size when it is there and executable (parse_agent_size:
   // the adapter uploads it otherwise), all in one round trip.

@@ -174,6 +174,9 @@ Result<void> SlurmSite::prepare_launch(const slurm::BatchPlan& plan,
   if (!size || static_cast<std::size_t>(*size) != agent.content.size()) {
     if (auto up = ssh_->upload(remote_agent, agent.content, 0755); !up) return up.error();
   }
+  if (!plan.secrets.empty()) {
+    if (auto up = ssh_->upload(plan.paths.secrets, plan.secrets, 0600); !up) return up.error();
+  }
   return ssh_->upload(plan.paths.script, plan.script, 0755);
 }
 

@@ -80,6 +80,7 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   launch.job_name = in.job->name;
   launch.command = spec.command;
   launch.env = spec.env;
+  launch.secret_refs = spec.secret_env;
   if (!in.site->checkpoint_root.empty()) {
     launch.env["ORCH_CHECKPOINT_ROOT"] = in.site->checkpoint_root;
   }

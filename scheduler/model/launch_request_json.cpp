@@ -3,6 +3,12 @@
 namespace orch {
 
 nlohmann::json launch_request_to_json(const LaunchRequest& r) {
+  // The references only: secret_env's values are never written anywhere.
+  nlohmann::json secrets = nlohmann::json::object();
+  for (const auto& [name, source] : r.secret_refs) {
+    secrets[name] = source.file.empty() ? nlohmann::json{{"env", source.env}}
+                                        : nlohmann::json{{"file", source.file}};
+  }
   nlohmann::json candidates = nlohmann::json::array();
   for (const auto& c : r.resume_candidates) {
     candidates.push_back({{"checkpoint_id", c.checkpoint_id},
@@ -20,6 +26,7 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
           {"job_name", r.job_name},
           {"command", r.command},
           {"env", r.env},
+          {"secret_refs", secrets},
           {"nodes", r.nodes},
           {"gpus_per_node", r.gpus_per_node},
           {"tasks_per_node", r.tasks_per_node},
@@ -41,6 +48,11 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.job_name = j.at("job_name").get<std::string>();
     r.command = j.at("command").get<std::string>();
     r.env = j.at("env").get<std::map<std::string, std::string>>();
+    const nlohmann::json secrets = j.value("secret_refs", nlohmann::json::object());
+    for (const auto& [name, source] : secrets.items()) {
+      r.secret_refs[name] =
+          SecretSource{source.value("file", std::string()), source.value("env", std::string())};
+    }
     r.nodes = j.at("nodes").get<int>();
     r.gpus_per_node = j.at("gpus_per_node").get<int>();
     r.exclude_nodes = j.value("exclude_nodes", std::vector<std::string>{});

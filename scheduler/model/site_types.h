@@ -15,6 +15,15 @@
 
 namespace orch {
 
+// Where a secret a job gets in its environment comes from, on the server (docs/security.md):
+// exactly one of a file's content (its one trailing newline dropped) or a variable of the
+// server's own environment. Only this reference is stored and shown; the value is read by the
+// site worker just before a launch and goes to the site and nowhere else.
+struct SecretSource {
+  std::string file;  // an absolute path on the server
+  std::string env;   // a variable of the server's environment
+};
+
 // A checkpoint the attempt may resume from, with the manifest it was registered with. The site
 // worker checks candidates newest first against what the site holds, just before the launch,
 // and resumes from the first that matches: a corrupt or partial copy is never used.
@@ -32,6 +41,11 @@ struct LaunchRequest {
   std::string job_name;
   std::string command;                     // run by /bin/sh -c
   std::map<std::string, std::string> env;  // includes the resume variable when resuming
+  // The job's secret_env: where each value comes from (kept in the outbox), and the values the
+  // site worker read from there just before the launch (never serialised: not in the outbox,
+  // request.json or any event). Adapters give the values to the job's processes only.
+  std::map<std::string, SecretSource> secret_refs;
+  std::map<std::string, std::string> secret_env;
   int nodes = 1;
   int gpus_per_node = 1;
   // Tasks started on each node (docs/launch-contract.md): nodes x tasks_per_node tasks in all,

@@ -7,6 +7,7 @@
 #include "scheduler/model/launch_request_json.h"
 #include "scheduler/runtime/fault_points.h"
 #include "scheduler/runtime/resume_check.h"
+#include "scheduler/runtime/secret_values.h"
 #include "scheduler/runtime/storage_worker.h"
 
 namespace orch {
@@ -184,6 +185,16 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
     } else {
       request->env.erase(request->resume_env);
     }
+  }
+  // The secrets' values, read now and handed to the site only (never posted or stored).
+  if (!request->secret_refs.empty()) {
+    auto values = read_secret_values(request->secret_refs);
+    if (!values) {
+      posted_[action.id] = round_;
+      post_(LaunchCompleted{action.id, action.token, values.error(), false});
+      return true;
+    }
+    request->secret_env = std::move(*values);
   }
   // One call to the site. Launch is idempotent per token (cluster_port.h): a token the site
   // already has was launched before a crash, and comes back adopted instead of started again.

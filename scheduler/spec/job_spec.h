@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/model/site_types.h"  // SecretSource
+
 namespace orch {
 
 struct BackoffSpec {
@@ -88,6 +90,9 @@ struct JobSpec {
   // submitted document) and the team it runs for (optional, from the spec's `team:`).
   std::string owner;
   std::string team;
+  // Secrets the job gets in its environment (`secret_env: {NAME: {file: PATH} | {env: VAR}}`):
+  // the spec keeps where each comes from, never its value (docs/security.md).
+  std::map<std::string, SecretSource> secret_env;
 
   int total_gpus() const { return nodes * gpus_per_node; }
 };

@@ -61,6 +61,13 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   // Left out when empty: the parser takes no empty name.
   if (!spec.owner.empty()) out["owner"] = spec.owner;
   if (!spec.team.empty()) out["team"] = spec.team;
+  if (!spec.secret_env.empty()) {
+    json secrets = json::object();
+    for (const auto& [name, source] : spec.secret_env) {
+      secrets[name] = source.file.empty() ? json{{"env", source.env}} : json{{"file", source.file}};
+    }
+    out["secret_env"] = secrets;
+  }
   return out;
 }
 

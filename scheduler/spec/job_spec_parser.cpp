@@ -238,10 +238,61 @@ void read_placement(const MapView& job, JobSpec& spec) {
   }
 }
 
+// secret_env: {NAME: {file: /abs/path}} or {NAME: {env: SERVER_VAR}}, one source each; a name
+// may be neither one of env's nor one orchestrate sets.
+void read_secret_env(const MapView& job, JobSpec& spec) {
+  yaml::Reader& r = job.reader();
+  const yaml::Field* field = job.find("secret_env");
+  if (r.failed() || !field || field->value.IsNull()) return;
+  constexpr std::string_view kExample =
+      "a map such as {WANDB_API_KEY: {file: /etc/orchestrate/wandb}, HF_TOKEN: {env: HF_TOKEN}}";
+  if (!field->value.IsMap()) {
+    r.fail(job.value_position("secret_env"), "\"secret_env\" must be a map", kExample);
+    return;
+  }
+  for (auto it = field->value.begin(); it != field->value.end() && !r.failed(); ++it) {
+    const YAML::Node k = it->first;
+    const YAML::Node v = it->second;
+    const std::string name = k.IsScalar() ? k.Scalar() : "";
+    if (!yaml::kEnvVarName.valid(name)) {
+      r.fail(yaml::position_of(k),
+             "a key of \"secret_env\" must be " + std::string(yaml::kEnvVarName.must), kExample);
+      return;
+    }
+    if (limits::is_reserved_env(name) || spec.env.count(name)) {
+      r.fail(
+          yaml::position_of(k),
+          "secret_env sets " + name +
+              (spec.env.count(name) ? ", which env sets too" : ", which orchestrate sets itself"),
+          "a name that only secret_env sets");
+      return;
+    }
+    MapView source(r, v, "secret_env." + name, {"file", "env"}, "{file: PATH} or {env: VAR}");
+    SecretSource s;
+    source.read_string("file", s.file, yaml::kNonEmpty, "an absolute path on the server");
+    source.read_string("env", s.env, yaml::kEnvVarName, "a variable of the server's environment");
+    if (r.failed()) return;
+    if (s.file.empty() == s.env.empty()) {
+      r.fail(source.position(), "secret_env." + name + " must name exactly one source",
+             "{file: /abs/path} or {env: VAR}");
+      return;
+    }
+    if (!s.file.empty() && s.file.front() != '/') {
+      r.fail(source.value_position("file"),
+             "secret_env." + name +
+                 ".file is a relative path: the server reads it, from its own "
+                 "working directory",
+             "an absolute path");
+      return;
+    }
+    spec.secret_env[name] = s;
+  }
+}
+
 void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   MapView job(reader, root, "job",
               {"name", "command", "env", "resources", "checkpoint", "model", "restart", "health",
-               "placement", "datasets", "team", "owner"},
+               "placement", "datasets", "team", "owner", "secret_env"},
               "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -254,6 +305,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   // Read so that a stored spec reads back; the server replaces it with the submitter's name.
   job.read_string("owner", spec.owner, yaml::kName, "a user name such as alice");
   check_process_strings(job, spec);
+  read_secret_env(job, spec);
   read_resources(job, spec);
   read_checkpoint(job, spec);
   read_model(job, spec);

@@ -342,6 +342,16 @@ CREATE TABLE added_clusters (
   added_ms INTEGER NOT NULL
 );
 )sql"},
+      {15, "who submitted each job and for which team, as columns that job lists filter on",
+       R"sql(
+ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN team TEXT NOT NULL DEFAULT '';
+UPDATE jobs SET owner = coalesce(json_extract(spec, '$.owner'), ''),
+                team = coalesce(json_extract(spec, '$.team'), '')
+  WHERE json_extract(spec, '$.owner') IS NOT NULL OR json_extract(spec, '$.team') IS NOT NULL;
+CREATE INDEX jobs_owner ON jobs(owner, id);
+CREATE INDEX jobs_team ON jobs(team, id);
+)sql"},
   };
   return list;
 }

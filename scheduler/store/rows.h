@@ -135,6 +135,8 @@ struct JobChange {
 struct JobQuery {
   std::optional<JobState> state;
   std::optional<std::string> cluster;  // the cluster of the job's latest attempt
+  std::optional<std::string> owner;    // who submitted it (the API token's user)
+  std::optional<std::string> team;
   std::optional<JobId> before_id;
   int limit = 100;
 };

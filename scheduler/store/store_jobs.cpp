@@ -14,8 +14,7 @@ const std::string kListingColumns =
     "id, name, state, json_extract(spec, '$.resources.nodes'), "
     "json_extract(spec, '$.resources.gpus_per_node'), infra_restarts, user_restarts, "
     "next_attempt_ms, reason, created_ms, updated_ms, " +
-    kRevision +
-    ", coalesce(json_extract(spec, '$.owner'), ''), coalesce(json_extract(spec, '$.team'), '')";
+    kRevision + ", owner, team";
 // A whole job: the listing's columns, then the spec's text (column 14).
 constexpr int kSpecColumn = 14;
 const std::string kJobColumns = kListingColumns + ", spec";
@@ -84,11 +83,12 @@ JobRow Store::read_job(const Stmt& st) {
 Result<JobId> Store::insert_job(const JobRow& row) {
   if (auto r = execute(db_,
                        "INSERT INTO jobs(name, state, spec, infra_restarts, user_restarts, "
-                       "next_attempt_ms, reason, created_ms, updated_ms) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       "next_attempt_ms, reason, created_ms, updated_ms, owner, team) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        row.name, std::string(to_string(row.state)),
                        json_text(job_spec_to_json(row.spec)), row.infra_restarts, row.user_restarts,
-                       row.next_attempt_ms, row.reason, row.created_ms, row.updated_ms);
+                       row.next_attempt_ms, row.reason, row.created_ms, row.updated_ms,
+                       row.spec.owner, row.spec.team);
       !r) {
     return r.error();
   }
@@ -134,6 +134,8 @@ Result<std::vector<JobKey>> Store::job_page_keys(const JobQuery& q) {
   std::string sql = "SELECT " + kKeyColumns + " FROM jobs WHERE 1";
   if (q.state) sql += " AND state = ?1";
   if (q.cluster) sql += " AND cluster = ?2";
+  if (q.owner) sql += " AND owner = ?5";
+  if (q.team) sql += " AND team = ?6";
   if (q.before_id) sql += " AND id < ?3";
   sql += " ORDER BY id DESC LIMIT ?4";
   auto st = db_.prepare(sql);
@@ -142,6 +144,8 @@ Result<std::vector<JobKey>> Store::job_page_keys(const JobQuery& q) {
   if (q.cluster) st->bind(2, *q.cluster);
   if (q.before_id) st->bind(3, *q.before_id);
   st->bind(4, q.limit);
+  if (q.owner) st->bind(5, *q.owner);
+  if (q.team) st->bind(6, *q.team);
   return collect_rows(*st, read_job_key);
 }
 

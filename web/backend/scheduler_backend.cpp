@@ -5,6 +5,7 @@
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/mfu.h"
 #include "scheduler/model/json_text.h"
+#include "scheduler/runtime/secret_values.h"
 #include "scheduler/spec/job_spec_parser.h"
 #include "web/backend/json_values.h"
 
@@ -209,6 +210,8 @@ Result<JsonText> SchedulerBackend::list_jobs(const JobFilter& filter) {
     }
   }
   query.cluster = filter.cluster;
+  query.owner = filter.owner;
+  query.team = filter.team;
   query.before_id = filter.cursor;
   // One more than asked tells whether another page follows without a second query.
   query.limit = filter.limit + 1;
@@ -369,6 +372,8 @@ Result<nlohmann::json> SchedulerBackend::submit_job(const std::string& body,
   auto spec = parse_job_spec(body, source);
   if (!spec) return spec.error();
   spec->owner = owner;  // whatever the document says: the caller is the owner
+  // A secret the server cannot read is the submitter's to fix now, not a launch failure later.
+  if (auto secrets = read_secret_values(spec->secret_env); !secrets) return secrets.error();
   auto reply = loop_.call(SubmitJob{*spec});
   if (!reply) return reply.error();
   return json{{"id", reply->job_id}, {"name", spec->name}, {"state", reply->state}};

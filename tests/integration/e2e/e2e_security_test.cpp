@@ -165,6 +165,81 @@ TEST_F(CleanEnvironmentE2eTest, ALocalJobDoesNotSeeTheServersEnvironment) {
   EXPECT_EQ(log.body.find("s3cret-only-for-the-server"), std::string::npos) << log.body;
 }
 
+class SecretEnvE2eTest : public E2eTest {
+ protected:
+  const std::string from_file_ = "file-secret-7f3e1c9a0b";
+  const std::string from_env_ = "env-secret-42d5b8e6c1";
+  std::string secret_file_;
+
+  void SetUp() override {
+    setenv("ORCH_TEST_SERVER_TOKEN", from_env_.c_str(), 1);
+    E2eTest::SetUp();
+    unsetenv("ORCH_TEST_SERVER_TOKEN");
+    secret_file_ = dir_->path() + "/wandb.key";
+    write_file(secret_file_, from_file_ + "\n");
+  }
+
+  // Every place orchestrate writes or answers, searched for either secret.
+  void expect_nowhere(std::int64_t id) {
+    const std::string base = "/api/v1/jobs/" + std::to_string(id);
+    for (const std::string target :
+         {std::string("/api/v1/jobs"), base, base + "/attempts", base + "/events",
+          base + "/explain", base + "/checkpoints", std::string("/api/v1/audit"),
+          std::string("/api/v1/clusters")}) {
+      HttpResponse r = call(url_, "GET", target);
+      EXPECT_EQ(r.status, 200) << target;
+      EXPECT_EQ(r.body.find(from_file_), std::string::npos) << target << ": " << r.body;
+      EXPECT_EQ(r.body.find(from_env_), std::string::npos) << target << ": " << r.body;
+    }
+    const std::string log = read_file(log_path(starts_));
+    EXPECT_EQ(log.find(from_file_), std::string::npos) << "the server's log";
+    EXPECT_EQ(log.find(from_env_), std::string::npos) << "the server's log";
+    // Every file of the state: the databases and their WAL, run directories, request.json.
+    // The job's own output is the job's (it prints only a hash here).
+    int files = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(state_)) {
+      if (!entry.is_regular_file()) continue;
+      ++files;
+      const std::string bytes = read_file(entry.path().string());
+      EXPECT_EQ(bytes.find(from_file_), std::string::npos) << entry.path();
+      EXPECT_EQ(bytes.find(from_env_), std::string::npos) << entry.path();
+    }
+    EXPECT_GT(files, 5);
+  }
+};
+
+TEST_F(SecretEnvE2eTest, TheJobGetsItsSecretsAndNothingElseShowsThem) {
+  const std::int64_t id = submit(
+      "name: secrets\n"
+      "command: 'printf %s \"$WANDB_API_KEY\" | sha256sum; printf %s \"$HF_TOKEN\" | sha256sum'\n"
+      "resources: {nodes: 1, gpus_per_node: 1}\n"
+      "secret_env: {WANDB_API_KEY: {file: " +
+      secret_file_ + "}, HF_TOKEN: {env: ORCH_TEST_SERVER_TOKEN}}\n");
+  ASSERT_GT(id, 0);
+  json done = wait_final(id);
+  EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  HttpResponse log = call(url_, "GET", "/api/v1/jobs/" + std::to_string(id) + "/logs");
+  ASSERT_EQ(log.status, 200);
+  auto sha = [](const std::string& text) {
+    ProcessResult r =
+        run_process({"/bin/sh", "-c", "printf %s '" + text + "' | sha256sum"}, milliseconds(10000));
+    return r.output.substr(0, 64);
+  };
+  EXPECT_NE(log.body.find(sha(from_file_)), std::string::npos) << log.body;
+  EXPECT_NE(log.body.find(sha(from_env_)), std::string::npos) << log.body;
+  expect_nowhere(id);
+}
+
+TEST_F(SecretEnvE2eTest, ASecretTheServerCannotReadIsRefusedAtSubmit) {
+  HttpResponse r =
+      call(url_, "POST", "/api/v1/jobs",
+           "name: x\ncommand: 'true'\nsecret_env: {K: {file: /no/such/key}}\n", "application/yaml");
+  EXPECT_EQ(r.status, 422) << r.body;
+  EXPECT_NE(r.body.find("secret_env K: cannot read /no/such/key"), std::string::npos) << r.body;
+  json list = get_json(url_, "/api/v1/jobs");
+  EXPECT_TRUE(list["jobs"].empty()) << list.dump();
+}
+
 TEST(SecurityServeTest, BindingBeyondLoopbackWithoutTlsIsRefused) {
   TempDir dir;
   write_file(dir.path() + "/c.yaml", "clusters:\n  - {name: a, provider: local, nodes: 1}\n");

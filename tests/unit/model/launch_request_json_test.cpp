@@ -33,6 +33,24 @@ TEST(LaunchRequestJson, ResumeCandidatesSurviveTheOutboxWithAndWithoutAManifest)
   EXPECT_TRUE(back->resume_candidates[1].manifest.files.empty());
 }
 
+TEST(LaunchRequestJson, SecretsTravelAsWhereTheyComeFromNeverAsValues) {
+  LaunchRequest r;
+  r.token = "t";
+  r.job_name = "toy";
+  r.command = "x";
+  r.secret_refs = {{"API_KEY", {"/etc/orch/key", ""}}, {"HF_TOKEN", {"", "HF_TOKEN"}}};
+  r.secret_env = {{"API_KEY", "hunter2"}, {"HF_TOKEN", "s3cret"}};
+  const nlohmann::json j = launch_request_to_json(r);
+  EXPECT_EQ(j.dump().find("hunter2"), std::string::npos) << j.dump();
+  EXPECT_EQ(j.dump().find("s3cret"), std::string::npos) << j.dump();
+  auto back = launch_request_from_json(j);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->secret_refs.size(), 2u);
+  EXPECT_EQ(back->secret_refs.at("API_KEY").file, "/etc/orch/key");
+  EXPECT_EQ(back->secret_refs.at("HF_TOKEN").env, "HF_TOKEN");
+  EXPECT_TRUE(back->secret_env.empty());
+}
+
 TEST(LaunchRequestJson, AStoredLaunchFromBeforeCandidatesStillLoads) {
   nlohmann::json old = {{"token", "t"},      {"job_id", 1},       {"attempt_no", 1},
                         {"job_name", "toy"}, {"command", "x"},    {"env", nlohmann::json::object()},

@@ -288,6 +288,42 @@ TEST(slurm_parse_batch_plan, HostileValuesRunVerbatimAndNothingIsInjected) {
   }
 }
 
+// secret_env's values go in a file of their own that the script reads and removes first: never in
+// job.sh (which sbatch copies to Slurm's spool) nor in the sbatch command line (an event).
+TEST(slurm_parse_batch_plan, SecretsReachTheCommandFromAFileTheScriptRemoves) {
+  TempDir tmp;
+  LaunchRequest r = basic_request();
+  r.nodes = 1;
+  const std::string secret = "hunter2 'quoted' $(touch " + tmp.path() + "/pwned)";
+  r.secret_refs = {{"API_KEY", {"/etc/orch/key", ""}}};
+  r.secret_env = {{"API_KEY", secret}};
+  r.command = "printf '[%s]\\n' \"$API_KEY\"";
+  auto plan = plan_of(r, basic_cluster(tmp.path() + "/root"));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const RunPaths& p = plan->paths;
+  EXPECT_EQ(p.secrets, p.dir + "/secrets.env");
+  EXPECT_EQ(plan->script.find("hunter2"), std::string::npos) << plan->script;
+  EXPECT_EQ(plan->submit_command.find("hunter2"), std::string::npos);
+  EXPECT_EQ(plan->prepare_command.find("hunter2"), std::string::npos);
+  EXPECT_NE(plan->secrets.find("hunter2"), std::string::npos);
+  for (const std::string& sh : shells()) {
+    SCOPED_TRACE(sh);
+    fs::remove_all(tmp.path() + "/root");
+    ASSERT_EQ(run({sh, "-c", plan->prepare_command}).status, 0);
+    { std::ofstream(p.script, std::ios::binary) << plan->script; }
+    { std::ofstream(p.secrets, std::ios::binary) << plan->secrets; }
+    Outcome job = run({sh, p.script}, slurmd_env("4243"));
+    EXPECT_EQ(WEXITSTATUS(job.status), 0) << job.out;
+    EXPECT_EQ(job.out, "[" + secret + "]\n");
+    EXPECT_FALSE(fs::exists(p.secrets)) << "the secrets stay on the cluster's disk";
+    EXPECT_FALSE(fs::exists(tmp.path() + "/pwned"));
+    // Without its secrets file the script stops before the command runs.
+    Outcome again = run({sh, p.script}, slurmd_env("4244"));
+    EXPECT_NE(WEXITSTATUS(again.status), 0);
+    EXPECT_EQ(again.out, "") << "the command ran without its secrets";
+  }
+}
+
 // Slurm sends the pre-termination signal (--signal=B:USR1@N) to the batch shell alone; the
 // script passes it on to the job's command, which can then save a checkpoint, and exits with
 // the command's status.

@@ -35,6 +35,11 @@ void expect_same(const JobSpec& a, const JobSpec& b) {
   EXPECT_EQ(a.preferred_clusters, b.preferred_clusters);
   EXPECT_EQ(a.owner, b.owner);
   EXPECT_EQ(a.team, b.team);
+  ASSERT_EQ(a.secret_env.size(), b.secret_env.size());
+  for (const auto& [name, source] : a.secret_env) {
+    EXPECT_EQ(source.file, b.secret_env.at(name).file) << name;
+    EXPECT_EQ(source.env, b.secret_env.at(name).env) << name;
+  }
 }
 
 JobSpec full_spec() {
@@ -58,6 +63,7 @@ JobSpec full_spec() {
   s.preferred_clusters = {"beta"};
   s.owner = "alice";
   s.team = "vision";
+  s.secret_env = {{"WANDB_API_KEY", {"/etc/orch/wandb", ""}}, {"HF_TOKEN", {"", "HF_TOKEN"}}};
   return s;
 }
 

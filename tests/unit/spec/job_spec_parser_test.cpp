@@ -146,7 +146,8 @@ const BadJob kBadJobs[] = {
     {"gpu typo", kHead + "resources:\n  nodes: 1\n  gpu_per_node: 8\n", "5:3",
      "unknown key \"gpu_per_node\" in resources; did you mean \"gpus_per_node\"?"},
     {"resources is a list", kHead + "resources: [1, 8]\n", "3:12",
-     "resources must be a map, got a list; expected a map such as {nodes: 2, gpus_per_node: 8, tasks_per_node: 8}"},
+     "resources must be a map, got a list; expected a map such as {nodes: 2, gpus_per_node: 8, "
+     "tasks_per_node: 8}"},
     {"env is a list", kHead + "env: [A=1]\n", "3:6", "\"env\" must be a map, got a list"},
     {"env bad name", kHead + "env: {1BAD: x}\n", "3:7",
      "a key of \"env\" must be a variable name: a letter or \"_\", then letters, digits or \"_\", "
@@ -259,6 +260,17 @@ const BadJob kBadJobs[] = {
      "command: the \" that starts this string is never closed"},
     {"unclosed quoted key", kHead + "env: {\"A: b}\n", "3:7",
      "a key of env: the \" that starts this string is never closed"},
+    {"secret with two sources", kHead + "secret_env: {K: {file: /a, env: B}}\n", "3:17",
+     "secret_env.K must name exactly one source"},
+    {"secret with no source", kHead + "secret_env: {K: {}}\n", "3:17",
+     "secret_env.K must name exactly one source"},
+    {"secret from a relative file", kHead + "secret_env: {K: {file: key.txt}}\n", "3:24",
+     "secret_env.K.file is a relative path"},
+    {"secret also in env", kHead + "env: {K: v}\nsecret_env: {K: {env: K}}\n", "4:14",
+     "secret_env sets K, which env sets too"},
+    {"secret of orchestrate's own", kHead + "secret_env: {ORCH_TOKEN: {env: X}}\n", "3:14",
+     "secret_env sets ORCH_TOKEN, which orchestrate sets itself"},
+    {"secret given as a value", kHead + "secret_env: {K: hunter2}\n", "3:17", "secret_env.K"},
 };
 
 class BadJobSpec : public ::testing::TestWithParam<BadJob> {};
@@ -280,6 +292,20 @@ INSTANTIATE_TEST_SUITE_P(Table, BadJobSpec, ::testing::ValuesIn(kBadJobs),
                            }
                            return name;
                          });
+
+TEST(JobSpecParser, SecretEnvKeepsWhereEachSecretComesFrom) {
+  auto r = parse_job_spec(kHead +
+                              "team: vision\n"
+                              "secret_env: {WANDB_API_KEY: {file: /etc/orch/wandb}, "
+                              "HF_TOKEN: {env: SERVER_HF_TOKEN}}\n",
+                          "job.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->team, "vision");
+  ASSERT_EQ(r->secret_env.size(), 2u);
+  EXPECT_EQ(r->secret_env.at("WANDB_API_KEY").file, "/etc/orch/wandb");
+  EXPECT_EQ(r->secret_env.at("HF_TOKEN").env, "SERVER_HF_TOKEN");
+  EXPECT_TRUE(r->env.empty());
+}
 
 TEST(JobSpecParser, LimitsOfTheAgentAreAccepted) {
   auto r = parse_job_spec(kHead +

@@ -116,6 +116,36 @@ TEST_F(Migrations, VersionSevenDatabaseGainsRevisionsThatLaterWritesMove) {
   EXPECT_FALSE((*store)->job_key(2).value().has_value());
 }
 
+TEST_F(Migrations, VersionFourteenJobsKeepTheirOwnerAndTeamAsColumnsListsFilterOn) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 14).ok());
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO jobs(name, state, spec, created_ms, updated_ms) VALUES ('a', 'running',
+        '{"name":"a","command":"true","owner":"alice","team":"vision"}', 1, 2);
+      INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
+        VALUES ('old', 'pending', '{"name":"old","command":"true"}', 1, 2);
+    )sql")
+                    .ok());
+  }
+  auto store = Store::open(path_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  JobQuery alice;
+  alice.owner = "alice";
+  auto keys = (*store)->job_page_keys(alice).value();
+  ASSERT_EQ(keys.size(), 1u);
+  auto jobs = (*store)->job_listings({keys[0].id}).value();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].spec.owner, "alice");
+  EXPECT_EQ(jobs[0].spec.team, "vision");
+  JobQuery team;
+  team.team = "vision";
+  team.state = JobState::pending;
+  EXPECT_TRUE((*store)->job_page_keys(team).value().empty());
+  EXPECT_EQ((*store)->job_listings({2}).value().at(0).spec.owner, "");  // before owners were kept
+}
+
 TEST_F(Migrations, VersionThreeDatabaseGainsTheNodeLedger) {
   {
     auto db = Db::open(path_);

@@ -304,6 +304,33 @@ TEST_F(StoreTest, JobsPageNewestFirstBelowTheCursorByStateAndCluster) {
   EXPECT_TRUE(page_ids(placed).empty());
 }
 
+TEST_F(StoreTest, JobsPageByOwnerAndTeam) {
+  std::vector<JobId> ids;
+  for (const auto& [owner, team] : std::vector<std::pair<std::string, std::string>>{
+           {"alice", "vision"}, {"bob", "vision"}, {"alice", ""}}) {
+    JobRow row = new_job();
+    row.spec.owner = owner;
+    row.spec.team = team;
+    ids.push_back(store->insert_job(row).value());
+  }
+  auto page_ids = [&](const JobQuery& q) {
+    std::vector<JobId> out;
+    for (const auto& k : store->job_page_keys(q).value()) out.push_back(k.id);
+    return out;
+  };
+  JobQuery alice;
+  alice.owner = "alice";
+  EXPECT_EQ(page_ids(alice), (std::vector<JobId>{ids[2], ids[0]}));
+  JobQuery vision;
+  vision.team = "vision";
+  EXPECT_EQ(page_ids(vision), (std::vector<JobId>{ids[1], ids[0]}));
+  vision.owner = "alice";
+  EXPECT_EQ(page_ids(vision), (std::vector<JobId>{ids[0]}));
+  const auto listed = store->job_listings({ids[1]}).value();
+  EXPECT_EQ(listed.at(0).spec.owner, "bob");
+  EXPECT_EQ(listed.at(0).spec.team, "vision");
+}
+
 TEST_F(StoreTest, AJobsRevisionMovesOnEveryWriteToItItsAttemptsOrItsCheckpoints) {
   const JobId id = store->insert_job(new_job()).value();
   const JobId other = store->insert_job(new_job()).value();
