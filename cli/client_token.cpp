@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "web/http_client.h"
+#include "web/http_types.h"
 
 namespace orch {
 namespace {
@@ -27,14 +28,10 @@ std::string user_config_token() {
   return read_token_file(base + "/orchestrate/token");
 }
 
-bool loopback_host(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 // What a server on this machine says about where its admin token lies.
 std::string local_server_token(const std::string& server_url, int timeout_ms) {
   auto url = parse_server_url(server_url);
-  if (!url || !loopback_host(url->host)) return "";
+  if (!url || !is_loopback_host(url->host)) return "";
   auto r = http_request(server_url, "GET", "/healthz", "", "application/json", timeout_ms);
   if (!r || r->status != 200) return "";
   const nlohmann::json body = nlohmann::json::parse(r->body, nullptr, false);

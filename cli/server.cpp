@@ -140,10 +140,6 @@ Result<void> ensure_admin_token(AccessStore& access, const std::string& path) {
   return {};
 }
 
-bool is_loopback_bind(const std::string& bind) {
-  return bind == "localhost" || is_loopback_address(bind) || bind == "[::1]";
-}
-
 // A local site's storage defaults to a folder of the state directory (its provider says so);
 // the brain needs it to place checkpoint copies and datasets there.
 void default_storage_roots(std::vector<ClusterSpec>& clusters, const std::string& state_dir) {
@@ -286,7 +282,7 @@ std::string Server::url() const {
 Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, ServerSettings s) {
   if (s.state_dir.empty()) return make_error(ErrorKind::invalid, "--state DIR is required");
   const std::string bind = s.bind.value_or(config.server.bind);
-  if (!is_loopback_bind(bind)) {
+  if (!is_loopback_host(bind)) {
     if (!s.insecure_bind) {
       return make_error(ErrorKind::invalid,
                         "refusing to serve on " + bind +

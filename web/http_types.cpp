@@ -99,6 +99,10 @@ const char* status_title(int status) {
   }
 }
 
+bool is_loopback_host(const std::string& host) {
+  return host == "localhost" || host == "[::1]" || is_loopback_address(host);
+}
+
 bool is_loopback_address(const std::string& address) {
   return address == "::1" || address.rfind("127.", 0) == 0 || address.rfind("::ffff:127.", 0) == 0;
 }

@@ -48,6 +48,9 @@ HttpRequest make_request(std::string method, const std::string& target, std::str
 
 // Whether a peer address ("127.0.0.1", "::1", "::ffff:127.0.0.1") is this machine's loopback.
 bool is_loopback_address(const std::string& address);
+// is_loopback_address, or the name "localhost", or "[::1]" as a URL writes it: a host that means
+// this machine (a bind address, a server URL's host).
+bool is_loopback_host(const std::string& host);
 
 // The standard reason phrase, e.g. 404 -> "Not Found"; "Unknown" when not known here.
 const char* status_title(int status);

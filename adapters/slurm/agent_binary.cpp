@@ -3,11 +3,14 @@
 #include <openssl/evp.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "scheduler/common/text.h"
 
 namespace orch::slurm {
 namespace {
@@ -30,13 +33,7 @@ std::string short_sha256(const std::string& bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   EVP_Digest(bytes.data(), bytes.size(), md, &n, EVP_sha256(), nullptr);
-  static const char* const kHex = "0123456789abcdef";
-  std::string id;
-  for (unsigned int i = 0; i < n && id.size() < 16; ++i) {
-    id += kHex[md[i] >> 4];
-    id += kHex[md[i] & 0xf];
-  }
-  return id;
+  return to_hex(md, std::min<unsigned int>(n, 8));  // 16 hex digits name the copy
 }
 
 Result<AgentBinary> read_agent_binary(const std::string& path) {

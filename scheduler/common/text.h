@@ -11,6 +11,18 @@
 
 namespace orch {
 
+// Bytes as lowercase hex, two digits each (digests, random tokens).
+inline std::string to_hex(const unsigned char* data, std::size_t n) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(n * 2);
+  for (std::size_t i = 0; i < n; ++i) {
+    out += kDigits[data[i] >> 4];
+    out += kDigits[data[i] & 0xf];
+  }
+  return out;
+}
+
 // "a, b, c" (or with another separator).
 inline std::string join(const std::vector<std::string>& items, std::string_view separator = ", ") {
   std::string out;

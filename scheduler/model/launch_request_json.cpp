@@ -2,13 +2,16 @@
 
 namespace orch {
 
-nlohmann::json launch_request_to_json(const LaunchRequest& r) {
-  // The references only: secret_env's values are never written anywhere.
-  nlohmann::json secrets = nlohmann::json::object();
-  for (const auto& [name, source] : r.secret_refs) {
-    secrets[name] = source.file.empty() ? nlohmann::json{{"env", source.env}}
-                                        : nlohmann::json{{"file", source.file}};
+nlohmann::json secret_sources_to_json(const std::map<std::string, SecretSource>& sources) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, source] : sources) {
+    out[name] = source.file.empty() ? nlohmann::json{{"env", source.env}}
+                                    : nlohmann::json{{"file", source.file}};
   }
+  return out;
+}
+
+nlohmann::json launch_request_to_json(const LaunchRequest& r) {
   nlohmann::json candidates = nlohmann::json::array();
   for (const auto& c : r.resume_candidates) {
     candidates.push_back({{"checkpoint_id", c.checkpoint_id},
@@ -26,7 +29,8 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
           {"job_name", r.job_name},
           {"command", r.command},
           {"env", r.env},
-          {"secret_refs", secrets},
+          // The references only: secret_env's values are never written anywhere.
+          {"secret_refs", secret_sources_to_json(r.secret_refs)},
           {"nodes", r.nodes},
           {"gpus_per_node", r.gpus_per_node},
           {"tasks_per_node", r.tasks_per_node},

@@ -3,6 +3,7 @@
 #include <exception>
 #include <string>
 
+#include "scheduler/model/launch_request_json.h"
 #include "scheduler/spec/job_spec_parser.h"
 
 namespace orch {
@@ -61,13 +62,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   // Left out when empty: the parser takes no empty name.
   if (!spec.owner.empty()) out["owner"] = spec.owner;
   if (!spec.team.empty()) out["team"] = spec.team;
-  if (!spec.secret_env.empty()) {
-    json secrets = json::object();
-    for (const auto& [name, source] : spec.secret_env) {
-      secrets[name] = source.file.empty() ? json{{"env", source.env}} : json{{"file", source.file}};
-    }
-    out["secret_env"] = secrets;
-  }
+  if (!spec.secret_env.empty()) out["secret_env"] = secret_sources_to_json(spec.secret_env);
   return out;
 }
 

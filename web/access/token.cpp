@@ -7,22 +7,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "scheduler/common/text.h"
+
 namespace orch {
-namespace {
-
-std::string to_hex(const unsigned char* data, std::size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    out += kDigits[data[i] >> 4];
-    out += kDigits[data[i] & 0xf];
-  }
-  return out;
-}
-
-}  // namespace
-
 Result<std::string> new_token() {
   std::array<unsigned char, 32> bytes{};
   std::size_t got = 0;
