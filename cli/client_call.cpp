@@ -33,8 +33,9 @@ std::string problem_detail(const HttpResponse& response) {
 int call(const ClientOptions& o, const std::string& method, const std::string& target,
          HttpResponse& response, std::ostream& err, const std::string& body,
          const std::string& content_type) {
-  const std::string token = o.token.empty() ? find_token(o.server, o.timeout_ms) : o.token;
-  auto result = http_request(o.server, method, target, body, content_type, o.timeout_ms, token);
+  RequestOptions request{o.timeout_ms, o.token, o.ca_file};
+  if (request.token.empty()) request.token = find_token(o.server, request);
+  auto result = http_request(o.server, method, target, body, content_type, request);
   if (!result.ok()) return report(result.error(), err);
   response = std::move(result.value());
   if (response.status >= 400) {

@@ -281,6 +281,10 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   args->options.server = default_server_url();
   app.add_option("--server", args->options.server,
                  "orchestrate server URL (default: $ORCH_URL, else http://127.0.0.1:8080)");
+  args->options.ca_file = default_ca_file();
+  app.add_option("--ca", args->options.ca_file,
+                 "for an https server: the PEM file of the CA that signed its certificate "
+                 "(default: $ORCH_CA, else the system's trusted CAs)");
   app.add_option("-o,--output", args->options.output, "output format: table or json")
       ->check(CLI::IsMember({"table", "json"}));
   std::ostream* o = &out;

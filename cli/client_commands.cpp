@@ -41,6 +41,11 @@ std::string default_server_url() {
   return env != nullptr && *env != '\0' ? std::string(env) : "http://127.0.0.1:8080";
 }
 
+std::string default_ca_file() {
+  const char* env = std::getenv("ORCH_CA");
+  return env != nullptr ? std::string(env) : std::string();
+}
+
 int run_cluster_list(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   json body;
   if (int rc = call_json(o, "GET", "/api/v1/clusters", body, err); rc != kExitOk) return rc;

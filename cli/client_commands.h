@@ -23,10 +23,14 @@ struct ClientOptions {
   int poll_ms = 1000;  // job logs --follow
   // The API token; empty: found by call() (client_token.h).
   std::string token;
+  // https: the CA bundle the server's certificate must be signed by; empty: the system store.
+  std::string ca_file;
 };
 
 // $ORCH_URL when set and not empty, else http://127.0.0.1:8080.
 std::string default_server_url();
+// $ORCH_CA, or "".
+std::string default_ca_file();
 
 int run_cluster_list(const ClientOptions& o, std::ostream& out, std::ostream& err);
 // The cluster's nodes and recent node events; event_limit 0 leaves the server's default (50).

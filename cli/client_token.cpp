@@ -29,10 +29,11 @@ std::string user_config_token() {
 }
 
 // What a server on this machine says about where its admin token lies.
-std::string local_server_token(const std::string& server_url, int timeout_ms) {
+std::string local_server_token(const std::string& server_url, RequestOptions request) {
   auto url = parse_server_url(server_url);
   if (!url || !is_loopback_host(url->host)) return "";
-  auto r = http_request(server_url, "GET", "/healthz", "", "application/json", timeout_ms);
+  request.token.clear();
+  auto r = http_request(server_url, "GET", "/healthz", "", "application/json", request);
   if (!r || r->status != 200) return "";
   const nlohmann::json body = nlohmann::json::parse(r->body, nullptr, false);
   if (!body.is_object() || !body.contains("token_file") || !body["token_file"].is_string())
@@ -52,7 +53,7 @@ std::string read_token_file(const std::string& path) {
   return line.size() <= 256 ? line : "";
 }
 
-std::string find_token(const std::string& server_url, int timeout_ms) {
+std::string find_token(const std::string& server_url, const RequestOptions& request) {
   if (std::string t = env("ORCH_TOKEN"); !t.empty()) return t;
   if (std::string file = env("ORCH_TOKEN_FILE"); !file.empty()) return read_token_file(file);
   if (std::string t = user_config_token(); !t.empty()) return t;
@@ -61,7 +62,7 @@ std::string find_token(const std::string& server_url, int timeout_ms) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = found.find(server_url);
   if (it == found.end())
-    it = found.emplace(server_url, local_server_token(server_url, timeout_ms)).first;
+    it = found.emplace(server_url, local_server_token(server_url, request)).first;
   return it->second;
 }
 

@@ -9,11 +9,14 @@
 
 #include <string>
 
+#include "web/http_client.h"
+
 namespace orch {
 
 // The token for server_url, or "" when none is found (the server then answers 401 and says
-// where to put one). Remembered per URL for the life of the process.
-std::string find_token(const std::string& server_url, int timeout_ms);
+// where to put one). Remembered per URL for the life of the process. `request` gives the
+// timeout and CA for the /healthz call.
+std::string find_token(const std::string& server_url, const RequestOptions& request);
 
 // The token in a file: its first line, trimmed; "" when unreadable.
 std::string read_token_file(const std::string& path);

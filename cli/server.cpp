@@ -23,6 +23,7 @@
 #include "scheduler/runtime/storage_worker.h"
 #include "scheduler/runtime/transfer_worker.h"
 #include "scheduler/spec/clusters_parser.h"
+#include "web/access/access_guard.h"
 #include "web/access/access_store.h"
 #include "web/access/guarded_api.h"
 #include "web/api_routes.h"
@@ -56,6 +57,7 @@ struct Server::Parts {
   std::unique_ptr<GuardedApi> api;
   std::unique_ptr<HttpServer> http;
   std::string bind;
+  std::string scheme = "http";  // https with server.tls
   ServerSettings settings;
   std::string db_path;
   // The clusters file's clusters (as started, and those a reload added), and the names of those
@@ -275,24 +277,16 @@ Result<nlohmann::json> Server::reload() {
 }
 
 std::string Server::url() const {
-  return "http://" + (parts_ ? parts_->bind : std::string("127.0.0.1")) + ":" +
-         std::to_string(port());
+  return (parts_ ? parts_->scheme : std::string("http")) + "://" +
+         (parts_ ? parts_->bind : std::string("127.0.0.1")) + ":" + std::to_string(port());
 }
 
 Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, ServerSettings s) {
   if (s.state_dir.empty()) return make_error(ErrorKind::invalid, "--state DIR is required");
   const std::string bind = s.bind.value_or(config.server.bind);
-  if (!is_loopback_host(bind)) {
-    if (!s.insecure_bind) {
-      return make_error(ErrorKind::invalid,
-                        "refusing to serve on " + bind +
-                            " without TLS: tokens and job specs would cross the network in "
-                            "clear text. Bind to 127.0.0.1 (and reach it over SSH), or pass "
-                            "--insecure-bind if the network in between is yours");
-    }
-    std::cerr << "orchestrate: WARNING: serving on " << bind
-              << " without TLS (--insecure-bind): anyone on the path can read the API tokens\n";
-  }
+  const BindVerdict verdict = judge_bind(bind, config.server.serves_tls(), s.insecure_bind);
+  if (!verdict.ok) return make_error(ErrorKind::invalid, verdict.message);
+  if (!verdict.message.empty()) std::cerr << "orchestrate: WARNING: " << verdict.message << '\n';
   // Everything the server creates (databases, logs, run directories, job output) is for its
   // user alone.
   ::umask(077);
@@ -310,9 +304,9 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   if (s.agent_path.empty()) s.agent_path = executable_dir() + "/orchestrate-agent";
 
   auto parts = std::make_unique<Parts>();
-  auto lock = lock_state_dir(s.state_dir);
-  if (!lock) return lock.error();
-  parts->lock_fd = *lock;
+  auto state_lock = lock_state_dir(s.state_dir);
+  if (!state_lock) return state_lock.error();
+  parts->lock_fd = *state_lock;
 
   parts->settings = s;
   const std::string db_path = s.state_dir + "/orchestrate.db";
@@ -385,7 +379,10 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   });
   http.bind = bind;
   http.port = s.port.value_or(config.server.port);
+  http.tls_cert_file = config.server.tls.cert;
+  http.tls_key_file = config.server.tls.key;
   parts->bind = http.bind;
+  parts->scheme = config.server.serves_tls() ? "https" : "http";
   GuardOptions guard;
   guard.hosts = answered_hosts(bind, config.server.hosts);
   guard.token_file = token_file;

@@ -153,11 +153,12 @@ std::unique_ptr<ServerProcess> ServerProcess::start(const std::string& config,
       error = "the server closed its stdout before announcing its URL";
       break;
     }
-    // "orchestrate: serving N cluster(s) on http://127.0.0.1:PORT with state in DIR"
+    // "orchestrate: serving N cluster(s) on http[s]://127.0.0.1:PORT with state in DIR"
     auto serving = out.find("serving ");
     auto nl = serving == std::string::npos ? serving : out.find('\n', serving);
     if (nl == std::string::npos) continue;
-    auto at = out.find("http://", serving);
+    auto at = out.find("://", serving);
+    if (at != std::string::npos) at = out.rfind(' ', at) + 1;
     if (at == std::string::npos || at > nl) {
       error = "unexpected serving line: " + out;
       break;
@@ -217,22 +218,35 @@ void ServerProcess::kill9() {
 }
 
 namespace {
-std::mutex tokens_mu;
-std::map<std::string, std::string>& tokens_by_url() {
-  static std::map<std::string, std::string> tokens;
-  return tokens;
+// What each server URL is called with: its admin token, and for https the CA that signed it.
+struct Remembered {
+  std::string token;
+  std::string ca_file;
+};
+std::mutex remembered_mu;
+std::map<std::string, Remembered>& remembered() {
+  static std::map<std::string, Remembered> by_url;
+  return by_url;
+}
+Remembered remembered_for(const std::string& url) {
+  std::lock_guard<std::mutex> lock(remembered_mu);
+  auto it = remembered().find(url);
+  return it == remembered().end() ? Remembered{} : it->second;
 }
 }  // namespace
 
 void remember_token(const std::string& url, const std::string& token) {
-  std::lock_guard<std::mutex> lock(tokens_mu);
-  tokens_by_url()[url] = token;
+  std::lock_guard<std::mutex> lock(remembered_mu);
+  remembered()[url].token = token;
+}
+
+void remember_ca(const std::string& url, const std::string& ca_file) {
+  std::lock_guard<std::mutex> lock(remembered_mu);
+  remembered()[url].ca_file = ca_file;
 }
 
 std::string token_for(const std::string& url) {
-  std::lock_guard<std::mutex> lock(tokens_mu);
-  auto it = tokens_by_url().find(url);
-  return it == tokens_by_url().end() ? std::string() : it->second;
+  return remembered_for(url).token;
 }
 
 HttpResponse call(const std::string& url, const std::string& method, const std::string& target,
@@ -243,7 +257,10 @@ HttpResponse call(const std::string& url, const std::string& method, const std::
 HttpResponse call_as(const std::string& url, const std::string& token, const std::string& method,
                      const std::string& target, const std::string& body,
                      const std::string& content_type) {
-  auto r = http_request(url, method, target, body, content_type, 10000, token);
+  RequestOptions options;
+  options.token = token;
+  options.ca_file = remembered_for(url).ca_file;
+  auto r = http_request(url, method, target, body, content_type, options);
   if (r) return *r;
   HttpResponse failed;
   failed.status = 0;

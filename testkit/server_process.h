@@ -84,8 +84,9 @@ class ServerProcess {
 
 // REST helpers. A transport failure reads as status 0 with the error message as the body.
 // call() sends the token remembered for url (ServerProcess::start remembers each server's admin
-// token); call_as() the one given ("" for none).
+// token); call_as() the one given ("" for none). Both trust the CA remembered for an https url.
 void remember_token(const std::string& url, const std::string& token);
+void remember_ca(const std::string& url, const std::string& ca_file);
 std::string token_for(const std::string& url);
 HttpResponse call_as(const std::string& url, const std::string& token, const std::string& method,
                      const std::string& target, const std::string& body = "",

@@ -1,7 +1,7 @@
 #pragma once
 // A small synchronous HTTP/1.1 client for the CLI (Boost.Beast, kept out of this header).
-// One connection per call; plain http only (orchestrate serve binds to loopback by default).
-// token, when given, goes as "Authorization: Bearer <token>".
+// One connection per call, http or https. Over https the server's certificate must be signed by
+// a CA of the system trust store, or of the ca_file given, and be issued for the URL's host.
 
 #include <string>
 
@@ -10,19 +10,33 @@
 
 namespace orch {
 
-// base_url: "http://HOST[:PORT][/prefix]". target: "/api/v1/jobs?state=running".
+struct RequestOptions {
+  int timeout_ms = 10000;  // the whole exchange: connect, TLS handshake, write and read
+  std::string token;       // sent as "Authorization: Bearer <token>" when not empty
+  std::string ca_file;     // https: trust this PEM bundle instead of the system store
+};
+
+// base_url: "http[s]://HOST[:PORT][/prefix]". target: "/api/v1/jobs?state=running".
 // Any HTTP status is a successful Result (the caller reads the problem body); errors are:
-// invalid for a bad base_url, unreachable when the server cannot be reached or answers
-// nothing within timeout_ms (the message says what to do).
+// invalid for a bad base_url or an unreadable ca_file, unreachable when the server cannot be
+// reached, answers nothing within timeout_ms or shows a certificate this client does not trust
+// (the message names the server and says what to do).
 Result<HttpResponse> http_request(const std::string& base_url, const std::string& method,
-                                  const std::string& target, const std::string& body = "",
-                                  const std::string& content_type = "application/json",
-                                  int timeout_ms = 10000, const std::string& token = "");
+                                  const std::string& target, const std::string& body,
+                                  const std::string& content_type, const RequestOptions& options);
+inline Result<HttpResponse> http_request(const std::string& base_url, const std::string& method,
+                                         const std::string& target, const std::string& body = "",
+                                         const std::string& content_type = "application/json",
+                                         int timeout_ms = 10000, const std::string& token = "") {
+  return http_request(base_url, method, target, body, content_type,
+                      RequestOptions{timeout_ms, token, ""});
+}
 
 // The pieces of a base URL; exposed for tests and for messages.
 struct ServerUrl {
+  bool tls = false;  // https
   std::string host;
-  std::string port;
+  std::string port;    // given, else 80 (http) or 443 (https)
   std::string prefix;  // "" or "/something", without a trailing slash
 };
 Result<ServerUrl> parse_server_url(const std::string& base_url);

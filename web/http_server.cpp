@@ -1,23 +1,34 @@
-// The only server-side file that includes Boost.Beast: keep it that way, it is slow to build.
+// The only server-side file that includes Boost.Beast and Asio SSL: keep it that way, they are
+// slow to build.
 #include "web/http_server.h"
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include "web/beast_request.h"
 #include "web/router.h"
@@ -28,7 +39,9 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 constexpr std::size_t kHeaderLimit = std::size_t{16} * 1024;
 // After an error reply we read and discard what the client still sends (so it sees our answer
@@ -69,6 +82,7 @@ struct Dispatch {
   ServerOptions options;
   Handler handler;
   std::vector<std::unique_ptr<LanePool>> lanes;
+  std::unique_ptr<ssl::context> tls;  // null: plain HTTP
 
   LanePool& lane_for(const HttpRequest& request) const {
     std::size_t index = 0;
@@ -94,24 +108,55 @@ struct Dispatch {
   }
 };
 
-class Session : public std::enable_shared_from_this<Session> {
+// One connection, plain or TLS (Stream is beast::tcp_stream or TlsStream): reads requests,
+// runs each on its lane and writes the answers in order.
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(tcp::socket socket, const Dispatch& dispatch)
-      : stream_(std::move(socket)), options_(dispatch.options), dispatch_(dispatch) {}
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  // buffer: what was read before the session began (the bytes that told TLS from plain).
+  // refusal, when not empty, is the 400 every request on this connection gets.
+  template <class... StreamArgs>
+  Session(const Dispatch& dispatch, beast::flat_buffer buffer, std::string refusal,
+          StreamArgs&&... stream_args)
+      : stream_(std::forward<StreamArgs>(stream_args)...),
+        options_(dispatch.options),
+        dispatch_(dispatch),
+        buffer_(std::move(buffer)),
+        refusal_(std::move(refusal)) {}
 
   void run() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->begin(); });
   }
 
  private:
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+  void begin() {
+    if constexpr (kTls) {
+      lowest().expires_after(options_.idle_timeout);
+      stream_.async_handshake(
+          ssl::stream_base::server, buffer_.data(),
+          [self = this->shared_from_this()](beast::error_code ec, std::size_t used) {
+            if (ec) return self->close();  // not TLS after all, a refused certificate, a timeout
+            self->buffer_.consume(used);
+            self->read_request();
+          });
+    } else {
+      read_request();
+    }
+  }
+
   void read_request() {
     parser_.emplace();
     parser_->body_limit(options_.max_body);
     parser_->header_limit(kHeaderLimit);
-    stream_.expires_after(options_.idle_timeout);
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    lowest().expires_after(options_.idle_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                       self->on_read(ec);
+                     });
   }
 
   void on_read(const beast::error_code& ec) {
@@ -128,13 +173,14 @@ class Session : public std::enable_shared_from_this<Session> {
       return reply_error(400, "malformed HTTP request: " + ec.message());
     }
     if (ec) return close();  // timeout, reset, shutdown: nobody to answer
+    if (!refusal_.empty()) return reply_error(400, refusal_);
 
     const BeastRequest& request = parser_->get();
     const bool keep_alive = request.keep_alive();
     const unsigned version = request.version();
     HttpRequest plain = to_plain(request);
     beast::error_code peer_ec;
-    const auto peer = stream_.socket().remote_endpoint(peer_ec);
+    const auto peer = lowest().socket().remote_endpoint(peer_ec);
     if (!peer_ec) plain.remote = peer.address().to_string();
     LanePool& lane = dispatch_.lane_for(plain);
     if (lane.waiting.fetch_add(1) >= lane.options.max_waiting) {
@@ -147,15 +193,15 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     // The handler runs on the lane's threads; the answer goes back through this session's
     // strand, which reads nothing more from the connection until it is written.
-    asio::post(*lane.pool,
-               [self = shared_from_this(), &lane, plain = std::move(plain), keep_alive, version] {
-                 HttpResponse response = self->dispatch_.answer(plain);
-                 lane.waiting.fetch_sub(1);
-                 asio::post(self->stream_.get_executor(),
-                            [self, response = std::move(response), keep_alive, version] {
-                              self->reply(response, version, keep_alive);
-                            });
-               });
+    asio::post(*lane.pool, [self = this->shared_from_this(), &lane, plain = std::move(plain),
+                            keep_alive, version] {
+      HttpResponse response = self->dispatch_.answer(plain);
+      lane.waiting.fetch_sub(1);
+      asio::post(self->stream_.get_executor(),
+                 [self, response = std::move(response), keep_alive, version] {
+                   self->reply(response, version, keep_alive);
+                 });
+    });
   }
 
   enum class After { read, close, drain };
@@ -171,9 +217,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void send(BeastResponse response, After after) {
     response_ = std::make_unique<BeastResponse>(std::move(response));
-    stream_.expires_after(options_.idle_timeout);
+    lowest().expires_after(options_.idle_timeout);
     http::async_write(stream_, *response_,
-                      [self = shared_from_this(), after](beast::error_code ec, std::size_t) {
+                      [self = this->shared_from_this(), after](beast::error_code ec, std::size_t) {
                         self->response_.reset();
                         if (ec) return self->close();
                         switch (after) {
@@ -188,9 +234,13 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void start_drain() {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.expires_after(kDrainTimeout);
+    // Over TLS the stream stays open both ways (a half-closed TCP stream would cut the TLS
+    // records short); the answer's Content-Length tells the client it is complete.
+    if constexpr (!kTls) {
+      beast::error_code ignored;
+      lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    }
+    lowest().expires_after(kDrainTimeout);
     drained_ = buffer_.size();
     drain();
   }
@@ -198,7 +248,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void drain() {
     if (drained_ > kDrainLimit) return close();
     stream_.async_read_some(asio::buffer(drain_buffer_),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                            [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
                               if (ec) return self->close();
                               self->drained_ += n;
                               self->drain();
@@ -207,19 +257,104 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void close() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.socket().close(ignored);
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest().socket().close(ignored);
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   const ServerOptions& options_;
   const Dispatch& dispatch_;
   beast::flat_buffer buffer_;
+  std::string refusal_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::unique_ptr<BeastResponse> response_;
   std::array<char, std::size_t{64} * 1024> drain_buffer_{};
   std::size_t drained_ = 0;
 };
+
+// The first bytes of a connection to a TLS server: a TLS ClientHello starts a TLS session;
+// anything else is plain HTTP, answered with a 400 that says to use https.
+class Detector : public std::enable_shared_from_this<Detector> {
+ public:
+  Detector(tcp::socket socket, const Dispatch& dispatch)
+      : stream_(std::move(socket)), dispatch_(dispatch) {}
+
+  void run() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      self->stream_.expires_after(self->dispatch_.options.idle_timeout);
+      beast::async_detect_ssl(self->stream_, self->buffer_,
+                              [self](beast::error_code ec, bool tls) { self->on_detect(ec, tls); });
+    });
+  }
+
+ private:
+  void on_detect(const beast::error_code& ec, bool tls) {
+    if (ec) {
+      beast::error_code ignored;
+      stream_.socket().close(ignored);
+      return;
+    }
+    if (tls) {
+      std::make_shared<Session<TlsStream>>(dispatch_, std::move(buffer_), "", std::move(stream_),
+                                           *dispatch_.tls)
+          ->run();
+      return;
+    }
+    std::make_shared<Session<beast::tcp_stream>>(
+        dispatch_, std::move(buffer_), "this server speaks HTTPS only: use an https:// URL for it",
+        std::move(stream_))
+        ->run();
+  }
+
+  beast::tcp_stream stream_;
+  const Dispatch& dispatch_;
+  beast::flat_buffer buffer_;
+};
+
+// The TLS context of a server, from its certificate chain and key files.
+Result<std::unique_ptr<ssl::context>> server_tls_context(const ServerOptions& o) {
+  if (o.tls_cert_file.empty() || o.tls_key_file.empty()) {
+    return make_error(ErrorKind::invalid,
+                      "TLS needs both a certificate and a key file (server.tls: {cert, key})");
+  }
+  for (const std::string* file : {&o.tls_cert_file, &o.tls_key_file}) {
+    if (std::FILE* f = std::fopen(file->c_str(), "rb")) {
+      std::fclose(f);
+    } else {
+      return make_error(ErrorKind::io,
+                        "cannot read the TLS " +
+                            std::string(file == &o.tls_cert_file ? "certificate" : "private key") +
+                            " " + *file + ": " + std::strerror(errno));
+    }
+  }
+  auto ctx = std::make_unique<ssl::context>(ssl::context::tls_server);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::single_dh_use);
+  beast::error_code ec;
+  ctx->use_certificate_chain_file(o.tls_cert_file, ec);
+  if (ec) {
+    return make_error(ErrorKind::invalid, "cannot use " + o.tls_cert_file +
+                                              " as the TLS certificate: " + ec.message() +
+                                              " (expected a PEM certificate chain)");
+  }
+  ctx->use_private_key_file(o.tls_key_file, ssl::context::pem, ec);
+  const bool mismatch =
+      ec ? ec.category() == asio::error::get_ssl_category() &&
+               ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == X509_R_KEY_VALUES_MISMATCH
+         : SSL_CTX_check_private_key(ctx->native_handle()) != 1;
+  ERR_clear_error();
+  if (mismatch) {
+    return make_error(ErrorKind::invalid, "the TLS private key " + o.tls_key_file +
+                                              " does not belong to the certificate " +
+                                              o.tls_cert_file);
+  }
+  if (ec) {
+    return make_error(ErrorKind::invalid, "cannot use " + o.tls_key_file +
+                                              " as the TLS private key: " + ec.message() +
+                                              " (expected an unencrypted PEM key)");
+  }
+  return ctx;
+}
 
 }  // namespace
 
@@ -234,12 +369,22 @@ struct HttpServer::Impl {
   int bound_port = 0;
   bool started = false;
 
+  void start_session(tcp::socket socket) {
+    if (dispatch.tls) {
+      std::make_shared<Detector>(std::move(socket), dispatch)->run();
+    } else {
+      std::make_shared<Session<beast::tcp_stream>>(dispatch, beast::flat_buffer(), "",
+                                                   std::move(socket))
+          ->run();
+    }
+  }
+
   void accept() {
     acceptor->async_accept(asio::make_strand(*ioc),
                            [this](beast::error_code ec, tcp::socket socket) {
                              if (ec == asio::error::operation_aborted || !acceptor->is_open())
                                return;
-                             if (!ec) std::make_shared<Session>(std::move(socket), dispatch)->run();
+                             if (!ec) start_session(std::move(socket));
                              accept();
                            });
   }
@@ -269,6 +414,12 @@ Result<void> HttpServer::start() {
   if (s.options.port < 0 || s.options.port > 65535) {
     return make_error(ErrorKind::invalid,
                       "bad port " + std::to_string(s.options.port) + ": expected 0 to 65535");
+  }
+  s.dispatch.tls.reset();
+  if (!s.options.tls_cert_file.empty() || !s.options.tls_key_file.empty()) {
+    auto tls = server_tls_context(s.options);
+    if (!tls) return tls.error();
+    s.dispatch.tls = std::move(*tls);
   }
   s.ioc = std::make_unique<asio::io_context>(std::max(1, s.options.io_threads));
   s.acceptor = std::make_unique<tcp::acceptor>(*s.ioc);

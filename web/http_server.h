@@ -1,7 +1,9 @@
 #pragma once
 // The HTTP/1.1 server (Boost.Beast, kept out of this header). It turns each request into a
 // plain HttpRequest, calls the Handler on a thread of the request's lane, and writes back its
-// HttpResponse. It answers by itself only what the handler cannot: 400 for malformed HTTP, 413
+// HttpResponse, over plain HTTP or, given a certificate and key, over TLS (HTTPS only: a plain
+// request to a TLS server gets a plain 400 saying so). It answers by itself only what the
+// handler cannot: 400 for malformed HTTP, 413
 // for a body larger than max_body, 431 for oversized headers, 503 when the request's lane is
 // full, and 500 if the handler throws.
 
@@ -40,6 +42,10 @@ struct ServerOptions {
   // A connection that sends nothing for this long (mid-request or between keep-alive
   // requests) is closed, so a slow client never holds a thread or a socket for ever.
   std::chrono::milliseconds idle_timeout{30000};
+  // HTTPS: the certificate chain and the private key (PEM files), both or neither. TLS 1.2 is
+  // the oldest version accepted.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 using Handler = std::function<HttpResponse(const HttpRequest&)>;
@@ -51,8 +57,9 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds, listens and starts the threads. io when the address cannot be bound, invalid for
-  // a bad bind address or no lane, conflict when already started.
+  // Binds, listens and starts the threads. io when the address cannot be bound or a TLS file
+  // cannot be read, invalid for a bad bind address, no lane or a TLS certificate and key that
+  // cannot be used together, conflict when already started.
   Result<void> start();
   // The port actually bound (useful with port 0); 0 before start().
   int port() const;

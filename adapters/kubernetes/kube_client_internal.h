@@ -3,6 +3,7 @@
 #pragma once
 
 #include "adapters/kubernetes/kube_client.h"
+#include "web/tls_verify.h"
 
 #include <algorithm>
 #include <atomic>

@@ -326,11 +326,9 @@ Result<void> KubeClient::Impl::open(Connection& c, Clock::time_point deadline,
 }
 
 std::string KubeClient::Impl::verify_failure(const VerifyRecord& v) const {
-  std::string text =
-      std::string("certificate verify failed: ") + X509_verify_cert_error_string(v.error);
-  switch (v.error) {
-    case X509_V_ERR_HOSTNAME_MISMATCH:
-    case X509_V_ERR_IP_ADDRESS_MISMATCH:
+  std::string text = verify_failed_text(v.error);
+  switch (verify_problem(v.error)) {
+    case VerifyProblem::wrong_name:
       text += " (the server's certificate is not valid for '" + verify_name + "'; it names " +
               v.leaf_names + ")";
       if (target.tls_server_name.empty()) {
@@ -340,12 +338,7 @@ std::string KubeClient::Impl::verify_failure(const VerifyRecord& v) const {
             target.cluster + "\" in kubeconfig " + target.kubeconfig;
       }
       break;
-    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
-    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
-    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
-    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+    case VerifyProblem::untrusted_issuer:
       text += " (the server's certificate, issued by " + v.leaf_issuer + ", is not signed by ";
       text += target.ca_pem.empty()
                   ? "a CA of the system trust store; cluster \"" + target.cluster +

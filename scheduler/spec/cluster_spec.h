@@ -165,6 +165,13 @@ struct ServerSpec {
   // The names clients may use for this server in the Host header, beside the loopback names
   // and the bind address (any other is refused, against DNS rebinding; docs/security.md).
   std::vector<std::string> hosts;
+  // server.tls: serve HTTPS with this certificate chain and private key (PEM files on the
+  // server); both empty: plain HTTP, which only a loopback address may carry.
+  struct Tls {
+    std::string cert;
+    std::string key;
+  } tls;
+  bool serves_tls() const { return !tls.cert.empty(); }
 };
 
 struct ClustersFile {

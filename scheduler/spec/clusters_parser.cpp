@@ -29,12 +29,23 @@ constexpr std::string_view kClusterExample =
     "a map such as {name: alpha, provider: local, nodes: 2, gpus_per_node: 4}";
 
 void read_server(const MapView& file, ServerSpec& server) {
-  MapView s = file.child("server", "server", {"bind", "port", "hosts"},
+  MapView s = file.child("server", "server", {"bind", "port", "hosts", "tls"},
                          "a map such as {bind: 127.0.0.1, port: 8080}");
   s.read_string("bind", server.bind, yaml::kNonEmpty, "an address such as 127.0.0.1");
   s.read_int("port", server.port, 0, 65535, "a TCP port such as 8080");
   s.read_string_list("hosts", server.hosts, yaml::kNonEmpty,
                      "host names such as [orchestrate.example.com]");
+  const std::string tls_shape =
+      "a map such as {cert: /etc/orchestrate/server.crt, key: "
+      "/etc/orchestrate/server.key}";
+  MapView tls = s.child("tls", "server.tls", {"cert", "key"}, tls_shape);
+  if (!s.has("tls")) return;
+  tls.read_string("cert", server.tls.cert, yaml::kNonEmpty,
+                  "the server's certificate chain, a PEM file");
+  tls.read_string("key", server.tls.key, yaml::kNonEmpty,
+                  "the certificate's private key, a PEM file");
+  tls.require("cert", "cert: the server's certificate chain, a PEM file");
+  tls.require("key", "key: the certificate's private key, a PEM file");
 }
 
 void check_provider(const MapView& entry, const std::string& provider) {

@@ -63,6 +63,20 @@ std::vector<std::string> answered_hosts(const std::string& bind,
   return out;
 }
 
+BindVerdict judge_bind(const std::string& bind, bool serves_tls, bool insecure_bind) {
+  if (is_loopback_host(bind) || serves_tls) return {};
+  if (!insecure_bind) {
+    return {false,
+            "refusing to serve on " + bind +
+                " without TLS: tokens and job specs would cross the network in clear text. Give "
+                "the server a certificate (server.tls: {cert, key} in the clusters file), bind "
+                "to 127.0.0.1 (and reach it over SSH), or pass --insecure-bind if the network in "
+                "between is yours"};
+  }
+  return {true, "serving on " + bind +
+                    " without TLS (--insecure-bind): anyone on the path can read the API tokens"};
+}
+
 std::string bearer_token(const HttpRequest& request) {
   const std::string value = trim(request.header("authorization"));
   if (value.size() < 7 || lower(value.substr(0, 7)) != "bearer ") return "";

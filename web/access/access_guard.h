@@ -31,6 +31,15 @@ struct GuardOptions {
 std::vector<std::string> answered_hosts(const std::string& bind,
                                         const std::vector<std::string>& extra);
 
+// Whether the server may listen on bind: a loopback address always; any other only over TLS,
+// or when the operator passed --insecure-bind. ok false: message is the refusal; ok true with
+// a message: the warning to log at every start.
+struct BindVerdict {
+  bool ok = true;
+  std::string message;
+};
+BindVerdict judge_bind(const std::string& bind, bool serves_tls, bool insecure_bind);
+
 class AccessGuard {
  public:
   AccessGuard(const Router& router, AccessStore& store, GuardOptions options);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -16,6 +17,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -118,6 +120,40 @@ class ServerFixture : public ::testing::Test {
     EXPECT_EQ(node_set(list[0]).size(), nodes) << list.dump();
   }
   json events(std::int64_t id) { return job_list(id, "events"); }
+
+  // Every place orchestrate answers or writes, searched for each secret: the API's answers to
+  // job id's routes and the lists, every server log, and every file of the state directory
+  // (both databases and their WAL, run directories, request.json). A job's own output is the
+  // job's: a test's job prints only hashes.
+  void expect_secrets_nowhere(const std::vector<std::string>& secrets, std::int64_t id) {
+    const std::string base = "/api/v1/jobs/" + std::to_string(id);
+    for (const std::string& target :
+         {std::string("/api/v1/jobs"), base, base + "/attempts", base + "/events",
+          base + "/explain", base + "/checkpoints", std::string("/api/v1/audit"),
+          std::string("/api/v1/clusters"), std::string("/api/v1/reports/providers")}) {
+      HttpResponse r = call(url_, "GET", target);
+      EXPECT_EQ(r.status, 200) << target;
+      for (const std::string& secret : secrets) {
+        EXPECT_EQ(r.body.find(secret), std::string::npos) << target << ": " << r.body;
+      }
+    }
+    for (int i = 1; i <= starts_; ++i) {
+      const std::string log = read_file(log_path(i));
+      for (const std::string& secret : secrets) {
+        EXPECT_EQ(log.find(secret), std::string::npos) << "server log " << i;
+      }
+    }
+    int files = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(state_)) {
+      if (!entry.is_regular_file()) continue;
+      ++files;
+      const std::string bytes = read_file(entry.path().string());
+      for (const std::string& secret : secrets) {
+        EXPECT_EQ(bytes.find(secret), std::string::npos) << entry.path();
+      }
+    }
+    EXPECT_GT(files, 5);
+  }
 
   // Polls until what() holds; false after timeout.
   bool eventually(const std::function<bool()>& what, milliseconds timeout = milliseconds(60000)) {

@@ -126,6 +126,8 @@ TEST_F(KubeE2eTest, ToyTrainerRunsInAPodAndResumesElsewhereWhenItsNodeIsLost) {
   ASSERT_FALSE(done.is_null());
   EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, id);
   EXPECT_EQ(done["step"], 250);
+  // The kubeconfig's bearer token reached the API server and nothing else (issue 16).
+  expect_secrets_nowhere({token_}, id);
 }
 
 // The API server drops every watch and forgets its history (the next watch from an old

@@ -281,5 +281,49 @@ TEST_F(SlurmE2eTest, CrashAfterSbatchFindsTheJobByItsToken) {
   EXPECT_TRUE(adopted) << describe_job(url_, id);
 }
 
+// A login key with a passphrase, given through ssh.key_passphrase_env: the sites work, and the
+// passphrase is in no API answer, server log or state file (issue 16).
+class SlurmKeyPassphraseTest : public SlurmE2eTest {
+ protected:
+  const std::string passphrase_ = "lab-passphrase-5c7e91d2a4";
+
+  void before_start() override {
+    key_dir_ = std::make_unique<TempDir>();
+    const std::string key = key_dir_->path() + "/id_ed25519";
+    ProcessResult made = run_process(
+        {"/bin/sh", "-c",
+         "cp \"$0\" \"$1\" && chmod 600 \"$1\" && ssh-keygen -q -p -P '' -N \"$2\" -f \"$1\"",
+         lab_->cluster("alpha").key_file, key, passphrase_},
+        milliseconds(20000));
+    ASSERT_EQ(made.exit_code, 0) << made.output;
+    key_file_ = key;
+    ::setenv("ORCH_TEST_KEY_PASSPHRASE", passphrase_.c_str(), 1);
+  }
+  void TearDown() override {
+    SlurmE2eTest::TearDown();
+    ::unsetenv("ORCH_TEST_KEY_PASSPHRASE");
+  }
+  std::string ssh_key_fields(const test::LabCluster& c) const override {
+    (void)c;
+    return "key_file: " + key_file_ + ", key_passphrase_env: ORCH_TEST_KEY_PASSPHRASE";
+  }
+
+  std::unique_ptr<TempDir> key_dir_;
+  std::string key_file_;
+};
+
+TEST_F(SlurmKeyPassphraseTest, ThePassphraseOpensTheKeyAndIsShownNowhere) {
+  ASSERT_NE(read_file(key_file_).find("BEGIN OPENSSH PRIVATE KEY"), std::string::npos);
+  const std::int64_t id =
+      submit(job_yaml("locked-key", "--steps 30 --step-delay-ms 20 --ckpt-every 10",
+                      "placement: {preferred: [alpha]}\n"));
+  ASSERT_GT(id, 0);
+  json done = wait_final(id);
+  ASSERT_FALSE(done.is_null());
+  EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  EXPECT_EQ(attempts(id)[0]["cluster"], "alpha");
+  expect_secrets_nowhere({passphrase_}, id);
+}
+
 }  // namespace
 }  // namespace orch::e2e

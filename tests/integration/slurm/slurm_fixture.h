@@ -36,7 +36,15 @@ class SlurmE2eTest : public ServerFixture {
     auto lab = test::SlurmLab::start({"alpha", "beta"}, nodes_per_cluster(), slurmd_timeout_s());
     ASSERT_TRUE(lab.ok()) << "the Slurm lab did not come up: " << lab.error().message;
     lab_ = std::move(*lab);
+    before_start();
+    if (HasFatalFailure()) return;
     start_with(clusters_yaml());
+  }
+  // What a test prepares once the lab is up, before the server starts.
+  virtual void before_start() {}
+  // How the clusters file names the login key of cluster c.
+  virtual std::string ssh_key_fields(const test::LabCluster& c) const {
+    return "key_file: " + c.key_file;
   }
   void on_failure() override {
     for (const char* c : {"alpha", "beta"}) {
@@ -68,8 +76,8 @@ class SlurmE2eTest : public ServerFixture {
            c.storage_root + ", checkpoints: " + c.storage_root +
            "/ckpt}\n"
            "    ssh: {host: " +
-           c.host + ", port: " + std::to_string(c.ssh_port) + ", user: " + c.user +
-           ", key_file: " + c.key_file + ", known_hosts: " + c.known_hosts +
+           c.host + ", port: " + std::to_string(c.ssh_port) + ", user: " + c.user + ", " +
+           ssh_key_fields(c) + ", known_hosts: " + c.known_hosts +
            ", connect_timeout_s: 2, command_timeout_s: 20}\n" + cluster_extra(name);
   }
   // More keys of a cluster's entry (indented by four spaces), for tests that need them.

@@ -105,5 +105,22 @@ TEST_F(AccessFixture, AnUnknownRouteAsksForATokenBeforeSayingItIsUnknown) {
   EXPECT_EQ(send("GET", "/api/v1/secret-things", Role::viewer).status, 404);
 }
 
+TEST(JudgeBind, LoopbackAlwaysAndAnyOtherAddressOnlyOverTlsOrWhenToldTo) {
+  EXPECT_TRUE(judge_bind("127.0.0.1", false, false).ok);
+  EXPECT_TRUE(judge_bind("127.0.0.1", false, false).message.empty());
+  EXPECT_TRUE(judge_bind("::1", false, false).ok);
+  const BindVerdict plain = judge_bind("0.0.0.0", false, false);
+  EXPECT_FALSE(plain.ok);
+  EXPECT_THAT(plain.message, HasSubstr("refusing to serve on 0.0.0.0 without TLS"));
+  EXPECT_THAT(plain.message, HasSubstr("server.tls: {cert, key}"));
+  EXPECT_THAT(plain.message, HasSubstr("--insecure-bind"));
+  const BindVerdict tls = judge_bind("0.0.0.0", true, false);
+  EXPECT_TRUE(tls.ok);
+  EXPECT_TRUE(tls.message.empty()) << "TLS needs no warning";
+  const BindVerdict told = judge_bind("10.0.0.5", false, true);
+  EXPECT_TRUE(told.ok);
+  EXPECT_THAT(told.message, HasSubstr("without TLS (--insecure-bind)"));
+}
+
 }  // namespace
 }  // namespace orch::testing

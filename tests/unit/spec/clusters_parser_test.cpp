@@ -122,6 +122,20 @@ TEST(ClustersParser, SlurmDefaults) {
   EXPECT_EQ(b.slurm.partition, "");
 }
 
+TEST(ClustersParser, ServerTlsNamesTheCertificateAndKey) {
+  auto r = parse_clusters_file(
+      "server: {bind: 0.0.0.0, tls: {cert: /etc/o/server.crt, key: /etc/o/server.key}}\n"
+      "clusters: [{name: a}]\n",
+      "clusters.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->server.serves_tls());
+  EXPECT_EQ(r->server.tls.cert, "/etc/o/server.crt");
+  EXPECT_EQ(r->server.tls.key, "/etc/o/server.key");
+  auto plain = parse_clusters_file("clusters: [{name: a}]\n", "clusters.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->server.serves_tls());
+}
+
 TEST(ClustersParser, ReadsEveryFieldAndDefaults) {
   auto r = parse_clusters_file(kExample, "clusters.yaml");
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -256,6 +270,12 @@ const BadClusters kBad[] = {
      "\"poll_interval_ms\" must be an integer from 10 to 60000"},
     {"port too big", "server: {port: 70000}\nclusters: [{name: a}]\n", "1:16",
      "\"port\" must be an integer from 0 to 65535, got \"70000\"; expected a TCP port"},
+    {"tls without a key", "server: {tls: {cert: /c.pem}}\nclusters: [{name: a}]\n", "1:15",
+     "missing required key \"key\" in server.tls"},
+    {"tls a string", "server: {tls: /c.pem}\nclusters: [{name: a}]\n", "1:15",
+     "server.tls must be a map"},
+    {"tls typo", "server: {tls: {cert: /c, key: /k, ca: /x}}\nclusters: [{name: a}]\n", "1:35",
+     "unknown key \"ca\" in server.tls"},
     {"storage a string", "clusters: [{name: a, storage: /data}]\n", "1:31",
      "storage must be a map, got \"/data\""},
     {"storage typo", "clusters: [{name: a, storage: {rot: /x}}]\n", "1:32",

@@ -304,7 +304,7 @@ TEST(HttpClient, ConnectionRefusedIsUnreachableWithAHint) {
 
 TEST(HttpClient, BadUrlsAreInvalid) {
   for (const char* url :
-       {"127.0.0.1:8080", "https://x:1", "http://", "http://h:abc", "http://h:70000", "ftp://h"}) {
+       {"127.0.0.1:8080", "https://", "http://", "http://h:abc", "http://h:70000", "ftp://h"}) {
     auto r = http_request(url, "GET", "/healthz");
     ASSERT_FALSE(r.ok()) << url;
     EXPECT_EQ(r.error().kind, ErrorKind::invalid) << url;
