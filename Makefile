@@ -17,7 +17,8 @@ FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 120
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps lab-deps configure build demo test test-unit bench format tidy clean
+.PHONY: deps node-deps apt-node page-deps browser-deps lab-deps configure build demo test test-unit \
+  bench format tidy clean
 
 # $(call apt_install_missing,TARGET,PACKAGES): installs those of PACKAGES that are not installed
 # (nothing when all are), without recommends. While it does, Debian's policy-rc.d hook (made
@@ -39,9 +40,30 @@ define apt_install_missing
 endef
 
 # Installs only the Debian packages that are missing (to build, and to run the server and the
-# demo); does nothing when all are present.
-deps:
+# demo), and the npm packages the status page embeds; does nothing when all are present.
+deps: page-deps
 	$(call apt_install_missing,deps,$(DEB_PACKAGES) $(RUN_PACKAGES))
+
+# npm, for what the page and its browser tests take from the npm registry: Debian's nodejs and
+# npm, unless this machine has an npm already.
+node-deps:
+	@if command -v npm >/dev/null 2>&1; then echo "node-deps: npm present"; \
+	else $(MAKE) --no-print-directory apt-node; fi
+apt-node:
+	$(call apt_install_missing,apt-node,nodejs npm)
+
+# uPlot for the status page's charts, pinned with its integrity hash by web/page/package-lock.json
+# (npm ci checks it); the build embeds it into the binary (web/page/README.md).
+page-deps: web/page/node_modules/.package-lock.json
+web/page/node_modules/.package-lock.json: web/page/package-lock.json | node-deps
+	cd web/page && npm ci --no-audit --no-fund --loglevel=error
+
+# The browser tests (tests/browser, ctest label browser): Debian's chromium, driven headless by
+# playwright-core, pinned by tests/browser/package-lock.json.
+browser-deps: tests/browser/node_modules/.package-lock.json
+	$(call apt_install_missing,browser-deps,chromium)
+tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json | node-deps
+	cd tests/browser && npm ci --no-audit --no-fund --loglevel=error
 
 # What the Slurm lab of the tests needs (tests/lab/slurm): real Slurm daemons and OpenSSH.
 lab-deps: deps
@@ -58,7 +80,7 @@ demo: build
 
 # The fuzz targets run a few seconds each over their seeds as ctests (label fuzz).
 test: FUZZ_CMAKE_ARGS = -DORCH_FUZZ_BIN_DIR=$(abspath $(FUZZ_BUILD_DIR))/bin
-test: fuzz-build build lab-deps
+test: fuzz-build build lab-deps browser-deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
 
 test-unit: build

@@ -90,6 +90,7 @@ std::optional<std::string> Router::route_of(const HttpRequest& request) const {
 std::string Router::describe(const Route& route) {
   std::string out = route.method + " ";
   for (const auto& segment : route.segments) out += "/" + segment;
+  if (route.segments.empty()) out += "/";  // the root
   return out;
 }
 

@@ -88,6 +88,10 @@ void add_access_routes(Router& router, AccessStore& store) {
   router.add("GET", "/api/v1/audit", [s](const HttpRequest& request, const PathParams&) {
     return list_audit(*s, request);
   });
+  // Who the token is: the page shows it and offers only what the role may do.
+  router.add("GET", "/api/v1/whoami", [](const HttpRequest& request, const PathParams&) {
+    return json_response(200, {{"user", request.caller}, {"role", request.caller_role}});
+  });
 }
 
 }  // namespace orch

@@ -5,6 +5,9 @@ namespace orch {
 const std::vector<RouteRole>& route_roles() {
   static const std::vector<RouteRole> table = {
       {"GET /healthz", Role::open},
+      // The status page's files: no data in them (the page reads the API with a token).
+      {"GET /", Role::open},
+      {"GET /ui/{file}", Role::open},
       // Reads: anyone with a token.
       {"GET /api/v1/clusters", Role::viewer},
       {"GET /api/v1/clusters/{name}/nodes", Role::viewer},
@@ -24,6 +27,7 @@ const std::vector<RouteRole>& route_roles() {
       {"GET /api/v1/data/transfers/{id}", Role::viewer},
       {"GET /api/v1/tickets", Role::viewer},
       {"GET /api/v1/tickets/{id}", Role::viewer},
+      {"GET /api/v1/whoami", Role::viewer},
       // A user runs jobs; the cancel route lets a user cancel only the jobs they submitted.
       {"POST /api/v1/jobs", Role::user},
       {"POST /api/v1/jobs/{id}/cancel", Role::user},

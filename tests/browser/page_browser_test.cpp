@@ -1,0 +1,82 @@
+// The status page in a real browser (issue 17): Debian's chromium, headless, driven by
+// playwright-core (pages.mjs) against the real `orchestrate serve`, after a job ran through an
+// outage of its first cluster. Every view renders what the API holds: both clusters, the job,
+// its two attempts on the timeline, charts with points, checkpoints, events and its log; no
+// console error. A screenshot of each view lands in <build>/screenshots/ for a person to see.
+#include <gmock/gmock.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "tests/integration/e2e/e2e_fixture.h"
+
+namespace orch::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+
+bool file_has_bytes(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && st.st_size > 1000;
+}
+
+class PageBrowserTest : public E2eTest {
+ protected:
+  // pages.mjs against this server with `token`; its JSON line and exit code.
+  ProcessResult drive(const std::string& token, std::int64_t job, int attempts,
+                      const std::string& out, bool expect_refused = false) {
+    const std::string dir = ORCH_SOURCE_DIR "/tests/browser";
+    if (::access("/usr/bin/chromium", X_OK) != 0 ||
+        ::access((dir + "/node_modules/playwright-core/package.json").c_str(), R_OK) != 0) {
+      ProcessResult missing;
+      missing.output =
+          "chromium or playwright-core is missing: `make test` installs both (make browser-deps)";
+      return missing;
+    }
+    return run_process(
+        {"/usr/bin/env", "node", dir + "/pages.mjs", "--url", url_, "--token", token, "--job",
+         std::to_string(job), "--attempts", std::to_string(attempts), "--clusters", "alpha,beta",
+         "--out", out, "--expect-refused", expect_refused ? "1" : ""},
+        milliseconds(120000));
+  }
+};
+
+TEST_F(PageBrowserTest, EveryViewShowsWhatTheApiHoldsForAJobThroughAnOutage) {
+  const std::int64_t id =
+      submit(job_yaml("through-outage", "--steps 300 --step-delay-ms 30 --ckpt-every 10",
+                      "placement: {preferred: [alpha]}\n"));
+  ASSERT_GT(id, 0);
+  ASSERT_FALSE(wait_step(id, 40).is_null());
+  ProcessResult down = cli({"cluster", "outage", "alpha", "--down"});
+  ASSERT_EQ(down.exit_code, 0) << down.output;
+  json done = wait_final(id);
+  ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  json list = attempts(id);
+  ASSERT_EQ(list.size(), 2u) << list.dump();
+  ASSERT_EQ(list[1]["cluster"], "beta");
+
+  const std::string out = ORCH_BINARY_DIR "/screenshots";
+  ProcessResult r = drive(server_->admin_token(), id, 2, out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\"ok\":true"));
+  EXPECT_THAT(r.output, HasSubstr("#1 site_down"));
+  EXPECT_THAT(r.output, HasSubstr("#2 succeeded"));
+  for (const char* view : {"fleet", "jobs", "job", "nodes", "transfers"}) {
+    EXPECT_TRUE(file_has_bytes(out + "/" + view + ".png")) << view;
+  }
+}
+
+TEST_F(PageBrowserTest, ARevokedTokenIsSentBackToSignInSayingWhy) {
+  ProcessResult made = cli({"token", "create", "carol", "--role", "viewer"});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const std::string token = made.output.substr(made.output.find("orch_"), 69);
+  ASSERT_EQ(cli({"token", "revoke", "carol"}).exit_code, 0);
+  ProcessResult r = drive(token, 0, 0, dir_->path() + "/shots", true);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("the token was refused: "));
+}
+
+}  // namespace
+}  // namespace orch::e2e

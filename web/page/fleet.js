@@ -1,0 +1,61 @@
+// Fleet: every cluster (provider, admission, site health, GPUs used and free, median MFU,
+// availability, quarantined nodes) and the provider scorecards.
+import * as api from "./api.js";
+import { badge, dash, dataTable, duration, el, num, pct, section } from "./dom.js";
+
+export function mount(root) {
+  let cards = new Map();
+  const clusters = dataTable([
+    { key: "name", label: "Cluster", value: (c) => c.name },
+    { key: "provider", label: "Provider", value: (c) => c.provider },
+    { key: "vendor", label: "Vendor", value: (c) => c.vendor },
+    { key: "admission", label: "Admission", value: (c) => c.admission, cell: (c) => badge(c.admission) },
+    { key: "health", label: "Health", value: (c) => c.health,
+      cell: (c) => el("span", { title: c.message || "" }, badge(c.health)) },
+    { key: "used", label: "GPUs used", num: true, value: (c) => c.gpus_used },
+    { key: "free", label: "GPUs free", num: true, value: (c) => c.gpus_total - c.gpus_used },
+    { key: "mfu", label: "Median MFU", num: true, value: (c) => card(c)?.median_mfu ?? null,
+      cell: (c) => pct(card(c)?.median_mfu) },
+    { key: "availability", label: "Availability", num: true,
+      value: (c) => card(c)?.availability ?? null, cell: (c) => pct(card(c)?.availability, 2) },
+    { key: "quarantined", label: "Quarantined nodes", num: true,
+      value: (c) => card(c)?.quarantined_nodes ?? null },
+    { key: "nodes", label: "Nodes healthy", num: true, value: (c) => c.nodes_healthy,
+      cell: (c) => `${c.nodes_healthy} / ${c.nodes}` },
+  ], { filterPlaceholder: "filter clusters", empty: "no clusters configured", id: "clusters" });
+  const scorecards = dataTable([
+    { key: "name", label: "Cluster or vendor", value: (c) => c.name },
+    { key: "kind", label: "Kind", value: (c) => c.kind },
+    { key: "availability", label: "Availability", num: true, value: (c) => c.availability,
+      cell: (c) => pct(c.availability, 2) },
+    { key: "gpu_hours", label: "GPU-hours", num: true, value: (c) => c.gpu_hours,
+      cell: (c) => num(c.gpu_hours, 1) },
+    { key: "interruptions", label: "Interruptions", num: true, value: (c) => c.interruptions },
+    { key: "mtbf", label: "Node MTBF", num: true, value: (c) => c.node_mtbf_h,
+      cell: (c) => (c.node_mtbf_h === null ? dash : num(c.node_mtbf_h, 1) + " h") },
+    { key: "detect", label: "Detection p50", num: true, value: (c) => c.detection_median_s,
+      cell: (c) => (c.detection_median_s === null ? dash : duration(c.detection_median_s * 1000)) },
+    { key: "recover", label: "Recovery p50", num: true, value: (c) => c.recovery_median_s,
+      cell: (c) => (c.recovery_median_s === null ? dash : duration(c.recovery_median_s * 1000)) },
+    { key: "mfu", label: "Median MFU", num: true, value: (c) => c.median_mfu, cell: (c) => pct(c.median_mfu) },
+    { key: "tickets", label: "Open tickets", num: true, value: (c) => c.open_tickets },
+    { key: "delay", label: "Delivery delay", num: true, value: (c) => c.delivery_delay_days,
+      cell: (c) => (c.delivery_delay_days === null ? dash : num(c.delivery_delay_days, 1) + " d") },
+  ], { filterPlaceholder: "filter scorecards", empty: "no scorecards yet", id: "scorecards" });
+
+  function card(c) {
+    return cards.get(c.name);
+  }
+
+  root.append(el("h1", {}, "Fleet"), section("Clusters", clusters.node),
+              section("Provider scorecards (30 days)", scorecards.node));
+  return {
+    async refresh() {
+      const [list, report] = await Promise.all([api.get("/api/v1/clusters"),
+                                                api.get("/api/v1/reports/providers")]);
+      cards = new Map(report.cards.filter((c) => c.kind === "cluster").map((c) => [c.name, c]));
+      clusters.update(list.clusters);
+      scorecards.update(report.cards);
+    },
+  };
+}

@@ -1,0 +1,191 @@
+// One job: its figures, the attempts as a timeline across clusters (a bar per attempt, coloured
+// by how it ended), steps and MFU over time (uPlot), checkpoints with their copies per site,
+// events, the live log tail, and cancel for a token that may.
+import * as api from "./api.js";
+import { ago, badge, bytes, dash, dataTable, duration, el, num, pct, section, when } from "./dom.js";
+
+const FINAL = new Set(["succeeded", "failed", "cancelled"]);
+const LOG_LINES = 200;
+
+function mayCancel(whoami, job) {
+  if (!whoami || FINAL.has(job.state)) return false;
+  if (whoami.role === "operator" || whoami.role === "admin") return true;
+  return whoami.role === "user" && job.owner === whoami.user;
+}
+
+function figure(label, value) {
+  return el("div", { class: "figure" }, el("span", { class: "label" }, label),
+            el("span", { class: "value" }, value));
+}
+
+// The attempts on a time axis, one row per cluster they ran on.
+function timeline(attempts, nowMs) {
+  if (attempts.length === 0) return el("p", { class: "empty" }, "no attempt yet");
+  const start = Math.min(...attempts.map((a) => a.started_ms));
+  const live = attempts.some((a) => a.ended_ms === null);
+  const end = Math.max(live ? nowMs : 0, ...attempts.map((a) => a.ended_ms ?? nowMs));
+  const span = Math.max(1, end - start);
+  const clusters = [...new Set(attempts.map((a) => a.cluster))];
+  const rows = clusters.map((cluster) => {
+    const lane = el("div", { class: "lane" });
+    for (const a of attempts.filter((x) => x.cluster === cluster)) {
+      const to = a.ended_ms ?? nowMs;
+      const ended = a.state === "exited";
+      const how = ended ? a.cause : "live";
+      const bar = el("div", {
+        class: "bar " + how,
+        title: `attempt ${a.no} on ${a.cluster}: ${ended ? a.cause : a.state}, ` +
+               `steps ${a.first_step ?? dash} to ${a.last_step ?? dash}, ${duration(to - a.started_ms)}`,
+        style: { left: ((a.started_ms - start) / span) * 100 + "%",
+                 width: Math.max(0.5, ((to - a.started_ms) / span) * 100) + "%" },
+      }, `#${a.no} ${how}`);
+      bar.dataset.attempt = a.no;
+      lane.append(bar);
+    }
+    return el("div", { class: "timeline-row" }, el("span", { class: "lane-name" }, cluster), lane);
+  });
+  return el("div", { class: "timeline", id: "timeline" }, ...rows,
+            el("div", { class: "axis" }, el("span", {}, when(start)), el("span", {}, when(end))));
+}
+
+// A uPlot chart that keeps its instance across refreshes.
+function chart(title, seriesLabel, format) {
+  const holder = el("div", { class: "chart" });
+  let plot = null;
+  return {
+    node: holder,
+    set(xs, ys) {
+      const data = [xs, ys];
+      if (plot) {
+        plot.setData(data);
+        return;
+      }
+      if (xs.length === 0) {
+        holder.replaceChildren(el("p", { class: "empty" }, "no " + seriesLabel + " reported yet"));
+        return;
+      }
+      holder.replaceChildren();
+      const width = Math.max(320, Math.min(900, (holder.parentElement?.clientWidth || 640) - 32));
+      plot = new uPlot({
+        title, width, height: 220,
+        series: [{}, { label: seriesLabel, stroke: "#2f6fd0", width: 2, points: { show: true },
+                       value: (u, v) => (v === null || v === undefined ? dash : format(v)) }],
+        axes: [{}, { values: (u, splits) => splits.map(format) }],
+      }, data, holder);
+    },
+    destroy() {
+      if (plot) plot.destroy();
+    },
+  };
+}
+
+export function mount(root, { arg, whoami }) {
+  const id = Number(arg);
+  const head = el("div", { class: "job-head" });
+  const timelineBox = el("div");
+  const steps = chart("Steps over time", "step", (v) => num(v));
+  const mfu = chart("MFU over time", "MFU", (v) => (v !== 0 && Math.abs(v) < 0.001 ? (v * 100).toPrecision(2) + "%" : pct(v)));
+  const checkpoints = dataTable([
+    { key: "step", label: "Step", num: true, value: (c) => c.step },
+    { key: "cluster", label: "Saved on", value: (c) => c.cluster },
+    { key: "bytes", label: "Size", num: true, value: (c) => c.bytes, cell: (c) => bytes(c.bytes) },
+    { key: "verified", label: "Verified", value: (c) => (c.verified ? "yes" : "no") },
+    { key: "copies", label: "Copies per site", value: (c) => c.replicas.map((r) => r.cluster + " " + r.state).join(", "),
+      cell: (c) => el("span", {}, ...c.replicas.map((r) => el("span", { class: "copy", title: r.detail || r.path }, r.cluster + " ", badge(r.state)))) },
+    { key: "at", label: "Saved", num: true, value: (c) => c.at_ms, cell: (c) => ago(c.at_ms) },
+  ], { filterPlaceholder: "filter checkpoints", empty: "no checkpoint yet", id: "checkpoints",
+       tall: true });
+  const events = dataTable([
+    { key: "at", label: "When", num: true, value: (e) => e.at_ms, cell: (e) => when(e.at_ms) },
+    { key: "kind", label: "Event", value: (e) => e.kind, cell: (e) => badge(e.kind) },
+    { key: "attempt", label: "Attempt", num: true, value: (e) => e.attempt_no },
+    { key: "message", label: "What happened", value: (e) => e.message },
+  ], { filterPlaceholder: "filter events", empty: "no events", id: "events", tall: true });
+  const log = el("pre", { class: "log", id: "log" });
+  let logAttempt = 0;
+  let logOffset = 0;
+  let logLines = [];
+  let cancelError = el("p", { class: "error", role: "alert" });
+
+  root.append(head, section("Attempts", timelineBox),
+              section("Progress", el("div", { class: "charts" }, steps.node, mfu.node)),
+              section("Checkpoints", checkpoints.node), section("Events", events.node),
+              section("Log (latest attempt)", log));
+
+  async function readLog(attempt) {
+    if (attempt === 0) return;
+    if (attempt !== logAttempt) {  // a new attempt: its own log
+      logAttempt = attempt;
+      logOffset = 0;
+      logLines = [];
+    }
+    // Up to 1 MiB a call; only the newest lines are kept on the page.
+    for (let i = 0; i < 8; i++) {
+      const { text, next } = await api.logText(id, attempt, logOffset);
+      if (!text) break;
+      logOffset = next;
+      logLines = logLines.concat(text.split("\n").filter((l, k, all) => l !== "" || k < all.length - 1));
+      if (logLines.length > LOG_LINES) logLines = logLines.slice(-LOG_LINES);
+      if (text.length < 1 << 20) break;
+    }
+    const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+    log.textContent = logLines.join("\n");
+    if (atBottom) log.scrollTop = log.scrollHeight;
+  }
+
+  function drawHead(job) {
+    const cancel = mayCancel(whoami, job)
+      ? el("button", { type: "button", id: "cancel", onclick: async () => {
+          if (!confirm(`Cancel job ${job.id} (${job.name})?`)) return;
+          try {
+            await api.post(`/api/v1/jobs/${job.id}/cancel`, {});
+            cancelError.textContent = "";
+          } catch (e) {
+            cancelError.textContent = "cancel refused: " + e.message;
+          }
+        } }, "Cancel job")
+      : null;
+    const parts = [
+      el("h1", {}, `Job ${job.id}: ${job.name} `, badge(job.state)),
+      job.reason ? el("p", { class: "reason" }, job.reason) : null,
+      el("div", { class: "figures" },
+         figure("Cluster", job.cluster ?? dash), figure("Step", num(job.step)),
+         figure("ETTR", pct(job.ettr)), figure("MFU", pct(job.mfu)),
+         figure("Attempts", String(job.attempts)),
+         figure("Restarts (infra / user)", `${job.infra_restarts} / ${job.user_restarts}`),
+         figure("Steps lost", num(job.steps_lost)), figure("Owner", job.owner || dash),
+         figure("Team", job.team || dash), figure("Submitted", when(job.created_ms))),
+      cancel, cancelError];
+    head.replaceChildren(...parts.filter((p) => p));
+  }
+
+  return {
+    async refresh() {
+      const base = "/api/v1/jobs/" + id;
+      const [job, attempts, evs, ckpts, series] = await Promise.all([
+        api.get(base), api.get(base + "/attempts"), api.get(base + "/events"),
+        api.get(base + "/checkpoints"), api.get(base + "/mfu")]);
+      const now = Date.now();
+      drawHead(job);
+      timelineBox.replaceChildren(timeline(attempts.attempts, now));
+      // Steps over time: where each attempt started and ended, and every checkpoint.
+      const points = [];
+      for (const a of attempts.attempts) {
+        if (a.running_ms && a.first_step !== null) points.push([a.running_ms, a.first_step]);
+        if (a.last_step !== null) points.push([a.ended_ms ?? now, a.last_step]);
+      }
+      for (const c of ckpts.checkpoints) points.push([c.at_ms, c.step]);
+      points.sort((p, q) => p[0] - q[0]);
+      steps.set(points.map((p) => p[0] / 1000), points.map((p) => p[1]));
+      const buckets = series.attempts.flatMap((a) => a.buckets).sort((p, q) => p.at_ms - q.at_ms);
+      mfu.set(buckets.map((b) => b.at_ms / 1000), buckets.map((b) => b.mfu));
+      checkpoints.update(ckpts.checkpoints);
+      events.update(evs.events);
+      await readLog(attempts.attempts.length);
+    },
+    destroy() {
+      steps.destroy();
+      mfu.destroy();
+    },
+  };
+}
