@@ -7,6 +7,9 @@
 //                  --clusters alpha,beta --out DIR [--chromium /usr/bin/chromium]
 //   node pages.mjs --url ... --token T --out DIR --expect-refused 1
 //     (the token must be refused: the sign-in form comes back saying so)
+//   node pages.mjs --url ... --token T --out DIR --measure RUNS --rows N --cluster-rows M
+//     (bench/bench_page.cpp: RUNS full loads of #/jobs until N rows are drawn and of #/fleet
+//     until M clusters are; the API's own time for the jobs in the page as the baseline)
 import { chromium } from "playwright-core";
 import { mkdirSync } from "node:fs";
 
@@ -21,6 +24,32 @@ function args() {
 }
 
 const TIMEOUT = 20000;
+
+// Each run: the jobs list fetched and parsed by the page's JavaScript alone (the baseline), then
+// a full load of the page (HTML, scripts, sign-in check) until the jobs table has all its rows,
+// then the same for the fleet. Milliseconds.
+async function measure(page, a) {
+  const rows = Number(a.rows || 1), clusterRows = Number(a["cluster-rows"] || 1);
+  const out = { api_ms: [], jobs_ms: [], fleet_ms: [] };
+  for (let i = 0; i < Number(a.measure); i++) {
+    out.api_ms.push(await page.evaluate(async (token) => {
+      const t0 = performance.now();
+      const r = await fetch("/api/v1/jobs?limit=1000", { headers: { Authorization: "Bearer " + token } });
+      await r.json();
+      return performance.now() - t0;
+    }, a.token));
+    let t0 = Date.now();
+    await page.goto(`${a.url}/?run=${i}#/jobs`);
+    await page.waitForFunction((n) => document.querySelectorAll("#jobs tbody tr").length >= n, rows);
+    out.jobs_ms.push(Date.now() - t0);
+    if (i === 0) await page.screenshot({ path: a.out + "/jobs-" + rows + ".png" });
+    t0 = Date.now();
+    await page.goto(`${a.url}/?run=${i}#/fleet`);
+    await page.waitForFunction((n) => document.querySelectorAll("#clusters tbody tr").length >= n, clusterRows);
+    out.fleet_ms.push(Date.now() - t0);
+  }
+  return out;
+}
 
 async function main() {
   const a = args();
@@ -48,6 +77,11 @@ async function main() {
     await page.goto(a.url + "/");
     await page.fill("#token", a.token);
     await page.click("#signin-form button[type=submit]");
+    if (a.measure) {
+      await page.waitForSelector("#clusters tbody tr td");
+      console.log(JSON.stringify({ ok: true, ...(await measure(page, a)) }));
+      return;
+    }
     if (a["expect-refused"]) {
       await page.waitForFunction(() => document.querySelector("#signin-error").textContent.includes("refused"));
       const said = await page.$eval("#signin-error", (p) => p.textContent);

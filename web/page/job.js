@@ -79,7 +79,7 @@ function chart(title, seriesLabel, format) {
   };
 }
 
-export function mount(root, { arg, whoami }) {
+export function mount(root, { arg, ctx }) {
   const id = Number(arg);
   const head = el("div", { class: "job-head" });
   const timelineBox = el("div");
@@ -134,7 +134,7 @@ export function mount(root, { arg, whoami }) {
   }
 
   function drawHead(job) {
-    const cancel = mayCancel(whoami, job)
+    const cancel = mayCancel(ctx.whoami, job)
       ? el("button", { type: "button", id: "cancel", onclick: async () => {
           if (!confirm(`Cancel job ${job.id} (${job.name})?`)) return;
           try {

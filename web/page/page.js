@@ -15,6 +15,8 @@ const $ = (id) => document.getElementById(id);
 let current = null;  // {name, arg, view}
 let timer = null;
 let whoami = null;
+// What every view is given; whoami is filled in when the server has said who the token is.
+const ctx = { whoami: null };
 
 function setStatus(text, isError) {
   $("status").textContent = text;
@@ -55,7 +57,7 @@ async function show() {
   }
   const root = $("view");
   root.replaceChildren();
-  current = { name, arg, view: views[name].mount(root, { arg, whoami }) };
+  current = { name, arg, view: views[name].mount(root, { arg, ctx }) };
   document.title = "orchestrate: " + name + (arg ? " " + arg : "");
   await refresh();
   schedule();
@@ -63,7 +65,10 @@ async function show() {
 
 function signIn(message) {
   clearTimeout(timer);
+  if (current && current.view.destroy) current.view.destroy();
   current = null;
+  whoami = null;
+  ctx.whoami = null;
   $("view").replaceChildren();
   $("signin").hidden = false;
   $("signout").hidden = true;
@@ -80,15 +85,22 @@ async function start() {
     history.replaceState(null, "", location.pathname + "#/fleet");
   }
   if (!api.token()) return signIn("");
+  // Who the token is and the first view's data are asked for at once; a refused token sends
+  // the page back to the sign-in form.
+  $("signin").hidden = true;
+  const asked = api.get("/api/v1/whoami");
+  whoami = { pending: true };
+  const shown = show();
   try {
-    whoami = await api.get("/api/v1/whoami");
+    ctx.whoami = await asked;
   } catch (e) {
+    whoami = null;
     return signIn(e instanceof api.ApiError && e.status === 401 ? "the token was refused: " + e.message : e.message);
   }
-  $("signin").hidden = true;
+  whoami = ctx.whoami;
   $("signout").hidden = false;
   $("who").textContent = whoami.user + " (" + whoami.role + ")";
-  await show();
+  await shown;
 }
 
 $("signin-form").addEventListener("submit", (event) => {
