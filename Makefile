@@ -17,7 +17,7 @@ FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 120
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps node-deps apt-node page-deps browser-deps lab-deps configure build demo test test-unit \
+.PHONY: deps node-deps apt-node page-deps test-deps lab-deps configure build demo test test-unit \
   bench format tidy clean
 
 # $(call apt_install_missing,TARGET,PACKAGES): installs those of PACKAGES that are not installed
@@ -58,10 +58,12 @@ page-deps: web/page/node_modules/.package-lock.json
 web/page/node_modules/.package-lock.json: web/page/package-lock.json | node-deps
 	cd web/page && npm ci --no-audit --no-fund --loglevel=error
 
-# The browser tests (tests/browser, ctest label browser): Debian's chromium, driven headless by
-# playwright-core, pinned by tests/browser/package-lock.json.
-browser-deps: tests/browser/node_modules/.package-lock.json
-	$(call apt_install_missing,browser-deps,chromium)
+# What the tests use beyond the lab: Debian's chromium for the browser tests (tests/browser,
+# ctest label browser), driven headless by playwright-core (pinned by
+# tests/browser/package-lock.json), and promtool (Debian's prometheus) to lint GET /metrics.
+TEST_PACKAGES := chromium prometheus
+test-deps: tests/browser/node_modules/.package-lock.json
+	$(call apt_install_missing,test-deps,$(TEST_PACKAGES))
 tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json | node-deps
 	cd tests/browser && npm ci --no-audit --no-fund --loglevel=error
 
@@ -80,7 +82,7 @@ demo: build
 
 # The fuzz targets run a few seconds each over their seeds as ctests (label fuzz).
 test: FUZZ_CMAKE_ARGS = -DORCH_FUZZ_BIN_DIR=$(abspath $(FUZZ_BUILD_DIR))/bin
-test: fuzz-build build lab-deps browser-deps
+test: fuzz-build build lab-deps test-deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
 
 test-unit: build

@@ -5,7 +5,7 @@
 // same 1,000 jobs from the API, without drawing anything.
 //
 //   bench_page [--jobs 1000] [--clusters 100] [--runs 5]
-// Needs chromium and tests/browser's node_modules (make browser-deps).
+// Needs chromium and tests/browser's node_modules (make test-deps).
 #include <iostream>
 #include <string>
 
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
   const json result =
       line == std::string::npos ? json() : json::parse(r.output.substr(line), nullptr, false);
   if (r.exit_code != 0 || !result.is_object() || !result.value("ok", false)) {
-    std::cerr << "bench_page: the browser run failed (make browser-deps installs chromium and "
+    std::cerr << "bench_page: the browser run failed (make test-deps installs chromium and "
                  "playwright-core): "
               << r.output << "\n";
     return 1;

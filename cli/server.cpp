@@ -374,6 +374,12 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   parts->backend = std::make_unique<SchedulerBackend>(std::move(readers), *parts->loop, clusters,
                                                       port_map, parts->clock);
   if (!s.config_path.empty()) parts->backend->set_reload([p] { return p->reload(); });
+  parts->backend->set_site_answers([p] {
+    std::lock_guard<std::mutex> lock(p->sites_mu);
+    std::map<std::string, std::int64_t> out;
+    for (const auto& w : p->workers) out[w->cluster()] = w->last_answer_ms();
+    return out;
+  });
   parts->backend->set_add([p](const std::string& document, const std::string& source) {
     return p->add(document, source);
   });

@@ -4,8 +4,8 @@
 // means web/ never includes the store or the brain, and the brain never sees HTTP.
 //
 // Each routes file asks only for its own part: JobsApi (jobs_api.h, for api_routes.cpp),
-// HealthApi (health_api.h, health_routes.cpp) and DataApi (data_api.h, data_routes.cpp).
-// ApiBackend is the three in one object, what make_api_router binds every route to. They are
+// HealthApi (health_api.h, health_routes.cpp), DataApi (data_api.h, data_routes.cpp) and
+// MetricsApi (metrics_api.h, metrics_routes.cpp). ApiBackend is the four in one object, what make_api_router binds every route to. They are
 // virtual bases so that a class may implement them in separate pieces (the web tests have one
 // fake per part) and still be one ApiBackend.
 //
@@ -16,9 +16,13 @@
 #include "web/data_api.h"
 #include "web/health_api.h"
 #include "web/jobs_api.h"
+#include "web/metrics_api.h"
 
 namespace orch {
 
-class ApiBackend : public virtual JobsApi, public virtual HealthApi, public virtual DataApi {};
+class ApiBackend : public virtual JobsApi,
+                   public virtual HealthApi,
+                   public virtual DataApi,
+                   public virtual MetricsApi {};
 
 }  // namespace orch

@@ -6,6 +6,7 @@
 
 #include "scheduler/model/job_state.h"
 #include "web/data_routes.h"
+#include "web/metrics_routes.h"
 #include "web/health_routes.h"
 #include "web/route_helpers.h"
 #include "web/ticket_routes.h"
@@ -185,6 +186,7 @@ Router make_api_router(ApiBackend& backend, const std::string& local_token_file)
   add_health_routes(router, backend);
   add_ticket_routes(router, backend);
   add_data_routes(router, backend);
+  add_metrics_route(router, backend);
   return router;
 }
 

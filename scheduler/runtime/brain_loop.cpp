@@ -82,6 +82,7 @@ void BrainLoop::run() {
       }
     }
     Result<BrainReply> reply = make_error(ErrorKind::internal, "internal error");
+    const auto began = SteadyClock::now();
     try {
       reply = brain_.handle(item.event);
     } catch (const std::exception& e) {
@@ -91,6 +92,7 @@ void BrainLoop::run() {
     } catch (...) {
       reply = make_error(ErrorKind::internal, "internal error (unknown exception)");
     }
+    event_times_.observe(std::chrono::duration<double>(SteadyClock::now() - began).count());
     if (!reply && !item.reply) {
       // Nobody waits for this answer (an observation or a tick): say so on the server's log.
       std::cerr << "orchestrate: brain: " << reply.error().message << "\n";

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "scheduler/brain/brain.h"
+#include "scheduler/runtime/event_timing.h"
 
 namespace orch {
 
@@ -37,6 +38,8 @@ class BrainLoop {
                           std::chrono::milliseconds wait = std::chrono::seconds(10));
   // Events waiting for the brain (for the server's health answer and tests).
   std::size_t queued() const;
+  // How long the brain took over each event (ticks included), for /metrics.
+  DurationHistogram::Snapshot event_times() const { return event_times_.snapshot(); }
 
  private:
   struct Item {
@@ -49,6 +52,7 @@ class BrainLoop {
   Brain& brain_;
   const int tick_ms_;
   std::function<void()> on_outbox_;
+  DurationHistogram event_times_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;

@@ -95,6 +95,12 @@ void SiteWorker::run_once() {
 }
 
 void SiteWorker::note_reachable(bool reachable, const std::string& message) {
+  if (reachable) {
+    last_answer_ms_.store(std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count(),
+                          std::memory_order_relaxed);
+  }
   if (reachable_ == reachable) return;
   reachable_ = reachable;
   if (reachable) {

@@ -45,6 +45,11 @@ class SiteWorker {
   // One round: actions, then a poll. Public so tests can drive a worker without its thread.
   void run_once();
 
+  // When the site last answered (wall clock, ms since the epoch); 0 before its first answer.
+  // Read from any thread (/metrics shows its age).
+  std::int64_t last_answer_ms() const { return last_answer_ms_.load(std::memory_order_relaxed); }
+  const std::string& cluster() const { return spec_.name; }
+
  private:
   // false: the site did not answer; the round stops there.
   bool execute_actions();
@@ -77,6 +82,8 @@ class SiteWorker {
   static constexpr int kInventoryEvery = 60;  // rounds between inventories of a busy site
   int rounds_since_inventory_ = 0;
   std::optional<SiteInventory> last_inventory_;  // as last posted to the brain
+
+  std::atomic<std::int64_t> last_answer_ms_{0};
 
   WorkerLoop loop_;
 };

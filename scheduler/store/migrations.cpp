@@ -352,6 +352,48 @@ UPDATE jobs SET owner = coalesce(json_extract(spec, '$.owner'), ''),
 CREATE INDEX jobs_owner ON jobs(owner, id);
 CREATE INDEX jobs_team ON jobs(team, id);
 )sql"},
+      {16, "running totals kept by triggers (jobs by state, ended attempts by cause, bytes copied), "
+           "so that /metrics reads a few rows however long the history",
+       R"sql(
+CREATE TABLE tallies (
+  kind TEXT NOT NULL,
+  key TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (kind, key)
+) WITHOUT ROWID;
+INSERT INTO tallies(kind, key, n) SELECT 'job_state', state, COUNT(*) FROM jobs GROUP BY state;
+INSERT INTO tallies(kind, key, n)
+  SELECT 'attempt_cause', cause, COUNT(*) FROM attempts WHERE cause <> 'none' GROUP BY cause;
+INSERT INTO tallies(kind, key, n)
+  SELECT 'transfer_bytes', 'done', coalesce(SUM(bytes_total), 0) FROM transfers WHERE state = 'done';
+CREATE TRIGGER tally_job_insert AFTER INSERT ON jobs BEGIN
+  INSERT INTO tallies(kind, key, n) VALUES ('job_state', NEW.state, 1)
+    ON CONFLICT(kind, key) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER tally_job_state AFTER UPDATE OF state ON jobs WHEN OLD.state <> NEW.state BEGIN
+  UPDATE tallies SET n = n - 1 WHERE kind = 'job_state' AND key = OLD.state;
+  INSERT INTO tallies(kind, key, n) VALUES ('job_state', NEW.state, 1)
+    ON CONFLICT(kind, key) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER tally_job_delete AFTER DELETE ON jobs BEGIN
+  UPDATE tallies SET n = n - 1 WHERE kind = 'job_state' AND key = OLD.state;
+END;
+CREATE TRIGGER tally_attempt_insert AFTER INSERT ON attempts WHEN NEW.cause <> 'none' BEGIN
+  INSERT INTO tallies(kind, key, n) VALUES ('attempt_cause', NEW.cause, 1)
+    ON CONFLICT(kind, key) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER tally_attempt_cause AFTER UPDATE OF cause ON attempts
+  WHEN OLD.cause <> NEW.cause BEGIN
+  UPDATE tallies SET n = n - 1 WHERE kind = 'attempt_cause' AND key = OLD.cause AND OLD.cause <> 'none';
+  INSERT INTO tallies(kind, key, n) SELECT 'attempt_cause', NEW.cause, 1 WHERE NEW.cause <> 'none'
+    ON CONFLICT(kind, key) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER tally_transfer_done AFTER UPDATE OF state ON transfers
+  WHEN NEW.state = 'done' AND OLD.state <> 'done' BEGIN
+  INSERT INTO tallies(kind, key, n) VALUES ('transfer_bytes', 'done', NEW.bytes_total)
+    ON CONFLICT(kind, key) DO UPDATE SET n = n + NEW.bytes_total;
+END;
+)sql"},
   };
   return list;
 }

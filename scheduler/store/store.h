@@ -99,6 +99,12 @@ class Store {
   Result<JobId> insert_job(const JobRow& row);
   Result<std::optional<JobRow>> job(JobId id);
   Result<std::vector<JobRow>> jobs_in_states(const std::vector<JobState>& states);
+  // A running total kept by the database's triggers (migration 16): "job_state" (jobs in each
+  // state), "attempt_cause" (ended attempts by cause), "transfer_bytes" ("done": bytes copied).
+  // A few rows, whatever the history holds.
+  Result<std::vector<std::pair<std::string, std::int64_t>>> tallies(const std::string& kind);
+  // Actions of the outbox not yet carried out at the cluster (its worker's queue).
+  Result<std::int64_t> pending_action_count(const std::string& cluster);
   Result<std::vector<JobRow>> jobs(std::optional<JobState> state, int limit);
   // A job as REST shows it, without running the spec parser (a stored spec is read back through
   // the YAML parser, which costs far more than the rest of a request): of the spec only the

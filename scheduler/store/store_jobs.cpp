@@ -116,6 +116,22 @@ Result<std::vector<JobRow>> Store::jobs_in_states(const std::vector<JobState>& s
   return collect_rows(*st, [this](const Stmt& row) { return read_job(row); });
 }
 
+Result<std::vector<std::pair<std::string, std::int64_t>>> Store::tallies(const std::string& kind) {
+  return query(
+      db_, "SELECT key, n FROM tallies WHERE kind = ? ORDER BY key",
+      [](const Stmt& row) { return std::pair<std::string, std::int64_t>{row.col_text(0), row.col_int(1)}; },
+      kind);
+}
+
+Result<std::int64_t> Store::pending_action_count(const std::string& cluster) {
+  auto st = db_.prepare("SELECT COUNT(*) FROM outbox WHERE cluster = ? AND done_ms IS NULL");
+  if (!st) return st.error();
+  st->bind(1, cluster);
+  auto row = st->step();
+  if (!row) return row.error();
+  return st->col_int(0);
+}
+
 Result<std::vector<JobRow>> Store::jobs(std::optional<JobState> state, int limit) {
   std::optional<std::string> name;
   if (state) name = std::string(to_string(*state));

@@ -32,7 +32,7 @@ class PageBrowserTest : public E2eTest {
         ::access((dir + "/node_modules/playwright-core/package.json").c_str(), R_OK) != 0) {
       ProcessResult missing;
       missing.output =
-          "chromium or playwright-core is missing: `make test` installs both (make browser-deps)";
+          "chromium or playwright-core is missing: `make test` installs both (make test-deps)";
       return missing;
     }
     return run_process(

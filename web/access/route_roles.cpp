@@ -28,6 +28,7 @@ const std::vector<RouteRole>& route_roles() {
       {"GET /api/v1/tickets", Role::viewer},
       {"GET /api/v1/tickets/{id}", Role::viewer},
       {"GET /api/v1/whoami", Role::viewer},
+      {"GET /metrics", Role::viewer},
       // A user runs jobs; the cancel route lets a user cancel only the jobs they submitted.
       {"POST /api/v1/jobs", Role::user},
       {"POST /api/v1/jobs/{id}/cancel", Role::user},

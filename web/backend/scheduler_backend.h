@@ -65,6 +65,13 @@ class SchedulerBackend final : public ApiBackend {
   void set_add(std::function<Result<nlohmann::json>(const std::string&, const std::string&)> add) {
     add_ = std::move(add);
   }
+  // Metrics (MetricsApi; scheduler_backend_metrics.cpp).
+  Result<MetricsSnapshot> metrics() override;
+  // When each cluster's site last answered, ms since the epoch (the composition root's, which
+  // has the site workers); unset: /metrics leaves the ages out.
+  void set_site_answers(std::function<std::map<std::string, std::int64_t>()> answers) {
+    site_answers_ = std::move(answers);
+  }
   // A cluster that joined the running server, with its adapter (which must outlive this).
   void cluster_joined(const ClusterSpec& spec, ClusterPort* port);
   // Support tickets (scheduler_backend_tickets.cpp).
@@ -130,6 +137,7 @@ class SchedulerBackend final : public ApiBackend {
 
   ClusterRegistry clusters_;
   std::function<Result<nlohmann::json>()> reload_;
+  std::function<std::map<std::string, std::int64_t>()> site_answers_;
   std::function<Result<nlohmann::json>(const std::string&, const std::string&)> add_;
   mutable std::mutex ports_mu_;
   std::map<std::string, ClusterPort*> ports_;

@@ -7,6 +7,7 @@
 #include "tests/unit/web/fake_data_api.h"
 #include "tests/unit/web/fake_health_api.h"
 #include "tests/unit/web/fake_jobs_api.h"
+#include "tests/unit/web/fake_metrics_api.h"
 #include "web/api_backend.h"
 
 namespace orch::testing {
@@ -14,6 +15,7 @@ namespace orch::testing {
 class FakeBackend final : public ApiBackend,
                           public FakeJobsApi,
                           public FakeHealthApi,
-                          public FakeDataApi {};
+                          public FakeDataApi,
+                          public FakeMetricsApi {};
 
 }  // namespace orch::testing

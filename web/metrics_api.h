@@ -1,0 +1,73 @@
+#pragma once
+// What GET /metrics asks of the backend: a snapshot of plain figures, each read at a cost that
+// grows with what it returns (live jobs, clusters, nodes, active transfers), never with the
+// history (totals come from running tallies). metrics_text.h turns it into Prometheus's format.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "scheduler/common/result.h"
+
+namespace orch {
+
+struct MetricsSnapshot {
+  using Counts = std::vector<std::pair<std::string, std::int64_t>>;  // label value -> count
+  Counts jobs_by_state;
+  Counts attempts_by_cause;  // ended attempts
+  std::int64_t transfer_bytes_done = 0;
+
+  struct Job {  // every job not yet finished
+    std::int64_t id = 0;
+    std::string name;
+    std::string state;
+    std::string cluster;  // "" before its first placement
+    std::optional<double> step, ettr, mfu;
+  };
+  std::vector<Job> live_jobs;
+
+  struct Cluster {
+    std::string name;
+    std::string health;  // healthy | unreachable | down
+    std::string admission;
+    int gpus_total = 0;
+    int gpus_used = 0;
+    std::int64_t pending_actions = 0;         // its outbox queue
+    std::optional<double> last_answer_age_s;  // since its site last answered this server
+  };
+  std::vector<Cluster> clusters;
+
+  struct NodeStanding {
+    std::string cluster;
+    std::string state;  // active | quarantined | retired
+    std::int64_t count = 0;
+  };
+  std::vector<NodeStanding> nodes;
+
+  struct Transfer {  // active ones
+    std::int64_t id = 0;
+    std::string from, to, state;
+    std::int64_t bytes_done = 0;
+    std::int64_t bytes_total = 0;
+    double rate_bytes_per_s = 0;
+  };
+  std::vector<Transfer> transfers;
+
+  std::int64_t brain_queue = 0;
+  struct Histogram {
+    std::vector<double> bounds;             // seconds, ascending
+    std::vector<std::uint64_t> cumulative;  // per bound, then +Inf
+    double sum = 0;
+    std::uint64_t count = 0;
+  } event_seconds;
+};
+
+class MetricsApi {
+ public:
+  virtual ~MetricsApi() = default;
+  virtual Result<MetricsSnapshot> metrics() = 0;
+};
+
+}  // namespace orch
