@@ -2,6 +2,7 @@
 
 #include "web/access/access_routes.h"
 #include "web/api_routes.h"
+#include "web/openapi.h"
 #include "web/page_routes.h"
 
 namespace orch {
@@ -11,6 +12,7 @@ Router GuardedApi::make_router(ApiBackend& backend, AccessStore& store,
   Router router = make_api_router(backend, token_file);
   add_access_routes(router, store);
   add_page_routes(router);
+  add_openapi_route(router);
   return router;
 }
 

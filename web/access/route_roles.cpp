@@ -8,6 +8,8 @@ const std::vector<RouteRole>& route_roles() {
       // The status page's files: no data in them (the page reads the API with a token).
       {"GET /", Role::open},
       {"GET /ui/{file}", Role::open},
+      // The API's description: no data in it.
+      {"GET /api/v1/openapi.json", Role::open},
       // Reads: anyone with a token.
       {"GET /api/v1/clusters", Role::viewer},
       {"GET /api/v1/clusters/{name}/nodes", Role::viewer},
