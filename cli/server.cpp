@@ -15,10 +15,12 @@
 #include <vector>
 
 #include "adapters/transfer/rsync_transfer.h"
+#include "adapters/webhook/webhook_worker.h"
 #include "cli/cluster_reload.h"
 #include "cli/site_factories.h"
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
+#include "scheduler/runtime/secret_values.h"
 #include "scheduler/runtime/site_worker.h"
 #include "scheduler/runtime/storage_worker.h"
 #include "scheduler/runtime/transfer_worker.h"
@@ -67,9 +69,12 @@ struct Server::Parts {
   std::mutex admin_mu;  // one reload or add at a time
   std::mutex sites_mu;  // ports and workers: the brain's wake reads them while a cluster joins
 
+  std::unique_ptr<WebhookWorker> webhooks;  // null without webhooks in the clusters file
+
   ~Parts() {
     // Stop in the reverse order of start: no new requests, no new site work, then the brain.
     if (http) http->stop();
+    if (webhooks) webhooks->stop();
     if (transfers) transfers->stop();
     {
       // Not held while the loop stops: its last wake takes it.
@@ -340,6 +345,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
     for (auto& w : p->workers) w->wake();
     for (auto& w : p->storage_workers) w->wake();
     if (p->transfers) p->transfers->wake();
+    if (p->webhooks) p->webhooks->wake();
   });
 
   std::map<std::string, ClusterPort*> port_map;
@@ -361,6 +367,22 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
     parts->transfers = std::make_unique<TransferWorker>(
         clusters, *parts->transfer_port, std::move(*reader),
         [loop](BrainEvent e) { loop->post(std::move(e)); }, parts->clock);
+  }
+
+  if (!config.webhooks.empty()) {
+    std::map<std::string, SecretSource> sources;
+    for (const WebhookSpec& w : config.webhooks) sources[w.name] = w.secret;
+    auto secrets = read_secret_values(sources);
+    if (!secrets) {
+      return make_error(ErrorKind::invalid,
+                        "a webhook's secret cannot be read: " + secrets.error().message);
+    }
+    auto reader = Store::open(db_path);
+    if (!reader) return reader.error();
+    auto hooks = WebhookWorker::open(config.webhooks, std::move(*secrets), std::move(*reader),
+                                     s.state_dir + "/webhooks.db");
+    if (!hooks) return hooks.error();
+    parts->webhooks = std::move(*hooks);
   }
 
   ServerOptions http;
@@ -404,6 +426,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   for (auto& w : parts->workers) w->start();
   for (auto& w : parts->storage_workers) w->start();
   parts->transfers->start();
+  if (parts->webhooks) parts->webhooks->start();
   if (auto r = parts->http->start(); !r) return r.error();
   return std::unique_ptr<Server>(new Server(std::move(parts)));
 }

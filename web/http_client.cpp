@@ -173,6 +173,7 @@ Result<HttpResponse> exchange(asio::io_context& ioc, Stream& stream, const Serve
   request.set(http::field::host, (v6 ? "[" + url.host + "]" : url.host) + ":" + url.port);
   if (!o.token.empty()) request.set(http::field::authorization, "Bearer " + o.token);
   request.set(http::field::user_agent, "orchestrate-cli");
+  for (const auto& [name, value] : o.headers) request.set(name, value);
   request.set(http::field::accept, "application/json, text/plain, */*");
   if (!body.empty() || verb == http::verb::post || verb == http::verb::put) {
     request.set(http::field::content_type, content_type);

@@ -4,6 +4,8 @@
 // a CA of the system trust store, or of the ca_file given, and be issued for the URL's host.
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "scheduler/common/result.h"
 #include "web/http_types.h"
@@ -14,6 +16,7 @@ struct RequestOptions {
   int timeout_ms = 10000;  // the whole exchange: connect, TLS handshake, write and read
   std::string token;       // sent as "Authorization: Bearer <token>" when not empty
   std::string ca_file;     // https: trust this PEM bundle instead of the system store
+  std::vector<std::pair<std::string, std::string>> headers;  // more request headers
 };
 
 // base_url: "http[s]://HOST[:PORT][/prefix]". target: "/api/v1/jobs?state=running".
@@ -29,7 +32,7 @@ inline Result<HttpResponse> http_request(const std::string& base_url, const std:
                                          const std::string& content_type = "application/json",
                                          int timeout_ms = 10000, const std::string& token = "") {
   return http_request(base_url, method, target, body, content_type,
-                      RequestOptions{timeout_ms, token, ""});
+                      RequestOptions{timeout_ms, token, "", {}});
 }
 
 // The pieces of a base URL; exposed for tests and for messages.

@@ -305,6 +305,17 @@ Result<void> AttemptTracker::expire_unreachable_sites() {
     c.health = SiteHealth::down;
     if (auto r = store_.update_cluster(c); !r) return r;
     if (auto r = health_.record_health(c.name, c.health); !r) return r;
+    // A fleet-wide event (no job): the site is declared down (webhooks are told of it).
+    if (auto r =
+            store_.add_event(std::nullopt, std::nullopt, now, "site-down",
+                             "site " + c.name + " is down: silent for " +
+                                 std::to_string((now - *c.unreachable_since_ms) / 1000) +
+                                 " s, more than its grace of " +
+                                 std::to_string(static_cast<long long>(spec->unreachable_grace_s)) +
+                                 " s; its jobs resume elsewhere");
+        !r) {
+      return r.error();
+    }
     auto live = store_.live_attempts(c.name);
     if (!live) return live.error();
     for (auto a : *live) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scheduler/model/accelerators.h"
+#include "scheduler/model/site_types.h"
 #include "scheduler/spec/provider_catalog.h"
 
 namespace orch {
@@ -174,9 +175,28 @@ struct ServerSpec {
   bool serves_tls() const { return !tls.cert.empty(); }
 };
 
+// A webhook (clusters file `webhooks:`): the events it is told of, POSTed to url with an
+// HMAC-SHA256 signature of the body made with the secret (adapters/webhook/README.md).
+struct WebhookSpec {
+  std::string name;
+  std::string url;                  // http:// or https://
+  std::vector<std::string> events;  // of webhook_event_names()
+  SecretSource secret;              // the signing key, read by the server when it starts
+  std::string format = "json";      // json | slack (a Slack-compatible {"text": ...})
+};
+
+// The events a webhook may ask for, in the order docs/config.md lists them.
+inline const std::vector<std::string>& webhook_event_names() {
+  static const std::vector<std::string> names = {
+      "job-succeeded", "job-failed", "attempt-infra", "node-quarantined",
+      "node-retired",  "mfu-drop",   "site-down",     "checkpoint-lost"};
+  return names;
+}
+
 struct ClustersFile {
   ServerSpec server;
   std::vector<ClusterSpec> clusters;
+  std::vector<WebhookSpec> webhooks;
 };
 
 // The cluster of that name, or null.

@@ -18,6 +18,7 @@
 #include "scheduler/spec/provider_catalog.h"
 #include "scheduler/spec/provider_sections.h"
 #include "scheduler/spec/time_window.h"
+#include "scheduler/spec/webhooks_section.h"
 #include "scheduler/spec/yaml_reader.h"
 
 namespace orch {
@@ -424,13 +425,15 @@ Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string
                                     "a clusters file: a map with a \"clusters\" list");
     if (!root) return root.error();
     yaml::Reader reader(source_name);
-    MapView file(reader, *root, "the clusters file", {"server", "clusters"},
+    MapView file(reader, *root, "the clusters file", {"server", "clusters", "webhooks"},
                  "a map with a \"clusters\" list");
     if (reader.failed()) return reader.error();
     ClustersFile out;
     read_server(file, out.server);
     file.require("clusters", "a list of clusters, each " + std::string(kClusterExample));
     read_clusters(file, also_known, out.clusters);
+    if (reader.failed()) return reader.error();
+    read_webhooks(file, out.webhooks);
     if (reader.failed()) return reader.error();
     return out;
   } catch (const std::exception& e) {

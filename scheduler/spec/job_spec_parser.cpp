@@ -1,5 +1,7 @@
 #include "scheduler/spec/job_spec_parser.h"
 
+#include "scheduler/spec/secret_source_reader.h"
+
 #include <algorithm>
 #include <climits>
 #include <exception>
@@ -267,24 +269,8 @@ void read_secret_env(const MapView& job, JobSpec& spec) {
           "a name that only secret_env sets");
       return;
     }
-    MapView source(r, v, "secret_env." + name, {"file", "env"}, "{file: PATH} or {env: VAR}");
     SecretSource s;
-    source.read_string("file", s.file, yaml::kNonEmpty, "an absolute path on the server");
-    source.read_string("env", s.env, yaml::kEnvVarName, "a variable of the server's environment");
-    if (r.failed()) return;
-    if (s.file.empty() == s.env.empty()) {
-      r.fail(source.position(), "secret_env." + name + " must name exactly one source",
-             "{file: /abs/path} or {env: VAR}");
-      return;
-    }
-    if (!s.file.empty() && s.file.front() != '/') {
-      r.fail(source.value_position("file"),
-             "secret_env." + name +
-                 ".file is a relative path: the server reads it, from its own "
-                 "working directory",
-             "an absolute path");
-      return;
-    }
+    if (!read_secret_source(r, v, "secret_env." + name, s)) return;
     spec.secret_env[name] = s;
   }
 }

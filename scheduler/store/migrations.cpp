@@ -394,6 +394,31 @@ CREATE TRIGGER tally_transfer_done AFTER UPDATE OF state ON transfers
     ON CONFLICT(kind, key) DO UPDATE SET n = n + NEW.bytes_total;
 END;
 )sql"},
+      {17, "notices: the events webhooks are told of, copied by triggers as they are written, so "
+           "that their delivery reads one table in order and never holds up the brain",
+       R"sql(
+CREATE TABLE notices (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  message TEXT NOT NULL,
+  job_id INTEGER,
+  attempt_no INTEGER,
+  cluster TEXT NOT NULL DEFAULT '',
+  node TEXT NOT NULL DEFAULT ''
+);
+CREATE TRIGGER notice_of_event AFTER INSERT ON events
+  WHEN NEW.kind IN ('succeeded', 'failed', 'attempt-ended', 'mfu-drop', 'checkpoint-lost',
+                    'site-down') BEGIN
+  INSERT INTO notices(at_ms, kind, message, job_id, attempt_no)
+    VALUES (NEW.at_ms, NEW.kind, NEW.message, NEW.job_id, NEW.attempt_no);
+END;
+CREATE TRIGGER notice_of_node_event AFTER INSERT ON node_events
+  WHEN NEW.kind IN ('quarantined', 'retired') BEGIN
+  INSERT INTO notices(at_ms, kind, message, job_id, attempt_no, cluster, node)
+    VALUES (NEW.at_ms, NEW.kind, NEW.message, NEW.job_id, NEW.attempt_no, NEW.cluster, NEW.node);
+END;
+)sql"},
   };
   return list;
 }

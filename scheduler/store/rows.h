@@ -252,6 +252,20 @@ struct DatasetRow {
   Millis created_ms = 0;
 };
 
+// An event a webhook may be told of (migration 17's triggers copy them from events and
+// node_events): kind is the event's (succeeded, failed, attempt-ended, mfu-drop,
+// checkpoint-lost, site-down, quarantined, retired).
+struct NoticeRow {
+  std::int64_t id = 0;
+  Millis at_ms = 0;
+  std::string kind;
+  std::string message;
+  std::optional<JobId> job_id;
+  std::optional<int> attempt_no;
+  std::string cluster;  // node events
+  std::string node;
+};
+
 struct TransferRow {
   std::int64_t id = 0;
   std::optional<std::int64_t> checkpoint_id;  // what it copies: a checkpoint ...

@@ -103,6 +103,10 @@ class Store {
   // state), "attempt_cause" (ended attempts by cause), "transfer_bytes" ("done": bytes copied).
   // A few rows, whatever the history holds.
   Result<std::vector<std::pair<std::string, std::int64_t>>> tallies(const std::string& kind);
+  // Notices after id, oldest first, at most limit (the webhook worker's feed).
+  Result<std::vector<NoticeRow>> notices_after(std::int64_t id, int limit);
+  // The id of the newest notice (0 when none): where a new webhook starts.
+  Result<std::int64_t> last_notice_id();
   // Actions of the outbox not yet carried out at the cluster (its worker's queue).
   Result<std::int64_t> pending_action_count(const std::string& cluster);
   Result<std::vector<JobRow>> jobs(std::optional<JobState> state, int limit);

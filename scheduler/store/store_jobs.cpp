@@ -119,8 +119,38 @@ Result<std::vector<JobRow>> Store::jobs_in_states(const std::vector<JobState>& s
 Result<std::vector<std::pair<std::string, std::int64_t>>> Store::tallies(const std::string& kind) {
   return query(
       db_, "SELECT key, n FROM tallies WHERE kind = ? ORDER BY key",
-      [](const Stmt& row) { return std::pair<std::string, std::int64_t>{row.col_text(0), row.col_int(1)}; },
+      [](const Stmt& row) {
+        return std::pair<std::string, std::int64_t>{row.col_text(0), row.col_int(1)};
+      },
       kind);
+}
+
+Result<std::vector<NoticeRow>> Store::notices_after(std::int64_t id, int limit) {
+  return query(
+      db_,
+      "SELECT id, at_ms, kind, message, job_id, attempt_no, cluster, node FROM notices "
+      "WHERE id > ? ORDER BY id LIMIT ?",
+      [](const Stmt& row) {
+        NoticeRow n;
+        n.id = row.col_int(0);
+        n.at_ms = row.col_int(1);
+        n.kind = row.col_text(2);
+        n.message = row.col_text(3);
+        if (!row.is_null(4)) n.job_id = row.col_int(4);
+        if (!row.is_null(5)) n.attempt_no = static_cast<int>(row.col_int(5));
+        n.cluster = row.col_text(6);
+        n.node = row.col_text(7);
+        return n;
+      },
+      id, limit);
+}
+
+Result<std::int64_t> Store::last_notice_id() {
+  auto st = db_.prepare("SELECT coalesce(MAX(id), 0) FROM notices");
+  if (!st) return st.error();
+  auto row = st->step();
+  if (!row) return row.error();
+  return st->col_int(0);
 }
 
 Result<std::int64_t> Store::pending_action_count(const std::string& cluster) {

@@ -122,6 +122,23 @@ TEST(ClustersParser, SlurmDefaults) {
   EXPECT_EQ(b.slurm.partition, "");
 }
 
+TEST(ClustersParser, WebhooksNameTheirEventsAndSecret) {
+  auto r = parse_clusters_file(
+      "clusters: [{name: a}]\n"
+      "webhooks:\n"
+      "  - {name: ops, url: 'https://hooks.example.com/o', events: [job-failed, site-down],\n"
+      "     secret: {file: /etc/o/hook.key}, format: slack}\n",
+      "clusters.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->webhooks.size(), 1u);
+  const WebhookSpec& w = r->webhooks[0];
+  EXPECT_EQ(w.name, "ops");
+  EXPECT_EQ(w.url, "https://hooks.example.com/o");
+  EXPECT_EQ(w.events, (std::vector<std::string>{"job-failed", "site-down"}));
+  EXPECT_EQ(w.secret.file, "/etc/o/hook.key");
+  EXPECT_EQ(w.format, "slack");
+}
+
 TEST(ClustersParser, ServerTlsNamesTheCertificateAndKey) {
   auto r = parse_clusters_file(
       "server: {bind: 0.0.0.0, tls: {cert: /etc/o/server.crt, key: /etc/o/server.key}}\n"
@@ -270,6 +287,23 @@ const BadClusters kBad[] = {
      "\"poll_interval_ms\" must be an integer from 10 to 60000"},
     {"port too big", "server: {port: 70000}\nclusters: [{name: a}]\n", "1:16",
      "\"port\" must be an integer from 0 to 65535, got \"70000\"; expected a TCP port"},
+    {"webhooks a map", "clusters: [{name: a}]\nwebhooks: {url: x}\n", "2:11",
+     "\"webhooks\" must be a list"},
+    {"webhook without secret",
+     "clusters: [{name: a}]\nwebhooks: [{name: w, url: 'http://h/x', events: [job-failed]}]\n",
+     "2:12", "missing required key \"secret\" in webhooks[0]"},
+    {"webhook bad url",
+     "clusters: [{name: a}]\nwebhooks: [{name: w, url: ftp://h, events: [job-failed], "
+     "secret: {env: K}}]\n",
+     "2:27", "webhook \"w\": url must start with http:// or https://"},
+    {"webhook unknown event",
+     "clusters: [{name: a}]\nwebhooks: [{name: w, url: 'http://h/x', events: [job-faild], "
+     "secret: {env: K}}]\n",
+     "2:49", "unknown event \"job-faild\" (did you mean \"job-failed\"?)"},
+    {"webhook relative secret",
+     "clusters: [{name: a}]\nwebhooks: [{name: w, url: 'http://h/x', events: [site-down], "
+     "secret: {file: k.txt}}]\n",
+     "2:77", "webhook \"w\".secret.file is a relative path"},
     {"tls without a key", "server: {tls: {cert: /c.pem}}\nclusters: [{name: a}]\n", "1:15",
      "missing required key \"key\" in server.tls"},
     {"tls a string", "server: {tls: /c.pem}\nclusters: [{name: a}]\n", "1:15",
