@@ -15,7 +15,7 @@ namespace {
 // The signals a scheduler or an operator uses to ask a job to stop (or to checkpoint). The agent
 // catches them and passes them on, so the job decides what to do and the agent stays to record
 // how the job ended.
-constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
 
 // The handlers only note what happened and wake the loop through the self-pipe; the loop does
 // the work (forwarding, reaping) outside signal context.

@@ -197,7 +197,18 @@ void render_explain(const nlohmann::json& explain, std::ostream& out) {
   out << "Job " << field(explain, "job_id") << ", evaluated "
       << timestamp(member(explain, "evaluated_at_ms")) << '\n';
   const auto& chosen = member(explain, "chosen");
-  out << "chosen: " << (chosen.is_string() ? chosen.get<std::string>() : "none") << "\n\n";
+  out << "chosen: " << (chosen.is_string() ? chosen.get<std::string>() : "none") << '\n';
+  const std::string klass = field(explain, "priority_class");
+  out << "priority: " << field(explain, "priority")
+      << (klass.empty() || klass == "-" ? "" : " (" + klass + ")") << "\n\n";
+  if (!items(explain, "preemption").empty()) {
+    out << "preemption:\n";
+    for (const auto& p : items(explain, "preemption")) {
+      out << "  " << timestamp(member(p, "at_ms")) << "  " << field(p, "kind") << ": "
+          << field(p, "message") << '\n';
+    }
+    out << '\n';
+  }
   Table table({"CLUSTER", "FEASIBLE", "SCORE", "REASON"});
   for (const auto& c : items(explain, "clusters")) {
     table.add_row({field(c, "cluster"), field(c, "feasible"), field(c, "score"),

@@ -336,7 +336,8 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
     parts->added_names.push_back(c.name);
   }
   default_storage_roots(clusters, s.state_dir);
-  parts->brain = std::make_unique<Brain>(*parts->brain_store, parts->clock, clusters);
+  parts->brain = std::make_unique<Brain>(*parts->brain_store, parts->clock, clusters,
+                                         PlacementPipeline::standard(), config.scheduling);
   if (auto r = parts->brain->start(); !r) return r.error();
 
   Parts* p = parts.get();

@@ -60,6 +60,15 @@ class ClusterPort {
   // Asks the attempt to stop (a signal it can catch to save a checkpoint). Idempotent: cancelling
   // an exited or unknown token succeeds.
   virtual Result<void> cancel(const std::string& token) = 0;
+  // Sends the attempt's processes `signal` (USR1, USR2, INT or HUP, without SIG), a request to
+  // save a checkpoint that stops nothing (preemption, docs/scheduling.md). Succeeds for an
+  // exited or unknown token. ErrorKind::unsupported where the provider cannot deliver one (the
+  // brain then stops the attempt after its grace, with TERM, which the protocol also saves on).
+  virtual Result<void> signal(const std::string& token, const std::string& signal) {
+    (void)token;
+    (void)signal;
+    return make_error(ErrorKind::unsupported, "this provider cannot signal a running attempt");
+  }
   // Up to max_bytes of the attempt's combined output starting at offset (for `job logs`).
   virtual Result<std::string> read_output(const std::string& token, std::uint64_t offset,
                                           std::size_t max_bytes) = 0;

@@ -324,6 +324,24 @@ Result<void> LocalSite::cancel(const std::string& token) {
   return Ok{};
 }
 
+Result<void> LocalSite::signal(const std::string& token, const std::string& signal) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (auto up = check_up(); !up) return up.error();
+  if (auto t = local::check_token(token); !t) return t.error();
+  int sig = 0;
+  if (signal == "USR1") sig = SIGUSR1;
+  if (signal == "USR2") sig = SIGUSR2;
+  if (signal == "INT") sig = SIGINT;
+  if (signal == "HUP") sig = SIGHUP;
+  if (sig == 0) {
+    return make_error(ErrorKind::invalid,
+                      "cannot send signal \"" + signal + "\": expected USR1, USR2, INT or HUP");
+  }
+  local::RunPaths paths = local::run_paths(options_.root, token);
+  if (!local::path_exists(paths.dir)) return Ok{};
+  return kill_tasks(paths, run_task_count(paths), sig, std::chrono::milliseconds(0));
+}
+
 Result<std::string> LocalSite::read_output(const std::string& token, std::uint64_t offset,
                                            std::size_t max_bytes) {
   if (auto up = check_up(); !up) return up.error();

@@ -44,6 +44,7 @@ class LocalSite final : public ClusterPort {
   Result<std::optional<LaunchResult>> find(const std::string& token) override;
   Result<RunObservation> observe(const std::string& token, std::uint64_t output_offset) override;
   Result<void> cancel(const std::string& token) override;
+  Result<void> signal(const std::string& token, const std::string& signal) override;
   Result<std::string> read_output(const std::string& token, std::uint64_t offset,
                                   std::size_t max_bytes) override;
   Result<void> set_outage(bool down) override;

@@ -9,6 +9,7 @@
 #include "adapters/ssh/shell_quote.h"
 #include "scheduler/common/text.h"
 #include "scheduler/model/output_chunk.h"
+#include "scheduler/spec/job_spec.h"
 
 namespace orch {
 namespace {
@@ -463,6 +464,18 @@ Result<RunObservation> SlurmSite::observed(const std::string& token, std::uint64
   obs.new_lines = std::move(lines.lines);
   obs.next_offset = lines.next_offset;
   return obs;
+}
+
+Result<void> SlurmSite::signal(const std::string& token, const std::string& signal) {
+  if (!is_save_signal(signal)) {
+    return make_error(ErrorKind::invalid,
+                      "cannot send signal \"" + signal + "\": expected USR1, USR2, INT or HUP");
+  }
+  // To the job's steps (the agents, which pass it on to each task's command), never to the
+  // batch shell, which would die of it. Nothing matching the name is not an error.
+  auto r = run({"scancel", "--signal=" + signal, "--name=" + token});
+  if (!r) return r.error();
+  return Ok{};
 }
 
 Result<void> SlurmSite::cancel(const std::string& token) {

@@ -70,6 +70,7 @@ class SlurmSite final : public ClusterPort {
   std::vector<Result<RunObservation>> observe_many(
       const std::vector<ObserveRequest>& requests) override;
   Result<void> cancel(const std::string& token) override;
+  Result<void> signal(const std::string& token, const std::string& signal) override;
   Result<std::string> read_output(const std::string& token, std::uint64_t offset,
                                   std::size_t max_bytes) override;
   // One srun job, one probe task per node (slurm_site_probe.cpp). Nodes that sinfo does not

@@ -48,6 +48,12 @@ volatile sig_atomic_t g_term = 0;
 extern "C" void on_term(int) {
   g_term = 1;
 }
+// SIGUSR1: a save request (orchestrate preempting the job for one of higher priority): rank 0
+// saves after the current step and training goes on.
+volatile sig_atomic_t g_save = 0;
+extern "C" void on_save(int) {
+  g_save = 1;
+}
 
 void emit(const orch::ProgressLine& line) {
   const std::string s = orch::format_progress_line(line) + "\n";
@@ -272,6 +278,9 @@ int main(int argc, char** argv) {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: let nanosleep return early
   sigaction(SIGTERM, &sa, nullptr);
+  struct sigaction save_sa = sa;
+  save_sa.sa_handler = on_save;
+  sigaction(SIGUSR1, &save_sa, nullptr);
 
   const toy::LaunchEnv env = launch_env_or_exit(o);
   Run r{o, env, {}, toy::Model(o.dim, o.batch, static_cast<float>(o.lr))};
@@ -294,7 +303,13 @@ int main(int argc, char** argv) {
     stopped = run_step(r, step);
     r.done = step;
     fire_hooks(r, step);
-    if (r.checkpointing && step % *o.ckpt_every == 0) {
+    const bool asked = g_save != 0;
+    if (asked) g_save = 0;
+    if (r.env.rank == 0 && !o.ckpt_dir.empty() &&
+        ((r.checkpointing && step % *o.ckpt_every == 0) || asked)) {
+      if (asked)
+        std::fprintf(stderr, "toy_trainer: SIGUSR1: saving step %lld\n",
+                     static_cast<long long>(step));
       save(o, r.model, step);
       r.last_saved = step;
     }

@@ -90,13 +90,16 @@ Result<void> AttemptTracker::end_attempt(AttemptRow& attempt, ExitCause cause,
 
 Result<BrainReply> AttemptTracker::resume_bounced(AttemptRow& a, const LaunchCompleted& e) {
   if (auto r = data_.mark_rejected_copies(a, e.resume.rejected); !r) return r.error();
-  if (auto r = step_aside(a, "resume-bounced", e.result.error().message); !r) return r.error();
+  if (auto r = step_aside(a, ExitCause::cancelled, "resume-bounced", e.result.error().message);
+      !r) {
+    return r.error();
+  }
   return BrainReply{};
 }
 
-Result<void> AttemptTracker::step_aside(AttemptRow& a, const std::string& kind,
+Result<void> AttemptTracker::step_aside(AttemptRow& a, ExitCause cause, const std::string& kind,
                                         const std::string& why) {
-  if (auto r = end_attempt(a, ExitCause::cancelled, why); !r) return r;
+  if (auto r = end_attempt(a, cause, why); !r) return r;
   const std::string message = "attempt " + std::to_string(a.no) + " on " + a.cluster + " " + why;
   const Millis now = clock_.now_ms();
   auto found = store_.job(a.job_id);
@@ -110,8 +113,55 @@ Result<void> AttemptTracker::step_aside(AttemptRow& a, const std::string& kind,
 }
 
 Result<void> AttemptTracker::move_attempt(AttemptRow& a, const std::string& why) {
-  if (auto r = step_aside(a, "moved", why); !r) return r;
+  if (auto r = step_aside(a, ExitCause::cancelled, "moved", why); !r) return r;
   return request_cancel(a, why);
+}
+
+Result<void> AttemptTracker::advance_preemptions() {
+  auto preempting = store_.preempting_attempts();
+  if (!preempting) return preempting.error();
+  for (auto a : *preempting) {
+    if (a.state == AttemptState::exited || a.cancel_requested) continue;
+    if (auto r = advance_preemption(a); !r) return r.error();
+  }
+  return Ok{};
+}
+
+Result<bool> AttemptTracker::advance_preemption(AttemptRow& a) {
+  if (!a.preempt_for || !a.preempt_asked_ms || a.state == AttemptState::exited ||
+      a.cancel_requested) {
+    return false;
+  }
+  const Millis now = clock_.now_ms();
+  auto job = store_.job(a.job_id);
+  if (!job) return job.error();
+  if (!*job) return false;
+  const PreemptionSpec& p = (*job)->spec.preemption;
+  const auto grace_ms = static_cast<Millis>(p.grace_s * 1000.0);
+  auto latest = store_.latest_checkpoint(a.job_id);
+  if (!latest) return latest.error();
+  const bool saved = *latest && (*latest)->attempt_id == a.id &&
+                     (*latest)->at_ms > *a.preempt_asked_ms;  // printed after the ask reached it
+  const bool never_ran = a.state != AttemptState::running;
+  const bool grace_over = now - *a.preempt_asked_ms >= grace_ms;
+  if (!saved && !never_ran && !grace_over) return false;
+  std::string why = "preempted for job " + std::to_string(*a.preempt_for) + ": ";
+  if (saved) {
+    why += "it saved a checkpoint at step " + std::to_string((*latest)->step) +
+           " after the save request";
+  } else if (never_ran) {
+    why += "it was not running yet";
+  } else {
+    char grace[32];
+    std::snprintf(grace, sizeof grace, "%g", p.grace_s);
+    why += std::string("no checkpoint within its grace of ") + grace + " s; it resumes from " +
+           (*latest ? "step " + std::to_string((*latest)->step) : std::string("the start"));
+  }
+  if (auto r = step_aside(a, ExitCause::priority_preempted, "preempted", why); !r) {
+    return r.error();
+  }
+  if (auto r = request_cancel(a, why); !r) return r.error();
+  return true;
 }
 
 Result<void> AttemptTracker::after_attempt_end(const AttemptRow& attempt) {

@@ -96,8 +96,9 @@ Result<BrainReply> AttemptTracker::on(const CancelCompleted& e) {
     if (e.result.error().kind == ErrorKind::unreachable) return BrainReply{};  // retried
     auto a = store_.attempt_by_token(e.token);
     if (a && *a) {
-      (void)event((*a)->job_id, (*a)->no, "cancel-failed",
-                  "cancel on " + (*a)->cluster + " failed: " + e.result.error().message);
+      const std::string what = e.signalled ? "save request" : "cancel";
+      (void)event((*a)->job_id, (*a)->no, e.signalled ? "signal-failed" : "cancel-failed",
+                  what + " on " + (*a)->cluster + " failed: " + e.result.error().message);
     }
   }
   if (auto r = store_.mark_action_done(e.outbox_id, clock_.now_ms()); !r) return r.error();
@@ -178,6 +179,12 @@ Result<BrainReply> AttemptTracker::on(const AttemptObserved& e) {
   if (auto r = ingest_reports(a, job, e.reports); !r) return r.error();
   for (std::size_t i = 0; i < e.bad_lines.size() && i < kBadLinesPerObservation; ++i) {
     if (auto r = event(a.job_id, a.no, "bad-progress-line", e.bad_lines[i]); !r) return r.error();
+  }
+  // Asked to make room and still running: its checkpoint line may have just come.
+  if (a.preempt_for && e.phase == RunPhase::running) {
+    auto stopped = advance_preemption(a);
+    if (!stopped) return stopped.error();
+    if (*stopped) return BrainReply{};
   }
 
   switch (e.phase) {

@@ -45,6 +45,10 @@ class AttemptTracker : BrainPart {
   // Tick: live attempts on a draining cluster that saved a checkpoint since the drain began
   // (verified at some site) are moved: stopped, and their jobs placed again elsewhere.
   Result<void> move_off_draining();
+  // Tick: attempts asked to make room for a job of higher priority (Placer::consider_preemption)
+  // are stopped once they saved a checkpoint since the request, or once their grace is over,
+  // or at once when they were not running yet.
+  Result<void> advance_preemptions();
 
  private:
   Result<BrainReply> attempt_seen_running(AttemptRow& a, JobRow& job, bool running);
@@ -75,9 +79,14 @@ class AttemptTracker : BrainPart {
   // Ends a live attempt that did nothing wrong (cancelled, no restart spent), asks its site to
   // stop it, and places its job again at once (a cluster drained or retired under it).
   Result<void> move_attempt(AttemptRow& attempt, const std::string& why);
-  // Ends an attempt that did nothing wrong (bounced, moved) as cancelled, and sends its job back
-  // to placing at once without spending a restart; the job's event is `kind`, saying `why`.
-  Result<void> step_aside(AttemptRow& attempt, const std::string& kind, const std::string& why);
+  // Ends an attempt that did nothing wrong (bounced, moved, preempted) with `cause`, and sends
+  // its job back to placing at once without spending a restart; the job's event is `kind`,
+  // saying `why`.
+  Result<void> step_aside(AttemptRow& attempt, ExitCause cause, const std::string& kind,
+                          const std::string& why);
+  // One attempt asked to make room: stopped when it saved, its grace is over, or it never ran;
+  // true when it was stopped.
+  Result<bool> advance_preemption(AttemptRow& attempt);
 
   HealthJudge& health_;
   DataKeeper& data_;

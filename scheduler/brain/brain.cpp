@@ -6,8 +6,8 @@
 namespace orch {
 
 Brain::Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters,
-             PlacementPipeline pipeline)
-    : core_(store, clock, std::move(clusters)),
+             PlacementPipeline pipeline, SchedulingSpec scheduling)
+    : core_(store, clock, std::move(clusters), std::move(scheduling)),
       health_(core_),
       data_(core_),
       reconciler_(core_),
@@ -111,6 +111,7 @@ Result<BrainReply> Brain::on(const Tick&) {
   if (auto r = data_.sweep_replication(); !r) return r.error();
   if (auto r = attempts_.detect_hangs(); !r) return r.error();
   if (auto r = attempts_.move_off_draining(); !r) return r.error();
+  if (auto r = attempts_.advance_preemptions(); !r) return r.error();
   if (auto r = health_.start_due_burn_ins(); !r) return r.error();
   if (auto r = health_.start_release_probes(); !r) return r.error();
   if (auto r = placer_.place_waiting_jobs(); !r) return r.error();

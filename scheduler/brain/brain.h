@@ -32,7 +32,7 @@ namespace orch {
 class Brain {
  public:
   Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters,
-        PlacementPipeline pipeline = PlacementPipeline::standard());
+        PlacementPipeline pipeline = PlacementPipeline::standard(), SchedulingSpec scheduling = {});
 
   // Registers the configured clusters in the store. Call once before handle().
   Result<void> start();

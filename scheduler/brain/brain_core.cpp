@@ -27,4 +27,15 @@ Result<void> BrainCore::request_cancel(AttemptRow& attempt, const std::string& w
       "asked " + attempt.cluster + " to stop attempt " + std::to_string(attempt.no) + ": " + why);
 }
 
+Result<void> BrainCore::request_signal(const AttemptRow& attempt, const std::string& signal) const {
+  OutboxRow row;
+  row.cluster = attempt.cluster;
+  row.kind = ActionKind::signal;
+  row.token = attempt.token;
+  row.payload = {{"signal", signal}};
+  row.created_ms = clock.now_ms();
+  if (auto r = store.enqueue(row); !r) return r.error();
+  return Ok{};
+}
+
 }  // namespace orch

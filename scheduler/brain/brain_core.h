@@ -16,14 +16,20 @@ namespace orch {
 
 class BrainCore {
  public:
-  BrainCore(Store& the_store, const Clock& the_clock, std::vector<ClusterSpec> configured)
-      : store(the_store), clock(the_clock), clusters(std::move(configured)) {}
+  BrainCore(Store& the_store, const Clock& the_clock, std::vector<ClusterSpec> configured,
+            SchedulingSpec the_scheduling = {})
+      : store(the_store),
+        clock(the_clock),
+        clusters(std::move(configured)),
+        scheduling(std::move(the_scheduling)) {}
 
   Store& store;
   const Clock& clock;
   // The configured clusters; only AddClusters appends (on the brain's thread, between reads),
   // and a rolled-back event's additions are taken out again (Brain::handle).
   std::vector<ClusterSpec> clusters;
+  // Priority classes (the clusters file's priority_classes), read at start.
+  SchedulingSpec scheduling;
 
   // The configured cluster of that name; nullptr when it is not (or no longer) configured.
   const ClusterSpec* cluster_spec(const std::string& name) const;
@@ -32,6 +38,9 @@ class BrainCore {
                      const std::string& message) const;
   // Marks the attempt as asked to stop and puts a cancel action for its site in the outbox.
   Result<void> request_cancel(AttemptRow& attempt, const std::string& why) const;
+  // Puts a signal action for the attempt's site in the outbox (a save request, which stops
+  // nothing).
+  Result<void> request_signal(const AttemptRow& attempt, const std::string& signal) const;
 };
 
 // The base of each part: the shared core under short names.

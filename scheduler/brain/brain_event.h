@@ -39,10 +39,12 @@ struct LaunchCompleted {
   ResumeChoice resume;
 };
 
+// The site carried out a cancel, or a signal action (a save request) when `signalled` is set.
 struct CancelCompleted {
   std::int64_t outbox_id = 0;
   std::string token;
   Result<void> result;
+  bool signalled = false;
 };
 
 // What a site worker saw of one attempt in one poll, with the progress lines it printed.

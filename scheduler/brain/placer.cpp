@@ -4,10 +4,21 @@
 
 #include "scheduler/common/text.h"
 #include "scheduler/model/launch_request_json.h"
+#include "scheduler/placement/preemption.h"
+#include "scheduler/spec/scheduling_section.h"
+
+#include <cstdio>
 
 namespace orch {
 
 Result<BrainReply> Placer::on(const SubmitJob& e) {
+  JobSpec spec = e.spec;
+  if (!spec.priority_class.empty()) {
+    std::string why;
+    auto priority = resolve_priority(core_.scheduling, spec.priority_class, why);
+    if (!priority) return make_error(ErrorKind::invalid, why);
+    spec.priority = *priority;
+  }
   for (const auto& name : e.spec.allowed_clusters) {
     if (!cluster_spec(name)) {
       std::string known;
@@ -23,8 +34,8 @@ Result<BrainReply> Placer::on(const SubmitJob& e) {
   }
   const Millis now = clock_.now_ms();
   JobRow job;
-  job.name = e.spec.name;
-  job.spec = e.spec;
+  job.name = spec.name;
+  job.spec = spec;
   job.created_ms = job.updated_ms = now;
   auto id = store_.insert_job(job);
   if (!id) return id.error();
@@ -179,6 +190,7 @@ Result<void> Placer::try_place(JobRow& job) {
 
   if (!decision.chosen) {
     std::string reason = "waiting for capacity: " + decision.summary();
+    if (auto r = consider_preemption(job, req, views, reason); !r) return r;
     blocked_marks_.emplace_back(job.id, capacity_version_);
     if (reason != job.reason) {
       job.reason = reason;
@@ -229,8 +241,92 @@ Result<void> Placer::try_place(JobRow& job) {
   return record_launch(job, plan_launch(in), views);
 }
 
+Result<void> Placer::consider_preemption(const JobRow& job, const PlacementRequest& req,
+                                         const std::vector<ClusterView>& views,
+                                         std::string& reason) {
+  const int priority = job.spec.priority;
+  if (priority <= -kMaxPriority) return Ok{};  // nothing can be below it
+  auto preempting = store_.preempting_attempts();
+  if (!preempting) return preempting.error();
+  std::vector<std::string> making_room;
+  for (const auto& a : *preempting) {
+    if (a.preempt_for == job.id) {
+      making_room.push_back("job " + std::to_string(a.job_id) + " on " + a.cluster);
+    }
+  }
+  if (!making_room.empty()) {
+    reason =
+        "waiting for room: preempted " + join(making_room, ", ") + " to save a checkpoint and stop";
+    return Ok{};
+  }
+  auto candidates = store_.preemption_candidates(priority);
+  if (!candidates) return candidates.error();
+  if (candidates->empty()) return Ok{};
+  auto plan = plan_preemption(pipeline_, req, priority, views, *candidates);
+  if (!plan) return Ok{};
+  const Millis now = clock_.now_ms();
+  const std::string who =
+      "job " + std::to_string(job.id) + " (priority " +
+      (job.spec.priority_class.empty() ? std::string() : job.spec.priority_class + " ") +
+      std::to_string(priority) + ")";
+  std::vector<std::string> victims;
+  for (const auto& v : plan->victims) {
+    auto victim_job = store_.job(v.job);
+    if (!victim_job) return victim_job.error();
+    auto attempts = store_.attempts_of(v.job);
+    if (!attempts) return attempts.error();
+    for (auto a : *attempts) {
+      if (a.id != v.attempt) continue;
+      a.preempt_for = job.id;
+      a.preempt_asked_ms = now;
+      if (auto r = store_.update_attempt(a); !r) return r;
+      const PreemptionSpec& p = (*victim_job) ? (*victim_job)->spec.preemption : PreemptionSpec{};
+      const bool asks = a.state == AttemptState::running && p.grace_s > 0;
+      if (asks) {
+        if (auto r = core_.request_signal(a, p.signal); !r) return r;
+      }
+      char grace[32];
+      std::snprintf(grace, sizeof grace, "%g", p.grace_s);
+      const std::string msg =
+          "attempt " + std::to_string(a.no) + " on " + a.cluster + " makes room for " + who + ": " +
+          std::to_string(v.steps_at_risk) + " step(s) since its last checkpoint; " +
+          (asks ? "asked to save (SIG" + p.signal + "), stopped at its checkpoint or after " +
+                      grace + " s"
+                : std::string("stopped at once (") +
+                      (a.state == AttemptState::running ? "no grace" : "not running yet") + ")");
+      if (auto r = event(v.job, a.no, "preempting", msg); !r) return r;
+    }
+    victims.push_back("job " + std::to_string(v.job) + " (" + std::to_string(v.steps_at_risk) +
+                      " step(s) at risk)");
+  }
+  reason = "waiting for room: preempted " + join(victims, ", ") + " on " + plan->cluster +
+           " to save a checkpoint and stop";
+  return event(job.id, std::nullopt, "preemption",
+               "preempting on " + plan->cluster + ": " + join(victims, ", ") + "; " +
+                   std::to_string(plan->steps_at_risk) + " step(s) at risk in all");
+}
+
+Result<void> Placer::call_off_preemptions(JobId job) {
+  auto preempting = store_.preempting_attempts();
+  if (!preempting) return preempting.error();
+  for (auto a : *preempting) {
+    if (a.preempt_for != job || a.state == AttemptState::exited) continue;
+    a.preempt_for.reset();
+    a.preempt_asked_ms.reset();
+    if (auto r = store_.update_attempt(a); !r) return r;
+    if (auto r = event(a.job_id, a.no, "preemption-called-off",
+                       "job " + std::to_string(job) + " was placed elsewhere: attempt " +
+                           std::to_string(a.no) + " on " + a.cluster + " goes on");
+        !r) {
+      return r;
+    }
+  }
+  return Ok{};
+}
+
 Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan, std::vector<ClusterView>& views) {
   const Millis now = plan.attempt.started_ms;  // the time placing decided at
+  if (auto r = call_off_preemptions(job.id); !r) return r;
   AttemptRow& a = plan.attempt;
   if (plan.previous) {
     if (auto r = store_.update_attempt(*plan.previous); !r) return r;

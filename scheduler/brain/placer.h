@@ -46,6 +46,14 @@ class Placer : BrainPart {
  private:
   // Writes what plan_launch decided: the attempts, the outbox row, the job's state, the event.
   Result<void> record_launch(JobRow& job, LaunchPlan plan, std::vector<ClusterView>& views);
+  // The job fits nowhere: when running jobs of lower priority hold what it needs, asks the
+  // cheapest of them to save and make room (placement/preemption.h); the attempt tracker stops
+  // them at their checkpoint or grace (AttemptTracker::advance_preemptions). Sets `reason` to
+  // what the job now waits for when a preemption is under way for it.
+  Result<void> consider_preemption(const JobRow& job, const PlacementRequest& req,
+                                   const std::vector<ClusterView>& views, std::string& reason);
+  // The job was placed: attempts still asked to make room for it are left to run.
+  Result<void> call_off_preemptions(JobId job);
   // The job waits for its data at the chosen cluster; records why.
   Result<void> wait_for_staging(JobRow& job, const std::string& cluster,
                                 const std::vector<std::string>& waits);

@@ -3,7 +3,7 @@
 namespace orch {
 
 WaitingQueue::Key WaitingQueue::key_of(const JobChange& job) {
-  return {job.state == JobState::resuming ? 0 : 1, job.id};
+  return {-job.priority, job.state == JobState::resuming ? 0 : 1, job.id};
 }
 
 void WaitingQueue::reset(const std::vector<JobChange>& waiting) {
@@ -19,7 +19,8 @@ void WaitingQueue::apply(const JobChange& change) {
   if (it != entries_.end()) {
     Entry& entry = it->second;
     if (is_waiting(change.state) && entry.job.state == change.state &&
-        entry.job.next_attempt_ms == change.next_attempt_ms) {
+        entry.job.next_attempt_ms == change.next_attempt_ms &&
+        entry.job.priority == change.priority) {
       return;  // a reason or a counter changed: the job waits as it did
     }
     order_.erase(key_of(entry.job));

@@ -1,17 +1,18 @@
 #pragma once
 // The jobs that wait to be placed (pending, resuming, staging), kept in memory in the order
-// placement tries them: resuming jobs first (they hold progress that decays), then by id, the
-// order of submission. Each entry remembers the capacity version at which placement last found
-// no cluster for it, so that a placement round tries only what a change could have unblocked:
-// a job blocked at the current version is skipped at the cost of a comparison, and one blocked
-// at an older version is tried only if some cluster could hold it at all (a caller's cheap
-// check). The queue is fed from the rows the store wrote (Store::job_changes), never by reading
-// the jobs table again; it does no I/O.
+// placement tries them: higher priority first (issue 18); within a priority resuming jobs first
+// (they hold progress that decays), then by id, the order of submission. Each entry remembers the
+// capacity version at which placement last found no cluster for it, so that a placement round tries
+// only what a change could have unblocked: a job blocked at the current version is skipped at the
+// cost of a comparison, and one blocked at an older version is tried only if some cluster could
+// hold it at all (a caller's cheap check). The queue is fed from the rows the store wrote
+// (Store::job_changes), never by reading the jobs table again; it does no I/O.
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -46,7 +47,7 @@ class WaitingQueue {
     JobChange job;
     std::optional<std::uint64_t> blocked_at;
   };
-  using Key = std::pair<int, JobId>;  // (0 for resuming, 1 otherwise; id)
+  using Key = std::tuple<int, int, JobId>;  // (-priority; 0 for resuming, 1 otherwise; id)
   static Key key_of(const JobChange& job);
 
   // Every waiting job, and those not blocked (never tried, or due to be tried again): while the

@@ -21,7 +21,9 @@ AfterExit decide_after_exit(const RestartPolicy& policy, int infra_restarts, int
     a.reason = "finished";
     return a;
   }
-  if (cause == ExitCause::cancelled || cause == ExitCause::none) {
+  // A preemption for priority resumes the job itself (no restart spent): nothing to decide.
+  if (cause == ExitCause::cancelled || cause == ExitCause::priority_preempted ||
+      cause == ExitCause::none) {
     a.verdict = AfterExit::Verdict::ignore;
     return a;
   }

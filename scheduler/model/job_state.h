@@ -22,26 +22,28 @@ enum class AttemptState { launching, running, exited };
 
 // Why an attempt ended. Infra causes spend the infra budget, user causes the user budget.
 enum class ExitCause {
-  none,              // still live
-  succeeded,         // exit code 0
-  user_error,        // non-zero exit code from the job's own code
-  killed_by_signal,  // a signal nobody in orchestrate sent (OOM killer, node reboot, admin)
-  site_down,         // the site stopped answering for longer than its grace
-  node_lost,         // the provider reports the node gone
-  launch_failed,     // the site refused or failed the launch
-  lost,              // the site no longer knows the attempt and left no exit record
-  preempted,         // the provider took the nodes back for someone else (Slurm PREEMPTED)
-  time_limit,        // the provider's time limit ended it (Slurm TIMEOUT): resume, no blame
-  out_of_memory,     // the provider's memory limit killed it (Slurm OUT_OF_MEMORY): the job's
-                     // own doing, it spends the user budget
-  gpu_error,         // the job's log shows a GPU fault (Xid, uncorrectable ECC): the node's
-  network_error,     // the job's log shows the network failed (NCCL watchdog, connection reset)
-  io_error,          // the job's log shows storage failed (disk full, checkpoint write timeout)
-  hang,              // no progress for the job's hang_after: orchestrate stopped it
-  gang_timeout,      // not every task of the gang ran within the site's gang timeout
-  straggler,         // a node confirmed slowest by per-rank step times: orchestrate stopped the
-                     // attempt to run again without it
-  cancelled,         // orchestrate cancelled it (user request, or duplicate reconciliation)
+  none,                // still live
+  succeeded,           // exit code 0
+  user_error,          // non-zero exit code from the job's own code
+  killed_by_signal,    // a signal nobody in orchestrate sent (OOM killer, node reboot, admin)
+  site_down,           // the site stopped answering for longer than its grace
+  node_lost,           // the provider reports the node gone
+  launch_failed,       // the site refused or failed the launch
+  lost,                // the site no longer knows the attempt and left no exit record
+  preempted,           // the provider took the nodes back for someone else (Slurm PREEMPTED)
+  time_limit,          // the provider's time limit ended it (Slurm TIMEOUT): resume, no blame
+  out_of_memory,       // the provider's memory limit killed it (Slurm OUT_OF_MEMORY): the job's
+                       // own doing, it spends the user budget
+  gpu_error,           // the job's log shows a GPU fault (Xid, uncorrectable ECC): the node's
+  network_error,       // the job's log shows the network failed (NCCL watchdog, connection reset)
+  io_error,            // the job's log shows storage failed (disk full, checkpoint write timeout)
+  hang,                // no progress for the job's hang_after: orchestrate stopped it
+  gang_timeout,        // not every task of the gang ran within the site's gang timeout
+  straggler,           // a node confirmed slowest by per-rank step times: orchestrate stopped the
+                       // attempt to run again without it
+  priority_preempted,  // orchestrate stopped it to make room for a job of higher priority
+                       // (docs/scheduling.md): no restart spent, no blame on the cluster
+  cancelled,           // orchestrate cancelled it (user request, or duplicate reconciliation)
 };
 
 bool is_terminal(JobState s);

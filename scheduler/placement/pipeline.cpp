@@ -37,14 +37,9 @@ PlacementDecision PlacementPipeline::place(const PlacementRequest& req,
   for (const auto& c : clusters) {
     ClusterVerdict v;
     v.cluster = c.spec->name;
-    v.feasible = true;
-    for (const auto& f : filters_) {
-      if (auto why = f->reject(req, c)) {
-        v.feasible = false;
-        v.reason = std::string(f->name()) + ": " + *why;
-        break;
-      }
-    }
+    auto why = rejection(req, c);
+    v.feasible = !why;
+    if (why) v.reason = std::move(*why);
     d.verdicts.push_back(std::move(v));
   }
 
@@ -86,6 +81,14 @@ PlacementDecision PlacementPipeline::place(const PlacementRequest& req,
   }
   if (best) d.chosen = best->cluster;
   return d;
+}
+
+std::optional<std::string> PlacementPipeline::rejection(const PlacementRequest& req,
+                                                        const ClusterView& cluster) const {
+  for (const auto& f : filters_) {
+    if (auto why = f->reject(req, cluster)) return std::string(f->name()) + ": " + *why;
+  }
+  return std::nullopt;
 }
 
 PlacementPipeline PlacementPipeline::standard() {

@@ -35,6 +35,9 @@ class PlacementPipeline {
 
   PlacementDecision place(const PlacementRequest& req,
                           const std::vector<ClusterView>& clusters) const;
+  // The first filter's "name: reason" that rejects the cluster, or nullopt when all pass.
+  std::optional<std::string> rejection(const PlacementRequest& req,
+                                       const ClusterView& cluster) const;
 
   // Filters: allowed-clusters, site-healthy, admission, capacity. Scores: goodput (x6,
   // relative), same-site (x4), avoid-failed-site (x4), preferred (x2), free-capacity (x1).

@@ -129,6 +129,16 @@ bool SiteWorker::execute_actions() {
       if (!execute_probe(action)) return false;
     } else if (is_storage_action(action.kind)) {
       continue;  // the site's storage worker's
+    } else if (action.kind == ActionKind::signal) {
+      const std::string sig =
+          action.payload.is_object() ? action.payload.value("signal", std::string("USR1")) : "USR1";
+      auto r = port_.signal(action.token, sig);
+      if (!r.ok() && r.error().kind == ErrorKind::unreachable) {
+        note_reachable(false, r.error().message);
+        return false;
+      }
+      posted_[action.id] = round_;
+      post_(CancelCompleted{action.id, action.token, r, true});
     } else {
       auto r = port_.cancel(action.token);
       if (!r.ok() && r.error().kind == ErrorKind::unreachable) {

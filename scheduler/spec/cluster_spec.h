@@ -193,10 +193,18 @@ inline const std::vector<std::string>& webhook_event_names() {
   return names;
 }
 
+// How the brain orders and preempts work (clusters file `priority_classes:`, docs/config.md).
+struct SchedulingSpec {
+  // Named priorities a job spec may give as `priority: hero`; higher is placed first, and may
+  // preempt lower (docs/scheduling.md).
+  std::map<std::string, int> priority_classes;
+};
+
 struct ClustersFile {
   ServerSpec server;
   std::vector<ClusterSpec> clusters;
   std::vector<WebhookSpec> webhooks;
+  SchedulingSpec scheduling;
 };
 
 // The cluster of that name, or null.

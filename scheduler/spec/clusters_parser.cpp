@@ -17,6 +17,7 @@
 #include "scheduler/model/launch_limits.h"
 #include "scheduler/spec/provider_catalog.h"
 #include "scheduler/spec/provider_sections.h"
+#include "scheduler/spec/scheduling_section.h"
 #include "scheduler/spec/time_window.h"
 #include "scheduler/spec/webhooks_section.h"
 #include "scheduler/spec/yaml_reader.h"
@@ -425,7 +426,8 @@ Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string
                                     "a clusters file: a map with a \"clusters\" list");
     if (!root) return root.error();
     yaml::Reader reader(source_name);
-    MapView file(reader, *root, "the clusters file", {"server", "clusters", "webhooks"},
+    MapView file(reader, *root, "the clusters file",
+                 {"server", "clusters", "webhooks", "priority_classes"},
                  "a map with a \"clusters\" list");
     if (reader.failed()) return reader.error();
     ClustersFile out;
@@ -434,6 +436,8 @@ Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string
     read_clusters(file, also_known, out.clusters);
     if (reader.failed()) return reader.error();
     read_webhooks(file, out.webhooks);
+    if (reader.failed()) return reader.error();
+    read_scheduling(file, out.scheduling);
     if (reader.failed()) return reader.error();
     return out;
   } catch (const std::exception& e) {

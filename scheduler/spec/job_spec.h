@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scheduler/model/site_types.h"  // SecretSource
@@ -69,6 +70,23 @@ struct HealthWatchSpec {
   bool exclude_stragglers = true;
 };
 
+// How the job is asked to make room for a job of higher priority (issue 18,
+// docs/scheduling.md): sent `signal` (it saves a checkpoint and prints its line), then stopped
+// once that line comes or after grace_s, whichever is first.
+struct PreemptionSpec {
+  bool allowed = true;          // false: never a victim
+  std::string signal = "USR1";  // one of USR1, USR2, INT, HUP (the agent forwards these)
+  double grace_s = 300;         // preempt_grace_s: how long it may take to save
+};
+
+// Priorities (a job's, a class's) lie in [-kMaxPriority, kMaxPriority].
+inline constexpr int kMaxPriority = 1000000;
+
+// The signals a job may name for a save request (without the SIG prefix).
+inline bool is_save_signal(std::string_view s) {
+  return s == "USR1" || s == "USR2" || s == "INT" || s == "HUP";
+}
+
 struct JobSpec {
   std::string name;
   std::string command;  // run by /bin/sh -c, once per task (nodes x tasks_per_node)
@@ -93,6 +111,11 @@ struct JobSpec {
   // Secrets the job gets in its environment (`secret_env: {NAME: {file: PATH} | {env: VAR}}`):
   // the spec keeps where each comes from, never its value (docs/security.md).
   std::map<std::string, SecretSource> secret_env;
+  // `priority:` an integer, or a class of the clusters file's priority_classes (the brain sets
+  // priority from priority_class at submit). Higher is placed first and may preempt lower.
+  int priority = 0;
+  std::string priority_class;
+  PreemptionSpec preemption;
 
   int total_gpus() const { return nodes * gpus_per_node; }
 };

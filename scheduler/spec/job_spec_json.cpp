@@ -63,6 +63,11 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   if (!spec.owner.empty()) out["owner"] = spec.owner;
   if (!spec.team.empty()) out["team"] = spec.team;
   if (!spec.secret_env.empty()) out["secret_env"] = secret_sources_to_json(spec.secret_env);
+  out["priority"] = spec.priority;
+  if (!spec.priority_class.empty()) out["priority_class"] = spec.priority_class;
+  out["preemption"] = {{"allowed", spec.preemption.allowed},
+                       {"signal", spec.preemption.signal},
+                       {"grace_s", spec.preemption.grace_s}};
   return out;
 }
 

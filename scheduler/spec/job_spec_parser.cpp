@@ -3,6 +3,7 @@
 #include "scheduler/spec/secret_source_reader.h"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <exception>
 #include <string>
@@ -275,10 +276,73 @@ void read_secret_env(const MapView& job, JobSpec& spec) {
   }
 }
 
+// `priority:` an integer, or the name of a priority class (resolved by the brain at submit);
+// `priority_class:` the name alone (a stored spec keeps both: the class and what it resolved to).
+void read_priority(MapView& job, JobSpec& spec) {
+  constexpr std::string_view kExpected =
+      "an integer such as 500, or a priority class of the clusters file such as hero";
+  job.read_string("priority_class", spec.priority_class, yaml::kName, kExpected);
+  const yaml::Field* field = job.find("priority");
+  if (job.reader().failed() || !field) return;
+  const YAML::Node& v = field->value;
+  if (v.IsScalar()) {
+    const std::string& text = v.Scalar();
+    long long n = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec == std::errc() && p == text.data() + text.size()) {
+      if (n < -kMaxPriority || n > kMaxPriority) {
+        job.reader().fail(job.value_position("priority"),
+                          "\"priority\" must be from " + std::to_string(-kMaxPriority) + " to " +
+                              std::to_string(kMaxPriority) + ", got " + text,
+                          kExpected);
+        return;
+      }
+      spec.priority = static_cast<int>(n);
+      return;
+    }
+    if (yaml::is_name(text)) {
+      if (!spec.priority_class.empty() && spec.priority_class != text) {
+        job.reader().fail(job.value_position("priority"),
+                          "\"priority\" names class " + text + " but \"priority_class\" names " +
+                              spec.priority_class,
+                          "one class");
+        return;
+      }
+      spec.priority_class = text;
+      return;
+    }
+  }
+  job.reader().fail(job.value_position("priority"),
+                    "\"priority\" must be an integer or a class name, got " + yaml::describe(v),
+                    kExpected);
+}
+
+void read_preemption(const MapView& job, JobSpec& spec) {
+  MapView p = job.child("preemption", "preemption", {"allowed", "signal", "grace_s"},
+                        "a map such as {signal: USR1, grace_s: 300}");
+  PreemptionSpec& out = spec.preemption;
+  p.read_bool("allowed", out.allowed, "true (it may be preempted) or false");
+  p.read_string("signal", out.signal, yaml::kNonEmpty, "USR1, USR2, INT or HUP");
+  p.read_number("grace_s", out.grace_s, yaml::NumberRange{0.0, false, 86400.0},
+                "seconds such as 300 (0: stop at once)");
+  if (p.reader().failed() || !p.has("signal")) return;
+  std::string sig = out.signal;
+  if (sig.rfind("SIG", 0) == 0) sig = sig.substr(3);
+  if (!is_save_signal(sig)) {
+    p.reader().fail(p.value_position("signal"),
+                    "preemption.signal must be a signal the agent passes on to the job, got \"" +
+                        out.signal + "\"",
+                    "USR1, USR2, INT or HUP (TERM is what stops it)");
+    return;
+  }
+  out.signal = sig;
+}
+
 void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   MapView job(reader, root, "job",
               {"name", "command", "env", "resources", "checkpoint", "model", "restart", "health",
-               "placement", "datasets", "team", "owner", "secret_env"},
+               "placement", "datasets", "team", "owner", "secret_env", "priority", "priority_class",
+               "preemption"},
               "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -299,6 +363,8 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_health(job, spec);
   read_placement(job, spec);
   read_datasets(job, spec);
+  read_priority(job, spec);
+  read_preemption(job, spec);
 }
 
 }  // namespace

@@ -352,8 +352,9 @@ UPDATE jobs SET owner = coalesce(json_extract(spec, '$.owner'), ''),
 CREATE INDEX jobs_owner ON jobs(owner, id);
 CREATE INDEX jobs_team ON jobs(team, id);
 )sql"},
-      {16, "running totals kept by triggers (jobs by state, ended attempts by cause, bytes copied), "
-           "so that /metrics reads a few rows however long the history",
+      {16,
+       "running totals kept by triggers (jobs by state, ended attempts by cause, bytes copied), "
+       "so that /metrics reads a few rows however long the history",
        R"sql(
 CREATE TABLE tallies (
   kind TEXT NOT NULL,
@@ -394,8 +395,9 @@ CREATE TRIGGER tally_transfer_done AFTER UPDATE OF state ON transfers
     ON CONFLICT(kind, key) DO UPDATE SET n = n + NEW.bytes_total;
 END;
 )sql"},
-      {17, "notices: the events webhooks are told of, copied by triggers as they are written, so "
-           "that their delivery reads one table in order and never holds up the brain",
+      {17,
+       "notices: the events webhooks are told of, copied by triggers as they are written, so "
+       "that their delivery reads one table in order and never holds up the brain",
        R"sql(
 CREATE TABLE notices (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -418,6 +420,15 @@ CREATE TRIGGER notice_of_node_event AFTER INSERT ON node_events
   INSERT INTO notices(at_ms, kind, message, job_id, attempt_no, cluster, node)
     VALUES (NEW.at_ms, NEW.kind, NEW.message, NEW.job_id, NEW.attempt_no, NEW.cluster, NEW.node);
 END;
+)sql"},
+      {18,
+       "preemption for priority: the attempt a job of higher priority asked to make room, "
+       "when it was asked, and the job it makes room for",
+       R"sql(
+ALTER TABLE attempts ADD COLUMN preempt_for INTEGER;
+ALTER TABLE attempts ADD COLUMN preempt_asked_ms INTEGER;
+CREATE INDEX attempts_preempting ON attempts(preempt_for)
+  WHERE preempt_for IS NOT NULL AND (state != 'exited' OR site_done = 0);
 )sql"},
   };
   return list;

@@ -129,6 +129,7 @@ struct JobChange {
   std::optional<Millis> next_attempt_ms;
   int nodes = 1;
   int gpus_per_node = 0;
+  int priority = 0;  // JobSpec::priority: the queue's first key
 };
 
 // A page of GET /jobs: newest first, below a cursor (the last id of the previous page).
@@ -184,6 +185,10 @@ struct AttemptRow {
   // heartbeat, its site's last answer), set when the brain ends it: the scorecard's detection
   // runs from here to ended_ms.
   std::optional<Millis> last_alive_ms;
+  // Preemption for priority (docs/scheduling.md): the job this attempt makes room for, and when
+  // it was asked to save; it is stopped at its next checkpoint or after its grace.
+  std::optional<JobId> preempt_for;
+  std::optional<Millis> preempt_asked_ms;
 };
 
 // A cluster added to a running server (`orchestrate cluster add`): its name, where its
@@ -306,7 +311,8 @@ struct EventRow {
 };
 
 // manifest: list (and hash) a copy at the site; remove: delete a copy (retention).
-enum class ActionKind { launch, cancel, probe, manifest, remove };
+// signal: asks an attempt to save a checkpoint (payload {"signal": "USR1"}), stopping nothing.
+enum class ActionKind { launch, cancel, probe, manifest, remove, signal };
 std::string_view to_string(ActionKind k);
 std::optional<ActionKind> parse_action_kind(std::string_view s);
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "scheduler/common/result.h"
+#include "scheduler/model/preemption_candidate.h"
 #include "scheduler/store/rows.h"
 #include "scheduler/store/sqlite_db.h"
 
@@ -139,6 +140,13 @@ class Store {
   // The attempts of each of these jobs, in attempt order: one statement for a page of jobs.
   Result<std::map<JobId, std::vector<AttemptRow>>> attempts_of_jobs(const std::vector<JobId>& jobs);
   Result<std::vector<AttemptRow>> live_attempts(const std::optional<std::string>& cluster);
+  // Live attempts, not asked to stop or to make room yet, of jobs that allow preemption and
+  // have a priority below `priority`, with the steps each has run since its job's last
+  // checkpoint (issue 18). Reads live attempts only.
+  Result<std::vector<PreemptionCandidate>> preemption_candidates(int priority);
+  // Attempts asked to make room for a job of higher priority (preempt_for set) that still run
+  // or still hold their GPUs (ended, not yet settled): the room they make is on its way.
+  Result<std::vector<AttemptRow>> preempting_attempts();
   // Running attempts silent past their limit by `now`: no first progress line within
   // startup_timeout_ms, or none since the last one for hang_after_ms (lifecycle/hang_policy.h).
   Result<std::vector<AttemptRow>> silent_attempts(Millis now);

@@ -1,4 +1,6 @@
 // Store: attempts (with the attempt state machine's guard), progress and checkpoints.
+#include <algorithm>
+
 #include "scheduler/model/json_text.h"
 #include "scheduler/store/store.h"
 #include "scheduler/store/store_shared.h"
@@ -11,7 +13,7 @@ constexpr const char* kAttemptColumns =
     "cancel_requested, launch_done, resumed_from_step, resumed_from_path, started_ms, ended_ms, "
     "first_step, last_step, tokens_total, step_time_total, mfu, steps_lost, site_done, running_ms, "
     "last_progress_ms, mfu_watch, hang_after_ms, startup_timeout_ms, hang_watch, failed_node, "
-    "last_alive_ms";
+    "last_alive_ms, preempt_for, preempt_asked_ms";
 
 std::optional<int> opt_int(const std::optional<std::int64_t>& v) {
   if (!v) return std::nullopt;
@@ -78,6 +80,8 @@ AttemptRow read_attempt(const Stmt& st) {
   a.hang_watch = hang_watch_from_text(st.col_text(30));
   a.failed_node = st.col_text(31);
   a.last_alive_ms = st.col_opt_int(32);
+  a.preempt_for = st.col_opt_int(33);
+  a.preempt_asked_ms = st.col_opt_int(34);
   return a;
 }
 
@@ -166,6 +170,38 @@ Result<std::map<JobId, std::vector<AttemptRow>>> Store::attempts_of_jobs(
   return out;
 }
 
+Result<std::vector<PreemptionCandidate>> Store::preemption_candidates(int priority) {
+  return query(
+      db_,
+      "SELECT a.id, a.job_id, a.cluster, a.gpus, COALESCE(json_extract(j.spec, '$.priority'), 0), "
+      "COALESCE(a.last_step - MAX(COALESCE((SELECT MAX(c.step) FROM checkpoints c "
+      "WHERE c.job_id = a.job_id), -1), COALESCE(a.resumed_from_step, -1), "
+      "COALESCE(a.first_step, 0) - 1), 0) "
+      "FROM attempts a INDEXED BY attempts_not_exited JOIN jobs j ON j.id = a.job_id "
+      "WHERE a.state != 'exited' AND a.cancel_requested = 0 AND a.preempt_for IS NULL "
+      "AND COALESCE(json_extract(j.spec, '$.preemption.allowed'), 1) "
+      "AND COALESCE(json_extract(j.spec, '$.priority'), 0) < ? ORDER BY a.id",
+      [](const Stmt& s) {
+        PreemptionCandidate c;
+        c.attempt = s.col_int(0);
+        c.job = s.col_int(1);
+        c.cluster = s.col_text(2);
+        c.gpus = static_cast<int>(s.col_int(3));
+        c.priority = static_cast<int>(s.col_int(4));
+        c.steps_at_risk = std::max<std::int64_t>(s.col_int(5), 0);
+        return c;
+      },
+      priority);
+}
+
+Result<std::vector<AttemptRow>> Store::preempting_attempts() {
+  return query(db_,
+               std::string("SELECT ") + kAttemptColumns +
+                   " FROM attempts INDEXED BY attempts_preempting WHERE preempt_for IS NOT NULL "
+                   "AND (state != 'exited' OR site_done = 0) ORDER BY id",
+               read_attempt);
+}
+
 Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::string>& cluster) {
   // Live attempts are few and ended ones many: both forms read the partial indexes of live
   // attempts only (the planner, without statistics, would otherwise scan the table).
@@ -233,21 +269,22 @@ Result<void> Store::update_attempt(const AttemptRow& a) {
 }
 
 Result<void> Store::write_attempt(const AttemptRow& a) {
-  return execute(db_,
-                 "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, "
-                 "site_job_id = ?, nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, "
-                 "first_step = ?, last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, "
-                 "steps_lost = ?, site_done = ?, running_ms = ?, last_progress_ms = ?, "
-                 "mfu_watch = ?, resumed_from_step = ?, resumed_from_path = ?, hang_after_ms = ?, "
-                 "hang_watch = ?, failed_node = ?, last_alive_ms = ? WHERE id = ?",
-                 std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code,
-                 a.signal, a.site_job_id, json_text(nlohmann::json(a.nodes)),
-                 a.cancel_requested ? 1 : 0, a.launch_done ? 1 : 0, a.ended_ms, a.first_step,
-                 a.last_step, a.tokens_total, a.step_time_total, a.mfu, a.steps_lost,
-                 a.site_done ? 1 : 0, a.running_ms, a.last_progress_ms,
-                 a.mfu_watch.is_null() ? std::string("{}") : json_text(a.mfu_watch),
-                 a.resumed_from_step, a.resumed_from_path, a.hang_after_ms,
-                 hang_watch_text(a.hang_watch), a.failed_node, a.last_alive_ms, a.id);
+  return execute(
+      db_,
+      "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, "
+      "site_job_id = ?, nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, "
+      "first_step = ?, last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, "
+      "steps_lost = ?, site_done = ?, running_ms = ?, last_progress_ms = ?, "
+      "mfu_watch = ?, resumed_from_step = ?, resumed_from_path = ?, hang_after_ms = ?, "
+      "hang_watch = ?, failed_node = ?, last_alive_ms = ?, preempt_for = ?, "
+      "preempt_asked_ms = ? WHERE id = ?",
+      std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code, a.signal,
+      a.site_job_id, json_text(nlohmann::json(a.nodes)), a.cancel_requested ? 1 : 0,
+      a.launch_done ? 1 : 0, a.ended_ms, a.first_step, a.last_step, a.tokens_total,
+      a.step_time_total, a.mfu, a.steps_lost, a.site_done ? 1 : 0, a.running_ms, a.last_progress_ms,
+      a.mfu_watch.is_null() ? std::string("{}") : json_text(a.mfu_watch), a.resumed_from_step,
+      a.resumed_from_path, a.hang_after_ms, hang_watch_text(a.hang_watch), a.failed_node,
+      a.last_alive_ms, a.preempt_for, a.preempt_asked_ms, a.id);
 }
 
 Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis now) {

@@ -262,13 +262,15 @@ std::string_view to_string(ActionKind k) {
       return "manifest";
     case ActionKind::remove:
       return "remove";
+    case ActionKind::signal:
+      return "signal";
   }
   return "launch";
 }
 
 std::optional<ActionKind> parse_action_kind(std::string_view s) {
   for (ActionKind k : {ActionKind::launch, ActionKind::cancel, ActionKind::probe,
-                       ActionKind::manifest, ActionKind::remove}) {
+                       ActionKind::manifest, ActionKind::remove, ActionKind::signal}) {
     if (to_string(k) == s) return k;
   }
   return std::nullopt;

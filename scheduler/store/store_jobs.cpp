@@ -93,8 +93,8 @@ Result<JobId> Store::insert_job(const JobRow& row) {
     return r.error();
   }
   const JobId id = db_.last_insert_id();
-  job_changes_.push_back(
-      {id, row.state, row.next_attempt_ms, row.spec.nodes, row.spec.gpus_per_node});
+  job_changes_.push_back({id, row.state, row.next_attempt_ms, row.spec.nodes,
+                          row.spec.gpus_per_node, row.spec.priority});
   return id;
 }
 
@@ -209,7 +209,8 @@ Result<std::vector<JobRow>> Store::job_listings(const std::vector<JobId>& ids) {
 Result<std::vector<JobChange>> Store::waiting_jobs() {
   return query(db_,
                "SELECT id, state, next_attempt_ms, json_extract(spec, '$.resources.nodes'), "
-               "json_extract(spec, '$.resources.gpus_per_node') FROM jobs "
+               "json_extract(spec, '$.resources.gpus_per_node'), "
+               "COALESCE(json_extract(spec, '$.priority'), 0) FROM jobs "
                "WHERE state IN ('pending', 'resuming', 'staging') ORDER BY id",
                [](const Stmt& s) {
                  JobChange c;
@@ -218,6 +219,7 @@ Result<std::vector<JobChange>> Store::waiting_jobs() {
                  c.next_attempt_ms = s.col_opt_int(2);
                  c.nodes = static_cast<int>(s.col_int(3));
                  c.gpus_per_node = static_cast<int>(s.col_int(4));
+                 c.priority = static_cast<int>(s.col_int(5));
                  return c;
                });
 }
@@ -250,8 +252,8 @@ Result<void> Store::update_job(const JobRow& row, Millis now) {
       !r) {
     return r;
   }
-  job_changes_.push_back(
-      {row.id, row.state, row.next_attempt_ms, row.spec.nodes, row.spec.gpus_per_node});
+  job_changes_.push_back({row.id, row.state, row.next_attempt_ms, row.spec.nodes,
+                          row.spec.gpus_per_node, row.spec.priority});
   return Ok{};
 }
 

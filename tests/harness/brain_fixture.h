@@ -19,9 +19,10 @@ namespace orch::testing {
 
 class BrainFixture : public StoreFixture {
  protected:
-  void start(std::vector<ClusterSpec> clusters) {
+  void start(std::vector<ClusterSpec> clusters, SchedulingSpec scheduling = {}) {
     open_store();
-    brain = std::make_unique<Brain>(*store, clock, std::move(clusters));
+    brain = std::make_unique<Brain>(*store, clock, std::move(clusters),
+                                    PlacementPipeline::standard(), std::move(scheduling));
     ASSERT_TRUE(brain->start().ok());
   }
 

@@ -88,6 +88,24 @@ class JobBuilder {
     spec_.health.exclude_stragglers = on;
     return *this;
   }
+  JobBuilder& priority(int p) {
+    spec_.priority = p;
+    return *this;
+  }
+  JobBuilder& priority_class(std::string name) {
+    spec_.priority_class = std::move(name);
+    return *this;
+  }
+  // How it makes room for a job of higher priority: its grace to save, and whether it may be
+  // preempted at all.
+  JobBuilder& preempt_grace_s(double s) {
+    spec_.preemption.grace_s = s;
+    return *this;
+  }
+  JobBuilder& preemptible(bool on) {
+    spec_.preemption.allowed = on;
+    return *this;
+  }
   JobSpec build() const { return spec_; }
   operator JobSpec() const { return spec_; }  // NOLINT(google-explicit-constructor)
 

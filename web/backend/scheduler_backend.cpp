@@ -345,7 +345,8 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
   Store& reader = **lease;
-  auto j = find_job(reader, id);
+  json spec;
+  auto j = find_job(reader, id, &spec);
   if (!j) return j.error();
   auto verdicts = reader.verdicts_of(id);
   if (!verdicts) return verdicts.error();
@@ -360,10 +361,26 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
                         {"reason", v.reason},
                         {"score", opt(v.score)}});
   }
-  return json{
-      {"job_id", id},        {"state", to_string(j->state)},
-      {"reason", j->reason}, {"evaluated_at_ms", verdicts->empty() ? json(nullptr) : json(at)},
-      {"chosen", chosen},    {"clusters", clusters}};
+  // Preemption decisions about this job, made for it or of it (issue 18).
+  auto events = reader.events_of(id);
+  if (!events) return events.error();
+  json preemption = json::array();
+  for (const auto& e : *events) {
+    if (e.kind != "preemption" && e.kind != "preempting" && e.kind != "preempted" &&
+        e.kind != "preemption-called-off") {
+      continue;
+    }
+    preemption.push_back({{"at_ms", e.at_ms}, {"kind", e.kind}, {"message", e.message}});
+  }
+  return json{{"job_id", id},
+              {"state", to_string(j->state)},
+              {"reason", j->reason},
+              {"priority", spec.is_object() ? spec.value("priority", 0) : 0},
+              {"priority_class", spec.is_object() ? spec.value("priority_class", "") : ""},
+              {"evaluated_at_ms", verdicts->empty() ? json(nullptr) : json(at)},
+              {"chosen", chosen},
+              {"clusters", clusters},
+              {"preemption", preemption}};
 }
 
 Result<nlohmann::json> SchedulerBackend::submit_job(const std::string& body,

@@ -29,6 +29,23 @@ TEST_F(LocalSiteTest, CancelSendsSigtermTheJobCanCatch) {
   EXPECT_TRUE(site_->cancel("never-launched").ok());
 }
 
+TEST_F(LocalSiteTest, ASaveSignalReachesTheJobAndStopsNothing) {
+  // As a preempted job would: on USR1 it saves (a marker) and goes on; TERM then ends it.
+  launch_ok(request("run-save",
+                    "trap 'echo saved >> \"$ORCH_RUN_DIR/saves\"; echo saved' USR1; "
+                    "trap 'exit 143' TERM; echo ready; while :; do sleep 0.05; done"));
+  ASSERT_TRUE(wait_output("run-save", "ready"));
+  auto s = site_->signal("run-save", "USR1");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(wait_output("run-save", "saved"));
+  EXPECT_EQ(site_->observe("run-save", 0)->phase, RunPhase::running) << "a save request only";
+  EXPECT_EQ(slurp(run_dir("run-save") + "/work/saves"), "saved\n");
+  EXPECT_EQ(site_->signal("run-save", "KILL").error().kind, ErrorKind::invalid);
+  EXPECT_TRUE(site_->signal("never-launched", "USR1").ok());
+  ASSERT_TRUE(site_->cancel("run-save").ok());
+  EXPECT_EQ(wait_exited("run-save").exit->exit_code, 143);
+}
+
 TEST_F(LocalSiteTest, RepeatedCancelAfterGraceKillsTheGroup) {
   site_ = make_site(2, /*grace_ms=*/100);
   launch_ok(request("run-stubborn", "trap '' TERM; echo ready; while :; do sleep 0.05; done"));

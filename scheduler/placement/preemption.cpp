@@ -1,0 +1,67 @@
+// Choosing the victims of a preemption (preemption.h).
+#include "scheduler/placement/preemption.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace orch {
+namespace {
+
+// Whether the job fits on `cluster` with these victims gone.
+bool fits_without(const PlacementPipeline& pipeline, const PlacementRequest& req,
+                  const ClusterView& cluster, const std::vector<PreemptionCandidate>& victims) {
+  ClusterView emptier = cluster;
+  for (const auto& v : victims) emptier.gpus_used -= v.gpus;
+  return !pipeline.rejection(req, emptier);
+}
+
+std::optional<PreemptionPlan> plan_on(const PlacementPipeline& pipeline,
+                                      const PlacementRequest& req, const ClusterView& cluster,
+                                      std::vector<PreemptionCandidate> here) {
+  std::sort(here.begin(), here.end(), [](const auto& a, const auto& b) {
+    return std::tuple(a.steps_at_risk, a.priority, -a.gpus, a.attempt) <
+           std::tuple(b.steps_at_risk, b.priority, -b.gpus, b.attempt);
+  });
+  std::vector<PreemptionCandidate> chosen;
+  for (const auto& c : here) {
+    if (fits_without(pipeline, req, cluster, chosen)) break;
+    chosen.push_back(c);
+  }
+  if (!fits_without(pipeline, req, cluster, chosen)) return std::nullopt;
+  // Give back what is not needed, the costliest first.
+  for (std::size_t i = chosen.size(); i-- > 0;) {
+    std::vector<PreemptionCandidate> fewer = chosen;
+    fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
+    if (fits_without(pipeline, req, cluster, fewer)) chosen = std::move(fewer);
+  }
+  PreemptionPlan plan;
+  plan.cluster = cluster.spec->name;
+  for (const auto& v : chosen) plan.steps_at_risk += v.steps_at_risk;
+  plan.victims = std::move(chosen);
+  return plan;
+}
+
+}  // namespace
+
+std::optional<PreemptionPlan> plan_preemption(const PlacementPipeline& pipeline,
+                                              const PlacementRequest& req, int priority,
+                                              const std::vector<ClusterView>& clusters,
+                                              const std::vector<PreemptionCandidate>& candidates) {
+  std::optional<PreemptionPlan> best;
+  for (const auto& cluster : clusters) {
+    std::vector<PreemptionCandidate> here;
+    for (const auto& c : candidates) {
+      if (c.cluster == cluster.spec->name && c.priority < priority) here.push_back(c);
+    }
+    if (here.empty()) continue;
+    auto plan = plan_on(pipeline, req, cluster, std::move(here));
+    if (!plan) continue;
+    if (!best || std::pair(plan->steps_at_risk, plan->victims.size()) <
+                     std::pair(best->steps_at_risk, best->victims.size())) {
+      best = std::move(plan);
+    }
+  }
+  return best;
+}
+
+}  // namespace orch

@@ -1,0 +1,33 @@
+#pragma once
+// Checkpoint-aware preemption (issue 18, docs/scheduling.md), decided without I/O: when a job
+// fits nowhere, which running attempts of lower priority to stop so that it fits, and where.
+//
+// On each cluster the job could use were it emptier (every filter passes once the victims'
+// GPUs are free), victims are taken in the order that loses least: fewest steps since their
+// job's last checkpoint, then lowest priority, then the most GPUs; then any victim the job can
+// do without is given back, the costliest first. The cluster whose victims lose the fewest steps
+// in all wins (then fewer victims, then the clusters file's order).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/model/preemption_candidate.h"
+#include "scheduler/placement/pipeline.h"
+
+namespace orch {
+
+struct PreemptionPlan {
+  std::string cluster;
+  std::vector<PreemptionCandidate> victims;  // in the order they were chosen
+  std::int64_t steps_at_risk = 0;            // the victims' in all
+};
+
+// nullopt when no choice of candidates of lower priority than `priority` lets the job fit.
+std::optional<PreemptionPlan> plan_preemption(const PlacementPipeline& pipeline,
+                                              const PlacementRequest& req, int priority,
+                                              const std::vector<ClusterView>& clusters,
+                                              const std::vector<PreemptionCandidate>& candidates);
+
+}  // namespace orch

@@ -1,0 +1,21 @@
+#pragma once
+// The clusters file's scheduling sections (docs/config.md): `priority_classes:`, a map of class
+// names to integer priorities, checked as the rest of the file is (file:line:col).
+
+#include <optional>
+#include <string>
+
+#include "scheduler/spec/cluster_spec.h"
+#include "scheduler/spec/job_spec.h"
+#include "scheduler/spec/yaml_reader.h"
+
+namespace orch {
+
+void read_scheduling(const yaml::MapView& file, SchedulingSpec& out);
+
+// The priority a job spec's `priority:` text names: an integer, or a class of `spec`. nullopt
+// when it is neither; `why` then says what is known.
+std::optional<int> resolve_priority(const SchedulingSpec& spec, const std::string& name,
+                                    std::string& why);
+
+}  // namespace orch

@@ -1,0 +1,83 @@
+// Choosing the victims of a preemption (issue 18): the fewest steps at risk first, then the
+// lowest priority; only what the job needs; only lower priorities; the cheapest cluster.
+#include <gtest/gtest.h>
+
+#include "scheduler/placement/preemption.h"
+#include "tests/harness/builders.h"
+
+namespace orch::testing {
+namespace {
+
+class PreemptionPlanTest : public ::testing::Test {
+ protected:
+  // alpha and beta: 2 nodes x 4 GPUs each, both full.
+  ClusterSpec alpha = make_cluster("alpha");
+  ClusterSpec beta = make_cluster("beta");
+  std::vector<ClusterView> views{{&alpha, SiteHealth::healthy, 8, {}},
+                                 {&beta, SiteHealth::healthy, 8, {}}};
+  PlacementPipeline pipeline = PlacementPipeline::standard();
+  JobSpec job = make_job().gpus(4);
+  PlacementRequest req{&job};
+
+  static PreemptionCandidate victim(std::int64_t id, const std::string& cluster, int gpus,
+                                    int priority, std::int64_t steps) {
+    return {id, id, cluster, gpus, priority, steps};
+  }
+  static std::vector<std::int64_t> ids(const PreemptionPlan& p) {
+    std::vector<std::int64_t> out;
+    for (const auto& v : p.victims) out.push_back(v.attempt);
+    return out;
+  }
+};
+
+TEST_F(PreemptionPlanTest, TakesTheVictimWithFewestStepsAtRiskThenTheLowestPriority) {
+  auto plan = plan_preemption(pipeline, req, 1000, views,
+                              {victim(1, "alpha", 4, 100, 40), victim(2, "alpha", 4, 100, 3),
+                               victim(3, "beta", 4, 500, 3), victim(4, "beta", 4, 100, 30)});
+  ASSERT_TRUE(plan);
+  // alpha's victim 2 and beta's victim 3 both risk 3 steps; alpha comes first in the file.
+  EXPECT_EQ(plan->cluster, "alpha");
+  EXPECT_EQ(ids(*plan), std::vector<std::int64_t>{2});
+  EXPECT_EQ(plan->steps_at_risk, 3);
+
+  auto on_beta = plan_preemption(pipeline, req, 1000, views,
+                                 {victim(3, "beta", 4, 500, 3), victim(4, "beta", 4, 100, 3)});
+  ASSERT_TRUE(on_beta);
+  EXPECT_EQ(ids(*on_beta), std::vector<std::int64_t>{4}) << "equal steps: the lower priority";
+}
+
+TEST_F(PreemptionPlanTest, TakesOnlyWhatTheJobNeedsAndGivesBackTheRest) {
+  job = make_job().gpus(4);
+  // Two 2-GPU victims with few steps, and one 4-GPU one with more than both together.
+  auto plan = plan_preemption(
+      pipeline, req, 1000, {views[0]},
+      {victim(1, "alpha", 2, 0, 1), victim(2, "alpha", 2, 0, 2), victim(3, "alpha", 4, 0, 10)});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(ids(*plan), (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(plan->steps_at_risk, 3);
+
+  // A 4-GPU victim taken after a small one that turns out not to be needed is given back.
+  views[0].gpus_used = 6;  // 2 free: a 2-GPU victim is enough
+  auto small = plan_preemption(pipeline, req, 1000, {views[0]},
+                               {victim(1, "alpha", 4, 0, 5), victim(2, "alpha", 2, 0, 6)});
+  ASSERT_TRUE(small);
+  EXPECT_EQ(ids(*small), std::vector<std::int64_t>{1}) << "the cheapest that is enough";
+}
+
+TEST_F(PreemptionPlanTest, NeverTakesEqualOrHigherPriorityOrWhatCannotMakeEnoughRoom) {
+  EXPECT_FALSE(plan_preemption(pipeline, req, 100, views,
+                               {victim(1, "alpha", 4, 100, 1), victim(2, "beta", 4, 200, 1)}));
+  job = make_job().gpus(4).nodes(3);  // 12 GPUs: more than a cluster has
+  EXPECT_FALSE(plan_preemption(pipeline, req, 1000, views,
+                               {victim(1, "alpha", 4, 0, 1), victim(2, "alpha", 4, 0, 1)}));
+  job = make_job().gpus(4).on({"beta"});
+  auto plan = plan_preemption(pipeline, req, 1000, views,
+                              {victim(1, "alpha", 4, 0, 1), victim(2, "beta", 4, 0, 9)});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->cluster, "beta") << "the job's allowed clusters still hold";
+  views[1].health = SiteHealth::down;
+  EXPECT_FALSE(plan_preemption(pipeline, req, 1000, views, {victim(2, "beta", 4, 0, 9)}));
+}
+
+}  // namespace
+}  // namespace orch::testing

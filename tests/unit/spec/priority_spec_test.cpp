@@ -1,0 +1,100 @@
+// What a job spec's priority and preemption settings and the clusters file's priority_classes
+// accept, and how each mistake is worded (issue 18).
+#include <gmock/gmock.h>
+
+#include "scheduler/spec/clusters_parser.h"
+#include "scheduler/spec/job_spec_json.h"
+#include "scheduler/spec/job_spec_parser.h"
+#include "scheduler/spec/scheduling_section.h"
+
+namespace orch {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kJob = "name: run\ncommand: python train.py\n";
+
+std::string error_of(const std::string& yaml) {
+  auto r = parse_job_spec(yaml, "job.yaml");
+  return r.ok() ? std::string("(accepted)") : r.error().message;
+}
+
+TEST(PrioritySpec, ByDefaultAJobHasPriorityZeroAndMayBePreemptedAfterFiveMinutesWithUSR1) {
+  auto spec = parse_job_spec(kJob, "job.yaml").value();
+  EXPECT_EQ(spec.priority, 0);
+  EXPECT_EQ(spec.priority_class, "");
+  EXPECT_TRUE(spec.preemption.allowed);
+  EXPECT_EQ(spec.preemption.signal, "USR1");
+  EXPECT_EQ(spec.preemption.grace_s, 300);
+}
+
+TEST(PrioritySpec, APriorityIsAnIntegerOrAClassName) {
+  EXPECT_EQ(parse_job_spec(std::string(kJob) + "priority: 500\n", "j").value().priority, 500);
+  EXPECT_EQ(parse_job_spec(std::string(kJob) + "priority: -3\n", "j").value().priority, -3);
+  auto named = parse_job_spec(std::string(kJob) + "priority: hero\n", "j").value();
+  EXPECT_EQ(named.priority_class, "hero");
+  EXPECT_THAT(error_of(std::string(kJob) + "priority: 2000000\n"),
+              HasSubstr("job.yaml:3:11: \"priority\" must be from -1000000 to 1000000"));
+  EXPECT_THAT(error_of(std::string(kJob) + "priority: [1]\n"),
+              HasSubstr("\"priority\" must be an integer or a class name, got a list"));
+  EXPECT_THAT(error_of(std::string(kJob) + "priority: hero\npriority_class: ablation\n"),
+              HasSubstr("\"priority\" names class hero but \"priority_class\" names ablation"));
+}
+
+TEST(PrioritySpec, PreemptionSettingsAreReadAndCheckedAndSurviveTheStoredForm) {
+  auto spec = parse_job_spec(std::string(kJob) +
+                                 "priority: ablation\npreemption: {signal: SIGUSR2, grace_s: 45, "
+                                 "allowed: false}\n",
+                             "j")
+                  .value();
+  spec.priority = 100;  // what the brain resolves the class to
+  EXPECT_EQ(spec.preemption.signal, "USR2");
+  EXPECT_EQ(spec.preemption.grace_s, 45);
+  EXPECT_FALSE(spec.preemption.allowed);
+  auto back = job_spec_from_json(job_spec_to_json(spec)).value();
+  EXPECT_EQ(back.priority, 100);
+  EXPECT_EQ(back.priority_class, "ablation");
+  EXPECT_EQ(back.preemption.signal, "USR2");
+  EXPECT_EQ(back.preemption.grace_s, 45);
+  EXPECT_FALSE(back.preemption.allowed);
+
+  EXPECT_THAT(error_of(std::string(kJob) + "preemption: {signal: TERM}\n"),
+              HasSubstr("preemption.signal must be a signal the agent passes on to the job, got "
+                        "\"TERM\"; expected USR1, USR2, INT or HUP"));
+  EXPECT_THAT(error_of(std::string(kJob) + "preemption: {grace_s: -1}\n"),
+              HasSubstr("\"grace_s\" must be"));
+  EXPECT_THAT(error_of(std::string(kJob) + "preemption: {grace: 10}\n"),
+              HasSubstr("unknown key \"grace\" in preemption; expected one of: allowed, signal, "
+                        "grace_s"));
+}
+
+constexpr const char* kClusters = "clusters:\n  - {name: alpha, provider: local}\n";
+
+TEST(PrioritySpec, TheClustersFileNamesPriorityClasses) {
+  auto file = parse_clusters_file(std::string(kClusters) +
+                                      "priority_classes: {hero: 1000, production: 500, "
+                                      "ablation: 100}\n",
+                                  "clusters.yaml")
+                  .value();
+  EXPECT_EQ(file.scheduling.priority_classes.at("hero"), 1000);
+  EXPECT_EQ(file.scheduling.priority_classes.size(), 3u);
+  std::string why;
+  EXPECT_EQ(resolve_priority(file.scheduling, "production", why), 500);
+  EXPECT_FALSE(resolve_priority(file.scheduling, "prod", why));
+  EXPECT_THAT(why, HasSubstr("known classes: ablation (100), hero (1000), production (500)"));
+
+  auto error = [](const std::string& tail) {
+    auto r = parse_clusters_file(std::string(kClusters) + tail, "clusters.yaml");
+    return r.ok() ? std::string("(accepted)") : r.error().message;
+  };
+  EXPECT_THAT(error("priority_classes: {hero: high}\n"),
+              HasSubstr("clusters.yaml:3:26: priority class \"hero\" must be an integer from "
+                        "-1000000 to 1000000, got \"high\""));
+  EXPECT_THAT(error("priority_classes: {\"12\": 5}\n"), HasSubstr("and not a number"));
+  EXPECT_THAT(error("priority_classes: [hero]\n"),
+              HasSubstr("\"priority_classes\" must be a map, got a list"));
+  EXPECT_THAT(error("priority_clases: {}\n"), HasSubstr("did you mean \"priority_classes\""));
+}
+
+}  // namespace
+}  // namespace orch
