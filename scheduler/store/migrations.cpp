@@ -430,6 +430,22 @@ ALTER TABLE attempts ADD COLUMN preempt_asked_ms INTEGER;
 CREATE INDEX attempts_preempting ON attempts(preempt_for)
   WHERE preempt_for IS NOT NULL AND (state != 'exited' OR site_done = 0);
 )sql"},
+      {19,
+       "placement verdicts as one row per job (a JSON array of every cluster's verdict): a "
+       "placement decision writes one row, not one per cluster",
+       R"sql(
+CREATE TABLE placement_explain (
+  job_id INTEGER PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+  at_ms INTEGER NOT NULL,
+  verdicts TEXT NOT NULL
+);
+INSERT INTO placement_explain(job_id, at_ms, verdicts)
+  SELECT job_id, MAX(at_ms),
+         json_group_array(json_object('cluster', cluster, 'feasible', feasible, 'reason', reason,
+                                      'score', score, 'chosen', chosen))
+  FROM placement_verdicts GROUP BY job_id;
+DROP TABLE placement_verdicts;
+)sql"},
   };
   return list;
 }

@@ -81,18 +81,32 @@ JobRow Store::read_job(const Stmt& st) {
 }
 
 Result<JobId> Store::insert_job(const JobRow& row) {
+  // The stored text; when it is the spec exactly (no invalid UTF-8 had to be replaced), the spec
+  // also goes into the cache, so that placing the job right after need not parse it back.
+  const nlohmann::json spec_json = job_spec_to_json(row.spec);
+  std::string spec_text = json_text(spec_json);
+  bool exact = true;
+  try {
+    exact = spec_json.dump() == spec_text;
+  } catch (const std::exception&) {
+    exact = false;  // invalid UTF-8: the stored text differs from the spec
+  }
   if (auto r = execute(db_,
                        "INSERT INTO jobs(name, state, spec, infra_restarts, user_restarts, "
                        "next_attempt_ms, reason, created_ms, updated_ms, owner, team) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       row.name, std::string(to_string(row.state)),
-                       json_text(job_spec_to_json(row.spec)), row.infra_restarts, row.user_restarts,
-                       row.next_attempt_ms, row.reason, row.created_ms, row.updated_ms,
-                       row.spec.owner, row.spec.team);
+                       row.name, std::string(to_string(row.state)), spec_text, row.infra_restarts,
+                       row.user_restarts, row.next_attempt_ms, row.reason, row.created_ms,
+                       row.updated_ms, row.spec.owner, row.spec.team);
       !r) {
     return r.error();
   }
   const JobId id = db_.last_insert_id();
+  if (exact) {
+    // Keyed by the text too (read_job), so a rolled-back insert's id never hands this spec on.
+    if (spec_cache_.size() >= 16384) spec_cache_.clear();
+    spec_cache_[id] = {std::move(spec_text), row.spec};
+  }
   job_changes_.push_back({id, row.state, row.next_attempt_ms, row.spec.nodes,
                           row.spec.gpus_per_node, row.spec.priority});
   return id;
