@@ -146,6 +146,42 @@ TEST_F(Migrations, VersionFourteenJobsKeepTheirOwnerAndTeamAsColumnsListsFilterO
   EXPECT_EQ((*store)->job_listings({2}).value().at(0).spec.owner, "");  // before owners were kept
 }
 
+TEST_F(Migrations, VersionEighteenVerdictsBecomeOneRowPerJobAndReadBackTheSame) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 18).ok());
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
+        VALUES ('a', 'running', '{"name":"a","command":"true"}', 1, 2);
+      INSERT INTO placement_verdicts(job_id, cluster, feasible, reason, score, chosen, at_ms)
+        VALUES (1, 'alpha', 0, 'site is down', NULL, 0, 50),
+               (1, 'beta', 1, 'goodput=6.000', 7.5, 1, 50),
+               (1, 'gamma', 1, 'goodput=3.000', 4.0, 0, 50);
+    )sql")
+                    .ok());
+  }
+  auto store = Store::open(path_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto verdicts = (*store)->verdicts_of(1).value();
+  ASSERT_EQ(verdicts.size(), 3u);
+  EXPECT_EQ(verdicts[0].cluster, "beta");  // chosen first, then feasible by score, then the rest
+  EXPECT_TRUE(verdicts[0].chosen);
+  EXPECT_EQ(verdicts[0].score, 7.5);
+  EXPECT_EQ(verdicts[1].cluster, "gamma");
+  EXPECT_EQ(verdicts[2].cluster, "alpha");
+  EXPECT_FALSE(verdicts[2].feasible);
+  EXPECT_FALSE(verdicts[2].score.has_value());
+  EXPECT_EQ(verdicts[2].reason, "site is down");
+  EXPECT_EQ(verdicts[2].at_ms, 50);
+  // A new decision replaces them whole.
+  ASSERT_TRUE((*store)->replace_verdicts(1, {{1, "alpha", true, "now up", 1.0, true, 60}}).ok());
+  verdicts = (*store)->verdicts_of(1).value();
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0].reason, "now up");
+  EXPECT_EQ(verdicts[0].at_ms, 60);
+}
+
 TEST_F(Migrations, VersionThreeDatabaseGainsTheNodeLedger) {
   {
     auto db = Db::open(path_);
