@@ -133,6 +133,24 @@ Result<bool> AttemptTracker::advance_preemption(AttemptRow& a) {
     return false;
   }
   const Millis now = clock_.now_ms();
+  // The job it makes room for no longer waits (cancelled, failed): the victim goes on.
+  auto beneficiary = store_.job(*a.preempt_for);
+  if (!beneficiary) return beneficiary.error();
+  if (!*beneficiary || !is_waiting((*beneficiary)->state)) {
+    const std::string state =
+        *beneficiary ? std::string(to_string((*beneficiary)->state)) : std::string("gone");
+    const JobId for_job = *a.preempt_for;
+    a.preempt_for.reset();
+    a.preempt_asked_ms.reset();
+    if (auto r = store_.update_attempt(a); !r) return r.error();
+    if (auto r = event(a.job_id, a.no, "preemption-called-off",
+                       "job " + std::to_string(for_job) + " no longer waits (" + state +
+                           "): attempt " + std::to_string(a.no) + " on " + a.cluster + " goes on");
+        !r) {
+      return r.error();
+    }
+    return false;
+  }
   auto job = store_.job(a.job_id);
   if (!job) return job.error();
   if (!*job) return false;

@@ -189,6 +189,22 @@ TEST_F(BrainPreemption, APreemptionIsCalledOffWhenTheJobIsPlacedAnotherWay) {
   EXPECT_EQ(store->attempt_by_token(asked.token).value()->state, AttemptState::running);
 }
 
+TEST_F(BrainPreemption, APreemptionIsCalledOffWhenTheJobItMakesRoomForIsCancelled) {
+  JobId a = ablation(5, 5, /*grace_s=*/10);
+  JobId b = ablation(9, 5, /*grace_s=*/10);
+  JobId hero = submit(make_job().gpus(4).priority_class("hero"));
+  ASSERT_EQ(last_attempt(a).preempt_for, hero);
+  handle(CancelJob{hero});
+  clock.advance_ms(30'000);  // past the grace it had
+  handle(Tick{});
+  const AttemptRow spared = last_attempt(a);
+  EXPECT_EQ(spared.state, AttemptState::running);
+  EXPECT_FALSE(spared.preempt_for.has_value());
+  EXPECT_THAT(messages(a, "preemption-called-off").at(0),
+              HasSubstr("job 3 no longer waits (cancelled)"));
+  EXPECT_EQ(carrying(b).size(), 1u);
+}
+
 TEST_F(BrainPreemption, AVictimNotRunningYetIsStoppedAtOnce) {
   JobId queued = submit(make_job().gpus(4).priority(1));
   JobId queued2 = submit(make_job().gpus(4).priority(1));
