@@ -117,6 +117,30 @@ Result<void> AttemptTracker::move_attempt(AttemptRow& a, const std::string& why)
   return request_cancel(a, why);
 }
 
+Result<void> AttemptTracker::move_off_long_queues() {
+  auto queued = store_.queued_attempts();
+  if (!queued) return queued.error();
+  const Millis now = clock_.now_ms();
+  for (auto a : *queued) {
+    auto job = store_.job(a.job_id);
+    if (!job) return job.error();
+    if (!*job || is_terminal((*job)->state)) continue;
+    const double max_s = (*job)->spec.max_queue_s;
+    const Millis waited = now - a.started_ms;
+    if (max_s <= 0 || waited < static_cast<Millis>(max_s * 1000.0)) continue;
+    auto better = placer_.better_than_queue(**job, a);
+    if (!better) return better.error();
+    if (!*better) continue;
+    char buf[160];
+    std::snprintf(
+        buf, sizeof buf, "moved: queued at %s for %.0f s (max_queue_s %g); %s can run it now",
+        a.cluster.c_str(), static_cast<double>(waited) / 1000.0, max_s, (*better)->c_str());
+    if (auto r = step_aside(a, ExitCause::queue_timeout, "moved", buf); !r) return r;
+    if (auto r = request_cancel(a, buf); !r) return r;
+  }
+  return Ok{};
+}
+
 Result<void> AttemptTracker::advance_preemptions() {
   auto preempting = store_.preempting_attempts();
   if (!preempting) return preempting.error();

@@ -49,6 +49,9 @@ class AttemptTracker : BrainPart {
   // are stopped once they saved a checkpoint since the request, or once their grace is over,
   // or at once when they were not running yet.
   Result<void> advance_preemptions();
+  // Tick: attempts still queued at their site past their job's max_queue_s are moved to a
+  // cluster that can run them now (queue_timeout: no restart spent), when one can.
+  Result<void> move_off_long_queues();
 
  private:
   Result<BrainReply> attempt_seen_running(AttemptRow& a, JobRow& job, bool running);

@@ -11,9 +11,12 @@ namespace orch {
 
 const AttemptRow* carrier(const std::vector<AttemptRow>& attempts) {
   for (auto it = attempts.rbegin(); it != attempts.rend(); ++it) {
-    // A hung attempt, or one stopped for a straggler, was asked to stop too, but it carried the
-    // job until then.
-    if (it->cause == ExitCause::hang || it->cause == ExitCause::straggler) return &*it;
+    // A hung attempt, one stopped for a straggler or one moved off a long queue was asked to
+    // stop too, but it carried the job until then.
+    if (it->cause == ExitCause::hang || it->cause == ExitCause::straggler ||
+        it->cause == ExitCause::queue_timeout) {
+      return &*it;
+    }
     if (!it->cancel_requested && it->cause != ExitCause::cancelled) return &*it;
   }
   return attempts.empty() ? nullptr : &attempts.back();
@@ -30,9 +33,10 @@ PlacementRequest placement_request(const JobRow& job, const std::vector<AttemptR
   PlacementRequest req;
   req.job = &job.spec;
   if (const AttemptRow* last = carrier(attempts)) {
-    // The site could not start it (or not all of a gang in time): try elsewhere first.
+    // The site could not start it (or not all of a gang in time, or kept it queued past
+    // max_queue_s): try elsewhere first.
     if (last->cause == ExitCause::launch_failed || last->cause == ExitCause::lost ||
-        last->cause == ExitCause::gang_timeout) {
+        last->cause == ExitCause::gang_timeout || last->cause == ExitCause::queue_timeout) {
       req.avoid_cluster = last->cluster;
     } else {
       req.previous_cluster = last->cluster;

@@ -241,6 +241,28 @@ Result<void> Placer::try_place(JobRow& job) {
   return record_launch(job, plan_launch(in), views);
 }
 
+Result<std::optional<std::string>> Placer::better_than_queue(const JobRow& job,
+                                                             const AttemptRow& queued) {
+  auto views = cluster_views();
+  if (!views) return views.error();
+  auto attempts = store_.attempts_of(job.id);
+  if (!attempts) return attempts.error();
+  // As placement_request will ask once the queued attempt is moved: it avoids that cluster, and
+  // the queued attempt's own GPUs there still count as used (they are, until it is cancelled).
+  PlacementRequest req = placement_request(job, *attempts);
+  req.previous_cluster.reset();
+  req.avoid_nodes.clear();
+  req.avoid_cluster = queued.cluster;
+  auto staging = data_.staging_estimates(job.spec);
+  if (!staging) return staging.error();
+  req.staging_s = std::move(*staging);
+  PlacementDecision decision = pipeline_.place(req, **views);
+  if (!decision.chosen || *decision.chosen == queued.cluster) {
+    return std::optional<std::string>();
+  }
+  return decision.chosen;
+}
+
 Result<void> Placer::consider_preemption(const JobRow& job, const PlacementRequest& req,
                                          const std::vector<ClusterView>& views,
                                          std::string& reason) {

@@ -42,6 +42,10 @@ class Placer : BrainPart {
   // Tries to place one job now; leaves it waiting with a reason when nothing fits (and notes
   // that it is blocked at the current capacity version).
   Result<void> try_place(JobRow& job);
+  // Where the job of an attempt still queued at its site would be placed now if that site were
+  // a cluster to avoid (as its next placement will treat it): another cluster's name, or
+  // nullopt when none but the queued one would take it.
+  Result<std::optional<std::string>> better_than_queue(const JobRow& job, const AttemptRow& queued);
 
  private:
   // Writes what plan_launch decided: the attempts, the outbox row, the job's state, the event.

@@ -140,6 +140,8 @@ std::string_view to_string(ExitCause c) {
       return "gang_timeout";
     case ExitCause::straggler:
       return "straggler";
+    case ExitCause::queue_timeout:
+      return "queue_timeout";
     case ExitCause::priority_preempted:
       return "priority_preempted";
     case ExitCause::cancelled:

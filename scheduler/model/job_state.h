@@ -41,6 +41,8 @@ enum class ExitCause {
   gang_timeout,        // not every task of the gang ran within the site's gang timeout
   straggler,           // a node confirmed slowest by per-rank step times: orchestrate stopped the
                        // attempt to run again without it
+  queue_timeout,       // still queued at its site past the job's max_queue_s while another
+                       // cluster could run it: moved there (no restart spent, no blame)
   priority_preempted,  // orchestrate stopped it to make room for a job of higher priority
                        // (docs/scheduling.md): no restart spent, no blame on the cluster
   cancelled,           // orchestrate cancelled it (user request, or duplicate reconciliation)

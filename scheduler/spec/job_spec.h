@@ -100,6 +100,9 @@ struct JobSpec {
   HealthWatchSpec health;
   std::vector<std::string> allowed_clusters;    // empty: any cluster
   std::vector<std::string> preferred_clusters;  // ranked first among those that fit
+  // An attempt still queued at its site (Slurm PENDING, Kubernetes unschedulable) this long
+  // after it was placed moves to a cluster that can run it now, if one can (0: never).
+  double max_queue_s = 300;
   // Named datasets the job reads (issue 5). Placement weighs the time to stage each where it is
   // missing; a job placed there waits in `staging` until its copy is verified. The job gets
   // each copy's path in ORCH_DATASET_<NAME> (upper case, '-' and '.' as '_').

@@ -56,7 +56,8 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
       {"placement",
        {{"allowed", spec.allowed_clusters.empty() ? json::array() : json(spec.allowed_clusters)},
         {"preferred",
-         spec.preferred_clusters.empty() ? json::array() : json(spec.preferred_clusters)}}},
+         spec.preferred_clusters.empty() ? json::array() : json(spec.preferred_clusters)},
+        {"max_queue_s", spec.max_queue_s}}},
       {"datasets", spec.datasets.empty() ? json::array() : json(spec.datasets)},
   };
   // Left out when empty: the parser takes no empty name.

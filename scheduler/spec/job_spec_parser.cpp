@@ -221,8 +221,10 @@ void read_health(const MapView& job, JobSpec& spec) {
 }
 
 void read_placement(const MapView& job, JobSpec& spec) {
-  MapView placement = job.child("placement", "placement", {"allowed", "preferred"},
+  MapView placement = job.child("placement", "placement", {"allowed", "preferred", "max_queue_s"},
                                 "a map such as {allowed: [alpha, beta], preferred: [alpha]}");
+  placement.read_number("max_queue_s", spec.max_queue_s, yaml::NumberRange{0.0, false, 604800.0},
+                        "seconds such as 120 (0: never move a queued attempt)");
   placement.read_string_list("allowed", spec.allowed_clusters, yaml::kName,
                              "a list of cluster names such as [alpha, beta]");
   placement.read_string_list("preferred", spec.preferred_clusters, yaml::kName,

@@ -144,6 +144,8 @@ class Store {
   // have a priority below `priority`, with the steps each has run since its job's last
   // checkpoint (issue 18). Reads live attempts only.
   Result<std::vector<PreemptionCandidate>> preemption_candidates(int priority);
+  // Attempts the site confirmed but still queues (launching, launch done, not asked to stop).
+  Result<std::vector<AttemptRow>> queued_attempts();
   // Attempts asked to make room for a job of higher priority (preempt_for set) that still run
   // or still hold their GPUs (ended, not yet settled): the room they make is on its way.
   Result<std::vector<AttemptRow>> preempting_attempts();

@@ -194,6 +194,15 @@ Result<std::vector<PreemptionCandidate>> Store::preemption_candidates(int priori
       priority);
 }
 
+Result<std::vector<AttemptRow>> Store::queued_attempts() {
+  return query(db_,
+               std::string("SELECT ") + kAttemptColumns +
+                   " FROM attempts INDEXED BY attempts_not_exited WHERE state != 'exited' AND "
+                   "state = 'launching' "
+                   "AND launch_done = 1 AND cancel_requested = 0 ORDER BY id",
+               read_attempt);
+}
+
 Result<std::vector<AttemptRow>> Store::preempting_attempts() {
   return query(db_,
                std::string("SELECT ") + kAttemptColumns +

@@ -88,6 +88,10 @@ class JobBuilder {
     spec_.health.exclude_stragglers = on;
     return *this;
   }
+  JobBuilder& max_queue_s(double s) {
+    spec_.max_queue_s = s;
+    return *this;
+  }
   JobBuilder& priority(int p) {
     spec_.priority = p;
     return *this;

@@ -1,8 +1,8 @@
-// Issue 18's acceptance on real Slurm: two lab clusters full of ablations (one 8-GPU job each);
-// a hero job of higher priority comes; the ablation with fewer steps at risk gets SIGUSR1
-// (scancel --signal to its steps, passed on by the agent), saves, and is stopped; the hero runs
-// within the grace plus one poll; the ablation resumes from the checkpoint it saved and finishes
-// with no restart spent.
+// Issue 18's acceptance on real Slurm. Preemption: two lab clusters full of ablations (one 8-GPU
+// job each); a hero job of higher priority comes; the ablation with fewer steps at risk gets
+// SIGUSR1 (scancel --signal to its steps, passed on by the agent), saves, and is stopped; the hero
+// runs within the grace plus one poll; the ablation resumes from the checkpoint it saved and
+// finishes with no restart spent. Queue-aware failover: a job queued behind another tenant moves.
 #include <gmock/gmock.h>
 
 #include <chrono>
@@ -65,6 +65,41 @@ TEST_F(SlurmPreemptionTest, AHeroJobRunsWithinTheGraceAndTheVictimResumesFromIts
   ASSERT_FALSE(resumed["resumed_from"].is_null()) << describe_job(url_, b);
   EXPECT_GT(resumed["resumed_from"]["step"].get<int>(), 5);
   EXPECT_EQ(wait_final(a)["state"], "succeeded") << describe_job(url_, a);
+}
+
+// Queue-aware failover: another tenant's job holds alpha's only node; our job, placed on alpha
+// (orchestrate does not see the other tenant), waits there PENDING and moves to beta once its
+// max_queue_s is over. Goal: running within max_queue_s plus one poll, under 60 s in all.
+TEST_F(SlurmPreemptionTest, AJobQueuedBehindAnotherTenantMovesToBetaAfterMaxQueue) {
+  constexpr double kMaxQueueS = 10;
+  auto tenant = lab_->slurm(
+      "alpha", {"sbatch", "--parsable", "--exclusive", "--job-name=tenant", "--wrap", "sleep 600"});
+  ASSERT_TRUE(tenant.ok()) << tenant.error().message;
+  ASSERT_TRUE(eventually([&] {
+    auto q = lab_->slurm("alpha", {"squeue", "-h", "--name=tenant", "-o", "%T"});
+    return q && q->find("RUNNING") != std::string::npos;
+  }));
+
+  const auto submitted = std::chrono::steady_clock::now();
+  const std::int64_t id = submit(job_yaml("queued", "--steps 30 --step-delay-ms 20",
+                                          "placement: {preferred: [alpha], max_queue_s: 10}\n"));
+  json moved = wait_running_on(id, "beta", 1);
+  ASSERT_FALSE(moved.is_null()) << describe_job(url_, id);
+  const double waited_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted).count();
+  std::printf("running on beta %.2f s after its submit (max_queue_s %.0f)\n", waited_s, kMaxQueueS);
+  EXPECT_LT(waited_s, 60.0);
+  EXPECT_GE(waited_s, kMaxQueueS);
+  const json first = attempts(id).at(0);
+  EXPECT_EQ(first["cluster"], "alpha");
+  EXPECT_EQ(first["cause"], "queue_timeout") << describe_job(url_, id);
+  EXPECT_TRUE(eventually([&] {
+    return slurm_jobs("alpha", first["token"]).size() == 1 &&
+           slurm_jobs("alpha", first["token"])[0].find("CANCELLED") != std::string::npos;
+  })) << "alpha's queue no longer holds it";
+  json done = wait_final(id);
+  EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  EXPECT_EQ(done["infra_restarts"], 0);
 }
 
 }  // namespace

@@ -68,6 +68,15 @@ TEST(PrioritySpec, PreemptionSettingsAreReadAndCheckedAndSurviveTheStoredForm) {
                         "grace_s"));
 }
 
+TEST(PrioritySpec, MaxQueueSecondsDefaultsToFiveMinutesAndIsChecked) {
+  EXPECT_EQ(parse_job_spec(kJob, "j").value().max_queue_s, 300);
+  auto spec = parse_job_spec(std::string(kJob) + "placement: {max_queue_s: 45}\n", "j").value();
+  EXPECT_EQ(spec.max_queue_s, 45);
+  EXPECT_EQ(job_spec_from_json(job_spec_to_json(spec)).value().max_queue_s, 45);
+  EXPECT_THAT(error_of(std::string(kJob) + "placement: {max_queue_s: -1}\n"),
+              HasSubstr("\"max_queue_s\" must be"));
+}
+
 constexpr const char* kClusters = "clusters:\n  - {name: alpha, provider: local}\n";
 
 TEST(PrioritySpec, TheClustersFileNamesPriorityClasses) {
