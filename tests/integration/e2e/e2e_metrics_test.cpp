@@ -21,7 +21,15 @@ TEST_F(MetricsE2eTest, TheFleetAndTheServersHealthPassPromtool) {
   ASSERT_GT(id, 0);
   ASSERT_EQ(wait_final(id)["state"], "succeeded") << describe_job(url_, id);
 
-  HttpResponse r = call(url_, "GET", "/metrics");
+  // The job's last checkpoint listing may still be in alpha's outbox when the job is final:
+  // scrape until the workers have carried out everything.
+  HttpResponse r;
+  EXPECT_TRUE(eventually([&] {
+    r = call(url_, "GET", "/metrics");
+    return r.status == 200 &&
+           r.body.find("orchestrate_outbox_pending_actions{cluster=\"alpha\"} 0\n") !=
+               std::string::npos;
+  })) << r.body;
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_THAT(r.body, HasSubstr("orchestrate_jobs{state=\"succeeded\"} 1\n"));
