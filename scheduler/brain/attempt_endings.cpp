@@ -187,7 +187,12 @@ Result<bool> AttemptTracker::advance_preemption(AttemptRow& a) {
   const bool never_ran = a.state != AttemptState::running;
   const bool grace_over = now - *a.preempt_asked_ms >= grace_ms;
   if (!saved && !never_ran && !grace_over) return false;
-  std::string why = "preempted for job " + std::to_string(*a.preempt_for) + ": ";
+  // A victim of equal or higher priority was taken only as borrowed GPUs its team's quota did
+  // not cover (placement/preemption.h, preemptible_by).
+  const bool reclaimed = (*job)->spec.priority >= (*beneficiary)->spec.priority;
+  std::string why =
+      std::string(reclaimed ? "borrowed GPUs taken back for job " : "preempted for job ") +
+      std::to_string(*a.preempt_for) + ": ";
   if (saved) {
     why += "it saved a checkpoint at step " + std::to_string((*latest)->step) +
            " after the save request";
@@ -199,7 +204,9 @@ Result<bool> AttemptTracker::advance_preemption(AttemptRow& a) {
     why += std::string("no checkpoint within its grace of ") + grace + " s; it resumes from " +
            (*latest ? "step " + std::to_string((*latest)->step) : std::string("the start"));
   }
-  if (auto r = step_aside(a, ExitCause::priority_preempted, "preempted", why); !r) {
+  if (auto r = step_aside(a, reclaimed ? ExitCause::quota_reclaimed : ExitCause::priority_preempted,
+                          "preempted", why);
+      !r) {
     return r.error();
   }
   if (auto r = request_cancel(a, why); !r) return r.error();

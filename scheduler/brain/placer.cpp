@@ -80,8 +80,15 @@ Result<std::vector<ClusterView>*> Placer::cluster_views() {
   auto views = read_cluster_views();
   if (!views) return views.error();
   views_ = std::move(*views);
+  int fleet_gpus = 0;
   for (auto& v : views_) {
     if (auto h = history.find(v.spec->name); h != history.end()) v.history = h->second;
+    fleet_gpus += v.spec->nodes * v.spec->gpus_per_node;
+  }
+  if (core_.scheduling.quotas()) {
+    auto uses = store_.team_uses();
+    if (!uses) return uses.error();
+    ledger_ = TeamLedger(core_.scheduling, fleet_gpus, std::move(*uses));
   }
   views_epoch_ = store_.capacity_epoch();
   views_history_at_ = health_.histories_at();
@@ -102,6 +109,25 @@ void Placer::note_capacity() {
   if (fingerprint != capacity_fingerprint_) {
     capacity_fingerprint_ = std::move(fingerprint);
     ++capacity_version_;
+  }
+}
+
+bool Placer::within_quota_somewhere(const JobSpec& job) const {
+  if (!ledger_.enabled()) return true;
+  for (const auto& v : views_) {
+    if (ledger_.within(job.team, v.spec->name, job.nodes * job.gpus_per_node)) return true;
+  }
+  return false;
+}
+
+bool Placer::may_borrow(const JobSpec& job) const {
+  return ledger_.may_borrow(job.team) && job.preemption.allowed;
+}
+
+void Placer::fill_quota_room(PlacementRequest& req) const {
+  if (!ledger_.enabled()) return;
+  for (const auto& v : views_) {
+    if (auto room = ledger_.room(req.job->team, v.spec->name)) req.quota_room[v.spec->name] = *room;
   }
 }
 
@@ -154,13 +180,32 @@ Result<void> Placer::place_waiting_jobs() {
   // quarter of a second in the server). Right after a restart every waiting job is due at once,
   // and one round for all of them would hold up the commands queued behind it.
   constexpr std::size_t kTriesPerRound = 200;
+  std::vector<JobRow> borrowers;  // with quotas: tried after the jobs within their quota
   for (std::size_t i = 0; i < due.size() && i < kTriesPerRound; ++i) {
     const JobId id = due[i];
     auto job = store_.job(id);
     if (!job) return job.error();
     // Placed or ended earlier in this event (the queue follows only after the commit).
     if (!*job || !is_waiting((*job)->state)) continue;
+    if (!within_quota_somewhere((*job)->spec)) {
+      borrowers.push_back(std::move(**job));
+      continue;
+    }
     if (auto r = try_place(**job); !r) return r;
+  }
+  // Fair share among the teams that borrow: the highest priority, then the team with the
+  // smallest dominant share (as it stands after each placement), then queue order.
+  while (!borrowers.empty()) {
+    auto next = borrowers.begin();
+    for (auto it = borrowers.begin(); it != borrowers.end(); ++it) {
+      const auto key = [&](const JobRow& j) {
+        return std::pair(-j.spec.priority, ledger_.dominant_share(j.spec.team));
+      };
+      if (key(*it) < key(*next)) next = it;
+    }
+    JobRow job = std::move(*next);
+    borrowers.erase(next);
+    if (auto r = try_place(job); !r) return r;
   }
   return Ok{};
 }
@@ -178,7 +223,14 @@ Result<void> Placer::try_place(JobRow& job) {
   auto staging = data_.staging_estimates(job.spec);
   if (!staging) return staging.error();
   req.staging_s = std::move(*staging);
+  fill_quota_room(req);
+  // With quotas, within the team's quota where it can be; else borrowing idle GPUs, if it may.
+  req.within_quota = ledger_.enabled();
   PlacementDecision decision = pipeline_.place(req, views);
+  if (!decision.chosen && req.within_quota && may_borrow(job.spec)) {
+    req.within_quota = false;
+    decision = pipeline_.place(req, views);
+  }
 
   std::vector<PlacementVerdictRow> verdicts;
   for (const auto& v : decision.verdicts) {
@@ -256,6 +308,8 @@ Result<std::optional<std::string>> Placer::better_than_queue(const JobRow& job,
   auto staging = data_.staging_estimates(job.spec);
   if (!staging) return staging.error();
   req.staging_s = std::move(*staging);
+  fill_quota_room(req);
+  req.within_quota = ledger_.enabled() && !may_borrow(job.spec);
   PlacementDecision decision = pipeline_.place(req, **views);
   if (!decision.chosen || *decision.chosen == queued.cluster) {
     return std::optional<std::string>();
@@ -267,7 +321,8 @@ Result<void> Placer::consider_preemption(const JobRow& job, const PlacementReque
                                          const std::vector<ClusterView>& views,
                                          std::string& reason) {
   const int priority = job.spec.priority;
-  if (priority <= -kMaxPriority) return Ok{};  // nothing can be below it
+  // Nothing can be below it, and no quota gives it borrowed GPUs to take back.
+  if (priority <= -kMaxPriority && !ledger_.enabled()) return Ok{};
   auto preempting = store_.preempting_attempts();
   if (!preempting) return preempting.error();
   std::vector<std::string> making_room;
@@ -281,10 +336,27 @@ Result<void> Placer::consider_preemption(const JobRow& job, const PlacementReque
         "waiting for room: preempted " + join(making_room, ", ") + " to save a checkpoint and stop";
     return Ok{};
   }
-  auto candidates = store_.preemption_candidates(priority);
+  auto candidates =
+      store_.preemption_candidates(ledger_.enabled() ? std::nullopt : std::optional(priority));
   if (!candidates) return candidates.error();
   if (candidates->empty()) return Ok{};
-  auto plan = plan_preemption(pipeline_, req, priority, views, *candidates);
+  std::optional<PreemptionPlan> plan;
+  if (!ledger_.enabled()) {
+    plan = plan_preemption(pipeline_, req, priority, views, *candidates);
+  } else {
+    // Within its team's quota, taking back other teams' borrowed GPUs first; else, when it may
+    // borrow, making room by priority alone.
+    PlacementRequest within = req;
+    within.within_quota = true;
+    plan = plan_preemption(pipeline_, within, priority, views,
+                           preemptible_by(job.spec, ledger_, true, *candidates));
+    if (!plan && may_borrow(job.spec)) {
+      PlacementRequest beyond = req;
+      beyond.within_quota = false;
+      plan = plan_preemption(pipeline_, beyond, priority, views,
+                             preemptible_by(job.spec, ledger_, false, *candidates));
+    }
+  }
   if (!plan) return Ok{};
   const Millis now = clock_.now_ms();
   const std::string who =
@@ -310,7 +382,8 @@ Result<void> Placer::consider_preemption(const JobRow& job, const PlacementReque
       char grace[32];
       std::snprintf(grace, sizeof grace, "%g", p.grace_s);
       const std::string msg =
-          "attempt " + std::to_string(a.no) + " on " + a.cluster + " makes room for " + who + ": " +
+          "attempt " + std::to_string(a.no) + " on " + a.cluster + " makes room for " + who +
+          (v.reclaim ? ", whose team is within its quota: it runs on borrowed GPUs" : "") + ": " +
           std::to_string(v.steps_at_risk) + " step(s) since its last checkpoint; " +
           (asks ? "asked to save (SIG" + p.signal + "), stopped at its checkpoint or after " +
                       grace + " s"
@@ -318,8 +391,10 @@ Result<void> Placer::consider_preemption(const JobRow& job, const PlacementReque
                       (a.state == AttemptState::running ? "no grace" : "not running yet") + ")");
       if (auto r = event(v.job, a.no, "preempting", msg); !r) return r;
     }
-    victims.push_back("job " + std::to_string(v.job) + " (" + std::to_string(v.steps_at_risk) +
-                      " step(s) at risk)");
+    victims.push_back("job " + std::to_string(v.job) + " (" +
+                      (v.reclaim ? "borrowed by " + (v.team.empty() ? "no team" : v.team) + ", "
+                                 : std::string()) +
+                      std::to_string(v.steps_at_risk) + " step(s) at risk)");
   }
   reason = "waiting for room: preempted " + join(victims, ", ") + " on " + plan->cluster +
            " to save a checkpoint and stop";
@@ -354,6 +429,8 @@ Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan, std::vector<Clu
     if (auto r = store_.update_attempt(*plan.previous); !r) return r;
   }
   const bool views_current = views_epoch_ && *views_epoch_ == store_.capacity_epoch();
+  const bool borrows = ledger_.enabled() && !ledger_.within(job.spec.team, a.cluster, a.gpus);
+  const std::string team_held = borrows ? ledger_.describe(job.spec.team) : std::string();
   auto attempt_id = store_.insert_attempt(a);
   if (!attempt_id) return attempt_id.error();
   a.id = *attempt_id;
@@ -363,6 +440,7 @@ Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan, std::vector<Clu
     for (auto& v : views) {
       if (v.spec->name == a.cluster) v.gpus_used += a.gpus;
     }
+    ledger_.add({a.id, job.spec.team, a.cluster, a.gpus});
     views_epoch_ = store_.capacity_epoch();
     note_capacity();
   }
@@ -384,6 +462,7 @@ Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan, std::vector<Clu
     if (!saved) return saved.error();
     if (*saved) msg += " (no checkpoint has a good copy at " + a.cluster + ")";
   }
+  if (borrows) msg += "; on borrowed GPUs, the first taken back (" + team_held + ")";
   return event(job.id, a.no, "placed", msg);
 }
 

@@ -19,6 +19,7 @@
 #include "scheduler/brain/launch_plan.h"
 #include "scheduler/brain/waiting_queue.h"
 #include "scheduler/placement/pipeline.h"
+#include "scheduler/placement/team_quotas.h"
 
 namespace orch {
 
@@ -36,8 +37,10 @@ class Placer : BrainPart {
   void begin_event() { blocked_marks_.clear(); }
   void after_commit(bool committed);
 
-  // Places the waiting jobs whose backoff has passed (resuming first, then oldest first) and
-  // that a change since their last try could have unblocked.
+  // Places the waiting jobs whose backoff has passed (highest priority first, then resuming,
+  // then oldest) and that a change since their last try could have unblocked. With team
+  // quotas, jobs that would run within their team's quota go first; then those that would
+  // borrow, by priority and then the smallest dominant share of their team.
   Result<void> place_waiting_jobs();
   // Tries to place one job now; leaves it waiting with a reason when nothing fits (and notes
   // that it is blocked at the current capacity version).
@@ -71,6 +74,12 @@ class Placer : BrainPart {
   // Could any cluster hold a job of this size at all, were it empty of other waiting jobs'
   // wishes? A necessary condition of every filter, cheap enough to ask of every waiting job.
   bool may_fit(const JobChange& job, const std::vector<ClusterView>& views) const;
+  // Team quotas: whether the job would run within its team's quota on some cluster, and
+  // whether it may run beyond it (its team borrows, and it allows preemption).
+  bool within_quota_somewhere(const JobSpec& job) const;
+  bool may_borrow(const JobSpec& job) const;
+  // The job's team's room on each cluster, into the request.
+  void fill_quota_room(PlacementRequest& req) const;
 
   PlacementPipeline pipeline_;
   DataKeeper& data_;
@@ -81,6 +90,7 @@ class Placer : BrainPart {
   bool waiting_loaded_ = false;
   std::vector<std::pair<JobId, std::uint64_t>> blocked_marks_;  // this event's, until commit
   std::vector<ClusterView> views_;
+  TeamLedger ledger_;  // with views_: what teams hold, when the clusters file has quotas
   std::optional<std::uint64_t> views_epoch_;
   std::optional<Millis> views_history_at_;
   std::string capacity_fingerprint_;

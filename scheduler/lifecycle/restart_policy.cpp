@@ -21,10 +21,11 @@ AfterExit decide_after_exit(const RestartPolicy& policy, int infra_restarts, int
     a.reason = "finished";
     return a;
   }
-  // A preemption for priority, or a move off a long queue, resumes the job itself (no restart
-  // spent): nothing to decide.
+  // A preemption for priority or quota, or a move off a long queue, resumes the job itself (no
+  // restart spent): nothing to decide.
   if (cause == ExitCause::cancelled || cause == ExitCause::priority_preempted ||
-      cause == ExitCause::queue_timeout || cause == ExitCause::none) {
+      cause == ExitCause::quota_reclaimed || cause == ExitCause::queue_timeout ||
+      cause == ExitCause::none) {
     a.verdict = AfterExit::Verdict::ignore;
     return a;
   }

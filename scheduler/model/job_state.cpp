@@ -144,6 +144,8 @@ std::string_view to_string(ExitCause c) {
       return "queue_timeout";
     case ExitCause::priority_preempted:
       return "priority_preempted";
+    case ExitCause::quota_reclaimed:
+      return "quota_reclaimed";
     case ExitCause::cancelled:
       return "cancelled";
   }

@@ -45,6 +45,8 @@ enum class ExitCause {
                        // cluster could run it: moved there (no restart spent, no blame)
   priority_preempted,  // orchestrate stopped it to make room for a job of higher priority
                        // (docs/scheduling.md): no restart spent, no blame on the cluster
+  quota_reclaimed,     // it ran on GPUs borrowed beyond its team's quota, and orchestrate took
+                       // them back for a team within its own: no restart spent, no blame
   cancelled,           // orchestrate cancelled it (user request, or duplicate reconciliation)
 };
 

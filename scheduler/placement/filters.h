@@ -39,4 +39,13 @@ class CapacityFilter final : public FilterPlugin {
                                     const ClusterView& cluster) const override;
 };
 
+// With the request's within_quota: only clusters where the job's team has the room left in its
+// quota (team_quotas.h).
+class QuotaFilter final : public FilterPlugin {
+ public:
+  std::string_view name() const override { return "quota"; }
+  std::optional<std::string> reject(const PlacementRequest& req,
+                                    const ClusterView& cluster) const override;
+};
+
 }  // namespace orch

@@ -97,6 +97,7 @@ PlacementPipeline PlacementPipeline::standard() {
       .add_filter(std::make_unique<SiteHealthyFilter>())
       .add_filter(std::make_unique<AdmissionFilter>())
       .add_filter(std::make_unique<CapacityFilter>())
+      .add_filter(std::make_unique<QuotaFilter>())
       .add_score(std::make_unique<GoodputScore>(), 6.0)
       .add_score(std::make_unique<SameSiteScore>(), 4.0)
       .add_score(std::make_unique<AvoidFailedSiteScore>(), 4.0)

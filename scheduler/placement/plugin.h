@@ -38,6 +38,11 @@ struct PlacementRequest {
   std::vector<std::string> avoid_nodes;
   // Seconds to copy the job's datasets to each cluster (absent or 0: they are there).
   std::map<std::string, double> staging_s;
+  // Team quotas (team_quotas.h): GPUs the job's team may still start within its quota on each
+  // cluster that bounds it (absent: no bound). With within_quota, a cluster where the job would
+  // go beyond it is rejected; without, the job may borrow there.
+  std::map<std::string, int> quota_room;
+  bool within_quota = false;
 };
 
 // Nodes of the cluster this request may not use: unhealthy ones, quarantined or retired ones,

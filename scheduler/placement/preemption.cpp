@@ -19,8 +19,8 @@ std::optional<PreemptionPlan> plan_on(const PlacementPipeline& pipeline,
                                       const PlacementRequest& req, const ClusterView& cluster,
                                       std::vector<PreemptionCandidate> here) {
   std::sort(here.begin(), here.end(), [](const auto& a, const auto& b) {
-    return std::tuple(a.steps_at_risk, a.priority, -a.gpus, a.attempt) <
-           std::tuple(b.steps_at_risk, b.priority, -b.gpus, b.attempt);
+    return std::tuple(!a.reclaim, a.steps_at_risk, a.priority, -a.gpus, a.attempt) <
+           std::tuple(!b.reclaim, b.steps_at_risk, b.priority, -b.gpus, b.attempt);
   });
   std::vector<PreemptionCandidate> chosen;
   for (const auto& c : here) {
@@ -36,12 +36,29 @@ std::optional<PreemptionPlan> plan_on(const PlacementPipeline& pipeline,
   }
   PreemptionPlan plan;
   plan.cluster = cluster.spec->name;
-  for (const auto& v : chosen) plan.steps_at_risk += v.steps_at_risk;
+  for (const auto& v : chosen) {
+    plan.steps_at_risk += v.steps_at_risk;
+    if (!v.reclaim) ++plan.not_borrowed;
+  }
   plan.victims = std::move(chosen);
   return plan;
 }
 
 }  // namespace
+
+std::vector<PreemptionCandidate> preemptible_by(const JobSpec& job, const TeamLedger& ledger,
+                                                bool reclaim,
+                                                std::vector<PreemptionCandidate> candidates) {
+  std::vector<PreemptionCandidate> out;
+  for (auto& c : candidates) {
+    const bool borrowed = ledger.enabled() && ledger.borrowed(c.attempt);
+    c.reclaim = reclaim && borrowed && c.team != job.team;
+    const bool lower =
+        c.priority < job.priority && (!ledger.enabled() || c.team == job.team || borrowed);
+    if (lower || c.reclaim) out.push_back(std::move(c));
+  }
+  return out;
+}
 
 std::optional<PreemptionPlan> plan_preemption(const PlacementPipeline& pipeline,
                                               const PlacementRequest& req, int priority,
@@ -51,13 +68,15 @@ std::optional<PreemptionPlan> plan_preemption(const PlacementPipeline& pipeline,
   for (const auto& cluster : clusters) {
     std::vector<PreemptionCandidate> here;
     for (const auto& c : candidates) {
-      if (c.cluster == cluster.spec->name && c.priority < priority) here.push_back(c);
+      if (c.cluster == cluster.spec->name && (c.priority < priority || c.reclaim)) {
+        here.push_back(c);
+      }
     }
     if (here.empty()) continue;
     auto plan = plan_on(pipeline, req, cluster, std::move(here));
     if (!plan) continue;
-    if (!best || std::pair(plan->steps_at_risk, plan->victims.size()) <
-                     std::pair(best->steps_at_risk, best->victims.size())) {
+    if (!best || std::tuple(plan->not_borrowed, plan->steps_at_risk, plan->victims.size()) <
+                     std::tuple(best->not_borrowed, best->steps_at_risk, best->victims.size())) {
       best = std::move(plan);
     }
   }

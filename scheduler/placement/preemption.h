@@ -3,10 +3,11 @@
 // fits nowhere, which running attempts of lower priority to stop so that it fits, and where.
 //
 // On each cluster the job could use were it emptier (every filter passes once the victims'
-// GPUs are free), victims are taken in the order that loses least: fewest steps since their
-// job's last checkpoint, then lowest priority, then the most GPUs; then any victim the job can
-// do without is given back, the costliest first. The cluster whose victims lose the fewest steps
-// in all wins (then fewer victims, then the clusters file's order).
+// GPUs are free), victims are taken in the order that loses least: borrowed GPUs taken back for
+// a team within its quota first (any priority), then fewest steps since their job's last
+// checkpoint, then lowest priority, then the most GPUs; then any victim the job can do without
+// is given back, the costliest first. The cluster that stops the fewest victims not borrowed
+// wins, then the fewest steps lost in all, then fewer victims, then the clusters file's order.
 
 #include <cstdint>
 #include <optional>
@@ -15,6 +16,7 @@
 
 #include "scheduler/model/preemption_candidate.h"
 #include "scheduler/placement/pipeline.h"
+#include "scheduler/placement/team_quotas.h"
 
 namespace orch {
 
@@ -22,9 +24,18 @@ struct PreemptionPlan {
   std::string cluster;
   std::vector<PreemptionCandidate> victims;  // in the order they were chosen
   std::int64_t steps_at_risk = 0;            // the victims' in all
+  std::size_t not_borrowed = 0;              // victims not taken back as borrowed (reclaim)
 };
 
-// nullopt when no choice of candidates of lower priority than `priority` lets the job fit.
+// Which candidates a job may stop. Without quotas: those of lower priority. With quotas: those
+// of lower priority of its own team or on borrowed GPUs, and, when `reclaim` (the job would run
+// within its team's quota), any other team's borrowed ones, marked `reclaim`.
+std::vector<PreemptionCandidate> preemptible_by(const JobSpec& job, const TeamLedger& ledger,
+                                                bool reclaim,
+                                                std::vector<PreemptionCandidate> candidates);
+
+// nullopt when no choice of candidates (of lower priority than `priority`, or marked reclaim)
+// lets the job fit.
 std::optional<PreemptionPlan> plan_preemption(const PlacementPipeline& pipeline,
                                               const PlacementRequest& req, int priority,
                                               const std::vector<ClusterView>& clusters,

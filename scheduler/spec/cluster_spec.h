@@ -193,11 +193,25 @@ inline const std::vector<std::string>& webhook_event_names() {
   return names;
 }
 
-// How the brain orders and preempts work (clusters file `priority_classes:`, docs/config.md).
+// A team's share of the fleet (clusters file `teams:`, docs/scheduling.md): the GPUs its jobs
+// may hold fleet-wide and on named clusters. Beyond it they may borrow idle GPUs, the first
+// taken back when a team within its quota needs them.
+struct TeamQuota {
+  std::optional<int> gpus;                  // fleet-wide; absent: no fleet-wide bound
+  std::map<std::string, int> cluster_gpus;  // per cluster; a cluster absent here: no bound
+  bool borrow = true;                       // may its jobs run beyond the quota on idle GPUs
+};
+
+// How the brain orders and preempts work (clusters file `priority_classes:` and `teams:`,
+// docs/config.md).
 struct SchedulingSpec {
   // Named priorities a job spec may give as `priority: hero`; higher is placed first, and may
   // preempt lower (docs/scheduling.md).
   std::map<std::string, int> priority_classes;
+  // Quotas by team. Empty: no quotas, every job may use any idle GPU. Otherwise a team absent
+  // here (and a job with no team) has a quota of 0: everything it runs is borrowed.
+  std::map<std::string, TeamQuota> teams;
+  bool quotas() const { return !teams.empty(); }
 };
 
 struct ClustersFile {

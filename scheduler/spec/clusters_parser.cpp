@@ -427,7 +427,7 @@ Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string
     if (!root) return root.error();
     yaml::Reader reader(source_name);
     MapView file(reader, *root, "the clusters file",
-                 {"server", "clusters", "webhooks", "priority_classes"},
+                 {"server", "clusters", "webhooks", "priority_classes", "teams"},
                  "a map with a \"clusters\" list");
     if (reader.failed()) return reader.error();
     ClustersFile out;
@@ -437,7 +437,7 @@ Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string
     if (reader.failed()) return reader.error();
     read_webhooks(file, out.webhooks);
     if (reader.failed()) return reader.error();
-    read_scheduling(file, out.scheduling);
+    read_scheduling(file, out.clusters, out.scheduling);
     if (reader.failed()) return reader.error();
     return out;
   } catch (const std::exception& e) {

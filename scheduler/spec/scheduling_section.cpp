@@ -22,7 +22,96 @@ std::string range_text() {
 
 }  // namespace
 
-void read_scheduling(const yaml::MapView& file, SchedulingSpec& out) {
+namespace {
+
+constexpr std::string_view kTeamExample =
+    "a map of team names to quotas, such as {vision: {gpus: 64, clusters: {alpha: 32}}, nlp: "
+    "{gpus: 16, borrow: false}}";
+constexpr long long kMaxQuotaGpus = 10'000'000;
+
+void read_team(yaml::Reader& r, const std::string& name, const YAML::Node& value,
+               const std::vector<ClusterSpec>& clusters, TeamQuota& out) {
+  yaml::MapView team(r, value, "team \"" + name + "\"", {"gpus", "clusters", "borrow"},
+                     "a map such as {gpus: 64, clusters: {alpha: 32}, borrow: true}");
+  if (r.failed()) return;
+  team.read_int("gpus", out.gpus, 0, kMaxQuotaGpus, "the GPUs the team may hold fleet-wide");
+  team.read_bool("borrow", out.borrow, "true (the default) or false");
+  if (const yaml::Field* f = team.find("clusters"); f && !f->value.IsNull()) {
+    if (!f->value.IsMap()) {
+      r.fail(team.value_position("clusters"),
+             "team \"" + name + "\": \"clusters\" must be a map, got " + yaml::describe(f->value),
+             "a map of cluster names to GPUs, such as {alpha: 32}");
+      return;
+    }
+    std::vector<std::string_view> known;
+    for (const auto& c : clusters) known.push_back(c.name);
+    for (auto it = f->value.begin(); it != f->value.end(); ++it) {
+      const YAML::Node k = it->first;  // copies: see MapView::read_string_map
+      const YAML::Node v = it->second;
+      const std::string cluster = k.IsScalar() ? k.Scalar() : std::string();
+      if (!find_cluster(clusters, cluster)) {
+        std::string why = "team \"" + name + "\" gives a quota on " + yaml::describe(k) +
+                          ", which is not a cluster of this file";
+        if (auto near = yaml::nearest(cluster, known))
+          why += " (did you mean \"" + std::string(*near) + "\"?)";
+        r.fail(yaml::position_of(k), why, "a cluster name from \"clusters\"");
+        return;
+      }
+      auto gpus = yaml::scalar_to_integer(v);
+      if (!gpus || *gpus < 0 || *gpus > kMaxQuotaGpus) {
+        r.fail(v.IsNull() ? yaml::position_of(k) : yaml::position_of(v),
+               "team \"" + name + "\": the quota on " + cluster +
+                   " must be a whole number of GPUs " + "from 0 to " +
+                   std::to_string(kMaxQuotaGpus) + ", got " + yaml::describe(v),
+               "a map of cluster names to GPUs, such as {alpha: 32}");
+        return;
+      }
+      if (out.cluster_gpus.count(cluster)) {
+        r.fail(yaml::position_of(k), "team \"" + name + "\" gives a quota on " + cluster + " twice",
+               "each cluster once");
+        return;
+      }
+      out.cluster_gpus[cluster] = static_cast<int>(*gpus);
+    }
+  }
+  if (!out.gpus && out.cluster_gpus.empty()) {
+    r.fail(team.position(), "team \"" + name + "\" gives no quota",
+           "\"gpus\" (fleet-wide), \"clusters\" (per cluster), or both");
+  }
+}
+
+void read_teams(const yaml::MapView& file, const std::vector<ClusterSpec>& clusters,
+                SchedulingSpec& out) {
+  yaml::Reader& r = file.reader();
+  const yaml::Field* field = file.find("teams");
+  if (!field || field->value.IsNull()) return;
+  if (!field->value.IsMap()) {
+    r.fail(file.value_position("teams"),
+           "\"teams\" must be a map, got " + yaml::describe(field->value), kTeamExample);
+    return;
+  }
+  for (auto it = field->value.begin(); it != field->value.end(); ++it) {
+    const YAML::Node k = it->first;
+    const YAML::Node v = it->second;
+    if (!k.IsScalar() || !yaml::is_name(k.Scalar())) {
+      r.fail(yaml::position_of(k),
+             "a team name must be 1 to 64 letters, digits, \".\", \"_\" or \"-\", got " +
+                 yaml::describe(k),
+             kTeamExample);
+      return;
+    }
+    if (out.teams.count(k.Scalar())) {
+      r.fail(yaml::position_of(k), "team \"" + k.Scalar() + "\" is given twice", "each team once");
+      return;
+    }
+    TeamQuota quota;
+    read_team(r, k.Scalar(), v, clusters, quota);
+    if (r.failed()) return;
+    out.teams[k.Scalar()] = std::move(quota);
+  }
+}
+
+void read_priority_classes(const yaml::MapView& file, SchedulingSpec& out) {
   yaml::Reader& r = file.reader();
   const yaml::Field* field = file.find("priority_classes");
   if (!field || field->value.IsNull()) return;
@@ -59,6 +148,14 @@ void read_scheduling(const yaml::MapView& file, SchedulingSpec& out) {
     }
     out.priority_classes[name] = static_cast<int>(*value);
   }
+}
+
+}  // namespace
+
+void read_scheduling(const yaml::MapView& file, const std::vector<ClusterSpec>& clusters,
+                     SchedulingSpec& out) {
+  read_priority_classes(file, out);
+  if (!file.reader().failed()) read_teams(file, clusters, out);
 }
 
 std::optional<int> resolve_priority(const SchedulingSpec& spec, const std::string& name,

@@ -18,6 +18,7 @@
 
 #include "scheduler/common/result.h"
 #include "scheduler/model/preemption_candidate.h"
+#include "scheduler/model/team_use.h"
 #include "scheduler/store/rows.h"
 #include "scheduler/store/sqlite_db.h"
 
@@ -141,9 +142,12 @@ class Store {
   Result<std::map<JobId, std::vector<AttemptRow>>> attempts_of_jobs(const std::vector<JobId>& jobs);
   Result<std::vector<AttemptRow>> live_attempts(const std::optional<std::string>& cluster);
   // Live attempts, not asked to stop or to make room yet, of jobs that allow preemption and
-  // have a priority below `priority`, with the steps each has run since its job's last
-  // checkpoint (issue 18). Reads live attempts only.
-  Result<std::vector<PreemptionCandidate>> preemption_candidates(int priority);
+  // have a priority below `below_priority` (nullopt: any priority, for team quotas' reclaim),
+  // with their team and the steps each has run since its job's last checkpoint (issue 18).
+  // Reads live attempts only.
+  Result<std::vector<PreemptionCandidate>> preemption_candidates(std::optional<int> below_priority);
+  // What each live or unsettled attempt holds, with its job's team (team quotas).
+  Result<std::vector<TeamUse>> team_uses();
   // Attempts the site confirmed but still queues (launching, launch done, not asked to stop).
   Result<std::vector<AttemptRow>> queued_attempts();
   // Attempts asked to make room for a job of higher priority (preempt_for set) that still run

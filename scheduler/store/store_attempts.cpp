@@ -170,17 +170,18 @@ Result<std::map<JobId, std::vector<AttemptRow>>> Store::attempts_of_jobs(
   return out;
 }
 
-Result<std::vector<PreemptionCandidate>> Store::preemption_candidates(int priority) {
+Result<std::vector<PreemptionCandidate>> Store::preemption_candidates(
+    std::optional<int> below_priority) {
   return query(
       db_,
       "SELECT a.id, a.job_id, a.cluster, a.gpus, COALESCE(json_extract(j.spec, '$.priority'), 0), "
       "COALESCE(a.last_step - MAX(COALESCE((SELECT MAX(c.step) FROM checkpoints c "
       "WHERE c.job_id = a.job_id), -1), COALESCE(a.resumed_from_step, -1), "
-      "COALESCE(a.first_step, 0) - 1), 0) "
+      "COALESCE(a.first_step, 0) - 1), 0), j.team "
       "FROM attempts a INDEXED BY attempts_not_exited JOIN jobs j ON j.id = a.job_id "
       "WHERE a.state != 'exited' AND a.cancel_requested = 0 AND a.preempt_for IS NULL "
       "AND COALESCE(json_extract(j.spec, '$.preemption.allowed'), 1) "
-      "AND COALESCE(json_extract(j.spec, '$.priority'), 0) < ? ORDER BY a.id",
+      "AND (?1 IS NULL OR COALESCE(json_extract(j.spec, '$.priority'), 0) < ?1) ORDER BY a.id",
       [](const Stmt& s) {
         PreemptionCandidate c;
         c.attempt = s.col_int(0);
@@ -189,9 +190,26 @@ Result<std::vector<PreemptionCandidate>> Store::preemption_candidates(int priori
         c.gpus = static_cast<int>(s.col_int(3));
         c.priority = static_cast<int>(s.col_int(4));
         c.steps_at_risk = std::max<std::int64_t>(s.col_int(5), 0);
+        c.team = s.col_text(6);
         return c;
       },
-      priority);
+      below_priority);
+}
+
+Result<std::vector<TeamUse>> Store::team_uses() {
+  // As gpus_in_use counts: unsettled attempts' processes may still hold their GPUs.
+  return query(db_,
+               "SELECT a.id, j.team, a.cluster, a.gpus FROM attempts a INDEXED BY "
+               "attempts_unsettled JOIN jobs j ON j.id = a.job_id "
+               "WHERE a.state != 'exited' OR a.site_done = 0 ORDER BY a.id",
+               [](const Stmt& s) {
+                 TeamUse u;
+                 u.attempt = s.col_int(0);
+                 u.team = s.col_text(1);
+                 u.cluster = s.col_text(2);
+                 u.gpus = static_cast<int>(s.col_int(3));
+                 return u;
+               });
 }
 
 Result<std::vector<AttemptRow>> Store::queued_attempts() {

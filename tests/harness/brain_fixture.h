@@ -19,7 +19,9 @@ namespace orch::testing {
 
 class BrainFixture : public StoreFixture {
  protected:
+  // May be called again by a test to start over with other clusters or scheduling.
   void start(std::vector<ClusterSpec> clusters, SchedulingSpec scheduling = {}) {
+    brain.reset();  // before the store it points into
     open_store();
     brain = std::make_unique<Brain>(*store, clock, std::move(clusters),
                                     PlacementPipeline::standard(), std::move(scheduling));

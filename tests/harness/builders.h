@@ -106,6 +106,10 @@ class JobBuilder {
     spec_.preemption.grace_s = s;
     return *this;
   }
+  JobBuilder& team(std::string t) {
+    spec_.team = std::move(t);
+    return *this;
+  }
   JobBuilder& preemptible(bool on) {
     spec_.preemption.allowed = on;
     return *this;

@@ -79,5 +79,33 @@ TEST_F(PreemptionPlanTest, NeverTakesEqualOrHigherPriorityOrWhatCannotMakeEnough
   EXPECT_FALSE(plan_preemption(pipeline, req, 1000, views, {victim(2, "beta", 4, 0, 9)}));
 }
 
+TEST_F(PreemptionPlanTest, BorrowedGpusAreTakenBackFirstWhateverTheirPriorityOrSteps) {
+  SchedulingSpec spec;
+  spec.teams = {{"vision", {4, {}, true}}, {"nlp", {4, {}, true}}};
+  // vision's attempt 1 is within its quota, 2 is borrowed; nlp holds nothing.
+  TeamLedger ledger(spec, 16, {{2, "vision", "alpha", 4}, {1, "vision", "alpha", 4}});
+  EXPECT_FALSE(ledger.borrowed(1));
+  EXPECT_TRUE(ledger.borrowed(2));
+  EXPECT_EQ(ledger.room("vision", "alpha"), -4);
+  EXPECT_EQ(ledger.room("nlp", "alpha"), 4);
+  EXPECT_EQ(ledger.room("nobody", "alpha"), 0) << "a team the file does not name has no quota";
+  EXPECT_DOUBLE_EQ(ledger.dominant_share("vision"), 0.5);
+
+  job = make_job().gpus(4).team("nlp");
+  std::vector<PreemptionCandidate> candidates{victim(1, "alpha", 4, 100, 1),
+                                              victim(2, "alpha", 4, 900, 50)};
+  for (auto& c : candidates) c.team = "vision";
+  auto mine = preemptible_by(job, ledger, /*reclaim=*/true, candidates);
+  ASSERT_EQ(mine.size(), 1u) << "vision's job within its quota is protected, though cheaper";
+  EXPECT_EQ(mine[0].attempt, 2);
+  EXPECT_TRUE(mine[0].reclaim);
+  auto plan = plan_preemption(pipeline, req, job.priority, views, mine);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(ids(*plan), std::vector<std::int64_t>{2});
+  EXPECT_EQ(plan->not_borrowed, 0u);
+  // Beyond its quota nothing is reclaimed, and priority 0 preempts nothing.
+  EXPECT_TRUE(preemptible_by(job, ledger, /*reclaim=*/false, candidates).empty());
+}
+
 }  // namespace
 }  // namespace orch::testing

@@ -1,5 +1,5 @@
 // What a job spec's priority and preemption settings and the clusters file's priority_classes
-// accept, and how each mistake is worded (issue 18).
+// and teams accept, and how each mistake is worded (issue 18).
 #include <gmock/gmock.h>
 
 #include "scheduler/spec/clusters_parser.h"
@@ -79,6 +79,12 @@ TEST(PrioritySpec, MaxQueueSecondsDefaultsToFiveMinutesAndIsChecked) {
 
 constexpr const char* kClusters = "clusters:\n  - {name: alpha, provider: local}\n";
 
+// The message a clusters file of one cluster and `tail` is refused with.
+std::string error(const std::string& tail) {
+  auto r = parse_clusters_file(std::string(kClusters) + tail, "clusters.yaml");
+  return r.ok() ? std::string("(accepted)") : r.error().message;
+}
+
 TEST(PrioritySpec, TheClustersFileNamesPriorityClasses) {
   auto file = parse_clusters_file(std::string(kClusters) +
                                       "priority_classes: {hero: 1000, production: 500, "
@@ -92,10 +98,6 @@ TEST(PrioritySpec, TheClustersFileNamesPriorityClasses) {
   EXPECT_FALSE(resolve_priority(file.scheduling, "prod", why));
   EXPECT_THAT(why, HasSubstr("known classes: ablation (100), hero (1000), production (500)"));
 
-  auto error = [](const std::string& tail) {
-    auto r = parse_clusters_file(std::string(kClusters) + tail, "clusters.yaml");
-    return r.ok() ? std::string("(accepted)") : r.error().message;
-  };
   EXPECT_THAT(error("priority_classes: {hero: high}\n"),
               HasSubstr("clusters.yaml:3:26: priority class \"hero\" must be an integer from "
                         "-1000000 to 1000000, got \"high\""));
@@ -103,6 +105,34 @@ TEST(PrioritySpec, TheClustersFileNamesPriorityClasses) {
   EXPECT_THAT(error("priority_classes: [hero]\n"),
               HasSubstr("\"priority_classes\" must be a map, got a list"));
   EXPECT_THAT(error("priority_clases: {}\n"), HasSubstr("did you mean \"priority_classes\""));
+}
+
+TEST(PrioritySpec, TheClustersFileGivesTeamsQuotasFleetWideAndPerCluster) {
+  auto file = parse_clusters_file(std::string(kClusters) +
+                                      "teams:\n  vision: {gpus: 64, clusters: {alpha: 32}}\n"
+                                      "  nlp: {clusters: {alpha: 8}, borrow: false}\n",
+                                  "clusters.yaml")
+                  .value();
+  ASSERT_TRUE(file.scheduling.quotas());
+  const TeamQuota& vision = file.scheduling.teams.at("vision");
+  EXPECT_EQ(vision.gpus, 64);
+  EXPECT_EQ(vision.cluster_gpus.at("alpha"), 32);
+  EXPECT_TRUE(vision.borrow);
+  const TeamQuota& nlp = file.scheduling.teams.at("nlp");
+  EXPECT_FALSE(nlp.gpus.has_value());
+  EXPECT_FALSE(nlp.borrow);
+  EXPECT_FALSE(parse_clusters_file(kClusters, "c").value().scheduling.quotas());
+
+  EXPECT_THAT(error("teams:\n  vision: {clusters: {alpah: 8}}\n"),
+              HasSubstr("clusters.yaml:4:23: team \"vision\" gives a quota on \"alpah\", which is "
+                        "not a cluster of this file (did you mean \"alpha\"?)"));
+  EXPECT_THAT(error("teams:\n  vision: {}\n"),
+              HasSubstr("team \"vision\" gives no quota; expected \"gpus\" (fleet-wide)"));
+  EXPECT_THAT(error("teams:\n  vision: {gpus: -1}\n"), HasSubstr("\"gpus\" must be"));
+  EXPECT_THAT(error("teams:\n  vision: {gpus: 8, cpus: 4}\n"), HasSubstr("\"cpus\""));
+  EXPECT_THAT(error("teams:\n  vision: {clusters: {alpha: lots}}\n"),
+              HasSubstr("the quota on alpha must be a whole number of GPUs"));
+  EXPECT_THAT(error("teams: [vision]\n"), HasSubstr("\"teams\" must be a map, got a list"));
 }
 
 }  // namespace
