@@ -41,6 +41,7 @@ struct Args {
   std::string role;
   std::string owner;
   std::string team;
+  std::string group;
 };
 
 // A command's failure leaves parse() as CLI11's RuntimeError carrying the exit code.
@@ -317,7 +318,8 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
 
   CLI::App* job = command(app, "job", "submit, list, inspect and cancel jobs");
   job->require_subcommand(1);
-  CLI::App* submit = command(*job, "submit", "submit a job spec (YAML); prints the new id");
+  CLI::App* submit = command(*job, "submit",
+                             "submit a job spec (YAML); prints the new id (a sweep: one per line)");
   submit->add_option("FILE", args->file, "job spec file")->required();
   submit->callback([=] { finish(run_job_submit(args->options, args->file, *o, *e)); });
 
@@ -326,13 +328,15 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   list->add_option("--cluster", args->cluster, "only jobs whose latest attempt ran there");
   list->add_option("--owner", args->owner, "only jobs this user submitted");
   list->add_option("--team", args->team, "only jobs of this team");
+  list->add_option("--group", args->group, "only jobs of this group (a sweep's name)");
   list->add_option("--limit", args->limit, "jobs per page (1 to 1000; default 100)")
       ->check(CLI::Range(1, 1000));
   list->add_option("--cursor", args->cursor, "the page after this one (printed with the list)");
   list->callback([=] {
-    finish(run_job_list(
-        args->options,
-        {args->state, args->cluster, args->owner, args->team, args->limit, args->cursor}, *o, *e));
+    finish(run_job_list(args->options,
+                        {args->state, args->cluster, args->owner, args->team, args->group,
+                         args->limit, args->cursor},
+                        *o, *e));
   });
 
   CLI::App* show = command(*job, "show", "a job's fields, attempts and recent events");

@@ -89,7 +89,13 @@ int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream
   if (as_json(o)) {
     print_json(body, out);
   } else {
-    out << field(body, "id") << '\n';  // only the id, so scripts can capture it
+    // Only the id, so scripts can capture it; a sweep's, one per line in point order.
+    const json jobs = member(body, "jobs");
+    if (jobs.is_array()) {
+      for (const auto& j : jobs) out << field(j, "id") << '\n';
+    } else {
+      out << field(body, "id") << '\n';
+    }
   }
   return kExitOk;
 }
@@ -101,6 +107,7 @@ int run_job_list(const ClientOptions& o, const JobListQuery& q, std::ostream& ou
                                   {"cluster", q.cluster},
                                   {"owner", q.owner},
                                   {"team", q.team},
+                                  {"group", q.group},
                                   {"limit", q.limit > 0 ? std::to_string(q.limit) : std::string()},
                                   {"cursor", q.cursor}});
   json body;

@@ -48,6 +48,7 @@ struct JobListQuery {
   std::string cluster;
   std::string owner;
   std::string team;
+  std::string group;
   int limit = 0;
   std::string cursor;
 };

@@ -6,8 +6,8 @@
 
 #include "scheduler/model/job_state.h"
 #include "web/data_routes.h"
-#include "web/metrics_routes.h"
 #include "web/health_routes.h"
+#include "web/metrics_routes.h"
 #include "web/route_helpers.h"
 #include "web/ticket_routes.h"
 
@@ -48,6 +48,7 @@ HttpResponse list_jobs(JobsApi& backend, const HttpRequest& request) {
   }
   if (auto owner = query_value(request, "owner"); owner && !owner->empty()) filter.owner = *owner;
   if (auto team = query_value(request, "team"); team && !team->empty()) filter.team = *team;
+  if (auto group = query_value(request, "group"); group && !group->empty()) filter.group = *group;
   if (auto bad = read_limit(request, filter.limit)) return *bad;
   if (auto cursor = query_value(request, "cursor"); cursor && !cursor->empty()) {
     auto id = parse_unsigned_digits<std::int64_t>(*cursor);

@@ -18,6 +18,7 @@ struct JobFilter {
   std::optional<std::string> cluster;  // jobs whose latest attempt ran there
   std::optional<std::string> owner;    // jobs this user submitted
   std::optional<std::string> team;     // jobs of this team
+  std::optional<std::string> group;    // jobs of this group (a sweep's name)
   int limit = 100;
   // Where a page starts: the "next" value of the previous page (jobs older than it); none for
   // the newest jobs.

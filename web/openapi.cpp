@@ -369,6 +369,7 @@ const std::vector<Operation>& operations() {
         {"cluster", "string", "latest attempt's cluster"},
         {"owner", "string", "submitted by"},
         {"team", "string", "the spec's team"},
+        {"group", "string", "a sweep's name, or the spec's group"},
         {"limit", "integer", "1 to 1000 (default 100)"},
         {"cursor", "string", "the previous page's next"}},
        Body::none,
@@ -638,6 +639,7 @@ json schemas() {
                      {"name", type("string")},
                      {"owner", type("string")},
                      {"team", type("string")},
+                     {"group", type("string")},
                      {"state", type("string")},
                      {"cluster", nullable("string")},
                      {"attempts", type("integer")},
@@ -658,10 +660,17 @@ json schemas() {
                          {"resources", {{"type", "object"}}},
                          {"env", {{"type", "object"}}},
                          {"secret_env", {{"type", "object"}}},
-                         {"team", type("string")}},
+                         {"team", type("string")},
+                         {"group", type("string")},
+                         {"sweep", {{"type", "object"}}}},
                         {"name", "command"});
   s["JobSpec"]["description"] = "a job spec in YAML or JSON (docs/config.md)";
-  s["Submitted"] =
+  s["Submitted"] = object({{"id", type("integer")},
+                           {"name", type("string")},
+                           {"state", type("string")},
+                           {"group", type("string")},
+                           {"jobs", {{"type", "array"}, {"items", ref("SubmittedPoint")}}}});
+  s["SubmittedPoint"] =
       object({{"id", type("integer")}, {"name", type("string")}, {"state", type("string")}});
   s["Attempt"] = object({{"no", type("integer")},
                          {"cluster", type("string")},

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -196,6 +197,8 @@ struct BrainReply {
   std::int64_t transfer_id = 0;  // ReplicateData: the transfer started (0: none needed)
   std::int64_t ticket_id = 0;    // the ticket a ticket command opened or changed
   std::string message;           // what a data command did, for people
+  // SubmitJob of a sweep: every job it made (id, state), in point order; job_id is the first.
+  std::vector<std::pair<std::int64_t, std::string>> jobs;
 };
 
 }  // namespace orch

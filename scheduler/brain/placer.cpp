@@ -6,6 +6,7 @@
 #include "scheduler/model/launch_request_json.h"
 #include "scheduler/placement/preemption.h"
 #include "scheduler/spec/scheduling_section.h"
+#include "scheduler/spec/sweep.h"
 
 #include <cstdio>
 
@@ -32,22 +33,30 @@ Result<BrainReply> Placer::on(const SubmitJob& e) {
       return make_error(ErrorKind::invalid, msg);
     }
   }
-  const Millis now = clock_.now_ms();
-  JobRow job;
-  job.name = spec.name;
-  job.spec = spec;
-  job.created_ms = job.updated_ms = now;
-  auto id = store_.insert_job(job);
-  if (!id) return id.error();
-  job.id = *id;
-  if (auto r = event(job.id, std::nullopt, "submitted",
-                     "submitted: " + std::to_string(e.spec.nodes) + " node(s) x " +
-                         std::to_string(e.spec.gpus_per_node) + " GPU(s)");
-      !r) {
-    return r.error();
+  // A sweep is one job per point, all in this one transaction: all of them or none.
+  const std::vector<JobSpec> points = expand_sweep(spec);
+  BrainReply reply;
+  for (const auto& point : points) {
+    const Millis now = clock_.now_ms();
+    JobRow job;
+    job.name = point.name;
+    job.spec = point;
+    job.created_ms = job.updated_ms = now;
+    auto id = store_.insert_job(job);
+    if (!id) return id.error();
+    job.id = *id;
+    std::string msg = "submitted: " + std::to_string(point.nodes) + " node(s) x " +
+                      std::to_string(point.gpus_per_node) + " GPU(s)";
+    if (points.size() > 1) msg += "; point of sweep " + point.group + " (" + point.command + ")";
+    if (auto r = event(job.id, std::nullopt, "submitted", msg); !r) return r.error();
+    if (auto r = try_place(job); !r) return r.error();
+    if (reply.job_id == 0) {
+      reply.job_id = job.id;
+      reply.state = std::string(to_string(job.state));
+    }
+    reply.jobs.emplace_back(job.id, std::string(to_string(job.state)));
   }
-  if (auto r = try_place(job); !r) return r.error();
-  return BrainReply{job.id, std::string(to_string(job.state))};
+  return reply;
 }
 
 Result<void> Placer::load_queue() {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "scheduler/model/site_types.h"  // SecretSource
@@ -87,6 +88,20 @@ inline bool is_save_signal(std::string_view s) {
   return s == "USR1" || s == "USR2" || s == "INT" || s == "HUP";
 }
 
+// A small grid for ablations (`sweep:`, docs/config.md): every combination of the env values,
+// times each argument list appended to the command.
+struct SweepSpec {
+  std::vector<std::pair<std::string, std::vector<std::string>>> env;  // in the file's order
+  std::vector<std::string> args;  // each appended to the command (after a space) at one point
+  bool empty() const { return env.empty() && args.empty(); }
+  // How many jobs the grid makes (1 when empty: the job itself).
+  std::size_t points() const {
+    std::size_t n = args.empty() ? 1 : args.size();
+    for (const auto& [name, values] : env) n *= values.size();
+    return n;
+  }
+};
+
 struct JobSpec {
   std::string name;
   std::string command;  // run by /bin/sh -c, once per task (nodes x tasks_per_node)
@@ -119,6 +134,13 @@ struct JobSpec {
   int priority = 0;
   std::string priority_class;
   PreemptionSpec preemption;
+
+  // `group:` a label that `job list --group` filters on; each point of a sweep gets the
+  // spec's name as its group.
+  std::string group;
+  // `sweep:` a grid of env values and command arguments; a submitted sweep becomes one job
+  // per point, named <name>-1, <name>-2, ... (spec/sweep.h). Empty for every stored job.
+  SweepSpec sweep;
 
   int total_gpus() const { return nodes * gpus_per_node; }
 };

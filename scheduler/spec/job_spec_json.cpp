@@ -63,6 +63,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   // Left out when empty: the parser takes no empty name.
   if (!spec.owner.empty()) out["owner"] = spec.owner;
   if (!spec.team.empty()) out["team"] = spec.team;
+  if (!spec.group.empty()) out["group"] = spec.group;
   if (!spec.secret_env.empty()) out["secret_env"] = secret_sources_to_json(spec.secret_env);
   out["priority"] = spec.priority;
   if (!spec.priority_class.empty()) out["priority_class"] = spec.priority_class;

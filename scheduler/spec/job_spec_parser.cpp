@@ -1,6 +1,7 @@
 #include "scheduler/spec/job_spec_parser.h"
 
 #include "scheduler/spec/secret_source_reader.h"
+#include "scheduler/spec/sweep.h"
 
 #include <algorithm>
 #include <charconv>
@@ -344,7 +345,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   MapView job(reader, root, "job",
               {"name", "command", "env", "resources", "checkpoint", "model", "restart", "health",
                "placement", "datasets", "team", "owner", "secret_env", "priority", "priority_class",
-               "preemption"},
+               "preemption", "group", "sweep"},
               "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -354,6 +355,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
                   "a shell command such as \"python train.py\"");
   job.read_string_map("env", spec.env, yaml::kEnvVarName, "a map such as {LR: \"3e-4\"}");
   job.read_string("team", spec.team, yaml::kName, "a team name such as vision");
+  job.read_string("group", spec.group, yaml::kName, "a group name such as lr-ablation");
   // Read so that a stored spec reads back; the server replaces it with the submitter's name.
   job.read_string("owner", spec.owner, yaml::kName, "a user name such as alice");
   check_process_strings(job, spec);
@@ -367,6 +369,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_datasets(job, spec);
   read_priority(job, spec);
   read_preemption(job, spec);
+  read_sweep(job, spec);
 }
 
 }  // namespace

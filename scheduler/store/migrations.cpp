@@ -446,6 +446,12 @@ INSERT INTO placement_explain(job_id, at_ms, verdicts)
   FROM placement_verdicts GROUP BY job_id;
 DROP TABLE placement_verdicts;
 )sql"},
+      {20, "each job's group (a sweep's points share one), as a column job lists filter on",
+       R"sql(
+ALTER TABLE jobs ADD COLUMN grp TEXT NOT NULL DEFAULT '';
+UPDATE jobs SET grp = json_extract(spec, '$.group') WHERE json_extract(spec, '$.group') IS NOT NULL;
+CREATE INDEX jobs_group ON jobs(grp, id);
+)sql"},
   };
   return list;
 }

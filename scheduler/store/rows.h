@@ -138,6 +138,7 @@ struct JobQuery {
   std::optional<std::string> cluster;  // the cluster of the job's latest attempt
   std::optional<std::string> owner;    // who submitted it (the API token's user)
   std::optional<std::string> team;
+  std::optional<std::string> group;  // a sweep's name, or the spec's `group:`
   std::optional<JobId> before_id;
   int limit = 100;
 };

@@ -14,9 +14,9 @@ const std::string kListingColumns =
     "id, name, state, json_extract(spec, '$.resources.nodes'), "
     "json_extract(spec, '$.resources.gpus_per_node'), infra_restarts, user_restarts, "
     "next_attempt_ms, reason, created_ms, updated_ms, " +
-    kRevision + ", owner, team";
-// A whole job: the listing's columns, then the spec's text (column 14).
-constexpr int kSpecColumn = 14;
+    kRevision + ", owner, team, grp";
+// A whole job: the listing's columns, then the spec's text (column 15).
+constexpr int kSpecColumn = 15;
 const std::string kJobColumns = kListingColumns + ", spec";
 // A job's id and revision, the key of its cached renderings.
 const std::string kKeyColumns = "id, " + kRevision;
@@ -44,6 +44,7 @@ JobRow Store::read_job_listing(const Stmt& st) {
   j.revision = st.col_int(11);
   j.spec.owner = st.col_text(12);
   j.spec.team = st.col_text(13);
+  j.spec.group = st.col_text(14);
   return j;
 }
 
@@ -93,11 +94,11 @@ Result<JobId> Store::insert_job(const JobRow& row) {
   }
   if (auto r = execute(db_,
                        "INSERT INTO jobs(name, state, spec, infra_restarts, user_restarts, "
-                       "next_attempt_ms, reason, created_ms, updated_ms, owner, team) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       "next_attempt_ms, reason, created_ms, updated_ms, owner, team, grp) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        row.name, std::string(to_string(row.state)), spec_text, row.infra_restarts,
                        row.user_restarts, row.next_attempt_ms, row.reason, row.created_ms,
-                       row.updated_ms, row.spec.owner, row.spec.team);
+                       row.updated_ms, row.spec.owner, row.spec.team, row.spec.group);
       !r) {
     return r.error();
   }
@@ -196,6 +197,7 @@ Result<std::vector<JobKey>> Store::job_page_keys(const JobQuery& q) {
   if (q.cluster) sql += " AND cluster = ?2";
   if (q.owner) sql += " AND owner = ?5";
   if (q.team) sql += " AND team = ?6";
+  if (q.group) sql += " AND grp = ?7";
   if (q.before_id) sql += " AND id < ?3";
   sql += " ORDER BY id DESC LIMIT ?4";
   auto st = db_.prepare(sql);
@@ -206,6 +208,7 @@ Result<std::vector<JobKey>> Store::job_page_keys(const JobQuery& q) {
   st->bind(4, q.limit);
   if (q.owner) st->bind(5, *q.owner);
   if (q.team) st->bind(6, *q.team);
+  if (q.group) st->bind(7, *q.group);
   return collect_rows(*st, read_job_key);
 }
 

@@ -180,6 +180,7 @@ nlohmann::json SchedulerBackend::job_summary(const JobRow& j,
       {"name", j.name},
       {"owner", j.spec.owner},
       {"team", j.spec.team},
+      {"group", j.spec.group},
       {"state", to_string(j.state)},
       {"nodes", j.spec.nodes},
       {"gpus_per_node", j.spec.gpus_per_node},
@@ -212,6 +213,7 @@ Result<JsonText> SchedulerBackend::list_jobs(const JobFilter& filter) {
   query.cluster = filter.cluster;
   query.owner = filter.owner;
   query.team = filter.team;
+  query.group = filter.group;
   query.before_id = filter.cursor;
   // One more than asked tells whether another page follows without a second query.
   query.limit = filter.limit + 1;
@@ -393,7 +395,19 @@ Result<nlohmann::json> SchedulerBackend::submit_job(const std::string& body,
   if (auto secrets = read_secret_values(spec->secret_env); !secrets) return secrets.error();
   auto reply = loop_.call(SubmitJob{*spec});
   if (!reply) return reply.error();
-  return json{{"id", reply->job_id}, {"name", spec->name}, {"state", reply->state}};
+  json out{{"id", reply->job_id}, {"name", spec->name}, {"state", reply->state}};
+  if (!spec->sweep.empty()) {
+    // A sweep: every point's job, in point order (named <name>-1, <name>-2, ...).
+    out["group"] = spec->group;
+    out["jobs"] = json::array();
+    for (std::size_t i = 0; i < reply->jobs.size(); ++i) {
+      out["jobs"].push_back({{"id", reply->jobs[i].first},
+                             {"name", spec->name + "-" + std::to_string(i + 1)},
+                             {"state", reply->jobs[i].second}});
+    }
+    out["name"] = spec->name + "-1";
+  }
+  return out;
 }
 
 Result<nlohmann::json> SchedulerBackend::cancel_job(std::int64_t id,

@@ -5,6 +5,7 @@
 
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -245,6 +246,40 @@ TEST_F(E2eTest, CliDrivesTheRealServer) {
   r = run_process({bin, "--server", "http://127.0.0.1:1", "job", "list"}, milliseconds(20000));
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_TRUE(server_->alive());
+}
+
+TEST_F(E2eTest, ASweepSubmittedByTheCliRunsOneJobPerPointListedByItsGroup) {
+  const std::string spec = dir_->path() + "/sweep.yaml";
+  write_file(
+      spec, job_yaml("lr", "--step-delay-ms 5") +
+                "sweep: {env: {LR: [\"1e-3\", \"3e-4\"]}, args: [\"--steps 6\", \"--steps 8\"]}\n");
+  ProcessResult r = cli({"job", "submit", spec});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::int64_t> ids;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) ids.push_back(std::stoll(line));
+  }
+  ASSERT_EQ(ids.size(), 4u) << "one id per point, one per line: " << r.output;
+  submit(job_yaml("other", "--steps 3"));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    json j = wait_final(ids[i]);
+    ASSERT_FALSE(j.is_null());
+    EXPECT_EQ(j["state"], "succeeded") << j.dump();
+    EXPECT_EQ(j["name"], "lr-" + std::to_string(i + 1));
+    EXPECT_EQ(j["group"], "lr");
+  }
+  EXPECT_EQ(job(ids[3])["step"], 8) << "the last point ran with --steps 8";
+
+  r = cli({"-o", "json", "job", "list", "--group", "lr"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json list = json::parse(r.output, nullptr, false);
+  ASSERT_TRUE(list.is_object()) << r.output;
+  ASSERT_EQ(list["jobs"].size(), 4u) << r.output;
+  for (const auto& j : list["jobs"]) EXPECT_EQ(j["group"], "lr");
+  r = cli({"job", "list", "--group", "lr"});
+  EXPECT_EQ(r.output.find("other"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lr-4"), std::string::npos) << r.output;
 }
 
 TEST_F(E2eTest, SecondServerOnTheSameStateDirRefusesToStart) {

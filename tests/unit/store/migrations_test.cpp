@@ -146,6 +146,29 @@ TEST_F(Migrations, VersionFourteenJobsKeepTheirOwnerAndTeamAsColumnsListsFilterO
   EXPECT_EQ((*store)->job_listings({2}).value().at(0).spec.owner, "");  // before owners were kept
 }
 
+TEST_F(Migrations, VersionNineteenJobsKeepTheirGroupAsAColumnListsFilterOn) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 19).ok());
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO jobs(name, state, spec, created_ms, updated_ms) VALUES ('lr-1', 'running',
+        '{"name":"lr-1","command":"true","group":"lr"}', 1, 2);
+      INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
+        VALUES ('solo', 'pending', '{"name":"solo","command":"true"}', 1, 2);
+    )sql")
+                    .ok());
+  }
+  auto store = Store::open(path_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  JobQuery lr;
+  lr.group = "lr";
+  auto keys = (*store)->job_page_keys(lr).value();
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ((*store)->job_listings({keys[0].id}).value().at(0).spec.group, "lr");
+  EXPECT_EQ((*store)->job_listings({2}).value().at(0).spec.group, "");
+}
+
 TEST_F(Migrations, VersionEighteenVerdictsBecomeOneRowPerJobAndReadBackTheSame) {
   {
     auto db = Db::open(path_);

@@ -121,7 +121,7 @@ TEST_F(CliClientTest, JobSubmit) {
 }
 
 TEST_F(CliClientTest, JobList) {
-  EXPECT_EQ(run_job_list(options, {"running", "alpha", "", "", 0, ""}, out, err), kExitOk);
+  EXPECT_EQ(run_job_list(options, {"running", "alpha", "", "", "", 0, ""}, out, err), kExitOk);
   EXPECT_EQ(backend.last_filter.state, "running");
   EXPECT_EQ(backend.last_filter.cluster, "alpha");
   EXPECT_EQ(backend.last_filter.limit, 100);
@@ -130,24 +130,26 @@ TEST_F(CliClientTest, JobList) {
   EXPECT_NE(text.find("ID  NAME      STATE      CLUSTER  GPUS"), std::string::npos) << text;
   EXPECT_NE(text.find("41.2%"), std::string::npos);
   EXPECT_EQ(err.str(), "");
-  EXPECT_EQ(run_job_list(options, {"sleeping", "", "", "", 0, ""}, out, err), kExitServerError);
+  EXPECT_EQ(run_job_list(options, {"sleeping", "", "", "", "", 0, ""}, out, err), kExitServerError);
   EXPECT_NE(err.str().find("error: unknown job state 'sleeping'"), std::string::npos);
 }
 
 TEST_F(CliClientTest, JobListByOwnerAndTeam) {
-  EXPECT_EQ(run_job_list(options, {"", "", "alice", "vision", 0, ""}, out, err), kExitOk);
+  EXPECT_EQ(run_job_list(options, {"", "", "alice", "vision", "lr-sweep", 0, ""}, out, err),
+            kExitOk);
   EXPECT_EQ(backend.last_filter.owner, "alice");
   EXPECT_EQ(backend.last_filter.team, "vision");
+  EXPECT_EQ(backend.last_filter.group, "lr-sweep");
   EXPECT_FALSE(backend.last_filter.state);
 }
 
 TEST_F(CliClientTest, JobListPagesWithTheServersCursor) {
   backend.next_cursor = "7";
-  EXPECT_EQ(run_job_list(options, {"", "", "", "", 2, "9"}, out, err), kExitOk);
+  EXPECT_EQ(run_job_list(options, {"", "", "", "", "", 2, "9"}, out, err), kExitOk);
   EXPECT_EQ(backend.last_filter.limit, 2);
   EXPECT_EQ(backend.last_filter.cursor, 9);
   EXPECT_EQ(err.str(), "more jobs: orchestrate job list --cursor 7\n");
-  EXPECT_EQ(run_job_list(options, {"", "", "", "", 0, "x"}, out, err), kExitServerError);
+  EXPECT_EQ(run_job_list(options, {"", "", "", "", "", 0, "x"}, out, err), kExitServerError);
   EXPECT_NE(err.str().find("cursor must be the \"next\" value of a previous page"),
             std::string::npos)
       << err.str();
