@@ -11,8 +11,14 @@ namespace {
 bool fits_without(const PlacementPipeline& pipeline, const PlacementRequest& req,
                   const ClusterView& cluster, const std::vector<PreemptionCandidate>& victims) {
   ClusterView emptier = cluster;
-  for (const auto& v : victims) emptier.gpus_used -= v.gpus;
-  return !pipeline.rejection(req, emptier);
+  PlacementRequest after = req;
+  for (const auto& v : victims) {
+    emptier.gpus_used -= v.gpus;
+    // A victim of the job's own team gives its quota room back (fleet-wide and here alike).
+    auto room = after.quota_room.find(cluster.spec->name);
+    if (v.team == req.job->team && room != after.quota_room.end()) room->second += v.gpus;
+  }
+  return !pipeline.rejection(after, emptier);
 }
 
 std::optional<PreemptionPlan> plan_on(const PlacementPipeline& pipeline,

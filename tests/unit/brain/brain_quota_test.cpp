@@ -128,6 +128,13 @@ TEST_F(BrainQuota, ATeamThatMayNotBorrowWaitsAtItsQuota) {
   EXPECT_EQ(carrying(more).size(), 1u);
 }
 
+TEST_F(BrainQuota, ATeamAtItsQuotaThatMayNotBorrowStillPreemptsItsOwnLowerPriority) {
+  start_with({{"vision", {4, {}, false}}});
+  JobId low = running("vision", 4, 5, /*priority=*/100);
+  JobId hero = submit(make_job().gpus(4).team("vision").priority(1000));
+  EXPECT_EQ(last_attempt(low).preempt_for, hero) << "its own GPUs come back to its quota";
+}
+
 TEST_F(BrainQuota, AJobThatMayNotBePreemptedDoesNotBorrow) {
   JobId own = running("vision", 4, 5);
   JobId fixed = submit(make_job().gpus(4).team("vision").preemptible(false));
