@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <variant>
 #include <vector>
 
@@ -191,14 +190,21 @@ using BrainEvent =
                  TransferFinished, RegisterDataset, ReplicateData, StartAudit, Tick>;
 
 // What a command returns to its caller (REST handler).
+// One job a submit made (a sweep makes one per point).
+struct SubmittedJob {
+  std::int64_t id = 0;
+  std::string name;
+  std::string state;
+};
+
 struct BrainReply {
   std::int64_t job_id = 0;
   std::string state;
   std::int64_t transfer_id = 0;  // ReplicateData: the transfer started (0: none needed)
   std::int64_t ticket_id = 0;    // the ticket a ticket command opened or changed
   std::string message;           // what a data command did, for people
-  // SubmitJob of a sweep: every job it made (id, state), in point order; job_id is the first.
-  std::vector<std::pair<std::int64_t, std::string>> jobs;
+  // SubmitJob: every job it made, in point order (one unless a sweep); job_id is the first.
+  std::vector<SubmittedJob> jobs;
 };
 
 }  // namespace orch

@@ -54,7 +54,7 @@ Result<BrainReply> Placer::on(const SubmitJob& e) {
       reply.job_id = job.id;
       reply.state = std::string(to_string(job.state));
     }
-    reply.jobs.emplace_back(job.id, std::string(to_string(job.state)));
+    reply.jobs.push_back({job.id, job.name, std::string(to_string(job.state))});
   }
   return reply;
 }
@@ -124,7 +124,7 @@ void Placer::note_capacity() {
 bool Placer::within_quota_somewhere(const JobSpec& job) const {
   if (!ledger_.enabled()) return true;
   for (const auto& v : views_) {
-    if (ledger_.within(job.team, v.spec->name, job.nodes * job.gpus_per_node)) return true;
+    if (ledger_.within(job.team, v.spec->name, job.total_gpus())) return true;
   }
   return false;
 }
@@ -204,13 +204,13 @@ Result<void> Placer::place_waiting_jobs() {
   }
   // Fair share among the teams that borrow: the highest priority, then the team with the
   // smallest dominant share (as it stands after each placement), then queue order.
+  const auto fair_key = [&](const JobRow& j) {
+    return std::pair(-j.spec.priority, ledger_.dominant_share(j.spec.team));
+  };
   while (!borrowers.empty()) {
     auto next = borrowers.begin();
     for (auto it = borrowers.begin(); it != borrowers.end(); ++it) {
-      const auto key = [&](const JobRow& j) {
-        return std::pair(-j.spec.priority, ledger_.dominant_share(j.spec.team));
-      };
-      if (key(*it) < key(*next)) next = it;
+      if (fair_key(*it) < fair_key(*next)) next = it;
     }
     JobRow job = std::move(*next);
     borrowers.erase(next);

@@ -112,7 +112,7 @@ std::optional<std::string> QuotaFilter::reject(const PlacementRequest& req,
   if (!req.within_quota) return std::nullopt;
   auto room = req.quota_room.find(cluster.spec->name);
   if (room == req.quota_room.end()) return std::nullopt;
-  const int need = req.job->nodes * req.job->gpus_per_node;
+  const int need = req.job->total_gpus();
   if (need <= room->second) return std::nullopt;
   const std::string team = req.job->team.empty() ? std::string("no team") : "team " + req.job->team;
   return "the job's " + team + " has " + std::to_string(std::max(room->second, 0)) +

@@ -400,12 +400,10 @@ Result<nlohmann::json> SchedulerBackend::submit_job(const std::string& body,
     // A sweep: every point's job, in point order (named <name>-1, <name>-2, ...).
     out["group"] = spec->group;
     out["jobs"] = json::array();
-    for (std::size_t i = 0; i < reply->jobs.size(); ++i) {
-      out["jobs"].push_back({{"id", reply->jobs[i].first},
-                             {"name", spec->name + "-" + std::to_string(i + 1)},
-                             {"state", reply->jobs[i].second}});
+    for (const auto& j : reply->jobs) {
+      out["jobs"].push_back({{"id", j.id}, {"name", j.name}, {"state", j.state}});
     }
-    out["name"] = spec->name + "-1";
+    out["name"] = reply->jobs.front().name;
   }
   return out;
 }

@@ -20,12 +20,13 @@ TEST_F(BrainSweep, ASweepIsOneJobPerPointPlacedAsCapacityAllowsAndListedByItsGro
   auto reply = brain->handle(SubmitJob{spec});
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   ASSERT_EQ(reply->jobs.size(), 3u);
-  EXPECT_EQ(reply->job_id, reply->jobs[0].first);
+  EXPECT_EQ(reply->job_id, reply->jobs[0].id);
+  EXPECT_EQ(reply->jobs[2].name, "lr-3");
   // alpha has 8 GPUs: two points run, the third waits.
-  EXPECT_EQ(reply->jobs[0].second, "placed");
-  EXPECT_EQ(reply->jobs[1].second, "placed");
-  EXPECT_EQ(reply->jobs[2].second, "pending");
-  const JobRow third = job(reply->jobs[2].first);
+  EXPECT_EQ(reply->jobs[0].state, "placed");
+  EXPECT_EQ(reply->jobs[1].state, "placed");
+  EXPECT_EQ(reply->jobs[2].state, "pending");
+  const JobRow third = job(reply->jobs[2].id);
   EXPECT_EQ(third.name, "lr-3");
   EXPECT_EQ(third.spec.env.at("LR"), "1e-3");
   EXPECT_EQ(third.spec.group, "lr");
@@ -35,7 +36,7 @@ TEST_F(BrainSweep, ASweepIsOneJobPerPointPlacedAsCapacityAllowsAndListedByItsGro
   q.group = "lr";
   auto keys = store->job_page_keys(q).value();
   ASSERT_EQ(keys.size(), 3u) << "the group lists the sweep's jobs only";
-  EXPECT_EQ(keys[0].id, reply->jobs[2].first) << "newest first";
+  EXPECT_EQ(keys[0].id, reply->jobs[2].id) << "newest first";
 }
 
 TEST_F(BrainSweep, ASweepThatIsRefusedMakesNoJob) {
