@@ -355,18 +355,19 @@ TEST(slurm_parse_batch_plan, PreTerminationSignalReachesTheCommand) {
       pid_t pgid;
       ~GroupKiller() { kill(-pgid, SIGKILL); }
     } killer{pid};
-    // Bounded wait for the command to be up (it writes ready.txt), then the signal.
-    for (int i = 0; i < 500 && !fs::exists(p.work + "/ready.txt"); ++i) usleep(10'000);
+    // Bounded wait (30 s, for a loaded CI) for the command to be up (it writes ready.txt), then
+    // the signal.
+    for (int i = 0; i < 3000 && !fs::exists(p.work + "/ready.txt"); ++i) usleep(10'000);
     ASSERT_TRUE(fs::exists(p.work + "/ready.txt"));
     kill(pid, SIGUSR1);
     // Bounded wait for the script to end.
     int status = 0;
     pid_t done = 0;
-    for (int i = 0; i < 1000 && done == 0; ++i) {
+    for (int i = 0; i < 3000 && done == 0; ++i) {
       done = waitpid(pid, &status, WNOHANG);
       if (done == 0) usleep(10'000);
     }
-    ASSERT_EQ(done, pid) << "the script did not end within 10 s of the signal";
+    ASSERT_EQ(done, pid) << "the script did not end within 30 s of the signal";
     ASSERT_TRUE(WIFEXITED(status)) << "the script died of the signal itself";
     EXPECT_EQ(WEXITSTATUS(status), 7);
     EXPECT_EQ(read_file(p.work + "/signalled.txt"), "got-usr1\n");
