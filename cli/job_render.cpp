@@ -202,7 +202,7 @@ void render_explain(const nlohmann::json& explain, std::ostream& out) {
   out << "priority: " << field(explain, "priority")
       << (klass.empty() || klass == "-" ? "" : " (" + klass + ")") << "\n\n";
   if (!items(explain, "preemption").empty()) {
-    out << "preemption:\n";
+    out << "preemption and backfill:\n";
     for (const auto& p : items(explain, "preemption")) {
       out << "  " << timestamp(member(p, "at_ms")) << "  " << field(p, "kind") << ": "
           << field(p, "message") << '\n';

@@ -340,6 +340,28 @@ Result<void> AttemptTracker::detect_hangs() {
   return Ok{};
 }
 
+Result<void> AttemptTracker::stop_past_time_limit() {
+  const Millis now = clock_.now_ms();
+  // One query finds them: a tick reads live attempts only, never the history.
+  auto past = store_.attempts_past_time_limit(now);
+  if (!past) return past.error();
+  for (auto a : *past) {
+    auto job = store_.job(a.job_id);
+    if (!job) return job.error();
+    if (!*job || is_terminal((*job)->state) || !(*job)->spec.time_limit_s) continue;
+    char detail[160];
+    std::snprintf(detail, sizeof detail,
+                  "ran past its job's time_limit of %g s (placed %.0f s ago)",
+                  *(*job)->spec.time_limit_s, static_cast<double>(now - a.started_ms) / 1000.0);
+    if (auto r =
+            stop_attempt(a, ExitCause::time_limit, detail, std::string("time limit: ") + detail);
+        !r) {
+      return r;
+    }
+  }
+  return Ok{};
+}
+
 Result<void> AttemptTracker::stop_attempt(AttemptRow& a, ExitCause cause, const std::string& detail,
                                           const std::string& cancel_why) {
   if (auto r = end_attempt(a, cause, detail); !r) return r;

@@ -52,6 +52,10 @@ class AttemptTracker : BrainPart {
   // Tick: attempts still queued at their site past their job's max_queue_s are moved to a
   // cluster that can run them now (queue_timeout: no restart spent), when one can.
   Result<void> move_off_long_queues();
+  // Tick: attempts whose job's time_limit has passed since their placement are stopped
+  // (time_limit: the job resumes from its checkpoint, as after a provider's time limit), so
+  // that the GPUs backfill counted on are free when it said (docs/scheduling.md).
+  Result<void> stop_past_time_limit();
 
  private:
   Result<BrainReply> attempt_seen_running(AttemptRow& a, JobRow& job, bool running);

@@ -113,6 +113,7 @@ Result<BrainReply> Brain::on(const Tick&) {
   if (auto r = attempts_.move_off_draining(); !r) return r.error();
   if (auto r = attempts_.advance_preemptions(); !r) return r.error();
   if (auto r = attempts_.move_off_long_queues(); !r) return r.error();
+  if (auto r = attempts_.stop_past_time_limit(); !r) return r.error();
   if (auto r = health_.start_due_burn_ins(); !r) return r.error();
   if (auto r = health_.start_release_probes(); !r) return r.error();
   if (auto r = placer_.place_waiting_jobs(); !r) return r.error();

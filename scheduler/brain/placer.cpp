@@ -69,15 +69,22 @@ Result<void> Placer::load_queue() {
 
 void Placer::after_commit(bool committed) {
   if (!committed) {
-    // What this event wrote is gone; the queue is read again before the next round.
+    // What this event wrote is gone; the queue is read again before the next round, and the
+    // hold is decided again as its jobs are tried.
     waiting_loaded_ = false;
     views_epoch_.reset();
+    hold_.reset();
     return;
   }
   if (!waiting_loaded_) return;
   for (const auto& change : store_.job_changes()) waiting_.apply(change);
   for (const auto& [id, version] : blocked_marks_) waiting_.mark_blocked(id, version);
   blocked_marks_.clear();
+  // The held job no longer waits (placed, cancelled, failed): its GPUs are free for all.
+  if (hold_ && !waiting_.contains(hold_->held.job)) {
+    hold_.reset();
+    apply_hold();
+  }
 }
 
 Result<std::vector<ClusterView>*> Placer::cluster_views() {
@@ -101,8 +108,22 @@ Result<std::vector<ClusterView>*> Placer::cluster_views() {
   }
   views_epoch_ = store_.capacity_epoch();
   views_history_at_ = health_.histories_at();
-  note_capacity();
+  apply_hold();
   return &views_;
+}
+
+void Placer::apply_hold() {
+  for (auto& v : views_) {
+    v.held.reset();
+    if (hold_ && hold_->cluster == v.spec->name) v.held = hold_->held;
+  }
+  note_capacity();
+}
+
+void Placer::fill_backfill(PlacementRequest& req, const JobRow& job) const {
+  req.job_id = job.id;
+  req.now_ms = clock_.now_ms();
+  if (auto limit = job.spec.time_limit_ms()) req.ends_ms = req.now_ms + *limit;
 }
 
 void Placer::note_capacity() {
@@ -113,6 +134,11 @@ void Placer::note_capacity() {
                    std::string(to_string(v.admission)) + '|' + std::to_string(v.gpus_used);
     for (const auto& n : v.unhealthy_nodes) fingerprint += "|u:" + n;
     for (const auto& n : v.quarantined_nodes) fingerprint += "|q:" + n;
+    if (v.held) {
+      fingerprint += "|h:" + std::to_string(v.held->job) + ':' +
+                     std::to_string(v.held->spare_gpus) + ':' +
+                     std::to_string(v.held->starts_ms.value_or(-1));
+    }
     fingerprint += '\n';
   }
   if (fingerprint != capacity_fingerprint_) {
@@ -229,6 +255,7 @@ Result<void> Placer::try_place(JobRow& job) {
   if (!attempts) return attempts.error();
 
   PlacementRequest req = placement_request(job, *attempts);
+  fill_backfill(req, job);
   auto staging = data_.staging_estimates(job.spec);
   if (!staging) return staging.error();
   req.staging_s = std::move(*staging);
@@ -252,6 +279,7 @@ Result<void> Placer::try_place(JobRow& job) {
   if (!decision.chosen) {
     std::string reason = "waiting for capacity: " + decision.summary();
     if (auto r = consider_preemption(job, req, views, reason); !r) return r;
+    if (auto r = consider_hold(job, req, views); !r) return r;
     blocked_marks_.emplace_back(job.id, capacity_version_);
     if (reason != job.reason) {
       job.reason = reason;
@@ -314,6 +342,7 @@ Result<std::optional<std::string>> Placer::better_than_queue(const JobRow& job,
   req.previous_cluster.reset();
   req.avoid_nodes.clear();
   req.avoid_cluster = queued.cluster;
+  fill_backfill(req, job);
   auto staging = data_.staging_estimates(job.spec);
   if (!staging) return staging.error();
   req.staging_s = std::move(*staging);
@@ -412,6 +441,50 @@ Result<void> Placer::consider_preemption(const JobRow& job, const PlacementReque
                    std::to_string(plan->steps_at_risk) + " step(s) at risk in all");
 }
 
+Result<void> Placer::consider_hold(const JobRow& job, const PlacementRequest& req,
+                                   const std::vector<ClusterView>& views) {
+  const WaitingQueue::Key key =
+      WaitingQueue::key_of({job.id, job.state, job.next_attempt_ms, job.spec.nodes,
+                            job.spec.gpus_per_node, job.spec.priority});
+  const bool holder = hold_ && hold_->held.job == job.id;
+  if (hold_ && !holder && !(key < hold_key_)) return Ok{};  // a job ahead of it holds already
+  // A job that could only borrow beyond its team's quota holds nothing: borrowing takes idle
+  // GPUs as they come, in fair share among the teams (docs/scheduling.md).
+  std::optional<HoldPlan> plan;
+  PlacementRequest within = req;
+  within.within_quota = ledger_.enabled();
+  if (within_quota_somewhere(job.spec)) {
+    auto ends = store_.attempt_ends();
+    if (!ends) return ends.error();
+    plan = plan_hold(pipeline_, within, views, *ends);
+  }
+  if (!plan) {
+    if (holder) {
+      hold_.reset();
+      apply_hold();
+    }
+    return Ok{};
+  }
+  const bool moved =
+      !holder || hold_->cluster != plan->cluster || hold_->held.starts_ms != plan->held.starts_ms;
+  hold_ = std::move(plan);
+  hold_key_ = key;
+  apply_hold();
+  if (!moved) return Ok{};
+  const HeldGpus& h = hold_->held;
+  std::string msg = std::to_string(h.gpus) + " GPU(s) held on " + hold_->cluster + "; it starts ";
+  if (h.starts_ms) {
+    const Millis in_ms = std::max<Millis>(0, *h.starts_ms - req.now_ms);
+    msg += "there in " + std::to_string((in_ms + 999) / 1000) +
+           " s at the latest, as attempts end by their time limits (" +
+           std::to_string(h.spare_gpus) +
+           " spare); a job after it uses them only if its time_limit ends it by then";
+  } else {
+    msg += "there when attempts without a time limit end; a job after it may not use them";
+  }
+  return event(job.id, std::nullopt, "holding", msg);
+}
+
 Result<void> Placer::call_off_preemptions(JobId job) {
   auto preempting = store_.preempting_attempts();
   if (!preempting) return preempting.error();
@@ -452,6 +525,17 @@ Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan, std::vector<Clu
     ledger_.add({a.id, job.spec.team, a.cluster, a.gpus});
     views_epoch_ = store_.capacity_epoch();
     note_capacity();
+  }
+  if (hold_) {
+    HeldGpus& h = hold_->held;
+    const auto limit = job.spec.time_limit_ms();
+    const bool ends_in_time = limit && h.starts_ms && now + *limit <= *h.starts_ms;
+    if (h.job == job.id) {
+      hold_.reset();  // placed: what was held is its own now
+    } else if (hold_->cluster == a.cluster && !ends_in_time && job.spec.priority <= h.priority) {
+      h.spare_gpus = std::max(0, h.spare_gpus - a.gpus);  // it took spare GPUs
+    }
+    apply_hold();
   }
   OutboxRow row;
   row.cluster = a.cluster;

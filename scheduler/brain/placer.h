@@ -18,6 +18,7 @@
 #include "scheduler/brain/health_judge.h"
 #include "scheduler/brain/launch_plan.h"
 #include "scheduler/brain/waiting_queue.h"
+#include "scheduler/placement/backfill.h"
 #include "scheduler/placement/pipeline.h"
 #include "scheduler/placement/team_quotas.h"
 
@@ -59,6 +60,14 @@ class Placer : BrainPart {
   // what the job now waits for when a preemption is under way for it.
   Result<void> consider_preemption(const JobRow& job, const PlacementRequest& req,
                                    const std::vector<ClusterView>& views, std::string& reason);
+  // Backfill (placement/backfill.h): the job fits nowhere for now; when no job ahead of it in
+  // the queue holds GPUs already, GPUs are held for it where it can start soonest.
+  Result<void> consider_hold(const JobRow& job, const PlacementRequest& req,
+                             const std::vector<ClusterView>& views);
+  // Puts hold_ into the cluster views (what the `held` filter reads) and notes the capacity.
+  void apply_hold();
+  // What backfill asks of a request: the job, the time, when an attempt placed now must end.
+  void fill_backfill(PlacementRequest& req, const JobRow& job) const;
   // The job was placed: attempts still asked to make room for it are left to run.
   Result<void> call_off_preemptions(JobId job);
   // The job waits for its data at the chosen cluster; records why.
@@ -93,6 +102,10 @@ class Placer : BrainPart {
   TeamLedger ledger_;  // with views_: what teams hold, when the clusters file has quotas
   std::optional<std::uint64_t> views_epoch_;
   std::optional<Millis> views_history_at_;
+  // Backfill: the GPUs held for the first waiting job that fits nowhere yet, and its place in
+  // the queue (a job ahead of it that gets blocked takes the hold over).
+  std::optional<HoldPlan> hold_;
+  WaitingQueue::Key hold_key_{};
   std::string capacity_fingerprint_;
   std::uint64_t capacity_version_ = 0;
 };

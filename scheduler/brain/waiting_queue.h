@@ -37,6 +37,10 @@ class WaitingQueue {
   std::vector<JobId> due(Millis now, std::uint64_t version,
                          const std::function<bool(const JobChange&)>& may_fit);
 
+  // The order placement tries jobs in: (-priority; 0 for resuming, 1 otherwise; id).
+  using Key = std::tuple<int, int, JobId>;
+  static Key key_of(const JobChange& job);
+
   std::size_t size() const { return entries_.size(); }
   bool contains(JobId id) const { return entries_.count(id) != 0; }
   // The earliest backoff still ahead of now among the queued jobs, if any.
@@ -47,9 +51,6 @@ class WaitingQueue {
     JobChange job;
     std::optional<std::uint64_t> blocked_at;
   };
-  using Key = std::tuple<int, int, JobId>;  // (-priority; 0 for resuming, 1 otherwise; id)
-  static Key key_of(const JobChange& job);
-
   // Every waiting job, and those not blocked (never tried, or due to be tried again): while the
   // capacity version stays the same a round looks at the second set only, so an idle tick with
   // a long queue of blocked jobs costs nothing.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "scheduler/placement/backfill.h"
 #include "scheduler/placement/filters.h"
 #include "scheduler/placement/goodput_score.h"
 #include "scheduler/placement/scores.h"
@@ -98,6 +99,7 @@ PlacementPipeline PlacementPipeline::standard() {
       .add_filter(std::make_unique<AdmissionFilter>())
       .add_filter(std::make_unique<CapacityFilter>())
       .add_filter(std::make_unique<QuotaFilter>())
+      .add_filter(std::make_unique<HeldGpusFilter>())
       .add_score(std::make_unique<GoodputScore>(), 6.0)
       .add_score(std::make_unique<SameSiteScore>(), 4.0)
       .add_score(std::make_unique<AvoidFailedSiteScore>(), 4.0)

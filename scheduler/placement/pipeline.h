@@ -39,7 +39,7 @@ class PlacementPipeline {
   std::optional<std::string> rejection(const PlacementRequest& req,
                                        const ClusterView& cluster) const;
 
-  // Filters: allowed-clusters, site-healthy, admission, capacity, quota. Scores: goodput (x6,
+  // Filters: allowed-clusters, site-healthy, admission, capacity, quota, held. Scores: goodput (x6,
   // relative), same-site (x4), avoid-failed-site (x4), preferred (x2), free-capacity (x1).
   // Goodput weighs most but not all: a resumed job stays on its healthy site (x4) unless
   // another promises roughly three times its expected goodput (6 x (1 - 1/r) > 4 needs r > 3;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scheduler/health/goodput.h"
+#include "scheduler/model/held_gpus.h"
 #include "scheduler/model/node_state.h"
 #include "scheduler/model/site_health.h"
 #include "scheduler/spec/cluster_spec.h"
@@ -27,6 +28,9 @@ struct ClusterView {
   std::vector<std::string> quarantined_nodes;  // quarantined or retired by orchestrate
   Admission admission = Admission::active;     // only active clusters get work
   ClusterHistory history;                      // for the expected-goodput score
+  // GPUs kept for a waiting job that fits nowhere yet (backfill.h): a job placed after it may
+  // take only the spare ones, unless its time limit ends it before that job starts.
+  std::optional<HeldGpus> held;
 };
 
 struct PlacementRequest {
@@ -43,6 +47,11 @@ struct PlacementRequest {
   // go beyond it is rejected; without, the job may borrow there.
   std::map<std::string, int> quota_room;
   bool within_quota = false;
+  // Backfill (backfill.h): the job's id (0: not stored yet), when placing decides, and when an
+  // attempt placed now ends at the latest (now + its time_limit; nullopt: it has none).
+  std::int64_t job_id = 0;
+  Millis now_ms = 0;
+  std::optional<Millis> ends_ms;
 };
 
 // Nodes of the cluster this request may not use: unhealthy ones, quarantined or retired ones,

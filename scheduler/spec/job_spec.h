@@ -2,6 +2,7 @@
 // What a user asks for: parsed from YAML (spec/job_spec_parser.h), stored as JSON with the
 // job, and read by placement and the lifecycle. Defaults here are the documented defaults.
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -134,6 +135,12 @@ struct JobSpec {
   int priority = 0;
   std::string priority_class;
   PreemptionSpec preemption;
+  // `time_limit:` how long an attempt may hold its GPUs, counted from its placement (seconds,
+  // or a number with a unit: "90m", "2h", "1d"). Unset: as long as it runs. A job that declares
+  // it may use GPUs held for a waiting bigger job when it ends before that job can start
+  // (backfill, docs/scheduling.md); an attempt still running at its limit is stopped
+  // (time_limit: it resumes from its checkpoint, as after a provider's time limit).
+  std::optional<double> time_limit_s;
 
   // `group:` a label that `job list --group` filters on; each point of a sweep gets the
   // spec's name as its group.
@@ -143,6 +150,11 @@ struct JobSpec {
   SweepSpec sweep;
 
   int total_gpus() const { return nodes * gpus_per_node; }
+  // time_limit_s in whole milliseconds (rounded up), when it has one.
+  std::optional<std::int64_t> time_limit_ms() const {
+    if (!time_limit_s) return std::nullopt;
+    return static_cast<std::int64_t>(std::ceil(*time_limit_s * 1000.0));
+  }
 };
 
 // FLOPs per token the model needs for one training step (forward + backward), or nullopt

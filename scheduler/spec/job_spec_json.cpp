@@ -70,6 +70,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   out["preemption"] = {{"allowed", spec.preemption.allowed},
                        {"signal", spec.preemption.signal},
                        {"grace_s", spec.preemption.grace_s}};
+  if (spec.time_limit_s) out["time_limit"] = *spec.time_limit_s;
   return out;
 }
 

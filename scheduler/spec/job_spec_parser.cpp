@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cmath>
 #include <exception>
 #include <string>
 
@@ -341,11 +342,48 @@ void read_preemption(const MapView& job, JobSpec& spec) {
   out.signal = sig;
 }
 
+// `time_limit:` seconds as a number, or a number with one unit (s, m, h, d) as a string.
+void read_time_limit(const MapView& job, JobSpec& spec) {
+  constexpr std::string_view kExpected =
+      "seconds such as 3600, or a duration such as \"90m\", \"2h\" or \"1d\" (at most 365 days)";
+  constexpr double kMaxS = 365 * 86'400.0;
+  const yaml::Field* field = job.find("time_limit");
+  if (job.reader().failed() || !field || field->value.IsNull()) return;
+  const YAML::Node& v = field->value;
+  std::optional<double> seconds = yaml::scalar_to_number(v);
+  if (!seconds && v.IsScalar() && !v.Scalar().empty()) {
+    const std::string& text = v.Scalar();
+    const char unit = text.back();
+    const double scale = unit == 's'   ? 1
+                         : unit == 'm' ? 60
+                         : unit == 'h' ? 3600
+                         : unit == 'd' ? 86'400
+                                       : 0;
+    double n = 0;
+    const char* end = text.data() + text.size() - 1;
+    auto [p, ec] = std::from_chars(text.data(), end, n);
+    if (scale > 0 && ec == std::errc() && p == end && std::isfinite(n)) seconds = n * scale;
+  }
+  if (!seconds) {
+    job.reader().fail(job.value_position("time_limit"),
+                      "\"time_limit\" must be a duration, got " + yaml::describe(v), kExpected);
+    return;
+  }
+  if (*seconds < 1 || *seconds > kMaxS) {
+    job.reader().fail(job.value_position("time_limit"),
+                      "\"time_limit\" must be from 1 second to 365 days, got " +
+                          yaml::format_number(*seconds) + " s",
+                      kExpected);
+    return;
+  }
+  spec.time_limit_s = *seconds;
+}
+
 void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   MapView job(reader, root, "job",
               {"name", "command", "env", "resources", "checkpoint", "model", "restart", "health",
                "placement", "datasets", "team", "owner", "secret_env", "priority", "priority_class",
-               "preemption", "group", "sweep"},
+               "preemption", "group", "sweep", "time_limit"},
               "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -369,6 +407,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_datasets(job, spec);
   read_priority(job, spec);
   read_preemption(job, spec);
+  read_time_limit(job, spec);
   read_sweep(job, spec);
 }
 

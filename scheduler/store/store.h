@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "scheduler/common/result.h"
+#include "scheduler/model/held_gpus.h"
 #include "scheduler/model/preemption_candidate.h"
 #include "scheduler/model/team_use.h"
 #include "scheduler/store/rows.h"
@@ -148,6 +149,12 @@ class Store {
   Result<std::vector<PreemptionCandidate>> preemption_candidates(std::optional<int> below_priority);
   // What each live or unsettled attempt holds, with its job's team (team quotas).
   Result<std::vector<TeamUse>> team_uses();
+  // What each live or unsettled attempt holds and when it ends at the latest (backfill): its
+  // placement plus its job's time_limit; unknown without one, or once it has ended (its
+  // processes are on their way out).
+  Result<std::vector<AttemptEnd>> attempt_ends();
+  // Live attempts not asked to stop whose job's time_limit has passed since their placement.
+  Result<std::vector<AttemptRow>> attempts_past_time_limit(Millis now);
   // Attempts the site confirmed but still queues (launching, launch done, not asked to stop).
   Result<std::vector<AttemptRow>> queued_attempts();
   // Attempts asked to make room for a job of higher priority (preempt_for set) that still run

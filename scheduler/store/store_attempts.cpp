@@ -212,6 +212,33 @@ Result<std::vector<TeamUse>> Store::team_uses() {
                });
 }
 
+Result<std::vector<AttemptEnd>> Store::attempt_ends() {
+  // As gpus_in_use counts: unsettled attempts' processes may still hold their GPUs.
+  return query(db_,
+               "SELECT a.cluster, a.gpus, CASE WHEN a.state != 'exited' THEN a.started_ms + "
+               "CAST(json_extract(j.spec, '$.time_limit') * 1000 AS INTEGER) END "
+               "FROM attempts a INDEXED BY attempts_unsettled JOIN jobs j ON j.id = a.job_id "
+               "WHERE a.state != 'exited' OR a.site_done = 0 ORDER BY a.id",
+               [](const Stmt& s) {
+                 AttemptEnd e;
+                 e.cluster = s.col_text(0);
+                 e.gpus = static_cast<int>(s.col_int(1));
+                 e.ends_ms = s.col_opt_int(2);
+                 return e;
+               });
+}
+
+Result<std::vector<AttemptRow>> Store::attempts_past_time_limit(Millis now) {
+  // Live attempts only (a NULL limit compares false); each looks up its own job by id.
+  return query(db_,
+               std::string("SELECT ") + kAttemptColumns +
+                   " FROM attempts INDEXED BY attempts_not_exited WHERE state != 'exited' AND "
+                   "cancel_requested = 0 AND started_ms + CAST((SELECT json_extract(j.spec, "
+                   "'$.time_limit') FROM jobs j WHERE j.id = attempts.job_id) * 1000 AS INTEGER) "
+                   "<= ? ORDER BY id",
+               read_attempt, now);
+}
+
 Result<std::vector<AttemptRow>> Store::queued_attempts() {
   return query(db_,
                std::string("SELECT ") + kAttemptColumns +

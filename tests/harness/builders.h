@@ -106,6 +106,11 @@ class JobBuilder {
     spec_.preemption.grace_s = s;
     return *this;
   }
+  // Backfill: the most an attempt may run, from its placement.
+  JobBuilder& time_limit_s(double s) {
+    spec_.time_limit_s = s;
+    return *this;
+  }
   JobBuilder& team(std::string t) {
     spec_.team = std::move(t);
     return *this;

@@ -363,13 +363,14 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
                         {"reason", v.reason},
                         {"score", opt(v.score)}});
   }
-  // Preemption decisions about this job, made for it or of it (issue 18).
+  // Preemption decisions about this job, made for it or of it, and the GPUs held for it
+  // (backfill) (issue 18).
   auto events = reader.events_of(id);
   if (!events) return events.error();
   json preemption = json::array();
   for (const auto& e : *events) {
     if (e.kind != "preemption" && e.kind != "preempting" && e.kind != "preempted" &&
-        e.kind != "preemption-called-off") {
+        e.kind != "preemption-called-off" && e.kind != "holding") {
       continue;
     }
     preemption.push_back({{"at_ms", e.at_ms}, {"kind", e.kind}, {"message", e.message}});

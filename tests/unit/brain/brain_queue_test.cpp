@@ -59,13 +59,17 @@ TEST_F(BrainQueue, ANodeComingBackUnblocksAJobThatNeedsIt) {
   EXPECT_EQ(job(id).state, JobState::placed);
 }
 
-TEST_F(BrainQueue, ASmallJobBehindABlockedBigOneIsStillPlaced) {
-  JobId first = submit(make_job().gpus(4));
+// Backfill (brain_backfill_test.cpp): the free GPUs are held for the blocked big job; a small
+// job behind it takes them only when its time limit ends it before the big job can start.
+TEST_F(BrainQueue, ASmallJobBehindABlockedBigOneIsPlacedOnlyWhenItEndsInTime) {
+  JobId first = submit(make_job().gpus(4).time_limit_s(3600));
   JobId big = submit(make_job().nodes(2).gpus(4));
   JobId small = submit(make_job().gpus(2));
+  JobId quick = submit(make_job().gpus(2).time_limit_s(600));
   EXPECT_EQ(job(first).state, JobState::placed);
   EXPECT_EQ(job(big).state, JobState::pending);
-  EXPECT_EQ(job(small).state, JobState::placed);
+  EXPECT_EQ(job(small).state, JobState::pending);
+  EXPECT_EQ(job(quick).state, JobState::placed);
 }
 
 TEST_F(BrainQueue, ACapacityChangeThatCannotHoldTheJobDoesNotJudgeItAgain) {

@@ -68,6 +68,35 @@ TEST(PrioritySpec, PreemptionSettingsAreReadAndCheckedAndSurviveTheStoredForm) {
                         "grace_s"));
 }
 
+TEST(PrioritySpec, ATimeLimitIsSecondsOrADurationWithAUnitAndSurvivesTheStoredForm) {
+  EXPECT_FALSE(parse_job_spec(kJob, "j").value().time_limit_s);
+  const auto limit = [](const std::string& value) {
+    return parse_job_spec(std::string(kJob) + "time_limit: " + value + "\n", "j")
+        .value()
+        .time_limit_s.value_or(-1);
+  };
+  EXPECT_EQ(limit("3600"), 3600);
+  EXPECT_EQ(limit("\"90m\""), 5400);
+  EXPECT_EQ(limit("2h"), 7200);
+  EXPECT_EQ(limit("1.5d"), 129600);
+  EXPECT_EQ(limit("45s"), 45);
+  auto spec = parse_job_spec(std::string(kJob) + "time_limit: 2h\n", "j").value();
+  EXPECT_EQ(spec.time_limit_ms(), 7'200'000);
+  EXPECT_EQ(job_spec_from_json(job_spec_to_json(spec)).value().time_limit_s, 7200);
+
+  EXPECT_THAT(error_of(std::string(kJob) + "time_limit: 2w\n"),
+              HasSubstr("job.yaml:3:13: \"time_limit\" must be a duration, got"));
+  EXPECT_THAT(error_of(std::string(kJob) + "time_limit: 2w\n"),
+              HasSubstr("expected seconds such as 3600, or a duration such as \"90m\""));
+  EXPECT_THAT(error_of(std::string(kJob) + "time_limit: 0\n"),
+              HasSubstr("\"time_limit\" must be from 1 second to 365 days, got 0 s"));
+  EXPECT_THAT(error_of(std::string(kJob) + "time_limit: 400d\n"),
+              HasSubstr("must be from 1 second to 365 days, got 34560000 s"));
+  EXPECT_THAT(error_of(std::string(kJob) + "time_limit: [1]\n"),
+              HasSubstr("\"time_limit\" must be a duration, got a list"));
+  EXPECT_THAT(error_of(std::string(kJob) + "time_limit: h\n"), HasSubstr("must be a duration"));
+}
+
 TEST(PrioritySpec, MaxQueueSecondsDefaultsToFiveMinutesAndIsChecked) {
   EXPECT_EQ(parse_job_spec(kJob, "j").value().max_queue_s, 300);
   auto spec = parse_job_spec(std::string(kJob) + "placement: {max_queue_s: 45}\n", "j").value();
