@@ -186,10 +186,13 @@ Result<std::string> make_script(const LaunchRequest& r, const ClusterSpec& clust
   // and passed on as soon as it is (a shell runs traps between commands, so none is lost).
   const bool forwards = cluster.slurm.pre_term_s > 0;
   const std::string sig = forwards ? w.q(cluster.slurm.pre_term_signal, "pre_term_signal") : "";
+  // A trapped signal interrupts `wait` (status 128 + the signal): the script waits again, and
+  // gets srun's own status even when srun ended meanwhile (the shell keeps it until waited
+  // for; a second wait for a status already collected answers 127, and the first one stands).
+  w.line("child=; pending=; trapped=; status=");
   if (forwards) {
-    w.line("child=; pending=");
     w.line("trap " +
-           w.q("if [ -n \"$child\" ]; then kill -s " + sig +
+           w.q("trapped=1; if [ -n \"$child\" ]; then kill -s " + sig +
                    " \"$child\" 2>/dev/null; else pending=1; fi",
                "trap action") +
            " " + sig);
@@ -199,8 +202,11 @@ Result<std::string> make_script(const LaunchRequest& r, const ClusterSpec& clust
   w.line("child=$!");
   if (forwards) w.line("[ -z \"$pending\" ] || kill -s " + sig + " \"$child\" 2>/dev/null");
   w.line("while :; do");
-  w.line("  wait \"$child\"; status=$?");
-  w.line("  kill -0 \"$child\" 2>/dev/null || break  # a trapped signal interrupted wait");
+  w.line("  trapped=");
+  w.line("  wait \"$child\"; s=$?");
+  w.line("  [ \"$s\" -eq 127 ] && [ -n \"$status\" ] && break");
+  w.line("  status=$s");
+  w.line("  [ -n \"$trapped\" ] && [ \"$s\" -gt 128 ] || break");
   w.line("done");
   w.line("exit \"$status\"");
   if (w.error) return *w.error;

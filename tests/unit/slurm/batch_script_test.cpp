@@ -201,13 +201,17 @@ TEST(slurm_parse_batch_plan, ScriptLayout) {
   // The trap is set before srun starts; a signal that comes before `child` is known is passed
   // on as soon as it is.
   const std::string trap =
-      "\nchild=; pending=\ntrap 'if [ -n \"$child\" ]; then kill -s '\\''USR1'\\'' \"$child\" "
-      "2>/dev/null; else pending=1; fi' 'USR1'\n";
+      "\nchild=; pending=; trapped=; status=\ntrap 'trapped=1; if [ -n \"$child\" ]; then kill -s "
+      "'\\''USR1'\\'' \"$child\" 2>/dev/null; else pending=1; fi' 'USR1'\n";
   EXPECT_THAT(s, HasSubstr(trap));
   EXPECT_LT(s.find(trap), s.find("\nsrun "));
   EXPECT_THAT(
       s, HasSubstr("\nchild=$!\n[ -z \"$pending\" ] || kill -s 'USR1' \"$child\" 2>/dev/null\n"));
-  EXPECT_THAT(s, ::testing::EndsWith("\nexit \"$status\"\n"));
+  // A trapped signal interrupts wait: the script waits again for srun's own status.
+  EXPECT_THAT(s, ::testing::EndsWith("\nwhile :; do\n  trapped=\n  wait \"$child\"; s=$?\n"
+                                     "  [ \"$s\" -eq 127 ] && [ -n \"$status\" ] && break\n"
+                                     "  status=$s\n  [ -n \"$trapped\" ] && [ \"$s\" -gt 128 ] || "
+                                     "break\ndone\nexit \"$status\"\n"));
   // sbatch reads #SBATCH directives only before the first command; the first command is the
   // job_id write, and no line before it is a directive.
   std::istringstream lines(s);
@@ -353,8 +357,12 @@ TEST(slurm_parse_batch_plan, PreTerminationSignalReachesTheCommand) {
     // Whatever happens, nothing outlives the test (a stray task would hold ctest's pipe).
     struct GroupKiller {
       pid_t pgid;
-      ~GroupKiller() { kill(-pgid, SIGKILL); }
-    } killer{pid};
+      std::string dir;
+      ~GroupKiller() {
+        kill(-pgid, SIGKILL);
+        kill_processes_mentioning(dir);  // each task's agent leads a group of its own
+      }
+    } killer{pid, p.dir};
     // Bounded wait (30 s, for a loaded CI) for the command to be up (it writes ready.txt), then
     // the signal.
     for (int i = 0; i < 3000 && !fs::exists(p.work + "/ready.txt"); ++i) usleep(10'000);

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -49,6 +51,29 @@ inline Outcome run(const std::vector<std::string>& argv,
   close(pipefd[0]);
   waitpid(pid, &r.status, 0);
   return r;
+}
+
+// Ends every process whose command line mentions `text` (a test's own temporary directory),
+// with the process group it leads, if any: the agent makes a group of its own, so a test that
+// kills only the group it started would leave a task behind, holding ctest's pipe.
+inline void kill_processes_mentioning(const std::string& text) {
+  if (text.empty()) return;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::atoi(name.c_str()));
+    if (pid == getpid()) continue;
+    std::FILE* f = std::fopen((entry.path() / "cmdline").c_str(), "rb");
+    if (f == nullptr) continue;
+    std::string cmdline;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) cmdline.append(buf, n);
+    std::fclose(f);
+    if (cmdline.find(text) == std::string::npos) continue;
+    if (getpgid(pid) == pid) kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+  }
 }
 
 // A fresh directory under the system's temporary directory, removed at the end of the test.
