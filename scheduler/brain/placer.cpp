@@ -289,6 +289,12 @@ Result<void> Placer::try_place(JobRow& job) {
     return Ok{};
   }
 
+  // A cluster takes it: whatever was held for it elsewhere is free for others again.
+  if (hold_ && hold_->held.job == job.id) {
+    hold_.reset();
+    apply_hold();
+  }
+
   // Data first: a job placed where its datasets or its newest checkpoint are missing waits in
   // `staging` while they are copied (data_transfers.cpp).
   std::map<std::string, std::string> data_env;
@@ -526,16 +532,16 @@ Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan, std::vector<Clu
     views_epoch_ = store_.capacity_epoch();
     note_capacity();
   }
-  if (hold_) {
+  // A job placed on the holding cluster that does not end before the held job starts took
+  // spare GPUs (try_place gave up the hold of a job it places).
+  if (hold_ && hold_->cluster == a.cluster) {
     HeldGpus& h = hold_->held;
     const auto limit = job.spec.time_limit_ms();
     const bool ends_in_time = limit && h.starts_ms && now + *limit <= *h.starts_ms;
-    if (h.job == job.id) {
-      hold_.reset();  // placed: what was held is its own now
-    } else if (hold_->cluster == a.cluster && !ends_in_time && job.spec.priority <= h.priority) {
-      h.spare_gpus = std::max(0, h.spare_gpus - a.gpus);  // it took spare GPUs
+    if (!ends_in_time && job.spec.priority <= h.priority) {
+      h.spare_gpus = std::max(0, h.spare_gpus - a.gpus);
+      apply_hold();
     }
-    apply_hold();
   }
   OutboxRow row;
   row.cluster = a.cluster;
