@@ -330,14 +330,8 @@ Result<void> AttemptTracker::detect_hangs() {
   // One query finds the candidates: a tick over hundreds of healthy jobs reads nothing more.
   auto silent_rows = store_.silent_attempts(now);
   if (!silent_rows) return silent_rows.error();
-  for (auto a : *silent_rows) {
-    auto job = store_.job(a.job_id);
-    if (!job) return job.error();
-    if (!*job || is_terminal((*job)->state)) continue;
-    const std::string detail = hang_detail(a, now);
-    if (auto r = stop_attempt(a, ExitCause::hang, detail, "hung: " + detail); !r) return r;
-  }
-  return Ok{};
+  return stop_each(*silent_rows, ExitCause::hang, "hung: ",
+                   [&](const AttemptRow& a, const JobRow&) { return hang_detail(a, now); });
 }
 
 Result<void> AttemptTracker::stop_past_time_limit() {
@@ -345,19 +339,28 @@ Result<void> AttemptTracker::stop_past_time_limit() {
   // One query finds them: a tick reads live attempts only, never the history.
   auto past = store_.attempts_past_time_limit(now);
   if (!past) return past.error();
-  for (auto a : *past) {
+  return stop_each(
+      *past, ExitCause::time_limit,
+      "time limit: ", [&](const AttemptRow& a, const JobRow& job) -> std::optional<std::string> {
+        if (!job.spec.time_limit_s) return std::nullopt;
+        char detail[160];
+        std::snprintf(detail, sizeof detail,
+                      "ran past its job's time_limit of %g s (placed %.0f s ago)",
+                      *job.spec.time_limit_s, static_cast<double>(now - a.started_ms) / 1000.0);
+        return std::string(detail);
+      });
+}
+
+Result<void> AttemptTracker::stop_each(
+    std::vector<AttemptRow> attempts, ExitCause cause, const std::string& why_prefix,
+    const std::function<std::optional<std::string>(const AttemptRow&, const JobRow&)>& detail_of) {
+  for (auto& a : attempts) {
     auto job = store_.job(a.job_id);
     if (!job) return job.error();
-    if (!*job || is_terminal((*job)->state) || !(*job)->spec.time_limit_s) continue;
-    char detail[160];
-    std::snprintf(detail, sizeof detail,
-                  "ran past its job's time_limit of %g s (placed %.0f s ago)",
-                  *(*job)->spec.time_limit_s, static_cast<double>(now - a.started_ms) / 1000.0);
-    if (auto r =
-            stop_attempt(a, ExitCause::time_limit, detail, std::string("time limit: ") + detail);
-        !r) {
-      return r;
-    }
+    if (!*job || is_terminal((*job)->state)) continue;
+    const std::optional<std::string> detail = detail_of(a, **job);
+    if (!detail) continue;
+    if (auto r = stop_attempt(a, cause, *detail, why_prefix + *detail); !r) return r;
   }
   return Ok{};
 }

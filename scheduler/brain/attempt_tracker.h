@@ -6,6 +6,8 @@
 // attempt_endings.cpp. It hands node evidence to the health part, checkpoints to the data
 // part, duplicates to the reconciler, and a job that resumes to placing.
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,11 @@ class AttemptTracker : BrainPart {
   // and the job goes on as after any end.
   Result<void> stop_attempt(AttemptRow& attempt, ExitCause cause, const std::string& detail,
                             const std::string& cancel_why);
+  // stop_attempt for each of these attempts whose job is not over and for which detail_of
+  // gives a detail (nullopt: leave it be); the cancel says why_prefix + the detail.
+  Result<void> stop_each(
+      std::vector<AttemptRow> attempts, ExitCause cause, const std::string& why_prefix,
+      const std::function<std::optional<std::string>(const AttemptRow&, const JobRow&)>& detail_of);
   // A node confirmed a straggler (health.exclude_stragglers): end the attempt, stop it, and
   // run the job again without that node.
   Result<void> stop_for_straggler(AttemptRow& attempt, const std::string& node);
