@@ -235,7 +235,14 @@ std::vector<std::string> sbatch_argv(const LaunchRequest& r, const ClusterSpec& 
   if (!s.partition.empty()) argv.push_back("--partition=" + s.partition);
   if (!s.account.empty()) argv.push_back("--account=" + s.account);
   if (!s.qos.empty()) argv.push_back("--qos=" + s.qos);
-  if (!s.time_limit.empty()) argv.push_back("--time=" + s.time_limit);
+  // The job's own time_limit, in whole minutes (Slurm's unit, rounded up), wins over the
+  // cluster's: Slurm then knows when it ends, for its own backfill of other tenants' jobs.
+  if (r.time_limit_s) {
+    argv.push_back("--time=" +
+                   std::to_string(static_cast<long long>(std::ceil(*r.time_limit_s / 60.0))));
+  } else if (!s.time_limit.empty()) {
+    argv.push_back("--time=" + s.time_limit);
+  }
   if (!r.exclude_nodes.empty()) argv.push_back("--exclude=" + join(r.exclude_nodes, ","));
   if (s.pre_term_s > 0) {
     argv.push_back("--signal=B:" + s.pre_term_signal + "@" + std::to_string(s.pre_term_s));

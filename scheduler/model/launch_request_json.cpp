@@ -21,26 +21,28 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
                           {"manifest", c.manifest.files.empty() ? nlohmann::json(nullptr)
                                                                 : manifest_to_json(c.manifest)}});
   }
-  return {{"token", r.token},
-          {"resume_candidates", candidates},
-          {"resume_env", r.resume_env},
-          {"job_id", r.job_id},
-          {"attempt_no", r.attempt_no},
-          {"job_name", r.job_name},
-          {"command", r.command},
-          {"env", r.env},
-          // The references only: secret_env's values are never written anywhere.
-          {"secret_refs", secret_sources_to_json(r.secret_refs)},
-          {"nodes", r.nodes},
-          {"gpus_per_node", r.gpus_per_node},
-          {"tasks_per_node", r.tasks_per_node},
-          {"exclude_nodes", r.exclude_nodes},
-          {"hang_after_s", r.hang_after_s},
-          {"heartbeat_s", r.heartbeat_s},
-          {"heartbeat_timeout_s", r.heartbeat_timeout_s},
-          {"resume_floor_step",
-           r.resume_floor_step ? nlohmann::json(*r.resume_floor_step) : nlohmann::json(nullptr)},
-          {"resume_floor_reason", r.resume_floor_reason}};
+  return {
+      {"token", r.token},
+      {"resume_candidates", candidates},
+      {"resume_env", r.resume_env},
+      {"job_id", r.job_id},
+      {"attempt_no", r.attempt_no},
+      {"job_name", r.job_name},
+      {"command", r.command},
+      {"env", r.env},
+      // The references only: secret_env's values are never written anywhere.
+      {"secret_refs", secret_sources_to_json(r.secret_refs)},
+      {"nodes", r.nodes},
+      {"gpus_per_node", r.gpus_per_node},
+      {"tasks_per_node", r.tasks_per_node},
+      {"exclude_nodes", r.exclude_nodes},
+      {"hang_after_s", r.hang_after_s},
+      {"heartbeat_s", r.heartbeat_s},
+      {"heartbeat_timeout_s", r.heartbeat_timeout_s},
+      {"resume_floor_step",
+       r.resume_floor_step ? nlohmann::json(*r.resume_floor_step) : nlohmann::json(nullptr)},
+      {"resume_floor_reason", r.resume_floor_reason},
+      {"time_limit_s", r.time_limit_s ? nlohmann::json(*r.time_limit_s) : nlohmann::json(nullptr)}};
 }
 
 Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
@@ -69,6 +71,9 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
       r.resume_floor_step = j.at("resume_floor_step").get<std::int64_t>();
     }
     r.resume_floor_reason = j.value("resume_floor_reason", std::string());
+    if (j.contains("time_limit_s") && !j.at("time_limit_s").is_null()) {
+      r.time_limit_s = j.at("time_limit_s").get<double>();
+    }
     for (const auto& c : j.value("resume_candidates", nlohmann::json::array())) {
       ResumeCandidate rc;
       rc.checkpoint_id = c.at("checkpoint_id").get<std::int64_t>();

@@ -69,6 +69,9 @@ struct LaunchRequest {
   // and the brain stages the newer copy first. Why, for the job's events.
   std::optional<std::int64_t> resume_floor_step;
   std::string resume_floor_reason;
+  // The job's time_limit (backfill): the brain stops the attempt once it has passed since its
+  // placement; a site that enforces limits itself is told too (Slurm: sbatch --time).
+  std::optional<double> time_limit_s;
 };
 
 struct LaunchResult {

@@ -59,6 +59,18 @@ TEST(LaunchRequestJson, AStoredLaunchFromBeforeCandidatesStillLoads) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->resume_candidates.empty());
   EXPECT_EQ(r->resume_env, "ORCH_RESUME_FROM");
+  EXPECT_FALSE(r->time_limit_s);
+}
+
+TEST(LaunchRequestJson, ATimeLimitSurvivesTheOutbox) {
+  LaunchRequest r;
+  r.token = "t";
+  r.job_name = "toy";
+  r.command = "x";
+  r.time_limit_s = 5400;
+  auto back = launch_request_from_json(launch_request_to_json(r));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->time_limit_s, 5400);
 }
 
 }  // namespace

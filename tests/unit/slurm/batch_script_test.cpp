@@ -141,6 +141,20 @@ TEST(slurm_parse_batch_plan, SbatchOptionsAsDocumented) {
                                        "' && 'stat' '-c' '%s' '--' '" + kAgent + "' || :; }");
 }
 
+// A job's time_limit (backfill) goes to Slurm in whole minutes, rounded up, instead of the
+// cluster's: Slurm knows when the job ends, and the brain stops it first (from its placement).
+TEST(slurm_parse_batch_plan, TheJobsTimeLimitWinsOverTheClustersInWholeMinutes) {
+  LaunchRequest r = basic_request();
+  r.time_limit_s = 5401;
+  ClusterSpec c = basic_cluster();
+  c.slurm.time_limit = "2-00:00:00";
+  auto plan = plan_of(r, c);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const auto argv = sbatch_argv_of(plan->submit_command);
+  EXPECT_THAT(argv, ::testing::Contains("--time=91"));
+  EXPECT_THAT(argv, ::testing::Not(::testing::Contains("--time=2-00:00:00")));
+}
+
 TEST(slurm_parse_batch_plan, OptionalOptionsAreLeftOut) {
   LaunchRequest r = basic_request();
   r.gpus_per_node = 0;
