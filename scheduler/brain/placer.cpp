@@ -242,10 +242,11 @@ Result<void> Placer::try_place(JobRow& job) {
   }
 
   std::vector<PlacementVerdictRow> verdicts;
-  for (const auto& v : decision.verdicts) {
+  verdicts.reserve(decision.verdicts.size());
+  for (auto& v : decision.verdicts) {  // the breakdowns move to the rows: only those read them
     verdicts.push_back({job.id, v.cluster, v.feasible, v.reason,
                         v.feasible ? std::optional<double>(v.score) : std::nullopt,
-                        decision.chosen && *decision.chosen == v.cluster, now});
+                        decision.chosen && *decision.chosen == v.cluster, now, std::move(v.parts)});
   }
   if (auto r = store_.replace_verdicts(job.id, verdicts); !r) return r;
 

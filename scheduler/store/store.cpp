@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <exception>
 #include <iostream>
-#include <tuple>
 
 #include "scheduler/store/migrations.h"
 
@@ -276,58 +275,6 @@ Result<void> Store::mark_action_done(std::int64_t id, Millis at) {
 Result<void> Store::mark_actions_done_for_token(const std::string& token, Millis at) {
   return execute(db_, "UPDATE outbox SET done_ms = ? WHERE token = ? AND done_ms IS NULL", at,
                  token);
-}
-
-// ---- placement verdicts -----------------------------------------------------------------
-
-Result<void> Store::replace_verdicts(JobId job, const std::vector<PlacementVerdictRow>& rows) {
-  // One row per job: a decision over a hundred clusters is one write, not a hundred.
-  nlohmann::json list = nlohmann::json::array();
-  Millis at = 0;
-  for (const auto& v : rows) {
-    at = std::max(at, v.at_ms);
-    list.push_back({{"cluster", v.cluster},
-                    {"feasible", v.feasible ? 1 : 0},
-                    {"reason", v.reason},
-                    {"score", v.score ? nlohmann::json(*v.score) : nlohmann::json(nullptr)},
-                    {"chosen", v.chosen ? 1 : 0}});
-  }
-  if (rows.empty()) return execute(db_, "DELETE FROM placement_explain WHERE job_id = ?", job);
-  return execute(db_,
-                 "INSERT INTO placement_explain(job_id, at_ms, verdicts) VALUES (?, ?, ?) "
-                 "ON CONFLICT(job_id) DO UPDATE SET at_ms = excluded.at_ms, "
-                 "verdicts = excluded.verdicts",
-                 job, at, json_text(list));
-}
-
-Result<std::vector<PlacementVerdictRow>> Store::verdicts_of(JobId job) {
-  auto row = query_one(
-      db_, "SELECT at_ms, verdicts FROM placement_explain WHERE job_id = ?",
-      [](const Stmt& s) { return std::pair<Millis, std::string>(s.col_int(0), s.col_text(1)); },
-      job);
-  if (!row) return row.error();
-  std::vector<PlacementVerdictRow> out;
-  if (!*row) return out;
-  auto list = nlohmann::json::parse((*row)->second, nullptr, false);
-  if (!list.is_array()) return out;  // unreadable: as if never evaluated
-  for (const auto& v : list) {
-    if (!v.is_object()) continue;
-    PlacementVerdictRow r;
-    r.job_id = job;
-    r.cluster = v.value("cluster", "");
-    r.feasible = v.value("feasible", 0) != 0;
-    r.reason = v.value("reason", "");
-    if (auto it = v.find("score"); it != v.end() && it->is_number()) r.score = it->get<double>();
-    r.chosen = v.value("chosen", 0) != 0;
-    r.at_ms = (*row)->first;
-    out.push_back(std::move(r));
-  }
-  // The chosen cluster first, then the feasible ones by score, then the rest by name.
-  std::sort(out.begin(), out.end(), [](const PlacementVerdictRow& a, const PlacementVerdictRow& b) {
-    return std::tuple(!a.chosen, !a.feasible, -a.score.value_or(0), a.cluster) <
-           std::tuple(!b.chosen, !b.feasible, -b.score.value_or(0), b.cluster);
-  });
-  return out;
 }
 
 }  // namespace orch
