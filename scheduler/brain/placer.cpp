@@ -8,6 +8,7 @@
 #include "scheduler/spec/scheduling_section.h"
 #include "scheduler/spec/sweep.h"
 
+#include <charconv>
 #include <cstdio>
 
 namespace orch {
@@ -106,13 +107,21 @@ Result<std::vector<ClusterView>*> Placer::cluster_views() {
 }
 
 void Placer::note_capacity() {
-  // What the filters look at; a change of it may unblock a waiting job.
+  // What the filters look at; a change of it may unblock a waiting job. Made after every launch,
+  // so by appends alone into one buffer: no temporary string per cluster.
   std::string fingerprint;
+  fingerprint.reserve(capacity_fingerprint_.size());
   for (const auto& v : views_) {
-    fingerprint += v.spec->name + '|' + std::string(to_string(v.health)) + '|' +
-                   std::string(to_string(v.admission)) + '|' + std::to_string(v.gpus_used);
-    for (const auto& n : v.unhealthy_nodes) fingerprint += "|u:" + n;
-    for (const auto& n : v.quarantined_nodes) fingerprint += "|q:" + n;
+    fingerprint += v.spec->name;
+    fingerprint += '|';
+    fingerprint += to_string(v.health);
+    fingerprint += '|';
+    fingerprint += to_string(v.admission);
+    fingerprint += '|';
+    char used[16];
+    fingerprint.append(used, std::to_chars(used, used + sizeof used, v.gpus_used).ptr);
+    for (const auto& n : v.unhealthy_nodes) (fingerprint += "|u:") += n;
+    for (const auto& n : v.quarantined_nodes) (fingerprint += "|q:") += n;
     fingerprint += '\n';
   }
   if (fingerprint != capacity_fingerprint_) {
