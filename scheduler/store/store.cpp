@@ -15,9 +15,14 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   // WAL lets REST reads and site workers read while the brain writes; NORMAL sync is durable
   // across process crashes (the failure we must survive) and cheap. Reads map the file (up to
   // 1 GiB): every connection shares the kernel's pages instead of copying them into a 2 MiB
-  // cache of its own, which a random read of a large history mostly misses.
-  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
-                             "PRAGMA foreign_keys=ON", "PRAGMA mmap_size=1073741824"}) {
+  // cache of its own, which a random read of a large history mostly misses. Writes still go
+  // through the page cache, and one of the brain's transactions (a round of 200 placements, each
+  // with its verdicts, attempt, outbox row and events) dirties more than 2 MiB: SQLite would
+  // spill pages to the WAL mid-transaction and write them again at the commit. 64 MiB holds a
+  // round; it is a limit, not an allocation (readers, which mostly read the map, use little).
+  for (const char* pragma :
+       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON",
+        "PRAGMA mmap_size=1073741824", "PRAGMA cache_size=-65536", "PRAGMA temp_store=MEMORY"}) {
     if (auto r = db->exec(pragma); !r) return r.error();
   }
   if (auto r = migrate(*db); !r) return r.error();
