@@ -16,6 +16,7 @@ Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
                                                                       const std::string& cluster) {
   auto ckpts = store_.checkpoints_of(job);
   if (!ckpts) return ckpts.error();
+  if (ckpts->empty()) return std::vector<ResumeCandidate>{};  // never saved: from the start
   auto copies = store_.replicas_of_job(job);
   if (!copies) return copies.error();
   std::vector<CheckpointCopy> in;
@@ -53,6 +54,9 @@ Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
   const std::int64_t best_here = here.empty() ? -1 : here.front().step;
   auto ckpts = store_.checkpoints_of(job.id);
   if (!ckpts) return ckpts.error();
+  // A job that never saved has nothing to weigh: most placements, and no need to read every
+  // cluster's row (usable_sites) for them.
+  if (ckpts->empty()) return out;
   auto copies = store_.replicas_of_job(job.id);
   if (!copies) return copies.error();
   auto usable = usable_sites();

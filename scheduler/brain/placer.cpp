@@ -8,6 +8,7 @@
 #include "scheduler/spec/scheduling_section.h"
 #include "scheduler/spec/sweep.h"
 
+#include <charconv>
 #include <cstdio>
 
 namespace orch {
@@ -127,17 +128,28 @@ void Placer::fill_backfill(PlacementRequest& req, const JobRow& job) const {
 }
 
 void Placer::note_capacity() {
-  // What the filters look at; a change of it may unblock a waiting job.
+  // What the filters look at; a change of it may unblock a waiting job. Made after every launch,
+  // so by appends alone into one buffer: no temporary string per cluster.
   std::string fingerprint;
+  fingerprint.reserve(capacity_fingerprint_.size());
   for (const auto& v : views_) {
-    fingerprint += v.spec->name + '|' + std::string(to_string(v.health)) + '|' +
-                   std::string(to_string(v.admission)) + '|' + std::to_string(v.gpus_used);
-    for (const auto& n : v.unhealthy_nodes) fingerprint += "|u:" + n;
-    for (const auto& n : v.quarantined_nodes) fingerprint += "|q:" + n;
+    fingerprint += v.spec->name;
+    fingerprint += '|';
+    fingerprint += to_string(v.health);
+    fingerprint += '|';
+    fingerprint += to_string(v.admission);
+    fingerprint += '|';
+    char used[16];
+    fingerprint.append(used, std::to_chars(used, used + sizeof used, v.gpus_used).ptr);
+    for (const auto& n : v.unhealthy_nodes) (fingerprint += "|u:") += n;
+    for (const auto& n : v.quarantined_nodes) (fingerprint += "|q:") += n;
     if (v.held) {
-      fingerprint += "|h:" + std::to_string(v.held->job) + ':' +
-                     std::to_string(v.held->spare_gpus) + ':' +
-                     std::to_string(v.held->starts_ms.value_or(-1));
+      fingerprint += "|h:";
+      fingerprint += std::to_string(v.held->job);
+      fingerprint += ':';
+      fingerprint += std::to_string(v.held->spare_gpus);
+      fingerprint += ':';
+      fingerprint += std::to_string(v.held->starts_ms.value_or(-1));
     }
     fingerprint += '\n';
   }
@@ -269,10 +281,11 @@ Result<void> Placer::try_place(JobRow& job) {
   }
 
   std::vector<PlacementVerdictRow> verdicts;
-  for (const auto& v : decision.verdicts) {
+  verdicts.reserve(decision.verdicts.size());
+  for (auto& v : decision.verdicts) {  // the breakdowns move to the rows: only those read them
     verdicts.push_back({job.id, v.cluster, v.feasible, v.reason,
                         v.feasible ? std::optional<double>(v.score) : std::nullopt,
-                        decision.chosen && *decision.chosen == v.cluster, now});
+                        decision.chosen && *decision.chosen == v.cluster, now, std::move(v.parts)});
   }
   if (auto r = store_.replace_verdicts(job.id, verdicts); !r) return r;
 

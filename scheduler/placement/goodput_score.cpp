@@ -3,31 +3,7 @@
 
 #include "scheduler/data/staging.h"
 
-#include <array>
-#include <cstdio>
-
-#include "scheduler/model/accelerators.h"
-
 namespace orch {
-namespace {
-
-// 2.31 PFLOP/s, 989 TFLOP/s, 35 GFLOP/s: three figures in the largest unit that fits.
-std::string flops_text(double flops) {
-  static constexpr std::array<std::pair<double, const char*>, 4> units = {
-      {{1e18, "EFLOP/s"}, {1e15, "PFLOP/s"}, {1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}}};
-  for (const auto& [scale, unit] : units) {
-    if (flops >= scale) {
-      char buf[48];
-      std::snprintf(buf, sizeof buf, "%.3g %s", flops / scale, unit);
-      return buf;
-    }
-  }
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3g FLOP/s", flops);
-  return buf;
-}
-
-}  // namespace
 
 GoodputEstimate GoodputScore::estimate(const PlacementRequest& req,
                                        const ClusterView& cluster) const {
@@ -37,6 +13,7 @@ GoodputEstimate GoodputScore::estimate(const PlacementRequest& req,
 
 namespace {
 double staging_of(const PlacementRequest& req, const ClusterView& cluster) {
+  if (req.staging_s.empty()) return 0.0;
   auto it = req.staging_s.find(cluster.spec->name);
   return it == req.staging_s.end() ? 0.0 : it->second;
 }
@@ -48,23 +25,22 @@ double GoodputScore::score(const PlacementRequest& req, const ClusterView& clust
   return estimate(req, cluster).flops * staging_factor(staging_of(req, cluster));
 }
 
-std::string GoodputScore::explain(const PlacementRequest& req, const ClusterView& cluster) const {
+ScoreNote GoodputScore::note(const PlacementRequest& req, const ClusterView& cluster) const {
+  ScoreNote n;
   if (!cluster.spec->peak_flops_per_gpu()) {
-    return "peak unknown for accelerator \"" + cluster.spec->accelerator + "\"";
+    n.kind = ScoreNote::Kind::peak_unknown;
+    n.accelerator = cluster.spec->accelerator;
+    return n;
   }
   const GoodputEstimate e = estimate(req, cluster);
-  const double mtbf_h = e.node_mtbf_s / 3600;
-  char buf[128];
-  std::snprintf(buf, sizeof buf,
-                mtbf_h >= 10 ? "mfu %.2f, ettr %.2f, node mtbf %.0f h, %s"
-                             : "mfu %.2f, ettr %.2f, node mtbf %.2g h, %s",
-                e.expected_mfu, e.ettr, mtbf_h, flops_text(e.flops).c_str());
-  std::string text = buf;
-  if (const double s = staging_of(req, cluster); s > 0) {
-    std::snprintf(buf, sizeof buf, ", data staging %.0f s (x%.3f)", s, staging_factor(s));
-    text += buf;
-  }
-  return text;
+  n.kind = ScoreNote::Kind::goodput;
+  n.mfu = e.expected_mfu;
+  n.ettr = e.ettr;
+  n.node_mtbf_s = e.node_mtbf_s;
+  n.flops = e.flops;
+  n.staging_s = staging_of(req, cluster);
+  n.staging_factor = staging_factor(n.staging_s);
+  return n;
 }
 
 }  // namespace orch

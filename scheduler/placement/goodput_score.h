@@ -19,8 +19,8 @@ class GoodputScore final : public ScorePlugin {
   // Expected useful FLOP/s (0 when the cluster's peak is unknown).
   double score(const PlacementRequest& req, const ClusterView& cluster) const override;
   bool relative() const override { return true; }
-  // "mfu 0.31, ettr 0.93, node mtbf 120 h, 2.31 PFLOP/s"
-  std::string explain(const PlacementRequest& req, const ClusterView& cluster) const override;
+  // The estimate's figures ("mfu 0.31, ettr 0.93, node mtbf 120 h, 2.31 PFLOP/s" once shown).
+  ScoreNote note(const PlacementRequest& req, const ClusterView& cluster) const override;
 
   GoodputEstimate estimate(const PlacementRequest& req, const ClusterView& cluster) const;
 

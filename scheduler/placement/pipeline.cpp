@@ -2,7 +2,6 @@
 #include "scheduler/placement/pipeline.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "scheduler/placement/backfill.h"
 #include "scheduler/placement/filters.h"
@@ -58,20 +57,17 @@ PlacementDecision PlacementPipeline::place(const PlacementRequest& req,
     for (double& r : raw[s]) r = best_raw > 0 ? std::max(r, 0.0) / best_raw : 0.0;
   }
 
-  // The breakdown: " goodput=4.920 (mfu 0.31, ettr 0.93, ...) same-site=0.000 ...".
+  // The breakdown, as numbers: the text ("goodput=4.920 (mfu 0.31, ...) same-site=0.000 ...")
+  // is made only when a verdict is read, since most are never read.
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     ClusterVerdict& v = d.verdicts[i];
     if (!v.feasible) continue;
+    v.parts.reserve(scores_.size());
     for (std::size_t s = 0; s < scores_.size(); ++s) {
       const auto& plugin = *scores_[s].plugin;
       const double part = scores_[s].weight * raw[s][i];
       v.score += part;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%s%s=%.3f", v.reason.empty() ? "" : " ",
-                    std::string(plugin.name()).c_str(), part);
-      v.reason += buf;
-      const std::string why = plugin.explain(req, clusters[i]);
-      if (!why.empty()) v.reason += " (" + why + ")";
+      v.parts.push_back({plugin.name(), part, plugin.note(req, clusters[i])});
     }
   }
 
@@ -87,7 +83,16 @@ PlacementDecision PlacementPipeline::place(const PlacementRequest& req,
 std::optional<std::string> PlacementPipeline::rejection(const PlacementRequest& req,
                                                         const ClusterView& cluster) const {
   for (const auto& f : filters_) {
-    if (auto why = f->reject(req, cluster)) return std::string(f->name()) + ": " + *why;
+    if (auto why = f->reject(req, cluster)) {
+      // "name: why" in one allocation: every undelivered or full cluster of every decision.
+      const std::string_view name = f->name();
+      std::string out;
+      out.reserve(name.size() + 2 + why->size());
+      out += name;
+      out += ": ";
+      out += *why;
+      return out;
+    }
   }
   return std::nullopt;
 }

@@ -14,10 +14,15 @@ namespace orch {
 struct ClusterVerdict {
   std::string cluster;
   bool feasible = false;
-  // Filter name and its reason when rejected. When feasible, the score breakdown: each plugin's
-  // weighted part, and what it is made of when the plugin says ("goodput=5.210 (mfu 0.35, ...)").
+  // Filter name and its reason when rejected.
   std::string reason;
   double score = 0.0;
+  // When feasible, the score's breakdown as numbers: each plugin's weighted part, and what it is
+  // made of when the plugin says. text() formats it only when someone reads it.
+  std::vector<ScorePart> parts;
+
+  // The reason when rejected; when feasible, the breakdown ("goodput=5.210 (mfu 0.35, ...)").
+  std::string text() const { return feasible ? breakdown_text(parts) : reason; }
 };
 
 struct PlacementDecision {

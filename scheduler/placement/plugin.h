@@ -13,6 +13,7 @@
 #include "scheduler/health/goodput.h"
 #include "scheduler/model/held_gpus.h"
 #include "scheduler/model/node_state.h"
+#include "scheduler/model/score_breakdown.h"
 #include "scheduler/model/site_health.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/spec/job_spec.h"
@@ -79,9 +80,14 @@ class ScorePlugin {
   // the pipeline divides each by the highest raw score among the feasible clusters, so the
   // best one gets 1 (and all get 0 when the highest is 0).
   virtual bool relative() const { return false; }
-  // What the score is made of, for the verdict's breakdown ("mfu 0.31, ettr 0.93"); empty for
-  // scores that explain themselves.
-  virtual std::string explain(const PlacementRequest&, const ClusterView&) const { return {}; }
+  // What the score is made of, for the verdict's breakdown, as numbers: the text ("mfu 0.31,
+  // ettr 0.93") is made only when a person reads it (score_breakdown.h). None for scores that
+  // explain themselves.
+  virtual ScoreNote note(const PlacementRequest&, const ClusterView&) const { return {}; }
+  // The note as the verdict's breakdown shows it; empty for none.
+  std::string explain(const PlacementRequest& req, const ClusterView& cluster) const {
+    return note_text(note(req, cluster));
+  }
 };
 
 }  // namespace orch

@@ -14,6 +14,7 @@
 #include "scheduler/model/job_state.h"
 #include "scheduler/model/node_state.h"
 #include "scheduler/model/replica_state.h"
+#include "scheduler/model/score_breakdown.h"
 #include "scheduler/model/site_health.h"
 #include "scheduler/spec/job_spec.h"
 
@@ -331,10 +332,14 @@ struct PlacementVerdictRow {
   JobId job_id = 0;
   std::string cluster;
   bool feasible = false;
+  // Read back: the filter's reason, or a feasible cluster's score breakdown as text. Written: the
+  // reason; a feasible cluster's breakdown goes in parts, stored as numbers and made text only
+  // when read (scheduler/model/score_breakdown.h).
   std::string reason;
   std::optional<double> score;
   bool chosen = false;
   Millis at_ms = 0;
+  std::vector<ScorePart> parts;  // written only; empty when read back
 };
 
 struct ProgressSample {

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <exception>
 #include <iostream>
-#include <tuple>
 
 #include "scheduler/store/migrations.h"
 
@@ -16,9 +15,14 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   // WAL lets REST reads and site workers read while the brain writes; NORMAL sync is durable
   // across process crashes (the failure we must survive) and cheap. Reads map the file (up to
   // 1 GiB): every connection shares the kernel's pages instead of copying them into a 2 MiB
-  // cache of its own, which a random read of a large history mostly misses.
-  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
-                             "PRAGMA foreign_keys=ON", "PRAGMA mmap_size=1073741824"}) {
+  // cache of its own, which a random read of a large history mostly misses. Writes still go
+  // through the page cache, and one of the brain's transactions (a round of 200 placements, each
+  // with its verdicts, attempt, outbox row and events) dirties more than 2 MiB: SQLite would
+  // spill pages to the WAL mid-transaction and write them again at the commit. 64 MiB holds a
+  // round; it is a limit, not an allocation (readers, which mostly read the map, use little).
+  for (const char* pragma :
+       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON",
+        "PRAGMA mmap_size=1073741824", "PRAGMA cache_size=-65536", "PRAGMA temp_store=MEMORY"}) {
     if (auto r = db->exec(pragma); !r) return r.error();
   }
   if (auto r = migrate(*db); !r) return r.error();
@@ -276,58 +280,6 @@ Result<void> Store::mark_action_done(std::int64_t id, Millis at) {
 Result<void> Store::mark_actions_done_for_token(const std::string& token, Millis at) {
   return execute(db_, "UPDATE outbox SET done_ms = ? WHERE token = ? AND done_ms IS NULL", at,
                  token);
-}
-
-// ---- placement verdicts -----------------------------------------------------------------
-
-Result<void> Store::replace_verdicts(JobId job, const std::vector<PlacementVerdictRow>& rows) {
-  // One row per job: a decision over a hundred clusters is one write, not a hundred.
-  nlohmann::json list = nlohmann::json::array();
-  Millis at = 0;
-  for (const auto& v : rows) {
-    at = std::max(at, v.at_ms);
-    list.push_back({{"cluster", v.cluster},
-                    {"feasible", v.feasible ? 1 : 0},
-                    {"reason", v.reason},
-                    {"score", v.score ? nlohmann::json(*v.score) : nlohmann::json(nullptr)},
-                    {"chosen", v.chosen ? 1 : 0}});
-  }
-  if (rows.empty()) return execute(db_, "DELETE FROM placement_explain WHERE job_id = ?", job);
-  return execute(db_,
-                 "INSERT INTO placement_explain(job_id, at_ms, verdicts) VALUES (?, ?, ?) "
-                 "ON CONFLICT(job_id) DO UPDATE SET at_ms = excluded.at_ms, "
-                 "verdicts = excluded.verdicts",
-                 job, at, json_text(list));
-}
-
-Result<std::vector<PlacementVerdictRow>> Store::verdicts_of(JobId job) {
-  auto row = query_one(
-      db_, "SELECT at_ms, verdicts FROM placement_explain WHERE job_id = ?",
-      [](const Stmt& s) { return std::pair<Millis, std::string>(s.col_int(0), s.col_text(1)); },
-      job);
-  if (!row) return row.error();
-  std::vector<PlacementVerdictRow> out;
-  if (!*row) return out;
-  auto list = nlohmann::json::parse((*row)->second, nullptr, false);
-  if (!list.is_array()) return out;  // unreadable: as if never evaluated
-  for (const auto& v : list) {
-    if (!v.is_object()) continue;
-    PlacementVerdictRow r;
-    r.job_id = job;
-    r.cluster = v.value("cluster", "");
-    r.feasible = v.value("feasible", 0) != 0;
-    r.reason = v.value("reason", "");
-    if (auto it = v.find("score"); it != v.end() && it->is_number()) r.score = it->get<double>();
-    r.chosen = v.value("chosen", 0) != 0;
-    r.at_ms = (*row)->first;
-    out.push_back(std::move(r));
-  }
-  // The chosen cluster first, then the feasible ones by score, then the rest by name.
-  std::sort(out.begin(), out.end(), [](const PlacementVerdictRow& a, const PlacementVerdictRow& b) {
-    return std::tuple(!a.chosen, !a.feasible, -a.score.value_or(0), a.cluster) <
-           std::tuple(!b.chosen, !b.feasible, -b.score.value_or(0), b.cluster);
-  });
-  return out;
 }
 
 }  // namespace orch

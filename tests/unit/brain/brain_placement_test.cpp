@@ -54,6 +54,20 @@ TEST_F(BrainPlacement, JobThatFitsNowhereWaitsWithAReasonPerCluster) {
   EXPECT_TRUE(outbox("alpha").empty());
 }
 
+TEST_F(BrainPlacement, AFeasibleClustersVerdictReadsBackWithItsScoreBreakdown) {
+  // Stored as numbers, made text when read: what job explain and the REST API show.
+  JobId id = submit(make_job());
+  auto verdicts = store->verdicts_of(id).value();
+  ASSERT_EQ(verdicts.size(), 2u);
+  EXPECT_TRUE(verdicts[0].chosen);
+  EXPECT_THAT(verdicts[0].reason,
+              ::testing::MatchesRegex("goodput=[0-9]\\.[0-9]{3} "
+                                      "\\(mfu [01]\\.[0-9]{2}, ettr [01]\\.[0-9]{2}, "
+                                      "node mtbf [0-9.]+ h, [0-9.]+ [A-Z]*FLOP/s\\) "
+                                      "same-site=0\\.000 avoid-failed-site=4\\.000 "
+                                      "preferred=0\\.000 free-capacity=0\\.[0-9]{3}"));
+}
+
 TEST_F(BrainPlacement, WaitingJobIsPlacedWhenCapacityFreesUp) {
   JobId big = submit(make_job().nodes(2).gpus(4).on({"alpha"}));
   JobId waiting = submit(make_job().gpus(4).on({"alpha"}));

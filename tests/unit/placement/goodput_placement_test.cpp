@@ -57,8 +57,8 @@ TEST(GoodputPlacement, HigherPeakWinsWhenItsHistoryIsAsGood) {
   PlacementDecision d = PlacementPipeline::standard().place(request(job), views);
   EXPECT_THAT(d.chosen, Optional(std::string("beta")));
   // The best gets the full weight; the other its share of the best's FLOP/s.
-  EXPECT_THAT(d.verdicts[1].reason, StartsWith("goodput=6.000 (mfu 0.35, ettr 0.99"));
-  EXPECT_THAT(d.verdicts[0].reason, StartsWith("goodput=4.540 "));  // 6 x 989 / 1307
+  EXPECT_THAT(d.verdicts[1].text(), StartsWith("goodput=6.000 (mfu 0.35, ettr 0.99"));
+  EXPECT_THAT(d.verdicts[0].text(), StartsWith("goodput=4.540 "));  // 6 x 989 / 1307
   // Equally good measured histories: still beta.
   for (auto& v : views) {
     v.history.median_mfu = 0.4;
@@ -78,7 +78,7 @@ TEST(GoodputPlacement, HigherPeakWithAMuchWorseMtbfLoses) {
   views[1].history.node_failures = 1000;
   PlacementDecision d = PlacementPipeline::standard().place(request(job), views);
   EXPECT_THAT(d.chosen, Optional(std::string("alpha")));
-  EXPECT_THAT(d.verdicts[1].reason, HasSubstr("node mtbf 1.5 h"));
+  EXPECT_THAT(d.verdicts[1].text(), HasSubstr("node mtbf 1.5 h"));
   // A mildly worse MTBF does not outweigh 32% more peak.
   views[1].history.node_failures = 5;
   EXPECT_THAT(PlacementPipeline::standard().place(request(job), views).chosen,
@@ -93,7 +93,7 @@ TEST(GoodputPlacement, HigherPeakWithAMuchWorseMfuLoses) {
   views[1].history.median_mfu = 0.20;  // 1307 x 0.2 < 989 x 0.4
   PlacementDecision d = PlacementPipeline::standard().place(request(job), views);
   EXPECT_THAT(d.chosen, Optional(std::string("alpha")));
-  EXPECT_THAT(d.verdicts[0].reason, StartsWith("goodput=6.000 (mfu 0.40"));
+  EXPECT_THAT(d.verdicts[0].text(), StartsWith("goodput=6.000 (mfu 0.40"));
 }
 
 TEST(GoodputPlacement, EqualClustersScoreEqually) {
@@ -114,7 +114,7 @@ TEST(GoodputPlacement, RelativeScoresAreOverFeasibleClustersOnly) {
   views[1].health = SiteHealth::down;
   PlacementDecision d = PlacementPipeline::standard().place(request(job), views);
   EXPECT_THAT(d.chosen, Optional(std::string("alpha")));
-  EXPECT_THAT(d.verdicts[0].reason, StartsWith("goodput=6.000 "));
+  EXPECT_THAT(d.verdicts[0].text(), StartsWith("goodput=6.000 "));
 }
 
 TEST(AdmissionFilter, OnlyActiveClustersGetWork) {

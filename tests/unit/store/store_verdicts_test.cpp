@@ -1,0 +1,107 @@
+// Placement verdicts: a feasible cluster's breakdown is stored as numbers and read back as the
+// very text it would have made when written, whatever the numbers and names.
+#include <gmock/gmock.h>
+
+#include <limits>
+
+#include "scheduler/store/store.h"
+#include "tests/harness/builders.h"
+
+namespace orch {
+namespace {
+
+class StoreVerdicts : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store = std::move(Store::open(":memory:").value());
+    JobRow j;
+    j.name = "toy";
+    j.spec = testing::make_job();
+    job = store->insert_job(j).value();
+  }
+  std::unique_ptr<Store> store;
+  JobId job = 0;
+};
+
+ScoreNote goodput(double mfu, double ettr, double mtbf_s, double flops, double staging_s,
+                  double factor) {
+  ScoreNote n;
+  n.kind = ScoreNote::Kind::goodput;
+  n.mfu = mfu;
+  n.ettr = ettr;
+  n.node_mtbf_s = mtbf_s;
+  n.flops = flops;
+  n.staging_s = staging_s;
+  n.staging_factor = factor;
+  return n;
+}
+
+TEST_F(StoreVerdicts, ABreakdownReadsBackAsTheTextItMadeWhenWritten) {
+  ScoreNote unknown;
+  unknown.kind = ScoreNote::Kind::peak_unknown;
+  unknown.accelerator = "tpu \"v9\"";
+  const double inf = std::numeric_limits<double>::infinity();
+  PlacementVerdictRow a{job, "alpha", true, "", 10.0 / 3, true, 70};
+  a.parts = {{"goodput", 6.0, goodput(0.35, 0.1 + 0.2, 7.2e6, 2.75e15, 0, 1)},
+             {"same-site", 0.0, {}},
+             {"avoid-failed-site", 4.0, {}},
+             {"free-capacity", 1.0 / 3, {}}};
+  PlacementVerdictRow b{job, "zürich", true, "", 1.0 / 7, false, 70};
+  b.parts = {{"goodput", 6.0 * 989 / 1307, goodput(0.4, 0.99, 5400, 9.1e14, 600, 0.993)},
+             {"same-site", 0.0, {}},
+             {"avoid-failed-site", 4.0, {}},
+             {"free-capacity", 0.25, {}}};
+  PlacementVerdictRow c{job, "gamma", true, "", 0.5, false, 70};
+  c.parts = {{"goodput", 0.0, unknown}, {"preferred", 2.0, {}}};  // other scores: named apart
+  PlacementVerdictRow d{job, "delta", true, "", 0.0, false, 70};
+  d.parts = {{"goodput", 0.0, goodput(0.35, 0.9, 3600, 1e9, inf, 0)},
+             {"same-site", 0.0, {}},
+             {"avoid-failed-site", 4.0, {}},
+             {"free-capacity", 0.0, {}}};
+  PlacementVerdictRow e{job, "epsilon", false, "capacity: only 0 of 8 GPUs \"free\"\\\n",
+                        {},  false,     70};
+  PlacementVerdictRow a2 = a;  // a cluster like alpha: the same note, stored once
+  a2.cluster = "alpha-2";
+  a2.chosen = false;
+  a2.parts[3].value = 0.5;
+  const std::vector<PlacementVerdictRow> rows = {a, b, c, d, e, a2};
+  ASSERT_TRUE(store->replace_verdicts(job, rows).ok());
+
+  auto back = store->verdicts_of(job).value();
+  ASSERT_EQ(back.size(), 6u);
+  std::map<std::string, PlacementVerdictRow> by_cluster;
+  for (const auto& v : back) by_cluster[v.cluster] = v;
+  for (const auto& v : rows) {
+    SCOPED_TRACE(v.cluster);
+    ASSERT_EQ(by_cluster.count(v.cluster), 1u);
+    const PlacementVerdictRow& r = by_cluster[v.cluster];
+    EXPECT_EQ(r.reason, v.feasible ? breakdown_text(v.parts) : v.reason);
+    EXPECT_EQ(r.feasible, v.feasible);
+    EXPECT_EQ(r.score, v.score);
+    EXPECT_EQ(r.chosen, v.chosen);
+    EXPECT_EQ(r.at_ms, 70);
+  }
+  EXPECT_THAT(by_cluster["alpha"].reason,
+              ::testing::StartsWith("goodput=6.000 (mfu 0.35, ettr 0.30, node mtbf 2000 h, 2.75 "
+                                    "PFLOP/s) same-site=0.000 avoid-failed-site=4.000 "
+                                    "free-capacity=0.333"));
+  EXPECT_THAT(by_cluster["zürich"].reason, ::testing::HasSubstr("data staging 600 s (x0.993)"));
+  EXPECT_EQ(by_cluster["gamma"].reason,
+            "goodput=0.000 (peak unknown for accelerator \"tpu \"v9\"\") preferred=2.000");
+  EXPECT_THAT(by_cluster["delta"].reason, ::testing::HasSubstr("data staging inf s (x0.000)"));
+  EXPECT_THAT(by_cluster["alpha-2"].reason, ::testing::EndsWith("free-capacity=0.500"));
+}
+
+TEST_F(StoreVerdicts, ADecisionReplacesTheLastAndNoneClearsIt) {
+  ASSERT_TRUE(
+      store->replace_verdicts(job, {{job, "alpha", false, "site is down", {}, false, 1}}).ok());
+  ASSERT_TRUE(store->replace_verdicts(job, {{job, "beta", false, "retired", {}, false, 2}}).ok());
+  auto back = store->verdicts_of(job).value();
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].reason, "retired");
+  ASSERT_TRUE(store->replace_verdicts(job, {}).ok());
+  EXPECT_TRUE(store->verdicts_of(job).value().empty());
+}
+
+}  // namespace
+}  // namespace orch
