@@ -212,13 +212,18 @@ Result<std::vector<TeamUse>> Store::team_uses() {
                });
 }
 
+// When a live attempt ends at the latest: its placement plus its job's time_limit (NULL without
+// one). Both backfill's hold and the time limit's stop read it, so they agree to the millisecond.
+constexpr const char* kEndsBy =
+    "started_ms + CAST((SELECT json_extract(j.spec, '$.time_limit') FROM jobs j "
+    "WHERE j.id = attempts.job_id) * 1000 AS INTEGER)";
+
 Result<std::vector<AttemptEnd>> Store::attempt_ends() {
   // As gpus_in_use counts: unsettled attempts' processes may still hold their GPUs.
   return query(db_,
-               "SELECT a.cluster, a.gpus, CASE WHEN a.state != 'exited' THEN a.started_ms + "
-               "CAST(json_extract(j.spec, '$.time_limit') * 1000 AS INTEGER) END "
-               "FROM attempts a INDEXED BY attempts_unsettled JOIN jobs j ON j.id = a.job_id "
-               "WHERE a.state != 'exited' OR a.site_done = 0 ORDER BY a.id",
+               std::string("SELECT cluster, gpus, CASE WHEN state != 'exited' THEN ") + kEndsBy +
+                   " END FROM attempts INDEXED BY attempts_unsettled "
+                   "WHERE state != 'exited' OR site_done = 0 ORDER BY id",
                [](const Stmt& s) {
                  AttemptEnd e;
                  e.cluster = s.col_text(0);
@@ -229,13 +234,12 @@ Result<std::vector<AttemptEnd>> Store::attempt_ends() {
 }
 
 Result<std::vector<AttemptRow>> Store::attempts_past_time_limit(Millis now) {
-  // Live attempts only (a NULL limit compares false); each looks up its own job by id.
+  // Live attempts only (a NULL limit compares false).
   return query(db_,
                std::string("SELECT ") + kAttemptColumns +
                    " FROM attempts INDEXED BY attempts_not_exited WHERE state != 'exited' AND "
-                   "cancel_requested = 0 AND started_ms + CAST((SELECT json_extract(j.spec, "
-                   "'$.time_limit') FROM jobs j WHERE j.id = attempts.job_id) * 1000 AS INTEGER) "
-                   "<= ? ORDER BY id",
+                   "cancel_requested = 0 AND " +
+                   kEndsBy + " <= ? ORDER BY id",
                read_attempt, now);
 }
 
