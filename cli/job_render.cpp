@@ -56,7 +56,7 @@ std::string checkpoint_advice(const nlohmann::json& advice) {
 }  // namespace
 
 void render_clusters(const nlohmann::json& body, std::ostream& out) {
-  Table table({"NAME", "PROVIDER", "HEALTH", "ADMISSION", "NODES", "HEALTHY", "GPUS USED",
+  Table table({"NAME", "PROVIDER", "HEALTH", "ADMISSION", "NODES", "HEALTHY", "GPUS USED", "OTHERS",
                "ACCELERATOR", "PEAK TFLOPS", "MESSAGE"});
   for (const auto& c : items(body, "clusters")) {
     const auto& used = member(c, "gpus_used");
@@ -64,7 +64,8 @@ void render_clusters(const nlohmann::json& body, std::ostream& out) {
     table.add_row({field(c, "name"), field(c, "provider"), field(c, "health"),
                    field(c, "admission"), field(c, "nodes") + "x" + field(c, "gpus_per_node"),
                    member(c, "nodes_healthy").is_null() ? "-" : field(c, "nodes_healthy"),
-                   cell(used) + "/" + cell(total), field(c, "accelerator"), field(c, "peak_tflops"),
+                   cell(used) + "/" + cell(total), field(c, "gpus_foreign"),
+                   field(c, "accelerator"), field(c, "peak_tflops"),
                    field(c, "message") == "-" ? "" : field(c, "message")});
   }
   if (table.empty()) {

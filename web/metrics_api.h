@@ -33,7 +33,8 @@ struct MetricsSnapshot {
     std::string health;  // healthy | unreachable | down
     std::string admission;
     int gpus_total = 0;
-    int gpus_used = 0;
+    int gpus_used = 0;                        // by orchestrate's attempts
+    int gpus_foreign = 0;                     // by other tenants' jobs, as the site reports them
     std::int64_t pending_actions = 0;         // its outbox queue
     std::optional<double> last_answer_age_s;  // since its site last answered this server
   };

@@ -1,5 +1,6 @@
 #include "web/metrics_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -93,10 +94,13 @@ std::string metrics_text(const MetricsSnapshot& s) {
       w.sample({{"job", std::to_string(j.id)}, {"name", j.name}, {"cluster", j.cluster}}, *j.mfu);
   }
 
-  w.family("cluster_gpus", "gauge", "GPUs of each cluster, used and free.");
+  w.family("cluster_gpus", "gauge",
+           "GPUs of each cluster: used by orchestrate, held by other tenants, and free.");
   for (const auto& c : s.clusters) {
     w.sample({{"cluster", c.name}, {"use", "used"}}, c.gpus_used);
-    w.sample({{"cluster", c.name}, {"use", "free"}}, c.gpus_total - c.gpus_used);
+    w.sample({{"cluster", c.name}, {"use", "foreign"}}, c.gpus_foreign);
+    w.sample({{"cluster", c.name}, {"use", "free"}},
+             std::max(0, c.gpus_total - c.gpus_used - c.gpus_foreign));
   }
   w.family("cluster_site_health", "gauge",
            "1 for each cluster's site health now (healthy, unreachable or down).");

@@ -606,6 +606,7 @@ json schemas() {
                          {"admission", type("string")},
                          {"gpus_total", type("integer")},
                          {"gpus_used", type("integer")},
+                         {"gpus_foreign", type("integer")},
                          {"node_list", {{"type", "array"}}}});
   s["ClusterList"] = list_of("clusters", "Cluster");
   s["ClustersDocument"] = {{"type", "object"},

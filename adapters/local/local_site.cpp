@@ -64,7 +64,8 @@ Result<SiteInventory> LocalSite::inventory() {
   if (auto up = check_up(); !up) return up.error();
   SiteInventory inv;
   for (const std::string& name : node_names()) {
-    inv.nodes.push_back(NodeInfo{name, options_.gpus_per_node, true, ""});
+    inv.nodes.push_back(
+        NodeInfo{name, options_.gpus_per_node, true, "", /*gpus_busy: no other tenant*/ 0});
   }
   return inv;
 }

@@ -1,6 +1,6 @@
 // The node list: `sinfo -h -N -O <fields>` with every field followed by '|'. Reason, the one
 // free-text field (an admin may write anything, '|' included), comes last, so a line is the
-// six fixed fields, then the reason up to the line's final '|'. `sinfo -N` prints a node once
+// eight fixed fields, then the reason up to the line's final '|'. `sinfo -N` prints a node once
 // per partition it is in; the rows are merged into one record per node.
 
 #include <algorithm>
@@ -19,8 +19,8 @@ namespace {
 using detail::contains;
 using detail::malformed;
 
-// name, partition, state, complete state, cpus, gres, reason
-constexpr std::size_t kNodeFields = 7;
+// name, partition, state, complete state, cpus, cpus state, gres, gres used, reason
+constexpr std::size_t kNodeFields = 9;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -71,10 +71,18 @@ bool complete_state_healthy(std::string_view state) {
   return true;
 }
 
-// One GRES entry ("gpu:h100:8(S:0-1)") -> its GPU count, 0 for other resources.
+// One GRES entry ("gpu:h100:8(S:0-1)", "gpu:(null):5(IDX:0-4)") -> its GPU count, 0 for other
+// resources. The trailing group in parentheses (sockets, indexes) is dropped; a type printed as
+// "(null)" (GresUsed's untyped GPU) is no type.
 std::optional<int> gpus_in_entry(std::string_view entry) {
-  entry = entry.substr(0, entry.find('('));
+  if (!entry.empty() && entry.back() == ')') {
+    const auto open = entry.rfind('(');
+    if (open != std::string_view::npos && entry.substr(open) != "(null)") {
+      entry = entry.substr(0, open);
+    }
+  }
   auto parts = detail::split_all(entry, ':');
+  if (parts.size() >= 2 && parts[1] == "(null)") parts.erase(parts.begin() + 1);
   if (parts[0] != "gpu") return 0;
   if (parts.size() == 1) return 1;  // "gpu": Slurm's count defaults to 1
   if (auto n = detail::parse_count(parts.back())) return n;
@@ -83,6 +91,19 @@ std::optional<int> gpus_in_entry(std::string_view entry) {
       ((parts[1][0] >= 'a' && parts[1][0] <= 'z') || (parts[1][0] >= 'A' && parts[1][0] <= 'Z'));
   if (typed) return 1;  // "gpu:h100": a type, Slurm's count defaults to 1
   return std::nullopt;
+}
+
+// CPUsState, "A/I/O/T" (allocated, idle, other, total) -> I.
+std::optional<int> idle_cpus(std::string_view state) {
+  auto parts = detail::split_all(state, '/');
+  if (parts.size() != 4) return std::nullopt;
+  std::optional<int> idle;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    auto n = detail::parse_count(parts[i]);
+    if (!n) return std::nullopt;
+    if (i == 1) idle = n;
+  }
+  return idle;
 }
 
 struct NodeLine {
@@ -108,16 +129,26 @@ Result<NodeLine> parse_node_line(std::string_view line) {
   n.state = lower(detail::trim(f[2]));
   n.state_complete = lower(detail::trim(f[3]));
   auto cpus = detail::parse_count(detail::trim(f[4]));
-  auto gpus = gpus_in_gres(detail::trim(f[5]));
-  std::string_view reason = detail::trim(f[6]);
+  auto cpus_idle = idle_cpus(detail::trim(f[5]));
+  auto gpus = gpus_in_gres(detail::trim(f[6]));
+  auto gpus_used = gpus_in_gres(detail::trim(f[7]));
+  std::string_view reason = detail::trim(f[8]);
   if (n.name.empty() || n.name.find_first_of(" ,[]") != std::string::npos) {
     return malformed("sinfo node line has no valid node name", line);
   }
   if (n.state.empty()) return malformed("sinfo node line has no state", line);
   if (!cpus) return malformed("sinfo node line has a CPU count that is not a number", line);
+  if (!cpus_idle) {
+    return malformed("sinfo node line has a CPU state that is not allocated/idle/other/total",
+                     line);
+  }
   if (!gpus) return malformed(gpus.error().message + " in sinfo node line", line);
+  if (!gpus_used) return malformed(gpus_used.error().message + " (GPUs in use)", line);
   n.cpus = *cpus;
+  n.cpus_idle = *cpus_idle;
   n.gpus = *gpus;
+  n.gpus_used = *gpus_used;
+  n.gpus_busy = n.cpus > 0 && n.cpus_idle == 0 ? n.gpus : std::min(n.gpus_used, n.gpus);
   n.reason = reason == "none" || reason == "(null)" ? "" : std::string(reason);
   n.healthy = node_is_healthy(n.state, n.state_complete);
   return out;
@@ -127,7 +158,8 @@ Result<NodeLine> parse_node_line(std::string_view line) {
 
 std::vector<std::string> node_list_argv() {
   return {"sinfo", "-h", "-N", "-O",
-          "NodeList:|,PartitionName:|,StateLong:|,StateComplete:|,CPUs:|,Gres:|,Reason:|"};
+          "NodeList:|,PartitionName:|,StateLong:|,StateComplete:|,CPUs:|,CPUsState:|,Gres:|,"
+          "GresUsed:|,Reason:|"};
 }
 
 Result<std::vector<NodeRecord>> parse_node_list(std::string_view output) {

@@ -29,14 +29,21 @@ struct NodeRecord {
   std::string reason;          // Slurm's reason ("Not responding", "test"), "" when none
   int gpus = 0;                // GPUs from the node's GRES ("gpu:8", "gpu:h100:8(S:0-1)")
   int cpus = 0;
+  int cpus_idle = 0;  // CPUsState's I of "A/I/O/T"
+  int gpus_used = 0;  // GPUs jobs hold, anyone's, from GresUsed ("gpu:5(IDX:0-4)")
+  // GPUs no new job can get: all of them when no CPU is idle (an --exclusive job, or one that
+  // asked for every CPU and no GPU), else those jobs hold. At most gpus.
+  int gpus_busy = 0;
   std::vector<std::string> partitions;
 };
 
 // argv whose output parse_node_list reads: one line per node (not per node and partition).
-// `sinfo -h -N -O NodeList:|,PartitionName:|,StateLong:|,StateComplete:|,CPUs:|,Gres:|,Reason:|`:
-// ':' with no width prints whole values, every field ends in '|', and Reason (free text that
-// may hold '|') is last. sinfo -N prints a node once per partition: the rows are merged. No
-// output at all is an error (a cluster always has nodes; sinfo saw none it may show).
+// `sinfo -h -N -O NodeList:|,PartitionName:|,StateLong:|,StateComplete:|,CPUs:|,CPUsState:|,
+// Gres:|,GresUsed:|,Reason:|` (one argument): ':' with no width prints whole values, every
+// field ends in '|', and Reason (free text that may hold '|') is last. CPUsState and GresUsed
+// say what every tenant's jobs hold, so placement can count GPUs others use at a shared site. sinfo
+// -N prints a node once per partition: the rows are merged. No output at all is an error (a cluster
+// always has nodes; sinfo saw none it may show).
 std::vector<std::string> node_list_argv();
 Result<std::vector<NodeRecord>> parse_node_list(std::string_view output);
 
@@ -48,7 +55,9 @@ Result<std::vector<NodeRecord>> parse_node_list(std::string_view output);
 bool node_is_healthy(std::string_view state_long, std::string_view state_complete);
 
 // GPUs in a node's GRES: "gpu:8" -> 8, "gpu:h100:8(S:0-1)" -> 8, "gpu:a100:4,gpu:v100:2" -> 6,
-// "gpu" -> 1, "(null)" or other resources only ("shard:8", "mps:100") -> 0.
+// "gpu" -> 1, "(null)" or other resources only ("shard:8", "mps:100") -> 0. Reads GresUsed the
+// same way: "gpu:5(IDX:0-4)" -> 5, "gpu:(null):0(IDX:N/A)" -> 0 (an untyped GPU's type prints
+// as "(null)"), "gpu:h100:2(IDX:0,3)" -> 2.
 Result<int> gpus_in_gres(std::string_view gres);
 
 // ---- jobs -------------------------------------------------------------------------------

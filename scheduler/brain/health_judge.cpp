@@ -318,6 +318,7 @@ Result<BrainReply> HealthJudge::on(const InventoryObserved& e) {
     row.healthy = n.healthy;
     row.reason = n.reason;
     row.seen_ms = now;
+    row.gpus_busy = n.gpus_busy;
     if (auto r = store_.upsert_node(row); !r) return r.error();
   }
   // A node the site no longer lists is gone until it is listed again; its history stays.

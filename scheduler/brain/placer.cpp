@@ -2,6 +2,7 @@
 // decision, the staging it needs first, and the launch it records).
 #include "scheduler/brain/placer.h"
 
+#include "scheduler/brain/site_capacity.h"
 #include "scheduler/common/text.h"
 #include "scheduler/model/launch_request_json.h"
 #include "scheduler/placement/preemption.h"
@@ -141,6 +142,8 @@ void Placer::note_capacity() {
     fingerprint += '|';
     char used[16];
     fingerprint.append(used, std::to_chars(used, used + sizeof used, v.gpus_used).ptr);
+    fingerprint += '|';
+    fingerprint.append(used, std::to_chars(used, used + sizeof used, v.gpus_foreign).ptr);
     for (const auto& n : v.unhealthy_nodes) (fingerprint += "|u:") += n;
     for (const auto& n : v.quarantined_nodes) (fingerprint += "|q:") += n;
     if (v.held) {
@@ -203,13 +206,18 @@ Result<std::vector<ClusterView>> Placer::read_cluster_views() {
       v.health = r.health;
       v.admission = r.admission;
     }
-    if (auto it = used->find(spec.name); it != used->end()) v.gpus_used = it->second;
+    int at_site = 0;  // ours that the site's own count of busy GPUs includes
+    if (auto it = used->find(spec.name); it != used->end()) {
+      v.gpus_used = it->second.held;
+      at_site = it->second.at_site;
+    }
     auto nodes = store_.nodes(spec.name);
     if (!nodes) return nodes.error();
     for (const auto& n : *nodes) {
       if (!n.healthy) v.unhealthy_nodes.push_back(n.name);
       if (n.state != NodeState::active) v.quarantined_nodes.push_back(n.name);
     }
+    v.gpus_foreign = foreign_gpus(*nodes, spec.gpus_per_node, at_site);
     views.push_back(v);
   }
   return views;

@@ -145,6 +145,9 @@ struct NodeInfo {
   int gpus = 0;
   bool healthy = true;
   std::string reason;  // why not healthy, in the provider's words
+  // GPUs of the node that jobs hold as the site reports them, every tenant's (ours included;
+  // 0 where the site does not say): what placement subtracts beyond our own attempts.
+  int gpus_busy = 0;
 };
 
 struct SiteInventory {

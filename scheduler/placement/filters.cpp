@@ -33,7 +33,7 @@ std::vector<std::string> unusable_nodes(const PlacementRequest& req, const Clust
 int gpus_free(const PlacementRequest& req, const ClusterView& cluster) {
   const ClusterSpec& c = *cluster.spec;
   const int unusable = std::min(static_cast<int>(unusable_nodes(req, cluster).size()), c.nodes);
-  return (c.nodes - unusable) * c.gpus_per_node - cluster.gpus_used;
+  return (c.nodes - unusable) * c.gpus_per_node - cluster.gpus_used - cluster.gpus_foreign;
 }
 
 std::optional<std::string> AllowedClustersFilter::reject(const PlacementRequest& req,
@@ -98,7 +98,12 @@ std::optional<std::string> CapacityFilter::reject(const PlacementRequest& req,
       const auto& q = cluster.quarantined_nodes;
       (std::find(q.begin(), q.end(), n) != q.end() ? quarantined : other).push_back(std::move(n));
     }
-    std::string notes = node_list("unusable node", other);
+    std::string notes;
+    if (cluster.gpus_foreign > 0) {
+      notes = std::to_string(cluster.gpus_foreign) + " GPU(s) held by other tenants' jobs";
+    }
+    const std::string u_notes = node_list("unusable node", other);
+    if (!u_notes.empty()) notes += (notes.empty() ? "" : "; ") + u_notes;
     const std::string q_notes = node_list("quarantined node", quarantined);
     if (!q_notes.empty()) notes += (notes.empty() ? "" : "; ") + q_notes;
     if (!notes.empty()) msg += " (" + notes + ")";

@@ -29,6 +29,9 @@ struct ClusterView {
   std::vector<std::string> quarantined_nodes;  // quarantined or retired by orchestrate
   Admission admission = Admission::active;     // only active clusters get work
   ClusterHistory history;                      // for the expected-goodput score
+  // GPUs other tenants' jobs hold on usable nodes, as the site reports them: what its nodes'
+  // busy GPUs add beyond gpus_used (0 where the site does not say, or says less than ours).
+  int gpus_foreign = 0;
   // GPUs kept for a waiting job that fits nowhere yet (backfill.h): a job placed after it may
   // take only the spare ones, unless its time limit ends it before that job starts.
   std::optional<HeldGpus> held;
@@ -58,7 +61,7 @@ struct PlacementRequest {
 // Nodes of the cluster this request may not use: unhealthy ones, quarantined or retired ones,
 // and the ones it avoids; sorted, each once.
 std::vector<std::string> unusable_nodes(const PlacementRequest& req, const ClusterView& cluster);
-// GPUs free for this request: whole usable nodes minus what live attempts use.
+// GPUs free for this request: whole usable nodes minus what live attempts and other tenants use.
 int gpus_free(const PlacementRequest& req, const ClusterView& cluster);
 
 class FilterPlugin {

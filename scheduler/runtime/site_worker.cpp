@@ -59,7 +59,8 @@ bool same_inventory(const SiteInventory& a, const SiteInventory& b) {
   for (std::size_t i = 0; i < a.nodes.size(); ++i) {
     const NodeInfo& x = a.nodes[i];
     const NodeInfo& y = b.nodes[i];
-    if (x.name != y.name || x.gpus != y.gpus || x.healthy != y.healthy || x.reason != y.reason) {
+    if (x.name != y.name || x.gpus != y.gpus || x.healthy != y.healthy || x.reason != y.reason ||
+        x.gpus_busy != y.gpus_busy) {
       return false;
     }
   }

@@ -452,6 +452,12 @@ ALTER TABLE jobs ADD COLUMN grp TEXT NOT NULL DEFAULT '';
 UPDATE jobs SET grp = json_extract(spec, '$.group') WHERE json_extract(spec, '$.group') IS NOT NULL;
 CREATE INDEX jobs_group ON jobs(grp, id);
 )sql"},
+      {21,
+       "GPUs of each node that jobs hold as its site reports them, every tenant's: placement "
+       "counts those beyond orchestrate's own attempts as taken",
+       R"sql(
+ALTER TABLE nodes ADD COLUMN gpus_busy INTEGER NOT NULL DEFAULT 0;
+)sql"},
   };
   return list;
 }

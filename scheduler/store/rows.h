@@ -37,6 +37,14 @@ struct ClusterRow {
 };
 
 // A node as its site last reported it, and its standing in orchestrate (quarantine).
+// GPUs orchestrate's attempts hold at one cluster.
+struct GpusInUse {
+  int held = 0;  // by live or unsettled attempts: what placement counts as ours
+  // by those the site has started (running, or ended and not yet settled): the ones its own
+  // count of busy GPUs includes; an attempt still in its queue holds none there yet
+  int at_site = 0;
+};
+
 struct NodeRow {
   std::string cluster;
   std::string name;
@@ -44,6 +52,7 @@ struct NodeRow {
   bool healthy = true;
   std::string reason;  // the site's words when not healthy
   Millis seen_ms = 0;  // when the site last listed it
+  int gpus_busy = 0;   // GPUs jobs hold there, every tenant's, as the site last reported them
   NodeState state = NodeState::active;
   int quarantines = 0;  // times quarantined, ever
   std::optional<Millis> quarantined_at_ms;

@@ -144,7 +144,7 @@ Result<void> Store::update_cluster(const ClusterRow& c) {
 namespace {
 constexpr const char* kNodeColumns =
     "cluster, name, gpus, healthy, reason, seen_ms, state, quarantines, quarantined_at_ms, "
-    "state_reason, probe_token";
+    "state_reason, probe_token, gpus_busy";
 
 NodeRow read_node(const Stmt& s) {
   NodeRow n;
@@ -159,6 +159,7 @@ NodeRow read_node(const Stmt& s) {
   n.quarantined_at_ms = s.col_opt_int(8);
   n.state_reason = s.col_text(9);
   n.probe_token = s.col_text(10);
+  n.gpus_busy = static_cast<int>(s.col_int(11));
   return n;
 }
 }  // namespace
@@ -192,11 +193,11 @@ Result<void> Store::set_node_standing(const NodeRow& n) {
 Result<void> Store::upsert_node(const NodeRow& n) {
   ++capacity_epoch_;
   return execute(db_,
-                 "INSERT INTO nodes(cluster, name, gpus, healthy, reason, seen_ms) "
-                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(cluster, name) DO UPDATE SET "
+                 "INSERT INTO nodes(cluster, name, gpus, healthy, reason, seen_ms, gpus_busy) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(cluster, name) DO UPDATE SET "
                  "gpus = excluded.gpus, healthy = excluded.healthy, reason = excluded.reason, "
-                 "seen_ms = excluded.seen_ms",
-                 n.cluster, n.name, n.gpus, n.healthy ? 1 : 0, n.reason, n.seen_ms);
+                 "seen_ms = excluded.seen_ms, gpus_busy = excluded.gpus_busy",
+                 n.cluster, n.name, n.gpus, n.healthy ? 1 : 0, n.reason, n.seen_ms, n.gpus_busy);
 }
 
 Result<std::int64_t> Store::add_node_event(const NodeEventRow& e) {

@@ -56,8 +56,9 @@ class Store {
   Result<std::optional<ClusterRow>> cluster(const std::string& name);
   Result<void> update_cluster(const ClusterRow& row);
 
-  // Nodes. upsert_node writes what the site reports (gpus, healthy, reason, seen) and keeps the
-  // node's standing; set_node_standing writes the standing (state, quarantines, reasons, probe).
+  // Nodes. upsert_node writes what the site reports (gpus, healthy, reason, seen, busy) and keeps
+  // the node's standing; set_node_standing writes the standing (state, quarantines, reasons,
+  // probe).
   Result<std::vector<NodeRow>> nodes(const std::string& cluster);
   Result<std::vector<NodeRow>> all_nodes();
   Result<std::optional<NodeRow>> node(const std::string& cluster, const std::string& name);
@@ -165,8 +166,9 @@ class Store {
   Result<std::vector<AttemptRow>> silent_attempts(Millis now);
   // What a site worker polls: live attempts, and ended ones the site has not confirmed gone.
   Result<std::vector<AttemptRow>> watched_attempts(const std::string& cluster);
-  // GPUs held by live or unsettled attempts, per cluster (clusters with none are absent).
-  Result<std::map<std::string, int>> gpus_in_use();
+  // GPUs held by live or unsettled attempts, per cluster (clusters with none are absent), and
+  // how many of them by attempts the site has started.
+  Result<std::map<std::string, GpusInUse>> gpus_in_use();
   Result<void> update_attempt(const AttemptRow& row);
   Result<void> set_attempt_state(AttemptRow& row, AttemptState to, Millis now);
   // The narrow way back from exited (see can_reinstate): only an attempt stored as exited with

@@ -296,17 +296,18 @@ Result<std::vector<AttemptRow>> Store::watched_attempts(const std::string& clust
                read_attempt, cluster);
 }
 
-Result<std::map<std::string, int>> Store::gpus_in_use() {
+Result<std::map<std::string, GpusInUse>> Store::gpus_in_use() {
   // Unsettled attempts count too: their processes may still hold the GPUs.
-  auto rows =
-      query(db_,
-            "SELECT cluster, SUM(gpus) FROM attempts WHERE state != 'exited' OR site_done = 0 "
-            "GROUP BY cluster",
-            [](const Stmt& s) {
-              return std::pair<std::string, int>(s.col_text(0), static_cast<int>(s.col_int(1)));
-            });
+  auto rows = query(db_,
+                    "SELECT cluster, SUM(gpus), SUM(CASE WHEN state = 'launching' THEN 0 ELSE gpus "
+                    "END) FROM attempts WHERE state != 'exited' OR site_done = 0 GROUP BY cluster",
+                    [](const Stmt& s) {
+                      return std::pair<std::string, GpusInUse>(
+                          s.col_text(0), GpusInUse{static_cast<int>(s.col_int(1)),
+                                                   static_cast<int>(s.col_int(2))});
+                    });
   if (!rows) return rows.error();
-  return std::map<std::string, int>(rows->begin(), rows->end());
+  return std::map<std::string, GpusInUse>(rows->begin(), rows->end());
 }
 
 Result<void> Store::update_attempt(const AttemptRow& a) {

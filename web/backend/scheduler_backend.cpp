@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "scheduler/brain/site_capacity.h"
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/mfu.h"
 #include "scheduler/model/json_text.h"
@@ -78,8 +79,11 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
   json out = json::array();
   for (const auto& c : clusters_.snapshot()) {
     int used = 0;
+    int at_site = 0;  // started by the site: its own count of busy GPUs includes them
     for (const auto& a : *live) {
-      if (a.cluster == c.name) used += a.gpus;
+      if (a.cluster != c.name) continue;
+      used += a.gpus;
+      if (a.state != AttemptState::launching) at_site += a.gpus;
     }
     std::string health = "healthy";
     std::string message;
@@ -101,8 +105,11 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
     int healthy_nodes = 0;
     for (const auto& n : *nodes) {
       healthy_nodes += n.healthy ? 1 : 0;
-      node_list.push_back(
-          {{"name", n.name}, {"gpus", n.gpus}, {"healthy", n.healthy}, {"reason", n.reason}});
+      node_list.push_back({{"name", n.name},
+                           {"gpus", n.gpus},
+                           {"gpus_busy", n.gpus_busy},
+                           {"healthy", n.healthy},
+                           {"reason", n.reason}});
     }
     auto peak = c.peak_flops_per_gpu();
     out.push_back({{"name", c.name},
@@ -119,6 +126,7 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
                    {"delivered_ms", opt(delivered)},
                    {"gpus_total", c.total_gpus()},
                    {"gpus_used", used},
+                   {"gpus_foreign", foreign_gpus(*nodes, c.gpus_per_node, at_site)},
                    {"nodes_healthy", healthy_nodes},
                    {"node_list", node_list},
                    {"message", message}});

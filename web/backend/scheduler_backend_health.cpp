@@ -28,6 +28,7 @@ json node_json(const NodeRow& n) {
   return {{"cluster", n.cluster},
           {"name", n.name},
           {"gpus", n.gpus},
+          {"gpus_busy", n.gpus_busy},
           {"healthy", n.healthy},
           {"reason", n.reason},
           {"state", std::string(to_string(n.state))},

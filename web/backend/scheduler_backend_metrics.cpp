@@ -92,6 +92,7 @@ Result<MetricsSnapshot> SchedulerBackend::metrics() {
       out.admission = text_of(c, "admission");
       out.gpus_total = c.value("gpus_total", 0);
       out.gpus_used = c.value("gpus_used", 0);
+      out.gpus_foreign = c.value("gpus_foreign", 0);
       auto pending = (*lease)->pending_action_count(out.name);
       if (!pending) return pending.error();
       out.pending_actions = *pending;

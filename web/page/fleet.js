@@ -1,5 +1,5 @@
-// Fleet: every cluster (provider, admission, site health, GPUs used and free, median MFU,
-// availability, quarantined nodes) and the provider scorecards.
+// Fleet: every cluster (provider, admission, site health, GPUs used, held by other tenants and
+// free, median MFU, availability, quarantined nodes) and the provider scorecards.
 import * as api from "./api.js";
 import { badge, dash, dataTable, duration, el, num, pct, section } from "./dom.js";
 
@@ -13,7 +13,9 @@ export function mount(root) {
     { key: "health", label: "Health", value: (c) => c.health,
       cell: (c) => el("span", { title: c.message || "" }, badge(c.health)) },
     { key: "used", label: "GPUs used", num: true, value: (c) => c.gpus_used },
-    { key: "free", label: "GPUs free", num: true, value: (c) => c.gpus_total - c.gpus_used },
+    { key: "others", label: "GPUs others hold", num: true, value: (c) => c.gpus_foreign ?? 0 },
+    { key: "free", label: "GPUs free", num: true,
+      value: (c) => Math.max(0, c.gpus_total - c.gpus_used - (c.gpus_foreign ?? 0)) },
     { key: "mfu", label: "Median MFU", num: true, value: (c) => card(c)?.median_mfu ?? null,
       cell: (c) => pct(card(c)?.median_mfu) },
     { key: "availability", label: "Availability", num: true,

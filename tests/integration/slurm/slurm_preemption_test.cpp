@@ -2,7 +2,8 @@
 // job each); a hero job of higher priority comes; the ablation with fewer steps at risk gets
 // SIGUSR1 (scancel --signal to its steps, passed on by the agent), saves, and is stopped; the hero
 // runs within the grace plus one poll; the ablation resumes from the checkpoint it saved and
-// finishes with no restart spent. Queue-aware failover: a job queued behind another tenant moves.
+// finishes with no restart spent. Another tenant's GPUs, as sinfo reports them, are placed
+// around; a job queued behind what sinfo cannot show (a reservation) moves after max_queue_s.
 #include <gmock/gmock.h>
 
 #include <chrono>
@@ -21,6 +22,14 @@ class SlurmPreemptionTest : public SlurmE2eTest {
     const std::string from = "gpus_per_node: 2";
     yaml.replace(yaml.find(from), from.size(), "gpus_per_node: 8");
     return yaml;
+  }
+  // GPUs of alpha that orchestrate counts as held by other tenants (GET /api/v1/clusters).
+  int alpha_gpus_foreign() {
+    const json body = get_json(url_, "/api/v1/clusters");
+    for (const auto& c : body["clusters"]) {
+      if (c["name"] == "alpha") return c.value("gpus_foreign", -1);
+    }
+    return -1;
   }
 };
 
@@ -67,18 +76,43 @@ TEST_F(SlurmPreemptionTest, AHeroJobRunsWithinTheGraceAndTheVictimResumesFromIts
   EXPECT_EQ(wait_final(a)["state"], "succeeded") << describe_job(url_, a);
 }
 
-// Queue-aware failover: another tenant's job holds alpha's only node; our job, placed on alpha
-// (orchestrate does not see the other tenant), waits there PENDING and moves to beta once its
-// max_queue_s is over. Goal: running within max_queue_s plus one poll, under 60 s in all.
-TEST_F(SlurmPreemptionTest, AJobQueuedBehindAnotherTenantMovesToBetaAfterMaxQueue) {
-  constexpr double kMaxQueueS = 10;
+// Free capacity from the site: another tenant's --exclusive job fills alpha's only node. Slurm's
+// sinfo shows it (no idle CPU, all 8 GPUs in use), so orchestrate counts those GPUs as taken
+// and a job that prefers alpha runs on beta at once, in one attempt, instead of queueing.
+TEST_F(SlurmPreemptionTest, AnotherTenantsJobThatFillsAlphaSendsOurJobToBetaAtOnce) {
   auto tenant = lab_->slurm(
       "alpha", {"sbatch", "--parsable", "--exclusive", "--job-name=tenant", "--wrap", "sleep 600"});
   ASSERT_TRUE(tenant.ok()) << tenant.error().message;
+  ASSERT_TRUE(eventually([&] { return alpha_gpus_foreign() == 8; }))
+      << "orchestrate never saw the tenant's GPUs: "
+      << get_json(url_, "/api/v1/clusters")["clusters"].dump();
+
+  const auto submitted = std::chrono::steady_clock::now();
+  const std::int64_t id = submit(job_yaml("around", "--steps 30 --step-delay-ms 20",
+                                          "placement: {preferred: [alpha], max_queue_s: 10}\n"));
+  json running = wait_running_on(id, "beta", 1);
+  ASSERT_FALSE(running.is_null()) << describe_job(url_, id);
+  std::printf("running on beta %.2f s after its submit\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted).count());
+  EXPECT_EQ(attempts(id).size(), 1u) << "never queued at alpha: " << describe_job(url_, id);
+  EXPECT_EQ(wait_final(id)["state"], "succeeded") << describe_job(url_, id);
+}
+
+// Queue-aware failover: a reservation for another tenant holds alpha's only node. sinfo shows it
+// as an idle node ("reserved", no GPU in use) and does not say whose, so our job, placed on
+// alpha, waits there PENDING (ReqNodeNotAvail) and moves to beta once its max_queue_s is over.
+// Goal: running within max_queue_s plus one poll, under 60 s in all.
+TEST_F(SlurmPreemptionTest, AJobQueuedBehindAnotherTenantMovesToBetaAfterMaxQueue) {
+  constexpr double kMaxQueueS = 10;
+  const std::string node = lab_->cluster("alpha").nodes.at(0);
+  auto reserved =
+      lab_->slurm("alpha", {"scontrol", "create", "reservation", "reservationname=tenant",
+                            "starttime=now", "duration=60", "nodes=" + node, "users=root"});
+  ASSERT_TRUE(reserved.ok()) << reserved.error().message;
   ASSERT_TRUE(eventually([&] {
-    auto q = lab_->slurm("alpha", {"squeue", "-h", "--name=tenant", "-o", "%T"});
-    return q && q->find("RUNNING") != std::string::npos;
-  }));
+    auto s = lab_->slurm("alpha", {"sinfo", "-h", "-N", "-o", "%T"});
+    return s && s->find("reserved") != std::string::npos;
+  })) << "the reservation never showed";
 
   const auto submitted = std::chrono::steady_clock::now();
   const std::int64_t id = submit(job_yaml("queued", "--steps 30 --step-delay-ms 20",

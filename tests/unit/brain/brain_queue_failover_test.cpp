@@ -77,5 +77,70 @@ TEST_F(BrainQueueFailover, ItStaysQueuedWhenNoOtherClusterCanRunItOrWhenMaxQueue
   EXPECT_EQ(attempts(never).size(), 1u);
 }
 
+// Free capacity at a shared site comes from the site too (Slurm: sinfo's GPUs in use): GPUs
+// other tenants hold are not offered, so a job goes where it can run rather than queue there.
+class BrainSharedSite : public BrainQueueFailover {
+ protected:
+  // alpha's site lists both its nodes (4 GPUs each) with these GPUs busy, anyone's jobs.
+  void alpha_reports_busy(int n0, int n1) {
+    handle(InventoryObserved{"alpha",
+                             {{{"alpha-n0", 4, true, "", n0}, {"alpha-n1", 4, true, "", n1}}}});
+  }
+  std::string verdict_at(JobId id, const std::string& cluster) {
+    for (const auto& v : store->verdicts_of(id).value()) {
+      if (v.cluster == cluster) return v.reason;
+    }
+    return "(no verdict)";
+  }
+};
+
+TEST_F(BrainSharedSite, GpusAnotherTenantHoldsSendAJobToAClusterThatCanRunItNow) {
+  alpha_reports_busy(4, 2);
+  JobId id = submit(make_job().gpus(4).prefer({"alpha"}));
+  EXPECT_EQ(last_attempt(id).cluster, "beta");
+  EXPECT_EQ(verdict_at(id, "alpha"),
+            "capacity: only 2 of 8 GPUs free, job needs 4 (6 GPU(s) held by other tenants' "
+            "jobs)");
+}
+
+TEST_F(BrainSharedSite, OurOwnAttemptsTheSiteListsAreNotCountedTwice) {
+  JobId first = submit(make_job().gpus(4).on({"alpha"}));
+  ASSERT_EQ(last_attempt(first).cluster, "alpha");
+  site_launches_all("alpha");
+  alpha_reports_busy(4, 0);  // that is our first job
+  JobId second = submit(make_job().gpus(4).on({"alpha"}));
+  EXPECT_EQ(job(second).state, JobState::placed) << job(second).reason;
+}
+
+TEST_F(BrainSharedSite, OurAttemptStillInTheSitesQueueDoesNotHideTheTenant) {
+  JobId first = submit(make_job().gpus(4).prefer({"alpha"}));
+  ASSERT_EQ(last_attempt(first).cluster, "alpha");
+  alpha_queues(last_attempt(first));  // behind the tenant's 4 GPUs, which the site now lists
+  alpha_reports_busy(4, 0);
+  JobId second = submit(make_job().gpus(4).prefer({"alpha"}));
+  EXPECT_EQ(last_attempt(second).cluster, "beta")
+      << "alpha: 4 GPUs ours (queued), 4 the tenant's: " << verdict_at(second, "alpha");
+}
+
+TEST_F(BrainSharedSite, AJobWaitingForTheTenantIsPlacedWhenTheSiteReportsItGone) {
+  alpha_reports_busy(4, 4);
+  JobId id = submit(make_job().gpus(4).on({"alpha"}));
+  ASSERT_EQ(job(id).state, JobState::pending);
+  EXPECT_THAT(job(id).reason, HasSubstr("8 GPU(s) held by other tenants' jobs"));
+
+  clock.advance_ms(1000);
+  alpha_reports_busy(0, 4);
+  handle(Tick{});
+  EXPECT_EQ(job(id).state, JobState::placed);
+}
+
+TEST_F(BrainSharedSite, BusyGpusOnNodesPlacementCannotUseDoNotCountTwice) {
+  // alpha-n1 is down: its 4 GPUs are out already, whatever the site says is busy there.
+  handle(InventoryObserved{"alpha",
+                           {{{"alpha-n0", 4, true, "", 0}, {"alpha-n1", 4, false, "down", 4}}}});
+  JobId id = submit(make_job().gpus(4).on({"alpha"}));
+  EXPECT_EQ(job(id).state, JobState::placed) << job(id).reason;
+}
+
 }  // namespace
 }  // namespace orch::testing

@@ -223,7 +223,7 @@ TEST_F(BrainResume, AnEndedAttemptIsWatchedUntilTheSiteConfirmsItGone) {
   handle(Tick{});
   AttemptRow first = attempts(id).at(0);
   EXPECT_FALSE(first.site_done);
-  EXPECT_EQ(store->gpus_in_use().value().at("alpha"), 1) << "its GPUs may still be in use";
+  EXPECT_EQ(store->gpus_in_use().value().at("alpha").held, 1) << "its GPUs may still be in use";
   handle(AttemptObserved{"alpha", first.token, RunPhase::unknown, std::nullopt, {}, {}, {}});
   EXPECT_TRUE(attempts(id).at(0).site_done);
   EXPECT_EQ(store->gpus_in_use().value().count("alpha"), 0u);

@@ -79,6 +79,19 @@ TEST(CapacityFilter, ChecksShapeThenFreeGpus) {
               Optional(std::string("only 3 of 8 GPUs free, job needs 4")));
 }
 
+TEST(CapacityFilter, GpusOtherTenantsHoldAreTakenAndNamed) {
+  ClusterSpec c = make_cluster("alpha").nodes(2).gpus_per_node(4);
+  CapacityFilter f;
+  JobSpec job = make_job().gpus(4);
+  ClusterView view{&c, SiteHealth::healthy, 2};
+  EXPECT_EQ(f.reject(request(job), view), std::nullopt);
+  view.gpus_foreign = 3;  // the site reports 5 busy: 2 ours, 3 another tenant's
+  EXPECT_THAT(f.reject(request(job), view),
+              Optional(std::string(
+                  "only 3 of 8 GPUs free, job needs 4 (3 GPU(s) held by other tenants' jobs)")));
+  EXPECT_EQ(gpus_free(request(job), view), 3);
+}
+
 TEST(FreeCapacityScore, IsTheShareLeftFreeAfterPlacement) {
   ClusterSpec c = make_cluster("alpha").nodes(2).gpus_per_node(4);
   JobSpec job = make_job().gpus(2);

@@ -52,36 +52,99 @@ const std::vector<std::string> kBatch = {"batch"};
 TEST(slurm_parse_nodes, ArgvAsksForExplicitFieldsWithTheReasonLast) {
   EXPECT_THAT(node_list_argv(),
               ElementsAre("sinfo", "-h", "-N", "-O",
-                          "NodeList:|,PartitionName:|,StateLong:|,StateComplete:|,CPUs:|,Gres:|,"
-                          "Reason:|"));
+                          "NodeList:|,PartitionName:|,StateLong:|,StateComplete:|,CPUs:|,"
+                          "CPUsState:|,Gres:|,GresUsed:|,Reason:|"));
+}
+
+// What every tenant's jobs hold on each node: GresUsed's GPUs, or all of them when no CPU is
+// idle (sinfo-tenant: alpha-n1 under another tenant's --exclusive job without --gres).
+struct Busy {
+  std::string name;
+  int cpus_idle;
+  int gpus_used;
+  int gpus_busy;
+};
+
+void expect_busy(const std::string& file, const std::vector<Busy>& want) {
+  SCOPED_TRACE(file);
+  auto nodes = parse_node_list(fixture(file));
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(want[i].name);
+    EXPECT_EQ((*nodes)[i].name, want[i].name);
+    EXPECT_EQ((*nodes)[i].cpus_idle, want[i].cpus_idle);
+    EXPECT_EQ((*nodes)[i].gpus_used, want[i].gpus_used);
+    EXPECT_EQ((*nodes)[i].gpus_busy, want[i].gpus_busy);
+  }
+}
+
+TEST(slurm_parse_nodes, Lab2205GpusOtherTenantsHold) {
+  expect_busy("lab-22.05/sinfo-idle.txt",
+              {{"alpha-n1", 16, 0, 0}, {"alpha-n2", 16, 0, 0}, {"alpha-n3", 16, 0, 0}});
+  expect_busy("lab-22.05/sinfo-busy.txt",
+              {{"alpha-n1", 15, 4, 4}, {"alpha-n2", 15, 4, 4}, {"alpha-n3", 15, 2, 2}});
+  expect_busy("lab-22.05/sinfo-tenant.txt",
+              {{"alpha-n1", 0, 8, 8}, {"alpha-n2", 14, 5, 5}, {"alpha-n3", 16, 0, 0}});
+  // Draining with every CPU "other" (2/0/14/16): no job can start there, all 8 count as busy.
+  expect_busy("lab-22.05/sinfo-unhealthy.txt",
+              {{"alpha-n1", 15, 2, 2}, {"alpha-n2", 0, 5, 8}, {"alpha-n3", 0, 0, 8}});
+}
+
+TEST(slurm_parse_nodes, Lab2205NodesInAReservationAreHealthyAndIdle) {
+  // Slurm shows nodes reserved for someone as "reserved": sinfo says nothing of whose, so
+  // placement may choose them and the queue-aware failover moves a job Slurm keeps waiting.
+  const std::vector<std::string> both = {"batch", "gpu"};
+  expect_nodes("lab-22.05/sinfo-reserved.txt",
+               {{"alpha-n1", "reserved", "idle+reserved", true, 8, 16, "", both},
+                {"alpha-n2", "reserved", "idle+reserved", true, 8, 16, "", both},
+                {"alpha-n3", "idle", "idle", true, 8, 16, "", {"batch"}}});
+  expect_nodes("lab-22.05/sinfo-reserved-planned.txt",
+               {{"alpha-n1", "reserved", "idle+reserved+planned", true, 8, 16, "", both},
+                {"alpha-n2", "reserved", "idle+reserved", true, 8, 16, "", both},
+                {"alpha-n3", "idle", "idle", true, 8, 16, "", {"batch"}}});
+}
+
+TEST(slurm_parse_nodes, Docs2411GresUsedWithTypesAndIndexes) {
+  expect_busy("docs-24.x/sinfo-gres-24.11.txt", {{"hgx-001", 224, 0, 0},
+                                                 {"mix-001", 32, 3, 3},
+                                                 {"fake-001", 8, 0, 0},
+                                                 {"shard-001", 64, 0, 0},
+                                                 {"bw-001", 32, 0, 0},
+                                                 {"login-001", 16, 0, 0}});
 }
 
 TEST(slurm_parse_nodes, Lab2205IdleNodesInTwoPartitionsAreMerged) {
   expect_nodes("lab-22.05/sinfo-idle.txt", {{"alpha-n1", "idle", "idle", true, 8, 16, "", kBoth},
                                             {"alpha-n2", "idle", "idle", true, 8, 16, "", kBoth},
                                             {"alpha-n3", "idle", "idle", true, 8, 16, "", kBatch}});
+  // sinfo does not keep one partition order from node to node.
   expect_nodes("lab-22.05/sinfo-busy.txt",
                {{"alpha-n1", "mixed", "mixed", true, 8, 16, "", kBoth},
-                {"alpha-n2", "mixed", "mixed", true, 8, 16, "", kBoth},
+                {"alpha-n2", "mixed", "mixed", true, 8, 16, "", {"gpu", "batch"}},
                 {"alpha-n3", "mixed", "mixed", true, 8, 16, "", kBatch}});
 }
 
 TEST(slurm_parse_nodes, Lab2205MaintenanceDrainingAndDownWithAReasonHoldingAPipe) {
-  expect_nodes(
-      "lab-22.05/sinfo-unhealthy.txt",
-      {{"alpha-n1", "mixed$", "mixed+maintenance+reserved", false, 8, 16, "", kBoth},
-       {"alpha-n2", "draining", "allocated+drain", false, 8, 16, "draining for maintenance", kBoth},
-       {"alpha-n3", "down", "down", false, 8, 16, "hardware | check: GPU 3 fell off the bus",
-        kBatch}});
+  expect_nodes("lab-22.05/sinfo-unhealthy.txt",
+               {{"alpha-n1", "mixed$", "mixed+maintenance+reserved", false, 8, 16, "", kBoth},
+                {"alpha-n2",
+                 "draining",
+                 "allocated+drain",
+                 false,
+                 8,
+                 16,
+                 "draining for maintenance",
+                 {"gpu", "batch"}},
+                {"alpha-n3", "down", "down", false, 8, 16,
+                 "hardware | check: GPU 3 fell off the bus", kBatch}});
 }
 
 TEST(slurm_parse_nodes, Lab2205DrainedNotRespondingAndMaint) {
-  // Partitions in the order sinfo printed them (gpu first here).
-  const std::vector<std::string> gpu_first = {"gpu", "batch"};
   expect_nodes("lab-22.05/sinfo-drained-not-responding.txt",
-               {{"alpha-n1", "drained", "idle+drain", false, 8, 16, "bad GPU (Xid 79)", gpu_first},
+               {{"alpha-n1", "drained", "idle+drain", false, 8, 16, "bad GPU (Xid 79)", kBoth},
                 {"alpha-n2", "drained*", "down+drain+not_responding", false, 8, 16,
-                 "draining for maintenance", gpu_first},
+                 "draining for maintenance", kBoth},
                 {"alpha-n3", "maint", "idle+maintenance+reserved", false, 8, 16, "", kBatch}});
 }
 
@@ -179,6 +242,11 @@ TEST(slurm_parse_gres, GpuCounts) {
       {"mps:100", 0},
       {"bandwidth:lustre:4G,gpu:1", 1},
       {"gpu:0", 0},
+      {"gpu:5(IDX:0-4)", 5},  // GresUsed
+      {"gpu:h100:2(IDX:0,3)", 2},
+      {"gpu:(null):3(IDX:0-2)", 3},
+      {"gpu:(null):0(IDX:N/A)", 0},
+      {"gpu:a100:2(IDX:0-1),gpu:v100:1(IDX:0)", 3},
   };
   for (const Case& c : cases) {
     auto n = gpus_in_gres(c.gres);
@@ -199,17 +267,22 @@ TEST(slurm_parse_nodes, MalformedOutputIsInvalidAndQuotesTheLine) {
   const std::vector<Case> cases = {
       {"", "sinfo listed no nodes"},
       {"\n\n", "sinfo listed no nodes"},
-      {"alpha-n1|batch|idle|idle|16|gpu:8|none", "does not end with the field separator"},
-      {"alpha-n1|batch|idle|idle|16|gpu:8|none|\nalpha-n2|batch|idle|id",
+      {"alpha-n1|batch|idle|idle|16|0/16/0/16|gpu:8|gpu:0|none",
+       "does not end with the field separator"},
+      {"alpha-n1|batch|idle|idle|16|0/16/0/16|gpu:8|gpu:0|none|\nalpha-n2|batch|idle|id",
        "'alpha-n2|batch|idle|id'"},
-      {"alpha-n1|batch|idle|", "expected 7"},
+      {"alpha-n1|batch|idle|", "expected 9"},
+      {"alpha-n1|batch|idle|idle|16|gpu:8|none|", "expected 9"},  // the old 7 fields
       {"sinfo: error: slurm_load_partitions: Unable to contact slurm controller",
        "'sinfo: error: slurm_load_partitions"},
-      {"alpha-n1|batch|idle|idle|sixteen|gpu:8|none|", "CPU count"},
-      {"alpha-n1|batch|idle|idle|16|gpu:x:y|none|", "GPU count"},
-      {"|batch|idle|idle|16|gpu:8|none|", "node name"},
-      {"alpha-n[1-2]|batch|idle|idle|16|gpu:8|none|", "node name"},
-      {"alpha-n1|batch|||16|gpu:8|none|", "no state"},
+      {"alpha-n1|batch|idle|idle|sixteen|0/16/0/16|gpu:8|gpu:0|none|", "CPU count"},
+      {"alpha-n1|batch|idle|idle|16|0/16/0|gpu:8|gpu:0|none|", "CPU state"},
+      {"alpha-n1|batch|idle|idle|16|0/x/0/16|gpu:8|gpu:0|none|", "CPU state"},
+      {"alpha-n1|batch|idle|idle|16|0/16/0/16|gpu:x:y|gpu:0|none|", "GPU count"},
+      {"alpha-n1|batch|idle|idle|16|0/16/0/16|gpu:8|gpu:h100:x|none|", "GPUs in use"},
+      {"|batch|idle|idle|16|0/16/0/16|gpu:8|gpu:0|none|", "node name"},
+      {"alpha-n[1-2]|batch|idle|idle|16|0/16/0/16|gpu:8|gpu:0|none|", "node name"},
+      {"alpha-n1|batch|||16|0/16/0/16|gpu:8|gpu:0|none|", "no state"},
       {"\x01\x02 garbage |", "\\x01\\x02"},
   };
   for (const Case& c : cases) {

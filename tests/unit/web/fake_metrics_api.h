@@ -15,7 +15,7 @@ class FakeMetricsApi : public virtual MetricsApi, public virtual FakeApiShared {
     s.jobs_by_state = {{"running", 1}, {"succeeded", 3}};
     s.attempts_by_cause = {{"node_lost", 2}};
     s.live_jobs = {{1, "llama \"8b\"", "running", "alpha", 120, 0.9, 0.41}};
-    s.clusters = {{"alpha", "healthy", "active", 16, 8, 0, 1.5}};
+    s.clusters = {{"alpha", "healthy", "active", 16, 8, 0, 0, 1.5}};
     s.brain_queue = 2;
     return s;
   }

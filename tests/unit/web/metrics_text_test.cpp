@@ -15,7 +15,7 @@ TEST(MetricsText, EveryFamilyHasHelpAndTypeAndLabelsAreEscaped) {
   MetricsSnapshot s;
   s.jobs_by_state = {{"running", 2}};
   s.live_jobs = {{7, "a \"b\"\\c\nd", "running", "alpha", 120, std::nullopt, 0.41}};
-  s.clusters = {{"alpha", "down", "draining", 16, 4, 3, 12.5}};
+  s.clusters = {{"alpha", "down", "draining", 16, 4, 2, 3, 12.5}};
   s.transfers = {{5, "alpha", "beta", "running", 100, 400, 2.5e7}};
   s.event_seconds = {{0.001, 0.01}, {3, 5}, 0.042, 6};
   const std::string text = metrics_text(s);
@@ -29,7 +29,9 @@ TEST(MetricsText, EveryFamilyHasHelpAndTypeAndLabelsAreEscaped) {
   EXPECT_THAT(text, HasSubstr("orchestrate_job_mfu_ratio{job=\"7\""));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("orchestrate_job_ettr_ratio{")))
       << "a job without an ETTR has no sample";
-  EXPECT_THAT(text, HasSubstr("orchestrate_cluster_gpus{cluster=\"alpha\",use=\"free\"} 12\n"));
+  EXPECT_THAT(text, HasSubstr("orchestrate_cluster_gpus{cluster=\"alpha\",use=\"foreign\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("orchestrate_cluster_gpus{cluster=\"alpha\",use=\"free\"} 10\n"))
+      << "free is what neither orchestrate nor other tenants hold";
   EXPECT_THAT(text,
               HasSubstr("orchestrate_cluster_site_health{cluster=\"alpha\",health=\"down\"} 1\n"));
   EXPECT_THAT(

@@ -72,6 +72,7 @@ TEST_F(SchedulerBackendHealthTest, ListNodesWithTheirStanding) {
   EXPECT_EQ(all[0], json({{"cluster", "alpha"},
                           {"name", "a1"},
                           {"gpus", 4},
+                          {"gpus_busy", 0},
                           {"healthy", true},
                           {"reason", ""},
                           {"state", "active"},

@@ -146,6 +146,24 @@ TEST_F(SchedulerBackendTest, APageShowsEveryLaterWriteToAJobWhoseRowItRenderedBe
   EXPECT_EQ(job(fresh), job(*backend_));
 }
 
+TEST_F(SchedulerBackendTest, ClustersShowTheGpusOtherTenantsHoldBeyondOurOwn) {
+  auto submitted = brain_->handle(SubmitJob{make_job().gpus(2).on({"alpha"})});
+  ASSERT_TRUE(submitted.ok());
+  OutboxRow launch = store_->pending_actions("alpha").value().at(0);
+  handle(LaunchCompleted{launch.id, launch.token, LaunchResult{"4242", {"alpha-n0"}}, false});
+  handle(AttemptObserved{"alpha", launch.token, RunPhase::running, std::nullopt, {}, {}, {}});
+  // The site lists alpha-n0 with 3 busy (our 2, one of another tenant's), alpha-n1 down with 4.
+  handle(InventoryObserved{"alpha",
+                           {{{"alpha-n0", 4, true, "", 3}, {"alpha-n1", 4, false, "down", 4}}}});
+  auto body = backend_->list_clusters();
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  const auto& alpha = (*body)["clusters"][0];
+  EXPECT_EQ(alpha["gpus_used"], 2);
+  EXPECT_EQ(alpha["gpus_foreign"], 1) << "a down node's busy GPUs are out already";
+  EXPECT_EQ(alpha["node_list"][0]["gpus_busy"], 3);
+  EXPECT_EQ((*body)["clusters"][1]["gpus_foreign"], 0);
+}
+
 TEST_F(SchedulerBackendTest, ClusterNodesListsNodesAndTheLedgerNewestFirst) {
   auto submitted = brain_->handle(SubmitJob{make_job().nodes(2).gpus(4).on({"alpha"})});
   ASSERT_TRUE(submitted.ok());
