@@ -157,9 +157,11 @@ Result<NodeLine> parse_node_line(std::string_view line) {
 }  // namespace
 
 std::vector<std::string> node_list_argv() {
-  return {"sinfo", "-h", "-N", "-O",
-          "NodeList:|,PartitionName:|,StateLong:|,StateComplete:|,CPUs:|,CPUsState:|,Gres:|,"
-          "GresUsed:|,Reason:|"};
+  // One -O argument: the fields in the order kNodeFields counts them, Reason last.
+  const std::string fields =
+      "NodeList:|,PartitionName:|,StateLong:|,StateComplete:|,CPUs:|,CPUsState:|,Gres:|,"
+      "GresUsed:|,Reason:|";
+  return {"sinfo", "-h", "-N", "-O", fields};
 }
 
 Result<std::vector<NodeRecord>> parse_node_list(std::string_view output) {
