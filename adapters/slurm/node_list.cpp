@@ -97,13 +97,10 @@ std::optional<int> gpus_in_entry(std::string_view entry) {
 std::optional<int> idle_cpus(std::string_view state) {
   auto parts = detail::split_all(state, '/');
   if (parts.size() != 4) return std::nullopt;
-  std::optional<int> idle;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    auto n = detail::parse_count(parts[i]);
-    if (!n) return std::nullopt;
-    if (i == 1) idle = n;
+  for (std::string_view part : parts) {
+    if (!detail::parse_count(part)) return std::nullopt;
   }
-  return idle;
+  return detail::parse_count(parts[1]);
 }
 
 struct NodeLine {

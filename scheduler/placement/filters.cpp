@@ -99,13 +99,14 @@ std::optional<std::string> CapacityFilter::reject(const PlacementRequest& req,
       (std::find(q.begin(), q.end(), n) != q.end() ? quarantined : other).push_back(std::move(n));
     }
     std::string notes;
+    auto note = [&notes](const std::string& more) {
+      if (!more.empty()) notes += (notes.empty() ? "" : "; ") + more;
+    };
     if (cluster.gpus_foreign > 0) {
-      notes = std::to_string(cluster.gpus_foreign) + " GPU(s) held by other tenants' jobs";
+      note(std::to_string(cluster.gpus_foreign) + " GPU(s) held by other tenants' jobs");
     }
-    const std::string u_notes = node_list("unusable node", other);
-    if (!u_notes.empty()) notes += (notes.empty() ? "" : "; ") + u_notes;
-    const std::string q_notes = node_list("quarantined node", quarantined);
-    if (!q_notes.empty()) notes += (notes.empty() ? "" : "; ") + q_notes;
+    note(node_list("unusable node", other));
+    note(node_list("quarantined node", quarantined));
     if (!notes.empty()) msg += " (" + notes + ")";
     return msg;
   }

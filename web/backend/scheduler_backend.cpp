@@ -76,15 +76,17 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
   if (!rows) return rows.error();
   auto live = reader.live_attempts(std::nullopt);
   if (!live) return live.error();
+  auto in_use = reader.gpus_in_use();
+  if (!in_use) return in_use.error();
   json out = json::array();
   for (const auto& c : clusters_.snapshot()) {
     int used = 0;
-    int at_site = 0;  // started by the site: its own count of busy GPUs includes them
     for (const auto& a : *live) {
-      if (a.cluster != c.name) continue;
-      used += a.gpus;
-      if (a.state != AttemptState::launching) at_site += a.gpus;
+      if (a.cluster == c.name) used += a.gpus;
     }
+    // Ours that the site's own count of busy GPUs includes, as placement counts them.
+    const auto ours = in_use->find(c.name);
+    const int at_site = ours == in_use->end() ? 0 : ours->second.at_site;
     std::string health = "healthy";
     std::string message;
     Admission admission = Admission::active;
