@@ -4,7 +4,7 @@ BUILD_TYPE ?= Dev
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake g++ ninja-build ccache pkg-config libboost-dev libssh-dev libsqlite3-dev \
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libssl-dev
+  libssl-dev libmimalloc-dev
 # What the server runs at run time (rsync, ssh, sha256sum, find ...): the list in
 # cli/required_programs.cpp, which `orchestrate serve` and `demo` check at start; a test
 # (tests/unit/cli/required_programs_test.cpp) keeps the two in agreement.

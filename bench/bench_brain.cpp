@@ -12,6 +12,7 @@
 
 #include "bench/bench_util.h"
 #include "scheduler/brain/brain.h"
+#include "scheduler/store/wal_checkpointer.h"
 
 using namespace orch;  // NOLINT: a benchmark's main file
 
@@ -20,6 +21,7 @@ namespace {
 struct Bench {
   std::filesystem::path dir;
   std::unique_ptr<Store> store;
+  std::unique_ptr<WalCheckpointer> checkpointer;  // as the server: checkpoints off the brain
   FakeClock clock;
   std::unique_ptr<Brain> brain;
 
@@ -28,6 +30,7 @@ struct Bench {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     store = std::move(Store::open((dir / "state.db").string()).value());
+    checkpointer = std::move(WalCheckpointer::start(*store, (dir / "state.db").string()).value());
     std::vector<ClusterSpec> clusters;
     for (const char* n : {"alpha", "beta", "gamma", "delta"}) {
       ClusterSpec c;
@@ -42,6 +45,7 @@ struct Bench {
   }
   ~Bench() {
     brain.reset();
+    checkpointer.reset();
     store.reset();
     std::filesystem::remove_all(dir);
   }

@@ -25,6 +25,7 @@
 #include "scheduler/runtime/storage_worker.h"
 #include "scheduler/runtime/transfer_worker.h"
 #include "scheduler/spec/clusters_parser.h"
+#include "scheduler/store/wal_checkpointer.h"
 #include "web/access/access_guard.h"
 #include "web/access/access_store.h"
 #include "web/access/guarded_api.h"
@@ -48,6 +49,7 @@ struct Server::Parts {
   SystemClock clock;
   std::vector<std::unique_ptr<ClusterPort>> ports;
   std::unique_ptr<Store> brain_store;
+  std::unique_ptr<WalCheckpointer> checkpointer;  // the brain_store's; goes before it
   std::unique_ptr<Brain> brain;
   std::unique_ptr<BrainLoop> loop;
   std::vector<std::unique_ptr<SiteWorker>> workers;
@@ -320,6 +322,10 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   if (!store) return store.error();
   parts->brain_store = std::move(*store);
   ::chmod(db_path.c_str(), 0600);  // one made by an older version with the umask of its day
+  // The brain's commits leave the WAL's checkpoints (copy and sync) to a thread of their own.
+  auto checkpointer = WalCheckpointer::start(*parts->brain_store, db_path);
+  if (!checkpointer) return checkpointer.error();
+  parts->checkpointer = std::move(*checkpointer);
   auto access = AccessStore::open(s.state_dir + "/access.db", parts->clock);
   if (!access) return access.error();
   parts->access = std::move(*access);

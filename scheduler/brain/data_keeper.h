@@ -63,6 +63,7 @@ class DataKeeper : BrainPart {
     std::optional<std::string> wait;  // why the job waits, when it does
     std::optional<std::int64_t> floor_step;
     std::string floor_reason;
+    bool saved_before = false;  // the job has saved a checkpoint (anywhere)
   };
   Result<CheckpointStaging> stage_checkpoint(const JobRow& job, const std::string& cluster,
                                              const std::vector<ResumeCandidate>& here);

@@ -57,6 +57,7 @@ Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
   // A job that never saved has nothing to weigh: most placements, and no need to read every
   // cluster's row (usable_sites) for them.
   if (ckpts->empty()) return out;
+  out.saved_before = true;
   auto copies = store_.replicas_of_job(job.id);
   if (!copies) return copies.error();
   auto usable = usable_sites();
@@ -222,8 +223,13 @@ Result<std::vector<std::string>> DataKeeper::stage_for(const JobRow& job,
       continue;
     }
     if (!lists_storage_at(spec)) {
-      std::string why = "dataset " + name + " cannot be staged to " + cluster;
-      why += " (provider " + spec->provider + ")";
+      std::string why = "dataset ";
+      why += name;
+      why += " cannot be staged to ";
+      why += cluster;
+      why += " (provider ";
+      why += spec->provider;
+      why += ")";
       waits.push_back(std::move(why));
       continue;
     }

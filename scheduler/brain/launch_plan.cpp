@@ -128,6 +128,10 @@ LaunchPlan plan_launch(const LaunchPlanInput& in) {
         " resuming from step " + std::to_string(resume->step) + " (" + resume->path + ")";
   } else {
     plan.placed_message += " from the start";
+    // A job that saved checkpoints yet starts over says why: none has a good copy here.
+    if (in.saved_before) {
+      plan.placed_message += " (no checkpoint has a good copy at " + plan.attempt.cluster + ")";
+    }
   }
   return plan;
 }

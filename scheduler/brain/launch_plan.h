@@ -26,6 +26,7 @@ struct LaunchPlanInput {
   // The oldest of them worth resuming from, and why (LaunchRequest::resume_floor_step).
   std::optional<std::int64_t> resume_floor_step;
   std::string resume_floor_reason;
+  bool saved_before = false;                    // the job has saved a checkpoint, here or elsewhere
   std::map<std::string, std::string> data_env;  // where its staged datasets are
   std::vector<std::string> exclude_nodes;       // nodes the launch must not use
   Millis now = 0;

@@ -75,6 +75,7 @@ void Placer::after_commit(bool committed) {
     // hold is decided again as its jobs are tried.
     waiting_loaded_ = false;
     views_epoch_.reset();
+    in_use_epoch_.reset();
     hold_.reset();
     return;
   }
@@ -128,36 +129,53 @@ void Placer::fill_backfill(PlacementRequest& req, const JobRow& job) const {
   if (auto limit = job.spec.time_limit_ms()) req.ends_ms = req.now_ms + *limit;
 }
 
-void Placer::note_capacity() {
-  // What the filters look at; a change of it may unblock a waiting job. Made after every launch,
-  // so by appends alone into one buffer: no temporary string per cluster.
-  std::string fingerprint;
-  fingerprint.reserve(capacity_fingerprint_.size());
-  for (const auto& v : views_) {
-    fingerprint += v.spec->name;
-    fingerprint += '|';
-    fingerprint += to_string(v.health);
-    fingerprint += '|';
-    fingerprint += to_string(v.admission);
-    fingerprint += '|';
-    char used[16];
-    fingerprint.append(used, std::to_chars(used, used + sizeof used, v.gpus_used).ptr);
-    fingerprint += '|';
-    fingerprint.append(used, std::to_chars(used, used + sizeof used, v.gpus_foreign).ptr);
-    for (const auto& n : v.unhealthy_nodes) (fingerprint += "|u:") += n;
-    for (const auto& n : v.quarantined_nodes) (fingerprint += "|q:") += n;
-    if (v.held) {
-      fingerprint += "|h:";
-      fingerprint += std::to_string(v.held->job);
-      fingerprint += ':';
-      fingerprint += std::to_string(v.held->spare_gpus);
-      fingerprint += ':';
-      fingerprint += std::to_string(v.held->starts_ms.value_or(-1));
-    }
-    fingerprint += '\n';
+namespace {
+
+// One cluster's part of the capacity fingerprint: what the filters look at. Made after every
+// launch, so by appends alone into one buffer: no temporary string.
+void capacity_part(const ClusterView& v, std::string& out) {
+  out.clear();
+  out += to_string(v.health);
+  out += '|';
+  out += to_string(v.admission);
+  out += '|';
+  char num[24];
+  out.append(num, std::to_chars(num, num + sizeof num, v.gpus_used).ptr);
+  out += '|';
+  out.append(num, std::to_chars(num, num + sizeof num, v.gpus_foreign).ptr);
+  for (const auto& n : v.unhealthy_nodes) (out += "|u:") += n;
+  for (const auto& n : v.quarantined_nodes) (out += "|q:") += n;
+  if (v.held) {
+    out += "|h:";
+    out.append(num, std::to_chars(num, num + sizeof num, v.held->job).ptr);
+    out += ':';
+    out.append(num, std::to_chars(num, num + sizeof num, v.held->spare_gpus).ptr);
+    out += ':';
+    out.append(num, std::to_chars(num, num + sizeof num, v.held->starts_ms.value_or(-1)).ptr);
   }
-  if (fingerprint != capacity_fingerprint_) {
-    capacity_fingerprint_ = std::move(fingerprint);
+}
+
+}  // namespace
+
+void Placer::note_capacity() {
+  // A change of it may unblock a waiting job.
+  std::vector<std::string> parts(views_.size());
+  for (std::size_t i = 0; i < views_.size(); ++i) capacity_part(views_[i], parts[i]);
+  if (parts != capacity_fingerprint_) {
+    capacity_fingerprint_ = std::move(parts);
+    ++capacity_version_;
+  }
+}
+
+void Placer::note_capacity_of(std::size_t i) {
+  if (capacity_fingerprint_.size() != views_.size()) {
+    note_capacity();
+    return;
+  }
+  std::string part;
+  capacity_part(views_[i], part);
+  if (part != capacity_fingerprint_[i]) {
+    capacity_fingerprint_[i] = std::move(part);
     ++capacity_version_;
   }
 }
@@ -195,8 +213,13 @@ bool Placer::may_fit(const JobChange& job, const std::vector<ClusterView>& views
 Result<std::vector<ClusterView>> Placer::read_cluster_views() {
   auto rows = store_.clusters();
   if (!rows) return rows.error();
-  auto used = store_.gpus_in_use();
-  if (!used) return used.error();
+  if (!in_use_epoch_ || *in_use_epoch_ != store_.gpus_epoch()) {
+    auto used = store_.gpus_in_use();
+    if (!used) return used.error();
+    in_use_ = std::move(*used);
+    in_use_epoch_ = store_.gpus_epoch();
+  }
+  const std::map<std::string, GpusInUse>* used = &in_use_;
   std::vector<ClusterView> views;
   for (const auto& spec : clusters_) {
     ClusterView v;
@@ -288,17 +311,20 @@ Result<void> Placer::try_place(JobRow& job) {
     decision = pipeline_.place(req, views);
   }
 
+  // Said before the verdicts move to the rows (only those read them after).
+  const std::string why_not = decision.chosen ? std::string() : decision.summary();
   std::vector<PlacementVerdictRow> verdicts;
   verdicts.reserve(decision.verdicts.size());
-  for (auto& v : decision.verdicts) {  // the breakdowns move to the rows: only those read them
-    verdicts.push_back({job.id, v.cluster, v.feasible, v.reason,
-                        v.feasible ? std::optional<double>(v.score) : std::nullopt,
-                        decision.chosen && *decision.chosen == v.cluster, now, std::move(v.parts)});
+  for (auto& v : decision.verdicts) {
+    const bool chosen = decision.chosen && *decision.chosen == v.cluster;
+    verdicts.push_back({job.id, std::move(v.cluster), v.feasible, std::move(v.reason),
+                        v.feasible ? std::optional<double>(v.score) : std::nullopt, chosen, now,
+                        std::move(v.parts)});
   }
   if (auto r = store_.replace_verdicts(job.id, verdicts); !r) return r;
 
   if (!decision.chosen) {
-    std::string reason = "waiting for capacity: " + decision.summary();
+    std::string reason = "waiting for capacity: " + why_not;
     if (auto r = consider_preemption(job, req, views, reason); !r) return r;
     if (auto r = consider_hold(job, req, views); !r) return r;
     blocked_marks_.emplace_back(job.id, capacity_version_);
@@ -349,6 +375,7 @@ Result<void> Placer::try_place(JobRow& job) {
   in.candidates = std::move(*candidates);
   in.resume_floor_step = ckpt_wait->floor_step;
   in.resume_floor_reason = ckpt_wait->floor_reason;
+  in.saved_before = ckpt_wait->saved_before;
   in.data_env = std::move(data_env);
   for (const auto& v : views) {
     if (v.spec->name == *decision.chosen) in.exclude_nodes = unusable_nodes(req, v);
@@ -538,20 +565,32 @@ Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan, std::vector<Clu
     if (auto r = store_.update_attempt(*plan.previous); !r) return r;
   }
   const bool views_current = views_epoch_ && *views_epoch_ == store_.capacity_epoch();
+  const bool in_use_current = in_use_epoch_ && *in_use_epoch_ == store_.gpus_epoch();
   const bool borrows = ledger_.enabled() && !ledger_.within(job.spec.team, a.cluster, a.gpus);
   const std::string team_held = borrows ? ledger_.describe(job.spec.team) : std::string();
-  auto attempt_id = store_.insert_attempt(a);
+  job.reason.clear();
+  job.next_attempt_ms.reset();
+  auto attempt_id = store_.launch_attempt(job, a, JobState::placed, now);
   if (!attempt_id) return attempt_id.error();
   a.id = *attempt_id;
   if (views_current) {
     // The new attempt is the only change since the views were read: count its GPUs here rather
     // than read every cluster and node again for the next job of this round.
-    for (auto& v : views) {
-      if (v.spec->name == a.cluster) v.gpus_used += a.gpus;
+    for (std::size_t i = 0; i < views.size(); ++i) {
+      if (views[i].spec->name != a.cluster) continue;
+      views[i].gpus_used += a.gpus;
+      if (&views == &views_) {
+        note_capacity_of(i);
+      } else {
+        note_capacity();
+      }
     }
     ledger_.add({a.id, job.spec.team, a.cluster, a.gpus});
     views_epoch_ = store_.capacity_epoch();
-    note_capacity();
+  }
+  if (in_use_current) {  // the same for the GPUs in use: a launching attempt holds, not at_site
+    in_use_[a.cluster].held += a.gpus;
+    in_use_epoch_ = store_.gpus_epoch();
   }
   // A job placed on the holding cluster that does not end before the held job starts took
   // spare GPUs (try_place gave up the hold of a job it places).
@@ -572,16 +611,7 @@ Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan, std::vector<Clu
   row.created_ms = now;
   if (auto r = store_.enqueue(row); !r) return r.error();
 
-  job.reason.clear();
-  job.next_attempt_ms.reset();
-  if (auto r = store_.set_job_state(job, JobState::placed, now); !r) return r;
   std::string msg = plan.placed_message;
-  if (plan.from_the_start) {
-    // A job that saved checkpoints yet starts over says why: none has a good copy here.
-    auto saved = store_.latest_checkpoint(job.id);
-    if (!saved) return saved.error();
-    if (*saved) msg += " (no checkpoint has a good copy at " + a.cluster + ")";
-  }
   if (borrows) msg += "; on borrowed GPUs, the first taken back (" + team_held + ")";
   return event(job.id, a.no, "placed", msg);
 }

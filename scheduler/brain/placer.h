@@ -7,6 +7,7 @@
 // and event, all in the brain's one transaction.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -80,6 +81,8 @@ class Placer : BrainPart {
   Result<std::vector<ClusterView>> read_cluster_views();
   // Fingerprints views_ and bumps capacity_version_ when the fingerprint changed.
   void note_capacity();
+  // The same after a change to views_[i] alone (a launch there): one cluster's part is made.
+  void note_capacity_of(std::size_t i);
   // Could any cluster hold a job of this size at all, were it empty of other waiting jobs'
   // wishes? A necessary condition of every filter, cheap enough to ask of every waiting job.
   bool may_fit(const JobChange& job, const std::vector<ClusterView>& views) const;
@@ -101,12 +104,16 @@ class Placer : BrainPart {
   std::vector<ClusterView> views_;
   TeamLedger ledger_;  // with views_: what teams hold, when the clusters file has quotas
   std::optional<std::uint64_t> views_epoch_;
+  // The GPUs our attempts hold per cluster (Store::gpus_in_use), as of the store's gpus_epoch
+  // in_use_epoch_: a change to a cluster's row or nodes alone rebuilds the views without them.
+  std::map<std::string, GpusInUse> in_use_;
+  std::optional<std::uint64_t> in_use_epoch_;
   std::optional<Millis> views_history_at_;
   // Backfill: the GPUs held for the first waiting job that fits nowhere yet, and its place in
   // the queue (a job ahead of it that gets blocked takes the hold over).
   std::optional<HoldPlan> hold_;
   WaitingQueue::Key hold_key_{};
-  std::string capacity_fingerprint_;
+  std::vector<std::string> capacity_fingerprint_;  // a part per cluster, as views_
   std::uint64_t capacity_version_ = 0;
 };
 

@@ -12,37 +12,42 @@ nlohmann::json secret_sources_to_json(const std::map<std::string, SecretSource>&
 }
 
 nlohmann::json launch_request_to_json(const LaunchRequest& r) {
+  // Field by field: nlohmann's initializer lists build every pair as an array first, and a
+  // launch is written for every placement.
   nlohmann::json candidates = nlohmann::json::array();
   for (const auto& c : r.resume_candidates) {
-    candidates.push_back({{"checkpoint_id", c.checkpoint_id},
-                          {"step", c.step},
-                          {"path", c.path},
-                          // null: not listed yet (the pre-launch check only needs it there)
-                          {"manifest", c.manifest.files.empty() ? nlohmann::json(nullptr)
-                                                                : manifest_to_json(c.manifest)}});
+    nlohmann::json one = nlohmann::json::object();
+    one["checkpoint_id"] = c.checkpoint_id;
+    one["step"] = c.step;
+    one["path"] = c.path;
+    // null: not listed yet (the pre-launch check only needs it there)
+    one["manifest"] =
+        c.manifest.files.empty() ? nlohmann::json(nullptr) : manifest_to_json(c.manifest);
+    candidates.push_back(std::move(one));
   }
-  return {
-      {"token", r.token},
-      {"resume_candidates", candidates},
-      {"resume_env", r.resume_env},
-      {"job_id", r.job_id},
-      {"attempt_no", r.attempt_no},
-      {"job_name", r.job_name},
-      {"command", r.command},
-      {"env", r.env},
-      // The references only: secret_env's values are never written anywhere.
-      {"secret_refs", secret_sources_to_json(r.secret_refs)},
-      {"nodes", r.nodes},
-      {"gpus_per_node", r.gpus_per_node},
-      {"tasks_per_node", r.tasks_per_node},
-      {"exclude_nodes", r.exclude_nodes},
-      {"hang_after_s", r.hang_after_s},
-      {"heartbeat_s", r.heartbeat_s},
-      {"heartbeat_timeout_s", r.heartbeat_timeout_s},
-      {"resume_floor_step",
-       r.resume_floor_step ? nlohmann::json(*r.resume_floor_step) : nlohmann::json(nullptr)},
-      {"resume_floor_reason", r.resume_floor_reason},
-      {"time_limit_s", r.time_limit_s ? nlohmann::json(*r.time_limit_s) : nlohmann::json(nullptr)}};
+  nlohmann::json j = nlohmann::json::object();
+  j["token"] = r.token;
+  j["resume_candidates"] = std::move(candidates);
+  j["resume_env"] = r.resume_env;
+  j["job_id"] = r.job_id;
+  j["attempt_no"] = r.attempt_no;
+  j["job_name"] = r.job_name;
+  j["command"] = r.command;
+  j["env"] = r.env;
+  // The references only: secret_env's values are never written anywhere.
+  j["secret_refs"] = secret_sources_to_json(r.secret_refs);
+  j["nodes"] = r.nodes;
+  j["gpus_per_node"] = r.gpus_per_node;
+  j["tasks_per_node"] = r.tasks_per_node;
+  j["exclude_nodes"] = r.exclude_nodes;
+  j["hang_after_s"] = r.hang_after_s;
+  j["heartbeat_s"] = r.heartbeat_s;
+  j["heartbeat_timeout_s"] = r.heartbeat_timeout_s;
+  j["resume_floor_step"] =
+      r.resume_floor_step ? nlohmann::json(*r.resume_floor_step) : nlohmann::json(nullptr);
+  j["resume_floor_reason"] = r.resume_floor_reason;
+  j["time_limit_s"] = r.time_limit_s ? nlohmann::json(*r.time_limit_s) : nlohmann::json(nullptr);
+  return j;
 }
 
 Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {

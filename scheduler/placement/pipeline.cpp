@@ -2,6 +2,8 @@
 #include "scheduler/placement/pipeline.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 #include "scheduler/placement/backfill.h"
 #include "scheduler/placement/filters.h"
@@ -11,11 +13,31 @@
 namespace orch {
 
 std::string PlacementDecision::summary() const {
-  std::string out;
+  constexpr std::size_t kNamesShown = 5;
+  struct Group {
+    const std::string* reason;
+    std::vector<const std::string*> clusters;
+  };
+  std::vector<Group> groups;
+  std::unordered_map<std::string_view, std::size_t> group_of;
   for (const auto& v : verdicts) {
     if (v.feasible) continue;
+    auto [it, added] = group_of.try_emplace(v.reason, groups.size());
+    if (added) groups.push_back({&v.reason, {}});
+    groups[it->second].clusters.push_back(&v.cluster);
+  }
+  std::string out;
+  for (const auto& g : groups) {
     if (!out.empty()) out += "; ";
-    out += v.cluster + ": " + v.reason;
+    for (std::size_t i = 0; i < g.clusters.size() && i < kNamesShown; ++i) {
+      if (i) out += ", ";
+      out += *g.clusters[i];
+    }
+    if (g.clusters.size() > kNamesShown) {
+      out += " and " + std::to_string(g.clusters.size() - kNamesShown) + " more";
+    }
+    out += ": ";
+    out += *g.reason;
   }
   return out;
 }

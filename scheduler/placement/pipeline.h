@@ -29,7 +29,9 @@ struct PlacementDecision {
   std::optional<std::string> chosen;
   std::vector<ClusterVerdict> verdicts;  // one per cluster, in input order
 
-  // "alpha: site is down; beta: only 0 of 4 GPUs free, job needs 2"
+  // Why each infeasible cluster was ruled out, clusters with the same reason named together in
+  // the input's order (the first five, then how many more; job explain lists them all):
+  // "alpha, gamma: site is down; beta: only 0 of 4 GPUs free, job needs 2"
   std::string summary() const;
 };
 

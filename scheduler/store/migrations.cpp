@@ -458,6 +458,26 @@ CREATE INDEX jobs_group ON jobs(grp, id);
        R"sql(
 ALTER TABLE nodes ADD COLUMN gpus_busy INTEGER NOT NULL DEFAULT 0;
 )sql"},
+      {22,
+       "placing a job writes less: the GPUs live attempts hold are read from one index alone; "
+       "the index of every attempt by cluster and state is gone (the partial ones of live and "
+       "unsettled attempts serve its reads), and attempts enter the index of end times when "
+       "they end; the store copies webhook notices as it writes events, not triggers",
+       // Placement reads the GPUs in use after every capacity change: with the columns it sums
+       // in the index, that read costs what the live attempts are, never the attempts' table.
+       // A trigger runs as a program of its own for every row, its WHEN clause inside it: the
+       // notice triggers made writing any event twice as costly, though few events are notices
+       // (Store::add_event and add_node_event copy those, with the same kinds).
+       R"sql(
+DROP INDEX attempts_unsettled;
+CREATE INDEX attempts_unsettled ON attempts(cluster, state, gpus, site_done)
+  WHERE state != 'exited' OR site_done = 0;
+DROP INDEX attempts_live;
+DROP INDEX attempts_ended;
+CREATE INDEX attempts_ended ON attempts(ended_ms) WHERE ended_ms IS NOT NULL;
+DROP TRIGGER notice_of_event;
+DROP TRIGGER notice_of_node_event;
+)sql"},
   };
   return list;
 }

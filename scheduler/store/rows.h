@@ -36,7 +36,6 @@ struct ClusterRow {
   std::optional<Millis> delivered_ms;  // when a cluster ordered with a promised date arrived
 };
 
-// A node as its site last reported it, and its standing in orchestrate (quarantine).
 // GPUs orchestrate's attempts hold at one cluster.
 struct GpusInUse {
   int held = 0;  // by live or unsettled attempts: what placement counts as ours
@@ -45,6 +44,7 @@ struct GpusInUse {
   int at_site = 0;
 };
 
+// A node as its site last reported it, and its standing in orchestrate (quarantine).
 struct NodeRow {
   std::string cluster;
   std::string name;
@@ -268,9 +268,9 @@ struct DatasetRow {
   Millis created_ms = 0;
 };
 
-// An event a webhook may be told of (migration 17's triggers copy them from events and
-// node_events): kind is the event's (succeeded, failed, attempt-ended, mfu-drop,
-// checkpoint-lost, site-down, quarantined, retired).
+// An event a webhook may be told of (Store::add_event and add_node_event copy them from events
+// and node_events as they write them): kind is the event's (succeeded, failed, attempt-ended,
+// mfu-drop, checkpoint-lost, site-down, quarantined, retired).
 struct NoticeRow {
   std::int64_t id = 0;
   Millis at_ms = 0;

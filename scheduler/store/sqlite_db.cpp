@@ -76,7 +76,22 @@ std::optional<double> Stmt::col_opt_double(int col) const {
   return col_double(col);
 }
 
+namespace {
+
+// Process-wide settings, made once before SQLite starts: no memory statistics (they take a
+// global mutex on every allocation, and nothing reads them).
+void configure_sqlite_once() {
+  static const bool done = [] {
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);  // refused once SQLite runs: harmless
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace
+
 Result<Db> Db::open(const std::string& path) {
+  configure_sqlite_once();
   sqlite3* raw = nullptr;
   // NOMUTEX: a Db (and its statement cache) is used by one thread at a time, as the Store
   // above it requires, so SQLite's per-call connection mutex would only cost (a tenth of a
@@ -89,6 +104,9 @@ Result<Db> Db::open(const std::string& path) {
     sqlite3_close(raw);
     return e;
   }
+  // A bigger lookaside than the default (100 slots): a brain event's statements make thousands
+  // of small allocations, which then come from the connection's own pool, not malloc.
+  (void)sqlite3_db_config(raw, SQLITE_DBCONFIG_LOOKASIDE, nullptr, 1200, 1000);
   sqlite3_busy_timeout(raw, 5000);
   sqlite3_extended_result_codes(raw, 1);
   return Db(raw);
@@ -113,7 +131,9 @@ Result<void> Db::exec(const std::string& sql) {
 }
 
 Result<Stmt> Db::prepare(std::string_view sql) {
-  auto [it, added] = cache_->try_emplace(std::string(sql));
+  auto it = cache_->find(sql);
+  const bool added = it == cache_->end();
+  if (added) it = cache_->emplace(std::string(sql), Cached{}).first;
   Cached& slot = it->second;
   if (!added && slot.stmt && !slot.in_use) {
     slot.in_use = true;

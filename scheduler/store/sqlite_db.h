@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -90,11 +91,18 @@ class Db {
     sqlite3_stmt* stmt = nullptr;
     bool in_use = false;
   };
-  explicit Db(sqlite3* db)
-      : db_(db), cache_(std::make_unique<std::unordered_map<std::string, Cached>>()) {}
+  // Looked up by the caller's text as it is: no copy of the SQL for a statement already cached.
+  struct SqlHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view sql) const noexcept {
+      return std::hash<std::string_view>{}(sql);
+    }
+  };
+  using Cache = std::unordered_map<std::string, Cached, SqlHash, std::equal_to<>>;
+  explicit Db(sqlite3* db) : db_(db), cache_(std::make_unique<Cache>()) {}
   sqlite3* db_;
   // On the heap so that a moved Db keeps the slots its live Stmts point into.
-  std::unique_ptr<std::unordered_map<std::string, Cached>> cache_;
+  std::unique_ptr<Cache> cache_;
 };
 
 // Steps st to the end and maps every row with read(const Stmt&).

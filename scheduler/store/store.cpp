@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <exception>
 #include <iostream>
+#include <iterator>
+#include <string_view>
 
 #include "scheduler/store/migrations.h"
 
@@ -45,10 +47,14 @@ Result<void> Store::transaction(const std::function<Result<void>()>& body) {
   if (!result) {
     job_changes_.clear();
     ++capacity_epoch_;  // what a caller derived from this transaction's writes is void
+    ++gpus_epoch_;
     (void)db_.exec("ROLLBACK");
     return result;
   }
   if (auto r = db_.exec("COMMIT"); !r) {
+    job_changes_.clear();
+    ++capacity_epoch_;
+    ++gpus_epoch_;
     (void)db_.exec("ROLLBACK");
     return r.error();
   }
@@ -165,9 +171,9 @@ NodeRow read_node(const Stmt& s) {
 }  // namespace
 
 Result<std::vector<NodeRow>> Store::nodes(const std::string& cluster) {
-  return query(
-      db_, std::string("SELECT ") + kNodeColumns + " FROM nodes WHERE cluster = ? ORDER BY name",
-      read_node, cluster);
+  static const std::string sql =
+      std::string("SELECT ") + kNodeColumns + " FROM nodes WHERE cluster = ? ORDER BY name";
+  return query(db_, sql, read_node, cluster);
 }
 
 Result<std::vector<NodeRow>> Store::all_nodes() {
@@ -200,6 +206,22 @@ Result<void> Store::upsert_node(const NodeRow& n) {
                  n.cluster, n.name, n.gpus, n.healthy ? 1 : 0, n.reason, n.seen_ms, n.gpus_busy);
 }
 
+namespace {
+
+// The events and node events a webhook may be told of (NoticeRow), copied to notices as they are
+// written, in the same transaction.
+bool is_notice(std::string_view kind, bool node_event) {
+  constexpr std::string_view kEventKinds[] = {"succeeded", "failed",          "attempt-ended",
+                                              "mfu-drop",  "checkpoint-lost", "site-down"};
+  constexpr std::string_view kNodeEventKinds[] = {"quarantined", "retired"};
+  const auto has = [&](const auto& kinds) {
+    return std::find(std::begin(kinds), std::end(kinds), kind) != std::end(kinds);
+  };
+  return node_event ? has(kNodeEventKinds) : has(kEventKinds);
+}
+
+}  // namespace
+
 Result<std::int64_t> Store::add_node_event(const NodeEventRow& e) {
   if (auto r = execute(db_,
                        "INSERT INTO node_events(cluster, node, at_ms, kind, message, job_id, "
@@ -209,16 +231,35 @@ Result<std::int64_t> Store::add_node_event(const NodeEventRow& e) {
       !r) {
     return r.error();
   }
-  return db_.last_insert_id();
+  const std::int64_t id = db_.last_insert_id();
+  if (is_notice(e.kind, true)) {
+    if (auto r = execute(db_,
+                         "INSERT INTO notices(at_ms, kind, message, job_id, attempt_no, cluster, "
+                         "node) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         e.at_ms, e.kind, e.message, e.job_id, e.attempt_no, e.cluster, e.node);
+        !r) {
+      return r.error();
+    }
+  }
+  return id;
 }
 
 // ---- events -----------------------------------------------------------------------------
 
 Result<void> Store::add_event(std::optional<JobId> job, std::optional<int> attempt_no, Millis at,
                               const std::string& kind, const std::string& message) {
-  return execute(
-      db_, "INSERT INTO events(job_id, attempt_no, at_ms, kind, message) VALUES (?, ?, ?, ?, ?)",
-      job, attempt_no, at, kind, message);
+  if (auto r = execute(
+          db_,
+          "INSERT INTO events(job_id, attempt_no, at_ms, kind, message) VALUES (?, ?, ?, ?, ?)",
+          job, attempt_no, at, kind, message);
+      !r) {
+    return r;
+  }
+  if (!is_notice(kind, false)) return Ok{};
+  return execute(db_,
+                 "INSERT INTO notices(at_ms, kind, message, job_id, attempt_no) "
+                 "VALUES (?, ?, ?, ?, ?)",
+                 at, kind, message, job, attempt_no);
 }
 
 Result<std::vector<EventRow>> Store::events_of(JobId job, int limit) {

@@ -41,6 +41,9 @@ class Store {
   // nodes, an attempt starting, ending or settling; and with every rollback. Equal epochs mean
   // a view of the clusters built from this connection is still current.
   std::uint64_t capacity_epoch() const { return capacity_epoch_; }
+  // The part of it that moves what gpus_in_use() returns: an attempt starting, ending or
+  // settling, and every rollback. A cluster's row or nodes changing leave it as it is.
+  std::uint64_t gpus_epoch() const { return gpus_epoch_; }
   // Grows with every write that gives a worker something to do: an outbox action, a transfer
   // row. The brain's loop wakes the workers only when it moved, so an observation that decided
   // nothing does not set off another round of polls (and with it another observation).
@@ -138,6 +141,10 @@ class Store {
 
   // Attempts.
   Result<AttemptId> insert_attempt(const AttemptRow& row);
+  // A launch in one go: inserts the attempt (as insert_attempt does) and moves its job to `to`
+  // (as set_job_state does, with job's other mutable fields), the job's cluster set to the
+  // attempt's: the job's row is written once.
+  Result<AttemptId> launch_attempt(JobRow& job, const AttemptRow& attempt, JobState to, Millis now);
   Result<std::optional<AttemptRow>> attempt_by_token(const std::string& token);
   Result<std::vector<AttemptRow>> attempts_of(JobId job);
   // The attempts of each of these jobs, in attempt order: one statement for a page of jobs.
@@ -254,6 +261,13 @@ class Store {
   explicit Store(Db db) : db_(std::move(db)) {}
   JobRow read_job(const Stmt& st);
   static JobRow read_job_listing(const Stmt& st);
+  // The attempt's row alone (insert_attempt, launch_attempt).
+  Result<AttemptId> add_attempt_row(const AttemptRow& row);
+  // Saves the job's mutable fields with state `to`, and its cluster when one is given, refusing
+  // an illegal transition from the stored state. `believed` is the state the caller last read:
+  // when the store still holds it, the write checks it in the same statement.
+  Result<void> write_job(const JobRow& row, JobState to, JobState believed,
+                         const std::string* cluster, Millis now);
   // Writes every mutable attempt field, with no transition check.
   Result<void> write_attempt(const AttemptRow& row);
   // Records an "illegal-transition" event for a job or attempt (kind) named who, says so on
@@ -267,6 +281,7 @@ class Store {
   std::unordered_map<JobId, std::pair<std::string, JobSpec>> spec_cache_;
   std::vector<JobChange> job_changes_;
   std::uint64_t capacity_epoch_ = 1;
+  std::uint64_t gpus_epoch_ = 1;
   std::uint64_t work_epoch_ = 0;
 };
 

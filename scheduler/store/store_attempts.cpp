@@ -123,8 +123,9 @@ constexpr const char* kCheckpointColumns =
 
 }  // namespace
 
-Result<AttemptId> Store::insert_attempt(const AttemptRow& a) {
+Result<AttemptId> Store::add_attempt_row(const AttemptRow& a) {
   ++capacity_epoch_;
+  ++gpus_epoch_;
   if (auto r =
           execute(db_,
                   "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, gpus, "
@@ -138,12 +139,29 @@ Result<AttemptId> Store::insert_attempt(const AttemptRow& a) {
       !r) {
     return r.error();
   }
-  const AttemptId id = db_.last_insert_id();
+  return db_.last_insert_id();
+}
+
+Result<AttemptId> Store::insert_attempt(const AttemptRow& a) {
+  auto id = add_attempt_row(a);
+  if (!id) return id;
   // The job's latest cluster, kept on the job so that listing jobs by cluster is an index scan.
   if (auto r = execute(db_, "UPDATE jobs SET cluster = ? WHERE id = ?", a.cluster, a.job_id); !r) {
     return r.error();
   }
   return id;
+}
+
+Result<AttemptId> Store::launch_attempt(JobRow& job, const AttemptRow& a, JobState to, Millis now) {
+  if (a.job_id != job.id) {
+    return make_error(ErrorKind::internal, "attempt of job " + std::to_string(a.job_id) +
+                                               " launched for job " + std::to_string(job.id));
+  }
+  // The job first: a refused transition leaves no attempt behind, even outside a transaction.
+  if (auto r = write_job(job, to, job.state, &a.cluster, now); !r) return r.error();
+  job.state = to;
+  job.updated_ms = now;
+  return add_attempt_row(a);
 }
 
 Result<std::optional<AttemptRow>> Store::attempt_by_token(const std::string& token) {
@@ -152,9 +170,10 @@ Result<std::optional<AttemptRow>> Store::attempt_by_token(const std::string& tok
 }
 
 Result<std::vector<AttemptRow>> Store::attempts_of(JobId job) {
-  return query(
-      db_, std::string("SELECT ") + kAttemptColumns + " FROM attempts WHERE job_id = ? ORDER BY no",
-      read_attempt, job);
+  // Made once: placing a job reads its attempts on every try.
+  static const std::string sql =
+      std::string("SELECT ") + kAttemptColumns + " FROM attempts WHERE job_id = ? ORDER BY no";
+  return query(db_, sql, read_attempt, job);
 }
 
 Result<std::map<JobId, std::vector<AttemptRow>>> Store::attempts_of_jobs(
@@ -319,7 +338,10 @@ Result<void> Store::update_attempt(const AttemptRow& a) {
   if (!*current) return make_error(ErrorKind::not_found, "no attempt with token " + a.token);
   AttemptState from = parse_attempt_state((*current)->first).value_or(AttemptState::exited);
   // Whether the attempt holds its GPUs (Store::gpus_in_use) depends on these two alone.
-  if (from != a.state || (*current)->second != a.site_done) ++capacity_epoch_;
+  if (from != a.state || (*current)->second != a.site_done) {
+    ++capacity_epoch_;
+    ++gpus_epoch_;
+  }
   if (from != a.state && !can_transition(from, a.state)) {
     return refuse_transition("attempt", a.token, a.job_id, a.no, a.ended_ms.value_or(a.started_ms),
                              to_string(from), to_string(a.state));
@@ -357,6 +379,7 @@ Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis n
 
 Result<void> Store::reinstate_attempt(AttemptRow& row, AttemptState to) {
   ++capacity_epoch_;
+  ++gpus_epoch_;
   auto current = query_one(
       db_, "SELECT state, cause FROM attempts WHERE token = ?",
       [](const Stmt& s) {
@@ -447,10 +470,9 @@ Result<std::vector<CheckpointRow>> Store::checkpoints_since(Millis since_ms) {
 }
 
 Result<std::vector<CheckpointRow>> Store::checkpoints_of(JobId job) {
-  return query(db_,
-               std::string("SELECT ") + kCheckpointColumns +
-                   " FROM checkpoints c WHERE c.job_id = ? ORDER BY c.step, c.id",
-               read_checkpoint, job);
+  static const std::string sql = std::string("SELECT ") + kCheckpointColumns +
+                                 " FROM checkpoints c WHERE c.job_id = ? ORDER BY c.step, c.id";
+  return query(db_, sql, read_checkpoint, job);
 }
 
 }  // namespace orch

@@ -15,11 +15,26 @@ const std::string kListingColumns =
     "json_extract(spec, '$.resources.gpus_per_node'), infra_restarts, user_restarts, "
     "next_attempt_ms, reason, created_ms, updated_ms, " +
     kRevision + ", owner, team, grp";
-// A whole job: the listing's columns, then the spec's text (column 15).
+// A listing and the spec's text (column 15), for a listing that also shows the spec.
 constexpr int kSpecColumn = 15;
-const std::string kJobColumns = kListingColumns + ", spec";
+const std::string kListingAndSpecColumns = kListingColumns + ", spec";
+// A whole job, as read_job reads it: the spec's resources come from the parsed spec, so SQLite
+// need not read the spec's JSON for them too (columns 3 and 4 are NULL).
+const std::string kJobColumns =
+    "id, name, state, NULL, NULL, infra_restarts, user_restarts, next_attempt_ms, reason, "
+    "created_ms, updated_ms, " +
+    kRevision + ", owner, team, grp, spec";
 // A job's id and revision, the key of its cached renderings.
 const std::string kKeyColumns = "id, " + kRevision;
+
+// A number under the spec's "resources" (as json_extract reads it for a listing), else 0.
+int resource_of(const nlohmann::json& spec, const char* key) {
+  if (!spec.is_object()) return 0;
+  auto res = spec.find("resources");
+  if (res == spec.end() || !res->is_object()) return 0;
+  auto v = res->find(key);
+  return v != res->end() && v->is_number_integer() ? v->get<int>() : 0;
+}
 
 JobKey read_job_key(const Stmt& s) {
   return JobKey{s.col_int(0), s.col_int(1)};
@@ -51,7 +66,7 @@ JobRow Store::read_job_listing(const Stmt& st) {
 Result<std::optional<JobRow>> Store::job_listing(JobId id, nlohmann::json* spec) {
   std::optional<std::string> text;
   auto row = query_one(
-      db_, "SELECT " + kJobColumns + " FROM jobs WHERE id = ?",
+      db_, "SELECT " + kListingAndSpecColumns + " FROM jobs WHERE id = ?",
       [&](const Stmt& st) {
         if (spec) text = st.col_text(kSpecColumn);
         return read_job_listing(st);
@@ -76,6 +91,10 @@ JobRow Store::read_job(const Stmt& st) {
       // read back costs a run of the YAML parser (REST reads avoid it: job_listing).
       if (spec_cache_.size() >= 16384) spec_cache_.clear();
       spec_cache_[j.id] = {std::move(text), j.spec};
+    } else {
+      // Unreadable as a spec: its size as a job listing shows it, the rest as read.
+      j.spec.nodes = resource_of(spec_json, "nodes");
+      j.spec.gpus_per_node = resource_of(spec_json, "gpus_per_node");
     }
   }
   return j;
@@ -114,9 +133,9 @@ Result<JobId> Store::insert_job(const JobRow& row) {
 }
 
 Result<std::optional<JobRow>> Store::job(JobId id) {
+  static const std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?";
   return query_one(
-      db_, std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?",
-      [this](const Stmt& row) { return read_job(row); }, id);
+      db_, sql, [this](const Stmt& row) { return read_job(row); }, id);
 }
 
 Result<std::vector<JobRow>> Store::jobs_in_states(const std::vector<JobState>& states) {
@@ -250,34 +269,49 @@ Result<std::vector<JobId>> Store::unfinished_jobs_with_checkpoints() {
 }
 
 Result<void> Store::update_job(const JobRow& row, Millis now) {
-  // Only the stored state matters here; reading the whole row would parse the spec again.
-  auto current = query_one(
-      db_, "SELECT state FROM jobs WHERE id = ?", [](const Stmt& s) { return s.col_text(0); },
-      row.id);
-  if (!current) return current.error();
-  if (!*current) return make_error(ErrorKind::not_found, "no job " + std::to_string(row.id));
-  JobState from = parse_job_state(**current).value_or(JobState::failed);
-  if (from != row.state && !can_transition(from, row.state)) {
-    return refuse_transition("job", std::to_string(row.id), row.id, std::nullopt, now,
-                             to_string(from), to_string(row.state));
+  return write_job(row, row.state, row.state, nullptr, now);
+}
+
+Result<void> Store::write_job(const JobRow& row, JobState to, JobState believed,
+                              const std::string* cluster, Millis now) {
+  // The state the caller read is most often still the stored one: then the transition is checked
+  // here and the UPDATE guards on it, with no read of the row first.
+  const auto write = [&](std::optional<JobState> guard) {
+    return execute(db_,
+                   "UPDATE jobs SET state = ?1, infra_restarts = ?2, user_restarts = ?3, "
+                   "next_attempt_ms = ?4, reason = ?5, updated_ms = ?6, "
+                   "cluster = coalesce(?7, cluster) WHERE id = ?8 AND (?9 IS NULL OR state = ?9)",
+                   std::string(to_string(to)), row.infra_restarts, row.user_restarts,
+                   row.next_attempt_ms, row.reason, now,
+                   cluster ? std::optional<std::string>(*cluster) : std::nullopt, row.id,
+                   guard ? std::optional<std::string>(to_string(*guard)) : std::nullopt);
+  };
+  bool written = false;
+  if (believed == to || can_transition(believed, to)) {
+    if (auto r = write(believed); !r) return r;
+    written = db_.changes() == 1;
   }
-  if (auto r = execute(db_,
-                       "UPDATE jobs SET state = ?, infra_restarts = ?, user_restarts = ?, "
-                       "next_attempt_ms = ?, reason = ?, updated_ms = ? WHERE id = ?",
-                       std::string(to_string(row.state)), row.infra_restarts, row.user_restarts,
-                       row.next_attempt_ms, row.reason, now, row.id);
-      !r) {
-    return r;
+  if (!written) {
+    // Only the stored state matters here; reading the whole row would parse the spec again.
+    auto current = query_one(
+        db_, "SELECT state FROM jobs WHERE id = ?", [](const Stmt& s) { return s.col_text(0); },
+        row.id);
+    if (!current) return current.error();
+    if (!*current) return make_error(ErrorKind::not_found, "no job " + std::to_string(row.id));
+    JobState from = parse_job_state(**current).value_or(JobState::failed);
+    if (from != to && !can_transition(from, to)) {
+      return refuse_transition("job", std::to_string(row.id), row.id, std::nullopt, now,
+                               to_string(from), to_string(to));
+    }
+    if (auto r = write(std::nullopt); !r) return r;
   }
-  job_changes_.push_back({row.id, row.state, row.next_attempt_ms, row.spec.nodes,
-                          row.spec.gpus_per_node, row.spec.priority});
+  job_changes_.push_back(
+      {row.id, to, row.next_attempt_ms, row.spec.nodes, row.spec.gpus_per_node, row.spec.priority});
   return Ok{};
 }
 
 Result<void> Store::set_job_state(JobRow& row, JobState to, Millis now) {
-  JobRow next = row;
-  next.state = to;
-  if (auto r = update_job(next, now); !r) return r;
+  if (auto r = write_job(row, to, row.state, nullptr, now); !r) return r;
   row.state = to;
   row.updated_ms = now;
   return Ok{};

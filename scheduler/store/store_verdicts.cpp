@@ -7,9 +7,13 @@
 //    "notes": [["goodput", mfu, ettr, node_mtbf_s, flops, staging_s, factor], ...],
 //    "verdicts": [{"cluster": "a", "feasible": 0, "reason": "admission: ..."},
 //                 {"cluster": "b", "feasible": 1, "score": 9.5, "chosen": 1,
-//                  "parts": [[6, 0], 0, 4, 0, 0.98]}]}
+//                  "parts": [[6, 0], 0, 4, 0, 0.98]},
+//                 {"cluster": "c", "reason": 0}],
+//    "reasons": ["admission: cluster is not delivered yet"]}
 // A part is its value alone, or [value, its note's index in "notes"]: clusters alike (the same
 // accelerator, the same history or none) share one note instead of repeating it a hundred times.
+// Likewise a reason is its index in "reasons" (a fleet's undelivered or down clusters say the
+// same), and a verdict without "feasible" is not feasible.
 // Rows written before this form (an array of verdicts, each with its text in "reason") read back
 // as they always did.
 #include <algorithm>
@@ -17,7 +21,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "scheduler/model/json_text.h"
 #include "scheduler/store/store.h"
@@ -133,6 +139,25 @@ void put_part(std::string& out, const ScorePart& p, NoteTable& notes) {
   out += ']';
 }
 
+// The distinct reasons of one decision, each with its index in the row's "reasons".
+class ReasonTable {
+ public:
+  int index_of(const std::string& reason) {
+    // Clusters alike come in runs (the file's order): most reasons are the last one again.
+    if (last_ >= 0 && *reasons_[last_] == reason) return last_;
+    auto [it, added] = index_.try_emplace(reason, static_cast<int>(reasons_.size()));
+    if (added) reasons_.push_back(&reason);
+    last_ = it->second;
+    return last_;
+  }
+  const std::vector<const std::string*>& reasons() const { return reasons_; }
+
+ private:
+  std::unordered_map<std::string_view, int> index_;
+  std::vector<const std::string*> reasons_;
+  int last_ = -1;
+};
+
 std::string verdicts_text(const std::vector<PlacementVerdictRow>& rows) {
   // The score names once: every feasible verdict of one decision has the same parts.
   const PlacementVerdictRow* first = nullptr;
@@ -143,6 +168,7 @@ std::string verdicts_text(const std::vector<PlacementVerdictRow>& rows) {
     }
   }
   NoteTable notes;
+  ReasonTable reasons;
   std::string out;
   out.reserve(64 + rows.size() * 100);
   out += "{\"scores\":";
@@ -152,10 +178,11 @@ std::string verdicts_text(const std::vector<PlacementVerdictRow>& rows) {
     const PlacementVerdictRow& v = rows[i];
     out += i ? ",{\"cluster\":" : "{\"cluster\":";
     put_string(out, v.cluster);
-    out += v.feasible ? ",\"feasible\":1" : ",\"feasible\":0";
+    if (v.feasible) out += ",\"feasible\":1";
     if (!v.reason.empty()) {
       out += ",\"reason\":";
-      put_string(out, v.reason);
+      char buf[16];
+      out.append(buf, std::to_chars(buf, buf + sizeof buf, reasons.index_of(v.reason)).ptr);
     }
     if (v.score) {
       out += ",\"score\":";
@@ -180,6 +207,11 @@ std::string verdicts_text(const std::vector<PlacementVerdictRow>& rows) {
   for (std::size_t i = 0; i < notes.notes().size(); ++i) {
     if (i) out += ',';
     put_note(out, *notes.notes()[i]);
+  }
+  out += "],\"reasons\":[";
+  for (std::size_t i = 0; i < reasons.reasons().size(); ++i) {
+    if (i) out += ',';
+    put_string(out, *reasons.reasons()[i]);
   }
   out += "]}";
   return out;
@@ -255,6 +287,7 @@ Result<std::vector<PlacementVerdictRow>> Store::verdicts_of(JobId job) {
   const nlohmann::json none;
   const nlohmann::json* names = &none;
   std::vector<ScoreNote> notes;
+  const nlohmann::json* reasons = &none;
   if (stored.is_object()) {
     auto it = stored.find("verdicts");
     if (it == stored.end()) return out;
@@ -263,6 +296,7 @@ Result<std::vector<PlacementVerdictRow>> Store::verdicts_of(JobId job) {
     if (auto n = stored.find("notes"); n != stored.end() && n->is_array()) {
       for (const auto& note : *n) notes.push_back(read_note(note));
     }
+    if (auto n = stored.find("reasons"); n != stored.end() && n->is_array()) reasons = &*n;
   }
   if (!list->is_array()) return out;  // unreadable: as if never evaluated
   for (const auto& v : *list) {
@@ -271,7 +305,14 @@ Result<std::vector<PlacementVerdictRow>> Store::verdicts_of(JobId job) {
     r.job_id = job;
     r.cluster = v.value("cluster", "");
     r.feasible = v.value("feasible", 0) != 0;
-    r.reason = v.value("reason", "");
+    if (auto it = v.find("reason"); it != v.end()) {
+      if (it->is_string()) {
+        r.reason = it->get<std::string>();
+      } else if (it->is_number_unsigned() && it->get<std::size_t>() < reasons->size() &&
+                 (*reasons)[it->get<std::size_t>()].is_string()) {
+        r.reason = (*reasons)[it->get<std::size_t>()].get<std::string>();
+      }
+    }
     if (auto it = v.find("score"); it != v.end() && (it->is_number() || it->is_string())) {
       r.score = read_number(*it);
     }

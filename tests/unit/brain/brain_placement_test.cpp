@@ -47,7 +47,7 @@ TEST_F(BrainPlacement, JobThatFitsNowhereWaitsWithAReasonPerCluster) {
 
   JobRow j = job(id);
   EXPECT_EQ(j.state, JobState::pending);
-  EXPECT_THAT(j.reason, HasSubstr("alpha: capacity: job needs 3 nodes, cluster has 2"));
+  EXPECT_THAT(j.reason, HasSubstr("alpha, beta: capacity: job needs 3 nodes, cluster has 2"));
   auto verdicts = store->verdicts_of(id).value();
   ASSERT_EQ(verdicts.size(), 2u);
   for (const auto& v : verdicts) EXPECT_FALSE(v.feasible);

@@ -69,6 +69,15 @@ TEST(PlanLaunch, AFirstAttemptStartsFromTheBeginningWithTheJobsOwnEnvironment) {
   EXPECT_TRUE(plan.launch.resume_candidates.empty());
 }
 
+TEST(PlanLaunch, AJobThatSavedYetStartsOverSaysNoCheckpointHasAGoodCopyThere) {
+  Planned p{job_row(make_job())};
+  p.in.saved_before = true;  // saved elsewhere, nothing to resume from here
+  const LaunchPlan plan = p.plan();
+  EXPECT_TRUE(plan.from_the_start);
+  EXPECT_EQ(plan.placed_message,
+            "attempt 1 placed on alpha from the start (no checkpoint has a good copy at alpha)");
+}
+
 TEST(PlanLaunch, AResumeTakesTheNewestCandidateAndChargesThePreviousAttemptItsLostSteps) {
   Planned p{job_row(make_job().resume_env("RESUME_FROM"))};
   p.attempts = {ended(1, "alpha", ExitCause::node_lost, 1, 250)};

@@ -74,6 +74,22 @@ TEST_F(PlacerTest, AJobThatFitsNowhereWaitsAndSaysWhyOnce) {
   EXPECT_TRUE(outbox("alpha", ActionKind::launch).empty());
 }
 
+TEST_F(PlacerTest, GpusPlacedEarlierStillCountWhenAnotherKindOfChangeRebuildsTheViews) {
+  submit(make_job().nodes(2).gpus(4));  // fills alpha
+  // A node reported at beta: the views are read again, the GPUs in use are not.
+  in_transaction([&] {
+    NodeRow n;
+    n.cluster = "beta";
+    n.name = "beta-n0";
+    n.gpus = 8;
+    n.seen_ms = clock.now_ms();
+    return store->upsert_node(n);
+  });
+  JobId second = submit(make_job().nodes(1).gpus(4).on({"alpha"}));
+  EXPECT_EQ(job(second).state, JobState::pending);
+  EXPECT_THAT(job(second).reason, HasSubstr("alpha: capacity: only 0 of 8 GPUs free"));
+}
+
 TEST_F(PlacerTest, AJobIsNotPlacedBeforeItsBackoffPasses) {
   JobId first = submit(make_job().nodes(2).gpus(4));  // fills alpha
   JobRow waiting = add_job(make_job().nodes(1).gpus(4).on({"beta"}), JobState::resuming);

@@ -148,9 +148,19 @@ TEST(Pipeline, NothingFeasibleMeansNoChoiceAndAllReasons) {
   JobSpec job = make_job().gpus(16);
   PlacementDecision d = PlacementPipeline::standard().place(request(job), s.views());
   EXPECT_FALSE(d.chosen.has_value());
+  EXPECT_EQ(d.summary(), "alpha, beta: capacity: job needs 16 GPUs per node, cluster nodes have 4");
+}
+
+TEST(Pipeline, TheSummaryNamesFiveClustersPerReasonAndCountsTheRest) {
+  Sites s{{make_cluster("c1"), make_cluster("c2"), make_cluster("c3"), make_cluster("c4"),
+           make_cluster("c5"), make_cluster("c6"), make_cluster("c7"), make_cluster("c8")}};
+  auto views = s.views();
+  views[7].health = SiteHealth::down;
+  JobSpec job = make_job().gpus(16);
+  PlacementDecision d = PlacementPipeline::standard().place(request(job), views);
   EXPECT_EQ(d.summary(),
-            "alpha: capacity: job needs 16 GPUs per node, cluster nodes have 4; "
-            "beta: capacity: job needs 16 GPUs per node, cluster nodes have 4");
+            "c1, c2, c3, c4, c5 and 2 more: capacity: job needs 16 GPUs per node, cluster nodes "
+            "have 4; c8: site-healthy: site is down");
 }
 
 TEST(Pipeline, TiesGoToTheFirstClusterInTheFile) {

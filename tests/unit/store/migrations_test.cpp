@@ -169,6 +169,30 @@ TEST_F(Migrations, VersionNineteenJobsKeepTheirGroupAsAColumnListsFilterOn) {
   EXPECT_EQ((*store)->job_listings({2}).value().at(0).spec.group, "");
 }
 
+TEST_F(Migrations, VersionTwentyOneKeepsItsGpusInUseAndCopiesEachNoticeOnce) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 21).ok());
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
+        VALUES (1, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
+      INSERT INTO attempts(job_id, no, cluster, token, state, gpus, started_ms, site_done)
+        VALUES (1, 1, 'alpha', 't1', 'exited', 2, 1, 1),
+               (1, 2, 'alpha', 't2', 'exited', 4, 1, 0),
+               (1, 3, 'alpha', 't3', 'launching', 8, 1, 0);
+    )sql")
+                    .ok());
+  }
+  auto store = Store::open(path_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto used = (*store)->gpus_in_use().value();
+  EXPECT_EQ(used.at("alpha").held, 12);    // the unsettled and the launching attempt
+  EXPECT_EQ(used.at("alpha").at_site, 4);  // the site has not started the launching one
+  ASSERT_TRUE((*store)->add_event(1, 3, 5, "failed", "exit 1").ok());
+  EXPECT_EQ((*store)->notices_after(0, 10).value().size(), 1u);
+}
+
 TEST_F(Migrations, VersionEighteenVerdictsBecomeOneRowPerJobAndReadBackTheSame) {
   {
     auto db = Db::open(path_);

@@ -20,20 +20,26 @@ JobRow new_job(Millis now = 1000) {
   return j;
 }
 
+// The job's first attempt, not stored yet.
+AttemptRow first_attempt(JobId job, const std::string& token, const std::string& cluster = "alpha",
+                         int gpus = 1) {
+  AttemptRow a;
+  a.job_id = job;
+  a.no = 1;
+  a.cluster = cluster;
+  a.token = token;
+  a.gpus = gpus;
+  return a;
+}
+
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override { store = std::move(Store::open(":memory:").value()); }
 
   // A new job with one attempt on alpha, as stored.
   AttemptRow add_attempt(const std::string& token) {
-    JobRow j = new_job();
-    j.id = store->insert_job(j).value();
-    AttemptRow a;
-    a.job_id = j.id;
-    a.no = 1;
-    a.cluster = "alpha";
-    a.token = token;
-    a.gpus = 1;
+    const JobId job = store->insert_job(new_job()).value();
+    AttemptRow a = first_attempt(job, token);
     a.id = store->insert_attempt(a).value();
     return a;
   }
@@ -78,6 +84,80 @@ TEST_F(StoreTest, EveryIllegalJobTransitionIsRefusedByTheStore) {
       EXPECT_EQ(store->job(j.id).value()->state, from);
     }
   }
+}
+
+TEST_F(StoreTest, AJobWrittenFromAStaleCopyIsCheckedAgainstTheStoredState) {
+  JobRow j = new_job();
+  j.id = store->insert_job(j).value();
+  const JobRow stale = j;  // read while pending
+  ASSERT_TRUE(store->set_job_state(j, JobState::placed, 2000).ok());
+  JobRow again = stale;
+  again.reason = "from the stale copy";
+  auto r = store->update_job(again, 3000);  // pending over the stored placed: refused
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::conflict);
+  EXPECT_EQ(store->job(j.id).value()->state, JobState::placed);
+  EXPECT_EQ(store->job(j.id).value()->reason, "");
+  JobRow moving = stale;  // pending -> running is no transition; placed -> running is
+  ASSERT_TRUE(store->set_job_state(moving, JobState::running, 4000).ok());
+  EXPECT_EQ(store->job(j.id).value()->state, JobState::running);
+  ASSERT_TRUE(store->set_job_state(j, JobState::succeeded, 5000).ok());
+  JobRow late = stale;  // pending -> cancelled is legal, succeeded -> cancelled is not
+  EXPECT_FALSE(store->set_job_state(late, JobState::cancelled, 6000).ok());
+  EXPECT_EQ(store->job(j.id).value()->state, JobState::succeeded);
+}
+
+TEST_F(StoreTest, ALaunchAddsTheAttemptAndMovesItsJobToItsCluster) {
+  JobRow j = new_job();
+  j.id = store->insert_job(j).value();
+  AttemptRow a = first_attempt(j.id, "t-launch", "beta", 8);
+  ASSERT_TRUE(store
+                  ->transaction([&]() -> Result<void> {
+                    auto id = store->launch_attempt(j, a, JobState::placed, 2000);
+                    if (!id) return id.error();
+                    EXPECT_GT(*id, 0);
+                    return Ok{};
+                  })
+                  .ok());
+  EXPECT_EQ(j.state, JobState::placed);
+  EXPECT_EQ(store->job(j.id).value()->state, JobState::placed);
+  EXPECT_EQ(store->attempt_by_token("t-launch").value()->cluster, "beta");
+  ASSERT_EQ(store->job_changes().size(), 1u);
+  EXPECT_EQ(store->job_changes()[0].state, JobState::placed);
+  JobQuery on_beta;
+  on_beta.cluster = "beta";
+  EXPECT_EQ(store->job_page_keys(on_beta).value().size(), 1u);
+  EXPECT_EQ(store->gpus_in_use().value().at("beta").held, 8);
+
+  // A job that ended is launched no more, and no attempt is left behind.
+  JobRow ended = new_job();
+  ended.state = JobState::cancelled;
+  ended.id = store->insert_job(ended).value();
+  a.job_id = ended.id;
+  a.token = "t-refused";
+  EXPECT_FALSE(store->launch_attempt(ended, a, JobState::placed, 3000).ok());
+  EXPECT_FALSE(store->attempt_by_token("t-refused").value().has_value());
+}
+
+TEST_F(StoreTest, OnlyTheEventsAWebhookMayBeToldOfBecomeNotices) {
+  JobRow j = new_job();
+  j.id = store->insert_job(j).value();
+  ASSERT_TRUE(store->add_event(j.id, 1, 100, "placed", "attempt 1 placed on alpha").ok());
+  ASSERT_TRUE(store->add_event(j.id, 1, 200, "succeeded", "exit 0").ok());
+  ASSERT_TRUE(store->ensure_cluster("alpha", Admission::active, 0).ok());
+  NodeEventRow probe{0, "alpha", "n1", 300, "probe", "ok"};
+  ASSERT_TRUE(store->add_node_event(probe).ok());
+  NodeEventRow quarantined{0, "alpha", "n1", 400, "quarantined", "2 failures within 7 days"};
+  ASSERT_TRUE(store->add_node_event(quarantined).ok());
+  auto notices = store->notices_after(0, 10).value();
+  ASSERT_EQ(notices.size(), 2u);
+  EXPECT_EQ(notices[0].kind, "succeeded");
+  EXPECT_EQ(notices[0].job_id, j.id);
+  EXPECT_EQ(notices[0].message, "exit 0");
+  EXPECT_EQ(notices[1].kind, "quarantined");
+  EXPECT_EQ(notices[1].cluster, "alpha");
+  EXPECT_EQ(notices[1].node, "n1");
+  EXPECT_EQ(notices[1].at_ms, 400);
 }
 
 TEST_F(StoreTest, IllegalAttemptTransitionIsRefused) {

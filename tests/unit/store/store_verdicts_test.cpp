@@ -92,6 +92,41 @@ TEST_F(StoreVerdicts, ABreakdownReadsBackAsTheTextItMadeWhenWritten) {
   EXPECT_THAT(by_cluster["alpha-2"].reason, ::testing::EndsWith("free-capacity=0.500"));
 }
 
+TEST_F(StoreVerdicts, AReasonSharedByClustersIsStoredOnceAndReadBackForEach) {
+  const std::string undelivered = "admission: cluster is not delivered yet";
+  std::vector<PlacementVerdictRow> rows;
+  for (const char* c : {"c1", "c2", "c3"})
+    rows.push_back({job, c, false, undelivered, {}, false, 7});
+  rows.push_back({job, "c4", false, "site-healthy: site is down", {}, false, 7});
+  ASSERT_TRUE(store->replace_verdicts(job, rows).ok());
+  auto text = store->db().prepare("SELECT verdicts FROM placement_explain WHERE job_id = ?");
+  ASSERT_TRUE(text.ok());
+  text->bind(1, job);
+  ASSERT_TRUE(text->step().value());
+  const std::string stored = text->col_text(0);
+  EXPECT_EQ(stored.find(undelivered), stored.rfind(undelivered)) << stored;
+  auto back = store->verdicts_of(job).value();
+  ASSERT_EQ(back.size(), 4u);
+  for (const auto& v : back) {
+    EXPECT_FALSE(v.feasible);
+    EXPECT_EQ(v.reason, v.cluster == "c4" ? "site-healthy: site is down" : undelivered);
+  }
+}
+
+TEST_F(StoreVerdicts, ARowWrittenBeforeReasonsWereSharedReadsAsItWas) {
+  auto st = store->db().prepare(
+      "INSERT INTO placement_explain(job_id, at_ms, verdicts) VALUES (?, 5, ?)");
+  ASSERT_TRUE(st.ok());
+  st->bind(1, job).bind(
+      2,
+      R"({"scores":[],"verdicts":[{"cluster":"a","feasible":0,"reason":"retired"}],"notes":[]})");
+  ASSERT_TRUE(st->run().ok());
+  auto back = store->verdicts_of(job).value();
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].reason, "retired");
+  EXPECT_FALSE(back[0].feasible);
+}
+
 TEST_F(StoreVerdicts, ADecisionReplacesTheLastAndNoneClearsIt) {
   ASSERT_TRUE(
       store->replace_verdicts(job, {{job, "alpha", false, "site is down", {}, false, 1}}).ok());
