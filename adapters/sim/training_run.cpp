@@ -27,6 +27,28 @@ Result<void> TrainingShape::check() const {
   return Ok{};
 }
 
+Result<double> gang_step_s(double flops_per_step, int gpus, double peak_flops_per_gpu, double mfu,
+                           double slowest_node_speed) {
+  const auto bad = [](const std::string& what, double x) {
+    return make_error(ErrorKind::invalid, what + ", got " + std::to_string(x));
+  };
+  if (!std::isfinite(flops_per_step) || flops_per_step <= 0) {
+    return bad("a step's FLOPs must be above 0", flops_per_step);
+  }
+  if (gpus <= 0) {
+    return make_error(ErrorKind::invalid,
+                      "a gang needs at least one GPU, got " + std::to_string(gpus));
+  }
+  if (!std::isfinite(peak_flops_per_gpu) || peak_flops_per_gpu <= 0) {
+    return bad("a GPU's peak FLOP/s must be above 0", peak_flops_per_gpu);
+  }
+  if (!(mfu > 0 && mfu <= 1)) return bad("MFU must be above 0 and at most 1", mfu);
+  if (!(slowest_node_speed > 0 && slowest_node_speed <= 1)) {
+    return bad("a node's speed must be above 0 and at most 1 (nominal)", slowest_node_speed);
+  }
+  return flops_per_step / (gpus * peak_flops_per_gpu * mfu * slowest_node_speed);
+}
+
 TrainingProgress advance(const TrainingShape& shape, std::int64_t start_step, double start_s,
                          double until_s) {
   TrainingProgress p;

@@ -33,6 +33,14 @@ struct TrainingProgress {
   bool completed = false;            // it reached total_steps
 };
 
+// Seconds per step of a gang training synchronously: the step's FLOPs over the gang's GPUs at
+// their peak times the cluster's MFU, slowed by its slowest node (speed 1 is nominal; a node at
+// 0.5 makes every step of the gang take twice as long, since each step waits for every rank).
+// Invalid, saying what, for a number that is not positive (an MFU or speed above 1 is refused:
+// nothing runs faster than its peak).
+Result<double> gang_step_s(double flops_per_step, int gpus, double peak_flops_per_gpu, double mfu,
+                           double slowest_node_speed = 1);
+
 // A run that started at start_s from start_step (a checkpoint's step, or 0), as it stands at
 // until_s: the time its first node failure ends it, or any time the world asks about while it
 // runs (+infinity: until it completes). shape must pass check().

@@ -51,6 +51,21 @@ TEST(TrainingRun, AResumedRunKeepsTheJobsOwnSaveStepsAndAJobWithoutSavesKeepsNot
   EXPECT_EQ(never.saves, 0);
 }
 
+TEST(TrainingRun, AGangStepsAtItsClustersMfuAndWaitsForItsSlowestNode) {
+  // 7e9 parameters x 6 FLOPs x 4M tokens per step on 256 GPUs of 989 TFLOP/s at 40% MFU.
+  const double flops = 6 * 7e9 * 4'194'304;
+  const double nominal = gang_step_s(flops, 256, 989e12, 0.40).value();
+  EXPECT_NEAR(nominal, flops / (256 * 989e12 * 0.40), 1e-9);
+  EXPECT_NEAR(nominal, 1.74, 0.01);
+  EXPECT_DOUBLE_EQ(gang_step_s(flops, 256, 989e12, 0.40, 0.5).value(), 2 * nominal);
+  EXPECT_DOUBLE_EQ(gang_step_s(flops, 256, 989e12, 0.20).value(), 2 * nominal);
+  EXPECT_THAT(gang_step_s(flops, 256, 989e12, 1.2).error().message, ::testing::HasSubstr("MFU"));
+  EXPECT_THAT(gang_step_s(flops, 0, 989e12, 0.4).error().message, ::testing::HasSubstr("GPU"));
+  EXPECT_THAT(gang_step_s(flops, 8, 989e12, 0.4, 0).error().message, ::testing::HasSubstr("speed"));
+  EXPECT_FALSE(gang_step_s(0, 8, 989e12, 0.4).ok());
+  EXPECT_FALSE(gang_step_s(flops, 8, std::nan(""), 0.4).ok());
+}
+
 TEST(TrainingRun, ShapesThatCannotBeTrainedWithAreRefusedSayingWhy) {
   EXPECT_THAT(shape(0, 10, 1, 0).check().error().message, ::testing::HasSubstr("step"));
   EXPECT_THAT(shape(1, 0, 1, 0).check().error().message, ::testing::HasSubstr("one step"));
