@@ -5,12 +5,10 @@
 #include "scheduler/brain/site_capacity.h"
 #include "scheduler/common/text.h"
 #include "scheduler/model/launch_request_json.h"
-#include "scheduler/placement/preemption.h"
 #include "scheduler/spec/scheduling_section.h"
 #include "scheduler/spec/sweep.h"
 
 #include <charconv>
-#include <cstdio>
 
 namespace orch {
 
@@ -219,7 +217,6 @@ Result<std::vector<ClusterView>> Placer::read_cluster_views() {
     in_use_ = std::move(*used);
     in_use_epoch_ = store_.gpus_epoch();
   }
-  const std::map<std::string, GpusInUse>* used = &in_use_;
   std::vector<ClusterView> views;
   for (const auto& spec : clusters_) {
     ClusterView v;
@@ -230,7 +227,7 @@ Result<std::vector<ClusterView>> Placer::read_cluster_views() {
       v.admission = r.admission;
     }
     int at_site = 0;  // ours that the site's own count of busy GPUs includes
-    if (auto it = used->find(spec.name); it != used->end()) {
+    if (auto it = in_use_.find(spec.name); it != in_use_.end()) {
       v.gpus_used = it->second.held;
       at_site = it->second.at_site;
     }
@@ -381,7 +378,7 @@ Result<void> Placer::try_place(JobRow& job) {
     if (v.spec->name == *decision.chosen) in.exclude_nodes = unusable_nodes(req, v);
   }
   in.now = now;
-  return record_launch(job, plan_launch(in), views);
+  return record_launch(job, plan_launch(in));
 }
 
 Result<std::optional<std::string>> Placer::better_than_queue(const JobRow& job,
@@ -409,155 +406,7 @@ Result<std::optional<std::string>> Placer::better_than_queue(const JobRow& job,
   return decision.chosen;
 }
 
-Result<void> Placer::consider_preemption(const JobRow& job, const PlacementRequest& req,
-                                         const std::vector<ClusterView>& views,
-                                         std::string& reason) {
-  const int priority = job.spec.priority;
-  // Nothing can be below it, and no quota gives it borrowed GPUs to take back.
-  if (priority <= -kMaxPriority && !ledger_.enabled()) return Ok{};
-  auto preempting = store_.preempting_attempts();
-  if (!preempting) return preempting.error();
-  std::vector<std::string> making_room;
-  for (const auto& a : *preempting) {
-    if (a.preempt_for == job.id) {
-      making_room.push_back("job " + std::to_string(a.job_id) + " on " + a.cluster);
-    }
-  }
-  if (!making_room.empty()) {
-    reason =
-        "waiting for room: preempted " + join(making_room, ", ") + " to save a checkpoint and stop";
-    return Ok{};
-  }
-  auto candidates =
-      store_.preemption_candidates(ledger_.enabled() ? std::nullopt : std::optional(priority));
-  if (!candidates) return candidates.error();
-  if (candidates->empty()) return Ok{};
-  std::optional<PreemptionPlan> plan;
-  if (!ledger_.enabled()) {
-    plan = plan_preemption(pipeline_, req, priority, views, *candidates);
-  } else {
-    // Within its team's quota, taking back other teams' borrowed GPUs first; else, when it may
-    // borrow, making room by priority alone.
-    PlacementRequest within = req;
-    within.within_quota = true;
-    plan = plan_preemption(pipeline_, within, priority, views,
-                           preemptible_by(job.spec, ledger_, true, *candidates));
-    if (!plan && may_borrow(job.spec)) {
-      PlacementRequest beyond = req;
-      beyond.within_quota = false;
-      plan = plan_preemption(pipeline_, beyond, priority, views,
-                             preemptible_by(job.spec, ledger_, false, *candidates));
-    }
-  }
-  if (!plan) return Ok{};
-  const Millis now = clock_.now_ms();
-  const std::string who =
-      "job " + std::to_string(job.id) + " (priority " +
-      (job.spec.priority_class.empty() ? std::string() : job.spec.priority_class + " ") +
-      std::to_string(priority) + ")";
-  std::vector<std::string> victims;
-  for (const auto& v : plan->victims) {
-    auto victim_job = store_.job(v.job);
-    if (!victim_job) return victim_job.error();
-    auto attempts = store_.attempts_of(v.job);
-    if (!attempts) return attempts.error();
-    for (auto a : *attempts) {
-      if (a.id != v.attempt) continue;
-      a.preempt_for = job.id;
-      a.preempt_asked_ms = now;
-      if (auto r = store_.update_attempt(a); !r) return r;
-      const PreemptionSpec& p = (*victim_job) ? (*victim_job)->spec.preemption : PreemptionSpec{};
-      const bool asks = a.state == AttemptState::running && p.grace_s > 0;
-      if (asks) {
-        if (auto r = core_.request_signal(a, p.signal); !r) return r;
-      }
-      char grace[32];
-      std::snprintf(grace, sizeof grace, "%g", p.grace_s);
-      const std::string msg =
-          "attempt " + std::to_string(a.no) + " on " + a.cluster + " makes room for " + who +
-          (v.reclaim ? ", whose team is within its quota: it runs on borrowed GPUs" : "") + ": " +
-          std::to_string(v.steps_at_risk) + " step(s) since its last checkpoint; " +
-          (asks ? "asked to save (SIG" + p.signal + "), stopped at its checkpoint or after " +
-                      grace + " s"
-                : std::string("stopped at once (") +
-                      (a.state == AttemptState::running ? "no grace" : "not running yet") + ")");
-      if (auto r = event(v.job, a.no, "preempting", msg); !r) return r;
-    }
-    victims.push_back("job " + std::to_string(v.job) + " (" +
-                      (v.reclaim ? "borrowed by " + (v.team.empty() ? "no team" : v.team) + ", "
-                                 : std::string()) +
-                      std::to_string(v.steps_at_risk) + " step(s) at risk)");
-  }
-  reason = "waiting for room: preempted " + join(victims, ", ") + " on " + plan->cluster +
-           " to save a checkpoint and stop";
-  return event(job.id, std::nullopt, "preemption",
-               "preempting on " + plan->cluster + ": " + join(victims, ", ") + "; " +
-                   std::to_string(plan->steps_at_risk) + " step(s) at risk in all");
-}
-
-Result<void> Placer::consider_hold(const JobRow& job, const PlacementRequest& req,
-                                   const std::vector<ClusterView>& views) {
-  const WaitingQueue::Key key =
-      WaitingQueue::key_of({job.id, job.state, job.next_attempt_ms, job.spec.nodes,
-                            job.spec.gpus_per_node, job.spec.priority});
-  const bool holder = hold_ && hold_->held.job == job.id;
-  if (hold_ && !holder && !(key < hold_key_)) return Ok{};  // a job ahead of it holds already
-  // A job that could only borrow beyond its team's quota holds nothing: borrowing takes idle
-  // GPUs as they come, in fair share among the teams (docs/scheduling.md).
-  std::optional<HoldPlan> plan;
-  PlacementRequest within = req;
-  within.within_quota = ledger_.enabled();
-  if (within_quota_somewhere(job.spec)) {
-    auto ends = store_.attempt_ends();
-    if (!ends) return ends.error();
-    plan = plan_hold(pipeline_, within, views, *ends);
-  }
-  if (!plan) {
-    if (holder) {
-      hold_.reset();
-      apply_hold();
-    }
-    return Ok{};
-  }
-  const bool moved =
-      !holder || hold_->cluster != plan->cluster || hold_->held.starts_ms != plan->held.starts_ms;
-  hold_ = std::move(plan);
-  hold_key_ = key;
-  apply_hold();
-  if (!moved) return Ok{};
-  const HeldGpus& h = hold_->held;
-  std::string msg = std::to_string(h.gpus) + " GPU(s) held on " + hold_->cluster + "; it starts ";
-  if (h.starts_ms) {
-    const Millis in_ms = std::max<Millis>(0, *h.starts_ms - req.now_ms);
-    msg += "there in " + std::to_string((in_ms + 999) / 1000) +
-           " s at the latest, as attempts end by their time limits (" +
-           std::to_string(h.spare_gpus) +
-           " spare); a job after it uses them only if its time_limit ends it by then";
-  } else {
-    msg += "there when attempts without a time limit end; a job after it may not use them";
-  }
-  return event(job.id, std::nullopt, "holding", msg);
-}
-
-Result<void> Placer::call_off_preemptions(JobId job) {
-  auto preempting = store_.preempting_attempts();
-  if (!preempting) return preempting.error();
-  for (auto a : *preempting) {
-    if (a.preempt_for != job || a.state == AttemptState::exited) continue;
-    a.preempt_for.reset();
-    a.preempt_asked_ms.reset();
-    if (auto r = store_.update_attempt(a); !r) return r;
-    if (auto r = event(a.job_id, a.no, "preemption-called-off",
-                       "job " + std::to_string(job) + " was placed elsewhere: attempt " +
-                           std::to_string(a.no) + " on " + a.cluster + " goes on");
-        !r) {
-      return r;
-    }
-  }
-  return Ok{};
-}
-
-Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan, std::vector<ClusterView>& views) {
+Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan) {
   const Millis now = plan.attempt.started_ms;  // the time placing decided at
   if (auto r = call_off_preemptions(job.id); !r) return r;
   AttemptRow& a = plan.attempt;
@@ -576,14 +425,10 @@ Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan, std::vector<Clu
   if (views_current) {
     // The new attempt is the only change since the views were read: count its GPUs here rather
     // than read every cluster and node again for the next job of this round.
-    for (std::size_t i = 0; i < views.size(); ++i) {
-      if (views[i].spec->name != a.cluster) continue;
-      views[i].gpus_used += a.gpus;
-      if (&views == &views_) {
-        note_capacity_of(i);
-      } else {
-        note_capacity();
-      }
+    for (std::size_t i = 0; i < views_.size(); ++i) {
+      if (views_[i].spec->name != a.cluster) continue;
+      views_[i].gpus_used += a.gpus;
+      note_capacity_of(i);
     }
     ledger_.add({a.id, job.spec.team, a.cluster, a.gpus});
     views_epoch_ = store_.capacity_epoch();

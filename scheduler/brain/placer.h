@@ -54,7 +54,7 @@ class Placer : BrainPart {
 
  private:
   // Writes what plan_launch decided: the attempts, the outbox row, the job's state, the event.
-  Result<void> record_launch(JobRow& job, LaunchPlan plan, std::vector<ClusterView>& views);
+  Result<void> record_launch(JobRow& job, LaunchPlan plan);
   // The job fits nowhere: when running jobs of lower priority hold what it needs, asks the
   // cheapest of them to save and make room (placement/preemption.h); the attempt tracker stops
   // them at their checkpoint or grace (AttemptTracker::advance_preemptions). Sets `reason` to

@@ -45,16 +45,12 @@ Result<void> Store::transaction(const std::function<Result<void>()>& body) {
     result = make_error(ErrorKind::internal, "internal error (unknown exception)");
   }
   if (!result) {
-    job_changes_.clear();
-    ++capacity_epoch_;  // what a caller derived from this transaction's writes is void
-    ++gpus_epoch_;
+    forget_transaction();
     (void)db_.exec("ROLLBACK");
     return result;
   }
   if (auto r = db_.exec("COMMIT"); !r) {
-    job_changes_.clear();
-    ++capacity_epoch_;
-    ++gpus_epoch_;
+    forget_transaction();
     (void)db_.exec("ROLLBACK");
     return r.error();
   }

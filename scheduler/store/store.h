@@ -261,6 +261,17 @@ class Store {
   explicit Store(Db db) : db_(std::move(db)) {}
   JobRow read_job(const Stmt& st);
   static JobRow read_job_listing(const Stmt& st);
+  // An attempt started, ended or settled: what placement sees of its cluster moved, and with it
+  // the GPUs in use.
+  void attempts_moved() {
+    ++capacity_epoch_;
+    ++gpus_epoch_;
+  }
+  // A transaction that did not commit: whatever a caller derived from its writes is void.
+  void forget_transaction() {
+    job_changes_.clear();
+    attempts_moved();
+  }
   // The attempt's row alone (insert_attempt, launch_attempt).
   Result<AttemptId> add_attempt_row(const AttemptRow& row);
   // Saves the job's mutable fields with state `to`, and its cluster when one is given, refusing

@@ -124,8 +124,7 @@ constexpr const char* kCheckpointColumns =
 }  // namespace
 
 Result<AttemptId> Store::add_attempt_row(const AttemptRow& a) {
-  ++capacity_epoch_;
-  ++gpus_epoch_;
+  attempts_moved();
   if (auto r =
           execute(db_,
                   "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, gpus, "
@@ -338,10 +337,7 @@ Result<void> Store::update_attempt(const AttemptRow& a) {
   if (!*current) return make_error(ErrorKind::not_found, "no attempt with token " + a.token);
   AttemptState from = parse_attempt_state((*current)->first).value_or(AttemptState::exited);
   // Whether the attempt holds its GPUs (Store::gpus_in_use) depends on these two alone.
-  if (from != a.state || (*current)->second != a.site_done) {
-    ++capacity_epoch_;
-    ++gpus_epoch_;
-  }
+  if (from != a.state || (*current)->second != a.site_done) attempts_moved();
   if (from != a.state && !can_transition(from, a.state)) {
     return refuse_transition("attempt", a.token, a.job_id, a.no, a.ended_ms.value_or(a.started_ms),
                              to_string(from), to_string(a.state));
@@ -378,8 +374,7 @@ Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis n
 }
 
 Result<void> Store::reinstate_attempt(AttemptRow& row, AttemptState to) {
-  ++capacity_epoch_;
-  ++gpus_epoch_;
+  attempts_moved();
   auto current = query_one(
       db_, "SELECT state, cause FROM attempts WHERE token = ?",
       [](const Stmt& s) {
