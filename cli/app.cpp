@@ -8,6 +8,7 @@
 #include "cli/client_cli.h"
 #include "cli/completion.h"
 #include "cli/server_commands.h"
+#include "cli/simulate_command.h"
 
 namespace orch {
 namespace {
@@ -48,6 +49,33 @@ void add_demo_command(CLI::App& app) {
   });
 }
 
+void add_simulate_command(CLI::App& app) {
+  auto o = std::make_shared<SimulateOptions>();
+  auto* cmd = app.add_subcommand(
+      "simulate", "Run a scenario's policies over simulated clusters and compare them");
+  cmd->add_option("SCENARIO", o->scenario,
+                  "Scenario file (YAML), e.g. examples/simulate/lottery.yaml")
+      ->required();
+  cmd->add_option("--seeds", o->seeds, "Seeds to run (overrides the scenario's)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--seed", o->seed, "First seed (overrides the scenario's)")
+      ->check(CLI::Range(0, 1000000000));
+  cmd->add_option(
+         "--policy", o->policies,
+         "Policy to run (repeat for several): orchestrate, restart-in-place, failover-only")
+      ->check(CLI::IsMember({"orchestrate", "restart-in-place", "failover-only"}));
+  cmd->add_option("--json", o->json_file, "Also write the JSON report to this file");
+  cmd->add_option("--chart", o->chart_file, "Also write an SVG chart to this file");
+  cmd->add_flag("--quiet", o->quiet, "No line per run on stderr");
+  cmd->callback([o, &app] {
+    if (auto* output = app.get_option_no_throw("--output"); output && output->count() > 0) {
+      o->output = output->as<std::string>();
+    }
+    int rc = run_simulate(*o, std::cout, std::cerr);
+    if (rc != kExitOk) throw CLI::RuntimeError(rc);
+  });
+}
+
 // `completion bash|zsh`: the script for the whole command tree, this command included.
 void add_completion_command(CLI::App& app) {
   auto shell = std::make_shared<std::string>();
@@ -70,6 +98,7 @@ int run_app(int argc, const char* const* argv) {
   add_client_commands(app);
   add_serve_command(app);
   add_demo_command(app);
+  add_simulate_command(app);
   add_completion_command(app);
   return parse_and_run(app, argc, argv, std::cout, std::cerr);
 }

@@ -84,6 +84,22 @@ TrainingProgress advance(const TrainingShape& shape, std::int64_t start_step, do
     p.at_s += shape.save_s;
     p.last_checkpoint = p.step;
     ++p.saves;
+    // Whole cycles of `every` steps and a save that end before until_s and before the last
+    // step are skipped in one go (a month of a long job is thousands of them); the last one is
+    // left to the loop, which decides the edges exactly as above.
+    const double cycle_s = static_cast<double>(every) * shape.step_s + shape.save_s;
+    const std::int64_t saves_left = (shape.total_steps - 1) / every - p.step / every;
+    std::int64_t cycles = saves_left;
+    if (std::isfinite(until_s)) {
+      const double fit = std::floor((until_s - p.at_s) / cycle_s);
+      if (fit < static_cast<double>(cycles)) cycles = static_cast<std::int64_t>(std::max(fit, 0.0));
+    }
+    if (cycles > 1) {
+      p.step += (cycles - 1) * every;
+      p.at_s += static_cast<double>(cycles - 1) * cycle_s;
+      p.saves += cycles - 1;
+      p.last_checkpoint = p.step;
+    }
   }
 }
 

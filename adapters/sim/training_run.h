@@ -28,7 +28,7 @@ struct TrainingShape {
 struct TrainingProgress {
   std::int64_t step = 0;             // the steps done
   std::int64_t last_checkpoint = 0;  // the newest save completed (the start step when none)
-  int saves = 0;                     // saves completed in this run
+  std::int64_t saves = 0;            // saves completed in this run
   double at_s = 0;                   // when the run stopped: `until`, or when it completed
   bool completed = false;            // it reached total_steps
 };

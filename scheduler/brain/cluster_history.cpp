@@ -25,16 +25,16 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
   in.window_start = window_start;
   auto rows = store.clusters();
   if (!rows) return rows.error();
-  auto nodes = store.all_nodes();
-  if (!nodes) return nodes.error();
+  auto counts = store.node_counts();
+  if (!counts) return counts.error();
   for (const auto& row : *rows) {
     const ClusterSpec* spec = find_cluster(clusters, row.name);
     if (!spec) continue;
     ClusterFact fact{row.name, spec->vendor, row.created_ms, 0, 0};  // no vendor: no vendor card
-    for (const auto& n : *nodes) {
-      if (n.cluster != row.name) continue;
-      ++fact.nodes;
-      if (n.state != NodeState::active) ++fact.quarantined_nodes;
+    for (const auto& c : *counts) {
+      if (c.cluster != row.name) continue;
+      fact.nodes = c.nodes;
+      fact.quarantined_nodes = c.out_of_service;
     }
     if (fact.nodes == 0) fact.nodes = spec->nodes;  // not polled yet: as configured
     fact.promised_ms = spec->delivery.promised_ms;
@@ -47,7 +47,7 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
     }
     in.clusters.push_back(fact);
   }
-  auto attempts = store.attempts_since(window_start);
+  auto attempts = store.attempt_summaries_since(window_start);
   if (!attempts) return attempts.error();
   for (const auto& a : *attempts) {
     if (!find_cluster(clusters, a.cluster)) continue;
@@ -56,7 +56,7 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
     f.job_id = a.job_id;
     f.no = a.no;
     f.gpus = a.gpus;
-    f.nodes = a.nodes.empty() ? 1 : static_cast<int>(a.nodes.size());
+    f.nodes = a.nodes == 0 ? 1 : a.nodes;
     f.started_ms = a.started_ms;
     f.running_ms = a.running_ms;
     if (a.state == AttemptState::exited) f.ended_ms = a.ended_ms.value_or(a.started_ms);
@@ -70,10 +70,10 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
   for (const auto& h : *log) {
     in.health.push_back({h.cluster, h.at_ms, h.health == SiteHealth::healthy});
   }
-  auto ckpts = store.checkpoints_since(window_start);
-  if (!ckpts) return ckpts.error();
-  for (const auto& c : *ckpts) {
-    if (c.save_time_s && !c.cluster.empty()) in.checkpoints.push_back({c.cluster, *c.save_time_s});
+  auto saves = store.checkpoint_save_times_since(window_start);
+  if (!saves) return saves.error();
+  for (const auto& s : *saves) {
+    if (!s.cluster.empty()) in.checkpoints.push_back({s.cluster, s.save_time_s});
   }
   auto failures = store.node_events_of_kinds(kNodeFailureKinds, window_start);
   if (!failures) return failures.error();

@@ -14,10 +14,12 @@ namespace orch {
 
 Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
                                                                       const std::string& cluster) {
-  auto ckpts = store_.checkpoints_of(job);
+  // Only a checkpoint with a copy that still exists can be resumed from: those, however many
+  // the job saved before them.
+  auto ckpts = store_.checkpoints_with_copies(job);
   if (!ckpts) return ckpts.error();
-  if (ckpts->empty()) return std::vector<ResumeCandidate>{};  // never saved: from the start
-  auto copies = store_.replicas_of_job(job);
+  if (ckpts->empty()) return std::vector<ResumeCandidate>{};  // none held: from the start
+  auto copies = store_.replicas_of_checkpoints_with_copies(job);
   if (!copies) return copies.error();
   std::vector<CheckpointCopy> in;
   for (const auto& c : *ckpts) {
@@ -52,13 +54,19 @@ Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
     const JobRow& job, const std::string& cluster, const std::vector<ResumeCandidate>& here) {
   CheckpointStaging out;
   const std::int64_t best_here = here.empty() ? -1 : here.front().step;
-  auto ckpts = store_.checkpoints_of(job.id);
+  // Only checkpoints with a copy that still exists can be staged from or waited for.
+  auto ckpts = store_.checkpoints_with_copies(job.id);
   if (!ckpts) return ckpts.error();
   // A job that never saved has nothing to weigh: most placements, and no need to read every
   // cluster's row (usable_sites) for them.
-  if (ckpts->empty()) return out;
+  if (ckpts->empty()) {
+    auto saved = store_.has_checkpoints(job.id);
+    if (!saved) return saved.error();
+    out.saved_before = *saved;
+    return out;
+  }
   out.saved_before = true;
-  auto copies = store_.replicas_of_job(job.id);
+  auto copies = store_.replicas_of_checkpoints_with_copies(job.id);
   if (!copies) return copies.error();
   auto usable = usable_sites();
   if (!usable) return usable.error();

@@ -116,10 +116,12 @@ Result<void> DataKeeper::replicate_job(JobId job_id) {
   if (!*job) return Ok{};
   const ReplicationSpec& policy = (*job)->spec.checkpoint.replicate;
   if (!policy.enabled) return Ok{};
-  auto ckpts = store_.checkpoints_of(job_id);
+  // A checkpoint whose copies are all deleted or missing is neither usable nor anything to
+  // delete: the plan is made of those that still have a copy, however many the job saved.
+  auto ckpts = store_.checkpoints_with_copies(job_id);
   if (!ckpts) return ckpts.error();
   if (ckpts->empty()) return Ok{};
-  auto copies = store_.replicas_of_job(job_id);
+  auto copies = store_.replicas_of_checkpoints_with_copies(job_id);
   if (!copies) return copies.error();
   auto active = store_.transfers(true, 10000);
   if (!active) return active.error();

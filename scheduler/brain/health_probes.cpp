@@ -203,7 +203,8 @@ Result<void> HealthJudge::judge_burn_in_round(ClusterRow& c, const ProbeComplete
 Result<void> HealthJudge::start_release_probes() {
   const Millis now = clock_.now_ms();
   for (const auto& spec : clusters_) {
-    auto nodes = store_.nodes(spec.name);
+    // Only a quarantined node is ever due (release_probe_due): read those, not every node.
+    auto nodes = store_.quarantined_nodes(spec.name);
     if (!nodes) return nodes.error();
     const QuarantinePolicy policy = quarantine_policy(&spec);
     std::vector<NodeRow> due;

@@ -90,24 +90,27 @@ void Placer::after_commit(bool committed) {
 
 Result<std::vector<ClusterView>*> Placer::cluster_views() {
   const auto& history = health_.histories();  // may refresh, which changes the views' scores
-  if (views_epoch_ && *views_epoch_ == store_.capacity_epoch() && views_history_at_ &&
-      health_.histories_at() == *views_history_at_) {
-    return &views_;
+  const bool fresh = views_epoch_ && *views_epoch_ == store_.capacity_epoch();
+  if (fresh && views_history_at_ && health_.histories_at() == *views_history_at_) return &views_;
+  if (!fresh) {
+    // Capacity moved: the nodes and GPUs are read again. A refreshed history alone (every
+    // kHistoryRefreshMs) changes only the scores below, not what the sites hold.
+    auto views = read_cluster_views();
+    if (!views) return views.error();
+    views_ = std::move(*views);
+    int fleet_gpus = 0;
+    for (auto& v : views_) fleet_gpus += v.spec->nodes * v.spec->gpus_per_node;
+    if (core_.scheduling.quotas()) {
+      auto uses = store_.team_uses();
+      if (!uses) return uses.error();
+      ledger_ = TeamLedger(core_.scheduling, fleet_gpus, std::move(*uses));
+    }
+    views_epoch_ = store_.capacity_epoch();
   }
-  auto views = read_cluster_views();
-  if (!views) return views.error();
-  views_ = std::move(*views);
-  int fleet_gpus = 0;
   for (auto& v : views_) {
-    if (auto h = history.find(v.spec->name); h != history.end()) v.history = h->second;
-    fleet_gpus += v.spec->nodes * v.spec->gpus_per_node;
+    auto h = history.find(v.spec->name);
+    v.history = h != history.end() ? h->second : ClusterHistory{};
   }
-  if (core_.scheduling.quotas()) {
-    auto uses = store_.team_uses();
-    if (!uses) return uses.error();
-    ledger_ = TeamLedger(core_.scheduling, fleet_gpus, std::move(*uses));
-  }
-  views_epoch_ = store_.capacity_epoch();
   views_history_at_ = health_.histories_at();
   apply_hold();
   return &views_;

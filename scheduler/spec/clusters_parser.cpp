@@ -51,7 +51,8 @@ void read_server(const MapView& file, ServerSpec& server) {
 }
 
 void check_provider(const MapView& entry, const std::string& provider) {
-  if (find_provider(provider)) return;
+  if (const ProviderTraits* p = find_provider(provider); p != nullptr && p->in_clusters_file)
+    return;
   entry.reader().fail(
       entry.value_position("provider"),
       "\"provider\" must be one of " + provider_names() + ", got \"" + provider + "\"", "local");

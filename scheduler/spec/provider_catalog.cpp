@@ -26,6 +26,16 @@ std::span<const ProviderTraits> provider_catalog() {
        .data_route = DataRoute::none,
        .no_data_route_why = "transfers to or from a Kubernetes site are not supported yet "
                             "(they need a pod with the storage mounted and rsync in it)"},
+      // The simulated clusters of `orchestrate simulate` (adapters/sim): their storage is the
+      // simulated world's, and the simulator makes their copies itself.
+      {.name = "sim",
+       .sections = {},
+       .read_sections = nullptr,
+       .storage_root = StorageRoot::optional,
+       .lists_storage = true,
+       .data_route = DataRoute::none,
+       .no_data_route_why = "a simulated cluster's copies are made by the simulator",
+       .in_clusters_file = false},
   };
   return catalog;
 }
@@ -40,6 +50,7 @@ const ProviderTraits* find_provider(std::string_view name) {
 std::string provider_names() {
   std::string out;
   for (const ProviderTraits& p : provider_catalog()) {
+    if (!p.in_clusters_file) continue;
     if (!out.empty()) out += ", ";
     out += p.name;
   }

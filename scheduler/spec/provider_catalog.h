@@ -47,13 +47,15 @@ struct ProviderTraits {
   DataRoute data_route = DataRoute::none;
   // Said when data_route is none: why, and what would make it possible.
   std::string_view no_data_route_why;
+  // A clusters file may name it. false: made only by a program (the simulator's clusters).
+  bool in_clusters_file = true;
 };
 
-// Every provider, in the order error messages list them.
+// Every provider, in the order error messages list them (those a clusters file may name first).
 std::span<const ProviderTraits> provider_catalog();
 // null when no provider has that name.
 const ProviderTraits* find_provider(std::string_view name);
-// "local, slurm, kubernetes".
+// "local, slurm, kubernetes": those a clusters file may name.
 std::string provider_names();
 
 }  // namespace orch

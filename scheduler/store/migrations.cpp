@@ -478,6 +478,16 @@ CREATE INDEX attempts_ended ON attempts(ended_ms) WHERE ended_ms IS NOT NULL;
 DROP TRIGGER notice_of_event;
 DROP TRIGGER notice_of_node_event;
 )sql"},
+      {23,
+       "the quarantined nodes of a cluster, and the checkpoint copies that still exist, are "
+       "read from indexes of their own: the brain looks for nodes due a release probe, and "
+       "for what to replicate or delete, on every tick, which read every node and every "
+       "checkpoint a job ever saved before",
+       R"sql(
+CREATE INDEX nodes_quarantined ON nodes(cluster, name) WHERE state = 'quarantined';
+CREATE INDEX replicas_live ON replicas(checkpoint_id)
+  WHERE checkpoint_id IS NOT NULL AND state NOT IN ('deleted', 'missing');
+)sql"},
   };
   return list;
 }

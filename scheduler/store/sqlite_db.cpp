@@ -93,12 +93,14 @@ void configure_sqlite_once() {
 Result<Db> Db::open(const std::string& path) {
   configure_sqlite_once();
   sqlite3* raw = nullptr;
+  // URI: a "file:NAME?mode=memory&cache=shared" path is one in-memory database that several
+  // connections share (the simulator's brain and workers); an ordinary path reads as before.
   // NOMUTEX: a Db (and its statement cache) is used by one thread at a time, as the Store
   // above it requires, so SQLite's per-call connection mutex would only cost (a tenth of a
   // page read, measured).
-  int rc =
-      sqlite3_open_v2(path.c_str(), &raw,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &raw,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nullptr);
   if (rc != SQLITE_OK) {
     Error e = sql_error(raw, "cannot open state database " + path);
     sqlite3_close(raw);

@@ -172,6 +172,23 @@ Result<std::vector<NodeRow>> Store::nodes(const std::string& cluster) {
   return query(db_, sql, read_node, cluster);
 }
 
+Result<std::vector<NodeRow>> Store::quarantined_nodes(const std::string& cluster) {
+  static const std::string sql = std::string("SELECT ") + kNodeColumns +
+                                 " FROM nodes WHERE cluster = ? AND state = 'quarantined' "
+                                 "ORDER BY name";
+  return query(db_, sql, read_node, cluster);
+}
+
+Result<std::vector<Store::NodeCount>> Store::node_counts() {
+  return query(db_,
+               "SELECT cluster, COUNT(*), SUM(state != 'active') FROM nodes GROUP BY cluster "
+               "ORDER BY cluster",
+               [](const Stmt& s) {
+                 return NodeCount{s.col_text(0), static_cast<int>(s.col_int(1)),
+                                  static_cast<int>(s.col_int(2))};
+               });
+}
+
 Result<std::vector<NodeRow>> Store::all_nodes() {
   return query(db_, std::string("SELECT ") + kNodeColumns + " FROM nodes ORDER BY cluster, name",
                read_node);

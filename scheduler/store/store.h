@@ -64,6 +64,16 @@ class Store {
   // probe).
   Result<std::vector<NodeRow>> nodes(const std::string& cluster);
   Result<std::vector<NodeRow>> all_nodes();
+  // Per cluster: its nodes and how many of them are out of service (quarantined or retired),
+  // counted by the database (the scorecard's facts) rather than read row by row.
+  struct NodeCount {
+    std::string cluster;
+    int nodes = 0;
+    int out_of_service = 0;
+  };
+  Result<std::vector<NodeCount>> node_counts();
+  // The cluster's quarantined nodes, by name (an index of their own: costs what it returns).
+  Result<std::vector<NodeRow>> quarantined_nodes(const std::string& cluster);
   Result<std::optional<NodeRow>> node(const std::string& cluster, const std::string& name);
   Result<void> upsert_node(const NodeRow& row);
   Result<void> set_node_standing(const NodeRow& row);
@@ -92,10 +102,33 @@ class Store {
   Result<std::vector<MfuBucketRow>> mfu_series(AttemptId attempt, const std::string& cluster,
                                                Millis since_ms);
 
-  // Every attempt that started at or after since_ms, or is still live (scorecard, history).
-  Result<std::vector<AttemptRow>> attempts_since(Millis since_ms);
-  // Every checkpoint at or after since_ms with its cluster.
-  Result<std::vector<CheckpointRow>> checkpoints_since(Millis since_ms);
+  // Every attempt that started or ended at or after since_ms, or is still live, as the
+  // scorecard and placement's history count it: where, how long, on how many nodes, how it
+  // ended and its MFU. Not the rows: an attempt of 2,048 nodes lists every one of them.
+  struct AttemptSummary {
+    std::int64_t id = 0;
+    JobId job_id = 0;
+    int no = 0;
+    std::string cluster;
+    int gpus = 0;
+    int nodes = 0;  // nodes listed for it (0: none known)
+    Millis started_ms = 0;
+    std::optional<Millis> running_ms;
+    AttemptState state = AttemptState::launching;
+    std::optional<Millis> ended_ms;
+    ExitCause cause = ExitCause::none;
+    std::optional<double> mfu;
+    std::optional<Millis> last_alive_ms;
+  };
+  Result<std::vector<AttemptSummary>> attempt_summaries_since(Millis since_ms);
+  // The save time of every checkpoint at or after since_ms that reported one, with the cluster
+  // it was saved at (the scorecard's and placement's checkpoint cost). Two columns, not the
+  // rows: a month of checkpoints is thousands, each with its manifest.
+  struct SaveTime {
+    std::string cluster;
+    double save_time_s = 0;
+  };
+  Result<std::vector<SaveTime>> checkpoint_save_times_since(Millis since_ms);
   // The node ledger. Listing is newest first, at most `limit` entries, of the whole cluster or
   // of one node.
   Result<std::int64_t> add_node_event(const NodeEventRow& row);
@@ -192,6 +225,14 @@ class Store {
   // The latest checkpoint of each of these jobs that has one: one statement for a page.
   Result<std::map<JobId, CheckpointRow>> latest_checkpoints(const std::vector<JobId>& jobs);
   Result<std::vector<CheckpointRow>> checkpoints_of(JobId job);
+  // The job's checkpoints that still have a copy somewhere (a replica neither deleted nor
+  // missing), oldest first, and every replica of those: what replication and retention act on.
+  // Read through the index of live copies, so the cost is what is kept, not every checkpoint the
+  // job ever saved.
+  Result<std::vector<CheckpointRow>> checkpoints_with_copies(JobId job);
+  Result<std::vector<ReplicaRow>> replicas_of_checkpoints_with_copies(JobId job);
+  // Whether the job ever reported a checkpoint.
+  Result<bool> has_checkpoints(JobId job);
 
   // Checkpoint registry, datasets, copies and transfers (store_data.cpp; issue 5).
   Result<std::optional<CheckpointRow>> checkpoint(std::int64_t id);

@@ -85,18 +85,6 @@ AttemptRow read_attempt(const Stmt& st) {
   return a;
 }
 
-}  // namespace
-
-// Shared with store_health.cpp (attempts_since).
-AttemptRow read_attempt_row(const Stmt& st) {
-  return read_attempt(st);
-}
-const char* attempt_columns() {
-  return kAttemptColumns;
-}
-
-namespace {
-
 CheckpointRow read_checkpoint(const Stmt& st) {
   CheckpointRow c;
   c.id = st.col_int(0);
@@ -457,11 +445,32 @@ Result<std::map<JobId, CheckpointRow>> Store::latest_checkpoints(const std::vect
   return out;
 }
 
-Result<std::vector<CheckpointRow>> Store::checkpoints_since(Millis since_ms) {
-  return query(db_,
-               std::string("SELECT ") + kCheckpointColumns +
-                   " FROM checkpoints c INDEXED BY checkpoints_at WHERE c.at_ms >= ? ORDER BY c.id",
-               read_checkpoint, since_ms);
+Result<std::vector<Store::SaveTime>> Store::checkpoint_save_times_since(Millis since_ms) {
+  return query(
+      db_,
+      "SELECT a.cluster, c.save_time_s FROM checkpoints c INDEXED BY checkpoints_at "
+      "JOIN attempts a ON a.id = c.attempt_id "
+      "WHERE c.at_ms >= ? AND c.save_time_s IS NOT NULL ORDER BY c.id",
+      [](const Stmt& st) {
+        return SaveTime{st.col_text(0), st.col_double(1)};
+      },
+      since_ms);
+}
+
+Result<std::vector<CheckpointRow>> Store::checkpoints_with_copies(JobId job) {
+  static const std::string sql = std::string("SELECT ") + kCheckpointColumns +
+                                 " FROM checkpoints c WHERE c.id IN (" + kCheckpointsWithCopies +
+                                 ") ORDER BY c.step, c.id";
+  return query(db_, sql, read_checkpoint, job);
+}
+
+Result<bool> Store::has_checkpoints(JobId job) {
+  auto st = db_.prepare("SELECT EXISTS (SELECT 1 FROM checkpoints WHERE job_id = ?)");
+  if (!st) return st.error();
+  st->bind(1, job);
+  auto row = st->step();
+  if (!row) return row.error();
+  return st->col_int(0) != 0;
 }
 
 Result<std::vector<CheckpointRow>> Store::checkpoints_of(JobId job) {

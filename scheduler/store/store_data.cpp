@@ -3,6 +3,7 @@
 
 #include "scheduler/model/json_text.h"
 #include "scheduler/store/store.h"
+#include "scheduler/store/store_shared.h"
 
 namespace orch {
 namespace {
@@ -133,6 +134,13 @@ Result<std::vector<ReplicaRow>> Store::replicas_of_job(JobId job) {
                    " FROM replicas WHERE checkpoint_id IN "
                    "(SELECT id FROM checkpoints WHERE job_id = ?) ORDER BY checkpoint_id, cluster",
                read_replica, job);
+}
+
+Result<std::vector<ReplicaRow>> Store::replicas_of_checkpoints_with_copies(JobId job) {
+  static const std::string sql = std::string("SELECT ") + kReplicaColumns +
+                                 " FROM replicas WHERE checkpoint_id IN (" +
+                                 kCheckpointsWithCopies + ") ORDER BY checkpoint_id, cluster";
+  return query(db_, sql, read_replica, job);
 }
 
 Result<std::vector<ReplicaRow>> Store::live_replicas(const std::string& cluster) {

@@ -147,18 +147,37 @@ Result<std::vector<MfuBucketRow>> Store::mfu_series(AttemptId attempt, const std
 
 // ---- scorecard facts --------------------------------------------------------------------
 
-Result<std::vector<AttemptRow>> Store::attempts_since(Millis since_ms) {
-  return query(db_,
-               std::string("SELECT ") + attempt_columns() +
-                   " FROM attempts WHERE id IN ("
-                   // One indexed lookup per condition: an OR of the three would scan the table,
-                   // and the planner, without statistics, prefers a scan to the partial index.
-                   "SELECT id FROM attempts INDEXED BY attempts_started WHERE started_ms >= ?1 "
-                   "UNION SELECT id FROM attempts INDEXED BY attempts_not_exited "
-                   "WHERE state != 'exited' "
-                   "UNION SELECT id FROM attempts INDEXED BY attempts_ended WHERE ended_ms >= ?1"
-                   ") ORDER BY id",
-               read_attempt_row, since_ms);
+Result<std::vector<Store::AttemptSummary>> Store::attempt_summaries_since(Millis since_ms) {
+  return query(
+      db_,
+      "SELECT id, job_id, no, cluster, gpus, json_array_length(nodes), started_ms, "
+      "running_ms, state, ended_ms, cause, mfu, last_alive_ms"
+      " FROM attempts WHERE id IN ("
+      // One indexed lookup per condition: an OR of the three would scan the table,
+      // and the planner, without statistics, prefers a scan to the partial index.
+      "SELECT id FROM attempts INDEXED BY attempts_started WHERE started_ms >= ?1 "
+      "UNION SELECT id FROM attempts INDEXED BY attempts_not_exited "
+      "WHERE state != 'exited' "
+      "UNION SELECT id FROM attempts INDEXED BY attempts_ended WHERE ended_ms >= ?1"
+      ") ORDER BY id",
+      [](const Stmt& st) {
+        AttemptSummary a;
+        a.id = st.col_int(0);
+        a.job_id = st.col_int(1);
+        a.no = static_cast<int>(st.col_int(2));
+        a.cluster = st.col_text(3);
+        a.gpus = static_cast<int>(st.col_int(4));
+        a.nodes = static_cast<int>(st.col_opt_int(5).value_or(0));
+        a.started_ms = st.col_int(6);
+        a.running_ms = st.col_opt_int(7);
+        a.state = parse_attempt_state(st.col_text(8)).value_or(AttemptState::exited);
+        a.ended_ms = st.col_opt_int(9);
+        a.cause = parse_exit_cause(st.col_text(10)).value_or(ExitCause::lost);
+        a.mfu = st.col_opt_double(11);
+        a.last_alive_ms = st.col_opt_int(12);
+        return a;
+      },
+      since_ms);
 }
 
 }  // namespace orch

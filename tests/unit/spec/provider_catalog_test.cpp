@@ -25,6 +25,20 @@ TEST(ProviderCatalog, NamesEachProviderOnceAndNoSectionTwice) {
   EXPECT_EQ(provider_names(), "local, slurm, kubernetes");
 }
 
+TEST(ProviderCatalog, TheSimulatorsClustersListStorageButNoClustersFileMayNameThem) {
+  const ProviderTraits* sim = find_provider("sim");
+  ASSERT_NE(sim, nullptr);
+  EXPECT_FALSE(sim->in_clusters_file);
+  ClusterSpec c;
+  c.provider = "sim";
+  EXPECT_TRUE(c.lists_storage());
+  auto file = parse_clusters_file("clusters:\n  - {name: a, provider: sim}\n", "c.yaml");
+  ASSERT_FALSE(file.ok());
+  EXPECT_NE(file.error().message.find("must be one of local, slurm, kubernetes, got \"sim\""),
+            std::string::npos)
+      << file.error().message;
+}
+
 TEST(ProviderCatalog, WhatEachProviderCanDoWithItsStorage) {
   ClusterSpec c;
   c.provider = "local";

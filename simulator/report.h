@@ -1,0 +1,71 @@
+#pragma once
+// What a simulation reports (docs/simulate.md): per policy and seed, the job's ETTR, useful
+// GPU-hours and FLOPs, steps lost, interruptions by cause, detection and restart times,
+// quarantines and the first-order bound; over the seeds, each policy's mean with a 95%
+// confidence interval and orchestrate's gain over each baseline, paired by seed. As a table,
+// JSON, and an SVG chart.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "simulator/run_outcome.h"
+#include "simulator/scenario.h"
+
+namespace orch::sim {
+
+struct JobMetrics {
+  double elapsed_s = 0;     // from submission to the end of the window (or completion)
+  double productive_s = 0;  // time spent on steps the job keeps
+  double ettr = 0;          // productive_s / elapsed_s
+  double useful_flops = 0;  // kept steps x FLOPs per step
+  // The kept work in GPU-hours at the best MFU of the scenario's clusters: a step made on a
+  // slower cluster counts for less. What the comparison of policies is made on.
+  double useful_gpu_hours = 0;
+  double gpu_hours_held = 0;  // GPUs x hours the job's runs held nodes
+  std::int64_t kept_steps = 0;
+  std::int64_t steps_lost = 0;
+  int interruptions = 0;
+  std::map<std::string, int> by_cause;
+  std::optional<double> median_detect_s;   // failure to a site's report of it
+  std::optional<double> median_restart_s;  // failure to the next run's first step
+  int nodes_quarantined = 0;
+  std::map<std::string, double> productive_h_on;  // productive hours per cluster
+  // 1 - C/tau - (tau/2 + R)/M on the cluster where it made most of its steps: C its save
+  // time, tau its interval there, R that cluster's restart time plus half a poll, M the job's
+  // MTBF there (its nodes' rates, lemons in their share).
+  double bound_ettr = 0;
+  bool completed = false;
+};
+
+JobMetrics measure(const Scenario& scenario, const RunOutcome& run);
+
+// Mean and 95% confidence interval (Student's t) of a sample; half_width 0 for one value.
+struct Interval {
+  double mean = 0;
+  double half_width = 0;
+};
+Interval mean_interval(const std::vector<double>& values);
+
+struct PolicyResult {
+  std::string policy;
+  std::vector<RunOutcome> runs;  // one per seed, in seed order
+  std::vector<JobMetrics> metrics;
+};
+
+struct Report {
+  const Scenario* scenario = nullptr;
+  std::vector<PolicyResult> policies;  // in the scenario's order
+  // Orchestrate's useful GPU-hours over each baseline's, seed by seed: mean and interval.
+  std::map<std::string, Interval> gain_over;
+};
+
+Report make_report(const Scenario& scenario, std::vector<PolicyResult> policies);
+std::string render_table(const Report& report);
+nlohmann::json report_json(const Report& report);
+std::string render_svg(const Report& report);
+
+}  // namespace orch::sim

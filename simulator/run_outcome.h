@@ -1,0 +1,23 @@
+#pragma once
+// What one policy did over one seed of a scenario: the world's ground truth of the job, and
+// what running it cost (simulator/report.h turns a set of these into the report).
+
+#include <cstdint>
+#include <string>
+
+#include "adapters/sim/sim_world.h"
+
+namespace orch::sim {
+
+struct RunOutcome {
+  std::string policy;
+  std::uint64_t seed = 0;
+  double simulated_s = 0;     // the window simulated
+  JobTruth truth;             // of the scenario's job, from the world
+  int nodes_quarantined = 0;  // nodes the policy took out of service (orchestrate's ledger)
+  std::int64_t events = 0;  // events the policy's controller handled (the brain's, for orchestrate)
+  std::int64_t events_refused = 0;  // of those, how many it answered with an error
+  double wall_s = 0;                // wall time the run took
+};
+
+}  // namespace orch::sim
