@@ -343,6 +343,13 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   add_id(show, *args);
   show->callback([=] { finish(run_job_show(args->options, args->id, *o, *e)); });
 
+  // Top level, as the issue names it: `orchestrate plan JOB`.
+  CLI::App* plan = command(app, "plan",
+                           "a job's checkpoint interval from its measured save time and MTBF, "
+                           "with the ETTR expected around it");
+  add_id(plan, *args);
+  plan->callback([=] { finish(run_plan(args->options, args->id, *o, *e)); });
+
   CLI::App* logs = command(*job, "logs", "print a job's log");
   add_id(logs, *args);
   logs->add_option("--attempt", args->attempt, "attempt number (default: the latest)")

@@ -143,6 +143,17 @@ int run_job_show(const ClientOptions& o, std::int64_t id, std::ostream& out, std
   return kExitOk;
 }
 
+int run_plan(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err) {
+  json job;
+  if (int rc = call_json(o, "GET", job_path(id), job, err); rc != kExitOk) return rc;
+  if (as_json(o)) {
+    print_json(json{{"job_id", id}, {"checkpoint_advice", member(job, "checkpoint_advice")}}, out);
+  } else {
+    render_plan(job, out);
+  }
+  return kExitOk;
+}
+
 int run_job_logs(const ClientOptions& o, std::int64_t id, std::optional<int> attempt, bool follow,
                  std::ostream& out, std::ostream& err) {
   std::uint64_t offset = 0;

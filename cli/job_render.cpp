@@ -1,5 +1,6 @@
 #include "cli/job_render.h"
 
+#include <cmath>
 #include <string>
 
 #include "cli/output_table.h"
@@ -53,7 +54,46 @@ std::string checkpoint_advice(const nlohmann::json& advice) {
          decimal(member(advice, "job_mtbf_h"), 1) + " h on " + field(advice, "cluster") + ")";
 }
 
+// "0.912 at 1897 s, 0.905 at 949 s, ...": the planner's expected ETTR around the advice.
+std::string ettr_around(const nlohmann::json& advice) {
+  std::string out;
+  const auto& around = member(advice, "around");
+  if (!around.is_array()) return out;
+  for (const auto& a : around) {
+    if (!out.empty()) out += ", ";
+    out += decimal(member(a, "ettr"), 3) + " at " + decimal(member(a, "interval_s"), 0) + " s";
+  }
+  return out;
+}
+
 }  // namespace
+
+void render_plan(const nlohmann::json& job, std::ostream& out) {
+  const auto& advice = member(job, "checkpoint_advice");
+  const std::string words = checkpoint_advice(advice);
+  if (words.empty()) {
+    out << "job " << field(job, "id") << ": no advice yet: it needs a save time and an MTBF "
+        << "measured on its cluster (it has not run, or not saved, there)\n";
+    return;
+  }
+  out << "job " << field(job, "id") << " (" << field(job, "name") << "): checkpoint " << words
+      << "\n";
+  out << "restart " << decimal(member(advice, "restart_s"), 0) << " s, expected MFU "
+      << decimal(member(advice, "expected_mfu"), 3) << "\n\n";
+  Table table({"INTERVAL S", "STEPS", "EXPECTED ETTR", ""});
+  const double best =
+      member(advice, "interval_s").is_number() ? member(advice, "interval_s").get<double>() : 0;
+  const auto& around = member(advice, "around");
+  if (around.is_array()) {
+    for (const auto& a : around) {
+      const auto& interval = member(a, "interval_s");
+      const bool young = interval.is_number() && std::abs(interval.get<double>() - best) < 0.5;
+      table.add_row({decimal(interval, 0), field(a, "interval_steps"),
+                     decimal(member(a, "ettr"), 3), young ? "<- Young's interval" : ""});
+    }
+  }
+  table.print(out);
+}
 
 void render_clusters(const nlohmann::json& body, std::ostream& out) {
   Table table({"NAME", "PROVIDER", "HEALTH", "ADMISSION", "NODES", "HEALTHY", "GPUS USED", "OTHERS",
@@ -185,6 +225,9 @@ void render_job(const nlohmann::json& job, const nlohmann::json& attempts,
            : "-");
   if (auto advice = checkpoint_advice(member(job, "checkpoint_advice")); !advice.empty()) {
     line(out, "checkpoint advice", advice);
+    if (auto around = ettr_around(member(job, "checkpoint_advice")); !around.empty()) {
+      line(out, "expected ETTR", around);
+    }
   }
   line(out, "created", timestamp(member(job, "created_ms")));
   line(out, "updated", timestamp(member(job, "updated_ms")));

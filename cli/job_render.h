@@ -18,5 +18,7 @@ void render_job(const nlohmann::json& job, const nlohmann::json& attempts,
 void render_attempts(const nlohmann::json& attempts, std::ostream& out);  // {"attempts":[..]}
 void render_events(const nlohmann::json& events, std::size_t last_n, std::ostream& out);
 void render_explain(const nlohmann::json& explain, std::ostream& out);
+// `orchestrate plan`: the job's checkpoint advice and the ETTR expected at intervals around it.
+void render_plan(const nlohmann::json& job, std::ostream& out);
 
 }  // namespace orch

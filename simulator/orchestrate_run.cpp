@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <deque>
-#include <iostream>
 #include <memory>
 #include <mutex>
 #include <string>

@@ -300,7 +300,8 @@ std::string render_svg(const Report& r) {
     svg << "<line x1=\"" << left << "\" y1=\"" << fixed(y(v), 1) << "\" x2=\"" << width - 20
         << "\" y2=\"" << fixed(y(v), 1) << "\" stroke=\"#ddd\"/>\n";
   }
-  const double slot = (width - 20 - left) / std::max<std::size_t>(r.policies.size(), 1);
+  const double slot =
+      (width - 20 - left) / static_cast<double>(std::max<std::size_t>(r.policies.size(), 1));
   static const char* colours[] = {"#2b7a78", "#c05746", "#6a5acd", "#888"};
   for (std::size_t i = 0; i < r.policies.size(); ++i) {
     const PolicyResult& p = r.policies[i];

@@ -203,7 +203,7 @@ void SimWorld::apply_next_event(std::size_t ci) {
   Cluster& c = clusters_[ci];
   // The same order as next_event's candidates, so that ties resolve the same way every run.
   const double fail_at = c.trace.next_at();
-  const double repair_at = c.repairs.empty() ? kNever : *c.repairs.begin();
+  const double repair_at = c.repairs.empty() ? kNever : double{*c.repairs.begin()};
   const double outage_at = c.in_outage ? c.outage_end : c.outage_start;
   const double blip_at = c.in_blip ? c.blip_end : c.blip_start;
   double done_at = kNever;

@@ -253,20 +253,37 @@ Result<nlohmann::json> SchedulerBackend::checkpoint_advice(Store& reader, const 
   const double peak = spec->peak_flops_per_gpu().value_or(0);
   const GoodputEstimate e = estimate_goodput(job.spec.nodes, job.spec.total_gpus(), peak, history);
   // step_time_total covers the attempt's steps first..last (as ETTR counts it).
-  json steps = nullptr;
+  std::optional<double> mean_step_s;
   if (last.first_step && last.last_step && *last.last_step >= *last.first_step &&
-      last.step_time_total > 0 && e.interval_s > 0) {
+      last.step_time_total > 0) {
     const double done = static_cast<double>(*last.last_step - *last.first_step + 1);
-    const double mean_step_s = last.step_time_total / done;
-    steps = std::max<std::int64_t>(1, std::llround(e.interval_s / mean_step_s));
+    mean_step_s = last.step_time_total / done;
+  }
+  auto steps_in = [&](double interval_s) -> json {
+    if (!mean_step_s || interval_s <= 0) return nullptr;
+    return std::max<std::int64_t>(1, std::llround(interval_s / *mean_step_s));
+  };
+  // The planner (issue 19): the ETTR the first-order model expects at intervals around Young's,
+  // so that a person sees how flat the optimum is and what a habitual interval costs.
+  json around = json::array();
+  if (e.interval_s > 0) {
+    for (double f : {0.25, 0.5, 1.0, 2.0, 4.0}) {
+      const double interval = e.interval_s * f;
+      around.push_back(
+          {{"interval_s", interval},
+           {"interval_steps", steps_in(interval)},
+           {"ettr", expected_ettr(e.checkpoint_cost_s, interval, e.restart_s, e.job_mtbf_s)}});
+    }
   }
   return json{{"cluster", spec->name},
               {"interval_s", e.interval_s},
               {"checkpoint_cost_s", e.checkpoint_cost_s},
+              {"restart_s", e.restart_s},
               {"job_mtbf_h", e.job_mtbf_s / 3600.0},
               {"expected_mfu", e.expected_mfu},
               {"ettr", e.ettr},
-              {"interval_steps", steps}};
+              {"interval_steps", steps_in(e.interval_s)},
+              {"around", std::move(around)}};
 }
 
 }  // namespace orch

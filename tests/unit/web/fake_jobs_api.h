@@ -125,7 +125,11 @@ class FakeJobsApi : public virtual JobsApi, public virtual FakeApiShared {
       j["checkpoint_advice"] = {{"cluster", "alpha"},      {"interval_s", 1897.4},
                                 {"checkpoint_cost_s", 60}, {"job_mtbf_h", 8.33},
                                 {"expected_mfu", 0.41},    {"ettr", 0.93},
-                                {"interval_steps", 9035}};
+                                {"interval_steps", 9035},  {"restart_s", 300}};
+      j["checkpoint_advice"]["around"] = nlohmann::json::array(
+          {{{"interval_s", 948.7}, {"interval_steps", 4518}, {"ettr", 0.9}},
+           {{"interval_s", 1897.4}, {"interval_steps", 9035}, {"ettr", 0.93}},
+           {{"interval_s", 3794.8}, {"interval_steps", 18070}, {"ettr", 0.91}}});
     }
     return JsonText{j.dump()};
   }

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "scheduler/brain/brain.h"
+#include "scheduler/health/goodput.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "tests/harness/builders.h"
 #include "web/backend/scheduler_backend.h"
@@ -257,6 +258,19 @@ TEST_F(SchedulerBackendHealthTest, MfuHistoryAndCheckpointAdvice) {
   EXPECT_EQ(advice["interval_steps"], std::llround(young / 0.5));
   EXPECT_GT(advice["ettr"].get<double>(), 0.9);
   EXPECT_TRUE(advice["expected_mfu"].is_number());
+  // The planner: the ETTR expected at a quarter, half, once, twice and four times the interval;
+  // Young's is the best of them, and each is the first-order model's.
+  ASSERT_EQ(advice["around"].size(), 5u) << advice.dump();
+  const json& at_young = advice["around"][2];
+  EXPECT_NEAR(at_young["interval_s"].get<double>(), young, 1e-6);
+  EXPECT_DOUBLE_EQ(at_young["ettr"].get<double>(), advice["ettr"].get<double>());
+  for (const json& a : advice["around"]) {
+    EXPECT_LE(a["ettr"].get<double>(), at_young["ettr"].get<double>()) << a.dump();
+    EXPECT_DOUBLE_EQ(
+        a["ettr"].get<double>(),
+        expected_ettr(60, a["interval_s"].get<double>(), advice["restart_s"].get<double>(),
+                      advice["job_mtbf_h"].get<double>() * 3600));
+  }
 }
 
 }  // namespace
