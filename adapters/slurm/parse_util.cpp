@@ -57,24 +57,6 @@ std::optional<int> parse_count(std::string_view s) {
   return value;
 }
 
-std::string quote_line(std::string_view line) {
-  constexpr std::size_t kMax = 200;
-  std::string out;
-  for (std::size_t i = 0; i < line.size() && i < kMax; ++i) {
-    auto c = static_cast<unsigned char>(line[i]);
-    if (c < 0x20 || c == 0x7f) {
-      constexpr std::string_view kHex = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (line.size() > kMax) out += "...";
-  return out;
-}
-
 Error malformed(std::string_view what, std::string_view line) {
   return make_error(ErrorKind::invalid, std::string(what) + ": '" + quote_line(line) + "'");
 }

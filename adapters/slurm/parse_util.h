@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "scheduler/common/result.h"
+#include "scheduler/common/text.h"
 
 namespace orch::slurm::detail {
 
@@ -26,8 +27,8 @@ std::vector<std::string_view> split_all(std::string_view s, char sep);
 // A non-negative decimal integer that fits an int, nothing else (no sign, no spaces).
 std::optional<int> parse_count(std::string_view s);
 
-// The line as it may appear in an error message: at most 200 bytes, control bytes escaped.
-std::string quote_line(std::string_view line);
+// The line as it may appear in an error message (scheduler/common/text.h).
+using ::orch::quote_line;
 
 // ErrorKind::invalid: "<what>: '<line>'".
 Error malformed(std::string_view what, std::string_view line);

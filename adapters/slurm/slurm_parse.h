@@ -15,6 +15,7 @@
 
 #include "scheduler/cluster_port.h"
 #include "scheduler/common/result.h"
+#include "scheduler/model/hostlist.h"
 
 namespace orch::slurm {
 
@@ -119,11 +120,8 @@ bool is_controller_unreachable(std::string_view stderr_text);
 // go to stderr). Anything but exactly one such line is an error.
 Result<std::string> parse_sbatch_job_id(std::string_view output);
 
-// "alpha-n[1-3,7],gpu[001-002],login" -> each name. Zero-padding kept ("gpu001"). Several
-// brackets in a name give every combination ("n[1-2]-ib[3-4]" -> n1-ib3 n1-ib4 n2-ib3 n2-ib4).
-// Empty -> no names. Unbalanced/nested brackets, empty items, reversed ranges, blanks and
-// lists of more than 65536 names are ErrorKind::invalid.
-Result<std::vector<std::string>> expand_hostlist(std::string_view hostlist);
+// "alpha-n[1-3,7],gpu[001-002],login" -> each name (scheduler/model/hostlist.h).
+using ::orch::expand_hostlist;
 
 // ---- state mapping ----------------------------------------------------------------------
 

@@ -255,20 +255,25 @@ Result<void> AttemptTracker::after_attempt_end(const AttemptRow& attempt) {
       // A job resumes only from a copy at the site it is placed on, so the message names, for
       // each site, the newest checkpoint with a copy there that is good or not yet listed
       // ("step 500 at alpha; step 450 at beta"); the placed event says which one it got.
-      auto ckpts = store_.checkpoints_of(job.id);
+      // Only checkpoints with a copy left can be resumed from: what retention keeps.
+      auto ckpts = store_.checkpoints_with_copies(job.id);
       if (!ckpts) return ckpts.error();
-      auto copies = store_.replicas_of_job(job.id);
+      auto copies = store_.replicas_of_checkpoints_with_copies(job.id);
       if (!copies) return copies.error();
+      std::map<std::int64_t, std::vector<const ReplicaRow*>> copies_of;
+      for (const auto& r : *copies) {
+        if (r.checkpoint_id) copies_of[*r.checkpoint_id].push_back(&r);
+      }
       std::map<std::int64_t, std::vector<std::string>> sites_by_step;  // newest per site
       std::set<std::string> seen;
       for (auto it = ckpts->rbegin(); it != ckpts->rend(); ++it) {
-        for (const auto& r : *copies) {
-          if (r.checkpoint_id != it->id || seen.count(r.cluster) != 0 ||
-              (r.state != ReplicaState::verified && r.state != ReplicaState::present)) {
+        for (const ReplicaRow* r : copies_of[it->id]) {
+          if (seen.count(r->cluster) != 0 ||
+              (r->state != ReplicaState::verified && r->state != ReplicaState::present)) {
             continue;
           }
-          seen.insert(r.cluster);
-          sites_by_step[it->step].push_back(r.cluster);
+          seen.insert(r->cluster);
+          sites_by_step[it->step].push_back(r->cluster);
         }
       }
       std::string from = "from the start (no checkpoint has a good copy yet)";

@@ -29,6 +29,13 @@ double tighter(double a, double b) {
 
 constexpr Millis kSweepEveryMs = 10'000;
 
+double bandwidth_of(const std::vector<TransferRow>& done) {
+  std::vector<CopySample> samples;
+  samples.reserve(done.size());
+  for (const auto& t : done) samples.push_back({t.copied_bytes, t.copy_seconds});
+  return estimate_bandwidth(samples);
+}
+
 }  // namespace
 
 Result<std::set<std::string>> DataKeeper::usable_sites() {
@@ -46,9 +53,7 @@ Result<std::set<std::string>> DataKeeper::usable_sites() {
 Result<double> DataKeeper::bandwidth_between(const std::string& a, const std::string& b) {
   auto done = store_.done_transfers(a, b, 10);
   if (!done) return done.error();
-  std::vector<CopySample> samples;
-  for (const auto& t : *done) samples.push_back({t.copied_bytes, t.copy_seconds});
-  return estimate_bandwidth(samples);
+  return bandwidth_of(*done);
 }
 
 Result<std::int64_t> DataKeeper::start_transfer(const ReplicaRow& source, const std::string& to,
@@ -163,10 +168,7 @@ Result<ReplicationInput> DataKeeper::replication_input(const ReplicationSpec& po
       if (a == b) continue;
       auto done = store_.done_transfers(a, b, 10);
       if (!done) return done.error();
-      if (done->empty()) continue;
-      auto bw = bandwidth_between(a, b);
-      if (!bw) return bw.error();
-      in.bandwidth[{a, b}] = *bw;
+      if (!done->empty()) in.bandwidth[{a, b}] = bandwidth_of(*done);
     }
   }
   return in;

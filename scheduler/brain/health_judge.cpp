@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "scheduler/brain/health_judge.h"
 #include "scheduler/brain/node_standing.h"
@@ -291,9 +293,9 @@ Result<BrainReply> HealthJudge::on(const InventoryObserved& e) {
   }
   auto known = store_.nodes(e.cluster);
   if (!known) return known.error();
-  std::map<std::string, const NodeRow*> before;
+  std::unordered_map<std::string_view, const NodeRow*> before;
   for (const auto& n : *known) before[n.name] = &n;
-  std::set<std::string> listed;
+  std::unordered_set<std::string_view> listed;
   for (const auto& n : e.inventory.nodes) {
     listed.insert(n.name);
     // The ledger records changes of health only: a node first seen unhealthy, one that turns
@@ -311,6 +313,13 @@ Result<BrainReply> HealthJudge::on(const InventoryObserved& e) {
       if (!was->second->reason.empty()) msg += " (was: " + was->second->reason + ")";
       if (auto r = node_event(e.cluster, n.name, "node-healthy", msg); !r) return r.error();
     }
+    if (!first_seen) {
+      const NodeRow& w = *was->second;
+      if (w.gpus == n.gpus && w.healthy == n.healthy && w.reason == n.reason &&
+          w.gpus_busy == n.gpus_busy) {
+        continue;
+      }
+    }
     NodeRow row;
     row.cluster = e.cluster;
     row.name = n.name;
@@ -322,15 +331,26 @@ Result<BrainReply> HealthJudge::on(const InventoryObserved& e) {
     if (auto r = store_.upsert_node(row); !r) return r.error();
   }
   // A node the site no longer lists is gone until it is listed again; its history stays.
+  std::vector<NodeRow> unlisted;
   for (auto n : *known) {
-    if (listed.count(n.name) || !n.healthy) continue;
-    n.healthy = false;
-    n.reason = "no longer listed by the site";
-    if (auto r = node_event(e.cluster, n.name, "node-unhealthy",
-                            "node " + n.name + " turned unhealthy: " + n.reason);
-        !r) {
-      return r.error();
+    if (listed.count(n.name)) continue;
+    if (n.healthy) {
+      n.healthy = false;
+      n.reason = "no longer listed by the site";
+      if (auto r = node_event(e.cluster, n.name, "node-unhealthy",
+                              "node " + n.name + " turned unhealthy: " + n.reason);
+          !r) {
+        return r.error();
+      }
     }
+    unlisted.push_back(std::move(n));
+  }
+  // Every node listed is seen now, in one statement, after the events above (whose incidents
+  // read when each node was last listed): a row is written only when its report changed, as a
+  // site of thousands of nodes lists them all whenever one changes. The unlisted keep the time
+  // they were last listed.
+  if (auto r = store_.mark_nodes_seen(e.cluster, now); !r) return r.error();
+  for (const NodeRow& n : unlisted) {
     if (auto r = store_.upsert_node(n); !r) return r.error();
   }
   return BrainReply{};

@@ -250,6 +250,9 @@ Result<void> Placer::place_waiting_jobs() {
   if (!waiting_loaded_) {
     if (auto r = load_queue(); !r) return r;
   }
+  // Nothing waits: the clusters and their history are not read (a fleet of thousands of nodes
+  // pays for that on every event otherwise). The first job to wait reads them afresh.
+  if (waiting_.size() == 0) return Ok{};
   auto views = cluster_views();
   if (!views) return views.error();
   const auto due = waiting_.due(clock_.now_ms(), capacity_version_,

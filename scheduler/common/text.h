@@ -33,6 +33,26 @@ inline std::string join(const std::vector<std::string>& items, std::string_view 
   return out;
 }
 
+// A line as an error message may quote it: at most 200 bytes (then "..."), control bytes as
+// \xNN, so that what a remote system printed cannot garble the message.
+inline std::string quote_line(std::string_view line) {
+  constexpr std::size_t kMax = 200;
+  constexpr std::string_view kHex = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < line.size() && i < kMax; ++i) {
+    auto c = static_cast<unsigned char>(line[i]);
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (line.size() > kMax) out += "...";
+  return out;
+}
+
 // The first line of text without its trailing CR and blanks, cut to max_chars with "..."
 // (what an error message quotes of a command's output).
 inline std::string first_line(std::string_view text, std::size_t max_chars = 300) {

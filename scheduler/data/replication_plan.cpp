@@ -104,20 +104,34 @@ void plan_deletes(const ReplicationInput& in, const std::vector<const Checkpoint
   const ReplicationSpec& p = in.policy;
   const std::size_t keep = static_cast<std::size_t>(std::max(p.keep, 1));
   if (usable.size() <= keep) return;
-  // Older ones go only once the newest is safe where the policy wants it (or everywhere it can be).
-  const CheckpointView& newest = *usable.front();
-  int held = 0;
-  for (const std::string& site : in.usable_sites) held += verified_at(newest, site);
+  // The newest checkpoint held where the policy wants it (or everywhere it can be): what a lost
+  // site falls back to. It is kept whatever its age, and nothing goes before there is one. It
+  // need not be the newest: a job that saves faster than its copies travel would otherwise
+  // never let retention run, and fill its sites.
   const int needed = std::min<int>(p.copies, static_cast<int>(in.usable_sites.size()));
-  if (held < needed) return;
+  const CheckpointView* safe = nullptr;
+  for (const CheckpointView* c : usable) {
+    int held = 0;
+    for (const std::string& site : in.usable_sites) held += verified_at(*c, site);
+    if (held >= needed) {
+      safe = c;
+      break;
+    }
+  }
+  if (safe == nullptr) return;
+  const auto copying = [&](const CheckpointView& c) {
+    return std::any_of(in.in_flight.begin(), in.in_flight.end(),
+                       [&](const auto& f) { return f.first == c.id; });
+  };
   const std::string why = "retention: older than the newest " + std::to_string(keep) +
                           " verified checkpoint" + (keep == 1 ? "" : "s");
   for (std::size_t i = usable.size(); i-- > keep;) {  // oldest first
     const CheckpointView& c = *usable[i];
+    if (&c == safe || copying(c)) continue;  // a copy in flight reads from it
     std::vector<std::string> sites;
     for (const ReplicaView& r : c.replicas) {
       if (r.state == ReplicaState::deleted || r.state == ReplicaState::missing) continue;
-      if (!in.usable_sites.count(r.cluster) || in.in_flight.count({c.id, r.cluster})) continue;
+      if (!in.usable_sites.count(r.cluster)) continue;
       sites.push_back(r.cluster);
     }
     std::sort(sites.begin(), sites.end());

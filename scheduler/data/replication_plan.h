@@ -12,10 +12,12 @@
 //     re-replicated only when that checkpoint is the newest usable one (older ones are not
 //     worth the bandwidth) -- the rule above covers it.
 //   - Retention: checkpoints older than the newest `keep` usable ones are deleted (every copy
-//     that is not already deleted or missing), but only while the newest usable checkpoint is
-//     held at min(policy.copies, usable sites) sites, so a copy is never deleted before a newer
-//     one is safe. A checkpoint that is not usable yet (being verified) is never deleted, nor
-//     counted. The newest usable checkpoint is never deleted.
+//     that is not already deleted or missing), except the newest "safe" one: the newest usable
+//     checkpoint held at min(policy.copies, usable sites) sites, which is kept whatever its age
+//     (what a lost site falls back to). Before any checkpoint is safe nothing is deleted. A
+//     checkpoint with a transfer in flight (it is read) is not deleted. A checkpoint that is not
+//     usable yet (being verified) is never deleted, nor counted. The newest usable checkpoint
+//     is never deleted.
 //   - Nothing is copied to or deleted from a site that is not usable (unreachable, or a
 //     provider without storage support); nothing starts for a checkpoint that has a transfer
 //     in flight to that site.

@@ -488,6 +488,18 @@ CREATE INDEX nodes_quarantined ON nodes(cluster, name) WHERE state = 'quarantine
 CREATE INDEX replicas_live ON replicas(checkpoint_id)
   WHERE checkpoint_id IS NOT NULL AND state NOT IN ('deleted', 'missing');
 )sql"},
+      {24,
+       "an attempt's node count as a column (its nodes are now kept as a host list, "
+       "\"gamma-[0001-2048]\", rather than a JSON array the scorecard counted); the "
+       "attempts a site worker watches and the copies the audit checks, from indexes of "
+       "their own rather than every attempt and copy ever made",
+       R"sql(
+ALTER TABLE attempts ADD COLUMN node_count INTEGER NOT NULL DEFAULT 0;
+UPDATE attempts SET node_count = json_array_length(nodes)
+  WHERE json_valid(nodes) AND json_array_length(nodes) > 0;
+CREATE INDEX attempts_site_open ON attempts(cluster) WHERE site_done = 0;
+CREATE INDEX replicas_not_deleted ON replicas(cluster) WHERE state <> 'deleted';
+)sql"},
   };
   return list;
 }

@@ -219,6 +219,11 @@ Result<void> Store::upsert_node(const NodeRow& n) {
                  n.cluster, n.name, n.gpus, n.healthy ? 1 : 0, n.reason, n.seen_ms, n.gpus_busy);
 }
 
+Result<void> Store::mark_nodes_seen(const std::string& cluster, Millis at_ms) {
+  // seen_ms is no part of capacity: the epoch stays.
+  return execute(db_, "UPDATE nodes SET seen_ms = ? WHERE cluster = ?", at_ms, cluster);
+}
+
 namespace {
 
 // The events and node events a webhook may be told of (NoticeRow), copied to notices as they are

@@ -76,6 +76,9 @@ class Store {
   Result<std::vector<NodeRow>> quarantined_nodes(const std::string& cluster);
   Result<std::optional<NodeRow>> node(const std::string& cluster, const std::string& name);
   Result<void> upsert_node(const NodeRow& row);
+  // Every node of the cluster was listed at at_ms (seen_ms): one statement for a whole site's
+  // listing, where only the nodes whose report changed are upserted.
+  Result<void> mark_nodes_seen(const std::string& cluster, Millis at_ms);
   Result<void> set_node_standing(const NodeRow& row);
   // The node's ledger entries of the given kinds at or after since_ms, oldest first.
   Result<std::vector<NodeEventRow>> node_events_since(const std::string& cluster,

@@ -1,6 +1,7 @@
 // Store: attempts (with the attempt state machine's guard), progress and checkpoints.
 #include <algorithm>
 
+#include "scheduler/model/hostlist.h"
 #include "scheduler/model/json_text.h"
 #include "scheduler/store/store.h"
 #include "scheduler/store/store_shared.h"
@@ -39,6 +40,28 @@ std::string hang_watch_text(const HangWatch& w) {
   return json_text(nlohmann::json{{"adaptive", true}, {"steps_s", w.steps_s}});
 }
 
+// An attempt's nodes as the row keeps them: a host list ("gamma-[0001-0016,0018-2048]"), so
+// that reading and writing a gang of thousands costs a few bytes; a JSON array of names when
+// some name cannot be written in one, and in rows written before this form.
+std::string node_list_text(const std::vector<std::string>& nodes) {
+  if (auto list = compress_hostlist(nodes)) return std::move(*list);
+  return json_text(nlohmann::json(nodes));
+}
+
+std::vector<std::string> node_list_of(const std::string& text) {
+  std::vector<std::string> nodes;
+  if (text.rfind("[\"", 0) == 0 || text == "[]") {  // a list never starts so
+    auto json = nlohmann::json::parse(text, nullptr, false);
+    if (!json.is_array()) return nodes;
+    for (const auto& n : json) {
+      if (n.is_string()) nodes.push_back(n.get<std::string>());
+    }
+    return nodes;
+  }
+  auto expanded = expand_hostlist(text);
+  return expanded ? std::move(*expanded) : nodes;
+}
+
 AttemptRow read_attempt(const Stmt& st) {
   AttemptRow a;
   a.id = st.col_int(0);
@@ -51,12 +74,7 @@ AttemptRow read_attempt(const Stmt& st) {
   a.exit_code = opt_int(st.col_opt_int(7));
   a.signal = opt_int(st.col_opt_int(8));
   a.site_job_id = st.col_text(9);
-  auto nodes = nlohmann::json::parse(st.col_text(10), nullptr, false);
-  if (nodes.is_array()) {
-    for (const auto& n : nodes) {
-      if (n.is_string()) a.nodes.push_back(n.get<std::string>());
-    }
-  }
+  a.nodes = node_list_of(st.col_text(10));
   a.gpus = static_cast<int>(st.col_int(11));
   a.cancel_requested = st.col_int(12) != 0;
   a.launch_done = st.col_int(13) != 0;
@@ -113,16 +131,16 @@ constexpr const char* kCheckpointColumns =
 
 Result<AttemptId> Store::add_attempt_row(const AttemptRow& a) {
   attempts_moved();
-  if (auto r =
-          execute(db_,
-                  "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, gpus, "
-                  "resumed_from_step, resumed_from_path, started_ms, hang_after_ms, "
-                  "startup_timeout_ms, hang_watch) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                  a.job_id, a.no, a.cluster, a.token, std::string(to_string(a.state)),
-                  std::string(to_string(a.cause)), json_text(nlohmann::json(a.nodes)), a.gpus,
-                  a.resumed_from_step, a.resumed_from_path, a.started_ms, a.hang_after_ms,
-                  a.startup_timeout_ms, hang_watch_text(a.hang_watch));
+  if (auto r = execute(db_,
+                       "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, "
+                       "node_count, gpus, resumed_from_step, resumed_from_path, started_ms, "
+                       "hang_after_ms, startup_timeout_ms, hang_watch) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       a.job_id, a.no, a.cluster, a.token, std::string(to_string(a.state)),
+                       std::string(to_string(a.cause)), node_list_text(a.nodes),
+                       static_cast<std::int64_t>(a.nodes.size()), a.gpus, a.resumed_from_step,
+                       a.resumed_from_path, a.started_ms, a.hang_after_ms, a.startup_timeout_ms,
+                       hang_watch_text(a.hang_watch));
       !r) {
     return r.error();
   }
@@ -272,7 +290,8 @@ Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::st
   if (cluster) {
     return query(db_,
                  std::string("SELECT ") + kAttemptColumns +
-                     " FROM attempts WHERE cluster = ? AND state != 'exited' ORDER BY id",
+                     " FROM attempts INDEXED BY attempts_not_exited WHERE cluster = ? AND "
+                     "state != 'exited' ORDER BY id",
                  read_attempt, *cluster);
   }
   return query(db_,
@@ -297,8 +316,12 @@ Result<std::vector<AttemptRow>> Store::silent_attempts(Millis now) {
 Result<std::vector<AttemptRow>> Store::watched_attempts(const std::string& cluster) {
   return query(db_,
                std::string("SELECT ") + kAttemptColumns +
-                   " FROM attempts WHERE cluster = ? AND (state != 'exited' OR site_done = 0) "
-                   "ORDER BY id",
+                   // One partial index per condition: an OR would read every attempt the
+                   // cluster ever ran, on every poll.
+                   " FROM attempts WHERE id IN (SELECT id FROM attempts INDEXED BY "
+                   "attempts_not_exited WHERE cluster = ?1 AND state != 'exited' UNION SELECT id "
+                   "FROM attempts INDEXED BY attempts_site_open WHERE cluster = ?1 AND "
+                   "site_done = 0) ORDER BY id",
                read_attempt, cluster);
 }
 
@@ -337,19 +360,20 @@ Result<void> Store::write_attempt(const AttemptRow& a) {
   return execute(
       db_,
       "UPDATE attempts SET state = ?, cause = ?, exit_code = ?, signal = ?, "
-      "site_job_id = ?, nodes = ?, cancel_requested = ?, launch_done = ?, ended_ms = ?, "
+      "site_job_id = ?, nodes = ?, node_count = ?, cancel_requested = ?, launch_done = ?, ended_ms "
+      "= ?, "
       "first_step = ?, last_step = ?, tokens_total = ?, step_time_total = ?, mfu = ?, "
       "steps_lost = ?, site_done = ?, running_ms = ?, last_progress_ms = ?, "
       "mfu_watch = ?, resumed_from_step = ?, resumed_from_path = ?, hang_after_ms = ?, "
       "hang_watch = ?, failed_node = ?, last_alive_ms = ?, preempt_for = ?, "
       "preempt_asked_ms = ? WHERE id = ?",
       std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code, a.signal,
-      a.site_job_id, json_text(nlohmann::json(a.nodes)), a.cancel_requested ? 1 : 0,
-      a.launch_done ? 1 : 0, a.ended_ms, a.first_step, a.last_step, a.tokens_total,
-      a.step_time_total, a.mfu, a.steps_lost, a.site_done ? 1 : 0, a.running_ms, a.last_progress_ms,
-      a.mfu_watch.is_null() ? std::string("{}") : json_text(a.mfu_watch), a.resumed_from_step,
-      a.resumed_from_path, a.hang_after_ms, hang_watch_text(a.hang_watch), a.failed_node,
-      a.last_alive_ms, a.preempt_for, a.preempt_asked_ms, a.id);
+      a.site_job_id, node_list_text(a.nodes), static_cast<std::int64_t>(a.nodes.size()),
+      a.cancel_requested ? 1 : 0, a.launch_done ? 1 : 0, a.ended_ms, a.first_step, a.last_step,
+      a.tokens_total, a.step_time_total, a.mfu, a.steps_lost, a.site_done ? 1 : 0, a.running_ms,
+      a.last_progress_ms, a.mfu_watch.is_null() ? std::string("{}") : json_text(a.mfu_watch),
+      a.resumed_from_step, a.resumed_from_path, a.hang_after_ms, hang_watch_text(a.hang_watch),
+      a.failed_node, a.last_alive_ms, a.preempt_for, a.preempt_asked_ms, a.id);
 }
 
 Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis now) {

@@ -144,11 +144,19 @@ Result<std::vector<ReplicaRow>> Store::replicas_of_checkpoints_with_copies(JobId
 }
 
 Result<std::vector<ReplicaRow>> Store::live_replicas(const std::string& cluster) {
+  // Through the index of copies not deleted: retention deletes almost every copy ever made.
+  if (cluster.empty()) {
+    return query(db_,
+                 std::string("SELECT ") + kReplicaColumns +
+                     " FROM replicas INDEXED BY replicas_not_deleted WHERE state <> 'deleted' "
+                     "ORDER BY id",
+                 read_replica);
+  }
   return query(db_,
                std::string("SELECT ") + kReplicaColumns +
-                   " FROM replicas WHERE state <> 'deleted' AND (? = '' OR cluster = ?) "
-                   "ORDER BY id",
-               read_replica, cluster, cluster);
+                   " FROM replicas INDEXED BY replicas_not_deleted WHERE cluster = ? AND "
+                   "state <> 'deleted' ORDER BY id",
+               read_replica, cluster);
 }
 
 Result<bool> Store::insert_dataset(const DatasetRow& d) {
@@ -234,10 +242,18 @@ Result<std::vector<TransferRow>> Store::transfers(bool active_only, int limit) {
 Result<std::vector<TransferRow>> Store::done_transfers(const std::string& a, const std::string& b,
                                                        int limit) {
   return query(db_,
-               std::string("SELECT ") + kTransferColumns +
-                   " FROM transfers WHERE state = 'done' AND ((src_cluster = ? AND dst_cluster = "
-                   "?) OR (src_cluster = ? AND dst_cluster = ?)) ORDER BY id DESC LIMIT ?",
-               read_transfer, a, b, b, a, limit);
+               // Each direction the newest `limit` by the transfers_done index, then the two
+               // merged: the cost is the limit's, not the history's (an OR of the two pairs
+               // would scan every done transfer to sort them).
+               std::string("SELECT * FROM (SELECT ") + kTransferColumns +
+                   " FROM transfers INDEXED BY transfers_done WHERE state = 'done' AND "
+                   "src_cluster = ?1 AND dst_cluster = ?2 ORDER BY id DESC LIMIT ?3) UNION ALL "
+                   "SELECT * FROM (SELECT " +
+                   kTransferColumns +
+                   " FROM transfers INDEXED BY transfers_done WHERE state = 'done' AND "
+                   "src_cluster = ?2 AND dst_cluster = ?1 ORDER BY id DESC LIMIT ?3) "
+                   "ORDER BY 1 DESC LIMIT ?3",
+               read_transfer, a, b, limit);
 }
 
 Result<std::optional<OutboxRow>> Store::action(std::int64_t id) {

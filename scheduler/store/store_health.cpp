@@ -150,7 +150,7 @@ Result<std::vector<MfuBucketRow>> Store::mfu_series(AttemptId attempt, const std
 Result<std::vector<Store::AttemptSummary>> Store::attempt_summaries_since(Millis since_ms) {
   return query(
       db_,
-      "SELECT id, job_id, no, cluster, gpus, json_array_length(nodes), started_ms, "
+      "SELECT id, job_id, no, cluster, gpus, node_count, started_ms, "
       "running_ms, state, ended_ms, cause, mfu, last_alive_ms"
       " FROM attempts WHERE id IN ("
       // One indexed lookup per condition: an OR of the three would scan the table,

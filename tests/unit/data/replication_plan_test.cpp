@@ -218,6 +218,27 @@ TEST(ReplicationPlan, RetentionWaitsWhileTheNewestIsNotYetReplicated) {
   EXPECT_THAT(plan.deletes, IsEmpty());  // checkpoint 1 is the only off-site copy until then
 }
 
+TEST(ReplicationPlan, RetentionKeepsTheNewestSafeCheckpointWhenSavesOutrunTheCopies) {
+  // Checkpoints come faster than a copy travels: 2 is the newest held at two sites, 3 to 5 are
+  // only at alpha, and 4 is on its way to beta. Keeping 1: 5 stays (the newest), 2 stays (what
+  // a loss of alpha falls back to), 4 stays while it is read; 1 and 3 go.
+  auto in = input(policy(1, 2), {ckpt(1, "alpha", {verified("alpha"), verified("beta")}),
+                                 ckpt(2, "alpha", {verified("alpha"), verified("beta")}),
+                                 ckpt(3, "alpha", {verified("alpha")}),
+                                 ckpt(4, "alpha", {verified("alpha"), copying("beta")}),
+                                 ckpt(5, "alpha", {verified("alpha")})});
+  in.in_flight.insert({4, "beta"});
+  EXPECT_THAT(deletes(plan_replication(in)), ElementsAre("1@alpha", "1@beta", "3@alpha"));
+}
+
+TEST(ReplicationPlan, RetentionDeletesNothingBeforeAnyCheckpointIsSafe) {
+  auto plan = plan_replication(input(
+      policy(1, 2), {ckpt(1, "alpha", {verified("alpha")}), ckpt(2, "alpha", {verified("alpha")}),
+                     ckpt(3, "alpha", {verified("alpha")})}));
+  EXPECT_THAT(copies(plan), ElementsAre("3:alpha->beta"));
+  EXPECT_THAT(plan.deletes, IsEmpty());
+}
+
 TEST(ReplicationPlan, RetentionDoesNotCountACopyInFlight) {
   auto in = input(policy(1, 2), {ckpt(1, "alpha", {verified("alpha"), verified("beta")}),
                                  ckpt(2, "alpha", {verified("alpha"), copying("beta")})});

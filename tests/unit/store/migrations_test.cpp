@@ -193,6 +193,37 @@ TEST_F(Migrations, VersionTwentyOneKeepsItsGpusInUseAndCopiesEachNoticeOnce) {
   EXPECT_EQ((*store)->notices_after(0, 10).value().size(), 1u);
 }
 
+TEST_F(Migrations, VersionTwentyThreeAttemptsKeepTheirNodesAndCountThem) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 23).ok());
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
+        VALUES (1, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
+      INSERT INTO attempts(job_id, no, cluster, token, state, gpus, started_ms, site_done, nodes)
+        VALUES (1, 1, 'alpha', 't1', 'running', 16, 1, 0, '["alpha-n1","alpha-n2"]');
+    )sql")
+                    .ok());
+  }
+  auto store = Store::open(path_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto a = (*store)->attempt_by_token("t1").value();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_THAT(a->nodes, ::testing::ElementsAre("alpha-n1", "alpha-n2"));  // the JSON form
+  auto summaries = (*store)->attempt_summaries_since(0).value();
+  ASSERT_EQ(summaries.size(), 1u);
+  EXPECT_EQ(summaries[0].nodes, 2);
+  // Written again, the row holds the host list, and reads back the same.
+  ASSERT_TRUE((*store)->update_attempt(*a).ok());
+  auto text = (*store)->db().prepare("SELECT nodes, node_count FROM attempts");
+  ASSERT_TRUE(text.ok());
+  ASSERT_TRUE(text->step().value());
+  EXPECT_EQ(text->col_text(0), "alpha-n[1-2]");
+  EXPECT_EQ(text->col_int(1), 2);
+  EXPECT_EQ((*store)->attempt_by_token("t1").value()->nodes, a->nodes);
+}
+
 TEST_F(Migrations, VersionEighteenVerdictsBecomeOneRowPerJobAndReadBackTheSame) {
   {
     auto db = Db::open(path_);

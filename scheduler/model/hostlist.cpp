@@ -1,4 +1,4 @@
-// expand_hostlist: Slurm's compressed host lists ("alpha-n[1-3,7],gpu[001-002],login").
+// Host lists (hostlist.h): Slurm's compressed form ("alpha-n[1-3,7],gpu[001-002],login").
 //
 // Forms accepted, as Slurm prints them: names separated by commas outside brackets; in a name,
 // any number of bracket groups, each a comma list of N or N-M (decimal, N <= M). Zero padding
@@ -7,18 +7,30 @@
 // n1-ib4 n2-ib3 n2-ib4). Anything else (unbalanced or nested brackets, empty names or items,
 // reversed or signed ranges, blanks, more than kMaxHosts names) is ErrorKind::invalid.
 
+#include "scheduler/model/hostlist.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "adapters/slurm/parse_util.h"
-#include "adapters/slurm/slurm_parse.h"
+#include "scheduler/common/text.h"
 
-namespace orch::slurm {
+namespace orch {
 namespace {
 
-// A bound on what one list may expand to: a typo such as "n[1-99999999]" must not eat memory.
-constexpr std::size_t kMaxHosts = 1u << 16;
+constexpr std::size_t kMaxHosts = kMaxHostListNames;
+
+// ErrorKind::invalid: "<what>: '<list>'".
+Error malformed(std::string_view what, std::string_view list) {
+  return make_error(ErrorKind::invalid, std::string(what) + ": '" + quote_line(list) + "'");
+}
+
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  const std::size_t b = s.find_first_not_of(kSpace);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(kSpace) - b + 1);
+}
 
 struct Range {
   std::uint64_t lo = 0;
@@ -46,17 +58,27 @@ std::uint64_t to_number(std::string_view digits) {
   return v;
 }
 
+std::vector<std::string_view> split_commas(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (;;) {
+    const std::size_t at = s.find(',');
+    out.push_back(s.substr(0, at));
+    if (at == std::string_view::npos) return out;
+    s = s.substr(at + 1);
+  }
+}
+
 Result<std::vector<Range>> parse_group(std::string_view group, std::string_view whole) {
   std::vector<Range> ranges;
-  for (std::string_view item : detail::split_all(group, ',')) {
+  for (std::string_view item : split_commas(group)) {
     std::size_t dash = item.find('-');
     std::string_view lo = item.substr(0, dash);
     std::string_view hi = dash == std::string_view::npos ? lo : item.substr(dash + 1);
     if (!is_digits(lo) || !is_digits(hi)) {
-      return detail::malformed("host list has a bracket item that is not N or N-M", whole);
+      return malformed("host list has a bracket item that is not N or N-M", whole);
     }
     Range r{to_number(lo), to_number(hi), lo.size()};
-    if (r.lo > r.hi) return detail::malformed("host list has a reversed range", whole);
+    if (r.lo > r.hi) return malformed("host list has a reversed range", whole);
     ranges.push_back(r);
   }
   return ranges;
@@ -76,17 +98,17 @@ Result<std::vector<Piece>> parse_name(std::string_view name, std::string_view wh
     std::size_t open = rest.find('[');
     std::string_view text = rest.substr(0, open);
     if (text.find(']') != std::string_view::npos) {
-      return detail::malformed("host list has a ']' without '['", whole);
+      return malformed("host list has a ']' without '['", whole);
     }
     if (!text.empty()) pieces.push_back(Piece{std::string(text), {}});
     if (open == std::string_view::npos) break;
     std::size_t close = rest.find(']', open);
     if (close == std::string_view::npos) {
-      return detail::malformed("host list has a '[' without ']'", whole);
+      return malformed("host list has a '[' without ']'", whole);
     }
     std::string_view group = rest.substr(open + 1, close - open - 1);
     if (group.find('[') != std::string_view::npos) {
-      return detail::malformed("host list has nested brackets", whole);
+      return malformed("host list has nested brackets", whole);
     }
     auto ranges = parse_group(group, whole);
     if (!ranges) return ranges.error();
@@ -101,8 +123,8 @@ Result<void> expand_pieces(const std::vector<Piece>& pieces, std::size_t at, std
                            std::vector<std::string>& out, std::string_view whole) {
   if (at == pieces.size()) {
     if (out.size() >= kMaxHosts) {
-      return detail::malformed(
-          "host list expands to more than " + std::to_string(kMaxHosts) + " names", whole);
+      return malformed("host list expands to more than " + std::to_string(kMaxHosts) + " names",
+                       whole);
     }
     out.push_back(prefix);
     return Ok{};
@@ -135,28 +157,73 @@ Result<std::vector<std::string_view>> split_names(std::string_view list) {
     char c = i < list.size() ? list[i] : ',';
     if (c == '[') ++depth;
     if (c == ']') --depth;
-    if (depth < 0) return detail::malformed("host list has a ']' without '['", list);
+    if (depth < 0) return malformed("host list has a ']' without '['", list);
     if (c == ',' && depth == 0) {
       std::string_view name = list.substr(start, i - start);
-      if (name.empty()) return detail::malformed("host list has an empty name", list);
+      if (name.empty()) return malformed("host list has an empty name", list);
       names.push_back(name);
       start = i + 1;
     }
   }
-  if (depth != 0) return detail::malformed("host list has a '[' without ']'", list);
+  if (depth != 0) return malformed("host list has a '[' without ']'", list);
   return names;
+}
+
+// ---- compress ----------------------------------------------------------------------------
+
+bool writable_in_list(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u == 0x7f || c == ',' || c == '[' || c == ']') return false;
+  }
+  return true;
+}
+
+// One name as its text before a trailing number and that number's digits ("n07" -> "n", "07");
+// no digits when it has no trailing number or one too long to read back as 64 bits.
+struct Split {
+  std::string_view prefix;
+  std::string_view digits;
+};
+
+Split split_number(std::string_view name) {
+  std::size_t at = name.size();
+  while (at > 0 && name[at - 1] >= '0' && name[at - 1] <= '9') --at;
+  if (!is_digits(name.substr(at))) return {name, {}};
+  return {name.substr(0, at), name.substr(at)};
+}
+
+// Names sharing a prefix, as ranges in order: "<prefix>[<range>,<range>...]".
+struct Group {
+  std::string_view prefix;
+  std::vector<Range> ranges;
+};
+
+void append_group(const Group& g, std::string& out) {
+  if (!out.empty()) out += ',';
+  out += g.prefix;
+  const bool single = g.ranges.size() == 1 && g.ranges[0].lo == g.ranges[0].hi;
+  if (!single) out += '[';
+  for (std::size_t i = 0; i < g.ranges.size(); ++i) {
+    const Range& r = g.ranges[i];
+    if (i > 0) out += ',';
+    out += padded(r.lo, r.width);
+    if (r.hi != r.lo) out += '-' + padded(r.hi, r.width);
+  }
+  if (!single) out += ']';
 }
 
 }  // namespace
 
 Result<std::vector<std::string>> expand_hostlist(std::string_view hostlist) {
-  std::string_view list = detail::trim(hostlist);
+  std::string_view list = trim(hostlist);
   std::vector<std::string> out;
   if (list.empty()) return out;
   for (char c : list) {
     auto u = static_cast<unsigned char>(c);
     if (u <= 0x20 || u == 0x7f) {
-      return detail::malformed("host list contains a blank or control character", hostlist);
+      return malformed("host list contains a blank or control character", hostlist);
     }
   }
   auto names = split_names(list);
@@ -171,4 +238,36 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view hostlist) {
   return out;
 }
 
-}  // namespace orch::slurm
+std::optional<std::string> compress_hostlist(const std::vector<std::string>& names) {
+  if (names.size() > kMaxHosts) return std::nullopt;
+  std::string out;
+  std::optional<Group> open;  // the group the next name may join
+  for (const std::string& name : names) {
+    if (!writable_in_list(name)) return std::nullopt;
+    const Split part = split_number(name);
+    if (part.digits.empty()) {  // a name without a number stands alone
+      if (open) append_group(*open, out);
+      open.reset();
+      if (!out.empty()) out += ',';
+      out += name;
+      continue;
+    }
+    const std::uint64_t value = to_number(part.digits);
+    if (open && open->prefix == part.prefix) {
+      Range& last = open->ranges.back();
+      // It continues the last range only if that range's padding writes it back the same.
+      if (value == last.hi + 1 && padded(value, last.width) == part.digits) {
+        last.hi = value;
+      } else {
+        open->ranges.push_back({value, value, part.digits.size()});
+      }
+      continue;
+    }
+    if (open) append_group(*open, out);
+    open = Group{part.prefix, {{value, value, part.digits.size()}}};
+  }
+  if (open) append_group(*open, out);
+  return out;
+}
+
+}  // namespace orch
