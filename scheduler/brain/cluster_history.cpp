@@ -117,16 +117,15 @@ std::map<std::string, ClusterHistory> cluster_histories(const ScorecardInputs& i
   return out;
 }
 
-void fill_fleet_mfu(ClusterHistories& histories, const std::vector<ClusterSpec>& clusters) {
-  std::vector<double> measured;
+void explore_unmeasured(ClusterHistories& histories, const std::vector<ClusterSpec>& clusters) {
+  std::optional<double> best;
   for (const auto& [name, h] : histories) {
-    if (h.median_mfu) measured.push_back(*h.median_mfu);
+    if (h.median_mfu && (!best || *h.median_mfu > *best)) best = h.median_mfu;
   }
-  const auto fleet = median(std::move(measured));
-  if (!fleet) return;
+  if (!best) return;  // nothing measured yet: every cluster keeps the prior
   for (const auto& spec : clusters) {
     ClusterHistory& h = histories[spec.name];
-    if (!h.median_mfu) h.median_mfu = fleet;
+    if (!h.median_mfu) h.median_mfu = *best * kExplorationMfuFactor;
   }
 }
 
@@ -135,7 +134,7 @@ Result<ClusterHistories> placement_histories(Store& store, const std::vector<Clu
   auto in = gather_scorecard_inputs(store, clusters, now, now - kHistoryWindowMs);
   if (!in) return in.error();
   ClusterHistories out = cluster_histories(*in);
-  fill_fleet_mfu(out, clusters);
+  explore_unmeasured(out, clusters);
   return out;
 }
 

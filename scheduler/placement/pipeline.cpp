@@ -128,7 +128,7 @@ PlacementPipeline PlacementPipeline::standard() {
       .add_filter(std::make_unique<QuotaFilter>())
       .add_filter(std::make_unique<HeldGpusFilter>())
       .add_score(std::make_unique<GoodputScore>(), 6.0)
-      .add_score(std::make_unique<SameSiteScore>(), 4.0)
+      .add_score(std::make_unique<SameSiteScore>(), 1.5)
       .add_score(std::make_unique<AvoidFailedSiteScore>(), 4.0)
       .add_score(std::make_unique<PreferredClusterScore>(), 2.0)
       .add_score(std::make_unique<FreeCapacityScore>(), 1.0);

@@ -96,6 +96,26 @@ TEST(GoodputPlacement, HigherPeakWithAMuchWorseMfuLoses) {
   EXPECT_THAT(d.verdicts[0].text(), StartsWith("goodput=6.000 (mfu 0.40"));
 }
 
+TEST(GoodputPlacement, AResumedJobMovesForAThirdMoreGoodputButNotForLess) {
+  // Two equal H100 clusters; the job ran on alpha (same-site x1.5 against goodput x6).
+  ClusterSpec a = make_cluster("alpha").nodes(4).gpus_per_node(8);
+  ClusterSpec b = make_cluster("beta").nodes(4).gpus_per_node(8);
+  JobSpec job = make_job().nodes(2).gpus(4);
+  std::vector<ClusterView> views = {ClusterView{&a, SiteHealth::healthy, 0},
+                                    ClusterView{&b, SiteHealth::healthy, 0}};
+  views[0].history.median_mfu = 0.30;
+  views[1].history.median_mfu = 0.45;  // the lottery's: 1.5x
+  EXPECT_THAT(PlacementPipeline::standard().place(request(job, "alpha"), views).chosen,
+              Optional(std::string("beta")));
+  views[1].history.median_mfu = 0.36;  // 1.2x: not worth the move
+  EXPECT_THAT(PlacementPipeline::standard().place(request(job, "alpha"), views).chosen,
+              Optional(std::string("alpha")));
+  views[1].history.median_mfu = 0.30;  // equal: beta's free GPUs (24 of 32) do not move it
+  views[0].gpus_used = 24;
+  EXPECT_THAT(PlacementPipeline::standard().place(request(job, "alpha"), views).chosen,
+              Optional(std::string("alpha")));
+}
+
 TEST(GoodputPlacement, EqualClustersScoreEqually) {
   ClusterSpec a = make_cluster("a"), b = make_cluster("b");
   JobSpec job = make_job();

@@ -264,11 +264,11 @@ TEST_F(SchedulerBackendHealthTest, MfuHistoryAndCheckpointAdvice) {
   const json& at_young = advice["around"][2];
   EXPECT_NEAR(at_young["interval_s"].get<double>(), young, 1e-6);
   EXPECT_DOUBLE_EQ(at_young["ettr"].get<double>(), advice["ettr"].get<double>());
-  for (const json& a : advice["around"]) {
-    EXPECT_LE(a["ettr"].get<double>(), at_young["ettr"].get<double>()) << a.dump();
+  for (const json& point : advice["around"]) {
+    EXPECT_LE(point["ettr"].get<double>(), at_young["ettr"].get<double>()) << point.dump();
     EXPECT_DOUBLE_EQ(
-        a["ettr"].get<double>(),
-        expected_ettr(60, a["interval_s"].get<double>(), advice["restart_s"].get<double>(),
+        point["ettr"].get<double>(),
+        expected_ettr(60, point["interval_s"].get<double>(), advice["restart_s"].get<double>(),
                       advice["job_mtbf_h"].get<double>() * 3600));
   }
 }
