@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <iterator>
 
 #include "scheduler/brain/brain_text.h"
 #include "scheduler/brain/data_keeper.h"
@@ -163,12 +164,15 @@ Result<ReplicationInput> DataKeeper::replication_input(const ReplicationSpec& po
       in.in_flight.insert({*t.checkpoint_id, t.dst_cluster});
     }
   }
-  for (const auto& a : *usable) {
-    for (const auto& b : *usable) {
-      if (a == b) continue;
-      auto done = store_.done_transfers(a, b, 10);
+  // done_transfers reads both directions, so each pair is read once and serves both.
+  for (auto a = usable->begin(); a != usable->end(); ++a) {
+    for (auto b = std::next(a); b != usable->end(); ++b) {
+      auto done = store_.done_transfers(*a, *b, 10);
       if (!done) return done.error();
-      if (!done->empty()) in.bandwidth[{a, b}] = bandwidth_of(*done);
+      if (done->empty()) continue;
+      const double bps = bandwidth_of(*done);
+      in.bandwidth[{*a, *b}] = bps;
+      in.bandwidth[{*b, *a}] = bps;
     }
   }
   return in;

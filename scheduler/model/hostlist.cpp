@@ -5,7 +5,7 @@
 // follows Slurm: the width of N ("[08-10]" -> 08 09 10, "[8-10]" -> 8 9 10). Several groups in
 // one name give every combination, the leftmost varying slowest ("n[1-2]-ib[3-4]" -> n1-ib3
 // n1-ib4 n2-ib3 n2-ib4). Anything else (unbalanced or nested brackets, empty names or items,
-// reversed or signed ranges, blanks, more than kMaxHosts names) is ErrorKind::invalid.
+// reversed or signed ranges, blanks, more than kMaxHostListNames names) is ErrorKind::invalid.
 
 #include "scheduler/model/hostlist.h"
 
@@ -17,8 +17,6 @@
 
 namespace orch {
 namespace {
-
-constexpr std::size_t kMaxHosts = kMaxHostListNames;
 
 // ErrorKind::invalid: "<what>: '<list>'".
 Error malformed(std::string_view what, std::string_view list) {
@@ -122,9 +120,9 @@ Result<std::vector<Piece>> parse_name(std::string_view name, std::string_view wh
 Result<void> expand_pieces(const std::vector<Piece>& pieces, std::size_t at, std::string& prefix,
                            std::vector<std::string>& out, std::string_view whole) {
   if (at == pieces.size()) {
-    if (out.size() >= kMaxHosts) {
-      return malformed("host list expands to more than " + std::to_string(kMaxHosts) + " names",
-                       whole);
+    if (out.size() >= kMaxHostListNames) {
+      return malformed(
+          "host list expands to more than " + std::to_string(kMaxHostListNames) + " names", whole);
     }
     out.push_back(prefix);
     return Ok{};
@@ -239,7 +237,7 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view hostlist) {
 }
 
 std::optional<std::string> compress_hostlist(const std::vector<std::string>& names) {
-  if (names.size() > kMaxHosts) return std::nullopt;
+  if (names.size() > kMaxHostListNames) return std::nullopt;
   std::string out;
   std::optional<Group> open;  // the group the next name may join
   for (const std::string& name : names) {
