@@ -2,6 +2,7 @@
 // place that includes Boost.Beast, Asio SSL and OpenSSL; not installed, not included elsewhere.
 #pragma once
 
+#include "adapters/kubernetes/exec_credential.h"
 #include "adapters/kubernetes/kube_client.h"
 #include "web/tls_verify.h"
 
@@ -151,6 +152,10 @@ struct KubeClient::Impl {
   std::mutex token_mutex;
   std::string token;
   Clock::time_point token_read;
+  // The user's exec credential plugin, when the kubeconfig names one.
+  std::unique_ptr<ExecCredentialSource> exec_source;
+  std::uint64_t conn_generation = 0;  // the plugin credential `conn` was opened with (guarded
+                                      // by request_mutex)
 
   std::mutex watches_mutex;
   std::set<Connection*> watches;
@@ -170,12 +175,21 @@ struct KubeClient::Impl {
   // Only the kubeconfig's CA: the store starts empty (set_default_verify_paths is not called).
   bool load_ca();
   void load_client_certificate();
-  // Connects and does the TLS handshake; `c` is fresh. `timeout` is for messages.
-  Result<void> open(Connection& c, Clock::time_point deadline, std::chrono::milliseconds timeout);
+  // Connects and does the TLS handshake; `c` is fresh. `timeout` is for messages. A plugin
+  // credential with a client certificate is presented on this connection.
+  Result<void> open(Connection& c, Clock::time_point deadline, std::chrono::milliseconds timeout,
+                    const ExecCredential* plugin = nullptr);
   std::string verify_failure(const VerifyRecord& v) const;
 
   // kube_client_request.cpp
   std::string current_token();
+  // Who we are for one call: the bearer token (the kubeconfig's, or the plugin's) and the
+  // plugin's credential when there is a plugin (which may have failed: then the error).
+  struct Auth {
+    std::string bearer;
+    std::optional<ExecCredential> plugin;
+  };
+  Result<Auth> auth();
   // One request/response on an open connection.
   struct Exchange {
     std::optional<KubeResponse> response;
@@ -185,7 +199,11 @@ struct KubeClient::Impl {
   };
   Exchange exchange(Connection& c, StringRequest& req, Clock::time_point deadline,
                     std::chrono::milliseconds timeout, const std::string& what);
-  void set_common_headers(StringRequest& req);
+  void set_common_headers(StringRequest& req, const std::string& bearer);
+  Result<KubeResponse> request_once(const std::string& method, const std::string& path_and_query,
+                                    const std::string& body, const std::string& content_type,
+                                    std::chrono::milliseconds timeout, const Auth& who);
+  // request_once, and again with a fresh plugin credential when the server answered 401.
   Result<KubeResponse> request(const std::string& method, const std::string& path_and_query,
                                const std::string& body, const std::string& content_type,
                                std::chrono::milliseconds timeout);

@@ -64,6 +64,19 @@ std::string KubeClient::Impl::current_token() {
   return token;
 }
 
+Result<KubeClient::Impl::Auth> KubeClient::Impl::auth() {
+  Auth who;
+  if (!exec_source) {
+    who.bearer = current_token();
+    return who;
+  }
+  auto credential = exec_source->get();
+  if (!credential) return credential.error();
+  who.bearer = credential->token;
+  who.plugin = std::move(*credential);
+  return who;
+}
+
 KubeClient::Impl::Exchange KubeClient::Impl::exchange(Connection& c,
                                                       http::request<http::string_body>& req,
                                                       Clock::time_point deadline,
@@ -113,12 +126,12 @@ KubeClient::Impl::Exchange KubeClient::Impl::exchange(Connection& c,
   return out;
 }
 
-void KubeClient::Impl::set_common_headers(http::request<http::string_body>& req) {
+void KubeClient::Impl::set_common_headers(http::request<http::string_body>& req,
+                                          const std::string& bearer) {
   const bool ipv6 = target.host.find(':') != std::string::npos;
   req.set(http::field::host, (ipv6 ? "[" + target.host + "]" : target.host) + ":" + target.port);
   req.set(http::field::user_agent, kUserAgent);
   req.set(http::field::accept, "application/json");
-  const std::string bearer = current_token();
   if (!bearer.empty()) req.set(http::field::authorization, "Bearer " + bearer);
 }
 
@@ -128,6 +141,25 @@ Result<KubeResponse> KubeClient::Impl::request(const std::string& method,
                                                const std::string& content_type,
                                                std::chrono::milliseconds timeout) {
   if (config_error) return *config_error;
+  auto who = auth();
+  if (!who) return who.error();
+  auto answer = request_once(method, path_and_query, body, content_type, timeout, *who);
+  if (!answer || answer->status != 401 || !who->plugin) return answer;
+  // The plugin's credential was refused (revoked, or expired without saying so): one more try
+  // with a fresh one. A 401 means the request was not carried out, so even a POST may be sent
+  // again.
+  exec_source->invalidate(who->plugin->generation);
+  who = auth();
+  if (!who) return who.error();
+  return request_once(method, path_and_query, body, content_type, timeout, *who);
+}
+
+Result<KubeResponse> KubeClient::Impl::request_once(const std::string& method,
+                                                    const std::string& path_and_query,
+                                                    const std::string& body,
+                                                    const std::string& content_type,
+                                                    std::chrono::milliseconds timeout,
+                                                    const Auth& who) {
   auto path_ok = check_path(path_and_query);
   if (!path_ok.ok()) return invalid(path_ok.error().message);
   const http::verb verb = http::string_to_verb(method);
@@ -136,7 +168,7 @@ Result<KubeResponse> KubeClient::Impl::request(const std::string& method,
   const auto deadline = Clock::now() + timeout;
 
   http::request<http::string_body> req{verb, target.path_prefix + path_and_query, 11};
-  set_common_headers(req);
+  set_common_headers(req, who.bearer);
   if (!body.empty() || verb == http::verb::post || verb == http::verb::put ||
       verb == http::verb::patch) {
     req.set(http::field::content_type, content_type);
@@ -151,15 +183,22 @@ Result<KubeResponse> KubeClient::Impl::request(const std::string& method,
                        "requests for " + std::to_string(ms(timeout)) + " ms; " + what +
                        " was not sent");
   }
+  const ExecCredential* plugin = who.plugin ? &*who.plugin : nullptr;
+  // A connection that presented an older plugin certificate is not reused.
+  if (plugin != nullptr && !plugin->client_cert_pem.empty() &&
+      conn_generation != plugin->generation) {
+    conn.reset();
+  }
   for (int attempt = 0;; ++attempt) {
     const bool reused = conn != nullptr && conn->idle_and_open();
     if (!reused) {
       conn.reset();
       auto fresh = std::make_unique<Connection>(*ctx);
       ++opened;
-      auto opened_ok = open(*fresh, deadline, timeout);
+      auto opened_ok = open(*fresh, deadline, timeout, plugin);
       if (!opened_ok.ok()) return opened_ok.error();
       conn = std::move(fresh);
+      conn_generation = plugin != nullptr ? plugin->generation : 0;
     }
     Exchange result = exchange(*conn, req, deadline, timeout, what);
     if (result.response) {

@@ -175,6 +175,14 @@ KubeClient::Impl::Impl(KubeTarget t, std::string s) : target(std::move(t)), site
   verify_name = target.tls_server_name.empty() ? target.host : target.tls_server_name;
   token = target.token;
   token_read = Clock::now();
+  if (target.exec) {
+    exec_source = std::make_unique<ExecCredentialSource>(
+        *target.exec, exec_info_json(*target.exec, target), site, [] {
+          return std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+              .count();
+        });
+  }
   try {
     build_context();
   } catch (const std::exception& e) {
@@ -268,9 +276,46 @@ void KubeClient::Impl::load_client_certificate() {
   }
 }
 
+// The certificate and key an exec plugin printed, on this one connection (the context keeps
+// the kubeconfig's own, if any).
+static Result<void> use_plugin_certificate(SSL* ssl, const ExecCredential& credential,
+                                    const std::string& source) {
+  const auto fail = [&](const std::string& what) {
+    return make_error(ErrorKind::unreachable,
+                      "the client certificate from " + source + " cannot be used: " + what);
+  };
+  BIO* bio = BIO_new_mem_buf(credential.client_cert_pem.data(),
+                             static_cast<int>(credential.client_cert_pem.size()));
+  X509* leaf = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  if (leaf == nullptr) {
+    BIO_free(bio);
+    return fail("clientCertificateData is not a PEM certificate: " + openssl_error("none found"));
+  }
+  const bool used = SSL_use_certificate(ssl, leaf) == 1;
+  X509_free(leaf);
+  while (X509* extra = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    if (SSL_add0_chain_cert(ssl, extra) != 1) X509_free(extra);
+  }
+  ERR_clear_error();
+  BIO_free(bio);
+  if (!used) return fail(openssl_error("the certificate was refused"));
+  bio = BIO_new_mem_buf(credential.client_key_pem.data(),
+                        static_cast<int>(credential.client_key_pem.size()));
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  if (key == nullptr) return fail("clientKeyData is not a PEM private key: " + openssl_error("none"));
+  const bool key_used = SSL_use_PrivateKey(ssl, key) == 1;
+  EVP_PKEY_free(key);
+  if (!key_used || SSL_check_private_key(ssl) != 1) {
+    return fail("the key does not match the certificate: " + openssl_error("mismatch"));
+  }
+  return Ok{};
+}
+
 // Connects and does the TLS handshake; `c` is fresh. `timeout` is for messages.
 Result<void> KubeClient::Impl::open(Connection& c, Clock::time_point deadline,
-                                    std::chrono::milliseconds timeout) {
+                                    std::chrono::milliseconds timeout,
+                                    const ExecCredential* plugin) {
   auto endpoints = resolve(target.host, target.port, deadline);
   if (!endpoints.ok()) {
     return unreachable("cannot resolve " + target.host + " (server " + target.server +
@@ -287,6 +332,10 @@ Result<void> KubeClient::Impl::open(Connection& c, Clock::time_point deadline,
   if (ec) return unreachable("cannot connect to " + target.server + ": " + describe_ec(ec));
 
   SSL* ssl_handle = c.stream.native_handle();
+  if (plugin != nullptr && !plugin->client_cert_pem.empty()) {
+    auto used = use_plugin_certificate(ssl_handle, *plugin, target.exec->source);
+    if (!used) return make_error(used.error().kind, prefix() + used.error().message);
+  }
   if (!is_ip_literal(verify_name)) SSL_set_tlsext_host_name(ssl_handle, verify_name.c_str());
   if (!target.insecure_skip_tls_verify) {
     X509_VERIFY_PARAM* param = SSL_get0_param(ssl_handle);

@@ -93,6 +93,8 @@ Result<KubeWatchResult> KubeClient::Impl::watch(
   const auto answer_timeout = std::min(timeout, kWatchAnswerTimeout);
   const auto answer_deadline = start + answer_timeout;
 
+  auto who = auth();
+  if (!who) return who.error();
   Connection c(*ctx);
   const WatchRegistration registration(*this, c);
   KubeWatchResult result;
@@ -102,12 +104,12 @@ Result<KubeWatchResult> KubeClient::Impl::watch(
     return result;
   };
 
-  auto opened_ok = open(c, answer_deadline, answer_timeout);
+  auto opened_ok = open(c, answer_deadline, answer_timeout, who->plugin ? &*who->plugin : nullptr);
   if (!opened_ok.ok()) return opened_ok.error();
   if (c.interrupted) return interrupted();
 
   http::request<http::string_body> req{http::verb::get, target.path_prefix + path_and_query, 11};
-  set_common_headers(req);
+  set_common_headers(req, who->bearer);
   req.keep_alive(false);
   req.prepare_payload();
   beast::error_code ec = c.run(
@@ -136,6 +138,8 @@ Result<KubeWatchResult> KubeClient::Impl::watch(
                        describe_ec(ec) + tls_alert_hint(ec, !target.client_cert_pem.empty()));
   }
   result.status = static_cast<int>(parser.get().result_int());
+  // A refused plugin credential: the caller's next watch (or request) gets a fresh one.
+  if (result.status == 401 && who->plugin) exec_source->invalidate(who->plugin->generation);
   const bool streaming = result.status >= 200 && result.status < 300;
   // A non-2xx answer is a short Status document: it must arrive as promptly as the head.
   const auto body_deadline = streaming ? end_deadline : answer_deadline;

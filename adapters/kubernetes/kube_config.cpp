@@ -1,4 +1,5 @@
 #include "adapters/kubernetes/kube_config.h"
+#include "scheduler/common/base64.h"
 #include "scheduler/common/text.h"
 
 #include <array>
@@ -52,40 +53,6 @@ std::string directory_of(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
-}
-
-// Standard base64 (RFC 4648), whitespace ignored, padding optional.
-std::optional<std::string> decode_base64(std::string_view in) {
-  std::array<int, 256> value{};
-  value.fill(-1);
-  constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  for (std::size_t i = 0; i < kAlphabet.size(); ++i) {
-    value[static_cast<unsigned char>(kAlphabet[i])] = static_cast<int>(i);
-  }
-  std::string out;
-  out.reserve(in.size() * 3 / 4);
-  unsigned int bits = 0;
-  int nbits = 0;
-  bool padding = false;
-  for (char c : in) {
-    if (std::isspace(static_cast<unsigned char>(c))) continue;
-    if (c == '=') {
-      padding = true;
-      continue;
-    }
-    if (padding) return std::nullopt;  // data after '='
-    const int v = value[static_cast<unsigned char>(c)];
-    if (v < 0) return std::nullopt;
-    bits = (bits << 6) | static_cast<unsigned int>(v);
-    nbits += 6;
-    if (nbits >= 8) {
-      nbits -= 8;
-      out.push_back(static_cast<char>((bits >> nbits) & 0xFFu));
-    }
-  }
-  if (nbits >= 6) return std::nullopt;  // a dangling sextet cannot end valid base64
-  return out;
 }
 
 bool is_dns_label(const std::string& s) {
@@ -316,15 +283,87 @@ Result<void> resolve_cluster(const Loader& loader, const YAML::Node& body, KubeT
   return Ok{};
 }
 
-Result<void> resolve_user(const Loader& loader, const YAML::Node& body, KubeTarget& t) {
-  const std::string owner = "user " + quoted(t.user);
-  if (body["exec"] && !body["exec"].IsNull()) {
-    const YAML::Node node = body["exec"];
-    return loader.unsupported(owner +
-                                  ": exec credential plugins are not supported yet; use a token "
-                                  "or a client certificate",
+// The `exec` map of a user, checked as client-go checks it.
+Result<KubeExecPlugin> resolve_exec(const Loader& loader, const YAML::Node& node,
+                                    const std::string& owner) {
+  if (!node.IsMap()) return loader.invalid(owner + ": \"exec\" must be a map", &node);
+  KubeExecPlugin p;
+  auto command = loader.string_field(node, "command", owner + " exec");
+  if (!command.ok()) return command.error();
+  if (command->empty()) return loader.invalid(owner + ": exec has no \"command\"", &node);
+  p.command = *command;
+  if (p.command.find('/') != std::string::npos) {
+    // kubectl: a relative command with a path separator is relative to the kubeconfig.
+    auto path = loader.resolve_path(p.command, "exec command of " + owner);
+    if (!path.ok()) return path.error();
+    p.command = *path;
+  }
+  p.source = "exec plugin " + quoted(*command) + " of " + owner + " in kubeconfig " + loader.source();
+  auto version = loader.string_field(node, "apiVersion", owner + " exec");
+  if (!version.ok()) return version.error();
+  p.api_version = *version;
+  if (p.api_version != "client.authentication.k8s.io/v1" &&
+      p.api_version != "client.authentication.k8s.io/v1beta1") {
+    return loader.invalid(owner + ": exec apiVersion " + quoted(p.api_version) +
+                              " is not supported (client.authentication.k8s.io/v1 or v1beta1)",
+                          &node);
+  }
+  if (const YAML::Node args = node["args"]; args && !args.IsNull()) {
+    if (!args.IsSequence()) return loader.invalid(owner + ": exec \"args\" must be a list", &args);
+    for (const auto& a : args) {
+      if (!a.IsScalar()) return loader.invalid(owner + ": exec args must be strings", &a);
+      p.args.push_back(a.Scalar());
+    }
+  }
+  if (const YAML::Node env = node["env"]; env && !env.IsNull()) {
+    if (!env.IsSequence()) {
+      return loader.invalid(owner + ": exec \"env\" must be a list of {name, value}", &env);
+    }
+    for (const auto& e : env) {
+      if (!e.IsMap()) return loader.invalid(owner + ": exec env entries must be maps", &e);
+      auto name = loader.string_field(e, "name", owner + " exec env");
+      if (!name.ok()) return name.error();
+      auto value = loader.string_field(e, "value", owner + " exec env");
+      if (!value.ok()) return value.error();
+      if (name->empty() || name->find('=') != std::string::npos) {
+        return loader.invalid(owner + ": exec env name " + quoted(*name) + " is not valid", &e);
+      }
+      p.env.emplace_back(*name, *value);
+    }
+  }
+  auto mode = loader.string_field(node, "interactiveMode", owner + " exec");
+  if (!mode.ok()) return mode.error();
+  if (mode->empty()) {
+    if (p.api_version == "client.authentication.k8s.io/v1") {
+      return loader.invalid(owner + ": exec needs \"interactiveMode\" with apiVersion " +
+                                p.api_version + " (Never or IfAvailable)",
+                            &node);
+    }
+    *mode = "IfAvailable";  // client-go's default for v1beta1
+  }
+  if (*mode == "Always") {
+    return loader.unsupported(owner + ": exec interactiveMode Always needs a terminal, which the "
+                                      "orchestrator never has; use a plugin or mode that works "
+                                      "without one (Never or IfAvailable)",
                               &node);
   }
+  if (*mode != "Never" && *mode != "IfAvailable") {
+    return loader.invalid(owner + ": exec interactiveMode " + quoted(*mode) +
+                              " is not Never, IfAvailable or Always",
+                          &node);
+  }
+  p.interactive_mode = *mode;
+  auto provide = loader.bool_field(node, "provideClusterInfo", owner + " exec");
+  if (!provide.ok()) return provide.error();
+  p.provide_cluster_info = *provide;
+  auto hint = loader.string_field(node, "installHint", owner + " exec");
+  if (!hint.ok()) return hint.error();
+  p.install_hint = *hint;
+  return p;
+}
+
+Result<void> resolve_user(const Loader& loader, const YAML::Node& body, KubeTarget& t) {
+  const std::string owner = "user " + quoted(t.user);
   if (body["auth-provider"] && !body["auth-provider"].IsNull()) {
     const YAML::Node node = body["auth-provider"];
     return loader.unsupported(
@@ -363,6 +402,15 @@ Result<void> resolve_user(const Loader& loader, const YAML::Node& body, KubeTarg
     if (t.token.empty())
       return loader.invalid("tokenFile of " + owner + ": " + *path + " is empty");
     t.token_file = *path;
+  }
+  if (const YAML::Node exec = body["exec"]; exec && !exec.IsNull()) {
+    if (!t.token.empty()) {
+      return loader.invalid(owner + " gives both a token and an exec plugin; keep one of them",
+                            &exec);
+    }
+    auto plugin = resolve_exec(loader, exec, owner);
+    if (!plugin.ok()) return plugin.error();
+    t.exec = std::move(*plugin);
   }
 
   auto cert = file_or_data(loader, body, "client-certificate", "client-certificate-data", owner,

@@ -4,18 +4,38 @@
 //
 // Supported: clusters (server, certificate-authority, certificate-authority-data,
 // insecure-skip-tls-verify, tls-server-name), users (token, tokenFile, client-certificate(-data),
-// client-key(-data)), contexts (cluster, user, namespace) and current-context. Refused with
-// ErrorKind::unsupported: exec credential plugins, auth-provider, username/password (basic
-// auth) and proxy-url. Other keys (extensions, preferences, ...) are ignored, as kubectl does.
+// client-key(-data), exec credential plugins), contexts (cluster, user, namespace) and
+// current-context. Refused with ErrorKind::unsupported: auth-provider, username/password (basic
+// auth), impersonation, proxy-url and exec plugins that must prompt (interactiveMode Always).
+// Other keys (extensions, preferences, ...) are ignored, as kubectl does.
 //
 // No TLS here: the PEM texts are checked for their BEGIN lines only; KubeClient loads them.
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scheduler/common/result.h"
 
 namespace orch {
+
+// A user's `exec` credential plugin (client.authentication.k8s.io): a program that prints an
+// ExecCredential with a bearer token and/or a client certificate (gke-gcloud-auth-plugin,
+// `aws eks get-token`, kubelogin). KubeClient runs it (exec_credential.h).
+struct KubeExecPlugin {
+  std::string command;  // as written; a name with a '/' is made absolute against the kubeconfig
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // added to orchestrate's environment
+  std::string api_version;  // client.authentication.k8s.io/v1 or v1beta1
+  // Never or IfAvailable: orchestrate has no terminal, so the plugin is told it cannot prompt
+  // (Always is refused when the kubeconfig is read).
+  std::string interactive_mode;
+  bool provide_cluster_info = false;  // pass server and CA in KUBERNETES_EXEC_INFO
+  std::string install_hint;           // shown when the command cannot be started
+  // 'exec plugin "aws" of user "u" in kubeconfig /y/config', for messages.
+  std::string source;
+};
 
 // One cluster as seen through one context, everything resolved (files read, base64 decoded).
 struct KubeTarget {
@@ -46,6 +66,9 @@ struct KubeTarget {
 
   std::string token;       // bearer token ("" = none)
   std::string token_file;  // set when the token came from tokenFile: KubeClient re-reads it
+  // The user's credential plugin: it supplies the token (and may supply the client certificate)
+  // at run time. Exclusive with `token`/`tokenFile`.
+  std::optional<KubeExecPlugin> exec;
 
   std::string namespace_;  // the override, else the context's namespace, else "default"
 

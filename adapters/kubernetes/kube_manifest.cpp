@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "adapters/kubernetes/kube_pod_settings.h"
 #include "scheduler/model/launch_contract.h"
 
 namespace orch::kube {
@@ -136,11 +137,12 @@ bool is_resource_name(std::string_view s) {
   return !name.empty() && is_label_value(name);
 }
 
-Result<void> check_image(const std::string& image, const std::string& cluster) {
+// `what` names where the image comes from ("kubernetes.image of cluster 'k'").
+Result<void> check_image(const std::string& image, const std::string& what) {
   bool ok = !image.empty();
   for (char c : image) ok = ok && !is_control(c) && c != ' ';
   if (ok) return Ok{};
-  return invalid("kubernetes.image of cluster '" + cluster + "' is '" + image +
+  return invalid(what + " is '" + image +
                  "': give the container image the job runs in, such as "
                  "nvcr.io/nvidia/pytorch:24.05-py3 (no blanks or control characters)");
 }
@@ -321,7 +323,21 @@ Result<void> check_request(const LaunchRequest& r, const ClusterSpec& cluster,
     return invalid("job id and attempt number must not be negative (" + std::to_string(r.job_id) +
                    ", " + std::to_string(r.attempt_no) + ")");
   }
-  if (auto ok = check_image(cluster.kubernetes.image, cluster.name); !ok) return ok.error();
+  if (!r.pod.image.empty()) {
+    if (auto ok = check_image(r.pod.image, "the job's kubernetes.image"); !ok) return ok.error();
+  } else if (auto ok = check_image(cluster.kubernetes.pod.image,
+                                   "kubernetes.image of cluster '" + cluster.name + "'");
+             !ok) {
+    return ok.error();
+  }
+  for (const auto& v : r.pod.volumes) {
+    if (!v.host_path.empty() && !cluster.kubernetes.allow_host_path) {
+      return invalid("cluster '" + cluster.name + "' does not let jobs mount node directories: " +
+                     "the job's volume " + v.name + " is hostPath " + v.host_path +
+                     "; use a PersistentVolumeClaim, or have the cluster set "
+                     "kubernetes.allow_host_path: true");
+    }
+  }
   if (!is_resource_name(cluster.kubernetes.gpu_resource)) {
     return invalid("kubernetes.gpu_resource '" + cluster.kubernetes.gpu_resource +
                    "' of cluster '" + cluster.name +
@@ -465,9 +481,10 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
     annotations[std::string(kJobNameAnnotation)] = annotation_text(request.job_name);
   }
 
+  const PodSettings pod = merge_pod_settings(k.pod, request.pod);
   Json container = {
       {"name", std::string(kContainerName)},
-      {"image", k.image},
+      {"image", pod.image},
       {"command", {"/bin/sh", "-c", escape_kube_references(request.command)}},
       {"env", *env},
   };
@@ -490,6 +507,7 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
                                             {"value", "present"},
                                             {"effect", "NoSchedule"}}});
   }
+  if (auto ok = apply_pod_settings(pod, PodKind::job, container, pod_spec); !ok) return ok.error();
   if (multi) pod_spec["subdomain"] = plan.service_name;
   Json affinity = Json::object();
   if (!request.exclude_nodes.empty()) affinity = exclude_affinity(request.exclude_nodes);
@@ -503,6 +521,12 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
       {"completions", request.nodes},
       {"parallelism", request.nodes},
   };
+  Json job_labels = labels;
+  if (!k.queue.empty()) {
+    // Kueue admits the Job by unsuspending it once the queue's quota has room.
+    job_spec["suspend"] = true;
+    job_labels[std::string(kQueueLabel)] = k.queue;
+  }
   if (multi) job_spec["completionMode"] = "Indexed";
   Json pod_annotations = annotations;
   if (multi) pod_annotations[std::string(kGangSizeAnnotation)] = std::to_string(request.nodes);
@@ -515,7 +539,7 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
       {"metadata",
        {{"name", plan.job_name},
         {"namespace", namespace_},
-        {"labels", labels},
+        {"labels", job_labels},
         {"annotations", annotations}}},
       {"spec", job_spec},
   };

@@ -16,7 +16,13 @@
 //   Seconds from KubernetesSpec::termination_grace_s (time to save a checkpoint after SIGTERM),
 //   enableServiceLinks false (no service variables in the job's environment),
 //   automountServiceAccountToken false (the job does not talk to the API).
-// - One container "job": the spec's image, command ["/bin/sh", "-c", <request.command>],
+// - Pod settings (kube_pod_settings.h): the job's over the cluster's (merge_pod_settings):
+//   image, volumes (PVC; hostPath only where kubernetes.allow_host_path), /dev/shm as a
+//   memory-backed emptyDir of shm_size, imagePullSecrets, serviceAccountName (its token then
+//   mounted), nodeSelector, tolerations, extra resource limits, priorityClassName.
+// - Kueue (kubernetes.queue): the Job is created suspended with kueue.x-k8s.io/queue-name;
+//   Kueue unsuspends it when admitted (until then its attempt reads queued).
+// - One container "job": the image, command ["/bin/sh", "-c", <request.command>],
 //   env = request.env then ORCH_TOKEN, ORCH_JOB_ID, ORCH_ATTEMPT, ORCH_GPUS (nodes x
 //   gpus_per_node), ORCH_SITE (the cluster's name) and, multi-node, ORCH_RENDEZVOUS (these win
 //   over request.env), resources.limits[<gpu_resource>] = gpus_per_node (omitted for 0).
@@ -58,6 +64,8 @@ inline constexpr std::string_view kCompletionIndexKey = "batch.kubernetes.io/job
 // ones it sees for all.
 inline constexpr std::string_view kGangSizeAnnotation = "orchestrate.dev/gang-size";
 inline constexpr std::string_view kContainerName = "job";
+// Kueue's label naming the LocalQueue a Job is submitted to.
+inline constexpr std::string_view kQueueLabel = "kueue.x-k8s.io/queue-name";
 // Longest Job name: a pod host name "<job>-<index>" must stay a 63-character DNS label.
 inline constexpr std::size_t kMaxJobName = 56;
 

@@ -105,6 +105,7 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   launch.heartbeat_s = heartbeat_interval_s(spec.health.heartbeat_timeout_s);
   launch.exclude_nodes = in.exclude_nodes;
   launch.time_limit_s = spec.time_limit_s;
+  launch.pod = spec.kubernetes;
   return launch;
 }
 

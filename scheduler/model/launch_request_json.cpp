@@ -47,6 +47,7 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
       r.resume_floor_step ? nlohmann::json(*r.resume_floor_step) : nlohmann::json(nullptr);
   j["resume_floor_reason"] = r.resume_floor_reason;
   j["time_limit_s"] = r.time_limit_s ? nlohmann::json(*r.time_limit_s) : nlohmann::json(nullptr);
+  if (r.pod != PodSettings{}) j["pod"] = pod_settings_to_json(r.pod);
   return j;
 }
 
@@ -78,6 +79,11 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.resume_floor_reason = j.value("resume_floor_reason", std::string());
     if (j.contains("time_limit_s") && !j.at("time_limit_s").is_null()) {
       r.time_limit_s = j.at("time_limit_s").get<double>();
+    }
+    if (j.contains("pod")) {
+      auto pod = pod_settings_from_json(j.at("pod"));
+      if (!pod) return pod.error();
+      r.pod = std::move(*pod);
     }
     for (const auto& c : j.value("resume_candidates", nlohmann::json::array())) {
       ResumeCandidate rc;

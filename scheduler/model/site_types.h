@@ -12,6 +12,7 @@
 
 #include "scheduler/model/job_state.h"
 #include "scheduler/model/manifest.h"
+#include "scheduler/model/pod_settings.h"
 
 namespace orch {
 
@@ -72,6 +73,9 @@ struct LaunchRequest {
   // The job's time_limit (backfill): the brain stops the attempt once it has passed since its
   // placement; a site that enforces limits itself is told too (Slurm: sbatch --time).
   std::optional<double> time_limit_s;
+  // The job's own Kubernetes pod settings (its `kubernetes:` section); a Kubernetes site
+  // merges them over its cluster's. Other providers ignore them.
+  PodSettings pod;
 };
 
 struct LaunchResult {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scheduler/model/accelerators.h"
+#include "scheduler/model/pod_settings.h"
 #include "scheduler/model/site_types.h"
 #include "scheduler/spec/provider_catalog.h"
 
@@ -49,7 +50,20 @@ struct KubernetesSpec {
   std::string kubeconfig;                       // path; "~/" expands to $HOME
   std::string context;                          // empty: the kubeconfig's current-context
   std::string namespace_;                       // empty: the context's namespace, else "default"
-  std::string image;                            // container image the job's command runs in
+  // What every pod gets (pod.image: the container image the job's command runs in); a job's
+  // own `kubernetes:` section is merged over it (scheduler/model/pod_settings.h).
+  PodSettings pod;
+  // Whether jobs may mount directories of the node (hostPath volumes of a job file; the
+  // cluster's own volumes may always).
+  bool allow_host_path = false;
+  // Kueue: the LocalQueue Jobs are submitted to (created suspended, labelled
+  // kueue.x-k8s.io/queue-name; Kueue admits them by unsuspending). "": no Kueue.
+  std::string queue;
+  // The image of the short helper pods that list, hash and delete checkpoints on the volumes
+  // (it needs sh, find, stat and sha256sum of GNU coreutils) and run burn-in probes
+  // (`agent` must be in it). "": pod.image.
+  std::string helper_image;
+  std::string agent = "orchestrate-agent";      // the agent's path in helper_image (probes)
   std::string gpu_resource = "nvidia.com/gpu";  // extended resource requested per pod
   int termination_grace_s = 120;                // time to save a checkpoint after SIGTERM
   // A multi-pod attempt whose pods are not all running this long after its Job was created

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "scheduler/model/pod_settings.h"
 #include "scheduler/model/site_types.h"  // SecretSource
 
 namespace orch {
@@ -134,6 +135,10 @@ struct JobSpec {
   // priority from priority_class at submit). Higher is placed first and may preempt lower.
   int priority = 0;
   std::string priority_class;
+  // `kubernetes:` what this job's pods get on a Kubernetes cluster, over the cluster's own
+  // settings (image, volumes, shm_size, ...; scheduler/model/pod_settings.h). Other providers
+  // ignore it.
+  PodSettings kubernetes;
   PreemptionSpec preemption;
   // `time_limit:` how long an attempt may hold its GPUs, counted from its placement (seconds,
   // or a number with a unit: "90m", "2h", "1d"). Unset: as long as it runs. A job that declares

@@ -1,3 +1,4 @@
+#include "scheduler/spec/pod_settings_section.h"
 #include "scheduler/spec/job_spec_parser.h"
 
 #include "scheduler/spec/secret_source_reader.h"
@@ -383,7 +384,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   MapView job(reader, root, "job",
               {"name", "command", "env", "resources", "checkpoint", "model", "restart", "health",
                "placement", "datasets", "team", "owner", "secret_env", "priority", "priority_class",
-               "preemption", "group", "sweep", "time_limit"},
+               "preemption", "group", "sweep", "time_limit", "kubernetes"},
               "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -409,6 +410,11 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_preemption(job, spec);
   read_time_limit(job, spec);
   read_sweep(job, spec);
+  if (job.has("kubernetes")) {
+    MapView pod = job.child("kubernetes", "kubernetes", pod_setting_keys(),
+                            "a map such as {image: nvcr.io/nvidia/pytorch:24.05-py3, shm_size: 64Gi}");
+    if (!reader.failed()) read_pod_settings(pod, spec.kubernetes);
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 
+#include "scheduler/spec/pod_settings_section.h"
 #include "scheduler/spec/provider_sections.h"
 
 namespace orch {
@@ -11,24 +12,19 @@ namespace {
 using yaml::MapView;
 
 // A Kubernetes namespace is a DNS-1123 label, or the API server refuses every request.
-bool is_dns_label(std::string_view s) {
-  auto alnum = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); };
-  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
-  for (char ch : s) {
-    if (!alnum(ch) && ch != '-') return false;
-  }
-  return true;
-}
-constexpr yaml::StringRule kDnsLabel{is_dns_label,
+constexpr yaml::StringRule kDnsLabel{is_kube_dns_label,
                                      "a DNS-1123 label: 1 to 63 of a-z, 0-9 and \"-\", "
                                      "starting and ending with a letter or digit"};
 
 }  // namespace
 
 void read_kubernetes_sections(const MapView& entry, ClusterSpec& c) {
-  MapView k = entry.child("kubernetes", "kubernetes",
-                          {"kubeconfig", "context", "namespace", "image", "gpu_resource",
-                           "termination_grace_s", "gang_timeout_s"},
+  std::vector<std::string_view> keys = {"kubeconfig",      "context",        "namespace",
+                                        "gpu_resource",    "termination_grace_s",
+                                        "gang_timeout_s",  "allow_host_path", "queue",
+                                        "helper_image",    "agent"};
+  for (auto key : pod_setting_keys()) keys.push_back(key);
+  MapView k = entry.child("kubernetes", "kubernetes", std::move(keys),
                           "a map such as {kubeconfig: ~/.kube/config, context: gpu-cloud, "
                           "image: nvcr.io/nvidia/pytorch:24.05-py3}");
   KubernetesSpec& s = c.kubernetes;
@@ -36,7 +32,12 @@ void read_kubernetes_sections(const MapView& entry, ClusterSpec& c) {
   k.read_string("context", s.context, yaml::kNonEmpty, "a context of the kubeconfig");
   k.read_string("namespace", s.namespace_, kDnsLabel,
                 "a namespace such as default (1 to 63 of a-z, 0-9 and \"-\")");
-  k.read_string("image", s.image, yaml::kNonEmpty, "a container image");
+  read_pod_settings(k, s.pod);
+  k.read_bool("allow_host_path", s.allow_host_path, "true or false");
+  k.read_string("queue", s.queue, kDnsLabel, "a Kueue LocalQueue such as team-a");
+  k.read_string("helper_image", s.helper_image, yaml::kNonEmpty, "a container image");
+  k.read_string("agent", s.agent, yaml::kNonEmpty,
+                "the path of orchestrate-agent in the helper image");
   k.read_string("gpu_resource", s.gpu_resource, yaml::kNonEmpty,
                 "an extended resource such as nvidia.com/gpu");
   k.read_int("termination_grace_s", s.termination_grace_s, 0, 86400, "seconds such as 120");

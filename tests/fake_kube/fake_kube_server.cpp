@@ -1,5 +1,8 @@
 #include "tests/fake_kube/fake_kube_server.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <map>
 #include <mutex>
 #include <ostream>
 #include <stdexcept>
@@ -44,10 +47,40 @@ struct FakeKubeServer::Impl {
   ApiState state;
   std::unique_ptr<TlsServer> server;
   std::mutex log_mu;
+  mutable std::mutex tokens_mu;
+  // Extra tokens and when they expire (nullopt: never).
+  std::map<std::string, std::optional<std::chrono::system_clock::time_point>> tokens;
+  std::atomic<int> refused{0};
+
+  bool authorized(const std::string& header) {
+    if (header == "Bearer " + options.token) return true;
+    if (header.rfind("Bearer ", 0) != 0) return false;
+    std::lock_guard lock(tokens_mu);
+    auto it = tokens.find(header.substr(7));
+    return it != tokens.end() &&
+           (!it->second || std::chrono::system_clock::now() < *it->second);
+  }
 
   void handle(const Request& req, ResponseWriter& out) {
-    if (req.header("authorization") != "Bearer " + options.token) {
+    if (!authorized(req.header("authorization"))) {
+      ++refused;
       return send_error(out, ApiError(401, "Unauthorized", "Unauthorized"));
+    }
+    if (req.method == "POST" && req.path == "/fake/tokens") {
+      auto token = req.query.find("token");
+      auto ttl = req.query.find("ttl_s");
+      if (token == req.query.end() || token->second.empty()) {
+        return send_error(out, ApiError(400, "BadRequest", "token= is required"));
+      }
+      std::optional<std::chrono::system_clock::time_point> expires;
+      if (ttl != req.query.end()) {
+        expires = std::chrono::system_clock::now() +
+                  std::chrono::milliseconds(static_cast<std::int64_t>(
+                      std::strtod(ttl->second.c_str(), nullptr) * 1000));
+      }
+      std::lock_guard lock(tokens_mu);
+      tokens[token->second] = expires;
+      return out.send(200, "application/json", "{}");
     }
     const std::string address = options.bind + ":" + std::to_string(server->port());
     if (auto d = discovery(req.path, req.header("accept"), address)) {
@@ -97,6 +130,16 @@ void FakeKubeServer::stop() {
   impl_->cluster.store().close_watchers();
   impl_->server->stop();
   impl_->cluster.stop();
+}
+
+void FakeKubeServer::accept_token(const std::string& token,
+                                  std::optional<std::chrono::system_clock::time_point> expires) {
+  std::lock_guard lock(impl_->tokens_mu);
+  impl_->tokens[token] = expires;
+}
+
+int FakeKubeServer::unauthorized() const {
+  return impl_->refused.load();
 }
 
 int FakeKubeServer::port() const {

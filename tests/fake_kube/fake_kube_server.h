@@ -3,8 +3,10 @@
 // resource routes and the test hooks, over a simulated cluster whose pods run as local
 // processes. See README.md.
 
+#include <chrono>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "tests/fake_kube/cluster.h"
@@ -35,6 +37,13 @@ class FakeKubeServer {
   int port() const;
   std::string url() const;  // https://127.0.0.1:PORT
   Cluster& cluster();
+  // Accepts another bearer token besides options.token (one an exec credential plugin hands
+  // out), until `expires` when given: after it, 401 Unauthorized, as a real server answers an
+  // expired token. Thread-safe. Hook: POST /fake/tokens?token=T[&ttl_s=N].
+  void accept_token(const std::string& token,
+                    std::optional<std::chrono::system_clock::time_point> expires = std::nullopt);
+  // Every request that was refused with 401 so far.
+  int unauthorized() const;
 
  private:
   struct Impl;

@@ -258,7 +258,7 @@ std::unique_ptr<ClusterPort> KubeProvider::make_site() {
   spec.gpus_per_node = 8;
   spec.poll_interval_ms = 100;
   spec.kubernetes.kubeconfig = w.kubeconfig;
-  spec.kubernetes.image = "fake/contract";
+  spec.kubernetes.pod.image = "fake/contract";
   spec.kubernetes.termination_grace_s = 2;
   auto target = load_kube_target(w.kubeconfig, "", "");
   if (!target) return nullptr;

@@ -36,7 +36,7 @@ ClusterSpec cluster() {
   ClusterSpec c;
   c.name = "kube-east";
   c.provider = "kubernetes";
-  c.kubernetes.image = "nvcr.io/nvidia/pytorch:24.05-py3";
+  c.kubernetes.pod.image = "nvcr.io/nvidia/pytorch:24.05-py3";
   c.kubernetes.termination_grace_s = 180;
   return c;
 }
@@ -401,10 +401,10 @@ TEST(kube_parse_manifest, RefusesWhatCannotBeLaunchedExactly) {
   expect_invalid(request(), c, "", "namespace ''");
 
   ClusterSpec no_image = c;
-  no_image.kubernetes.image = "";
+  no_image.kubernetes.pod.image = "";
   expect_invalid(request(), no_image, "ml", "kubernetes.image");
   ClusterSpec blank_image = c;
-  blank_image.kubernetes.image = "pytorch latest";
+  blank_image.kubernetes.pod.image = "pytorch latest";
   expect_invalid(request(), blank_image, "ml", "kubernetes.image");
   ClusterSpec bad_resource = c;
   bad_resource.kubernetes.gpu_resource = "nvidia.com/gpu 8";

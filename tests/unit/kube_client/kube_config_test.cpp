@@ -195,16 +195,78 @@ contexts:
   EXPECT_THAT(t.error().message, HasSubstr("(users: u)"));
 }
 
-TEST_F(kube_config, ExecPluginIsRefusedNamingTheUser) {
+TEST_F(kube_config, ExecPluginIsReadWithItsArgsAndEnv) {
+  const std::string path = write_config(R"(
+clusters: [{name: a, cluster: {server: "https://127.0.0.1:6443"}}]
+users:
+- name: eks
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: bin/aws
+      args: [eks, get-token, --cluster-name, prod]
+      env: [{name: AWS_PROFILE, value: training}]
+      interactiveMode: Never
+      provideClusterInfo: true
+      installHint: install the AWS CLI
+contexts: [{name: c, context: {cluster: a, user: eks}}]
+current-context: c
+)");
+  auto t = load_kube_target(path, "", "");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_TRUE(t->exec.has_value());
+  EXPECT_EQ(t->exec->command, std::string(dir_ / "kube/bin/aws"));  // relative to the kubeconfig
+  EXPECT_EQ(t->exec->args, (std::vector<std::string>{"eks", "get-token", "--cluster-name", "prod"}));
+  ASSERT_EQ(t->exec->env.size(), 1U);
+  EXPECT_EQ(t->exec->env[0].first, "AWS_PROFILE");
+  EXPECT_EQ(t->exec->env[0].second, "training");
+  EXPECT_EQ(t->exec->interactive_mode, "Never");
+  EXPECT_TRUE(t->exec->provide_cluster_info);
+  EXPECT_EQ(t->exec->install_hint, "install the AWS CLI");
+  EXPECT_THAT(t->exec->source, HasSubstr("exec plugin \"bin/aws\" of user \"eks\""));
+  EXPECT_TRUE(t->token.empty());
+}
+
+TEST_F(kube_config, ExecPluginByNameStaysAPathLookup) {
   const std::string path = write_config(typical_config());
   auto t = load_kube_target(path, "sso", "");
-  ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.error().kind, ErrorKind::unsupported);
-  EXPECT_THAT(t.error().message, HasSubstr(path));
-  EXPECT_THAT(t.error().message, HasSubstr("user \"sso-user\""));
-  EXPECT_THAT(t.error().message,
-              HasSubstr("exec credential plugins are not supported yet; use a token or a client "
-                        "certificate"));
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_TRUE(t->exec.has_value());
+  EXPECT_EQ(t->exec->command, "kubelogin");
+  EXPECT_EQ(t->exec->interactive_mode, "IfAvailable");  // v1beta1's default
+}
+
+TEST_F(kube_config, ExecPluginsThatCannotWorkHereAreRefused) {
+  const auto load_user = [&](const std::string& user) {
+    return load_kube_target(write_config("clusters: [{name: a, cluster: {server: "
+                                         "\"https://127.0.0.1:6443\"}}]\nusers: [{name: u, user: " +
+                                         user +
+                                         "}]\ncontexts: [{name: c, context: {cluster: a, user: "
+                                         "u}}]\ncurrent-context: c\n"),
+                            "", "");
+  };
+  auto always = load_user(
+      "{exec: {apiVersion: client.authentication.k8s.io/v1, command: x, interactiveMode: Always}}");
+  ASSERT_FALSE(always.ok());
+  EXPECT_EQ(always.error().kind, ErrorKind::unsupported);
+  EXPECT_THAT(always.error().message, HasSubstr("needs a terminal"));
+
+  auto no_mode = load_user("{exec: {apiVersion: client.authentication.k8s.io/v1, command: x}}");
+  ASSERT_FALSE(no_mode.ok());
+  EXPECT_THAT(no_mode.error().message, HasSubstr("needs \"interactiveMode\""));
+
+  auto old_api = load_user("{exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: x}}");
+  ASSERT_FALSE(old_api.ok());
+  EXPECT_THAT(old_api.error().message, HasSubstr("v1alpha1\" is not supported"));
+
+  auto both = load_user(
+      "{token: t, exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: x}}");
+  ASSERT_FALSE(both.ok());
+  EXPECT_THAT(both.error().message, HasSubstr("both a token and an exec plugin"));
+
+  auto no_command = load_user("{exec: {apiVersion: client.authentication.k8s.io/v1beta1}}");
+  ASSERT_FALSE(no_command.ok());
+  EXPECT_THAT(no_command.error().message, HasSubstr("exec has no \"command\""));
 }
 
 TEST_F(kube_config, BasicAuthIsRefused) {

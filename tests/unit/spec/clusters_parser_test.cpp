@@ -98,7 +98,7 @@ TEST(ClustersParser, ReadsAKubernetesCluster) {
   EXPECT_EQ(k.kubeconfig, "~/.kube/config");
   EXPECT_EQ(k.context, "gpu-cloud");
   EXPECT_EQ(k.namespace_, "training");
-  EXPECT_EQ(k.image, "nvcr.io/nvidia/pytorch:24.05-py3");
+  EXPECT_EQ(k.pod.image, "nvcr.io/nvidia/pytorch:24.05-py3");
   EXPECT_EQ(k.gpu_resource, "nvidia.com/gpu");
   EXPECT_EQ(k.termination_grace_s, 300);
 }

@@ -1,0 +1,28 @@
+#pragma once
+// PodSettings (scheduler/model/pod_settings.h) written into a pod spec: the job's pods
+// (kube_manifest.h) and the helper pods that list checkpoints and run probes
+// (kube_helper_pod.h) share this one writer. Pure.
+
+#include <nlohmann/json.hpp>
+
+#include "scheduler/common/result.h"
+#include "scheduler/model/pod_settings.h"
+
+namespace orch::kube {
+
+// The volume the shared memory is mounted from (a memory-backed emptyDir at /dev/shm).
+inline constexpr const char* kShmVolume = "orch-shm";
+
+// What parts of the settings a pod takes: a job's pod takes all; a helper pod only what it
+// needs to start and to see the volumes (no shm, extra resources or priority class).
+enum class PodKind { job, helper };
+
+// Adds to `container` (volumeMounts, resources.limits) and `pod_spec` (volumes,
+// imagePullSecrets, serviceAccountName, nodeSelector, tolerations, priorityClassName) what
+// `pod` asks for; container["image"] is set from pod.image. Tolerations are appended to any
+// the pod spec has. ErrorKind::invalid when a volume is named kShmVolume.
+Result<void> apply_pod_settings(const PodSettings& pod, PodKind kind,
+                                nlohmann::ordered_json& container,
+                                nlohmann::ordered_json& pod_spec);
+
+}  // namespace orch::kube
