@@ -20,8 +20,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -59,6 +61,21 @@ struct KubeWatchResult {
   std::size_t lines = 0;  // lines passed to on_event
   std::string detail;     // connection_lost: what happened
 };
+
+// How a pods/exec command ended.
+struct KubeExecResult {
+  int exit_code = 0;  // 0: Success; else the command's exit code
+  // Set when the Status is a Failure that is not an exit code (the command could not run).
+  std::string failure;
+  std::uint64_t bytes_in = 0;   // sent on stdin
+  std::uint64_t bytes_out = 0;  // received on stdout
+};
+
+// What exec() asks for stdin: the next bytes, "" at the end (stdin is then closed), nullopt to
+// abandon the command (the connection is closed; exec fails with ErrorKind::conflict).
+using ExecInput = std::function<std::optional<std::string>()>;
+// Each piece of output as it arrives: channel 1 stdout, 2 stderr. false abandons the command.
+using ExecOutput = std::function<bool(int channel, std::string_view data)>;
 
 class KubeClient {
  public:
@@ -99,6 +116,18 @@ class KubeClient {
   Result<KubeWatchResult> watch(const std::string& path_and_query,
                                 const std::function<bool(const std::string& line)>& on_event,
                                 std::chrono::milliseconds timeout = kDefaultWatchTimeout);
+
+  // Runs `command` in a running pod's container through pods/exec over a WebSocket
+  // (v5.channel.k8s.io, on a connection of its own), as kubectl exec does: stdin from `input`
+  // when given (sent to its end first, then closed; v5 is needed for that), stdout and stderr
+  // to `output`. Ok once the server's Status came: the exit code, or `failure` for a command
+  // that could not run. Errors: unreachable (no connection, no answer within `timeout` for
+  // the whole exchange), invalid (the server refused the upgrade: its Status message, e.g.
+  // "container not found"), conflict (input or output abandoned it).
+  Result<KubeExecResult> exec(const std::string& namespace_, const std::string& pod,
+                              const std::string& container,
+                              const std::vector<std::string>& command, const ExecInput& input,
+                              const ExecOutput& output, std::chrono::milliseconds timeout);
 
   // Makes every watch() in progress return soon (end = interrupted); later watches are not
   // affected. For shutting a site down. Thread-safe.

@@ -208,6 +208,10 @@ struct KubeClient::Impl {
                                const std::string& body, const std::string& content_type,
                                std::chrono::milliseconds timeout);
 
+  // kube_client_exec.cpp
+  Result<KubeExecResult> exec(const std::string& path_and_query, const ExecInput& input,
+                              const ExecOutput& output, std::chrono::milliseconds timeout);
+
   // kube_client_watch.cpp
   // Registers a watch connection for interrupt_watches() for its lifetime.
   class WatchRegistration;

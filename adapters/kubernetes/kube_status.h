@@ -109,6 +109,8 @@ struct KubeJobInfo {
   int succeeded = 0;
   int failed = 0;
   bool deleting = false;
+  bool suspended = false;  // spec.suspend: no pods are created (Kueue has not admitted it)
+  std::string queue;       // label kueue.x-k8s.io/queue-name, "" without Kueue
   std::vector<KubeCondition> conditions;  // Complete, Failed, FailureTarget, SuccessCriteriaMet...
   std::string resource_version;
 };

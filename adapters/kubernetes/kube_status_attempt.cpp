@@ -285,7 +285,9 @@ AttemptView from_job_only(const std::optional<KubeJobInfo>& job) {
     return view;
   }
   view.phase = RunPhase::queued;
-  view.note = "the Job " + job->name + " has no pods yet";
+  view.note = job->suspended ? "the Job " + job->name + " waits for Kueue to admit it" +
+                                   (job->queue.empty() ? "" : " (LocalQueue " + job->queue + ")")
+                             : "the Job " + job->name + " has no pods yet";
   return view;
 }
 

@@ -111,10 +111,12 @@ KubeJobInfo read_job(Reader& r, const Json& obj, const std::string& p) {
   job.deleting = r.member(*metadata, "deletionTimestamp") != nullptr;
   if (const Json* labels = r.object(*metadata, "labels", at(p, "metadata.labels"))) {
     job.token = r.str(*labels, kTokenLabel, at(p, "metadata.labels[orchestrate.dev/token]"));
+    job.queue = r.str(*labels, kQueueLabel, at(p, "metadata.labels[kueue.x-k8s.io/queue-name]"));
   }
   if (const Json* spec = r.object(obj, "spec", at(p, "spec"))) {
     job.completions = r.integer(*spec, "completions", at(p, "spec.completions")).value_or(1);
     job.parallelism = r.integer(*spec, "parallelism", at(p, "spec.parallelism")).value_or(1);
+    job.suspended = r.boolean(*spec, "suspend", at(p, "spec.suspend"));
   }
   if (const Json* status = r.object(obj, "status", at(p, "status"))) {
     std::string sp = at(p, "status");

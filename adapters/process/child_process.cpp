@@ -71,12 +71,24 @@ std::size_t drain(int& fd, std::string& into) {
 
 Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv,
                                          const std::vector<std::string>& env) {
+  return start(argv, env, false);
+}
+
+Result<ChildProcess> ChildProcess::spawn_with_stdin(const std::vector<std::string>& argv,
+                                                    const std::vector<std::string>& env) {
+  return start(argv, env, true);
+}
+
+Result<ChildProcess> ChildProcess::start(const std::vector<std::string>& argv,
+                                         const std::vector<std::string>& env, bool stdin_pipe) {
   if (argv.empty()) return make_error(ErrorKind::internal, "spawn: empty command");
+  int in[2] = {-1, -1};
   int out[2] = {-1, -1};
   int err[2] = {-1, -1};
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+  if ((stdin_pipe && pipe2(in, O_CLOEXEC) != 0) || pipe2(out, O_CLOEXEC) != 0 ||
+      pipe2(err, O_CLOEXEC) != 0) {
     const int e = errno;
-    for (int fd : {out[0], out[1], err[0], err[1]}) {
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) {
       if (fd >= 0) ::close(fd);
     }
     return make_error(ErrorKind::io, "cannot make pipes for " + argv[0] + ": " + errno_text(e));
@@ -84,7 +96,11 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv,
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (stdin_pipe) {
+    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  }
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
   // The server's other descriptors (sockets, locks) are none of the child's business.
@@ -113,15 +129,18 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv,
   posix_spawnattr_destroy(&attr);
   ::close(out[1]);
   ::close(err[1]);
+  if (in[0] >= 0) ::close(in[0]);
   if (rc != 0) {
     ::close(out[0]);
     ::close(err[0]);
+    if (in[1] >= 0) ::close(in[1]);
     return make_error(ErrorKind::io, "cannot run " + argv[0] + ": " + errno_text(rc));
   }
   fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
   fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
   ChildProcess child;
   child.pid_ = pid;
+  child.in_fd_ = in[1];
   child.out_fd_ = out[0];
   child.err_fd_ = err[0];
   return child;
@@ -134,6 +153,7 @@ ChildProcess::ChildProcess(ChildProcess&& other) noexcept {
 ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   if (this != &other) {
     std::swap(pid_, other.pid_);
+    std::swap(in_fd_, other.in_fd_);
     std::swap(out_fd_, other.out_fd_);
     std::swap(err_fd_, other.err_fd_);
     std::swap(reaped_, other.reaped_);
@@ -152,7 +172,41 @@ ChildProcess::~ChildProcess() {
   close_fds();
 }
 
+bool ChildProcess::write_stdin(std::string_view data) {
+  if (in_fd_ < 0) return false;
+  // A child that closed its stdin would raise SIGPIPE, which ends the whole server by
+  // default: block it on this thread and swallow the one raised here.
+  sigset_t pipe_only;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  sigset_t old;
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  bool ok = true;
+  while (!data.empty()) {
+    const ssize_t n = ::write(in_fd_, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      break;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  if (!ok) {
+    const timespec zero{0, 0};
+    while (sigtimedwait(&pipe_only, nullptr, &zero) > 0) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return ok;
+}
+
+void ChildProcess::close_stdin() {
+  if (in_fd_ >= 0) ::close(in_fd_);
+  in_fd_ = -1;
+}
+
 void ChildProcess::close_fds() {
+  close_stdin();
   if (out_fd_ >= 0) ::close(out_fd_);
   if (err_fd_ >= 0) ::close(err_fd_);
   out_fd_ = err_fd_ = -1;

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scheduler/common/result.h"
@@ -28,6 +29,9 @@ class ChildProcess {
   // cannot be started (the message names the program and errno's text).
   static Result<ChildProcess> spawn(const std::vector<std::string>& argv,
                                     const std::vector<std::string>& env = {});
+  // The same with stdin a pipe that write_stdin() feeds (tar -x of a stream).
+  static Result<ChildProcess> spawn_with_stdin(const std::vector<std::string>& argv,
+                                               const std::vector<std::string>& env = {});
 
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&& other) noexcept;
@@ -45,6 +49,13 @@ class ChildProcess {
   // Both pipes closed: the child (and whatever shared its pipes) is done writing.
   bool output_closed() const { return out_fd_ < 0 && err_fd_ < 0; }
 
+  // Writes all of `data` to the child's stdin (spawn_with_stdin), blocking while the pipe is
+  // full. false when the child closed its stdin or ended (never SIGPIPE: it is blocked and
+  // swallowed on this thread), or there is no stdin pipe.
+  bool write_stdin(std::string_view data);
+  // Closes its stdin: end of input.
+  void close_stdin();
+
   // Sends `sig` to the child's process group.
   void signal_group(int sig);
   // Whether it has ended (reaps it; never blocks).
@@ -59,6 +70,9 @@ class ChildProcess {
   void close_fds();
 
   pid_t pid_ = -1;
+  static Result<ChildProcess> start(const std::vector<std::string>& argv,
+                                    const std::vector<std::string>& env, bool stdin_pipe);
+  int in_fd_ = -1;
   int out_fd_ = -1;
   int err_fd_ = -1;
   bool reaped_ = false;

@@ -227,6 +227,7 @@ void Cluster::loop() {
 }
 
 void Cluster::tick() {
+  kueue_.admit(store_);
   jobs_.reconcile();
   jobs_.collect_garbage();
   schedule();

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/fake_kube/job_controller.h"
+#include "tests/fake_kube/kueue.h"
 #include "tests/fake_kube/kubelet.h"
 #include "tests/fake_kube/object_store.h"
 
@@ -78,6 +79,8 @@ class Cluster {
   std::string set_node_not_ready(const std::string& node, bool lost);
   std::string set_node_ready(const std::string& node);
   std::string add_node(const NodeConfig& node);
+  // Kueue (kueue.h): a LocalQueue with a GPU quota that admits suspended Jobs naming it.
+  FakeKueue& kueue() { return kueue_; }
 
   static nlohmann::json node_object(const NodeConfig& node);
 
@@ -90,6 +93,7 @@ class Cluster {
   ObjectStore store_;
   Kubelet kubelet_;
   JobController jobs_;
+  FakeKueue kueue_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool kicked_ = false;

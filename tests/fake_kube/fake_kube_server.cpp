@@ -10,6 +10,7 @@
 #include "tests/fake_kube/api_routes.h"
 #include "tests/fake_kube/discovery.h"
 #include "tests/fake_kube/hooks.h"
+#include "tests/fake_kube/pod_exec.h"
 #include "tests/fake_kube/tls_server.h"
 
 namespace orch::fake_kube {
@@ -87,6 +88,7 @@ struct FakeKubeServer::Impl {
       return out.send(d->status, d->content_type, d->body);
     }
     if (handle_hook(state, req, out)) return;
+    if (handle_exec(state, req, out)) return;
     if (handle_resource(state, req, out)) return;
     send_not_found_path(out);
   }

@@ -1,5 +1,7 @@
 #include "tests/fake_kube/hooks.h"
 
+#include <cstdlib>
+
 #include <signal.h>
 
 #include <vector>
@@ -115,6 +117,20 @@ bool handle_hook(ApiState& state, const Request& req, ResponseWriter& out) {
   // /fake/namespaces/NS/pods/NAME[/kill|/evict]
   if ((seg.size() == 5 || seg.size() == 6) && seg[1] == "namespaces" && seg[3] == "pods") {
     pod_hook(state, req, out, seg[2], seg[4], seg.size() == 6 ? seg[5] : "");
+    return true;
+  }
+  // /fake/queues/NAME?gpus=N: a Kueue LocalQueue and its GPU quota
+  if (seg.size() == 3 && seg[1] == "queues" && req.method == "POST") {
+    const std::string gpus = req.param("gpus");
+    char* end = nullptr;
+    const long long n = std::strtoll(gpus.c_str(), &end, 10);
+    if (gpus.empty() || *end != '\0' || n < 0) {
+      answer(out, "gpus= must be a whole number >= 0");
+      return true;
+    }
+    cluster.kueue().set_quota(seg[2], n);
+    cluster.kick();
+    answer(out, "");
     return true;
   }
   if (seg.size() == 3 && seg[1] == "watches" && seg[2] == "drop" && req.method == "POST") {

@@ -5,8 +5,12 @@
 
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace orch::fake_kube {
 
@@ -14,6 +18,7 @@ struct Request {
   std::string method;                          // upper case
   std::string path;                            // without the query
   std::map<std::string, std::string> query;    // decoded; a repeated key keeps its last value
+  std::vector<std::pair<std::string, std::string>> query_all;  // every pair, in order
   std::map<std::string, std::string> headers;  // names in lower case
   std::string body;
 
@@ -28,6 +33,16 @@ struct Request {
   bool has_param(const std::string& name) const { return query.count(name) > 0; }
 };
 
+// A WebSocket connection after the server accepted an Upgrade (pods/exec): binary messages.
+class WebSocket {
+ public:
+  virtual ~WebSocket() = default;
+  virtual bool write(std::string_view message) = 0;  // false once the connection is gone
+  // The next message; nullopt when the client closed the connection or it broke.
+  virtual std::optional<std::string> read() = 0;
+  virtual void close() = 0;  // a normal close
+};
+
 class ResponseWriter {
  public:
   virtual ~ResponseWriter() = default;
@@ -40,6 +55,12 @@ class ResponseWriter {
   // True when the client closed the connection (or sent something, which an HTTP/1.1 client
   // waiting for a streamed answer never does), or the server is stopping.
   virtual bool client_gone() = 0;
+  // For a WebSocket Upgrade request: accepts it with `protocol` as Sec-WebSocket-Protocol (the
+  // response of the request). nullptr when the request is not an upgrade or the handshake fails.
+  virtual std::unique_ptr<WebSocket> accept_websocket(const std::string& protocol) {
+    (void)protocol;
+    return nullptr;
+  }
 };
 
 using RequestHandler = std::function<void(const Request&, ResponseWriter&)>;

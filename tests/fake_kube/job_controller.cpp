@@ -50,11 +50,11 @@ std::string index_ranges(const std::set<long long>& indexes) {
   return out;
 }
 
+}  // namespace
+
 bool job_finished(const json& job) {
   return condition_status(job, "Complete") == "True" || condition_status(job, "Failed") == "True";
 }
-
-}  // namespace
 
 void delete_pod(ObjectStore& store, const json& pod, long long grace) {
   if (grace < 0) grace = int_at(pod, {"spec", "terminationGracePeriodSeconds"}, 30);

@@ -29,6 +29,8 @@ namespace orch::fake_kube {
 // ended, else marked with deletionTimestamp for the kubelet to terminate. grace < 0: the pod's
 // terminationGracePeriodSeconds.
 void delete_pod(ObjectStore& store, const json& pod, long long grace = -1);
+// Whether the Job has its Complete or Failed condition.
+bool job_finished(const json& job);
 
 // DELETE of any object with DeleteOptions.propagationPolicy: "Background" removes it and leaves
 // its dependents to collect_garbage(); "Foreground" deletes the dependents first (the real server

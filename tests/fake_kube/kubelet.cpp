@@ -1,5 +1,7 @@
 #include "tests/fake_kube/kubelet.h"
 
+#include "tests/fake_kube/pod_volumes.h"
+
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -154,6 +156,15 @@ void Kubelet::start(const json& pod) {
   const std::string dir = pod_dir(pod);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
+  if (const std::string why = mount_volumes(pod, dir, state_dir_); !why.empty()) {
+    store_.update("pods", ns, name, [&](json& p) {
+      p["status"]["phase"] = "Pending";
+      if (!p["status"].contains("startTime")) p["status"]["startTime"] = now_rfc3339();
+      not_ready_conditions(p, container);
+      set_container_waiting(p, "CreateContainerConfigError", why);
+    });
+    return;
+  }
   ContainerLaunch launch = container_launch(pod, dir, log_path(pod), api_port_);
   SpawnResult spawned;
   if (launch.error.empty()) {

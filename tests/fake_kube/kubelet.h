@@ -25,6 +25,7 @@ class Kubelet {
  public:
   Kubelet(ObjectStore& store, std::string state_dir) : store_(store), state_dir_(state_dir) {}
   void set_api_port(int port) { api_port_ = port; }
+  int api_port() const { return api_port_; }
 
   void sync();
 

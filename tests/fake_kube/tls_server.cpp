@@ -18,6 +18,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 
 namespace orch::fake_kube {
 namespace {
@@ -28,12 +30,65 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using Stream = ssl::stream<tcp::socket>;
+namespace websocket = beast::websocket;
+
+class WebSocketOverTls final : public WebSocket {
+ public:
+  explicit WebSocketOverTls(Stream& stream) : ws_(stream) { ws_.binary(true); }
+  websocket::stream<Stream&>& ws() { return ws_; }
+
+  bool write(std::string_view message) override {
+    beast::error_code ec;
+    ws_.write(asio::const_buffer(message.data(), message.size()), ec);
+    return !ec;
+  }
+  std::optional<std::string> read() override {
+    beast::flat_buffer buffer;
+    beast::error_code ec;
+    ws_.read(buffer, ec);
+    if (ec) return std::nullopt;
+    return beast::buffers_to_string(buffer.data());
+  }
+  void close() override {
+    beast::error_code ec;
+    ws_.close(websocket::close_code::normal, ec);
+    // Read until the client's close frame (or an error): the close handshake completes.
+    beast::flat_buffer buffer;
+    while (!ec) ws_.read(buffer, ec);
+  }
+
+ private:
+  websocket::stream<Stream&> ws_;
+};
 
 class Writer final : public ResponseWriter {
  public:
-  Writer(Stream& stream, unsigned version, bool keep_alive, int fd,
+  Writer(Stream& stream, const http::request<http::string_body>& request, int fd,
          const std::atomic<bool>& stopping)
-      : stream_(stream), version_(version), keep_alive_(keep_alive), fd_(fd), stopping_(stopping) {}
+      : stream_(stream),
+        request_(request),
+        version_(request.version()),
+        keep_alive_(request.keep_alive()),
+        fd_(fd),
+        stopping_(stopping) {}
+
+  std::unique_ptr<WebSocket> accept_websocket(const std::string& protocol) override {
+    if (responded_ || !websocket::is_upgrade(request_)) return nullptr;
+    responded_ = true;
+    keep_alive_ = false;  // the connection is the WebSocket's now
+    auto socket = std::make_unique<WebSocketOverTls>(stream_);
+    socket->ws().set_option(websocket::stream_base::decorator(
+        [protocol](websocket::response_type& res) {
+          res.set(http::field::sec_websocket_protocol, protocol);
+        }));
+    beast::error_code ec;
+    socket->ws().accept(request_, ec);
+    if (ec) {
+      broken_ = true;
+      return nullptr;
+    }
+    return socket;
+  }
 
   void send(int status, const std::string& content_type, const std::string& body) override {
     if (responded_) return;
@@ -91,6 +146,7 @@ class Writer final : public ResponseWriter {
 
  private:
   Stream& stream_;
+  const http::request<http::string_body>& request_;
   unsigned version_;
   bool keep_alive_;
   int fd_;
@@ -131,8 +187,11 @@ void parse_target(const std::string& target, Request& request) {
     const std::string pair = target.substr(start, end - start);
     if (!pair.empty()) {
       const auto eq = pair.find('=');
-      request.query[percent_decode(pair.substr(0, eq), true)] =
+      std::string key = percent_decode(pair.substr(0, eq), true);
+      std::string value =
           eq == std::string::npos ? "" : percent_decode(pair.substr(eq + 1), true);
+      request.query[key] = value;
+      request.query_all.emplace_back(std::move(key), std::move(value));
     }
     start = end + 1;
   }
@@ -187,7 +246,7 @@ struct TlsServer::Impl {
         http::read(stream, buffer, parser, ec);
         if (ec) break;
         const auto& req = parser.get();
-        Writer writer(stream, req.version(), req.keep_alive(), conn.fd, stopping);
+        Writer writer(stream, req, conn.fd, stopping);
         try {
           handler(to_plain(req), writer);
         } catch (const std::exception& e) {
