@@ -14,10 +14,10 @@
 #include <mutex>
 #include <vector>
 
-#include "adapters/transfer/rsync_transfer.h"
 #include "adapters/webhook/webhook_worker.h"
 #include "cli/cluster_reload.h"
 #include "cli/site_factories.h"
+#include "cli/site_transfer_port.h"
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "scheduler/runtime/secret_values.h"
@@ -54,7 +54,7 @@ struct Server::Parts {
   std::unique_ptr<BrainLoop> loop;
   std::vector<std::unique_ptr<SiteWorker>> workers;
   std::vector<std::unique_ptr<StorageWorker>> storage_workers;
-  std::unique_ptr<RsyncTransferPort> transfer_port;
+  std::unique_ptr<SiteTransferPort> transfer_port;
   std::unique_ptr<TransferWorker> transfers;
   std::unique_ptr<SchedulerBackend> backend;
   std::unique_ptr<AccessStore> access;
@@ -222,7 +222,7 @@ Result<BrainReply> Server::Parts::join(const std::vector<ClusterSpec>& given,
   auto reply = loop->call(AddClusters{specs, source, document});
   if (!reply) return reply.error();
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    transfer_port->cluster_joined(specs[i]);
+    transfer_port->site_joined(specs[i], sites[i].port.get());
     transfers->cluster_joined(specs[i]);
     backend->cluster_joined(specs[i], sites[i].port.get());
     std::lock_guard<std::mutex> lock(sites_mu);
@@ -370,7 +370,8 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
     if (!reader) return reader.error();
     BrainLoop* loop = parts->loop.get();
     parts->transfer_port =
-        std::make_unique<RsyncTransferPort>(clusters, s.state_dir + "/transfers");
+        std::make_unique<SiteTransferPort>(clusters, s.state_dir + "/transfers");
+    for (const auto& c : clusters) parts->transfer_port->site_joined(c, port_map[c.name]);
     parts->transfers = std::make_unique<TransferWorker>(
         clusters, *parts->transfer_port, std::move(*reader),
         [loop](BrainEvent e) { loop->post(std::move(e)); }, parts->clock);

@@ -56,6 +56,7 @@ Result<SiteInventory> KubernetesSite::inventory() {
   if (!nodes) {
     return make_error(ErrorKind::io, "site " + spec_.name + ": " + nodes.error().message);
   }
+  retire_idle_helper();
   SiteInventory inv;
   inv.nodes = kube::node_infos(*nodes);
   std::lock_guard<std::mutex> lock(mu_);

@@ -9,10 +9,18 @@
 //   observe  the attempt's pods from the PodInformer's watch cache (a direct list when the
 //            cache is not fresh), mapped with the last node list; output from pods/log
 //   cancel   DELETE the Job with propagationPolicy Background (and its Service)
+//   storage  manifest / remove_path: the storage scripts (adapters/storage) through pods/exec
+//            in the site's storage helper pod, which mounts the cluster's volumes
+//            (kube_site_storage.cpp); copy_out / copy_in: tar streams through the same pod,
+//            for transfers to and from this host
+//   probes   one probe pod per node, pinned by node affinity; results from their logs
+//            (kube_site_probe.cpp)
 //
 // Every failure to reach the API server is ErrorKind::unreachable (the site is silent, the job
 // is not failed).
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,6 +32,7 @@
 #include "adapters/kubernetes/pod_informer.h"
 #include "scheduler/cluster_port.h"
 #include "scheduler/site_factory.h"
+#include "scheduler/transfer_port.h"
 #include "scheduler/spec/cluster_spec.h"
 
 namespace orch {
@@ -40,6 +49,19 @@ class KubernetesSite final : public ClusterPort {
   Result<void> cancel(const std::string& token) override;
   Result<std::string> read_output(const std::string& token, std::uint64_t offset,
                                   std::size_t max_bytes) override;
+  Result<Manifest> manifest(const ManifestRequest& request) override;
+  Result<void> remove_path(const std::string& path) override;
+  Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) override;
+
+  // Copies between this site's storage and this host: request.from.path (here) into
+  // local_path, or local_path into request.to.path, as a tar stream through pods/exec of the
+  // storage helper, capped and reported through `control`. A copy starts over after a failure
+  // (no partial resumption). Errors: unreachable, io (tar failed on either side, its stderr),
+  // conflict (stopped), invalid (paths that are not absolute, a file renamed on the way).
+  Result<TransferOutcome> copy_out(const TransferRequest& request, const std::string& local_path,
+                                   TransferControl& control);
+  Result<TransferOutcome> copy_in(const TransferRequest& request, const std::string& local_path,
+                                  TransferControl& control);
 
   const kube::PodInformer& informer() const { return *informer_; }
 
@@ -53,12 +75,34 @@ class KubernetesSite final : public ClusterPort {
   // The log of the attempt's first pod (completion index 0), up to `limit` bytes from its start.
   Result<std::string> log_of(const std::vector<kube::PodInfo>& pods, std::size_t limit);
 
+  struct HelperRun {
+    int exit_code = 0;
+    std::string out;  // stdout and stderr unless an output callback took them
+    std::string err;
+    std::uint64_t bytes_in = 0;
+    std::uint64_t bytes_out = 0;
+  };
+  // "site <name>: " in front of a message that lacks it.
+  Error site_error(const Error& e) const;
+  // The storage helper pod's name once it runs (created and waited for when needed).
+  Result<std::string> storage_helper();
+  // Deletes the storage helper when nothing used it for a while (called by inventory()).
+  void retire_idle_helper();
+  // `command` in the storage helper through pods/exec.
+  Result<HelperRun> run_in_helper(const std::vector<std::string>& command, const ExecInput& input,
+                                  const ExecOutput& output, std::chrono::milliseconds timeout);
+
   ClusterSpec spec_;
   std::string namespace_;
   std::unique_ptr<KubeClient> client_;
   std::unique_ptr<kube::PodInformer> informer_;
   std::mutex mu_;
   std::vector<kube::KubeNode> nodes_;  // as of the last inventory
+  std::mutex helper_mu_;               // the storage helper's state below
+  bool helper_running_ = false;
+  std::int64_t helper_used_ms_ = 0;
+  std::atomic<int> storage_calls_{0};  // run_in_helper calls in progress
+  std::mutex probe_mu_;                // one probe round at a time
 };
 
 // The SiteMaker of provider kubernetes: loads the kubeconfig (its warnings go to stderr).

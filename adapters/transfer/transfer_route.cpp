@@ -6,6 +6,11 @@ namespace {
 // The provider's route to its storage (provider_catalog.h); none is an error that says why.
 Result<DataRoute> data_route(const ClusterSpec& c) {
   const ProviderTraits* p = find_provider(c.provider);
+  if (p != nullptr && p->data_route == DataRoute::pod_exec) {
+    return make_error(ErrorKind::unsupported,
+                      "cluster " + c.name + " has provider " + c.provider +
+                          ": its copies travel through pods/exec, not rsync");
+  }
   if (p != nullptr && p->data_route != DataRoute::none) return p->data_route;
   std::string why = p != nullptr && !p->no_data_route_why.empty()
                         ? std::string(p->no_data_route_why)

@@ -22,10 +22,8 @@ std::span<const ProviderTraits> provider_catalog() {
        .sections = {"kubernetes"},
        .read_sections = read_kubernetes_sections,
        .storage_root = StorageRoot::optional,
-       .lists_storage = false,
-       .data_route = DataRoute::none,
-       .no_data_route_why = "transfers to or from a Kubernetes site are not supported yet "
-                            "(they need a pod with the storage mounted and rsync in it)"},
+       .lists_storage = true,
+       .data_route = DataRoute::pod_exec},
       // The simulated clusters of `orchestrate simulate` (adapters/sim): their storage is the
       // simulated world's, and the simulator makes their copies itself.
       {.name = "sim",

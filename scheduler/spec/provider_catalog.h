@@ -24,6 +24,7 @@ class MapView;
 enum class DataRoute {
   local_fs,  // a directory of this machine: copied here with rsync
   ssh,       // a shared filesystem behind a login node: rsync over SSH
+  pod_exec,  // volumes of a Kubernetes cluster: tar streams through pods/exec of a helper pod
   none,      // no route yet (the transfer planner says why)
 };
 

@@ -20,6 +20,9 @@
 
 namespace orch::fake_kube {
 
+// The node label that carries NodeConfig::nice to the kubelet.
+inline constexpr const char* kNiceLabel = "fake.orchestrate.dev/nice";
+
 struct NodeConfig {
   std::string name;
   int gpus = 8;
@@ -28,6 +31,9 @@ struct NodeConfig {
   bool unschedulable = false;
   nlohmann::json labels = nlohmann::json::object();  // extra labels
   nlohmann::json taints = nlohmann::json::array();   // extra taints
+  // The niceness its pods' processes run at (0-19): with busy loops holding the CPUs, a node
+  // at 19 is a slow node (a burn-in probe finds it).
+  int nice = 0;
 };
 
 // Reads [{"name":"n0","gpus":8,"product":"...","ready":true,"unschedulable":false,

@@ -31,6 +31,11 @@ class LoggingWriter final : public ResponseWriter {
   bool write_chunk(std::string_view data) override { return inner_.write_chunk(data); }
   void end_stream() override { inner_.end_stream(); }
   bool client_gone() override { return inner_.client_gone(); }
+  std::unique_ptr<WebSocket> accept_websocket(const std::string& protocol) override {
+    auto ws = inner_.accept_websocket(protocol);
+    if (ws) status_ = 101;
+    return ws;
+  }
   int status() const { return status_; }
 
  private:

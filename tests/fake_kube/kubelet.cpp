@@ -1,5 +1,6 @@
 #include "tests/fake_kube/kubelet.h"
 
+#include "tests/fake_kube/cluster.h"
 #include "tests/fake_kube/pod_volumes.h"
 
 #include <signal.h>
@@ -166,6 +167,10 @@ void Kubelet::start(const json& pod) {
     return;
   }
   ContainerLaunch launch = container_launch(pod, dir, log_path(pod), api_port_);
+  if (auto node = store_.get("nodes", "", string_at(pod, {"spec", "nodeName"}))) {
+    launch.process.nice =
+        std::atoi(string_at(*node, {"metadata", "labels", kNiceLabel}, "0").c_str());
+  }
   SpawnResult spawned;
   if (launch.error.empty()) {
     spawned = spawn_process(launch.process);

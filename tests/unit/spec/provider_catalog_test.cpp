@@ -46,13 +46,13 @@ TEST(ProviderCatalog, WhatEachProviderCanDoWithItsStorage) {
   c.provider = "slurm";
   EXPECT_TRUE(c.lists_storage());
   c.provider = "kubernetes";
-  EXPECT_FALSE(c.lists_storage());
+  EXPECT_TRUE(c.lists_storage()) << "through its storage helper pod";
   c.provider = "aws";
   EXPECT_FALSE(c.lists_storage()) << "an unknown provider is never listed";
   EXPECT_EQ(find_provider("slurm")->data_route, DataRoute::ssh);
   EXPECT_EQ(find_provider("local")->data_route, DataRoute::local_fs);
-  EXPECT_EQ(find_provider("kubernetes")->data_route, DataRoute::none);
-  EXPECT_FALSE(find_provider("kubernetes")->no_data_route_why.empty());
+  EXPECT_EQ(find_provider("kubernetes")->data_route, DataRoute::pod_exec);
+  EXPECT_FALSE(find_provider("sim")->no_data_route_why.empty());
 }
 
 TEST(ProviderCatalog, TheParserReadsAProvidersSectionsThroughItsReader) {

@@ -1,0 +1,380 @@
+// KubernetesSite's storage: the storage scripts of adapters/storage (the same as Slurm sites
+// run on their login node) run through pods/exec in the site's storage helper pod, which mounts
+// the cluster's volumes; copies to and from this host are tar streams through the same pod.
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "adapters/kubernetes/kube_helper_pod.h"
+#include "adapters/kubernetes/kube_manifest.h"
+#include "adapters/kubernetes/kube_site.h"
+#include "adapters/process/child_process.h"
+#include "adapters/storage/storage_script.h"
+#include "scheduler/common/clock.h"
+
+namespace orch {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Like SlurmSite: a hash or a deletion gets a deadline from what the copy holds.
+constexpr double kSlowestHashRate = 20e6;  // bytes/s
+constexpr milliseconds kPerFileDelete{5};
+constexpr milliseconds kStorageTimeout{60000};  // a listing without hashes
+constexpr milliseconds kHelperStart{180000};    // image pull and scheduling of the helper
+constexpr std::int64_t kHelperIdleMs = 10 * 60 * 1000;
+constexpr double kSlowestCopyRate = 5e6;  // bytes/s: a copy's deadline grows with its size
+constexpr std::size_t kCopyChunk = 256 << 10;
+
+std::int64_t now_ms() {
+  return SystemClock().now_ms();
+}
+
+// Waiting reasons that will not go away by themselves.
+bool stuck(const kube::ContainerStatusInfo& c) {
+  return c.state == "waiting" &&
+         (c.reason == "ErrImagePull" || c.reason == "ImagePullBackOff" ||
+          c.reason == "InvalidImageName" || c.reason == "CreateContainerConfigError" ||
+          c.reason == "CreateContainerError" || c.reason == "ErrImageNeverPull");
+}
+
+std::string parent_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Paths that reach a shell or tar as arguments: absolute, no NUL, no "..".
+Result<void> check_copy_path(const std::string& path, const std::string& what) {
+  if (path.empty() || path.front() != '/' || path.find('\0') != std::string::npos ||
+      path.find("/../") != std::string::npos || path.ends_with("/..") || path == "/") {
+    return make_error(ErrorKind::invalid, what + " '" + path + "' is not an absolute path");
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Error KubernetesSite::site_error(const Error& e) const {
+  const std::string prefix = "site " + spec_.name + ": ";
+  if (e.message.compare(0, prefix.size(), prefix) == 0) return e;
+  return make_error(e.kind, prefix + e.message);
+}
+
+Result<std::string> KubernetesSite::storage_helper() {
+  std::lock_guard<std::mutex> lock(helper_mu_);
+  const std::string name = kube::storage_helper_name(spec_.name);
+  const std::string path = kube::pods_path(namespace_) + "/" + name;
+  helper_used_ms_ = now_ms();
+  if (helper_running_) return name;
+  const auto deadline = std::chrono::steady_clock::now() + kHelperStart;
+  bool created = false;
+  for (;;) {
+    auto got = client_->request("GET", path);
+    if (!got) return got.error();
+    if (got->status == 404 && !created) {
+      auto body = kube::storage_helper_body(spec_, namespace_);
+      if (!body) return site_error(body.error());
+      auto made = call("POST", kube::pods_path(namespace_), *body, {409});
+      if (!made) return made.error();
+      created = true;
+      continue;
+    }
+    if (got->status == 200) {
+      auto pod = kube::parse_pod(got->body);
+      if (!pod) return site_error(pod.error());
+      if (pod->phase == "Running" && !pod->deleting) {
+        helper_running_ = true;
+        return name;
+      }
+      if (pod->phase == "Succeeded" || pod->phase == "Failed" || pod->deleting) {
+        // Past its lifetime, or its node went away: a new one.
+        (void)client_->request("DELETE", path + "?gracePeriodSeconds=0");
+        created = false;
+      } else if (pod->container && stuck(*pod->container)) {
+        (void)client_->request("DELETE", path + "?gracePeriodSeconds=0");
+        return make_error(ErrorKind::io, "site " + spec_.name + ": the storage helper pod " +
+                                             name + " cannot start: " + pod->container->reason +
+                                             ": " + pod->container->message);
+      }
+    } else if (got->status != 404) {
+      return make_error(ErrorKind::unreachable, "site " + spec_.name + ": GET " + path +
+                                                    " answered " + std::to_string(got->status));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return make_error(ErrorKind::io, "site " + spec_.name + ": the storage helper pod " + name +
+                                           " is not running after " +
+                                           std::to_string(kHelperStart.count() / 1000) +
+                                           " s (kubectl describe pod " + name + ")");
+    }
+    std::this_thread::sleep_for(milliseconds(created ? 200 : 500));
+  }
+}
+
+void KubernetesSite::retire_idle_helper() {
+  std::lock_guard<std::mutex> lock(helper_mu_);
+  if (!helper_running_ || now_ms() - helper_used_ms_ < kHelperIdleMs || storage_calls_ > 0) return;
+  (void)client_->request("DELETE",
+                         kube::pods_path(namespace_) + "/" +
+                             kube::storage_helper_name(spec_.name) + "?gracePeriodSeconds=0");
+  helper_running_ = false;
+}
+
+Result<KubernetesSite::HelperRun> KubernetesSite::run_in_helper(
+    const std::vector<std::string>& command, const ExecInput& input,
+    const ExecOutput& output, milliseconds timeout) {
+  struct Busy {
+    KubernetesSite* s;
+    explicit Busy(KubernetesSite* site) : s(site) { ++s->storage_calls_; }
+    ~Busy() { --s->storage_calls_; }
+  } busy(this);
+  for (int attempt = 0;; ++attempt) {
+    auto pod = storage_helper();
+    if (!pod) return pod.error();
+    HelperRun run;
+    auto collect = [&](int channel, std::string_view data) {
+      if (output) return output(channel, data);
+      (channel == 1 ? run.out : run.err).append(data);
+      return true;
+    };
+    auto r = client_->exec(namespace_, *pod, std::string(kube::kHelperContainer), command, input,
+                           collect, timeout);
+    if (r) {
+      if (!r->failure.empty()) {
+        return make_error(ErrorKind::io, "site " + spec_.name + ": in the storage helper pod: " +
+                                             r->failure);
+      }
+      run.exit_code = r->exit_code;
+      run.bytes_in = r->bytes_in;
+      run.bytes_out = r->bytes_out;
+      return run;
+    }
+    // The helper is gone (deleted, its node lost): make a new one once.
+    if (attempt == 0 && r.error().kind == ErrorKind::invalid && !input) {
+      std::lock_guard<std::mutex> lock(helper_mu_);
+      helper_running_ = false;
+      continue;
+    }
+    return r.error();
+  }
+}
+
+Result<Manifest> KubernetesSite::manifest(const ManifestRequest& request) {
+  auto script = storage::manifest_script(request);
+  if (!script) return site_error(script.error());
+  milliseconds timeout = kStorageTimeout;
+  if (request.hash != ManifestRequest::Hash::none) {
+    auto sizes = manifest({request.path, ManifestRequest::Hash::none, {}});
+    if (!sizes) return sizes.error();
+    timeout += milliseconds(
+        static_cast<std::int64_t>(static_cast<double>(sizes->total_bytes()) / kSlowestHashRate * 1e3));
+  }
+  auto run = run_in_helper({"/bin/sh", "-c", *script}, nullptr, nullptr, timeout);
+  if (!run) return run.error();
+  auto m = storage::parse_manifest_output(run->out, run->err, run->exit_code, request.path);
+  if (!m) return site_error(m.error());
+  return m;
+}
+
+Result<void> KubernetesSite::remove_path(const std::string& path) {
+  auto script = storage::remove_script(path);
+  if (!script) return site_error(script.error());
+  auto listing = manifest({path, ManifestRequest::Hash::none, {}});
+  if (!listing) {
+    if (listing.error().kind == ErrorKind::not_found) return Ok{};
+    return listing.error();
+  }
+  const milliseconds timeout =
+      kStorageTimeout + kPerFileDelete * static_cast<std::int64_t>(listing->files.size());
+  auto run = run_in_helper({"/bin/sh", "-c", *script}, nullptr, nullptr, timeout);
+  if (!run) return run.error();
+  auto checked = storage::check_remove_output(run->err, run->exit_code, path);
+  if (!checked) return site_error(checked.error());
+  return Ok{};
+}
+
+Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
+                                                 const std::string& local_path,
+                                                 TransferControl& control) {
+  if (auto ok = check_copy_path(request.from.path, "source"); !ok) return site_error(ok.error());
+  if (auto ok = check_copy_path(local_path, "destination"); !ok) return site_error(ok.error());
+  const auto started = std::chrono::steady_clock::now();
+  // tar -x here, fed by tar -c in the helper pod.
+  const std::string into = request.directory ? local_path : parent_of(local_path);
+  std::error_code ec;
+  std::filesystem::create_directories(into, ec);
+  if (ec) {
+    return make_error(ErrorKind::io, "cannot create " + into + " here: " + ec.message());
+  }
+  auto tar = process::ChildProcess::spawn_with_stdin(
+      {"tar", "-x", "-f", "-", "-C", into, "--no-same-owner"});
+  if (!tar) return tar.error();
+  std::vector<std::string> command =
+      request.directory
+          ? std::vector<std::string>{"tar", "-c", "-f", "-", "-C", request.from.path, "."}
+          : std::vector<std::string>{"tar", "-c", "-f", "-", "-C", parent_of(request.from.path),
+                                     base_of(request.from.path)};
+  if (!request.directory && base_of(request.from.path) != base_of(local_path)) {
+    return make_error(ErrorKind::invalid, "site " + spec_.name +
+                                              ": a single file keeps its name when copied from a "
+                                              "Kubernetes site (" +
+                                              request.from.path + " -> " + local_path + ")");
+  }
+  TransferProgress progress;
+  progress.route = "tar through pods/exec from " + spec_.name;
+  progress.bytes_total = request.bytes_hint;
+  std::string local_err;
+  std::string remote_err;
+  auto last_report = started;
+  bool local_failed = false;
+  const auto pace = [&](std::uint64_t done) {
+    const double cap = control.cap_bytes_per_s();
+    progress.cap_bytes_per_s = cap;
+    if (cap <= 0) return;
+    const double should = static_cast<double>(done) / cap;
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (should > took) std::this_thread::sleep_for(std::chrono::duration<double>(should - took));
+  };
+  const milliseconds timeout =
+      kStorageTimeout + milliseconds(static_cast<std::int64_t>(
+                            static_cast<double>(request.bytes_hint) / kSlowestCopyRate * 1e3));
+  auto run = run_in_helper(
+      command, nullptr,
+      [&](int channel, std::string_view data) {
+        if (channel == 2) {
+          remote_err.append(data.substr(0, 4096));
+          return true;
+        }
+        if (control.stop_requested()) return false;
+        if (!tar->write_stdin(data)) {
+          local_failed = true;
+          return false;
+        }
+        progress.bytes_done += data.size();
+        pace(progress.bytes_done);
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_report >= milliseconds(250)) {
+          last_report = now;
+          const double secs = std::chrono::duration<double>(now - started).count();
+          progress.rate_bytes_per_s = secs > 0 ? static_cast<double>(progress.bytes_done) / secs : 0;
+          progress.percent = request.bytes_hint > 0
+                                 ? static_cast<int>(std::min<std::uint64_t>(
+                                       100, progress.bytes_done * 100 / request.bytes_hint))
+                                 : 0;
+          control.progress(progress);
+        }
+        return true;
+      },
+      timeout);
+  tar->close_stdin();
+  std::string out;
+  while (!tar->output_closed()) tar->read_some(milliseconds(200), out, local_err);
+  tar->wait_for(milliseconds(30000));
+  if (control.stop_requested()) return make_error(ErrorKind::conflict, "stopped");
+  // The source's failure first: a tar -c that failed leaves tar -x nothing to read.
+  if (run && run->exit_code != 0) {
+    return make_error(ErrorKind::io, "site " + spec_.name + ": tar -c of " + request.from.path +
+                                         " failed in the storage helper pod (exit " +
+                                         std::to_string(run->exit_code) +
+                                         "): " + storage::stderr_tail(remote_err));
+  }
+  if (!run && !local_failed) return run.error();
+  if (local_failed || tar->exit().exit_code != 0) {
+    return make_error(ErrorKind::io, "site " + spec_.name + ": tar -x into " + into +
+                                         " failed here: " + storage::stderr_tail(local_err));
+  }
+  TransferOutcome outcome;
+  outcome.bytes = progress.bytes_done;
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  outcome.route = progress.route;
+  return outcome;
+}
+
+Result<TransferOutcome> KubernetesSite::copy_in(const TransferRequest& request,
+                                                const std::string& local_path,
+                                                TransferControl& control) {
+  if (auto ok = check_copy_path(local_path, "source"); !ok) return site_error(ok.error());
+  if (auto ok = check_copy_path(request.to.path, "destination"); !ok) return site_error(ok.error());
+  if (!request.directory && base_of(request.to.path) != base_of(local_path)) {
+    return make_error(ErrorKind::invalid, "site " + spec_.name +
+                                              ": a single file keeps its name when copied to a "
+                                              "Kubernetes site (" +
+                                              local_path + " -> " + request.to.path + ")");
+  }
+  const auto started = std::chrono::steady_clock::now();
+  auto tar = process::ChildProcess::spawn(
+      request.directory ? std::vector<std::string>{"tar", "-c", "-f", "-", "-C", local_path, "."}
+                        : std::vector<std::string>{"tar", "-c", "-f", "-", "-C",
+                                                   parent_of(local_path), base_of(local_path)});
+  if (!tar) return tar.error();
+  const std::string into = request.directory ? request.to.path : parent_of(request.to.path);
+  TransferProgress progress;
+  progress.route = "tar through pods/exec to " + spec_.name;
+  progress.bytes_total = request.bytes_hint;
+  std::string local_err;
+  auto last_report = started;
+  bool stopped = false;
+  const milliseconds timeout =
+      kStorageTimeout + milliseconds(static_cast<std::int64_t>(
+                            static_cast<double>(request.bytes_hint) / kSlowestCopyRate * 1e3));
+  auto run = run_in_helper(
+      {"/bin/sh", "-c", "mkdir -p -- \"$1\" && exec tar -x -f - -C \"$1\" --no-same-owner", "sh",
+       into},
+      [&]() -> std::optional<std::string> {
+        if (control.stop_requested()) {
+          stopped = true;
+          return std::nullopt;
+        }
+        std::string chunk;
+        while (chunk.empty() && !tar->output_closed()) {
+          std::string err;
+          tar->read_some(milliseconds(200), chunk, err);
+          local_err += err;
+          if (chunk.size() > kCopyChunk) break;
+        }
+        progress.bytes_done += chunk.size();
+        const double cap = control.cap_bytes_per_s();
+        progress.cap_bytes_per_s = cap;
+        if (cap > 0) {
+          const double should = static_cast<double>(progress.bytes_done) / cap;
+          const double took =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+          if (should > took) std::this_thread::sleep_for(std::chrono::duration<double>(should - took));
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_report >= milliseconds(250)) {
+          last_report = now;
+          const double secs = std::chrono::duration<double>(now - started).count();
+          progress.rate_bytes_per_s = secs > 0 ? static_cast<double>(progress.bytes_done) / secs : 0;
+          control.progress(progress);
+        }
+        return chunk;  // "" once tar -c is done: stdin is closed
+      },
+      nullptr, timeout);
+  tar->wait_for(milliseconds(30000));
+  if (stopped) return make_error(ErrorKind::conflict, "stopped");
+  if (tar->exit().exit_code != 0) {
+    return make_error(ErrorKind::io, "tar -c of " + local_path + " failed here: " +
+                                         storage::stderr_tail(local_err));
+  }
+  if (!run) return run.error();
+  if (run->exit_code != 0) {
+    return make_error(ErrorKind::io, "site " + spec_.name + ": tar -x into " + into +
+                                         " failed in the storage helper pod (exit " +
+                                         std::to_string(run->exit_code) +
+                                         "): " + storage::stderr_tail(run->err));
+  }
+  TransferOutcome outcome;
+  outcome.bytes = run->bytes_in;
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  outcome.route = progress.route;
+  return outcome;
+}
+
+}  // namespace orch

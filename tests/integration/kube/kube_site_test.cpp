@@ -1,0 +1,362 @@
+// KubernetesSite against the fake API server in this process (issue 20): exec credential
+// plugins whose tokens expire, storage listed, hashed, deleted and copied through the storage
+// helper pod, Kueue's admission, and burn-in probe pods. Pods run as local processes, so the
+// files, hashes and probe results are real.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "adapters/kubernetes/kube_config.h"
+#include "adapters/kubernetes/kube_site.h"
+#include "tests/fake_kube/fake_kube_server.h"
+#include "tests/fake_kube/kube_test_client.h"
+#include "tests/fake_kube/pod_volumes.h"
+#include "tests/fake_kube/test_pki.h"
+
+namespace orch {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+
+std::string temp_dir() {
+  std::string tmpl = (fs::temp_directory_path() / "kube-site-XXXXXX").string();
+  return mkdtemp(tmpl.data()) != nullptr ? tmpl : "";
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Copies report here; nothing stops them.
+struct QuietControl : TransferControl {
+  void progress(const TransferProgress& p) override { last = p; }
+  double cap_bytes_per_s() override { return 0; }
+  bool stop_requested() override { return false; }
+  TransferProgress last;
+};
+
+template <typename Pred>
+bool eventually(Pred pred, milliseconds limit = milliseconds(20000)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return pred();
+}
+
+class KubeSiteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_dir();
+    ASSERT_FALSE(dir_.empty());
+    pki_ = fake_kube::make_test_pki(dir_ + "/pki");
+    token_ = fake_kube::random_token();
+    fake_kube::FakeKubeOptions o;
+    o.cert_file = pki_.server_cert;
+    o.key_file = pki_.server_key;
+    o.token = token_;
+    o.cluster.state_dir = dir_ + "/fake";
+    o.cluster.nodes = nodes();
+    fake_ = std::make_unique<fake_kube::FakeKubeServer>(o);
+    fake_->start();
+    kubeconfig_ = dir_ + "/kubeconfig";
+    fake_kube::write_kubeconfig(kubeconfig_, {fake_->url(), pki_.ca_cert, token_});
+    mount_ = dir_ + "/mnt/ckpt";
+    spec_.name = "kube";
+    spec_.provider = "kubernetes";
+    spec_.kubernetes.kubeconfig = kubeconfig_;
+    spec_.kubernetes.pod.image = "fake/trainer";
+    spec_.kubernetes.termination_grace_s = 2;
+    spec_.kubernetes.pod.volumes = {{"ckpt", "train-ckpt", "", mount_, false}};
+    spec_.kubernetes.agent = ORCH_BIN_DIR "/orchestrate-agent";
+    spec_.checkpoint_root = mount_;
+  }
+  void TearDown() override {
+    site_.reset();
+    if (fake_) fake_->stop();
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+  virtual std::vector<fake_kube::NodeConfig> nodes() const {
+    return fake_kube::uniform_nodes(2, 8);
+  }
+
+  KubernetesSite& site() {
+    if (!site_) {
+      auto target = load_kube_target(kubeconfig_, "", "");
+      EXPECT_TRUE(target.ok()) << target.error().message;
+      site_ = std::make_unique<KubernetesSite>(spec_, std::move(*target));
+    }
+    return *site_;
+  }
+  // The claim's directory inside the fake (what the volume holds).
+  std::string claim() const { return fake_kube::claim_dir(dir_ + "/fake", "default", "train-ckpt"); }
+
+  fake_kube::KubeReply api(const std::string& method, const std::string& target) {
+    return fake_kube::kube_request({"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, method,
+                                   target);
+  }
+
+  std::string dir_;
+  fake_kube::TestPki pki_;
+  std::string token_;
+  std::string kubeconfig_;
+  std::string mount_;
+  ClusterSpec spec_;
+  std::unique_ptr<fake_kube::FakeKubeServer> fake_;
+  std::unique_ptr<KubernetesSite> site_;
+};
+
+// Named kube_* so that `ctest -R kube` selects the suite.
+using kube_site = KubeSiteTest;
+
+TEST_F(kube_site, AnExecPluginsTokenIsRefreshedWhenTheServerSaysItExpired) {
+  // The plugin prints whatever token the test left in credential.json and counts its runs.
+  write_file(dir_ + "/plugin.sh", "#!/bin/sh\necho run >> '" + dir_ + "/runs'\ncat '" + dir_ +
+                                      "/credential.json'\n");
+  ::chmod((dir_ + "/plugin.sh").c_str(), 0755);
+  const auto issue = [&](const std::string& token, int ttl_s) {
+    fake_->accept_token(token, std::chrono::system_clock::now() + std::chrono::seconds(ttl_s));
+    write_file(dir_ + "/credential.json",
+               R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential",)"
+               R"("status":{"token":")" +
+                   token + "\"}}");
+  };
+  write_file(kubeconfig_,
+             "apiVersion: v1\nkind: Config\nclusters: [{name: fake, cluster: {server: \"" +
+                 fake_->url() + "\", certificate-authority: " + pki_.ca_cert +
+                 "}}]\nusers: [{name: sso, user: {exec: {apiVersion: "
+                 "client.authentication.k8s.io/v1beta1, command: " +
+                 dir_ + "/plugin.sh}}}]\ncontexts: [{name: c, context: {cluster: fake, user: "
+                        "sso}}]\ncurrent-context: c\n");
+  // The plugin says nothing of expiry: the server's 401 is what makes it run again.
+  issue("first-token", 1);
+  auto inv = site().inventory();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_EQ(inv->nodes.size(), 2U);
+  std::this_thread::sleep_for(milliseconds(1200));
+  issue("second-token", 60);
+  inv = site().inventory();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_GE(fake_->unauthorized(), 1);
+  const std::string runs = read_file(dir_ + "/runs");
+  EXPECT_EQ(std::count(runs.begin(), runs.end(), '\n'), 2) << runs;
+
+  // A plugin that fails: its message reaches the caller, the site reads as silent.
+  write_file(dir_ + "/plugin.sh", "#!/bin/sh\necho 'token expired; run: login --sso' >&2\nexit 1\n");
+  fake_->accept_token("second-token", std::chrono::system_clock::now());
+  auto failed = site().inventory();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().kind, ErrorKind::unreachable);
+  EXPECT_THAT(failed.error().message, HasSubstr("token expired; run: login --sso"));
+}
+
+TEST_F(kube_site, CheckpointsOnTheClaimAreListedHashedAndDeletedInTheHelperPod) {
+  write_file(claim() + "/job/step-10/model.pt", "weights");
+  write_file(claim() + "/job/step-10/opt.pt", "state");
+  auto m = site().manifest({mount_ + "/job/step-10", ManifestRequest::Hash::all, {}});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m->directory);
+  ASSERT_EQ(m->files.size(), 2U);
+  EXPECT_EQ(m->files[0].path, "model.pt");
+  EXPECT_EQ(m->files[0].size, 7U);
+  EXPECT_EQ(m->files[0].sha256,  // sha256("weights")
+            "9a129038d9a00aed0cf6a7ea059ca50a813449061ab87848cf1a13eafdf33b2c");
+
+  auto missing = site().manifest({mount_ + "/job/step-99", ManifestRequest::Hash::none, {}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, ErrorKind::not_found);
+
+  ASSERT_TRUE(site().remove_path(mount_ + "/job/step-10").ok());
+  EXPECT_FALSE(fs::exists(claim() + "/job/step-10"));
+  EXPECT_TRUE(site().remove_path(mount_ + "/job/step-10").ok()) << "deleting twice is fine";
+  auto refused = site().remove_path("/");
+  EXPECT_FALSE(refused.ok());
+
+  // One helper pod served all of it, labelled as orchestrate's helper.
+  auto pods = api("GET", "/api/v1/namespaces/default/pods?labelSelector=orchestrate.dev%2Fhelper");
+  ASSERT_EQ(pods.status, 200) << pods.body;
+  EXPECT_EQ(pods.json()["items"].size(), 1U) << pods.body;
+}
+
+TEST_F(kube_site, CopiesTravelAsTarStreamsThroughTheHelperPod) {
+  write_file(claim() + "/job/step-20/model.pt", std::string(300000, 'w'));
+  write_file(claim() + "/job/step-20/sub/opt.pt", "optimizer");
+  QuietControl control;
+  TransferRequest out;
+  out.id = 1;
+  out.from = {"kube", mount_ + "/job/step-20"};
+  out.to = {"beta", dir_ + "/beta/job/step-20"};
+  out.directory = true;
+  auto pulled = site().copy_out(out, out.to.path, control);
+  ASSERT_TRUE(pulled.ok()) << pulled.error().message;
+  EXPECT_EQ(read_file(dir_ + "/beta/job/step-20/model.pt"), std::string(300000, 'w'));
+  EXPECT_EQ(read_file(dir_ + "/beta/job/step-20/sub/opt.pt"), "optimizer");
+  EXPECT_GE(pulled->bytes, 300000U);
+  EXPECT_THAT(pulled->route, HasSubstr("pods/exec"));
+
+  TransferRequest in;
+  in.id = 2;
+  in.from = {"beta", dir_ + "/beta/job/step-20"};
+  in.to = {"kube", mount_ + "/job/restored"};
+  in.directory = true;
+  auto pushed = site().copy_in(in, in.from.path, control);
+  ASSERT_TRUE(pushed.ok()) << pushed.error().message;
+  EXPECT_EQ(read_file(claim() + "/job/restored/sub/opt.pt"), "optimizer");
+  EXPECT_EQ(read_file(claim() + "/job/restored/model.pt"), std::string(300000, 'w'));
+
+  TransferRequest gone = out;
+  gone.from.path = mount_ + "/job/no-such";
+  auto failed = site().copy_out(gone, dir_ + "/beta/x", control);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().kind, ErrorKind::io);
+  EXPECT_THAT(failed.error().message, HasSubstr("no-such"));
+}
+
+TEST_F(kube_site, WithALocalQueueAnAttemptIsQueuedUntilKueueAdmitsIt) {
+  spec_.kubernetes.queue = "team-a";
+  LaunchRequest r;
+  r.token = "orch-5-1-queued";
+  r.job_id = 5;
+  r.attempt_no = 1;
+  r.command = "echo admitted";
+  r.gpus_per_node = 4;
+  auto launched = site().launch(r);
+  ASSERT_TRUE(launched.ok()) << launched.error().message;
+  // The queue has no quota yet: Kueue keeps the Job suspended, so no pod is created.
+  std::this_thread::sleep_for(milliseconds(300));
+  auto obs = site().observe(r.token, 0);
+  ASSERT_TRUE(obs.ok()) << obs.error().message;
+  EXPECT_EQ(obs->phase, RunPhase::queued);
+  auto job = api("GET", "/apis/batch/v1/namespaces/default/jobs/" + r.token);
+  ASSERT_EQ(job.status, 200);
+  EXPECT_EQ(job.json()["spec"]["suspend"], true);
+  EXPECT_EQ(job.json()["metadata"]["labels"]["kueue.x-k8s.io/queue-name"], "team-a");
+
+  // Too small a quota admits nothing; enough admits it and it runs to its end.
+  ASSERT_EQ(api("POST", "/fake/queues/team-a?gpus=2").status, 200);
+  std::this_thread::sleep_for(milliseconds(300));
+  obs = site().observe(r.token, 0);
+  ASSERT_TRUE(obs.ok());
+  EXPECT_EQ(obs->phase, RunPhase::queued);
+  ASSERT_EQ(api("POST", "/fake/queues/team-a?gpus=8").status, 200);
+  ASSERT_TRUE(eventually([&] {
+    auto o = site().observe(r.token, 0);
+    return o.ok() && o->phase == RunPhase::exited;
+  }));
+  obs = site().observe(r.token, 0);
+  ASSERT_TRUE(obs.ok());
+  ASSERT_TRUE(obs->exit.has_value());
+  EXPECT_EQ(obs->exit->exit_code, 0);
+}
+
+TEST_F(kube_site, AJobsOwnPodSettingsReachItsPod) {
+  spec_.kubernetes.pod.image_pull_secrets = {"registry"};
+  LaunchRequest r;
+  r.token = "orch-6-1-settings";
+  r.job_id = 6;
+  r.attempt_no = 1;
+  r.command = "test -L /dev/shm -o -d /dev/shm && echo saved > " + mount_ + "/from-the-job";
+  r.gpus_per_node = 1;
+  r.pod.image = "fake/own-image:1";
+  r.pod.shm_size = "2Gi";
+  r.pod.node_selector = {{"kubernetes.io/hostname", "node-1"}};
+  auto launched = site().launch(r);
+  ASSERT_TRUE(launched.ok()) << launched.error().message;
+  ASSERT_TRUE(eventually([&] {
+    auto o = site().observe(r.token, 0);
+    return o.ok() && o->phase == RunPhase::exited;
+  }));
+  auto obs = site().observe(r.token, 0);
+  ASSERT_TRUE(obs.ok() && obs->exit.has_value());
+  EXPECT_EQ(obs->exit->exit_code, 0) << obs->exit->detail;
+  EXPECT_EQ(obs->nodes, std::vector<std::string>{"node-1"});
+  // The file the job wrote is in the claim, where every pod of the claim sees it.
+  EXPECT_EQ(read_file(claim() + "/from-the-job"), "saved\n");
+  auto pods = api("GET", "/api/v1/namespaces/default/pods?labelSelector=orchestrate.dev%2Ftoken%3D" +
+                             r.token);
+  ASSERT_EQ(pods.status, 200);
+  const auto pod = pods.json()["items"].at(0);
+  EXPECT_EQ(pod["spec"]["containers"][0]["image"], "fake/own-image:1");
+  EXPECT_EQ(pod["spec"]["imagePullSecrets"][0]["name"], "registry");
+  EXPECT_NE(pod["spec"]["volumes"].dump().find("\"sizeLimit\":\"2Gi\""), std::string::npos);
+
+  // A job may not mount a node's directory unless the cluster allows it.
+  LaunchRequest host = r;
+  host.token = "orch-6-2-host";
+  host.pod.volumes = {{"data", "", "/srv/data", "/data", true}};
+  auto refused = site().launch(host);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("allow_host_path"));
+}
+
+// Three nodes, one of them slow (its pods run at nice 19 while busy loops hold every CPU).
+class KubeBurnInTest : public KubeSiteTest {
+ protected:
+  std::vector<fake_kube::NodeConfig> nodes() const override {
+    auto n = fake_kube::uniform_nodes(3, 8);
+    n[2].nice = 19;
+    return n;
+  }
+};
+using kube_burn_in = KubeBurnInTest;
+
+TEST_F(kube_burn_in, ProbePodsRunOnePerNodeAndTheSlowNodeShowsIt) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> hogs;
+  for (unsigned i = 0; i < std::max(2U, std::thread::hardware_concurrency()); ++i) {
+    hogs.emplace_back([&] {
+      const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      volatile unsigned long x = 0;
+      while (!stop && std::chrono::steady_clock::now() < end) x = x + 1;
+    });
+  }
+  ProbeRequest r;
+  r.token = "orch-burnin-kube-1";
+  r.io_bytes = 1 << 20;
+  r.compute_s = 2;
+  r.timeout_s = 60;
+  auto results = site().probe_nodes(r);
+  stop = true;
+  for (auto& t : hogs) t.join();
+  ASSERT_TRUE(results.ok()) << results.error().message;
+  ASSERT_EQ(results->size(), 3U);
+  double slow = 0;
+  double fastest = 0;
+  for (const auto& p : *results) {
+    ASSERT_TRUE(p.gemm_gflops.has_value()) << p.node;
+    if (p.node == "node-2") slow = *p.gemm_gflops;
+    fastest = std::max(fastest, *p.gemm_gflops);
+  }
+  EXPECT_LT(slow, 0.5 * fastest) << "node-2 runs at nice 19";
+  // The probe pods are gone afterwards.
+  ASSERT_TRUE(eventually([&] {
+    auto pods =
+        api("GET", "/api/v1/namespaces/default/pods?labelSelector=orchestrate.dev%2Fhelper%3Dprobe");
+    return pods.status == 200 && pods.json()["items"].empty();
+  }));
+}
+
+}  // namespace
+}  // namespace orch
