@@ -89,8 +89,12 @@ std::vector<NodeConfig> parse_node_configs(const json& list) {
     if (n.contains("unschedulable")) c.unschedulable = n["unschedulable"] == true;
     if (n.contains("labels") && n["labels"].is_object()) c.labels = n["labels"];
     if (n.contains("taints") && n["taints"].is_array()) c.taints = n["taints"];
-    c.nice = static_cast<int>(int_at(n, {"nice"}, 0));
-    if (c.nice < 0 || c.nice > 19) throw std::runtime_error("nodes: nice must be 0..19: " + n.dump());
+    if (n.contains("cpu_share")) {
+      c.cpu_share = n["cpu_share"].is_number() ? n["cpu_share"].get<double>() : -1;
+      if (!(c.cpu_share > 0 && c.cpu_share <= 1)) {
+        throw std::runtime_error("nodes: cpu_share must be a number in (0, 1]: " + n.dump());
+      }
+    }
     out.push_back(std::move(c));
   }
   return out;
@@ -130,7 +134,7 @@ json Cluster::node_object(const NodeConfig& c) {
                  {"kubernetes.io/arch", "amd64"},      {"beta.kubernetes.io/os", "linux"},
                  {"beta.kubernetes.io/arch", "amd64"}, {"nvidia.com/gpu.product", c.product},
                  {"nvidia.com/gpu.count", gpus}};
-  if (c.nice > 0) labels[kNiceLabel] = std::to_string(c.nice);
+  if (c.cpu_share < 1) labels[kCpuShareLabel] = std::to_string(c.cpu_share);
   for (const auto& [k, v] : c.labels.items()) labels[k] = v;
   const json resources = {{"cpu", "64"},
                           {"memory", "527952176Ki"},

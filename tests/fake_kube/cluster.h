@@ -20,8 +20,8 @@
 
 namespace orch::fake_kube {
 
-// The node label that carries NodeConfig::nice to the kubelet.
-inline constexpr const char* kNiceLabel = "fake.orchestrate.dev/nice";
+// The node label that carries NodeConfig::cpu_share to the kubelet.
+inline constexpr const char* kCpuShareLabel = "fake.orchestrate.dev/cpu-share";
 
 struct NodeConfig {
   std::string name;
@@ -31,9 +31,9 @@ struct NodeConfig {
   bool unschedulable = false;
   nlohmann::json labels = nlohmann::json::object();  // extra labels
   nlohmann::json taints = nlohmann::json::array();   // extra taints
-  // The niceness its pods' processes run at (0-19): with busy loops holding the CPUs, a node
-  // at 19 is a slow node (a burn-in probe finds it).
-  int nice = 0;
+  // The share of the CPU its pods' processes get (cpu_throttle.h): below 1, a slow node that a
+  // burn-in probe finds.
+  double cpu_share = 1.0;
 };
 
 // Reads [{"name":"n0","gpus":8,"product":"...","ready":true,"unschedulable":false,

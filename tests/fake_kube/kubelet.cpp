@@ -167,9 +167,9 @@ void Kubelet::start(const json& pod) {
     return;
   }
   ContainerLaunch launch = container_launch(pod, dir, log_path(pod), api_port_);
+  double cpu_share = 1.0;
   if (auto node = store_.get("nodes", "", string_at(pod, {"spec", "nodeName"}))) {
-    launch.process.nice =
-        std::atoi(string_at(*node, {"metadata", "labels", kNiceLabel}, "0").c_str());
+    cpu_share = std::atof(string_at(*node, {"metadata", "labels", kCpuShareLabel}, "1").c_str());
   }
   SpawnResult spawned;
   if (launch.error.empty()) {
@@ -194,6 +194,7 @@ void Kubelet::start(const json& pod) {
     return;
   }
   rt.pid = spawned.pid;
+  if (cpu_share > 0 && cpu_share < 1) throttle_.add(spawned.pid, cpu_share);
   rt.started_at = now;
   store_.update("pods", ns, name, [&](json& p) {
     if (!p["status"].contains("startTime")) p["status"]["startTime"] = now;
@@ -324,6 +325,7 @@ json Kubelet::describe(const json& pod) const {
 }
 
 void Kubelet::stop_all() {
+  throttle_.stop();
   for (auto& [uid, rt] : runtimes_) {
     if (rt.pid > 0) signal_group(rt.pid, SIGKILL);
   }

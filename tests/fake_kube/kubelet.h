@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/fake_kube/cpu_throttle.h"
 #include "tests/fake_kube/object_store.h"
 
 namespace orch::fake_kube {
@@ -68,6 +69,7 @@ class Kubelet {
   ObjectStore& store_;
   std::string state_dir_;
   int api_port_ = 0;
+  CpuThrottle throttle_;  // the pods of slow nodes
   std::map<std::string, Runtime> runtimes_;  // by pod uid
 };
 

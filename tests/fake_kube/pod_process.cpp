@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,17 +33,6 @@ const char* const kSteps[] = {"setsid",         "open /dev/null", "open the log"
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != server) _exit(1);
   if (setsid() < 0) fail(report, 0);
-  if (spec.nice > 0) {
-    (void)setpriority(PRIO_PROCESS, 0, spec.nice);
-    // setsid made a new scheduler autogroup, in which a process's own nice only counts
-    // against its siblings: the group's nice is what competes with the rest of the machine.
-    const int autogroup = open("/proc/self/autogroup", O_WRONLY);
-    if (autogroup >= 0) {
-      char value[4] = {static_cast<char>('0' + spec.nice / 10), static_cast<char>('0' + spec.nice % 10), '\n', 0};
-      (void)!write(autogroup, value, 3);
-      close(autogroup);
-    }
-  }
   const int in = open("/dev/null", O_RDONLY);
   if (in < 0) fail(report, 1);
   const int out = open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);

@@ -19,7 +19,6 @@ struct ProcessSpec {
   std::vector<std::string> env;   // "NAME=value"
   std::string cwd;
   std::string log_path;
-  int nice = 0;  // setpriority before exec (a slow node's pods)
 };
 
 struct SpawnResult {

@@ -3,9 +3,11 @@
 // a local site. The toy trainer runs in a pod (a local process), reports progress and MFU, and
 // when the fake makes its node NotReady the job resumes on the local site from its latest
 // checkpoint.
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/fake_kube/fake_kube_server.h"
 #include "tests/fake_kube/kube_test_client.h"
@@ -21,6 +23,11 @@ class KubeE2eTest : public ServerFixture {
   virtual int kube_nodes() const { return 1; }
   virtual int kube_gpus() const { return 8; }
   virtual std::string kube_extra() const { return ""; }
+  // More keys of the kube cluster's entry ("    burn_in: {...}\n").
+  virtual std::string kube_cluster_extra() const { return ""; }
+  virtual std::vector<fake_kube::NodeConfig> kube_node_configs() const {
+    return fake_kube::uniform_nodes(kube_nodes(), kube_gpus());
+  }
 
   void SetUp() override {
     wait_timeout_ = milliseconds(60000);
@@ -34,7 +41,7 @@ class KubeE2eTest : public ServerFixture {
     o.token = token_;
     o.cluster.state_dir = pki_dir_->path() + "/fake";
     // One node by default: when it is lost the cluster has no room left and the job must move.
-    o.cluster.nodes = fake_kube::uniform_nodes(kube_nodes(), kube_gpus());
+    o.cluster.nodes = kube_node_configs();
     fake_ = std::make_unique<fake_kube::FakeKubeServer>(o);
     fake_->start();
     const std::string kubeconfig = pki_dir_->path() + "/kubeconfig";
@@ -57,8 +64,7 @@ class KubeE2eTest : public ServerFixture {
         kube_mount_ + "}\n    kubernetes: {kubeconfig: " + kubeconfig +
         ", image: fake/toy, termination_grace_s: 5, volumes: [{name: ckpt, claim: train-ckpt, "
         "mount: " +
-        kube_mount_ + "}]" + kube_extra() +
-        "}\n"
+        kube_mount_ + "}]" + kube_extra() + "}\n" + kube_cluster_extra() +
         "  - {name: beta, provider: local, nodes: 2, gpus_per_node: 2, accelerator: cpu-slot,\n"
         "     peak_tflops: 0.001, poll_interval_ms: 100, storage: {checkpoints: " +
         ckpt + "/beta}}\n");
@@ -341,6 +347,48 @@ TEST_F(KubeGangE2eTest, AGangThatCannotAllBeScheduledTimesOutAndRunsElsewhere) {
     return pods.status == 200 && json::parse(pods.body)["items"].empty();
   }));
   EXPECT_EQ(api("GET", "/api/v1/namespaces/default/pods/someone-else").status, 200);
+}
+
+// Burn-in on Kubernetes (issue 20): a new three-node cluster is probed with one probe pod per
+// node before it gets work. One node is slow: the fake runs its pods at a fifth of the CPU
+// (stopped for 40 ms of every 50). Burn-in quarantines that node and admits the others.
+class KubeBurnInE2eTest : public KubeE2eTest {
+ protected:
+  int kube_nodes() const override { return 3; }
+  std::vector<fake_kube::NodeConfig> kube_node_configs() const override {
+    auto nodes = fake_kube::uniform_nodes(3, 8);
+    nodes[2].cpu_share = 0.2;
+    return nodes;
+  }
+  std::string kube_extra() const override { return ", agent: " ORCH_BIN_DIR "/orchestrate-agent"; }
+  std::string kube_cluster_extra() const override {
+    return "    burn_in: {on_join: true, min_io_ratio: 0.05, io_mb: 4, compute_s: 1}\n";
+  }
+};
+
+TEST_F(KubeBurnInE2eTest, TheSlowNodeIsQuarantinedAndTheOthersAdmitted) {
+  json row;
+  ASSERT_TRUE(eventually(
+      [&] {
+        json list = get_json(url_, "/api/v1/clusters");
+        const json& rows = list.is_object() ? list["clusters"] : list;
+        for (const auto& c : rows) {
+          if (c.value("name", "") == "kube") row = c;
+        }
+        return row.is_object() && row.value("admission", "") == "active";
+      },
+      milliseconds(120000)))
+      << row.dump();
+  json probes = get_json(url_, "/api/v1/clusters/kube/probes");
+  ASSERT_TRUE(probes.is_object()) << probes.dump();
+  ASSERT_EQ(probes["probes"].size(), 3u) << probes.dump(1);
+  json nodes = get_json(url_, "/api/v1/nodes?cluster=kube");
+  ASSERT_TRUE(nodes.is_object()) << nodes.dump();
+  ASSERT_EQ(nodes["nodes"].size(), 3u) << nodes.dump();
+  for (const auto& n : nodes["nodes"]) {
+    const std::string want = n["name"] == "node-2" ? "quarantined" : "active";
+    EXPECT_EQ(n["state"], want) << n.dump() << "\nprobes: " << probes.dump(1);
+  }
 }
 
 }  // namespace
