@@ -3,6 +3,9 @@
 
 #include <gmock/gmock.h>
 
+#include <filesystem>
+#include <thread>
+
 #include "tests/integration/fake_kube/fake_kube_fixture.h"
 
 namespace orch::fake_kube::testing {
@@ -96,6 +99,71 @@ TEST_F(KubectlTest, CreateGetLogsAndDeleteAJob) {
   const auto none = kubectl({"get", "jobs"});
   EXPECT_EQ(none.exit_code, 0) << none.output;
   EXPECT_THAT(none.output, HasSubstr("No resources found in default namespace."));
+}
+
+// pods/exec over WebSocket (issue 20: orchestrate's storage helper uses it): kubectl exec with
+// stdin and exit codes, and kubectl cp both ways (tar through exec).
+TEST_F(KubectlTest, ExecAndCpReachARunningPod) {
+  start_server();
+  const std::string pod_file = dir_.path() + "/pod.yaml";
+  e2e::write_file(pod_file, R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: shell
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: busybox
+    command: ["/bin/sh", "-c", "sleep 60"]
+)");
+  ASSERT_EQ(kubectl({"create", "-f", pod_file}).exit_code, 0);
+  ASSERT_EQ(kubectl({"wait", "--for=condition=Ready", "pod/shell", "--timeout=15s"}).exit_code, 0);
+
+  const auto echo = kubectl({"exec", "shell", "--", "sh", "-c", "echo out; echo err >&2"});
+  ASSERT_EQ(echo.exit_code, 0) << echo.output;
+  EXPECT_THAT(echo.output, HasSubstr("out"));
+  EXPECT_THAT(echo.output, HasSubstr("err"));
+  const auto failed = kubectl({"exec", "shell", "--", "sh", "-c", "exit 3"});
+  EXPECT_EQ(failed.exit_code, 3) << failed.output;
+
+  const std::string local = dir_.path() + "/to-copy";
+  std::filesystem::create_directories(local);
+  e2e::write_file(local + "/a.txt", "alpha");
+  const std::string inside = dir_.path() + "/inside";
+  const auto in = kubectl({"cp", local, "shell:" + inside});
+  ASSERT_EQ(in.exit_code, 0) << in.output;
+  EXPECT_EQ(e2e::read_file(inside + "/a.txt"), "alpha");
+  const auto out = kubectl({"cp", "shell:" + inside, dir_.path() + "/back"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(e2e::read_file(dir_.path() + "/back/a.txt"), "alpha");
+}
+
+// A user whose credential comes from an exec plugin: kubectl runs it and the fake accepts the
+// token it printed only while it is valid (the hook sets its lifetime).
+TEST_F(KubectlTest, AnExecPluginsTokenIsAcceptedUntilItExpires) {
+  start_server();
+  ASSERT_EQ(call("POST", "/fake/tokens?token=plugin-token&ttl_s=2").status, 200);
+  const std::string plugin = dir_.path() + "/plugin.sh";
+  e2e::write_file(plugin,
+                  "#!/bin/sh\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\","
+                  "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"plugin-token\"}}'\n");
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  e2e::write_file(kubeconfig_, "apiVersion: v1\nkind: Config\nclusters: [{name: f, cluster: {server: " +
+                                   server_->url() + ", certificate-authority: " +
+                                   shared_pki().ca_cert +
+                                   "}}]\nusers: [{name: u, user: {exec: {apiVersion: "
+                                   "client.authentication.k8s.io/v1, command: " +
+                                   plugin +
+                                   ", interactiveMode: Never}}}]\ncontexts: [{name: c, context: "
+                                   "{cluster: f, user: u}}]\ncurrent-context: c\n");
+  const auto ok = kubectl({"get", "nodes"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_THAT(ok.output, HasSubstr("node-0"));
+  std::this_thread::sleep_for(2100ms);
+  const auto expired = kubectl({"get", "nodes"});
+  EXPECT_NE(expired.exit_code, 0) << expired.output;
+  EXPECT_THAT(expired.output, HasSubstr("Unauthorized"));
 }
 
 TEST_F(KubectlTest, StrictValidationRejectsAnUnknownTopLevelField) {
