@@ -73,5 +73,23 @@ TEST(LaunchRequestJson, ATimeLimitSurvivesTheOutbox) {
   EXPECT_EQ(back->time_limit_s, 5400);
 }
 
+TEST(LaunchRequestJson, AJobsPodSettingsSurviveTheOutbox) {
+  LaunchRequest r;
+  r.token = "orch-8-1-abc";
+  r.command = "train";
+  r.pod.image = "ghcr.io/team/trainer:7";
+  r.pod.shm_size = "64Gi";
+  r.pod.volumes = {{"ckpt", "train-ckpt", "", "/ckpt", false}, {"d", "", "/mnt", "/d", true}};
+  r.pod.tolerations = {{"spot", "Equal", "true", "NoSchedule"}};
+  r.pod.extra_resources = {{"rdma/ib", "1"}};
+  auto back = launch_request_from_json(launch_request_to_json(r));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->pod, r.pod);
+  // Without settings nothing is written, and an old launch reads as none.
+  LaunchRequest plain;
+  plain.token = "t";
+  EXPECT_FALSE(launch_request_to_json(plain).contains("pod"));
+}
+
 }  // namespace
 }  // namespace orch
