@@ -31,7 +31,7 @@ Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
     for (const auto& r : *copies) {
       if (r.checkpoint_id != c.id) continue;
       if (r.cluster != cluster) {
-        // Saved where storage cannot be listed (Kubernetes): never verified, so offered by its
+        // Saved where storage cannot be listed (no provider now): never verified, so offered by its
         // path everywhere; the pre-launch check at the site accepts it only if it is there
         // (shared storage), and a site that cannot list either takes it as before.
         if (!c.manifest && r.state == ReplicaState::present &&
