@@ -369,8 +369,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
     auto reader = Store::open(db_path);
     if (!reader) return reader.error();
     BrainLoop* loop = parts->loop.get();
-    parts->transfer_port =
-        std::make_unique<SiteTransferPort>(clusters, s.state_dir + "/transfers");
+    parts->transfer_port = std::make_unique<SiteTransferPort>(clusters, s.state_dir + "/transfers");
     for (const auto& c : clusters) parts->transfer_port->site_joined(c, port_map[c.name]);
     parts->transfers = std::make_unique<TransferWorker>(
         clusters, *parts->transfer_port, std::move(*reader),

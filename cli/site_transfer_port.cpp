@@ -33,11 +33,11 @@ Result<TransferOutcome> SiteTransferPort::run(const TransferRequest& request,
   KubernetesSite* from = kube_site(request.from.cluster);
   KubernetesSite* to = kube_site(request.to.cluster);
   if (from == nullptr && to == nullptr) return rsync_->run(request, control);
-  const ClusterSpec* other = clusters_.find(from != nullptr ? request.to.cluster
-                                                             : request.from.cluster);
+  const ClusterSpec* other =
+      clusters_.find(from != nullptr ? request.to.cluster : request.from.cluster);
   if (other == nullptr) {
-    return make_error(ErrorKind::invalid, "transfer " + std::to_string(request.id) +
-                                              ": unknown cluster");
+    return make_error(ErrorKind::invalid,
+                      "transfer " + std::to_string(request.id) + ": unknown cluster");
   }
   const bool other_here = other->provider == "local";
   if (from != nullptr && to == nullptr && other_here) {
@@ -69,7 +69,8 @@ Result<TransferOutcome> SiteTransferPort::relay(const TransferRequest& request,
   auto pulled = from->copy_out(request, here, control);
   if (!pulled) return pulled.error();
   TransferRequest second = request;
-  if (!request.directory) second.to.path = fs::path(request.to.path).parent_path().string() + "/" + name;
+  if (!request.directory)
+    second.to.path = fs::path(request.to.path).parent_path().string() + "/" + name;
   auto pushed = to->copy_in(second, here, control);
   std::error_code ec;
   if (pushed) fs::remove_all(dir, ec);

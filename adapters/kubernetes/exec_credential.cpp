@@ -31,7 +31,8 @@ std::string exec_info_json(const KubeExecPlugin& plugin, const KubeTarget& targe
   json spec = {{"interactive", false}};
   if (plugin.provide_cluster_info) {
     json cluster = {{"server", target.server}};
-    if (!target.ca_pem.empty()) cluster["certificate-authority-data"] = encode_base64(target.ca_pem);
+    if (!target.ca_pem.empty())
+      cluster["certificate-authority-data"] = encode_base64(target.ca_pem);
     if (!target.tls_server_name.empty()) cluster["tls-server-name"] = target.tls_server_name;
     if (target.insecure_skip_tls_verify) cluster["insecure-skip-tls-verify"] = true;
     spec["cluster"] = std::move(cluster);
@@ -42,7 +43,8 @@ std::string exec_info_json(const KubeExecPlugin& plugin, const KubeTarget& targe
 
 Result<ExecCredential> parse_exec_credential(std::string_view out, const KubeExecPlugin& plugin) {
   const auto bad = [&](const std::string& why) {
-    return make_error(ErrorKind::invalid, plugin.source + " printed no usable ExecCredential: " + why);
+    return make_error(ErrorKind::invalid,
+                      plugin.source + " printed no usable ExecCredential: " + why);
   };
   json doc = json::parse(out, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return bad("its output is not a JSON object");
@@ -78,7 +80,8 @@ Result<ExecCredential> parse_exec_credential(std::string_view out, const KubeExe
   }
   if (!expires->empty()) {
     c.expires_ms = kube::parse_rfc3339_ms(*expires);
-    if (!c.expires_ms) return bad("expirationTimestamp \"" + *expires + "\" is not an RFC 3339 time");
+    if (!c.expires_ms)
+      return bad("expirationTimestamp \"" + *expires + "\" is not an RFC 3339 time");
   }
   return c;
 }
@@ -141,12 +144,13 @@ Result<ExecCredential> ExecCredentialSource::run_plugin() {
     const std::string how = ran->exit.exit_code >= 0
                                 ? "exit status " + std::to_string(ran->exit.exit_code)
                                 : "signal " + std::to_string(ran->exit.signal);
-    return make_error(ErrorKind::unreachable,
-                      who + " failed (" + how + ")" +
-                          (ran->err.empty() ? "" : ": " + stderr_tail(ran->err)));
+    return make_error(
+        ErrorKind::unreachable,
+        who + " failed (" + how + ")" + (ran->err.empty() ? "" : ": " + stderr_tail(ran->err)));
   }
   auto credential = parse_exec_credential(ran->out, plugin_);
-  if (!credential) return make_error(ErrorKind::unreachable, "site " + site_ + ": " + credential.error().message);
+  if (!credential)
+    return make_error(ErrorKind::unreachable, "site " + site_ + ": " + credential.error().message);
   return credential;
 }
 

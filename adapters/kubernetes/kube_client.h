@@ -125,9 +125,9 @@ class KubeClient {
   // the whole exchange), invalid (the server refused the upgrade: its Status message, e.g.
   // "container not found"), conflict (input or output abandoned it).
   Result<KubeExecResult> exec(const std::string& namespace_, const std::string& pod,
-                              const std::string& container,
-                              const std::vector<std::string>& command, const ExecInput& input,
-                              const ExecOutput& output, std::chrono::milliseconds timeout);
+                              const std::string& container, const std::vector<std::string>& command,
+                              const ExecInput& input, const ExecOutput& output,
+                              std::chrono::milliseconds timeout);
 
   // Makes every watch() in progress return soon (end = interrupted); later watches are not
   // affected. For shutting a site down. Thread-safe.

@@ -98,9 +98,8 @@ Result<KubeExecResult> KubeClient::Impl::exec(const std::string& path_and_query,
     return make_error(ErrorKind::conflict, prefix() + what + ": " + why);
   };
   const auto send = [&](std::string message) {
-    return c.run(deadline, [&](auto handler) {
-      ws.async_write(asio::buffer(message), std::move(handler));
-    });
+    return c.run(deadline,
+                 [&](auto handler) { ws.async_write(asio::buffer(message), std::move(handler)); });
   };
   if (input) {
     if (!v5) {
@@ -157,7 +156,8 @@ Result<KubeExecResult> KubeClient::Impl::exec(const std::string& path_and_query,
     }
   }
   if (!have_status) {
-    return unreachable(what + " on " + target.server + " ended without saying how the command ended");
+    return unreachable(what + " on " + target.server +
+                       " ended without saying how the command ended");
   }
   c.close();
   return result;

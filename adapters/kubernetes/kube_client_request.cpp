@@ -154,12 +154,9 @@ Result<KubeResponse> KubeClient::Impl::request(const std::string& method,
   return request_once(method, path_and_query, body, content_type, timeout, *who);
 }
 
-Result<KubeResponse> KubeClient::Impl::request_once(const std::string& method,
-                                                    const std::string& path_and_query,
-                                                    const std::string& body,
-                                                    const std::string& content_type,
-                                                    std::chrono::milliseconds timeout,
-                                                    const Auth& who) {
+Result<KubeResponse> KubeClient::Impl::request_once(
+    const std::string& method, const std::string& path_and_query, const std::string& body,
+    const std::string& content_type, std::chrono::milliseconds timeout, const Auth& who) {
   auto path_ok = check_path(path_and_query);
   if (!path_ok.ok()) return invalid(path_ok.error().message);
   const http::verb verb = http::string_to_verb(method);

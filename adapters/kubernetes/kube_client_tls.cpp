@@ -279,7 +279,7 @@ void KubeClient::Impl::load_client_certificate() {
 // The certificate and key an exec plugin printed, on this one connection (the context keeps
 // the kubeconfig's own, if any).
 static Result<void> use_plugin_certificate(SSL* ssl, const ExecCredential& credential,
-                                    const std::string& source) {
+                                           const std::string& source) {
   const auto fail = [&](const std::string& what) {
     return make_error(ErrorKind::unreachable,
                       "the client certificate from " + source + " cannot be used: " + what);
@@ -303,7 +303,8 @@ static Result<void> use_plugin_certificate(SSL* ssl, const ExecCredential& crede
                         static_cast<int>(credential.client_key_pem.size()));
   EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
   BIO_free(bio);
-  if (key == nullptr) return fail("clientKeyData is not a PEM private key: " + openssl_error("none"));
+  if (key == nullptr)
+    return fail("clientKeyData is not a PEM private key: " + openssl_error("none"));
   const bool key_used = SSL_use_PrivateKey(ssl, key) == 1;
   EVP_PKEY_free(key);
   if (!key_used || SSL_check_private_key(ssl) != 1) {

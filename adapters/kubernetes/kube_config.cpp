@@ -298,7 +298,8 @@ Result<KubeExecPlugin> resolve_exec(const Loader& loader, const YAML::Node& node
     if (!path.ok()) return path.error();
     p.command = *path;
   }
-  p.source = "exec plugin " + quoted(*command) + " of " + owner + " in kubeconfig " + loader.source();
+  p.source =
+      "exec plugin " + quoted(*command) + " of " + owner + " in kubeconfig " + loader.source();
   auto version = loader.string_field(node, "apiVersion", owner + " exec");
   if (!version.ok()) return version.error();
   p.api_version = *version;
@@ -342,15 +343,16 @@ Result<KubeExecPlugin> resolve_exec(const Loader& loader, const YAML::Node& node
     *mode = "IfAvailable";  // client-go's default for v1beta1
   }
   if (*mode == "Always") {
-    return loader.unsupported(owner + ": exec interactiveMode Always needs a terminal, which the "
-                                      "orchestrator never has; use a plugin or mode that works "
-                                      "without one (Never or IfAvailable)",
+    return loader.unsupported(owner +
+                                  ": exec interactiveMode Always needs a terminal, which the "
+                                  "orchestrator never has; use a plugin or mode that works "
+                                  "without one (Never or IfAvailable)",
                               &node);
   }
   if (*mode != "Never" && *mode != "IfAvailable") {
-    return loader.invalid(owner + ": exec interactiveMode " + quoted(*mode) +
-                              " is not Never, IfAvailable or Always",
-                          &node);
+    return loader.invalid(
+        owner + ": exec interactiveMode " + quoted(*mode) + " is not Never, IfAvailable or Always",
+        &node);
   }
   p.interactive_mode = *mode;
   auto provide = loader.bool_field(node, "provideClusterInfo", owner + " exec");

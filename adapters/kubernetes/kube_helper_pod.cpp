@@ -32,9 +32,9 @@ Result<Json> helper_pod(const ClusterSpec& cluster, const std::string& namespace
   PodSettings pod = cluster.kubernetes.pod;
   if (!cluster.kubernetes.helper_image.empty()) pod.image = cluster.kubernetes.helper_image;
   if (pod.image.empty()) {
-    return make_error(ErrorKind::invalid,
-                      "cluster '" + cluster.name + "' names no image for its helper pods " +
-                          "(kubernetes.helper_image or kubernetes.image)");
+    return make_error(ErrorKind::invalid, "cluster '" + cluster.name +
+                                              "' names no image for its helper pods " +
+                                              "(kubernetes.helper_image or kubernetes.image)");
   }
   Json container = {{"name", std::string(kHelperContainer)}, {"command", command}};
   Json spec = {
@@ -115,17 +115,17 @@ Result<std::vector<ProbePod>> probe_pods(const ClusterSpec& cluster, const std::
     ProbePod p;
     p.name = prefix + "-" + std::to_string(i);
     p.node = nodes[i];
-    auto pod = helper_pod(cluster, namespace_, p.name, "probe",
-                          {cluster.kubernetes.agent, "probe", "--dir", dir, "--io-bytes",
-                           std::to_string(request.io_bytes), "--compute-s",
-                           shortest(request.compute_s)},
-                          std::max(1, static_cast<int>(std::ceil(request.timeout_s))));
+    auto pod =
+        helper_pod(cluster, namespace_, p.name, "probe",
+                   {cluster.kubernetes.agent, "probe", "--dir", dir, "--io-bytes",
+                    std::to_string(request.io_bytes), "--compute-s", shortest(request.compute_s)},
+                   std::max(1, static_cast<int>(std::ceil(request.timeout_s))));
     if (!pod) return pod.error();
     Json& spec = (*pod)["spec"];
     Json& container = spec["containers"][0];
-    container["env"] = Json::array(
-        {{{"name", "ORCH_NODE_NAME"},
-          {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}}});
+    container["env"] =
+        Json::array({{{"name", "ORCH_NODE_NAME"},
+                      {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}}});
     container["workingDir"] = dir;
     if (gpus_per_node > 0) {
       container["resources"]["limits"][cluster.kubernetes.gpu_resource] =
@@ -144,8 +144,8 @@ Result<std::vector<ProbePod>> probe_pods(const ClusterSpec& cluster, const std::
          {{"requiredDuringSchedulingIgnoredDuringExecution",
            {{"nodeSelectorTerms",
              Json::array({{{"matchFields", Json::array({{{"key", "metadata.name"},
-                                                          {"operator", "In"},
-                                                          {"values", {nodes[i]}}}})}}})}}}}}};
+                                                         {"operator", "In"},
+                                                         {"values", {nodes[i]}}}})}}})}}}}}};
     (*pod)["metadata"]["labels"][std::string(kTokenLabel)] = request.token;
     p.body = pod->dump();
     out.push_back(std::move(p));

@@ -32,8 +32,8 @@
 #include "adapters/kubernetes/pod_informer.h"
 #include "scheduler/cluster_port.h"
 #include "scheduler/site_factory.h"
-#include "scheduler/transfer_port.h"
 #include "scheduler/spec/cluster_spec.h"
+#include "scheduler/transfer_port.h"
 
 namespace orch {
 

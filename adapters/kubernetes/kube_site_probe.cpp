@@ -75,18 +75,17 @@ Result<std::vector<ProbeResult>> KubernetesSite::probe_nodes(const ProbeRequest&
     return make_error(ErrorKind::io, "site " + spec_.name + ": no node to probe is up" +
                                          (down.empty() ? "" : ": " + join(down)));
   }
-  const std::string dir = !request.dir.empty()            ? request.dir
+  const std::string dir = !request.dir.empty()             ? request.dir
                           : !spec_.checkpoint_root.empty() ? spec_.checkpoint_root
                                                            : std::string("/tmp");
   auto pods = kube::probe_pods(spec_, namespace_, request, targets, dir, std::max(gpus, 0));
   if (!pods) return site_error(pods.error());
-  const std::string selector = percent_encode(std::string(kube::kTokenLabel) + "=" +
-                                              request.token + "," +
-                                              std::string(kube::kHelperLabel) + "=probe");
+  const std::string selector = percent_encode(std::string(kube::kTokenLabel) + "=" + request.token +
+                                              "," + std::string(kube::kHelperLabel) + "=probe");
   const auto clean_up = [&] {
     for (const auto& p : *pods) {
-      (void)client_->request("DELETE", kube::pods_path(namespace_) + "/" + p.name +
-                                           "?gracePeriodSeconds=0");
+      (void)client_->request("DELETE",
+                             kube::pods_path(namespace_) + "/" + p.name + "?gracePeriodSeconds=0");
     }
   };
   for (const auto& p : *pods) {
@@ -96,8 +95,9 @@ Result<std::vector<ProbeResult>> KubernetesSite::probe_nodes(const ProbeRequest&
     }
   }
   // Until every pod has ended or the round's time is up.
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<std::int64_t>(request.timeout_s * 1e3));
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<std::int64_t>(request.timeout_s * 1e3));
   std::vector<kube::PodInfo> last;
   for (;;) {
     auto r = call("GET", kube::pods_path(namespace_) + "?labelSelector=" + selector, "", {});
@@ -105,11 +105,10 @@ Result<std::vector<ProbeResult>> KubernetesSite::probe_nodes(const ProbeRequest&
       auto parsed = kube::parse_pods(r->body);
       if (parsed) last = std::move(*parsed);
     }
-    const bool all_done =
-        last.size() >= pods->size() &&
-        std::all_of(last.begin(), last.end(), [](const kube::PodInfo& p) {
-          return p.phase == "Succeeded" || p.phase == "Failed";
-        });
+    const bool all_done = last.size() >= pods->size() &&
+                          std::all_of(last.begin(), last.end(), [](const kube::PodInfo& p) {
+                            return p.phase == "Succeeded" || p.phase == "Failed";
+                          });
     if (all_done || std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
@@ -119,7 +118,8 @@ Result<std::vector<ProbeResult>> KubernetesSite::probe_nodes(const ProbeRequest&
     auto it = std::find_if(last.begin(), last.end(),
                            [&](const kube::PodInfo& info) { return info.name == p.name; });
     const std::string phase = it == last.end() ? "missing" : it->phase;
-    auto log = client_->request("GET", kube::pod_log_path(namespace_, p.name) + "?limitBytes=65536");
+    auto log =
+        client_->request("GET", kube::pod_log_path(namespace_, p.name) + "?limitBytes=65536");
     std::optional<ProbeResult> result;
     if (log && log->status == 200) result = result_in(log->body, p.node);
     if (result) {

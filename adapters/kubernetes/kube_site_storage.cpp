@@ -99,9 +99,9 @@ Result<std::string> KubernetesSite::storage_helper() {
         created = false;
       } else if (pod->container && stuck(*pod->container)) {
         (void)client_->request("DELETE", path + "?gracePeriodSeconds=0");
-        return make_error(ErrorKind::io, "site " + spec_.name + ": the storage helper pod " +
-                                             name + " cannot start: " + pod->container->reason +
-                                             ": " + pod->container->message);
+        return make_error(ErrorKind::io, "site " + spec_.name + ": the storage helper pod " + name +
+                                             " cannot start: " + pod->container->reason + ": " +
+                                             pod->container->message);
       }
     } else if (got->status != 404) {
       return make_error(ErrorKind::unreachable, "site " + spec_.name + ": GET " + path +
@@ -120,15 +120,15 @@ Result<std::string> KubernetesSite::storage_helper() {
 void KubernetesSite::retire_idle_helper() {
   std::lock_guard<std::mutex> lock(helper_mu_);
   if (!helper_running_ || now_ms() - helper_used_ms_ < kHelperIdleMs || storage_calls_ > 0) return;
-  (void)client_->request("DELETE",
-                         kube::pods_path(namespace_) + "/" +
-                             kube::storage_helper_name(spec_.name) + "?gracePeriodSeconds=0");
+  (void)client_->request("DELETE", kube::pods_path(namespace_) + "/" +
+                                       kube::storage_helper_name(spec_.name) +
+                                       "?gracePeriodSeconds=0");
   helper_running_ = false;
 }
 
 Result<KubernetesSite::HelperRun> KubernetesSite::run_in_helper(
-    const std::vector<std::string>& command, const ExecInput& input,
-    const ExecOutput& output, milliseconds timeout) {
+    const std::vector<std::string>& command, const ExecInput& input, const ExecOutput& output,
+    milliseconds timeout) {
   struct Busy {
     KubernetesSite* s;
     explicit Busy(KubernetesSite* site) : s(site) { ++s->storage_calls_; }
@@ -147,8 +147,8 @@ Result<KubernetesSite::HelperRun> KubernetesSite::run_in_helper(
                            collect, timeout);
     if (r) {
       if (!r->failure.empty()) {
-        return make_error(ErrorKind::io, "site " + spec_.name + ": in the storage helper pod: " +
-                                             r->failure);
+        return make_error(ErrorKind::io,
+                          "site " + spec_.name + ": in the storage helper pod: " + r->failure);
       }
       run.exit_code = r->exit_code;
       run.bytes_in = r->bytes_in;
@@ -172,8 +172,8 @@ Result<Manifest> KubernetesSite::manifest(const ManifestRequest& request) {
   if (request.hash != ManifestRequest::Hash::none) {
     auto sizes = manifest({request.path, ManifestRequest::Hash::none, {}});
     if (!sizes) return sizes.error();
-    timeout += milliseconds(
-        static_cast<std::int64_t>(static_cast<double>(sizes->total_bytes()) / kSlowestHashRate * 1e3));
+    timeout += milliseconds(static_cast<std::int64_t>(static_cast<double>(sizes->total_bytes()) /
+                                                      kSlowestHashRate * 1e3));
   }
   auto run = run_in_helper({"/bin/sh", "-c", *script}, nullptr, nullptr, timeout);
   if (!run) return run.error();
@@ -218,7 +218,12 @@ Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
   std::vector<std::string> command =
       request.directory
           ? std::vector<std::string>{"tar", "-c", "-f", "-", "-C", request.from.path, "."}
-          : std::vector<std::string>{"tar", "-c", "-f", "-", "-C", parent_of(request.from.path),
+          : std::vector<std::string>{"tar",
+                                     "-c",
+                                     "-f",
+                                     "-",
+                                     "-C",
+                                     parent_of(request.from.path),
                                      base_of(request.from.path)};
   if (!request.directory && base_of(request.from.path) != base_of(local_path)) {
     return make_error(ErrorKind::invalid, "site " + spec_.name +
@@ -238,7 +243,8 @@ Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
     progress.cap_bytes_per_s = cap;
     if (cap <= 0) return;
     const double should = static_cast<double>(done) / cap;
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (should > took) std::this_thread::sleep_for(std::chrono::duration<double>(should - took));
   };
   const milliseconds timeout =
@@ -262,7 +268,8 @@ Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
         if (now - last_report >= milliseconds(250)) {
           last_report = now;
           const double secs = std::chrono::duration<double>(now - started).count();
-          progress.rate_bytes_per_s = secs > 0 ? static_cast<double>(progress.bytes_done) / secs : 0;
+          progress.rate_bytes_per_s =
+              secs > 0 ? static_cast<double>(progress.bytes_done) / secs : 0;
           progress.percent = request.bytes_hint > 0
                                  ? static_cast<int>(std::min<std::uint64_t>(
                                        100, progress.bytes_done * 100 / request.bytes_hint))
@@ -291,7 +298,8 @@ Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
   }
   TransferOutcome outcome;
   outcome.bytes = progress.bytes_done;
-  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  outcome.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   outcome.route = progress.route;
   return outcome;
 }
@@ -345,13 +353,15 @@ Result<TransferOutcome> KubernetesSite::copy_in(const TransferRequest& request,
           const double should = static_cast<double>(progress.bytes_done) / cap;
           const double took =
               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-          if (should > took) std::this_thread::sleep_for(std::chrono::duration<double>(should - took));
+          if (should > took)
+            std::this_thread::sleep_for(std::chrono::duration<double>(should - took));
         }
         const auto now = std::chrono::steady_clock::now();
         if (now - last_report >= milliseconds(250)) {
           last_report = now;
           const double secs = std::chrono::duration<double>(now - started).count();
-          progress.rate_bytes_per_s = secs > 0 ? static_cast<double>(progress.bytes_done) / secs : 0;
+          progress.rate_bytes_per_s =
+              secs > 0 ? static_cast<double>(progress.bytes_done) / secs : 0;
           control.progress(progress);
         }
         return chunk;  // "" once tar -c is done: stdin is closed
@@ -360,8 +370,8 @@ Result<TransferOutcome> KubernetesSite::copy_in(const TransferRequest& request,
   tar->wait_for(milliseconds(30000));
   if (stopped) return make_error(ErrorKind::conflict, "stopped");
   if (tar->exit().exit_code != 0) {
-    return make_error(ErrorKind::io, "tar -c of " + local_path + " failed here: " +
-                                         storage::stderr_tail(local_err));
+    return make_error(ErrorKind::io, "tar -c of " + local_path +
+                                         " failed here: " + storage::stderr_tail(local_err));
   }
   if (!run) return run.error();
   if (run->exit_code != 0) {
@@ -372,7 +382,8 @@ Result<TransferOutcome> KubernetesSite::copy_in(const TransferRequest& request,
   }
   TransferOutcome outcome;
   outcome.bytes = run->bytes_in;
-  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  outcome.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   outcome.route = progress.route;
   return outcome;
 }

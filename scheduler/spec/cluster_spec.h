@@ -47,9 +47,9 @@ struct SlurmSpec {
 
 // How attempts run on a Kubernetes cluster (provider kubernetes; issue 6).
 struct KubernetesSpec {
-  std::string kubeconfig;                       // path; "~/" expands to $HOME
-  std::string context;                          // empty: the kubeconfig's current-context
-  std::string namespace_;                       // empty: the context's namespace, else "default"
+  std::string kubeconfig;  // path; "~/" expands to $HOME
+  std::string context;     // empty: the kubeconfig's current-context
+  std::string namespace_;  // empty: the context's namespace, else "default"
   // What every pod gets (pod.image: the container image the job's command runs in); a job's
   // own `kubernetes:` section is merged over it (scheduler/model/pod_settings.h).
   PodSettings pod;

@@ -1,5 +1,5 @@
-#include "scheduler/spec/pod_settings_section.h"
 #include "scheduler/spec/job_spec_parser.h"
+#include "scheduler/spec/pod_settings_section.h"
 
 #include "scheduler/spec/secret_source_reader.h"
 #include "scheduler/spec/sweep.h"
@@ -382,9 +382,10 @@ void read_time_limit(const MapView& job, JobSpec& spec) {
 
 void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   MapView job(reader, root, "job",
-              {"name", "command", "env", "resources", "checkpoint", "model", "restart", "health",
-               "placement", "datasets", "team", "owner", "secret_env", "priority", "priority_class",
-               "preemption", "group", "sweep", "time_limit", "kubernetes"},
+              {"name",       "command", "env",        "resources",  "checkpoint",
+               "model",      "restart", "health",     "placement",  "datasets",
+               "team",       "owner",   "secret_env", "priority",   "priority_class",
+               "preemption", "group",   "sweep",      "time_limit", "kubernetes"},
               "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -411,8 +412,9 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_time_limit(job, spec);
   read_sweep(job, spec);
   if (job.has("kubernetes")) {
-    MapView pod = job.child("kubernetes", "kubernetes", pod_setting_keys(),
-                            "a map such as {image: nvcr.io/nvidia/pytorch:24.05-py3, shm_size: 64Gi}");
+    MapView pod =
+        job.child("kubernetes", "kubernetes", pod_setting_keys(),
+                  "a map such as {image: nvcr.io/nvidia/pytorch:24.05-py3, shm_size: 64Gi}");
     if (!reader.failed()) read_pod_settings(pod, spec.kubernetes);
   }
 }

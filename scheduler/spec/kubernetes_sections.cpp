@@ -19,10 +19,9 @@ constexpr yaml::StringRule kDnsLabel{is_kube_dns_label,
 }  // namespace
 
 void read_kubernetes_sections(const MapView& entry, ClusterSpec& c) {
-  std::vector<std::string_view> keys = {"kubeconfig",      "context",        "namespace",
-                                        "gpu_resource",    "termination_grace_s",
-                                        "gang_timeout_s",  "allow_host_path", "queue",
-                                        "helper_image",    "agent"};
+  std::vector<std::string_view> keys = {
+      "kubeconfig",     "context",         "namespace", "gpu_resource", "termination_grace_s",
+      "gang_timeout_s", "allow_host_path", "queue",     "helper_image", "agent"};
   for (auto key : pod_setting_keys()) keys.push_back(key);
   MapView k = entry.child("kubernetes", "kubernetes", std::move(keys),
                           "a map such as {kubeconfig: ~/.kube/config, context: gpu-cloud, "

@@ -58,8 +58,7 @@ bool is_image(std::string_view s) {
 
 constexpr yaml::StringRule kDnsLabel{is_kube_dns_label,
                                      "a DNS-1123 label (1 to 63 of a-z, 0-9 and \"-\")"};
-constexpr yaml::StringRule kDnsSubdomain{is_dns_subdomain,
-                                         "a DNS-1123 name such as high-priority"};
+constexpr yaml::StringRule kDnsSubdomain{is_dns_subdomain, "a DNS-1123 name such as high-priority"};
 constexpr yaml::StringRule kQualified{is_qualified_name,
                                       "a Kubernetes name such as nvidia.com/gpu or rdma/ib"};
 constexpr yaml::StringRule kQuantity{is_kube_quantity, "a quantity such as 64Gi or 1"};
@@ -82,10 +81,10 @@ void read_tolerations(MapView& section, std::vector<PodToleration>& out) {
     if (r.failed()) return;
     PodToleration t;
     item.read_string("key", t.key, kQualified, "a taint key such as nvidia.com/gpu");
-    item.read_string("operator", t.op,
-                     {[](std::string_view s) { return s == "Exists" || s == "Equal"; },
-                      "Exists or Equal"},
-                     "Exists or Equal");
+    item.read_string(
+        "operator", t.op,
+        {[](std::string_view s) { return s == "Exists" || s == "Equal"; }, "Exists or Equal"},
+        "Exists or Equal");
     item.read_string("value", t.value, yaml::kAnyString, "the taint's value");
     item.read_string("effect", t.effect,
                      {[](std::string_view s) {
@@ -141,7 +140,8 @@ void read_volumes(MapView& section, std::vector<PodVolume>& out) {
     for (const auto& other : out) {
       if (other.name == v.name || other.mount == v.mount) {
         r.fail(item.position(),
-               where + " repeats the " + (other.name == v.name ? "name " + v.name : "mount " + v.mount),
+               where + " repeats the " +
+                   (other.name == v.name ? "name " + v.name : "mount " + v.mount),
                "one volume per name and per mount path");
         return;
       }
@@ -177,17 +177,16 @@ bool is_kube_quantity(std::string_view s) {
   }
   if (digits == 0) return false;
   const std::string_view suffix = s.substr(i);
-  for (std::string_view ok : {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "m", "k", "M", "G", "T", "P",
-                              "E"}) {
+  for (std::string_view ok :
+       {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "m", "k", "M", "G", "T", "P", "E"}) {
     if (suffix == ok) return true;
   }
   return false;
 }
 
 std::vector<std::string_view> pod_setting_keys() {
-  return {"image",           "image_pull_secrets", "service_account", "shm_size",
-          "node_selector",   "tolerations",        "extra_resources", "priority_class",
-          "volumes"};
+  return {"image",       "image_pull_secrets", "service_account", "shm_size", "node_selector",
+          "tolerations", "extra_resources",    "priority_class",  "volumes"};
 }
 
 void read_pod_settings(MapView& section, PodSettings& out) {
@@ -205,8 +204,7 @@ void read_pod_settings(MapView& section, PodSettings& out) {
   for (const auto& [name, quantity] : out.extra_resources) {
     if (!is_kube_quantity(quantity)) {
       section.reader().fail(section.value_position("extra_resources"),
-                            "extra_resources." + name + " is \"" + quantity +
-                                "\", not a quantity",
+                            "extra_resources." + name + " is \"" + quantity + "\", not a quantity",
                             "a quantity such as 1 or 8");
       return;
     }

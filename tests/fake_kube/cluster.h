@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/fake_kube/job_controller.h"
-#include "tests/fake_kube/kueue.h"
 #include "tests/fake_kube/kubelet.h"
+#include "tests/fake_kube/kueue.h"
 #include "tests/fake_kube/object_store.h"
 
 namespace orch::fake_kube {

@@ -63,8 +63,7 @@ struct FakeKubeServer::Impl {
     if (header.rfind("Bearer ", 0) != 0) return false;
     std::lock_guard lock(tokens_mu);
     auto it = tokens.find(header.substr(7));
-    return it != tokens.end() &&
-           (!it->second || std::chrono::system_clock::now() < *it->second);
+    return it != tokens.end() && (!it->second || std::chrono::system_clock::now() < *it->second);
   }
 
   void handle(const Request& req, ResponseWriter& out) {
@@ -81,8 +80,8 @@ struct FakeKubeServer::Impl {
       std::optional<std::chrono::system_clock::time_point> expires;
       if (ttl != req.query.end()) {
         expires = std::chrono::system_clock::now() +
-                  std::chrono::milliseconds(static_cast<std::int64_t>(
-                      std::strtod(ttl->second.c_str(), nullptr) * 1000));
+                  std::chrono::milliseconds(
+                      static_cast<std::int64_t>(std::strtod(ttl->second.c_str(), nullptr) * 1000));
       }
       std::lock_guard lock(tokens_mu);
       tokens[token->second] = expires;

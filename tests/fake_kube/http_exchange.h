@@ -15,11 +15,11 @@
 namespace orch::fake_kube {
 
 struct Request {
-  std::string method;                          // upper case
-  std::string path;                            // without the query
-  std::map<std::string, std::string> query;    // decoded; a repeated key keeps its last value
+  std::string method;                        // upper case
+  std::string path;                          // without the query
+  std::map<std::string, std::string> query;  // decoded; a repeated key keeps its last value
   std::vector<std::pair<std::string, std::string>> query_all;  // every pair, in order
-  std::map<std::string, std::string> headers;  // names in lower case
+  std::map<std::string, std::string> headers;                  // names in lower case
   std::string body;
 
   std::string header(const std::string& lower_name) const {

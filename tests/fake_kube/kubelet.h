@@ -69,7 +69,7 @@ class Kubelet {
   ObjectStore& store_;
   std::string state_dir_;
   int api_port_ = 0;
-  CpuThrottle throttle_;  // the pods of slow nodes
+  CpuThrottle throttle_;                     // the pods of slow nodes
   std::map<std::string, Runtime> runtimes_;  // by pod uid
 };
 

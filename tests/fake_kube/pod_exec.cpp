@@ -64,8 +64,10 @@ Child start(const std::vector<std::string>& argv, const std::vector<std::string>
     if (getppid() != parent) _exit(1);
     setsid();
     const int in = with_stdin ? in_pipe[0] : open("/dev/null", O_RDONLY);
-    const int out = out_file.empty() ? out_pipe[1] : open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = out_file.empty() ? err_pipe[1] : open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int out =
+        out_file.empty() ? out_pipe[1] : open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err =
+        out_file.empty() ? err_pipe[1] : open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) {
       _exit(127);
     }
@@ -99,12 +101,13 @@ std::string status_json(int wait_status, const std::vector<std::string>& argv) {
   if (code == 0) return json{{"metadata", json::object()}, {"status", "Success"}}.dump();
   std::string command;
   for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
-  return json{{"metadata", json::object()},
-              {"status", "Failure"},
-              {"message", "command terminated with non-zero exit code: error executing command [" +
-                              command + "], exit code " + std::to_string(code)},
-              {"reason", "NonZeroExitCode"},
-              {"details", {{"causes", {{{"reason", "ExitCode"}, {"message", std::to_string(code)}}}}}}}
+  return json{
+      {"metadata", json::object()},
+      {"status", "Failure"},
+      {"message", "command terminated with non-zero exit code: error executing command [" +
+                      command + "], exit code " + std::to_string(code)},
+      {"reason", "NonZeroExitCode"},
+      {"details", {{"causes", {{{"reason", "ExitCode"}, {"message", std::to_string(code)}}}}}}}
       .dump();
 }
 
@@ -118,7 +121,8 @@ void send_file(WebSocket& ws, char channel, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string buffer(kChunk, '\0');
   while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
-    if (!send_channel(ws, channel, std::string_view(buffer.data(), static_cast<std::size_t>(in.gcount())))) {
+    if (!send_channel(ws, channel,
+                      std::string_view(buffer.data(), static_cast<std::size_t>(in.gcount())))) {
       return;
     }
   }
@@ -174,11 +178,10 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
     return true;
   }
   const std::string offered = req.header("sec-websocket-protocol");
-  const std::string protocol = offered.find("v5.channel.k8s.io") != std::string::npos
-                                   ? "v5.channel.k8s.io"
-                               : offered.find("v4.channel.k8s.io") != std::string::npos
-                                   ? "v4.channel.k8s.io"
-                                   : "";
+  const std::string protocol =
+      offered.find("v5.channel.k8s.io") != std::string::npos   ? "v5.channel.k8s.io"
+      : offered.find("v4.channel.k8s.io") != std::string::npos ? "v4.channel.k8s.io"
+                                                               : "";
   if (protocol.empty()) {
     send_error(out, ApiError(400, "BadRequest",
                              "upgrade request required with subprotocol v5.channel.k8s.io or "
@@ -215,7 +218,8 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
   const std::string err_file = with_stdin ? out_file.substr(0, out_file.size() - 4) + ".err" : "";
   Child child = start(run, launch.process.env, dir, with_stdin, out_file, err_file);
   if (child.pid <= 0) {
-    send_channel(*ws, 3, json{{"status", "Failure"}, {"message", "cannot start the command"}}.dump());
+    send_channel(*ws, 3,
+                 json{{"status", "Failure"}, {"message", "cannot start the command"}}.dump());
     ws->close();
     return true;
   }

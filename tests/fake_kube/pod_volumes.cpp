@@ -56,8 +56,8 @@ std::string mount_volumes(const json& pod, const std::string& pod_dir,
                           const std::string& state_dir) {
   const json& mounts = at_path(pod, {"spec", "containers"});
   if (!mounts.is_array() || mounts.empty()) return "";
-  const json& container_mounts = mounts[0].contains("volumeMounts") ? mounts[0]["volumeMounts"]
-                                                                    : json::array();
+  const json& container_mounts =
+      mounts[0].contains("volumeMounts") ? mounts[0]["volumeMounts"] : json::array();
   const json& volumes = at_path(pod, {"spec", "volumes"});
   for (const json& m : container_mounts) {
     const std::string name = string_at(m, {"name"});

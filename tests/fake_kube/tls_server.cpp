@@ -77,8 +77,8 @@ class Writer final : public ResponseWriter {
     responded_ = true;
     keep_alive_ = false;  // the connection is the WebSocket's now
     auto socket = std::make_unique<WebSocketOverTls>(stream_);
-    socket->ws().set_option(websocket::stream_base::decorator(
-        [protocol](websocket::response_type& res) {
+    socket->ws().set_option(
+        websocket::stream_base::decorator([protocol](websocket::response_type& res) {
           res.set(http::field::sec_websocket_protocol, protocol);
         }));
     beast::error_code ec;
@@ -188,8 +188,7 @@ void parse_target(const std::string& target, Request& request) {
     if (!pair.empty()) {
       const auto eq = pair.find('=');
       std::string key = percent_decode(pair.substr(0, eq), true);
-      std::string value =
-          eq == std::string::npos ? "" : percent_decode(pair.substr(eq + 1), true);
+      std::string value = eq == std::string::npos ? "" : percent_decode(pair.substr(eq + 1), true);
       request.query[key] = value;
       request.query_all.emplace_back(std::move(key), std::move(value));
     }

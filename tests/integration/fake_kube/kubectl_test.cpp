@@ -149,14 +149,14 @@ TEST_F(KubectlTest, AnExecPluginsTokenIsAcceptedUntilItExpires) {
                   "#!/bin/sh\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\","
                   "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"plugin-token\"}}'\n");
   std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
-  e2e::write_file(kubeconfig_, "apiVersion: v1\nkind: Config\nclusters: [{name: f, cluster: {server: " +
-                                   server_->url() + ", certificate-authority: " +
-                                   shared_pki().ca_cert +
-                                   "}}]\nusers: [{name: u, user: {exec: {apiVersion: "
-                                   "client.authentication.k8s.io/v1, command: " +
-                                   plugin +
-                                   ", interactiveMode: Never}}}]\ncontexts: [{name: c, context: "
-                                   "{cluster: f, user: u}}]\ncurrent-context: c\n");
+  e2e::write_file(kubeconfig_,
+                  "apiVersion: v1\nkind: Config\nclusters: [{name: f, cluster: {server: " +
+                      server_->url() + ", certificate-authority: " + shared_pki().ca_cert +
+                      "}}]\nusers: [{name: u, user: {exec: {apiVersion: "
+                      "client.authentication.k8s.io/v1, command: " +
+                      plugin +
+                      ", interactiveMode: Never}}}]\ncontexts: [{name: c, context: "
+                      "{cluster: f, user: u}}]\ncurrent-context: c\n");
   const auto ok = kubectl({"get", "nodes"});
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
   EXPECT_THAT(ok.output, HasSubstr("node-0"));

@@ -133,8 +133,8 @@ TEST_F(KubeE2eTest, ToyTrainerRunsInAPodAndResumesElsewhereFromTheReplicaWhenIts
   // Verified where it was saved, then copied to beta and verified there.
   bool verified_at_kube = false;
   for (const auto& e : events_of(id, "checkpoint-verified")) {
-    verified_at_kube = verified_at_kube ||
-                       e["message"].get<std::string>().find("at kube") != std::string::npos;
+    verified_at_kube =
+        verified_at_kube || e["message"].get<std::string>().find("at kube") != std::string::npos;
   }
   EXPECT_TRUE(verified_at_kube) << describe_job(url_, id);
   EXPECT_NE(events_of(id, "checkpoint-replicated")[0]["message"].get<std::string>().find(

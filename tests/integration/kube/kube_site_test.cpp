@@ -27,8 +27,8 @@ namespace orch {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
 
 std::string temp_dir() {
   std::string tmpl = (fs::temp_directory_path() / "kube-site-XXXXXX").string();
@@ -111,7 +111,9 @@ class KubeSiteTest : public ::testing::Test {
     return *site_;
   }
   // The claim's directory inside the fake (what the volume holds).
-  std::string claim() const { return fake_kube::claim_dir(dir_ + "/fake", "default", "train-ckpt"); }
+  std::string claim() const {
+    return fake_kube::claim_dir(dir_ + "/fake", "default", "train-ckpt");
+  }
 
   fake_kube::KubeReply api(const std::string& method, const std::string& target) {
     return fake_kube::kube_request({"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, method,
@@ -133,8 +135,8 @@ using kube_site = KubeSiteTest;
 
 TEST_F(kube_site, AnExecPluginsTokenIsRefreshedWhenTheServerSaysItExpired) {
   // The plugin prints whatever token the test left in credential.json and counts its runs.
-  write_file(dir_ + "/plugin.sh", "#!/bin/sh\necho run >> '" + dir_ + "/runs'\ncat '" + dir_ +
-                                      "/credential.json'\n");
+  write_file(dir_ + "/plugin.sh",
+             "#!/bin/sh\necho run >> '" + dir_ + "/runs'\ncat '" + dir_ + "/credential.json'\n");
   ::chmod((dir_ + "/plugin.sh").c_str(), 0755);
   const auto issue = [&](const std::string& token, int ttl_s) {
     fake_->accept_token(token, std::chrono::system_clock::now() + std::chrono::seconds(ttl_s));
@@ -148,8 +150,9 @@ TEST_F(kube_site, AnExecPluginsTokenIsRefreshedWhenTheServerSaysItExpired) {
                  fake_->url() + "\", certificate-authority: " + pki_.ca_cert +
                  "}}]\nusers: [{name: sso, user: {exec: {apiVersion: "
                  "client.authentication.k8s.io/v1beta1, command: " +
-                 dir_ + "/plugin.sh}}}]\ncontexts: [{name: c, context: {cluster: fake, user: "
-                        "sso}}]\ncurrent-context: c\n");
+                 dir_ +
+                 "/plugin.sh}}}]\ncontexts: [{name: c, context: {cluster: fake, user: "
+                 "sso}}]\ncurrent-context: c\n");
   // The plugin says nothing of expiry: the server's 401 is what makes it run again.
   issue("first-token", 1);
   auto inv = site().inventory();
@@ -164,7 +167,8 @@ TEST_F(kube_site, AnExecPluginsTokenIsRefreshedWhenTheServerSaysItExpired) {
   EXPECT_EQ(std::count(runs.begin(), runs.end(), '\n'), 2) << runs;
 
   // A plugin that fails: its message reaches the caller, the site reads as silent.
-  write_file(dir_ + "/plugin.sh", "#!/bin/sh\necho 'token expired; run: login --sso' >&2\nexit 1\n");
+  write_file(dir_ + "/plugin.sh",
+             "#!/bin/sh\necho 'token expired; run: login --sso' >&2\nexit 1\n");
   fake_->accept_token("second-token", std::chrono::system_clock::now());
   auto failed = site().inventory();
   ASSERT_FALSE(failed.ok());
@@ -294,8 +298,8 @@ TEST_F(kube_site, AJobsOwnPodSettingsReachItsPod) {
   EXPECT_EQ(obs->nodes, std::vector<std::string>{"node-1"});
   // The file the job wrote is in the claim, where every pod of the claim sees it.
   EXPECT_EQ(read_file(claim() + "/from-the-job"), "saved\n");
-  auto pods = api("GET", "/api/v1/namespaces/default/pods?labelSelector=orchestrate.dev%2Ftoken%3D" +
-                             r.token);
+  auto pods = api(
+      "GET", "/api/v1/namespaces/default/pods?labelSelector=orchestrate.dev%2Ftoken%3D" + r.token);
   ASSERT_EQ(pods.status, 200);
   const auto pod = pods.json()["items"].at(0);
   EXPECT_EQ(pod["spec"]["containers"][0]["image"], "fake/own-image:1");
@@ -341,8 +345,8 @@ TEST_F(kube_burn_in, ProbePodsRunOnePerNodeAndTheSlowNodeShowsIt) {
   EXPECT_LT(slow, 0.5 * fastest) << "node-2 runs at a fifth of the CPU";
   // The probe pods are gone afterwards.
   ASSERT_TRUE(eventually([&] {
-    auto pods =
-        api("GET", "/api/v1/namespaces/default/pods?labelSelector=orchestrate.dev%2Fhelper%3Dprobe");
+    auto pods = api(
+        "GET", "/api/v1/namespaces/default/pods?labelSelector=orchestrate.dev%2Fhelper%3Dprobe");
     return pods.status == 200 && pods.json()["items"].empty();
   }));
 }

@@ -91,8 +91,9 @@ TEST(kube_pod_settings, AJobsOwnSettingsWinOrAdd) {
   ASSERT_EQ(spec["volumes"].size(), 3U);
   EXPECT_EQ(spec["volumes"][0]["persistentVolumeClaim"]["claimName"], "other-claim");
   EXPECT_EQ(spec["volumes"][1]["persistentVolumeClaim"]["readOnly"], true);
-  EXPECT_EQ(spec["volumes"][2],
-            json::parse(R"({"name":"orch-shm","emptyDir":{"medium":"Memory","sizeLimit":"64Gi"}})"));
+  EXPECT_EQ(
+      spec["volumes"][2],
+      json::parse(R"({"name":"orch-shm","emptyDir":{"medium":"Memory","sizeLimit":"64Gi"}})"));
   EXPECT_EQ(container["volumeMounts"][2]["mountPath"], "/dev/shm");
 }
 
@@ -148,8 +149,9 @@ TEST(kube_pod_settings, ASuspendedJobWithoutPodsIsQueuedWaitingForKueue) {
   EXPECT_EQ(view.phase, RunPhase::queued);
   EXPECT_THAT(view.note, HasSubstr("waits for Kueue to admit it (LocalQueue team-a)"));
 
-  auto parsed = parse_job(R"({"metadata":{"name":"j","labels":{"kueue.x-k8s.io/queue-name":"q"}},)"
-                          R"("spec":{"suspend":true,"parallelism":1,"completions":1},"status":{}})");
+  auto parsed =
+      parse_job(R"({"metadata":{"name":"j","labels":{"kueue.x-k8s.io/queue-name":"q"}},)"
+                R"("spec":{"suspend":true,"parallelism":1,"completions":1},"status":{}})");
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_TRUE(parsed->suspended);
   EXPECT_EQ(parsed->queue, "q");

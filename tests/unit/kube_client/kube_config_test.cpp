@@ -216,7 +216,8 @@ current-context: c
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_TRUE(t->exec.has_value());
   EXPECT_EQ(t->exec->command, std::string(dir_ / "kube/bin/aws"));  // relative to the kubeconfig
-  EXPECT_EQ(t->exec->args, (std::vector<std::string>{"eks", "get-token", "--cluster-name", "prod"}));
+  EXPECT_EQ(t->exec->args,
+            (std::vector<std::string>{"eks", "get-token", "--cluster-name", "prod"}));
   ASSERT_EQ(t->exec->env.size(), 1U);
   EXPECT_EQ(t->exec->env[0].first, "AWS_PROFILE");
   EXPECT_EQ(t->exec->env[0].second, "training");
@@ -255,12 +256,13 @@ TEST_F(kube_config, ExecPluginsThatCannotWorkHereAreRefused) {
   ASSERT_FALSE(no_mode.ok());
   EXPECT_THAT(no_mode.error().message, HasSubstr("needs \"interactiveMode\""));
 
-  auto old_api = load_user("{exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: x}}");
+  auto old_api =
+      load_user("{exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: x}}");
   ASSERT_FALSE(old_api.ok());
   EXPECT_THAT(old_api.error().message, HasSubstr("v1alpha1\" is not supported"));
 
-  auto both = load_user(
-      "{token: t, exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: x}}");
+  auto both =
+      load_user("{token: t, exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: x}}");
   ASSERT_FALSE(both.ok());
   EXPECT_THAT(both.error().message, HasSubstr("both a token and an exec plugin"));
 

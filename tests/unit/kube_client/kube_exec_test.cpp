@@ -37,16 +37,17 @@ class ExecPluginTest : public KubeClientTest {
   // The plugin: records its environment, counts its runs, prints credential.json.
   void write_plugin(const std::string& body = "") {
     write_text(dir_ / "plugin.sh",
-               "#!/bin/sh\necho run >> '" + (dir_ / "runs") + "'\nprintf '%s' \"$KUBERNETES_EXEC_INFO\" > '" +
-                   (dir_ / "exec-info") + "'\nprintf '%s' \"$PLUGIN_PROFILE\" > '" +
-                   (dir_ / "profile") + "'\n" + body + "cat '" + (dir_ / "credential.json") +
-                   "'\n");
+               "#!/bin/sh\necho run >> '" + (dir_ / "runs") +
+                   "'\nprintf '%s' \"$KUBERNETES_EXEC_INFO\" > '" + (dir_ / "exec-info") +
+                   "'\nprintf '%s' \"$PLUGIN_PROFILE\" > '" + (dir_ / "profile") + "'\n" + body +
+                   "cat '" + (dir_ / "credential.json") + "'\n");
     ::chmod((dir_ / "plugin.sh").c_str(), 0755);
   }
   void credential(const std::string& status_fields) {
-    write_text(dir_ / "credential.json",
-               R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{)" +
-                   status_fields + "}}");
+    write_text(
+        dir_ / "credential.json",
+        R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{)" +
+            status_fields + "}}");
   }
   int runs() {
     const std::string text = read_text(dir_ / "runs");
@@ -81,7 +82,8 @@ TEST_F(kube_exec, ATokenFromThePluginIsUsedAndKeptUntilRefused) {
   EXPECT_THAT(info, HasSubstr("\"kind\":\"ExecCredential\""));
   EXPECT_THAT(info, HasSubstr("\"interactive\":false"));
   EXPECT_THAT(info, HasSubstr("\"server\":\"" + server->url() + "\""));
-  EXPECT_THAT(info, HasSubstr("\"certificate-authority-data\":\"" + base64(read_text(certs_->ca_crt))));
+  EXPECT_THAT(info,
+              HasSubstr("\"certificate-authority-data\":\"" + base64(read_text(certs_->ca_crt))));
 }
 
 TEST_F(kube_exec, AnExpiredTokenIsFetchedAgain) {
@@ -94,8 +96,8 @@ TEST_F(kube_exec, AnExpiredTokenIsFetchedAgain) {
   ASSERT_TRUE(client.request("GET", kPods).ok());
   EXPECT_EQ(runs(), 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // past the second it named
-  credential(R"("token":"good-token","expirationTimestamp":")" +
-             rfc3339_in(std::chrono::hours(1)) + "\"");
+  credential(R"("token":"good-token","expirationTimestamp":")" + rfc3339_in(std::chrono::hours(1)) +
+             "\"");
   auto r = client.request("GET", kPods);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->status, 200);
@@ -171,15 +173,17 @@ TEST_F(kube_exec, OutputThatIsNotACredentialIsNamed) {
     EXPECT_THAT(c.error().message, HasSubstr(why)) << out;
   };
   fails_with("token: x", "not a JSON object");
-  fails_with(R"({"kind":"Pod","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t"}})",
-             "kind is not ExecCredential");
+  fails_with(
+      R"({"kind":"Pod","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t"}})",
+      "kind is not ExecCredential");
   fails_with(
       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"t"}})",
       "is not the kubeconfig's client.authentication.k8s.io/v1");
   fails_with(R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1"})",
              "no status");
-  fails_with(R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{}})",
-             "neither a token nor clientCertificateData");
+  fails_with(
+      R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{}})",
+      "neither a token nor clientCertificateData");
   fails_with(
       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"clientCertificateData":"x"}})",
       "without the other");

@@ -67,15 +67,16 @@ TEST(PodSettingsSpec, BadValuesAreNamedWhereTheyAre) {
     EXPECT_THAT(file.error().message, HasSubstr("c.yaml:")) << "a position";
   };
   fails("      shm_size: lots\n", "a size such as 64Gi");
-  fails("      volumes: [{name: ckpt, mount: /ckpt}]\n", "exactly one of \"claim\" and \"host_path\"");
-  fails("      volumes: [{name: ckpt, claim: a, host_path: /x, mount: /ckpt}]\n",
-        "exactly one of");
+  fails("      volumes: [{name: ckpt, mount: /ckpt}]\n",
+        "exactly one of \"claim\" and \"host_path\"");
+  fails("      volumes: [{name: ckpt, claim: a, host_path: /x, mount: /ckpt}]\n", "exactly one of");
   fails("      volumes: [{name: ckpt, claim: a, mount: relative}]\n", "an absolute path");
   fails("      volumes: [{name: Ckpt, claim: a, mount: /ckpt}]\n", "DNS-1123 label");
   fails("      volumes: [{name: a, claim: a, mount: /x}, {name: a, claim: b, mount: /y}]\n",
         "repeats the name a");
   fails("      volumes: [{name: a, claim: a, mount: /dev/shm}]\n", "shm_size: 64Gi");
-  fails("      tolerations: [{key: k, operator: Exists, value: v}]\n", "operator Exists and a value");
+  fails("      tolerations: [{key: k, operator: Exists, value: v}]\n",
+        "operator Exists and a value");
   fails("      tolerations: [{key: k, operator: Maybe}]\n", "Exists or Equal");
   fails("      tolerations: [{key: k, effect: Sometimes}]\n", "NoSchedule, PreferNoSchedule");
   fails("      extra_resources: {rdma/ib: many}\n", "not a quantity");
@@ -84,17 +85,17 @@ TEST(PodSettingsSpec, BadValuesAreNamedWhereTheyAre) {
 }
 
 JobSpec job(const std::string& kubernetes) {
-  auto spec = parse_job_spec("name: train\ncommand: python train.py\nkubernetes: " + kubernetes +
-                                 "\n",
-                             "job.yaml");
+  auto spec = parse_job_spec(
+      "name: train\ncommand: python train.py\nkubernetes: " + kubernetes + "\n", "job.yaml");
   EXPECT_TRUE(spec.ok()) << spec.error().message;
   return spec.ok() ? *spec : JobSpec{};
 }
 
 TEST(PodSettingsSpec, AJobsSectionReadsBackFromItsStoredForm) {
-  JobSpec spec = job(
-      "{image: ghcr.io/team/trainer:7, shm_size: 16Gi, volumes: [{name: data, claim: datasets, "
-      "mount: /data, read_only: true}], tolerations: [{key: spot, operator: Equal, value: 'true'}]}");
+  JobSpec spec =
+      job("{image: ghcr.io/team/trainer:7, shm_size: 16Gi, volumes: [{name: data, claim: datasets, "
+          "mount: /data, read_only: true}], tolerations: [{key: spot, operator: Equal, value: "
+          "'true'}]}");
   EXPECT_EQ(spec.kubernetes.image, "ghcr.io/team/trainer:7");
   EXPECT_EQ(spec.kubernetes.shm_size, "16Gi");
   ASSERT_EQ(spec.kubernetes.volumes.size(), 1U);
