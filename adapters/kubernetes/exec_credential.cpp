@@ -123,7 +123,12 @@ Result<ExecCredential> ExecCredentialSource::run_plugin() {
   options.max_out = kMaxCredentialBytes;
   options.kill_on_overflow = true;
   options.max_err = 64 << 10;
-  for (const auto& [name, value] : plugin_.env) options.env.push_back(name + "=" + value);
+  for (const auto& [name, value] : plugin_.env) {
+    std::string entry = name;
+    entry += "=";
+    entry += value;
+    options.env.push_back(std::move(entry));
+  }
   options.env.push_back("KUBERNETES_EXEC_INFO=" + exec_info_);
   auto ran = process::run_captured(argv, options);
   if (!ran) {

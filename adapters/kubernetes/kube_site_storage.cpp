@@ -24,7 +24,7 @@ constexpr double kSlowestHashRate = 20e6;  // bytes/s
 constexpr milliseconds kPerFileDelete{5};
 constexpr milliseconds kStorageTimeout{60000};  // a listing without hashes
 constexpr milliseconds kHelperStart{180000};    // image pull and scheduling of the helper
-constexpr std::int64_t kHelperIdleMs = 10 * 60 * 1000;
+constexpr std::int64_t kHelperIdleMs = std::int64_t{10} * 60 * 1000;
 constexpr double kSlowestCopyRate = 5e6;  // bytes/s: a copy's deadline grows with its size
 constexpr std::size_t kCopyChunk = 256 << 10;
 
@@ -108,10 +108,10 @@ Result<std::string> KubernetesSite::storage_helper() {
                                                     " answered " + std::to_string(got->status));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      return make_error(ErrorKind::io, "site " + spec_.name + ": the storage helper pod " + name +
-                                           " is not running after " +
-                                           std::to_string(kHelperStart.count() / 1000) +
-                                           " s (kubectl describe pod " + name + ")");
+      std::string why = "site " + spec_.name + ": the storage helper pod " + name;
+      why += " is not running after " + std::to_string(kHelperStart.count() / 1000);
+      why += " s (kubectl describe pod " + name + ")";
+      return make_error(ErrorKind::io, why);
     }
     std::this_thread::sleep_for(milliseconds(created ? 200 : 500));
   }

@@ -203,8 +203,9 @@ void read_pod_settings(MapView& section, PodSettings& out) {
                           "a map such as {rdma/ib: 1}");
   for (const auto& [name, quantity] : out.extra_resources) {
     if (!is_kube_quantity(quantity)) {
-      section.reader().fail(section.value_position("extra_resources"),
-                            "extra_resources." + name + " is \"" + quantity + "\", not a quantity",
+      std::string what = "extra_resources." + name;
+      what += " is \"" + quantity + "\", not a quantity";
+      section.reader().fail(section.value_position("extra_resources"), what,
                             "a quantity such as 1 or 8");
       return;
     }
