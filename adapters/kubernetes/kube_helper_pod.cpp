@@ -59,18 +59,6 @@ Result<Json> helper_pod(const ClusterSpec& cluster, const std::string& namespace
               {"spec", spec}};
 }
 
-bool is_dns_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    std::size_t dot = s.find('.', start);
-    if (dot == std::string_view::npos) dot = s.size();
-    if (!is_dns_label(s.substr(start, dot - start))) return false;
-    start = dot + 1;
-  }
-  return true;
-}
-
 std::string shortest(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);

@@ -49,18 +49,6 @@ bool is_label_value(std::string_view s) {
 }
 
 // A DNS-1123 subdomain: dot-separated DNS labels, at most 253 characters in all.
-bool is_dns_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > kMaxSubdomain) return false;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t dot = s.find('.', start);
-    std::string_view part =
-        s.substr(start, dot == std::string_view::npos ? s.size() - start : dot - start);
-    if (!is_dns_label(part)) return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
 
 // Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
 bool is_valid_utf8(std::string_view s) {
@@ -359,6 +347,19 @@ bool is_dns_label(std::string_view s) {
     if (!is_lower_alnum(c) && c != '-') return false;
   }
   return true;
+}
+
+bool is_dns_subdomain(std::string_view s) {
+  if (s.empty() || s.size() > kMaxSubdomain) return false;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t dot = s.find('.', start);
+    std::string_view part =
+        s.substr(start, dot == std::string_view::npos ? s.size() - start : dot - start);
+    if (!is_dns_label(part)) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
 }
 
 std::string job_name_for_token(const std::string& token) {

@@ -123,5 +123,7 @@ std::string expand_kube_references(std::string_view s,
 
 // Whether s is a DNS-1123 label (1-63 of [a-z0-9-], starting and ending alphanumeric).
 bool is_dns_label(std::string_view s);
+// Whether s is a DNS-1123 subdomain (labels joined by '.', at most 253): node and object names.
+bool is_dns_subdomain(std::string_view s);
 
 }  // namespace orch::kube

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <thread>
 
@@ -26,7 +27,6 @@ constexpr milliseconds kStorageTimeout{60000};  // a listing without hashes
 constexpr milliseconds kHelperStart{180000};    // image pull and scheduling of the helper
 constexpr std::int64_t kHelperIdleMs = std::int64_t{10} * 60 * 1000;
 constexpr double kSlowestCopyRate = 5e6;  // bytes/s: a copy's deadline grows with its size
-constexpr std::size_t kCopyChunk = 256 << 10;
 
 std::int64_t now_ms() {
   return SystemClock().now_ms();
@@ -57,6 +57,62 @@ Result<void> check_copy_path(const std::string& path, const std::string& what) {
     return make_error(ErrorKind::invalid, what + " '" + path + "' is not an absolute path");
   }
   return Ok{};
+}
+
+// A copy's bytes as they pass: held to the transfer's cap, progress at most 4 times a second.
+class CopyMeter {
+ public:
+  CopyMeter(TransferControl& control, const TransferRequest& request, std::string route)
+      : control_(control), started_(std::chrono::steady_clock::now()), last_(started_) {
+    progress_.route = std::move(route);
+    progress_.bytes_total = request.bytes_hint;
+  }
+
+  void add(std::size_t bytes) {
+    progress_.bytes_done += bytes;
+    const double cap = control_.cap_bytes_per_s();
+    progress_.cap_bytes_per_s = cap;
+    if (cap > 0) {
+      const double should = static_cast<double>(progress_.bytes_done) / cap;
+      if (should > seconds())
+        std::this_thread::sleep_for(std::chrono::duration<double>(should - seconds()));
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < milliseconds(250)) return;
+    last_ = now;
+    progress_.rate_bytes_per_s =
+        seconds() > 0 ? static_cast<double>(progress_.bytes_done) / seconds() : 0;
+    progress_.percent = progress_.bytes_total > 0
+                            ? static_cast<int>(std::min<std::uint64_t>(
+                                  100, progress_.bytes_done * 100 / progress_.bytes_total))
+                            : 0;
+    control_.progress(progress_);
+  }
+
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  }
+  std::uint64_t bytes() const { return progress_.bytes_done; }
+
+  TransferOutcome outcome(std::uint64_t bytes) const {
+    TransferOutcome out;
+    out.bytes = bytes;
+    out.seconds = seconds();
+    out.route = progress_.route;
+    return out;
+  }
+
+ private:
+  TransferControl& control_;
+  std::chrono::steady_clock::time_point started_;
+  std::chrono::steady_clock::time_point last_;
+  TransferProgress progress_;
+};
+
+// A copy's deadline: the listing's time plus its bytes at the slowest rate expected.
+milliseconds copy_timeout(const TransferRequest& request) {
+  return kStorageTimeout + milliseconds(static_cast<std::int64_t>(
+                               static_cast<double>(request.bytes_hint) / kSlowestCopyRate * 1e3));
 }
 
 }  // namespace
@@ -204,7 +260,6 @@ Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
                                                  TransferControl& control) {
   if (auto ok = check_copy_path(request.from.path, "source"); !ok) return site_error(ok.error());
   if (auto ok = check_copy_path(local_path, "destination"); !ok) return site_error(ok.error());
-  const auto started = std::chrono::steady_clock::now();
   // tar -x here, fed by tar -c in the helper pod.
   const std::string into = request.directory ? local_path : parent_of(local_path);
   std::error_code ec;
@@ -231,25 +286,10 @@ Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
                                               "Kubernetes site (" +
                                               request.from.path + " -> " + local_path + ")");
   }
-  TransferProgress progress;
-  progress.route = "tar through pods/exec from " + spec_.name;
-  progress.bytes_total = request.bytes_hint;
+  CopyMeter meter(control, request, "tar through pods/exec from " + spec_.name);
   std::string local_err;
   std::string remote_err;
-  auto last_report = started;
   bool local_failed = false;
-  const auto pace = [&](std::uint64_t done) {
-    const double cap = control.cap_bytes_per_s();
-    progress.cap_bytes_per_s = cap;
-    if (cap <= 0) return;
-    const double should = static_cast<double>(done) / cap;
-    const double took =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (should > took) std::this_thread::sleep_for(std::chrono::duration<double>(should - took));
-  };
-  const milliseconds timeout =
-      kStorageTimeout + milliseconds(static_cast<std::int64_t>(
-                            static_cast<double>(request.bytes_hint) / kSlowestCopyRate * 1e3));
   auto run = run_in_helper(
       command, nullptr,
       [&](int channel, std::string_view data) {
@@ -262,23 +302,10 @@ Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
           local_failed = true;
           return false;
         }
-        progress.bytes_done += data.size();
-        pace(progress.bytes_done);
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_report >= milliseconds(250)) {
-          last_report = now;
-          const double secs = std::chrono::duration<double>(now - started).count();
-          progress.rate_bytes_per_s =
-              secs > 0 ? static_cast<double>(progress.bytes_done) / secs : 0;
-          progress.percent = request.bytes_hint > 0
-                                 ? static_cast<int>(std::min<std::uint64_t>(
-                                       100, progress.bytes_done * 100 / request.bytes_hint))
-                                 : 0;
-          control.progress(progress);
-        }
+        meter.add(data.size());
         return true;
       },
-      timeout);
+      copy_timeout(request));
   tar->close_stdin();
   std::string out;
   while (!tar->output_closed()) tar->read_some(milliseconds(200), out, local_err);
@@ -296,12 +323,7 @@ Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
     return make_error(ErrorKind::io, "site " + spec_.name + ": tar -x into " + into +
                                          " failed here: " + storage::stderr_tail(local_err));
   }
-  TransferOutcome outcome;
-  outcome.bytes = progress.bytes_done;
-  outcome.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  outcome.route = progress.route;
-  return outcome;
+  return meter.outcome(meter.bytes());
 }
 
 Result<TransferOutcome> KubernetesSite::copy_in(const TransferRequest& request,
@@ -315,22 +337,15 @@ Result<TransferOutcome> KubernetesSite::copy_in(const TransferRequest& request,
                                               "Kubernetes site (" +
                                               local_path + " -> " + request.to.path + ")");
   }
-  const auto started = std::chrono::steady_clock::now();
   auto tar = process::ChildProcess::spawn(
       request.directory ? std::vector<std::string>{"tar", "-c", "-f", "-", "-C", local_path, "."}
                         : std::vector<std::string>{"tar", "-c", "-f", "-", "-C",
                                                    parent_of(local_path), base_of(local_path)});
   if (!tar) return tar.error();
   const std::string into = request.directory ? request.to.path : parent_of(request.to.path);
-  TransferProgress progress;
-  progress.route = "tar through pods/exec to " + spec_.name;
-  progress.bytes_total = request.bytes_hint;
+  CopyMeter meter(control, request, "tar through pods/exec to " + spec_.name);
   std::string local_err;
-  auto last_report = started;
   bool stopped = false;
-  const milliseconds timeout =
-      kStorageTimeout + milliseconds(static_cast<std::int64_t>(
-                            static_cast<double>(request.bytes_hint) / kSlowestCopyRate * 1e3));
   auto run = run_in_helper(
       {"/bin/sh", "-c", "mkdir -p -- \"$1\" && exec tar -x -f - -C \"$1\" --no-same-owner", "sh",
        into},
@@ -344,48 +359,27 @@ Result<TransferOutcome> KubernetesSite::copy_in(const TransferRequest& request,
           std::string err;
           tar->read_some(milliseconds(200), chunk, err);
           local_err += err;
-          if (chunk.size() > kCopyChunk) break;
         }
-        progress.bytes_done += chunk.size();
-        const double cap = control.cap_bytes_per_s();
-        progress.cap_bytes_per_s = cap;
-        if (cap > 0) {
-          const double should = static_cast<double>(progress.bytes_done) / cap;
-          const double took =
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-          if (should > took)
-            std::this_thread::sleep_for(std::chrono::duration<double>(should - took));
-        }
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_report >= milliseconds(250)) {
-          last_report = now;
-          const double secs = std::chrono::duration<double>(now - started).count();
-          progress.rate_bytes_per_s =
-              secs > 0 ? static_cast<double>(progress.bytes_done) / secs : 0;
-          control.progress(progress);
-        }
+        meter.add(chunk.size());
         return chunk;  // "" once tar -c is done: stdin is closed
       },
-      nullptr, timeout);
+      nullptr, copy_timeout(request));
+  // A copy that broke off leaves tar -c blocked on a full pipe: it goes.
+  if (!run || stopped) tar->signal_group(SIGKILL);
   tar->wait_for(milliseconds(30000));
   if (stopped) return make_error(ErrorKind::conflict, "stopped");
+  if (!run) return run.error();
   if (tar->exit().exit_code != 0) {
     return make_error(ErrorKind::io, "tar -c of " + local_path +
                                          " failed here: " + storage::stderr_tail(local_err));
   }
-  if (!run) return run.error();
   if (run->exit_code != 0) {
     return make_error(ErrorKind::io, "site " + spec_.name + ": tar -x into " + into +
                                          " failed in the storage helper pod (exit " +
                                          std::to_string(run->exit_code) +
                                          "): " + storage::stderr_tail(run->err));
   }
-  TransferOutcome outcome;
-  outcome.bytes = run->bytes_in;
-  outcome.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  outcome.route = progress.route;
-  return outcome;
+  return meter.outcome(run->bytes_in);
 }
 
 }  // namespace orch
