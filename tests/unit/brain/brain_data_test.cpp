@@ -316,7 +316,7 @@ TEST_F(BrainData, AJobPlacedWhereItsDatasetIsMissingStagesItFirst) {
 }
 
 TEST_F(BrainData, DataCommandsRefuseWhatCannotBeDone) {
-  start({make_cluster("alpha"), make_cluster("kube").provider("kubernetes")});
+  start({make_cluster("alpha"), make_cluster("kube").provider("unlisted")});
   EXPECT_EQ(brain->handle(RegisterDataset{"bad name", "alpha", "/d"}).error().kind,
             ErrorKind::invalid);
   EXPECT_EQ(brain->handle(RegisterDataset{"c4", "gamma", "/d"}).error().kind, ErrorKind::not_found);

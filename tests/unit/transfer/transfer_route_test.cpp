@@ -93,15 +93,21 @@ TEST(TransferRoute, WithinOneSlurmSiteRsyncRunsOnItsLoginNode) {
   EXPECT_EQ(plan->name, "on alpha login node");
 }
 
-TEST(TransferRoute, KubernetesHasNoRouteYet) {
+TEST(TransferRoute, KubernetesCopiesAreNotRsyncs) {
+  // They travel through pods/exec (cli/site_transfer_port.h routes them there).
   ClusterSpec kube = local_site("kube");
   kube.provider = "kubernetes";
   for (auto r : {copy("kube", "a"), copy("a", "kube")}) {
     auto plan = plan_route({local_site("a"), kube}, r);
     ASSERT_FALSE(plan);
     EXPECT_EQ(plan.error().kind, ErrorKind::unsupported);
-    EXPECT_THAT(plan.error().message, HasSubstr("Kubernetes"));
+    EXPECT_THAT(plan.error().message, HasSubstr("pods/exec, not rsync"));
   }
+  ClusterSpec sim = local_site("sim");
+  sim.provider = "sim";
+  auto none = plan_route({local_site("a"), sim}, copy("a", "sim"));
+  ASSERT_FALSE(none);
+  EXPECT_THAT(none.error().message, HasSubstr("simulator"));
 }
 
 TEST(TransferRoute, AKeyWithAPassphraseCannotBeUsedInBatchMode) {
