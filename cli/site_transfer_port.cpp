@@ -6,10 +6,27 @@
 
 namespace orch {
 
+namespace {
+
+// The relay folder as rsync's side of a relayed copy sees it: a local "site" of its own.
+constexpr const char* kRelaySite = "orchestrate-relay";
+
+std::vector<ClusterSpec> with_relay(std::vector<ClusterSpec> clusters, const std::string& dir) {
+  ClusterSpec relay;
+  relay.name = kRelaySite;
+  relay.provider = "local";
+  relay.storage_root = dir;
+  clusters.push_back(std::move(relay));
+  return clusters;
+}
+
+}  // namespace
+
 SiteTransferPort::SiteTransferPort(const std::vector<ClusterSpec>& clusters, std::string work_dir)
     : clusters_(clusters),
       work_dir_(std::move(work_dir)),
-      rsync_(std::make_unique<RsyncTransferPort>(clusters, work_dir_)) {}
+      rsync_(std::make_unique<RsyncTransferPort>(with_relay(clusters, work_dir_ + "/relay"),
+                                                 work_dir_)) {}
 
 void SiteTransferPort::site_joined(const ClusterSpec& spec, ClusterPort* port) {
   if (clusters_.find(spec.name) == nullptr) {
@@ -46,38 +63,34 @@ Result<TransferOutcome> SiteTransferPort::run(const TransferRequest& request,
   if (to != nullptr && from == nullptr && other_here) {
     return to->copy_in(request, request.from.path, control);
   }
-  if (from != nullptr) return relay(request, from, control);
-  return make_error(ErrorKind::unsupported,
-                    "transfer " + std::to_string(request.id) + ": from " + request.from.cluster +
-                        " (" + other->provider + ") to Kubernetes site " + request.to.cluster +
-                        " is not supported yet; replicate through a local site");
+  return relay(request, from, to, control);
 }
 
+// Through <work_dir>/relay/<id>/ on this host: a tar stream out of a Kubernetes source (or
+// rsync from a Slurm one), then a tar stream into a Kubernetes destination (or rsync to a
+// Slurm one). The relay copy is removed once the second leg is complete.
 Result<TransferOutcome> SiteTransferPort::relay(const TransferRequest& request,
-                                                KubernetesSite* from, TransferControl& control) {
-  KubernetesSite* to = kube_site(request.to.cluster);
-  if (to == nullptr) {
-    return make_error(ErrorKind::unsupported,
-                      "transfer " + std::to_string(request.id) + ": from Kubernetes site " +
-                          request.from.cluster + " to " + request.to.cluster +
-                          " (not local, not Kubernetes) is not supported yet");
-  }
+                                                KubernetesSite* from, KubernetesSite* to,
+                                                TransferControl& control) {
   namespace fs = std::filesystem;
   const std::string dir = work_dir_ + "/relay/" + std::to_string(request.id);
   const std::string name = fs::path(request.from.path).filename().string();
   const std::string here = request.directory ? dir : dir + "/" + name;
-  auto pulled = from->copy_out(request, here, control);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  TransferRequest first = request;
+  first.to = {kRelaySite, here};
+  auto pulled =
+      from != nullptr ? from->copy_out(first, here, control) : rsync_->run(first, control);
   if (!pulled) return pulled.error();
   TransferRequest second = request;
-  if (!request.directory)
-    second.to.path = fs::path(request.to.path).parent_path().string() + "/" + name;
-  auto pushed = to->copy_in(second, here, control);
-  std::error_code ec;
-  if (pushed) fs::remove_all(dir, ec);
+  second.from = {kRelaySite, here};
+  auto pushed = to != nullptr ? to->copy_in(second, here, control) : rsync_->run(second, control);
   if (!pushed) return pushed.error();
+  fs::remove_all(dir, ec);
   TransferOutcome out = *pushed;
   out.seconds += pulled->seconds;
-  out.route = "relay via orchestrator (tar through pods/exec)";
+  out.route = "relay via orchestrator (" + pulled->route + ", then " + pushed->route + ")";
   return out;
 }
 

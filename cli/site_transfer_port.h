@@ -5,7 +5,8 @@
 //   Kubernetes -> local    copy_out into the local path
 //   local -> Kubernetes    copy_in from the local path
 //   Kubernetes -> Kubernetes, Kubernetes <-> Slurm: relayed through <work_dir>/relay/<id>
-//                          (copy_out, then copy_in or rsync from the relay), removed after.
+//                          (copy_out or rsync into it, then copy_in or rsync out of it; rsync
+//                          sees the relay as a local site of its own), removed after.
 // Part of the composition root: the only place that knows both kinds of port.
 
 #include <map>
@@ -36,7 +37,7 @@ class SiteTransferPort final : public TransferPort {
  private:
   KubernetesSite* kube_site(const std::string& cluster);
   Result<TransferOutcome> relay(const TransferRequest& request, KubernetesSite* from,
-                                TransferControl& control);
+                                KubernetesSite* to, TransferControl& control);
 
   ClusterRegistry clusters_;
   std::string work_dir_;

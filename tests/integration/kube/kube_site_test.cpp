@@ -18,6 +18,7 @@
 
 #include "adapters/kubernetes/kube_config.h"
 #include "adapters/kubernetes/kube_site.h"
+#include "cli/site_transfer_port.h"
 #include "tests/fake_kube/fake_kube_server.h"
 #include "tests/fake_kube/kube_test_client.h"
 #include "tests/fake_kube/pod_volumes.h"
@@ -236,6 +237,46 @@ TEST_F(kube_site, CopiesTravelAsTarStreamsThroughTheHelperPod) {
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().kind, ErrorKind::io);
   EXPECT_THAT(failed.error().message, HasSubstr("no-such"));
+}
+
+// The server's transfer port: a local site's copy goes straight in, and a copy between two
+// Kubernetes sites is relayed through this host (and the relay folder removed).
+TEST_F(kube_site, TheServersTransferPortRoutesKubernetesCopies) {
+  write_file(claim() + "/job/step-30/model.pt", "thirty");
+  ClusterSpec beta;
+  beta.name = "beta";
+  beta.provider = "local";
+  beta.storage_root = dir_ + "/beta";
+  ClusterSpec other = spec_;
+  other.name = "kube2";
+  SiteTransferPort port({spec_, other, beta}, dir_ + "/transfers");
+  auto target = load_kube_target(kubeconfig_, "", "");
+  ASSERT_TRUE(target.ok());
+  KubernetesSite second(other, *target);
+  port.site_joined(spec_, &site());
+  port.site_joined(other, &second);
+  port.site_joined(beta, nullptr);
+  QuietControl control;
+  TransferRequest relayed;
+  relayed.id = 9;
+  relayed.from = {"kube", mount_ + "/job/step-30"};
+  relayed.to = {"kube2", mount_ + "/replicas/job/step-30"};
+  relayed.directory = true;
+  auto done = port.run(relayed, control);
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  EXPECT_THAT(done->route, HasSubstr("relay via orchestrator"));
+  EXPECT_EQ(read_file(claim() + "/replicas/job/step-30/model.pt"), "thirty");
+  EXPECT_FALSE(fs::exists(dir_ + "/transfers/relay/9"));
+
+  TransferRequest in;
+  in.id = 10;
+  write_file(dir_ + "/beta/ds/part-0", "data");
+  in.from = {"beta", dir_ + "/beta/ds"};
+  in.to = {"kube", mount_ + "/datasets/ds"};
+  in.directory = true;
+  auto staged = port.run(in, control);
+  ASSERT_TRUE(staged.ok()) << staged.error().message;
+  EXPECT_EQ(read_file(claim() + "/datasets/ds/part-0"), "data");
 }
 
 TEST_F(kube_site, WithALocalQueueAnAttemptIsQueuedUntilKueueAdmitsIt) {
