@@ -391,5 +391,38 @@ TEST_F(KubeBurnInE2eTest, TheSlowNodeIsQuarantinedAndTheOthersAdmitted) {
   }
 }
 
+// Kueue (issue 20): a cluster with a LocalQueue submits suspended Jobs; the attempt stays queued
+// (the job placed, not running) while Kueue holds it, and runs once the queue admits it.
+class KubeQueueE2eTest : public KubeE2eTest {
+ protected:
+  std::string kube_extra() const override { return ", queue: team-a"; }
+};
+
+TEST_F(KubeQueueE2eTest, AnAttemptStaysQueuedUntilKueueAdmitsIt) {
+  const std::int64_t id = submit(
+      "name: queued\ncommand: echo ran\nresources: {nodes: 1, gpus_per_node: 2}\n"
+      "placement: {allowed: [kube]}\n");
+  ASSERT_GT(id, 0);
+  ASSERT_FALSE(wait_job(
+                   id, [](const json& j) { return j["state"] == "placed"; }, "be placed")
+                   .is_null());
+  // Held: the Job exists, suspended, and nothing runs.
+  ASSERT_TRUE(eventually([&] {
+    fake_kube::KubeReply jobs = api("GET", "/apis/batch/v1/namespaces/default/jobs");
+    return jobs.status == 200 && jobs.json()["items"].size() == 1 &&
+           jobs.json()["items"][0]["spec"]["suspend"] == true;
+  }));
+  std::this_thread::sleep_for(milliseconds(1500));
+  json held = get_json(url_, "/api/v1/jobs/" + std::to_string(id));
+  EXPECT_EQ(held["state"], "placed") << describe_job(url_, id);
+  EXPECT_TRUE(attempts(id).at(0)["running_ms"].is_null()) << describe_job(url_, id);
+
+  ASSERT_EQ(hook("/fake/queues/team-a?gpus=8").status, 200);
+  json done = wait_final(id);
+  ASSERT_FALSE(done.is_null());
+  EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  EXPECT_EQ(attempts(id).size(), 1u) << "admitted where it waited";
+}
+
 }  // namespace
 }  // namespace orch::e2e
