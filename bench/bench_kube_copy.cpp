@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
     exec_s.push_back(seconds_since(t0));
     const std::string out_b = dir + "/out-local-" + std::to_string(r);
     fs::create_directories(out_b);
-    const std::string cmd = "tar -c -f - -C '" + source + "' . | tar -x -f - -C '" + out_b + "'";
+    std::string cmd = "tar -c -f - -C '" + source;
+    cmd += "' . | tar -x -f - -C '" + out_b + "'";
     t0 = SteadyClock::now();
     if (std::system(cmd.c_str()) != 0) return 1;
     local_s.push_back(seconds_since(t0));

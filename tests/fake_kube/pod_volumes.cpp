@@ -21,12 +21,12 @@ std::string volume_dir(const json& volume, const json& pod, const std::string& p
       error = "volume \"" + name + "\" has no claimName";
       return "";
     }
-    const std::string dir = claim_dir(state_dir, string_at(pod, {"metadata", "namespace"}), claim);
+    std::string dir = claim_dir(state_dir, string_at(pod, {"metadata", "namespace"}), claim);
     fs::create_directories(dir, ec);
     return dir;
   }
   if (volume.contains("hostPath")) {
-    const std::string path = string_at(volume, {"hostPath", "path"});
+    std::string path = string_at(volume, {"hostPath", "path"});
     const std::string type = string_at(volume, {"hostPath", "type"});
     if (type == "DirectoryOrCreate") fs::create_directories(path, ec);
     if ((type == "Directory" || type == "DirectoryOrCreate") && !fs::is_directory(path)) {
@@ -37,7 +37,7 @@ std::string volume_dir(const json& volume, const json& pod, const std::string& p
   }
   if (volume.contains("emptyDir")) {
     if (string_at(volume, {"emptyDir", "medium"}) == "Memory") return "/dev/shm";
-    const std::string dir = pod_dir + "/volumes/" + name;
+    std::string dir = pod_dir + "/volumes/" + name;
     fs::create_directories(dir, ec);
     return dir;
   }
@@ -77,13 +77,15 @@ std::string mount_volumes(const json& pod, const std::string& pod_dir,
     const fs::path link(path);
     if (fs::is_symlink(link, ec)) {
       if (fs::read_symlink(link, ec) == fs::path(dir)) continue;
-      return "fake: mountPath " + path + " is already a link to " +
-             fs::read_symlink(link, ec).string() + ", not to volume \"" + name +
-             "\" (pods of the fake share this machine's filesystem)";
+      std::string why = "fake: mountPath " + path + " is already a link to ";
+      why += fs::read_symlink(link, ec).string() + ", not to volume \"" + name;
+      why += "\" (pods of the fake share this machine's filesystem)";
+      return why;
     }
     if (fs::exists(link, ec)) {
-      return "fake: mountPath " + path +
-             " exists on this machine; the fake mounts a volume by making it a link";
+      std::string why = "fake: mountPath " + path;
+      why += " exists on this machine; the fake mounts a volume by making it a link";
+      return why;
     }
     fs::create_directories(link.parent_path(), ec);
     fs::create_directory_symlink(dir, link, ec);
