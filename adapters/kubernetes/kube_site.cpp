@@ -140,6 +140,37 @@ Result<RunObservation> KubernetesSite::observe(const std::string& token,
   {
     std::lock_guard<std::mutex> lock(mu_);
     view = kube::map_attempt(*pods, job, nodes_.empty() ? nullptr : &nodes_);
+    if (view.phase == RunPhase::running) ran_.insert(token);
+  }
+  // With Kueue, a Job suspended after it ran lost its quota to another workload (preemption):
+  // its pods end (SIGTERM, so they read as failed) or are gone. The attempt ends preempted, so
+  // that the next one resumes from the newest checkpoint rather than this Job starting its
+  // pods over once admitted again.
+  bool ran = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ran = ran_.count(token) > 0;
+  }
+  if (ran && !spec_.kubernetes.queue.empty() &&
+      (view.phase == RunPhase::exited || view.phase == RunPhase::queued)) {
+    if (!job) {
+      auto j = job_of(token);
+      if (!j) return j.error();
+      job = *j;
+    }
+    if (job && job->suspended) {
+      ExitStatus e;
+      e.cause = ExitCause::preempted;
+      e.detail = "the Job " + job->name + " was suspended after it ran (Kueue, LocalQueue " +
+                 (job->queue.empty() ? spec_.kubernetes.queue : job->queue) + ")";
+      view.phase = RunPhase::exited;
+      view.exit = e;
+      view.pods_left = true;
+    }
+  }
+  if (view.phase == RunPhase::exited) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ran_.erase(token);
   }
   // A gang that has not all run in time gives its pods back (the API server's creation times
   // against our clock: a skew of seconds does not matter next to minutes).

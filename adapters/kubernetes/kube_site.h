@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,7 @@ class KubernetesSite final : public ClusterPort {
   std::unique_ptr<kube::PodInformer> informer_;
   std::mutex mu_;
   std::vector<kube::KubeNode> nodes_;  // as of the last inventory
+  std::set<std::string> ran_;          // tokens seen running (a later suspension is preemption)
   std::mutex helper_mu_;               // the storage helper's state below
   bool helper_running_ = false;
   std::int64_t helper_used_ms_ = 0;

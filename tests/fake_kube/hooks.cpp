@@ -119,6 +119,15 @@ bool handle_hook(ApiState& state, const Request& req, ResponseWriter& out) {
     pod_hook(state, req, out, seg[2], seg[4], seg.size() == 6 ? seg[5] : "");
     return true;
   }
+  // /fake/namespaces/NS/jobs/NAME/suspend: Kueue's preemption (the Job suspended again)
+  if (seg.size() == 6 && seg[1] == "namespaces" && seg[3] == "jobs" && seg[5] == "suspend" &&
+      req.method == "POST") {
+    auto updated = cluster.store().update("jobs", seg[2], seg[4],
+                                          [](json& j) { j["spec"]["suspend"] = true; });
+    cluster.kick();
+    answer(out, updated ? "" : "jobs.batch \"" + seg[4] + "\" not found");
+    return true;
+  }
   // /fake/queues/NAME?gpus=N: a Kueue LocalQueue and its GPU quota
   if (seg.size() == 3 && seg[1] == "queues" && req.method == "POST") {
     const std::string gpus = req.param("gpus");

@@ -154,6 +154,8 @@ void JobController::reconcile_job(const json& job, const std::vector<json>& pods
     if (phase == "Succeeded") {
       c.succeeded.insert(uid_of(pod));
       if (indexed && pod_index(pod) >= 0) c.completed_indexes.insert(pod_index(pod));
+    } else if (c.suspended.count(uid_of(pod)) > 0) {
+      continue;  // ended by the suspension, not failed
     } else if (phase == "Failed" || deleting) {
       c.failed.insert(uid_of(pod));
     } else {
@@ -178,6 +180,9 @@ void JobController::reconcile_job(const json& job, const std::vector<json>& pods
   };
 
   if (finished || suspended) {
+    if (suspended && !finished) {
+      for (const json& pod : active) c.suspended.insert(uid_of(pod));
+    }
     delete_active();
   } else {
     if (!status.contains("startTime")) status["startTime"] = rfc3339(now);

@@ -51,6 +51,9 @@ class JobController {
     std::set<std::string> succeeded;  // pod uids
     std::set<std::string> failed;
     std::set<long long> completed_indexes;
+    // Pods deleted because the Job was suspended: not failures (the real controller does not
+    // count them either; Kueue's preemption suspends Jobs).
+    std::set<std::string> suspended;
   };
   void reconcile_job(const json& job, const std::vector<json>& pods);
   void create_pod(const json& job, long long index);

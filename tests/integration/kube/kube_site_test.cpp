@@ -316,6 +316,37 @@ TEST_F(kube_site, WithALocalQueueAnAttemptIsQueuedUntilKueueAdmitsIt) {
   EXPECT_EQ(obs->exit->exit_code, 0);
 }
 
+// Kueue preempts by suspending a Job that runs: the attempt ends as preempted (and its Job is
+// deleted), so that the next attempt resumes from the newest checkpoint.
+TEST_F(kube_site, AJobKueueSuspendsAfterItRanIsPreempted) {
+  spec_.kubernetes.queue = "team-a";
+  ASSERT_EQ(api("POST", "/fake/queues/team-a?gpus=8").status, 200);
+  LaunchRequest r;
+  r.token = "orch-5-2-preempted";
+  r.job_id = 5;
+  r.attempt_no = 2;
+  r.command = "sleep 60";
+  r.gpus_per_node = 4;
+  ASSERT_TRUE(site().launch(r).ok());
+  ASSERT_TRUE(eventually([&] {
+    auto o = site().observe(r.token, 0);
+    return o.ok() && o->phase == RunPhase::running;
+  }));
+  ASSERT_EQ(api("POST", "/fake/queues/team-a?gpus=0").status, 200);
+  ASSERT_EQ(api("POST", "/fake/namespaces/default/jobs/" + r.token + "/suspend").status, 200);
+  Result<RunObservation> obs = make_error(ErrorKind::internal, "not observed");
+  ASSERT_TRUE(eventually([&] {
+    obs = site().observe(r.token, 0);
+    return obs.ok() && obs->phase == RunPhase::exited;
+  }));
+  ASSERT_TRUE(obs->exit.has_value());
+  EXPECT_EQ(obs->exit->cause, ExitCause::preempted);
+  EXPECT_THAT(obs->exit->detail, HasSubstr("suspended after it ran"));
+  ASSERT_TRUE(eventually([&] {
+    return api("GET", "/apis/batch/v1/namespaces/default/jobs/" + r.token).status == 404;
+  }));
+}
+
 TEST_F(kube_site, AJobsOwnPodSettingsReachItsPod) {
   spec_.kubernetes.pod.image_pull_secrets = {"registry"};
   LaunchRequest r;
