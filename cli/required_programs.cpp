@@ -16,6 +16,7 @@ const std::vector<RequiredProgram>& required_programs() {
       {"stat", "coreutils", "tells files from directories in storage listings", ""},
       {"find", "findutils", "lists checkpoint and dataset files", ""},
       {"ssh", "openssh-client", "carries rsync to and from Slurm clusters", "slurm"},
+      {"tar", "tar", "packs checkpoints copied to and from Kubernetes clusters", "kubernetes"},
   };
   return list;
 }
