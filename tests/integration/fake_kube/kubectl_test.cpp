@@ -143,7 +143,7 @@ spec:
 // token it printed only while it is valid (the hook sets its lifetime).
 TEST_F(KubectlTest, AnExecPluginsTokenIsAcceptedUntilItExpires) {
   start_server();
-  ASSERT_EQ(call("POST", "/fake/tokens?token=plugin-token&ttl_s=2").status, 200);
+  ASSERT_EQ(call("POST", "/fake/tokens?token=plugin-token&ttl_s=6").status, 200);
   const std::string plugin = dir_.path() + "/plugin.sh";
   e2e::write_file(plugin,
                   "#!/bin/sh\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\","
@@ -160,7 +160,7 @@ TEST_F(KubectlTest, AnExecPluginsTokenIsAcceptedUntilItExpires) {
   const auto ok = kubectl({"get", "nodes"});
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
   EXPECT_THAT(ok.output, HasSubstr("node-0"));
-  std::this_thread::sleep_for(2100ms);
+  std::this_thread::sleep_for(6100ms);
   const auto expired = kubectl({"get", "nodes"});
   EXPECT_NE(expired.exit_code, 0) << expired.output;
   EXPECT_THAT(expired.output, HasSubstr("Unauthorized"));

@@ -155,17 +155,19 @@ TEST_F(kube_site, AnExecPluginsTokenIsRefreshedWhenTheServerSaysItExpired) {
                  "/plugin.sh}}}]\ncontexts: [{name: c, context: {cluster: fake, user: "
                  "sso}}]\ncurrent-context: c\n");
   // The plugin says nothing of expiry: the server's 401 is what makes it run again.
-  issue("first-token", 1);
+  issue("first-token", 3);
   auto inv = site().inventory();
   ASSERT_TRUE(inv.ok()) << inv.error().message;
   EXPECT_EQ(inv->nodes.size(), 2U);
-  std::this_thread::sleep_for(milliseconds(1200));
+  std::this_thread::sleep_for(milliseconds(3200));
   issue("second-token", 60);
   inv = site().inventory();
   ASSERT_TRUE(inv.ok()) << inv.error().message;
   EXPECT_GE(fake_->unauthorized(), 1);
   const std::string runs = read_file(dir_ + "/runs");
-  EXPECT_EQ(std::count(runs.begin(), runs.end(), '\n'), 2) << runs;
+  // Once at the start and again after the 401 (the pod watch may have asked once more in
+  // between, and been refused too).
+  EXPECT_GE(std::count(runs.begin(), runs.end(), '\n'), 2) << runs;
 
   // A plugin that fails: its message reaches the caller, the site reads as silent.
   write_file(dir_ + "/plugin.sh",

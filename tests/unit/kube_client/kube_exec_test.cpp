@@ -23,8 +23,8 @@ using ::testing::HasSubstr;
 
 constexpr const char* kPods = "/api/v1/namespaces/default/pods";
 
-std::string rfc3339_in(std::chrono::milliseconds from_now) {
-  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + from_now);
+std::string rfc3339(std::chrono::system_clock::time_point at) {
+  const auto t = std::chrono::system_clock::to_time_t(at);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char text[32];
@@ -89,15 +89,17 @@ TEST_F(kube_exec, ATokenFromThePluginIsUsedAndKeptUntilRefused) {
 TEST_F(kube_exec, AnExpiredTokenIsFetchedAgain) {
   auto server = start_server();
   write_plugin();
-  credential(R"("token":"good-token","expirationTimestamp":")" +
-             rfc3339_in(std::chrono::milliseconds(1000)) + "\"");
+  // RFC 3339 in whole seconds: a token valid 2 to 3 seconds from now.
+  const auto expires = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now() +
+                                                                std::chrono::seconds(3));
+  credential(R"("token":"good-token","expirationTimestamp":")" + rfc3339(expires) + "\"");
   KubeClient client(exec_target(*server), "k8s-a");
   ASSERT_TRUE(client.request("GET", kPods).ok());
   ASSERT_TRUE(client.request("GET", kPods).ok());
   EXPECT_EQ(runs(), 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // past the second it named
-  credential(R"("token":"good-token","expirationTimestamp":")" + rfc3339_in(std::chrono::hours(1)) +
-             "\"");
+  std::this_thread::sleep_until(expires + std::chrono::milliseconds(200));
+  credential(R"("token":"good-token","expirationTimestamp":")" +
+             rfc3339(std::chrono::system_clock::now() + std::chrono::hours(1)) + "\"");
   auto r = client.request("GET", kPods);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->status, 200);
