@@ -232,85 +232,55 @@ bool KubeClient::Impl::load_ca() {
   return true;
 }
 
-void KubeClient::Impl::load_client_certificate() {
-  SSL_CTX* native = ctx->native_handle();
-  const auto fail = [&](const std::string& what) {
-    config_error =
-        invalid("cannot use the client certificate " + target.client_cert_source + ": " + what);
-  };
-  BIO* bio = BIO_new_mem_buf(target.client_cert_pem.data(),
-                             static_cast<int>(target.client_cert_pem.size()));
+// A client certificate (with any intermediates after it) and its key from PEM text, put on a
+// context (the kubeconfig's identity, for every connection) or on one connection (an exec
+// plugin's). The error is what is wrong, for the caller to say whose it was.
+static Result<void> use_client_identity(const std::string& cert_pem, const std::string& key_pem,
+                                        SSL_CTX* ctx, SSL* ssl) {
+  const auto fail = [](const std::string& what) { return make_error(ErrorKind::invalid, what); };
+  BIO* bio = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
   X509* leaf = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
   if (leaf == nullptr) {
     BIO_free(bio);
-    fail("the certificate cannot be read: " + openssl_error("no certificate found"));
-    return;
+    return fail("the certificate cannot be read: " + openssl_error("no certificate found"));
   }
-  const bool used = SSL_CTX_use_certificate(native, leaf) == 1;
-  X509_free(leaf);
-  if (!used) {
-    BIO_free(bio);
-    fail(openssl_error("the certificate was refused"));
-    return;
-  }
-  // Intermediate certificates after the first one are sent along.
+  STACK_OF(X509)* chain = sk_X509_new_null();
   while (X509* extra = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-    if (SSL_CTX_add0_chain_cert(native, extra) != 1) X509_free(extra);
+    sk_X509_push(chain, extra);
   }
   ERR_clear_error();
   BIO_free(bio);
-
-  bio =
-      BIO_new_mem_buf(target.client_key_pem.data(), static_cast<int>(target.client_key_pem.size()));
+  const auto release = [&] {
+    X509_free(leaf);
+    sk_X509_pop_free(chain, X509_free);
+  };
+  bio = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
   EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
   BIO_free(bio);
   if (key == nullptr) {
-    fail("the private key cannot be read (an encrypted key is not supported): " +
-         openssl_error("no key found"));
-    return;
+    release();
+    return fail("the private key cannot be read (an encrypted key is not supported): " +
+                openssl_error("no key found"));
   }
-  const bool key_used = SSL_CTX_use_PrivateKey(native, key) == 1;
+  Result<void> out = Ok{};
+  if (X509_check_private_key(leaf, key) != 1) {
+    out = fail("the private key does not match the certificate: " + openssl_error("mismatch"));
+  } else if ((ctx != nullptr ? SSL_CTX_use_cert_and_key(ctx, leaf, key, chain, 1)
+                             : SSL_use_cert_and_key(ssl, leaf, key, chain, 1)) != 1) {
+    out = fail(openssl_error("the certificate was refused"));
+  }
   EVP_PKEY_free(key);
-  if (!key_used || SSL_CTX_check_private_key(native) != 1) {
-    fail("the private key does not match the certificate: " + openssl_error("mismatch"));
-  }
+  release();
+  return out;
 }
 
-// The certificate and key an exec plugin printed, on this one connection (the context keeps
-// the kubeconfig's own, if any).
-static Result<void> use_plugin_certificate(SSL* ssl, const ExecCredential& credential,
-                                           const std::string& source) {
-  const auto fail = [&](const std::string& what) {
-    return make_error(ErrorKind::unreachable,
-                      "the client certificate from " + source + " cannot be used: " + what);
-  };
-  BIO* bio = BIO_new_mem_buf(credential.client_cert_pem.data(),
-                             static_cast<int>(credential.client_cert_pem.size()));
-  X509* leaf = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
-  if (leaf == nullptr) {
-    BIO_free(bio);
-    return fail("clientCertificateData is not a PEM certificate: " + openssl_error("none found"));
+void KubeClient::Impl::load_client_certificate() {
+  auto used = use_client_identity(target.client_cert_pem, target.client_key_pem,
+                                  ctx->native_handle(), nullptr);
+  if (!used) {
+    config_error = invalid("cannot use the client certificate " + target.client_cert_source + ": " +
+                           used.error().message);
   }
-  const bool used = SSL_use_certificate(ssl, leaf) == 1;
-  X509_free(leaf);
-  while (X509* extra = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-    if (SSL_add0_chain_cert(ssl, extra) != 1) X509_free(extra);
-  }
-  ERR_clear_error();
-  BIO_free(bio);
-  if (!used) return fail(openssl_error("the certificate was refused"));
-  bio = BIO_new_mem_buf(credential.client_key_pem.data(),
-                        static_cast<int>(credential.client_key_pem.size()));
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
-  BIO_free(bio);
-  if (key == nullptr)
-    return fail("clientKeyData is not a PEM private key: " + openssl_error("none"));
-  const bool key_used = SSL_use_PrivateKey(ssl, key) == 1;
-  EVP_PKEY_free(key);
-  if (!key_used || SSL_check_private_key(ssl) != 1) {
-    return fail("the key does not match the certificate: " + openssl_error("mismatch"));
-  }
-  return Ok{};
 }
 
 // Connects and does the TLS handshake; `c` is fresh. `timeout` is for messages.
@@ -334,8 +304,13 @@ Result<void> KubeClient::Impl::open(Connection& c, Clock::time_point deadline,
 
   SSL* ssl_handle = c.stream.native_handle();
   if (plugin != nullptr && !plugin->client_cert_pem.empty()) {
-    auto used = use_plugin_certificate(ssl_handle, *plugin, target.exec->source);
-    if (!used) return make_error(used.error().kind, prefix() + used.error().message);
+    // The plugin's identity on this connection (the context keeps the kubeconfig's, if any).
+    auto used =
+        use_client_identity(plugin->client_cert_pem, plugin->client_key_pem, nullptr, ssl_handle);
+    if (!used) {
+      return unreachable("the client certificate from " + target.exec->source +
+                         " cannot be used: " + used.error().message);
+    }
   }
   if (!is_ip_literal(verify_name)) SSL_set_tlsext_host_name(ssl_handle, verify_name.c_str());
   if (!target.insecure_skip_tls_verify) {

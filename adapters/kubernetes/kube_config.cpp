@@ -1,5 +1,6 @@
 #include "adapters/kubernetes/kube_config.h"
 #include "scheduler/common/base64.h"
+#include "scheduler/common/dns_name.h"
 #include "scheduler/common/text.h"
 
 #include <array>
@@ -53,17 +54,6 @@ std::string directory_of(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
-}
-
-bool is_dns_label(const std::string& s) {
-  if (s.empty() || s.size() > 63) return false;
-  for (char c : s) {
-    if (!(std::islower(static_cast<unsigned char>(c)) ||
-          std::isdigit(static_cast<unsigned char>(c)) || c == '-')) {
-      return false;
-    }
-  }
-  return s.front() != '-' && s.back() != '-';
 }
 
 // Everything about the kubeconfig being read that messages need.

@@ -14,17 +14,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string hex8(std::string_view s) {
-  std::uint32_t h = 2166136261U;
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 16777619U;
-  }
-  char out[9];
-  std::snprintf(out, sizeof out, "%08x", h);
-  return out;
-}
-
 // The pod both kinds share; `command` runs under /bin/sh -c.
 Result<Json> helper_pod(const ClusterSpec& cluster, const std::string& namespace_,
                         const std::string& name, const std::string& kind,
@@ -68,7 +57,7 @@ std::string shortest(double v) {
 }  // namespace
 
 std::string storage_helper_name(const std::string& site) {
-  return "orch-storage-" + hex8(site);
+  return "orch-storage-" + hash8(site);
 }
 
 Result<std::string> storage_helper_body(const ClusterSpec& cluster, const std::string& namespace_) {
@@ -115,16 +104,7 @@ Result<std::vector<ProbePod>> probe_pods(const ClusterSpec& cluster, const std::
         Json::array({{{"name", "ORCH_NODE_NAME"},
                       {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}}});
     container["workingDir"] = dir;
-    if (gpus_per_node > 0) {
-      container["resources"]["limits"][cluster.kubernetes.gpu_resource] =
-          std::to_string(gpus_per_node);
-      Json& tolerations = spec["tolerations"];
-      if (!tolerations.is_array()) tolerations = Json::array();
-      tolerations.push_back({{"key", cluster.kubernetes.gpu_resource},
-                             {"operator", "Equal"},
-                             {"value", "present"},
-                             {"effect", "NoSchedule"}});
-    }
+    request_gpus(cluster.kubernetes.gpu_resource, gpus_per_node, container, spec);
     // Pinned: required node affinity on the node's own name (not nodeName, which would skip
     // the scheduler's checks of resources and taints).
     spec["affinity"] = {

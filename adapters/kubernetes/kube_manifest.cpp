@@ -17,7 +17,6 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr std::size_t kMaxLabelValue = 63;
-constexpr std::size_t kMaxSubdomain = 253;
 constexpr std::size_t kMaxAnnotationName = 256;  // bytes of the job's name kept
 constexpr std::size_t kHashSuffix = 9;           // "-" and 8 hex digits
 
@@ -47,8 +46,6 @@ bool is_label_value(std::string_view s) {
   }
   return true;
 }
-
-// A DNS-1123 subdomain: dot-separated DNS labels, at most 253 characters in all.
 
 // Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
 bool is_valid_utf8(std::string_view s) {
@@ -340,26 +337,8 @@ Result<void> check_request(const LaunchRequest& r, const ClusterSpec& cluster,
 
 }  // namespace
 
-bool is_dns_label(std::string_view s) {
-  if (s.empty() || s.size() > kMaxLabelValue) return false;
-  if (!is_lower_alnum(s.front()) || !is_lower_alnum(s.back())) return false;
-  for (char c : s) {
-    if (!is_lower_alnum(c) && c != '-') return false;
-  }
-  return true;
-}
-
-bool is_dns_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > kMaxSubdomain) return false;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t dot = s.find('.', start);
-    std::string_view part =
-        s.substr(start, dot == std::string_view::npos ? s.size() - start : dot - start);
-    if (!is_dns_label(part)) return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
+std::string hash8(std::string_view s) {
+  return hex8(fnv1a(s));
 }
 
 std::string job_name_for_token(const std::string& token) {
@@ -373,7 +352,7 @@ std::string job_name_for_token(const std::string& token) {
   if (name.size() > kMaxJobName - kHashSuffix) name.resize(kMaxJobName - kHashSuffix);
   trim_dashes(name);
   if (name.empty()) name = "orch";
-  return name + "-" + hex8(fnv1a(token));
+  return name + "-" + hash8(token);
 }
 
 std::string token_label_selector(const std::string& token) {
@@ -483,16 +462,12 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
   }
 
   const PodSettings pod = merge_pod_settings(k.pod, request.pod);
+  // The image comes with the rest of the pod settings (apply_pod_settings).
   Json container = {
       {"name", std::string(kContainerName)},
-      {"image", pod.image},
       {"command", {"/bin/sh", "-c", escape_kube_references(request.command)}},
       {"env", *env},
   };
-  if (request.gpus_per_node > 0) {
-    container["resources"] = {
-        {"limits", {{k.gpu_resource, std::to_string(request.gpus_per_node)}}}};
-  }
 
   Json pod_spec = {
       {"restartPolicy", "Never"},
@@ -500,14 +475,7 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
       {"enableServiceLinks", false},
       {"automountServiceAccountToken", false},
   };
-  // GKE taints GPU nodes <gpu resource>=present:NoSchedule; a pod that asks for GPUs
-  // tolerates exactly that (and not, say, an operator's nvidia.com/gpu=broken).
-  if (request.gpus_per_node > 0) {
-    pod_spec["tolerations"] = Json::array({{{"key", k.gpu_resource},
-                                            {"operator", "Equal"},
-                                            {"value", "present"},
-                                            {"effect", "NoSchedule"}}});
-  }
+  request_gpus(k.gpu_resource, request.gpus_per_node, container, pod_spec);
   if (auto ok = apply_pod_settings(pod, PodKind::job, container, pod_spec); !ok) return ok.error();
   if (multi) pod_spec["subdomain"] = plan.service_name;
   Json affinity = Json::object();

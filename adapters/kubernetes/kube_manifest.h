@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "scheduler/cluster_port.h"
+#include "scheduler/common/dns_name.h"
 #include "scheduler/common/result.h"
 #include "scheduler/spec/cluster_spec.h"
 
@@ -121,9 +122,11 @@ std::string escape_kube_references(std::string_view s);
 std::string expand_kube_references(std::string_view s,
                                    const std::map<std::string, std::string>& vars);
 
-// Whether s is a DNS-1123 label (1-63 of [a-z0-9-], starting and ending alphanumeric).
-bool is_dns_label(std::string_view s);
-// Whether s is a DNS-1123 subdomain (labels joined by '.', at most 253): node and object names.
-bool is_dns_subdomain(std::string_view s);
+// DNS-1123 labels and subdomains (scheduler/common/dns_name.h).
+using ::orch::is_dns_label;
+using ::orch::is_dns_subdomain;
+
+// 8 hex digits of a hash of s (FNV-1a): the suffix that keeps cut names apart.
+std::string hash8(std::string_view s);
 
 }  // namespace orch::kube

@@ -6,6 +6,17 @@ namespace orch::kube {
 
 using Json = nlohmann::ordered_json;
 
+void request_gpus(const std::string& gpu_resource, int gpus, Json& container, Json& pod_spec) {
+  if (gpus <= 0) return;
+  container["resources"]["limits"][gpu_resource] = std::to_string(gpus);
+  Json& tolerations = pod_spec["tolerations"];
+  if (!tolerations.is_array()) tolerations = Json::array();
+  tolerations.push_back({{"key", gpu_resource},
+                         {"operator", "Equal"},
+                         {"value", "present"},
+                         {"effect", "NoSchedule"}});
+}
+
 Result<void> apply_pod_settings(const PodSettings& pod, PodKind kind, Json& container,
                                 Json& pod_spec) {
   container["image"] = pod.image;

@@ -17,6 +17,12 @@ inline constexpr const char* kShmVolume = "orch-shm";
 // needs to start and to see the volumes (no shm, extra resources or priority class).
 enum class PodKind { job, helper };
 
+// Asks for `gpus` of `gpu_resource` (container limits) and tolerates the taint GKE puts on GPU
+// nodes, <gpu_resource>=present:NoSchedule (exactly that, not an operator's
+// nvidia.com/gpu=broken). Nothing for 0 GPUs.
+void request_gpus(const std::string& gpu_resource, int gpus, nlohmann::ordered_json& container,
+                  nlohmann::ordered_json& pod_spec);
+
 // Adds to `container` (volumeMounts, resources.limits) and `pod_spec` (volumes,
 // imagePullSecrets, serviceAccountName, nodeSelector, tolerations, priorityClassName) what
 // `pod` asks for; container["image"] is set from pod.image. Tolerations are appended to any

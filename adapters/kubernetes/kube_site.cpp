@@ -137,20 +137,17 @@ Result<RunObservation> KubernetesSite::observe(const std::string& token,
     job = *j;
   }
   kube::AttemptView view;
+  bool ran = false;  // the site saw it run
   {
     std::lock_guard<std::mutex> lock(mu_);
     view = kube::map_attempt(*pods, job, nodes_.empty() ? nullptr : &nodes_);
     if (view.phase == RunPhase::running) ran_.insert(token);
+    ran = ran_.count(token) > 0;
   }
   // With Kueue, a Job suspended after it ran lost its quota to another workload (preemption):
   // its pods end (SIGTERM, so they read as failed) or are gone. The attempt ends preempted, so
   // that the next one resumes from the newest checkpoint rather than this Job starting its
   // pods over once admitted again.
-  bool ran = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ran = ran_.count(token) > 0;
-  }
   if (ran && !spec_.kubernetes.queue.empty() &&
       (view.phase == RunPhase::exited || view.phase == RunPhase::queued)) {
     if (!job) {

@@ -20,9 +20,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Like SlurmSite: a hash or a deletion gets a deadline from what the copy holds.
-constexpr double kSlowestHashRate = 20e6;  // bytes/s
-constexpr milliseconds kPerFileDelete{5};
 constexpr milliseconds kStorageTimeout{60000};  // a listing without hashes
 constexpr milliseconds kHelperStart{180000};    // image pull and scheduling of the helper
 constexpr std::int64_t kHelperIdleMs = std::int64_t{10} * 60 * 1000;
@@ -50,11 +47,32 @@ std::string base_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// `tar -c` of a copy to stdout: a directory's contents, or one file under its own name.
+std::vector<std::string> tar_create(const std::string& path, bool directory) {
+  return directory ? std::vector<std::string>{"tar", "-c", "-f", "-", "-C", path, "."}
+                   : std::vector<std::string>{"tar",           "-c",         "-f", "-", "-C",
+                                              parent_of(path), base_of(path)};
+}
+
 // Paths that reach a shell or tar as arguments: absolute, no NUL, no "..".
 Result<void> check_copy_path(const std::string& path, const std::string& what) {
   if (path.empty() || path.front() != '/' || path.find('\0') != std::string::npos ||
       path.find("/../") != std::string::npos || path.ends_with("/..") || path == "/") {
     return make_error(ErrorKind::invalid, what + " '" + path + "' is not an absolute path");
+  }
+  return Ok{};
+}
+
+// Both ends of a copy: absolute paths, and a single file keeping its name (tar carries it).
+Result<void> check_copy(const std::string& from, const std::string& to, bool directory,
+                        const std::string& site) {
+  if (auto ok = check_copy_path(from, "source"); !ok) return ok.error();
+  if (auto ok = check_copy_path(to, "destination"); !ok) return ok.error();
+  if (!directory && base_of(from) != base_of(to)) {
+    return make_error(ErrorKind::invalid,
+                      "a single file keeps its name when copied to or from "
+                      "Kubernetes site " +
+                          site + " (" + from + " -> " + to + ")");
   }
   return Ok{};
 }
@@ -92,7 +110,7 @@ class CopyMeter {
   double seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   }
-  std::uint64_t bytes() const { return progress_.bytes_done; }
+  std::uint64_t bytes_done() const { return progress_.bytes_done; }
 
   TransferOutcome outcome(std::uint64_t bytes) const {
     TransferOutcome out;
@@ -228,8 +246,7 @@ Result<Manifest> KubernetesSite::manifest(const ManifestRequest& request) {
   if (request.hash != ManifestRequest::Hash::none) {
     auto sizes = manifest({request.path, ManifestRequest::Hash::none, {}});
     if (!sizes) return sizes.error();
-    timeout += milliseconds(static_cast<std::int64_t>(static_cast<double>(sizes->total_bytes()) /
-                                                      kSlowestHashRate * 1e3));
+    timeout = storage::hash_deadline(timeout, *sizes);
   }
   auto run = run_in_helper({"/bin/sh", "-c", *script}, nullptr, nullptr, timeout);
   if (!run) return run.error();
@@ -246,9 +263,8 @@ Result<void> KubernetesSite::remove_path(const std::string& path) {
     if (listing.error().kind == ErrorKind::not_found) return Ok{};
     return listing.error();
   }
-  const milliseconds timeout =
-      kStorageTimeout + kPerFileDelete * static_cast<std::int64_t>(listing->files.size());
-  auto run = run_in_helper({"/bin/sh", "-c", *script}, nullptr, nullptr, timeout);
+  auto run = run_in_helper({"/bin/sh", "-c", *script}, nullptr, nullptr,
+                           storage::delete_deadline(kStorageTimeout, *listing));
   if (!run) return run.error();
   auto checked = storage::check_remove_output(run->err, run->exit_code, path);
   if (!checked) return site_error(checked.error());
@@ -258,8 +274,9 @@ Result<void> KubernetesSite::remove_path(const std::string& path) {
 Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
                                                  const std::string& local_path,
                                                  TransferControl& control) {
-  if (auto ok = check_copy_path(request.from.path, "source"); !ok) return site_error(ok.error());
-  if (auto ok = check_copy_path(local_path, "destination"); !ok) return site_error(ok.error());
+  if (auto ok = check_copy(request.from.path, local_path, request.directory, spec_.name); !ok) {
+    return site_error(ok.error());
+  }
   // tar -x here, fed by tar -c in the helper pod.
   const std::string into = request.directory ? local_path : parent_of(local_path);
   std::error_code ec;
@@ -270,28 +287,12 @@ Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
   auto tar = process::ChildProcess::spawn_with_stdin(
       {"tar", "-x", "-f", "-", "-C", into, "--no-same-owner"});
   if (!tar) return tar.error();
-  std::vector<std::string> command =
-      request.directory
-          ? std::vector<std::string>{"tar", "-c", "-f", "-", "-C", request.from.path, "."}
-          : std::vector<std::string>{"tar",
-                                     "-c",
-                                     "-f",
-                                     "-",
-                                     "-C",
-                                     parent_of(request.from.path),
-                                     base_of(request.from.path)};
-  if (!request.directory && base_of(request.from.path) != base_of(local_path)) {
-    return make_error(ErrorKind::invalid, "site " + spec_.name +
-                                              ": a single file keeps its name when copied from a "
-                                              "Kubernetes site (" +
-                                              request.from.path + " -> " + local_path + ")");
-  }
   CopyMeter meter(control, request, "tar through pods/exec from " + spec_.name);
   std::string local_err;
   std::string remote_err;
   bool local_failed = false;
   auto run = run_in_helper(
-      command, nullptr,
+      tar_create(request.from.path, request.directory), nullptr,
       [&](int channel, std::string_view data) {
         if (channel == 2) {
           remote_err.append(data.substr(0, 4096));
@@ -323,24 +324,16 @@ Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
     return make_error(ErrorKind::io, "site " + spec_.name + ": tar -x into " + into +
                                          " failed here: " + storage::stderr_tail(local_err));
   }
-  return meter.outcome(meter.bytes());
+  return meter.outcome(meter.bytes_done());
 }
 
 Result<TransferOutcome> KubernetesSite::copy_in(const TransferRequest& request,
                                                 const std::string& local_path,
                                                 TransferControl& control) {
-  if (auto ok = check_copy_path(local_path, "source"); !ok) return site_error(ok.error());
-  if (auto ok = check_copy_path(request.to.path, "destination"); !ok) return site_error(ok.error());
-  if (!request.directory && base_of(request.to.path) != base_of(local_path)) {
-    return make_error(ErrorKind::invalid, "site " + spec_.name +
-                                              ": a single file keeps its name when copied to a "
-                                              "Kubernetes site (" +
-                                              local_path + " -> " + request.to.path + ")");
+  if (auto ok = check_copy(local_path, request.to.path, request.directory, spec_.name); !ok) {
+    return site_error(ok.error());
   }
-  auto tar = process::ChildProcess::spawn(
-      request.directory ? std::vector<std::string>{"tar", "-c", "-f", "-", "-C", local_path, "."}
-                        : std::vector<std::string>{"tar", "-c", "-f", "-", "-C",
-                                                   parent_of(local_path), base_of(local_path)});
+  auto tar = process::ChildProcess::spawn(tar_create(local_path, request.directory));
   if (!tar) return tar.error();
   const std::string into = request.directory ? request.to.path : parent_of(request.to.path);
   CopyMeter meter(control, request, "tar through pods/exec to " + spec_.name);

@@ -14,19 +14,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Hashing reads every byte (tens of GB take minutes on a busy parallel filesystem), and deleting
-// a large tree takes a while. So such a call first lists the copy without hashing (the command
-// timeout) and then gets a deadline from what it found: the command timeout plus the bytes at
-// kSlowestHashRate, or plus kPerFileDelete per file. A connection that dies mid-call is then
-// noticed within a bounded time, never an hour.
-constexpr double kSlowestHashRate = 20e6;  // bytes/s
-constexpr milliseconds kPerFileDelete{5};
-
-milliseconds hash_deadline(milliseconds base, const Manifest& listing) {
-  return base + milliseconds(static_cast<std::int64_t>(static_cast<double>(listing.total_bytes()) /
-                                                       kSlowestHashRate * 1e3));
-}
-
 milliseconds command_timeout(const SshSpec& ssh) {
   return milliseconds(static_cast<std::int64_t>(std::max(ssh.command_timeout_s, 0.001) * 1e3));
 }
@@ -60,7 +47,7 @@ Result<Manifest> SlurmSite::manifest(const ManifestRequest& request) {
   if (request.hash != ManifestRequest::Hash::none) {
     auto sizes = manifest({request.path, ManifestRequest::Hash::none, {}});
     if (!sizes) return sizes.error();
-    timeout = hash_deadline(timeout, *sizes);
+    timeout = storage::hash_deadline(timeout, *sizes);
   }
   auto r = storage_ssh().exec(*script, timeout);
   if (!r) return with_site(spec_.name, r.error());
@@ -77,8 +64,7 @@ Result<void> SlurmSite::remove_path(const std::string& path) {
     if (listing.error().kind == ErrorKind::not_found) return Ok{};  // nothing to delete
     return listing.error();
   }
-  const milliseconds timeout = command_timeout(spec_.ssh) +
-                               kPerFileDelete * static_cast<std::int64_t>(listing->files.size());
+  const milliseconds timeout = storage::delete_deadline(command_timeout(spec_.ssh), *listing);
   auto r = storage_ssh().exec(*script, timeout);
   if (!r) return with_site(spec_.name, r.error());
   auto checked = storage::check_remove_output(r->err, r->exit_status, path);

@@ -262,4 +262,15 @@ Result<void> check_remove_output(const std::string& err, int exit_status, const 
                                        " (exit status " + std::to_string(exit_status) + ")");
 }
 
+std::chrono::milliseconds hash_deadline(std::chrono::milliseconds base, const Manifest& sizes) {
+  constexpr double kSlowestHashRate = 20e6;  // bytes/s
+  return base + std::chrono::milliseconds(static_cast<std::int64_t>(
+                    static_cast<double>(sizes.total_bytes()) / kSlowestHashRate * 1e3));
+}
+
+std::chrono::milliseconds delete_deadline(std::chrono::milliseconds base, const Manifest& listing) {
+  constexpr std::chrono::milliseconds kPerFile{5};
+  return base + kPerFile * static_cast<std::int64_t>(listing.files.size());
+}
+
 }  // namespace orch::storage

@@ -26,6 +26,7 @@
 // path itself may be a symbolic link (it is followed). A root that does not exist (or a dangling
 // link, or a path through a file) is "missing".
 
+#include <chrono>
 #include <string>
 
 #include "scheduler/common/result.h"
@@ -61,6 +62,15 @@ Result<std::string> remove_script(const std::string& path);
 // Reads how the removal script ended: success on exit status 0, else ErrorKind::io naming the
 // path with the end of stderr.
 Result<void> check_remove_output(const std::string& err, int exit_status, const std::string& path);
+
+// Deadlines for a site's storage commands, for providers that run them remotely (a login node
+// over SSH, a helper pod through pods/exec). Hashing reads every byte (tens of GB take minutes
+// on a busy parallel filesystem) and deleting a large tree takes a while, so such a call first
+// lists the copy without hashing (within `base`) and then gets this much: `base` plus the
+// listing's bytes at 20 MB/s, or plus 5 ms per file. A connection that dies mid-call is then
+// noticed within a bounded time, never an hour.
+std::chrono::milliseconds hash_deadline(std::chrono::milliseconds base, const Manifest& sizes);
+std::chrono::milliseconds delete_deadline(std::chrono::milliseconds base, const Manifest& listing);
 
 // The last `max_bytes` of a command's stderr, trimmed, for error messages.
 std::string stderr_tail(const std::string& err, std::size_t max_bytes = 400);

@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 
+#include "scheduler/common/dns_name.h"
 #include "scheduler/spec/pod_settings_section.h"
 #include "scheduler/spec/provider_sections.h"
 
@@ -12,7 +13,7 @@ namespace {
 using yaml::MapView;
 
 // A Kubernetes namespace is a DNS-1123 label, or the API server refuses every request.
-constexpr yaml::StringRule kDnsLabel{is_kube_dns_label,
+constexpr yaml::StringRule kDnsLabel{is_dns_label,
                                      "a DNS-1123 label: 1 to 63 of a-z, 0-9 and \"-\", "
                                      "starting and ending with a letter or digit"};
 

@@ -2,26 +2,12 @@
 
 #include <string>
 
+#include "scheduler/common/dns_name.h"
+
 namespace orch {
 namespace {
 
 using yaml::MapView;
-
-bool alnum_lower(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-bool is_dns_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    std::size_t dot = s.find('.', start);
-    if (dot == std::string_view::npos) dot = s.size();
-    if (!is_kube_dns_label(s.substr(start, dot - start))) return false;
-    start = dot + 1;
-  }
-  return true;
-}
 
 // A label key or resource name: [prefix/]name, name 1-63 of alphanumerics, '-', '_', '.'
 // starting and ending alphanumeric; prefix a DNS subdomain.
@@ -56,7 +42,7 @@ bool is_image(std::string_view s) {
   return true;
 }
 
-constexpr yaml::StringRule kDnsLabel{is_kube_dns_label,
+constexpr yaml::StringRule kDnsLabel{is_dns_label,
                                      "a DNS-1123 label (1 to 63 of a-z, 0-9 and \"-\")"};
 constexpr yaml::StringRule kDnsSubdomain{is_dns_subdomain, "a DNS-1123 name such as high-priority"};
 constexpr yaml::StringRule kQualified{is_qualified_name,
@@ -156,16 +142,6 @@ void read_volumes(MapView& section, std::vector<PodVolume>& out) {
 }
 
 }  // namespace
-
-bool is_kube_dns_label(std::string_view s) {
-  if (s.empty() || s.size() > 63 || !alnum_lower(s.front()) || !alnum_lower(s.back())) {
-    return false;
-  }
-  for (char c : s) {
-    if (!alnum_lower(c) && c != '-') return false;
-  }
-  return true;
-}
 
 bool is_kube_quantity(std::string_view s) {
   std::size_t i = 0;

@@ -24,7 +24,5 @@ void read_pod_settings(yaml::MapView& section, PodSettings& out);
 // Whether s is a Kubernetes quantity such as 64Gi, 500M, 1, 0.5 (digits, an optional fraction,
 // an optional binary or decimal suffix).
 bool is_kube_quantity(std::string_view s);
-// A DNS-1123 label: 1 to 63 of a-z, 0-9, '-', starting and ending alphanumeric.
-bool is_kube_dns_label(std::string_view s);
 
 }  // namespace orch
