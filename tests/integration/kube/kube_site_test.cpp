@@ -56,6 +56,27 @@ struct QuietControl : TransferControl {
   TransferProgress last;
 };
 
+// A directory copied between two clusters' paths.
+TransferRequest directory_copy(std::int64_t id, TransferEndpoint from, TransferEndpoint to) {
+  TransferRequest r;
+  r.id = id;
+  r.from = std::move(from);
+  r.to = std::move(to);
+  r.directory = true;
+  return r;
+}
+
+// One attempt of job 5 (token, command, GPUs on one node).
+LaunchRequest attempt(const std::string& token, const std::string& command, int gpus) {
+  LaunchRequest r;
+  r.token = token;
+  r.job_id = 5;
+  r.attempt_no = 1;
+  r.command = command;
+  r.gpus_per_node = gpus;
+  return r;
+}
+
 template <typename Pred>
 bool eventually(Pred pred, milliseconds limit = milliseconds(20000)) {
   const auto end = std::chrono::steady_clock::now() + limit;
@@ -211,11 +232,8 @@ TEST_F(kube_site, CopiesTravelAsTarStreamsThroughTheHelperPod) {
   write_file(claim() + "/job/step-20/model.pt", std::string(300000, 'w'));
   write_file(claim() + "/job/step-20/sub/opt.pt", "optimizer");
   QuietControl control;
-  TransferRequest out;
-  out.id = 1;
-  out.from = {"kube", mount_ + "/job/step-20"};
-  out.to = {"beta", dir_ + "/beta/job/step-20"};
-  out.directory = true;
+  const TransferRequest out =
+      directory_copy(1, {"kube", mount_ + "/job/step-20"}, {"beta", dir_ + "/beta/job/step-20"});
   auto pulled = site().copy_out(out, out.to.path, control);
   ASSERT_TRUE(pulled.ok()) << pulled.error().message;
   EXPECT_EQ(read_file(dir_ + "/beta/job/step-20/model.pt"), std::string(300000, 'w'));
@@ -223,11 +241,8 @@ TEST_F(kube_site, CopiesTravelAsTarStreamsThroughTheHelperPod) {
   EXPECT_GE(pulled->bytes, 300000U);
   EXPECT_THAT(pulled->route, HasSubstr("pods/exec"));
 
-  TransferRequest in;
-  in.id = 2;
-  in.from = {"beta", dir_ + "/beta/job/step-20"};
-  in.to = {"kube", mount_ + "/job/restored"};
-  in.directory = true;
+  const TransferRequest in =
+      directory_copy(2, {"beta", dir_ + "/beta/job/step-20"}, {"kube", mount_ + "/job/restored"});
   auto pushed = site().copy_in(in, in.from.path, control);
   ASSERT_TRUE(pushed.ok()) << pushed.error().message;
   EXPECT_EQ(read_file(claim() + "/job/restored/sub/opt.pt"), "optimizer");
@@ -259,36 +274,24 @@ TEST_F(kube_site, TheServersTransferPortRoutesKubernetesCopies) {
   port.site_joined(other, &second);
   port.site_joined(beta, nullptr);
   QuietControl control;
-  TransferRequest relayed;
-  relayed.id = 9;
-  relayed.from = {"kube", mount_ + "/job/step-30"};
-  relayed.to = {"kube2", mount_ + "/replicas/job/step-30"};
-  relayed.directory = true;
+  const TransferRequest relayed = directory_copy(9, {"kube", mount_ + "/job/step-30"},
+                                                 {"kube2", mount_ + "/replicas/job/step-30"});
   auto done = port.run(relayed, control);
   ASSERT_TRUE(done.ok()) << done.error().message;
   EXPECT_THAT(done->route, HasSubstr("relay via orchestrator"));
   EXPECT_EQ(read_file(claim() + "/replicas/job/step-30/model.pt"), "thirty");
   EXPECT_FALSE(fs::exists(dir_ + "/transfers/relay/9"));
 
-  TransferRequest in;
-  in.id = 10;
   write_file(dir_ + "/beta/ds/part-0", "data");
-  in.from = {"beta", dir_ + "/beta/ds"};
-  in.to = {"kube", mount_ + "/datasets/ds"};
-  in.directory = true;
-  auto staged = port.run(in, control);
+  auto staged = port.run(
+      directory_copy(10, {"beta", dir_ + "/beta/ds"}, {"kube", mount_ + "/datasets/ds"}), control);
   ASSERT_TRUE(staged.ok()) << staged.error().message;
   EXPECT_EQ(read_file(claim() + "/datasets/ds/part-0"), "data");
 }
 
 TEST_F(kube_site, WithALocalQueueAnAttemptIsQueuedUntilKueueAdmitsIt) {
   spec_.kubernetes.queue = "team-a";
-  LaunchRequest r;
-  r.token = "orch-5-1-queued";
-  r.job_id = 5;
-  r.attempt_no = 1;
-  r.command = "echo admitted";
-  r.gpus_per_node = 4;
+  const LaunchRequest r = attempt("orch-5-1-queued", "echo admitted", 4);
   auto launched = site().launch(r);
   ASSERT_TRUE(launched.ok()) << launched.error().message;
   // The queue has no quota yet: Kueue keeps the Job suspended, so no pod is created.
@@ -323,12 +326,7 @@ TEST_F(kube_site, WithALocalQueueAnAttemptIsQueuedUntilKueueAdmitsIt) {
 TEST_F(kube_site, AJobKueueSuspendsAfterItRanIsPreempted) {
   spec_.kubernetes.queue = "team-a";
   ASSERT_EQ(api("POST", "/fake/queues/team-a?gpus=8").status, 200);
-  LaunchRequest r;
-  r.token = "orch-5-2-preempted";
-  r.job_id = 5;
-  r.attempt_no = 2;
-  r.command = "sleep 60";
-  r.gpus_per_node = 4;
+  const LaunchRequest r = attempt("orch-5-2-preempted", "sleep 60", 4);
   ASSERT_TRUE(site().launch(r).ok());
   ASSERT_TRUE(eventually([&] {
     auto o = site().observe(r.token, 0);
@@ -351,12 +349,9 @@ TEST_F(kube_site, AJobKueueSuspendsAfterItRanIsPreempted) {
 
 TEST_F(kube_site, AJobsOwnPodSettingsReachItsPod) {
   spec_.kubernetes.pod.image_pull_secrets = {"registry"};
-  LaunchRequest r;
-  r.token = "orch-6-1-settings";
-  r.job_id = 6;
-  r.attempt_no = 1;
-  r.command = "test -L /dev/shm -o -d /dev/shm && echo saved > " + mount_ + "/from-the-job";
-  r.gpus_per_node = 1;
+  LaunchRequest r =
+      attempt("orch-6-1-settings",
+              "test -L /dev/shm -o -d /dev/shm && echo saved > " + mount_ + "/from-the-job", 1);
   r.pod.image = "fake/own-image:1";
   r.pod.shm_size = "2Gi";
   r.pod.node_selector = {{"kubernetes.io/hostname", "node-1"}};

@@ -1,11 +1,14 @@
 #pragma once
-// Reads a Kubernetes JSON fixture from tests/unit/kube/fixtures.
+// Shared by the tests of the pure half: a Kubernetes JSON fixture from tests/unit/kube/fixtures,
+// and an attempt to launch.
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "scheduler/model/site_types.h"
 
 namespace orch::kube::testing {
 
@@ -16,6 +19,20 @@ inline std::string fixture(const std::string& relative) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// A one-node attempt of 8 GPUs with a job name, a command and an environment.
+inline LaunchRequest request() {
+  LaunchRequest r;
+  r.token = "orch-12-3-mx325f71";
+  r.job_id = 12;
+  r.attempt_no = 3;
+  r.job_name = "llama-8b pretrain";
+  r.command = "exec python3 train.py --config llama-8b.yaml";
+  r.env = {{"ORCH_RESUME_FROM", "/ckpt/run1/step-500.pt"}, {"WANDB_MODE", "offline"}};
+  r.nodes = 1;
+  r.gpus_per_node = 8;
+  return r;
 }
 
 }  // namespace orch::kube::testing

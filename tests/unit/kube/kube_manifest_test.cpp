@@ -12,25 +12,14 @@
 
 #include "adapters/kubernetes/kube_manifest.h"
 #include "scheduler/model/launch_contract.h"
+#include "tests/unit/kube/fixture.h"
 
 namespace orch::kube {
 namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
-
-LaunchRequest request() {
-  LaunchRequest r;
-  r.token = "orch-12-3-mx325f71";
-  r.job_id = 12;
-  r.attempt_no = 3;
-  r.job_name = "llama-8b pretrain";
-  r.command = "exec python3 train.py --config llama-8b.yaml";
-  r.env = {{"ORCH_RESUME_FROM", "/ckpt/run1/step-500.pt"}, {"WANDB_MODE", "offline"}};
-  r.nodes = 1;
-  r.gpus_per_node = 8;
-  return r;
-}
+using testing::request;
 
 ClusterSpec cluster() {
   ClusterSpec c;

@@ -9,22 +9,14 @@
 #include "adapters/kubernetes/kube_helper_pod.h"
 #include "adapters/kubernetes/kube_manifest.h"
 #include "adapters/kubernetes/kube_status.h"
+#include "tests/unit/kube/fixture.h"
 
 namespace orch::kube {
 namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
-
-LaunchRequest request() {
-  LaunchRequest r;
-  r.token = "orch-7-1-abc";
-  r.job_id = 7;
-  r.attempt_no = 1;
-  r.command = "python train.py";
-  r.gpus_per_node = 8;
-  return r;
-}
+using testing::request;
 
 ClusterSpec cluster() {
   ClusterSpec c;
