@@ -17,8 +17,8 @@ FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 120
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps node-deps apt-node page-deps test-deps lab-deps configure build demo test test-unit \
-  bench format tidy clean
+.PHONY: deps job-user node-deps apt-node page-deps test-deps lab-deps configure build demo test \
+  test-unit bench format tidy clean
 
 # $(call apt_install_missing,TARGET,PACKAGES): installs those of PACKAGES that are not installed
 # (nothing when all are), without recommends. While it does, Debian's policy-rc.d hook (made
@@ -40,9 +40,19 @@ define apt_install_missing
 endef
 
 # Installs only the Debian packages that are missing (to build, and to run the server and the
-# demo), and the npm packages the status page embeds; does nothing when all are present.
-deps: page-deps
+# demo), and the npm packages the status page embeds, and makes the jobs' user; does nothing
+# when all are present.
+deps: page-deps job-user
 	$(call apt_install_missing,deps,$(DEB_PACKAGES) $(RUN_PACKAGES))
+
+# The unprivileged user a root server runs local sites' jobs as (`local: {run_as:
+# orchestrate-job}`; a root server refuses local sites without it; docs/security.md, "The
+# host"): a system user with no home and no login shell, made only when missing.
+JOB_USER := orchestrate-job
+job-user:
+	@if id -u $(JOB_USER) >/dev/null 2>&1; then echo "job-user: $(JOB_USER) present"; \
+	else $(SUDO) useradd --system --no-create-home --home-dir /nonexistent \
+	  --shell /usr/sbin/nologin $(JOB_USER) && echo "job-user: made $(JOB_USER)"; fi
 
 # npm, for what the page and its browser tests take from the npm registry: Debian's nodejs and
 # npm, unless this machine has an npm already.

@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: orchestrate-agent run --events FILE [--node-name NAME] [--lock-fd N] [--grace-ms MS]\n"
-    "                             [--heartbeat-s S] [--hang-after-s S]\n"
+    "                             [--heartbeat-s S] [--hang-after-s S] [--run-as USER]\n"
     "                             [--node-rank R --nnodes N --tasks-per-node K --local-rank L\n"
     "                              --master-addr HOST --master-port P |\n"
     "                              --place-from slurm --master-addr HOST --master-port P]\n"
@@ -23,7 +23,8 @@ constexpr const char* kUsage =
     "  appends JSON events (start, progress, checkpoint, heartbeat, hang, exit) to FILE and\n"
     "  exits with the child's status (128+signal if killed). With a place in a gang, CMD gets\n"
     "  ORCH_NODE_RANK, RANK, WORLD_SIZE, MASTER_ADDR, ... and the relay writes whole lines;\n"
-    "  in FILE, %t is the task rank, %n the node rank and %% a '%'.\n"
+    "  in FILE, %t is the task rank, %n the node rank and %% a '%'. --run-as: CMD runs as USER\n"
+    "  (the agent must be root; it stays root itself).\n"
     "       orchestrate-agent probe [--node NAME] [--dir DIR] [--io-bytes N] [--compute-s S]\n"
     "                               [--nvidia-smi PATH|none] [--kernel-log PATH]\n"
     "                               [--min-free-bytes N] [--max-gpu-temp C]\n"

@@ -16,7 +16,8 @@ EventLog::~EventLog() {
 
 bool EventLog::open(const std::string& path, std::string* error) {
   path_ = path;
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // The site's alone, whatever the umask: a job run as another user (--run-as) must not read it.
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd_ < 0) {
     *error = "cannot open event file " + path + ": " + std::strerror(errno);
     return false;

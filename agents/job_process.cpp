@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 
 namespace orch::agent {
 namespace {
@@ -123,8 +124,20 @@ bool reap_and_check(pid_t main_child, int* main_status, bool* main_done) {
   }
 }
 
+namespace {
+
+// One line on stderr from the forked child, "orchestrate-agent: " and the parts: write(2) only.
+void say(std::initializer_list<const char*> parts) {
+  const char* prefix = "orchestrate-agent: ";
+  (void)!write(STDERR_FILENO, prefix, strlen(prefix));
+  for (const char* part : parts) (void)!write(STDERR_FILENO, part, strlen(part));
+  (void)!write(STDERR_FILENO, "\n", 1);
+}
+
+}  // namespace
+
 // Only async-signal-safe calls: we are in a forked child.
-[[noreturn]] void exec_child(char* const* argv, int stdout_fd) {
+[[noreturn]] void exec_child(char* const* argv, int stdout_fd, const JobUser* user) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
@@ -139,12 +152,14 @@ bool reap_and_check(pid_t main_child, int* main_status, bool* main_done) {
   } else {
     dup2(stdout_fd, STDOUT_FILENO);
   }
+  if (user != nullptr) {
+    if (const char* step = become_job_user(*user); step != nullptr) {
+      say({"cannot run the job as ", user->name.c_str(), ": ", step, ": ", strerror(errno)});
+      _exit(127);
+    }
+  }
   execvp(argv[0], argv);
-  const char* msg = "orchestrate-agent: cannot run the command: ";
-  const char* why = strerror(errno);
-  (void)!write(STDERR_FILENO, msg, strlen(msg));
-  (void)!write(STDERR_FILENO, why, strlen(why));
-  (void)!write(STDERR_FILENO, "\n", 1);
+  say({"cannot run the command: ", strerror(errno)});
   _exit(127);
 }
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "agents/job_user.h"
+
 namespace orch::agent {
 
 // Installs the handlers for the forwarded signals and SIGCHLD, with those signals blocked until
@@ -32,7 +34,9 @@ std::vector<pid_t> live_children();
 bool reap_and_check(pid_t main_child, int* main_status, bool* main_done);
 
 // In the forked child: the default signal dispositions and mask a fresh program expects,
-// stdout_fd as stdout, then execvp(argv). Exits 127 when the command cannot be run.
-[[noreturn]] void exec_child(char* const* argv, int stdout_fd);
+// stdout_fd as stdout, the job's user when there is one (become_job_user), then execvp(argv).
+// Exits 127, saying why on stderr, when the user cannot be taken on or the command cannot be
+// run: never runs the command as the agent's own user when `user` is set.
+[[noreturn]] void exec_child(char* const* argv, int stdout_fd, const JobUser* user);
 
 }  // namespace orch::agent

@@ -22,6 +22,7 @@
 #include "agents/cli_values.h"
 #include "agents/event_log.h"
 #include "agents/job_process.h"
+#include "agents/job_user.h"
 #include "agents/json_writer.h"
 #include "agents/node_name.h"
 #include "agents/output_relay.h"
@@ -55,6 +56,12 @@ bool parse_run_value(const std::string& flag, const std::string& v, RunOptions* 
     options->events_path = v;
   } else if (flag == "--node-name") {
     options->node_name = v;
+  } else if (flag == "--run-as") {
+    if (v.empty()) {
+      *error = "--run-as wants a user name";
+      return false;
+    }
+    options->run_as = v;
   } else if (flag == "--grace-ms") {
     if (!parse_int64(v, 0, 1'000'000, &n)) {
       *error = "--grace-ms wants milliseconds, got '" + v + "'";
@@ -83,7 +90,7 @@ bool parse_run_value(const std::string& flag, const std::string& v, RunOptions* 
 
 bool is_run_flag(const std::string& a) {
   return a == "--events" || a == "--node-name" || a == "--lock-fd" || a == "--grace-ms" ||
-         a == "--heartbeat-s" || a == "--hang-after-s";
+         a == "--heartbeat-s" || a == "--hang-after-s" || a == "--run-as";
 }
 
 }  // namespace
@@ -137,6 +144,7 @@ namespace {
 struct TaskIdentity {
   std::string node;
   std::optional<TaskPlace> place;
+  std::optional<JobUser> user;  // --run-as: whom the command runs as
 };
 
 void write_identity(JsonWriter& w, const TaskIdentity& id, bool with_ranks) {
@@ -161,14 +169,25 @@ bool keep_lock_private(int lock_fd) {
   return true;
 }
 
-// Finds the task's place (srun's variables are read here), exports it and the node's name to
-// the command (our environment is the child's) and opens the event file. false, having said why
-// on stderr, when any of that fails: then the command is not run and nothing is recorded.
+// Finds the task's place (srun's variables are read here) and the job's user, exports them and
+// the node's name to the command (our environment is the child's) and opens the event file.
+// false, having said why on stderr, when any of that fails: then the command is not run and
+// nothing is recorded.
 bool prepare(const RunOptions& options, TaskIdentity* id, EventLog* events) {
   auto place = resolve_place(options.place, getenv_lookup);
   if (!place) {
     std::fprintf(stderr, "orchestrate-agent: %s\n", place.error().message.c_str());
     return false;
+  }
+  if (!options.run_as.empty()) {
+    std::string why;
+    JobUser user;
+    if (!resolve_job_user(options.run_as, &user, &why)) {
+      std::fprintf(stderr, "orchestrate-agent: %s\n", why.c_str());
+      return false;
+    }
+    export_job_user(user);
+    id->user = std::move(user);
   }
   id->place = *place;
   id->node = options.node_name.empty() ? default_node_name() : options.node_name;
@@ -307,7 +326,7 @@ int run_command(const RunOptions& options) {
     std::fprintf(stderr, "orchestrate-agent: fork failed: %s\n", std::strerror(errno));
     return 2;
   }
-  if (child == 0) exec_child(argv.data(), out[1]);
+  if (child == 0) exec_child(argv.data(), out[1], id.user ? &*id.user : nullptr);
   close(out[1]);
   // The tasks of a gang share one output: each line must reach it whole.
   const bool whole_lines = id.place && task_count(*id.place) > 1;

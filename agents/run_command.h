@@ -19,7 +19,8 @@ struct RunOptions {
   long long grace_ms = 10'000;  // after the command exits: how long leftovers get before SIGKILL
   long long heartbeat_ms = 30'000;    // a heartbeat record this often; 0: none
   long long hang_after_ms = 600'000;  // no progress line for this long: a hang record; 0: never
-  std::vector<std::string> argv;      // the command and its arguments; argv[0] is searched in PATH
+  std::string run_as;  // the user the command runs as (the agent must be root); "": the agent's
+  std::vector<std::string> argv;  // the command and its arguments; argv[0] is searched in PATH
 };
 
 // Parses the words after `run`. On failure returns false and sets *error to a usage message.
@@ -27,8 +28,9 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* options
                        std::string* error);
 
 // Runs the command to completion. Returns the agent's exit status: the child's exit code, or
-// 128 + signal when a signal ended it, or 2 when the place cannot be read from srun's variables
-// or the event file cannot be written at start (the command is not run then).
+// 128 + signal when a signal ended it, or 2 when the place cannot be read from srun's variables,
+// the event file cannot be written at start or the job's user cannot be taken on (not root, no
+// such user): the command is not run then.
 int run_command(const RunOptions& options);
 
 }  // namespace orch::agent

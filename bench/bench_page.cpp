@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_util.h"
+#include "testkit/job_user.h"
 #include "testkit/server_process.h"
 
 using namespace orch;  // NOLINT: a benchmark's main file
@@ -30,7 +31,8 @@ std::string clusters_yaml(int n) {
   for (int i = 0; i < n; ++i) {
     out += "  - {name: c" + std::to_string(i) +
            ", provider: local, nodes: 1, gpus_per_node: 8, accelerator: cpu-slot, "
-           "poll_interval_ms: 2000}\n";
+           "poll_interval_ms: 2000" +
+           testkit::local_run_as_yaml() + "}\n";
   }
   return out;
 }

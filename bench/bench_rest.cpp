@@ -24,6 +24,7 @@
 #include "bench/bench_util.h"
 #include "bench/http_load.h"
 #include "scheduler/store/store.h"
+#include "testkit/job_user.h"
 #include "testkit/server_process.h"
 
 using namespace orch;  // NOLINT: a benchmark's main file
@@ -32,11 +33,16 @@ using bench::LoadResult;
 
 namespace {
 
-constexpr const char* kClusters = R"(server: {bind: 127.0.0.1, port: 0}
-clusters:
-  - {name: alpha, provider: local, nodes: 2, gpus_per_node: 8, accelerator: h100}
-  - {name: beta, provider: local, nodes: 2, gpus_per_node: 8, accelerator: h100}
-)";
+// As root, the local sites name the user jobs run as (testkit/job_user.h).
+std::string clusters_yaml() {
+  const std::string run_as = testkit::local_run_as_yaml();
+  return "server: {bind: 127.0.0.1, port: 0}\nclusters:\n"
+         "  - {name: alpha, provider: local, nodes: 2, gpus_per_node: 8, accelerator: h100" +
+         run_as +
+         "}\n"
+         "  - {name: beta, provider: local, nodes: 2, gpus_per_node: 8, accelerator: h100" +
+         run_as + "}\n";
+}
 
 // History as a busy month leaves it: finished jobs of 3 attempts, each with progress samples,
 // checkpoints and events.
@@ -106,7 +112,7 @@ struct Server {
 
   std::string state() const { return dir->path() + "/state"; }
   void start() {
-    e2e::write_file(dir->path() + "/clusters.yaml", kClusters);
+    e2e::write_file(dir->path() + "/clusters.yaml", clusters_yaml());
     std::string error;
     process = e2e::ServerProcess::start(dir->path() + "/clusters.yaml", state(),
                                         dir->path() + "/server.log", error);

@@ -44,7 +44,8 @@ class Connection {
   int exchange(const LoadRequest& r, std::string& body, std::string& error) {
     if (fd_ < 0 && !connect_fd(error)) return 0;
     std::string wire = r.method + " " + r.target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
-    if (!bearer().empty()) wire += "Authorization: Bearer " + bearer() + "\r\n";
+    const std::string& token = r.token.empty() ? bearer() : r.token;
+    if (!token.empty()) wire += "Authorization: Bearer " + token + "\r\n";
     if (!r.body.empty() || r.method == "POST") {
       wire += "Content-Type: " + r.content_type +
               "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";

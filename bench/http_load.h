@@ -15,6 +15,7 @@ struct LoadRequest {
   std::string target;
   std::string body;
   std::string content_type = "application/json";
+  std::string token;  // the API token this request sends; "" for set_bearer_token's
 };
 
 struct LoadResult {

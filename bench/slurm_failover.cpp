@@ -74,7 +74,7 @@ std::string job_yaml(const FailoverOptions& o) {
          "/toy_trainer --dim 32 --batch 16 --steps 100000 --step-delay-ms 40 --ckpt-every 10"
          " --keep-ckpts 0" +
          gang_flags +
-         " --ckpt-dir \"$ORCH_CHECKPOINT_ROOT/failover\"\n"
+         " --ckpt-dir \"$ORCH_CHECKPOINT_DIR\"\n"
          "resources: {nodes: " +
          std::to_string(o.gang_nodes) +
          ", gpus_per_node: 2}\n"

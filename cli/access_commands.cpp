@@ -11,9 +11,9 @@ namespace orch {
 using nlohmann::json;
 
 int run_token_create(const ClientOptions& o, const std::string& name, const std::string& role,
-                     std::ostream& out, std::ostream& err) {
+                     const std::vector<std::string>& teams, std::ostream& out, std::ostream& err) {
   json body;
-  const std::string request = json{{"name", name}, {"role", role}}.dump();
+  const std::string request = json{{"name", name}, {"role", role}, {"teams", teams}}.dump();
   if (int rc = call_json(o, "POST", "/api/v1/tokens", body, err, request); rc != kExitOk) return rc;
   if (as_json(o)) {
     print_json(body, out);
@@ -33,10 +33,14 @@ int run_token_list(const ClientOptions& o, std::ostream& out, std::ostream& err)
     print_json(body, out);
     return kExitOk;
   }
-  Table t({"NAME", "ROLE", "STATE", "CREATED", "BY", "REVOKED"});
+  Table t({"NAME", "ROLE", "TEAMS", "STATE", "CREATED", "BY", "REVOKED"});
   for (const auto& row : member(body, "tokens")) {
-    t.add_row({field(row, "name"), field(row, "role"), field(row, "state"),
-               timestamp(member(row, "created_ms")), field(row, "created_by"),
+    std::string teams;
+    for (const auto& team : member(row, "teams")) {
+      if (team.is_string()) teams += (teams.empty() ? "" : ",") + team.get<std::string>();
+    }
+    t.add_row({field(row, "name"), field(row, "role"), teams.empty() ? "-" : teams,
+               field(row, "state"), timestamp(member(row, "created_ms")), field(row, "created_by"),
                timestamp(member(row, "revoked_ms"))});
   }
   t.print(out);
@@ -67,11 +71,12 @@ int run_audit(const ClientOptions& o, int limit, const std::string& before, std:
     print_json(body, out);
     return kExitOk;
   }
-  Table t({"ID", "WHEN", "USER", "ROLE", "METHOD", "TARGET", "STATUS", "RESULT", "FROM"});
+  // COUNT: the requests a row stands for (refusals in floods are written once a minute).
+  Table t({"ID", "WHEN", "USER", "ROLE", "METHOD", "TARGET", "STATUS", "RESULT", "COUNT", "FROM"});
   for (const auto& row : member(body, "entries")) {
     t.add_row({field(row, "id"), timestamp(member(row, "at_ms")), field(row, "user"),
                field(row, "role"), field(row, "method"), field(row, "target"), field(row, "status"),
-               field(row, "result"), field(row, "remote")});
+               field(row, "result"), field(row, "count"), field(row, "remote")});
   }
   t.print(out);
   if (const json& next = member(body, "next"); next.is_string()) {

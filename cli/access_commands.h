@@ -4,14 +4,16 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/client_commands.h"
 
 namespace orch {
 
 // Prints the new token once (on out, alone on its line with -o json left out) and how to use it.
+// teams: the teams a user may submit for (the first is its default).
 int run_token_create(const ClientOptions& o, const std::string& name, const std::string& role,
-                     std::ostream& out, std::ostream& err);
+                     const std::vector<std::string>& teams, std::ostream& out, std::ostream& err);
 int run_token_list(const ClientOptions& o, std::ostream& out, std::ostream& err);
 int run_token_revoke(const ClientOptions& o, const std::string& name, std::ostream& out,
                      std::ostream& err);

@@ -34,7 +34,7 @@ int call(const ClientOptions& o, const std::string& method, const std::string& t
          HttpResponse& response, std::ostream& err, const std::string& body,
          const std::string& content_type) {
   RequestOptions request{o.timeout_ms, o.token, o.ca_file};
-  if (request.token.empty()) request.token = find_token(o.server, request);
+  if (request.token.empty()) request.token = find_token(o.state_dir);
   auto result = http_request(o.server, method, target, body, content_type, request);
   if (!result.ok()) return report(result.error(), err);
   response = std::move(result.value());

@@ -11,6 +11,8 @@
 #include "cli/client_cli.h"
 #include "cli/data_commands.h"
 #include "cli/health_commands.h"
+#include "cli/secret_commands.h"
+#include "scheduler/common/utf8.h"
 
 namespace orch {
 namespace {
@@ -42,6 +44,8 @@ struct Args {
   std::string owner;
   std::string team;
   std::string group;
+  std::vector<std::string> teams;  // --teams a,b (or repeated)
+  SecretSetArgs secret;
 };
 
 // A command's failure leaves parse() as CLI11's RuntimeError carrying the exit code.
@@ -249,6 +253,39 @@ void add_data_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream* 
       "a running job. `orchestrate checkpoint ls JOB` shows a job's checkpoints and copies.");
 }
 
+// `secret set|grant|list|delete`: what a job may name in its secret_env (list: any token; the
+// rest: admin).
+void add_secret_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream* o,
+                         std::ostream* e) {
+  CLI::App* secret = command(app, "secret", "secrets jobs may name in secret_env, by team grant");
+  secret->require_subcommand(1);
+  CLI::App* set = command(*secret, "set", "create or replace a secret (its value read here)");
+  set->add_option("NAME", args->secret.name, "the name jobs give it")->required();
+  auto* from_file =
+      set->add_option("--from-file", args->secret.from_file, "a regular file of at most 64 KiB");
+  auto* from_env = set->add_option("--from-env", args->secret.from_env,
+                                   "a variable of this shell's environment");
+  from_file->excludes(from_env);
+  set->add_option("--teams", args->teams, "teams whose jobs may use it (default: every team)");
+  set->callback([=] {
+    SecretSetArgs a = args->secret;
+    a.teams = split_team_list(args->teams);
+    finish(run_secret_set(args->options, a, *o, *e));
+  });
+  CLI::App* grant = command(*secret, "grant", "replace the teams a secret is granted to");
+  grant->add_option("NAME", args->name, "the secret")->required();
+  grant->add_option("--teams", args->teams, "the teams (none given: every team)")->required();
+  grant->callback([=] {
+    finish(run_secret_grant(args->options, args->name, split_team_list(args->teams), *o, *e));
+  });
+  command(*secret, "list", "every secret's name, grants and age (never a value)")->callback([=] {
+    finish(run_secret_list(args->options, *o, *e));
+  });
+  CLI::App* del = command(*secret, "delete", "delete a secret");
+  del->add_option("NAME", args->name, "the secret")->required();
+  del->callback([=] { finish(run_secret_delete(args->options, args->name, *o, *e)); });
+}
+
 // `token create|list|revoke` and `audit` (admin only).
 void add_access_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream* o,
                          std::ostream* e) {
@@ -259,14 +296,21 @@ void add_access_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream
   create->add_option("--role", args->role, "viewer, user, operator or admin")
       ->required()
       ->check(CLI::IsMember({"viewer", "user", "operator", "admin"}));
-  create->callback(
-      [=] { finish(run_token_create(args->options, args->name, args->role, *o, *e)); });
+  create->add_option("--teams", args->teams,
+                     "the teams a user may submit for, such as vision,nlp (the first is its "
+                     "default; operators and admins act for any)");
+  create->callback([=] {
+    finish(run_token_create(args->options, args->name, args->role, split_team_list(args->teams), *o,
+                            *e));
+  });
   command(*token, "list", "every token with its role and state (never the token)")->callback([=] {
     finish(run_token_list(args->options, *o, *e));
   });
   CLI::App* revoke = command(*token, "revoke", "refuse a user's token from now on");
   revoke->add_option("NAME", args->name, "the token's user")->required();
   revoke->callback([=] { finish(run_token_revoke(args->options, args->name, *o, *e)); });
+
+  add_secret_commands(app, args, o, e);
 
   CLI::App* audit = command(app, "audit", "who changed what, allowed or refused (newest first)");
   audit->add_option("--limit", args->limit, "entries to show (1 to 1000; default 100)")
@@ -286,6 +330,9 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   app.add_option("--ca", args->options.ca_file,
                  "for an https server: the PEM file of the CA that signed its certificate "
                  "(default: $ORCH_CA, else the system's trusted CAs)");
+  app.add_option("--state", args->options.state_dir,
+                 "a server's state directory on this machine: send its admin.token (default: "
+                 "$ORCH_STATE; give it before the command)");
   app.add_option("-o,--output", args->options.output, "output format: table or json")
       ->check(CLI::IsMember({"table", "json"}));
   std::ostream* o = &out;
@@ -374,6 +421,27 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   add_access_commands(app, args, o, e);
 }
 
+namespace {
+
+// The usage error for an exception out of a command: the first argument that is not UTF-8 when
+// there is one (the usual cause), else the exception's text.
+int report_unforeseen(int argc, const char* const* argv, const std::exception& e,
+                      std::ostream& err) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (auto at = first_invalid_utf8(arg)) {
+      err << "error: argument " << i << " (" << to_valid_utf8(arg.substr(0, 80))
+          << ") is not valid UTF-8 at byte " << *at
+          << "; names, reasons and values sent to the server must be UTF-8 text\n";
+      return kExitUsage;
+    }
+  }
+  err << "error: " << to_valid_utf8(e.what()) << '\n';
+  return kExitUsage;
+}
+
+}  // namespace
+
 void add_client_commands(CLI::App& app) {
   add_client_commands(app, std::cout, std::cerr);
 }
@@ -387,6 +455,10 @@ int parse_and_run(CLI::App& app, int argc, const char* const* argv, std::ostream
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e, out, err);  // prints help, or the usage error
     return rc == 0 ? kExitOk : kExitUsage;
+  } catch (const std::exception& e) {
+    // A value that cannot go into a request (JSON text must be UTF-8) or anything else a command
+    // did not foresee: a usage error that says which argument, never an abort.
+    return report_unforeseen(argc, argv, e, err);
   }
   return kExitOk;
 }

@@ -25,6 +25,8 @@ struct ClientOptions {
   std::string token;
   // https: the CA bundle the server's certificate must be signed by; empty: the system store.
   std::string ca_file;
+  // --state: the server's state directory, whose admin.token the call may read (client_token.h).
+  std::string state_dir;
 };
 
 // $ORCH_URL when set and not empty, else http://127.0.0.1:8080.

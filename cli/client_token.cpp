@@ -1,14 +1,10 @@
 #include "cli/client_token.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <map>
-#include <mutex>
+#include <iostream>
 
-#include <nlohmann/json.hpp>
-
-#include "web/http_client.h"
-#include "web/http_types.h"
+#include "cli/launch_token_guard.h"
+#include "scheduler/secrets/secret_file.h"
 
 namespace orch {
 namespace {
@@ -28,42 +24,27 @@ std::string user_config_token() {
   return read_token_file(base + "/orchestrate/token");
 }
 
-// What a server on this machine says about where its admin token lies.
-std::string local_server_token(const std::string& server_url, RequestOptions request) {
-  auto url = parse_server_url(server_url);
-  if (!url || !is_loopback_host(url->host)) return "";
-  request.token.clear();
-  auto r = http_request(server_url, "GET", "/healthz", "", "application/json", request);
-  if (!r || r->status != 200) return "";
-  const nlohmann::json body = nlohmann::json::parse(r->body, nullptr, false);
-  if (!body.is_object() || !body.contains("token_file") || !body["token_file"].is_string())
-    return "";
-  return read_token_file(body["token_file"].get<std::string>());
-}
-
 }  // namespace
 
 std::string read_token_file(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return "";
+  // Bounded like a secret: a FIFO or a device named by mistake is refused, never waited on.
+  auto text = read_secret_file("token", path, kSecretReadDeadline, 4096);
+  if (!text) return "";
+  std::string line = text->substr(0, text->find('\n'));
   const auto b = line.find_first_not_of(" \t\r");
   if (b == std::string::npos) return "";
   line = line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
   return line.size() <= 256 ? line : "";
 }
 
-std::string find_token(const std::string& server_url, const RequestOptions& request) {
-  if (std::string t = env("ORCH_TOKEN"); !t.empty()) return t;
+std::string find_token(const std::string& state_dir) {
+  if (std::string t = api_token_from_env(std::cerr); !t.empty()) return t;
   if (std::string file = env("ORCH_TOKEN_FILE"); !file.empty()) return read_token_file(file);
-  if (std::string t = user_config_token(); !t.empty()) return t;
-  static std::mutex mu;
-  static std::map<std::string, std::string> found;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = found.find(server_url);
-  if (it == found.end())
-    it = found.emplace(server_url, local_server_token(server_url, request)).first;
-  return it->second;
+  const std::string state = state_dir.empty() ? env("ORCH_STATE") : state_dir;
+  if (!state.empty()) {
+    if (std::string t = read_token_file(state + "/admin.token"); !t.empty()) return t;
+  }
+  return user_config_token();
 }
 
 }  // namespace orch

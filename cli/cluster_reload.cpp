@@ -24,11 +24,18 @@ std::string joined(const std::vector<std::string>& names) {
 Result<nlohmann::json> reload_clusters_file(const std::string& path,
                                             std::vector<ClusterSpec>& from_file,
                                             const std::vector<std::string>& also_known,
-                                            BrainLoop& loop, const JoinClusters& join) {
+                                            BrainLoop& loop, const JoinClusters& join,
+                                            const TakeFile& take) {
   auto config = load_clusters_file(path, also_known);
   if (!config) {
     return make_error(ErrorKind::invalid, "the clusters file was not reloaded, nothing changed: " +
                                               config.error().message);
+  }
+  if (take) {
+    if (auto r = take(*config); !r) {
+      return make_error(r.error().kind, "the clusters file was not reloaded, nothing changed: " +
+                                            r.error().message);
+    }
   }
   std::vector<ClusterSpec> joining;
   std::vector<std::string> added;

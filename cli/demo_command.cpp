@@ -3,6 +3,9 @@
 // site down part-way, and shows the job resume on the second site from its latest checkpoint.
 // It talks to the server over the REST API, exactly as the CLI does, and checks the outcome:
 // a demo that did not resume correctly exits non-zero.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +31,56 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+
+// As root, the demo's sites run their jobs as this user (`make deps` creates it): a root server
+// runs local jobs only as an unprivileged user (docs/security.md, "The host").
+constexpr const char* kJobUser = "orchestrate-job";
+
+// The demo's two local sites, as a user would write them. A short grace so the outage is
+// noticed fast.
+std::string demo_clusters_yaml(bool as_root) {
+  const std::string run_as =
+      as_root ? std::string(",\n     local: {run_as: ") + kJobUser + "}" : std::string();
+  std::string out = "clusters:\n";
+  for (const char* name : {"alpha", "beta"}) {
+    out += std::string("  - {name: ") + name +
+           ", provider: local, nodes: 2, gpus_per_node: 2, accelerator: cpu-slot,\n"
+           "     unreachable_grace_s: 2, poll_interval_ms: 100" +
+           run_as + "}\n";
+  }
+  return out;
+}
+
+// The embedded server on the demo's state directory, with its two sites.
+Result<std::unique_ptr<Server>> start_demo_server(const std::string& state, bool as_root) {
+  auto config = parse_clusters_file(demo_clusters_yaml(as_root), "demo-clusters.yaml");
+  if (!config) return config.error();
+  ServerSettings settings;
+  settings.state_dir = state;
+  settings.port = 0;
+  settings.tick_ms = 100;
+  return Server::start(*config, settings);
+}
+
+// Where the job finds toy_trainer: the build's bin directory, or as root a copy in `dir` (0755
+// both), which the job's user can reach wherever the build lies (a checkout under /root, mode
+// 0700, is closed to it).
+Result<std::string> trainer_dir(const std::string& bin, const std::string& dir, bool as_root) {
+  if (!as_root) return bin;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::copy_file(bin + "/toy_trainer", dir + "/toy_trainer", fs::copy_options::overwrite_existing,
+                ec);
+  if (!ec) {
+    fs::permissions(dir, fs::perms(0755), ec);
+    if (!ec) fs::permissions(dir + "/toy_trainer", fs::perms(0755), ec);
+  }
+  if (ec) {
+    return make_error(ErrorKind::io, "cannot stage toy_trainer in " + dir +
+                                         " for the job's user: " + ec.message());
+  }
+  return dir;
+}
 
 class Demo {
  public:
@@ -84,13 +137,18 @@ int Demo::run() {
     std::perror("mkdtemp");
     return kExitServerError;
   }
-  const std::string state = tmpl;
-  const std::string bin = executable_dir();
+  // <tmp>/state is the server's; as root, <tmp>/bin holds the trainer for the job's user, who
+  // may search <tmp> (not list it).
+  const std::string base = tmpl;
+  const std::string state = base + "/state";
+  const bool as_root = geteuid() == 0;
+  if (as_root) (void)chmod(tmpl, 0701);
   std::unique_ptr<Server> server;
   // However the demo ends: nothing of it keeps running, and its state goes unless --keep.
   struct Cleanup {
     Demo& demo;
     std::unique_ptr<Server>& server;
+    const std::string& base;
     const std::string& state;
     ~Cleanup() {
       if (server) {
@@ -106,30 +164,19 @@ int Demo::run() {
                     state.c_str());
       } else {
         std::error_code ec;
-        fs::remove_all(state, ec);
+        fs::remove_all(base, ec);
       }
     }
-  } cleanup{*this, server, state};
+  } cleanup{*this, server, base, state};
   std::printf("orchestrate demo: two local sites, one training job, one outage.\nstate: %s\n\n",
               state.c_str());
 
-  // Two local sites, as a user would write them. A short grace so the outage is noticed fast.
-  const std::string clusters_yaml =
-      "clusters:\n"
-      "  - {name: alpha, provider: local, nodes: 2, gpus_per_node: 2, accelerator: cpu-slot,\n"
-      "     unreachable_grace_s: 2, poll_interval_ms: 100}\n"
-      "  - {name: beta, provider: local, nodes: 2, gpus_per_node: 2, accelerator: cpu-slot,\n"
-      "     unreachable_grace_s: 2, poll_interval_ms: 100}\n";
-  auto config = parse_clusters_file(clusters_yaml, "demo-clusters.yaml");
-  if (!config) {
-    std::cerr << "error: " << config.error().message << "\n";
+  auto bin = trainer_dir(executable_dir(), base + "/bin", as_root);
+  if (!bin) {
+    std::cerr << "error: " << bin.error().message << "\n";
     return kExitServerError;
   }
-  ServerSettings settings;
-  settings.state_dir = state;
-  settings.port = 0;
-  settings.tick_ms = 100;
-  auto started = Server::start(*config, settings);
+  auto started = start_demo_server(state, as_root);
   if (!started) {
     std::cerr << "error: " << started.error().message << "\n";
     return kExitServerError;
@@ -143,12 +190,12 @@ int Demo::run() {
   const std::string job_yaml =
       "name: toy-demo\n"
       "command: " +
-      bin + "/toy_trainer --steps " + std::to_string(o_.steps) + " --dim " + std::to_string(dim) +
-      " --batch 96 --ckpt-every " + std::to_string(o_.checkpoint_every) + " --ckpt-dir " + state +
-      "/checkpoints/toy-demo\n"
+      *bin + "/toy_trainer --steps " + std::to_string(o_.steps) + " --dim " + std::to_string(dim) +
+      " --batch 96 --ckpt-every " + std::to_string(o_.checkpoint_every) +
+      " --ckpt-dir \"$ORCH_CHECKPOINT_DIR\"\n"
       "resources: {nodes: 1, gpus_per_node: 2}\n"
-      "checkpoint: {dir: " +
-      state + "/checkpoints/toy-demo, interval_steps: " + std::to_string(o_.checkpoint_every) +
+      "checkpoint: {interval_steps: " +
+      std::to_string(o_.checkpoint_every) +
       "}\n"
       "model: {parameters: " +
       std::to_string(dim * dim) +

@@ -16,14 +16,17 @@
 
 #include "adapters/webhook/webhook_worker.h"
 #include "cli/cluster_reload.h"
+#include "cli/first_admin.h"
+#include "cli/local_run_as.h"
 #include "cli/site_factories.h"
 #include "cli/site_transfer_port.h"
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
-#include "scheduler/runtime/secret_values.h"
 #include "scheduler/runtime/site_worker.h"
 #include "scheduler/runtime/storage_worker.h"
 #include "scheduler/runtime/transfer_worker.h"
+#include "scheduler/secrets/secret_file.h"
+#include "scheduler/secrets/secret_registry.h"
 #include "scheduler/spec/clusters_parser.h"
 #include "scheduler/store/wal_checkpointer.h"
 #include "web/access/access_guard.h"
@@ -58,6 +61,7 @@ struct Server::Parts {
   std::unique_ptr<TransferWorker> transfers;
   std::unique_ptr<SchedulerBackend> backend;
   std::unique_ptr<AccessStore> access;
+  std::unique_ptr<SecretRegistry> secrets;  // before the workers and the backend that read it
   std::unique_ptr<GuardedApi> api;
   std::unique_ptr<HttpServer> http;
   std::string bind;
@@ -121,34 +125,6 @@ Result<int> lock_state_dir(const std::string& dir) {
   return fd;
 }
 
-// The first start (no live admin token) makes one and leaves it in <state>/admin.token, which
-// only the server's user can read: the CLI on this machine finds it through /healthz.
-Result<void> ensure_admin_token(AccessStore& access, const std::string& path) {
-  if (access.has_live_admin()) return {};
-  std::string name = "admin";
-  auto token = access.create_token(name, Role::admin, "orchestrate serve");
-  for (int n = 2; !token && token.error().kind == ErrorKind::conflict && n < 100; ++n) {
-    name = "admin-" + std::to_string(n);  // "admin" is taken by a token of a lesser role
-    token = access.create_token(name, Role::admin, "orchestrate serve");
-  }
-  if (!token) return token.error();
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return make_error(ErrorKind::io, "cannot write " + tmp + ": " + std::strerror(errno));
-  const std::string line = *token + "\n";
-  const bool written = ::fchmod(fd, 0600) == 0 &&
-                       ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
-                       ::fsync(fd) == 0;
-  ::close(fd);
-  if (!written || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return make_error(ErrorKind::io,
-                      "cannot write the admin token to " + path + ": " + std::strerror(errno));
-  }
-  std::cerr << "orchestrate: made admin token \"" << name << "\" in " << path
-            << " (readable only by this user)\n";
-  return {};
-}
-
 // A local site's storage defaults to a folder of the state directory (its provider says so);
 // the brain needs it to place checkpoint copies and datasets there.
 void default_storage_roots(std::vector<ClusterSpec>& clusters, const std::string& state_dir) {
@@ -203,6 +179,7 @@ Result<Server::Parts::Site> Server::Parts::make_site_workers(const ClusterSpec& 
   BrainLoop* l = loop.get();
   site.worker = std::make_unique<SiteWorker>(c, *site.port, std::move(*reader),
                                              [l](BrainEvent e) { l->post(std::move(e)); });
+  site.worker->set_secrets(secrets.get());
   site.storage = std::make_unique<StorageWorker>(c, *site.port, std::move(*storage_reader),
                                                  [l](BrainEvent e) { l->post(std::move(e)); });
   return site;
@@ -212,6 +189,8 @@ Result<BrainReply> Server::Parts::join(const std::vector<ClusterSpec>& given,
                                        const std::string& source, const std::string& document) {
   std::vector<ClusterSpec> specs = given;
   default_storage_roots(specs, settings.state_dir);
+  if (auto r = check_local_run_as(specs); !r) return r.error();
+  if (auto r = open_state_dir_to_jobs(specs, settings.state_dir); !r) return r.error();
   std::vector<Site> sites;
   for (const auto& c : specs) {
     auto site = make_site_workers(c);
@@ -240,12 +219,14 @@ Result<nlohmann::json> Server::Parts::reload() {
     return make_error(ErrorKind::unsupported, "this server was started without a clusters file");
   }
   std::lock_guard<std::mutex> lock(admin_mu);
-  return reload_clusters_file(settings.config_path, from_file, added_names, *loop,
-                              [this](const std::vector<ClusterSpec>& specs) -> Result<void> {
-                                auto r = join(specs, settings.config_path, "");
-                                if (!r) return r.error();
-                                return Ok{};
-                              });
+  return reload_clusters_file(
+      settings.config_path, from_file, added_names, *loop,
+      [this](const std::vector<ClusterSpec>& specs) -> Result<void> {
+        auto r = join(specs, settings.config_path, "");
+        if (!r) return r.error();
+        return Ok{};
+      },
+      [this](const ClustersFile& file) { return secrets->configure(file.secrets); });
 }
 
 Result<nlohmann::json> Server::Parts::add(const std::string& document, const std::string& source) {
@@ -303,7 +284,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
     return make_error(ErrorKind::io,
                       "cannot create state directory " + s.state_dir + ": " + ec.message());
   }
-  if (::chmod(s.state_dir.c_str(), 0700) != 0) {
+  if (::chmod(s.state_dir.c_str(), state_dir_mode(config.clusters, s.state_dir)) != 0) {
     return make_error(ErrorKind::io, "cannot make state directory " + s.state_dir +
                                          " owner-only: " + std::strerror(errno));
   }
@@ -331,6 +312,12 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   parts->access = std::move(*access);
   const std::string token_file = s.state_dir + "/admin.token";
   if (auto made = ensure_admin_token(*parts->access, token_file); !made) return made.error();
+  // Secrets a job may name: those set through the API (secrets.db, owner-only) and the clusters
+  // file's, read from their sources now (a source that cannot be read stops the start).
+  auto secret_store = SecretStore::open(s.state_dir + "/secrets.db", parts->clock);
+  if (!secret_store) return secret_store.error();
+  parts->secrets = std::make_unique<SecretRegistry>(std::move(*secret_store), parts->clock);
+  if (auto r = parts->secrets->configure(config.secrets); !r) return r.error();
 
   // The file's clusters, then those added to earlier runs with `orchestrate cluster add`.
   parts->from_file = config.clusters;
@@ -342,6 +329,8 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
     parts->added_names.push_back(c.name);
   }
   default_storage_roots(clusters, s.state_dir);
+  if (auto r = check_local_run_as(clusters); !r) return r.error();
+  if (auto r = open_state_dir_to_jobs(clusters, s.state_dir); !r) return r.error();
   parts->brain = std::make_unique<Brain>(*parts->brain_store, parts->clock, clusters,
                                          PlacementPipeline::standard(), config.scheduling);
   if (auto r = parts->brain->start(); !r) return r.error();
@@ -377,16 +366,15 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   }
 
   if (!config.webhooks.empty()) {
-    std::map<std::string, SecretSource> sources;
-    for (const WebhookSpec& w : config.webhooks) sources[w.name] = w.secret;
-    auto secrets = read_secret_values(sources);
-    if (!secrets) {
-      return make_error(ErrorKind::invalid,
-                        "a webhook's secret cannot be read: " + secrets.error().message);
+    std::map<std::string, std::string> secrets;
+    for (const WebhookSpec& w : config.webhooks) {
+      auto value = read_secret_source_value("webhook " + w.name + "'s secret", w.secret);
+      if (!value) return value.error();
+      secrets[w.name] = std::move(*value);
     }
     auto reader = Store::open(db_path);
     if (!reader) return reader.error();
-    auto hooks = WebhookWorker::open(config.webhooks, std::move(*secrets), std::move(*reader),
+    auto hooks = WebhookWorker::open(config.webhooks, std::move(secrets), std::move(*reader),
                                      s.state_dir + "/webhooks.db");
     if (!hooks) return hooks.error();
     parts->webhooks = std::move(*hooks);
@@ -402,6 +390,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
       std::make_unique<ReaderPool>([db_path] { return Store::open(db_path); }, handler_threads);
   parts->backend = std::make_unique<SchedulerBackend>(std::move(readers), *parts->loop, clusters,
                                                       port_map, parts->clock);
+  parts->backend->set_secrets(parts->secrets.get());
   if (!s.config_path.empty()) parts->backend->set_reload([p] { return p->reload(); });
   parts->backend->set_site_answers([p] {
     std::lock_guard<std::mutex> lock(p->sites_mu);
@@ -420,7 +409,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   parts->scheme = config.server.serves_tls() ? "https" : "http";
   GuardOptions guard;
   guard.hosts = answered_hosts(bind, config.server.hosts);
-  guard.token_file = token_file;
+  guard.rate_limits = config.server.rate_limits;
   parts->api = std::make_unique<GuardedApi>(*parts->backend, *parts->access, std::move(guard));
   const GuardedApi* api = parts->api.get();
   http.lane_of = [api](const HttpRequest& req) {

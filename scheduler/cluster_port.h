@@ -80,15 +80,18 @@ class ClusterPort {
   }
   // Storage (checkpoints, datasets), on the host that sees the site's shared filesystem (Slurm:
   // the login node over SSH; local: this host). ErrorKind::not_found when the path does not
-  // exist; unreachable when the site does not answer.
+  // exist; unreachable when the site does not answer; forbidden when request.within is set and
+  // the copy, its symbolic links resolved, is not strictly inside it (nothing is read).
   virtual Result<Manifest> manifest(const ManifestRequest& request) {
     (void)request;
     return make_error(ErrorKind::unsupported, "this provider cannot list storage yet");
   }
   // Deletes a file or directory tree (a checkpoint past the retention policy). A path that does
-  // not exist is not an error. Refuses "/" and relative paths (ErrorKind::invalid).
-  virtual Result<void> remove_path(const std::string& path) {
-    (void)path;
+  // not exist is not an error. Refuses relative paths and a request without `within`
+  // (ErrorKind::invalid), and deletes nothing when the path, its symbolic links resolved, is not
+  // strictly inside request.within (ErrorKind::forbidden); a link is removed, never followed.
+  virtual Result<void> remove_path(const RemoveRequest& request) {
+    (void)request;
     return make_error(ErrorKind::unsupported, "this provider cannot delete from storage yet");
   }
   // Simulated outage (local sites only): down kills the site's processes and makes every call

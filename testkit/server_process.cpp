@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "testkit/job_user.h"
 #include "web/http_client.h"
 
 namespace orch::e2e {
@@ -85,6 +86,8 @@ TempDir::TempDir() {
   char tmpl[] = "/tmp/orch-e2e-XXXXXX";
   if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
   path_ = tmpl;
+  // A server's state directory lies in it: as root, the jobs' user must search through.
+  testkit::open_to_jobs(path_);
 }
 
 TempDir::~TempDir() {

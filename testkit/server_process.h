@@ -22,7 +22,8 @@ namespace orch::e2e {
 using std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 
-// A fresh directory under /tmp (mkdtemp), removed with everything in it on destruction.
+// A fresh directory under /tmp (mkdtemp), removed with everything in it on destruction. As root,
+// the jobs' user may search it (testkit/job_user.h: a state directory in it must be reachable).
 class TempDir {
  public:
   TempDir();  // throws std::runtime_error when mkdtemp fails

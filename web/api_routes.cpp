@@ -9,6 +9,7 @@
 #include "web/health_routes.h"
 #include "web/metrics_routes.h"
 #include "web/route_helpers.h"
+#include "web/secret_routes.h"
 #include "web/ticket_routes.h"
 
 namespace orch {
@@ -61,10 +62,20 @@ HttpResponse list_jobs(JobsApi& backend, const HttpRequest& request) {
   return answer(backend.list_jobs(filter));
 }
 
+// The caller as a submitter: a `user` acts only for its token's teams; operators and admins (and
+// a request that reached the router without the guard, in tests) for any.
+Submitter submitter_of(const HttpRequest& request) {
+  Submitter who;
+  who.user = request.caller;
+  who.any_team = request.caller_role != "user" && request.caller_role != "viewer";
+  who.teams = request.caller_teams;
+  return who;
+}
+
 HttpResponse submit_job(JobsApi& backend, const HttpRequest& request) {
   std::string source;
   if (auto bad = read_document(request, "a job spec", source)) return *bad;
-  auto result = backend.submit_job(request.body, source, request.caller);
+  auto result = backend.submit_job(request.body, source, submitter_of(request));
   if (!result.ok()) {
     // The body arrived whole; whatever the spec parser rejects is content, hence 422.
     int status = result.error().kind == ErrorKind::invalid ? 422 : status_for(result.error().kind);
@@ -170,24 +181,20 @@ void add_job_routes(Router& router, JobsApi& backend) {
 
 }  // namespace
 
-Router make_api_router(ApiBackend& backend, const std::string& local_token_file) {
+Router make_api_router(ApiBackend& backend, const RefusedRequests* refused) {
   Router router;
   router.add(
       "GET", "/healthz",
-      [local_token_file](const HttpRequest& request, const PathParams&) {
-        nlohmann::json body = {{"status", "ok"}};
-        // Where a client on this machine finds the admin token (a file only its owner reads).
-        if (!local_token_file.empty() && is_loopback_address(request.remote)) {
-          body["token_file"] = local_token_file;
-        }
-        return json_response(200, body);
+      [](const HttpRequest&, const PathParams&) {
+        return json_response(200, nlohmann::json{{"status", "ok"}});
       },
       Lane::probe);
   add_job_routes(router, backend);
   add_health_routes(router, backend);
   add_ticket_routes(router, backend);
   add_data_routes(router, backend);
-  add_metrics_route(router, backend);
+  add_secret_routes(router, backend);
+  add_metrics_route(router, backend, refused);
   return router;
 }
 

@@ -6,6 +6,7 @@
 #include "web/api_backend.h"
 #include "web/http_server.h"
 #include "web/http_types.h"
+#include "web/refused_requests.h"
 #include "web/router.h"
 
 namespace orch {
@@ -13,9 +14,9 @@ namespace orch {
 // The router with every API route bound to backend (which must outlive it). Build it once
 // and share it: dispatch() is const and safe to call from several server threads as long
 // as the backend is.
-// local_token_file: the admin token's file, which /healthz names to a caller on this machine
-// ("" names none).
-Router make_api_router(ApiBackend& backend, const std::string& local_token_file = "");
+// refused: the access guard's tally, which GET /metrics shows (null: none). /healthz names no
+// file and no path to anyone (a client finds its token where it was told: cli/client_token.h).
+Router make_api_router(ApiBackend& backend, const RefusedRequests* refused = nullptr);
 
 // The server's lanes for these routes, indexed by Lane (pass Router::lane_of as lane_of).
 std::vector<LaneOptions> api_lanes();

@@ -215,52 +215,6 @@ Result<HttpResponse> exchange(asio::io_context& ioc, Stream& stream, const Serve
 
 }  // namespace
 
-Result<ServerUrl> parse_server_url(const std::string& base_url) {
-  const auto bad = [&](const std::string& why) {
-    return make_error(ErrorKind::invalid, "invalid server URL '" + base_url + "': " + why +
-                                              " (expected http://HOST:PORT or https://HOST:PORT)");
-  };
-  ServerUrl url;
-  std::string rest;
-  if (base_url.rfind("https://", 0) == 0) {
-    url.tls = true;
-    rest = base_url.substr(8);
-  } else if (base_url.rfind("http://", 0) == 0) {
-    rest = base_url.substr(7);
-  } else {
-    return bad("it must start with http:// or https://");
-  }
-  const auto slash = rest.find('/');
-  if (slash != std::string::npos) {
-    url.prefix = rest.substr(slash);
-    rest.resize(slash);
-    while (!url.prefix.empty() && url.prefix.back() == '/') url.prefix.pop_back();
-  }
-  std::string port = url.tls ? "443" : "80";
-  if (!rest.empty() && rest.front() == '[') {  // [::1]:8080
-    const auto close = rest.find(']');
-    if (close == std::string::npos) return bad("unclosed '['");
-    url.host = rest.substr(1, close - 1);
-    const std::string tail = rest.substr(close + 1);
-    if (!tail.empty()) {
-      if (tail.front() != ':') return bad("unexpected text after ']'");
-      port = tail.substr(1);
-    }
-  } else {
-    const auto colon = rest.rfind(':');
-    url.host = rest.substr(0, colon);
-    if (colon != std::string::npos) port = rest.substr(colon + 1);
-  }
-  if (url.host.empty()) return bad("no host");
-  if (port.empty() || port.size() > 5) return bad("bad port");
-  for (char c : port) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return bad("bad port '" + port + "'");
-  }
-  if (std::stoi(port) < 1 || std::stoi(port) > 65535) return bad("port out of range");
-  url.port = port;
-  return url;
-}
-
 Result<HttpResponse> http_request(const std::string& base_url, const std::string& method,
                                   const std::string& target, const std::string& body,
                                   const std::string& content_type, const RequestOptions& o) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "scheduler/common/http_url.h"
 #include "scheduler/common/result.h"
 #include "web/http_types.h"
 
@@ -35,13 +36,6 @@ inline Result<HttpResponse> http_request(const std::string& base_url, const std:
                       RequestOptions{timeout_ms, token, "", {}});
 }
 
-// The pieces of a base URL; exposed for tests and for messages.
-struct ServerUrl {
-  bool tls = false;  // https
-  std::string host;
-  std::string port;    // given, else 80 (http) or 443 (https)
-  std::string prefix;  // "" or "/something", without a trailing slash
-};
-Result<ServerUrl> parse_server_url(const std::string& base_url);
+// ServerUrl and parse_server_url (the pieces of a base URL) are scheduler/common/http_url.h's.
 
 }  // namespace orch

@@ -153,10 +153,33 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     parser_->body_limit(options_.max_body);
     parser_->header_limit(kHeaderLimit);
     lowest().expires_after(options_.idle_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                              self->on_header(ec);
+                            });
+  }
+
+  // The headers are in: a request whose body could be framed two ways is refused before any
+  // of it is read, and the connection closes, so no byte of it is ever read as a request.
+  void on_header(const beast::error_code& ec) {
+    if (ec) return on_read(ec);
+    if (!refusal_.empty()) return reply_error(400, refusal_);
+    if (auto refused = framing_refusal(parser_->get())) {
+      return reply_error(refused->status, refused->detail);
+    }
+    if (parser_->is_done()) return on_read(ec);
     http::async_read(stream_, buffer_, *parser_,
-                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->on_read(ec);
+                     [self = this->shared_from_this()](beast::error_code read_ec, std::size_t) {
+                       self->on_read(read_ec);
                      });
+  }
+
+  // Beast's own refusals of a Transfer-Encoding (a second one, one beside Content-Length):
+  // the same 501 as framing_refusal's.
+  bool transfer_encoding_error(const beast::error_code& ec) const {
+    if (ec == http::error::bad_transfer_encoding) return true;
+    return ec == http::error::bad_content_length &&
+           parser_->get().count(http::field::transfer_encoding) > 0;
   }
 
   void on_read(const beast::error_code& ec) {
@@ -169,11 +192,16 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
                                   std::to_string(kHeaderLimit) + " bytes");
     }
     if (ec == http::error::end_of_stream || ec == http::error::partial_message) return close();
+    if (ec && transfer_encoding_error(ec)) {
+      return reply_error(501,
+                         "the request's Transfer-Encoding and Content-Length headers conflict or "
+                         "repeat; this server reads a body framed by Content-Length or by "
+                         "\"Transfer-Encoding: chunked\" alone, and closes the connection");
+    }
     if (ec && is_http_parse_error(ec)) {
       return reply_error(400, "malformed HTTP request: " + ec.message());
     }
     if (ec) return close();  // timeout, reset, shutdown: nobody to answer
-    if (!refusal_.empty()) return reply_error(400, refusal_);
 
     const BeastRequest& request = parser_->get();
     const bool keep_alive = request.keep_alive();
@@ -211,6 +239,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     send(to_beast(response, version, keep_alive), keep_alive ? After::read : After::close);
   }
 
+  // What the server answers by itself to a request it will not read to its end: the answer
+  // says "Connection: close", and nothing after it is parsed as a request; what the client
+  // still sends is read and thrown away (drain), so that it sees the answer, not a reset.
   void reply_error(int status, const std::string& detail) {
     send(to_beast(problem_response(status, detail), 11, false), After::drain);
   }

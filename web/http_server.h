@@ -3,9 +3,11 @@
 // plain HttpRequest, calls the Handler on a thread of the request's lane, and writes back its
 // HttpResponse, over plain HTTP or, given a certificate and key, over TLS (HTTPS only: a plain
 // request to a TLS server gets a plain 400 saying so). It answers by itself only what the
-// handler cannot: 400 for malformed HTTP, 413
-// for a body larger than max_body, 431 for oversized headers, 503 when the request's lane is
-// full, and 500 if the handler throws.
+// handler cannot: 400 for malformed HTTP (an HTTP/1.1 request without exactly one Host header
+// included), 501 for a Transfer-Encoding other than exactly "chunked" (or one beside
+// Content-Length), 413 for a body larger than max_body, 431 for oversized headers, 503 when the
+// request's lane is full, and 500 if the handler throws. After a 400, 501, 413 or 431 the
+// connection closes: nothing the client sent after that request is read as a request.
 
 #include <chrono>
 #include <cstddef>

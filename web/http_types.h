@@ -19,9 +19,10 @@ struct HttpRequest {
   std::string body;
   std::string remote;  // the peer's address, set by the server ("" in tests that build one)
   // Who is calling, set by the access guard once the token is known (web/access): the token's
-  // user and role; both "" before that and on open routes.
+  // user, role and the teams the token is bound to; empty before that and on open routes.
   std::string caller;
   std::string caller_role;
+  std::vector<std::string> caller_teams;
 
   // The header's value, or "" when absent. name is matched case-insensitively.
   std::string header(const std::string& name) const;

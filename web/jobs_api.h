@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scheduler/common/result.h"
+#include "scheduler/model/submitter.h"
 
 namespace orch {
 
@@ -52,9 +53,10 @@ class JobsApi {
   virtual Result<nlohmann::json> job_events(std::int64_t id) = 0;
   virtual Result<nlohmann::json> explain_job(std::int64_t id) = 0;
   // body is a job spec in YAML (JSON is valid YAML); source names it in error messages.
-  // owner: the caller (the API token's user), recorded as the job's owner.
+  // who: the caller (the API token's user, recorded as the job's owner; the teams it may submit
+  // for, and whether it may act for any: scheduler/spec/submission_rules.h).
   virtual Result<nlohmann::json> submit_job(const std::string& body, const std::string& source,
-                                            const std::string& owner) = 0;
+                                            const Submitter& who) = 0;
   // only_owner: when not empty, the job must be that user's (forbidden otherwise): a caller of
   // role user may cancel only the jobs they submitted.
   virtual Result<nlohmann::json> cancel_job(std::int64_t id, const std::string& only_owner) = 0;

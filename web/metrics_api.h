@@ -63,6 +63,10 @@ struct MetricsSnapshot {
     double sum = 0;
     std::uint64_t count = 0;
   } event_seconds;
+
+  // Requests the access guard refused, by status. Not the backend's: the metrics route fills it
+  // from the guard's tally (web/refused_requests.h) when it was given one.
+  Counts refused_requests;
 };
 
 class MetricsApi {

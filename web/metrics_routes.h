@@ -3,10 +3,13 @@
 // monitoring a team already runs (scrape it with a viewer token as a bearer token).
 
 #include "web/metrics_api.h"
+#include "web/refused_requests.h"
 #include "web/router.h"
 
 namespace orch {
 
-void add_metrics_route(Router& router, MetricsApi& api);
+// refused: the access guard's tally of refused requests, shown beside the backend's figures
+// (null: none, as when the routes run without the guard).
+void add_metrics_route(Router& router, MetricsApi& api, const RefusedRequests* refused = nullptr);
 
 }  // namespace orch

@@ -154,6 +154,13 @@ std::string metrics_text(const MetricsSnapshot& s) {
   for (const auto& c : s.clusters) {
     if (c.last_answer_age_s) w.sample({{"cluster", c.name}}, *c.last_answer_age_s);
   }
+  if (!s.refused_requests.empty()) {
+    w.family("refused_requests_total", "counter",
+             "Requests refused before any route ran (no or bad token, role, content type, "
+             "Host, rate limit), by status.");
+    for (const auto& [status, n] : s.refused_requests)
+      w.sample({{"status", status}}, static_cast<double>(n));
+  }
   return w.take();
 }
 

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace orch {
@@ -41,7 +42,7 @@ const std::vector<Operation>& operations() {
       {"GET",
        "/healthz",
        "server",
-       "Liveness, the brain's queue, and (to this machine) the admin token file",
+       "Liveness and the brain's queue",
        {},
        Body::none,
        "",
@@ -139,6 +140,48 @@ const std::vector<Operation>& operations() {
        "Token",
        Answer::json,
        {404}},
+      {"GET",
+       "/api/v1/secrets",
+       "access",
+       "Every secret a job may name, with its grants and age (never a value)",
+       {},
+       Body::none,
+       "",
+       200,
+       "SecretList"},
+      {"PUT",
+       "/api/v1/secrets/{name}",
+       "access",
+       "Create or replace a secret and its grants",
+       {},
+       Body::json_required,
+       "SecretRequest",
+       200,
+       "Secret",
+       Answer::json,
+       {409, 422}},
+      {"POST",
+       "/api/v1/secrets/{name}/grant",
+       "access",
+       "Replace the teams a secret is granted to",
+       {},
+       Body::json_required,
+       "SecretGrant",
+       200,
+       "Secret",
+       Answer::json,
+       {404, 409, 422}},
+      {"DELETE",
+       "/api/v1/secrets/{name}",
+       "access",
+       "Delete a secret: jobs that name it are not launched again",
+       {},
+       Body::none,
+       "",
+       200,
+       "Object",
+       Answer::json,
+       {404, 409}},
       {"GET",
        "/api/v1/audit",
        "access",
@@ -580,20 +623,35 @@ json schemas() {
                          {"detail", type("string", "what went wrong and what to do")}},
                         {"title", "status", "detail"});
   s["Object"] = {{"type", "object"}};
-  s["Health"] = object({{"status", type("string")},
-                        {"brain_queue", type("integer")},
-                        {"token_file", type("string", "only to a caller on this machine")}});
+  s["Health"] = object({{"status", type("string")}, {"brain_queue", type("integer")}});
   s["Whoami"] = object({{"user", type("string")}, {"role", type("string")}}, {"user", "role"});
   s["Token"] = object({{"name", type("string")},
                        {"role", type("string")},
+                       {"teams", {{"type", "array"}, {"items", type("string")}}},
                        {"state", type("string")},
                        {"created_by", type("string")},
                        {"created_ms", type("integer")},
                        {"revoked_ms", nullable("integer")}});
   s["TokenList"] = list_of("tokens", "Token");
-  s["TokenRequest"] = object({{"name", type("string", "the user: 1 to 64 letters, digits, . _ -")},
-                              {"role", {{"enum", {"viewer", "user", "operator", "admin"}}}}},
-                             {"name", "role"});
+  s["TokenRequest"] =
+      object({{"name", type("string", "the user: 1 to 64 letters, digits, . _ -")},
+              {"role", {{"enum", {"viewer", "user", "operator", "admin"}}}},
+              {"teams",
+               {{"type", "array"},
+                {"items", type("string")},
+                {"description", "the teams a user may submit for; first: default"}}}},
+             {"name", "role"});
+  s["Secret"] = object({{"name", type("string")},
+                        {"teams", {{"type", "array"}, {"items", type("string")}}},
+                        {"source", type("string", "api or clusters file")},
+                        {"updated_by", type("string")},
+                        {"created_ms", type("integer")},
+                        {"updated_ms", type("integer")}});
+  s["SecretList"] = list_of("secrets", "Secret");
+  s["SecretRequest"] = object({{"value", type("string", "the value as text")},
+                               {"value_base64", type("string", "or any bytes, in base64")},
+                               {"teams", {{"type", "array"}, {"items", type("string")}}}});
+  s["SecretGrant"] = object({{"teams", {{"type", "array"}, {"items", type("string")}}}}, {"teams"});
   s["NewToken"] = object({{"name", type("string")},
                           {"role", type("string")},
                           {"token", type("string", "shown this once")},
@@ -749,6 +807,8 @@ json operation(const Operation& op) {
   if (!op.open) {
     errors.push_back(401);
     errors.push_back(403);
+    // A change over its caller's rate (server.rate_limits).
+    if (std::string_view(op.method) != "GET") errors.push_back(429);
   }
   if (op.body != Body::none) errors.push_back(415);
   for (int status : errors) {

@@ -102,6 +102,23 @@ std::optional<HttpResponse> read_string(const json& body, const std::string& key
   return std::nullopt;
 }
 
+std::optional<HttpResponse> read_string_list(const json& body, const std::string& key,
+                                             bool required, const std::string& example,
+                                             std::vector<std::string>& values) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) {
+    if (!required) return std::nullopt;
+    return problem_response(422, "\"" + key + "\" is required, e.g. " + example);
+  }
+  bool ok = it->is_array();
+  for (const auto& v : ok ? *it : json::array()) ok = ok && v.is_string();
+  if (!ok)
+    return problem_response(422, "\"" + key + "\" must be a list of strings, e.g. " + example);
+  values.clear();
+  for (const auto& v : *it) values.push_back(v.get<std::string>());
+  return std::nullopt;
+}
+
 std::string media_type(const std::string& content_type) {
   std::string out = content_type.substr(0, content_type.find(';'));
   const auto b = out.find_first_not_of(" \t");

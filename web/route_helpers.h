@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -63,6 +64,11 @@ std::optional<HttpResponse> read_object(const HttpRequest& request, bool optiona
 std::optional<HttpResponse> read_string(const nlohmann::json& body, const std::string& key,
                                         bool required, const std::string& example,
                                         std::string& value);
+// body[key] as a list of strings into values; a 422 problem when it is there but not one, or
+// missing and required.
+std::optional<HttpResponse> read_string_list(const nlohmann::json& body, const std::string& key,
+                                             bool required, const std::string& example,
+                                             std::vector<std::string>& values);
 // "application/yaml; charset=utf-8" -> "application/yaml" (trimmed, lower case).
 std::string media_type(const std::string& content_type);
 // The types a body that changes something may have: JSON or YAML. Never text/plain or a form

@@ -9,7 +9,10 @@
 #include <vector>
 
 #include "adapters/kubernetes/kube_pod_settings.h"
+#include "adapters/kubernetes/kube_secret.h"
+#include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/launch_contract.h"
+#include "scheduler/model/launch_token.h"
 
 namespace orch::kube {
 namespace {
@@ -200,13 +203,32 @@ constexpr const char* kIndexRankVars[] = {"ORCH_NODE_RANK", "NODE_RANK", "ORCH_T
 const std::string kIndexFieldPath =
     "metadata.annotations['" + std::string(kCompletionIndexKey) + "']";
 
+// A secret_env variable as the container gets it: by reference to the attempt's Secret, so that
+// the value is nowhere in the Job object (kube_secret.h).
+Result<Json> secret_ref(const std::string& name, const std::string& value,
+                        const std::string& secret_name) {
+  if (!is_env_name(name)) {
+    return invalid("secret_env variable name '" + name +
+                   "' is not usable: use letters, digits and '_', not starting with a digit");
+  }
+  // Any bytes but NUL reach the process (the Secret's data is base64): say which variable,
+  // never what its value is.
+  if (value.find('\0') != std::string::npos) {
+    return invalid("secret_env variable " + name + " contains a NUL byte, which no process " +
+                   "can receive");
+  }
+  return Json{{"name", name},
+              {"valueFrom", {{"secretKeyRef", {{"name", secret_name}, {"key", name}}}}}};
+}
+
+// `secret_values`: set to the secrets the env refers to (those the contract does not override).
 Result<Json> container_env(const LaunchRequest& r, const ClusterSpec& cluster,
-                           const std::string& rendezvous) {
+                           const std::string& rendezvous, const std::string& secret_name,
+                           std::map<std::string, std::string>& secret_values) {
   std::map<std::string, std::string> env = r.env;
-  // secret_env's values travel in the Job object to the cluster's API server (docs/security.md:
-  // as a Slurm job's travel to its login node); orchestrate keeps only where they came from.
-  for (const auto& [k, v] : r.secret_env) env[k] = v;
-  env["ORCH_TOKEN"] = r.token;
+  // A secret wins over a plain variable of the same name; its value is not in `env` at all.
+  for (const auto& [k, v] : r.secret_env) env.erase(k);
+  for (const auto& [k, v] : launch_token_env(r)) env[k] = v;
   env["ORCH_JOB_ID"] = std::to_string(r.job_id);
   env["ORCH_ATTEMPT"] = std::to_string(r.attempt_no);
   env["ORCH_GPUS"] = std::to_string(static_cast<std::int64_t>(r.nodes) * r.gpus_per_node);
@@ -220,8 +242,17 @@ Result<Json> container_env(const LaunchRequest& r, const ClusterSpec& cluster,
   place.master_port = master_port_for(r.token);
   const bool indexed = r.nodes > 1;
   for (const auto& [name, value] : task_env(place)) env[name] = value;
+  // The secrets were taken out of `env` above, so a secret's name that is there now was set by
+  // the launch contract, which wins over secrets as it does over env.
+  std::set<std::string> contract_names;
+  for (const auto& [name, value] : r.secret_env) {
+    if (env.count(name) > 0) contract_names.insert(name);
+  }
   if (indexed) {
-    for (const char* name : kIndexRankVars) env.erase(name);
+    for (const char* name : kIndexRankVars) {
+      env.erase(name);
+      contract_names.insert(name);
+    }
   }
   Json out = Json::array();
   if (indexed) {
@@ -231,6 +262,8 @@ Result<Json> container_env(const LaunchRequest& r, const ClusterSpec& cluster,
           {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", kIndexFieldPath}}}}}});
     }
   }
+  // In name order, plain values and secret references alike.
+  std::map<std::string, Json> entries;
   for (const auto& [name, value] : env) {
     if (!is_env_name(name)) {
       return invalid("environment variable name '" + name +
@@ -239,8 +272,16 @@ Result<Json> container_env(const LaunchRequest& r, const ClusterSpec& cluster,
     if (auto ok = check_process_string(value, "environment variable " + name); !ok) {
       return ok.error();
     }
-    out.push_back(Json{{"name", name}, {"value", escape_kube_references(value)}});
+    entries[name] = Json{{"name", name}, {"value", escape_kube_references(value)}};
   }
+  for (const auto& [name, value] : r.secret_env) {
+    if (contract_names.count(name) > 0) continue;  // the launch contract wins, as over env
+    auto ref = secret_ref(name, value, secret_name);
+    if (!ref) return ref.error();
+    entries[name] = std::move(*ref);
+    secret_values[name] = value;
+  }
+  for (auto& [name, entry] : entries) out.push_back(std::move(entry));
   return out;
 }
 
@@ -333,6 +374,67 @@ Result<void> check_request(const LaunchRequest& r, const ClusterSpec& cluster,
   }
   if (auto ok = check_process_string(r.command, "the job's command"); !ok) return ok.error();
   return check_exclude(r.exclude_nodes);
+}
+
+// The Job around the pod spec: its labels and annotations on the pod template too; Indexed with
+// the gang's size for a multi-node attempt; suspended for Kueue.
+Json job_manifest(const KubeLaunchPlan& plan, const LaunchRequest& request, const KubernetesSpec& k,
+                  const Json& labels, const Json& annotations, const Json& pod_spec) {
+  const bool multi = request.nodes > 1;
+  Json job_spec = {
+      {"backoffLimit", 0},
+      {"completions", request.nodes},
+      {"parallelism", request.nodes},
+  };
+  Json job_labels = labels;
+  if (!k.queue.empty()) {
+    // Kueue admits the Job by unsuspending it once the queue's quota has room.
+    job_spec["suspend"] = true;
+    job_labels[std::string(kQueueLabel)] = k.queue;
+  }
+  if (multi) job_spec["completionMode"] = "Indexed";
+  Json pod_annotations = annotations;
+  if (multi) pod_annotations[std::string(kGangSizeAnnotation)] = std::to_string(request.nodes);
+  job_spec["template"] = {{"metadata", {{"labels", labels}, {"annotations", pod_annotations}}},
+                          {"spec", pod_spec}};
+  return Json{
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata",
+       {{"name", plan.job_name},
+        {"namespace", plan.namespace_},
+        {"labels", job_labels},
+        {"annotations", annotations}}},
+      {"spec", job_spec},
+  };
+}
+
+// The headless Service of a multi-node attempt, as JSON.
+std::string service_manifest(const KubeLaunchPlan& plan, const Json& labels,
+                             const Json& annotations, const std::string& token) {
+  Json service = {
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata",
+       {{"name", plan.service_name},
+        {"namespace", plan.namespace_},
+        {"labels", labels},
+        {"annotations", annotations}}},
+      {"spec",
+       {{"clusterIP", "None"},
+        {"selector", {{std::string(kTokenLabel), token}}},
+        {"publishNotReadyAddresses", true}}},
+  };
+  return service.dump();
+}
+
+// The Secret of plan.secret_values (kube_secret.h), labelled like the Job.
+void add_secret(KubeLaunchPlan& plan, const std::string& name, const Json& labels) {
+  plan.secret_name = name;
+  plan.secrets_path = secrets_path(plan.namespace_);
+  plan.secret_path = plan.secrets_path + "/" + name;
+  plan.secret_body = secret_manifest(
+      name, plan.namespace_, labels.get<std::map<std::string, std::string>>(), plan.secret_values);
 }
 
 }  // namespace
@@ -452,7 +554,8 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
     rendezvous = plan.job_name + "-0." + plan.service_name;
   }
 
-  auto env = container_env(request, cluster, rendezvous);
+  const std::string secret = request.secret_env.empty() ? "" : secret_name_for(plan.job_name);
+  auto env = container_env(request, cluster, rendezvous, secret, plan.secret_values);
   if (!env) return env.error();
 
   const Json labels = labels_of(request);
@@ -465,7 +568,13 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
   // The image comes with the rest of the pod settings (apply_pod_settings).
   Json container = {
       {"name", std::string(kContainerName)},
-      {"command", {"/bin/sh", "-c", escape_kube_references(request.command)}},
+      // The job's own checkpoint directory ($ORCH_CHECKPOINT_DIR) is made first, in its volume.
+      {"command",
+       {"/bin/sh", "-c",
+        escape_kube_references(request.checkpoint_dir.empty()
+                                   ? request.command
+                                   : std::string(kMakeCheckpointDirCommand) + "\n" +
+                                         request.command)}},
       {"env", *env},
   };
 
@@ -485,52 +594,10 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
   if (!affinity.empty()) pod_spec["affinity"] = affinity;
   pod_spec["containers"] = Json::array({container});
 
-  Json job_spec = {
-      {"backoffLimit", 0},
-      {"completions", request.nodes},
-      {"parallelism", request.nodes},
-  };
-  Json job_labels = labels;
-  if (!k.queue.empty()) {
-    // Kueue admits the Job by unsuspending it once the queue's quota has room.
-    job_spec["suspend"] = true;
-    job_labels[std::string(kQueueLabel)] = k.queue;
-  }
-  if (multi) job_spec["completionMode"] = "Indexed";
-  Json pod_annotations = annotations;
-  if (multi) pod_annotations[std::string(kGangSizeAnnotation)] = std::to_string(request.nodes);
-  job_spec["template"] = {{"metadata", {{"labels", labels}, {"annotations", pod_annotations}}},
-                          {"spec", pod_spec}};
-
-  Json job = {
-      {"apiVersion", "batch/v1"},
-      {"kind", "Job"},
-      {"metadata",
-       {{"name", plan.job_name},
-        {"namespace", namespace_},
-        {"labels", job_labels},
-        {"annotations", annotations}}},
-      {"spec", job_spec},
-  };
-
   try {
-    plan.job_body = job.dump();
-    if (multi) {
-      Json service = {
-          {"apiVersion", "v1"},
-          {"kind", "Service"},
-          {"metadata",
-           {{"name", plan.service_name},
-            {"namespace", namespace_},
-            {"labels", labels},
-            {"annotations", annotations}}},
-          {"spec",
-           {{"clusterIP", "None"},
-            {"selector", {{std::string(kTokenLabel), request.token}}},
-            {"publishNotReadyAddresses", true}}},
-      };
-      plan.service_body = service.dump();
-    }
+    plan.job_body = job_manifest(plan, request, k, labels, annotations, pod_spec).dump();
+    if (!plan.secret_values.empty()) add_secret(plan, secret, labels);
+    if (multi) plan.service_body = service_manifest(plan, labels, annotations, request.token);
   } catch (const nlohmann::json::exception& e) {
     return make_error(ErrorKind::internal,
                       std::string("cannot write the Job manifest: ") + e.what());

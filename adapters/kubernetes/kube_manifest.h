@@ -23,9 +23,15 @@
 // - Kueue (kubernetes.queue): the Job is created suspended with kueue.x-k8s.io/queue-name;
 //   Kueue unsuspends it when admitted (until then its attempt reads queued).
 // - One container "job": the image, command ["/bin/sh", "-c", <request.command>],
-//   env = request.env then ORCH_TOKEN, ORCH_JOB_ID, ORCH_ATTEMPT, ORCH_GPUS (nodes x
+//   env = request.env then ORCH_LAUNCH_TOKEN (and ORCH_TOKEN: launch_token_env), ORCH_JOB_ID,
+//   ORCH_ATTEMPT, ORCH_GPUS (nodes x
 //   gpus_per_node), ORCH_SITE (the cluster's name) and, multi-node, ORCH_RENDEZVOUS (these win
 //   over request.env), resources.limits[<gpu_resource>] = gpus_per_node (omitted for 0).
+// - secret_env: never a value in the Job. Each variable is valueFrom.secretKeyRef {name: the
+//   attempt's Secret, key: the variable}, the Secret (kube_secret.h) in the plan beside the
+//   Job. A secret wins over request.env of the same name; the contract variables win over
+//   both. Secret values are not subject to $(NAME) expansion (the kubelet expands `value`
+//   only), so they are written as they are; a NUL byte is refused, naming the variable.
 // - exclude_nodes: a required node affinity with one term that excludes them twice over
 //   (a term's requirements are ANDed): matchExpressions kubernetes.io/hostname NotIn <names>
 //   (the names that are valid label values) and one matchFields metadata.name NotIn <name> per
@@ -81,6 +87,13 @@ struct KubeLaunchPlan {
   std::string job_body;        // batch/v1 Job, JSON
   std::string service_body;    // v1 Service, JSON; empty for a single-node attempt
   std::string label_selector;  // "orchestrate.dev/token=<token>" (URL-encode it in a query)
+  // With secret_env values only (kube_secret.h), else empty: the Secret that holds them,
+  // created before the Job, whose container env names it by secretKeyRef.
+  std::string secret_name;   // secret_name_for(job_name)
+  std::string secrets_path;  // /api/v1/namespaces/<ns>/secrets (POST secret_body here)
+  std::string secret_path;   // secrets_path + "/<secret_name>" (PATCH, DELETE)
+  std::string secret_body;   // v1 Secret, JSON (the values base64): never log or quote it
+  std::map<std::string, std::string> secret_values;  // what the env refers to: var -> value
 };
 
 // ErrorKind::invalid, naming the value, for what cannot be launched safely or exactly: a token

@@ -5,6 +5,7 @@
 
 #include "adapters/kubernetes/kube_config.h"
 #include "adapters/kubernetes/kube_manifest.h"
+#include "adapters/kubernetes/kube_secret.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/common/percent_encoding.h"
 #include "scheduler/model/output_chunk.h"
@@ -35,18 +36,26 @@ Result<KubeResponse> KubernetesSite::call(const std::string& method, const std::
                                           const std::string& body, std::initializer_list<int> ok) {
   auto r = client_->request(method, path, body);
   if (!r) return r.error();
-  if ((r->status >= 200 && r->status < 300) ||
-      std::find(ok.begin(), ok.end(), r->status) != ok.end()) {
-    return r;
+  return check_answer(method, path, std::move(*r), ok);
+}
+
+Result<KubeResponse> KubernetesSite::check_answer(const std::string& method,
+                                                  const std::string& path, KubeResponse answer,
+                                                  std::initializer_list<int> ok) {
+  if ((answer.status >= 200 && answer.status < 300) ||
+      std::find(ok.begin(), ok.end(), answer.status) != ok.end()) {
+    return answer;
   }
-  std::string why = r->body.substr(0, 300);
-  if (auto st = kube::parse_api_status(r->body); st && !st->message.empty()) why = st->message;
+  std::string why = answer.body.substr(0, 300);
+  if (auto st = kube::parse_api_status(answer.body); st && !st->message.empty()) {
+    why = st->message;
+  }
   // 5xx: the API server is there but not working; the site is silent rather than the job bad.
-  ErrorKind kind = r->status >= 500                       ? ErrorKind::unreachable
-                   : r->status == 401 || r->status == 403 ? ErrorKind::unreachable
-                                                          : ErrorKind::invalid;
+  ErrorKind kind = answer.status >= 500                           ? ErrorKind::unreachable
+                   : answer.status == 401 || answer.status == 403 ? ErrorKind::unreachable
+                                                                  : ErrorKind::invalid;
   return make_error(kind, "site " + spec_.name + ": " + method + " " + path + " answered " +
-                              std::to_string(r->status) + ": " + why);
+                              std::to_string(answer.status) + ": " + why);
 }
 
 Result<SiteInventory> KubernetesSite::inventory() {
@@ -67,17 +76,39 @@ Result<SiteInventory> KubernetesSite::inventory() {
 Result<LaunchResult> KubernetesSite::launch(const LaunchRequest& request) {
   auto plan = kube::make_launch_plan(request, spec_, namespace_);
   if (!plan) return plan.error();
+  // The Secret first, so that no pod of the Job ever starts without its values.
+  const bool has_secret = !plan->secret_body.empty();
+  bool made_secret = false;  // by this call: a launch that surely failed takes it back
+  if (has_secret) {
+    auto made = create_secret(*plan);
+    if (!made) return made.error();
+    made_secret = *made;
+  }
+  const auto not_created = [&](const Error& e) {
+    if (made_secret) delete_secret(plan->secret_path);
+    return e;
+  };
   if (!plan->service_body.empty()) {
     if (auto r = call("POST", plan->services_path, plan->service_body, {409}); !r) {
-      return r.error();
+      return not_created(r.error());  // the Job was not asked for
     }
   }
-  auto r = call("POST", plan->jobs_path, plan->job_body, {409});
-  if (!r) return r.error();
+  auto answer = client_->request("POST", plan->jobs_path, plan->job_body);
+  // No answer, or a 5xx: the Job may exist all the same. The Secret stays for the next try of
+  // the launch, which finds both; a 4xx is a Job that surely was not created.
+  if (!answer) return answer.error();
+  const int status = answer->status;
+  auto r = check_answer("POST", plan->jobs_path, std::move(*answer), {409});
+  if (!r) return status < 500 ? not_created(r.error()) : r.error();
   LaunchResult launched{plan->job_name, {}};
   // 409 AlreadyExists: this token was launched before (a retried launch): the same launch,
   // adopted. (A 409 on the Service alone is not: the Job may never have been created.)
   launched.adopted = r->status == 409;
+  if (has_secret) {
+    if (auto owned = own_secret(*plan, *r, launched.adopted, !made_secret); !owned) {
+      return owned.error();
+    }
+  }
   return launched;
 }
 
@@ -185,7 +216,14 @@ Result<RunObservation> KubernetesSite::observe(const std::string& token,
   obs.nodes = view.nodes;
   obs.site_job_id = kube::job_name_for_token(token);
   obs.next_offset = output_offset;
-  if (view.pods_left) (void)cancel(token);  // nothing may linger once the attempt is over
+  if (view.pods_left) {
+    (void)cancel(token);  // nothing may linger once the attempt is over
+  } else if (view.phase == RunPhase::exited) {
+    // Its pods are done and none will start again (backoffLimit 0): the Secret's values are of
+    // no more use to it, so they leave the cluster now rather than with the Job.
+    delete_secret(kube::secrets_path(namespace_) + "/" +
+                  kube::secret_name_for(kube::job_name_for_token(token)));
+  }
   if (view.phase == RunPhase::running || view.phase == RunPhase::exited) {
     // pods/log has no byte offset: read from the start up to what is new, bounded.
     auto log = log_of(*pods, static_cast<std::size_t>(output_offset) + kMaxLineRead);
@@ -210,6 +248,9 @@ Result<void> KubernetesSite::cancel(const std::string& token) {
   (void)client_->request("DELETE",
                          kube::services_path(namespace_) + "/" + kube::service_name_for(name),
                          kube::delete_background_body());
+  // The Secret of an attempt with secret_env (absent otherwise). The garbage collector would
+  // delete it with the Job; this does not count on it.
+  delete_secret(kube::secrets_path(namespace_) + "/" + kube::secret_name_for(name));
   return Ok{};
 }
 

@@ -3,12 +3,14 @@
 // same ClusterPort as every provider. The manifests and the reading of API objects are pure
 // (kube_manifest.h, kube_status.h); this file only talks to the server.
 //
-//   launch   POST the headless Service (multi-node) and the batch/v1 Job of the attempt; an
-//            AlreadyExists answer is the same launch found again
+//   launch   POST the attempt's Secret (secret_env values, never in the Job), the headless
+//            Service (multi-node) and the batch/v1 Job; then PATCH the Secret to be owned by
+//            the Job. An AlreadyExists answer is the same launch found again
 //   find     the Jobs labelled with the launch token
 //   observe  the attempt's pods from the PodInformer's watch cache (a direct list when the
 //            cache is not fresh), mapped with the last node list; output from pods/log
-//   cancel   DELETE the Job with propagationPolicy Background (and its Service)
+//   cancel   DELETE the Job with propagationPolicy Background (and its Service and Secret;
+//            an attempt seen ended has its Secret deleted too)
 //   storage  manifest / remove_path: the storage scripts (adapters/storage) through pods/exec
 //            in the site's storage helper pod, which mounts the cluster's volumes
 //            (kube_site_storage.cpp); copy_out / copy_in: tar streams through the same pod,
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "adapters/kubernetes/kube_client.h"
+#include "adapters/kubernetes/kube_manifest.h"
 #include "adapters/kubernetes/kube_status.h"
 #include "adapters/kubernetes/pod_informer.h"
 #include "scheduler/cluster_port.h"
@@ -51,7 +54,7 @@ class KubernetesSite final : public ClusterPort {
   Result<std::string> read_output(const std::string& token, std::uint64_t offset,
                                   std::size_t max_bytes) override;
   Result<Manifest> manifest(const ManifestRequest& request) override;
-  Result<void> remove_path(const std::string& path) override;
+  Result<void> remove_path(const RemoveRequest& request) override;
   Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) override;
 
   // Copies between this site's storage and this host: request.from.path (here) into
@@ -71,6 +74,25 @@ class KubernetesSite final : public ClusterPort {
   // server's Status message.
   Result<KubeResponse> call(const std::string& method, const std::string& path,
                             const std::string& body, std::initializer_list<int> ok);
+  // call()'s reading of an answer: the answer, or the error it is.
+  Result<KubeResponse> check_answer(const std::string& method, const std::string& path,
+                                    KubeResponse answer, std::initializer_list<int> ok);
+
+  // The attempt's Secret (kube_secret.h; kube_site_secret.cpp).
+  // POSTs it: true when this call made it, false when it was there from an earlier try of the
+  // same launch. A refusal says which RBAC verbs the site's credentials need.
+  Result<bool> create_secret(const kube::KubeLaunchPlan& plan);
+  // After the Job's POST (`job_answer`, 201 or 409): makes the Job the Secret's owner, writing
+  // this try's values into a Secret that was there (`refresh`). A new Job whose Secret cannot
+  // be owned is deleted with it (an error); an adopted Job keeps the Secret it had (Ok).
+  Result<void> own_secret(const kube::KubeLaunchPlan& plan, const KubeResponse& job_answer,
+                          bool adopted, bool refresh);
+  // DELETE of the Secret at `path`; a missing one is fine, and so is no answer (the garbage
+  // collector, or the next cancel, removes it).
+  void delete_secret(const std::string& path);
+  // The error of a refused Secret request (`verb`: create, patch).
+  Error secret_refused(const std::string& verb, const std::string& secret,
+                       const KubeResponse& answer) const;
   Result<std::vector<kube::PodInfo>> pods_of(const std::string& token);
   Result<std::optional<kube::KubeJobInfo>> job_of(const std::string& token);
   // The log of the attempt's first pod (completion index 0), up to `limit` bytes from its start.

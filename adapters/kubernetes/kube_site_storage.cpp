@@ -244,7 +244,7 @@ Result<Manifest> KubernetesSite::manifest(const ManifestRequest& request) {
   if (!script) return site_error(script.error());
   milliseconds timeout = kStorageTimeout;
   if (request.hash != ManifestRequest::Hash::none) {
-    auto sizes = manifest({request.path, ManifestRequest::Hash::none, {}});
+    auto sizes = manifest({request.path, ManifestRequest::Hash::none, {}, request.within});
     if (!sizes) return sizes.error();
     timeout = storage::hash_deadline(timeout, *sizes);
   }
@@ -255,10 +255,11 @@ Result<Manifest> KubernetesSite::manifest(const ManifestRequest& request) {
   return m;
 }
 
-Result<void> KubernetesSite::remove_path(const std::string& path) {
-  auto script = storage::remove_script(path);
+Result<void> KubernetesSite::remove_path(const RemoveRequest& request) {
+  auto script = storage::remove_script(request);
   if (!script) return site_error(script.error());
-  auto listing = manifest({path, ManifestRequest::Hash::none, {}});
+  // Listed first for the deadline, confined as the deletion is: a copy outside is refused here.
+  auto listing = manifest({request.path, ManifestRequest::Hash::none, {}, request.within});
   if (!listing) {
     if (listing.error().kind == ErrorKind::not_found) return Ok{};
     return listing.error();
@@ -266,7 +267,7 @@ Result<void> KubernetesSite::remove_path(const std::string& path) {
   auto run = run_in_helper({"/bin/sh", "-c", *script}, nullptr, nullptr,
                            storage::delete_deadline(kStorageTimeout, *listing));
   if (!run) return run.error();
-  auto checked = storage::check_remove_output(run->err, run->exit_code, path);
+  auto checked = storage::check_remove_output(run->out, run->err, run->exit_code, request);
   if (!checked) return site_error(checked.error());
   return Ok{};
 }

@@ -102,6 +102,7 @@ Result<PodInfo> parse_pod(std::string_view json);                // one Pod
 
 struct KubeJobInfo {
   std::string name;
+  std::string uid;    // metadata.uid (what an ownerReference to the Job names)
   std::string token;  // label orchestrate.dev/token
   int completions = 1;
   int parallelism = 1;

@@ -108,6 +108,7 @@ KubeJobInfo read_job(Reader& r, const Json& obj, const std::string& p) {
   job.name = read_name(r, obj, p, &metadata);
   if (!r.ok()) return job;
   job.resource_version = r.str(*metadata, "resourceVersion", at(p, "metadata.resourceVersion"));
+  job.uid = r.str(*metadata, "uid", at(p, "metadata.uid"));
   job.deleting = r.member(*metadata, "deletionTimestamp") != nullptr;
   if (const Json* labels = r.object(*metadata, "labels", at(p, "metadata.labels"))) {
     job.token = r.str(*labels, kTokenLabel, at(p, "metadata.labels[orchestrate.dev/token]"));

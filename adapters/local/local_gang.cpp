@@ -79,17 +79,20 @@ Result<pid_t> LocalSite::start_task(const LaunchRequest& request,
   fs::create_directories(task.dir, ec);
   if (ec) return make_error(ErrorKind::io, "cannot create " + task.dir + ": " + ec.message());
   local::SpawnSpec spec;
-  spec.argv = {
-      options_.agent_path, "run", "--events", task.events, "--lock-fd",
-      std::to_string(local::kAgentLockFd), "--hang-after-s",
-      local::format_arg(request.hang_after_s), "--heartbeat-s",
-      local::format_arg(request.heartbeat_s), "--node-name",
-      nodes.at(static_cast<std::size_t>(node_rank)), "--node-rank", std::to_string(node_rank),
-      "--nnodes", std::to_string(std::max(1, request.nodes)), "--tasks-per-node",
-      std::to_string(per_node), "--local-rank", std::to_string(rank % per_node),
-      // Every virtual node is this machine: the gang meets on loopback.
-      "--master-addr", "127.0.0.1", "--master-port", std::to_string(master_port_for(request.token)),
-      "--", "/bin/sh", "-c", request.command};
+  spec.argv = {options_.agent_path, "run", "--events", task.events, "--lock-fd",
+               std::to_string(local::kAgentLockFd), "--hang-after-s",
+               local::format_arg(request.hang_after_s), "--heartbeat-s",
+               local::format_arg(request.heartbeat_s), "--node-name",
+               nodes.at(static_cast<std::size_t>(node_rank)), "--node-rank",
+               std::to_string(node_rank), "--nnodes", std::to_string(std::max(1, request.nodes)),
+               "--tasks-per-node", std::to_string(per_node), "--local-rank",
+               std::to_string(rank % per_node),
+               // Every virtual node is this machine: the gang meets on loopback.
+               "--master-addr", "127.0.0.1", "--master-port",
+               std::to_string(master_port_for(request.token))};
+  // The agent stays this process's user; only the job's process becomes run_as.
+  if (!options_.run_as.empty()) spec.argv.insert(spec.argv.end(), {"--run-as", options_.run_as});
+  spec.argv.insert(spec.argv.end(), {"--", "/bin/sh", "-c", request.command});
   spec.env = job_environment(request, paths.work, nodes);
   spec.cwd = paths.work;
   spec.output_path = paths.output;

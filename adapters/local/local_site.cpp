@@ -15,6 +15,7 @@
 #include "adapters/local/process_spawn.h"
 #include "adapters/local/run_dir.h"
 #include "scheduler/common/clock.h"
+#include "scheduler/model/launch_token.h"
 
 extern char** environ;
 
@@ -31,6 +32,31 @@ std::string absolute_root(const std::string& root) {
   std::error_code ec;
   fs::path p = fs::absolute(root, ec);
   return ec ? root : p.lexically_normal().string();
+}
+
+// The job's own checkpoint directory (LaunchRequest::checkpoint_dir, ORCH_CHECKPOINT_DIR), made
+// before its tasks start: its parents as usual, itself mode 0700. One that exists is kept (the
+// job's earlier attempts saved there); anything else at that path, a symbolic link above all, is
+// refused, since the job would write, and orchestrate list, wherever the link leads.
+Result<void> make_checkpoint_dir(const std::string& dir) {
+  if (dir.empty()) return Ok{};  // a launch recorded before jobs had one
+  std::error_code ec;
+  fs::create_directories(fs::path(dir).parent_path(), ec);
+  if (ec) {
+    return make_error(ErrorKind::io,
+                      "cannot create the checkpoint directory " + dir + ": " + ec.message());
+  }
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return make_error(ErrorKind::io,
+                      "cannot create the checkpoint directory " + dir + ": " + errno_text(errno));
+  }
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return make_error(ErrorKind::invalid, "the checkpoint directory " + dir +
+                                              " exists and is not a directory (a symbolic "
+                                              "link?); the job is not started there");
+  }
+  return Ok{};
 }
 
 // Whether a variable of the server's own environment reaches a job (kInheritedVariables, and
@@ -144,7 +170,7 @@ std::vector<std::string> LocalSite::job_environment(const LaunchRequest& request
   for (const auto& [k, v] : request.secret_env) env[k] = v;
   std::string node_list;
   for (const std::string& n : nodes) node_list += (node_list.empty() ? "" : ",") + n;
-  env["ORCH_TOKEN"] = request.token;
+  for (const auto& [k, v] : launch_token_env(request)) env[k] = v;
   env["ORCH_JOB_ID"] = std::to_string(request.job_id);
   env["ORCH_ATTEMPT"] = std::to_string(request.attempt_no);
   env["ORCH_RUN_DIR"] = dir;
@@ -174,6 +200,7 @@ Result<LaunchResult> LocalSite::start_tasks(const LaunchRequest& request,
   std::error_code ec;
   fs::create_directories(paths.work, ec);
   if (ec) return make_error(ErrorKind::io, "cannot create " + paths.work + ": " + ec.message());
+  if (auto ready = prepare_for_job_user(request, paths); !ready) return ready.error();
   // A server that crashed halfway through starting a gang left some tasks unstarted: start
   // those (and only those) under the same token.
   for (int rank = 0; rank < task_count(request); ++rank) {
@@ -207,6 +234,7 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
     if (*unstarted || !local::path_exists(paths.request)) {
       auto nodes = assign_nodes(request);
       if (!nodes) return nodes.error();
+      if (auto made = make_checkpoint_dir(request.checkpoint_dir); !made) return made.error();
       return start_tasks(request, *nodes, false);
     }
     auto stored = stored_request(paths);
@@ -215,13 +243,15 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
   }
   auto nodes = assign_nodes(request);
   if (!nodes) return nodes.error();
+  if (auto made = make_checkpoint_dir(request.checkpoint_dir); !made) return made.error();
   std::error_code ec;
   fs::create_directories(local::runs_dir(options_.root), ec);
   if (ec) {
     return make_error(ErrorKind::io,
                       "cannot create " + local::runs_dir(options_.root) + ": " + ec.message());
   }
-  if (mkdir(paths.dir.c_str(), 0755) != 0) {
+  // The server's alone: the job gets work/ inside it (and, with run_as, may only search it).
+  if (mkdir(paths.dir.c_str(), 0700) != 0) {
     if (errno == EEXIST) return adopted_launch(request.token);  // another server process won
     return make_error(ErrorKind::io, "cannot create " + paths.dir + ": " + errno_text(errno));
   }
@@ -403,7 +433,12 @@ Result<std::unique_ptr<ClusterPort>> make_local_site(const ClusterSpec& cluster,
   o.nodes = cluster.nodes;
   o.gpus_per_node = cluster.gpus_per_node;
   o.agent_path = context.agent_path;
-  return std::unique_ptr<ClusterPort>(std::make_unique<LocalSite>(o));
+  o.run_as = cluster.local.run_as;
+  o.checkpoints_dir = cluster.checkpoints_dir();
+  o.datasets_dir = cluster.datasets_dir();
+  auto site = std::make_unique<LocalSite>(o);
+  if (auto ready = site->prepare_storage(); !ready) return ready.error();
+  return std::unique_ptr<ClusterPort>(std::move(site));
 }
 
 }  // namespace orch

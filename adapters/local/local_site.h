@@ -33,6 +33,13 @@ struct LocalSiteOptions {
   int gpus_per_node = 1;                  // reported by inventory(); no real devices are assigned
   std::string agent_path;                 // the orchestrate-agent executable
   std::int64_t cancel_grace_ms = 10'000;  // after this, a repeated cancel kills the group
+  // local.run_as: the user the jobs' processes run as (this process must be root; the agent
+  // stays root). "": this process's own user. With it, the run directories, the checkpoint and
+  // dataset directories are made searchable by that user and the job's own are given to it
+  // (run_as.h).
+  std::string run_as;
+  std::string checkpoints_dir;  // the cluster's checkpoint root; "": <root>/checkpoints
+  std::string datasets_dir;     // the cluster's dataset root; "": <root>/datasets
 };
 
 class LocalSite final : public ClusterPort {
@@ -54,7 +61,14 @@ class LocalSite final : public ClusterPort {
   // Storage is this host's filesystem: the scripts of adapters/storage run here through
   // /bin/sh (local_site_storage.cpp). Unreachable during a simulated outage.
   Result<Manifest> manifest(const ManifestRequest& request) override;
-  Result<void> remove_path(const std::string& path) override;
+  Result<void> remove_path(const RemoveRequest& request) override;
+
+  // With run_as: makes the site's directories (runs/, the checkpoint and dataset roots, and any
+  // missing directory above them, mode 0701) and lets others search those it owns; nothing
+  // without it. make_local_site calls it before the site does anything else: probes and copies
+  // make directories of their own, owner-only under the server's umask, which the job's user
+  // could not go through (local_site_run_as.cpp).
+  Result<void> prepare_storage();
 
   const LocalSiteOptions& options() const { return options_; }
   // The run directory of a token (whether or not it exists), for logs and tests.
@@ -73,6 +87,11 @@ class LocalSite final : public ClusterPort {
                                    const std::vector<std::string>& nodes, bool adopted);
   std::vector<std::string> job_environment(const LaunchRequest& request, const std::string& dir,
                                            const std::vector<std::string>& nodes) const;
+  // local_site_run_as.cpp: with run_as, what the job's user must reach, made reachable and
+  // checked as that user before any task starts; nothing without it.
+  Result<void> prepare_for_job_user(const LaunchRequest& request, const local::RunPaths& paths);
+  std::string checkpoints_dir() const;
+  std::string datasets_dir() const;
   // The run's stored request (what was launched and on which nodes).
   Result<local::StoredRequest> stored_request(const local::RunPaths& paths) const;
   // Tasks of the run by its stored request; 1 when that cannot be read.

@@ -21,9 +21,9 @@ Result<Manifest> LocalSite::manifest(const ManifestRequest& request) {
   return m;
 }
 
-Result<void> LocalSite::remove_path(const std::string& path) {
+Result<void> LocalSite::remove_path(const RemoveRequest& request) {
   if (auto up = check_up(); !up) return up.error();
-  auto removed = storage::local_remove(path);
+  auto removed = storage::local_remove(request);
   if (!removed) return with_site(options_.name, removed.error());
   return Ok{};
 }

@@ -87,10 +87,11 @@ void close_range_except(int low, int keep) {
   if (setsid() < 0) fail(report, kSetsid);
   int in = open("/dev/null", O_RDONLY);
   if (in < 0) fail(report, kOpenDevNull);
-  int out = open(spec.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  // The server's alone (the job writes to it through the descriptor it inherits).
+  int out = open(spec.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
   if (out < 0) fail(report, kOpenOutput);
   if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) fail(report, kRedirect);
-  int lock = open(spec.lock_path.c_str(), O_RDWR | O_CREAT, 0644);
+  int lock = open(spec.lock_path.c_str(), O_RDWR | O_CREAT, 0600);
   if (lock < 0) fail(report, kOpenLock);
   // Blocking: a concurrent liveness probe holds a shared lock for an instant only.
   while (flock(lock, LOCK_EX) < 0) {

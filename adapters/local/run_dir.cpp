@@ -157,7 +157,8 @@ Result<std::string> read_file(const std::string& path) {
 
 Result<void> write_file_atomic(const std::string& path, const std::string& content) {
   std::string tmp = path + ".tmp." + std::to_string(getpid());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Control files are the server's alone, whatever the umask (a job's user must not read them).
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return make_error(ErrorKind::io, "cannot create " + tmp + ": " + errno_text(errno));
   const char* p = content.data();
   size_t left = content.size();

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "scheduler/model/checkpoint_dir.h"
+
 namespace orch::sim {
 
 SimSite::SimSite(SimWorld& world, std::mutex& lock, std::size_t cluster, std::int64_t epoch_ms)
@@ -63,6 +65,12 @@ Result<std::string> SimSite::read_output(const std::string& token, std::uint64_t
 }
 
 Result<Manifest> SimSite::manifest(const ManifestRequest& request) {
+  if (!request.within.empty()) {
+    if (auto confined = confine_path(request.path, request.within); !confined) {
+      return make_error(ErrorKind::forbidden,
+                        "refusing to list " + request.path + ": " + confined.error().message);
+    }
+  }
   std::lock_guard<std::mutex> hold(lock_);
   if (!world_.reachable(cluster_)) return silent();
   auto m = world_.manifest(cluster_, request.path);
@@ -76,13 +84,16 @@ Result<Manifest> SimSite::manifest(const ManifestRequest& request) {
   return *m;
 }
 
-Result<void> SimSite::remove_path(const std::string& path) {
-  if (path.empty() || path[0] != '/' || path == "/") {
-    return make_error(ErrorKind::invalid, "refusing to delete '" + path + "'");
+// A simulated filesystem has no links: confinement is the lexical check alone.
+Result<void> SimSite::remove_path(const RemoveRequest& request) {
+  auto confined = confine_path(request.path, request.within);
+  if (!confined) {
+    return make_error(request.within.empty() ? ErrorKind::invalid : ErrorKind::forbidden,
+                      "refusing to delete '" + request.path + "': " + confined.error().message);
   }
   std::lock_guard<std::mutex> hold(lock_);
   if (!world_.reachable(cluster_)) return silent();
-  world_.remove(cluster_, path);
+  world_.remove(cluster_, *confined);
   return Ok{};
 }
 

@@ -33,7 +33,7 @@ class SimSite final : public ClusterPort {
   Result<std::string> read_output(const std::string& token, std::uint64_t offset,
                                   std::size_t max_bytes) override;
   Result<Manifest> manifest(const ManifestRequest& request) override;
-  Result<void> remove_path(const std::string& path) override;
+  Result<void> remove_path(const RemoveRequest& request) override;
   // Every probe passes (the simulated nodes that are up are healthy when not failing).
   Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) override;
 

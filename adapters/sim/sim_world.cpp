@@ -355,6 +355,7 @@ void SimWorld::grant_waiting(std::size_t ci) {
 }
 
 std::string SimWorld::checkpoint_path(const Run& run, std::int64_t step) const {
+  if (!run.checkpoint_dir.empty()) return run.checkpoint_dir + "/step-" + std::to_string(step);
   return clusters_[run.cluster].spec.checkpoint_root + "/" + jobs_[run.job].name + "/step-" +
          std::to_string(step);
 }
@@ -482,6 +483,7 @@ Result<LaunchResult> SimWorld::launch(std::size_t ci, const LaunchRequest& reque
   run.job = static_cast<std::size_t>(job - jobs_.begin());
   run.nodes_needed = request.nodes;
   run.exclude.insert(request.exclude_nodes.begin(), request.exclude_nodes.end());
+  run.checkpoint_dir = request.checkpoint_dir;
   run.launched_s = now_;
   run.ready_s = kNever;
   run.completes_s = kNever;

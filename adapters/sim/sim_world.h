@@ -187,6 +187,9 @@ class SimWorld {
     std::size_t job = 0;
     int nodes_needed = 0;
     std::set<std::string> exclude;
+    // The job's own checkpoint directory the launch named (LaunchRequest::checkpoint_dir), where
+    // its checkpoints go; empty: <checkpoint_root>/<job name>, as before there was one.
+    std::string checkpoint_dir;
     std::vector<std::size_t> nodes;  // empty until granted
     double launched_s = 0;
     double ready_s = 0;  // the first step (granted + restart_s); +inf until granted

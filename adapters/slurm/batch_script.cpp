@@ -10,7 +10,9 @@
 #include "adapters/slurm/task_events.h"
 #include "adapters/ssh/shell_quote.h"
 #include "scheduler/common/text.h"
+#include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/launch_contract.h"
+#include "scheduler/model/launch_token.h"
 
 namespace orch::slurm {
 namespace {
@@ -136,17 +138,20 @@ void write_prologue(ScriptWriter& w, const LaunchRequest& r, const ClusterSpec& 
            " || { printf 'orchestrate: cannot read the job secrets in %s\\n' " +
            w.q(p.secrets, "secrets path") + " >&2; exit 1; }");
   }
-  const std::pair<std::string, std::string> orch_env[] = {
-      {"ORCH_TOKEN", r.token},
+  std::vector<std::pair<std::string, std::string>> orch_env = launch_token_env(r);
+  const std::pair<std::string, std::string> attempt_env[] = {
       {"ORCH_JOB_ID", std::to_string(r.job_id)},
       {"ORCH_ATTEMPT", std::to_string(r.attempt_no)},
       {"ORCH_RUN_DIR", p.work},
       {"ORCH_GPUS", std::to_string(r.nodes * r.gpus_per_node)},
       {"ORCH_SITE", cluster.name},
   };
+  orch_env.insert(orch_env.end(), std::begin(attempt_env), std::end(attempt_env));
   for (const auto& [name, value] : orch_env) {
     w.line("export " + name + "=" + w.q(value, "environment variable " + name));
   }
+  // The job's own checkpoint directory, exported above with request.env: 0700, never a link.
+  if (!r.checkpoint_dir.empty()) w.line(std::string(kMakeCheckpointDirCommand));
 }
 
 // $master: the first node of the allocation (node rank 0 under srun), by the address Slurm

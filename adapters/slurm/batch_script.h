@@ -45,9 +45,10 @@
 // Details (clarifications of the above):
 // - The script writes job_id (via job_id.tmp and mv) as its first command, which also ends
 //   sbatch's scan for #SBATCH lines: no value further down can add an sbatch option. It then
-//   enters work/ (exit 1 if it cannot), exports request.env and then ORCH_TOKEN, ORCH_JOB_ID,
-//   ORCH_ATTEMPT, ORCH_RUN_DIR (= work), ORCH_GPUS (nodes * gpus_per_node) and ORCH_SITE (the
-//   cluster's name), as the local provider does (docs/progress-protocol.md); srun passes them
+//   enters work/ (exit 1 if it cannot), exports request.env and then ORCH_LAUNCH_TOKEN (and
+//   ORCH_TOKEN unless the job sets it: launch_token_env), ORCH_JOB_ID, ORCH_ATTEMPT,
+//   ORCH_RUN_DIR (= work), ORCH_GPUS (nodes * gpus_per_node) and ORCH_SITE (the cluster's
+//   name), as the local provider does (docs/progress-protocol.md); srun passes them
 //   to every task, and the agent adds the task's place (ORCH_TASK_RANK, RANK, MASTER_ADDR...).
 // - --comment is "orchestrate token=<token> name=<job name>", the name with control characters
 //   as '?' and '=' as ':' (so it cannot split squeue/scontrol lines or read as a key=value of

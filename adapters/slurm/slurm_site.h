@@ -86,7 +86,7 @@ class SlurmSite final : public ClusterPort {
   // command_timeout_s plus the bytes at 20 MB/s, or plus 5 ms per file (past it: unreachable,
   // as every SSH timeout).
   Result<Manifest> manifest(const ManifestRequest& request) override;
-  Result<void> remove_path(const std::string& path) override;
+  Result<void> remove_path(const RemoveRequest& request) override;
 
   SshSession& ssh() { return *ssh_; }
 

@@ -45,7 +45,7 @@ Result<Manifest> SlurmSite::manifest(const ManifestRequest& request) {
   if (!script) return with_site(spec_.name, script.error());
   milliseconds timeout = command_timeout(spec_.ssh);
   if (request.hash != ManifestRequest::Hash::none) {
-    auto sizes = manifest({request.path, ManifestRequest::Hash::none, {}});
+    auto sizes = manifest({request.path, ManifestRequest::Hash::none, {}, request.within});
     if (!sizes) return sizes.error();
     timeout = storage::hash_deadline(timeout, *sizes);
   }
@@ -56,10 +56,11 @@ Result<Manifest> SlurmSite::manifest(const ManifestRequest& request) {
   return m;
 }
 
-Result<void> SlurmSite::remove_path(const std::string& path) {
-  auto script = storage::remove_script(path);
+Result<void> SlurmSite::remove_path(const RemoveRequest& request) {
+  auto script = storage::remove_script(request);
   if (!script) return with_site(spec_.name, script.error());
-  auto listing = manifest({path, ManifestRequest::Hash::none, {}});
+  // Listed first for the deadline, confined as the deletion is: a copy outside is refused here.
+  auto listing = manifest({request.path, ManifestRequest::Hash::none, {}, request.within});
   if (!listing) {
     if (listing.error().kind == ErrorKind::not_found) return Ok{};  // nothing to delete
     return listing.error();
@@ -67,7 +68,7 @@ Result<void> SlurmSite::remove_path(const std::string& path) {
   const milliseconds timeout = storage::delete_deadline(command_timeout(spec_.ssh), *listing);
   auto r = storage_ssh().exec(*script, timeout);
   if (!r) return with_site(spec_.name, r.error());
-  auto checked = storage::check_remove_output(r->err, r->exit_status, path);
+  auto checked = storage::check_remove_output(r->out, r->err, r->exit_status, request);
   if (!checked) return with_site(spec_.name, checked.error());
   return Ok{};
 }

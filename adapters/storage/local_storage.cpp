@@ -54,15 +54,16 @@ Result<Manifest> local_manifest(const ManifestRequest& request, std::chrono::mil
   return parse_manifest_output(run->out, run->err, run->exit_status, request.path);
 }
 
-Result<void> local_remove(const std::string& path, std::chrono::milliseconds timeout) {
+Result<void> local_remove(const RemoveRequest& request, std::chrono::milliseconds timeout) {
   if (timeout.count() <= 0) timeout = kLocalHashTimeout;
-  auto script = remove_script(path);
+  auto script = remove_script(request);
   if (!script) return script.error();
   auto run = run_shell_script(*script, timeout);
   if (!run) {
-    return make_error(run.error().kind, "cannot delete " + path + ": " + run.error().message);
+    return make_error(run.error().kind,
+                      "cannot delete " + request.path + ": " + run.error().message);
   }
-  return check_remove_output(run->err, run->exit_status, path);
+  return check_remove_output(run->out, run->err, run->exit_status, request);
 }
 
 }  // namespace orch::storage

@@ -39,8 +39,8 @@ Result<ScriptRun> run_shell_script(const std::string& script, std::chrono::milli
 Result<Manifest> local_manifest(const ManifestRequest& request,
                                 std::chrono::milliseconds timeout = {});
 
-// Deletes a file or tree on this machine (remove_script's refusals; missing is success).
-// timeout 0: kLocalHashTimeout.
-Result<void> local_remove(const std::string& path, std::chrono::milliseconds timeout = {});
+// Deletes a file or tree on this machine, only inside request.within (remove_script's
+// refusals; missing is success). timeout 0: kLocalHashTimeout.
+Result<void> local_remove(const RemoveRequest& request, std::chrono::milliseconds timeout = {});
 
 }  // namespace orch::storage

@@ -9,6 +9,7 @@
 #include "scheduler/lifecycle/failure_classifier.h"
 #include "scheduler/lifecycle/hang_policy.h"
 #include "scheduler/lifecycle/mfu.h"
+#include "scheduler/model/checkpoint_dir.h"
 
 namespace orch {
 namespace {
@@ -224,6 +225,7 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
   const std::optional<Millis> seen_before = a.last_progress_ms;
   const std::optional<std::int64_t> step_before = a.last_step;
   bool step_times_reported = false;
+  std::size_t refused = 0;
   for (const auto& line : reports) {
     if (const auto* p = std::get_if<ProgressReport>(&line)) {
       // Workers re-read output from the start after a restart; steps already seen are skipped.
@@ -244,19 +246,8 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
       }
       if (auto r = store_.insert_progress(sample); !r) return r;
       if (sample.mfu) mfu_samples.push_back({*sample.mfu, &p->ranks});
-    } else {
-      const auto& c = std::get<CheckpointReport>(line);
-      auto added =
-          store_.insert_checkpoint({0, a.job_id, a.id, c.step, c.path, c.save_time_s, now});
-      if (!added) return added.error();
-      if (*added) {
-        if (auto r = event(a.job_id, a.no, "checkpoint",
-                           "checkpoint at step " + std::to_string(c.step) + ": " + c.path);
-            !r) {
-          return r;
-        }
-        if (auto r = data_.register_checkpoint(a, **added, c.path); !r) return r;
-      }
+    } else if (auto r = ingest_checkpoint(a, std::get<CheckpointReport>(line), refused); !r) {
+      return r;
     }
   }
   if (!step_times_reported && seen_before && step_before && a.last_step &&
@@ -271,6 +262,29 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
   if (auto r = store_.update_attempt(a); !r) return r;
   if (stragglers.empty() || !job.spec.health.exclude_stragglers) return Ok{};
   return stop_for_straggler(a, stragglers.front());
+}
+
+Result<void> AttemptTracker::ingest_checkpoint(const AttemptRow& a, const CheckpointReport& c,
+                                               std::size_t& refused) {
+  // Only a path inside the job's own directory is the job's to have listed, copied and deleted:
+  // another user's directory, named or reached through "..", is never registered.
+  auto path = confine_path(c.path, data_.checkpoint_dir_of(a));
+  if (!path) {
+    if (++refused > kBadLinesPerObservation) return Ok{};
+    return event(a.job_id, a.no, "bad-progress-line",
+                 "checkpoint at step " + std::to_string(c.step) + " not registered: " +
+                     path.error().message + "; write checkpoints under $ORCH_CHECKPOINT_DIR");
+  }
+  auto added =
+      store_.insert_checkpoint({0, a.job_id, a.id, c.step, *path, c.save_time_s, clock_.now_ms()});
+  if (!added) return added.error();
+  if (!*added) return Ok{};
+  if (auto r = event(a.job_id, a.no, "checkpoint",
+                     "checkpoint at step " + std::to_string(c.step) + ": " + *path);
+      !r) {
+    return r;
+  }
+  return data_.register_checkpoint(a, **added, *path);
 }
 
 Result<void> AttemptTracker::stop_for_straggler(AttemptRow& a, const std::string& node) {

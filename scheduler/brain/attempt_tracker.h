@@ -64,6 +64,11 @@ class AttemptTracker : BrainPart {
   Result<BrainReply> attempt_exited(AttemptRow& a, JobRow& job, const AttemptObserved& e);
   Result<void> ingest_reports(AttemptRow& attempt, const JobRow& job,
                               const std::vector<ProgressLine>& reports);
+  // A checkpoint line: registered when its path lies inside the attempt's checkpoint directory
+  // (model/checkpoint_dir.h; in its normal form), else a `bad-progress-line` event and nothing
+  // else (issue 37). `refused` counts this observation's refusals, to bound their events.
+  Result<void> ingest_checkpoint(const AttemptRow& attempt, const CheckpointReport& report,
+                                 std::size_t& refused);
   // The site confirmed an ended attempt is gone: stop watching it.
   Result<BrainReply> settle(AttemptRow& attempt);
   // Ends the attempt (its row, its event, the node ledger for a node failure). last_heard: the

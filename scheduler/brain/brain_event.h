@@ -14,6 +14,7 @@
 #include "scheduler/model/probe_result.h"
 #include "scheduler/model/progress_line.h"
 #include "scheduler/model/site_types.h"
+#include "scheduler/model/submitter.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/spec/job_spec.h"
 #include "scheduler/transfer_port.h"
@@ -22,6 +23,9 @@ namespace orch {
 
 struct SubmitJob {
   JobSpec spec;
+  // Who asks (from the API token): the team and priority they may give the job are checked
+  // against it. The default acts for any team (the server itself, tests, the simulator).
+  Submitter submitter;
 };
 
 struct CancelJob {

@@ -34,9 +34,14 @@ class DataKeeper : BrainPart {
   Result<BrainReply> on(const ReplicateData& e);
   Result<BrainReply> on(const StartAudit& e);
 
-  // A checkpoint an attempt reported: a copy row at its site, and a listing of it.
+  // A checkpoint an attempt reported (its path already confined to checkpoint_dir_of(attempt)):
+  // a copy row at its site, confined to that directory, and a listing of it.
   Result<void> register_checkpoint(const AttemptRow& attempt, std::int64_t checkpoint_id,
                                    const std::string& path);
+  // The directory an attempt's checkpoints must lie in (issue 37): the one recorded when it was
+  // placed, or, for an attempt placed before there was one, the one its cluster's checkpoint
+  // root gives the job now; empty when that cluster is no longer configured (nothing fits).
+  std::string checkpoint_dir_of(const AttemptRow& attempt);
   // The pre-launch check's verdict on the copies the launch could resume from.
   Result<void> note_resume_choice(AttemptRow& attempt, const ResumeChoice& choice);
   // Marks the copies at the attempt's site that check found missing or different.
@@ -80,6 +85,16 @@ class DataKeeper : BrainPart {
                                 std::optional<std::int64_t> transfer_id = std::nullopt,
                                 const std::vector<std::string>& hash_files = {},
                                 ManifestRequest::Hash hash = ManifestRequest::Hash::all);
+  // The directory a copy must lie in at its site: the one recorded with it; for a checkpoint's
+  // copy recorded before there was one, its job's replica directory there when the path is in
+  // it, else its job's own checkpoint directory there (empty when the cluster is no longer
+  // configured); for a dataset, empty (a person registered it where it is).
+  Result<std::string> confinement_of(const ReplicaRow& replica);
+  // A copy the site found outside the directory it must lie in: marked refused (final: never
+  // listed, copied from or to, or deleted again), its transfers cancelled, and an event
+  // (`bad-progress-line` when it is what the job reported, else `checkpoint-refused`).
+  Result<void> refuse_copy(ReplicaRow& replica, const std::string& why,
+                           const std::string& found_by);
   // Transfers still to copy from this copy (it was found gone or bad): cancelled.
   Result<void> cancel_transfers_from(const ReplicaRow& source, const std::string& why);
   Result<void> on_registered(ReplicaRow& replica, const ManifestCompleted& e);

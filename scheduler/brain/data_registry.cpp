@@ -9,6 +9,7 @@
 #include "scheduler/brain/data_keeper.h"
 #include "scheduler/data/replication_plan.h"
 #include "scheduler/data/staging.h"
+#include "scheduler/model/checkpoint_dir.h"
 
 namespace orch {
 namespace {
@@ -48,6 +49,7 @@ Result<void> DataKeeper::register_checkpoint(const AttemptRow& a, std::int64_t c
   r.checkpoint_id = checkpoint_id;
   r.cluster = a.cluster;
   r.path = path;
+  r.confined_to = checkpoint_dir_of(a);
   r.state = ReplicaState::present;
   r.updated_ms = now;
   const bool can_list = lists_storage_at(cluster_spec(a.cluster));
@@ -61,11 +63,34 @@ Result<void> DataKeeper::register_checkpoint(const AttemptRow& a, std::int64_t c
   return request_manifest(r, ManifestPurpose::register_copy);
 }
 
+std::string DataKeeper::checkpoint_dir_of(const AttemptRow& a) {
+  if (!a.checkpoint_dir.empty()) return a.checkpoint_dir;
+  const ClusterSpec* spec = cluster_spec(a.cluster);
+  return spec ? job_checkpoint_dir(spec->checkpoints_dir(), a.job_id) : std::string();
+}
+
+Result<std::string> DataKeeper::confinement_of(const ReplicaRow& r) {
+  if (!r.confined_to.empty() || !r.checkpoint_id) return r.confined_to;
+  auto job = job_of(r);
+  if (!job) return job.error();
+  const ClusterSpec* spec = cluster_spec(r.cluster);
+  if (!*job || !spec) return std::string();
+  const std::string replicas = job_replica_dir(spec->checkpoints_dir(), **job);
+  auto normal = normal_absolute_path(r.path);
+  if (normal && strictly_inside(*normal, replicas)) return replicas;
+  return job_checkpoint_dir(spec->checkpoints_dir(), **job);
+}
+
 Result<void> DataKeeper::request_manifest(const ReplicaRow& replica, ManifestPurpose purpose,
                                           std::optional<std::int64_t> transfer_id,
                                           const std::vector<std::string>& hash_files,
                                           ManifestRequest::Hash hash) {
   const Millis now = clock_.now_ms();
+  auto within = confinement_of(replica);
+  if (!within) return within.error();
+  // A checkpoint's copy at a cluster no longer configured: no directory to confine it to, and
+  // no worker to list it.
+  if (replica.checkpoint_id && within->empty()) return Ok{};
   OutboxRow row;
   row.cluster = replica.cluster;
   row.kind = ActionKind::manifest;
@@ -76,6 +101,8 @@ Result<void> DataKeeper::request_manifest(const ReplicaRow& replica, ManifestPur
                  {"path", replica.path},
                  {"hash", to_string(hash_files.empty() ? hash : ManifestRequest::Hash::listed)},
                  {"hash_files", hash_files}};
+  // A checkpoint's copy is listed only inside its directory (a dataset is not confined).
+  if (!within->empty()) row.payload["within"] = *within;
   if (transfer_id) row.payload["transfer_id"] = *transfer_id;
   row.created_ms = now;
   if (auto r = store_.enqueue(row); !r) return r.error();
@@ -103,7 +130,11 @@ Result<BrainReply> DataKeeper::on(const ManifestCompleted& e) {
   }
   auto replica = store_.replica(replica_id);
   if (!replica) return replica.error();
-  if (!*replica || (*replica)->state == ReplicaState::deleted) return BrainReply{};
+  // A deleted copy is gone; a refused one is never looked at again.
+  if (!*replica || (*replica)->state == ReplicaState::deleted ||
+      (*replica)->state == ReplicaState::refused) {
+    return BrainReply{};
+  }
   ReplicaRow& r = **replica;
   Result<void> done = Ok{};
   switch (*purpose) {
@@ -166,6 +197,9 @@ Result<void> DataKeeper::on_registered(ReplicaRow& r, const ManifestCompleted& e
   if (!e.result) {
     if (e.result.error().kind == ErrorKind::not_found) {
       return replica_failed(r, ReplicaState::missing, e.result.error().message, "its listing");
+    }
+    if (e.result.error().kind == ErrorKind::forbidden) {
+      return refuse_copy(r, e.result.error().message, "its listing");
     }
     r.detail = "could not be listed: " + e.result.error().message;
     r.updated_ms = now;
@@ -256,6 +290,17 @@ Result<void> DataKeeper::on_verified(ReplicaRow& r, const ManifestCompleted& e) 
   if (!job) return job.error();
 
   std::optional<std::string> problem;
+  if (!e.result && e.result.error().kind == ErrorKind::forbidden) {
+    // The destination resolves outside orchestrate's own directory: never tried again.
+    if (*t && transfer_active((*t)->state)) {
+      (*t)->state = TransferState::failed;
+      (*t)->error = "its destination is refused: " + e.result.error().message;
+      (*t)->ended_ms = now;
+      (*t)->updated_ms = now;
+      if (auto s = store_.update_transfer(**t); !s) return s;
+    }
+    return refuse_copy(r, e.result.error().message, "its verification");
+  }
   if (!e.result) {
     problem = e.result.error().message;
   } else if (!*registered) {
@@ -303,6 +348,9 @@ Result<void> DataKeeper::on_audited(ReplicaRow& r, const ManifestCompleted& e) {
     if (e.result.error().kind == ErrorKind::not_found) {
       return replica_failed(r, ReplicaState::missing, e.result.error().message, "the audit");
     }
+    if (e.result.error().kind == ErrorKind::forbidden) {
+      return refuse_copy(r, e.result.error().message, "the audit");
+    }
     r.detail = "the audit could not list it: " + e.result.error().message;
     r.updated_ms = now;
     return store_.update_replica(r);
@@ -320,7 +368,7 @@ Result<void> DataKeeper::on_audited(ReplicaRow& r, const ManifestCompleted& e) {
 Result<void> DataKeeper::replica_failed(ReplicaRow& r, ReplicaState to, const std::string& why,
                                         const std::string& found_by) {
   const Millis now = clock_.now_ms();
-  if (r.state == to) return Ok{};
+  if (r.state == to || r.state == ReplicaState::refused) return Ok{};  // refused is final
   r.state = to;
   r.detail = found_by + ": " + why;
   r.updated_ms = now;
@@ -339,6 +387,38 @@ Result<void> DataKeeper::replica_failed(ReplicaRow& r, ReplicaState to, const st
   const std::string message = "the copy of " + *name + " at " + r.cluster + " is " + what + " (" +
                               found_by + ": " + why + "); marked " + std::string(to_string(to)) +
                               " there";
+  if (*job) {
+    if (auto s = event(**job, std::nullopt, kind, message); !s) return s;
+    return replicate_job(**job);
+  }
+  return store_.add_event(std::nullopt, std::nullopt, now, kind, message);
+}
+
+Result<void> DataKeeper::refuse_copy(ReplicaRow& r, const std::string& why,
+                                     const std::string& found_by) {
+  const Millis now = clock_.now_ms();
+  if (r.state == ReplicaState::refused) return Ok{};
+  r.state = ReplicaState::refused;
+  r.detail = found_by + ": " + why;
+  r.updated_ms = now;
+  if (auto s = store_.update_replica(r); !s) return s;
+  if (auto s = cancel_transfers_from(r, "its source at " + r.cluster + " is refused"); !s) {
+    return s;
+  }
+  auto name = object_name(r);
+  if (!name) return name.error();
+  auto job = job_of(r);
+  if (!job) return job.error();
+  // What the job reported leads out of its directory: its line was bad. Found later (an audit,
+  // a verification, the check before a launch), a copy was turned into a way out.
+  const bool reported = found_by == "its listing";
+  const std::string message =
+      reported ? name.value() + " at " + r.cluster + " is not registered: " + why +
+                     "; nothing of it is listed, copied or deleted. Write checkpoints as files or "
+                     "directories under $ORCH_CHECKPOINT_DIR, without links out of it"
+               : "the copy of " + name.value() + " at " + r.cluster + " is refused (" + found_by +
+                     ": " + why + "); it is never listed, copied or deleted again";
+  const std::string kind = reported ? "bad-progress-line" : "checkpoint-refused";
   if (*job) {
     if (auto s = event(**job, std::nullopt, kind, message); !s) return s;
     return replicate_job(**job);
@@ -406,8 +486,13 @@ Result<void> DataKeeper::mark_rejected_copies(const AttemptRow& a,
     if (!copies) return copies.error();
     for (auto& r : *copies) {
       if (r.cluster != a.cluster || r.state == ReplicaState::deleted) continue;
+      const std::string found_by = "the check before attempt " + std::to_string(a.no);
+      if (rej.outside) {
+        if (auto s = refuse_copy(r, rej.why, found_by); !s) return s;
+        continue;
+      }
       if (auto s = replica_failed(r, rej.missing ? ReplicaState::missing : ReplicaState::corrupt,
-                                  rej.why, "the check before attempt " + std::to_string(a.no));
+                                  rej.why, found_by);
           !s) {
         return s;
       }

@@ -30,13 +30,15 @@ Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
     }
     for (const auto& r : *copies) {
       if (r.checkpoint_id != c.id) continue;
+      auto within = confinement_of(r);
+      if (!within) return within.error();
       if (r.cluster != cluster) {
         // Saved where storage cannot be listed (no provider now): never verified, so offered by its
         // path everywhere; the pre-launch check at the site accepts it only if it is there
         // (shared storage), and a site that cannot list either takes it as before.
         if (!c.manifest && r.state == ReplicaState::present &&
             !lists_storage_at(cluster_spec(r.cluster))) {
-          in.push_back({c.id, c.step, cluster, r.path, true, Manifest{}});
+          in.push_back({c.id, c.step, cluster, r.path, true, Manifest{}, *within});
         }
         continue;
       }
@@ -44,7 +46,7 @@ Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
       // pre-launch check lists it and accepts it when it is there; never a bad or copying one.
       const bool usable =
           r.state == ReplicaState::verified || (r.state == ReplicaState::present && !c.manifest);
-      in.push_back({c.id, c.step, r.cluster, r.path, usable, m});
+      in.push_back({c.id, c.step, r.cluster, r.path, usable, m, *within});
     }
   }
   return resume_candidates(in, cluster);

@@ -77,11 +77,24 @@ Result<std::int64_t> DataKeeper::start_transfer(const ReplicaRow& source, const 
     if (r.cluster == to) dst = r;
   }
   const bool replace = dst.id != 0;
+  if (replace && dst.state == ReplicaState::refused) {
+    // A copy there would go through the link that leads out of its directory.
+    return make_error(ErrorKind::conflict, "the copy at " + to + " (" + dst.path +
+                                               ") is refused: " + dst.detail +
+                                               "; nothing is copied there");
+  }
   const bool retry_with_checksum = replace && dst.state == ReplicaState::corrupt;
   dst.checkpoint_id = source.checkpoint_id;
   dst.dataset = source.dataset;
   dst.cluster = to;
   if (!replace || dst.state == ReplicaState::deleted) dst.path = dst_path;
+  if (dst.confined_to.empty()) {
+    // Recorded with the copy: orchestrate's replica directory there, or the job's own directory
+    // when the copy goes back to the path the job wrote.
+    auto within = confinement_of(dst);
+    if (!within) return within.error();
+    dst.confined_to = *within;
+  }
   dst.state = ReplicaState::copying;
   dst.detail = "being copied from " + source.cluster;
   dst.updated_ms = now;
@@ -226,7 +239,12 @@ Result<void> DataKeeper::delete_replicas(JobId job_id, const ReplicationPlan& pl
   for (const auto& del : plan.deletes) {
     for (auto& r : copies) {
       if (r.checkpoint_id != del.checkpoint_id || r.cluster != del.cluster) continue;
-      if (r.state == ReplicaState::deleted) continue;
+      if (r.state == ReplicaState::deleted || r.state == ReplicaState::refused) continue;
+      // The site deletes only inside this directory, after resolving links (issue 37); a copy
+      // with none to confine it (its cluster is no longer configured) is left alone.
+      auto within = confinement_of(r);
+      if (!within) return within.error();
+      if (within->empty()) continue;
       const bool present = r.state != ReplicaState::missing;
       r.state = ReplicaState::deleted;
       r.detail = del.why;
@@ -238,7 +256,7 @@ Result<void> DataKeeper::delete_replicas(JobId job_id, const ReplicationPlan& pl
       row.kind = ActionKind::remove;
       row.token = "remove-" + std::to_string(r.id) + "-" +
                   base36(static_cast<std::uint64_t>(clock_.now_ms()));
-      row.payload = {{"replica_id", r.id}, {"path", r.path}};
+      row.payload = {{"replica_id", r.id}, {"path", r.path}, {"within", *within}};
       row.created_ms = clock_.now_ms();
       if (auto s = store_.enqueue(row); !s) return s.error();
       std::int64_t step = 0;

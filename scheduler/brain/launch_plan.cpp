@@ -5,6 +5,7 @@
 #include "scheduler/brain/brain_text.h"
 #include "scheduler/lifecycle/hang_policy.h"
 #include "scheduler/lifecycle/job_stats.h"
+#include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/launch_contract.h"
 
 namespace orch {
@@ -67,11 +68,21 @@ AttemptRow new_attempt(const JobRow& job, int no, const ClusterSpec& site,
   a.hang_after_ms = hang.hang_after_ms;
   a.startup_timeout_ms = hang.startup_timeout_ms;
   a.hang_watch = hang.watch;
+  a.checkpoint_dir = job_checkpoint_dir(site.checkpoints_dir(), job.id);
   if (resume != nullptr) {
     a.resumed_from_step = resume->step;
     a.resumed_from_path = resume->path;
   }
   return a;
+}
+
+// What the job writes its checkpoints under: its own directory, or the subdirectory of it its
+// spec's checkpoint.dir names. An absolute checkpoint.dir (specs stored before it was refused)
+// names nothing: the job gets its own directory.
+std::string launch_checkpoint_dir(const std::string& job_dir, const std::string& spec_dir) {
+  if (spec_dir.empty()) return job_dir;
+  auto sub = normal_relative_subdir(spec_dir);
+  return sub ? job_dir + "/" + *sub : job_dir;
 }
 
 LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
@@ -85,9 +96,12 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   launch.command = spec.command;
   launch.env = spec.env;
   launch.secret_refs = spec.secret_env;
+  launch.team = spec.team;
   if (!in.site->checkpoint_root.empty()) {
     launch.env["ORCH_CHECKPOINT_ROOT"] = in.site->checkpoint_root;
   }
+  launch.checkpoint_dir = launch_checkpoint_dir(a.checkpoint_dir, spec.checkpoint.dir);
+  launch.env["ORCH_CHECKPOINT_DIR"] = launch.checkpoint_dir;
   for (const auto& [k, v] : in.data_env) launch.env[k] = v;
   // The site worker checks the candidates against their manifests just before the launch and
   // sets the variable to the first that matches (LaunchCompleted says which).

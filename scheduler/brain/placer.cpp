@@ -6,6 +6,7 @@
 #include "scheduler/common/text.h"
 #include "scheduler/model/launch_request_json.h"
 #include "scheduler/spec/scheduling_section.h"
+#include "scheduler/spec/submission_rules.h"
 #include "scheduler/spec/sweep.h"
 
 #include <charconv>
@@ -14,13 +15,24 @@ namespace orch {
 
 Result<BrainReply> Placer::on(const SubmitJob& e) {
   JobSpec spec = e.spec;
+  // The caller's team and priority, checked here as well as at the door: a command that reaches
+  // the brain another way cannot skip them.
+  if (auto bound = bind_team(spec, e.submitter); !bound) return bound.error();
+  if (auto allowed = check_priority(core_.scheduling, spec, e.submitter); !allowed) {
+    return allowed.error();
+  }
   if (!spec.priority_class.empty()) {
     std::string why;
     auto priority = resolve_priority(core_.scheduling, spec.priority_class, why);
-    if (!priority) return make_error(ErrorKind::invalid, why);
+    if (!priority) {
+      Error unknown = make_error(ErrorKind::invalid, why);
+      unknown.where = "priority|priority_class";
+      return unknown;
+    }
     spec.priority = *priority;
   }
-  for (const auto& name : e.spec.allowed_clusters) {
+  for (std::size_t i = 0; i < e.spec.allowed_clusters.size(); ++i) {
+    const std::string& name = e.spec.allowed_clusters[i];
     if (!cluster_spec(name)) {
       std::string known;
       for (const auto& c : clusters_) {
@@ -30,7 +42,9 @@ Result<BrainReply> Placer::on(const SubmitJob& e) {
       std::string msg = "placement.allowed names unknown cluster \"" + name + "\"";
       msg += "; configured clusters: ";
       msg += known;
-      return make_error(ErrorKind::invalid, msg);
+      Error bad = make_error(ErrorKind::invalid, msg);
+      bad.where = "placement.allowed[" + std::to_string(i) + "]";
+      return bad;
     }
   }
   // A sweep is one job per point, all in this one transaction: all of them or none.

@@ -26,6 +26,10 @@ const char* to_string(ErrorKind kind);
 struct Error {
   ErrorKind kind = ErrorKind::internal;
   std::string message;
+  // For an error about a submitted document found after parsing (an unknown cluster, a class
+  // the team may not use): the key it concerns, "placement.allowed[1]" ("" for none), so that
+  // whoever holds the document can say where (scheduler/spec/spec_position.h).
+  std::string where = {};
 };
 
 inline Error make_error(ErrorKind kind, std::string message) {

@@ -33,6 +33,19 @@ inline std::string join(const std::vector<std::string>& items, std::string_view 
   return out;
 }
 
+// The non-empty pieces of text between separators: "a,,b," -> {"a", "b"}.
+inline std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(separator, start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) out.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 // A line as an error message may quote it: at most 200 bytes (then "..."), control bytes as
 // \xNN, so that what a remote system printed cannot garble the message.
 inline std::string quote_line(std::string_view line) {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "scheduler/model/checkpoint_dir.h"
+
 namespace orch {
 namespace {
 
@@ -17,6 +19,13 @@ const ReplicaView* replica_at(const CheckpointView& c, const std::string& cluste
     if (r.cluster == cluster) return &r;
   }
   return nullptr;
+}
+
+// A copy the site refused (it resolves outside its directory) is never written to again: a copy
+// there would go through the link that leads out.
+bool refused_at(const CheckpointView& c, const std::string& cluster) {
+  const ReplicaView* r = replica_at(c, cluster);
+  return r != nullptr && r->state == ReplicaState::refused;
 }
 
 bool verified_at(const CheckpointView& c, const std::string& cluster) {
@@ -76,7 +85,7 @@ void plan_copies(const ReplicationInput& in, const CheckpointView& newest, Repli
   // Destinations in order of preference: `to`, the origin, then the fastest routes, by name.
   std::vector<std::string> order;
   auto lacks = [&](const std::string& site) {
-    return in.usable_sites.count(site) && !verified_at(newest, site) &&
+    return in.usable_sites.count(site) && !verified_at(newest, site) && !refused_at(newest, site) &&
            !in.in_flight.count({newest.id, site}) &&
            std::find(order.begin(), order.end(), site) == order.end();
   };
@@ -130,7 +139,10 @@ void plan_deletes(const ReplicationInput& in, const std::vector<const Checkpoint
     if (&c == safe || copying(c)) continue;  // a copy in flight reads from it
     std::vector<std::string> sites;
     for (const ReplicaView& r : c.replicas) {
-      if (r.state == ReplicaState::deleted || r.state == ReplicaState::missing) continue;
+      if (r.state == ReplicaState::deleted || r.state == ReplicaState::missing ||
+          r.state == ReplicaState::refused) {
+        continue;  // gone, or never to be touched (refused)
+      }
       if (!in.usable_sites.count(r.cluster)) continue;
       sites.push_back(r.cluster);
     }
@@ -175,8 +187,8 @@ std::string replica_path(const std::string& dst_checkpoint_root, std::int64_t jo
   std::string base = strip_trailing_slashes(src_path);
   if (const auto slash = base.rfind('/'); slash != std::string::npos) base = base.substr(slash + 1);
   if (base.empty() || base == "." || base == "..") base = "checkpoint";
-  return join_path(dst_checkpoint_root, ".orchestrate/replicas/job-" + std::to_string(job_id) +
-                                            "/step-" + std::to_string(step) + "/" + base);
+  return job_replica_dir(dst_checkpoint_root, job_id) + "/step-" + std::to_string(step) + "/" +
+         base;
 }
 
 std::string dataset_path(const std::string& datasets_root, const std::string& name) {

@@ -31,9 +31,12 @@
 //     rank after every measured one. The newest checkpoint only: nothing is copied when its
 //     verified copies are all at unusable sites.
 //   - Retention deletes every copy of an old checkpoint at usable sites whose state is not
-//     deleted or missing (corrupt, present and copying ones too), except where a transfer of
-//     it is in flight; oldest checkpoint first, then by cluster name. A disabled policy plans
-//     nothing at all.
+//     deleted, missing or refused (corrupt, present and copying ones too), except where a
+//     transfer of it is in flight; oldest checkpoint first, then by cluster name. A disabled
+//     policy plans nothing at all.
+//   - A refused copy (the site found it outside the directory it must lie in: a symbolic link
+//     out of it) is never deleted, and its site is never a destination for that checkpoint (a
+//     copy there would go through the link).
 
 #include <cstdint>
 #include <map>

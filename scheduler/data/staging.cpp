@@ -144,7 +144,7 @@ std::vector<ResumeCandidate> resume_candidates(const std::vector<CheckpointCopy>
   for (const CheckpointCopy* c : here) {
     if (static_cast<int>(out.size()) >= limit) break;
     if (!seen.insert(c->checkpoint_id).second) continue;  // one copy per checkpoint
-    out.push_back(ResumeCandidate{c->checkpoint_id, c->step, c->path, c->manifest});
+    out.push_back(ResumeCandidate{c->checkpoint_id, c->step, c->path, c->manifest, c->within});
   }
   return out;
 }

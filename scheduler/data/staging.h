@@ -90,6 +90,7 @@ struct CheckpointCopy {
   std::string path;
   bool verified = false;
   Manifest manifest;
+  std::string within;  // the directory it must lie in at its site (ResumeCandidate::within)
 };
 std::vector<ResumeCandidate> resume_candidates(const std::vector<CheckpointCopy>& copies,
                                                const std::string& cluster, int limit = 3);

@@ -36,9 +36,13 @@ inline constexpr std::size_t kMaxArgBytes = 32 * 4096 - 1;
 
 // Environment variables orchestrate sets for every attempt (the adapters and the brain);
 // a job's own env may not set them, because they would be overwritten without a word.
+// ORCH_TOKEN is not one: a job may set it (the API token it calls the CLI with), and the
+// launch token's old name then gives way (scheduler/model/launch_token.h).
 inline constexpr std::string_view kReservedEnv[] = {
-    "ORCH_TOKEN", "ORCH_JOB_ID", "ORCH_ATTEMPT",    "ORCH_RUN_DIR",         "ORCH_GPUS",
-    "ORCH_NODES", "ORCH_SITE",   "ORCH_RENDEZVOUS", "ORCH_CHECKPOINT_ROOT",
+    "ORCH_LAUNCH_TOKEN",   "ORCH_JOB_ID",     "ORCH_ATTEMPT",
+    "ORCH_RUN_DIR",        "ORCH_GPUS",       "ORCH_NODES",
+    "ORCH_SITE",           "ORCH_RENDEZVOUS", "ORCH_CHECKPOINT_ROOT",
+    "ORCH_CHECKPOINT_DIR",
 };
 // ORCH_DATASET_<NAME>: the path of each dataset the job reads.
 inline constexpr std::string_view kReservedEnvPrefix = "ORCH_DATASET_";

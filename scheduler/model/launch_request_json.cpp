@@ -2,11 +2,23 @@
 
 namespace orch {
 
-nlohmann::json secret_sources_to_json(const std::map<std::string, SecretSource>& sources) {
+nlohmann::json secret_refs_to_json(const std::map<std::string, std::string>& refs) {
   nlohmann::json out = nlohmann::json::object();
-  for (const auto& [name, source] : sources) {
-    out[name] = source.file.empty() ? nlohmann::json{{"env", source.env}}
-                                    : nlohmann::json{{"file", source.file}};
+  for (const auto& [var, secret] : refs) {
+    out[var] =
+        secret.empty()
+            ? nlohmann::json{{"retired", "a file or variable of the server (no longer read)"}}
+            : nlohmann::json{{"secret", secret}};
+  }
+  return out;
+}
+
+std::map<std::string, std::string> secret_refs_from_json(const nlohmann::json& j) {
+  std::map<std::string, std::string> out;
+  if (!j.is_object()) return out;
+  for (const auto& [var, ref] : j.items()) {
+    const bool named = ref.is_object() && ref.contains("secret") && ref["secret"].is_string();
+    out[var] = named ? ref["secret"].get<std::string>() : std::string();
   }
   return out;
 }
@@ -23,6 +35,7 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
     // null: not listed yet (the pre-launch check only needs it there)
     one["manifest"] =
         c.manifest.files.empty() ? nlohmann::json(nullptr) : manifest_to_json(c.manifest);
+    if (!c.within.empty()) one["within"] = c.within;
     candidates.push_back(std::move(one));
   }
   nlohmann::json j = nlohmann::json::object();
@@ -35,7 +48,8 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
   j["command"] = r.command;
   j["env"] = r.env;
   // The references only: secret_env's values are never written anywhere.
-  j["secret_refs"] = secret_sources_to_json(r.secret_refs);
+  j["secret_refs"] = secret_refs_to_json(r.secret_refs);
+  j["team"] = r.team;
   j["nodes"] = r.nodes;
   j["gpus_per_node"] = r.gpus_per_node;
   j["tasks_per_node"] = r.tasks_per_node;
@@ -48,6 +62,7 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
   j["resume_floor_reason"] = r.resume_floor_reason;
   j["time_limit_s"] = r.time_limit_s ? nlohmann::json(*r.time_limit_s) : nlohmann::json(nullptr);
   if (r.pod != PodSettings{}) j["pod"] = pod_settings_to_json(r.pod);
+  if (!r.checkpoint_dir.empty()) j["checkpoint_dir"] = r.checkpoint_dir;
   return j;
 }
 
@@ -60,11 +75,8 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.job_name = j.at("job_name").get<std::string>();
     r.command = j.at("command").get<std::string>();
     r.env = j.at("env").get<std::map<std::string, std::string>>();
-    const nlohmann::json secrets = j.value("secret_refs", nlohmann::json::object());
-    for (const auto& [name, source] : secrets.items()) {
-      r.secret_refs[name] =
-          SecretSource{source.value("file", std::string()), source.value("env", std::string())};
-    }
+    r.secret_refs = secret_refs_from_json(j.value("secret_refs", nlohmann::json::object()));
+    r.team = j.value("team", std::string());
     r.nodes = j.at("nodes").get<int>();
     r.gpus_per_node = j.at("gpus_per_node").get<int>();
     r.exclude_nodes = j.value("exclude_nodes", std::vector<std::string>{});
@@ -85,11 +97,14 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
       if (!pod) return pod.error();
       r.pod = std::move(*pod);
     }
+    // Launches written before each job had its own checkpoint directory have none.
+    r.checkpoint_dir = j.value("checkpoint_dir", std::string());
     for (const auto& c : j.value("resume_candidates", nlohmann::json::array())) {
       ResumeCandidate rc;
       rc.checkpoint_id = c.at("checkpoint_id").get<std::int64_t>();
       rc.step = c.at("step").get<std::int64_t>();
       rc.path = c.at("path").get<std::string>();
+      rc.within = c.value("within", std::string());
       if (!c.at("manifest").is_null()) {
         auto m = manifest_from_json(c.at("manifest"));
         if (!m) return m.error();

@@ -11,9 +11,11 @@ namespace orch {
 nlohmann::json launch_request_to_json(const LaunchRequest& r);
 Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j);
 
-// Where each secret comes from, {"NAME": {"file": PATH} | {"env": VAR}}: the form the job spec
-// and the outbox both keep (never a value).
-nlohmann::json secret_sources_to_json(const std::map<std::string, SecretSource>& sources);
+// A job's secret references, {"VAR": {"secret": NAME}}: the form the job spec and the outbox both
+// keep (never a value). A reference with an empty name (a job stored when specs named a file or
+// a variable of the server) is written {"VAR": {"retired": "..."}} and read back as empty.
+nlohmann::json secret_refs_to_json(const std::map<std::string, std::string>& refs);
+std::map<std::string, std::string> secret_refs_from_json(const nlohmann::json& j);
 
 // ProbeRequest <-> JSON: the payload of a probe row in the outbox.
 nlohmann::json probe_request_to_json(const ProbeRequest& r);

@@ -6,13 +6,14 @@
 namespace orch {
 namespace {
 
-constexpr std::array<std::pair<ReplicaState, std::string_view>, 6> kReplicaNames{{
+constexpr std::array<std::pair<ReplicaState, std::string_view>, 7> kReplicaNames{{
     {ReplicaState::present, "present"},
     {ReplicaState::copying, "copying"},
     {ReplicaState::verified, "verified"},
     {ReplicaState::corrupt, "corrupt"},
     {ReplicaState::missing, "missing"},
     {ReplicaState::deleted, "deleted"},
+    {ReplicaState::refused, "refused"},
 }};
 
 constexpr std::array<std::pair<TransferState, std::string_view>, 6> kTransferNames{{

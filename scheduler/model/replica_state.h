@@ -5,8 +5,11 @@
 //   copying  -> verified | corrupt | missing      (a transfer is writing it, then it is checked)
 //   verified -> missing | corrupt | deleted       (the audit, the resume check, retention)
 //   corrupt, missing -> copying                   (re-replicated from a surviving copy)
+//   present, verified -> refused                  (it resolves outside the directory it must
+//                                                  lie in: a symbolic link out of it)
 //
-// Only a verified copy is ever resumed from or copied from.
+// Only a verified copy is ever resumed from or copied from. A refused copy is final: it is never
+// listed, audited, copied from or to, or deleted again (issue 37, docs/data.md).
 
 #include <optional>
 #include <string>
@@ -14,7 +17,7 @@
 
 namespace orch {
 
-enum class ReplicaState { present, copying, verified, corrupt, missing, deleted };
+enum class ReplicaState { present, copying, verified, corrupt, missing, deleted, refused };
 
 std::string_view to_string(ReplicaState s);
 std::optional<ReplicaState> parse_replica_state(std::string_view s);

@@ -16,10 +16,10 @@
 
 namespace orch {
 
-// Where a secret a job gets in its environment comes from, on the server (docs/security.md):
-// exactly one of a file's content (its one trailing newline dropped) or a variable of the
-// server's own environment. Only this reference is stored and shown; the value is read by the
-// site worker just before a launch and goes to the site and nowhere else.
+// Where a secret an administrator configured comes from, on the server (the clusters file's
+// `secrets:` and webhook keys; docs/security.md): exactly one of a regular file's content (its
+// one trailing newline dropped) or a variable of the server's own environment. Never from a
+// job spec: a job names a registered secret only.
 struct SecretSource {
   std::string file;  // an absolute path on the server
   std::string env;   // a variable of the server's environment
@@ -33,6 +33,7 @@ struct ResumeCandidate {
   std::int64_t step = 0;
   std::string path;  // at the launch site
   Manifest manifest;
+  std::string within;  // the directory the copy must lie in there (ManifestRequest::within)
 };
 
 struct LaunchRequest {
@@ -42,10 +43,13 @@ struct LaunchRequest {
   std::string job_name;
   std::string command;                     // run by /bin/sh -c
   std::map<std::string, std::string> env;  // includes the resume variable when resuming
-  // The job's secret_env: where each value comes from (kept in the outbox), and the values the
-  // site worker read from there just before the launch (never serialised: not in the outbox,
-  // request.json or any event). Adapters give the values to the job's processes only.
-  std::map<std::string, SecretSource> secret_refs;
+  // The job's secret_env: variable -> registered secret's name (kept in the outbox; an empty
+  // name is a retired reference that is never launched), the job's team (whose grant the site
+  // worker checks again at launch), and the values the site worker resolved just before the
+  // launch (never serialised: not in the outbox, request.json or any event). Adapters give the
+  // values to the job's processes only.
+  std::map<std::string, std::string> secret_refs;
+  std::string team;
   std::map<std::string, std::string> secret_env;
   int nodes = 1;
   int gpus_per_node = 1;
@@ -76,6 +80,11 @@ struct LaunchRequest {
   // The job's own Kubernetes pod settings (its `kubernetes:` section); a Kubernetes site
   // merges them over its cluster's. Other providers ignore them.
   PodSettings pod;
+  // The job's own checkpoint directory at this site (<checkpoints_dir>/job-<id>, or a
+  // subdirectory of it the spec's checkpoint.dir names; model/checkpoint_dir.h), exported as
+  // ORCH_CHECKPOINT_DIR. The provider creates it (mode 0700, never through a symbolic link)
+  // before the job starts. Empty in launches written before it existed: nothing is created.
+  std::string checkpoint_dir;
 };
 
 struct LaunchResult {
@@ -95,6 +104,7 @@ struct RejectedCheckpoint {
   std::int64_t step = 0;
   bool missing = false;  // gone from the site (else present but different)
   std::string why;       // "file model.bin: SHA-256 ..., expected ..."
+  bool outside = false;  // it resolves outside the directory it must lie in (never used again)
 };
 struct ResumeChoice {
   std::optional<std::int64_t> checkpoint_id;  // none: starts from the beginning
@@ -166,6 +176,19 @@ struct ManifestRequest {
   std::string path;
   enum class Hash { all, none, listed } hash = Hash::all;
   std::vector<std::string> hash_files;  // relative paths, for Hash::listed
+  // The directory the copy must lie in (a job's checkpoint directory, orchestrate's replica
+  // directory): when set, the site resolves symbolic links and answers ErrorKind::forbidden,
+  // listing nothing, when the copy is not strictly inside it. Empty: not confined (datasets a
+  // person registered).
+  std::string within;
+};
+
+// Deletes a copy (retention): `path` must lie strictly inside `within` after the site resolved
+// symbolic links, else nothing is deleted (ErrorKind::forbidden); a link is removed, never
+// followed. An empty `within` is refused (ErrorKind::invalid).
+struct RemoveRequest {
+  std::string path;
+  std::string within;
 };
 
 struct ProbeRequest {

@@ -18,12 +18,15 @@ Result<ResumeChoice> check_resume_candidates(ClusterPort& port,
                                              const std::vector<ResumeCandidate>& candidates) {
   std::vector<RejectedCheckpoint> rejected;
   for (const auto& c : candidates) {
-    auto listed = port.manifest({c.path, ManifestRequest::Hash::all, {}});
+    // Confined to the directory the copy must lie in: one that resolves outside is refused
+    // (nothing of it is read) and never resumed from.
+    auto listed = port.manifest({c.path, ManifestRequest::Hash::all, {}, c.within});
     if (!listed) {
       const Error& err = listed.error();
       if (err.kind == ErrorKind::unreachable) return err;
       if (err.kind == ErrorKind::unsupported) return choose(c, std::move(rejected));
-      rejected.push_back({c.checkpoint_id, c.step, err.kind == ErrorKind::not_found, err.message});
+      rejected.push_back({c.checkpoint_id, c.step, err.kind == ErrorKind::not_found, err.message,
+                          err.kind == ErrorKind::forbidden});
       continue;
     }
     if (c.manifest.files.empty()) {

@@ -7,7 +7,6 @@
 #include "scheduler/model/launch_request_json.h"
 #include "scheduler/runtime/fault_points.h"
 #include "scheduler/runtime/resume_check.h"
-#include "scheduler/runtime/secret_values.h"
 #include "scheduler/runtime/storage_worker.h"
 
 namespace orch {
@@ -203,9 +202,14 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
       request->env.erase(request->resume_env);
     }
   }
-  // The secrets' values, read now and handed to the site only (never posted or stored).
+  // The secrets' values, resolved now for the job's team (a grant taken back since submit stops
+  // the launch) and handed to the site only (never posted or stored).
   if (!request->secret_refs.empty()) {
-    auto values = read_secret_values(request->secret_refs);
+    auto values = secrets_ != nullptr ? secrets_->resolve(request->secret_refs, request->team)
+                                      : Result<std::map<std::string, std::string>>(make_error(
+                                            ErrorKind::invalid,
+                                            "this server has no secret registry: a job that "
+                                            "names secrets cannot be launched"));
     if (!values) {
       posted_[action.id] = round_;
       post_(LaunchCompleted{action.id, action.token, values.error(), false});

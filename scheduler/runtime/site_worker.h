@@ -24,6 +24,7 @@
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/cluster_port.h"
 #include "scheduler/runtime/worker_loop.h"
+#include "scheduler/secrets/secret_resolver.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/store.h"
 
@@ -41,6 +42,9 @@ class SiteWorker {
   void start();
   void stop();
   void wake();  // the outbox may have new actions for this site
+  // Where launches get the values of their secret references (must outlive the worker); none:
+  // a launch that names a secret fails.
+  void set_secrets(const SecretResolver* secrets) { secrets_ = secrets; }
 
   // One round: actions, then a poll. Public so tests can drive a worker without its thread.
   void run_once();
@@ -66,6 +70,7 @@ class SiteWorker {
   ClusterPort& port_;
   std::unique_ptr<Store> reader_;
   Post post_;
+  const SecretResolver* secrets_ = nullptr;
   std::map<std::string, std::uint64_t> offsets_;  // token -> output bytes already read
   // token -> its last kTailLines ordinary output lines, oldest first (watched tokens only).
   std::map<std::string, std::deque<std::string>> tails_;

@@ -57,8 +57,11 @@ void StorageWorker::execute(const OutboxRow& action) {
     return;
   }
   const std::string path = action.payload.value("path", std::string());
+  // The directory the copy must lie in (issue 37). A remove action written before there was one
+  // has none, and the site refuses it: nothing is deleted that was not confined.
+  const std::string within = action.payload.value("within", std::string());
   if (action.kind == ActionKind::remove) {
-    auto r = port_.remove_path(path);
+    auto r = port_.remove_path({path, within});
     if (!r && r.error().kind == ErrorKind::unreachable) return;  // next round
     posted_[action.id] = round_;
     post_(RemoveCompleted{action.id, spec_.name, action.payload, r});
@@ -66,6 +69,7 @@ void StorageWorker::execute(const OutboxRow& action) {
   }
   ManifestRequest request;
   request.path = path;
+  request.within = within;
   const std::string hash = action.payload.value("hash", std::string("all"));
   const auto mode = parse_manifest_hash(hash);
   if (!mode) {

@@ -10,6 +10,7 @@
 
 #include "scheduler/model/accelerators.h"
 #include "scheduler/model/pod_settings.h"
+#include "scheduler/model/rate_limits.h"
 #include "scheduler/model/site_types.h"
 #include "scheduler/spec/provider_catalog.h"
 
@@ -70,6 +71,14 @@ struct KubernetesSpec {
   // ends as gang_timeout (infra): a gang that cannot all be scheduled must not hold the pods
   // that were.
   int gang_timeout_s = 300;
+};
+
+// How attempts run on this machine (provider local). run_as: the user every job's processes run
+// as, while the agent beside it stays the server's user (docs/security.md, "The host"); "":
+// the server's own user, which a root server refuses (cli/server.cpp). A user name only: that
+// the user exists is checked where the server starts, as this spec does no I/O.
+struct LocalSpec {
+  std::string run_as;
 };
 
 // Burn-in (issue 4): every node runs `orchestrate-agent probe`; nodes far below the cluster's
@@ -147,6 +156,7 @@ struct ClusterSpec {
   SshSpec ssh;                         // provider slurm
   SlurmSpec slurm;                     // provider slurm
   KubernetesSpec kubernetes;           // provider kubernetes
+  LocalSpec local;                     // provider local
   BurnInSpec burn_in;
   QuarantineSpec quarantine;
   DataSpec data;
@@ -187,6 +197,8 @@ struct ServerSpec {
     std::string key;
   } tls;
   bool serves_tls() const { return !tls.cert.empty(); }
+  // server.rate_limits: the changes a second each role's callers may make (docs/config.md).
+  RateLimits rate_limits;
 };
 
 // A webhook (clusters file `webhooks:`): the events it is told of, POSTed to url with an
@@ -214,6 +226,9 @@ struct TeamQuota {
   std::optional<int> gpus;                  // fleet-wide; absent: no fleet-wide bound
   std::map<std::string, int> cluster_gpus;  // per cluster; a cluster absent here: no bound
   bool borrow = true;                       // may its jobs run beyond the quota on idle GPUs
+  // The highest priority a `user` may give the team's jobs (docs/scheduling.md); absent: the
+  // highest class the team may use.
+  std::optional<int> max_priority;
 };
 
 // How the brain orders and preempts work (clusters file `priority_classes:` and `teams:`,
@@ -222,10 +237,22 @@ struct SchedulingSpec {
   // Named priorities a job spec may give as `priority: hero`; higher is placed first, and may
   // preempt lower (docs/scheduling.md).
   std::map<std::string, int> priority_classes;
+  // Classes only some teams' jobs may use (`{value: 1000, teams: [llm]}`); a class absent here
+  // is open to every team. Operators and admins may use any class for any team.
+  std::map<std::string, std::vector<std::string>> class_teams;
   // Quotas by team. Empty: no quotas, every job may use any idle GPU. Otherwise a team absent
   // here (and a job with no team) has a quota of 0: everything it runs is borrowed.
   std::map<std::string, TeamQuota> teams;
   bool quotas() const { return !teams.empty(); }
+};
+
+// A secret the clusters file names (`secrets:`, docs/security.md): read by the server from its
+// source when it starts and on every reload, and given to the jobs of the teams it is granted
+// to (every team when `teams` is empty) that name it in their secret_env.
+struct ConfiguredSecret {
+  std::string name;
+  SecretSource source;
+  std::vector<std::string> teams;
 };
 
 struct ClustersFile {
@@ -233,6 +260,7 @@ struct ClustersFile {
   std::vector<ClusterSpec> clusters;
   std::vector<WebhookSpec> webhooks;
   SchedulingSpec scheduling;
+  std::vector<ConfiguredSecret> secrets;
 };
 
 // The cluster of that name, or null.

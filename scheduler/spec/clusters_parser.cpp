@@ -17,7 +17,9 @@
 #include "scheduler/model/launch_limits.h"
 #include "scheduler/spec/provider_catalog.h"
 #include "scheduler/spec/provider_sections.h"
+#include "scheduler/spec/rate_limits_section.h"
 #include "scheduler/spec/scheduling_section.h"
+#include "scheduler/spec/secrets_section.h"
 #include "scheduler/spec/time_window.h"
 #include "scheduler/spec/webhooks_section.h"
 #include "scheduler/spec/yaml_reader.h"
@@ -31,12 +33,13 @@ constexpr std::string_view kClusterExample =
     "a map such as {name: alpha, provider: local, nodes: 2, gpus_per_node: 4}";
 
 void read_server(const MapView& file, ServerSpec& server) {
-  MapView s = file.child("server", "server", {"bind", "port", "hosts", "tls"},
+  MapView s = file.child("server", "server", {"bind", "port", "hosts", "tls", "rate_limits"},
                          "a map such as {bind: 127.0.0.1, port: 8080}");
   s.read_string("bind", server.bind, yaml::kNonEmpty, "an address such as 127.0.0.1");
   s.read_int("port", server.port, 0, 65535, "a TCP port such as 8080");
   s.read_string_list("hosts", server.hosts, yaml::kNonEmpty,
                      "host names such as [orchestrate.example.com]");
+  read_rate_limits(s, server.rate_limits);
   const std::string tls_shape =
       "a map such as {cert: /etc/orchestrate/server.crt, key: "
       "/etc/orchestrate/server.key}";
@@ -428,7 +431,7 @@ Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string
     if (!root) return root.error();
     yaml::Reader reader(source_name);
     MapView file(reader, *root, "the clusters file",
-                 {"server", "clusters", "webhooks", "priority_classes", "teams"},
+                 {"server", "clusters", "webhooks", "priority_classes", "teams", "secrets"},
                  "a map with a \"clusters\" list");
     if (reader.failed()) return reader.error();
     ClustersFile out;
@@ -439,6 +442,8 @@ Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string
     read_webhooks(file, out.webhooks);
     if (reader.failed()) return reader.error();
     read_scheduling(file, out.clusters, out.scheduling);
+    if (reader.failed()) return reader.error();
+    read_secrets(file, out.secrets);
     if (reader.failed()) return reader.error();
     return out;
   } catch (const std::exception& e) {

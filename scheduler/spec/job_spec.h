@@ -50,7 +50,9 @@ struct ReplicationSpec {
 };
 
 struct CheckpointSpec {
-  std::string dir;                              // where the job writes checkpoints
+  // A subdirectory of the job's own checkpoint directory (relative; ORCH_CHECKPOINT_DIR then
+  // names it). Specs stored before it had to be relative may hold an absolute one: ignored.
+  std::string dir;
   std::string resume_env = "ORCH_RESUME_FROM";  // env var that carries the checkpoint path
   std::optional<int> interval_steps;            // informational: how often the job saves
   ReplicationSpec replicate;
@@ -128,9 +130,11 @@ struct JobSpec {
   // submitted document) and the team it runs for (optional, from the spec's `team:`).
   std::string owner;
   std::string team;
-  // Secrets the job gets in its environment (`secret_env: {NAME: {file: PATH} | {env: VAR}}`):
-  // the spec keeps where each comes from, never its value (docs/security.md).
-  std::map<std::string, SecretSource> secret_env;
+  // Secrets the job gets in its environment (`secret_env: {VAR: {secret: NAME}}`): the variable
+  // and the name of a secret an administrator registered, never its value (docs/security.md).
+  // An empty name is a reference of a job stored before secrets were granted by name (it named
+  // a file or variable of the server): such a job is never launched with it.
+  std::map<std::string, std::string> secret_env;
   // `priority:` an integer, or a class of the clusters file's priority_classes (the brain sets
   // priority from priority_class at submit). Higher is placed first and may preempt lower.
   int priority = 0;

@@ -1,12 +1,32 @@
 #include "scheduler/spec/job_spec_json.h"
 
 #include <exception>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/launch_request_json.h"
 #include "scheduler/spec/job_spec_parser.h"
 
 namespace orch {
+namespace {
+
+// A checkpoint.dir the parser now refuses (jobs stored when it could be any path, issue 37):
+// taken out of the copy the parser reads, and returned so that the job reads back as it was
+// stored. Launches ignore it: such a job writes to its own directory.
+std::optional<std::string> take_old_checkpoint_dir(nlohmann::json& copy) {
+  auto ckpt = copy.find("checkpoint");
+  if (ckpt == copy.end() || !ckpt->is_object()) return std::nullopt;
+  auto dir = ckpt->find("dir");
+  if (dir == ckpt->end() || !dir->is_string()) return std::nullopt;
+  std::string old = dir->get<std::string>();
+  if (old.empty() || normal_relative_subdir(old)) return std::nullopt;
+  ckpt->erase(dir);
+  return old;
+}
+
+}  // namespace
 
 nlohmann::json job_spec_to_json(const JobSpec& spec) {
   using nlohmann::json;
@@ -64,7 +84,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   if (!spec.owner.empty()) out["owner"] = spec.owner;
   if (!spec.team.empty()) out["team"] = spec.team;
   if (!spec.group.empty()) out["group"] = spec.group;
-  if (!spec.secret_env.empty()) out["secret_env"] = secret_sources_to_json(spec.secret_env);
+  if (!spec.secret_env.empty()) out["secret_env"] = secret_refs_to_json(spec.secret_env);
   out["priority"] = spec.priority;
   if (!spec.priority_class.empty()) out["priority_class"] = spec.priority_class;
   out["preemption"] = {{"allowed", spec.preemption.allowed},
@@ -85,7 +105,25 @@ Result<JobSpec> job_spec_from_json(const nlohmann::json& json) {
                                                 std::string(json.type_name()) +
                                                 "; expected a JSON object");
     }
-    return parse_job_spec(json.dump(1), "stored job spec");
+    // A reference that is not {secret: NAME} (a job stored when specs could name a file or a
+    // variable of the server) is kept as retired: the job reads back, and is never launched
+    // with it. The parser, which refuses those forms in a submission, does not see them.
+    nlohmann::json copy = json;
+    std::vector<std::string> retired;
+    if (auto it = copy.find("secret_env"); it != copy.end() && it->is_object()) {
+      for (const auto& [var, secret] : secret_refs_from_json(*it)) {
+        if (secret.empty()) retired.push_back(var);
+      }
+      for (const auto& var : retired) it->erase(var);
+      if (it->empty()) copy.erase(it);
+    }
+    const std::optional<std::string> old_dir = take_old_checkpoint_dir(copy);
+    auto spec = parse_job_spec(copy.dump(1), "stored job spec");
+    if (spec) {
+      for (const auto& var : retired) spec->secret_env[var] = "";
+      if (old_dir) spec->checkpoint.dir = *old_dir;
+    }
+    return spec;
   } catch (const std::exception& e) {
     // dump() throws on invalid UTF-8 in a string.
     return make_error(ErrorKind::invalid,

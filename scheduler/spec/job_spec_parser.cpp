@@ -1,7 +1,6 @@
 #include "scheduler/spec/job_spec_parser.h"
 #include "scheduler/spec/pod_settings_section.h"
 
-#include "scheduler/spec/secret_source_reader.h"
 #include "scheduler/spec/sweep.h"
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <string>
 
 #include "scheduler/common/utf8.h"
+#include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/launch_limits.h"
 #include "scheduler/spec/yaml_reader.h"
 
@@ -93,8 +93,22 @@ void read_replicate(const MapView& ckpt, JobSpec& spec) {
 void read_checkpoint(const MapView& job, JobSpec& spec) {
   MapView ckpt =
       job.child("checkpoint", "checkpoint", {"dir", "resume_env", "interval_steps", "replicate"},
-                "a map such as {dir: /ckpt/run1, interval_steps: 50}");
-  ckpt.read_string("dir", spec.checkpoint.dir, yaml::kNonEmpty, "a directory such as /ckpt/run1");
+                "a map such as {dir: run1, interval_steps: 50}");
+  ckpt.read_string("dir", spec.checkpoint.dir, yaml::kNonEmpty, "a subdirectory such as run1");
+  // The job's checkpoints live in a directory the server gives it ($ORCH_CHECKPOINT_DIR, issue
+  // 37): "dir" may only name a subdirectory of it. Paths elsewhere are never registered.
+  if (!ckpt.reader().failed() && ckpt.has("dir")) {
+    if (auto sub = normal_relative_subdir(spec.checkpoint.dir); !sub) {
+      ckpt.reader().fail(ckpt.value_position("dir"),
+                         "\"dir\" must be a subdirectory of the job's own checkpoint directory: " +
+                             sub.error().message +
+                             "; each job writes its checkpoints under $ORCH_CHECKPOINT_DIR, which "
+                             "orchestrate creates for it at every site",
+                         "a relative path such as run1, or no \"dir\"");
+    } else {
+      spec.checkpoint.dir = std::move(*sub);
+    }
+  }
   ckpt.read_string("resume_env", spec.checkpoint.resume_env, yaml::kEnvVarName,
                    "an environment variable name such as ORCH_RESUME_FROM");
   if (!ckpt.reader().failed() && limits::is_reserved_env(spec.checkpoint.resume_env)) {
@@ -246,14 +260,38 @@ void read_placement(const MapView& job, JobSpec& spec) {
   }
 }
 
-// secret_env: {NAME: {file: /abs/path}} or {NAME: {env: SERVER_VAR}}, one source each; a name
-// may be neither one of env's nor one orchestrate sets.
+// One value of secret_env: {secret: NAME}, a secret an administrator registered (`orchestrate
+// secret set`, or the clusters file's `secrets:`). The forms that named a file or a variable of
+// the server ({file: ...}, {env: ...}) are refused: a user could name any file the server can
+// read (its admin token, its SSH keys) and receive it in the job's environment.
+bool read_secret_ref(yaml::Reader& r, const YAML::Node& value, const std::string& var,
+                     std::string& out) {
+  const std::string context = "secret_env." + var;
+  MapView ref(r, value, context, {"secret", "file", "env"}, "{secret: NAME}");
+  if (r.failed()) return false;
+  for (const char* old_form : {"file", "env"}) {
+    if (!ref.has(old_form)) continue;
+    r.fail(ref.key_position(old_form),
+           context + " names a " + (old_form == std::string("file") ? "file" : "variable") +
+               " of the server; a job may only name a secret an administrator granted to its "
+               "team",
+           "{secret: NAME}, after an administrator runs `orchestrate secret set NAME "
+           "--from-file F --teams TEAM` (orchestrate secret list shows the names)");
+    return false;
+  }
+  ref.require("secret", "secret: the name of a registered secret");
+  ref.read_string("secret", out, yaml::kName, "a secret's name, such as hf-token");
+  return !r.failed();
+}
+
+// secret_env: {NAME: {secret: SECRET}}; a name may be neither one of env's nor one orchestrate
+// sets.
 void read_secret_env(const MapView& job, JobSpec& spec) {
   yaml::Reader& r = job.reader();
   const yaml::Field* field = job.find("secret_env");
   if (r.failed() || !field || field->value.IsNull()) return;
   constexpr std::string_view kExample =
-      "a map such as {WANDB_API_KEY: {file: /etc/orchestrate/wandb}, HF_TOKEN: {env: HF_TOKEN}}";
+      "a map such as {WANDB_API_KEY: {secret: wandb}, HF_TOKEN: {secret: hf-token}}";
   if (!field->value.IsMap()) {
     r.fail(job.value_position("secret_env"), "\"secret_env\" must be a map", kExample);
     return;
@@ -275,9 +313,9 @@ void read_secret_env(const MapView& job, JobSpec& spec) {
           "a name that only secret_env sets");
       return;
     }
-    SecretSource s;
-    if (!read_secret_source(r, v, "secret_env." + name, s)) return;
-    spec.secret_env[name] = s;
+    std::string secret;
+    if (!read_secret_ref(r, v, name, secret)) return;
+    spec.secret_env[name] = secret;
   }
 }
 

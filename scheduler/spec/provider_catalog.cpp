@@ -7,8 +7,8 @@ namespace orch {
 std::span<const ProviderTraits> provider_catalog() {
   static const std::vector<ProviderTraits> catalog = {
       {.name = "local",
-       .sections = {},
-       .read_sections = nullptr,
+       .sections = {"local"},
+       .read_sections = read_local_sections,
        .storage_root = StorageRoot::state_dir,
        .lists_storage = true,
        .data_route = DataRoute::local_fs},

@@ -15,5 +15,7 @@ inline constexpr yaml::NumberRange kPositiveSeconds{0.0, true, limits::kMaxDurat
 void read_slurm_sections(const yaml::MapView& entry, ClusterSpec& cluster);
 // kubernetes: the "kubernetes" section (kubernetes_sections.cpp).
 void read_kubernetes_sections(const yaml::MapView& entry, ClusterSpec& cluster);
+// local: the "local" section (local_section.cpp).
+void read_local_sections(const yaml::MapView& entry, ClusterSpec& cluster);
 
 }  // namespace orch

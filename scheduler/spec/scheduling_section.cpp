@@ -6,7 +6,8 @@
 namespace orch {
 namespace {
 
-constexpr std::string_view kExample = "a map such as {hero: 1000, production: 500, ablation: 100}";
+constexpr std::string_view kExample =
+    "a map such as {hero: {value: 1000, teams: [llm]}, production: 500, ablation: 100}";
 
 std::optional<long long> integer_of(const std::string& text) {
   long long v = 0;
@@ -31,10 +32,13 @@ constexpr long long kMaxQuotaGpus = 10'000'000;
 
 void read_team(yaml::Reader& r, const std::string& name, const YAML::Node& value,
                const std::vector<ClusterSpec>& clusters, TeamQuota& out) {
-  yaml::MapView team(r, value, "team \"" + name + "\"", {"gpus", "clusters", "borrow"},
+  yaml::MapView team(r, value, "team \"" + name + "\"",
+                     {"gpus", "clusters", "borrow", "max_priority"},
                      "a map such as {gpus: 64, clusters: {alpha: 32}, borrow: true}");
   if (r.failed()) return;
   team.read_int("gpus", out.gpus, 0, kMaxQuotaGpus, "the GPUs the team may hold fleet-wide");
+  team.read_int("max_priority", out.max_priority, -kMaxPriority, kMaxPriority,
+                "the highest priority the team's jobs may ask for, such as 500");
   team.read_bool("borrow", out.borrow, "true (the default) or false");
   if (const yaml::Field* f = team.find("clusters"); f && !f->value.IsNull()) {
     if (!f->value.IsMap()) {
@@ -111,6 +115,26 @@ void read_teams(const yaml::MapView& file, const std::vector<ClusterSpec>& clust
   }
 }
 
+// {value: 1000, teams: [llm]}: a class only the named teams' jobs may use. The value's node
+// (null when absent: the caller reports it), the teams in `teams`.
+YAML::Node read_class_map(yaml::Reader& r, const std::string& name, const YAML::Node& v,
+                          std::vector<std::string>& teams) {
+  yaml::MapView entry(r, v, "priority class \"" + name + "\"", {"value", "teams"},
+                      "a map such as {value: 1000, teams: [llm]}");
+  if (r.failed()) return YAML::Node();
+  entry.require("value", "value: the class's priority, such as 1000");
+  entry.read_string_list("teams", teams, yaml::kName, "the teams that may use it, such as [llm]");
+  if (r.failed()) return YAML::Node();
+  if (entry.has("teams") && teams.empty()) {
+    r.fail(entry.value_position("teams"),
+           "priority class \"" + name + "\" names no team: no job could use it",
+           "one team or more, or leave teams out so that every team may use it");
+    return YAML::Node();
+  }
+  const yaml::Field* field = entry.find("value");
+  return field ? field->value : YAML::Node();
+}
+
 void read_priority_classes(const yaml::MapView& file, SchedulingSpec& out) {
   yaml::Reader& r = file.reader();
   const yaml::Field* field = file.find("priority_classes");
@@ -133,19 +157,24 @@ void read_priority_classes(const yaml::MapView& file, SchedulingSpec& out) {
       return;
     }
     const std::string name = k.Scalar();
-    auto value = v.IsScalar() ? integer_of(v.Scalar()) : std::nullopt;
-    if (!value || *value < -kMaxPriority || *value > kMaxPriority) {
-      r.fail(
-          v.IsNull() ? yaml::position_of(k) : yaml::position_of(v),
-          "priority class \"" + name + "\" must be " + range_text() + ", got " + yaml::describe(v),
-          kExample);
-      return;
-    }
     if (out.priority_classes.count(name)) {
       r.fail(yaml::position_of(k), "priority class \"" + name + "\" is given twice",
              "each class once");
       return;
     }
+    std::vector<std::string> teams;
+    const YAML::Node value_node = v.IsMap() ? read_class_map(r, name, v, teams) : v;
+    if (r.failed()) return;
+    auto value = value_node.IsScalar() ? integer_of(value_node.Scalar()) : std::nullopt;
+    if (!value || *value < -kMaxPriority || *value > kMaxPriority) {
+      r.fail(value_node.IsNull() ? yaml::position_of(v.IsNull() ? k : v)
+                                 : yaml::position_of(value_node),
+             "priority class \"" + name + "\" must be " + range_text() + ", got " +
+                 yaml::describe(value_node),
+             kExample);
+      return;
+    }
+    if (!teams.empty()) out.class_teams[name] = std::move(teams);
     out.priority_classes[name] = static_cast<int>(*value);
   }
 }

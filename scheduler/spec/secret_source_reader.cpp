@@ -5,6 +5,12 @@ namespace orch {
 bool read_secret_source(yaml::Reader& r, const YAML::Node& node, const std::string& context,
                         SecretSource& out) {
   yaml::MapView source(r, node, context, {"file", "env"}, "{file: PATH} or {env: VAR}");
+  if (r.failed()) return false;
+  return read_secret_source(source, context, out);
+}
+
+bool read_secret_source(yaml::MapView& source, const std::string& context, SecretSource& out) {
+  yaml::Reader& r = source.reader();
   SecretSource s;
   source.read_string("file", s.file, yaml::kNonEmpty, "an absolute path on the server");
   source.read_string("env", s.env, yaml::kEnvVarName, "a variable of the server's environment");

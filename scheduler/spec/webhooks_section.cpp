@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "scheduler/common/http_url.h"
 #include "scheduler/spec/secret_source_reader.h"
 
 namespace orch {
@@ -13,14 +14,6 @@ using yaml::MapView;
 constexpr std::string_view kExample =
     "a map such as {name: ops, url: https://hooks.example.com/orchestrate, events: [job-failed, "
     "site-down], secret: {file: /etc/orchestrate/hook.key}}";
-
-bool is_http_url(const std::string& url) {
-  for (const char* scheme : {"http://", "https://"}) {
-    const std::size_t n = std::string_view(scheme).size();
-    if (url.size() > n && url.compare(0, n, scheme) == 0) return true;
-  }
-  return false;
-}
 
 void read_events(MapView& hook, const std::string& context, WebhookSpec& w) {
   yaml::Reader& r = hook.reader();
@@ -71,8 +64,9 @@ void read_webhooks(const MapView& file, std::vector<WebhookSpec>& out) {
     hook.read_string("format", w.format, yaml::kNonEmpty, "json or slack");
     if (r.failed()) return;
     context = "webhook \"" + w.name + "\"";
-    if (!is_http_url(w.url)) {
-      r.fail(hook.value_position("url"), context + ": url must start with http:// or https://",
+    // Checked as the sender will read it, so that a URL it cannot use stops the start here.
+    if (auto url = parse_server_url(w.url); !url) {
+      r.fail(hook.value_position("url"), context + ": " + url.error().message,
              "a URL such as https://hooks.example.com/orchestrate");
       return;
     }

@@ -500,6 +500,16 @@ UPDATE attempts SET node_count = json_array_length(nodes)
 CREATE INDEX attempts_site_open ON attempts(cluster) WHERE site_done = 0;
 CREATE INDEX replicas_not_deleted ON replicas(cluster) WHERE state <> 'deleted';
 )sql"},
+      {25,
+       "each attempt's own checkpoint directory, and the directory each checkpoint copy must "
+       "lie in at its site: a path a job reports outside its directory is never registered, "
+       "and a copy that resolves outside its directory is never listed, copied or deleted "
+       "(issue 37); rows written before are confined to what their cluster's checkpoint root "
+       "gives their job",
+       R"sql(
+ALTER TABLE attempts ADD COLUMN checkpoint_dir TEXT NOT NULL DEFAULT '';
+ALTER TABLE replicas ADD COLUMN confined_to TEXT NOT NULL DEFAULT '';
+)sql"},
   };
   return list;
 }

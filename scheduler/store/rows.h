@@ -200,6 +200,11 @@ struct AttemptRow {
   // it was asked to save; it is stopped at its next checkpoint or after its grace.
   std::optional<JobId> preempt_for;
   std::optional<Millis> preempt_asked_ms;
+  // The job's own checkpoint directory at the attempt's site (<checkpoints_dir>/job-<id>,
+  // model/checkpoint_dir.h): every checkpoint it reports must lie strictly inside. Written when
+  // the attempt is placed; empty in attempts placed before it existed (schema v25), which are
+  // confined to the directory their cluster's checkpoint root gives the job now.
+  std::string checkpoint_dir;
 };
 
 // A cluster added to a running server (`orchestrate cluster add`): its name, where its
@@ -259,6 +264,12 @@ struct ReplicaRow {
   Millis updated_ms = 0;
   std::optional<Millis> verified_ms;
   std::optional<Millis> audited_ms;  // last audit that found it intact
+  // The directory the copy must lie in at its site, after resolving links (issue 37): the
+  // checkpoint directory of the attempt that reported it, or orchestrate's replica directory of
+  // the job for a copy it made. Listings and deletions are refused outside it. Empty: a dataset
+  // (registered by a person), or a copy recorded before schema v25 (its job's directories at
+  // that site are assumed; DataKeeper::confinement_of).
+  std::string confined_to;
 };
 
 struct DatasetRow {

@@ -1,5 +1,12 @@
 #include "scheduler/store/sqlite_db.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 namespace orch {
 namespace {
 
@@ -112,6 +119,23 @@ Result<Db> Db::open(const std::string& path) {
   sqlite3_busy_timeout(raw, 5000);
   sqlite3_extended_result_codes(raw, 1);
   return Db(raw);
+}
+
+Result<Db> Db::open_private(const std::string& path) {
+  if (path != ":memory:" && path.rfind("file:", 0) != 0) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return make_error(ErrorKind::io, "cannot create " + path + ": " + std::strerror(errno));
+    }
+    const int rc = ::fchmod(fd, 0600);
+    const int err = errno;
+    ::close(fd);
+    if (rc != 0) {
+      return make_error(ErrorKind::io,
+                        "cannot make " + path + " owner-only: " + std::strerror(err));
+    }
+  }
+  return open(path);
 }
 
 Db::~Db() {

@@ -74,6 +74,10 @@ class Stmt {
 class Db {
  public:
   static Result<Db> open(const std::string& path);
+  // The same, for a file that only this process's user may read (tokens, secrets, the audit
+  // log): created 0600 before SQLite first opens it, and made so if it was not. ":memory:" and
+  // URIs open as open() does.
+  static Result<Db> open_private(const std::string& path);
   Db(Db&& other) noexcept : db_(other.db_), cache_(std::move(other.cache_)) { other.db_ = nullptr; }
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;

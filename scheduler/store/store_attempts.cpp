@@ -14,7 +14,7 @@ constexpr const char* kAttemptColumns =
     "cancel_requested, launch_done, resumed_from_step, resumed_from_path, started_ms, ended_ms, "
     "first_step, last_step, tokens_total, step_time_total, mfu, steps_lost, site_done, running_ms, "
     "last_progress_ms, mfu_watch, hang_after_ms, startup_timeout_ms, hang_watch, failed_node, "
-    "last_alive_ms, preempt_for, preempt_asked_ms";
+    "last_alive_ms, preempt_for, preempt_asked_ms, checkpoint_dir";
 
 std::optional<int> opt_int(const std::optional<std::int64_t>& v) {
   if (!v) return std::nullopt;
@@ -100,6 +100,7 @@ AttemptRow read_attempt(const Stmt& st) {
   a.last_alive_ms = st.col_opt_int(32);
   a.preempt_for = st.col_opt_int(33);
   a.preempt_asked_ms = st.col_opt_int(34);
+  a.checkpoint_dir = st.col_text(35);
   return a;
 }
 
@@ -134,13 +135,13 @@ Result<AttemptId> Store::add_attempt_row(const AttemptRow& a) {
   if (auto r = execute(db_,
                        "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, "
                        "node_count, gpus, resumed_from_step, resumed_from_path, started_ms, "
-                       "hang_after_ms, startup_timeout_ms, hang_watch) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       "hang_after_ms, startup_timeout_ms, hang_watch, checkpoint_dir) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        a.job_id, a.no, a.cluster, a.token, std::string(to_string(a.state)),
                        std::string(to_string(a.cause)), node_list_text(a.nodes),
                        static_cast<std::int64_t>(a.nodes.size()), a.gpus, a.resumed_from_step,
                        a.resumed_from_path, a.started_ms, a.hang_after_ms, a.startup_timeout_ms,
-                       hang_watch_text(a.hang_watch));
+                       hang_watch_text(a.hang_watch), a.checkpoint_dir);
       !r) {
     return r.error();
   }

@@ -10,7 +10,7 @@ namespace {
 
 constexpr const char* kReplicaColumns =
     "id, checkpoint_id, dataset, cluster, path, state, detail, updated_ms, verified_ms, "
-    "audited_ms";
+    "audited_ms, confined_to";
 
 ReplicaRow read_replica(const Stmt& st) {
   ReplicaRow r;
@@ -24,6 +24,7 @@ ReplicaRow read_replica(const Stmt& st) {
   r.updated_ms = st.col_int(7);
   r.verified_ms = st.col_opt_int(8);
   r.audited_ms = st.col_opt_int(9);
+  r.confined_to = st.col_text(10);
   return r;
 }
 
@@ -92,9 +93,9 @@ Result<std::int64_t> Store::insert_replica(const ReplicaRow& r) {
   if (auto ok = execute(
           db_,
           "INSERT INTO replicas(checkpoint_id, dataset, cluster, path, state, detail, "
-          "updated_ms, verified_ms, audited_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          "updated_ms, verified_ms, audited_ms, confined_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           r.checkpoint_id, opt_text(r.dataset), r.cluster, r.path, std::string(to_string(r.state)),
-          r.detail, r.updated_ms, r.verified_ms, r.audited_ms);
+          r.detail, r.updated_ms, r.verified_ms, r.audited_ms, r.confined_to);
       !ok) {
     return ok.error();
   }
@@ -104,9 +105,9 @@ Result<std::int64_t> Store::insert_replica(const ReplicaRow& r) {
 Result<void> Store::update_replica(const ReplicaRow& r) {
   return execute(db_,
                  "UPDATE replicas SET path = ?, state = ?, detail = ?, updated_ms = ?, "
-                 "verified_ms = ?, audited_ms = ? WHERE id = ?",
+                 "verified_ms = ?, audited_ms = ?, confined_to = ? WHERE id = ?",
                  r.path, std::string(to_string(r.state)), r.detail, r.updated_ms, r.verified_ms,
-                 r.audited_ms, r.id);
+                 r.audited_ms, r.confined_to, r.id);
 }
 
 Result<std::optional<ReplicaRow>> Store::replica(std::int64_t id) {

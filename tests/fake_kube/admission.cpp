@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "tests/fake_kube/kube_json.h"
+#include "tests/fake_kube/secrets.h"
 
 namespace orch::fake_kube {
 namespace {
@@ -178,6 +179,7 @@ void admit(const ResourceInfo& info, json& object) {
   if (info.plural == "pods") admit_pod(object);
   if (info.plural == "services") admit_service(object);
   if (info.plural == "namespaces") admit_namespace(object);
+  if (info.plural == "secrets") admit_secret(object);
 }
 
 }  // namespace orch::fake_kube

@@ -4,8 +4,9 @@
 // real defaults: Jobs (parallelism, completions, backoffLimit, completionMode, the
 // controller-uid selector and template labels; restartPolicy must be Never or OnFailure), Pods
 // (restartPolicy, terminationGracePeriodSeconds, the default not-ready/unreachable
-// tolerations, status Pending), Services (a ClusterIP unless None, port protocol) and
-// Namespaces (phase Active). Errors are ApiError 422 Invalid with the real wording.
+// tolerations, status Pending), Services (a ClusterIP unless None, port protocol),
+// Namespaces (phase Active) and Secrets (secrets.h). Errors are ApiError 422 Invalid with the
+// real wording.
 
 #include <string>
 

@@ -11,6 +11,7 @@
 #include "tests/fake_kube/admission.h"
 #include "tests/fake_kube/discovery.h"
 #include "tests/fake_kube/job_controller.h"
+#include "tests/fake_kube/patch.h"
 #include "tests/fake_kube/pod_status.h"
 #include "tests/fake_kube/tables.h"
 
@@ -108,6 +109,15 @@ WatchFilter filter_of(const ResourceInfo& info, const std::string& ns, const Req
   return f;
 }
 
+// What strict field validation accepts at the top level of an object of that resource.
+bool known_top_level_field(const ResourceInfo& info, const std::string& key) {
+  if (key == "apiVersion" || key == "kind" || key == "metadata") return true;
+  if (info.plural == "secrets") {
+    return key == "data" || key == "stringData" || key == "type" || key == "immutable";
+  }
+  return key == "spec" || key == "status";
+}
+
 json strip_type(json o) {
   o.erase("kind");
   o.erase("apiVersion");
@@ -148,6 +158,10 @@ class Routes {
     if (m == "DELETE" && t.sub.empty()) {
       require_verb(info, "delete");
       return remove(info, t.ns, t.name);
+    }
+    if (m == "PATCH" && t.sub.empty()) {
+      require_verb(info, "patch");
+      return patch(info, t.ns, t.name);
     }
     require_verb(info, "");
   }
@@ -204,8 +218,7 @@ class Routes {
       // Only the top level: the fake has no schemas for what lies below.
       for (const auto& item : object.items()) {
         const std::string& key = item.key();
-        if (key != "apiVersion" && key != "kind" && key != "metadata" && key != "spec" &&
-            key != "status") {
+        if (!known_top_level_field(info, key)) {
           throw ApiError(400, "BadRequest",
                          kind_for_messages(info) + " in version \"" + info.version +
                              "\" cannot be handled as a " + info.kind +
@@ -257,6 +270,18 @@ class Routes {
       exists.details = {{"name", name}, {"group", info.group}, {"kind", info.plural}};
       throw exists;
     }
+  }
+
+  // The stored object patched (patch.h), admitted again and stored with a new resourceVersion.
+  void patch(const ResourceInfo& info, const std::string& ns, const std::string& name) {
+    json next = apply_patch(must_get(info, ns, name), req_.body, req_.header("content-type"),
+                            info.qualified());
+    admit(info, next);
+    if (req_.param("dryRun") == "All") return send_json(out_, 200, next);
+    auto stored = state_.cluster.locked(
+        [&] { return store_.update(info.plural, ns, name, [&](json& o) { o = next; }); });
+    if (!stored) throw not_found(info, name);
+    send_json(out_, 200, *stored);
   }
 
   void remove(const ResourceInfo& info, const std::string& ns, const std::string& name) {
@@ -432,6 +457,13 @@ bool handle_resource(ApiState& state, const Request& request, ResponseWriter& ou
   if (!target) return false;
   if (!target->info) {
     send_not_found_path(out);
+    return true;
+  }
+  const auto& info = *target->info;
+  if (auto denied = state.forbidden.check(
+          rbac_verb(request.method, !target->name.empty(), truthy(request.param("watch"))),
+          info.group, info.plural, target->ns, target->name)) {
+    send_error(out, *denied);
     return true;
   }
   try {

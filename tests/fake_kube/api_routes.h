@@ -2,7 +2,8 @@
 // The resource routes: /api/v1/... and /apis/batch/v1/... for the resources in
 // served_resources(): create (POST), get, list (labelSelector, fieldSelector; a Table when the
 // client asks), watch (?watch=1, resourceVersion, timeoutSeconds), delete (DeleteOptions in
-// the body or the query) and pods/log (container, tailLines, limitBytes, follow).
+// the body or the query), patch (patch.h; where discovery lists it) and pods/log (container,
+// tailLines, limitBytes, follow).
 
 #include <atomic>
 
@@ -11,6 +12,7 @@
 #include "tests/fake_kube/cluster.h"
 #include "tests/fake_kube/http_exchange.h"
 #include "tests/fake_kube/kube_json.h"
+#include "tests/fake_kube/rbac.h"
 
 namespace orch::fake_kube {
 
@@ -20,6 +22,8 @@ struct ApiState {
   // Set by the compact hook: a watch from a too-old resourceVersion is answered with HTTP 410
   // instead of the real server's 200 + one ERROR event (code 410, reason Expired).
   std::atomic<bool> gone_as_http{false};
+  // Set by the forbid hook: verbs the credentials may not use (rbac.h).
+  Forbidden forbidden;
 };
 
 // false when the path is not a resource path (the caller answers 404 then).

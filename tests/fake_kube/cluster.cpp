@@ -236,7 +236,7 @@ void Cluster::loop() {
 void Cluster::tick() {
   kueue_.admit(store_);
   jobs_.reconcile();
-  jobs_.collect_garbage();
+  if (garbage_collection_) jobs_.collect_garbage();
   schedule();
   kubelet_.sync();
 }

@@ -87,6 +87,11 @@ class Cluster {
   std::string add_node(const NodeConfig& node);
   // Kueue (kueue.h): a LocalQueue with a GPU quota that admits suspended Jobs naming it.
   FakeKueue& kueue() { return kueue_; }
+  // Turns the garbage collector off (a cluster whose controller manager runs without it):
+  // nothing is deleted for its owner's sake, not even a Background deletion's pods.
+  void set_garbage_collection(bool on) {
+    locked([&] { garbage_collection_ = on; });
+  }
 
   static nlohmann::json node_object(const NodeConfig& node);
 
@@ -105,6 +110,7 @@ class Cluster {
   bool kicked_ = false;
   bool stopping_ = false;
   bool started_ = false;
+  bool garbage_collection_ = true;
   std::thread thread_;
 };
 

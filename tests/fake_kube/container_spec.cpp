@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "tests/fake_kube/kube_json.h"
+#include "tests/fake_kube/secrets.h"
 
 namespace orch::fake_kube {
 namespace {
@@ -51,6 +52,32 @@ void set_env(Env& env, const std::string& name, const std::string& value) {
   env.emplace_back(name, value);
 }
 
+// The container's env after the pod's own variables; "" or the CreateContainerConfigError
+// message of a secretKeyRef that cannot be resolved.
+std::string add_container_env(const json& pod, const json& container, const SecretLookup& secrets,
+                              Env& env) {
+  const json& env_list = at_path(container, {"env"});
+  if (!env_list.is_array()) return "";
+  const std::string ns = string_at(pod, {"metadata", "namespace"});
+  for (const json& e : env_list) {
+    const std::string name = string_at(e, {"name"});
+    if (name.empty()) continue;
+    const json& secret_ref = at_path(e, {"valueFrom", "secretKeyRef"});
+    if (secret_ref.is_object()) {
+      const auto secret = secrets ? secrets(string_at(secret_ref, {"name"})) : std::nullopt;
+      SecretKeyValue v = secret_key_value(secret, secret_ref, ns);
+      if (!v.error.empty()) return v.error;
+      if (v.value) set_env(env, name, *v.value);
+      continue;
+    }
+    const std::string field = string_at(e, {"valueFrom", "fieldRef", "fieldPath"});
+    set_env(
+        env, name,
+        field.empty() ? expand_references(string_at(e, {"value"}), env) : field_value(pod, field));
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string expand_references(const std::string& text, const Env& env) {
@@ -83,7 +110,8 @@ std::string expand_references(const std::string& text, const Env& env) {
 }
 
 ContainerLaunch container_launch(const json& pod, const std::string& pod_dir,
-                                 const std::string& log_path, int api_port) {
+                                 const std::string& log_path, int api_port,
+                                 const SecretLookup& secrets) {
   ContainerLaunch launch;
   const json& containers = at_path(pod, {"spec", "containers"});
   const json container =
@@ -98,17 +126,8 @@ ContainerLaunch container_launch(const json& pod, const std::string& pod_dir,
   set_env(env, "KUBERNETES_SERVICE_HOST", "127.0.0.1");
   set_env(env, "KUBERNETES_SERVICE_PORT", std::to_string(api_port));
   set_env(env, "FAKE_KUBE_POD_DIR", pod_dir);
-  const json& env_list = at_path(container, {"env"});
-  if (env_list.is_array()) {
-    for (const json& e : env_list) {
-      const std::string name = string_at(e, {"name"});
-      if (name.empty()) continue;
-      const std::string field = string_at(e, {"valueFrom", "fieldRef", "fieldPath"});
-      set_env(env, name,
-              field.empty() ? expand_references(string_at(e, {"value"}), env)
-                            : field_value(pod, field));
-    }
-  }
+  launch.config_error = add_container_env(pod, container, secrets, env);
+  if (!launch.config_error.empty()) return launch;
 
   std::vector<std::string> argv;
   for (const char* part : {"command", "args"}) {

@@ -8,6 +8,11 @@ using nlohmann::json;
 constexpr const char* kAggregatedType =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
+// `kubectl get all`: the workloads, never Secrets (as in Kubernetes).
+bool in_category_all(const ResourceInfo& r) {
+  return r.namespaced && r.plural != "namespaces" && r.plural != "secrets";
+}
+
 json legacy_resource_list(const std::string& group_version) {
   json resources = json::array();
   for (const ResourceInfo& r : served_resources()) {
@@ -18,9 +23,7 @@ json legacy_resource_list(const std::string& group_version) {
                   {"kind", r.kind},
                   {"verbs", r.verbs}};
     if (!r.short_names.empty()) entry["shortNames"] = r.short_names;
-    if (r.namespaced && r.plural != "services" && r.plural != "namespaces") {
-      entry["categories"] = json::array({"all"});
-    }
+    if (in_category_all(r) && r.plural != "services") entry["categories"] = json::array({"all"});
     resources.push_back(entry);
     for (const std::string& sub : r.subresources) {
       resources.push_back({{"name", r.plural + "/" + sub},
@@ -47,7 +50,7 @@ json aggregated_list(bool core) {
                   {"singularResource", r.singular},
                   {"verbs", r.verbs}};
     if (!r.short_names.empty()) entry["shortNames"] = r.short_names;
-    if (r.namespaced && r.plural != "namespaces") entry["categories"] = json::array({"all"});
+    if (in_category_all(r)) entry["categories"] = json::array({"all"});
     json subs = json::array();
     for (const std::string& sub : r.subresources) {
       subs.push_back({{"subresource", sub}, {"responseKind", kind}, {"verbs", {"get"}}});
@@ -146,6 +149,15 @@ const std::vector<ResourceInfo>& served_resources() {
        {"create", "delete", "get", "list", "watch"},
        {"po"},
        {"log"}},
+      {"",
+       "v1",
+       "secrets",
+       "secret",
+       "Secret",
+       true,
+       {"create", "delete", "get", "list", "patch", "watch"},
+       {},
+       {}},
       {"",
        "v1",
        "services",

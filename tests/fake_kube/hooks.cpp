@@ -147,6 +147,25 @@ bool handle_hook(ApiState& state, const Request& req, ResponseWriter& out) {
     answer(out, "");
     return true;
   }
+  // /fake/gc?enabled=false: the garbage collector off (true: on again)
+  if (seg.size() == 2 && seg[1] == "gc" && req.method == "POST") {
+    cluster.set_garbage_collection(truthy(req.param("enabled")));
+    answer(out, "");
+    return true;
+  }
+  // /fake/forbid?verb=V&resource=R: RBAC without the verb (rbac.h); DELETE allows all again
+  if (seg.size() == 2 && seg[1] == "forbid") {
+    if (req.method == "DELETE") {
+      state.forbidden.allow_all();
+    } else if (req.param("verb").empty() || req.param("resource").empty()) {
+      answer(out, "verb= and resource= are required");
+      return true;
+    } else {
+      state.forbidden.forbid(req.param("verb"), req.param("resource"));
+    }
+    answer(out, "");
+    return true;
+  }
   if (seg.size() == 2 && seg[1] == "compact" && req.method == "POST") {
     state.gone_as_http = truthy(req.param("http"));
     cluster.store().compact();

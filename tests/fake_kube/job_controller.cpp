@@ -32,6 +32,14 @@ std::string owner_uid(const json& o) {
   return "";
 }
 
+// Whether any of the object's ownerReferences names `uid` (a Secret's owner is no controller).
+bool owned_by(const json& o, const std::string& uid) {
+  const json& refs = at_path(o, {"metadata", "ownerReferences"});
+  if (!refs.is_array()) return false;
+  return std::any_of(refs.begin(), refs.end(),
+                     [&](const json& r) { return string_at(r, {"uid"}) == uid; });
+}
+
 long long pod_index(const json& pod) {
   const std::string text = string_at(at_path(pod, {"metadata", "annotations"}), {kIndexKey});
   return parse_count(json(text));
@@ -77,9 +85,9 @@ json delete_object(ObjectStore& store, const std::string& resource, const json& 
   std::string effective = policy;
   if (effective.empty()) effective = resource == "jobs" ? "Orphan" : "Background";
   if (effective == "Orphan" || effective == "Foreground") {
-    for (const char* dependents : {"pods", "services", "jobs"}) {
+    for (const char* dependents : {"pods", "services", "jobs", "secrets"}) {
       for (const json& d : store.all(dependents)) {
-        if (owner_uid(d) != uid) continue;
+        if (!owned_by(d, uid)) continue;
         if (effective == "Foreground") {
           if (std::string(dependents) == "pods") {
             delete_pod(store, d, -1);
@@ -275,7 +283,7 @@ void JobController::create_pod(const json& job, long long index) {
 }
 
 void JobController::collect_garbage() {
-  for (const char* resource : {"pods", "services", "jobs"}) {
+  for (const char* resource : {"pods", "services", "jobs", "secrets"}) {
     for (const json& o : store_.all(resource)) {
       const json& refs = at_path(o, {"metadata", "ownerReferences"});
       if (!refs.is_array() || refs.empty()) continue;

@@ -10,8 +10,9 @@
 // startTime, completionTime, completedIndexes, conditions SuccessCriteriaMet/Complete or
 // FailureTarget/Failed). Pods of a finished job that still run are deleted.
 //
-// collect_garbage(): deletes objects whose every ownerReference names an object that no longer
-// exists (what a Background deletion of a Job relies on).
+// collect_garbage(): deletes objects (pods, services, jobs, secrets) whose every ownerReference
+// names an object that no longer exists (what a Background deletion of a Job relies on, and
+// what removes the Secret a Job owns).
 //
 // Not thread-safe: the Cluster calls it under its lock.
 

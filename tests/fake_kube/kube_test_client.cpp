@@ -63,7 +63,9 @@ struct Connection {
     req.set(http::field::accept, accept);
     if (!ep.token.empty()) req.set(http::field::authorization, "Bearer " + ep.token);
     if (!body.empty()) {
-      req.set(http::field::content_type, "application/json");
+      // A PATCH body is a JSON merge patch (what orchestrate sends); everything else is JSON.
+      req.set(http::field::content_type,
+              method == "PATCH" ? "application/merge-patch+json" : "application/json");
       req.body() = body;
     }
     req.prepare_payload();

@@ -27,6 +27,7 @@ struct KubeReply {
   nlohmann::json json() const;  // null when the body is not JSON
 };
 
+// A body goes as application/json, or application/merge-patch+json for a PATCH.
 KubeReply kube_request(const KubeEndpoint& endpoint, const std::string& method,
                        const std::string& target, const std::string& body = "",
                        std::chrono::milliseconds timeout = std::chrono::seconds(10),

@@ -59,6 +59,18 @@ void not_ready_conditions(json& pod, const std::string& container) {
   set_condition(pod, "PodScheduled", "True");
 }
 
+// The pod stays Pending, its container waiting in CreateContainerConfigError with `message`;
+// start() tries again on every pass, as the kubelet does.
+void hold_waiting(ObjectStore& store, const json& pod, const std::string& container,
+                  const std::string& message) {
+  store.update("pods", ns_of(pod), name_of(pod), [&](json& p) {
+    p["status"]["phase"] = "Pending";
+    if (!p["status"].contains("startTime")) p["status"]["startTime"] = now_rfc3339();
+    not_ready_conditions(p, container);
+    set_container_waiting(p, "CreateContainerConfigError", message);
+  });
+}
+
 }  // namespace
 
 std::string Kubelet::pod_dir(const json& pod) const {
@@ -145,28 +157,21 @@ void Kubelet::start(const json& pod) {
     return;
   }
   if (image_is(pod, "fake/config-error")) {
-    store_.update("pods", ns, name, [&](json& p) {
-      p["status"]["phase"] = "Pending";
-      if (!p["status"].contains("startTime")) p["status"]["startTime"] = now_rfc3339();
-      not_ready_conditions(p, container);
-      set_container_waiting(p, "CreateContainerConfigError", "configmap \"fake-config\" not found");
-    });
-    return;
+    return hold_waiting(store_, pod, container, "configmap \"fake-config\" not found");
   }
 
   const std::string dir = pod_dir(pod);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (const std::string why = mount_volumes(pod, dir, state_dir_); !why.empty()) {
-    store_.update("pods", ns, name, [&](json& p) {
-      p["status"]["phase"] = "Pending";
-      if (!p["status"].contains("startTime")) p["status"]["startTime"] = now_rfc3339();
-      not_ready_conditions(p, container);
-      set_container_waiting(p, "CreateContainerConfigError", why);
-    });
-    return;
+    return hold_waiting(store_, pod, container, why);
   }
-  ContainerLaunch launch = container_launch(pod, dir, log_path(pod), api_port_);
+  ContainerLaunch launch = container_launch(
+      pod, dir, log_path(pod), api_port_,
+      [&](const std::string& secret) { return store_.get("secrets", ns, secret); });
+  if (!launch.config_error.empty()) {  // a missing Secret or key: tried again next pass
+    return hold_waiting(store_, pod, container, launch.config_error);
+  }
   double cpu_share = 1.0;
   if (auto node = store_.get("nodes", "", string_at(pod, {"spec", "nodeName"}))) {
     cpu_share = std::atof(string_at(*node, {"metadata", "labels", kCpuShareLabel}, "1").c_str());

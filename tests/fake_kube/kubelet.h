@@ -2,8 +2,9 @@
 // The fake's kubelets (one for all nodes): pods bound to a node run as local processes.
 // sync() is one pass over the pods: start the ones bound to a live node (or hold them in
 // ErrImagePull/ImagePullBackOff for image "fake/pull-error", CreateContainerConfigError for
-// "fake/config-error"), notice exits (phase Succeeded/Failed, container terminated with
-// Completed/Error/OOMKilled), enforce activeDeadlineSeconds, and carry out graceful deletion
+// "fake/config-error", a mount path in the way, or a secretKeyRef whose Secret or key does not
+// exist yet: tried again on every pass), notice exits (phase Succeeded/Failed, container terminated
+// with Completed/Error/OOMKilled), enforce activeDeadlineSeconds, and carry out graceful deletion
 // (SIGTERM to the process group, SIGKILL after the grace period, then the object goes).
 // Pods on a node whose Ready condition is Unknown are not touched: that kubelet is gone.
 //

@@ -194,7 +194,9 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
   ContainerLaunch launch;
   cluster.locked([&] {
     dir = cluster.kubelet().pod_dir(*pod);
-    launch = container_launch(*pod, dir, "/dev/null", cluster.kubelet().api_port());
+    launch = container_launch(
+        *pod, dir, "/dev/null", cluster.kubelet().api_port(),
+        [&](const std::string& secret) { return cluster.store().get("secrets", ns, secret); });
   });
   std::string search = "/usr/bin:/bin";
   for (const auto& e : launch.process.env) {

@@ -1,7 +1,7 @@
 #pragma once
 // Server-side printing: the meta.k8s.io/v1 Table that `kubectl get` asks for
 // (Accept: application/json;as=Table;v=v1;g=meta.k8s.io), with the columns the real server
-// prints for nodes, pods, jobs, services and namespaces.
+// prints for nodes, pods, jobs, services, secrets and namespaces.
 
 #include <string>
 #include <vector>

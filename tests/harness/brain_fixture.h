@@ -108,14 +108,20 @@ class BrainFixture : public StoreFixture {
 
   bool instant_data = true;
 
-  // Steps first..last, `tokens` each taking `seconds`, with a checkpoint every `every` steps.
+  // Where the job of attempt `a` saves the checkpoint of step s (train()).
+  static std::string ckpt_path(const AttemptRow& a, std::int64_t s) {
+    return a.checkpoint_dir + "/step-" + std::to_string(s);
+  }
+
+  // Steps first..last, `tokens` each taking `seconds`, with a checkpoint every `every` steps,
+  // saved where the job must keep them: <its checkpoint directory>/step-<s>.
   void train(const AttemptRow& a, int first, int last, int every = 10, std::int64_t tokens = 1000,
              double seconds = 0.5) {
     std::vector<ProgressLine> lines;
     for (int s = first; s <= last; ++s) {
       lines.push_back(ProgressReport{s, tokens, seconds, std::nullopt});
       if (every > 0 && s % every == 0) {
-        lines.push_back(CheckpointReport{s, "/ckpt/step-" + std::to_string(s), 0.1});
+        lines.push_back(CheckpointReport{s, ckpt_path(a, s), 0.1});
       }
     }
     report(a, std::move(lines));

@@ -50,9 +50,10 @@ class FakeSite final : public ClusterPort {
   // tests that do not script storage see what they saw before.
   std::map<std::string, Result<Manifest>> manifests;
   std::vector<ManifestRequest> manifest_requests;
-  // What remove_path() answers, and the paths it was asked to delete.
+  // What remove_path() answers, the paths it was asked to delete, and each request whole.
   Result<void> remove_result = Ok{};
   std::vector<std::string> removed;
+  std::vector<RemoveRequest> remove_requests;
 
   Result<SiteInventory> inventory() override {
     if (down) return unreachable();
@@ -138,9 +139,10 @@ class FakeSite final : public ClusterPort {
     if (it == manifests.end()) return ClusterPort::manifest(request);
     return it->second;
   }
-  Result<void> remove_path(const std::string& path) override {
+  Result<void> remove_path(const RemoveRequest& request) override {
     if (down) return unreachable();
-    removed.push_back(path);
+    removed.push_back(request.path);
+    remove_requests.push_back(request);
     return remove_result;
   }
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <iostream>
+#include <utility>
 
 #include "web/access/route_roles.h"
 #include "web/route_helpers.h"
@@ -34,6 +36,16 @@ std::string host_of(const std::string& header) {
   }
   const auto colon = h.find(':');
   return colon == std::string::npos ? h : h.substr(0, colon);
+}
+
+// How often the guard writes the sampled counts whose minute has ended.
+constexpr Millis kSampleSweepMs = 1000;
+
+// "10", "0.5": a rate as the clusters file wrote it.
+std::string rate_text(double per_s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", per_s);
+  return text;
 }
 
 void add_safety_headers(HttpResponse& r) {
@@ -83,8 +95,36 @@ std::string bearer_token(const HttpRequest& request) {
   return trim(value.substr(7));
 }
 
-AccessGuard::AccessGuard(const Router& router, AccessStore& store, GuardOptions options)
-    : router_(router), store_(store), options_(std::move(options)) {}
+AccessGuard::AccessGuard(const Router& router, AccessStore& store, GuardOptions options,
+                         RefusedRequests& refused)
+    : router_(router),
+      store_(store),
+      options_(std::move(options)),
+      refused_(refused),
+      limiter_(store.clock(), options_.rate_limits),
+      anonymous_(store.clock()),
+      throttled_(store.clock()) {}
+
+AccessGuard::~AccessGuard() {
+  for (RefusalSampler* sampler : {&anonymous_, &throttled_}) {
+    for (const AuditRow& row : sampler->flush()) record(row);
+  }
+}
+
+// A change over its caller's rate: 429, with when to retry. Reads are never limited here (their
+// lane answers 503 when it is full).
+std::optional<HttpResponse> AccessGuard::over_rate(const Identity& who) const {
+  const RateLimiter::Verdict verdict = limiter_.take(who.user, who.role);
+  if (verdict.allowed) return std::nullopt;
+  const std::string retry = std::to_string(verdict.retry_after_s);
+  HttpResponse r = problem_response(
+      429, who.user + " (role " + to_string(who.role) + ") may make " +
+               rate_text(verdict.rate.per_s) + " changes a second, " +
+               std::to_string(verdict.rate.burst) + " at once; retry in " + retry +
+               " s (the clusters file's server.rate_limits sets the rates; reads are not limited)");
+  r.headers.emplace_back("Retry-After", retry);
+  return r;
+}
 
 bool AccessGuard::host_allowed(const std::string& host_header) const {
   const std::string host = host_of(host_header);
@@ -147,6 +187,10 @@ HttpResponse AccessGuard::decide(HttpRequest& request, AuditRow& audit) const {
   audit.role = to_string(who->role);
   request.caller = who->user;
   request.caller_role = to_string(who->role);
+  request.caller_teams = who->teams;
+  if (changes_state(request.method)) {
+    if (auto slow = over_rate(*who)) return refuse(std::move(*slow));
+  }
   if (!route) return router_.dispatch(request);  // 404 or 405, answered to a known caller
   if (!role_allows(who->role, *needed)) {
     return refuse(problem_response(403, who->user + " has role " + to_string(who->role) + "; " +
@@ -162,19 +206,53 @@ HttpResponse AccessGuard::handle(HttpRequest request) const {
   audit.target = request.path.substr(0, 512);
   audit.remote = request.remote;
   HttpResponse response = decide(request, audit);
+  if (audit.result == "refused") refused_.add(response.status);
   if (changes_state(request.method)) {
     audit.status = response.status;
     // A route's own 403 (a user cancelling another's job) is a refusal too.
     if (audit.result.empty()) {
       audit.result = response.status < 400 ? "ok" : response.status == 403 ? "refused" : "failed";
     }
-    if (auto r = store_.record(std::move(audit)); !r) {
-      // The change is already made (or refused); the log line is what is left to account for it.
-      std::cerr << "orchestrate: cannot write the audit log: " << r.error().message << "\n";
-    }
+    write_audit(std::move(audit));
   }
+  write_due_samples();
   add_safety_headers(response);
   return response;
+}
+
+// Every change of a known caller is a row, except 429s; those and every refusal before the
+// caller is known are sampled: a flood from one place costs a row a minute, not a row each.
+void AccessGuard::write_audit(AuditRow audit) const {
+  const bool refused = audit.result == "refused";
+  std::optional<AuditRow> row;
+  if (refused && audit.user.empty()) {
+    const std::string key = audit.remote;
+    row = anonymous_.note(key, std::move(audit));
+  } else if (refused && audit.status == 429) {
+    const std::string key = audit.user;
+    row = throttled_.note(key, std::move(audit));
+  } else {
+    row = std::move(audit);
+  }
+  if (row) record(*row);
+}
+
+// The counts of floods that have ended, written by whichever request comes first after each
+// second: no thread of its own, and one request a second pays for the pass over the keys.
+void AccessGuard::write_due_samples() const {
+  const Millis now = store_.clock().now_ms();
+  Millis next = next_sweep_ms_.load(std::memory_order_relaxed);
+  if (now < next || !next_sweep_ms_.compare_exchange_strong(next, now + kSampleSweepMs)) return;
+  for (RefusalSampler* sampler : {&anonymous_, &throttled_}) {
+    for (const AuditRow& row : sampler->due()) record(row);
+  }
+}
+
+void AccessGuard::record(const AuditRow& row) const {
+  if (auto r = store_.record(row); !r) {
+    // The change is already made (or refused); the log line is what is left to account for it.
+    std::cerr << "orchestrate: cannot write the audit log: " << r.error().message << "\n";
+  }
 }
 
 }  // namespace orch

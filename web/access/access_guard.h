@@ -5,16 +5,27 @@
 //      text/plain POST needs no preflight, so those types are refused): 415;
 //   3. a route other than the open ones needs "Authorization: Bearer <token>" of a live token:
 //      401 otherwise (no cookies are ever read, so no page can borrow a session);
-//   4. the token's role must allow the route (route_roles.h): 403 otherwise;
-// then the router answers, with the caller named in the request. Every request that changes
-// something (any method but GET and HEAD) is a row of the audit log, allowed or refused. Every
-// answer carries headers that keep a browser from sniffing, framing or caching it.
+//   4. a change (any method but GET and HEAD) takes a token from its caller's bucket
+//      (rate_limiter.h): 429 with Retry-After when it is empty;
+//   5. the token's role must allow the route (route_roles.h): 403 otherwise;
+// then the router answers, with the caller named in the request. Every change by a caller with
+// a valid token is a row of the audit log, allowed or refused; refusals that come in floods
+// (those before a caller is known, and 429s) are counted and written at most once a minute per
+// remote (or user) and status, with their count (refusal_sampler.h). Every refusal counts in
+// GET /metrics. Every answer carries headers that keep a browser from sniffing, framing or
+// caching it.
 
+#include <atomic>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "scheduler/model/rate_limits.h"
 #include "web/access/access_store.h"
+#include "web/access/rate_limiter.h"
+#include "web/access/refusal_sampler.h"
 #include "web/http_types.h"
+#include "web/refused_requests.h"
 #include "web/router.h"
 
 namespace orch {
@@ -23,8 +34,8 @@ struct GuardOptions {
   // The names the server answers to in the Host header (port left out), compared without case:
   // the loopback names always, plus the bind address and server.hosts of the clusters file.
   std::vector<std::string> hosts;
-  // The admin token's file, named by /healthz to a client on this machine ("" for none).
-  std::string token_file;
+  // How many changes each caller may make, by role (clusters file server.rate_limits).
+  RateLimits rate_limits;
 };
 
 // The loopback names and, when given, bind (unless it is a wildcard) and extra.
@@ -42,15 +53,30 @@ BindVerdict judge_bind(const std::string& bind, bool serves_tls, bool insecure_b
 
 class AccessGuard {
  public:
-  AccessGuard(const Router& router, AccessStore& store, GuardOptions options);
+  // refused: where each refusal is counted (GET /metrics reads it). Times come from the
+  // store's clock.
+  AccessGuard(const Router& router, AccessStore& store, GuardOptions options,
+              RefusedRequests& refused);
+  ~AccessGuard();  // writes the sampled refusals not yet written
+  AccessGuard(const AccessGuard&) = delete;
+  AccessGuard& operator=(const AccessGuard&) = delete;
   HttpResponse handle(HttpRequest request) const;
 
  private:
   HttpResponse decide(HttpRequest& request, AuditRow& audit) const;
+  std::optional<HttpResponse> over_rate(const Identity& who) const;
+  void write_audit(AuditRow audit) const;
+  void write_due_samples() const;
+  void record(const AuditRow& row) const;
   bool host_allowed(const std::string& host_header) const;
   const Router& router_;
   AccessStore& store_;
   GuardOptions options_;
+  RefusedRequests& refused_;
+  mutable RateLimiter limiter_;
+  mutable RefusalSampler anonymous_;  // refusals before a caller is known, by remote address
+  mutable RefusalSampler throttled_;  // 429s, by user
+  mutable std::atomic<Millis> next_sweep_ms_{0};
 };
 
 // "Authorization: Bearer <token>" -> the token; "" when the header is absent or not Bearer.

@@ -13,7 +13,8 @@ using routes::read_string;
 constexpr int kDefaultAuditPage = 100;
 
 HttpResponse create_token(AccessStore& store, const HttpRequest& request) {
-  const std::string example = "{\"name\": \"alice\", \"role\": \"user\"}";
+  const std::string example =
+      "{\"name\": \"alice\", \"role\": \"user\", \"teams\": [\"vision\", \"nlp\"]}";
   json body;
   if (auto bad = read_object(request, false, example, body)) return *bad;
   std::string name, role_text;
@@ -24,10 +25,13 @@ HttpResponse create_token(AccessStore& store, const HttpRequest& request) {
     return problem_response(
         422, "role must be viewer, user, operator or admin, got " + routes::shown(role_text));
   }
-  auto token = store.create_token(name, *role, request.caller);
+  std::vector<std::string> teams;
+  if (auto bad = routes::read_string_list(body, "teams", false, example, teams)) return *bad;
+  auto token = store.create_token(name, *role, request.caller, teams);
   if (!token) return routes::answer_body(token.error(), 201);
   return json_response(201, {{"name", name},
                              {"role", to_string(*role)},
+                             {"teams", teams},
                              {"token", *token},
                              {"note", "shown once: the server keeps only its hash"}});
 }
@@ -54,6 +58,7 @@ HttpResponse list_audit(AccessStore& store, const HttpRequest& request) {
 json token_json(const TokenRow& row) {
   return {{"name", row.name},
           {"role", to_string(row.role)},
+          {"teams", row.teams},
           {"created_by", row.created_by},
           {"created_ms", row.created_ms},
           {"revoked_ms", row.revoked_ms ? json(*row.revoked_ms) : json()},
@@ -64,7 +69,7 @@ json audit_json(const AuditRow& row) {
   return {{"id", row.id},         {"at_ms", row.at_ms},   {"user", row.user},
           {"role", row.role},     {"method", row.method}, {"route", row.route},
           {"target", row.target}, {"status", row.status}, {"result", row.result},
-          {"remote", row.remote}};
+          {"remote", row.remote}, {"count", row.count}};
 }
 
 void add_access_routes(Router& router, AccessStore& store) {
@@ -90,7 +95,9 @@ void add_access_routes(Router& router, AccessStore& store) {
   });
   // Who the token is: the page shows it and offers only what the role may do.
   router.add("GET", "/api/v1/whoami", [](const HttpRequest& request, const PathParams&) {
-    return json_response(200, {{"user", request.caller}, {"role", request.caller_role}});
+    return json_response(
+        200,
+        {{"user", request.caller}, {"role", request.caller_role}, {"teams", request.caller_teams}});
   });
 }
 

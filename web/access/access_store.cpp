@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "scheduler/common/text.h"
 #include "scheduler/store/sqlite_db.h"
 #include "web/access/token.h"
 
@@ -21,7 +23,8 @@ CREATE TABLE IF NOT EXISTS tokens (
   hash TEXT NOT NULL UNIQUE,
   created_by TEXT NOT NULL,
   created_ms INTEGER NOT NULL,
-  revoked_ms INTEGER
+  revoked_ms INTEGER,
+  teams TEXT NOT NULL DEFAULT ''
 );
 CREATE UNIQUE INDEX IF NOT EXISTS tokens_live_name ON tokens(name) WHERE revoked_ms IS NULL;
 CREATE TABLE IF NOT EXISTS audit (
@@ -34,7 +37,8 @@ CREATE TABLE IF NOT EXISTS audit (
   target TEXT NOT NULL,
   status INTEGER NOT NULL,
   result TEXT NOT NULL,
-  remote TEXT NOT NULL
+  remote TEXT NOT NULL,
+  count INTEGER NOT NULL DEFAULT 1
 );
 PRAGMA user_version = 1;
 )sql";
@@ -47,6 +51,7 @@ TokenRow read_token(const Stmt& st) {
   t.created_by = st.col_text(3);
   t.created_ms = st.col_int(4);
   t.revoked_ms = st.col_opt_int(5);
+  t.teams = split(st.col_text(6), ',');  // team names never hold a comma
   return t;
 }
 
@@ -62,27 +67,24 @@ AuditRow read_audit(const Stmt& st) {
   a.status = static_cast<int>(st.col_int(7));
   a.result = st.col_text(8);
   a.remote = st.col_text(9);
+  a.count = st.col_int(10);
   return a;
 }
 
-constexpr const char* kTokenColumns =
-    "SELECT id, name, role, created_by, created_ms, revoked_ms FROM tokens";
-
-// SQLite creates a database with the process's umask; this one holds the token hashes and who
-// did what, so it is made owner-only before SQLite first opens it.
-Result<void> create_owner_only(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return make_error(ErrorKind::io, "cannot create " + path + ": " + std::strerror(errno));
-  }
-  const int rc = ::fchmod(fd, 0600);
-  ::close(fd);
-  if (rc != 0) {
-    return make_error(ErrorKind::io,
-                      "cannot make " + path + " owner-only: " + std::strerror(errno));
-  }
-  return {};
+// A column that access.db files made before it lack (issue 37: audit.count, each old row one
+// request; tokens.teams, old tokens bound to no team), added with its default.
+Result<void> add_column(Db& db, const std::string& table, const std::string& column,
+                        const std::string& declaration) {
+  auto has = query_one(
+      db, "SELECT 1 FROM pragma_table_info('" + table + "') WHERE name = '" + column + "'",
+      [](const Stmt&) { return 1; });
+  if (!has) return has.error();
+  if (*has) return {};
+  return db.exec("ALTER TABLE " + table + " ADD COLUMN " + column + " " + declaration + ";");
 }
+
+constexpr const char* kTokenColumns =
+    "SELECT id, name, role, created_by, created_ms, revoked_ms, teams FROM tokens";
 
 }  // namespace
 
@@ -103,27 +105,31 @@ AccessStore::~AccessStore() = default;
 
 Result<std::unique_ptr<AccessStore>> AccessStore::open(const std::string& path,
                                                        const Clock& clock) {
-  if (path != ":memory:") {
-    if (auto made = create_owner_only(path); !made) return made.error();
-  }
-  auto db = Db::open(path);
+  // It holds the token hashes and who did what: owner-only before SQLite first opens it.
+  auto db = Db::open_private(path);
   if (!db) return db.error();
   auto owned = std::make_unique<Db>(std::move(*db));
   if (auto r = owned->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !r)
     return r.error();
   if (auto r = owned->exec(kSchema); !r) return r.error();
+  if (auto r = add_column(*owned, "audit", "count", "INTEGER NOT NULL DEFAULT 1"); !r)
+    return r.error();
+  if (auto r = add_column(*owned, "tokens", "teams", "TEXT NOT NULL DEFAULT ''"); !r)
+    return r.error();
   std::unique_ptr<AccessStore> store(new AccessStore(std::move(owned), clock));
   if (auto r = store->load(); !r) return r.error();
   return store;
 }
 
 Result<void> AccessStore::load() {
-  auto rows = query(
-      *db_, "SELECT hash, name, role FROM tokens WHERE revoked_ms IS NULL", [](const Stmt& st) {
-        return std::pair<std::string, Identity>(
-            st.col_text(0),
-            Identity{st.col_text(1), parse_role(st.col_text(2)).value_or(Role::viewer)});
-      });
+  auto rows =
+      query(*db_, "SELECT hash, name, role, teams FROM tokens WHERE revoked_ms IS NULL",
+            [](const Stmt& st) {
+              return std::pair<std::string, Identity>(
+                  st.col_text(0),
+                  Identity{st.col_text(1), parse_role(st.col_text(2)).value_or(Role::viewer),
+                           split(st.col_text(3), ',')});
+            });
   if (!rows) return rows.error();
   std::lock_guard<std::mutex> lock(mu_);
   live_.clear();
@@ -132,7 +138,17 @@ Result<void> AccessStore::load() {
 }
 
 Result<std::string> AccessStore::create_token(const std::string& name, Role role,
-                                              const std::string& created_by) {
+                                              const std::string& created_by,
+                                              const std::vector<std::string>& teams,
+                                              const BeforeLive& before_live) {
+  for (const auto& team : teams) {
+    if (!valid_token_name(team)) {
+      return make_error(ErrorKind::invalid,
+                        "a team's name must be 1 to 64 letters, digits, \".\", \"_\" or \"-\", "
+                        "got \"" +
+                            team.substr(0, 80) + "\"");
+    }
+  }
   if (!valid_token_name(name)) {
     return make_error(
         ErrorKind::invalid,
@@ -144,25 +160,37 @@ Result<std::string> AccessStore::create_token(const std::string& name, Role role
   auto token = new_token();
   if (!token) return token.error();
   const std::string hash = token_hash(*token);
+  const std::string taken_message = "\"" + name +
+                                    "\" already has a live token; revoke it first (orchestrate "
+                                    "token revoke " +
+                                    name + ")";
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto taken = query_one(
+        *db_, "SELECT 1 FROM tokens WHERE name = ?1 AND revoked_ms IS NULL",
+        [](const Stmt&) { return 1; }, name);
+    if (!taken) return taken.error();
+    if (*taken) return make_error(ErrorKind::conflict, taken_message);
+  }
+  // Whatever must hold the token before it works (the first admin's file) is done first, and
+  // outside the lock (it may take its time, or read the store): a crash in between leaves a
+  // file with a token that never went live, never a live token that nobody holds.
+  if (before_live) {
+    if (auto r = before_live(*token); !r) return r.error();
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  auto taken = query_one(
-      *db_, "SELECT 1 FROM tokens WHERE name = ?1 AND revoked_ms IS NULL",
-      [](const Stmt&) { return 1; }, name);
-  if (!taken) return taken.error();
-  if (*taken) {
-    return make_error(ErrorKind::conflict, "\"" + name +
-                                               "\" already has a live token; revoke it first "
-                                               "(orchestrate token revoke " +
-                                               name + ")");
-  }
+  // The unique index of live names refuses a token made for the same name meanwhile.
   if (auto r = execute(*db_,
-                       "INSERT INTO tokens (name, role, hash, created_by, created_ms) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5)",
-                       name, std::string(to_string(role)), hash, created_by, clock_.now_ms());
+                       "INSERT INTO tokens (name, role, hash, created_by, created_ms, teams) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                       name, std::string(to_string(role)), hash, created_by, clock_.now_ms(),
+                       join(teams, ","));
       !r) {
-    return r.error();
+    return r.error().message.find("UNIQUE") != std::string::npos
+               ? make_error(ErrorKind::conflict, taken_message)
+               : r.error();
   }
-  live_.emplace(hash, Identity{name, role});
+  live_.emplace(hash, Identity{name, role, teams});
   return *token;
 }
 
@@ -219,14 +247,15 @@ Result<void> AccessStore::record(AuditRow row) {
   row.at_ms = clock_.now_ms();
   return execute(*db_,
                  "INSERT INTO audit (at_ms, user, role, method, route, target, status, result, "
-                 "remote) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 "remote, count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                  row.at_ms, row.user, row.role, row.method, row.route, row.target, row.status,
-                 row.result, row.remote);
+                 row.result, row.remote, std::max<std::int64_t>(1, row.count));
 }
 
 Result<AuditPage> AccessStore::audit(int limit, std::optional<std::int64_t> before) const {
   constexpr const char* kColumns =
-      "SELECT id, at_ms, user, role, method, route, target, status, result, remote FROM audit";
+      "SELECT id, at_ms, user, role, method, route, target, status, result, remote, count "
+      "FROM audit";
   std::lock_guard<std::mutex> lock(mu_);
   auto rows = before
                   ? query(*db_, std::string(kColumns) + " WHERE id < ?1 ORDER BY id DESC LIMIT ?2",

@@ -8,8 +8,8 @@
 namespace orch {
 
 Router GuardedApi::make_router(ApiBackend& backend, AccessStore& store,
-                               const std::string& token_file) {
-  Router router = make_api_router(backend, token_file);
+                               const RefusedRequests& refused) {
+  Router router = make_api_router(backend, &refused);
   add_access_routes(router, store);
   add_page_routes(router);
   add_openapi_route(router);
@@ -17,7 +17,7 @@ Router GuardedApi::make_router(ApiBackend& backend, AccessStore& store,
 }
 
 GuardedApi::GuardedApi(ApiBackend& backend, AccessStore& store, GuardOptions options)
-    : router_(make_router(backend, store, options.token_file)),
-      guard_(router_, store, std::move(options)) {}
+    : router_(make_router(backend, store, refused_)),
+      guard_(router_, store, std::move(options), refused_) {}
 
 }  // namespace orch

@@ -5,6 +5,7 @@
 #include "web/access/access_guard.h"
 #include "web/access/access_store.h"
 #include "web/api_backend.h"
+#include "web/refused_requests.h"
 #include "web/router.h"
 
 namespace orch {
@@ -20,7 +21,9 @@ class GuardedApi {
   const Router& router() const { return router_; }
 
  private:
-  static Router make_router(ApiBackend& backend, AccessStore& store, const std::string& token_file);
+  static Router make_router(ApiBackend& backend, AccessStore& store,
+                            const RefusedRequests& refused);
+  RefusedRequests refused_;  // the guard counts, GET /metrics shows
   Router router_;
   AccessGuard guard_;  // after router_, which it reads
 };

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace orch {
 
@@ -22,10 +23,13 @@ std::optional<Role> parse_role(std::string_view text);
 // Whether a token of role `held` may use a route that needs `needed`.
 bool role_allows(Role held, Role needed);
 
-// The caller of a request once its token is known: the token's name (the user) and role.
+// The caller of a request once its token is known: the token's name (the user), role, and the
+// teams it may submit for (a `user`'s; the first is its default; operators and admins act for
+// any team).
 struct Identity {
   std::string user;
   Role role = Role::viewer;
+  std::vector<std::string> teams;
 };
 
 }  // namespace orch

@@ -30,6 +30,8 @@ const std::vector<RouteRole>& route_roles() {
       {"GET /api/v1/tickets", Role::viewer},
       {"GET /api/v1/tickets/{id}", Role::viewer},
       {"GET /api/v1/whoami", Role::viewer},
+      // Secrets' names and grants (never a value): what a job may name.
+      {"GET /api/v1/secrets", Role::viewer},
       {"GET /metrics", Role::viewer},
       // A user runs jobs; the cancel route lets a user cancel only the jobs they submitted.
       {"POST /api/v1/jobs", Role::user},
@@ -55,6 +57,9 @@ const std::vector<RouteRole>& route_roles() {
       {"POST /api/v1/tokens", Role::admin},
       {"POST /api/v1/tokens/{name}/revoke", Role::admin},
       {"GET /api/v1/audit", Role::admin},
+      {"PUT /api/v1/secrets/{name}", Role::admin},
+      {"POST /api/v1/secrets/{name}/grant", Role::admin},
+      {"DELETE /api/v1/secrets/{name}", Role::admin},
   };
   return table;
 }

@@ -6,8 +6,9 @@
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/mfu.h"
 #include "scheduler/model/json_text.h"
-#include "scheduler/runtime/secret_values.h"
 #include "scheduler/spec/job_spec_parser.h"
+#include "scheduler/spec/spec_position.h"
+#include "scheduler/spec/submission_rules.h"
 #include "web/backend/json_values.h"
 
 namespace orch {
@@ -398,14 +399,23 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
 
 Result<nlohmann::json> SchedulerBackend::submit_job(const std::string& body,
                                                     const std::string& source,
-                                                    const std::string& owner) {
+                                                    const Submitter& who) {
   auto spec = parse_job_spec(body, source);
   if (!spec) return spec.error();
-  spec->owner = owner;  // whatever the document says: the caller is the owner
-  // A secret the server cannot read is the submitter's to fix now, not a launch failure later.
-  if (auto secrets = read_secret_values(spec->secret_env); !secrets) return secrets.error();
-  auto reply = loop_.call(SubmitJob{*spec});
-  if (!reply) return reply.error();
+  spec->owner = who.user;  // whatever the document says: the caller is the owner
+  // What is refused after parsing says where in the document, as the parser does.
+  auto at = [&](const Error& e) { return locate_error(e, body, source); };
+  // The team first (a user's default is its token's first team): the secrets' grants follow it.
+  if (auto bound = bind_team(*spec, who); !bound) return at(bound.error());
+  // A secret that does not exist or is not granted to the job's team is the submitter's to fix
+  // now, not a launch failure later.
+  if (!spec->secret_env.empty()) {
+    auto secrets = registry();
+    if (!secrets) return secrets.error();
+    if (auto ok = (*secrets)->check(spec->secret_env, spec->team); !ok) return at(ok.error());
+  }
+  auto reply = loop_.call(SubmitJob{*spec, who});
+  if (!reply) return at(reply.error());
   json out{{"id", reply->job_id}, {"name", spec->name}, {"state", reply->state}};
   if (!spec->sweep.empty()) {
     // A sweep: every point's job, in point order (named <name>-1, <name>-2, ...).

@@ -16,6 +16,7 @@
 #include "scheduler/cluster_port.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/runtime/brain_loop.h"
+#include "scheduler/secrets/secret_registry.h"
 #include "scheduler/spec/cluster_registry.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/reader_pool.h"
@@ -45,7 +46,7 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> job_events(std::int64_t id) override;
   Result<nlohmann::json> explain_job(std::int64_t id) override;
   Result<nlohmann::json> submit_job(const std::string& body, const std::string& source,
-                                    const std::string& owner) override;
+                                    const Submitter& who) override;
   Result<nlohmann::json> cancel_job(std::int64_t id, const std::string& only_owner) override;
   Result<std::string> job_logs(std::int64_t id, const LogRequest& request) override;
   Result<nlohmann::json> set_cluster_outage(const std::string& cluster, bool down) override;
@@ -98,6 +99,18 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> get_transfer(std::int64_t id) override;
   Result<nlohmann::json> start_audit(const std::string& cluster) override;
 
+  // Secrets (SecretsApi; scheduler_backend_secrets.cpp), over the registry the composition root
+  // gives (it must outlive this); none: every secret route and a spec naming one is refused.
+  void set_secrets(SecretRegistry* secrets) { secrets_ = secrets; }
+  Result<nlohmann::json> list_secrets() override;
+  Result<nlohmann::json> set_secret(const std::string& name, const std::string& value,
+                                    const std::vector<std::string>& teams,
+                                    const std::string& by) override;
+  Result<nlohmann::json> grant_secret(const std::string& name,
+                                      const std::vector<std::string>& teams,
+                                      const std::string& by) override;
+  Result<nlohmann::json> delete_secret(const std::string& name) override;
+
  private:
   // The job as Store::job_listing reads it (resources only); its stored spec into *spec if asked.
   Result<JobRow> find_job(Store& reader, std::int64_t id, nlohmann::json* spec = nullptr);
@@ -132,6 +145,8 @@ class SchedulerBackend final : public ApiBackend {
 
   std::unique_ptr<ReaderPool> readers_;
   BrainLoop& loop_;
+  SecretRegistry* secrets_ = nullptr;
+  Result<SecretRegistry*> registry() const;
   // The adapter of that cluster, or null.
   ClusterPort* port_of(const std::string& cluster) const;
 

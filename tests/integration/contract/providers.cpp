@@ -16,6 +16,7 @@
 #include "adapters/slurm/slurm_site.h"
 #include "adapters/ssh/ssh_session.h"
 #include "scheduler/common/percent_encoding.h"
+#include "testkit/job_user.h"
 #include "testkit/slurm_lab.h"
 #include "tests/fake_kube/fake_kube_server.h"
 #include "tests/fake_kube/kube_test_client.h"
@@ -108,6 +109,8 @@ std::unique_ptr<ClusterPort> LocalProvider::make_site() {
   o.gpus_per_node = 8;
   o.agent_path = ORCH_BIN_DIR "/orchestrate-agent";
   o.cancel_grace_ms = 2'000;
+  // As root, the contract holds with the jobs' processes run as an unprivileged user.
+  o.run_as = testkit::job_user();
   return std::make_unique<LocalSite>(o);
 }
 

@@ -96,7 +96,8 @@ TEST_F(ClusterAdmissionE2eTest, AReloadDrainsWhatTheFileNoLongerHasAndRefusesABa
 
   std::string without_beta = local_clusters_yaml(2, 2);
   without_beta = without_beta.substr(0, without_beta.find("  - {name: beta"));
-  without_beta += "  - {name: gamma, provider: local, nodes: 1, gpus_per_node: 2}\n";
+  without_beta += "  - {name: gamma, provider: local, nodes: 1, gpus_per_node: 2" +
+                  testkit::local_run_as_yaml() + "}\n";
   write_file(config_, without_beta);
   ASSERT_EQ(::kill(server_->pid(), SIGHUP), 0);
   ASSERT_TRUE(eventually([&] { return admission("beta") == "draining"; }, milliseconds(10000)));
@@ -126,7 +127,8 @@ TEST_F(ClusterAdmissionE2eTest, AnAddedClusterTakesWorkAtOnceAndOutlivesARestart
   EXPECT_EQ(admission("gamma"), "");
 
   const std::string taken = dir_->path() + "/taken.yaml";
-  write_file(taken, "clusters:\n  - {name: beta, provider: local, nodes: 1, gpus_per_node: 2}\n");
+  write_file(taken, "clusters:\n  - {name: beta, provider: local, nodes: 1, gpus_per_node: 2" +
+                        testkit::local_run_as_yaml() + "}\n");
   ProcessResult conflict = cli({"cluster", "add", taken});
   EXPECT_NE(conflict.exit_code, 0);
   EXPECT_THAT(conflict.output, HasSubstr("cluster \"beta\" is already configured"));
@@ -134,7 +136,8 @@ TEST_F(ClusterAdmissionE2eTest, AnAddedClusterTakesWorkAtOnceAndOutlivesARestart
   const std::string gamma = dir_->path() + "/gamma.yaml";
   write_file(gamma,
              "clusters:\n  - {name: gamma, provider: local, nodes: 1, gpus_per_node: 2,\n"
-             "     accelerator: cpu-slot, unreachable_grace_s: 1, poll_interval_ms: 50}\n");
+             "     accelerator: cpu-slot, unreachable_grace_s: 1, poll_interval_ms: 50" +
+                 testkit::local_run_as_yaml() + "}\n");
   ProcessResult added = cli({"cluster", "add", gamma});
   ASSERT_EQ(added.exit_code, 0) << added.output;
   EXPECT_THAT(added.output, HasSubstr("joined: gamma (active)"));

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "testkit/job_user.h"
 #include "tests/integration/e2e/server_fixture.h"
 
 namespace orch::e2e {
@@ -15,7 +16,8 @@ inline std::string local_clusters_yaml(int nodes, int gpus_per_node) {
     out += std::string("  - {name: ") + name +
            ", provider: local, nodes: " + std::to_string(nodes) +
            ", gpus_per_node: " + std::to_string(gpus_per_node) +
-           ", accelerator: cpu-slot,\n     unreachable_grace_s: 1, poll_interval_ms: 50}\n";
+           ", accelerator: cpu-slot,\n     unreachable_grace_s: 1, poll_interval_ms: 50" +
+           testkit::local_run_as_yaml() + "}\n";
   }
   return out;
 }
@@ -25,17 +27,17 @@ class E2eTest : public ServerFixture {
   void SetUp() override { start_with(local_clusters_yaml(2, 2)); }
   void before_cleanup() override { kill_leftover_jobs(state_); }
 
-  // A toy-trainer job: 1 node x 2 slots, d=32, checkpoints in its own dir under the temp dir.
+  // A toy-trainer job: 1 node x 2 slots, d=32, checkpoints in the job's own directory at its
+  // site ($ORCH_CHECKPOINT_DIR, made by the site before the job starts).
   std::string job_yaml(const std::string& name, const std::string& flags,
                        const std::string& more = "") const {
-    const std::string ckpt = dir_->path() + "/ckpt/" + name;
-    return "name: " + name + "\ncommand: " ORCH_BIN_DIR "/toy_trainer --dim 32 --batch 16 " +
-           flags + " --ckpt-dir " + ckpt +
-           "\n"
+    return "name: " + name + "\ncommand: " + testkit::job_bin_dir() +
+           "/toy_trainer --dim 32 --batch 16 " + flags +
+           " --ckpt-dir \"$ORCH_CHECKPOINT_DIR\"\n"
            "resources: {nodes: 1, gpus_per_node: 2}\n"
            "model: {parameters: 1024}\n"
-           "checkpoint: {dir: " +
-           ckpt + ", interval_steps: 10}\n" + more;
+           "checkpoint: {interval_steps: 10}\n" +
+           more;
   }
   static std::string restart_yaml(int user_restarts) {
     return "restart: {max_infra_restarts: 3, max_user_restarts: " + std::to_string(user_restarts) +

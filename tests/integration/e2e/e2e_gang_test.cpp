@@ -24,17 +24,14 @@ class E2eGangTest : public E2eTest {
   std::string gang_yaml(const std::string& name, int nodes, const std::string& flags,
                         const std::string& allowed,
                         const std::string& health = "heartbeat_timeout_s: 3") const {
-    const std::string ckpt = dir_->path() + "/ckpt/" + name;
-    return "name: " + name + "\ncommand: " ORCH_BIN_DIR "/toy_trainer --dim 32 --batch 16 " +
-           flags + " --ckpt-dir " + ckpt +
+    return "name: " + name + "\ncommand: " + testkit::job_bin_dir() +
+           "/toy_trainer --dim 32 --batch 16 " + flags + " --ckpt-dir \"$ORCH_CHECKPOINT_DIR\"" +
            " --collective-timeout-s 20 --rendezvous-timeout-s 30\n"
            "resources: {nodes: " +
            std::to_string(nodes) +
            ", gpus_per_node: 1}\n"
            "model: {parameters: 1024}\n"
-           "checkpoint: {dir: " +
-           ckpt +
-           ", interval_steps: 10}\n"
+           "checkpoint: {interval_steps: 10}\n"
            "health: {" +
            health +
            "}\n"

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "tests/integration/e2e/e2e_fixture.h"
@@ -74,19 +75,24 @@ TEST_F(SecurityE2eTest, ACrossSiteTextPlainPostAForeignHostAndAFormPostChangeNot
       421);
   EXPECT_EQ(raw_status(port, post("127.0.0.1", "text/plain", true)), 415);
   EXPECT_EQ(jobs_now(), 0);
-  // Each was recorded, as refused.
+  // Each kind was recorded, as refused: these came before the caller was known, so the 415s
+  // after the first from this address are counted, to be written with their count once the
+  // minute is over (issue 37), not each a row.
   json audit = get_json(url_, "/api/v1/audit");
   ASSERT_TRUE(audit.is_object());
-  int refused = 0;
-  for (const auto& e : audit["entries"]) refused += e["result"] == "refused" ? 1 : 0;
-  EXPECT_EQ(refused, 5) << audit.dump(1);
+  std::multiset<int> refused;
+  for (const auto& e : audit["entries"]) {
+    if (e["result"] == "refused") refused.insert(e["status"].get<int>());
+  }
+  EXPECT_EQ(refused, (std::multiset<int>{401, 415, 421})) << audit.dump(1);
   // The proper request goes through.
   EXPECT_EQ(raw_status(port, post("127.0.0.1", "application/yaml", true)), 201);
 }
 
 TEST_F(SecurityE2eTest, RolesThroughTheCliAndARevokedTokenStops) {
-  // The CLI on this machine finds the admin token by itself.
-  ProcessResult made = cli({"token", "create", "alice", "--role", "user"});
+  // The CLI on this machine, pointed at the state directory (cli() gives --state), sends its
+  // admin token. alice may submit for vision only.
+  ProcessResult made = cli({"token", "create", "alice", "--role", "user", "--teams", "vision"});
   ASSERT_EQ(made.exit_code, 0) << made.output;
   const std::string alice = made.output.substr(made.output.find("orch_"), 69);
   made = cli({"token", "create", "vic", "--role", "viewer"});
@@ -126,19 +132,23 @@ TEST_F(SecurityE2eTest, StateFilesAreTheServersUsersAlone) {
   const std::int64_t id = submit(job_yaml("files", "--steps 20 --step-delay-ms 10"));
   ASSERT_GT(id, 0);
   succeeded_attempts(id);
+  // As root the jobs run as another user (local.run_as), who may search (never list or read)
+  // the directories down to its own work/ and checkpoint directory (0700, its own).
+  const bool run_as = !testkit::job_user().empty();
   int checked = 0;
   for (const auto& entry : fs::recursive_directory_iterator(state_)) {
     struct stat st {};
     if (::lstat(entry.path().c_str(), &st) != 0 || S_ISLNK(st.st_mode) || S_ISSOCK(st.st_mode))
       continue;
-    EXPECT_EQ(st.st_mode & 077, 0u)
+    const mode_t allowed = run_as && S_ISDIR(st.st_mode) ? S_IXOTH : 0;
+    EXPECT_EQ(st.st_mode & 077 & ~allowed, 0u)
         << entry.path() << " is open to others: mode " << std::oct << (st.st_mode & 0777);
     ++checked;
   }
   EXPECT_GT(checked, 5);
   struct stat st {};
   ASSERT_EQ(::stat(state_.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_EQ(st.st_mode & 0777, run_as ? 0701u : 0700u);
 }
 
 class CleanEnvironmentE2eTest : public E2eTest {
@@ -165,58 +175,10 @@ TEST_F(CleanEnvironmentE2eTest, ALocalJobDoesNotSeeTheServersEnvironment) {
   EXPECT_EQ(log.body.find("s3cret-only-for-the-server"), std::string::npos) << log.body;
 }
 
-class SecretEnvE2eTest : public E2eTest {
- protected:
-  const std::string from_file_ = "file-secret-7f3e1c9a0b";
-  const std::string from_env_ = "env-secret-42d5b8e6c1";
-  std::string secret_file_;
-
-  void SetUp() override {
-    setenv("ORCH_TEST_SERVER_TOKEN", from_env_.c_str(), 1);
-    E2eTest::SetUp();
-    unsetenv("ORCH_TEST_SERVER_TOKEN");
-    secret_file_ = dir_->path() + "/wandb.key";
-    write_file(secret_file_, from_file_ + "\n");
-  }
-
-  void expect_nowhere(std::int64_t id) { expect_secrets_nowhere({from_file_, from_env_}, id); }
-};
-
-TEST_F(SecretEnvE2eTest, TheJobGetsItsSecretsAndNothingElseShowsThem) {
-  const std::int64_t id = submit(
-      "name: secrets\n"
-      "command: 'printf %s \"$WANDB_API_KEY\" | sha256sum; printf %s \"$HF_TOKEN\" | sha256sum'\n"
-      "resources: {nodes: 1, gpus_per_node: 1}\n"
-      "secret_env: {WANDB_API_KEY: {file: " +
-      secret_file_ + "}, HF_TOKEN: {env: ORCH_TEST_SERVER_TOKEN}}\n");
-  ASSERT_GT(id, 0);
-  json done = wait_final(id);
-  EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, id);
-  HttpResponse log = call(url_, "GET", "/api/v1/jobs/" + std::to_string(id) + "/logs");
-  ASSERT_EQ(log.status, 200);
-  auto sha = [](const std::string& text) {
-    ProcessResult r =
-        run_process({"/bin/sh", "-c", "printf %s '" + text + "' | sha256sum"}, milliseconds(10000));
-    return r.output.substr(0, 64);
-  };
-  EXPECT_NE(log.body.find(sha(from_file_)), std::string::npos) << log.body;
-  EXPECT_NE(log.body.find(sha(from_env_)), std::string::npos) << log.body;
-  expect_nowhere(id);
-}
-
-TEST_F(SecretEnvE2eTest, ASecretTheServerCannotReadIsRefusedAtSubmit) {
-  HttpResponse r =
-      call(url_, "POST", "/api/v1/jobs",
-           "name: x\ncommand: 'true'\nsecret_env: {K: {file: /no/such/key}}\n", "application/yaml");
-  EXPECT_EQ(r.status, 422) << r.body;
-  EXPECT_NE(r.body.find("secret_env K: cannot read /no/such/key"), std::string::npos) << r.body;
-  json list = get_json(url_, "/api/v1/jobs");
-  EXPECT_TRUE(list["jobs"].empty()) << list.dump();
-}
-
 TEST(SecurityServeTest, BindingBeyondLoopbackWithoutTlsIsRefused) {
   TempDir dir;
-  write_file(dir.path() + "/c.yaml", "clusters:\n  - {name: a, provider: local, nodes: 1}\n");
+  write_file(dir.path() + "/c.yaml", "clusters:\n  - {name: a, provider: local, nodes: 1" +
+                                         testkit::local_run_as_yaml() + "}\n");
   ProcessResult r =
       run_process({ORCH_BIN_DIR "/orchestrate", "serve", "--config", dir.path() + "/c.yaml",
                    "--state", dir.path() + "/s", "--bind", "0.0.0.0", "--port", "0"},

@@ -178,8 +178,8 @@ TEST_F(E2eTest, InvalidUtf8InASpecIsRefusedAndTheServerStaysUp) {
   const std::string bin = ORCH_BIN_DIR "/orchestrate";
   const std::string spec = dir_->path() + "/bad-utf8.yaml";
   write_file(spec, bodies[0].first);
-  ProcessResult r =
-      run_process({bin, "--server", url_, "job", "submit", spec}, milliseconds(20000));
+  ProcessResult r = run_process({bin, "--server", url_, "--state", state_, "job", "submit", spec},
+                                milliseconds(20000));
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("UTF-8"), std::string::npos) << r.output;
   ASSERT_TRUE(server_->alive());
@@ -194,7 +194,7 @@ TEST_F(E2eTest, CliDrivesTheRealServer) {
   const std::string spec = dir_->path() + "/cli-job.yaml";
   write_file(spec, job_yaml("cli-job", "--steps 20 --step-delay-ms 5"));
   auto cli = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {bin, "--server", url_});
+    args.insert(args.begin(), {bin, "--server", url_, "--state", state_});
     return run_process(args, milliseconds(20000));
   };
 

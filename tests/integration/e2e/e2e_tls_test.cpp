@@ -83,7 +83,8 @@ TEST(TlsServeTest, ACertificateThatCannotBeUsedStopsTheStartWithAReason) {
   TempDir dir;
   const fake_kube::TestPki pki = fake_kube::make_test_pki(dir.path() + "/pki", "orchestrate-e2e");
   const fake_kube::CertFiles other = fake_kube::make_test_ca(dir.path(), "other", "other CA");
-  const std::string clusters = "clusters:\n  - {name: a, provider: local, nodes: 1}\n";
+  const std::string clusters =
+      "clusters:\n  - {name: a, provider: local, nodes: 1" + testkit::local_run_as_yaml() + "}\n";
   auto serve = [&](const std::string& server_yaml) {
     write_file(dir.path() + "/c.yaml", server_yaml + clusters);
     return run_process({ORCH_BIN_DIR "/orchestrate", "serve", "--config", dir.path() + "/c.yaml",

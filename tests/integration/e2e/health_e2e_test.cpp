@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "testkit/job_user.h"
 #include "tests/integration/e2e/server_fixture.h"
 
 namespace orch::e2e {
@@ -15,31 +16,33 @@ namespace {
 
 // alpha burns in on join; the ratios are low because both virtual nodes are this one machine,
 // whose speed jitters under the test's own load: the judgement is the brain's unit tests' job.
-constexpr const char* kHealthClustersYaml =
-    "clusters:\n"
-    "  - {name: alpha, provider: local, vendor: acme, nodes: 2, gpus_per_node: 2,\n"
-    "     accelerator: cpu-slot, unreachable_grace_s: 5, poll_interval_ms: 50,\n"
-    "     burn_in: {on_join: true, compute_s: 0.2, io_mb: 4, min_compute_ratio: 0.05,\n"
-    "               min_io_ratio: 0.05, timeout_s: 60}}\n"
-    "  - {name: beta, provider: local, nodes: 1, gpus_per_node: 2, accelerator: cpu-slot,\n"
-    "     unreachable_grace_s: 5, poll_interval_ms: 50}\n";
+std::string health_clusters_yaml() {
+  return "clusters:\n"
+         "  - {name: alpha, provider: local, vendor: acme, nodes: 2, gpus_per_node: 2,\n"
+         "     accelerator: cpu-slot, unreachable_grace_s: 5, poll_interval_ms: 50,\n"
+         "     burn_in: {on_join: true, compute_s: 0.2, io_mb: 4, min_compute_ratio: 0.05,\n"
+         "               min_io_ratio: 0.05, timeout_s: 60}" +
+         testkit::local_run_as_yaml() +
+         "}\n"
+         "  - {name: beta, provider: local, nodes: 1, gpus_per_node: 2, accelerator: cpu-slot,\n"
+         "     unreachable_grace_s: 5, poll_interval_ms: 50" +
+         testkit::local_run_as_yaml() + "}\n";
+}
 
 class HealthE2eTest : public ServerFixture {
  protected:
-  void SetUp() override { start_with(kHealthClustersYaml); }
+  void SetUp() override { start_with(health_clusters_yaml()); }
   void before_cleanup() override { kill_leftover_jobs(state_); }
 
   // A toy-trainer job on alpha only, `nodes` nodes x 2 slots.
   std::string job_yaml(const std::string& name, int nodes, int steps) const {
-    const std::string ckpt = dir_->path() + "/ckpt/" + name;
-    return "name: " + name +
-           "\ncommand: " ORCH_BIN_DIR "/toy_trainer --dim 32 --batch 16 --steps " +
-           std::to_string(steps) + " --step-delay-ms 20 --ckpt-dir " + ckpt +
-           "\nresources: {nodes: " + std::to_string(nodes) +
+    return "name: " + name + "\ncommand: " + testkit::job_bin_dir() +
+           "/toy_trainer --dim 32 --batch 16 --steps " + std::to_string(steps) +
+           " --step-delay-ms 20 --ckpt-dir \"$ORCH_CHECKPOINT_DIR\"\nresources: {nodes: " +
+           std::to_string(nodes) +
            ", gpus_per_node: 2}\n"
            "model: {parameters: 1024}\n"
-           "checkpoint: {dir: " +
-           ckpt + ", interval_steps: 10}\nplacement: {allowed: [alpha]}\n";
+           "checkpoint: {interval_steps: 10}\nplacement: {allowed: [alpha]}\n";
   }
   std::string admission(const std::string& cluster) {
     json list = get_json(url_, "/api/v1/clusters");

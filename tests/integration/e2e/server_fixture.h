@@ -81,9 +81,10 @@ class ServerFixture : public ::testing::Test {
     if (r.status != 201 || !j.is_object() || !j["id"].is_number_integer()) return 0;
     return j["id"].get<std::int64_t>();
   }
-  // The `orchestrate` CLI against this server: `orchestrate --server URL args...`.
+  // The `orchestrate` CLI against this server as its administrator on this machine:
+  // `orchestrate --server URL --state STATE args...` (it sends STATE/admin.token).
   ProcessResult cli(std::vector<std::string> args) {
-    args.insert(args.begin(), {ORCH_BIN_DIR "/orchestrate", "--server", url_});
+    args.insert(args.begin(), {ORCH_BIN_DIR "/orchestrate", "--server", url_, "--state", state_});
     return run_process(args, milliseconds(90000));
   }
   json job(std::int64_t id) { return get_json(url_, "/api/v1/jobs/" + std::to_string(id)); }

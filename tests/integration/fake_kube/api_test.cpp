@@ -44,7 +44,8 @@ TEST_F(ApiTest, DiscoveryDescribesWhatIsServed) {
   std::set<std::string> core;
   json v1 = get("/api/v1");
   for (const json& r : v1["resources"]) core.insert(r["name"]);
-  EXPECT_EQ(core, (std::set<std::string>{"namespaces", "nodes", "pods", "pods/log", "services"}));
+  EXPECT_EQ(core, (std::set<std::string>{"namespaces", "nodes", "pods", "pods/log", "secrets",
+                                         "services"}));
   json batch = get("/apis/batch/v1");
   EXPECT_EQ(batch["groupVersion"], "batch/v1");
   EXPECT_EQ(batch["resources"][0]["name"], "jobs");
@@ -101,7 +102,7 @@ TEST_F(ApiTest, ErrorsAreStatusObjects) {
   EXPECT_THAT(r.json()["message"].get<std::string>(),
               HasSubstr("spec.template.spec.restartPolicy: Unsupported value: \"Always\""));
 
-  r = call("GET", "/api/v1/namespaces/default/secrets");
+  r = call("GET", "/api/v1/namespaces/default/configmaps");
   EXPECT_EQ(r.status, 404);
   r = call("PUT", "/api/v1/nodes/node-0", "{}");
   EXPECT_EQ(r.status, 405);

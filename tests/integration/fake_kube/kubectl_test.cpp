@@ -166,6 +166,45 @@ TEST_F(KubectlTest, AnExecPluginsTokenIsAcceptedUntilItExpires) {
   EXPECT_THAT(expired.output, HasSubstr("Unauthorized"));
 }
 
+// Secrets (issue 37: a job's secret values travel in one): kubectl creates, lists, patches and
+// deletes them, and `get secrets` prints how many keys, never a value.
+TEST_F(KubectlTest, SecretsAreCreatedListedPatchedAndDeleted) {
+  start_server();
+  // From a manifest (`kubectl create secret generic` sends protobuf, which the fake does not
+  // read).
+  const std::string secret_file = dir_.path() + "/secret.yaml";
+  e2e::write_file(secret_file,
+                  "apiVersion: v1\nkind: Secret\nmetadata:\n  name: hf\n"
+                  "stringData:\n  HF_TOKEN: hf_abc123\n");
+  const auto created = kubectl({"create", "-f", secret_file});
+  ASSERT_EQ(created.exit_code, 0) << created.output;
+  EXPECT_THAT(created.output, HasSubstr("secret/hf created"));
+  const auto table = kubectl({"get", "secrets"});
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_THAT(table.output, ::testing::ContainsRegex("NAME +TYPE +DATA +AGE"));
+  EXPECT_THAT(table.output, ::testing::ContainsRegex("hf +Opaque +1 +[0-9]+s"));
+  EXPECT_THAT(table.output, ::testing::Not(HasSubstr("hf_abc123")));
+
+  const auto merged =
+      kubectl({"patch", "secret", "hf", "--type", "merge", "-p", R"({"stringData":{"W":"w"}})"});
+  ASSERT_EQ(merged.exit_code, 0) << merged.output;
+  EXPECT_THAT(merged.output, HasSubstr("secret/hf patched"));
+  const auto got = kubectl({"get", "secret", "hf", "-o", "json"});
+  ASSERT_EQ(got.exit_code, 0) << got.output;
+  const json secret = json::parse(got.output);
+  EXPECT_EQ(secret["data"]["HF_TOKEN"], "aGZfYWJjMTIz");  // base64("hf_abc123")
+  EXPECT_EQ(secret["data"]["W"], "dw==");
+  // kubectl's default patch type is a strategic merge, which the fake does not take.
+  const auto strategic = kubectl({"patch", "secret", "hf", "-p", R"({"data":{}})"});
+  EXPECT_NE(strategic.exit_code, 0) << strategic.output;
+  EXPECT_THAT(strategic.output, HasSubstr("application/merge-patch+json"));
+
+  const auto deleted = kubectl({"delete", "secret", "hf"});
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.output;
+  EXPECT_THAT(deleted.output, HasSubstr("secret \"hf\" deleted"));
+  EXPECT_EQ(call("GET", "/api/v1/namespaces/default/secrets/hf").status, 404);
+}
+
 TEST_F(KubectlTest, StrictValidationRejectsAnUnknownTopLevelField) {
   start_server();
   const std::string job_file = dir_.path() + "/bad.yaml";

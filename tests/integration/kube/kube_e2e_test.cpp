@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "testkit/job_user.h"
 #include "tests/fake_kube/fake_kube_server.h"
 #include "tests/fake_kube/kube_test_client.h"
 #include "tests/fake_kube/test_pki.h"
@@ -67,7 +68,7 @@ class KubeE2eTest : public ServerFixture {
         kube_mount_ + "}]" + kube_extra() + "}\n" + kube_cluster_extra() +
         "  - {name: beta, provider: local, nodes: 2, gpus_per_node: 2, accelerator: cpu-slot,\n"
         "     peak_tflops: 0.001, poll_interval_ms: 100, storage: {checkpoints: " +
-        ckpt + "/beta}}\n");
+        ckpt + "/beta}" + testkit::local_run_as_yaml() + "}\n");
   }
   void before_cleanup() override {
     kill_leftover_jobs(state_);
@@ -99,12 +100,10 @@ class KubeE2eTest : public ServerFixture {
 };
 
 std::string toy_job(const std::string& name, int steps) {
-  return "name: " + name + "\ncommand: " ORCH_BIN_DIR "/toy_trainer --dim 32 --batch 16 --steps " +
-         std::to_string(steps) +
+  return "name: " + name + "\ncommand: " + testkit::job_bin_dir() +
+         "/toy_trainer --dim 32 --batch 16 --steps " + std::to_string(steps) +
          " --step-delay-ms 40 --ckpt-every 10 --keep-ckpts 0 --ckpt-dir "
-         "\"$ORCH_CHECKPOINT_ROOT/" +
-         name +
-         "\"\n"
+         "\"$ORCH_CHECKPOINT_DIR\"\n"
          "resources: {nodes: 1, gpus_per_node: 2}\n"
          "model: {parameters: 1024}\n"
          "checkpoint: {interval_steps: 10}\n"

@@ -19,6 +19,7 @@
 #include "adapters/kubernetes/kube_config.h"
 #include "adapters/kubernetes/kube_site.h"
 #include "cli/site_transfer_port.h"
+#include "scheduler/common/base64.h"
 #include "tests/fake_kube/fake_kube_server.h"
 #include "tests/fake_kube/kube_test_client.h"
 #include "tests/fake_kube/pod_volumes.h"
@@ -30,6 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string temp_dir() {
   std::string tmpl = (fs::temp_directory_path() / "kube-site-XXXXXX").string();
@@ -216,10 +218,23 @@ TEST_F(kube_site, CheckpointsOnTheClaimAreListedHashedAndDeletedInTheHelperPod) 
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().kind, ErrorKind::not_found);
 
-  ASSERT_TRUE(site().remove_path(mount_ + "/job/step-10").ok());
+  // Confined to the job's directory: a link out of it is neither listed nor deleted.
+  write_file(claim() + "/other/step-5/model.pt", "theirs");
+  fs::create_directory_symlink(claim() + "/other/step-5", claim() + "/job/step-5");
+  auto out =
+      site().manifest({mount_ + "/job/step-5", ManifestRequest::Hash::all, {}, mount_ + "/job"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().kind, ErrorKind::forbidden) << out.error().message;
+  auto kept = site().remove_path({mount_ + "/job/step-5", mount_ + "/job"});
+  ASSERT_FALSE(kept.ok());
+  EXPECT_EQ(kept.error().kind, ErrorKind::forbidden) << kept.error().message;
+  EXPECT_TRUE(fs::exists(claim() + "/other/step-5/model.pt"));
+
+  ASSERT_TRUE(site().remove_path({mount_ + "/job/step-10", mount_ + "/job"}).ok());
   EXPECT_FALSE(fs::exists(claim() + "/job/step-10"));
-  EXPECT_TRUE(site().remove_path(mount_ + "/job/step-10").ok()) << "deleting twice is fine";
-  auto refused = site().remove_path("/");
+  EXPECT_TRUE(site().remove_path({mount_ + "/job/step-10", mount_ + "/job"}).ok())
+      << "deleting twice is fine";
+  auto refused = site().remove_path({"/", mount_ + "/job"});
   EXPECT_FALSE(refused.ok());
 
   // One helper pod served all of it, labelled as orchestrate's helper.
@@ -382,6 +397,96 @@ TEST_F(kube_site, AJobsOwnPodSettingsReachItsPod) {
   auto refused = site().launch(host);
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.error().message, HasSubstr("allow_host_path"));
+}
+
+// Issue 37: a job's secret_env reaches its process through a Secret of the attempt that its Job
+// owns; the Job as the API server keeps it holds no value, and cancel takes the Secret away
+// itself (the cluster's garbage collector is off here).
+TEST_F(kube_site, SecretValuesReachThePodThroughASecretOwnedByTheJob) {
+  ASSERT_EQ(api("POST", "/fake/gc?enabled=false").status, 200);
+  const std::string value = "hf_$(HOME)$$ secret";
+  LaunchRequest r =
+      attempt("orch-7-1-secret", "printf '%s\\n' \"$HF_TOKEN\" > " + mount_ + "/seen; sleep 60", 1);
+  r.secret_env = {{"HF_TOKEN", value}};
+  auto launched = site().launch(r);
+  ASSERT_TRUE(launched.ok()) << launched.error().message;
+  EXPECT_FALSE(launched->adopted);
+  ASSERT_TRUE(eventually([&] { return read_file(claim() + "/seen") == value + "\n"; }))
+      << read_file(claim() + "/seen");
+
+  const std::string secret_path = "/api/v1/namespaces/default/secrets/orch-7-1-secret-secret";
+  auto job = api("GET", "/apis/batch/v1/namespaces/default/jobs/" + r.token);
+  ASSERT_EQ(job.status, 200) << job.body;
+  EXPECT_THAT(job.body, Not(HasSubstr("hf_"))) << "no value, escaped or not";
+  EXPECT_THAT(job.body, Not(HasSubstr(encode_base64(value))));
+  EXPECT_THAT(job.body, HasSubstr(R"({"name":"HF_TOKEN","valueFrom":{"secretKeyRef":)"
+                                  R"({"key":"HF_TOKEN","name":"orch-7-1-secret-secret"}}})"));
+  auto secret = api("GET", secret_path);
+  ASSERT_EQ(secret.status, 200) << secret.body;
+  const auto owner = secret.json()["metadata"]["ownerReferences"];
+  ASSERT_EQ(owner.size(), 1u) << secret.body;
+  EXPECT_EQ(owner[0]["kind"], "Job");
+  EXPECT_EQ(owner[0]["name"], r.token);
+  EXPECT_EQ(owner[0]["uid"], job.json()["metadata"]["uid"]);
+  EXPECT_EQ(owner[0]["controller"], false);
+  EXPECT_EQ(secret.json()["metadata"]["labels"]["orchestrate.dev/token"], r.token);
+
+  // A retried launch (the server restarted) adopts the Job and keeps its Secret owned by it.
+  auto again = site().launch(r);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->adopted);
+  EXPECT_EQ(api("GET", secret_path).json()["metadata"]["ownerReferences"][0]["uid"],
+            job.json()["metadata"]["uid"]);
+
+  ASSERT_TRUE(site().cancel(r.token).ok());
+  EXPECT_EQ(api("GET", secret_path).status, 404) << "deleted by cancel, not by the GC";
+  EXPECT_TRUE(eventually([&] {
+    return api("GET", "/apis/batch/v1/namespaces/default/jobs/" + r.token).status == 404;
+  }));
+}
+
+// An attempt that ends by itself keeps its Job (for its status) but not its Secret.
+TEST_F(kube_site, AnEndedAttemptsSecretIsDeleted) {
+  LaunchRequest r = attempt("orch-7-2-ends", "test -n \"$WANDB_API_KEY\"", 1);
+  r.secret_env = {{"WANDB_API_KEY", "wandb-key"}};
+  ASSERT_TRUE(site().launch(r).ok());
+  Result<RunObservation> obs = make_error(ErrorKind::internal, "not observed");
+  ASSERT_TRUE(eventually([&] {
+    obs = site().observe(r.token, 0);
+    return obs.ok() && obs->phase == RunPhase::exited;
+  }));
+  ASSERT_TRUE(obs->exit.has_value());
+  EXPECT_EQ(obs->exit->exit_code, 0) << obs->exit->detail;
+  EXPECT_EQ(api("GET", "/api/v1/namespaces/default/secrets/orch-7-2-ends-secret").status, 404);
+  EXPECT_EQ(api("GET", "/apis/batch/v1/namespaces/default/jobs/" + r.token).status, 200);
+}
+
+// Credentials that may not create or patch Secrets: the launch fails saying which RBAC verbs
+// are missing, and leaves nothing behind.
+TEST_F(kube_site, ALaunchThatMayNotCreateOrPatchSecretsSaysWhichVerbsItNeeds) {
+  LaunchRequest r = attempt("orch-7-3-rbac", "sleep 60", 1);
+  r.secret_env = {{"HF_TOKEN", "hf_rbac_value"}};
+  ASSERT_EQ(api("POST", "/fake/forbid?verb=create&resource=secrets").status, 200);
+  auto refused = site().launch(r);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::forbidden);
+  EXPECT_THAT(refused.error().message, HasSubstr("namespace default"));
+  EXPECT_THAT(refused.error().message, HasSubstr("`create secrets`"));
+  EXPECT_THAT(refused.error().message, HasSubstr("`patch secrets`"));
+  EXPECT_THAT(refused.error().message, Not(HasSubstr("hf_rbac_value")));
+  EXPECT_EQ(api("GET", "/apis/batch/v1/namespaces/default/jobs/" + r.token).status, 404);
+
+  // Created but not patched: the new Job and its Secret are taken back.
+  ASSERT_EQ(api("DELETE", "/fake/forbid").status, 200);
+  ASSERT_EQ(api("POST", "/fake/forbid?verb=patch&resource=secrets").status, 200);
+  refused = site().launch(r);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::forbidden);
+  EXPECT_THAT(refused.error().message, HasSubstr("to patch the Secret orch-7-3-rbac-secret"));
+  EXPECT_EQ(api("GET", "/api/v1/namespaces/default/secrets/orch-7-3-rbac-secret").status, 404);
+  EXPECT_TRUE(eventually([&] {
+    return api("GET", "/apis/batch/v1/namespaces/default/jobs/" + r.token).status == 404;
+  }));
 }
 
 // Three nodes, one of them slow (the fake runs its pods at a fifth of the CPU).

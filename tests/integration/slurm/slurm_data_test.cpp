@@ -86,8 +86,9 @@ class SlurmDataTest : public SlurmE2eTest {
     return found;
   }
 
-  std::string ckpt_dir(const std::string& cluster, const std::string& job) const {
-    return lab_->cluster(cluster).storage_root + "/ckpt/" + job;
+  // The job's own checkpoint directory at the cluster ($ORCH_CHECKPOINT_DIR there).
+  std::string ckpt_dir(const std::string& cluster, std::int64_t job) const {
+    return lab_->cluster(cluster).storage_root + "/ckpt/job-" + std::to_string(job);
   }
 };
 
@@ -161,7 +162,7 @@ TEST_F(SlurmDataTest, LostCheckpointsAndADeadNodeResumeOnBetaFromTheReplica) {
   for (const auto& e : checkpoint_events(id, "checkpoint-replicated")) {
     newest_replicated = std::max(newest_replicated, step_in(e["message"]));
   }
-  const std::error_code ec = remove_live_tree(ckpt_dir("alpha", "lost"));
+  const std::error_code ec = remove_live_tree(ckpt_dir("alpha", id));
   ASSERT_FALSE(ec) << ec.message();
   const std::string node = lab_->cluster("alpha").nodes.at(0);
   ASSERT_TRUE(lab_->kill_node("alpha", node).ok());
@@ -213,7 +214,7 @@ TEST_F(SlurmNoAuditTest, ACorruptNewestCheckpointIsNeverResumedFrom) {
         return verified > 0;
       },
       "verify the checkpoint at step 20");
-  const std::string newest = ckpt_dir("alpha", "corrupt") + "/step-20.ckpt";
+  const std::string newest = ckpt_dir("alpha", id) + "/step-20.ckpt";
   {
     std::fstream f(newest, std::ios::in | std::ios::out | std::ios::binary);
     ASSERT_TRUE(f.is_open()) << newest;
@@ -269,7 +270,7 @@ TEST_F(SlurmResumeWeighingTest, DeletedNewestCopiesAndADeadNodeResumeFromTheNewe
   // The provider loses alpha's newest copies: everything within 60 steps of what beta holds.
   int deleted = 0;
   int kept = 0;
-  for (const auto& f : fs::directory_iterator(ckpt_dir("alpha", "weigh"))) {
+  for (const auto& f : fs::directory_iterator(ckpt_dir("alpha", id))) {
     const int step = step_in(
         std::regex_replace(f.path().filename().string(), std::regex("step-([0-9]+).*"), "step $1"));
     if (step < 0) continue;

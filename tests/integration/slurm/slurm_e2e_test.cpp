@@ -33,9 +33,9 @@ TEST_F(SlurmE2eTest, ToyTrainerRunsOnAlphaThroughSbatch) {
   EXPECT_EQ(jobs[0], slurm_id + " RUNNING");
   const std::string node = lab_->cluster("alpha").nodes.at(0);
 
-  ProcessResult show = run_process(
-      {ORCH_BIN_DIR "/orchestrate", "--server", url_, "job", "show", std::to_string(id)},
-      milliseconds(20000));
+  ProcessResult show = run_process({ORCH_BIN_DIR "/orchestrate", "--server", url_, "--state",
+                                    state_, "job", "show", std::to_string(id)},
+                                   milliseconds(20000));
   ASSERT_EQ(show.exit_code, 0) << show.output;
   EXPECT_NE(show.output.find("running"), std::string::npos) << show.output;
   EXPECT_NE(show.output.find(slurm_id), std::string::npos) << "no Slurm job id\n" << show.output;

@@ -89,18 +89,18 @@ class SlurmE2eTest : public ServerFixture {
     return "clusters:\n" + cluster_yaml("alpha") + cluster_yaml("beta");
   }
 
-  // A toy-trainer job on `nodes` nodes x 2 GPUs whose checkpoints go under the site's checkpoint
-  // root
-  // ($ORCH_CHECKPOINT_ROOT, which differs per cluster), as a job on rented clusters would. It
-  // keeps every checkpoint: an attempt that ran on through an outage must not delete the one
-  // its replacement resumes from (checkpoint replication and retention are issue 5's).
+  // A toy-trainer job on `nodes` nodes x 2 GPUs whose checkpoints go to its own directory at the
+  // site ($ORCH_CHECKPOINT_DIR, under a checkpoint root that differs per cluster), as every job's
+  // must (issue 37). It keeps every checkpoint: an attempt that ran on through an outage must not
+  // delete the one its replacement resumes from (checkpoint replication and retention are issue
+  // 5's).
   static std::string job_yaml(const std::string& name, const std::string& flags,
                               const std::string& more = "",
                               const std::string& checkpoint = "{interval_steps: 10}",
                               int nodes = 1) {
     return "name: " + name + "\ncommand: " ORCH_BIN_DIR "/toy_trainer --dim 32 --batch 16 " +
-           flags + " --keep-ckpts 0 --ckpt-dir \"$ORCH_CHECKPOINT_ROOT/" + name +
-           "\"\n"
+           flags +
+           " --keep-ckpts 0 --ckpt-dir \"$ORCH_CHECKPOINT_DIR\"\n"
            "resources: {nodes: " +
            std::to_string(nodes) +
            ", gpus_per_node: 2}\n"

@@ -187,22 +187,41 @@ TEST_F(StorageLabTest, MissingPathIsNotFound) {
 TEST_F(StorageLabTest, RemovePathDeletesOverSsh) {
   const std::string dir = make_checkpoint("step-200");
   ASSERT_TRUE(fs::exists(dir + "/model.bin"));
-  auto removed = site_->remove_path(dir);
+  const std::string within = storage_ + "/ckpt";
+  auto removed = site_->remove_path({dir, within});
   ASSERT_TRUE(removed.ok()) << removed.error().message;
   EXPECT_FALSE(fs::exists(dir));
   EXPECT_TRUE(fs::exists(storage_ + "/ckpt"));
   auto gone = site_->manifest(request(dir));
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.error().kind, ErrorKind::not_found);
-  auto again = site_->remove_path(dir);  // nothing left to delete: fine
+  auto again = site_->remove_path({dir, within});  // nothing left to delete: fine
   EXPECT_TRUE(again.ok()) << again.error().message;
 
-  auto root = site_->remove_path("/");
+  auto root = site_->remove_path({"/", within});
   ASSERT_FALSE(root.ok());
-  EXPECT_EQ(root.error().kind, ErrorKind::invalid);
-  auto relative = site_->remove_path("ckpt");
+  EXPECT_EQ(root.error().kind, ErrorKind::forbidden);
+  auto relative = site_->remove_path({"ckpt", within});
   ASSERT_FALSE(relative.ok());
   EXPECT_EQ(relative.error().kind, ErrorKind::invalid);
+}
+
+TEST_F(StorageLabTest, ALinkOutOfItsDirectoryIsNeitherListedNorDeletedOverSsh) {
+  // Another job's checkpoint, and a copy in this job's directory that is a link to it.
+  const std::string victim = make_checkpoint("step-400");
+  const std::string mine = storage_ + "/ckpt/job-2";
+  fs::create_directories(mine);
+  fs::create_directory_symlink(victim, mine + "/step-1");
+  ManifestRequest r = request(mine + "/step-1");
+  r.within = mine;
+  auto listed = site_->manifest(r);
+  ASSERT_FALSE(listed.ok());
+  EXPECT_EQ(listed.error().kind, ErrorKind::forbidden) << listed.error().message;
+  auto removed = site_->remove_path({mine + "/step-1", mine});
+  ASSERT_FALSE(removed.ok());
+  EXPECT_EQ(removed.error().kind, ErrorKind::forbidden) << removed.error().message;
+  EXPECT_TRUE(fs::exists(victim + "/model.bin"));
+  EXPECT_TRUE(fs::is_symlink(mine + "/step-1"));
 }
 
 TEST_F(StorageLabTest, StoppedLoginNodeIsUnreachableQuickly) {
@@ -218,7 +237,7 @@ TEST_F(StorageLabTest, StoppedLoginNodeIsUnreachableQuickly) {
     EXPECT_EQ(m.error().kind, ErrorKind::unreachable) << m.error().message;
     EXPECT_THAT(m.error().message, HasSubstr("alpha"));
     EXPECT_LT(took, std::chrono::seconds(10));
-    auto removed = site->remove_path(dir);
+    auto removed = site->remove_path({dir, storage_ + "/ckpt"});
     ASSERT_FALSE(removed.ok());
     EXPECT_EQ(removed.error().kind, ErrorKind::unreachable) << removed.error().message;
   }

@@ -22,7 +22,7 @@ class AccessFixture : public ::testing::Test {
     ASSERT_TRUE(opened.ok()) << opened.error().message;
     store = std::move(*opened);
     api = std::make_unique<GuardedApi>(backend, *store,
-                                       GuardOptions{answered_hosts("127.0.0.1", {}), ""});
+                                       GuardOptions{answered_hosts("127.0.0.1", {})});
     // The user is alice: the fake backend's job 1 is hers, the others bob's.
     for (const auto& [name, role] : std::map<std::string, Role>{{"vic", Role::viewer},
                                                                 {"alice", Role::user},

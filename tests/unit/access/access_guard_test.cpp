@@ -48,8 +48,7 @@ TEST_F(AccessFixture, TheNamesTheServerAnswersToPass) {
     r.headers["host"] = host;
     EXPECT_EQ(api->handle(r).status, 200) << host;
   }
-  GuardedApi named(backend, *store,
-                   GuardOptions{answered_hosts("0.0.0.0", {"orch.example.com"}), ""});
+  GuardedApi named(backend, *store, GuardOptions{answered_hosts("0.0.0.0", {"orch.example.com"})});
   HttpRequest r = request("GET", "/api/v1/jobs", tokens.at(Role::viewer));
   r.headers["host"] = "orch.example.com:443";
   EXPECT_EQ(named.handle(r).status, 200);
@@ -88,16 +87,74 @@ TEST_F(AccessFixture, EveryAnswerCarriesTheBrowserSafetyHeaders) {
   }
 }
 
-TEST_F(AccessFixture, TheHealthProbeNeedsNoTokenAndNamesTheTokenFileOnlyToThisMachine) {
-  GuardedApi with_file(backend, *store,
-                       GuardOptions{answered_hosts("127.0.0.1", {}), "/state/admin.token"});
-  HttpRequest local = request("GET", "/healthz", "");
-  EXPECT_THAT(with_file.handle(local).body, HasSubstr("/state/admin.token"));
-  HttpRequest remote = local;
-  remote.remote = "10.1.2.3";
-  const HttpResponse r = with_file.handle(remote);
-  EXPECT_EQ(r.status, 200);
-  EXPECT_THAT(r.body, ::testing::Not(HasSubstr("token_file")));
+TEST_F(AccessFixture, TheHealthProbeNeedsNoTokenAndNamesNoFileToAnyone) {
+  for (const char* from : {"127.0.0.1", "10.1.2.3"}) {
+    HttpRequest r = request("GET", "/healthz", "");
+    r.remote = from;
+    const HttpResponse answer = api->handle(r);
+    EXPECT_EQ(answer.status, 200) << from;
+    EXPECT_THAT(answer.body, ::testing::Not(HasSubstr("token")));
+    EXPECT_THAT(answer.body, ::testing::Not(HasSubstr("/")));
+  }
+}
+
+TEST_F(AccessFixture, ATokensTeamsReachTheSubmitterAndAUserActsOnlyForThem) {
+  auto made = store->create_token("vera", Role::user, "ada", {"vision", "nlp"});
+  ASSERT_TRUE(made.ok());
+  HttpResponse r =
+      api->handle(request("POST", "/api/v1/jobs", *made, "name: x\n", "application/yaml"));
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(backend.last_submitter.user, "vera");
+  EXPECT_FALSE(backend.last_submitter.any_team);
+  EXPECT_EQ(backend.last_submitter.teams, (std::vector<std::string>{"vision", "nlp"}));
+  send("POST", "/api/v1/jobs", Role::operator_, "name: x\n", "application/yaml");
+  EXPECT_TRUE(backend.last_submitter.any_team) << "an operator acts for any team";
+  const HttpResponse who = api->handle(request("GET", "/api/v1/whoami", *made));
+  EXPECT_THAT(who.body, HasSubstr(R"("teams":["vision","nlp"])"));
+}
+
+TEST_F(AccessFixture, ATokenIsMadeWithTeamsThroughTheApi) {
+  HttpResponse made = send("POST", "/api/v1/tokens", Role::admin,
+                           R"({"name": "nina", "role": "user", "teams": ["nlp"]})");
+  ASSERT_EQ(made.status, 201) << made.body;
+  EXPECT_THAT(made.body, HasSubstr(R"("teams":["nlp"])"));
+  EXPECT_EQ(send("POST", "/api/v1/tokens", Role::admin,
+                 R"({"name": "nick", "role": "user", "teams": "nlp"})")
+                .status,
+            422);
+  const HttpResponse list = send("GET", "/api/v1/tokens", Role::admin);
+  EXPECT_THAT(list.body, HasSubstr(R"("teams":["nlp"])"));
+}
+
+TEST_F(AccessFixture, SecretsAreListedToAnyTokenAndChangedOnlyByAnAdminNeverShowingAValue) {
+  const std::string body = R"({"value_base64": "aGYtdmFsdWU=", "teams": ["nlp"]})";
+  EXPECT_EQ(send("PUT", "/api/v1/secrets/hf", Role::operator_, body).status, 403);
+  const HttpResponse set = send("PUT", "/api/v1/secrets/hf", Role::admin, body);
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_EQ(backend.secrets.at("hf").value, "hf-value");
+  EXPECT_EQ(backend.secrets.at("hf").by, "ada");
+  const HttpResponse list = send("GET", "/api/v1/secrets", Role::viewer);
+  EXPECT_EQ(list.status, 200);
+  EXPECT_THAT(list.body, HasSubstr(R"("name":"hf")"));
+  EXPECT_THAT(list.body, ::testing::Not(HasSubstr("hf-value")));
+  EXPECT_THAT(list.body, ::testing::Not(HasSubstr("aGYtdmFsdWU")));
+  EXPECT_EQ(
+      send("POST", "/api/v1/secrets/hf/grant", Role::admin, R"({"teams": ["vision"]})").status,
+      200);
+  EXPECT_EQ(backend.secrets.at("hf").teams, (std::vector<std::string>{"vision"}));
+  EXPECT_EQ(send("DELETE", "/api/v1/secrets/hf", Role::user).status, 403);
+  EXPECT_EQ(send("DELETE", "/api/v1/secrets/hf", Role::admin).status, 200);
+  EXPECT_EQ(send("DELETE", "/api/v1/secrets/hf", Role::admin).status, 404);
+  EXPECT_EQ(send("PUT", "/api/v1/secrets/from-file", Role::admin, body).status, 409);
+}
+
+TEST_F(AccessFixture, ASecretBodyMustGiveExactlyOneValue) {
+  for (const char* bad :
+       {R"({"teams": []})", R"({"value": "a", "value_base64": "YQ=="})",
+        R"({"value_base64": "***"})", R"({"value": 7})", R"({"value": "a", "teams": "nlp"})"}) {
+    EXPECT_EQ(send("PUT", "/api/v1/secrets/x", Role::admin, bad).status, 422) << bad;
+  }
+  EXPECT_EQ(send("POST", "/api/v1/secrets/from-file/grant", Role::admin, R"({})").status, 422);
 }
 
 TEST_F(AccessFixture, AnUnknownRouteAsksForATokenBeforeSayingItIsUnknown) {

@@ -1,9 +1,10 @@
 // Tokens are random, shown once and kept only as hashes; a revoked one stops at once; the audit
 // log pages newest first.
 #include <gmock/gmock.h>
-
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -91,6 +92,50 @@ TEST(AccessStore, NamesAndRolesAreChecked) {
   EXPECT_FALSE(store->has_live_admin());
   ASSERT_TRUE(store->create_token("root", Role::admin, "ada").ok());
   EXPECT_TRUE(store->has_live_admin());
+}
+
+TEST(AccessStore, ATokenIsBoundToTeamsWhichItsCallerCarriesAcrossAReopen) {
+  FakeClock clock;
+  const std::string path = ::testing::TempDir() + "/access_teams_" + std::to_string(::getpid());
+  std::remove(path.c_str());
+  std::string token;
+  {
+    auto store = open_store(path, clock);
+    auto made = store->create_token("alice", Role::user, "ada", {"vision", "nlp"});
+    ASSERT_TRUE(made.ok()) << made.error().message;
+    token = *made;
+    EXPECT_EQ(store->identify(token)->teams, (std::vector<std::string>{"vision", "nlp"}));
+    EXPECT_EQ(store->create_token("bob", Role::user, "ada", {"no team"}).error().kind,
+              ErrorKind::invalid);
+  }
+  auto again = open_store(path, clock);
+  EXPECT_EQ(again->identify(token)->teams, (std::vector<std::string>{"vision", "nlp"}));
+  EXPECT_EQ(again->tokens()->at(0).teams, (std::vector<std::string>{"vision", "nlp"}));
+  std::remove(path.c_str());
+}
+
+TEST(AccessStore, WhatMustHoldATokenRunsBeforeItWorksAndItsFailureKeepsItDead) {
+  FakeClock clock;
+  auto store = open_store(":memory:", clock);
+  std::string held;
+  auto made = store->create_token("admin", Role::admin, "orchestrate serve", {},
+                                  [&](const std::string& token) -> Result<void> {
+                                    EXPECT_FALSE(store->identify(token)) << "not live yet";
+                                    held = token;
+                                    return {};
+                                  });
+  ASSERT_TRUE(made.ok());
+  EXPECT_EQ(held, *made);
+  EXPECT_TRUE(store->identify(held));
+  std::string refused;
+  auto failed = store->create_token("admin-2", Role::admin, "orchestrate serve", {},
+                                    [&](const std::string& token) -> Result<void> {
+                                      refused = token;
+                                      return make_error(ErrorKind::io, "disk full");
+                                    });
+  ASSERT_FALSE(failed.ok());
+  EXPECT_FALSE(store->identify(refused));
+  EXPECT_EQ(store->tokens()->size(), 1u);
 }
 
 TEST(AccessStore, TheAuditPagesNewestFirst) {

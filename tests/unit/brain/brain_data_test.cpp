@@ -73,7 +73,7 @@ TEST_F(BrainData, AReportedCheckpointIsVerifiedWhereItWasSavedThenCopiedOffSiteA
   auto t = active_transfers();
   ASSERT_EQ(t.size(), 1u);
   EXPECT_EQ(t[0].src_cluster, "alpha");
-  EXPECT_EQ(t[0].src_path, "/ckpt/step-10");
+  EXPECT_EQ(t[0].src_path, "/a/checkpoints/job-1/step-10");
   EXPECT_EQ(t[0].dst_cluster, "beta");
   EXPECT_EQ(t[0].dst_path, "/b/checkpoints/.orchestrate/replicas/job-1/step-10/step-10");
   EXPECT_EQ(state_at(id, 10, "beta"), ReplicaState::copying);
@@ -192,7 +192,7 @@ TEST_F(BrainData, TheAuditFindsALostCopyAndReReplicatesItFromTheSurvivingOne) {
   ASSERT_EQ(t.size(), 1u);
   EXPECT_EQ(t[0].src_cluster, "beta");
   EXPECT_EQ(t[0].dst_cluster, "alpha");
-  EXPECT_EQ(t[0].dst_path, "/ckpt/step-10") << "back where the job wrote it";
+  EXPECT_EQ(t[0].dst_path, ckpt_path(attempts(id).front(), 10)) << "back where the job wrote it";
 }
 
 TEST_F(BrainData, RetentionDeletesOldCheckpointsOnlyOnceTheNewestIsHeldOffSite) {
@@ -239,7 +239,7 @@ TEST_F(BrainData, ACorruptNewestCheckpointFoundBeforeLaunchIsMarkedAndThePreviou
   choice.checkpoint_id =
       launch.payload["resume_candidates"][1]["checkpoint_id"].get<std::int64_t>();
   choice.step = 10;
-  choice.path = "/ckpt/step-10";
+  choice.path = ckpt_path(attempts(id).front(), 10);
   choice.rejected.push_back(
       {launch.payload["resume_candidates"][0]["checkpoint_id"].get<std::int64_t>(), 20, false,
        "the file: SHA-256 0123456789ab…, expected 73746570…"});

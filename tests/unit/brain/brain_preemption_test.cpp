@@ -57,6 +57,31 @@ TEST_F(BrainPreemption, APriorityClassIsResolvedAtSubmitAndAnUnknownOneIsRefused
   EXPECT_THAT(bad.error().message, HasSubstr("known classes: ablation (100), hero (1000)"));
 }
 
+TEST_F(BrainPreemption, ALowTeamCannotPreemptByClaimingHeroOrAnotherTeam) {
+  SchedulingSpec s;
+  s.priority_classes = {{"hero", 1000}, {"ablation", 100}};
+  s.class_teams = {{"hero", {"llm"}}};
+  start({make_cluster("alpha")}, s);
+  const JobId running = ablation(5, 5);
+  ablation(5, 5);
+  const Submitter vision{"alice", false, {"vision"}};
+  JobSpec hero = make_job().gpus(4).priority_class("hero").team("vision");
+  auto refused = brain->handle(SubmitJob{hero, vision});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::forbidden);
+  EXPECT_THAT(refused.error().message, HasSubstr("may not use priority class hero"));
+  JobSpec as_llm = make_job().gpus(4).priority(1000).team("llm");
+  EXPECT_EQ(brain->handle(SubmitJob{as_llm, vision}).error().kind, ErrorKind::forbidden);
+  JobSpec raw = make_job().gpus(4).priority(1000);
+  EXPECT_EQ(brain->handle(SubmitJob{raw, vision}).error().kind, ErrorKind::forbidden);
+  EXPECT_TRUE(actions(ActionKind::signal).empty()) << "nothing was asked to save";
+  EXPECT_EQ(store->job(running).value()->state, JobState::running);
+  // The team that holds the class may.
+  JobSpec granted = make_job().gpus(4).priority_class("hero").team("llm");
+  ASSERT_TRUE(brain->handle(SubmitJob{granted, Submitter{"lena", false, {"llm"}}}).ok());
+  EXPECT_FALSE(actions(ActionKind::signal).empty()) << "hero preempts for its own team";
+}
+
 TEST_F(BrainPreemption, HigherPriorityIsPlacedFirstWhenCapacityReturns) {
   JobId a = ablation(5, 5);
   JobId b = ablation(5, 5);

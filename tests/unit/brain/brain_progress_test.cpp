@@ -35,7 +35,7 @@ TEST_F(BrainProgress, CheckpointsAreRecordedOnceEach) {
   auto ckpts = store->checkpoints_of(id).value();
   ASSERT_EQ(ckpts.size(), 3u);
   EXPECT_EQ(ckpts.back().step, 30);
-  EXPECT_EQ(ckpts.back().path, "/ckpt/step-30");
+  EXPECT_EQ(ckpts.back().path, "/checkpoints/job-1/step-30");
 }
 
 TEST_F(BrainProgress, RereadStepsDoNotCountTwiceTowardsMfu) {

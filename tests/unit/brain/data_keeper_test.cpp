@@ -52,6 +52,37 @@ TEST_F(DataKeeperTest, AReportedCheckpointIsListedWhereItWasSaved) {
   EXPECT_EQ(listings[0].payload.value("path", ""), "/data/alpha/ckpt-100");
 }
 
+TEST_F(DataKeeperTest, CopiesRecordedBeforeTheirDirectoryAreConfinedToTheJobsDirectories) {
+  // Rows written before schema v25: neither the attempt nor the copy names a directory. The
+  // listing and the deletion are confined to what the cluster's root gives the job: its own
+  // directory, or orchestrate's replica directory for a copy orchestrate made there.
+  JobRow job = add_job(make_job(), JobState::running);
+  AttemptRow a = add_attempt(job, "alpha", 1, {"alpha-n0"});
+  ASSERT_TRUE(a.checkpoint_dir.empty());
+  const std::string own = "/data/alpha/checkpoints/job-" + std::to_string(job.id);
+  EXPECT_EQ(data->checkpoint_dir_of(a), own);
+  std::int64_t ckpt = report_checkpoint(a, 100, own + "/step-100");
+  auto copy = store->replicas_of_checkpoint(ckpt).value().at(0);
+  EXPECT_EQ(copy.confined_to, own) << "recorded from now on";
+
+  ReplicaRow old = copy;  // a copy orchestrate made at beta, as an old row reads
+  old.id = 0;
+  old.confined_to.clear();
+  old.cluster = "beta";
+  old.path = "/data/b/checkpoints/.orchestrate/replicas/job-" + std::to_string(job.id) +
+             "/step-100/step-100";
+  in_transaction([&]() -> Result<void> {
+    auto id = store->insert_replica(old);
+    if (!id) return id.error();
+    return Ok{};
+  });
+  in_transaction([&] { return data->start_due_audits(true, "beta"); });
+  auto listings = outbox("beta", ActionKind::manifest);
+  ASSERT_EQ(listings.size(), 1u);
+  EXPECT_EQ(listings[0].payload.value("within", ""),
+            "/data/b/checkpoints/.orchestrate/replicas/job-" + std::to_string(job.id));
+}
+
 TEST_F(DataKeeperTest, ACheckpointWhereStorageCannotBeListedIsRecordedUnverified) {
   JobRow job = add_job(make_job(), JobState::running);
   AttemptRow a = add_attempt(job, "kube", 1);

@@ -65,7 +65,8 @@ TEST(PlanLaunch, AFirstAttemptStartsFromTheBeginningWithTheJobsOwnEnvironment) {
   EXPECT_EQ(plan.launch.token, plan.attempt.token);
   EXPECT_EQ(plan.launch.nodes, 2);
   EXPECT_EQ(plan.launch.gpus_per_node, 4);
-  EXPECT_EQ(plan.launch.env, (std::map<std::string, std::string>{{"SEED", "1"}}));
+  EXPECT_EQ(plan.launch.env, (std::map<std::string, std::string>{
+                                 {"SEED", "1"}, {"ORCH_CHECKPOINT_DIR", "/checkpoints/job-7"}}));
   EXPECT_TRUE(plan.launch.resume_candidates.empty());
 }
 
@@ -105,6 +106,38 @@ TEST(PlanLaunch, TheSiteAndTheStagedDataAddToTheEnvironmentAndNodesAreExcluded) 
   EXPECT_EQ(plan.launch.env.at("ORCH_CHECKPOINT_ROOT"), "/lustre/ckpt");
   EXPECT_EQ(plan.launch.env.at("ORCH_DATASET_TOKENS"), "/data/tokens");
   EXPECT_EQ(plan.launch.exclude_nodes, (std::vector<std::string>{"a3", "a7"}));
+}
+
+TEST(PlanLaunch, EachJobGetsItsOwnCheckpointDirectoryUnderTheSitesRoot) {
+  Planned p{job_row(make_job())};
+  p.site.checkpoint_root = "/lustre/ckpt/";
+  const LaunchPlan plan = p.plan();
+  EXPECT_EQ(plan.attempt.checkpoint_dir, "/lustre/ckpt/job-7");
+  EXPECT_EQ(plan.launch.checkpoint_dir, "/lustre/ckpt/job-7");
+  EXPECT_EQ(plan.launch.env.at("ORCH_CHECKPOINT_DIR"), "/lustre/ckpt/job-7");
+  EXPECT_EQ(plan.launch.env.at("ORCH_CHECKPOINT_ROOT"), "/lustre/ckpt/") << "kept as it was";
+
+  // Without a checkpoint root: <storage root>/checkpoints.
+  Planned q{job_row(make_job())};
+  q.site.storage_root = "/data/orch";
+  EXPECT_EQ(q.plan().launch.env.at("ORCH_CHECKPOINT_DIR"), "/data/orch/checkpoints/job-7");
+  EXPECT_EQ(q.plan().launch.env.count("ORCH_CHECKPOINT_ROOT"), 0u);
+}
+
+TEST(PlanLaunch, ARelativeCheckpointDirIsASubdirectoryAndAnOldAbsoluteOneIsIgnored) {
+  Planned p{job_row(make_job())};
+  p.site.checkpoint_root = "/ckpt";
+  p.job.spec.checkpoint.dir = "run1";
+  LaunchPlan plan = p.plan();
+  EXPECT_EQ(plan.attempt.checkpoint_dir, "/ckpt/job-7") << "what its reports must lie in";
+  EXPECT_EQ(plan.launch.checkpoint_dir, "/ckpt/job-7/run1") << "what it is told and given";
+  EXPECT_EQ(plan.launch.env.at("ORCH_CHECKPOINT_DIR"), "/ckpt/job-7/run1");
+
+  // A spec stored before checkpoint.dir had to be relative.
+  p.job.spec.checkpoint.dir = "/elsewhere/run1";
+  plan = p.plan();
+  EXPECT_EQ(plan.launch.checkpoint_dir, "/ckpt/job-7");
+  EXPECT_EQ(plan.launch.env.at("ORCH_CHECKPOINT_DIR"), "/ckpt/job-7");
 }
 
 TEST(PlanLaunch, ACancelledDuplicateDoesNotCarryTheJob) {

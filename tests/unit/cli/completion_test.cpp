@@ -59,7 +59,8 @@ TEST_F(Completion, BashAcceptsTheScript) {
 
 TEST_F(Completion, BashCompletesSubcommandsAtEveryLevel) {
   EXPECT_EQ(complete("orchestrate jo"), "job");
-  EXPECT_EQ(complete("orchestrate se"), "serve");
+  EXPECT_EQ(complete("orchestrate se"), "secret serve");
+  EXPECT_EQ(complete("orchestrate ser"), "serve");
   EXPECT_THAT(complete("orchestrate ''"), HasSubstr("cluster job"));
   EXPECT_EQ(complete("orchestrate job su"), "submit");
   EXPECT_EQ(complete("orchestrate job s"), "submit show");  // in the order of `--help`

@@ -30,6 +30,9 @@ ReplicaView corrupt(std::string site) {
 ReplicaView deleted(std::string site) {
   return {std::move(site), ReplicaState::deleted};
 }
+ReplicaView refused(std::string site) {
+  return {std::move(site), ReplicaState::refused};
+}
 
 // Checkpoint `id` at step id * 100, saved at `origin`.
 CheckpointView ckpt(std::int64_t id, std::string origin, std::vector<ReplicaView> replicas) {
@@ -67,6 +70,27 @@ std::vector<std::string> deletes(const ReplicationPlan& plan) {
     out.push_back(std::to_string(d.checkpoint_id) + "@" + d.cluster);
   }
   return out;
+}
+
+// --- refused copies (issue 37) ---------------------------------------------------------------
+
+TEST(ReplicationPlan, ARefusedCopyIsNeverDeletedNorCopiedOver) {
+  // Checkpoint 3 was verified at beta, then its copy at the origin turned out to be a link out
+  // of the job's directory: nothing is written there (it would go through the link), and
+  // retention of the old checkpoint 1 leaves its refused copy alone.
+  const std::vector<CheckpointView> held = {ckpt(1, "alpha", {refused("alpha"), verified("beta")}),
+                                            ckpt(3, "alpha", {refused("alpha"), verified("beta")})};
+  auto two = plan_replication(input(policy(1, 2), held, {"alpha", "beta"}));
+  EXPECT_THAT(copies(two), IsEmpty()) << "no usable site but the refused origin lacks it";
+  auto one = plan_replication(input(policy(1, 1), held, {"alpha", "beta"}));
+  EXPECT_THAT(deletes(one), ElementsAre("1@beta")) << "never 1@alpha";
+}
+
+TEST(ReplicationPlan, ACheckpointWhoseOnlyCopyIsRefusedIsNotUsable) {
+  auto plan = plan_replication(input(
+      policy(1, 2), {ckpt(1, "alpha", {verified("alpha")}), ckpt(2, "alpha", {refused("alpha")})}));
+  EXPECT_THAT(copies(plan), ElementsAre("1:alpha->beta")) << "the newest usable one is 1";
+  EXPECT_THAT(deletes(plan), IsEmpty());
 }
 
 // --- copies ---------------------------------------------------------------------------------

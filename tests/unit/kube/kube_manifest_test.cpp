@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adapters/kubernetes/kube_manifest.h"
+#include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/launch_contract.h"
 #include "tests/unit/kube/fixture.h"
 
@@ -107,6 +108,7 @@ TEST(kube_parse_manifest, SingleNodeJob) {
   std::map<std::string, std::string> want = {
       {"ORCH_RESUME_FROM", "/ckpt/run1/step-500.pt"},
       {"WANDB_MODE", "offline"},
+      {"ORCH_LAUNCH_TOKEN", "orch-12-3-mx325f71"},
       {"ORCH_TOKEN", "orch-12-3-mx325f71"},
       {"ORCH_JOB_ID", "12"},
       {"ORCH_ATTEMPT", "3"},
@@ -259,10 +261,12 @@ TEST(kube_parse_manifest, OtherGpuResource) {
 
 TEST(kube_parse_manifest, OrchestrateVariablesWinOverTheJobsEnv) {
   LaunchRequest r = request();
-  r.env["ORCH_TOKEN"] = "forged";
+  r.env["ORCH_LAUNCH_TOKEN"] = "forged";
   r.env["ORCH_SITE"] = "elsewhere";
+  r.env["ORCH_TOKEN"] = "the job's API token";  // the job's own: the launch token's old name yields
   auto env = env_of(body(plan_of(r).job_body));
-  EXPECT_EQ(env["ORCH_TOKEN"], "orch-12-3-mx325f71");
+  EXPECT_EQ(env["ORCH_LAUNCH_TOKEN"], "orch-12-3-mx325f71");
+  EXPECT_EQ(env["ORCH_TOKEN"], "the job's API token");
   EXPECT_EQ(env["ORCH_SITE"], "kube-east");
 }
 
@@ -291,6 +295,23 @@ TEST(kube_parse_manifest, HostileCommandAndEnvSurviveByteExact) {
   EXPECT_EQ(env_of(job)["EMPTY"], "");
   EXPECT_EQ(c["command"][0], "/bin/sh");
   EXPECT_EQ(c["command"][1], "-c");
+}
+
+TEST(kube_parse_manifest, TheJobsCheckpointDirectoryIsMadeFirstAndNamedInItsEnvironment) {
+  LaunchRequest r = request();
+  r.checkpoint_dir = "/ckpt/job-7";
+  r.env["ORCH_CHECKPOINT_DIR"] = r.checkpoint_dir;  // as the brain sets it
+  r.command = "train --ckpt-dir \"$ORCH_CHECKPOINT_DIR\"";
+  json job = body(plan_of(r).job_body);
+  const json& c = job["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(env_of(job)["ORCH_CHECKPOINT_DIR"], "/ckpt/job-7");
+  const std::string run = expand_kube_references(c["command"][2].get<std::string>(), {});
+  EXPECT_EQ(run, std::string(kMakeCheckpointDirCommand) + "\n" + r.command);
+
+  r.checkpoint_dir.clear();  // a launch recorded before jobs had one: the command as it is
+  const json old = body(plan_of(r).job_body);
+  EXPECT_EQ(old["spec"]["template"]["spec"]["containers"][0]["command"][2],
+            escape_kube_references(r.command));
 }
 
 TEST(kube_parse_manifest, KubeletExpansionRules) {

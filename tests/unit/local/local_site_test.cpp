@@ -1,6 +1,7 @@
 // LocalSite launch, observation and lookup against real agent processes.
 
 #include <gmock/gmock.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -192,6 +193,33 @@ TEST_F(LocalSiteTest, JobSeesItsEnvironment) {
   auto stored = nlohmann::json::parse(slurp(run_dir("run-env") + "/request.json"));
   EXPECT_EQ(stored["assigned_nodes"], nlohmann::json::array({"loc-n0", "loc-n1"}));
   EXPECT_EQ(stored["command"], r.command);
+}
+
+// The job's own checkpoint directory (issue 37): made before it starts, 0700, and never a link.
+TEST_F(LocalSiteTest, TheJobsCheckpointDirectoryIsMadeBeforeItStarts) {
+  const std::string dir = root_ + "/checkpoints/job-7";
+  auto r = request("run-ckpt", "echo \"$ORCH_CHECKPOINT_DIR\"; test -d \"$ORCH_CHECKPOINT_DIR\"");
+  r.checkpoint_dir = dir;
+  r.env = {{"ORCH_CHECKPOINT_DIR", dir}};  // as the brain sets it
+  launch_ok(r);
+  std::vector<std::string> lines;
+  ASSERT_EQ(wait_exited("run-ckpt", &lines).exit->exit_code, 0);
+  EXPECT_THAT(lines, ElementsAre(dir));
+  struct stat st {};
+  ASSERT_EQ(lstat(dir.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+
+  // A link where another job's directory should be (pointing at this job's): nothing starts.
+  std::filesystem::create_directory_symlink(dir, root_ + "/checkpoints/job-8");
+  auto linked = request("run-linked", "echo ran");
+  linked.job_id = 8;
+  linked.checkpoint_dir = root_ + "/checkpoints/job-8";
+  auto refused = site_->launch(linked);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::invalid);
+  EXPECT_THAT(refused.error().message, HasSubstr("is not a directory"));
+  EXPECT_FALSE(std::filesystem::exists(run_dir("run-linked")));
 }
 
 TEST_F(LocalSiteTest, ReadOutputReturnsBytesAndInventoryListsNodes) {

@@ -33,22 +33,33 @@ TEST(LaunchRequestJson, ResumeCandidatesSurviveTheOutboxWithAndWithoutAManifest)
   EXPECT_TRUE(back->resume_candidates[1].manifest.files.empty());
 }
 
-TEST(LaunchRequestJson, SecretsTravelAsWhereTheyComeFromNeverAsValues) {
+TEST(LaunchRequestJson, SecretsTravelAsNamesAndTheTeamNeverAsValues) {
   LaunchRequest r;
   r.token = "t";
   r.job_name = "toy";
   r.command = "x";
-  r.secret_refs = {{"API_KEY", {"/etc/orch/key", ""}}, {"HF_TOKEN", {"", "HF_TOKEN"}}};
+  r.secret_refs = {{"API_KEY", "wandb"}, {"HF_TOKEN", "hf-token"}};
+  r.team = "nlp";
   r.secret_env = {{"API_KEY", "hunter2"}, {"HF_TOKEN", "s3cret"}};
   const nlohmann::json j = launch_request_to_json(r);
   EXPECT_EQ(j.dump().find("hunter2"), std::string::npos) << j.dump();
   EXPECT_EQ(j.dump().find("s3cret"), std::string::npos) << j.dump();
   auto back = launch_request_from_json(j);
   ASSERT_TRUE(back.ok()) << back.error().message;
-  ASSERT_EQ(back->secret_refs.size(), 2u);
-  EXPECT_EQ(back->secret_refs.at("API_KEY").file, "/etc/orch/key");
-  EXPECT_EQ(back->secret_refs.at("HF_TOKEN").env, "HF_TOKEN");
+  EXPECT_EQ(back->secret_refs, r.secret_refs);
+  EXPECT_EQ(back->team, "nlp");
   EXPECT_TRUE(back->secret_env.empty());
+}
+
+TEST(LaunchRequestJson, AnOutboxRowThatNamedAServerFileReadsBackAsARetiredReference) {
+  nlohmann::json old = launch_request_to_json(LaunchRequest{});
+  old["secret_refs"] = {{"API_KEY", {{"file", "/srv/state/admin.token"}}},
+                        {"HF_TOKEN", {{"env", "AWS_SECRET_ACCESS_KEY"}}}};
+  auto back = launch_request_from_json(old);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->secret_refs,
+            (std::map<std::string, std::string>{{"API_KEY", ""}, {"HF_TOKEN", ""}}));
+  EXPECT_EQ(launch_request_to_json(*back).dump().find("admin.token"), std::string::npos);
 }
 
 TEST(LaunchRequestJson, AStoredLaunchFromBeforeCandidatesStillLoads) {

@@ -53,6 +53,21 @@ class ResumeCheckTest : public ::testing::Test {
   ResumeCandidate older = candidate(20, 200, checkpoint_files());
 };
 
+TEST_F(ResumeCheckTest, ACandidateOutsideItsDirectoryIsRejectedAsOutside) {
+  newest.within = "/ckpt/job-7";
+  site_answers(newest, make_error(ErrorKind::forbidden, "it resolves outside /ckpt/job-7"));
+  site_holds(older, checkpoint_files());
+
+  auto choice = check_resume_candidates(site, {newest, older});
+
+  ASSERT_TRUE(choice.ok()) << choice.error().message;
+  EXPECT_EQ(choice->checkpoint_id, 20);
+  ASSERT_THAT(choice->rejected, SizeIs(1));
+  EXPECT_TRUE(choice->rejected[0].outside);
+  EXPECT_FALSE(choice->rejected[0].missing);
+  EXPECT_EQ(site.manifest_requests.at(0).within, "/ckpt/job-7") << "the site checks it";
+}
+
 TEST_F(ResumeCheckTest, TheNewestCandidateThatMatchesIsChosen) {
   site_holds(newest, checkpoint_files());
   site_holds(older, checkpoint_files());

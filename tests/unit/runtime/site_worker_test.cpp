@@ -7,6 +7,7 @@
 
 #include "scheduler/model/launch_request_json.h"
 #include "scheduler/runtime/site_worker.h"
+#include "scheduler/secrets/secret_registry.h"
 #include "tests/harness/brain_fixture.h"
 #include "tests/harness/fake_site.h"
 
@@ -103,6 +104,51 @@ TEST_F(SiteWorkerTest, LaunchesFromTheOutboxAndReportsRunning) {
   EXPECT_TRUE(outbox("alpha").empty());
 }
 
+// The real registry: what a launch gets is what the job's team is granted at that moment.
+class SiteWorkerSecretsTest : public SiteWorkerTest {
+ protected:
+  void SetUp() override {
+    SiteWorkerTest::SetUp();
+    registry_ = std::make_unique<SecretRegistry>(
+        std::move(SecretStore::open(":memory:", clock).value()), clock);
+    ASSERT_TRUE(registry_->set("hf", "hf-value", {"nlp"}, "ada").ok());
+    alpha_worker_->set_secrets(registry_.get());
+    beta_worker_->set_secrets(registry_.get());
+  }
+  JobId submit_for(const std::string& team) {
+    JobSpec spec = make_job().team(team);
+    spec.secret_env = {{"HF_TOKEN", "hf"}};
+    return submit(spec);
+  }
+  std::unique_ptr<SecretRegistry> registry_;
+};
+
+TEST_F(SiteWorkerSecretsTest, ALaunchGetsItsGrantedSecretsAndOnlyTheSiteSeesThem) {
+  const JobId id = submit_for("nlp");
+  for (const auto& row : store->pending_actions("alpha").value()) {
+    EXPECT_EQ(row.payload.dump().find("hf-value"), std::string::npos) << "the outbox keeps names";
+  }
+  round();
+  ASSERT_EQ(alpha_.launched.size(), 1u);
+  const LaunchRequest& sent = alpha_.runs.at(alpha_.launched[0]).request;
+  EXPECT_EQ(sent.secret_env, (std::map<std::string, std::string>{{"HF_TOKEN", "hf-value"}}));
+  for (const auto& e : store->events_of(id).value()) {
+    EXPECT_EQ(e.message.find("hf-value"), std::string::npos) << e.message;
+  }
+}
+
+TEST_F(SiteWorkerSecretsTest, AGrantTakenBackAfterSubmitStopsTheLaunch) {
+  const JobId id = submit_for("nlp");
+  ASSERT_TRUE(registry_->grant("hf", {"vision"}, "ada").ok());
+  round();
+  EXPECT_TRUE(alpha_.launched.empty()) << "nothing started without its secret";
+  bool said_why = false;
+  for (const auto& e : store->events_of(id).value()) {
+    said_why = said_why || e.message.find("not granted to team nlp") != std::string::npos;
+  }
+  EXPECT_TRUE(said_why);
+}
+
 TEST_F(SiteWorkerTest, ProgressLinesReachTheBrainOnceEach) {
   JobId id = submit(make_job());
   round();
@@ -110,7 +156,9 @@ TEST_F(SiteWorkerTest, ProgressLinesReachTheBrainOnceEach) {
   alpha_.print(token, "plain log line");
   alpha_.print(token,
                R"(@orchestrate {"event":"progress","step":1,"tokens":100,"step_time_s":0.5})");
-  alpha_.print(token, R"(@orchestrate {"event":"checkpoint","step":1,"path":"/c/1"})");
+  // In the job's own checkpoint directory (ORCH_CHECKPOINT_DIR), as every checkpoint must be.
+  const std::string dir = last_attempt(id).checkpoint_dir;
+  alpha_.print(token, R"(@orchestrate {"event":"checkpoint","step":1,"path":")" + dir + R"(/1"})");
   round();
   round();
   EXPECT_EQ(last_attempt(id).last_step, 1);

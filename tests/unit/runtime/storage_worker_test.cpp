@@ -173,6 +173,19 @@ TEST_F(StorageWorkerTest, ARemoveActionDeletesThePathAndPostsRemoveCompleted) {
   EXPECT_TRUE(done[0].result.ok());
 }
 
+TEST_F(StorageWorkerTest, TheDirectoryACopyMustLieInGoesToTheSite) {
+  enqueue_manifest("/ckpt/job-7/step-300", {{"within", "/ckpt/job-7"}});
+  enqueue(ActionKind::remove, {{"path", "/ckpt/job-7/step-100"}, {"within", "/ckpt/job-7"}});
+  enqueue(ActionKind::remove, {{"path", "/ckpt/job-7/step-50"}});  // queued by an older server
+
+  worker->run_once();
+
+  EXPECT_EQ(only_request().within, "/ckpt/job-7");
+  ASSERT_THAT(site.remove_requests, SizeIs(2));
+  EXPECT_EQ(site.remove_requests[0].within, "/ckpt/job-7");
+  EXPECT_EQ(site.remove_requests[1].within, "") << "the site refuses a deletion with none";
+}
+
 TEST_F(StorageWorkerTest, ARefusedRemoveIsPostedWithTheRefusal) {
   site.remove_result = make_error(ErrorKind::invalid, "refusing to delete a relative path");
   enqueue(ActionKind::remove, {{"path", "ckpt"}});

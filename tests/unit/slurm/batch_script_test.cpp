@@ -313,7 +313,7 @@ TEST(slurm_parse_batch_plan, SecretsReachTheCommandFromAFileTheScriptRemoves) {
   LaunchRequest r = basic_request();
   r.nodes = 1;
   const std::string secret = "hunter2 'quoted' $(touch " + tmp.path() + "/pwned)";
-  r.secret_refs = {{"API_KEY", {"/etc/orch/key", ""}}};
+  r.secret_refs = {{"API_KEY", "api-key"}};
   r.secret_env = {{"API_KEY", secret}};
   r.command = "printf '[%s]\\n' \"$API_KEY\"";
   auto plan = plan_of(r, basic_cluster(tmp.path() + "/root"));
@@ -408,6 +408,35 @@ TEST(slurm_parse_batch_plan, AppendsToOutputAndRewritesJobIdOnASecondRun) {
   EXPECT_EQ(run({"/bin/sh", plan->paths.script}, slurmd_env("1")).out, "run 1\n");
   EXPECT_EQ(run({"/bin/sh", plan->paths.script}, slurmd_env("2")).out, "run 2\n");
   EXPECT_EQ(read_file(plan->paths.job_id), "2\n");
+}
+
+TEST(slurm_parse_batch_plan, TheJobsCheckpointDirectoryIsMadeBeforeItRunsAndNeverALink) {
+  TempDir tmp;
+  LaunchRequest r = basic_request();
+  r.nodes = 1;
+  const std::string dir = tmp.path() + "/ckpt/job-7 'x'";
+  r.checkpoint_dir = dir;
+  r.env["ORCH_CHECKPOINT_DIR"] = dir;  // as the brain sets it
+  r.command = "printf '%s\\n' \"$ORCH_CHECKPOINT_DIR\"";
+  auto plan = plan_of(r, basic_cluster(tmp.path() + "/root"));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(run({"/bin/sh", "-c", plan->prepare_command}).status, 0);
+  std::ofstream(plan->paths.script) << plan->script;
+  Outcome job = run({"/bin/sh", plan->paths.script}, slurmd_env("5"));
+  EXPECT_EQ(WEXITSTATUS(job.status), 0) << job.out;
+  EXPECT_EQ(job.out, dir + "\n");
+  struct stat st {};
+  ASSERT_EQ(lstat(dir.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+
+  // A link where the directory should be (to another job's): the job never starts.
+  fs::remove_all(dir);
+  fs::create_directories(tmp.path() + "/theirs");
+  fs::create_directory_symlink(tmp.path() + "/theirs", dir);
+  Outcome linked = run({"/bin/sh", plan->paths.script}, slurmd_env("6"));
+  EXPECT_NE(WEXITSTATUS(linked.status), 0);
+  EXPECT_EQ(linked.out, "") << "the command ran in a linked checkpoint directory";
 }
 
 TEST(slurm_parse_batch_plan, MissingWorkDirectoryFailsLoudly) {

@@ -182,6 +182,16 @@ TEST(ClustersParser, ReadsEveryFieldAndDefaults) {
   EXPECT_EQ(b.poll_interval_ms, 1000);
 }
 
+TEST(ClustersParser, ReadsTheUserALocalSiteRunsJobsAs) {
+  auto r = parse_clusters_file(
+      "clusters:\n  - {name: a, provider: local, local: {run_as: orchestrate-job}}\n"
+      "  - {name: b}\n",
+      "c.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->clusters.at(0).local.run_as, "orchestrate-job");
+  EXPECT_EQ(r->clusters.at(1).local.run_as, "");  // the server's own user (refused as root)
+}
+
 TEST(ClustersParser, ReadsAPromisedDelivery) {
   auto r = parse_clusters_file("clusters:\n  - name: a\n    delivery: {promised: 2026-12-10}\n",
                                "c.yaml");
@@ -253,6 +263,17 @@ const BadClusters kBad[] = {
      "4:13", "unknown key \"partiton\" in slurm; did you mean \"partition\"?"},
     {"ssh on a local cluster", "clusters:\n  - name: a\n    ssh: {host: h}\n", "3:5",
      "\"ssh\" applies only to provider slurm, and cluster \"a\" has provider local"},
+    {"run_as on a slurm cluster",
+     "clusters:\n  - name: a\n    provider: slurm\n    local: {run_as: orchestrate-job}\n", "4:5",
+     "\"local\" applies only to provider local, and cluster \"a\" has provider slurm"},
+    {"run_as not a user name", "clusters:\n  - name: a\n    local: {run_as: \"bob; rm\"}\n", "3:21",
+     "\"run_as\" must be a user name"},
+    {"run_as empty", "clusters:\n  - name: a\n    local: {run_as: \"\"}\n", "3:21",
+     "\"run_as\" must be a user name"},
+    {"run_as starts with a digit", "clusters:\n  - name: a\n    local: {run_as: 1000}\n", "3:21",
+     "\"run_as\" must be a user name"},
+    {"local typo", "clusters:\n  - name: a\n    local: {runas: nobody}\n", "3:13",
+     "unknown key \"runas\" in local; did you mean \"run_as\"?"},
     {"kubernetes without section", "clusters:\n  - name: a\n    provider: kubernetes\n", "2:5",
      "cluster \"a\" has provider kubernetes but no \"kubernetes\" section"},
     {"kubernetes without image",
@@ -295,7 +316,19 @@ const BadClusters kBad[] = {
     {"webhook bad url",
      "clusters: [{name: a}]\nwebhooks: [{name: w, url: ftp://h, events: [job-failed], "
      "secret: {env: K}}]\n",
-     "2:27", "webhook \"w\": url must start with http:// or https://"},
+     "2:27", "webhook \"w\": invalid server URL 'ftp://h': it must start with http:// or https://"},
+    {"webhook url without a host",
+     "clusters: [{name: a}]\nwebhooks: [{name: w, url: 'http:///x', events: [job-failed], "
+     "secret: {env: K}}]\n",
+     "2:27", "webhook \"w\": invalid server URL 'http:///x': no host"},
+    {"webhook url with a space",
+     "clusters: [{name: a}]\nwebhooks: [{name: w, url: 'http://hooks example.com/x', "
+     "events: [job-failed], secret: {env: K}}]\n",
+     "2:27", "it holds a space"},
+    {"webhook url with credentials",
+     "clusters: [{name: a}]\nwebhooks: [{name: w, url: 'https://u:p@h/x', events: [job-failed], "
+     "secret: {env: K}}]\n",
+     "2:27", "credentials (user@) do not belong in it"},
     {"webhook unknown event",
      "clusters: [{name: a}]\nwebhooks: [{name: w, url: 'http://h/x', events: [job-faild], "
      "secret: {env: K}}]\n",

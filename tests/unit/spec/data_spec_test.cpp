@@ -186,7 +186,7 @@ TEST(DataSpecFuzz, TruncatedAndGarbledDataSectionsAreAnswered) {
         beta: {host: h, port: 22, user: u, key_file: /k, known_hosts: /kh}
 )");
   const std::string job =
-      "name: a\ncommand: b\ncheckpoint: {dir: /c, replicate: {keep: 2, "
+      "name: a\ncommand: b\ncheckpoint: {dir: c, replicate: {keep: 2, "
       "copies: 2, to: beta}}\ndatasets: [imagenet, c4]\n";
   ASSERT_TRUE(parse_clusters_file(clusters, "f.yaml").ok());
   ASSERT_TRUE(parse_job_spec(job, "f.yaml").ok());

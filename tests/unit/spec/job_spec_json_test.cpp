@@ -35,11 +35,7 @@ void expect_same(const JobSpec& a, const JobSpec& b) {
   EXPECT_EQ(a.preferred_clusters, b.preferred_clusters);
   EXPECT_EQ(a.owner, b.owner);
   EXPECT_EQ(a.team, b.team);
-  ASSERT_EQ(a.secret_env.size(), b.secret_env.size());
-  for (const auto& [name, source] : a.secret_env) {
-    EXPECT_EQ(source.file, b.secret_env.at(name).file) << name;
-    EXPECT_EQ(source.env, b.secret_env.at(name).env) << name;
-  }
+  EXPECT_EQ(a.secret_env, b.secret_env);
 }
 
 JobSpec full_spec() {
@@ -63,8 +59,25 @@ JobSpec full_spec() {
   s.preferred_clusters = {"beta"};
   s.owner = "alice";
   s.team = "vision";
-  s.secret_env = {{"WANDB_API_KEY", {"/etc/orch/wandb", ""}}, {"HF_TOKEN", {"", "HF_TOKEN"}}};
+  s.secret_env = {{"WANDB_API_KEY", "wandb"}, {"HF_TOKEN", "hf-token"}};
   return s;
+}
+
+TEST(JobSpecJson, AStoredSpecThatNamedAServerFileLoadsWithTheReferenceRetired) {
+  nlohmann::json stored = job_spec_to_json(full_spec());
+  stored["secret_env"]["OLD_KEY"] = {{"file", "/srv/state/admin.token"}};
+  stored["secret_env"]["OLD_ENV"] = {{"env", "AWS_SECRET_ACCESS_KEY"}};
+  auto back = job_spec_from_json(stored);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->secret_env.at("WANDB_API_KEY"), "wandb");
+  EXPECT_EQ(back->secret_env.at("OLD_KEY"), "");  // never launched with it (secret_registry)
+  EXPECT_EQ(back->secret_env.at("OLD_ENV"), "");
+  const std::string again = job_spec_to_json(*back).dump();
+  EXPECT_EQ(again.find("admin.token"), std::string::npos) << again;
+  EXPECT_EQ(again.find("AWS_SECRET"), std::string::npos) << again;
+  auto twice = job_spec_from_json(nlohmann::json::parse(again));
+  ASSERT_TRUE(twice.ok()) << twice.error().message;
+  EXPECT_EQ(twice->secret_env, back->secret_env);
 }
 
 TEST(JobSpecJson, FullSpecRoundTripsExactly) {

@@ -41,7 +41,7 @@ TEST(JobSpecParser, FullSpecReadsEveryField) {
 command: "python train.py --lr 3e-4"
 env: {LR: 3e-4, DEBUG: true, WORLD: 16, EMPTY: ""}
 resources: {nodes: 2, gpus_per_node: 8}
-checkpoint: {dir: /ckpt/run1, resume_env: RESUME_PATH, interval_steps: 50}
+checkpoint: {dir: run1//, resume_env: RESUME_PATH, interval_steps: 50}
 model: {parameters: 7.0e9, layers: 32, hidden: 4096, sequence: 4096}
 restart:
   max_infra_restarts: 3
@@ -59,7 +59,7 @@ placement: {allowed: [alpha, beta], preferred: [beta]}
   EXPECT_EQ(s.env.at("WORLD"), "16");
   EXPECT_EQ(s.env.at("EMPTY"), "");
   EXPECT_EQ(s.total_gpus(), 16);
-  EXPECT_EQ(s.checkpoint.dir, "/ckpt/run1");
+  EXPECT_EQ(s.checkpoint.dir, "run1");  // in normal form
   EXPECT_EQ(s.checkpoint.resume_env, "RESUME_PATH");
   EXPECT_EQ(s.checkpoint.interval_steps, 50);
   EXPECT_EQ(s.model.parameters, 7.0e9);
@@ -155,8 +155,16 @@ const BadJob kBadJobs[] = {
     {"env value map", kHead + "env:\n  A: {b: 1}\n", "4:6",
      "\"env.A\" must be a string, got a map"},
     {"env value null", kHead + "env:\n  A:\n", "4:3", "\"env.A\" must be a string, got null"},
-    {"resume_env invalid", kHead + "checkpoint: {dir: /c, resume_env: RESUME-FROM}\n", "3:35",
+    {"resume_env invalid", kHead + "checkpoint: {dir: c, resume_env: RESUME-FROM}\n", "3:34",
      "\"resume_env\" must be a variable name"},
+    // A job's checkpoints live under the directory the server gives it (issue 37).
+    {"checkpoint dir absolute", kHead + "checkpoint: {dir: /ckpt/run1}\n", "3:19",
+     "\"dir\" must be a subdirectory of the job's own checkpoint directory: '/ckpt/run1' is "
+     "not a relative path; each job writes its checkpoints under "
+     "$ORCH_CHECKPOINT_DIR, which orchestrate creates for it at every site; expected a relative "
+     "path such as run1, or no \"dir\""},
+    {"checkpoint dir up", kHead + "checkpoint:\n  dir: run/../../other\n", "4:8",
+     "'run/../../other' has a '..' component"},
     {"interval zero", kHead + "checkpoint: {interval_steps: 0}\n", "3:30",
      "\"interval_steps\" must be an integer >= 1, got \"0\""},
     {"parameters negative", kHead + "model: {parameters: -1}\n", "3:21",
@@ -204,8 +212,8 @@ const BadJob kBadJobs[] = {
      "env sets ORCH_GPUS, which orchestrate sets itself for every attempt"},
     {"env sets a dataset variable", kHead + "env: {ORCH_DATASET_C4: /x}\n", "3:7",
      "env sets ORCH_DATASET_C4, which orchestrate sets itself"},
-    {"resume_env is reserved", kHead + "checkpoint: {resume_env: ORCH_TOKEN}\n", "3:26",
-     "\"resume_env\" names ORCH_TOKEN, which orchestrate sets itself for every attempt"},
+    {"resume_env is reserved", kHead + "checkpoint: {resume_env: ORCH_LAUNCH_TOKEN}\n", "3:26",
+     "\"resume_env\" names ORCH_LAUNCH_TOKEN, which orchestrate sets itself for every attempt"},
     {"command beyond MAX_ARG_STRLEN", "name: a\ncommand: " + std::string(131072, 'x') + "\n",
      "2:10", "\"command\" is 131072 bytes long; expected at most 131071 bytes"},
     {"env value beyond MAX_ARG_STRLEN", kHead + "env: {AB: " + std::string(131069, 'x') + "}\n",
@@ -260,16 +268,20 @@ const BadJob kBadJobs[] = {
      "command: the \" that starts this string is never closed"},
     {"unclosed quoted key", kHead + "env: {\"A: b}\n", "3:7",
      "a key of env: the \" that starts this string is never closed"},
-    {"secret with two sources", kHead + "secret_env: {K: {file: /a, env: B}}\n", "3:17",
-     "secret_env.K must name exactly one source"},
-    {"secret with no source", kHead + "secret_env: {K: {}}\n", "3:17",
-     "secret_env.K must name exactly one source"},
-    {"secret from a relative file", kHead + "secret_env: {K: {file: key.txt}}\n", "3:24",
-     "secret_env.K.file is a relative path"},
-    {"secret also in env", kHead + "env: {K: v}\nsecret_env: {K: {env: K}}\n", "4:14",
+    {"secret from a server file", kHead + "secret_env: {K: {file: /srv/state/admin.token}}\n",
+     "3:18", "secret_env.K names a file of the server; a job may only name a secret"},
+    {"secret from a server variable", kHead + "secret_env: {K: {env: AWS_SECRET_ACCESS_KEY}}\n",
+     "3:18", "secret_env.K names a variable of the server"},
+    {"secret with a name and a file", kHead + "secret_env: {K: {secret: hf, file: /a}}\n", "3:30",
+     "secret_env.K names a file of the server"},
+    {"secret with no name", kHead + "secret_env: {K: {}}\n", "3:17",
+     "missing required key \"secret\""},
+    {"secret named badly", kHead + "secret_env: {K: {secret: \"a/b\"}}\n", "3:26",
+     "\"secret\" must be 1 to 64 letters"},
+    {"secret also in env", kHead + "env: {K: v}\nsecret_env: {K: {secret: k}}\n", "4:14",
      "secret_env sets K, which env sets too"},
-    {"secret of orchestrate's own", kHead + "secret_env: {ORCH_TOKEN: {env: X}}\n", "3:14",
-     "secret_env sets ORCH_TOKEN, which orchestrate sets itself"},
+    {"secret of orchestrate's own", kHead + "secret_env: {ORCH_JOB_ID: {secret: x}}\n", "3:14",
+     "secret_env sets ORCH_JOB_ID, which orchestrate sets itself"},
     {"secret given as a value", kHead + "secret_env: {K: hunter2}\n", "3:17", "secret_env.K"},
 };
 
@@ -293,17 +305,16 @@ INSTANTIATE_TEST_SUITE_P(Table, BadJobSpec, ::testing::ValuesIn(kBadJobs),
                            return name;
                          });
 
-TEST(JobSpecParser, SecretEnvKeepsWhereEachSecretComesFrom) {
+TEST(JobSpecParser, SecretEnvNamesRegisteredSecrets) {
   auto r = parse_job_spec(kHead +
                               "team: vision\n"
-                              "secret_env: {WANDB_API_KEY: {file: /etc/orch/wandb}, "
-                              "HF_TOKEN: {env: SERVER_HF_TOKEN}}\n",
+                              "secret_env: {WANDB_API_KEY: {secret: wandb}, "
+                              "HF_TOKEN: {secret: hf-token}}\n",
                           "job.yaml");
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->team, "vision");
-  ASSERT_EQ(r->secret_env.size(), 2u);
-  EXPECT_EQ(r->secret_env.at("WANDB_API_KEY").file, "/etc/orch/wandb");
-  EXPECT_EQ(r->secret_env.at("HF_TOKEN").env, "SERVER_HF_TOKEN");
+  EXPECT_EQ(r->secret_env, (std::map<std::string, std::string>{{"WANDB_API_KEY", "wandb"},
+                                                               {"HF_TOKEN", "hf-token"}}));
   EXPECT_TRUE(r->env.empty());
 }
 

@@ -16,7 +16,7 @@ const std::string kJob = R"(name: toy-gpt
 command: "python train.py --lr 3e-4"
 env: {LR: "3e-4", SEED: 1}
 resources: {nodes: 2, gpus_per_node: 8}
-checkpoint: {dir: /ckpt/run1, resume_env: ORCH_RESUME_FROM, interval_steps: 50}
+checkpoint: {dir: run1, resume_env: ORCH_RESUME_FROM, interval_steps: 50}
 model: {parameters: 7.0e9, layers: 32, hidden: 4096, sequence: 4096}
 restart:
   max_infra_restarts: 10

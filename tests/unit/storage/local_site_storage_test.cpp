@@ -63,18 +63,31 @@ TEST_F(LocalSiteStorageTest, MissingPathIsNotFoundNamingTheSite) {
 
 TEST_F(LocalSiteStorageTest, RemovePathDeletesRefusesAndToleratesMissing) {
   const std::string dir = make_checkpoint();
-  ASSERT_TRUE(site_->remove_path(dir).ok());
+  const std::string within = root_ + "/ckpt";
+  ASSERT_TRUE(site_->remove_path({dir, within}).ok());
   EXPECT_FALSE(fs::exists(dir));
   EXPECT_TRUE(fs::exists(root_ + "/ckpt"));
-  auto again = site_->remove_path(dir);
+  auto again = site_->remove_path({dir, within});
   EXPECT_TRUE(again.ok()) << again.error().message;
 
-  for (const std::string& bad : {std::string("/"), std::string("ckpt/step-500")}) {
-    auto refused = site_->remove_path(bad);
+  for (const std::string& bad : {std::string("ckpt/step-500"), std::string("")}) {
+    auto refused = site_->remove_path({bad, within});
     ASSERT_FALSE(refused.ok()) << bad;
     EXPECT_EQ(refused.error().kind, ErrorKind::invalid);
     EXPECT_THAT(refused.error().message, HasSubstr("site loc: refusing to delete"));
   }
+  // Outside its directory, or the directory itself: nothing is deleted.
+  for (const std::string& outside : {std::string("/"), within, root_}) {
+    auto refused = site_->remove_path({outside, within});
+    ASSERT_FALSE(refused.ok()) << outside;
+    EXPECT_EQ(refused.error().kind, ErrorKind::forbidden) << outside;
+  }
+  // Without a directory to confine it, nothing is deleted either.
+  const std::string other = make_checkpoint();
+  auto unconfined = site_->remove_path({other, ""});
+  ASSERT_FALSE(unconfined.ok());
+  EXPECT_EQ(unconfined.error().kind, ErrorKind::invalid);
+  EXPECT_TRUE(fs::exists(other + "/model.bin"));
 }
 
 TEST_F(LocalSiteStorageTest, DuringAnOutageStorageIsUnreachable) {
@@ -85,7 +98,7 @@ TEST_F(LocalSiteStorageTest, DuringAnOutageStorageIsUnreachable) {
   auto m = site_->manifest(r);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().kind, ErrorKind::unreachable);
-  auto removed = site_->remove_path(dir);
+  auto removed = site_->remove_path({dir, root_ + "/ckpt"});
   ASSERT_FALSE(removed.ok());
   EXPECT_EQ(removed.error().kind, ErrorKind::unreachable);
   EXPECT_TRUE(fs::exists(dir + "/model.bin"));

@@ -342,46 +342,63 @@ TEST(ParseManifestOutput, WhatALoginProfilePrintsFirstIsSkipped) {
   EXPECT_EQ(m->files[1].sha256, "");  // not hashed; the unlisted hash is dropped
 }
 
-TEST_F(StorageScriptTest, RemoveRefusesTheRootAndRelativePaths) {
+TEST_F(StorageScriptTest, RemoveRefusesRelativePathsAndWhatLiesOutsideItsDirectory) {
   for (const std::string& bad :
-       {std::string("/"), std::string("//"), std::string("///"), std::string(""),
-        std::string("relative/dir"), std::string("."), std::string("/a/.."),
-        std::string("/a/../.."), std::string("/a/./b"), std::string("/tmp/."),
-        std::string("/a\0b", 4)}) {
-    auto s = remove_script(bad);
+       {std::string(""), std::string("relative/dir"), std::string("."), std::string("/a\0b", 4)}) {
+    auto s = remove_script({bad, root_});
     ASSERT_FALSE(s.ok()) << bad;
     EXPECT_EQ(s.error().kind, ErrorKind::invalid) << bad;
-    auto r = local_remove(bad);
+    auto r = local_remove({bad, root_});
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().kind, ErrorKind::invalid) << bad;
+  }
+  // The root, the directory itself (however written) and anything beside it: forbidden.
+  for (const std::string& outside :
+       {std::string("/"), std::string("//"), std::string("/a/.."), std::string("/tmp/."), root_,
+        root_ + "/", root_ + "/.", root_ + "/x/..", root_ + "/../elsewhere", root_ + "-sibling"}) {
+    auto s = remove_script({outside, root_});
+    ASSERT_FALSE(s.ok()) << outside;
+    EXPECT_EQ(s.error().kind, ErrorKind::forbidden) << outside;
+    EXPECT_THAT(s.error().message, HasSubstr("nothing was deleted")) << outside;
+  }
+  // A directory to confine it is required, and must be one.
+  for (const std::string& within : {std::string(""), std::string("/"), std::string("rel")}) {
+    auto s = remove_script({root_ + "/x", within});
+    ASSERT_FALSE(s.ok()) << within;
+    EXPECT_EQ(s.error().kind, ErrorKind::invalid) << within;
   }
   EXPECT_TRUE(fs::exists(root_));
 }
 
 TEST_F(StorageScriptTest, RemoveDeletesTreesAndFilesAndAMissingPathIsFine) {
   const std::string dir = make_tree();
-  ASSERT_TRUE(local_remove(dir).ok());
+  ASSERT_TRUE(local_remove({dir, root_}).ok());
   EXPECT_FALSE(fs::exists(dir));
   EXPECT_TRUE(fs::exists(root_));
 
   write(kQuotes, "abc");
-  ASSERT_TRUE(local_remove(root_ + "/" + kQuotes).ok());
+  ASSERT_TRUE(local_remove({root_ + "/" + kQuotes, root_}).ok());
   EXPECT_FALSE(fs::exists(root_ + "/" + kQuotes));
   EXPECT_FALSE(fs::exists("PWNED"));
 
   write("-rf dir/x", "abc");
-  ASSERT_TRUE(local_remove(root_ + "//-rf dir///").ok());  // normalised
+  ASSERT_TRUE(local_remove({root_ + "//-rf dir///", root_}).ok());  // normalised
   EXPECT_FALSE(fs::exists(root_ + "/-rf dir"));
 
-  auto missing = local_remove(root_ + "/never/was");
+  write("a/b/../c/x", "abc");
+  ASSERT_TRUE(local_remove({root_ + "/a/b/../c", root_}).ok());  // ".." resolved first
+  EXPECT_FALSE(fs::exists(root_ + "/a/c"));
+  EXPECT_TRUE(fs::exists(root_ + "/a/b"));
+
+  auto missing = local_remove({root_ + "/never/was", root_});
   EXPECT_TRUE(missing.ok()) << missing.error().message;
   EXPECT_TRUE(fs::exists(root_));
 }
 
-TEST_F(StorageScriptTest, RemovingALinkRemovesTheLinkNotItsTarget) {
+TEST_F(StorageScriptTest, RemovingALinkInsideRemovesTheLinkNotItsTarget) {
   write("target/keep", "abc");
   fs::create_directory_symlink(root_ + "/target", root_ + "/link");
-  ASSERT_TRUE(local_remove(root_ + "/link/").ok());  // even with a trailing slash
+  ASSERT_TRUE(local_remove({root_ + "/link/", root_}).ok());  // even with a trailing slash
   EXPECT_FALSE(fs::is_symlink(root_ + "/link"));
   EXPECT_TRUE(fs::exists(root_ + "/target/keep"));
 }

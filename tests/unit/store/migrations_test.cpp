@@ -224,6 +224,40 @@ TEST_F(Migrations, VersionTwentyThreeAttemptsKeepTheirNodesAndCountThem) {
   EXPECT_EQ((*store)->attempt_by_token("t1").value()->nodes, a->nodes);
 }
 
+TEST_F(Migrations, VersionTwentyFourAttemptsAndCopiesGainTheirCheckpointDirectories) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 24).ok());
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
+        VALUES (1, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
+      INSERT INTO attempts(id, job_id, no, cluster, token, state, gpus, started_ms)
+        VALUES (1, 1, 1, 'alpha', 't1', 'running', 1, 1);
+      INSERT INTO checkpoints(id, job_id, attempt_id, step, path, at_ms)
+        VALUES (1, 1, 1, 10, '/old/ckpt/step-10', 5);
+      INSERT INTO replicas(checkpoint_id, cluster, path, state, updated_ms)
+        VALUES (1, 'alpha', '/old/ckpt/step-10', 'verified', 5);
+    )sql")
+                    .ok());
+  }
+  auto store = Store::open(path_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto a = (*store)->attempt_by_token("t1").value();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->checkpoint_dir, "") << "placed before jobs had one";
+  auto copies = (*store)->replicas_of_checkpoint(1).value();
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].confined_to, "");
+  EXPECT_EQ(copies[0].state, ReplicaState::verified);
+  // Written from now on, both read back.
+  copies[0].confined_to = "/ckpt/job-1";
+  copies[0].state = ReplicaState::refused;
+  ASSERT_TRUE((*store)->update_replica(copies[0]).ok());
+  EXPECT_EQ((*store)->replicas_of_checkpoint(1).value()[0].confined_to, "/ckpt/job-1");
+  EXPECT_EQ((*store)->replicas_of_checkpoint(1).value()[0].state, ReplicaState::refused);
+}
+
 TEST_F(Migrations, VersionEighteenVerdictsBecomeOneRowPerJobAndReadBackTheSame) {
   {
     auto db = Db::open(path_);

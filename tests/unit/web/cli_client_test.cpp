@@ -35,6 +35,26 @@ TEST(OutputTable, AlignsColumns) {
   EXPECT_EQ(field(nlohmann::json::array(), "x"), "-");
 }
 
+// Every command that puts an argument into a JSON body, given bytes that are not UTF-8: a usage
+// error naming the argument, never an abort (JSON text must be UTF-8).
+TEST_F(CliClientTest, ArgumentsThatAreNotUtf8AreAUsageErrorNotAnAbort) {
+  const std::string bad = "caf\xe9";
+  const std::vector<std::vector<std::string>> commands = {
+      {"token", "create", bad, "--role", "user"},
+      {"token", "create", "x", "--role", "user", "--teams", bad},
+      {"cluster", "drain", "alpha", "--reason", bad},
+      {"node", "quarantine", "alpha", "n1", "--reason", bad},
+      {"ticket", "open", "alpha", bad},
+      {"secret", "grant", "hf", "--teams", bad},
+  };
+  for (auto args : commands) {
+    args.insert(args.begin(), {"--server", options.server});
+    err.str("");
+    EXPECT_EQ(cli(args), 2) << args[2];
+    EXPECT_NE(err.str().find("is not valid UTF-8"), std::string::npos) << err.str();
+  }
+}
+
 TEST_F(CliClientTest, ClusterList) {
   EXPECT_EQ(run_cluster_list(options, out, err), kExitOk);
   const std::string text = out.str();

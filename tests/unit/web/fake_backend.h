@@ -8,6 +8,7 @@
 #include "tests/unit/web/fake_health_api.h"
 #include "tests/unit/web/fake_jobs_api.h"
 #include "tests/unit/web/fake_metrics_api.h"
+#include "tests/unit/web/fake_secrets_api.h"
 #include "web/api_backend.h"
 
 namespace orch::testing {
@@ -16,6 +17,7 @@ class FakeBackend final : public ApiBackend,
                           public FakeJobsApi,
                           public FakeHealthApi,
                           public FakeDataApi,
-                          public FakeMetricsApi {};
+                          public FakeMetricsApi,
+                          public FakeSecretsApi {};
 
 }  // namespace orch::testing

@@ -26,6 +26,7 @@ class FakeJobsApi : public virtual JobsApi, public virtual FakeApiShared {
   int last_event_limit = 0;
   LogRequest last_log;
   std::string last_body, last_source, last_cluster, last_owner;
+  Submitter last_submitter;
   bool last_down = false;
   int log_calls = 0;
 
@@ -198,12 +199,13 @@ class FakeJobsApi : public virtual JobsApi, public virtual FakeApiShared {
            {"score", nullptr}}}}};
   }
   Result<nlohmann::json> submit_job(const std::string& body, const std::string& source,
-                                    const std::string& owner) override {
+                                    const Submitter& who) override {
     std::lock_guard lock(mu_);
     if (auto e = failure()) return *e;
     last_body = body;
     last_source = source;
-    last_owner = owner;
+    last_owner = who.user;
+    last_submitter = who;
     if (body.find("bad") != std::string::npos) {
       return make_error(ErrorKind::invalid, source + ":2:7: gpus_per_node must be positive");
     }

@@ -1,10 +1,4 @@
 // HttpServer and http_request over real loopback sockets.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -16,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/unit/web/fake_backend.h"
+#include "tests/unit/web/raw_socket.h"
 #include "web/api_routes.h"
 #include "web/http_client.h"
 #include "web/http_server.h"
@@ -25,54 +20,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A raw client socket, for what http_request will not send: garbage and idle connections.
-class RawSocket {
- public:
-  explicit RawSocket(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      throw std::runtime_error("connect failed");
-    }
-    timeval tv{5, 0};  // no test may hang on a read
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  ~RawSocket() { ::close(fd_); }
-  void send(const std::string& data) {
-    ASSERT_EQ(::send(fd_, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
-  }
-  // Everything until the peer closes (or 5 s pass).
-  std::string read_all() {
-    std::string out;
-    char buffer[4096];
-    for (;;) {
-      ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
-      if (n <= 0) return out;
-      out.append(buffer, static_cast<std::size_t>(n));
-    }
-  }
-  // Reads until `count` occurrences of needle were seen.
-  std::string read_until(const std::string& needle, int count) {
-    std::string out;
-    char buffer[4096];
-    while (true) {
-      int seen = 0;
-      for (auto pos = out.find(needle); pos != std::string::npos; pos = out.find(needle, pos + 1)) {
-        ++seen;
-      }
-      if (seen >= count) return out;
-      ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
-      if (n <= 0) return out;
-      out.append(buffer, static_cast<std::size_t>(n));
-    }
-  }
-
- private:
-  int fd_ = -1;
-};
+using testing::RawSocket;
 
 class HttpServerTest : public ::testing::Test {
  protected:

@@ -218,3 +218,43 @@ TEST_F(SchedulerBackendTest, ClusterNodesListsNodesAndTheLedgerNewestFirst) {
 
 }  // namespace
 }  // namespace orch
+
+namespace orch {
+namespace {
+
+// What is refused after parsing (by the brain, the rules of who may ask for what, the secret
+// registry) says where in the document, as the parser's own errors do.
+TEST_F(SchedulerBackendTest, ASubmissionRefusedAfterParsingSaysTheLineAndColumn) {
+  auto registry = std::make_unique<SecretRegistry>(
+      std::move(SecretStore::open(":memory:", clock_).value()), clock_);
+  ASSERT_TRUE(registry->set("hf", "v", {"nlp"}, "ada").ok());
+  backend_->set_secrets(registry.get());
+  loop_->start();
+  const std::string head = "name: a\ncommand: 'true'\n";
+  const Submitter vic{"vic", false, {"vision"}};
+  auto unknown =
+      backend_->submit_job(head + "placement:\n  allowed: [alpha, gamma]\n", "job.yaml", vic);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message.rfind("job.yaml:4:20: placement.allowed names unknown "
+                                          "cluster \"gamma\"",
+                                          0),
+            0u)
+      << unknown.error().message;
+  auto team = backend_->submit_job(head + "team: nlp\n", "job.yaml", vic);
+  ASSERT_FALSE(team.ok());
+  EXPECT_EQ(team.error().kind, ErrorKind::forbidden);
+  EXPECT_EQ(team.error().message.rfind("job.yaml:3:7: vic may not submit for team nlp", 0), 0u)
+      << team.error().message;
+  auto secret =
+      backend_->submit_job(head + "secret_env:\n  HF_TOKEN: {secret: hf}\n", "job.yaml", vic);
+  ASSERT_FALSE(secret.ok());
+  EXPECT_EQ(secret.error().message.rfind("job.yaml:4:13: secret_env HF_TOKEN names secret", 0), 0u)
+      << secret.error().message;
+  auto granted = backend_->submit_job(head + "team: nlp\nsecret_env: {HF_TOKEN: {secret: hf}}\n",
+                                      "job.yaml", Submitter{"nina", false, {"nlp"}});
+  EXPECT_TRUE(granted.ok()) << granted.error().message;
+  loop_->stop();
+}
+
+}  // namespace
+}  // namespace orch
