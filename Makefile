@@ -70,8 +70,9 @@ web/page/node_modules/.package-lock.json: web/page/package-lock.json | node-deps
 
 # What the tests use beyond the lab: Debian's chromium for the browser tests (tests/browser,
 # ctest label browser), driven headless by playwright-core (pinned by
-# tests/browser/package-lock.json), and promtool (Debian's prometheus) to lint GET /metrics.
-TEST_PACKAGES := chromium prometheus
+# tests/browser/package-lock.json), promtool (Debian's prometheus) to lint GET /metrics, and
+# Debian's python3-torch for the tests that run a real PyTorch trainer (examples/pytorch).
+TEST_PACKAGES := chromium prometheus python3-torch
 test-deps: tests/browser/node_modules/.package-lock.json
 	$(call apt_install_missing,test-deps,$(TEST_PACKAGES))
 tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json | node-deps

@@ -90,9 +90,10 @@ int main(int argc, char** argv) {
   const double submit_s = bench::seconds_since(t0);
   const std::string out = dir.path() + "/shots";
   e2e::ProcessResult r = e2e::run_process(
-      {"/usr/bin/env", "node", ORCH_SOURCE_DIR "/tests/browser/pages.mjs", "--url", server->url(),
-       "--token", server->admin_token(), "--out", out, "--measure", std::to_string(s.runs),
-       "--rows", std::to_string(s.jobs), "--cluster-rows", std::to_string(s.clusters)},
+      {"/usr/bin/env", "node", std::string(ORCH_SOURCE_DIR) + "/tests/browser/pages.mjs", "--url",
+       server->url(), "--token", server->admin_token(), "--out", out, "--measure",
+       std::to_string(s.runs), "--rows", std::to_string(s.jobs), "--cluster-rows",
+       std::to_string(s.clusters)},
       e2e::milliseconds(600000));
   const auto line = r.output.rfind("{\"ok\"");
   const json result =

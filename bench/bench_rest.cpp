@@ -57,7 +57,7 @@ void fill_history(const std::string& db_path, int jobs) {
       job.spec.command = "train --config c.yaml";
       job.spec.gpus_per_node = 8;
       job.state = JobState::succeeded;
-      job.created_ms = job.updated_ms = t0 + j * 1000;
+      job.created_ms = job.updated_ms = t0 + static_cast<std::int64_t>(j) * 1000;
       auto id = store->insert_job(job);
       if (!id) return id.error();
       for (int n = 1; n <= 3; ++n) {
@@ -69,7 +69,7 @@ void fill_history(const std::string& db_path, int jobs) {
         a.state = AttemptState::exited;
         a.cause = n == 3 ? ExitCause::succeeded : ExitCause::node_lost;
         a.gpus = 8;
-        a.started_ms = job.created_ms + n * 100;
+        a.started_ms = job.created_ms + static_cast<std::int64_t>(n) * 100;
         auto aid = store->insert_attempt(a);
         if (!aid) return aid.error();
         a.id = *aid;
@@ -85,8 +85,8 @@ void fill_history(const std::string& db_path, int jobs) {
           }
         }
         if (auto c = store->insert_checkpoint(
-                {0, *id, a.id, n * 100, "/ckpt/" + std::to_string(*id) + "/" + std::to_string(n),
-                 2.0, a.started_ms + 50});
+                {0, *id, a.id, static_cast<std::int64_t>(n) * 100,
+                 "/ckpt/" + std::to_string(*id) + "/" + std::to_string(n), 2.0, a.started_ms + 50});
             !c) {
           return c.error();
         }

@@ -138,6 +138,7 @@ LoadResult run_load(int port, int clients, double seconds, int max_per_client,
   std::atomic<bool> stop{false};
   const auto t0 = SteadyClock::now();
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(clients));
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
       Connection conn(port);

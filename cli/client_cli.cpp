@@ -64,8 +64,8 @@ void add_id(CLI::App* cmd, Args& args) {
 }
 
 // `cluster burn-in`, `cluster probes` and `cluster drain|activate|retire`.
-void add_cluster_health_commands(CLI::App& cluster, std::shared_ptr<Args> args, std::ostream* o,
-                                 std::ostream* e) {
+void add_cluster_health_commands(CLI::App& cluster, const std::shared_ptr<Args>& args,
+                                 std::ostream* o, std::ostream* e) {
   CLI::App* burn_in =
       command(cluster, "burn-in", "probe every node of a cluster now and quarantine the slow ones");
   burn_in->add_option("NAME", args->name, "cluster name")->required();
@@ -105,7 +105,7 @@ void add_cluster_health_commands(CLI::App& cluster, std::shared_ptr<Args> args, 
 }
 
 // `node list|quarantine|release` and `report providers`.
-void add_health_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream* o,
+void add_health_commands(CLI::App& app, const std::shared_ptr<Args>& args, std::ostream* o,
                          std::ostream* e) {
   CLI::App* node = command(app, "node", "list nodes, quarantine and release them");
   node->require_subcommand(1);
@@ -193,7 +193,7 @@ int watch_rounds_from_env() {
 }
 
 // `checkpoint ls` and `data ls|add|replicate|transfers|audit`.
-void add_data_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream* o,
+void add_data_commands(CLI::App& app, const std::shared_ptr<Args>& args, std::ostream* o,
                        std::ostream* e) {
   auto d = std::make_shared<DataArgs>();
   CLI::App* checkpoint = command(app, "checkpoint", "a job's checkpoints and their copies");
@@ -255,7 +255,7 @@ void add_data_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream* 
 
 // `secret set|grant|list|delete`: what a job may name in its secret_env (list: any token; the
 // rest: admin).
-void add_secret_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream* o,
+void add_secret_commands(CLI::App& app, const std::shared_ptr<Args>& args, std::ostream* o,
                          std::ostream* e) {
   CLI::App* secret = command(app, "secret", "secrets jobs may name in secret_env, by team grant");
   secret->require_subcommand(1);
@@ -287,7 +287,7 @@ void add_secret_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream
 }
 
 // `token create|list|revoke` and `audit` (admin only).
-void add_access_commands(CLI::App& app, std::shared_ptr<Args> args, std::ostream* o,
+void add_access_commands(CLI::App& app, const std::shared_ptr<Args>& args, std::ostream* o,
                          std::ostream* e) {
   CLI::App* token = command(app, "token", "API tokens: who may use the server, with which role");
   token->require_subcommand(1);

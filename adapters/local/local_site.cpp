@@ -98,6 +98,7 @@ Result<SiteInventory> LocalSite::inventory() {
 
 std::vector<std::string> LocalSite::node_names() const {
   std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(options_.nodes));
   for (int i = 0; i < options_.nodes; ++i) {
     names.push_back(options_.name + "-n" + std::to_string(i));
   }

@@ -52,8 +52,9 @@ Result<std::string> read_now(const std::string& what, const std::string& path,
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      return make_error(ErrorKind::invalid,
-                        what + ": cannot read " + path + ": " + std::strerror(err));
+      std::string message = what;
+      message += ": cannot read " + path + ": " + std::strerror(err);
+      return make_error(ErrorKind::invalid, message);
     }
     if (n == 0) break;
     got += static_cast<std::size_t>(n);

@@ -168,6 +168,7 @@ std::vector<SecretInfo> SecretRegistry::list() const {
     by_name[name] = SecretInfo{name, c.teams, "clusters file", "", c.read_ms, c.read_ms};
   }
   std::vector<SecretInfo> out;
+  out.reserve(by_name.size());
   for (auto& [name, info] : by_name) out.push_back(std::move(info));
   return out;
 }
