@@ -11,6 +11,7 @@
 #include "scheduler/common/text.h"
 #include "scheduler/lifecycle/hang_policy.h"
 #include "scheduler/lifecycle/job_stats.h"
+#include "scheduler/lifecycle/restart_history.h"
 #include "scheduler/lifecycle/restart_policy.h"
 
 namespace orch {
@@ -227,8 +228,12 @@ Result<void> AttemptTracker::after_attempt_end(const AttemptRow& attempt) {
     if (other.state != AttemptState::exited && !other.cancel_requested) return Ok{};
   }
 
-  AfterExit next =
-      decide_after_exit(job.spec.restart, job.infra_restarts, job.user_restarts, attempt.cause);
+  // The budget and the backoff count failures in a row without progress (restart_policy.h).
+  auto latest = store_.latest_checkpoint(job.id);
+  if (!latest) return latest.error();
+  const int streak =
+      failure_streak(restart_history(*attempts, *latest, job.spec.restart.healthy_after_s, now));
+  AfterExit next = decide_after_exit(job.spec.restart, streak, job.user_restarts, attempt.cause);
   switch (next.verdict) {
     case AfterExit::Verdict::ignore:
       return Ok{};

@@ -23,9 +23,14 @@ struct BackoffSpec {
 };
 
 struct RestartPolicy {
-  int max_infra_restarts = 10;  // restarts after infrastructure failures (site, node, signal)
-  int max_user_restarts = 0;    // restarts after the job's own code failed (non-zero exit)
+  // Restarts after infrastructure failures (site, node, signal) in a row without progress: an
+  // attempt that saved a newer checkpoint, or ran healthy_after_s, starts the count again. 0:
+  // never restart after one.
+  int max_infra_restarts = 10;
+  int max_user_restarts = 0;  // restarts after the job's own code failed (non-zero exit), in all
   BackoffSpec backoff;
+  // An attempt that ran this long counts as progress even without a newer checkpoint.
+  double healthy_after_s = 1800.0;
 };
 
 // Model size for MFU. Either flops_per_token directly, or parameters (and optionally

@@ -70,6 +70,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
       {"restart",
        {{"max_infra_restarts", spec.restart.max_infra_restarts},
         {"max_user_restarts", spec.restart.max_user_restarts},
+        {"healthy_after_s", spec.restart.healthy_after_s},
         {"backoff",
          {{"initial_s", b.initial_s}, {"max_s", b.max_s}, {"multiplier", b.multiplier}}}}},
       {"health", health},

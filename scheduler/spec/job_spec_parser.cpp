@@ -175,12 +175,16 @@ void read_model(const MapView& job, JobSpec& spec) {
 
 void read_restart(const MapView& job, JobSpec& spec) {
   MapView restart =
-      job.child("restart", "restart", {"max_infra_restarts", "max_user_restarts", "backoff"},
+      job.child("restart", "restart",
+                {"max_infra_restarts", "max_user_restarts", "backoff", "healthy_after_s"},
                 "a map such as {max_infra_restarts: 10, max_user_restarts: 0}");
   restart.read_int("max_infra_restarts", spec.restart.max_infra_restarts, 0, INT_MAX,
                    "a count such as 10");
   restart.read_int("max_user_restarts", spec.restart.max_user_restarts, 0, INT_MAX,
                    "a count such as 0");
+  restart.read_number("healthy_after_s", spec.restart.healthy_after_s,
+                      {0.0, false, limits::kMaxDurationS},
+                      "seconds such as 1800 (an attempt that ran this long made progress)");
   MapView backoff =
       restart.child("backoff", "restart.backoff", {"initial_s", "max_s", "multiplier"},
                     "a map such as {initial_s: 10, max_s: 600, multiplier: 2}");

@@ -160,7 +160,7 @@ TEST_F(BrainResume, InfraFailuresNeverSpendTheUserBudget) {
   site_launches_all(last_attempt(id).cluster);
   exits(last_attempt(id), std::nullopt, 9);
   EXPECT_EQ(job(id).state, JobState::failed);
-  EXPECT_THAT(job(id).reason, HasSubstr("infra restart budget spent (2 of 2)"));
+  EXPECT_THAT(job(id).reason, HasSubstr("infra restart budget spent (2 of 2 restarts in a row without progress)"));
 }
 
 TEST_F(BrainResume, BackoffGrowsWithEachRestart) {

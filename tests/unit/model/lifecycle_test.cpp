@@ -6,6 +6,7 @@
 #include "scheduler/lifecycle/exit_classifier.h"
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/mfu.h"
+#include "scheduler/lifecycle/restart_history.h"
 #include "scheduler/lifecycle/restart_policy.h"
 #include "scheduler/spec/cluster_spec.h"
 
@@ -78,13 +79,83 @@ TEST(RestartPolicy, BudgetsAreSeparate) {
   RestartPolicy p;
   p.max_infra_restarts = 1;
   p.max_user_restarts = 0;
-  auto infra = decide_after_exit(p, 0, 0, ExitCause::site_down);
+  auto infra = decide_after_exit(p, 1, 0, ExitCause::site_down);
   EXPECT_EQ(infra.verdict, AfterExit::Verdict::resume);
   EXPECT_TRUE(infra.spends_infra);
-  EXPECT_EQ(decide_after_exit(p, 1, 0, ExitCause::site_down).verdict, AfterExit::Verdict::fail);
-  EXPECT_EQ(decide_after_exit(p, 0, 0, ExitCause::user_error).verdict, AfterExit::Verdict::fail);
+  EXPECT_EQ(infra.delay_ms, backoff_ms(p.backoff, 1)) << "the first in a row waits the least";
+  EXPECT_EQ(decide_after_exit(p, 2, 0, ExitCause::site_down).verdict, AfterExit::Verdict::fail);
+  EXPECT_EQ(decide_after_exit(p, 1, 0, ExitCause::user_error).verdict, AfterExit::Verdict::fail);
   EXPECT_EQ(decide_after_exit(p, 5, 5, ExitCause::succeeded).verdict, AfterExit::Verdict::succeed);
-  EXPECT_EQ(decide_after_exit(p, 0, 0, ExitCause::cancelled).verdict, AfterExit::Verdict::ignore);
+  EXPECT_EQ(decide_after_exit(p, 1, 0, ExitCause::cancelled).verdict, AfterExit::Verdict::ignore);
+  p.max_infra_restarts = 0;
+  EXPECT_EQ(decide_after_exit(p, 1, 0, ExitCause::node_lost).verdict, AfterExit::Verdict::fail)
+      << "0: never restart after an infra failure";
+}
+
+TEST(RestartPolicy, TheBackoffGrowsWithFailuresInARow) {
+  RestartPolicy p;
+  p.max_infra_restarts = 10;
+  p.max_user_restarts = 10;
+  p.backoff = {10, 600, 2};
+  EXPECT_EQ(decide_after_exit(p, 1, 0, ExitCause::node_lost).delay_ms, 10000);
+  EXPECT_EQ(decide_after_exit(p, 2, 0, ExitCause::node_lost).delay_ms, 20000);
+  EXPECT_EQ(decide_after_exit(p, 4, 0, ExitCause::node_lost).delay_ms, 80000);
+  EXPECT_EQ(decide_after_exit(p, 1, 0, ExitCause::user_error).delay_ms, 10000);
+  EXPECT_EQ(decide_after_exit(p, 3, 2, ExitCause::user_error).delay_ms, 40000);
+}
+
+std::vector<EndedAttempt> history(std::initializer_list<std::pair<ExitCause, bool>> attempts) {
+  std::vector<EndedAttempt> out;
+  for (const auto& [cause, progress] : attempts) out.push_back({cause, progress});
+  return out;
+}
+
+TEST(RestartPolicy, AStreakIsTheFailuresOfOneKindSinceTheLastProgress) {
+  using C = ExitCause;
+  EXPECT_EQ(failure_streak(history({{C::node_lost, false}})), 1);
+  EXPECT_EQ(failure_streak(history({{C::node_lost, false}, {C::site_down, false}})), 2);
+  EXPECT_EQ(failure_streak(history({{C::node_lost, true}, {C::site_down, false}})), 2)
+      << "the attempt that made progress and then failed is the first of the streak";
+  EXPECT_EQ(failure_streak(history({{C::node_lost, false}, {C::site_down, true}})), 1);
+  EXPECT_EQ(failure_streak(history({{C::user_error, false}, {C::node_lost, false}})), 1)
+      << "another kind breaks the streak";
+  EXPECT_EQ(failure_streak(history(
+                {{C::node_lost, false}, {C::priority_preempted, false}, {C::node_lost, false}})),
+            2)
+      << "a preemption spends nothing and is passed over";
+  EXPECT_EQ(failure_streak(history(
+                {{C::node_lost, false}, {C::priority_preempted, true}, {C::node_lost, false}})),
+            1);
+}
+
+TEST(RestartHistory, ProgressIsANewerCheckpointOrAHealthyStretch) {
+  AttemptRow a1, a2, a3;
+  a1.id = 1;
+  a1.started_ms = 0;
+  a1.ended_ms = 1000;
+  a2.id = 2;
+  a2.resumed_from_step = 10;  // a1 saved step 10
+  a2.started_ms = 2000;
+  a2.ended_ms = 3000;
+  a3.id = 3;
+  a3.resumed_from_step = 10;  // a2 saved nothing newer
+  a3.started_ms = 4000;
+  a3.ended_ms = 4000 + 1800 * 1000;  // but ran its healthy stretch
+  CheckpointRow latest;
+  latest.attempt_id = 2;
+  latest.step = 10;
+  auto h = restart_history({a1, a2, a3}, latest, 1800, 0);
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_TRUE(h[0].made_progress);
+  EXPECT_FALSE(h[1].made_progress);
+  EXPECT_TRUE(h[2].made_progress);
+  latest.attempt_id = 3;
+  latest.step = 20;
+  a3.ended_ms = 5000;
+  EXPECT_TRUE(restart_history({a1, a2, a3}, latest, 1800, 0)[2].made_progress)
+      << "the last attempt's own newer checkpoint";
+  latest.step = 10;
+  EXPECT_FALSE(restart_history({a1, a2, a3}, latest, 1800, 0)[2].made_progress);
 }
 
 AttemptRow ran(std::int64_t first, std::int64_t last, double seconds, Millis start, Millis end) {
