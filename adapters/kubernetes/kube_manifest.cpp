@@ -10,6 +10,7 @@
 
 #include "adapters/kubernetes/kube_pod_settings.h"
 #include "adapters/kubernetes/kube_secret.h"
+#include "scheduler/common/utf8.h"
 #include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/launch_contract.h"
 #include "scheduler/model/launch_token.h"
@@ -50,50 +51,12 @@ bool is_label_value(std::string_view s) {
   return true;
 }
 
-// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
-bool is_valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t n = 0;
-    std::uint32_t cp = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-      n = 1;
-      cp = c & 0x1Fu;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      n = 2;
-      cp = c & 0x0Fu;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 3;
-      cp = c & 0x07u;
-    } else {
-      return false;
-    }
-    if (i + n >= s.size()) return false;  // truncated sequence
-    for (std::size_t k = 1; k <= n; ++k) {
-      auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0u) != 0x80u) return false;
-      cp = (cp << 6u) | (cc & 0x3Fu);
-    }
-    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    i += n + 1;
-  }
-  return true;
-}
-
 // A value that becomes a string the process receives (argv element or env value).
 Result<void> check_process_string(std::string_view value, const std::string& what) {
   if (value.find('\0') != std::string_view::npos) {
     return invalid(what + " contains a NUL byte, which no process can receive");
   }
-  if (!is_valid_utf8(value)) {
+  if (first_invalid_utf8(value)) {
     return invalid(what +
                    " is not valid UTF-8: the Kubernetes API carries text only, and would "
                    "replace the bytes");
@@ -173,7 +136,7 @@ std::string annotation_text(const std::string& name) {
     if (c >= 0x80) {
       len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
       std::string_view seq = std::string_view(name).substr(i, len);
-      if (seq.size() == len && is_valid_utf8(seq)) {
+      if (seq.size() == len && !first_invalid_utf8(seq)) {
         piece = seq;
       } else {
         piece = "?";

@@ -80,8 +80,8 @@ TEST_F(SlurmPreemptionTest, AHeroJobRunsWithinTheGraceAndTheVictimResumesFromIts
 // sinfo shows it (no idle CPU, all 8 GPUs in use), so orchestrate counts those GPUs as taken
 // and a job that prefers alpha runs on beta at once, in one attempt, instead of queueing.
 TEST_F(SlurmPreemptionTest, AnotherTenantsJobThatFillsAlphaSendsOurJobToBetaAtOnce) {
-  auto tenant = lab_->slurm(
-      "alpha", {"sbatch", "--parsable", "--exclusive", "--job-name=tenant", "--wrap", "sleep 600"});
+  auto tenant = lab_->slurm("alpha", {"sbatch", "--parsable", "--exclusive", "--job-name=tenant",
+                                      "--output=/dev/null", "--wrap", "sleep 600"});
   ASSERT_TRUE(tenant.ok()) << tenant.error().message;
   ASSERT_TRUE(eventually([&] { return alpha_gpus_foreign() == 8; }))
       << "orchestrate never saw the tenant's GPUs: "
