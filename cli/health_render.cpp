@@ -111,11 +111,13 @@ void render_scorecards(const json& report, std::ostream& out) {
   out << "Provider scorecards from " << timestamp(member(report, "window_start_ms")) << " to "
       << timestamp(member(report, "now_ms")) << '\n';
   // DETECT_S: last sign of life to orchestrate's verdict; RECOVER_S: verdict to the next attempt
-  // running. Each median/p95. TICKETS: open now / opened in the window; RESPONSE_H, RESOLVE_H:
-  // median hours from opening to the provider's first response and to resolution.
+  // running. Each median/p95. PARTS_P50_S: the recovery's parts, medians: backoff/placing/the
+  // site's queue and launch/the job's own start to its first progress line. TICKETS: open now /
+  // opened in the window; RESPONSE_H, RESOLVE_H: median hours from opening to the provider's first
+  // response and to resolution.
   Table table({"NAME", "KIND", "AVAIL", "INTERRUPTS/1kGPUh", "MTBF_H", "DETECT_P50/P95_S",
-               "RECOVER_P50/P95_S", "MEDIAN_MFU", "CKPT_P95_S", "QUARANTINED", "GPU_H", "TICKETS",
-               "RESPONSE_H", "RESOLVE_H", "DELIVERY_D"});
+               "RECOVER_P50/P95_S", "PARTS_P50_S", "MEDIAN_MFU", "CKPT_P95_S", "QUARANTINED",
+               "GPU_H", "TICKETS", "RESPONSE_H", "RESOLVE_H", "DELIVERY_D"});
   for (const auto& c : items(report, "cards")) {
     table.add_row(
         {field(c, "name"), field(c, "kind"), percent(member(c, "availability")),
@@ -123,6 +125,10 @@ void render_scorecards(const json& report, std::ostream& out) {
          decimal(member(c, "detection_median_s"), 1) + "/" +
              decimal(member(c, "detection_p95_s"), 1),
          decimal(member(c, "recovery_median_s"), 1) + "/" + decimal(member(c, "recovery_p95_s"), 1),
+         decimal(member(c, "backoff_median_s"), 1) + "/" +
+             decimal(member(c, "placing_median_s"), 1) + "/" +
+             decimal(member(c, "site_median_s"), 1) + "/" +
+             decimal(member(c, "startup_median_s"), 1),
          percent(member(c, "median_mfu")), decimal(member(c, "checkpoint_save_p95_s"), 1),
          field(c, "quarantined_nodes") + "/" + field(c, "nodes"),
          decimal(member(c, "gpu_hours"), 1), field(c, "open_tickets") + "/" + field(c, "tickets"),

@@ -148,6 +148,16 @@ void render_attempts(const nlohmann::json& attempts, std::ostream& out) {
     return;
   }
   table.print(out);
+  // Where each recovery's seconds went (the server's breakdown, scheduler/health).
+  bool heading = false;
+  for (const auto& a : items(attempts, "attempts")) {
+    const auto& r = member(a, "recovery");
+    if (!r.is_object()) continue;
+    if (!heading) out << "\nRecovery (last sign of life to first progress line)\n";
+    heading = true;
+    out << "  attempt " << field(a, "no") << " after " << text(r, "after") << ": "
+        << text(r, "text") << '\n';
+  }
 }
 
 void render_cluster_nodes(const nlohmann::json& body, std::ostream& out) {

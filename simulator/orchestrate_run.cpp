@@ -12,6 +12,7 @@
 
 #include "adapters/sim/sim_site.h"
 #include "scheduler/brain/brain.h"
+#include "scheduler/health/recovery_breakdown.h"
 #include "scheduler/runtime/site_worker.h"
 #include "scheduler/runtime/storage_worker.h"
 #include "scheduler/store/store.h"
@@ -58,11 +59,8 @@ JobSpec job_spec(const Scenario& s) {
   if (s.job.tokens_per_step > 0) {
     j.model.flops_per_token = s.job.flops_per_step / static_cast<double>(s.job.tokens_per_step);
   }
-  // A month of training outlives the default budget of 10 restarts, and waits of up to 10
-  // minutes between them: the scenario's job is configured as a long run would be.
-  j.restart.max_infra_restarts = 1'000'000;
-  j.restart.backoff.initial_s = 10;
-  j.restart.backoff.max_s = 60;
+  // The restart policy is the default one: its budget and backoff count failures in a row
+  // without progress, so a run of weeks with hundreds of node failures needs nothing set.
   // The job prints progress every progress_every_s: silence for three of those is a hang.
   double every = 0;
   for (const auto& c : s.clusters) every = std::max(every, c.progress_every_s);
@@ -202,6 +200,22 @@ Result<RunOutcome> run_orchestrate(const Scenario& scenario, std::uint64_t seed)
     std::lock_guard<std::mutex> hold(lock);
     w.advance_to(end);
     out.truth = w.truth(scenario.job.name);
+  }
+  if (auto attempts = (*store)->attempts_of(job_id)) {
+    for (std::size_t i = 1; i < attempts->size(); ++i) {
+      const AttemptRow& prev = (*attempts)[i - 1];
+      const AttemptRow& next = (*attempts)[i];
+      if (!prev.ended_ms || prev.cause == ExitCause::succeeded) continue;
+      const RecoveryBreakdown b =
+          recovery_breakdown({prev.last_alive_ms, *prev.ended_ms, next.due_ms, next.started_ms,
+                              next.running_ms, next.first_progress_ms});
+      auto& parts = out.recovery_parts;
+      if (b.detection_s) parts["detection"].push_back(*b.detection_s);
+      parts["backoff"].push_back(b.backoff_s);
+      parts["placing"].push_back(b.placing_s);
+      if (b.site_s) parts["site"].push_back(*b.site_s);
+      if (b.startup_s) parts["startup"].push_back(*b.startup_s);
+    }
   }
   if (auto nodes = (*store)->all_nodes()) {
     for (const NodeRow& n : *nodes) out.nodes_quarantined += n.quarantines;

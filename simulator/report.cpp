@@ -218,6 +218,21 @@ std::string render_table(const Report& r) {
     for (const auto& [c, h] : hours) out << " " << c << " " << grouped(h) << ";";
     out << "\n";
   }
+  // Where orchestrate's recoveries went, as its own rows say (medians over every recovery).
+  for (const auto& p : r.policies) {
+    std::map<std::string, std::vector<double>> parts;
+    for (const auto& run : p.runs) {
+      for (const auto& [name, v] : run.recovery_parts) {
+        parts[name].insert(parts[name].end(), v.begin(), v.end());
+      }
+    }
+    if (parts.empty()) continue;
+    out << p.policy << ": its recoveries by its own rows, medians:";
+    for (const char* name : {"detection", "backoff", "placing", "site", "startup"}) {
+      out << " " << name << " " << duration(median(parts[name])) << ";";
+    }
+    out << "\n";
+  }
   return out.str();
 }
 
@@ -259,6 +274,14 @@ nlohmann::json report_json(const Report& r) {
           m.median_detect_s ? nlohmann::json(*m.median_detect_s) : nlohmann::json();
       run["median_restart_s"] =
           m.median_restart_s ? nlohmann::json(*m.median_restart_s) : nlohmann::json();
+      if (!p.runs[i].recovery_parts.empty()) {
+        nlohmann::json parts = nlohmann::json::object();
+        for (const auto& [name, v] : p.runs[i].recovery_parts) {
+          const auto m50 = median(v);
+          parts[name + "_median_s"] = m50 ? nlohmann::json(*m50) : nlohmann::json();
+        }
+        run["recovery_parts"] = std::move(parts);
+      }
       runs.push_back(std::move(run));
     }
     const Interval u = mean_interval(useful);

@@ -235,6 +235,7 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
         step_times_reported = true;
       }
       a.last_progress_ms = now;
+      if (!a.first_progress_ms) a.first_progress_ms = now;
       if (!a.first_step) a.first_step = p->step;
       a.last_step = p->step;
       ProgressSample sample{a.id, p->step, p->tokens, p->step_time_s, std::nullopt, now};

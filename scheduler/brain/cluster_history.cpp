@@ -63,6 +63,8 @@ Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
     f.cause = a.cause;
     f.mfu = a.mfu;
     f.last_alive_ms = a.last_alive_ms;
+    f.due_ms = a.due_ms;
+    f.first_progress_ms = a.first_progress_ms;
     in.attempts.push_back(f);
   }
   auto log = store.health_log(0);

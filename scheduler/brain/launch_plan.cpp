@@ -64,6 +64,8 @@ AttemptRow new_attempt(const JobRow& job, int no, const ClusterSpec& site,
   a.token = attempt_token(job.id, no, now);
   a.gpus = job.spec.total_gpus();
   a.started_ms = now;
+  // A resumed job's backoff ended here (the restart policy's part of its recovery).
+  if (no > 1 && job.next_attempt_ms) a.due_ms = std::min(*job.next_attempt_ms, now);
   const HangLimits hang = hang_limits_for(job.spec.health);
   a.hang_after_ms = hang.hang_after_ms;
   a.startup_timeout_ms = hang.startup_timeout_ms;

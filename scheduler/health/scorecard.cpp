@@ -7,6 +7,8 @@
 #include <map>
 #include <utility>
 
+#include "scheduler/health/recovery_breakdown.h"
+
 namespace orch {
 namespace {
 
@@ -39,10 +41,12 @@ struct Tally {
     node_ms += o.node_ms;
     interruptions += o.interruptions;
     node_failures += o.node_failures;
-    auto& d = restarts.detection_s;
-    d.insert(d.end(), o.restarts.detection_s.begin(), o.restarts.detection_s.end());
-    auto& r = restarts.recovery_s;
-    r.insert(r.end(), o.restarts.recovery_s.begin(), o.restarts.recovery_s.end());
+    for (auto part :
+         {&RestartSamples::detection_s, &RestartSamples::recovery_s, &RestartSamples::backoff_s,
+          &RestartSamples::placing_s, &RestartSamples::site_s, &RestartSamples::startup_s}) {
+      auto& d = restarts.*part;
+      d.insert(d.end(), (o.restarts.*part).begin(), (o.restarts.*part).end());
+    }
     mfu.insert(mfu.end(), o.mfu.begin(), o.mfu.end());
     save_time_s.insert(save_time_s.end(), o.save_time_s.begin(), o.save_time_s.end());
     nodes += o.nodes;
@@ -107,6 +111,10 @@ Scorecard card(std::string name, std::string kind, std::vector<std::string> clus
   c.detection_p95_s = percentile(t.restarts.detection_s, 0.95);
   c.recovery_median_s = median(t.restarts.recovery_s);
   c.recovery_p95_s = percentile(t.restarts.recovery_s, 0.95);
+  c.backoff_median_s = median(t.restarts.backoff_s);
+  c.placing_median_s = median(t.restarts.placing_s);
+  c.site_median_s = median(t.restarts.site_s);
+  c.startup_median_s = median(t.restarts.startup_s);
   c.median_mfu = median(t.mfu);
   c.checkpoint_save_p95_s = percentile(t.save_time_s, 0.95);
   c.nodes = t.nodes;
@@ -141,10 +149,18 @@ std::map<std::string, RestartSamples> restart_samples(const ScorecardInputs& in)
       s.detection_s.push_back(static_cast<double>(*a.ended_ms - alive) / 1000.0);
     }
     auto next = by_number.find({a.job_id, a.no + 1});
-    if (next != by_number.end() && next->second->running_ms) {
-      const Millis gap = std::max<Millis>(0, *next->second->running_ms - *a.ended_ms);
+    if (next == by_number.end()) continue;
+    const AttemptFact& n = *next->second;
+    if (n.running_ms) {
+      const Millis gap = std::max<Millis>(0, *n.running_ms - *a.ended_ms);
       s.recovery_s.push_back(static_cast<double>(gap) / 1000.0);
     }
+    const RecoveryBreakdown parts = recovery_breakdown(
+        {a.last_alive_ms, *a.ended_ms, n.due_ms, n.started_ms, n.running_ms, n.first_progress_ms});
+    s.backoff_s.push_back(parts.backoff_s);
+    s.placing_s.push_back(parts.placing_s);
+    if (parts.site_s) s.site_s.push_back(*parts.site_s);
+    if (parts.startup_s) s.startup_s.push_back(*parts.startup_s);
   }
   return out;
 }

@@ -38,6 +38,10 @@ struct AttemptFact {
   std::optional<Millis> last_alive_ms;
   ExitCause cause = ExitCause::none;
   std::optional<double> mfu;
+  // When the restart policy let it start, and its first progress line (AttemptRow's): the
+  // recovery's parts (health/recovery_breakdown.h).
+  std::optional<Millis> due_ms;
+  std::optional<Millis> first_progress_ms;
 };
 
 struct HealthChange {
@@ -104,6 +108,13 @@ struct Scorecard {
   std::optional<double> detection_p95_s;
   std::optional<double> recovery_median_s;
   std::optional<double> recovery_p95_s;
+  // The recovery's parts, medians (recovery_breakdown.h): the restart policy's backoff, the
+  // brain placing the job, the site's queue and launch; then the job's own start to its first
+  // progress line, which the recovery above does not include.
+  std::optional<double> backoff_median_s;
+  std::optional<double> placing_median_s;
+  std::optional<double> site_median_s;
+  std::optional<double> startup_median_s;
   std::optional<double> median_mfu;  // median of the reported MFU of attempts live in the window
   std::optional<double> checkpoint_save_p95_s;  // nearest-rank p95 of every save time there
   int nodes = 0;
@@ -130,9 +141,15 @@ bool is_interruption(ExitCause cause);
 // last_alive_ms for each whose sign of life is known (attempts ended before it was recorded have
 // none); recovery_s, the next attempt's (same job, no + 1, on any cluster) running_ms - ended_ms,
 // for each whose next attempt ran.
+// The recovery's parts (recovery_breakdown.h) of each whose next attempt has reached them:
+// backoff_s and placing_s for every next attempt, site_s once it ran, startup_s once it printed.
 struct RestartSamples {
   std::vector<double> detection_s;
   std::vector<double> recovery_s;
+  std::vector<double> backoff_s;
+  std::vector<double> placing_s;
+  std::vector<double> site_s;
+  std::vector<double> startup_s;
 };
 std::map<std::string, RestartSamples> restart_samples(const ScorecardInputs& in);
 

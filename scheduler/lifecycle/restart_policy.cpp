@@ -67,8 +67,15 @@ AfterExit decide_after_exit(const RestartPolicy& policy, int streak, int user_re
   }
   a.verdict = AfterExit::Verdict::resume;
   a.spends_infra = infra;
-  // The wait grows with the failures in a row, and starts again after progress.
-  a.delay_ms = backoff_ms(policy.backoff, streak);
+  // The wait grows with the failures in a row, and starts again after progress. The first
+  // infra failure after progress resumes at once: a node or a site failed, not the job, and
+  // every second waited is a second the whole gang is idle (issue 38). A user failure waits from
+  // the first: a crash loop must not spin.
+  if (infra) {
+    a.delay_ms = streak == 1 ? 0 : backoff_ms(policy.backoff, streak - 1);
+  } else {
+    a.delay_ms = backoff_ms(policy.backoff, streak);
+  }
   a.reason = infra ? cause_name + ": infra restart " + std::to_string(streak) + " of " +
                          std::to_string(policy.max_infra_restarts) +
                          (streak > 1 ? " in a row without progress" : "")

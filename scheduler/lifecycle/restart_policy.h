@@ -6,8 +6,9 @@
 // Both the infra budget and the backoff count failures in a row without progress (issue 38):
 // an attempt that saved a checkpoint newer than the one it resumed from, or ran the spec's
 // healthy_after_s, starts the count again. A run of weeks survives hundreds of node failures
-// that each came after progress, each waiting only the first backoff; the backoff grows only
-// while failures follow each other with nothing gained between them.
+// that each came after progress, each resumed at once; the backoff starts only with the second
+// infra failure in a row without progress and grows while failures follow each other with
+// nothing gained between them. A user failure (the job's own code) waits from the first.
 
 #include <string>
 #include <vector>

@@ -1,5 +1,6 @@
 #include "scheduler/runtime/site_worker.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <utility>
@@ -322,8 +323,14 @@ bool SiteWorker::poll() {
     if (a.cancel_requested && obs->phase == RunPhase::running) (void)port_.cancel(a.token);
   }
   // The inventory: on the first round, every kInventoryEvery rounds, after an attempt ended,
-  // and whenever there was nothing else to ask (so that an idle site's reachability stays known).
-  if (!called || ended || rounds_since_inventory_ >= kInventoryEvery || !last_inventory_) {
+  // whenever there was nothing else to ask (so that an idle site's reachability stays known),
+  // and every round while a node is out of service, so that one returned to service is seen at
+  // the next poll (issue 38: a job waiting for it starts a poll after it is back).
+  const bool node_out =
+      last_inventory_ && std::any_of(last_inventory_->nodes.begin(), last_inventory_->nodes.end(),
+                                     [](const NodeInfo& n) { return !n.healthy; });
+  if (!called || ended || node_out || rounds_since_inventory_ >= kInventoryEvery ||
+      !last_inventory_) {
     rounds_since_inventory_ = 0;
     auto inv = port_.inventory();
     if (!inv) {

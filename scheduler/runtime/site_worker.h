@@ -84,7 +84,9 @@ class SiteWorker {
   static constexpr long kRetryRounds = 100;
   long round_ = 0;
   std::optional<bool> reachable_;
-  static constexpr int kInventoryEvery = 60;  // rounds between inventories of a busy site
+  // Rounds between inventories of a busy site whose nodes are all in service (every round while
+  // one is out, so that its return is seen at once).
+  static constexpr int kInventoryEvery = 60;
   int rounds_since_inventory_ = 0;
   std::optional<SiteInventory> last_inventory_;  // as last posted to the brain
 

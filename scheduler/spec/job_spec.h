@@ -17,7 +17,7 @@
 namespace orch {
 
 struct BackoffSpec {
-  double initial_s = 10.0;  // wait before the first restart
+  double initial_s = 10.0;  // first wait: a user restart, or a second infra failure in a row
   double max_s = 600.0;     // cap on the wait
   double multiplier = 2.0;  // growth per consecutive restart
 };

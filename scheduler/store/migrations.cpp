@@ -510,6 +510,14 @@ CREATE INDEX replicas_not_deleted ON replicas(cluster) WHERE state <> 'deleted';
 ALTER TABLE attempts ADD COLUMN checkpoint_dir TEXT NOT NULL DEFAULT '';
 ALTER TABLE replicas ADD COLUMN confined_to TEXT NOT NULL DEFAULT '';
 )sql"},
+      {26,
+       "where each second of a recovery goes (issue 38): when the restart policy let an "
+       "attempt start (the end of its backoff) and when its first progress line came, so that "
+       "detection, backoff, placing, the site's queue and the job's own start are shown apart",
+       R"sql(
+ALTER TABLE attempts ADD COLUMN due_ms INTEGER;
+ALTER TABLE attempts ADD COLUMN first_progress_ms INTEGER;
+)sql"},
   };
   return list;
 }

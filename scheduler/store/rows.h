@@ -205,6 +205,11 @@ struct AttemptRow {
   // the attempt is placed; empty in attempts placed before it existed (schema v25), which are
   // confined to the directory their cluster's checkpoint root gives the job now.
   std::string checkpoint_dir;
+  // When the restart policy let this attempt start (the end of its job's backoff; nullopt for a
+  // first attempt), and when its first progress line was seen: with the previous attempt's end
+  // they split a recovery into its parts (health/recovery_breakdown.h).
+  std::optional<Millis> due_ms;
+  std::optional<Millis> first_progress_ms;
 };
 
 // A cluster added to a running server (`orchestrate cluster add`): its name, where its

@@ -122,6 +122,8 @@ class Store {
     ExitCause cause = ExitCause::none;
     std::optional<double> mfu;
     std::optional<Millis> last_alive_ms;
+    std::optional<Millis> due_ms;
+    std::optional<Millis> first_progress_ms;
   };
   Result<std::vector<AttemptSummary>> attempt_summaries_since(Millis since_ms);
   // The save time of every checkpoint at or after since_ms that reported one, with the cluster

@@ -14,7 +14,7 @@ constexpr const char* kAttemptColumns =
     "cancel_requested, launch_done, resumed_from_step, resumed_from_path, started_ms, ended_ms, "
     "first_step, last_step, tokens_total, step_time_total, mfu, steps_lost, site_done, running_ms, "
     "last_progress_ms, mfu_watch, hang_after_ms, startup_timeout_ms, hang_watch, failed_node, "
-    "last_alive_ms, preempt_for, preempt_asked_ms, checkpoint_dir";
+    "last_alive_ms, preempt_for, preempt_asked_ms, checkpoint_dir, due_ms, first_progress_ms";
 
 std::optional<int> opt_int(const std::optional<std::int64_t>& v) {
   if (!v) return std::nullopt;
@@ -101,6 +101,8 @@ AttemptRow read_attempt(const Stmt& st) {
   a.preempt_for = st.col_opt_int(33);
   a.preempt_asked_ms = st.col_opt_int(34);
   a.checkpoint_dir = st.col_text(35);
+  a.due_ms = st.col_opt_int(36);
+  a.first_progress_ms = st.col_opt_int(37);
   return a;
 }
 
@@ -135,13 +137,13 @@ Result<AttemptId> Store::add_attempt_row(const AttemptRow& a) {
   if (auto r = execute(db_,
                        "INSERT INTO attempts(job_id, no, cluster, token, state, cause, nodes, "
                        "node_count, gpus, resumed_from_step, resumed_from_path, started_ms, "
-                       "hang_after_ms, startup_timeout_ms, hang_watch, checkpoint_dir) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       "hang_after_ms, startup_timeout_ms, hang_watch, checkpoint_dir, due_ms) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        a.job_id, a.no, a.cluster, a.token, std::string(to_string(a.state)),
                        std::string(to_string(a.cause)), node_list_text(a.nodes),
                        static_cast<std::int64_t>(a.nodes.size()), a.gpus, a.resumed_from_step,
                        a.resumed_from_path, a.started_ms, a.hang_after_ms, a.startup_timeout_ms,
-                       hang_watch_text(a.hang_watch), a.checkpoint_dir);
+                       hang_watch_text(a.hang_watch), a.checkpoint_dir, a.due_ms);
       !r) {
     return r.error();
   }
@@ -367,14 +369,14 @@ Result<void> Store::write_attempt(const AttemptRow& a) {
       "steps_lost = ?, site_done = ?, running_ms = ?, last_progress_ms = ?, "
       "mfu_watch = ?, resumed_from_step = ?, resumed_from_path = ?, hang_after_ms = ?, "
       "hang_watch = ?, failed_node = ?, last_alive_ms = ?, preempt_for = ?, "
-      "preempt_asked_ms = ? WHERE id = ?",
+      "preempt_asked_ms = ?, first_progress_ms = ? WHERE id = ?",
       std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code, a.signal,
       a.site_job_id, node_list_text(a.nodes), static_cast<std::int64_t>(a.nodes.size()),
       a.cancel_requested ? 1 : 0, a.launch_done ? 1 : 0, a.ended_ms, a.first_step, a.last_step,
       a.tokens_total, a.step_time_total, a.mfu, a.steps_lost, a.site_done ? 1 : 0, a.running_ms,
       a.last_progress_ms, a.mfu_watch.is_null() ? std::string("{}") : json_text(a.mfu_watch),
       a.resumed_from_step, a.resumed_from_path, a.hang_after_ms, hang_watch_text(a.hang_watch),
-      a.failed_node, a.last_alive_ms, a.preempt_for, a.preempt_asked_ms, a.id);
+      a.failed_node, a.last_alive_ms, a.preempt_for, a.preempt_asked_ms, a.first_progress_ms, a.id);
 }
 
 Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis now) {

@@ -151,7 +151,7 @@ Result<std::vector<Store::AttemptSummary>> Store::attempt_summaries_since(Millis
   return query(
       db_,
       "SELECT id, job_id, no, cluster, gpus, node_count, started_ms, "
-      "running_ms, state, ended_ms, cause, mfu, last_alive_ms"
+      "running_ms, state, ended_ms, cause, mfu, last_alive_ms, due_ms, first_progress_ms"
       " FROM attempts WHERE id IN ("
       // One indexed lookup per condition: an OR of the three would scan the table,
       // and the planner, without statistics, prefers a scan to the partial index.
@@ -175,6 +175,8 @@ Result<std::vector<Store::AttemptSummary>> Store::attempt_summaries_since(Millis
         a.cause = parse_exit_cause(st.col_text(10)).value_or(ExitCause::lost);
         a.mfu = st.col_opt_double(11);
         a.last_alive_ms = st.col_opt_int(12);
+        a.due_ms = st.col_opt_int(13);
+        a.first_progress_ms = st.col_opt_int(14);
         return a;
       },
       since_ms);

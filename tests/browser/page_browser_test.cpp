@@ -63,6 +63,11 @@ TEST_F(PageBrowserTest, EveryViewShowsWhatTheApiHoldsForAJobThroughAnOutage) {
   EXPECT_THAT(r.output, HasSubstr("\"ok\":true"));
   EXPECT_THAT(r.output, HasSubstr("#1 site_down"));
   EXPECT_THAT(r.output, HasSubstr("#2 succeeded"));
+  // Attempt 2's recovery, in its parts: the outage was seen after the site's grace, and it was
+  // placed on beta in the same event (no backoff for a first infra failure).
+  EXPECT_THAT(r.output, ::testing::ContainsRegex(
+                            "attempt 2 after site_down: [0-9.]+ s: detection [0-9.]+ s, backoff "
+                            "0.0 s, placing 0.0 s, site [0-9.]+ s, startup [0-9.]+ s"));
   for (const char* view : {"fleet", "jobs", "job", "nodes", "transfers"}) {
     EXPECT_TRUE(file_has_bytes(out + "/" + view + ".png")) << view;
   }

@@ -128,6 +128,9 @@ async function main() {
       await page.screenshot({ path: a.out + "/job.png", fullPage: true });
       if (bars.length < want) throw new Error(`job: ${bars.length} attempt bars, expected ${want}`);
       console.error("bars: " + JSON.stringify(bars));
+      // Where each recovery's seconds went, one line per attempt that followed an interruption.
+      const recoveries = await page.$$eval("#recoveries li", (ls) => ls.map((l) => l.textContent));
+      console.error("recoveries: " + JSON.stringify(recoveries));
     }
 
     await page.goto(a.url + "/#/nodes");

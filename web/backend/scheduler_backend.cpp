@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "scheduler/brain/site_capacity.h"
+#include "scheduler/health/recovery_breakdown.h"
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/mfu.h"
 #include "scheduler/model/json_text.h"
@@ -16,7 +17,19 @@ namespace {
 
 using nlohmann::json;
 
-json attempt_json(const AttemptRow& a) {
+// Where the seconds went between the end of `prev` (interrupted) and attempt `a`'s first
+// progress line; null for a first attempt or one that followed nothing that ended.
+json recovery_json(const AttemptRow& a, const AttemptRow* prev) {
+  if (prev == nullptr || !prev->ended_ms || prev->cause == ExitCause::succeeded) return nullptr;
+  const RecoveryBreakdown b = recovery_breakdown({prev->last_alive_ms, *prev->ended_ms, a.due_ms,
+                                                  a.started_ms, a.running_ms, a.first_progress_ms});
+  return {{"after", to_string(prev->cause)}, {"detection_s", opt(b.detection_s)},
+          {"backoff_s", b.backoff_s},        {"placing_s", b.placing_s},
+          {"site_s", opt(b.site_s)},         {"startup_s", opt(b.startup_s)},
+          {"total_s", opt(b.total_s)},       {"text", recovery_text(b)}};
+}
+
+json attempt_json(const AttemptRow& a, const AttemptRow* prev) {
   json resumed = nullptr;
   if (a.resumed_from_step)
     resumed = {{"step", *a.resumed_from_step}, {"path", a.resumed_from_path}};
@@ -37,6 +50,10 @@ json attempt_json(const AttemptRow& a) {
           {"ended_ms", opt(a.ended_ms)},
           // Its last sign of life before the verdict that ended it (the scorecard's detection).
           {"last_alive_ms", opt(a.last_alive_ms)},
+          // When its backoff ended (a resumed attempt) and its first progress line was seen.
+          {"due_ms", opt(a.due_ms)},
+          {"first_progress_ms", opt(a.first_progress_ms)},
+          {"recovery", recovery_json(a, prev)},
           {"resumed_from", resumed},
           {"first_step", opt(a.first_step)},
           {"last_step", opt(a.last_step)},
@@ -334,7 +351,11 @@ Result<nlohmann::json> SchedulerBackend::job_attempts(std::int64_t id) {
   auto attempts = reader.attempts_of(id);
   if (!attempts) return attempts.error();
   json out = json::array();
-  for (const auto& a : *attempts) out.push_back(attempt_json(a));
+  const AttemptRow* prev = nullptr;
+  for (const auto& a : *attempts) {
+    out.push_back(attempt_json(a, prev));
+    prev = &a;
+  }
   return json{{"attempts", out}};
 }
 

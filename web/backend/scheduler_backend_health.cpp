@@ -70,6 +70,11 @@ json card_json(const Scorecard& c) {
           {"detection_p95_s", opt(c.detection_p95_s)},
           {"recovery_median_s", opt(c.recovery_median_s)},
           {"recovery_p95_s", opt(c.recovery_p95_s)},
+          // The recovery's parts, medians: where its seconds went (recovery_breakdown.h).
+          {"backoff_median_s", opt(c.backoff_median_s)},
+          {"placing_median_s", opt(c.placing_median_s)},
+          {"site_median_s", opt(c.site_median_s)},
+          {"startup_median_s", opt(c.startup_median_s)},
           {"median_mfu", opt(c.median_mfu)},
           {"checkpoint_save_p95_s", opt(c.checkpoint_save_p95_s)},
           {"nodes", c.nodes},

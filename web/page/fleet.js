@@ -3,6 +3,16 @@
 import * as api from "./api.js";
 import { badge, dash, dataTable, duration, el, num, pct, section } from "./dom.js";
 
+// The recovery's parts, medians: the restart policy's backoff, placing, the site's queue and
+// launch, the job's own start to its first progress line (scheduler/health/recovery_breakdown.h).
+function recoveryParts(c) {
+  const parts = [["backoff", c.backoff_median_s], ["placing", c.placing_median_s],
+                 ["site", c.site_median_s], ["startup", c.startup_median_s]];
+  if (parts.every(([, s]) => s === null || s === undefined)) return dash;
+  return parts.map(([name, s]) => `${name} ${s === null || s === undefined ? dash : duration(s * 1000)}`)
+    .join(" · ");
+}
+
 export function mount(root) {
   let cards = new Map();
   const clusters = dataTable([
@@ -39,6 +49,8 @@ export function mount(root) {
       cell: (c) => (c.detection_median_s === null ? dash : duration(c.detection_median_s * 1000)) },
     { key: "recover", label: "Recovery p50", num: true, value: (c) => c.recovery_median_s,
       cell: (c) => (c.recovery_median_s === null ? dash : duration(c.recovery_median_s * 1000)) },
+    { key: "parts", label: "Where recovery goes (p50)", value: (c) => c.site_median_s,
+      cell: (c) => recoveryParts(c) },
     { key: "mfu", label: "Median MFU", num: true, value: (c) => c.median_mfu, cell: (c) => pct(c.median_mfu) },
     { key: "tickets", label: "Open tickets", num: true, value: (c) => c.open_tickets },
     { key: "delay", label: "Delivery delay", num: true, value: (c) => c.delivery_delay_days,

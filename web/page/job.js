@@ -35,7 +35,8 @@ function timeline(attempts, nowMs) {
       const bar = el("div", {
         class: "bar " + how,
         title: `attempt ${a.no} on ${a.cluster}: ${ended ? a.cause : a.state}, ` +
-               `steps ${a.first_step ?? dash} to ${a.last_step ?? dash}, ${duration(to - a.started_ms)}`,
+               `steps ${a.first_step ?? dash} to ${a.last_step ?? dash}, ${duration(to - a.started_ms)}` +
+               (a.recovery ? `; recovery ${a.recovery.text}` : ""),
         style: { left: ((a.started_ms - start) / span) * 100 + "%",
                  width: Math.max(0.5, ((to - a.started_ms) / span) * 100) + "%" },
       }, `#${a.no} ${how}`);
@@ -44,8 +45,13 @@ function timeline(attempts, nowMs) {
     }
     return el("div", { class: "timeline-row" }, el("span", { class: "lane-name" }, cluster), lane);
   });
+  // Where each recovery's seconds went: from the last sign of life of the attempt before to
+  // this one's first progress line (detection, backoff, placing, the site, the job's start).
+  const recoveries = attempts.filter((a) => a.recovery).map((a) =>
+    el("li", { "data-attempt": a.no }, `attempt ${a.no} after ${a.recovery.after}: ${a.recovery.text}`));
   return el("div", { class: "timeline", id: "timeline" }, ...rows,
-            el("div", { class: "axis" }, el("span", {}, when(start)), el("span", {}, when(end))));
+            el("div", { class: "axis" }, el("span", {}, when(start)), el("span", {}, when(end))),
+            recoveries.length ? el("ul", { class: "recoveries", id: "recoveries" }, ...recoveries) : null);
 }
 
 // A uPlot chart that keeps its instance across refreshes.

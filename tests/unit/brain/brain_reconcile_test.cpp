@@ -245,7 +245,7 @@ TEST_F(BrainReconcile, StaleCopyFoundAfterTheUserCancelledIsCancelled) {
   AttemptRow stale = last_attempt(id);
   train(stale, 1, 30);
   site_goes_dark("alpha");
-  ASSERT_EQ(job(id).state, JobState::resuming);
+  ASSERT_EQ(attempts(id).at(0).cause, ExitCause::site_down);
   handle(CancelJob{id});
 
   handle(SiteReachable{"alpha"});

@@ -1,10 +1,11 @@
 // The restart policy over a job's whole life (issue 38): the infra budget and the backoff count
 // failures in a row without progress. A run of weeks that loses a node every few hours, each time
-// after saving newer checkpoints, never spends its budget and never waits more than the first
-// backoff; failures that follow each other with nothing gained wait longer each time and end the
-// job at the budget.
+// after saving newer checkpoints, never spends its budget and never waits: the first infra
+// failure after progress is placed again in the event that ended it. Failures that follow each
+// other with nothing gained wait longer each time and end the job at the budget.
 #include <gmock/gmock.h>
 
+#include "scheduler/health/recovery_breakdown.h"
 #include "tests/harness/brain_fixture.h"
 
 namespace orch::testing {
@@ -38,7 +39,8 @@ TEST_F(BrainRestarts, FiveHundredFailuresEachAfterProgressNeverSpendTheBudgetNor
     clock.advance_ms(3 * 3600 * 1000 / 20);  // a few steps of a 54-day run between failures
     killed(a);
     ASSERT_NE(job(id).state, JobState::failed) << "failure " << i << ": " << job(id).reason;
-    EXPECT_EQ(relaunch(id), 10000) << "failure " << i << " waited more than the first backoff";
+    ASSERT_NE(job(id).state, JobState::resuming) << "failure " << i << " was not placed at once";
+    EXPECT_EQ(relaunch(id), 0) << "failure " << i << " waited after a healthy stretch";
   }
   EXPECT_EQ(job(id).infra_restarts, 500);
   EXPECT_EQ(last_attempt(id).resumed_from_step, step);
@@ -50,10 +52,10 @@ TEST_F(BrainRestarts, FailuresWithNothingGainedWaitLongerEachTimeAndEndAtTheBudg
   std::vector<Millis> waits;
   for (int i = 0; i < 4; ++i) {
     killed(last_attempt(id));  // dies before any step
-    ASSERT_EQ(job(id).state, JobState::resuming) << job(id).reason;
+    ASSERT_NE(job(id).state, JobState::failed) << job(id).reason;
     waits.push_back(relaunch(id));
   }
-  EXPECT_EQ(waits, (std::vector<Millis>{10000, 20000, 40000, 80000}));
+  EXPECT_EQ(waits, (std::vector<Millis>{0, 10000, 20000, 40000}));
   killed(last_attempt(id));
   EXPECT_EQ(job(id).state, JobState::failed);
   EXPECT_THAT(job(id).reason,
@@ -64,14 +66,14 @@ TEST_F(BrainRestarts, ProgressStartsTheCountAndTheBackoffAgain) {
   const JobId id = submit(make_job().infra_restarts(2).backoff(10, 600, 2));
   site_launches_all("alpha");
   killed(last_attempt(id));
-  EXPECT_EQ(relaunch(id), 10000);
+  EXPECT_EQ(relaunch(id), 0) << "the first infra failure resumes at once";
   killed(last_attempt(id));
-  EXPECT_EQ(relaunch(id), 20000) << "the second failure in a row waits longer";
+  EXPECT_EQ(relaunch(id), 10000) << "the second failure in a row waits";
   train(last_attempt(id), 1, 10, 10);  // a checkpoint: progress
   killed(last_attempt(id));
-  EXPECT_EQ(relaunch(id), 10000) << "after progress the count starts again";
+  EXPECT_EQ(relaunch(id), 0) << "after progress the count starts again";
   killed(last_attempt(id));
-  EXPECT_EQ(relaunch(id), 20000);
+  EXPECT_EQ(relaunch(id), 10000);
   killed(last_attempt(id));
   EXPECT_EQ(job(id).state, JobState::failed) << "a third in a row without progress";
 }
@@ -84,9 +86,49 @@ TEST_F(BrainRestarts, ARunThatLastedItsHealthyStretchIsProgressWithoutACheckpoin
   for (int i = 0; i < 5; ++i) {
     clock.advance_ms(601 * 1000);  // ran long enough, saved nothing
     killed(last_attempt(id));
-    ASSERT_EQ(job(id).state, JobState::resuming) << "failure " << i << ": " << job(id).reason;
-    EXPECT_EQ(relaunch(id), 10000);
+    ASSERT_NE(job(id).state, JobState::failed) << "failure " << i << ": " << job(id).reason;
+    EXPECT_EQ(relaunch(id), 0);
   }
+}
+
+// Where each second of a recovery went, from the attempts' own rows: the first node loss is
+// placed again in the event that ended it (no backoff, no tick), the second in a row waits its
+// backoff; the site's queue and the job's start are their own parts.
+TEST_F(BrainRestarts, EachRecoveryIsSplitIntoDetectionBackoffPlacingSiteAndStartup) {
+  const JobId id = submit(make_job().infra_restarts(5).backoff(10, 600, 2));
+  site_launches_all("alpha");
+  train(last_attempt(id), 1, 20, 10);
+  clock.advance_ms(7'000);  // the node dies 7 s after the last progress line; then the verdict
+  killed(last_attempt(id));
+  const AttemptRow second = last_attempt(id);
+  ASSERT_EQ(second.no, 2) << "placed in the event that ended attempt 1";
+  clock.advance_ms(4'000);  // the site's queue and launch
+  site_launches_all("alpha");
+  clock.advance_ms(30'000);  // loading the model and the checkpoint
+  train(last_attempt(id), 21, 21, 0);
+  const auto rows = attempts(id);
+  RecoveryBreakdown b =
+      recovery_breakdown({rows[0].last_alive_ms, *rows[0].ended_ms, rows[1].due_ms,
+                          rows[1].started_ms, rows[1].running_ms, rows[1].first_progress_ms});
+  EXPECT_THAT(b.detection_s, ::testing::Optional(7.0));
+  EXPECT_EQ(b.backoff_s, 0);
+  EXPECT_EQ(b.placing_s, 0);
+  EXPECT_THAT(b.site_s, ::testing::Optional(4.0));
+  EXPECT_THAT(b.startup_s, ::testing::Optional(30.0));
+  EXPECT_THAT(b.total_s, ::testing::Optional(41.0));
+
+  killed(last_attempt(id));  // at once, no progress since: a second failure in a row
+  clock.advance_ms(12'000);  // the 10 s backoff, then 2 s until a tick finds room
+  handle(Tick{});
+  site_launches_all("alpha");
+  const auto later = attempts(id);
+  ASSERT_EQ(later.size(), 3u);
+  b = recovery_breakdown({later[1].last_alive_ms, *later[1].ended_ms, later[2].due_ms,
+                          later[2].started_ms, later[2].running_ms, later[2].first_progress_ms});
+  EXPECT_EQ(b.backoff_s, 10);
+  EXPECT_EQ(b.placing_s, 2);
+  EXPECT_THAT(b.site_s, ::testing::Optional(0.0));
+  EXPECT_EQ(b.startup_s, std::nullopt) << "no progress line yet";
 }
 
 TEST_F(BrainRestarts, UserFailuresSpendTheirOwnBudgetAndWaitFromTheFirst) {

@@ -216,3 +216,37 @@ TEST(Scorecard, TicketsAndDeliveryByHand) {
 
 }  // namespace
 }  // namespace orch
+
+namespace orch {
+namespace {
+
+// Two interruptions of one job on alpha: the first waited a 30 s backoff, was running 10 s after
+// its placement and printed 50 s later; the second was placed 1 s after its verdict with no
+// backoff and ran 4 s later, with no progress line yet.
+TEST(Scorecard, TheRecoverysPartsAreMediansOfEachInterruptionThatReachedThem) {
+  ScorecardInputs in;
+  in.window_start = kT0;
+  in.now = kT0 + 10 * kH;
+  in.clusters = {{"alpha", "", kT0, 4, 0}};
+  const Millis s = 1000;
+  in.attempts = {
+      attempt("alpha", 7, 1, 8, 1, kT0, kT0 + kH, ExitCause::node_lost, std::nullopt, kT0),
+      attempt("alpha", 7, 2, 8, 1, kT0 + kH + 30 * s, kT0 + 2 * kH, ExitCause::node_lost,
+              std::nullopt, kT0 + kH + 40 * s),
+      attempt("alpha", 7, 3, 8, 1, kT0 + 2 * kH + s, std::nullopt, ExitCause::none, std::nullopt,
+              kT0 + 2 * kH + 5 * s),
+  };
+  in.attempts[0].last_alive_ms = kT0 + kH - 20 * s;
+  in.attempts[1].due_ms = kT0 + kH + 30 * s;
+  in.attempts[1].first_progress_ms = kT0 + kH + 90 * s;
+  in.attempts[1].last_alive_ms = kT0 + 2 * kH - 10 * s;
+  const Scorecard a = compute_scorecards(in).at(0);
+  EXPECT_THAT(a.backoff_median_s, Optional(DoubleNear(15, 1e-9)));    // of 30 and 0
+  EXPECT_THAT(a.placing_median_s, Optional(DoubleNear(0.5, 1e-9)));   // of 0 and 1
+  EXPECT_THAT(a.site_median_s, Optional(DoubleNear(7, 1e-9)));        // of 10 and 4
+  EXPECT_THAT(a.startup_median_s, Optional(DoubleNear(50, 1e-9)));    // the second has not printed
+  EXPECT_THAT(a.detection_median_s, Optional(DoubleNear(15, 1e-9)));  // of 20 and 10
+}
+
+}  // namespace
+}  // namespace orch

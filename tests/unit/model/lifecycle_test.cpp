@@ -82,7 +82,7 @@ TEST(RestartPolicy, BudgetsAreSeparate) {
   auto infra = decide_after_exit(p, 1, 0, ExitCause::site_down);
   EXPECT_EQ(infra.verdict, AfterExit::Verdict::resume);
   EXPECT_TRUE(infra.spends_infra);
-  EXPECT_EQ(infra.delay_ms, backoff_ms(p.backoff, 1)) << "the first in a row waits the least";
+  EXPECT_EQ(infra.delay_ms, 0) << "the first infra failure in a row resumes at once";
   EXPECT_EQ(decide_after_exit(p, 2, 0, ExitCause::site_down).verdict, AfterExit::Verdict::fail);
   EXPECT_EQ(decide_after_exit(p, 1, 0, ExitCause::user_error).verdict, AfterExit::Verdict::fail);
   EXPECT_EQ(decide_after_exit(p, 5, 5, ExitCause::succeeded).verdict, AfterExit::Verdict::succeed);
@@ -97,10 +97,13 @@ TEST(RestartPolicy, TheBackoffGrowsWithFailuresInARow) {
   p.max_infra_restarts = 10;
   p.max_user_restarts = 10;
   p.backoff = {10, 600, 2};
-  EXPECT_EQ(decide_after_exit(p, 1, 0, ExitCause::node_lost).delay_ms, 10000);
-  EXPECT_EQ(decide_after_exit(p, 2, 0, ExitCause::node_lost).delay_ms, 20000);
-  EXPECT_EQ(decide_after_exit(p, 4, 0, ExitCause::node_lost).delay_ms, 80000);
-  EXPECT_EQ(decide_after_exit(p, 1, 0, ExitCause::user_error).delay_ms, 10000);
+  EXPECT_EQ(decide_after_exit(p, 1, 0, ExitCause::node_lost).delay_ms, 0) << "none for the first";
+  EXPECT_EQ(decide_after_exit(p, 2, 0, ExitCause::node_lost).delay_ms, 10000);
+  EXPECT_EQ(decide_after_exit(p, 3, 0, ExitCause::node_lost).delay_ms, 20000);
+  EXPECT_EQ(decide_after_exit(p, 5, 0, ExitCause::node_lost).delay_ms, 80000);
+  EXPECT_EQ(decide_after_exit(p, 9, 0, ExitCause::node_lost).delay_ms, 600000) << "the cap";
+  EXPECT_EQ(decide_after_exit(p, 1, 0, ExitCause::user_error).delay_ms, 10000)
+      << "a crash loop waits from the first";
   EXPECT_EQ(decide_after_exit(p, 3, 2, ExitCause::user_error).delay_ms, 40000);
 }
 

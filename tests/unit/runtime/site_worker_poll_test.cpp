@@ -42,6 +42,9 @@ std::string describe(const BrainEvent& event) {
     out << "launched " << stable(l->token);
   } else if (const auto* c = std::get_if<CancelCompleted>(&event)) {
     out << "cancelled " << stable(c->token);
+  } else if (const auto* i = std::get_if<InventoryObserved>(&event)) {
+    out << "inventory " << i->cluster;
+    for (const auto& n : i->inventory.nodes) out << " " << n.name << (n.healthy ? " up" : " out");
   } else {
     out << "event " << event.index();
   }
@@ -183,6 +186,28 @@ TEST_F(PollRoundTest, TheDefaultAsksEachAttemptAlone) {
   round();
   ASSERT_EQ(site_->observe_rounds.size(), 1u);
   EXPECT_EQ(site_->observe_calls, 10);
+}
+
+// A busy site's inventory is asked for only now and then, but every round while a node is out
+// of service: a node back from repair is seen at the very next poll.
+TEST_F(PollRoundTest, ANodeReturnedToServiceIsSeenAtTheNextRound) {
+  start_world(true);
+  site_->inventory_nodes[2].healthy = false;
+  submit_jobs(1);
+  round();  // the first inventory (n2 out) and the launch
+  round();
+  round();
+  EXPECT_THAT(seen_, ::testing::Contains("inventory alpha n0 up n1 up n2 out"));
+  site_->inventory_nodes[2].healthy = true;
+  seen_.clear();
+  round();
+  EXPECT_THAT(seen_, ::testing::Contains("inventory alpha n0 up n1 up n2 up"))
+      << "one round after its return";
+  // All in service again: a busy site is not asked every round.
+  site_->inventory_nodes[1].healthy = false;
+  seen_.clear();
+  for (int i = 0; i < 5; ++i) round();
+  EXPECT_THAT(seen_, ::testing::Not(::testing::Contains(::testing::HasSubstr("inventory"))));
 }
 
 TEST_F(PollRoundTest, AnIdleSiteIsNotAskedToObserveNothing) {

@@ -192,6 +192,12 @@ TEST_F(CliClientTest, JobShow) {
       << text;
   EXPECT_NE(text.find("38%"), std::string::npos);
   EXPECT_NE(text.find("41.2%"), std::string::npos);
+  // Where attempt 2's recovery went, as the server split it.
+  EXPECT_NE(text.find("Recovery (last sign of life to first progress line)\n  attempt 2 after "
+                      "node_lost: 41.5 s: detection 7.0 s, backoff 0.0 s, placing 0.5 s, site "
+                      "4.0 s, startup 30.0 s\n"),
+            std::string::npos)
+      << text;
   EXPECT_EQ(text.find("event2 "), std::string::npos);  // only the last 10 events
   EXPECT_NE(text.find("event3 "), std::string::npos);
   EXPECT_NE(text.find("message number 12"), std::string::npos);

@@ -226,6 +226,10 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
                             {"detection_p95_s", 21.5},
                             {"recovery_median_s", 80},
                             {"recovery_p95_s", 120},
+                            {"backoff_median_s", 0},
+                            {"placing_median_s", 0.2},
+                            {"site_median_s", 12},
+                            {"startup_median_s", 45},
                             {"median_mfu", 0.412},
                             {"checkpoint_save_p95_s", 12.5},
                             {"nodes", 2},
@@ -241,7 +245,8 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
     nlohmann::json beta = card("beta-long-name", "cluster", {"beta-long-name"});
     for (const char* k :
          {"interruptions_per_1k_gpu_h", "node_mtbf_h", "detection_median_s", "detection_p95_s",
-          "recovery_median_s", "recovery_p95_s", "median_mfu", "checkpoint_save_p95_s",
+          "recovery_median_s", "recovery_p95_s", "backoff_median_s", "placing_median_s",
+          "site_median_s", "startup_median_s", "median_mfu", "checkpoint_save_p95_s",
           "ticket_response_median_h", "ticket_resolution_median_h", "delivery_delay_days"}) {
       beta[k] = nullptr;
     }

@@ -167,6 +167,11 @@ class FakeJobsApi : public virtual JobsApi, public virtual FakeApiShared {
                              {"started_ms", 1700000200000},
                              {"ended_ms", nullptr},
                              {"resumed_from", {{"step", 380}, {"path", "/ckpt/380"}}},
+                             {"recovery",
+                              {{"after", "node_lost"},
+                               {"text",
+                                "41.5 s: detection 7.0 s, backoff 0.0 s, placing 0.5 s, "
+                                "site 4.0 s, startup 30.0 s"}}},
                              {"first_step", 380},
                              {"last_step", 1200},
                              {"mfu", 0.412},
