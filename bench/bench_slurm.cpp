@@ -10,13 +10,14 @@
 //
 //   build/bin/bench_slurm [--runs N] [--launches N] [--polls N] [--poll-interval-ms MS]
 //                         [--backoff-s S] [--slurmd-timeout S] [--gang-nodes N]
-//                         [--heartbeat-timeout-s S]
+//                         [--heartbeat-timeout-s S] [--defaults 0|1]
 //
 // N = 0 skips a measurement. --poll-interval-ms is the site worker's poll in the failover runs,
 // --backoff-s the job's restart.backoff.initial_s (0.1, as in the Slurm end-to-end tests; the
 // default of a job spec is 10), --slurmd-timeout the labs' SlurmdTimeout (LAB_SLURMD_TIMEOUT),
 // --gang-nodes N a failover of an N-node gang on alpha that is replaced on alpha without the dead
-// node (issue 14), with --heartbeat-timeout-s the gang's heartbeat_timeout_s. Runs
+// node (issue 14), with --heartbeat-timeout-s the gang's heartbeat_timeout_s; --defaults 1 sets
+// none of those (the product out of the box, issue 38). Runs
 // as root (the lab does). Every lab and server it starts is torn down on the way out, on errors and
 // on SIGINT/SIGTERM too (loops stop at the next check).
 #include <signal.h>
@@ -68,7 +69,11 @@ int main(int argc, char** argv) {
             "replaced on beta)",
             1, 7, true, to_int(o.failover.gang_nodes)},
            {"--heartbeat-timeout-s", "S", "the gang's heartbeat_timeout_s (default 10)", 1, 3600,
-            false, [&](double v) { o.failover.heartbeat_timeout_s = v; }}})) {
+            false, [&](double v) { o.failover.heartbeat_timeout_s = v; }},
+           {"--defaults", "0|1",
+            "1: the job and clusters set nothing (poll, heartbeat, restart: the product's "
+            "defaults; the three flags above are ignored)",
+            0, 1, true, [&](double v) { o.failover.defaults = v != 0; }}})) {
     return *rc;
   }
   struct sigaction sa {};

@@ -18,6 +18,10 @@ struct FailoverOptions {
   int slurmd_timeout = 0;           // LAB_SLURMD_TIMEOUT for the labs; 0: the lab's default
   int gang_nodes = 1;               // >= 2: a gang of this many nodes on alpha (see above)
   double heartbeat_timeout_s = 10;  // the gang's health.heartbeat_timeout_s
+  // Out of the box (issue 38): the job says nothing of health or restarts and the clusters
+  // nothing of polling, so poll_ms, backoff_s and heartbeat_timeout_s are the product's
+  // defaults, not the options above.
+  bool defaults = false;
 };
 
 // Runs o.runs crashes and prints each run and a table of medians and maxima (stdout).

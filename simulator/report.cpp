@@ -133,6 +133,12 @@ JobMetrics measure(const Scenario& s, const RunOutcome& run) {
   }
   m.median_detect_s = median(detect);
   m.median_restart_s = median(restart);
+  if (!restart.empty()) {
+    double sum = 0;
+    for (double r : restart) sum += r;
+    m.mean_restart_s = sum / static_cast<double>(restart.size());
+  }
+  m.runs = t.runs;
   m.nodes_quarantined = run.nodes_quarantined;
   m.bound_ettr = first_order_bound(s, m);
   return m;
@@ -274,6 +280,9 @@ nlohmann::json report_json(const Report& r) {
           m.median_detect_s ? nlohmann::json(*m.median_detect_s) : nlohmann::json();
       run["median_restart_s"] =
           m.median_restart_s ? nlohmann::json(*m.median_restart_s) : nlohmann::json();
+      run["mean_restart_s"] =
+          m.mean_restart_s ? nlohmann::json(*m.mean_restart_s) : nlohmann::json();
+      run["runs"] = m.runs;
       if (!p.runs[i].recovery_parts.empty()) {
         nlohmann::json parts = nlohmann::json::object();
         for (const auto& [name, v] : p.runs[i].recovery_parts) {

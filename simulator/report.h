@@ -32,6 +32,8 @@ struct JobMetrics {
   std::map<std::string, int> by_cause;
   std::optional<double> median_detect_s;   // failure to a site's report of it
   std::optional<double> median_restart_s;  // failure to the next run's first step
+  std::optional<double> mean_restart_s;    // the same, its mean: the tail counts in the ETTR
+  int runs = 0;                            // runs launched (a relaunch with no failure counts)
   int nodes_quarantined = 0;
   std::map<std::string, double> productive_h_on;  // productive hours per cluster
   // 1 - C/tau - (tau/2 + R)/M on the cluster where it made most of its steps: C its save

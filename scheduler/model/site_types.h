@@ -63,8 +63,8 @@ struct LaunchRequest {
   // Each task's agent writes a heartbeat this often; a task whose heartbeats stop for
   // heartbeat_timeout_s while the site itself answers ends the attempt as node_lost, naming
   // that task's node. 0: no heartbeats (and no such check).
-  double heartbeat_s = 5.0;
-  double heartbeat_timeout_s = 30.0;
+  double heartbeat_s = 10.0 / 3;
+  double heartbeat_timeout_s = 10.0;
   // Newest first. Empty: start from the beginning (or from env's resume variable, if set).
   std::vector<ResumeCandidate> resume_candidates;
   std::string resume_env = "ORCH_RESUME_FROM";  // the variable that carries the chosen path

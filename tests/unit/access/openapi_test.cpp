@@ -68,7 +68,9 @@ TEST_F(AccessFixture, EveryOperationHasItsErrorsAsProblemsAndOpenRoutesNeedNoTok
               << route << " " << status;
         }
       }
-      if (op.contains("requestBody")) EXPECT_TRUE(op["responses"].contains("415")) << route;
+      if (op.contains("requestBody")) {
+        EXPECT_TRUE(op["responses"].contains("415")) << route;
+      }
       for (const auto& p : op.value("parameters", json::array())) {
         if (p["in"] == "path") {
           EXPECT_NE(path.find("{" + p["name"].get<std::string>() + "}"), std::string::npos)

@@ -169,8 +169,12 @@ TEST_F(BrainConfinement, ACopyTheSiteFindsOutsideIsRefusedForGoodAndNeverDeleted
     }
   }
   for (const auto& r : copies_of(b)) {
-    if (r.path == a.checkpoint_dir + "/step-10") EXPECT_EQ(r.state, ReplicaState::refused);
-    if (r.path == a.checkpoint_dir + "/step-20") EXPECT_EQ(r.state, ReplicaState::deleted);
+    if (r.path == a.checkpoint_dir + "/step-10") {
+      EXPECT_EQ(r.state, ReplicaState::refused);
+    }
+    if (r.path == a.checkpoint_dir + "/step-20") {
+      EXPECT_EQ(r.state, ReplicaState::deleted);
+    }
   }
   EXPECT_EQ(events_of_kind(b, "checkpoint-deleted").size(), 1u) << "step 20 only";
 }
@@ -200,8 +204,12 @@ TEST_F(BrainConfinement, ACandidateTheCheckBeforeALaunchFindsOutsideIsRefused) {
   handle(LaunchCompleted{launch.id, launch.token, LaunchResult{"site-2", {"alpha-n0"}}, false,
                          choice});
   for (const auto& r : copies_of(id)) {
-    if (r.path == ckpt_path(first, 20)) EXPECT_EQ(r.state, ReplicaState::refused);
-    if (r.path == ckpt_path(first, 10)) EXPECT_EQ(r.state, ReplicaState::verified);
+    if (r.path == ckpt_path(first, 20)) {
+      EXPECT_EQ(r.state, ReplicaState::refused);
+    }
+    if (r.path == ckpt_path(first, 10)) {
+      EXPECT_EQ(r.state, ReplicaState::verified);
+    }
   }
   ASSERT_EQ(events_of_kind(id, "checkpoint-refused").size(), 1u);
   EXPECT_NE(events_of_kind(id, "checkpoint-refused")[0].find("never listed, copied or deleted"),
@@ -226,7 +234,9 @@ TEST_F(BrainConfinement, RetentionDeletesOnlyInsideTheDirectoryOfEachCopy) {
   for (const auto& r : removes) {
     const std::string within = r.payload.value("within", "");
     const std::string path = r.payload.value("path", "");
-    if (r.cluster == "alpha") EXPECT_EQ(within, a.checkpoint_dir);
+    if (r.cluster == "alpha") {
+      EXPECT_EQ(within, a.checkpoint_dir);
+    }
     if (r.cluster == "beta") {
       EXPECT_EQ(within, "/data/b/checkpoints/.orchestrate/replicas/job-" + std::to_string(b));
     }

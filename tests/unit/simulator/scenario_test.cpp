@@ -26,7 +26,7 @@ std::string read(const std::string& path) {
 }
 
 TEST(Scenario, TheExamplesRead) {
-  for (const char* name : {"lottery", "llama3"}) {
+  for (const char* name : {"lottery", "llama3", "identical"}) {
     const std::string path = std::string(ORCH_SOURCE_DIR) + "/examples/simulate/" + name + ".yaml";
     auto s = parse_scenario(read(path), path);
     ASSERT_TRUE(s.ok()) << s.error().message;
