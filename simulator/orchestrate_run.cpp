@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -146,6 +147,11 @@ Result<RunOutcome> run_orchestrate(const Scenario& scenario, std::uint64_t seed)
 
   const double end = scenario.seconds();
   std::vector<double> last_poll(specs.size(), -1);
+  // The earliest change at each site since its last poll that the world has already made: time
+  // moved past it for another reason (a tick, another site's poll), and the world's next_change
+  // no longer names it. Without it, a node that failed just before a tick went unseen until
+  // the site's next change (a progress line, up to half an hour later).
+  std::vector<double> unseen(specs.size(), std::numeric_limits<double>::infinity());
   double next_tick = 0;
   auto submitted = brain.handle(SubmitJob{job_spec(scenario)});
   ++out.events;
@@ -164,12 +170,16 @@ Result<RunOutcome> run_orchestrate(const Scenario& scenario, std::uint64_t seed)
   for (;;) {
     double t = std::min(next_tick, transfers.next_finish());
     std::vector<double> due(specs.size());
+    std::vector<double> change(specs.size());
     for (std::size_t i = 0; i < specs.size(); ++i) {
-      due[i] =
-          next_poll(w.next_change(i, std::max(last_poll[i], 0.0)), last_poll[i], scenario.poll_s);
+      change[i] = w.next_change(i, std::max(last_poll[i], 0.0));
+      due[i] = next_poll(std::min(change[i], unseen[i]), last_poll[i], scenario.poll_s);
       t = std::min(t, due[i]);
     }
     if (t > end) break;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      if (change[i] <= t) unseen[i] = std::min(unseen[i], change[i]);
+    }
     clock.set_ms(sim_ms(t));
     {
       std::lock_guard<std::mutex> hold(lock);
@@ -179,6 +189,7 @@ Result<RunOutcome> run_orchestrate(const Scenario& scenario, std::uint64_t seed)
       if (due[i] > t) continue;
       workers[i]->run_once();
       last_poll[i] = t;
+      unseen[i] = std::numeric_limits<double>::infinity();
     }
     const std::int64_t before = out.events;
     transfers.step(t);

@@ -102,6 +102,46 @@ TEST(Simulate, OrchestrateRunsTheRealBrainWhichQuarantinesFailedNodesAndKeepsPro
   EXPECT_GE(*m.median_restart_s, s.clusters[0].restart_s);
 }
 
+// Issue 38: the brain's recoveries cost nothing of their own. Every failure is seen at the
+// site's next poll, even one that happened just before a brain tick moved time past it, and
+// the job is placed again in the event that saw it: each interruption's restart is at most a
+// poll, the cluster's restart time and the 10 s backoff of a second failure in a row.
+TEST(Simulate, EveryFailureIsSeenWithinAPollAndResumedWithoutAWaitOfTheBrainsOwn) {
+  // One cluster whose 8-node job fails about every 2.5 hours, and prints a line only every
+  // half hour: a failure the brain missed would be seen only at the next line.
+  auto parsed = parse_scenario(R"(
+name: often
+seed: 1
+days: 3
+poll_s: 30
+tick_s: 7
+clusters:
+  - {name: a, nodes: 40, mfu: 0.30, node_mtbf_h: 20, restart_s: 300, repair_h: 1,
+     progress_every_s: 1800}
+job: {name: often, nodes: 8, gpus_per_node: 8, parameters: 1e9, tokens_per_step: 1048576,
+      checkpoint_every: 3000, save_s: 20, checkpoint_gb: 10}
+)",
+                               "often.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const Scenario& s = *parsed;
+  for (std::uint64_t seed : {1, 2, 3}) {
+    auto run = run_policy(s, "orchestrate", seed);
+    ASSERT_TRUE(run.ok()) << run.error().message;
+    ASSERT_FALSE(run->truth.interruptions.empty());
+    for (const Interruption& i : run->truth.interruptions) {
+      if (!i.seen_s || !i.resumed_s) continue;  // the window ended first
+      const SimCluster* c = nullptr;
+      for (const auto& cluster : s.clusters) {
+        if (cluster.name == i.cluster) c = &cluster;
+      }
+      ASSERT_NE(c, nullptr);
+      EXPECT_LE(*i.seen_s - i.at_s, s.poll_s) << "seed " << seed << ", failure at " << i.at_s;
+      EXPECT_LE(*i.resumed_s - i.at_s, s.poll_s + 300 + 10 + s.poll_s)
+          << "seed " << seed << ", failure at " << i.at_s << " (" << i.cause << ")";
+    }
+  }
+}
+
 TEST(Simulate, TheReportReadsAsATableJsonAndAChart) {
   Scenario s = small();
   s.seeds = 1;
