@@ -10,7 +10,7 @@
 //
 //   build/bin/bench_slurm [--runs N] [--launches N] [--polls N] [--poll-interval-ms MS]
 //                         [--backoff-s S] [--slurmd-timeout S] [--gang-nodes N]
-//                         [--heartbeat-timeout-s S] [--defaults 0|1]
+//                         [--heartbeat-timeout-s S] [--defaults 0|1] [--slurm-down 0|1]
 //
 // N = 0 skips a measurement. --poll-interval-ms is the site worker's poll in the failover runs,
 // --backoff-s the job's restart.backoff.initial_s (0.1, as in the Slurm end-to-end tests; the
@@ -73,7 +73,11 @@ int main(int argc, char** argv) {
            {"--defaults", "0|1",
             "1: the job and clusters set nothing (poll, heartbeat, restart: the product's "
             "defaults; the three flags above are ignored)",
-            0, 1, true, [&](double v) { o.failover.defaults = v != 0; }}})) {
+            0, 1, true, [&](double v) { o.failover.defaults = v != 0; }},
+           {"--slurm-down", "0|1",
+            "0: stop watching Slurm once the replacement runs (not waiting SlurmdTimeout for "
+            "its DOWN; default 1)",
+            0, 1, true, [&](double v) { o.failover.wait_for_slurm_down = v != 0; }}})) {
     return *rc;
   }
   struct sigaction sa {};

@@ -260,6 +260,7 @@ FailoverRun failover_once(const FailoverOptions& o, Intervals& intervals) {
     if (run.recovered) break;
     std::this_thread::sleep_for(milliseconds(50));
   }
+  if (!o.wait_for_slurm_down) quit = true;
   slurm_poller.join();
   const std::string ctld_log = (*lab)->dir() + "/alpha/log/slurmctld.log";
   run.logged_down = logged_after(ctld_log, node, "setting DOWN", wall0);

@@ -22,6 +22,10 @@ struct FailoverOptions {
   // nothing of polling, so poll_ms, backoff_s and heartbeat_timeout_s are the product's
   // defaults, not the options above.
   bool defaults = false;
+  // Wait for Slurm's own DOWN (SlurmdTimeout and a ping round) before the next run. false: stop
+  // watching Slurm once orchestrate's replacement runs, so that runs at SlurmdTimeout 300 take
+  // seconds rather than minutes (Slurm's "not responding" is still seen; its DOWN is not).
+  bool wait_for_slurm_down = true;
 };
 
 // Runs o.runs crashes and prints each run and a table of medians and maxima (stdout).

@@ -517,6 +517,14 @@ Result<void> SlurmLab::start_login(const std::string& name) {
   return done(ctl(name, {"start-login"}));
 }
 
+Result<void> SlurmLab::pause_login(const std::string& name) {
+  return done(ctl(name, {"pause-login"}));
+}
+
+Result<void> SlurmLab::resume_login(const std::string& name) {
+  return done(ctl(name, {"resume-login"}));
+}
+
 Result<std::string> SlurmLab::change_host_key(const std::string& name) {
   auto out = ctl(name, {"change-host-key"});
   if (!out) return out.error();

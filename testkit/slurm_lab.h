@@ -100,6 +100,10 @@ class SlurmLab {
   // The login node's sshd and its sessions stop: new connections are refused.
   Result<void> stop_login(const std::string& name);
   Result<void> start_login(const std::string& name);
+  // The login node hangs: its sshd and sessions stopped (SIGSTOP), connections accepted by the
+  // kernel but never answered; resume_login lets them go on (SIGCONT).
+  Result<void> pause_login(const std::string& name);
+  Result<void> resume_login(const std::string& name);
   // A new host key for the login node, sshd restarted; known_hosts keeps the old key, so strict
   // clients refuse the login node from now on. Returns the new fingerprint (SHA256:...).
   Result<std::string> change_host_key(const std::string& name);

@@ -143,6 +143,32 @@ TEST_F(SlurmE2eTest, LoginNodeDownShorterThanTheGraceKeepsTheJobOnAlpha) {
   EXPECT_EQ(list[0]["last_step"], 200);
 }
 
+// The default grace (180 s), longer than the hangs below.
+class SlurmDefaultGraceTest : public SlurmE2eTest {
+ protected:
+  double grace_s() const override { return 180; }
+};
+
+// Issue 38: the default heartbeat timeout (10 s) is shorter than a login node that hangs for
+// 20 s (sshd stopped: connections accepted, never answered). The heartbeats are judged on the
+// site's own files when it answers again, so a hang of the login node is never a lost node.
+TEST_F(SlurmDefaultGraceTest, LoginNodeThatHangsTwentySecondsLosesNoNode) {
+  const std::int64_t id = submit(job_yaml("hang", "--steps 900 --step-delay-ms 40 --ckpt-every 50",
+                                          "placement: {preferred: [alpha]}\n"));
+  ASSERT_GT(id, 0);
+  ASSERT_FALSE(wait_running_on(id, "alpha", 10).is_null());
+  ASSERT_TRUE(lab_->pause_login("alpha").ok());
+  std::this_thread::sleep_for(milliseconds(20000));
+  ASSERT_TRUE(lab_->resume_login("alpha").ok());
+  json j = wait_final(id);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j["state"], "succeeded") << describe_job(url_, id);
+  json list = attempts(id);
+  ASSERT_EQ(list.size(), 1u) << "a hung login node ended the attempt" << describe_job(url_, id);
+  EXPECT_EQ(list[0]["cluster"], "alpha");
+  EXPECT_EQ(list[0]["last_step"], 900);
+}
+
 class SlurmShortGraceTest : public SlurmE2eTest {
  protected:
   double grace_s() const override { return 3; }

@@ -12,6 +12,9 @@
 #   resume-node NODE        scontrol update state=resume
 #   stop-login              stop the cluster's login sshd and its sessions: connections refused
 #   start-login             start it again (no-op when it runs)
+#   pause-login             SIGSTOP the login sshd and its sessions: a login node that hangs
+#                           (connections are accepted by the kernel, then nothing answers)
+#   resume-login            SIGCONT them
 #   change-host-key         a new host key for the login node, sshd restarted; the lab's
 #                           known_hosts is NOT updated, so strict clients refuse the new key.
 #                           Prints the new fingerprint (SHA256:...).
@@ -81,6 +84,11 @@ case $ACTION in
     ;;
   start-login)
     lab_pid_of "$C/run/sshd.pid" > /dev/null || lab_start_sshd "$NAME"
+    ;;
+  pause-login | resume-login)
+    pid=$(lab_pid_of "$C/run/sshd.pid") || lab_fail "the login sshd of $NAME does not run"
+    mapfile -t all < <(echo "$pid"; lab_descendants "$pid")
+    lab_kill "$([[ $ACTION == pause-login ]] && echo STOP || echo CONT)" "${all[@]}"
     ;;
   change-host-key)
     key=$C/ssh/ssh_host_ed25519_key
