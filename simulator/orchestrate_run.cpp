@@ -13,7 +13,7 @@
 
 #include "adapters/sim/sim_site.h"
 #include "scheduler/brain/brain.h"
-#include "scheduler/health/recovery_breakdown.h"
+#include "scheduler/lifecycle/attempt_recovery.h"
 #include "scheduler/runtime/site_worker.h"
 #include "scheduler/runtime/storage_worker.h"
 #include "scheduler/store/store.h"
@@ -214,12 +214,9 @@ Result<RunOutcome> run_orchestrate(const Scenario& scenario, std::uint64_t seed)
   }
   if (auto attempts = (*store)->attempts_of(job_id)) {
     for (std::size_t i = 1; i < attempts->size(); ++i) {
-      const AttemptRow& prev = (*attempts)[i - 1];
-      const AttemptRow& next = (*attempts)[i];
-      if (!prev.ended_ms || prev.cause == ExitCause::succeeded) continue;
-      const RecoveryBreakdown b =
-          recovery_breakdown({prev.last_alive_ms, *prev.ended_ms, next.due_ms, next.started_ms,
-                              next.running_ms, next.first_progress_ms});
+      const auto recovery = recovery_between((*attempts)[i - 1], (*attempts)[i]);
+      if (!recovery) continue;
+      const RecoveryBreakdown& b = *recovery;
       auto& parts = out.recovery_parts;
       if (b.detection_s) parts["detection"].push_back(*b.detection_s);
       parts["backoff"].push_back(b.backoff_s);

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "scheduler/brain/site_capacity.h"
-#include "scheduler/health/recovery_breakdown.h"
+#include "scheduler/lifecycle/attempt_recovery.h"
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/mfu.h"
 #include "scheduler/model/json_text.h"
@@ -20,9 +20,10 @@ using nlohmann::json;
 // Where the seconds went between the end of `prev` (interrupted) and attempt `a`'s first
 // progress line; null for a first attempt or one that followed nothing that ended.
 json recovery_json(const AttemptRow& a, const AttemptRow* prev) {
-  if (prev == nullptr || !prev->ended_ms || prev->cause == ExitCause::succeeded) return nullptr;
-  const RecoveryBreakdown b = recovery_breakdown({prev->last_alive_ms, *prev->ended_ms, a.due_ms,
-                                                  a.started_ms, a.running_ms, a.first_progress_ms});
+  if (prev == nullptr) return nullptr;
+  const auto recovery = recovery_between(*prev, a);
+  if (!recovery) return nullptr;
+  const RecoveryBreakdown& b = *recovery;
   return {{"after", to_string(prev->cause)}, {"detection_s", opt(b.detection_s)},
           {"backoff_s", b.backoff_s},        {"placing_s", b.placing_s},
           {"site_s", opt(b.site_s)},         {"startup_s", opt(b.startup_s)},

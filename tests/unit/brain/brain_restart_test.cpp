@@ -5,7 +5,7 @@
 // other with nothing gained wait longer each time and end the job at the budget.
 #include <gmock/gmock.h>
 
-#include "scheduler/health/recovery_breakdown.h"
+#include "scheduler/lifecycle/attempt_recovery.h"
 #include "tests/harness/brain_fixture.h"
 
 namespace orch::testing {
@@ -107,9 +107,7 @@ TEST_F(BrainRestarts, EachRecoveryIsSplitIntoDetectionBackoffPlacingSiteAndStart
   clock.advance_ms(30'000);  // loading the model and the checkpoint
   train(last_attempt(id), 21, 21, 0);
   const auto rows = attempts(id);
-  RecoveryBreakdown b =
-      recovery_breakdown({rows[0].last_alive_ms, *rows[0].ended_ms, rows[1].due_ms,
-                          rows[1].started_ms, rows[1].running_ms, rows[1].first_progress_ms});
+  RecoveryBreakdown b = recovery_between(rows[0], rows[1]).value();
   EXPECT_THAT(b.detection_s, ::testing::Optional(7.0));
   EXPECT_EQ(b.backoff_s, 0);
   EXPECT_EQ(b.placing_s, 0);
@@ -123,8 +121,8 @@ TEST_F(BrainRestarts, EachRecoveryIsSplitIntoDetectionBackoffPlacingSiteAndStart
   site_launches_all("alpha");
   const auto later = attempts(id);
   ASSERT_EQ(later.size(), 3u);
-  b = recovery_breakdown({later[1].last_alive_ms, *later[1].ended_ms, later[2].due_ms,
-                          later[2].started_ms, later[2].running_ms, later[2].first_progress_ms});
+  EXPECT_EQ(recovery_between(later[2], later[0]), std::nullopt) << "attempt 3 has not ended";
+  b = recovery_between(later[1], later[2]).value();
   EXPECT_EQ(b.backoff_s, 10);
   EXPECT_EQ(b.placing_s, 2);
   EXPECT_THAT(b.site_s, ::testing::Optional(0.0));
