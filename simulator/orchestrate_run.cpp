@@ -52,6 +52,7 @@ JobSpec job_spec(const Scenario& s) {
   j.command = "simulated training of " + s.job.name;
   j.nodes = s.job_nodes;
   j.gpus_per_node = s.job_gpus_per_node;
+  j.expected_run_s = s.job_expected_run_s;
   j.checkpoint.dir = "/sim/ckpt/" + s.job.name;
   if (s.job.checkpoint_every > 0) {
     j.checkpoint.interval_steps = static_cast<int>(

@@ -213,15 +213,22 @@ std::string render_table(const Report& r) {
   for (const auto& p : r.policies) {
     std::map<std::string, int> causes;
     std::map<std::string, double> hours;
+    std::map<std::string, int> seeds_mostly_on;  // the cluster each seed spent most hours on
     for (const auto& m : p.metrics) {
       for (const auto& [c, n] : m.by_cause) causes[c] += n;
       for (const auto& [c, h] : m.productive_h_on) hours[c] += h;
+      const auto most =
+          std::max_element(m.productive_h_on.begin(), m.productive_h_on.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
+      if (most != m.productive_h_on.end()) ++seeds_mostly_on[most->first];
     }
     out << p.policy << ": interruptions by cause:";
     if (causes.empty()) out << " none";
     for (const auto& [c, n] : causes) out << " " << c << " " << n << ";";
     out << " productive hours by cluster:";
     for (const auto& [c, h] : hours) out << " " << c << " " << grouped(h) << ";";
+    out << " seeds mostly on:";
+    for (const auto& [c, n] : seeds_mostly_on) out << " " << c << " " << n << ";";
     out << "\n";
   }
   // Where orchestrate's recoveries went, as its own rows say (medians over every recovery).

@@ -113,7 +113,7 @@ void read_job(MapView& file, Scenario& s) {
   MapView j = file.child(
       "job", "job",
       {"name", "nodes", "gpus_per_node", "parameters", "flops_per_token", "tokens_per_step",
-       "total_steps", "checkpoint_every", "save_s", "checkpoint_gb"},
+       "total_steps", "checkpoint_every", "save_s", "checkpoint_gb", "expected_run_days"},
       "a map such as {name: llm, nodes: 256, parameters: 7e9, tokens_per_step: 4194304}");
   SimJob& job = s.job;
   job.name = "train";
@@ -143,6 +143,10 @@ void read_job(MapView& file, Scenario& s) {
   double gb = 100;
   j.read_number("checkpoint_gb", gb, {0.0, false, 1e6}, "a checkpoint's size in GB");
   job.checkpoint_bytes = static_cast<std::int64_t>(gb * 1e9);
+  std::optional<double> run_days;
+  j.read_number("expected_run_days", run_days, {0.0, false, 365.0},
+                "days the job's spec says its run takes (placement.expected_run), such as 30");
+  if (run_days) s.job_expected_run_s = *run_days * 86400.0;
 }
 
 void read_policies(MapView& file, Scenario& s) {

@@ -5,6 +5,7 @@
 // "<file>:<line>:<col>: <what is wrong>; expected <what was expected>".
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,8 @@ struct Scenario {
   SimJob job;
   int job_nodes = 1;
   int job_gpus_per_node = 8;
+  // The job spec's placement.expected_run (nullopt: it does not say).
+  std::optional<double> job_expected_run_s;
   std::vector<FailureCause> causes;  // the mix failures are drawn from
 
   double seconds() const { return days * 86400.0; }

@@ -102,7 +102,11 @@ std::map<std::string, ClusterHistory> cluster_histories(const ScorecardInputs& i
     const Millis start = std::max(a.running_ms.value_or(a.started_ms), in.window_start);
     const Millis end = a.ended_ms.value_or(in.now);
     if (end > start) h.node_hours += a.nodes * static_cast<double>(end - start) / 3'600'000.0;
-    if (a.mfu) mfus[a.cluster].push_back(*a.mfu);
+    if (a.mfu) {
+      mfus[a.cluster].push_back(*a.mfu);
+      h.mfu_measured_ms = std::max(h.mfu_measured_ms.value_or(end), end);
+      if (end > start) h.mfu_hours += static_cast<double>(end - start) / 3'600'000.0;
+    }
   }
   // Restart cost: the scorecard's two figures, detection and recovery, added (their medians);
   // the prior stands in until a restart there has been seen through.
@@ -119,25 +123,11 @@ std::map<std::string, ClusterHistory> cluster_histories(const ScorecardInputs& i
   return out;
 }
 
-void explore_unmeasured(ClusterHistories& histories, const std::vector<ClusterSpec>& clusters) {
-  std::optional<double> best;
-  for (const auto& [name, h] : histories) {
-    if (h.median_mfu && (!best || *h.median_mfu > *best)) best = h.median_mfu;
-  }
-  if (!best) return;  // nothing measured yet: every cluster keeps the prior
-  for (const auto& spec : clusters) {
-    ClusterHistory& h = histories[spec.name];
-    if (!h.median_mfu) h.median_mfu = *best * kExplorationMfuFactor;
-  }
-}
-
 Result<ClusterHistories> placement_histories(Store& store, const std::vector<ClusterSpec>& clusters,
                                              Millis now) {
   auto in = gather_scorecard_inputs(store, clusters, now, now - kHistoryWindowMs);
   if (!in) return in.error();
-  ClusterHistories out = cluster_histories(*in);
-  explore_unmeasured(out, clusters);
-  return out;
+  return cluster_histories(*in);
 }
 
 Result<std::shared_ptr<const ClusterHistories>> HistoryCache::get(Store& store, Millis now) {

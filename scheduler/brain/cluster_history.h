@@ -36,16 +36,8 @@ inline constexpr Millis kHistoryRefreshMs = 30'000;
 
 using ClusterHistories = std::map<std::string, ClusterHistory>;
 
-// Exploration: once some cluster has measured MFU, one that has not is scored as if it reached
-// kExplorationMfuFactor x the best measured, so the next job to start or resume goes there and
-// measures it (a restart is paid anyway; only the move costs, and the goodput score prices the
-// staging). Without it a fleet never learns which of its clusters is best: every job stays on
-// the first one measured (issue 19's lottery: 1.00x restart-in-place; with it 1.44x). Before any
-// measurement, every cluster has the prior.
-inline constexpr double kExplorationMfuFactor = 1.5;
-void explore_unmeasured(ClusterHistories& histories, const std::vector<ClusterSpec>& clusters);
-
-// The histories placement decides on: the last kHistoryWindowMs, unmeasured clusters explored.
+// The histories placement decides on: the last kHistoryWindowMs. What an unmeasured cluster may
+// be worth is placement's to weigh (scheduler/placement/move_worth.h), not made up here.
 Result<ClusterHistories> placement_histories(Store& store, const std::vector<ClusterSpec>& clusters,
                                              Millis now);
 

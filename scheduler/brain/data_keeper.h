@@ -74,6 +74,12 @@ class DataKeeper : BrainPart {
                                              const std::vector<ResumeCandidate>& here);
   // Seconds to stage the job's datasets at each configured cluster (placement's term).
   Result<std::map<std::string, double>> staging_estimates(const JobSpec& spec);
+  // Seconds to copy the job's newest checkpoint to each configured cluster (placement's price of
+  // a move, move_worth.h): 0 where a copy of it is registered, verified or under way; its bytes
+  // over the best measured bandwidth from a kept copy elsewhere (none left: infinite). Empty
+  // when it has no checkpoint or its size is not known yet (the move is then priced by its data
+  // alone).
+  Result<std::map<std::string, double>> checkpoint_copy_estimates(JobId job);
 
  private:
   static bool lists_storage_at(const ClusterSpec* spec) {

@@ -3,6 +3,7 @@
 // site), and the staging-time term placement weighs. Copies are started through
 // start_transfer (data_transfers.cpp).
 #include <algorithm>
+#include <set>
 
 #include "scheduler/brain/data_keeper.h"
 #include "scheduler/data/replication_plan.h"
@@ -183,6 +184,38 @@ Result<std::map<std::string, double>> DataKeeper::staging_estimates(const JobSpe
       if (!here && best > 0) total += staging_seconds((*d)->bytes, best);
     }
     out[c.name] = total;
+  }
+  return out;
+}
+
+Result<std::map<std::string, double>> DataKeeper::checkpoint_copy_estimates(JobId job) {
+  std::map<std::string, double> out;
+  auto latest = store_.latest_checkpoint(job);
+  if (!latest) return latest.error();
+  if (!*latest || !(*latest)->bytes) return out;
+  const CheckpointRow& ckpt = **latest;
+  auto copies = store_.replicas_of_checkpoint(ckpt.id);
+  if (!copies) return copies.error();
+  // Held: a copy there, registered, verified or under way. Sources: copies registered or
+  // verified (a registered one is verified by its listing before it is copied).
+  std::set<std::string> held, sources;
+  for (const auto& r : *copies) {
+    const bool kept = r.state == ReplicaState::present || r.state == ReplicaState::verified;
+    if (kept || r.state == ReplicaState::copying) held.insert(r.cluster);
+    if (kept) sources.insert(r.cluster);
+  }
+  for (const auto& c : clusters_) {
+    if (held.count(c.name)) {
+      out[c.name] = 0;
+      continue;
+    }
+    double best = 0;
+    for (const auto& from : sources) {
+      auto bw = bandwidth_between(from, c.name);
+      if (!bw) return bw.error();
+      best = std::max(best, *bw);
+    }
+    out[c.name] = staging_seconds(*ckpt.bytes, best);
   }
   return out;
 }

@@ -33,6 +33,7 @@ std::string attempt_token(JobId job, int attempt_no, Millis now) {
 PlacementRequest placement_request(const JobRow& job, const std::vector<AttemptRow>& attempts) {
   PlacementRequest req;
   req.job = &job.spec;
+  if (!attempts.empty()) req.run_started_ms = attempts.front().started_ms;
   if (const AttemptRow* last = carrier(attempts)) {
     // The site could not start it (or not all of a gang in time, or kept it queued past
     // max_queue_s): try elsewhere first.

@@ -138,6 +138,15 @@ void Placer::apply_hold() {
   note_capacity();
 }
 
+Result<void> Placer::fill_move_costs(PlacementRequest& req, const JobRow& job,
+                                     const std::vector<AttemptRow>& attempts) {
+  if (attempts.empty()) return Ok{};  // never ran: no checkpoint to carry anywhere
+  auto copy = data_.checkpoint_copy_estimates(job.id);
+  if (!copy) return copy.error();
+  req.checkpoint_copy_s = std::move(*copy);
+  return Ok{};
+}
+
 void Placer::fill_backfill(PlacementRequest& req, const JobRow& job) const {
   req.job_id = job.id;
   req.now_ms = clock_.now_ms();
@@ -319,6 +328,7 @@ Result<void> Placer::try_place(JobRow& job) {
   auto staging = data_.staging_estimates(job.spec);
   if (!staging) return staging.error();
   req.staging_s = std::move(*staging);
+  if (auto r = fill_move_costs(req, job, *attempts); !r) return r;
   fill_quota_room(req);
   // With quotas, within the team's quota where it can be; else borrowing idle GPUs, if it may.
   req.within_quota = ledger_.enabled();
@@ -417,6 +427,7 @@ Result<std::optional<std::string>> Placer::better_than_queue(const JobRow& job,
   auto staging = data_.staging_estimates(job.spec);
   if (!staging) return staging.error();
   req.staging_s = std::move(*staging);
+  if (auto r = fill_move_costs(req, job, *attempts); !r) return r.error();
   fill_quota_room(req);
   req.within_quota = ledger_.enabled() && !may_borrow(job.spec);
   PlacementDecision decision = pipeline_.place(req, **views);

@@ -25,6 +25,21 @@ double expected_ettr(double checkpoint_cost_s, double interval_s, double restart
   return std::clamp(1 - checkpoint_share - lost_share, 0.0, 1.0);
 }
 
+double mfu_spread(const ClusterHistory& history, std::int64_t now_ms, const GoodputPriors& priors) {
+  if (!history.median_mfu) return priors.mfu_sd;
+  double variance = 0;
+  if (history.mfu_hours > 0 || history.mfu_measured_ms) {  // unknown (a test's history): exact
+    const double h = std::max(priors.mfu_evidence_h, 0.0);
+    variance = priors.mfu_sd * priors.mfu_sd * h / (h + std::max(history.mfu_hours, 0.0));
+  }
+  if (history.mfu_measured_ms && now_ms > *history.mfu_measured_ms) {
+    const double age_days = static_cast<double>(now_ms - *history.mfu_measured_ms) / 86'400'000.0;
+    const double drift = priors.mfu_drift_per_day * age_days;
+    variance += drift * drift;
+  }
+  return std::min(priors.mfu_sd, std::sqrt(variance));
+}
+
 GoodputEstimate estimate_goodput(int nodes, int gpus, double peak_flops_per_gpu,
                                  const ClusterHistory& history, const GoodputPriors& priors) {
   GoodputEstimate e;

@@ -7,6 +7,7 @@
 // MTBF divided by its node count). A new cluster has no history: priors stand in, and observed
 // node-hours pull the MTBF from the prior towards the measured one.
 
+#include <cstdint>
 #include <optional>
 
 namespace orch {
@@ -18,10 +19,27 @@ struct ClusterHistory {
   int node_failures = 0;                    // infra failures implicated in a node in that time
   std::optional<double> checkpoint_cost_s;  // median save time of checkpoints there
   std::optional<double> restart_s;  // median detection + median recovery there (scorecard.h)
+  // When its MFU was last measured (the latest end, or now for one running, of an attempt that
+  // reported MFU): a measurement ages (move_worth.h). nullopt with a median: taken as fresh.
+  std::optional<std::int64_t> mfu_measured_ms;
+  // Hours of attempts that reported it: ten minutes of a run that failed early say less than a
+  // day's (mfu_spread).
+  double mfu_hours = 0;
 };
 
 struct GoodputPriors {
-  double mfu = 0.35;              // MFU a cluster with no history is assumed to reach
+  double mfu = 0.35;  // MFU a cluster with no history is assumed to reach
+  // How far a cluster's MFU may be from that: the hardware lottery's spread (0.30-0.55 on the
+  // same H100s in the simulator's scenarios), what makes an unmeasured cluster worth a trial.
+  double mfu_sd = 0.10;
+  // How fast a measurement goes stale: its spread grows by this much per day of age (0.075
+  // at the 30 days placement looks back, after which the cluster counts as unmeasured), so a
+  // cluster measured long ago, and close to the best, is measured again when the rest of the
+  // run could repay it.
+  double mfu_drift_per_day = 0.0025;
+  // How much one measurement says: its spread is mfu_sd x sqrt(h / (h + hours measured)), the
+  // prior's after no time, half of it after 3 h, a tenth after 4 days.
+  double mfu_evidence_h = 1;
   double node_mtbf_h = 2000;      // per node, before any history
   double prior_node_hours = 500;  // weight of the MTBF prior, in node-hours of evidence
   double checkpoint_cost_s = 60;
@@ -50,6 +68,12 @@ double expected_ettr(double checkpoint_cost_s, double interval_s, double restart
 // Node MTBF (h) = (prior_node_hours + node_hours) / (prior_node_hours / node_mtbf_h +
 // node_failures): the prior counts as that many node-hours of evidence at its own failure rate.
 // Job MTBF = node MTBF / nodes. MFU, C and R are the history's when known, else the priors'.
+// How uncertain the cluster's MFU is at now_ms: the prior's spread when it has none measured;
+// else that of a measurement of mfu_hours (mfu_evidence_h) and that of its age (mfu_drift_per_day
+// x days), added as variances, at most the prior's spread.
+double mfu_spread(const ClusterHistory& history, std::int64_t now_ms,
+                  const GoodputPriors& priors = {});
+
 GoodputEstimate estimate_goodput(int nodes, int gpus, double peak_flops_per_gpu,
                                  const ClusterHistory& history, const GoodputPriors& priors = {});
 

@@ -44,7 +44,7 @@ std::string note_text(const ScoreNote& note) {
                 note.mfu, note.ettr, mtbf_h, flops_text(note.flops).c_str());
   std::string text = buf;
   if (note.staging_s > 0) {
-    std::snprintf(buf, sizeof buf, ", data staging %.0f s (x%.3f)", note.staging_s,
+    std::snprintf(buf, sizeof buf, ", moving here %.0f s (x%.3f)", note.staging_s,
                   note.staging_factor);
     text += buf;
   }

@@ -4,7 +4,7 @@
 // breakdown cost more than deciding; so the pipeline keeps the numbers, the store keeps the
 // numbers, and the text that `orchestrate job explain` and the REST API show is made from them
 // only when a verdict is read:
-//   goodput=4.920 (mfu 0.31, ettr 0.93, node mtbf 120 h, 2.31 PFLOP/s) same-site=0.000 ...
+//   goodput=4.920 (mfu 0.31, ettr 0.93, node mtbf 120 h, 2.31 PFLOP/s) move-worth=0.000 ...
 
 #include <string>
 #include <string_view>
@@ -17,7 +17,8 @@ struct ScoreNote {
   enum class Kind { none, goodput, peak_unknown };
   Kind kind = Kind::none;
   // goodput: the expected MFU and ETTR, the node MTBF, the expected useful FLOP/s, and the time
-  // to stage the job's data there with the factor it costs (staging_s 0: nothing to stage).
+  // to move the job there (copying its data and checkpoint) with the factor it costs over the
+  // rest of its run (staging_s 0: nothing to copy).
   double mfu = 0;
   double ettr = 0;
   double node_mtbf_s = 0;
@@ -37,10 +38,10 @@ struct ScorePart {
   ScoreNote note;
 };
 
-// "mfu 0.31, ettr 0.93, node mtbf 120 h, 2.31 PFLOP/s" (", data staging 600 s (x0.993)" when
+// "mfu 0.31, ettr 0.93, node mtbf 120 h, 2.31 PFLOP/s" (", moving here 600 s (x0.993)" when
 // there is data to stage); empty for a note of kind none.
 std::string note_text(const ScoreNote& note);
-// "goodput=4.920 (mfu 0.31, ...) same-site=0.000 ...": each part with three decimals, and its
+// "goodput=4.920 (mfu 0.31, ...) move-worth=0.000 ...": each part with three decimals, and its
 // note in parentheses when it has one.
 std::string breakdown_text(const std::vector<ScorePart>& parts);
 

@@ -6,6 +6,7 @@
 // nominal peak but a poor MFU or a short MTBF can lose to a slower, steadier one.
 
 #include <string>
+#include <vector>
 
 #include "scheduler/health/goodput.h"
 #include "scheduler/placement/plugin.h"
@@ -16,8 +17,14 @@ class GoodputScore final : public ScorePlugin {
  public:
   explicit GoodputScore(GoodputPriors priors = {}) : priors_(priors) {}
   std::string_view name() const override { return "goodput"; }
-  // Expected useful FLOP/s (0 when the cluster's peak is unknown).
+  // Expected useful FLOP/s on this cluster judged alone, its move-in (data and checkpoint copy)
+  // priced over the rest of the run (0 when the cluster's peak is unknown).
   double score(const PlacementRequest& req, const ClusterView& cluster) const override;
+  // Next to each other: the expected useful work over the rest of the job's run per second of
+  // it (expected_work_per_s), which prices moves and explores what is unmeasured.
+  std::vector<double> score_all(const PlacementRequest& req,
+                                const std::vector<ClusterView>& clusters,
+                                const std::vector<bool>& feasible) const override;
   bool relative() const override { return true; }
   // The estimate's figures ("mfu 0.31, ettr 0.93, node mtbf 120 h, 2.31 PFLOP/s" once shown).
   ScoreNote note(const PlacementRequest& req, const ClusterView& cluster) const override;
@@ -27,5 +34,22 @@ class GoodputScore final : public ScorePlugin {
  private:
   GoodputPriors priors_;
 };
+
+// The priors with the node MTBF the whole fleet has shown (its node-hours and failures pooled
+// over the prior's) where that is better than the prior's: a cluster with no history of its own
+// is expected to fail no more often than the others do, or a fleet better than the prior would
+// never try a new cluster; a lemon does not make every untried cluster look like one.
+// Its weight is kPriorFailures of the fleet's failures' worth of node-hours (at least the prior's).
+inline constexpr double kPriorFailures = 2;
+GoodputPriors fleet_priors(const std::vector<ClusterView>& clusters, const GoodputPriors& priors);
+
+// Moving for what it is worth (move_worth.h): for each cluster, the useful FLOP the job can
+// expect over its horizon there, divided by the horizon (0 for an infeasible one). The horizon
+// is the rest of its run (remaining_horizon_s of how long it has run, at req.now_ms); the move-in
+// cost its data and checkpoint staging; the trial its MTBF there; the spread mfu_spread's.
+std::vector<double> expected_work_per_s(const PlacementRequest& req,
+                                        const std::vector<ClusterView>& clusters,
+                                        const std::vector<bool>& feasible,
+                                        const GoodputPriors& priors = {});
 
 }  // namespace orch

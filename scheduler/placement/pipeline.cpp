@@ -8,6 +8,7 @@
 #include "scheduler/placement/backfill.h"
 #include "scheduler/placement/filters.h"
 #include "scheduler/placement/goodput_score.h"
+#include "scheduler/placement/move_worth_score.h"
 #include "scheduler/placement/scores.h"
 
 namespace orch {
@@ -67,19 +68,20 @@ PlacementDecision PlacementPipeline::place(const PlacementRequest& req,
 
   // Raw scores of every feasible cluster first: a relative plugin's are divided by their
   // highest among the feasible clusters, so the best cluster gets 1.
-  std::vector<std::vector<double>> raw(scores_.size(), std::vector<double>(clusters.size(), 0.0));
+  std::vector<bool> feasible(clusters.size());
+  for (std::size_t i = 0; i < clusters.size(); ++i) feasible[i] = d.verdicts[i].feasible;
+  std::vector<std::vector<double>> raw(scores_.size());
   for (std::size_t s = 0; s < scores_.size(); ++s) {
+    raw[s] = scores_[s].plugin->score_all(req, clusters, feasible);
     double best_raw = 0;
     for (std::size_t i = 0; i < clusters.size(); ++i) {
-      if (!d.verdicts[i].feasible) continue;
-      raw[s][i] = scores_[s].plugin->score(req, clusters[i]);
-      best_raw = std::max(best_raw, raw[s][i]);
+      if (feasible[i]) best_raw = std::max(best_raw, raw[s][i]);
     }
     if (!scores_[s].plugin->relative()) continue;
     for (double& r : raw[s]) r = best_raw > 0 ? std::max(r, 0.0) / best_raw : 0.0;
   }
 
-  // The breakdown, as numbers: the text ("goodput=4.920 (mfu 0.31, ...) same-site=0.000 ...")
+  // The breakdown, as numbers: the text ("goodput=4.920 (mfu 0.31, ...) move-worth=0.000 ...")
   // is made only when a verdict is read, since most are never read.
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     ClusterVerdict& v = d.verdicts[i];
@@ -128,7 +130,7 @@ PlacementPipeline PlacementPipeline::standard() {
       .add_filter(std::make_unique<QuotaFilter>())
       .add_filter(std::make_unique<HeldGpusFilter>())
       .add_score(std::make_unique<GoodputScore>(), 6.0)
-      .add_score(std::make_unique<SameSiteScore>(), 1.5)
+      .add_score(std::make_unique<MoveWorthScore>(), 1.5)
       .add_score(std::make_unique<AvoidFailedSiteScore>(), 4.0)
       .add_score(std::make_unique<PreferredClusterScore>(), 2.0)
       .add_score(std::make_unique<FreeCapacityScore>(), 1.0);

@@ -47,12 +47,12 @@ class PlacementPipeline {
                                        const ClusterView& cluster) const;
 
   // Filters: allowed-clusters, site-healthy, admission, capacity, quota, held. Scores: goodput
-  // (x6, relative), same-site (x1.5), avoid-failed-site (x4), preferred (x2), free-capacity (x1).
-  // Goodput weighs most: a resumed job stays on its healthy site (x1.5, more than any
-  // difference in free capacity) unless another promises a third more expected goodput
-  // (6 x (1 - 1/r) > 1.5 needs r > 1.33): what the simulator's lottery showed pays (a cluster of
-  // 45% MFU against one of 30%, docs/simulate.md), where x4 (r > 3) kept every job on the first
-  // cluster it ran on.
+  // (x6, relative), move-worth (x1.5), avoid-failed-site (x4), preferred (x2), free-capacity
+  // (x1). Goodput is the useful work expected over the rest of the job's run per second of it,
+  // net of moving there and counting what an unmeasured cluster may turn out to be (issue 38,
+  // move_worth.h); move-worth gives a resumed job's own cluster, and any cluster where that
+  // work is more, x1.5, so spreading (free capacity) never moves it, while a move that pays is
+  // decided by goodput with no fixed ratio.
   static PlacementPipeline standard();
 
  private:

@@ -46,6 +46,12 @@ struct PlacementRequest {
   std::vector<std::string> avoid_nodes;
   // Seconds to copy the job's datasets to each cluster (absent or 0: they are there).
   std::map<std::string, double> staging_s;
+  // Seconds to copy its newest checkpoint to each cluster (absent or 0: a verified copy is there,
+  // or it has none): with staging_s, what moving there costs (move_worth.h).
+  std::map<std::string, double> checkpoint_copy_s;
+  // When the job's first attempt was placed (nullopt: it has none yet): how long it has run, for
+  // the horizon a move is judged over.
+  std::optional<Millis> run_started_ms;
   // Team quotas (team_quotas.h): GPUs the job's team may still start within its quota on each
   // cluster that bounds it (absent: no bound). With within_quota, a cluster where the job would
   // go beyond it is rejected; without, the job may borrow there.
@@ -79,6 +85,18 @@ class ScorePlugin {
   virtual std::string_view name() const = 0;
   // In [0, 1]; higher is better. A relative plugin returns any raw value >= 0 instead.
   virtual double score(const PlacementRequest& req, const ClusterView& cluster) const = 0;
+  // Every cluster's raw score at once, for a score that compares clusters with each other (the
+  // goodput score's exploration, move-worth); by default score() of each feasible cluster, 0 for
+  // the others.
+  virtual std::vector<double> score_all(const PlacementRequest& req,
+                                        const std::vector<ClusterView>& clusters,
+                                        const std::vector<bool>& feasible) const {
+    std::vector<double> out(clusters.size(), 0.0);
+    for (std::size_t i = 0; i < clusters.size(); ++i) {
+      if (feasible[i]) out[i] = score(req, clusters[i]);
+    }
+    return out;
+  }
   // A relative plugin's raw scores mean something only next to each other (expected FLOP/s):
   // the pipeline divides each by the highest raw score among the feasible clusters, so the
   // best one gets 1 (and all get 0 when the highest is 0).

@@ -19,10 +19,6 @@ double PreferredClusterScore::score(const PlacementRequest& req, const ClusterVi
   return 1.0 - rank / static_cast<double>(pref.size());
 }
 
-double SameSiteScore::score(const PlacementRequest& req, const ClusterView& cluster) const {
-  return req.previous_cluster && *req.previous_cluster == cluster.spec->name ? 1.0 : 0.0;
-}
-
 double AvoidFailedSiteScore::score(const PlacementRequest& req, const ClusterView& cluster) const {
   return req.avoid_cluster && *req.avoid_cluster == cluster.spec->name ? 0.0 : 1.0;
 }

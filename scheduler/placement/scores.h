@@ -19,14 +19,6 @@ class PreferredClusterScore final : public ScorePlugin {
   double score(const PlacementRequest& req, const ClusterView& cluster) const override;
 };
 
-// A resumed job goes back to the site it ran on when that site is healthy: its data and
-// checkpoints are there. (Unhealthy sites never reach scoring.)
-class SameSiteScore final : public ScorePlugin {
- public:
-  std::string_view name() const override { return "same-site"; }
-  double score(const PlacementRequest& req, const ClusterView& cluster) const override;
-};
-
 // After a failed launch (or an attempt the site lost) every other site is better: scores 1
 // everywhere but there. It still allows that site when it is the only one that fits.
 class AvoidFailedSiteScore final : public ScorePlugin {

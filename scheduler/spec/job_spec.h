@@ -126,6 +126,10 @@ struct JobSpec {
   HealthWatchSpec health;
   std::vector<std::string> allowed_clusters;    // empty: any cluster
   std::vector<std::string> preferred_clusters;  // ranked first among those that fit
+  // `placement.expected_run:` how long the whole run is expected to take, from its first
+  // placement (nullopt: not said; placement then expects it to run as long again as it has).
+  // Moves and trials of other clusters are judged over what is left of it (move_worth.h).
+  std::optional<double> expected_run_s;
   // An attempt still queued at its site (Slurm PENDING, Kubernetes unschedulable) this long
   // after it was placed moves to a cluster that can run it now, if one can (0: never).
   double max_queue_s = 300;

@@ -92,6 +92,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
                        {"signal", spec.preemption.signal},
                        {"grace_s", spec.preemption.grace_s}};
   if (spec.time_limit_s) out["time_limit"] = *spec.time_limit_s;
+  if (spec.expected_run_s) out["placement"]["expected_run"] = *spec.expected_run_s;
   if (spec.kubernetes != PodSettings{}) out["kubernetes"] = pod_settings_to_json(spec.kubernetes);
   return out;
 }

@@ -241,11 +241,51 @@ void read_health(const MapView& job, JobSpec& spec) {
   }
 }
 
+// A duration: seconds as a number, or a number with one unit (s, m, h, d) as a string, from 1
+// second to 365 days (`time_limit:`, `placement.expected_run:`).
+void read_duration(const MapView& map, const std::string& key, std::optional<double>& out) {
+  constexpr std::string_view kExpected =
+      "seconds such as 3600, or a duration such as \"90m\", \"2h\" or \"1d\" (at most 365 days)";
+  constexpr double kMaxS = 365 * 86'400.0;
+  const yaml::Field* field = map.find(key);
+  if (map.reader().failed() || !field || field->value.IsNull()) return;
+  const YAML::Node& v = field->value;
+  std::optional<double> seconds = yaml::scalar_to_number(v);
+  if (!seconds && v.IsScalar() && !v.Scalar().empty()) {
+    const std::string& text = v.Scalar();
+    const char unit = text.back();
+    const double scale = unit == 's'   ? 1
+                         : unit == 'm' ? 60
+                         : unit == 'h' ? 3600
+                         : unit == 'd' ? 86'400
+                                       : 0;
+    double n = 0;
+    const char* end = text.data() + text.size() - 1;
+    auto [p, ec] = std::from_chars(text.data(), end, n);
+    if (scale > 0 && ec == std::errc() && p == end && std::isfinite(n)) seconds = n * scale;
+  }
+  if (!seconds) {
+    map.reader().fail(map.value_position(key),
+                      "\"" + key + "\" must be a duration, got " + yaml::describe(v), kExpected);
+    return;
+  }
+  if (*seconds < 1 || *seconds > kMaxS) {
+    map.reader().fail(map.value_position(key),
+                      "\"" + key + "\" must be from 1 second to 365 days, got " +
+                          yaml::format_number(*seconds) + " s",
+                      kExpected);
+    return;
+  }
+  out = *seconds;
+}
+
 void read_placement(const MapView& job, JobSpec& spec) {
-  MapView placement = job.child("placement", "placement", {"allowed", "preferred", "max_queue_s"},
-                                "a map such as {allowed: [alpha, beta], preferred: [alpha]}");
+  MapView placement =
+      job.child("placement", "placement", {"allowed", "preferred", "max_queue_s", "expected_run"},
+                "a map such as {allowed: [alpha, beta], preferred: [alpha]}");
   placement.read_number("max_queue_s", spec.max_queue_s, yaml::NumberRange{0.0, false, 604800.0},
                         "seconds such as 120 (0: never move a queued attempt)");
+  read_duration(placement, "expected_run", spec.expected_run_s);
   placement.read_string_list("allowed", spec.allowed_clusters, yaml::kName,
                              "a list of cluster names such as [alpha, beta]");
   placement.read_string_list("preferred", spec.preferred_clusters, yaml::kName,
@@ -385,43 +425,6 @@ void read_preemption(const MapView& job, JobSpec& spec) {
   out.signal = sig;
 }
 
-// `time_limit:` seconds as a number, or a number with one unit (s, m, h, d) as a string.
-void read_time_limit(const MapView& job, JobSpec& spec) {
-  constexpr std::string_view kExpected =
-      "seconds such as 3600, or a duration such as \"90m\", \"2h\" or \"1d\" (at most 365 days)";
-  constexpr double kMaxS = 365 * 86'400.0;
-  const yaml::Field* field = job.find("time_limit");
-  if (job.reader().failed() || !field || field->value.IsNull()) return;
-  const YAML::Node& v = field->value;
-  std::optional<double> seconds = yaml::scalar_to_number(v);
-  if (!seconds && v.IsScalar() && !v.Scalar().empty()) {
-    const std::string& text = v.Scalar();
-    const char unit = text.back();
-    const double scale = unit == 's'   ? 1
-                         : unit == 'm' ? 60
-                         : unit == 'h' ? 3600
-                         : unit == 'd' ? 86'400
-                                       : 0;
-    double n = 0;
-    const char* end = text.data() + text.size() - 1;
-    auto [p, ec] = std::from_chars(text.data(), end, n);
-    if (scale > 0 && ec == std::errc() && p == end && std::isfinite(n)) seconds = n * scale;
-  }
-  if (!seconds) {
-    job.reader().fail(job.value_position("time_limit"),
-                      "\"time_limit\" must be a duration, got " + yaml::describe(v), kExpected);
-    return;
-  }
-  if (*seconds < 1 || *seconds > kMaxS) {
-    job.reader().fail(job.value_position("time_limit"),
-                      "\"time_limit\" must be from 1 second to 365 days, got " +
-                          yaml::format_number(*seconds) + " s",
-                      kExpected);
-    return;
-  }
-  spec.time_limit_s = *seconds;
-}
-
 void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   MapView job(reader, root, "job",
               {"name",       "command", "env",        "resources",  "checkpoint",
@@ -451,7 +454,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_datasets(job, spec);
   read_priority(job, spec);
   read_preemption(job, spec);
-  read_time_limit(job, spec);
+  read_duration(job, "time_limit", spec.time_limit_s);
   read_sweep(job, spec);
   if (job.has("kubernetes")) {
     MapView pod =

@@ -1,44 +1,55 @@
-// Placement's cluster histories: unmeasured clusters are explored (cluster_history.h).
+// Placement's cluster histories (cluster_history.h): what each cluster's attempts measured, and
+// when, so placement can tell a fresh measurement from a stale one (move_worth.h).
 #include "scheduler/brain/cluster_history.h"
 
 #include <gmock/gmock.h>
 
-#include "tests/harness/builders.h"
-
 namespace orch::testing {
 namespace {
 
-using ::testing::DoubleNear;
 using ::testing::Optional;
 
-std::vector<ClusterSpec> fleet() {
-  return {make_cluster("alpha"), make_cluster("beta"), make_cluster("gamma")};
+constexpr Millis kHour = 3'600'000;
+
+AttemptFact attempt(std::string cluster, Millis started, std::optional<Millis> ended,
+                    std::optional<double> mfu) {
+  AttemptFact a;
+  a.cluster = std::move(cluster);
+  a.nodes = 2;
+  a.started_ms = started;
+  a.ended_ms = ended;
+  a.mfu = mfu;
+  return a;
 }
 
-TEST(ClusterHistory, BeforeAnyMeasurementEveryClusterKeepsThePrior) {
-  ClusterHistories h;
-  explore_unmeasured(h, fleet());
-  EXPECT_TRUE(h.empty() || !h["alpha"].median_mfu.has_value());
-  EXPECT_FALSE(h["beta"].median_mfu.has_value());
+TEST(ClusterHistory, AClusterNeverMeasuredHasNoMfuNorMeasurementTime) {
+  ScorecardInputs in;
+  in.now = 10 * kHour;
+  in.attempts = {attempt("alpha", 0, 2 * kHour, std::nullopt)};
+  auto h = cluster_histories(in);
+  EXPECT_FALSE(h["alpha"].median_mfu.has_value());
+  EXPECT_FALSE(h["alpha"].mfu_measured_ms.has_value());
+  EXPECT_DOUBLE_EQ(h["alpha"].node_hours, 4.0);
 }
 
-TEST(ClusterHistory, AnUnmeasuredClusterIsExploredAboveTheBestMeasured) {
-  ClusterHistories h;
-  h["alpha"].median_mfu = 0.30;
-  h["beta"].median_mfu = 0.38;
-  explore_unmeasured(h, fleet());
-  EXPECT_THAT(h["alpha"].median_mfu, Optional(0.30));  // measured ones are left as they are
-  EXPECT_THAT(h["beta"].median_mfu, Optional(0.38));
-  EXPECT_THAT(h["gamma"].median_mfu, Optional(DoubleNear(0.38 * kExplorationMfuFactor, 1e-12)));
+TEST(ClusterHistory, TheMeasurementIsAsRecentAsTheLatestAttemptThatReportedMfu) {
+  ScorecardInputs in;
+  in.now = 10 * kHour;
+  in.attempts = {attempt("alpha", 0, 2 * kHour, 0.30), attempt("alpha", 2 * kHour, 5 * kHour, 0.40),
+                 attempt("alpha", 5 * kHour, 6 * kHour, std::nullopt),
+                 attempt("beta", 0, 1 * kHour, 0.50)};
+  auto h = cluster_histories(in);
+  EXPECT_THAT(h["alpha"].median_mfu, Optional(0.35));
+  EXPECT_THAT(h["alpha"].mfu_measured_ms, Optional(5 * kHour));
+  EXPECT_THAT(h["beta"].mfu_measured_ms, Optional(1 * kHour));
 }
 
-TEST(ClusterHistory, OnceMeasuredAClusterIsJudgedByItsMeasurement) {
-  ClusterHistories h;
-  h["alpha"].median_mfu = 0.30;
-  h["beta"].median_mfu = 0.38;
-  h["gamma"].median_mfu = 0.20;  // tried, and worse
-  explore_unmeasured(h, fleet());
-  EXPECT_THAT(h["gamma"].median_mfu, Optional(0.20));
+TEST(ClusterHistory, AnAttemptStillRunningMeasuresUpToNow) {
+  ScorecardInputs in;
+  in.now = 10 * kHour;
+  in.attempts = {attempt("alpha", 0, 2 * kHour, 0.30),
+                 attempt("alpha", 3 * kHour, std::nullopt, 0.32)};
+  EXPECT_THAT(cluster_histories(in)["alpha"].mfu_measured_ms, Optional(10 * kHour));
 }
 
 }  // namespace

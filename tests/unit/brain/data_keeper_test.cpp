@@ -111,6 +111,26 @@ TEST_F(DataKeeperTest, AListedCheckpointIsVerifiedAndOfferedToResumeFromNewestFi
   EXPECT_TRUE(elsewhere.empty());
 }
 
+TEST_F(DataKeeperTest, MovingACheckpointCostsItsBytesOverTheBandwidthWhereNoCopyIsKept) {
+  JobRow job = add_job(make_job(), JobState::running);
+  EXPECT_TRUE(data->checkpoint_copy_estimates(job.id).value().empty()) << "no checkpoint yet";
+  AttemptRow a = add_attempt(job, "alpha", 1, {"alpha-n0"});
+  std::int64_t ckpt = report_checkpoint(a, 100, "/data/alpha/ckpt-100");
+  EXPECT_TRUE(data->checkpoint_copy_estimates(job.id).value().empty()) << "size not known yet";
+  auto listing = outbox("alpha", ActionKind::manifest).at(0);
+  in_transaction([&] {
+    return data->on(ManifestCompleted{listing.id, "alpha", listing.payload, one_file(300'000'000)});
+  });
+  // Nothing where it was saved; nothing at beta either, where replication is copying it off-site
+  // (a move there would wait for that copy, not make another); 300 MB at the prior 100 MB/s to
+  // kube, which keeps no copy.
+  ASSERT_EQ(store->replicas_of_checkpoint(ckpt).value().size(), 2u);
+  auto costs = data->checkpoint_copy_estimates(job.id).value();
+  EXPECT_EQ(costs["alpha"], 0);
+  EXPECT_EQ(costs["beta"], 0);
+  EXPECT_DOUBLE_EQ(costs["kube"], 3.0);
+}
+
 TEST_F(DataKeeperTest, ADatasetIsRefusedWithWhyBeforeAnythingIsWritten) {
   auto bad_name = data->on(RegisterDataset{"../etc", "alpha", "/data/x"});
   ASSERT_FALSE(bad_name.ok());

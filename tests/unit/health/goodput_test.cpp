@@ -81,5 +81,24 @@ TEST(Goodput, WorseMtbfMeansLowerEttr) {
   EXPECT_LT(estimate_goodput(2, 16, 989e12, flaky).ettr, estimate_goodput(2, 16, 989e12, {}).ettr);
 }
 
+TEST(Goodput, AnMfuMeasuredBrieflyOrLongAgoIsUncertain) {
+  constexpr std::int64_t kDay = 86'400'000;
+  ClusterHistory h;
+  EXPECT_DOUBLE_EQ(mfu_spread(h, 0), 0.10);  // never measured: the prior's spread
+  h.median_mfu = 0.4;
+  h.mfu_measured_ms = 10 * kDay;
+  h.mfu_hours = 3;  // half the prior's after three hours
+  EXPECT_DOUBLE_EQ(mfu_spread(h, 10 * kDay), 0.05);
+  h.mfu_hours = 96;  // about a tenth after four days
+  EXPECT_NEAR(mfu_spread(h, 10 * kDay), 0.0102, 1e-4);
+  // Twenty days later, the drift (0.05) adds to it; eighty days, the prior's at most.
+  EXPECT_NEAR(mfu_spread(h, 30 * kDay), std::sqrt(0.0102 * 0.0102 + 0.05 * 0.05), 1e-4);
+  EXPECT_DOUBLE_EQ(mfu_spread(h, 90 * kDay), 0.10);
+  // A history that says neither when nor how long (a hand-made one) is taken as exact.
+  ClusterHistory exact;
+  exact.median_mfu = 0.4;
+  EXPECT_DOUBLE_EQ(mfu_spread(exact, 10 * kDay), 0);
+}
+
 }  // namespace
 }  // namespace orch

@@ -73,12 +73,13 @@ TEST(GoodputPlacement, HigherPeakWithAMuchWorseMtbfLoses) {
   TwoVendors s;
   JobSpec job = make_job().nodes(2).gpus(4);
   auto views = s.views();
-  // One failure per node-hour: a 2-node job expects a failure every half hour.
-  views[1].history.node_hours = 1000;
-  views[1].history.node_failures = 1000;
+  // One failure per node-hour over 10,000 node-hours: a 2-node job expects a failure every half
+  // hour (placement weighs the prior as two failures at 2000 h, 4000 node-hours, against it).
+  views[1].history.node_hours = 10000;
+  views[1].history.node_failures = 10000;
   PlacementDecision d = PlacementPipeline::standard().place(request(job), views);
   EXPECT_THAT(d.chosen, Optional(std::string("alpha")));
-  EXPECT_THAT(d.verdicts[1].text(), HasSubstr("node mtbf 1.5 h"));
+  EXPECT_THAT(d.verdicts[1].text(), HasSubstr("node mtbf 1 h"));
   // A mildly worse MTBF does not outweigh 32% more peak.
   views[1].history.node_failures = 5;
   EXPECT_THAT(PlacementPipeline::standard().place(request(job), views).chosen,
@@ -96,23 +97,69 @@ TEST(GoodputPlacement, HigherPeakWithAMuchWorseMfuLoses) {
   EXPECT_THAT(d.verdicts[0].text(), StartsWith("goodput=6.000 (mfu 0.40"));
 }
 
-TEST(GoodputPlacement, AResumedJobMovesForAThirdMoreGoodputButNotForLess) {
-  // Two equal H100 clusters; the job ran on alpha (same-site x1.5 against goodput x6).
+TEST(GoodputPlacement, AResumedJobMovesWhenTheRestOfItsRunRepaysTheMove) {
+  // Two equal H100 clusters, both measured; the job ran on alpha and has run for a day (so
+  // about a day is left of it), with its checkpoint only there.
   ClusterSpec a = make_cluster("alpha").nodes(4).gpus_per_node(8);
   ClusterSpec b = make_cluster("beta").nodes(4).gpus_per_node(8);
   JobSpec job = make_job().nodes(2).gpus(4);
   std::vector<ClusterView> views = {ClusterView{&a, SiteHealth::healthy, 0},
                                     ClusterView{&b, SiteHealth::healthy, 0}};
   views[0].history.median_mfu = 0.30;
-  views[1].history.median_mfu = 0.45;  // the lottery's: 1.5x
-  EXPECT_THAT(PlacementPipeline::standard().place(request(job, "alpha"), views).chosen,
+  views[1].history.median_mfu = 0.36;  // 1.2x: worth it when the copy is quick
+  PlacementRequest req = request(job, "alpha");
+  req.now_ms = 86'400'000;
+  req.run_started_ms = 0;
+  req.checkpoint_copy_s = {{"alpha", 0.0}, {"beta", 600.0}};
+  EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
               Optional(std::string("beta")));
-  views[1].history.median_mfu = 0.36;  // 1.2x: not worth the move
-  EXPECT_THAT(PlacementPipeline::standard().place(request(job, "alpha"), views).chosen,
+  // Five hours to copy there: 0.36 x 19 h < 0.30 x 24 h, it stays.
+  req.checkpoint_copy_s["beta"] = 5 * 3600.0;
+  EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
               Optional(std::string("alpha")));
-  views[1].history.median_mfu = 0.30;  // equal: beta's free GPUs (24 of 32) do not move it
+  // ...unless the spec says a month is left: 0.36 x (30 d - 5 h) > 0.30 x 30 d.
+  job.expected_run_s = 31 * 86400.0;
+  EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
+              Optional(std::string("beta")));
+  // Equal ones: beta's free GPUs (24 of 32) do not move it, nor does a median MFU higher by less
+  // than measurements of identical clusters differ by.
+  job.expected_run_s.reset();
+  views[1].history.median_mfu = 0.30;
   views[0].gpus_used = 24;
-  EXPECT_THAT(PlacementPipeline::standard().place(request(job, "alpha"), views).chosen,
+  req.checkpoint_copy_s["beta"] = 0;
+  EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
+              Optional(std::string("alpha")));
+  views[1].history.median_mfu = 0.302;
+  EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
+              Optional(std::string("alpha")));
+}
+
+TEST(GoodputPlacement, AnUnmeasuredClusterIsTriedFromAPoorOneButNotFromTheBest) {
+  // A 64-node job expects a failure (a chance to move again) every 31 h at the prior's MTBF.
+  ClusterSpec a = make_cluster("alpha").nodes(80).gpus_per_node(8);
+  ClusterSpec b = make_cluster("beta").nodes(80).gpus_per_node(8);
+  JobSpec job = make_job().nodes(64).gpus(8);
+  job.expected_run_s = 30 * 86400.0;
+  std::vector<ClusterView> views = {ClusterView{&a, SiteHealth::healthy, 0},
+                                    ClusterView{&b, SiteHealth::healthy, 0}};
+  PlacementRequest req = request(job, "alpha");
+  req.now_ms = 3'600'000;
+  req.run_started_ms = 0;
+  req.checkpoint_copy_s = {{"alpha", 0.0}, {"beta", 600.0}};
+  views[0].history.median_mfu = 0.30;  // below the prior's 0.35: beta is likely better
+  EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
+              Optional(std::string("beta")));
+  views[0].history.median_mfu = 0.55;  // the lottery's best: a trial would not pay
+  EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
+              Optional(std::string("alpha")));
+  // Measured at 0.52 three weeks ago: close enough, and stale enough, to measure again.
+  views[1].history.median_mfu = 0.52;
+  views[1].history.mfu_hours = 48;
+  views[1].history.mfu_measured_ms = req.now_ms - 21LL * 86'400'000;
+  EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
+              Optional(std::string("beta")));
+  views[1].history.mfu_measured_ms = req.now_ms - 3'600'000;  // an hour ago: it stays
+  EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
               Optional(std::string("alpha")));
 }
 

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 
 #include "scheduler/placement/filters.h"
+#include "scheduler/placement/move_worth_score.h"
 #include "scheduler/placement/pipeline.h"
 #include "scheduler/placement/scores.h"
 #include "tests/harness/builders.h"
@@ -109,10 +110,10 @@ TEST(PreferredClusterScore, FirstPreferenceScoresHighest) {
   EXPECT_DOUBLE_EQ(s.score(request(job), {&g}), 0.0);
 }
 
-TEST(SameSiteScore, FavoursWhereTheLastAttemptRan) {
+TEST(MoveWorthScore, JudgedAloneFavoursWhereTheLastAttemptRan) {
   ClusterSpec a = make_cluster("alpha"), b = make_cluster("beta");
   JobSpec job = make_job();
-  SameSiteScore s;
+  MoveWorthScore s;
   EXPECT_DOUBLE_EQ(s.score(request(job, "beta"), {&b}), 1.0);
   EXPECT_DOUBLE_EQ(s.score(request(job, "beta"), {&a}), 0.0);
   EXPECT_DOUBLE_EQ(s.score(request(job), {&a}), 0.0);

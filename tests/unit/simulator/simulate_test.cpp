@@ -149,6 +149,9 @@ TEST(Simulate, TheReportReadsAsATableJsonAndAChart) {
   ASSERT_TRUE(report.ok());
   const std::string table = render_table(*report);
   EXPECT_THAT(table, HasSubstr("scenario small: 3 days"));
+  // Where each seed spent most of its hours: restart-in-place never leaves the first cluster.
+  EXPECT_THAT(table, ::testing::MatchesRegex("(.|\n)*restart-in-place: interruptions by cause:"
+                                             "[^\n]*seeds mostly on: a 1;\n(.|\n)*"));
   for (const char* p : {"orchestrate", "restart-in-place", "failover-only"}) {
     EXPECT_THAT(table, HasSubstr(p));
   }

@@ -97,6 +97,23 @@ TEST(PrioritySpec, ATimeLimitIsSecondsOrADurationWithAUnitAndSurvivesTheStoredFo
   EXPECT_THAT(error_of(std::string(kJob) + "time_limit: h\n"), HasSubstr("must be a duration"));
 }
 
+TEST(PrioritySpec, TheExpectedRunIsADurationUnderPlacementAndSurvivesTheStoredForm) {
+  EXPECT_FALSE(parse_job_spec(kJob, "j").value().expected_run_s);
+  auto spec = parse_job_spec(std::string(kJob) + "placement: {expected_run: 30d}\n", "j").value();
+  EXPECT_EQ(spec.expected_run_s, 30 * 86400.0);
+  EXPECT_EQ(job_spec_from_json(job_spec_to_json(spec)).value().expected_run_s, 30 * 86400.0);
+  EXPECT_EQ(parse_job_spec(std::string(kJob) + "placement: {expected_run: 7200}\n", "j")
+                .value()
+                .expected_run_s,
+            7200);
+  EXPECT_THAT(error_of(std::string(kJob) + "placement: {expected_run: soon}\n"),
+              HasSubstr("job.yaml:3:27: \"expected_run\" must be a duration, got"));
+  EXPECT_THAT(error_of(std::string(kJob) + "placement: {expected_run: 2y}\n"),
+              HasSubstr("expected seconds such as 3600, or a duration such as \"90m\""));
+  EXPECT_THAT(error_of(std::string(kJob) + "placement: {expected_run: -5}\n"),
+              HasSubstr("\"expected_run\" must be from 1 second to 365 days, got -5 s"));
+}
+
 TEST(PrioritySpec, MaxQueueSecondsDefaultsToFiveMinutesAndIsChecked) {
   EXPECT_EQ(parse_job_spec(kJob, "j").value().max_queue_s, 300);
   auto spec = parse_job_spec(std::string(kJob) + "placement: {max_queue_s: 45}\n", "j").value();

@@ -43,19 +43,19 @@ TEST_F(StoreVerdicts, ABreakdownReadsBackAsTheTextItMadeWhenWritten) {
   const double inf = std::numeric_limits<double>::infinity();
   PlacementVerdictRow a{job, "alpha", true, "", 10.0 / 3, true, 70};
   a.parts = {{"goodput", 6.0, goodput(0.35, 0.1 + 0.2, 7.2e6, 2.75e15, 0, 1)},
-             {"same-site", 0.0, {}},
+             {"move-worth", 0.0, {}},
              {"avoid-failed-site", 4.0, {}},
              {"free-capacity", 1.0 / 3, {}}};
   PlacementVerdictRow b{job, "zürich", true, "", 1.0 / 7, false, 70};
   b.parts = {{"goodput", 6.0 * 989 / 1307, goodput(0.4, 0.99, 5400, 9.1e14, 600, 0.993)},
-             {"same-site", 0.0, {}},
+             {"move-worth", 0.0, {}},
              {"avoid-failed-site", 4.0, {}},
              {"free-capacity", 0.25, {}}};
   PlacementVerdictRow c{job, "gamma", true, "", 0.5, false, 70};
   c.parts = {{"goodput", 0.0, unknown}, {"preferred", 2.0, {}}};  // other scores: named apart
   PlacementVerdictRow d{job, "delta", true, "", 0.0, false, 70};
   d.parts = {{"goodput", 0.0, goodput(0.35, 0.9, 3600, 1e9, inf, 0)},
-             {"same-site", 0.0, {}},
+             {"move-worth", 0.0, {}},
              {"avoid-failed-site", 4.0, {}},
              {"free-capacity", 0.0, {}}};
   PlacementVerdictRow e{job, "epsilon", false, "capacity: only 0 of 8 GPUs \"free\"\\\n",
@@ -83,12 +83,12 @@ TEST_F(StoreVerdicts, ABreakdownReadsBackAsTheTextItMadeWhenWritten) {
   }
   EXPECT_THAT(by_cluster["alpha"].reason,
               ::testing::StartsWith("goodput=6.000 (mfu 0.35, ettr 0.30, node mtbf 2000 h, 2.75 "
-                                    "PFLOP/s) same-site=0.000 avoid-failed-site=4.000 "
+                                    "PFLOP/s) move-worth=0.000 avoid-failed-site=4.000 "
                                     "free-capacity=0.333"));
-  EXPECT_THAT(by_cluster["zürich"].reason, ::testing::HasSubstr("data staging 600 s (x0.993)"));
+  EXPECT_THAT(by_cluster["zürich"].reason, ::testing::HasSubstr("moving here 600 s (x0.993)"));
   EXPECT_EQ(by_cluster["gamma"].reason,
             "goodput=0.000 (peak unknown for accelerator \"tpu \"v9\"\") preferred=2.000");
-  EXPECT_THAT(by_cluster["delta"].reason, ::testing::HasSubstr("data staging inf s (x0.000)"));
+  EXPECT_THAT(by_cluster["delta"].reason, ::testing::HasSubstr("moving here inf s (x0.000)"));
   EXPECT_THAT(by_cluster["alpha-2"].reason, ::testing::EndsWith("free-capacity=0.500"));
 }
 
