@@ -133,11 +133,7 @@ JobMetrics measure(const Scenario& s, const RunOutcome& run) {
   }
   m.median_detect_s = median(detect);
   m.median_restart_s = median(restart);
-  if (!restart.empty()) {
-    double sum = 0;
-    for (double r : restart) sum += r;
-    m.mean_restart_s = sum / static_cast<double>(restart.size());
-  }
+  if (!restart.empty()) m.mean_restart_s = mean_interval(restart).mean;
   m.runs = t.runs;
   m.nodes_quarantined = run.nodes_quarantined;
   m.bound_ettr = first_order_bound(s, m);

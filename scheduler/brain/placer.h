@@ -67,11 +67,11 @@ class Placer : BrainPart {
                              const std::vector<ClusterView>& views);
   // Puts hold_ into the cluster views (what the `held` filter reads) and notes the capacity.
   void apply_hold();
-  // What backfill asks of a request: the job, the time, when an attempt placed now must end.
   // What moving the job costs at each cluster: copying its newest checkpoint there (its datasets'
   // copies are staging_s); nothing for a job that never ran.
   Result<void> fill_move_costs(PlacementRequest& req, const JobRow& job,
                                const std::vector<AttemptRow>& attempts);
+  // What backfill asks of a request: the job, the time, when an attempt placed now must end.
   void fill_backfill(PlacementRequest& req, const JobRow& job) const;
   // The job was placed: attempts still asked to make room for it are left to run.
   Result<void> call_off_preemptions(JobId job);

@@ -64,16 +64,16 @@ double young_interval_s(double checkpoint_cost_s, double mtbf_s);
 // one taken continuously: only the restart is lost.
 double expected_ettr(double checkpoint_cost_s, double interval_s, double restart_s, double mtbf_s);
 
-// nodes, gpus: the job's size; peak_flops_per_gpu: the cluster's accelerator peak (FLOP/s).
-// Node MTBF (h) = (prior_node_hours + node_hours) / (prior_node_hours / node_mtbf_h +
-// node_failures): the prior counts as that many node-hours of evidence at its own failure rate.
-// Job MTBF = node MTBF / nodes. MFU, C and R are the history's when known, else the priors'.
 // How uncertain the cluster's MFU is at now_ms: the prior's spread when it has none measured;
 // else that of a measurement of mfu_hours (mfu_evidence_h) and that of its age (mfu_drift_per_day
 // x days), added as variances, at most the prior's spread.
 double mfu_spread(const ClusterHistory& history, std::int64_t now_ms,
                   const GoodputPriors& priors = {});
 
+// nodes, gpus: the job's size; peak_flops_per_gpu: the cluster's accelerator peak (FLOP/s).
+// Node MTBF (h) = (prior_node_hours + node_hours) / (prior_node_hours / node_mtbf_h +
+// node_failures): the prior counts as that many node-hours of evidence at its own failure rate.
+// Job MTBF = node MTBF / nodes. MFU, C and R are the history's when known, else the priors'.
 GoodputEstimate estimate_goodput(int nodes, int gpus, double peak_flops_per_gpu,
                                  const ClusterHistory& history, const GoodputPriors& priors = {});
 

@@ -65,7 +65,8 @@ std::vector<double> expected_work_per_s(const PlacementRequest& req,
     o.feasible = feasible[i];
     if (!o.feasible) continue;
     const std::string& name = c.spec->name;
-    if (req.previous_cluster && *req.previous_cluster == name) current = i;
+    const bool own = req.previous_cluster && *req.previous_cluster == name;
+    if (own) current = i;
     const GoodputEstimate e =
         estimate_goodput(req.job->nodes, req.job->total_gpus(),
                          c.spec->peak_flops_per_gpu().value_or(0), c.history, fleet);
@@ -74,7 +75,6 @@ std::vector<double> expected_work_per_s(const PlacementRequest& req,
     o.measured = c.history.median_mfu.has_value();
     // Where it ran last, the job itself just measured it: known, not a trial (else staying
     // looks like "stay a while, then move" and every move shrinks to one MTBF's worth).
-    const bool own = req.previous_cluster && *req.previous_cluster == name;
     o.mfu_sd = own && o.measured ? 0.0 : mfu_spread(c.history, req.now_ms, priors);
     o.trial_s = e.job_mtbf_s;
     o.move_in_s = move_in_s(req, name);

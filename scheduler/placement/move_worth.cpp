@@ -57,7 +57,7 @@ std::vector<double> expected_work(const std::vector<ClusterOutlook>& clusters, d
   for (std::size_t c = 0; c < clusters.size(); ++c) {
     const ClusterOutlook& o = clusters[c];
     if (!o.feasible || !(o.flops_per_mfu > 0)) continue;
-    const double move_s = current && c == *current ? 0.0 : o.move_in_s;
+    const double move_s = o.move_in_s;
     const double trial_s = std::clamp(o.trial_s, 0.0, horizon_s);
     // Known; or nothing learnt in time to act on (the run ends first, or the copy outlasts the
     // trial): what it runs at, over what the move leaves of the horizon.

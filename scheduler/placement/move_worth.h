@@ -53,7 +53,8 @@ double after_move(double horizon_s, double move_s);
 double expected_max(double mean, double sd, double k);
 
 // W_c for each cluster, in FLOP (0 for an infeasible one). `current`: the index of the cluster
-// the job ran on last, whose move-in is free and which a move back pays the copy to reach.
+// the job ran on last (its move_in_s 0, as the outlook's contract says), which a move back from
+// another pays that other's copy to reach.
 std::vector<double> expected_work(const std::vector<ClusterOutlook>& clusters, double horizon_s,
                                   std::optional<std::size_t> current);
 

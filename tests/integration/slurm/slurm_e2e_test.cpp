@@ -133,14 +133,7 @@ TEST_F(SlurmE2eTest, LoginNodeDownShorterThanTheGraceKeepsTheJobOnAlpha) {
   const double back_s = std::chrono::duration<double>(SteadyClock::now() - back).count();
   EXPECT_LT(back_s, 4.0) << "healthy again only " << back_s << " s after sshd was back";
   std::cerr << "healthy again " << back_s << " s after sshd was back\n";
-
-  json j = wait_final(id);
-  ASSERT_FALSE(j.is_null());
-  EXPECT_EQ(j["state"], "succeeded") << describe_job(url_, id);
-  json list = attempts(id);
-  ASSERT_EQ(list.size(), 1u) << "failed over within the grace" << describe_job(url_, id);
-  EXPECT_EQ(list[0]["cluster"], "alpha");
-  EXPECT_EQ(list[0]["last_step"], 200);
+  expect_finished_in_one_attempt_on_alpha(id, 200, "failed over within the grace");
 }
 
 // The default grace (180 s), longer than the hangs below.
@@ -160,13 +153,7 @@ TEST_F(SlurmDefaultGraceTest, LoginNodeThatHangsTwentySecondsLosesNoNode) {
   ASSERT_TRUE(lab_->pause_login("alpha").ok());
   std::this_thread::sleep_for(milliseconds(20000));
   ASSERT_TRUE(lab_->resume_login("alpha").ok());
-  json j = wait_final(id);
-  ASSERT_FALSE(j.is_null());
-  EXPECT_EQ(j["state"], "succeeded") << describe_job(url_, id);
-  json list = attempts(id);
-  ASSERT_EQ(list.size(), 1u) << "a hung login node ended the attempt" << describe_job(url_, id);
-  EXPECT_EQ(list[0]["cluster"], "alpha");
-  EXPECT_EQ(list[0]["last_step"], 900);
+  expect_finished_in_one_attempt_on_alpha(id, 900, "a hung login node ended the attempt");
 }
 
 class SlurmShortGraceTest : public SlurmE2eTest {

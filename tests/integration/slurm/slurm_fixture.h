@@ -42,6 +42,18 @@ class SlurmE2eTest : public ServerFixture {
   }
   // What a test prepares once the lab is up, before the server starts.
   virtual void before_start() {}
+  // The job finished in its first attempt, on alpha, at last_step: what befell the site on the
+  // way (`why` names it, for the failure message) ended nothing.
+  void expect_finished_in_one_attempt_on_alpha(std::int64_t id, int last_step,
+                                               const std::string& why) {
+    json j = wait_final(id);
+    ASSERT_FALSE(j.is_null());
+    EXPECT_EQ(j["state"], "succeeded") << describe_job(url_, id);
+    json list = attempts(id);
+    ASSERT_EQ(list.size(), 1u) << why << describe_job(url_, id);
+    EXPECT_EQ(list[0]["cluster"], "alpha");
+    EXPECT_EQ(list[0]["last_step"], last_step);
+  }
   // How the clusters file names the login key of cluster c.
   virtual std::string ssh_key_fields(const test::LabCluster& c) const {
     return "key_file: " + c.key_file;

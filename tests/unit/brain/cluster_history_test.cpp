@@ -4,6 +4,8 @@
 
 #include <gmock/gmock.h>
 
+#include "tests/harness/attempt_facts.h"
+
 namespace orch::testing {
 namespace {
 
@@ -11,15 +13,10 @@ using ::testing::Optional;
 
 constexpr Millis kHour = 3'600'000;
 
+// An attempt of two nodes (16 GPUs) placed at `started`, ended at `ended` (nullopt: running).
 AttemptFact attempt(std::string cluster, Millis started, std::optional<Millis> ended,
                     std::optional<double> mfu) {
-  AttemptFact a;
-  a.cluster = std::move(cluster);
-  a.nodes = 2;
-  a.started_ms = started;
-  a.ended_ms = ended;
-  a.mfu = mfu;
-  return a;
+  return attempt_fact(std::move(cluster), 1, 1, 16, 2, started, ended, ExitCause::none, mfu);
 }
 
 TEST(ClusterHistory, AClusterNeverMeasuredHasNoMfuNorMeasurementTime) {

@@ -4,33 +4,18 @@
 
 #include <gmock/gmock.h>
 
+#include "tests/harness/attempt_facts.h"
+
 namespace orch {
 namespace {
 
+using testing::attempt_fact;
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;
 using ::testing::Optional;
 
 constexpr Millis kH = 3600LL * 1000;
 constexpr Millis kT0 = 1'700'000'000'000;
-
-AttemptFact attempt(std::string cluster, std::int64_t job, int no, int gpus, int nodes,
-                    Millis started, std::optional<Millis> ended, ExitCause cause,
-                    std::optional<double> mfu = std::nullopt,
-                    std::optional<Millis> running = std::nullopt) {
-  AttemptFact a;
-  a.cluster = std::move(cluster);
-  a.job_id = job;
-  a.no = no;
-  a.gpus = gpus;
-  a.nodes = nodes;
-  a.started_ms = started;
-  a.running_ms = running;
-  a.ended_ms = ended;
-  a.cause = cause;
-  a.mfu = mfu;
-  return a;
-}
 
 // 100 hours of window: alpha (acme) all of it, beta (acme) its last 50 hours, gamma (no vendor)
 // with no facts at all.
@@ -56,19 +41,19 @@ ScorecardInputs history() {
   };
   in.attempts = {
       // alpha. Job 1 ran there twice, both ended by the infrastructure, then moved to beta.
-      attempt("alpha", 1, 1, 8, 2, kT0 - 10 * kH, kT0 + 20 * kH, ExitCause::node_lost, 0.40,
-              kT0 - 9 * kH),
-      attempt("alpha", 1, 2, 8, 2, kT0 + 20 * kH, kT0 + 60 * kH, ExitCause::gpu_error, 0.30,
-              kT0 + 20 * kH + 600'000),
-      attempt("alpha", 2, 1, 4, 1, kT0 + 90 * kH, std::nullopt, ExitCause::none, 0.50),
-      attempt("alpha", 3, 1, 4, 1, kT0 + 30 * kH, kT0 + 40 * kH, ExitCause::time_limit),
+      attempt_fact("alpha", 1, 1, 8, 2, kT0 - 10 * kH, kT0 + 20 * kH, ExitCause::node_lost, 0.40,
+                   kT0 - 9 * kH),
+      attempt_fact("alpha", 1, 2, 8, 2, kT0 + 20 * kH, kT0 + 60 * kH, ExitCause::gpu_error, 0.30,
+                   kT0 + 20 * kH + 600'000),
+      attempt_fact("alpha", 2, 1, 4, 1, kT0 + 90 * kH, std::nullopt, ExitCause::none, 0.50),
+      attempt_fact("alpha", 3, 1, 4, 1, kT0 + 30 * kH, kT0 + 40 * kH, ExitCause::time_limit),
       // Ended before the window: ignored everywhere.
-      attempt("alpha", 4, 1, 8, 2, kT0 - 20 * kH, kT0 - 15 * kH, ExitCause::node_lost, 0.9),
+      attempt_fact("alpha", 4, 1, 8, 2, kT0 - 20 * kH, kT0 - 15 * kH, ExitCause::node_lost, 0.9),
       // beta.
-      attempt("beta", 1, 3, 8, 2, kT0 + 60 * kH, kT0 + 80 * kH, ExitCause::succeeded, 0.20,
-              kT0 + 60 * kH + 1'200'000),
-      attempt("beta", 5, 1, 4, 1, kT0 + 55 * kH, kT0 + 65 * kH, ExitCause::preempted),
-      attempt("zeta", 6, 1, 64, 8, kT0, kT0 + kH, ExitCause::node_lost),
+      attempt_fact("beta", 1, 3, 8, 2, kT0 + 60 * kH, kT0 + 80 * kH, ExitCause::succeeded, 0.20,
+                   kT0 + 60 * kH + 1'200'000),
+      attempt_fact("beta", 5, 1, 4, 1, kT0 + 55 * kH, kT0 + 65 * kH, ExitCause::preempted),
+      attempt_fact("zeta", 6, 1, 64, 8, kT0, kT0 + kH, ExitCause::node_lost),
   };
   // The last signs of life of job 1's interrupted attempts: 30 s and 90 s before their verdicts.
   // Job 5's preemption has none (ended before it was recorded): no detection sample.
@@ -230,11 +215,11 @@ TEST(Scorecard, TheRecoverysPartsAreMediansOfEachInterruptionThatReachedThem) {
   in.clusters = {{"alpha", "", kT0, 4, 0}};
   const Millis s = 1000;
   in.attempts = {
-      attempt("alpha", 7, 1, 8, 1, kT0, kT0 + kH, ExitCause::node_lost, std::nullopt, kT0),
-      attempt("alpha", 7, 2, 8, 1, kT0 + kH + 30 * s, kT0 + 2 * kH, ExitCause::node_lost,
-              std::nullopt, kT0 + kH + 40 * s),
-      attempt("alpha", 7, 3, 8, 1, kT0 + 2 * kH + s, std::nullopt, ExitCause::none, std::nullopt,
-              kT0 + 2 * kH + 5 * s),
+      attempt_fact("alpha", 7, 1, 8, 1, kT0, kT0 + kH, ExitCause::node_lost, std::nullopt, kT0),
+      attempt_fact("alpha", 7, 2, 8, 1, kT0 + kH + 30 * s, kT0 + 2 * kH, ExitCause::node_lost,
+                   std::nullopt, kT0 + kH + 40 * s),
+      attempt_fact("alpha", 7, 3, 8, 1, kT0 + 2 * kH + s, std::nullopt, ExitCause::none,
+                   std::nullopt, kT0 + 2 * kH + 5 * s),
   };
   in.attempts[0].last_alive_ms = kT0 + kH - 20 * s;
   in.attempts[1].due_ms = kT0 + kH + 30 * s;

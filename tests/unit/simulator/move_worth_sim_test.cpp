@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "simulator/simulate.h"
+#include "tests/unit/simulator/small_job.h"
 
 namespace orch::sim {
 namespace {
@@ -17,18 +18,7 @@ std::string lottery(const std::vector<std::pair<std::string, double>>& clusters)
     yaml += "  - {name: " + name + ", nodes: 10, mfu: " + std::to_string(mfu) +
             ", node_mtbf_h: 100, restart_s: 300, repair_h: 1}\n";
   }
-  yaml += R"(job:
-  name: small
-  nodes: 8
-  gpus_per_node: 8
-  parameters: 1e9
-  tokens_per_step: 1048576
-  checkpoint_every: 3000
-  save_s: 20
-  checkpoint_gb: 10
-  expected_run_days: 6
-)";
-  return yaml;
+  return yaml + kSmallJob + "  expected_run_days: 6\n";
 }
 
 JobMetrics orchestrate_on(const std::string& yaml) {

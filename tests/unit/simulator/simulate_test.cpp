@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 
 #include "simulator/simulate.h"
+#include "tests/unit/simulator/small_job.h"
 
 namespace orch::sim {
 namespace {
@@ -13,7 +14,7 @@ using ::testing::HasSubstr;
 
 // Two small clusters of 10 nodes; b is faster but a fifth of its nodes are lemons. An 8-node
 // job fails about every 12 hours on a.
-constexpr const char* kSmall = R"(
+constexpr const char* kSmallClusters = R"(
 name: small
 seed: 5
 seeds: 2
@@ -27,19 +28,10 @@ clusters:
     restart_s: 300
     repair_h: 1
     lemons: {fraction: 0.2, multiplier: 20}
-job:
-  name: small
-  nodes: 8
-  gpus_per_node: 8
-  parameters: 1e9
-  tokens_per_step: 1048576
-  checkpoint_every: 3000
-  save_s: 20
-  checkpoint_gb: 10
 )";
 
 Scenario small() {
-  auto s = parse_scenario(kSmall, "small.yaml");
+  auto s = parse_scenario(std::string(kSmallClusters) + kSmallJob, "small.yaml");
   EXPECT_TRUE(s.ok()) << s.error().message;
   return *s;
 }
