@@ -24,6 +24,7 @@
 #include "agents/job_process.h"
 #include "agents/job_user.h"
 #include "agents/json_writer.h"
+#include "agents/node_local_dir.h"
 #include "agents/node_name.h"
 #include "agents/output_relay.h"
 #include "agents/progress_tracker.h"
@@ -192,6 +193,10 @@ bool prepare(const RunOptions& options, TaskIdentity* id, EventLog* events) {
   id->place = *place;
   id->node = options.node_name.empty() ? default_node_name() : options.node_name;
   setenv("ORCH_NODE_NAME", id->node.c_str(), 1);
+  if (std::string why; !prepare_node_local_dir(id->node, id->user ? &*id->user : nullptr, &why)) {
+    std::fprintf(stderr, "orchestrate-agent: %s\n", why.c_str());
+    return false;
+  }
   if (id->place) {
     for (const auto& [name, value] : task_env(*id->place)) setenv(name.c_str(), value.c_str(), 1);
   }

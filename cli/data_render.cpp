@@ -17,12 +17,14 @@ double number_or(const json& value, double fallback) {
   return value.is_number() ? value.get<double>() : fallback;
 }
 
-// "alpha:verified beta:copying", or "-" without copies.
+// "alpha:verified beta:copying", or "-" without copies; a copy on one node's own disk as
+// "alpha/alpha-n0:verified".
 std::string copies(const json& replicas) {
   std::string out;
   if (!replicas.is_array()) return "-";
   for (const auto& r : replicas) {
-    out += (out.empty() ? "" : " ") + text(r, "cluster") + ":" + text(r, "state");
+    const std::string node = r.contains("node") && r["node"].is_string() ? "/" + text(r, "node") : "";
+    out += (out.empty() ? "" : " ") + text(r, "cluster") + node + ":" + text(r, "state");
   }
   return out.empty() ? "-" : out;
 }

@@ -105,6 +105,13 @@ std::vector<std::string> LocalSite::node_names() const {
   return names;
 }
 
+bool LocalSite::is_node_of_site(const std::string& node) const {
+  for (int i = 0; i < options_.nodes; ++i) {
+    if (node == options_.name + "-n" + std::to_string(i)) return true;
+  }
+  return false;
+}
+
 Result<std::vector<std::string>> LocalSite::assign_nodes(const LaunchRequest& request) const {
   if (request.nodes < 1 || request.gpus_per_node < 0) {
     return make_error(ErrorKind::invalid, "launch " + request.token + " asks for " +
@@ -114,9 +121,18 @@ Result<std::vector<std::string>> LocalSite::assign_nodes(const LaunchRequest& re
   }
   std::set<std::string> excluded(request.exclude_nodes.begin(), request.exclude_nodes.end());
   std::vector<std::string> nodes;
+  // A resume from a copy on one node's own disk starts there (its first task on it).
+  if (!request.on_node.empty()) {
+    if (excluded.count(request.on_node) != 0 || !is_node_of_site(request.on_node)) {
+      return make_error(ErrorKind::invalid, "launch " + request.token + " must start on node " +
+                                                request.on_node + ", which site " + options_.name +
+                                                " does not have or excludes");
+    }
+    nodes.push_back(request.on_node);
+  }
   for (int i = 0; i < options_.nodes && static_cast<int>(nodes.size()) < request.nodes; ++i) {
     std::string name = options_.name + "-n" + std::to_string(i);
-    if (!excluded.count(name)) nodes.push_back(name);
+    if (!excluded.count(name) && name != request.on_node) nodes.push_back(name);
   }
   if (static_cast<int>(nodes.size()) < request.nodes) {
     return make_error(ErrorKind::invalid, "site " + options_.name + " has " +

@@ -76,6 +76,7 @@ class LocalSite final : public ClusterPort {
 
  private:
   Result<void> check_up() const;
+  bool is_node_of_site(const std::string& node) const;
   Result<std::vector<std::string>> assign_nodes(const LaunchRequest& request) const;
   Result<LaunchResult> existing_launch(const std::string& token) const;
   // existing_launch as launch() returns it for a token the site already has: adopted.

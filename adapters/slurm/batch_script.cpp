@@ -249,6 +249,8 @@ std::vector<std::string> sbatch_argv(const LaunchRequest& r, const ClusterSpec& 
     argv.push_back("--time=" + s.time_limit);
   }
   if (!r.exclude_nodes.empty()) argv.push_back("--exclude=" + join(r.exclude_nodes, ","));
+  // A resume from a copy on one node's own disk: the allocation includes that node.
+  if (!r.on_node.empty()) argv.push_back("--nodelist=" + r.on_node);
   if (s.pre_term_s > 0) {
     argv.push_back("--signal=B:" + s.pre_term_signal + "@" + std::to_string(s.pre_term_s));
   }
@@ -337,7 +339,9 @@ Result<void> check_request(const LaunchRequest& request, const std::string& agen
   if (agent.empty() || agent[0] != '/') {
     return invalid("the agent's path on the cluster '" + agent + "' is not absolute");
   }
-  return check_node_names(request.exclude_nodes, "sbatch --exclude");
+  if (auto ok = check_node_names(request.exclude_nodes, "sbatch --exclude"); !ok) return ok;
+  if (request.on_node.empty()) return Ok{};
+  return check_node_names({request.on_node}, "sbatch --nodelist");
 }
 
 // mkdir -p of the run directory, work/, tasks/ and the agent's directory; the gang file; the

@@ -85,6 +85,8 @@ Result<void> AttemptTracker::end_attempt(AttemptRow& attempt, ExitCause cause,
     if (!detail.empty()) what += ": " + detail;
     if (auto r = health_.node_event(attempt.cluster, node, "node-failure", what, &attempt); !r)
       return r;
+    // Its own disk went with it: a copy there is never resumed from.
+    if (auto r = data_.lose_node_copies(attempt, node); !r) return r;
   }
   return Ok{};
 }

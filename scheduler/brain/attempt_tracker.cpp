@@ -269,23 +269,37 @@ Result<void> AttemptTracker::ingest_checkpoint(const AttemptRow& a, const Checkp
                                                std::size_t& refused) {
   // Only a path inside the job's own directory is the job's to have listed, copied and deleted:
   // another user's directory, named or reached through "..", is never registered.
-  auto path = confine_path(c.path, data_.checkpoint_dir_of(a));
+  // A node's own copy must lie in that node's directory, on a node of the attempt.
+  const bool local = c.tier == CheckpointTier::local;
+  auto dir = data_.tier_dir(a, c);
+  auto path = dir ? confine_path(c.path, *dir) : Result<std::string>(dir.error());
   if (!path) {
     if (++refused > kBadLinesPerObservation) return Ok{};
     return event(a.job_id, a.no, "bad-progress-line",
                  "checkpoint at step " + std::to_string(c.step) + " not registered: " +
-                     path.error().message + "; write checkpoints under $ORCH_CHECKPOINT_DIR");
+                     path.error().message + "; write checkpoints under " +
+                     (local ? "$ORCH_LOCAL_CHECKPOINT_DIR" : "$ORCH_CHECKPOINT_DIR"));
+  }
+  // The other tier of a checkpoint already reported at this step: a copy of it.
+  auto tier_copy = data_.add_tier_copy(a, c, *path);
+  if (!tier_copy) return tier_copy.error();
+  if (*tier_copy) {
+    return event(a.job_id, a.no, "checkpoint-copy",
+                 "checkpoint at step " + std::to_string(c.step) + " also " +
+                     (local ? "on node " + c.node + "'s own disk: " : "on shared storage: ") +
+                     *path);
   }
   auto added =
       store_.insert_checkpoint({0, a.job_id, a.id, c.step, *path, c.save_time_s, clock_.now_ms()});
   if (!added) return added.error();
   if (!*added) return Ok{};
   if (auto r = event(a.job_id, a.no, "checkpoint",
-                     "checkpoint at step " + std::to_string(c.step) + ": " + *path);
+                     "checkpoint at step " + std::to_string(c.step) + ": " + *path +
+                         (local ? " (on node " + c.node + "'s own disk)" : ""));
       !r) {
     return r;
   }
-  return data_.register_checkpoint(a, **added, *path);
+  return data_.register_checkpoint(a, **added, *path, c.node);
 }
 
 Result<void> AttemptTracker::stop_for_straggler(AttemptRow& a, const std::string& node) {

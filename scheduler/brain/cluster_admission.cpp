@@ -95,7 +95,7 @@ Result<void> AttemptTracker::move_off_draining() {
         auto copies = store_.replicas_of_checkpoint(it->id);
         if (!copies) return copies.error();
         for (const auto& r : *copies) {
-          if (r.state == ReplicaState::verified) step = it->step;
+          if (r.state == ReplicaState::verified && on_shared_storage(r)) step = it->step;
         }
       }
       if (!step) continue;

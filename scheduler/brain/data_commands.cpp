@@ -127,13 +127,13 @@ Result<BrainReply> DataKeeper::on(const ReplicateData& e) {
   const ReplicaRow* source = nullptr;
   double best = -1;
   for (const auto& c : copies) {
-    if (c.cluster == e.to &&
+    if (c.cluster == e.to && on_shared_storage(c) &&
         (c.state == ReplicaState::verified || c.state == ReplicaState::copying)) {
       BrainReply reply;
       reply.message = name + " is already " + std::string(to_string(c.state)) + " at " + e.to;
       return reply;
     }
-    if (c.state != ReplicaState::verified) continue;
+    if (c.state != ReplicaState::verified || !on_shared_storage(c)) continue;
     auto bw = bandwidth_between(c.cluster, e.to);
     if (!bw) return bw.error();
     if (*bw > best) {

@@ -17,6 +17,7 @@
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/data/replication_plan.h"
 #include "scheduler/model/manifest_action.h"
+#include "scheduler/model/progress_line.h"
 
 namespace orch {
 
@@ -37,7 +38,18 @@ class DataKeeper : BrainPart {
   // A checkpoint an attempt reported (its path already confined to checkpoint_dir_of(attempt)):
   // a copy row at its site, confined to that directory, and a listing of it.
   Result<void> register_checkpoint(const AttemptRow& attempt, std::int64_t checkpoint_id,
-                                   const std::string& path);
+                                   const std::string& path, const std::string& node = "");
+  // Tiered checkpoints (data_tiers.cpp, issue 38). The directory a checkpoint line's copy must
+  // lie in: the attempt's checkpoint directory for the shared tier, its node's own directory
+  // (storage.node_local, "{node}" filled in) for the local one; ErrorKind::invalid, saying why,
+  // when the cluster keeps no node copies or the node is not the attempt's.
+  Result<std::string> tier_dir(const AttemptRow& attempt, const CheckpointReport& report);
+  // A line in another tier of a checkpoint this attempt already reported at that step (the
+  // drain of a node's copy, say) becomes a copy of it: true. false: a checkpoint of its own.
+  Result<bool> add_tier_copy(const AttemptRow& attempt, const CheckpointReport& report,
+                             const std::string& path);
+  // The node went down with the attempt: every copy on its own disk is missing from now on.
+  Result<void> lose_node_copies(const AttemptRow& attempt, const std::string& node);
   // The directory an attempt's checkpoints must lie in (issue 37): the one recorded when it was
   // placed, or, for an attempt placed before there was one, the one its cluster's checkpoint
   // root gives the job now; empty when that cluster is no longer configured (nothing fits).
@@ -133,6 +145,12 @@ class DataKeeper : BrainPart {
   Result<void> delete_replicas(JobId job, const ReplicationPlan& plan,
                                const std::vector<CheckpointRow>& ckpts,
                                std::vector<ReplicaRow> copies);
+  // Marks the copy deleted and asks its site to remove it (inside its confinement only): true
+  // when a removal was queued (false: already gone, refused, or nothing left to confine it to).
+  Result<bool> remove_copy(ReplicaRow copy, const std::string& why);
+  // Retention of the node tier: each node keeps the newest `keep` of the job's checkpoints.
+  Result<void> retire_node_copies(JobId job, const std::vector<CheckpointRow>& ckpts,
+                                  const std::vector<ReplicaRow>& copies, int keep);
   Result<std::int64_t> start_transfer(const ReplicaRow& source, const std::string& to,
                                       const std::string& dst_path, const std::string& why,
                                       std::int64_t bytes);

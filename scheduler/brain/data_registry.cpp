@@ -35,13 +35,23 @@ std::string size_text(std::int64_t bytes) {
 // ---- registering a checkpoint ----------------------------------------------------------------
 
 Result<void> DataKeeper::register_checkpoint(const AttemptRow& a, std::int64_t checkpoint_id,
-                                             const std::string& path) {
+                                             const std::string& path, const std::string& node) {
   const Millis now = clock_.now_ms();
   ReplicaRow r;
   r.checkpoint_id = checkpoint_id;
   r.cluster = a.cluster;
   r.path = path;
-  r.confined_to = checkpoint_dir_of(a);
+  r.node = node;
+  if (node.empty()) {
+    r.confined_to = checkpoint_dir_of(a);
+  } else {
+    CheckpointReport local;
+    local.tier = CheckpointTier::local;
+    local.node = node;
+    auto dir = tier_dir(a, local);
+    if (!dir) return dir.error();
+    r.confined_to = *dir;
+  }
   r.state = ReplicaState::present;
   r.updated_ms = now;
   const bool can_list = lists_storage_at(cluster_spec(a.cluster));

@@ -37,7 +37,7 @@ Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
         // Saved where storage cannot be listed (no provider now): never verified, so offered by its
         // path everywhere; the pre-launch check at the site accepts it only if it is there
         // (shared storage), and a site that cannot list either takes it as before.
-        if (!c.manifest && r.state == ReplicaState::present &&
+        if (!c.manifest && r.state == ReplicaState::present && on_shared_storage(r) &&
             !lists_storage_at(cluster_spec(r.cluster))) {
           in.push_back({c.id, c.step, cluster, r.path, true, Manifest{}, *within});
         }
@@ -45,9 +45,10 @@ Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
       }
       // A copy not listed yet (its manifest action is still queued) is a candidate too: the
       // pre-launch check lists it and accepts it when it is there; never a bad or copying one.
-      const bool usable =
-          r.state == ReplicaState::verified || (r.state == ReplicaState::present && !c.manifest);
-      in.push_back({c.id, c.step, r.cluster, r.path, usable, m, *within});
+      // A copy on a node's own disk only once listed whole (a node's copy is never a guess).
+      const bool usable = r.state == ReplicaState::verified ||
+                          (r.state == ReplicaState::present && !c.manifest && r.node.empty());
+      in.push_back({c.id, c.step, r.cluster, r.path, usable, m, *within, r.node});
     }
   }
   return resume_candidates(in, cluster);
@@ -84,7 +85,7 @@ Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
     const ReplicaRow* source = nullptr;
     const ReplicaRow* at_dst = nullptr;
     for (const auto& r : *copies) {
-      if (r.checkpoint_id != it->id) continue;
+      if (r.checkpoint_id != it->id || !on_shared_storage(r)) continue;
       if (r.cluster == cluster) at_dst = &r;
       if (r.state == ReplicaState::verified && r.cluster != cluster &&
           usable->count(r.cluster) != 0) {
@@ -200,6 +201,7 @@ Result<std::map<std::string, double>> DataKeeper::checkpoint_copy_estimates(JobI
   // verified (a registered one is verified by its listing before it is copied).
   std::set<std::string> held, sources;
   for (const auto& r : *copies) {
+    if (!on_shared_storage(r)) continue;  // a node's own copy is no source and no place to move
     const bool kept = r.state == ReplicaState::present || r.state == ReplicaState::verified;
     if (kept || r.state == ReplicaState::copying) held.insert(r.cluster);
     if (kept) sources.insert(r.cluster);

@@ -74,7 +74,7 @@ Result<std::int64_t> DataKeeper::start_transfer(const ReplicaRow& source, const 
   }
   ReplicaRow dst;
   for (const auto& r : existing) {
-    if (r.cluster == to) dst = r;
+    if (r.cluster == to && on_shared_storage(r)) dst = r;
   }
   const bool replace = dst.id != 0;
   if (replace && dst.state == ReplicaState::refused) {
@@ -148,7 +148,8 @@ Result<void> DataKeeper::replicate_job(JobId job_id) {
   if (!in) return in.error();
   const ReplicationPlan plan = plan_replication(*in);
   if (auto r = start_replica_copies(job_id, plan, *ckpts, *copies, *active); !r) return r;
-  return delete_replicas(job_id, plan, *ckpts, *copies);
+  if (auto r = delete_replicas(job_id, plan, *ckpts, *copies); !r) return r;
+  return retire_node_copies(job_id, *ckpts, *copies, policy.keep);
 }
 
 Result<ReplicationInput> DataKeeper::replication_input(const ReplicationSpec& policy,
@@ -168,7 +169,10 @@ Result<ReplicationInput> DataKeeper::replication_input(const ReplicationSpec& po
     v.step = c.step;
     v.saved_at = c.cluster;
     for (const auto& r : copies) {
-      if (r.checkpoint_id == c.id) v.replicas.push_back({r.cluster, r.state});
+      // The node tier is not a site's copy: lost with its node, read on it only.
+      if (r.checkpoint_id == c.id && on_shared_storage(r)) {
+        v.replicas.push_back({r.cluster, r.state});
+      }
     }
     in.checkpoints.push_back(std::move(v));
   }
@@ -211,7 +215,8 @@ Result<void> DataKeeper::start_replica_copies(JobId job_id, const ReplicationPla
     if (c == nullptr || to == nullptr) continue;
     const ReplicaRow* source = nullptr;
     for (const auto& r : copies) {
-      if (r.checkpoint_id == c->id && r.cluster == copy.from && r.state == ReplicaState::verified) {
+      if (r.checkpoint_id == c->id && r.cluster == copy.from && on_shared_storage(r) &&
+          r.state == ReplicaState::verified) {
         source = &r;
       }
     }
@@ -239,33 +244,17 @@ Result<void> DataKeeper::delete_replicas(JobId job_id, const ReplicationPlan& pl
   for (const auto& del : plan.deletes) {
     for (auto& r : copies) {
       if (r.checkpoint_id != del.checkpoint_id || r.cluster != del.cluster) continue;
-      if (r.state == ReplicaState::deleted || r.state == ReplicaState::refused) continue;
-      // The site deletes only inside this directory, after resolving links (issue 37); a copy
-      // with none to confine it (its cluster is no longer configured) is left alone.
-      auto within = confinement_of(r);
-      if (!within) return within.error();
-      if (within->empty()) continue;
-      const bool present = r.state != ReplicaState::missing;
-      r.state = ReplicaState::deleted;
-      r.detail = del.why;
-      r.updated_ms = clock_.now_ms();
-      if (auto s = store_.update_replica(r); !s) return s;
-      if (!present) continue;
-      OutboxRow row;
-      row.cluster = r.cluster;
-      row.kind = ActionKind::remove;
-      row.token = "remove-" + std::to_string(r.id) + "-" +
-                  base36(static_cast<std::uint64_t>(clock_.now_ms()));
-      row.payload = {{"replica_id", r.id}, {"path", r.path}, {"within", *within}};
-      row.created_ms = clock_.now_ms();
-      if (auto s = store_.enqueue(row); !s) return s.error();
+      auto removed = remove_copy(r, del.why);
+      if (!removed) return removed.error();
+      if (!*removed) continue;
       std::int64_t step = 0;
       for (const auto& c : ckpts) {
         if (c.id == del.checkpoint_id) step = c.step;
       }
+      const std::string where = r.cluster + (r.node.empty() ? "" : " (node " + r.node + ")");
       if (auto s = event(job_id, std::nullopt, "checkpoint-deleted",
                          "deleting the checkpoint at step " + std::to_string(step) + " at " +
-                             r.cluster + ": " + del.why);
+                             where + ": " + del.why);
           !s) {
         return s;
       }
@@ -274,8 +263,30 @@ Result<void> DataKeeper::delete_replicas(JobId job_id, const ReplicationPlan& pl
   return Ok{};
 }
 
-// Now and then every live job's copies are planned again: a site that came back, a transfer
-// that failed for good, a copy the audit lost.
+Result<bool> DataKeeper::remove_copy(ReplicaRow r, const std::string& why) {
+  if (r.state == ReplicaState::deleted || r.state == ReplicaState::refused) return false;
+  // The site deletes only inside this directory, after resolving links (issue 37); a copy
+  // with none to confine it (its cluster is no longer configured) is left alone.
+  auto within = confinement_of(r);
+  if (!within) return within.error();
+  if (within->empty()) return false;
+  const bool present = r.state != ReplicaState::missing;
+  r.state = ReplicaState::deleted;
+  r.detail = why;
+  r.updated_ms = clock_.now_ms();
+  if (auto s = store_.update_replica(r); !s) return s.error();
+  if (!present) return false;
+  OutboxRow row;
+  row.cluster = r.cluster;
+  row.kind = ActionKind::remove;
+  row.token = "remove-" + std::to_string(r.id) + "-" +
+              base36(static_cast<std::uint64_t>(clock_.now_ms()));
+  row.payload = {{"replica_id", r.id}, {"path", r.path}, {"within", *within}};
+  row.created_ms = clock_.now_ms();
+  if (auto s = store_.enqueue(row); !s) return s.error();
+  return true;
+}
+
 Result<void> DataKeeper::sweep_replication() {
   const Millis now = clock_.now_ms();
   if (now - last_sweep_ms_ < kSweepEveryMs) return Ok{};
@@ -336,8 +347,8 @@ Result<void> DataKeeper::audit_transfer_source(const TransferRow& tr) {
                                  : store_.replicas_of_dataset(tr.dataset);
   if (!copies) return copies.error();
   for (const auto& c : *copies) {
-    if (c.cluster == tr.src_cluster && c.state == ReplicaState::verified &&
-        auditing_.insert(c.id).second) {
+    if (c.cluster == tr.src_cluster && on_shared_storage(c) &&
+        c.state == ReplicaState::verified && auditing_.insert(c.id).second) {
       if (auto r = request_manifest(c, ManifestPurpose::audit, std::nullopt, {},
                                     ManifestRequest::Hash::none);
           !r)

@@ -105,6 +105,11 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   }
   launch.checkpoint_dir = launch_checkpoint_dir(a.checkpoint_dir, spec.checkpoint.dir);
   launch.env["ORCH_CHECKPOINT_DIR"] = launch.checkpoint_dir;
+  // Each node's own directory for the fast tier; its agent fills in "{node}" and creates it.
+  if (!in.site->node_local_root.empty()) {
+    launch.env["ORCH_LOCAL_CHECKPOINT_DIR"] =
+        node_local_dir_template(in.site->node_local_root, a.job_id);
+  }
   for (const auto& [k, v] : in.data_env) launch.env[k] = v;
   // The site worker checks the candidates against their manifests just before the launch and
   // sets the variable to the first that matches (LaunchCompleted says which).
@@ -126,9 +131,24 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   return launch;
 }
 
+// The candidates the launch can read: a copy on one node's own disk only for a one-node job (its
+// one node reads it; a gang's other nodes could not) and only on a node the launch may use.
+std::vector<ResumeCandidate> readable_candidates(const LaunchPlanInput& in) {
+  std::vector<ResumeCandidate> out;
+  for (const ResumeCandidate& c : in.candidates) {
+    const bool excluded = std::find(in.exclude_nodes.begin(), in.exclude_nodes.end(), c.node) !=
+                          in.exclude_nodes.end();
+    if (!c.node.empty() && (in.job->spec.nodes != 1 || excluded)) continue;
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
-LaunchPlan plan_launch(const LaunchPlanInput& in) {
+LaunchPlan plan_launch(const LaunchPlanInput& given) {
+  LaunchPlanInput in = given;
+  in.candidates = readable_candidates(given);
   const ResumeCandidate* resume = in.candidates.empty() ? nullptr : &in.candidates.front();
   LaunchPlan plan;
   plan.attempt =

@@ -137,14 +137,20 @@ std::vector<ResumeCandidate> resume_candidates(const std::vector<CheckpointCopy>
     if (c.cluster == cluster && c.verified) here.push_back(&c);
   }
   std::stable_sort(here.begin(), here.end(), [](const CheckpointCopy* a, const CheckpointCopy* b) {
-    return a->step != b->step ? a->step > b->step : a->checkpoint_id > b->checkpoint_id;
+    if (a->step != b->step) return a->step > b->step;
+    if (a->checkpoint_id != b->checkpoint_id) return a->checkpoint_id > b->checkpoint_id;
+    return !a->node.empty() && b->node.empty();
   });
   std::vector<ResumeCandidate> out;
-  std::set<std::int64_t> seen;
+  std::set<std::int64_t> checkpoints;
+  std::set<std::pair<std::int64_t, bool>> tiers;  // one copy per checkpoint and tier
   for (const CheckpointCopy* c : here) {
-    if (static_cast<int>(out.size()) >= limit) break;
-    if (!seen.insert(c->checkpoint_id).second) continue;  // one copy per checkpoint
-    out.push_back(ResumeCandidate{c->checkpoint_id, c->step, c->path, c->manifest, c->within});
+    const bool first_of_checkpoint = checkpoints.count(c->checkpoint_id) == 0;
+    if (first_of_checkpoint && static_cast<int>(checkpoints.size()) >= limit) break;
+    if (!tiers.insert({c->checkpoint_id, c->node.empty()}).second) continue;
+    checkpoints.insert(c->checkpoint_id);
+    out.push_back(
+        ResumeCandidate{c->checkpoint_id, c->step, c->path, c->manifest, c->within, c->node});
   }
   return out;
 }

@@ -91,7 +91,10 @@ struct CheckpointCopy {
   bool verified = false;
   Manifest manifest;
   std::string within;  // the directory it must lie in at its site (ResumeCandidate::within)
+  std::string node;    // on this node's own disk (tiered checkpoints); empty: shared storage
 };
+// A checkpoint with copies in both tiers there gives two candidates, the node's own first (the
+// fastest to read; the shared one if its check fails); `limit` counts checkpoints.
 std::vector<ResumeCandidate> resume_candidates(const std::vector<CheckpointCopy>& copies,
                                                const std::string& cluster, int limit = 3);
 

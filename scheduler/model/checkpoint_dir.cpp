@@ -1,6 +1,8 @@
 // Job checkpoint directories and the lexical confinement of reported paths (checkpoint_dir.h).
 #include "scheduler/model/checkpoint_dir.h"
 
+#include <algorithm>
+#include <cctype>
 #include <vector>
 
 namespace orch {
@@ -50,6 +52,35 @@ std::string job_checkpoint_dir(std::string_view checkpoints_dir, std::int64_t jo
 std::string job_replica_dir(std::string_view checkpoints_dir, std::int64_t job_id) {
   return normal_or_same(
       join_dir(checkpoints_dir, ".orchestrate/replicas/job-" + std::to_string(job_id)));
+}
+
+std::string node_local_dir_template(std::string_view root, std::int64_t job_id) {
+  return join_dir(root, "job-" + std::to_string(job_id));
+}
+
+Result<std::string> expand_node_placeholder(std::string_view text, std::string_view node) {
+  const bool plain = std::all_of(node.begin(), node.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '.' || ch == '_' ||
+           ch == '-';
+  });
+  if (node.empty() || node.size() > 64 || !plain || node == "." || node == "..") {
+    return make_error(ErrorKind::invalid,
+                      "node name \"" + std::string(node.substr(0, 64)) +
+                          "\" is not 1 to 64 letters, digits, '.', '_' or '-'");
+  }
+  std::string out(text);
+  for (auto at = out.find(kNodePlaceholder); at != std::string::npos;
+       at = out.find(kNodePlaceholder, at + node.size())) {
+    out.replace(at, kNodePlaceholder.size(), node);
+  }
+  return out;
+}
+
+Result<std::string> node_local_job_dir(std::string_view root, std::string_view node,
+                                       std::int64_t job_id) {
+  auto dir = expand_node_placeholder(node_local_dir_template(root, job_id), node);
+  if (!dir) return dir.error();
+  return normal_or_same(*dir);
 }
 
 Result<std::string> normal_absolute_path(std::string_view path) {

@@ -28,6 +28,19 @@ std::string job_checkpoint_dir(std::string_view checkpoints_dir, std::int64_t jo
 // checkpoints to at a site other than the one that saved them.
 std::string job_replica_dir(std::string_view checkpoints_dir, std::int64_t job_id);
 
+// A job's directory on one node's own disk (tiered checkpoints, issue 38): <root>/job-<id> with
+// "{node}" in the cluster's storage.node_local root replaced by the node's name (nodes that share
+// one disk, as the local provider's virtual nodes do, each get a directory of their own).
+// ErrorKind::invalid when the node's name is not 1 to 64 letters, digits, '.', '_' or '-' (or
+// is "." or ".."): a name a job reported cannot make the directory lead elsewhere.
+inline constexpr std::string_view kNodePlaceholder = "{node}";
+Result<std::string> node_local_job_dir(std::string_view root, std::string_view node,
+                                       std::int64_t job_id);
+// What ORCH_LOCAL_CHECKPOINT_DIR says before a node fills it in: <root>/job-<id>, "{node}" kept.
+std::string node_local_dir_template(std::string_view root, std::int64_t job_id);
+// The template with "{node}" (every occurrence) replaced by the node's name, checked as above.
+Result<std::string> expand_node_placeholder(std::string_view text, std::string_view node);
+
 // The path in normal form: "." components and repeated or trailing '/' dropped, and each ".."
 // taking away the component before it ("/.." is "/"). ErrorKind::invalid for an empty path, a
 // relative one, or one with a NUL byte. Lexical only: "/a/link/.." is "/a", whatever link is

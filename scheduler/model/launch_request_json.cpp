@@ -36,6 +36,7 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
     one["manifest"] =
         c.manifest.files.empty() ? nlohmann::json(nullptr) : manifest_to_json(c.manifest);
     if (!c.within.empty()) one["within"] = c.within;
+    if (!c.node.empty()) one["node"] = c.node;
     candidates.push_back(std::move(one));
   }
   nlohmann::json j = nlohmann::json::object();
@@ -54,6 +55,7 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
   j["gpus_per_node"] = r.gpus_per_node;
   j["tasks_per_node"] = r.tasks_per_node;
   j["exclude_nodes"] = r.exclude_nodes;
+  if (!r.on_node.empty()) j["on_node"] = r.on_node;
   j["hang_after_s"] = r.hang_after_s;
   j["heartbeat_s"] = r.heartbeat_s;
   j["heartbeat_timeout_s"] = r.heartbeat_timeout_s;
@@ -81,6 +83,7 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.gpus_per_node = j.at("gpus_per_node").get<int>();
     r.exclude_nodes = j.value("exclude_nodes", std::vector<std::string>{});
     r.tasks_per_node = j.value("tasks_per_node", 1);
+    r.on_node = j.value("on_node", std::string());
     r.hang_after_s = j.value("hang_after_s", 600.0);
     r.heartbeat_s = j.value("heartbeat_s", r.heartbeat_s);
     r.heartbeat_timeout_s = j.value("heartbeat_timeout_s", r.heartbeat_timeout_s);
@@ -105,6 +108,7 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
       rc.step = c.at("step").get<std::int64_t>();
       rc.path = c.at("path").get<std::string>();
       rc.within = c.value("within", std::string());
+      rc.node = c.value("node", std::string());
       if (!c.at("manifest").is_null()) {
         auto m = manifest_from_json(c.at("manifest"));
         if (!m) return m.error();

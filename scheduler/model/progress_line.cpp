@@ -71,6 +71,27 @@ Result<std::vector<RankStepTime>> opt_ranks(const json& j) {
   return out;
 }
 
+// "tier" and "node" of a checkpoint line: a local copy names its node, a shared one may not.
+Result<void> read_tier(const json& j, CheckpointReport& r) {
+  auto tier = j.find("tier");
+  if (tier != j.end() && !(tier->is_string() && (*tier == "local" || *tier == "shared"))) {
+    return bad("\"tier\" must be \"local\" or \"shared\"");
+  }
+  if (tier != j.end() && *tier == "local") r.tier = CheckpointTier::local;
+  auto node = j.find("node");
+  if (node != j.end() && (!node->is_string() || node->get<std::string>().empty())) {
+    return bad("\"node\" must be a non-empty string (the node whose disk holds the copy)");
+  }
+  if (node != j.end()) r.node = node->get<std::string>();
+  if (r.tier == CheckpointTier::local && r.node.empty()) {
+    return bad("a checkpoint with \"tier\":\"local\" needs \"node\" ($ORCH_NODE_NAME)");
+  }
+  if (r.tier == CheckpointTier::shared && !r.node.empty()) {
+    return bad("\"node\" is for \"tier\":\"local\" only (a shared copy is on no one node)");
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 std::optional<Result<ProgressLine>> parse_progress_line(std::string_view line) {
@@ -117,6 +138,7 @@ std::optional<Result<ProgressLine>> parse_progress_line(std::string_view line) {
     auto st = opt_number(j, "save_time_s", false);
     if (!st) return Result<ProgressLine>(st.error());
     r.save_time_s = *st;
+    if (auto tier = read_tier(j, r); !tier) return Result<ProgressLine>(tier.error());
     return Result<ProgressLine>(ProgressLine{r});
   }
   return Result<ProgressLine>(
@@ -144,6 +166,10 @@ std::string format_progress_line(const ProgressLine& report) {
     j["step"] = c.step;
     j["path"] = c.path;
     if (c.save_time_s) j["save_time_s"] = *c.save_time_s;
+    if (c.tier == CheckpointTier::local) {
+      j["tier"] = "local";
+      j["node"] = c.node;
+    }
   }
   return std::string(kProgressPrefix) + j.dump();
 }

@@ -10,7 +10,9 @@
 //             step_time_s (> 0, optional; wall time of this step), loss (optional),
 //             ranks (optional; per-rank step times, each {rank >= 0, node non-empty,
 //             step_time_s > 0}, for straggler detection).
-// checkpoint: step (>= 0, required), path (non-empty, required), save_time_s (optional).
+// checkpoint: step (>= 0, required), path (non-empty, required), save_time_s (optional),
+//             tier ("shared", the default, or "local"), node (non-empty; required with
+//             "local": the node whose own disk holds the copy, $ORCH_NODE_NAME).
 
 #include <cstdint>
 #include <optional>
@@ -40,10 +42,17 @@ struct ProgressReport {
   std::vector<RankStepTime> ranks;  // optional "ranks":[{"rank":0,"node":"n1","step_time_s":0.2}]
 };
 
+// Where a checkpoint's copy lies (issue 38, tiered checkpoints): on the job's checkpoint
+// directory at the site ($ORCH_CHECKPOINT_DIR, the shared filesystem), or on one node's own disk
+// ($ORCH_LOCAL_CHECKPOINT_DIR), saved fast and drained to the shared tier in the background.
+enum class CheckpointTier { shared, local };
+
 struct CheckpointReport {
   std::int64_t step = 0;
   std::string path;
   std::optional<double> save_time_s;
+  CheckpointTier tier = CheckpointTier::shared;
+  std::string node;  // tier local: the node whose disk holds it
 };
 
 using ProgressLine = std::variant<ProgressReport, CheckpointReport>;

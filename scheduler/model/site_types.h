@@ -34,6 +34,9 @@ struct ResumeCandidate {
   std::string path;  // at the launch site
   Manifest manifest;
   std::string within;  // the directory the copy must lie in there (ManifestRequest::within)
+  // A copy on this node's own disk (tiered checkpoints, issue 38): resuming from it starts the
+  // job on that node (LaunchRequest::on_node). Empty: on the site's shared storage.
+  std::string node;
 };
 
 struct LaunchRequest {
@@ -57,6 +60,9 @@ struct LaunchRequest {
   // each under its own agent with its place in the gang in its environment.
   int tasks_per_node = 1;
   std::vector<std::string> exclude_nodes;
+  // Start the job on this node (its first task there): set by the site worker when the resume
+  // check chose a copy on that node's own disk. Empty: wherever the site grants.
+  std::string on_node;
   // No progress line for this long means the job hangs (the agent notes it in its event file;
   // the brain acts on it). 0: never.
   double hang_after_s = 600.0;
@@ -110,6 +116,7 @@ struct ResumeChoice {
   std::optional<std::int64_t> checkpoint_id;  // none: starts from the beginning
   std::int64_t step = 0;
   std::string path;
+  std::string node;  // a copy on that node's own disk: the launch starts there (on_node)
   std::vector<RejectedCheckpoint> rejected;  // newer candidates that failed the check
   // The best that passed is below the request's resume_floor_step: nothing was launched.
   bool bounced = false;

@@ -8,6 +8,7 @@ ResumeChoice choose(const ResumeCandidate& c, std::vector<RejectedCheckpoint> re
   choice.checkpoint_id = c.checkpoint_id;
   choice.step = c.step;
   choice.path = c.path;
+  choice.node = c.node;
   choice.rejected = std::move(rejected);
   return choice;
 }

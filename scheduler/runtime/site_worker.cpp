@@ -199,6 +199,7 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
     }
     if (resume.checkpoint_id) {
       request->env[request->resume_env] = resume.path;
+      request->on_node = resume.node;  // a node's own copy is read there only
     } else {
       request->env.erase(request->resume_env);
     }

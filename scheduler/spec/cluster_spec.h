@@ -151,6 +151,10 @@ struct ClusterSpec {
   // cluster's shared filesystem, required).
   std::string storage_root;
   std::string checkpoint_root;         // where checkpoints of jobs on this site live
+  // storage.node_local: a directory on each node's own disk (the same path on every node; "{node}"
+  // in it stands for the node's name, for nodes that share one disk, as the local provider's
+  // do). Empty: the site keeps no node-local copies (tiered checkpoints, issue 38).
+  std::string node_local_root;
   double unreachable_grace_s = 180.0;  // how long a silent site keeps its jobs before failover
   int poll_interval_ms = 1000;         // how often the site worker polls
   SshSpec ssh;                         // provider slurm

@@ -14,6 +14,7 @@
 
 #include "scheduler/common/utf8.h"
 #include "scheduler/model/accelerators.h"
+#include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/launch_limits.h"
 #include "scheduler/spec/provider_catalog.h"
 #include "scheduler/spec/provider_sections.h"
@@ -73,6 +74,31 @@ void check_accelerator(const MapView& entry, const ClusterSpec& cluster) {
   }
   entry.reader().fail(entry.value_position("accelerator"), message,
                       "one of " + yaml::join(keys, ", ") + ", or set peak_tflops");
+}
+
+// storage.node_local: an absolute directory in normal form, on a provider that can pin a launch
+// to a node (else a copy there could never be resumed from).
+void read_node_local(MapView& storage, ClusterSpec& c) {
+  storage.read_string("node_local", c.node_local_root, yaml::kNonEmpty,
+                      "a directory on each node's own disk such as /local/nvme/orch");
+  if (c.node_local_root.empty() || storage.reader().failed()) return;
+  const std::string example = "a directory on each node's own disk such as /local/nvme/orch";
+  auto normal = normal_absolute_path(c.node_local_root);
+  if (!normal || *normal != c.node_local_root) {
+    storage.reader().fail(storage.value_position("node_local"),
+                          "\"node_local\" must be an absolute path in normal form, got \"" +
+                              c.node_local_root + "\"",
+                          example);
+    return;
+  }
+  const ProviderTraits* p = find_provider(c.provider);
+  if (p != nullptr && !p->node_local_copies) {
+    storage.reader().fail(storage.value_position("node_local"),
+                          "provider " + c.provider +
+                              " cannot start a job on a named node, so a copy on a node's own "
+                              "disk could never be resumed from",
+                          "no \"node_local\" on this cluster (its checkpoints stay shared)");
+  }
 }
 
 // The provider's own sections: refused on another provider's cluster, read by the provider's
@@ -329,11 +355,12 @@ void read_cluster(MapView& entry, ClusterSpec& c, std::vector<PeerRef>& refs) {
   entry.read_int("gpus_per_node", c.gpus_per_node, 1, INT_MAX, "an integer such as 8");
   entry.read_string("accelerator", c.accelerator, yaml::kNonEmpty, "an accelerator such as h100");
   entry.read_number("peak_tflops", c.peak_tflops, {0.0, true}, "TFLOP/s such as 989");
-  MapView storage = entry.child("storage", "storage", {"root", "checkpoints"},
+  MapView storage = entry.child("storage", "storage", {"root", "checkpoints", "node_local"},
                                 "a map such as {root: /var/lib/orch/alpha, checkpoints: /ckpt}");
   storage.read_string("root", c.storage_root, yaml::kNonEmpty, "a directory such as /data/orch");
   storage.read_string("checkpoints", c.checkpoint_root, yaml::kNonEmpty,
                       "a directory such as /shared/ckpt");
+  read_node_local(storage, c);
   entry.read_number("unreachable_grace_s", c.unreachable_grace_s,
                     {0.0, false, limits::kMaxHangAfterS}, "seconds such as 180 (at most 30 days)");
   entry.read_int("poll_interval_ms", c.poll_interval_ms, 10, 60000, "milliseconds such as 1000");

@@ -518,6 +518,17 @@ ALTER TABLE replicas ADD COLUMN confined_to TEXT NOT NULL DEFAULT '';
 ALTER TABLE attempts ADD COLUMN due_ms INTEGER;
 ALTER TABLE attempts ADD COLUMN first_progress_ms INTEGER;
 )sql"},
+      {27,
+       "tiered checkpoints (issue 38): a copy may lie on one node's own disk (the node it names) "
+       "beside the copy on the site's shared storage, so a checkpoint has at most one copy per "
+       "cluster and node",
+       R"sql(
+ALTER TABLE replicas ADD COLUMN node TEXT NOT NULL DEFAULT '';
+DROP INDEX replicas_of_checkpoint;
+CREATE UNIQUE INDEX replicas_of_checkpoint ON replicas(checkpoint_id, cluster, node)
+  WHERE checkpoint_id IS NOT NULL;
+CREATE INDEX replicas_on_node ON replicas(cluster, node) WHERE node <> '';
+)sql"},
   };
   return list;
 }

@@ -275,7 +275,14 @@ struct ReplicaRow {
   // (registered by a person), or a copy recorded before schema v25 (its job's directories at
   // that site are assumed; DataKeeper::confinement_of).
   std::string confined_to;
+  // A copy on this node's own disk at `cluster` (tiered checkpoints, issue 38): the fast tier,
+  // resumed from only on that node and lost with it. Empty: on the site's shared storage.
+  std::string node;
 };
+
+// On the site's shared storage (a source for copies, and where a move's resume may read it),
+// not on one node's own disk.
+inline bool on_shared_storage(const ReplicaRow& r) { return r.node.empty(); }
 
 struct DatasetRow {
   std::string name;

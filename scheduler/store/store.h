@@ -230,6 +230,10 @@ class Store {
   // The latest checkpoint of each of these jobs that has one: one statement for a page.
   Result<std::map<JobId, CheckpointRow>> latest_checkpoints(const std::vector<JobId>& jobs);
   Result<std::vector<CheckpointRow>> checkpoints_of(JobId job);
+  // The attempt's checkpoints at one step, newest first: a tiered save's copies (the node's own,
+  // then the shared one it drained to) are reported as two lines of the same step.
+  Result<std::vector<CheckpointRow>> checkpoints_of_attempt_at(std::int64_t attempt_id,
+                                                               std::int64_t step);
   // The job's checkpoints that still have a copy somewhere (a replica neither deleted nor
   // missing), oldest first, and every replica of those: what replication and retention act on.
   // Read through the index of live copies, so the cost is what is kept, not every checkpoint the
@@ -250,6 +254,10 @@ class Store {
   Result<std::vector<ReplicaRow>> replicas_of_checkpoint(std::int64_t checkpoint_id);
   Result<std::vector<ReplicaRow>> replicas_of_dataset(const std::string& dataset);
   Result<std::vector<ReplicaRow>> replicas_of_job(JobId job);
+  // Marks every live copy on that node's own disk at that cluster missing (the node was lost,
+  // and its disk with it): they are never resumed from. How many it marked.
+  Result<int> lose_node_copies(const std::string& cluster, const std::string& node,
+                               const std::string& detail, Millis now);
   // Copies not deleted, of any object, at one cluster (empty: everywhere): what the audit checks.
   Result<std::vector<ReplicaRow>> live_replicas(const std::string& cluster);
 

@@ -10,7 +10,7 @@ namespace {
 
 constexpr const char* kReplicaColumns =
     "id, checkpoint_id, dataset, cluster, path, state, detail, updated_ms, verified_ms, "
-    "audited_ms, confined_to";
+    "audited_ms, confined_to, node";
 
 ReplicaRow read_replica(const Stmt& st) {
   ReplicaRow r;
@@ -25,6 +25,7 @@ ReplicaRow read_replica(const Stmt& st) {
   r.verified_ms = st.col_opt_int(8);
   r.audited_ms = st.col_opt_int(9);
   r.confined_to = st.col_text(10);
+  r.node = st.col_text(11);
   return r;
 }
 
@@ -93,9 +94,10 @@ Result<std::int64_t> Store::insert_replica(const ReplicaRow& r) {
   if (auto ok = execute(
           db_,
           "INSERT INTO replicas(checkpoint_id, dataset, cluster, path, state, detail, "
-          "updated_ms, verified_ms, audited_ms, confined_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          "updated_ms, verified_ms, audited_ms, confined_to, node) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           r.checkpoint_id, opt_text(r.dataset), r.cluster, r.path, std::string(to_string(r.state)),
-          r.detail, r.updated_ms, r.verified_ms, r.audited_ms, r.confined_to);
+          r.detail, r.updated_ms, r.verified_ms, r.audited_ms, r.confined_to, r.node);
       !ok) {
     return ok.error();
   }
@@ -108,6 +110,19 @@ Result<void> Store::update_replica(const ReplicaRow& r) {
                  "verified_ms = ?, audited_ms = ?, confined_to = ? WHERE id = ?",
                  r.path, std::string(to_string(r.state)), r.detail, r.updated_ms, r.verified_ms,
                  r.audited_ms, r.confined_to, r.id);
+}
+
+Result<int> Store::lose_node_copies(const std::string& cluster, const std::string& node,
+                                    const std::string& detail, Millis now) {
+  if (auto r = execute(db_,
+                       "UPDATE replicas SET state = 'missing', detail = ?, updated_ms = ? "
+                       "WHERE cluster = ? AND node = ? AND node <> '' "
+                       "AND state IN ('present', 'verified', 'copying')",
+                       detail, now, cluster, node);
+      !r) {
+    return r.error();
+  }
+  return db_.changes();
 }
 
 Result<std::optional<ReplicaRow>> Store::replica(std::int64_t id) {

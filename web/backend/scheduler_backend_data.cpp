@@ -20,8 +20,12 @@ json mb_s(double bps) {
 }
 
 json replica_json(const ReplicaRow& r) {
+  // tier: "node" for a copy on one node's own disk (node names it), "site" for the site's
+  // shared storage (tiered checkpoints, issue 38).
   return {{"id", r.id},
           {"cluster", r.cluster},
+          {"tier", r.node.empty() ? "site" : "node"},
+          {"node", r.node.empty() ? json(nullptr) : json(r.node)},
           {"path", r.path},
           {"state", std::string(to_string(r.state))},
           {"detail", r.detail},
