@@ -72,10 +72,18 @@ Result<void> DataKeeper::retire_node_copies(JobId job, const std::vector<Checkpo
       return step_of[*x->checkpoint_id] > step_of[*y->checkpoint_id];
     });
     for (std::size_t i = static_cast<std::size_t>(std::max(keep, 1)); i < held.size(); ++i) {
-      const std::string why = "retention: node " + where.second + " keeps the newest " +
-                              std::to_string(std::max(keep, 1)) + " of job " +
-                              std::to_string(job) + "'s checkpoints";
-      if (auto r = remove_copy(*held[i], why); !r) return r.error();
+      const std::string why = "retention: each node keeps the newest " +
+                              std::to_string(std::max(keep, 1)) + " of the job's checkpoints";
+      auto removed = remove_copy(*held[i], why);
+      if (!removed) return removed.error();
+      if (!*removed) continue;
+      if (auto r = event(job, std::nullopt, "checkpoint-deleted",
+                         "deleting the checkpoint at step " +
+                             std::to_string(step_of[*held[i]->checkpoint_id]) + " at " +
+                             where.first + " (node " + where.second + "): " + why);
+          !r) {
+        return r;
+      }
     }
   }
   return Ok{};

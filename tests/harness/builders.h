@@ -176,6 +176,11 @@ class ClusterBuilder {
     spec_.storage_root = std::move(root);
     return *this;
   }
+  // storage.node_local: each node's own directory ("{node}" for nodes that share a disk).
+  ClusterBuilder& node_local(std::string root) {
+    spec_.node_local_root = std::move(root);
+    return *this;
+  }
   ClusterBuilder& bwlimit_mb_s(double mb) {
     spec_.data.bwlimit_mb_s = mb;
     return *this;

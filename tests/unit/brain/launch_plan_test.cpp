@@ -108,6 +108,29 @@ TEST(PlanLaunch, TheSiteAndTheStagedDataAddToTheEnvironmentAndNodesAreExcluded) 
   EXPECT_EQ(plan.launch.exclude_nodes, (std::vector<std::string>{"a3", "a7"}));
 }
 
+// Tiered checkpoints: each node's own directory is named (its agent fills in "{node}"), and a
+// node's copy is a candidate only for a one-node job on a node the launch may use.
+TEST(PlanLaunch, ANodesOwnCopyIsReadOnlyByAOneNodeJobOnThatNode) {
+  Planned p{job_row(make_job().nodes(1))};
+  p.site.node_local_root = "/local/{node}/orch";
+  ResumeCandidate on_a1{9, 300, "/local/a1/orch/job-1/step-300", {}, "", "a1"};
+  ResumeCandidate on_a3{8, 300, "/local/a3/orch/job-1/step-300", {}, "", "a3"};
+  ResumeCandidate shared{9, 300, "/ckpt/job-1/step-300", {}, "", ""};
+  p.in.candidates = {on_a3, on_a1, shared};
+  p.in.exclude_nodes = {"a3"};
+  LaunchPlan plan = p.plan();
+  EXPECT_EQ(plan.launch.env.at("ORCH_LOCAL_CHECKPOINT_DIR"), "/local/{node}/orch/job-7");
+  ASSERT_EQ(plan.launch.resume_candidates.size(), 2u);
+  EXPECT_EQ(plan.launch.resume_candidates[0].node, "a1") << "a3 is excluded";
+  EXPECT_EQ(plan.launch.resume_candidates[1].node, "");
+
+  Planned gang{job_row(make_job().nodes(2))};
+  gang.in.candidates = {on_a1, shared};
+  plan = gang.plan();
+  ASSERT_EQ(plan.launch.resume_candidates.size(), 1u) << "a gang's other node cannot read a1's";
+  EXPECT_EQ(plan.launch.resume_candidates[0].path, "/ckpt/job-1/step-300");
+}
+
 TEST(PlanLaunch, EachJobGetsItsOwnCheckpointDirectoryUnderTheSitesRoot) {
   Planned p{job_row(make_job())};
   p.site.checkpoint_root = "/lustre/ckpt/";

@@ -119,6 +119,25 @@ TEST(ResumeCandidates, AtMostTheLimit) {
   EXPECT_THAT(resume_candidates(copies, "gamma"), IsEmpty());
 }
 
+// Tiered checkpoints: a node's own copy of a step comes before the shared copy of the same step
+// (the shared one is next if the node's fails its check), and the limit counts checkpoints.
+TEST(ResumeCandidates, ANodesOwnCopyComesFirstThenTheSharedCopyOfTheSameStep) {
+  CheckpointCopy local = copy(8, 800, "alpha", true);
+  local.node = "a1";
+  local.path = "/local/job-1/step-800";
+  CheckpointCopy lost = copy(9, 900, "alpha", false);  // its node was lost: marked missing
+  lost.node = "a2";
+  std::vector<CheckpointCopy> copies = {copy(8, 800, "alpha", true), local, lost,
+                                        copy(7, 700, "alpha", true), copy(6, 600, "alpha", true),
+                                        copy(5, 500, "alpha", true)};
+  auto cs = resume_candidates(copies, "alpha");
+  EXPECT_THAT(steps(cs), ElementsAre(800, 800, 700, 600));
+  EXPECT_EQ(cs[0].node, "a1");
+  EXPECT_EQ(cs[0].path, "/local/job-1/step-800");
+  EXPECT_EQ(cs[1].node, "");
+  EXPECT_EQ(cs[1].path, "/ckpt/step-800");
+}
+
 TEST(ResumeCandidates, OneCandidatePerCheckpoint) {
   std::vector<CheckpointCopy> copies = {copy(7, 700, "alpha", true), copy(7, 700, "alpha", true),
                                         copy(6, 600, "alpha", true)};

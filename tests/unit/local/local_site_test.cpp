@@ -173,6 +173,23 @@ TEST_F(LocalSiteTest, NodesHonourExclusions) {
   EXPECT_FALSE(std::filesystem::exists(run_dir("run-two")));
 }
 
+// Resuming from a copy on one node's own disk: the run starts there (tiered checkpoints).
+TEST_F(LocalSiteTest, ARunAskedToStartOnANodeStartsThere) {
+  auto r = request("run-on", "true");
+  r.on_node = "loc-n1";
+  EXPECT_THAT(launch_ok(r).nodes, ElementsAre("loc-n1"));
+
+  auto excluded = request("run-on-excluded", "true");
+  excluded.on_node = "loc-n1";
+  excluded.exclude_nodes = {"loc-n1"};
+  auto refused = site_->launch(excluded);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("must start on node loc-n1"));
+  auto unknown = request("run-on-unknown", "true");
+  unknown.on_node = "loc-n9";
+  EXPECT_FALSE(site_->launch(unknown).ok());
+}
+
 // A run of two virtual nodes is two tasks, each told its place and its node (issue 14).
 TEST_F(LocalSiteTest, JobSeesItsEnvironment) {
   auto r = request("run-env",

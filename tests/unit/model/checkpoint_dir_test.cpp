@@ -112,5 +112,18 @@ TEST(CheckpointDir, SpecSubdirectoryIsAPlainRelativePath) {
   }
 }
 
+// Tiered checkpoints: "{node}" becomes the node's name; a name a job reported that would lead
+// the directory elsewhere is refused.
+TEST(CheckpointDir, ANodesOwnDirectoryFillsInItsName) {
+  EXPECT_EQ(*node_local_job_dir("/local/orch", "gpu-a1", 7), "/local/orch/job-7");
+  EXPECT_EQ(*node_local_job_dir("/disks/{node}/orch", "gpu-a1", 7), "/disks/gpu-a1/orch/job-7");
+  EXPECT_EQ(node_local_dir_template("/disks/{node}/", 7), "/disks/{node}/job-7");
+  for (const std::string& bad : {""s, "."s, ".."s, "a/b"s, "../x"s, std::string(65, 'n')}) {
+    auto r = node_local_job_dir("/disks/{node}", bad, 7);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().kind, ErrorKind::invalid);
+  }
+}
+
 }  // namespace
 }  // namespace orch

@@ -66,6 +66,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadLine{R"(@orchestrate {"event":"checkpoint","step":3,"path":""})",
                 "non-empty string \"path\""},
         BadLine{R"(@orchestrate {"event":"epoch","step":3})", "unknown event \"epoch\""},
+        BadLine{R"(@orchestrate {"event":"checkpoint","step":3,"path":"/c/3","tier":"ram"})",
+                "\"tier\" must be \"local\" or \"shared\""},
+        BadLine{R"(@orchestrate {"event":"checkpoint","step":3,"path":"/c/3","tier":"local"})",
+                "needs \"node\""},
+        BadLine{R"(@orchestrate {"event":"checkpoint","step":3,"path":"/c/3","node":"n1"})",
+                "\"node\" is for \"tier\":\"local\" only"},
+        BadLine{R"(@orchestrate {"event":"checkpoint","step":3,"path":"/c/3","tier":"local",)"
+                R"("node":7})",
+                "\"node\" must be a non-empty string"},
         BadLine{R"(@orchestrate {"event":"progress","step":3,"ranks":{"rank":0}})",
                 "\"ranks\" must be an array of objects"},
         BadLine{R"(@orchestrate {"event":"progress","step":3,"ranks":[7]})",
@@ -126,6 +135,25 @@ TEST(ProgressLine, FormatThenParseRoundTrips) {
   auto rc = parse_progress_line(format_progress_line(c));
   ASSERT_TRUE(rc && rc->ok());
   EXPECT_EQ(std::get<CheckpointReport>(rc->value()).path, "/x y/\"q\"");
+  EXPECT_EQ(std::get<CheckpointReport>(rc->value()).tier, CheckpointTier::shared);
+  EXPECT_EQ(format_progress_line(c).find("tier"), std::string::npos);
+}
+
+TEST(ProgressLine, ATieredSaveIsTwoLinesOfOneStep) {
+  auto local = parse_progress_line(
+      R"(@orchestrate {"event":"checkpoint","step":40,"path":"/local/job-7/step-40","tier":"local","node":"gpu-a1","save_time_s":1.5})");
+  ASSERT_TRUE(local && local->ok()) << local->error().message;
+  const auto& l = std::get<CheckpointReport>(local->value());
+  EXPECT_EQ(l.tier, CheckpointTier::local);
+  EXPECT_EQ(l.node, "gpu-a1");
+  auto shared = parse_progress_line(
+      R"(@orchestrate {"event":"checkpoint","step":40,"path":"/ckpt/job-7/step-40","tier":"shared"})");
+  ASSERT_TRUE(shared && shared->ok());
+  EXPECT_EQ(std::get<CheckpointReport>(shared->value()).tier, CheckpointTier::shared);
+  auto back = parse_progress_line(format_progress_line(l));
+  ASSERT_TRUE(back && back->ok());
+  EXPECT_EQ(std::get<CheckpointReport>(back->value()).node, "gpu-a1");
+  EXPECT_EQ(std::get<CheckpointReport>(back->value()).tier, CheckpointTier::local);
 }
 
 }  // namespace

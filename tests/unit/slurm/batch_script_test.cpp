@@ -112,6 +112,7 @@ TEST(slurm_parse_run_paths, Layout) {
 TEST(slurm_parse_batch_plan, SbatchOptionsAsDocumented) {
   LaunchRequest r = basic_request();
   r.exclude_nodes = {"gpu-a-003", "gpu-b-017"};
+  r.on_node = "gpu-a-001";  // resuming from that node's own copy (tiered checkpoints)
   ClusterSpec c = basic_cluster();
   c.slurm.partition = "gpu";
   c.slurm.account = "team";
@@ -132,7 +133,7 @@ TEST(slurm_parse_batch_plan, SbatchOptionsAsDocumented) {
                   "--open-mode=append", "--chdir=" + d + "/work", "--nodes=2",
                   "--ntasks-per-node=1", "--gres=gpu:h100:8", "--partition=gpu", "--account=team",
                   "--qos=high", "--time=2-00:00:00", "--exclude=gpu-a-003,gpu-b-017",
-                  "--signal=B:USR1@120", "--no-requeue", d + "/job.sh"));
+                  "--nodelist=gpu-a-001", "--signal=B:USR1@120", "--no-requeue", d + "/job.sh"));
   // One round trip: the directories, the gang file for the observer, and the agent's size.
   EXPECT_EQ(plan->prepare_command, "'mkdir' '-p' '--' '" + d + "' '" + d + "/work' '" + d +
                                        "/tasks' '" ORCH_BIN_DIR "' && 'printf' '%s\\n' '" +

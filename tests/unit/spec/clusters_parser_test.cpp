@@ -192,6 +192,16 @@ TEST(ClustersParser, ReadsTheUserALocalSiteRunsJobsAs) {
   EXPECT_EQ(r->clusters.at(1).local.run_as, "");  // the server's own user (refused as root)
 }
 
+TEST(ClustersParser, ReadsEachNodesOwnDirectory) {
+  auto r = parse_clusters_file(
+      "clusters:\n  - {name: a, storage: {node_local: \"/disks/{node}/orch\"}}\n"
+      "  - {name: b}\n",
+      "c.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->clusters.at(0).node_local_root, "/disks/{node}/orch");
+  EXPECT_EQ(r->clusters.at(1).node_local_root, "");  // no node tier: every save is shared
+}
+
 TEST(ClustersParser, ReadsAPromisedDelivery) {
   auto r = parse_clusters_file("clusters:\n  - name: a\n    delivery: {promised: 2026-12-10}\n",
                                "c.yaml");
@@ -236,6 +246,12 @@ const BadClusters kBad[] = {
      "unknown key \"cluster\" in the clusters file; did you mean \"clusters\"?"},
     {"entry typo", "clusters:\n  - name: a\n    gpus_per_nod: 2\n", "3:5",
      "unknown key \"gpus_per_nod\" in cluster \"a\"; did you mean \"gpus_per_node\"?"},
+    {"node_local relative", "clusters:\n  - {name: a, storage: {node_local: local/orch}}\n",
+     "2:37", "\"node_local\" must be an absolute path in normal form"},
+    {"node_local on kubernetes",
+     "clusters:\n  - name: a\n    provider: kubernetes\n    kubernetes: {kubeconfig: k, image: i}\n"
+     "    storage: {node_local: /local}\n",
+     "5:27", "provider kubernetes cannot start a job on a named node"},
     {"slurm without ssh", "clusters:\n  - name: a\n    provider: slurm\n", "2:5",
      "cluster \"a\" has provider slurm but no \"ssh\" section; expected ssh {host, user, "
      "key_file}"},
