@@ -42,6 +42,8 @@ ClusterSpec cluster_spec(const SimCluster& c, const Scenario& s) {
   spec.peak_tflops = c.peak_flops_per_gpu / 1e12;
   spec.checkpoint_root = c.checkpoint_root;
   spec.storage_root = "/sim/" + c.name;
+  // Tiered saves: each node's own directory (its copies resumed from by a one-node job only).
+  if (s.job.drain_s > 0) spec.node_local_root = "/sim/local/{node}";
   spec.poll_interval_ms = static_cast<int>(s.poll_s * 1000);
   return spec;
 }

@@ -83,7 +83,10 @@ double first_order_bound(const Scenario& s, const JobMetrics& m) {
   const double tau = static_cast<double>(s.job.checkpoint_every) * step_s;
   const double mean_rate = 1 + c->lemon_fraction * (c->lemon_multiplier - 1);
   const double job_mtbf = c->law.mtbf_s / (s.job_nodes * mean_rate);
-  const double restart = c->restart_s + s.poll_s / 2;
+  // A held spare restarts faster; a tiered save's drain adds its lag to what a failure loses.
+  const double restart = (c->spares > 0 ? std::min(c->spare_restart_s, c->restart_s)
+                                        : c->restart_s) +
+                         s.poll_s / 2 + s.job.drain_s;
   return expected_ettr(s.job.save_s, tau, restart, job_mtbf);
 }
 
@@ -122,6 +125,11 @@ JobMetrics measure(const Scenario& s, const RunOutcome& run) {
   }
   m.ettr = m.elapsed_s > 0 ? m.productive_s / m.elapsed_s : 0;
   m.gpu_hours_held = t.gpu_seconds_held / 3600;
+  for (const auto& c : s.clusters) {
+    m.spare_gpu_hours += c.spares * static_cast<double>(c.gpus_per_node) * m.elapsed_s / 3600;
+  }
+  const double paid = m.gpu_hours_held + m.spare_gpu_hours;
+  m.useful_per_paid = paid > 0 ? m.useful_gpu_hours / paid : 0;
   m.kept_steps = t.kept_steps();
   m.steps_lost = t.steps_lost;
   m.interruptions = static_cast<int>(t.interruptions.size());
@@ -227,6 +235,22 @@ std::string render_table(const Report& r) {
     for (const auto& [c, n] : seeds_mostly_on) out << " " << c << " " << n << ";";
     out << "\n";
   }
+  // What the GPUs cost, where hot spares are held: paid GPU-hours and the useful share of them.
+  const bool spares = std::any_of(s.clusters.begin(), s.clusters.end(),
+                                  [](const SimCluster& c) { return c.spares > 0; });
+  for (const auto& p : r.policies) {
+    if (!spares) break;
+    std::vector<double> paid, spare, per_paid;
+    for (const auto& m : p.metrics) {
+      paid.push_back(m.gpu_hours_held + m.spare_gpu_hours);
+      spare.push_back(m.spare_gpu_hours);
+      per_paid.push_back(m.useful_per_paid);
+    }
+    out << p.policy << ": GPU-hours paid " << grouped(mean_interval(paid).mean)
+        << " (hot spares " << grouped(mean_interval(spare).mean)
+        << "); useful GPU-hours per GPU-hour paid " << fixed(mean_interval(per_paid).mean, 3)
+        << "\n";
+  }
   // Where orchestrate's recoveries went, as its own rows say (medians over every recovery).
   for (const auto& p : r.policies) {
     std::map<std::string, std::vector<double>> parts;
@@ -269,6 +293,8 @@ nlohmann::json report_json(const Report& r) {
                             {"useful_gpu_hours", m.useful_gpu_hours},
                             {"useful_flops", m.useful_flops},
                             {"gpu_hours_held", m.gpu_hours_held},
+                            {"spare_gpu_hours", m.spare_gpu_hours},
+                            {"useful_per_paid", m.useful_per_paid},
                             {"kept_steps", m.kept_steps},
                             {"steps_lost", m.steps_lost},
                             {"interruptions", m.interruptions},

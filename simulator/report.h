@@ -26,6 +26,10 @@ struct JobMetrics {
   // slower cluster counts for less. What the comparison of policies is made on.
   double useful_gpu_hours = 0;
   double gpu_hours_held = 0;  // GPUs x hours the job's runs held nodes
+  // GPUs x hours of the clusters' hot spares, held idle for the job over the whole window
+  // (issue 38): paid for, never trained on. With gpu_hours_held, what the job's GPUs cost.
+  double spare_gpu_hours = 0;
+  double useful_per_paid = 0;  // useful_gpu_hours / (gpu_hours_held + spare_gpu_hours)
   std::int64_t kept_steps = 0;
   std::int64_t steps_lost = 0;
   int interruptions = 0;

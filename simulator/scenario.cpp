@@ -85,6 +85,13 @@ void read_cluster(MapView& c, const FailureLaw& law, SimCluster& out) {
                    "a slow node's speed, above 0 and at most 1, such as 0.7");
   c.read_number("restart_s", out.restart_s, {0.0, false, 86400.0},
                 "seconds from nodes granted to the first step, such as 600");
+  c.read_int("spares", out.spares, 0, 1'000'000, "hot spare nodes held for the job, such as 41");
+  c.read_number("spare_restart_s", out.spare_restart_s, {0.0, false, 86400.0},
+                "seconds from a hot spare joining to the first step, such as 30");
+  double burn_in_h = out.burn_in_s / 3600;
+  c.read_number("burn_in_h", burn_in_h, {0.0, false, kYearH},
+                "hours before a replacement spare is burned in, such as 0.25");
+  out.burn_in_s = burn_in_h * 3600;
   double repair_h = out.repair_s / 3600;
   c.read_number("repair_h", repair_h, {0.0, false, kYearH}, "hours a failed node is down");
   out.repair_s = repair_h * 3600;
@@ -113,7 +120,8 @@ void read_job(MapView& file, Scenario& s) {
   MapView j = file.child(
       "job", "job",
       {"name", "nodes", "gpus_per_node", "parameters", "flops_per_token", "tokens_per_step",
-       "total_steps", "checkpoint_every", "save_s", "checkpoint_gb", "expected_run_days"},
+       "total_steps", "checkpoint_every", "save_s", "drain_s", "checkpoint_gb",
+       "expected_run_days"},
       "a map such as {name: llm, nodes: 256, parameters: 7e9, tokens_per_step: 4194304}");
   SimJob& job = s.job;
   job.name = "train";
@@ -140,6 +148,8 @@ void read_job(MapView& file, Scenario& s) {
   j.read_number("checkpoint_every", every, kNonNegative, "steps between saves (0: never)");
   job.checkpoint_every = static_cast<std::int64_t>(every);
   j.read_number("save_s", job.save_s, {0.0, false, 86400.0}, "seconds a save blocks, such as 60");
+  j.read_number("drain_s", job.drain_s, {0.0, false, 86400.0},
+                "seconds a tiered save's background drain to shared storage takes (0: no tiers)");
   double gb = 100;
   j.read_number("checkpoint_gb", gb, {0.0, false, 1e6}, "a checkpoint's size in GB");
   job.checkpoint_bytes = static_cast<std::int64_t>(gb * 1e9);
@@ -208,7 +218,8 @@ Result<Scenario> parse_scenario(std::string_view text, std::string_view source) 
         for (std::size_t i = 0; i < list.size(); ++i) {
           MapView c(reader, list[i], "cluster " + std::to_string(i + 1),
                     {"name", "nodes", "gpus_per_node", "peak_tflops", "mfu", "node_mtbf_h",
-                     "lemons", "slow_nodes", "restart_s", "repair_h", "outages", "blips",
+                     "lemons", "slow_nodes", "restart_s", "spares", "spare_restart_s",
+                     "burn_in_h", "repair_h", "outages", "blips",
                      "progress_every_s", "quarantine"},
                     "a map such as {name: alpha, nodes: 272, mfu: 0.38}");
           SimCluster cluster;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <utility>
 
+#include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/progress_line.h"
 
 namespace orch::sim {
@@ -69,7 +70,13 @@ Result<void> SimCluster::check() const {
   if (!(slow_speed > 0 && slow_speed <= 1)) {
     return invalid(where + "slow_speed must be above 0 and at most 1");
   }
+  if (spares < 0 || spares >= nodes) {
+    return invalid(where + "spares must be at least 0 and fewer than its " +
+                   std::to_string(nodes) + " nodes, got " + std::to_string(spares));
+  }
   for (auto [what, v] : {std::pair{"restart_s", restart_s}, std::pair{"repair_s", repair_s},
+                         std::pair{"spare_restart_s", spare_restart_s},
+                         std::pair{"burn_in_s", burn_in_s},
                          std::pair{"outage_mtbf_s", outage_mtbf_s}, std::pair{"outage_s", outage_s},
                          std::pair{"blip_mtbf_s", blip_mtbf_s}, std::pair{"blip_s", blip_s}}) {
     if (!(v >= 0) || !std::isfinite(v)) {
@@ -106,6 +113,9 @@ Result<std::unique_ptr<SimWorld>> SimWorld::make(std::uint64_t seed,
     if (!(j.save_s >= 0) || !std::isfinite(j.save_s)) {
       return invalid(where + "save_s must be >= 0");
     }
+    if (!(j.drain_s >= 0) || !std::isfinite(j.drain_s)) {
+      return invalid(where + "drain_s must be >= 0");
+    }
     if (j.tokens_per_step < 0 || j.checkpoint_bytes < 0) {
       return invalid(where + "tokens_per_step and checkpoint_bytes must be >= 0");
     }
@@ -124,6 +134,7 @@ Result<std::unique_ptr<SimWorld>> SimWorld::make(std::uint64_t seed,
     if (!trace) return invalid("cluster " + spec.name + ": " + trace.error().message);
     Cluster c{spec, std::move(*trace), std::vector<Node>(n), SimRandom(seed, kOutageStream + ci),
               SimRandom(seed, kBlipStream + ci)};
+    c.hot_spares = spec.spares;
     char name[32];
     for (std::size_t i = 0; i < n; ++i) {
       std::snprintf(name, sizeof name, "-n%04zu", i);
@@ -273,6 +284,7 @@ double SimWorld::next_change(std::size_t ci, double after) const {
     if (run.ready_s > after) t = std::min(t, run.ready_s);
     if (run.nodes.empty()) continue;
     t = std::min(t, run.next_progress_s);
+    if (run.draining >= 0) t = std::min(t, run.drained_s);
     const std::int64_t every = run.shape.checkpoint_every;
     if (every > 0) {
       const std::int64_t k = (run.cursor.step / every + 1) * every;
@@ -309,7 +321,8 @@ bool SimWorld::grant(Run& run, std::size_t ri) {
   const int gpus = run.nodes_needed * c.spec.gpus_per_node;
   run.shape.step_s =
       gang_step_s(job.flops_per_step, gpus, c.spec.peak_flops_per_gpu, c.spec.mfu, slowest).value();
-  run.ready_s = now_ + c.spec.restart_s;
+  run.granted_s = now_;
+  run.ready_s = now_ + restart_for(c, truth_[run.job]);
   run.cursor = TrainingProgress{run.start_step, run.start_step, 0, run.ready_s, false};
   run.next_progress_s = run.ready_s + c.spec.progress_every_s;
   run.completes_s = advance(run.shape, run.start_step, run.ready_s).at_s;
@@ -326,6 +339,19 @@ bool SimWorld::grant(Run& run, std::size_t ri) {
     if (!i.resumed_s) i.resumed_s = run.ready_s;
   }
   return true;
+}
+
+double SimWorld::restart_for(Cluster& c, const JobTruth& truth) {
+  while (!c.refills.empty() && *c.refills.begin() <= now_) {
+    c.refills.erase(c.refills.begin());
+    c.hot_spares = std::min(c.hot_spares + 1, c.spec.spares);
+  }
+  const bool resuming = std::any_of(truth.interruptions.begin(), truth.interruptions.end(),
+                                    [](const Interruption& i) { return !i.resumed_s; });
+  if (!resuming || c.hot_spares == 0) return c.spec.restart_s;
+  --c.hot_spares;
+  c.refills.insert(now_ + c.spec.burn_in_s);
+  return std::min(c.spec.spare_restart_s, c.spec.restart_s);
 }
 
 void SimWorld::grant_waiting(std::size_t ci) {
@@ -357,13 +383,14 @@ void SimWorld::print_until(Run& run, double t) {
                   run.shape.save_s;
       }
     }
+    const double drain_at = run.draining >= 0 ? run.drained_s : kNever;
+    if (drain_at <= until && drain_at <= save_at && drain_at <= run.next_progress_s) {
+      record_drain(run);
+      continue;
+    }
     if (save_at <= until && save_at <= run.next_progress_s) {
       run.cursor = TrainingProgress{save_step, save_step, run.cursor.saves + 1, save_at, false};
-      const std::string path = checkpoint_path(run, save_step);
-      clusters_[run.cluster].copies[path] = Copy{run.job, save_step};
-      run.output += format_progress_line(CheckpointReport{save_step, path, run.shape.save_s});
-      run.output += '\n';
-      ++lines_printed_;
+      record_save(run, save_step, save_at);
       continue;
     }
     if (run.next_progress_s <= until) {
@@ -390,6 +417,35 @@ void SimWorld::print_until(Run& run, double t) {
   }
 }
 
+void SimWorld::record_save(Run& run, std::int64_t step, double save_at) {
+  const SimJob& job = jobs_[run.job];
+  Cluster& c = clusters_[run.cluster];
+  CheckpointReport line{step, checkpoint_path(run, step), run.shape.save_s};
+  if (job.drain_s > 0 && !run.node_dir.empty()) {
+    line.tier = CheckpointTier::local;
+    line.node = c.nodes[run.nodes.front()].name;
+    auto dir = expand_node_placeholder(run.node_dir, line.node);
+    line.path = (dir ? *dir : run.node_dir) + "/step-" + std::to_string(step);
+    run.draining = step;  // the newest only: a drain under way is superseded
+    run.drained_s = save_at + job.drain_s;
+  }
+  c.copies[line.path] = Copy{run.job, step, line.tier == CheckpointTier::local};
+  run.output += format_progress_line(line);
+  run.output += '\n';
+  ++lines_printed_;
+}
+
+void SimWorld::record_drain(Run& run) {
+  const std::int64_t step = run.draining;
+  run.draining = -1;
+  const std::string path = checkpoint_path(run, step);
+  clusters_[run.cluster].copies[path] = Copy{run.job, step};
+  CheckpointReport line{step, path, jobs_[run.job].drain_s};
+  run.output += format_progress_line(line);
+  run.output += '\n';
+  ++lines_printed_;
+}
+
 void SimWorld::end_run(std::size_t ri, double at, ExitStatus exit) {
   Run& run = runs_[ri];
   if (run.exited) return;
@@ -401,9 +457,8 @@ void SimWorld::end_run(std::size_t ri, double at, ExitStatus exit) {
   c.live.erase(ri);
   JobTruth& truth = truth_[run.job];
   if (!run.nodes.empty()) {
-    const double granted = run.ready_s - c.spec.restart_s;
     truth.gpu_seconds_held +=
-        (at - granted) * static_cast<double>(run.nodes_needed) * c.spec.gpus_per_node;
+        (at - run.granted_s) * static_cast<double>(run.nodes_needed) * c.spec.gpus_per_node;
     if (at > run.ready_s) {
       const TrainingProgress p = advance(run.shape, run.start_step, run.ready_s, at);
       if (p.step > run.start_step) {

@@ -48,6 +48,10 @@ struct SimJob {
   std::int64_t checkpoint_every = 0;  // steps between saves; 0: never saves
   double save_s = 0;                  // seconds a save blocks training (C)
   std::int64_t checkpoint_bytes = 1'000'000'000;  // one checkpoint's size, for its copies
+  // Tiered saves (issue 38): the save's blocking part (save_s) writes to the first node's own
+  // disk, then a drain of drain_s copies it to the shared storage in the background, the newest
+  // only (a newer save supersedes a drain under way). 0: every save goes to shared storage.
+  double drain_s = 0;
 };
 
 struct SimCluster {
@@ -69,6 +73,13 @@ struct SimCluster {
   double blip_s = 60;             // how long the site does not answer in one
   double progress_every_s = 600;  // how often jobs print a progress line
   std::string checkpoint_root = "/sim/ckpt";
+  // Hot spares (issue 38): nodes held idle, burned in, for the job's next relaunch. A run that
+  // resumes after an interruption while one is held starts spare_restart_s after its grant
+  // instead of restart_s; the spare used is replaced burn_in_s later (a free node burned in).
+  // They are paid for all along (the report's GPU-hours paid).
+  int spares = 0;
+  double spare_restart_s = 30;
+  double burn_in_s = 600;
 
   Result<void> check() const;
 };
@@ -164,6 +175,7 @@ class SimWorld {
   struct Copy {
     std::size_t job = 0;
     std::int64_t step = 0;
+    bool on_node = false;  // a tiered save's first copy, on a node's own disk
   };
   struct Cluster {
     SimCluster spec;
@@ -178,6 +190,8 @@ class SimWorld {
     std::set<std::size_t> live;     // runs not ended
     std::multiset<double> repairs;  // when down nodes come back
     std::map<std::string, Copy> copies;
+    int hot_spares = 0;             // spares held and burned in now
+    std::multiset<double> refills;  // when used spares are back, burned in
     std::map<std::string, std::size_t> runs;  // token -> run index
     std::map<std::string, int> failures;
   };
@@ -190,12 +204,16 @@ class SimWorld {
     // The job's own checkpoint directory the launch named (LaunchRequest::checkpoint_dir), where
     // its checkpoints go; empty: <checkpoint_root>/<job name>, as before there was one.
     std::string checkpoint_dir;
+    std::string node_dir;  // ORCH_LOCAL_CHECKPOINT_DIR as launched ("{node}" in it); tiered saves
     std::vector<std::size_t> nodes;  // empty until granted
+    double granted_s = 0;
     double launched_s = 0;
     double ready_s = 0;  // the first step (granted + restart_s); +inf until granted
     std::int64_t start_step = 0;
     TrainingShape shape;
     TrainingProgress cursor;  // at the last printed save (or the start)
+    std::int64_t draining = -1;  // the step whose drain is under way (tiered saves); -1: none
+    double drained_s = 0;        // when that drain completes
     double next_progress_s = 0;
     double completes_s = 0;
     std::string output;
@@ -217,6 +235,13 @@ class SimWorld {
   bool grant(Run& run, std::size_t run_index);
   // Prints the run's lines up to t (at most its end), completes it when it reaches its end.
   void print_until(Run& run, double t);
+  // A completed save at save_at: its line (and copy) on a node's own disk, whose drain starts,
+  // or on the shared storage.
+  void record_save(Run& run, std::int64_t step, double save_at);
+  void record_drain(Run& run);
+  // Seconds from nodes granted to the first step: a held spare's when the run resumes the job
+  // after an interruption and one is there (it is used), else the cluster's restart.
+  double restart_for(Cluster& c, const JobTruth& truth);
   void end_run(std::size_t run_index, double at, ExitStatus exit);
   std::string checkpoint_path(const Run& run, std::int64_t step) const;
   std::optional<std::size_t> run_of(std::size_t c, const std::string& token) const;

@@ -77,6 +77,9 @@ Result<LaunchResult> SimWorld::launch(std::size_t ci, const LaunchRequest& reque
   run.nodes_needed = request.nodes;
   run.exclude.insert(request.exclude_nodes.begin(), request.exclude_nodes.end());
   run.checkpoint_dir = request.checkpoint_dir;
+  if (auto dir = request.env.find("ORCH_LOCAL_CHECKPOINT_DIR"); dir != request.env.end()) {
+    run.node_dir = dir->second;
+  }
   run.launched_s = now_;
   run.ready_s = kNever;
   run.completes_s = kNever;
@@ -206,7 +209,7 @@ std::optional<std::string> SimWorld::newest_checkpoint(std::size_t ci,
   std::optional<std::string> best;
   std::int64_t best_step = -1;
   for (const auto& [path, copy] : clusters_[ci].copies) {
-    if (jobs_[copy.job].name == job && copy.step > best_step) {
+    if (jobs_[copy.job].name == job && !copy.on_node && copy.step > best_step) {
       best_step = copy.step;
       best = path;
     }
@@ -224,8 +227,8 @@ JobTruth SimWorld::truth(const std::string& job) const {
     for (std::size_t ri : c.live) {
       const Run& run = runs_[ri];
       if (run.job != ji || run.nodes.empty()) continue;
-      t.gpu_seconds_held += (now_ - (run.ready_s - c.spec.restart_s)) *
-                            static_cast<double>(run.nodes_needed) * c.spec.gpus_per_node;
+      t.gpu_seconds_held += (now_ - run.granted_s) * static_cast<double>(run.nodes_needed) *
+                            c.spec.gpus_per_node;
       if (now_ <= run.ready_s) continue;
       const TrainingProgress p = advance(run.shape, run.start_step, run.ready_s, now_);
       if (p.step > run.start_step) {

@@ -51,8 +51,8 @@ LaunchRequest request(const std::string& token, int nodes = 2) {
 }
 
 struct World {
-  explicit World(std::vector<SimCluster> clusters, std::uint64_t seed = 7) {
-    auto w = SimWorld::make(seed, std::move(clusters), {job()},
+  explicit World(std::vector<SimCluster> clusters, std::uint64_t seed = 7, SimJob j = job()) {
+    auto w = SimWorld::make(seed, std::move(clusters), {std::move(j)},
                             CauseMix::make(llama3_cause_mix()).value());
     EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
     world = std::move(*w);
@@ -105,6 +105,67 @@ TEST(SimWorld, AnAttemptLoadsForItsRestartTimeThenTrainsAndPrintsTheProtocol) {
   EXPECT_EQ(manifest->files.at(0).sha256.size(), 64u);
   m.path = "/sim/ckpt/llm/step-1200";
   EXPECT_EQ(site.manifest(m).error().kind, ErrorKind::not_found);
+}
+
+// Tiered saves (issue 38): the blocking part goes to the first node's own directory (the line
+// says so), the drain to shared storage follows drain_s later; a run that ends first never
+// reports the drain, and only drained copies count as the site's.
+TEST(SimWorld, ATieredSaveIsOnTheNodeFirstAndSharedOnceDrained) {
+  SimJob tiered = job();
+  tiered.save_s = 2;
+  tiered.drain_s = 200;
+  World w({cluster("a", 4, 1e9)}, 7, tiered);
+  SimSite& site = *w.sites[0];
+  LaunchRequest r = request("t1");
+  r.env["ORCH_LOCAL_CHECKPOINT_DIR"] = "/sim/local/{node}/job-1";
+  ASSERT_TRUE(site.launch(r).ok());
+  w.world->advance_to(1300);  // step 600 at 1,200 s, saved on the node at 1,202 s
+  auto first = site.observe("t1", 0).value();
+  auto lines = parsed(first.new_lines);
+  ASSERT_EQ(lines.size(), 2u);
+  const auto& local = std::get<CheckpointReport>(lines[1]);
+  EXPECT_EQ(local.tier, CheckpointTier::local);
+  EXPECT_EQ(local.node, "a-n0000");
+  EXPECT_EQ(local.path, "/sim/local/a-n0000/job-1/step-600");
+  EXPECT_FALSE(w.world->newest_checkpoint(0, "llm").has_value()) << "not drained yet";
+  w.world->advance_to(1500);  // drained at 1,402 s
+  lines = parsed(site.observe("t1", first.next_offset)->new_lines);
+  ASSERT_EQ(lines.size(), 1u);
+  const auto& shared = std::get<CheckpointReport>(lines[0]);
+  EXPECT_EQ(shared.tier, CheckpointTier::shared);
+  EXPECT_EQ(shared.step, 600);
+  EXPECT_EQ(shared.path, "/sim/ckpt/llm/step-600");
+  EXPECT_EQ(w.world->newest_checkpoint(0, "llm"), "/sim/ckpt/llm/step-600");
+  // The next save (step 1,200 at 1,802 s) never drains: the run ends at 1,900 s.
+  w.world->advance_to(1900);
+  ASSERT_TRUE(site.cancel("t1").ok());
+  w.world->advance_to(2100);
+  EXPECT_EQ(w.world->newest_checkpoint(0, "llm"), "/sim/ckpt/llm/step-600");
+}
+
+// Hot spares (issue 38): a relaunch after a failure that finds a held spare trains again
+// spare_restart_s after its grant instead of restart_s; without spares it waits restart_s.
+TEST(SimWorld, AHeldSpareMakesTheRelaunchAfterAFailureFast) {
+  for (int spares : {0, 1}) {
+    SimCluster c = cluster("a", 6, 10);
+    c.spares = spares;
+    c.spare_restart_s = 30;
+    World w({c});
+    SimSite& site = *w.sites[0];
+    ASSERT_TRUE(site.launch(request("t1")).ok());
+    double t = 0;
+    while (site.observe("t1", 0)->phase != RunPhase::exited && t < 200 * kHour) {
+      w.world->advance_to(t += 60);
+    }
+    ASSERT_EQ(site.observe("t1", 0)->phase, RunPhase::exited);
+    ASSERT_TRUE(site.launch(request("t2")).ok());
+    const double granted = w.world->now();
+    w.world->advance_to(granted + 700);
+    const JobTruth truth = w.world->truth("llm");
+    ASSERT_TRUE(truth.interruptions.at(0).resumed_s.has_value());
+    EXPECT_DOUBLE_EQ(*truth.interruptions[0].resumed_s - granted, spares > 0 ? 30 : 600)
+        << spares << " spares";
+  }
 }
 
 TEST(SimWorld, LaunchIsIdempotentPerToken) {
