@@ -68,6 +68,28 @@ std::string ettr_around(const nlohmann::json& advice) {
 
 }  // namespace
 
+namespace {
+
+// Hot spares: the recommended count, and each count's cover and GPU-hours a day.
+void render_spares(const nlohmann::json& spares, std::ostream& out) {
+  const auto& options = member(spares, "options");
+  if (!options.is_array() || options.empty()) return;
+  out << "\nhot spares: hold " << field(spares, "recommended") << " ("
+      << decimal(member(spares, "failures_per_day"), 2)
+      << " failures a day; a relaunch onto a spare assumed to take "
+      << decimal(member(spares, "hot_restart_s"), 0) << " s)\n";
+  Table table({"SPARES", "FAILURES COVERED", "GPU-H SAVED/DAY", "GPU-H PAID/DAY", "NET/DAY"});
+  for (const auto& o : options) {
+    table.add_row({field(o, "spares"), decimal(member(o, "covered"), 3),
+                   decimal(member(o, "gained_gpu_h_per_day"), 0),
+                   decimal(member(o, "paid_gpu_h_per_day"), 0),
+                   decimal(member(o, "net_gpu_h_per_day"), 0)});
+  }
+  table.print(out);
+}
+
+}  // namespace
+
 void render_plan(const nlohmann::json& job, std::ostream& out) {
   const auto& advice = member(job, "checkpoint_advice");
   const std::string words = checkpoint_advice(advice);
@@ -93,6 +115,7 @@ void render_plan(const nlohmann::json& job, std::ostream& out) {
     }
   }
   table.print(out);
+  render_spares(member(advice, "spares"), out);
 }
 
 void render_clusters(const nlohmann::json& body, std::ostream& out) {

@@ -8,6 +8,7 @@
 #include "scheduler/brain/node_standing.h"
 #include "scheduler/health/goodput.h"
 #include "scheduler/health/scorecard.h"
+#include "scheduler/health/spares_advice.h"
 #include "scheduler/lifecycle/mfu.h"
 #include "web/backend/json_values.h"
 #include "web/backend/scheduler_backend.h"
@@ -280,7 +281,24 @@ Result<nlohmann::json> SchedulerBackend::checkpoint_advice(Store& reader, const 
            {"ettr", expected_ettr(e.checkpoint_cost_s, interval, e.restart_s, e.job_mtbf_s)}});
     }
   }
+  // Hot spares for a gang of this size at this MTBF (issue 38): worth holding while the failures
+  // they cover save more GPU-hours than they sit idle.
+  const SparesAdvice spares =
+      advise_spares(e.job_mtbf_s, job.spec.total_gpus(), job.spec.gpus_per_node,
+                    e.restart_s - kHotRestartS, e.restart_s + kSpareBurnInS);
+  json spare_options = json::array();
+  for (const SparesOption& o : spares.options) {
+    spare_options.push_back({{"spares", o.spares},
+                             {"covered", o.covered},
+                             {"gained_gpu_h_per_day", o.gained_gpu_h_per_day},
+                             {"paid_gpu_h_per_day", o.paid_gpu_h_per_day},
+                             {"net_gpu_h_per_day", o.net_gpu_h_per_day}});
+  }
   return json{{"cluster", spec->name},
+              {"spares", {{"recommended", spares.recommended},
+                          {"failures_per_day", spares.failures_per_day},
+                          {"hot_restart_s", kHotRestartS},
+                          {"options", std::move(spare_options)}}},
               {"interval_s", e.interval_s},
               {"checkpoint_cost_s", e.checkpoint_cost_s},
               {"restart_s", e.restart_s},
