@@ -48,12 +48,13 @@ bool prepare_node_local_dir(const std::string& node, const JobUser* user, std::s
     return false;
   }
   if (!make_dirs(*dir, 0700, error)) return false;
-  struct stat st{};
+  struct stat st {};
   if (lstat(dir->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     *error = "the node's checkpoint directory " + *dir + " is a symbolic link or not a directory";
     return false;
   }
-  if (user != nullptr && st.st_uid != user->uid && lchown(dir->c_str(), user->uid, user->gid) != 0) {
+  if (user != nullptr && st.st_uid != user->uid &&
+      lchown(dir->c_str(), user->uid, user->gid) != 0) {
     *error = "cannot give " + *dir + " to " + user->name + ": " + std::strerror(errno);
     return false;
   }

@@ -23,7 +23,8 @@ std::string copies(const json& replicas) {
   std::string out;
   if (!replicas.is_array()) return "-";
   for (const auto& r : replicas) {
-    const std::string node = r.contains("node") && r["node"].is_string() ? "/" + text(r, "node") : "";
+    const std::string node =
+        r.contains("node") && r["node"].is_string() ? "/" + text(r, "node") : "";
     out += (out.empty() ? "" : " ") + text(r, "cluster") + node + ":" + text(r, "state");
   }
   return out.empty() ? "-" : out;

@@ -84,9 +84,9 @@ double first_order_bound(const Scenario& s, const JobMetrics& m) {
   const double mean_rate = 1 + c->lemon_fraction * (c->lemon_multiplier - 1);
   const double job_mtbf = c->law.mtbf_s / (s.job_nodes * mean_rate);
   // A held spare restarts faster; a tiered save's drain adds its lag to what a failure loses.
-  const double restart = (c->spares > 0 ? std::min(c->spare_restart_s, c->restart_s)
-                                        : c->restart_s) +
-                         s.poll_s / 2 + s.job.drain_s;
+  const double restart =
+      (c->spares > 0 ? std::min(c->spare_restart_s, c->restart_s) : c->restart_s) + s.poll_s / 2 +
+      s.job.drain_s;
   return expected_ettr(s.job.save_s, tau, restart, job_mtbf);
 }
 
@@ -246,10 +246,9 @@ std::string render_table(const Report& r) {
       spare.push_back(m.spare_gpu_hours);
       per_paid.push_back(m.useful_per_paid);
     }
-    out << p.policy << ": GPU-hours paid " << grouped(mean_interval(paid).mean)
-        << " (hot spares " << grouped(mean_interval(spare).mean)
-        << "); useful GPU-hours per GPU-hour paid " << fixed(mean_interval(per_paid).mean, 3)
-        << "\n";
+    out << p.policy << ": GPU-hours paid " << grouped(mean_interval(paid).mean) << " (hot spares "
+        << grouped(mean_interval(spare).mean) << "); useful GPU-hours per GPU-hour paid "
+        << fixed(mean_interval(per_paid).mean, 3) << "\n";
   }
   // Where orchestrate's recoveries went, as its own rows say (medians over every recovery).
   for (const auto& p : r.policies) {

@@ -218,9 +218,8 @@ Result<Scenario> parse_scenario(std::string_view text, std::string_view source) 
         for (std::size_t i = 0; i < list.size(); ++i) {
           MapView c(reader, list[i], "cluster " + std::to_string(i + 1),
                     {"name", "nodes", "gpus_per_node", "peak_tflops", "mfu", "node_mtbf_h",
-                     "lemons", "slow_nodes", "restart_s", "spares", "spare_restart_s",
-                     "burn_in_h", "repair_h", "outages", "blips",
-                     "progress_every_s", "quarantine"},
+                     "lemons", "slow_nodes", "restart_s", "spares", "spare_restart_s", "burn_in_h",
+                     "repair_h", "outages", "blips", "progress_every_s", "quarantine"},
                     "a map such as {name: alpha, nodes: 272, mfu: 0.38}");
           SimCluster cluster;
           read_cluster(c, law, cluster);

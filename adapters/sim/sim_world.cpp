@@ -71,14 +71,14 @@ Result<void> SimCluster::check() const {
     return invalid(where + "slow_speed must be above 0 and at most 1");
   }
   if (spares < 0 || spares >= nodes) {
-    return invalid(where + "spares must be at least 0 and fewer than its " +
-                   std::to_string(nodes) + " nodes, got " + std::to_string(spares));
+    return invalid(where + "spares must be at least 0 and fewer than its " + std::to_string(nodes) +
+                   " nodes, got " + std::to_string(spares));
   }
-  for (auto [what, v] : {std::pair{"restart_s", restart_s}, std::pair{"repair_s", repair_s},
-                         std::pair{"spare_restart_s", spare_restart_s},
-                         std::pair{"burn_in_s", burn_in_s},
-                         std::pair{"outage_mtbf_s", outage_mtbf_s}, std::pair{"outage_s", outage_s},
-                         std::pair{"blip_mtbf_s", blip_mtbf_s}, std::pair{"blip_s", blip_s}}) {
+  for (auto [what, v] :
+       {std::pair{"restart_s", restart_s}, std::pair{"repair_s", repair_s},
+        std::pair{"spare_restart_s", spare_restart_s}, std::pair{"burn_in_s", burn_in_s},
+        std::pair{"outage_mtbf_s", outage_mtbf_s}, std::pair{"outage_s", outage_s},
+        std::pair{"blip_mtbf_s", blip_mtbf_s}, std::pair{"blip_s", blip_s}}) {
     if (!(v >= 0) || !std::isfinite(v)) {
       return invalid(where + what + " must be a number of seconds >= 0, got " + number(v));
     }

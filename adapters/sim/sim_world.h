@@ -190,8 +190,8 @@ class SimWorld {
     std::set<std::size_t> live;     // runs not ended
     std::multiset<double> repairs;  // when down nodes come back
     std::map<std::string, Copy> copies;
-    int hot_spares = 0;             // spares held and burned in now
-    std::multiset<double> refills;  // when used spares are back, burned in
+    int hot_spares = 0;                       // spares held and burned in now
+    std::multiset<double> refills;            // when used spares are back, burned in
     std::map<std::string, std::size_t> runs;  // token -> run index
     std::map<std::string, int> failures;
   };
@@ -211,7 +211,7 @@ class SimWorld {
     double ready_s = 0;  // the first step (granted + restart_s); +inf until granted
     std::int64_t start_step = 0;
     TrainingShape shape;
-    TrainingProgress cursor;  // at the last printed save (or the start)
+    TrainingProgress cursor;     // at the last printed save (or the start)
     std::int64_t draining = -1;  // the step whose drain is under way (tiered saves); -1: none
     double drained_s = 0;        // when that drain completes
     double next_progress_s = 0;

@@ -227,8 +227,8 @@ JobTruth SimWorld::truth(const std::string& job) const {
     for (std::size_t ri : c.live) {
       const Run& run = runs_[ri];
       if (run.job != ji || run.nodes.empty()) continue;
-      t.gpu_seconds_held += (now_ - run.granted_s) * static_cast<double>(run.nodes_needed) *
-                            c.spec.gpus_per_node;
+      t.gpu_seconds_held +=
+          (now_ - run.granted_s) * static_cast<double>(run.nodes_needed) * c.spec.gpus_per_node;
       if (now_ <= run.ready_s) continue;
       const TrainingProgress p = advance(run.shape, run.start_step, run.ready_s, now_);
       if (p.step > run.start_step) {

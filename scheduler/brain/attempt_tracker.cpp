@@ -276,8 +276,8 @@ Result<void> AttemptTracker::ingest_checkpoint(const AttemptRow& a, const Checkp
   if (!path) {
     if (++refused > kBadLinesPerObservation) return Ok{};
     return event(a.job_id, a.no, "bad-progress-line",
-                 "checkpoint at step " + std::to_string(c.step) + " not registered: " +
-                     path.error().message + "; write checkpoints under " +
+                 "checkpoint at step " + std::to_string(c.step) +
+                     " not registered: " + path.error().message + "; write checkpoints under " +
                      (local ? "$ORCH_LOCAL_CHECKPOINT_DIR" : "$ORCH_CHECKPOINT_DIR"));
   }
   // The other tier of a checkpoint already reported at this step: a copy of it.

@@ -22,8 +22,8 @@ Result<std::string> DataKeeper::tier_dir(const AttemptRow& a, const CheckpointRe
                                               "storage.node_local); save it to the shared tier");
   }
   if (!a.nodes.empty() && std::find(a.nodes.begin(), a.nodes.end(), c.node) == a.nodes.end()) {
-    return make_error(ErrorKind::invalid, "node \"" + c.node.substr(0, 64) +
-                                              "\" is not one of the attempt's nodes");
+    return make_error(ErrorKind::invalid,
+                      "node \"" + c.node.substr(0, 64) + "\" is not one of the attempt's nodes");
   }
   return node_local_job_dir(spec->node_local_root, c.node, a.job_id);
 }
@@ -47,11 +47,11 @@ Result<bool> DataKeeper::add_tier_copy(const AttemptRow& a, const CheckpointRepo
 }
 
 Result<void> DataKeeper::lose_node_copies(const AttemptRow& a, const std::string& node) {
-  auto lost = store_.lose_node_copies(a.cluster, node,
-                                      "lost with node " + node + " (attempt " +
-                                          std::to_string(a.no) + " of job " +
-                                          std::to_string(a.job_id) + " lost it)",
-                                      clock_.now_ms());
+  auto lost =
+      store_.lose_node_copies(a.cluster, node,
+                              "lost with node " + node + " (attempt " + std::to_string(a.no) +
+                                  " of job " + std::to_string(a.job_id) + " lost it)",
+                              clock_.now_ms());
   if (!lost) return lost.error();
   return Ok{};
 }

@@ -279,8 +279,8 @@ Result<bool> DataKeeper::remove_copy(ReplicaRow r, const std::string& why) {
   OutboxRow row;
   row.cluster = r.cluster;
   row.kind = ActionKind::remove;
-  row.token = "remove-" + std::to_string(r.id) + "-" +
-              base36(static_cast<std::uint64_t>(clock_.now_ms()));
+  row.token =
+      "remove-" + std::to_string(r.id) + "-" + base36(static_cast<std::uint64_t>(clock_.now_ms()));
   row.payload = {{"replica_id", r.id}, {"path", r.path}, {"within", *within}};
   row.created_ms = clock_.now_ms();
   if (auto s = store_.enqueue(row); !s) return s.error();
@@ -347,8 +347,8 @@ Result<void> DataKeeper::audit_transfer_source(const TransferRow& tr) {
                                  : store_.replicas_of_dataset(tr.dataset);
   if (!copies) return copies.error();
   for (const auto& c : *copies) {
-    if (c.cluster == tr.src_cluster && on_shared_storage(c) &&
-        c.state == ReplicaState::verified && auditing_.insert(c.id).second) {
+    if (c.cluster == tr.src_cluster && on_shared_storage(c) && c.state == ReplicaState::verified &&
+        auditing_.insert(c.id).second) {
       if (auto r = request_manifest(c, ManifestPurpose::audit, std::nullopt, {},
                                     ManifestRequest::Hash::none);
           !r)

@@ -15,8 +15,8 @@ SparesAdvice advise_spares(double job_mtbf_s, int job_gpus, int gpus_per_node, d
   out.failures_per_day = kDay / job_mtbf_s;
   const double away = refill_s / job_mtbf_s;  // mean spares being replaced
   const double gain_per_failure_gpu_h = saved_s * job_gpus / 3600;
-  double below = 0;                  // P(Poisson(away) < s)
-  double term = std::exp(-away);     // P(Poisson(away) = s)
+  double below = 0;               // P(Poisson(away) < s)
+  double term = std::exp(-away);  // P(Poisson(away) = s)
   double best = 0;
   for (int s = 0; s <= max_spares; ++s) {
     SparesOption o;

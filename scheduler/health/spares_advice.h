@@ -16,10 +16,10 @@ namespace orch {
 
 struct SparesOption {
   int spares = 0;
-  double covered = 0;                // share of failures that find a spare
-  double gained_gpu_h_per_day = 0;   // the gang's GPU-hours a day not spent waiting
-  double paid_gpu_h_per_day = 0;     // the spares' GPU-hours a day, idle
-  double net_gpu_h_per_day = 0;      // gained - paid
+  double covered = 0;               // share of failures that find a spare
+  double gained_gpu_h_per_day = 0;  // the gang's GPU-hours a day not spent waiting
+  double paid_gpu_h_per_day = 0;    // the spares' GPU-hours a day, idle
+  double net_gpu_h_per_day = 0;     // gained - paid
 };
 
 struct SparesAdvice {

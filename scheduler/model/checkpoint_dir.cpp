@@ -60,13 +60,11 @@ std::string node_local_dir_template(std::string_view root, std::int64_t job_id) 
 
 Result<std::string> expand_node_placeholder(std::string_view text, std::string_view node) {
   const bool plain = std::all_of(node.begin(), node.end(), [](char ch) {
-    return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '.' || ch == '_' ||
-           ch == '-';
+    return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '.' || ch == '_' || ch == '-';
   });
   if (node.empty() || node.size() > 64 || !plain || node == "." || node == "..") {
-    return make_error(ErrorKind::invalid,
-                      "node name \"" + std::string(node.substr(0, 64)) +
-                          "\" is not 1 to 64 letters, digits, '.', '_' or '-'");
+    return make_error(ErrorKind::invalid, "node name \"" + std::string(node.substr(0, 64)) +
+                                              "\" is not 1 to 64 letters, digits, '.', '_' or '-'");
   }
   std::string out(text);
   for (auto at = out.find(kNodePlaceholder); at != std::string::npos;

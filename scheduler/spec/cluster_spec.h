@@ -150,7 +150,7 @@ struct ClusterSpec {
   // Run directories live here (local: default <state>/sites/<name>; slurm: a directory on the
   // cluster's shared filesystem, required).
   std::string storage_root;
-  std::string checkpoint_root;         // where checkpoints of jobs on this site live
+  std::string checkpoint_root;  // where checkpoints of jobs on this site live
   // storage.node_local: a directory on each node's own disk (the same path on every node; "{node}"
   // in it stands for the node's name, for nodes that share one disk, as the local provider's
   // do). Empty: the site keeps no node-local copies (tiered checkpoints, issue 38).

@@ -85,10 +85,10 @@ void read_node_local(MapView& storage, ClusterSpec& c) {
   const std::string example = "a directory on each node's own disk such as /local/nvme/orch";
   auto normal = normal_absolute_path(c.node_local_root);
   if (!normal || *normal != c.node_local_root) {
-    storage.reader().fail(storage.value_position("node_local"),
-                          "\"node_local\" must be an absolute path in normal form, got \"" +
-                              c.node_local_root + "\"",
-                          example);
+    storage.reader().fail(
+        storage.value_position("node_local"),
+        "\"node_local\" must be an absolute path in normal form, got \"" + c.node_local_root + "\"",
+        example);
     return;
   }
   const ProviderTraits* p = find_provider(c.provider);

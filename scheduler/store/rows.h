@@ -282,7 +282,9 @@ struct ReplicaRow {
 
 // On the site's shared storage (a source for copies, and where a move's resume may read it),
 // not on one node's own disk.
-inline bool on_shared_storage(const ReplicaRow& r) { return r.node.empty(); }
+inline bool on_shared_storage(const ReplicaRow& r) {
+  return r.node.empty();
+}
 
 struct DatasetRow {
   std::string name;

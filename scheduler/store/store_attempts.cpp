@@ -501,7 +501,7 @@ Result<bool> Store::has_checkpoints(JobId job) {
 }
 
 Result<std::vector<CheckpointRow>> Store::checkpoints_of_attempt_at(std::int64_t attempt_id,
-                                                                   std::int64_t step) {
+                                                                    std::int64_t step) {
   static const std::string sql = std::string("SELECT ") + kCheckpointColumns +
                                  " FROM checkpoints c WHERE c.attempt_id = ? AND c.step = ? "
                                  "ORDER BY c.id DESC";

@@ -295,10 +295,11 @@ Result<nlohmann::json> SchedulerBackend::checkpoint_advice(Store& reader, const 
                              {"net_gpu_h_per_day", o.net_gpu_h_per_day}});
   }
   return json{{"cluster", spec->name},
-              {"spares", {{"recommended", spares.recommended},
-                          {"failures_per_day", spares.failures_per_day},
-                          {"hot_restart_s", kHotRestartS},
-                          {"options", std::move(spare_options)}}},
+              {"spares",
+               {{"recommended", spares.recommended},
+                {"failures_per_day", spares.failures_per_day},
+                {"hot_restart_s", kHotRestartS},
+                {"options", std::move(spare_options)}}},
               {"interval_s", e.interval_s},
               {"checkpoint_cost_s", e.checkpoint_cost_s},
               {"restart_s", e.restart_s},

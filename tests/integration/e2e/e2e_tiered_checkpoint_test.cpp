@@ -53,12 +53,13 @@ class E2eTieredCheckpointTest : public E2eTest {
     state_ = dir_->path() + "/state";
     config_ = dir_->path() + "/clusters.yaml";
     disks_ = dir_->path() + "/node-disks";
-    write_file(config_, "clusters:\n"
-                        "  - {name: alpha, provider: local, nodes: 2, gpus_per_node: 1, "
-                        "accelerator: cpu-slot,\n"
-                        "     unreachable_grace_s: 1, poll_interval_ms: 50,\n"
-                        "     storage: {node_local: \"" +
-                            disks_ + "/{node}\"}" + testkit::local_run_as_yaml() + "}\n");
+    write_file(config_,
+               "clusters:\n"
+               "  - {name: alpha, provider: local, nodes: 2, gpus_per_node: 1, "
+               "accelerator: cpu-slot,\n"
+               "     unreachable_grace_s: 1, poll_interval_ms: 50,\n"
+               "     storage: {node_local: \"" +
+                   disks_ + "/{node}\"}" + testkit::local_run_as_yaml() + "}\n");
     start_server();
     script_ = dir_->path() + "/train.py";
     fs::copy_file(ORCH_SOURCE_DIR "/examples/pytorch/train.py", script_);
@@ -67,15 +68,16 @@ class E2eTieredCheckpointTest : public E2eTest {
   }
 
   std::int64_t submit_trainer(const std::string& env) {
-    return submit("name: tiered\n"
-                  "command: /usr/bin/python3 " +
-                  script_ +
-                  " --steps 400 --ckpt-every 10 --step-delay-s 0.05\n"
-                  "resources: {nodes: 1, gpus_per_node: 1}\n"
-                  "model: {parameters: 4160}\n"
-                  "checkpoint: {interval_steps: 10}\n"
-                  "health: {heartbeat_timeout_s: 3}\n" +
-                  env + restart_yaml(2));
+    return submit(
+        "name: tiered\n"
+        "command: /usr/bin/python3 " +
+        script_ +
+        " --steps 400 --ckpt-every 10 --step-delay-s 0.05\n"
+        "resources: {nodes: 1, gpus_per_node: 1}\n"
+        "model: {parameters: 4160}\n"
+        "checkpoint: {interval_steps: 10}\n"
+        "health: {heartbeat_timeout_s: 3}\n" +
+        env + restart_yaml(2));
   }
   json checkpoints(std::int64_t id) {
     json c = get_json(url_, "/api/v1/jobs/" + std::to_string(id) + "/checkpoints");

@@ -127,8 +127,11 @@ TEST(ResumeCandidates, ANodesOwnCopyComesFirstThenTheSharedCopyOfTheSameStep) {
   local.path = "/local/job-1/step-800";
   CheckpointCopy lost = copy(9, 900, "alpha", false);  // its node was lost: marked missing
   lost.node = "a2";
-  std::vector<CheckpointCopy> copies = {copy(8, 800, "alpha", true), local, lost,
-                                        copy(7, 700, "alpha", true), copy(6, 600, "alpha", true),
+  std::vector<CheckpointCopy> copies = {copy(8, 800, "alpha", true),
+                                        local,
+                                        lost,
+                                        copy(7, 700, "alpha", true),
+                                        copy(6, 600, "alpha", true),
                                         copy(5, 500, "alpha", true)};
   auto cs = resume_candidates(copies, "alpha");
   EXPECT_THAT(steps(cs), ElementsAre(800, 800, 700, 600));

@@ -246,8 +246,8 @@ const BadClusters kBad[] = {
      "unknown key \"cluster\" in the clusters file; did you mean \"clusters\"?"},
     {"entry typo", "clusters:\n  - name: a\n    gpus_per_nod: 2\n", "3:5",
      "unknown key \"gpus_per_nod\" in cluster \"a\"; did you mean \"gpus_per_node\"?"},
-    {"node_local relative", "clusters:\n  - {name: a, storage: {node_local: local/orch}}\n",
-     "2:37", "\"node_local\" must be an absolute path in normal form"},
+    {"node_local relative", "clusters:\n  - {name: a, storage: {node_local: local/orch}}\n", "2:37",
+     "\"node_local\" must be an absolute path in normal form"},
     {"node_local on kubernetes",
      "clusters:\n  - name: a\n    provider: kubernetes\n    kubernetes: {kubeconfig: k, image: i}\n"
      "    storage: {node_local: /local}\n",

@@ -131,15 +131,20 @@ class FakeJobsApi : public virtual JobsApi, public virtual FakeApiShared {
           {{{"interval_s", 948.7}, {"interval_steps", 4518}, {"ettr", 0.9}},
            {{"interval_s", 1897.4}, {"interval_steps", 9035}, {"ettr", 0.93}},
            {{"interval_s", 3794.8}, {"interval_steps", 18070}, {"ettr", 0.91}}});
-      j["checkpoint_advice"]["spares"] = {
-          {"recommended", 1},
-          {"failures_per_day", 2.88},
-          {"hot_restart_s", 30},
-          {"options",
-           {{{"spares", 0}, {"covered", 0}, {"gained_gpu_h_per_day", 0},
-             {"paid_gpu_h_per_day", 0}, {"net_gpu_h_per_day", 0}},
-            {{"spares", 1}, {"covered", 0.9}, {"gained_gpu_h_per_day", 310.4},
-             {"paid_gpu_h_per_day", 192}, {"net_gpu_h_per_day", 118.4}}}}};
+      j["checkpoint_advice"]["spares"] = {{"recommended", 1},
+                                          {"failures_per_day", 2.88},
+                                          {"hot_restart_s", 30},
+                                          {"options",
+                                           {{{"spares", 0},
+                                             {"covered", 0},
+                                             {"gained_gpu_h_per_day", 0},
+                                             {"paid_gpu_h_per_day", 0},
+                                             {"net_gpu_h_per_day", 0}},
+                                            {{"spares", 1},
+                                             {"covered", 0.9},
+                                             {"gained_gpu_h_per_day", 310.4},
+                                             {"paid_gpu_h_per_day", 192},
+                                             {"net_gpu_h_per_day", 118.4}}}}};
     }
     return JsonText{j.dump()};
   }

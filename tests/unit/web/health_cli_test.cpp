@@ -269,11 +269,11 @@ TEST_F(HealthCliTest, PlanGivesTheIntervalAndTheEttrAroundIt) {
   EXPECT_TRUE(has("restart 300 s, expected MFU 0.41\n")) << out.str();
   EXPECT_TRUE(has("INTERVAL S  STEPS  EXPECTED ETTR")) << out.str();
   EXPECT_TRUE(has("1897        9035   0.93           <- Young's interval\n")) << out.str();
-  EXPECT_TRUE(has("hot spares: hold 1 (2.88 failures a day; a relaunch onto a spare assumed to "
-                  "take 30 s)\n"))
+  EXPECT_TRUE(
+      has("hot spares: hold 1 (2.88 failures a day; a relaunch onto a spare assumed to "
+          "take 30 s)\n"))
       << out.str();
-  EXPECT_TRUE(has("1       0.9               310              192             118\n"))
-      << out.str();
+  EXPECT_TRUE(has("1       0.9               310              192             118\n")) << out.str();
   out.str("");
   EXPECT_EQ(run_plan(options, 2, out, err), kExitOk) << err.str();
   EXPECT_TRUE(has("no advice yet")) << out.str();
