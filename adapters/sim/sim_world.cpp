@@ -421,11 +421,14 @@ void SimWorld::record_save(Run& run, std::int64_t step, double save_at) {
   const SimJob& job = jobs_[run.job];
   Cluster& c = clusters_[run.cluster];
   CheckpointReport line{step, checkpoint_path(run, step), run.shape.save_s};
-  if (job.drain_s > 0 && !run.node_dir.empty()) {
+  if (job.drain_s > 0) {
+    // Tiered whoever launched it: a policy that names no node directory gets the world's.
+    const std::string node_dir =
+        run.node_dir.empty() ? "/sim/local/{node}/" + job.name : run.node_dir;
     line.tier = CheckpointTier::local;
     line.node = c.nodes[run.nodes.front()].name;
-    auto dir = expand_node_placeholder(run.node_dir, line.node);
-    line.path = (dir ? *dir : run.node_dir) + "/step-" + std::to_string(step);
+    auto dir = expand_node_placeholder(node_dir, line.node);
+    line.path = (dir ? *dir : node_dir) + "/step-" + std::to_string(step);
     run.draining = step;  // the newest only: a drain under way is superseded
     run.drained_s = save_at + job.drain_s;
   }

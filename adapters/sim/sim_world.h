@@ -204,7 +204,9 @@ class SimWorld {
     // The job's own checkpoint directory the launch named (LaunchRequest::checkpoint_dir), where
     // its checkpoints go; empty: <checkpoint_root>/<job name>, as before there was one.
     std::string checkpoint_dir;
-    std::string node_dir;  // ORCH_LOCAL_CHECKPOINT_DIR as launched ("{node}" in it); tiered saves
+    // ORCH_LOCAL_CHECKPOINT_DIR as launched ("{node}" in it), where tiered saves go; empty:
+    // /sim/local/{node}/<job name>.
+    std::string node_dir;
     std::vector<std::size_t> nodes;  // empty until granted
     double granted_s = 0;
     double launched_s = 0;

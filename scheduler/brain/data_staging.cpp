@@ -44,10 +44,12 @@ Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
         continue;
       }
       // A copy not listed yet (its manifest action is still queued) is a candidate too: the
-      // pre-launch check lists it and accepts it when it is there; never a bad or copying one.
-      // A copy on a node's own disk only once listed whole (a node's copy is never a guess).
+      // pre-launch check lists it and accepts it when it is there (and matches the checkpoint's
+      // manifest when one is known: a tiered save's drained copy, reported just before the
+      // failure that resumes it); never a bad or copying one. A copy on a node's own disk only
+      // once listed whole.
       const bool usable = r.state == ReplicaState::verified ||
-                          (r.state == ReplicaState::present && !c.manifest && r.node.empty());
+                          (r.state == ReplicaState::present && r.node.empty());
       in.push_back({c.id, c.step, r.cluster, r.path, usable, m, *within, r.node});
     }
   }
