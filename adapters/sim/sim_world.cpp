@@ -383,7 +383,8 @@ void SimWorld::print_until(Run& run, double t) {
                   run.shape.save_s;
       }
     }
-    const double drain_at = run.draining >= 0 ? run.drained_s : kNever;
+    double drain_at = kNever;
+    if (run.draining >= 0) drain_at = run.drained_s;
     if (drain_at <= until && drain_at <= save_at && drain_at <= run.next_progress_s) {
       record_drain(run);
       continue;

@@ -144,7 +144,7 @@ class DataKeeper : BrainPart {
                                     const std::vector<TransferRow>& active);
   Result<void> delete_replicas(JobId job, const ReplicationPlan& plan,
                                const std::vector<CheckpointRow>& ckpts,
-                               std::vector<ReplicaRow> copies);
+                               const std::vector<ReplicaRow>& copies);
   // Marks the copy deleted and asks its site to remove it (inside its confinement only): true
   // when a removal was queued (false: already gone, refused, or nothing left to confine it to).
   Result<bool> remove_copy(ReplicaRow copy, const std::string& why);

@@ -240,9 +240,9 @@ Result<void> DataKeeper::start_replica_copies(JobId job_id, const ReplicationPla
 
 Result<void> DataKeeper::delete_replicas(JobId job_id, const ReplicationPlan& plan,
                                          const std::vector<CheckpointRow>& ckpts,
-                                         std::vector<ReplicaRow> copies) {
+                                         const std::vector<ReplicaRow>& copies) {
   for (const auto& del : plan.deletes) {
-    for (auto& r : copies) {
+    for (const auto& r : copies) {
       if (r.checkpoint_id != del.checkpoint_id || r.cluster != del.cluster) continue;
       auto removed = remove_copy(r, del.why);
       if (!removed) return removed.error();
