@@ -1,6 +1,7 @@
 #include "scheduler/brain/launch_plan.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "scheduler/brain/brain_text.h"
 #include "scheduler/lifecycle/hang_policy.h"
@@ -109,6 +110,11 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   if (!in.site->node_local_root.empty()) {
     launch.env["ORCH_LOCAL_CHECKPOINT_DIR"] =
         node_local_dir_template(in.site->node_local_root, a.job_id);
+    // The drain to shared storage under the cluster's transfer cap, unless the job sets its own.
+    if (in.site->data.bwlimit_mb_s > 0 && launch.env.count("ORCH_DRAIN_BYTES_PER_S") == 0) {
+      launch.env["ORCH_DRAIN_BYTES_PER_S"] =
+          std::to_string(std::llround(in.site->data.bwlimit_mb_s * 1e6));
+    }
   }
   for (const auto& [k, v] : in.data_env) launch.env[k] = v;
   // The site worker checks the candidates against their manifests just before the launch and

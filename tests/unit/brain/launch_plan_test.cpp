@@ -120,6 +120,11 @@ TEST(PlanLaunch, ANodesOwnCopyIsReadOnlyByAOneNodeJobOnThatNode) {
   p.in.exclude_nodes = {"a3"};
   LaunchPlan plan = p.plan();
   EXPECT_EQ(plan.launch.env.at("ORCH_LOCAL_CHECKPOINT_DIR"), "/local/{node}/orch/job-7");
+  EXPECT_EQ(plan.launch.env.count("ORCH_DRAIN_BYTES_PER_S"), 0u) << "no transfer cap";
+  p.site.data.bwlimit_mb_s = 250;
+  EXPECT_EQ(p.plan().launch.env.at("ORCH_DRAIN_BYTES_PER_S"), "250000000");
+  p.job.spec.env["ORCH_DRAIN_BYTES_PER_S"] = "1000";
+  EXPECT_EQ(p.plan().launch.env.at("ORCH_DRAIN_BYTES_PER_S"), "1000") << "the job's own wins";
   ASSERT_EQ(plan.launch.resume_candidates.size(), 2u);
   EXPECT_EQ(plan.launch.resume_candidates[0].node, "a1") << "a3 is excluded";
   EXPECT_EQ(plan.launch.resume_candidates[1].node, "");
