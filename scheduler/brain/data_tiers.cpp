@@ -30,7 +30,7 @@ Result<std::string> DataKeeper::tier_dir(const AttemptRow& a, const CheckpointRe
 
 Result<bool> DataKeeper::add_tier_copy(const AttemptRow& a, const CheckpointReport& c,
                                        const std::string& path) {
-  auto same_step = store_.checkpoints_of_attempt_at(a.id, c.step);
+  auto same_step = store_.checkpoints_of_attempt_at(a.job_id, a.id, c.step);
   if (!same_step) return same_step.error();
   for (const CheckpointRow& ckpt : *same_step) {
     if (ckpt.path == path) return true;  // the same line again

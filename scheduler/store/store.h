@@ -231,8 +231,9 @@ class Store {
   Result<std::map<JobId, CheckpointRow>> latest_checkpoints(const std::vector<JobId>& jobs);
   Result<std::vector<CheckpointRow>> checkpoints_of(JobId job);
   // The attempt's checkpoints at one step, newest first: a tiered save's copies (the node's own,
-  // then the shared one it drained to) are reported as two lines of the same step.
-  Result<std::vector<CheckpointRow>> checkpoints_of_attempt_at(std::int64_t attempt_id,
+  // then the shared one it drained to) are reported as two lines of the same step. Read through
+  // the (job, step, path) index: the cost is that step's rows, not the job's history.
+  Result<std::vector<CheckpointRow>> checkpoints_of_attempt_at(JobId job, std::int64_t attempt_id,
                                                                std::int64_t step);
   // The job's checkpoints that still have a copy somewhere (a replica neither deleted nor
   // missing), oldest first, and every replica of those: what replication and retention act on.

@@ -500,12 +500,13 @@ Result<bool> Store::has_checkpoints(JobId job) {
   return st->col_int(0) != 0;
 }
 
-Result<std::vector<CheckpointRow>> Store::checkpoints_of_attempt_at(std::int64_t attempt_id,
+Result<std::vector<CheckpointRow>> Store::checkpoints_of_attempt_at(JobId job,
+                                                                    std::int64_t attempt_id,
                                                                     std::int64_t step) {
   static const std::string sql = std::string("SELECT ") + kCheckpointColumns +
-                                 " FROM checkpoints c WHERE c.attempt_id = ? AND c.step = ? "
-                                 "ORDER BY c.id DESC";
-  return query(db_, sql, read_checkpoint, attempt_id, step);
+                                 " FROM checkpoints c WHERE c.job_id = ? AND c.step = ? AND "
+                                 "c.attempt_id = ? ORDER BY c.id DESC";
+  return query(db_, sql, read_checkpoint, job, step, attempt_id);
 }
 
 Result<std::vector<CheckpointRow>> Store::checkpoints_of(JobId job) {
