@@ -80,12 +80,14 @@ class SchedulerBackendDataTest : public ::testing::Test {
     return 0;
   }
   std::int64_t add_replica(std::optional<std::int64_t> checkpoint, const std::string& dataset,
-                           const std::string& cluster, ReplicaState state) {
+                           const std::string& cluster, ReplicaState state,
+                           const std::string& node = "") {
     ReplicaRow r;
     r.checkpoint_id = checkpoint;
     r.dataset = dataset;
     r.cluster = cluster;
-    r.path = "/" + cluster + "/copy";
+    r.node = node;
+    r.path = "/" + cluster + (node.empty() ? "" : "/" + node) + "/copy";
     r.state = state;
     r.detail = state == ReplicaState::copying ? "transfer running" : "";
     r.updated_ms = kStart + 5000;
@@ -141,6 +143,7 @@ TEST_F(SchedulerBackendDataTest, JobCheckpointsNewestFirstWithTheirCopies) {
   const std::int64_t at_alpha = add_replica(newer, "", "alpha", ReplicaState::verified);
   const std::int64_t at_beta = add_replica(newer, "", "beta", ReplicaState::copying);
   add_replica(older, "", "alpha", ReplicaState::present);
+  add_replica(older, "", "alpha", ReplicaState::verified, "alpha-n0");  // tiered: on the node
 
   auto r = backend_->job_checkpoints(job);
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -159,6 +162,8 @@ TEST_F(SchedulerBackendDataTest, JobCheckpointsNewestFirstWithTheirCopies) {
                            {"replicas",
                             {{{"id", at_alpha},
                               {"cluster", "alpha"},
+                              {"tier", "site"},
+                              {"node", nullptr},
                               {"path", "/alpha/copy"},
                               {"state", "verified"},
                               {"detail", ""},
@@ -167,6 +172,8 @@ TEST_F(SchedulerBackendDataTest, JobCheckpointsNewestFirstWithTheirCopies) {
                               {"audited_ms", nullptr}},
                              {{"id", at_beta},
                               {"cluster", "beta"},
+                              {"tier", "site"},
+                              {"node", nullptr},
                               {"path", "/beta/copy"},
                               {"state", "copying"},
                               {"detail", "transfer running"},
@@ -174,10 +181,12 @@ TEST_F(SchedulerBackendDataTest, JobCheckpointsNewestFirstWithTheirCopies) {
                               {"verified_ms", nullptr},
                               {"audited_ms", nullptr}}}}}));
   EXPECT_EQ(list[1]["step"], 20);
-  EXPECT_EQ(list[1]["verified"], false) << "a present copy is not verified";
   EXPECT_TRUE(list[1]["bytes"].is_null());
   EXPECT_TRUE(list[1]["files"].is_null());
-  EXPECT_EQ(list[1]["replicas"].size(), 1u);
+  ASSERT_EQ(list[1]["replicas"].size(), 2u);
+  EXPECT_EQ(list[1]["replicas"][0]["tier"], "site");
+  EXPECT_EQ(list[1]["replicas"][1]["tier"], "node");
+  EXPECT_EQ(list[1]["replicas"][1]["node"], "alpha-n0");
 
   const JobId bare = add_job();
   EXPECT_EQ(backend_->job_checkpoints(bare).value()["checkpoints"], json::array());
