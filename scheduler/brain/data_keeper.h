@@ -149,8 +149,10 @@ class DataKeeper : BrainPart {
   // when a removal was queued (false: already gone, refused, or nothing left to confine it to).
   Result<bool> remove_copy(ReplicaRow copy, const std::string& why);
   // Retention of the node tier: each node keeps the newest `keep` of the job's checkpoints.
+  // Copies `plan` deletes are left to it.
   Result<void> retire_node_copies(JobId job, const std::vector<CheckpointRow>& ckpts,
-                                  const std::vector<ReplicaRow>& copies, int keep);
+                                  const std::vector<ReplicaRow>& copies, int keep,
+                                  const ReplicationPlan& plan);
   Result<std::int64_t> start_transfer(const ReplicaRow& source, const std::string& to,
                                       const std::string& dst_path, const std::string& why,
                                       std::int64_t bytes);

@@ -6,6 +6,7 @@
 // deleted by retention with the checkpoint or once newer ones are kept on that node. docs/data.md.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "scheduler/brain/data_keeper.h"
@@ -57,13 +58,18 @@ Result<void> DataKeeper::lose_node_copies(const AttemptRow& a, const std::string
 }
 
 Result<void> DataKeeper::retire_node_copies(JobId job, const std::vector<CheckpointRow>& ckpts,
-                                            const std::vector<ReplicaRow>& copies, int keep) {
-  // Per node, the newest `keep` checkpoints with a live copy there stay; older ones go.
+                                            const std::vector<ReplicaRow>& copies, int keep,
+                                            const ReplicationPlan& plan) {
+  // Per node, the newest `keep` checkpoints with a live copy there stay; older ones go. Copies
+  // the plan's retention just deleted (every copy of the checkpoint at that site) are gone.
+  std::set<std::pair<std::int64_t, std::string>> deleted;
+  for (const auto& del : plan.deletes) deleted.insert({del.checkpoint_id, del.cluster});
   std::map<std::int64_t, std::int64_t> step_of;
   for (const CheckpointRow& c : ckpts) step_of[c.id] = c.step;
   std::map<std::pair<std::string, std::string>, std::vector<const ReplicaRow*>> by_node;
   for (const ReplicaRow& r : copies) {
     if (on_shared_storage(r) || !r.checkpoint_id || step_of.count(*r.checkpoint_id) == 0) continue;
+    if (deleted.count({*r.checkpoint_id, r.cluster}) != 0) continue;
     if (r.state != ReplicaState::present && r.state != ReplicaState::verified) continue;
     by_node[{r.cluster, r.node}].push_back(&r);
   }

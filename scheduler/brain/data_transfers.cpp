@@ -149,7 +149,7 @@ Result<void> DataKeeper::replicate_job(JobId job_id) {
   const ReplicationPlan plan = plan_replication(*in);
   if (auto r = start_replica_copies(job_id, plan, *ckpts, *copies, *active); !r) return r;
   if (auto r = delete_replicas(job_id, plan, *ckpts, *copies); !r) return r;
-  return retire_node_copies(job_id, *ckpts, *copies, policy.keep);
+  return retire_node_copies(job_id, *ckpts, *copies, policy.keep, plan);
 }
 
 Result<ReplicationInput> DataKeeper::replication_input(const ReplicationSpec& policy,

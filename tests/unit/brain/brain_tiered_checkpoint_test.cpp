@@ -163,5 +163,23 @@ TEST_F(BrainTieredCheckpoints, EachNodeKeepsTheNewestKeepOfItsCopies) {
   EXPECT_THAT(kept, ::testing::ElementsAre(40, 50));
 }
 
+// Retention of drained checkpoints deletes each of their copies once, the node's among them
+// (the node tier's retention and the plan's each take theirs; neither deletes what the other
+// has).
+TEST_F(BrainTieredCheckpoints, ARetiredCheckpointsNodeCopyIsDeletedOnce) {
+  JobId id = submit(make_job().prefer({"alpha"}).replicate(2, 1));
+  site_launches_all("alpha");
+  train_tiered(last_attempt(id), 50, {10, 20, 30, 40, 50});
+  handle(Tick{});
+  settle_data();
+  int deleting_step_10 = 0;
+  for (const auto& e : events_of_kind(id, "checkpoint-deleted")) {
+    if (e.message.find("step 10 at alpha") != std::string::npos) ++deleting_step_10;
+  }
+  EXPECT_EQ(deleting_step_10, 2) << "its shared copy and its node copy, each once";
+  for (const auto& r : copies_of_step(id, 10)) EXPECT_EQ(r.state, ReplicaState::deleted);
+  for (const auto& r : copies_of_step(id, 50)) EXPECT_EQ(r.state, ReplicaState::verified);
+}
+
 }  // namespace
 }  // namespace orch::testing
