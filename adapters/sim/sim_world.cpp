@@ -397,25 +397,28 @@ void SimWorld::print_until(Run& run, double t) {
     if (run.next_progress_s <= until) {
       const TrainingProgress p =
           advance(run.shape, run.cursor.step, run.cursor.at_s, run.next_progress_s);
-      run.output += format_progress_line(
-          ProgressReport{p.step, job.tokens_per_step, run.shape.step_s, std::nullopt, {}});
-      run.output += '\n';
-      ++lines_printed_;
+      print_line(run,
+                 ProgressReport{p.step, job.tokens_per_step, run.shape.step_s, std::nullopt, {}});
       run.next_progress_s += clusters_[run.cluster].spec.progress_every_s;
       continue;
     }
     break;
   }
   if (t >= run.completes_s) {
-    run.output += format_progress_line(ProgressReport{
-        run.shape.total_steps, job.tokens_per_step, run.shape.step_s, std::nullopt, {}});
-    run.output += '\n';
-    ++lines_printed_;
+    print_line(run,
+               ProgressReport{
+                   run.shape.total_steps, job.tokens_per_step, run.shape.step_s, std::nullopt, {}});
     ExitStatus done;
     done.exit_code = 0;
     truth_[run.job].completed_s = run.completes_s;
     end_run(static_cast<std::size_t>(&run - runs_.data()), run.completes_s, std::move(done));
   }
+}
+
+void SimWorld::print_line(Run& run, const ProgressLine& line) {
+  run.output += format_progress_line(line);
+  run.output += '\n';
+  ++lines_printed_;
 }
 
 void SimWorld::record_save(Run& run, std::int64_t step, double save_at) {
@@ -434,9 +437,7 @@ void SimWorld::record_save(Run& run, std::int64_t step, double save_at) {
     run.drained_s = save_at + job.drain_s;
   }
   c.copies[line.path] = Copy{run.job, step, line.tier == CheckpointTier::local};
-  run.output += format_progress_line(line);
-  run.output += '\n';
-  ++lines_printed_;
+  print_line(run, line);
 }
 
 void SimWorld::record_drain(Run& run) {
@@ -445,9 +446,7 @@ void SimWorld::record_drain(Run& run) {
   const std::string path = checkpoint_path(run, step);
   clusters_[run.cluster].copies[path] = Copy{run.job, step};
   CheckpointReport line{step, path, jobs_[run.job].drain_s};
-  run.output += format_progress_line(line);
-  run.output += '\n';
-  ++lines_printed_;
+  print_line(run, line);
 }
 
 void SimWorld::end_run(std::size_t ri, double at, ExitStatus exit) {

@@ -35,6 +35,7 @@
 #include "adapters/sim/training_run.h"
 #include "scheduler/common/result.h"
 #include "scheduler/model/manifest.h"
+#include "scheduler/model/progress_line.h"
 #include "scheduler/model/site_types.h"
 
 namespace orch::sim {
@@ -237,6 +238,8 @@ class SimWorld {
   bool grant(Run& run, std::size_t run_index);
   // Prints the run's lines up to t (at most its end), completes it when it reaches its end.
   void print_until(Run& run, double t);
+  // One protocol line on the run's output, as a real job prints it.
+  void print_line(Run& run, const ProgressLine& line);
   // A completed save at save_at: its line (and copy) on a node's own disk, whose drain starts,
   // or on the shared storage.
   void record_save(Run& run, std::int64_t step, double save_at);
