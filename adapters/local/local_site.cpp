@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -121,18 +122,21 @@ Result<std::vector<std::string>> LocalSite::assign_nodes(const LaunchRequest& re
   }
   std::set<std::string> excluded(request.exclude_nodes.begin(), request.exclude_nodes.end());
   std::vector<std::string> nodes;
-  // A resume from a copy on one node's own disk starts there (its first task on it).
-  if (!request.on_node.empty()) {
-    if (excluded.count(request.on_node) != 0 || !is_node_of_site(request.on_node)) {
-      return make_error(ErrorKind::invalid, "launch " + request.token + " must start on node " +
-                                                request.on_node + ", which site " + options_.name +
+  // A resume from a copy on one node's own disk starts there (its first task on it); a gang's
+  // survivors and the hot spares it takes come next.
+  for (const std::string& node : pinned_nodes(request)) {
+    if (excluded.count(node) != 0 || !is_node_of_site(node)) {
+      return make_error(ErrorKind::invalid, "launch " + request.token + " must run on node " +
+                                                node + ", which site " + options_.name +
                                                 " does not have or excludes");
     }
-    nodes.push_back(request.on_node);
+    if (static_cast<int>(nodes.size()) < request.nodes) nodes.push_back(node);
   }
   for (int i = 0; i < options_.nodes && static_cast<int>(nodes.size()) < request.nodes; ++i) {
     std::string name = options_.name + "-n" + std::to_string(i);
-    if (!excluded.count(name) && name != request.on_node) nodes.push_back(name);
+    if (!excluded.count(name) && std::find(nodes.begin(), nodes.end(), name) == nodes.end()) {
+      nodes.push_back(name);
+    }
   }
   if (static_cast<int>(nodes.size()) < request.nodes) {
     return make_error(ErrorKind::invalid, "site " + options_.name + " has " +

@@ -249,8 +249,11 @@ std::vector<std::string> sbatch_argv(const LaunchRequest& r, const ClusterSpec& 
     argv.push_back("--time=" + s.time_limit);
   }
   if (!r.exclude_nodes.empty()) argv.push_back("--exclude=" + join(r.exclude_nodes, ","));
-  // A resume from a copy on one node's own disk: the allocation includes that node.
-  if (!r.on_node.empty()) argv.push_back("--nodelist=" + r.on_node);
+  // A resume from a copy on one node's own disk, a gang's survivors and the hot spares it takes:
+  // the allocation includes those nodes (and others as needed).
+  if (auto pinned = pinned_nodes(r); !pinned.empty()) {
+    argv.push_back("--nodelist=" + join(pinned, ","));
+  }
   if (s.pre_term_s > 0) {
     argv.push_back("--signal=B:" + s.pre_term_signal + "@" + std::to_string(s.pre_term_s));
   }
@@ -340,8 +343,13 @@ Result<void> check_request(const LaunchRequest& request, const std::string& agen
     return invalid("the agent's path on the cluster '" + agent + "' is not absolute");
   }
   if (auto ok = check_node_names(request.exclude_nodes, "sbatch --exclude"); !ok) return ok;
-  if (request.on_node.empty()) return Ok{};
-  return check_node_names({request.on_node}, "sbatch --nodelist");
+  const auto pinned = pinned_nodes(request);
+  if (pinned.empty()) return Ok{};
+  if (static_cast<int>(pinned.size()) > request.nodes) {
+    return invalid("launch " + request.token + " names " + std::to_string(pinned.size()) +
+                   " nodes it must get, more than its " + std::to_string(request.nodes));
+  }
+  return check_node_names(pinned, "sbatch --nodelist");
 }
 
 // mkdir -p of the run directory, work/, tasks/ and the agent's directory; the gang file; the

@@ -9,9 +9,10 @@ Brain::Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters
              PlacementPipeline pipeline, SchedulingSpec scheduling)
     : core_(store, clock, std::move(clusters), std::move(scheduling)),
       health_(core_),
+      spares_(core_, health_),
       data_(core_),
       reconciler_(core_),
-      placer_(core_, std::move(pipeline), data_, health_),
+      placer_(core_, std::move(pipeline), data_, health_, spares_),
       attempts_(core_, health_, data_, placer_, reconciler_),
       support_(core_) {}
 
@@ -95,8 +96,15 @@ Result<BrainReply> Brain::then_place(Result<BrainReply> reply) {
 }
 
 Result<BrainReply> Brain::on(const ProbeCompleted& e) {
-  // A round's verdicts may admit a cluster or release nodes.
+  // A round's verdicts may admit a cluster or release nodes; a spare's only holds it.
+  if (SparePool::owns(e.token)) return spares_.on(e);
   return then_place(health_.on(e));
+}
+
+Result<BrainReply> Brain::on(const AttemptObserved& e) {
+  if (!SparePool::owns(e.token)) return attempts_.on(e);
+  // A spare that became ready may be what a waiting gang needs.
+  return then_place(spares_.on(e));
 }
 
 Result<BrainReply> Brain::on(const SetNodeState& e) {
@@ -116,6 +124,7 @@ Result<BrainReply> Brain::on(const Tick&) {
   if (auto r = attempts_.stop_past_time_limit(); !r) return r.error();
   if (auto r = health_.start_due_burn_ins(); !r) return r.error();
   if (auto r = health_.start_release_probes(); !r) return r.error();
+  if (auto r = spares_.refill(); !r) return r.error();
   if (auto r = placer_.place_waiting_jobs(); !r) return r.error();
   return BrainReply{};
 }

@@ -7,7 +7,8 @@
 //
 // The brain is its parts, which share the store's one transaction (brain_core.h): placing
 // (placer.h), the attempts and what follows their end (attempt_tracker.h), health
-// (health_judge.h), data (data_keeper.h) and reconciling duplicates (reconciler.h). Brain opens
+// (health_judge.h), hot spares (spare_pool.h), data (data_keeper.h) and reconciling duplicates
+// (reconciler.h). Brain opens
 // the transaction, hands each event to the part it concerns, and runs the tick's rounds.
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include "scheduler/brain/health_judge.h"
 #include "scheduler/brain/placer.h"
 #include "scheduler/brain/reconciler.h"
+#include "scheduler/brain/spare_pool.h"
 #include "scheduler/brain/support_desk.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/placement/pipeline.h"
@@ -52,9 +54,14 @@ class Brain {
   // Each event to the part it concerns; the few that free capacity place waiting jobs after.
   Result<BrainReply> on(const SubmitJob& e) { return placer_.on(e); }
   Result<BrainReply> on(const CancelJob& e) { return attempts_.on(e); }
-  Result<BrainReply> on(const LaunchCompleted& e) { return attempts_.on(e); }
-  Result<BrainReply> on(const CancelCompleted& e) { return attempts_.on(e); }
-  Result<BrainReply> on(const AttemptObserved& e) { return attempts_.on(e); }
+  // A hot spare's holder or burn-in (spare_pool.h) goes to the spares, the rest to attempts.
+  Result<BrainReply> on(const LaunchCompleted& e) {
+    return SparePool::owns(e.token) ? spares_.on(e) : attempts_.on(e);
+  }
+  Result<BrainReply> on(const CancelCompleted& e) {
+    return SparePool::owns(e.token) ? spares_.on(e) : attempts_.on(e);
+  }
+  Result<BrainReply> on(const AttemptObserved& e);
   Result<BrainReply> on(const SiteUnreachable& e) { return attempts_.on(e); }
   Result<BrainReply> on(const SiteReachable& e) { return attempts_.on(e); }
   Result<BrainReply> on(const InventoryObserved& e) { return health_.on(e); }
@@ -82,6 +89,7 @@ class Brain {
 
   BrainCore core_;
   HealthJudge health_;
+  SparePool spares_;
   DataKeeper data_;
   Reconciler reconciler_;
   Placer placer_;

@@ -13,6 +13,7 @@
 #include "scheduler/brain/brain_core.h"
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/brain/cluster_history.h"
+#include "scheduler/health/burn_in.h"
 #include "scheduler/health/mfu_watch.h"
 #include "scheduler/health/quarantine.h"
 
@@ -56,6 +57,11 @@ class HealthJudge : BrainPart {
   Result<void> watch_mfu(AttemptRow& attempt, const JobRow& job,
                          const std::vector<MfuSample>& samples,
                          std::vector<std::string>* confirmed);
+  // A hot spare's burn-in round (one node; spare_pool.h) came back: the node's verdict on its
+  // own checks, recorded as a probe and in the node's ledger; a node that failed is taken out of
+  // service as a failed burn-in would. A round that failed as a whole fails the spare without
+  // blaming the node.
+  Result<NodeProbeVerdict> judge_spare_burn_in(const ProbeCompleted& e, const std::string& node);
   // Tick: burn-in of clusters that joined, release probes of nodes whose cool-down passed.
   Result<void> start_due_burn_ins();
   Result<void> start_release_probes();

@@ -225,6 +225,33 @@ Result<void> HealthJudge::start_release_probes() {
   return Ok{};
 }
 
+Result<NodeProbeVerdict> HealthJudge::judge_spare_burn_in(const ProbeCompleted& e,
+                                                          const std::string& node) {
+  const Millis now = clock_.now_ms();
+  if (!e.result.ok()) {
+    return NodeProbeVerdict{node, false, "probe round failed: " + e.result.error().message, 0, 0};
+  }
+  // One node has no median to be compared with: its own checks decide.
+  NodeProbeVerdict v = judge_burn_in({node}, *e.result, BurnInPolicy{0, 0}).front();
+  if (auto r = store_.add_probe(probe_row(e.cluster, e, v, now)); !r) return r.error();
+  if (auto r = node_event(e.cluster, node, v.passed ? "probe-passed" : "probe-failed",
+                          "hot spare burn-in: " + v.reason);
+      !r) {
+    return r.error();
+  }
+  if (v.passed) return v;
+  auto found = store_.node(e.cluster, node);
+  if (!found) return found.error();
+  if (!*found) return v;
+  NodeRow n = **found;
+  NodeDecision d =
+      after_probe(health_of(n), false, v.reason, now, quarantine_policy(cluster_spec(e.cluster)));
+  if (d.to) {
+    if (auto r = set_standing(n, *d.to, d.reason, true); !r) return r.error();
+  }
+  return v;
+}
+
 Result<void> HealthJudge::judge_release_round(const ProbeCompleted& e) {
   const Millis now = clock_.now_ms();
   const ClusterSpec* spec = cluster_spec(e.cluster);

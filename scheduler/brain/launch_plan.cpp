@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "scheduler/brain/brain_text.h"
+#include "scheduler/common/text.h"
 #include "scheduler/lifecycle/hang_policy.h"
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/model/checkpoint_dir.h"
@@ -51,6 +52,7 @@ PlacementRequest placement_request(const JobRow& job, const std::vector<AttemptR
       req.avoid_nodes =
           last->failed_node.empty() ? last->nodes : std::vector<std::string>{last->failed_node};
     }
+    req.may_take_spares = last->cause == ExitCause::node_lost;
   }
   return req;
 }
@@ -132,6 +134,14 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   launch.heartbeat_timeout_s = spec.health.heartbeat_timeout_s;
   launch.heartbeat_s = heartbeat_interval_s(spec.health.heartbeat_timeout_s);
   launch.exclude_nodes = in.exclude_nodes;
+  // A gang that takes hot spares keeps its surviving nodes: survivors first, then the spares.
+  for (const auto* list : {&in.survivors, &in.spares}) {
+    for (const auto& n : *list) {
+      if (static_cast<int>(launch.include_nodes.size()) < spec.nodes) {
+        launch.include_nodes.push_back(n);
+      }
+    }
+  }
   launch.time_limit_s = spec.time_limit_s;
   launch.pod = spec.kubernetes;
   return launch;
@@ -144,7 +154,8 @@ std::vector<ResumeCandidate> readable_candidates(const LaunchPlanInput& in) {
   for (const ResumeCandidate& c : in.candidates) {
     const bool excluded = std::find(in.exclude_nodes.begin(), in.exclude_nodes.end(), c.node) !=
                           in.exclude_nodes.end();
-    if (!c.node.empty() && (in.job->spec.nodes != 1 || excluded)) continue;
+    // A launch onto hot spares runs where the spares are, not where an old copy lies.
+    if (!c.node.empty() && (in.job->spec.nodes != 1 || excluded || !in.spares.empty())) continue;
     out.push_back(c);
   }
   return out;
@@ -165,6 +176,7 @@ LaunchPlan plan_launch(const LaunchPlanInput& given) {
   }
   plan.launch = launch_request(in, plan.attempt, resume);
   plan.from_the_start = resume == nullptr;
+  plan.spares = in.spares;
   plan.placed_message =
       "attempt " + std::to_string(plan.attempt.no) + " placed on " + plan.attempt.cluster;
   if (resume != nullptr) {
@@ -177,7 +189,26 @@ LaunchPlan plan_launch(const LaunchPlanInput& given) {
       plan.placed_message += " (no checkpoint has a good copy at " + plan.attempt.cluster + ")";
     }
   }
+  if (!in.spares.empty()) {
+    plan.placed_message += "; on hot spare" + std::string(in.spares.size() > 1 ? "s " : " ") +
+                           join(in.spares, ", ") +
+                           (in.survivors.empty() ? std::string()
+                                                 : " with its surviving nodes " +
+                                                       join(in.survivors, ", "));
+  }
   return plan;
+}
+
+std::vector<std::string> surviving_nodes(const std::vector<AttemptRow>& attempts,
+                                         const std::string& cluster,
+                                         const std::vector<std::string>& unusable) {
+  std::vector<std::string> out;
+  const AttemptRow* last = carrier(attempts);
+  if (last == nullptr || last->cluster != cluster) return out;
+  for (const auto& n : last->nodes) {
+    if (std::find(unusable.begin(), unusable.end(), n) == unusable.end()) out.push_back(n);
+  }
+  return out;
 }
 
 }  // namespace orch

@@ -29,6 +29,10 @@ struct LaunchPlanInput {
   bool saved_before = false;                    // the job has saved a checkpoint, here or elsewhere
   std::map<std::string, std::string> data_env;  // where its staged datasets are
   std::vector<std::string> exclude_nodes;       // nodes the launch must not use
+  // Hot spares it takes (issue 38) and the nodes of its last attempt that survived: the launch
+  // must get both (LaunchRequest::include_nodes). Empty: wherever the site grants.
+  std::vector<std::string> spares;
+  std::vector<std::string> survivors;
   Millis now = 0;
 };
 
@@ -38,6 +42,7 @@ struct LaunchPlan {
   LaunchRequest launch;                // the outbox row's payload
   std::string placed_message;          // "attempt 2 placed on alpha resuming from step 200 (...)"
   bool from_the_start = false;         // no checkpoint to resume from
+  std::vector<std::string> spares;     // the hot spares the launch takes (their holders go)
 };
 
 // The attempt a new one follows: the newest that carried the job. An attempt asked to stop is a
@@ -49,9 +54,16 @@ std::string attempt_token(JobId job, int attempt_no, Millis now);
 
 // What the placement pipeline is asked for the job's next attempt: where the previous one ran
 // decides whether to stay (a crash of the job itself: its data is there) or move away (a failed
-// launch or a lost attempt), and a node failure rules out those nodes. job must outlive it.
+// launch or a lost attempt), and a node failure rules out those nodes (and lets it take the
+// cluster's hot spares). job must outlive it.
 PlacementRequest placement_request(const JobRow& job, const std::vector<AttemptRow>& attempts);
 
 LaunchPlan plan_launch(const LaunchPlanInput& in);
+
+// The nodes of the job's last attempt on `cluster` that a launch taking hot spares keeps: all
+// but those in `unusable` (the lost node among them), in the attempt's order.
+std::vector<std::string> surviving_nodes(const std::vector<AttemptRow>& attempts,
+                                         const std::string& cluster,
+                                         const std::vector<std::string>& unusable);
 
 }  // namespace orch

@@ -2,6 +2,8 @@
 // decision, the staging it needs first, and the launch it records).
 #include "scheduler/brain/placer.h"
 
+#include <algorithm>
+
 #include "scheduler/brain/site_capacity.h"
 #include "scheduler/common/text.h"
 #include "scheduler/model/launch_request_json.h"
@@ -229,7 +231,9 @@ bool Placer::may_fit(const JobChange& job, const std::vector<ClusterView>& views
     const ClusterSpec& c = *v.spec;
     if (v.health != SiteHealth::healthy || v.admission != Admission::active) continue;
     if (job.gpus_per_node > c.gpus_per_node || job.nodes > c.nodes) continue;
-    if (gpus_free(none, v) >= job.nodes * job.gpus_per_node) return true;
+    // A job that lost a node may also take the cluster's ready spares.
+    const int spares = static_cast<int>(v.ready_spares.size()) * c.gpus_per_node;
+    if (gpus_free(none, v) + spares >= job.nodes * job.gpus_per_node) return true;
   }
   return false;
 }
@@ -262,6 +266,18 @@ Result<std::vector<ClusterView>> Placer::read_cluster_views() {
     for (const auto& n : *nodes) {
       if (!n.healthy) v.unhealthy_nodes.push_back(n.name);
       if (n.state != NodeState::active) v.quarantined_nodes.push_back(n.name);
+    }
+    if (spec.spares > 0) {
+      // Hot spares are ours and held (spare_pool.h); a running holder is in the site's count.
+      auto spares = store_.live_spares(spec.name);
+      if (!spares) return spares.error();
+      for (const auto& s : *spares) {
+        v.gpus_used += s.gpus;
+        v.spare_nodes.push_back(s.node);
+        if (s.state != SpareState::ready) continue;
+        at_site += s.gpus;
+        v.ready_spares.push_back(s.node);
+      }
     }
     v.gpus_foreign = foreign_gpus(*nodes, spec.gpus_per_node, at_site);
     views.push_back(v);
@@ -405,7 +421,16 @@ Result<void> Placer::try_place(JobRow& job) {
   in.saved_before = ckpt_wait->saved_before;
   in.data_env = std::move(data_env);
   for (const auto& v : views) {
-    if (v.spec->name == *decision.chosen) in.exclude_nodes = unusable_nodes(req, v);
+    if (v.spec->name != *decision.chosen) continue;
+    in.exclude_nodes = unusable_nodes(req, v);
+    // Hot spares: the ones it takes (with its surviving nodes), and no other spare's node.
+    in.spares = spares_to_take(req, v);
+    if (!in.spares.empty()) in.survivors = surviving_nodes(*attempts, v.spec->name, in.exclude_nodes);
+    for (const auto& n : v.spare_nodes) {
+      if (std::find(in.spares.begin(), in.spares.end(), n) == in.spares.end()) {
+        in.exclude_nodes.push_back(n);
+      }
+    }
   }
   in.now = now;
   return record_launch(job, plan_launch(in));
@@ -441,6 +466,9 @@ Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan) {
   const Millis now = plan.attempt.started_ms;  // the time placing decided at
   if (auto r = call_off_preemptions(job.id); !r) return r;
   AttemptRow& a = plan.attempt;
+  // Hot spares it takes: their holders' cancels go into the outbox before its launch (and the
+  // views are read afresh: their GPUs are no longer the spares').
+  if (auto r = spares_.take(a.cluster, plan.spares, job.id, a.no); !r) return r;
   if (plan.previous) {
     if (auto r = store_.update_attempt(*plan.previous); !r) return r;
   }

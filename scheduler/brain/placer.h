@@ -18,6 +18,7 @@
 #include "scheduler/brain/data_keeper.h"
 #include "scheduler/brain/health_judge.h"
 #include "scheduler/brain/launch_plan.h"
+#include "scheduler/brain/spare_pool.h"
 #include "scheduler/brain/waiting_queue.h"
 #include "scheduler/placement/backfill.h"
 #include "scheduler/placement/pipeline.h"
@@ -27,8 +28,13 @@ namespace orch {
 
 class Placer : BrainPart {
  public:
-  Placer(BrainCore& core, PlacementPipeline pipeline, DataKeeper& data, HealthJudge& health)
-      : BrainPart(core), pipeline_(std::move(pipeline)), data_(data), health_(health) {}
+  Placer(BrainCore& core, PlacementPipeline pipeline, DataKeeper& data, HealthJudge& health,
+         SparePool& spares)
+      : BrainPart(core),
+        pipeline_(std::move(pipeline)),
+        data_(data),
+        health_(health),
+        spares_(spares) {}
 
   // A job is submitted: checked against the configuration, stored, and placed if it fits now.
   Result<BrainReply> on(const SubmitJob& e);
@@ -100,6 +106,7 @@ class Placer : BrainPart {
   PlacementPipeline pipeline_;
   DataKeeper& data_;
   HealthJudge& health_;
+  SparePool& spares_;
 
   // Placement state kept between events (placement rounds cost what changed, not the queue).
   WaitingQueue waiting_;

@@ -56,6 +56,7 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
   j["tasks_per_node"] = r.tasks_per_node;
   j["exclude_nodes"] = r.exclude_nodes;
   if (!r.on_node.empty()) j["on_node"] = r.on_node;
+  if (!r.include_nodes.empty()) j["include_nodes"] = r.include_nodes;
   j["hang_after_s"] = r.hang_after_s;
   j["heartbeat_s"] = r.heartbeat_s;
   j["heartbeat_timeout_s"] = r.heartbeat_timeout_s;
@@ -84,6 +85,7 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.exclude_nodes = j.value("exclude_nodes", std::vector<std::string>{});
     r.tasks_per_node = j.value("tasks_per_node", 1);
     r.on_node = j.value("on_node", std::string());
+    r.include_nodes = j.value("include_nodes", std::vector<std::string>{});
     r.hang_after_s = j.value("hang_after_s", 600.0);
     r.heartbeat_s = j.value("heartbeat_s", r.heartbeat_s);
     r.heartbeat_timeout_s = j.value("heartbeat_timeout_s", r.heartbeat_timeout_s);

@@ -63,6 +63,9 @@ struct LaunchRequest {
   // Start the job on this node (its first task there): set by the site worker when the resume
   // check chose a copy on that node's own disk. Empty: wherever the site grants.
   std::string on_node;
+  // The launch must get these nodes as well (a gang that lost a node: its surviving nodes and
+  // the hot spares it takes, issue 38), at most `nodes` of them with on_node. Empty: any.
+  std::vector<std::string> include_nodes;
   // No progress line for this long means the job hangs (the agent notes it in its event file;
   // the brain acts on it). 0: never.
   double hang_after_s = 600.0;
@@ -92,6 +95,18 @@ struct LaunchRequest {
   // before the job starts. Empty in launches written before it existed: nothing is created.
   std::string checkpoint_dir;
 };
+
+// The nodes a launch must get: on_node first, then include_nodes, each once.
+inline std::vector<std::string> pinned_nodes(const LaunchRequest& r) {
+  std::vector<std::string> out;
+  if (!r.on_node.empty()) out.push_back(r.on_node);
+  for (const auto& n : r.include_nodes) {
+    bool seen = false;
+    for (const auto& o : out) seen = seen || o == n;
+    if (!seen && !n.empty()) out.push_back(n);
+  }
+  return out;
+}
 
 struct LaunchResult {
   std::string site_job_id;         // provider's id (local: agent pid; Slurm: job id)

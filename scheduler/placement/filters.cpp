@@ -30,10 +30,44 @@ std::vector<std::string> unusable_nodes(const PlacementRequest& req, const Clust
   return out;
 }
 
-int gpus_free(const PlacementRequest& req, const ClusterView& cluster) {
+namespace {
+
+// The cluster's ready spares this request may take (usable nodes only).
+std::vector<std::string> takeable_spares(const PlacementRequest& req, const ClusterView& cluster,
+                                         const std::vector<std::string>& unusable) {
+  std::vector<std::string> out;
+  if (!req.may_take_spares || req.previous_cluster != cluster.spec->name) return out;
+  for (const auto& n : cluster.ready_spares) {
+    if (!std::binary_search(unusable.begin(), unusable.end(), n)) out.push_back(n);
+  }
+  return out;
+}
+
+int gpus_free_without_spares(const ClusterView& cluster, const std::vector<std::string>& unusable) {
   const ClusterSpec& c = *cluster.spec;
-  const int unusable = std::min(static_cast<int>(unusable_nodes(req, cluster).size()), c.nodes);
-  return (c.nodes - unusable) * c.gpus_per_node - cluster.gpus_used - cluster.gpus_foreign;
+  const int out = std::min(static_cast<int>(unusable.size()), c.nodes);
+  return (c.nodes - out) * c.gpus_per_node - cluster.gpus_used - cluster.gpus_foreign;
+}
+
+}  // namespace
+
+int gpus_free(const PlacementRequest& req, const ClusterView& cluster) {
+  const auto unusable = unusable_nodes(req, cluster);
+  const int spares = static_cast<int>(takeable_spares(req, cluster, unusable).size());
+  return gpus_free_without_spares(cluster, unusable) + spares * cluster.spec->gpus_per_node;
+}
+
+std::vector<std::string> spares_to_take(const PlacementRequest& req, const ClusterView& cluster) {
+  const auto unusable = unusable_nodes(req, cluster);
+  const int need = req.job->total_gpus();
+  int free = gpus_free_without_spares(cluster, unusable);
+  std::vector<std::string> take;
+  for (const auto& n : takeable_spares(req, cluster, unusable)) {
+    if (free >= need) break;
+    take.push_back(n);
+    free += cluster.spec->gpus_per_node;
+  }
+  return take;
 }
 
 std::optional<std::string> AllowedClustersFilter::reject(const PlacementRequest& req,

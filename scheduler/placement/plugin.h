@@ -35,6 +35,11 @@ struct ClusterView {
   // GPUs kept for a waiting job that fits nowhere yet (backfill.h): a job placed after it may
   // take only the spare ones, unless its time limit ends it before that job starts.
   std::optional<HeldGpus> held;
+  // Hot spares (issue 38): the nodes of the cluster's live spares (their GPUs are in gpus_used:
+  // held idle; no other launch lands on them), and those ready, which a job that lost a node on
+  // this cluster may take (PlacementRequest::may_take_spares, spares_to_take).
+  std::vector<std::string> spare_nodes;
+  std::vector<std::string> ready_spares;
 };
 
 struct PlacementRequest {
@@ -62,13 +67,20 @@ struct PlacementRequest {
   std::int64_t job_id = 0;
   Millis now_ms = 0;
   std::optional<Millis> ends_ms;
+  // The job's last attempt lost a node on previous_cluster: that cluster's ready hot spares
+  // count as free for it (gpus_free), taken only as far as the free GPUs fall short.
+  bool may_take_spares = false;
 };
 
 // Nodes of the cluster this request may not use: unhealthy ones, quarantined or retired ones,
 // and the ones it avoids; sorted, each once.
 std::vector<std::string> unusable_nodes(const PlacementRequest& req, const ClusterView& cluster);
-// GPUs free for this request: whole usable nodes minus what live attempts and other tenants use.
+// GPUs free for this request: whole usable nodes minus what live attempts, hot spares and other
+// tenants use, plus the ready spares it may take.
 int gpus_free(const PlacementRequest& req, const ClusterView& cluster);
+// The ready spares of the cluster a job placed there takes: none unless it may take spares
+// there, and only as many as the GPUs free without them fall short of the job's.
+std::vector<std::string> spares_to_take(const PlacementRequest& req, const ClusterView& cluster);
 
 class FilterPlugin {
  public:

@@ -280,6 +280,26 @@ std::vector<std::string> SiteWorker::exit_tail(const std::string& token,
   return {tail.begin(), tail.end()};
 }
 
+bool SiteWorker::post_holders(const std::vector<Result<RunObservation>>& answers,
+                              std::size_t first, const std::vector<std::string>& holders) {
+  for (std::size_t i = 0; i < holders.size() && first + i < answers.size(); ++i) {
+    const Result<RunObservation>& obs = answers[first + i];
+    if (!obs) {
+      if (obs.error().kind != ErrorKind::unreachable) continue;
+      note_reachable(false, obs.error().message);
+      return false;
+    }
+    AttemptObserved e;
+    e.cluster = spec_.name;
+    e.token = holders[i];
+    e.phase = obs->phase;
+    e.exit = obs->exit;
+    e.nodes = obs->nodes;
+    post_(std::move(e));
+  }
+  return true;
+}
+
 bool SiteWorker::poll() {
   // Live attempts, and ended ones the site has not yet confirmed gone (see AttemptRow::site_done).
   auto live = reader_->watched_attempts(spec_.name);
@@ -293,9 +313,21 @@ bool SiteWorker::poll() {
   std::vector<ObserveRequest> requests;
   requests.reserve(live->size());
   for (const auto& a : *live) requests.push_back(ObserveRequest{a.token, offsets_[a.token]});
+  // The hot spares' holders, in the same question (their output is never read).
+  std::vector<std::string> holders;
+  if (spec_.spares > 0) {
+    if (auto spares = reader_->live_spares(spec_.name)) {
+      for (const auto& s : *spares) {
+        if (s.state == SpareState::burning_in) continue;
+        holders.push_back(s.token);
+        requests.push_back(ObserveRequest{s.token, 0});
+      }
+    }
+  }
   const bool called = !requests.empty();
   std::vector<Result<RunObservation>> answers;
   if (called) answers = port_.observe_many(requests);
+  if (!post_holders(answers, live->size(), holders)) return false;
   bool ended = false;  // an attempt ended: perhaps a node with it, so look at the nodes now
   for (std::size_t i = 0; i < answers.size() && i < live->size(); ++i) {
     const AttemptRow& a = (*live)[i];

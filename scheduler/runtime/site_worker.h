@@ -58,6 +58,10 @@ class SiteWorker {
   // false: the site did not answer; the round stops there.
   bool execute_actions();
   bool poll();
+  // The hot spares' holders' answers (answers[first...], one per holder token): each to the
+  // brain. false: the site went silent.
+  bool post_holders(const std::vector<Result<RunObservation>>& answers, std::size_t first,
+                    const std::vector<std::string>& holders);
   bool execute_launch(const OutboxRow& action);
   bool execute_probe(const OutboxRow& action);
   void note_reachable(bool reachable, const std::string& message = {});

@@ -155,6 +155,9 @@ struct ClusterSpec {
   // in it stands for the node's name, for nodes that share one disk, as the local provider's
   // do). Empty: the site keeps no node-local copies (tiered checkpoints, issue 38).
   std::string node_local_root;
+  // Hot spares (issue 38): nodes the site keeps burned in and held idle (paid for) so that a
+  // gang that loses a node relaunches at once on its survivors and a spare. 0: none.
+  int spares = 0;
   double unreachable_grace_s = 180.0;  // how long a silent site keeps its jobs before failover
   int poll_interval_ms = 1000;         // how often the site worker polls
   SshSpec ssh;                         // provider slurm

@@ -101,6 +101,30 @@ void read_node_local(MapView& storage, ClusterSpec& c) {
   }
 }
 
+// spares: fewer than the cluster's nodes, on a provider that can pin a launch to a node (a
+// spare is a named node held for a gang's next launch there).
+void read_spares(MapView& entry, ClusterSpec& c) {
+  const std::string example = "a node count below the cluster's nodes, such as 1";
+  entry.read_int("spares", c.spares, 0, INT_MAX, example);
+  if (c.spares == 0 || entry.reader().failed()) return;
+  if (c.spares >= c.nodes) {
+    entry.reader().fail(entry.value_position("spares"),
+                        "\"spares\" must be below the cluster's " + std::to_string(c.nodes) +
+                            " node(s), got " + std::to_string(c.spares) +
+                            ": spares are held idle, and a job needs a node to run on",
+                        example);
+    return;
+  }
+  const ProviderTraits* p = find_provider(c.provider);
+  if (p != nullptr && !p->node_local_copies) {
+    entry.reader().fail(entry.value_position("spares"),
+                        "provider " + c.provider +
+                            " cannot start a job on a named node, so it cannot hold hot spares "
+                            "(placeholder pods of a low priority class are not built yet)",
+                        "no \"spares\" on this cluster");
+  }
+}
+
 // The provider's own sections: refused on another provider's cluster, read by the provider's
 // reader (provider_catalog.h), and its storage root required where it needs one.
 void read_provider_sections(const MapView& entry, ClusterSpec& c) {
@@ -364,6 +388,7 @@ void read_cluster(MapView& entry, ClusterSpec& c, std::vector<PeerRef>& refs) {
   entry.read_number("unreachable_grace_s", c.unreachable_grace_s,
                     {0.0, false, limits::kMaxHangAfterS}, "seconds such as 180 (at most 30 days)");
   entry.read_int("poll_interval_ms", c.poll_interval_ms, 10, 60000, "milliseconds such as 1000");
+  if (!entry.reader().failed()) read_spares(entry, c);
   if (!entry.reader().failed()) check_accelerator(entry, c);
   if (!entry.reader().failed()) read_burn_in(entry, c);
   if (!entry.reader().failed()) read_quarantine(entry, c);
@@ -385,6 +410,7 @@ const std::vector<std::string_view>& cluster_keys() {
                                          "storage",
                                          "unreachable_grace_s",
                                          "poll_interval_ms",
+                                         "spares",
                                          "burn_in",
                                          "quarantine",
                                          "data",

@@ -48,8 +48,9 @@ struct ProviderTraits {
   DataRoute data_route = DataRoute::none;
   // Said when data_route is none: why, and what would make it possible.
   std::string_view no_data_route_why;
-  // A launch can be pinned to a named node (LaunchRequest::on_node) and a job can keep copies on
-  // a node's own disk (storage.node_local, tiered checkpoints, issue 38).
+  // A launch can be pinned to named nodes (LaunchRequest::on_node, include_nodes): a job can keep
+  // copies on a node's own disk (storage.node_local, tiered checkpoints) and the site can hold
+  // hot spares (`spares`), both issue 38.
   bool node_local_copies = false;
   // A clusters file may name it. false: made only by a program (the simulator's clusters).
   bool in_clusters_file = true;

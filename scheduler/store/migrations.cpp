@@ -529,6 +529,35 @@ CREATE UNIQUE INDEX replicas_of_checkpoint ON replicas(checkpoint_id, cluster, n
   WHERE checkpoint_id IS NOT NULL;
 CREATE INDEX replicas_on_node ON replicas(cluster, node) WHERE node <> '';
 )sql"},
+      {28,
+       "hot spares (issue 38): the nodes each cluster keeps burned in and held idle for a gang "
+       "that loses a node, the live ones read from an index of their own, and what the spares "
+       "of each cluster have cost (GPU-hours held idle) and done, ever, as running totals",
+       R"sql(
+CREATE TABLE spares (
+  id INTEGER PRIMARY KEY,
+  cluster TEXT NOT NULL,
+  node TEXT NOT NULL,
+  token TEXT NOT NULL UNIQUE,
+  state TEXT NOT NULL,
+  gpus INTEGER NOT NULL DEFAULT 0,
+  created_ms INTEGER NOT NULL,
+  held_ms INTEGER,
+  ready_ms INTEGER,
+  ended_ms INTEGER,
+  reason TEXT NOT NULL DEFAULT '',
+  taken_by INTEGER
+);
+CREATE INDEX spares_live ON spares(cluster, node)
+  WHERE state IN ('burning_in', 'holding', 'ready');
+CREATE TABLE spare_totals (
+  cluster TEXT PRIMARY KEY,
+  gpu_ms INTEGER NOT NULL DEFAULT 0,
+  taken INTEGER NOT NULL DEFAULT 0,
+  failed INTEGER NOT NULL DEFAULT 0,
+  lost INTEGER NOT NULL DEFAULT 0
+);
+)sql"},
   };
   return list;
 }

@@ -60,6 +60,48 @@ struct NodeRow {
   std::string probe_token;   // a release probe in flight, else empty
 };
 
+// A hot spare (issue 38): a node a cluster's `spares:` keeps burned in and held idle, so that a
+// gang that loses a node relaunches at once on its survivors and the spare. Burned in first (a
+// probe round of that node alone, whose token is the spare's token and "-b"), then held by a
+// holder run of that token at the site (Slurm: a job pinned to the node; local: a process on
+// that virtual node), ready once the holder runs. A job takes it by cancelling the holder in
+// the same transaction that records its launch there.
+//   burning_in -> holding | failed     (the probe's verdict: a failed node is quarantined)
+//   holding -> ready                   (the holder runs)
+//   holding|ready -> taken | lost | released
+//   burning_in -> released | lost      (the cluster no longer wants it, or its site lost it)
+enum class SpareState { burning_in, holding, ready, taken, failed, lost, released };
+std::string_view to_string(SpareState s);
+std::optional<SpareState> parse_spare_state(std::string_view s);
+// Burning in, holding or ready: the spare keeps its node from other work.
+inline bool is_live(SpareState s) {
+  return s == SpareState::burning_in || s == SpareState::holding || s == SpareState::ready;
+}
+
+struct SpareRow {
+  std::int64_t id = 0;
+  std::string cluster;
+  std::string node;
+  std::string token;  // the holder's, at the site
+  SpareState state = SpareState::burning_in;
+  int gpus = 0;
+  Millis created_ms = 0;
+  std::optional<Millis> held_ms;   // the holder was asked for: from here its GPUs are paid idle
+  std::optional<Millis> ready_ms;  // the holder runs
+  std::optional<Millis> ended_ms;
+  std::string reason;            // why it ended (failed burn-in, lost, released)
+  std::optional<JobId> taken_by;  // the job whose launch took it
+};
+
+// What a cluster's spares have cost and done, ever: GPU-hours held idle (paid for), and how
+// many were taken by a job, failed their burn-in or were lost at the site.
+struct SpareTotals {
+  double gpu_hours = 0;  // ended spares' and the live ones' up to now
+  int taken = 0;
+  int failed = 0;
+  int lost = 0;
+};
+
 // One node's probe result from a burn-in round or a release check, with orchestrate's verdict.
 struct ProbeRow {
   std::int64_t id = 0;

@@ -301,6 +301,16 @@ class Store {
                          const std::string& kind, const std::string& message);
   Result<std::vector<EventRow>> events_of(JobId job, int limit = 1000);
 
+  // Hot spares (rows.h's SpareRow; store_spares.cpp). Writing one moves the capacity placement
+  // sees; ending one (its state no longer live) adds its idle GPU-time to the cluster's totals.
+  Result<std::int64_t> add_spare(const SpareRow& row);
+  Result<void> update_spare(const SpareRow& row);
+  // Burning in, holding or ready, oldest first (the live-spares index).
+  Result<std::vector<SpareRow>> live_spares(const std::string& cluster);
+  Result<std::optional<SpareRow>> spare_by_token(const std::string& token);
+  // The ended spares' totals and the live ones' GPU-time up to `now`.
+  Result<SpareTotals> spare_totals(const std::string& cluster, Millis now);
+
   // Outbox.
   Result<std::int64_t> enqueue(const OutboxRow& row);
   Result<std::optional<OutboxRow>> action(std::int64_t id);

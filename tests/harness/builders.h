@@ -176,6 +176,11 @@ class ClusterBuilder {
     spec_.storage_root = std::move(root);
     return *this;
   }
+  // Hot spares held idle for gangs that lose a node (issue 38).
+  ClusterBuilder& spares(int n) {
+    spec_.spares = n;
+    return *this;
+  }
   // storage.node_local: each node's own directory ("{node}" for nodes that share a disk).
   ClusterBuilder& node_local(std::string root) {
     spec_.node_local_root = std::move(root);

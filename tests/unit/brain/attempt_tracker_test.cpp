@@ -18,7 +18,9 @@ class AttemptTrackerTest : public BrainPartFixture {
     health = std::make_unique<HealthJudge>(*core);
     data = std::make_unique<DataKeeper>(*core);
     reconciler = std::make_unique<Reconciler>(*core);
-    placer = std::make_unique<Placer>(*core, PlacementPipeline::standard(), *data, *health);
+    spares = std::make_unique<SparePool>(*core, *health);
+    placer =
+        std::make_unique<Placer>(*core, PlacementPipeline::standard(), *data, *health, *spares);
     tracker = std::make_unique<AttemptTracker>(*core, *health, *data, *placer, *reconciler);
     in_transaction([&] { return placer->load_queue(); });
     job_row = add_job(make_job().nodes(1).gpus(4).on({"alpha"}).hang_after_s(60).infra_restarts(3),
@@ -37,6 +39,7 @@ class AttemptTrackerTest : public BrainPartFixture {
 
   std::unique_ptr<HealthJudge> health;
   std::unique_ptr<DataKeeper> data;
+  std::unique_ptr<SparePool> spares;
   std::unique_ptr<Reconciler> reconciler;
   std::unique_ptr<Placer> placer;
   std::unique_ptr<AttemptTracker> tracker;
