@@ -184,10 +184,18 @@ TEST_F(LocalSiteTest, ARunAskedToStartOnANodeStartsThere) {
   excluded.exclude_nodes = {"loc-n1"};
   auto refused = site_->launch(excluded);
   ASSERT_FALSE(refused.ok());
-  EXPECT_THAT(refused.error().message, HasSubstr("must start on node loc-n1"));
+  EXPECT_THAT(refused.error().message, HasSubstr("must run on node loc-n1"));
   auto unknown = request("run-on-unknown", "true");
   unknown.on_node = "loc-n9";
   EXPECT_FALSE(site_->launch(unknown).ok());
+}
+
+// A gang that lost a node relaunches on its survivors and a hot spare: those nodes first.
+TEST_F(LocalSiteTest, ARunGetsTheNodesItMustIncludeFirst) {
+  auto r = request("run-pinned", "true");
+  r.nodes = 2;
+  r.include_nodes = {"loc-n1"};
+  EXPECT_THAT(launch_ok(r).nodes, ElementsAre("loc-n1", "loc-n0"));
 }
 
 // A run of two virtual nodes is two tasks, each told its place and its node (issue 14).

@@ -113,6 +113,7 @@ TEST(slurm_parse_batch_plan, SbatchOptionsAsDocumented) {
   LaunchRequest r = basic_request();
   r.exclude_nodes = {"gpu-a-003", "gpu-b-017"};
   r.on_node = "gpu-a-001";  // resuming from that node's own copy (tiered checkpoints)
+  r.include_nodes = {"gpu-a-002", "gpu-a-001"};  // and a hot spare (each node once)
   ClusterSpec c = basic_cluster();
   c.slurm.partition = "gpu";
   c.slurm.account = "team";
@@ -133,13 +134,25 @@ TEST(slurm_parse_batch_plan, SbatchOptionsAsDocumented) {
                   "--open-mode=append", "--chdir=" + d + "/work", "--nodes=2",
                   "--ntasks-per-node=1", "--gres=gpu:h100:8", "--partition=gpu", "--account=team",
                   "--qos=high", "--time=2-00:00:00", "--exclude=gpu-a-003,gpu-b-017",
-                  "--nodelist=gpu-a-001", "--signal=B:USR1@120", "--no-requeue", d + "/job.sh"));
+                  "--nodelist=gpu-a-001,gpu-a-002", "--signal=B:USR1@120", "--no-requeue",
+                  d + "/job.sh"));
   // One round trip: the directories, the gang file for the observer, and the agent's size.
   EXPECT_EQ(plan->prepare_command, "'mkdir' '-p' '--' '" + d + "' '" + d + "/work' '" + d +
                                        "/tasks' '" ORCH_BIN_DIR "' && 'printf' '%s\\n' '" +
                                        gang_file_line(r) + "' >'" + d +
                                        "/gang' && { 'test' '-x' '" + kAgent +
                                        "' && 'stat' '-c' '%s' '--' '" + kAgent + "' || :; }");
+}
+
+// A gang's survivors and the hot spares it takes are nodes it must get: never more than it has.
+TEST(slurm_parse_batch_plan, MoreNodesToGetThanTheJobHasIsRefused) {
+  LaunchRequest r = basic_request();
+  r.include_nodes = {"gpu-a-001", "gpu-a-002", "gpu-a-003"};
+  auto plan = plan_of(r, basic_cluster());
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.error().message, HasSubstr("names 3 nodes it must get, more than its 2"));
+  r.include_nodes = {"gpu-a-001", "bad,name"};
+  EXPECT_FALSE(plan_of(r, basic_cluster()).ok());
 }
 
 // A job's time_limit (backfill) goes to Slurm in whole minutes, rounded up, instead of the

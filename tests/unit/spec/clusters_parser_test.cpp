@@ -202,6 +202,14 @@ TEST(ClustersParser, ReadsEachNodesOwnDirectory) {
   EXPECT_EQ(r->clusters.at(1).node_local_root, "");  // no node tier: every save is shared
 }
 
+TEST(ClustersParser, ReadsHowManyHotSparesAClusterHolds) {
+  auto r = parse_clusters_file("clusters:\n  - {name: a, nodes: 4, spares: 1}\n  - {name: b}\n",
+                               "c.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->clusters.at(0).spares, 1);
+  EXPECT_EQ(r->clusters.at(1).spares, 0);  // none unless asked for
+}
+
 TEST(ClustersParser, ReadsAPromisedDelivery) {
   auto r = parse_clusters_file("clusters:\n  - name: a\n    delivery: {promised: 2026-12-10}\n",
                                "c.yaml");
@@ -252,6 +260,13 @@ const BadClusters kBad[] = {
      "clusters:\n  - name: a\n    provider: kubernetes\n    kubernetes: {kubeconfig: k, image: i}\n"
      "    storage: {node_local: /local}\n",
      "5:27", "provider kubernetes cannot start a job on a named node"},
+    {"spares as many as nodes", "clusters:\n  - {name: a, nodes: 2, spares: 2}\n", "2:33",
+     "\"spares\" must be below the cluster's 2 node(s), got 2"},
+    {"spares negative", "clusters:\n  - {name: a, nodes: 2, spares: -1}\n", "2:33", "\"spares\" must be an integer >= 0"},
+    {"spares on kubernetes",
+     "clusters:\n  - name: a\n    provider: kubernetes\n    kubernetes: {kubeconfig: k, image: i}\n"
+     "    nodes: 4\n    spares: 1\n",
+     "6:13", "provider kubernetes cannot start a job on a named node, so it cannot hold hot spares"},
     {"slurm without ssh", "clusters:\n  - name: a\n    provider: slurm\n", "2:5",
      "cluster \"a\" has provider slurm but no \"ssh\" section; expected ssh {host, user, "
      "key_file}"},
