@@ -118,9 +118,21 @@ void render_plan(const nlohmann::json& job, std::ostream& out) {
   render_spares(member(advice, "spares"), out);
 }
 
+namespace {
+
+// A cluster's hot spares: "1/1 ready, 8.0 GPU-h idle"; "-" for a cluster that holds none.
+std::string spares_cell(const nlohmann::json& spares) {
+  const auto& wanted = member(spares, "wanted");
+  if (!wanted.is_number_integer() || wanted.get<int>() == 0) return "-";
+  return field(spares, "ready") + "/" + field(spares, "wanted") + " ready, " +
+         decimal(member(spares, "gpu_hours_idle"), 1) + " GPU-h idle";
+}
+
+}  // namespace
+
 void render_clusters(const nlohmann::json& body, std::ostream& out) {
   Table table({"NAME", "PROVIDER", "HEALTH", "ADMISSION", "NODES", "HEALTHY", "GPUS USED", "OTHERS",
-               "ACCELERATOR", "PEAK TFLOPS", "MESSAGE"});
+               "SPARES", "ACCELERATOR", "PEAK TFLOPS", "MESSAGE"});
   for (const auto& c : items(body, "clusters")) {
     const auto& used = member(c, "gpus_used");
     const auto& total = member(c, "gpus_total");
@@ -128,7 +140,7 @@ void render_clusters(const nlohmann::json& body, std::ostream& out) {
                    field(c, "admission"), field(c, "nodes") + "x" + field(c, "gpus_per_node"),
                    member(c, "nodes_healthy").is_null() ? "-" : field(c, "nodes_healthy"),
                    cell(used) + "/" + cell(total), field(c, "gpus_foreign"),
-                   field(c, "accelerator"), field(c, "peak_tflops"),
+                   spares_cell(member(c, "spares")), field(c, "accelerator"), field(c, "peak_tflops"),
                    field(c, "message") == "-" ? "" : field(c, "message")});
   }
   if (table.empty()) {

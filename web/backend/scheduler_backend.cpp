@@ -87,6 +87,39 @@ SchedulerBackend::SchedulerBackend(std::unique_ptr<Store> reader, BrainLoop& loo
     : SchedulerBackend(std::make_unique<ReaderPool>(std::move(reader)), loop, clusters,
                        std::move(ports), clock) {}
 
+namespace {
+
+// A cluster's hot spares (issue 38): how many it asks for, each live one's node and state, and
+// what they have cost (GPU-hours held idle) and done.
+Result<json> spares_json(Store& reader, const ClusterSpec& c, Millis now, int& gpus_held,
+                         int& gpus_at_site) {
+  auto live = reader.live_spares(c.name);
+  if (!live) return live.error();
+  auto totals = reader.spare_totals(c.name, now);
+  if (!totals) return totals.error();
+  json nodes = json::array();
+  int ready = 0;
+  for (const auto& s : *live) {
+    gpus_held += s.gpus;
+    if (s.state == SpareState::ready) {
+      ++ready;
+      gpus_at_site += s.gpus;
+    }
+    nodes.push_back({{"node", s.node},
+                     {"state", std::string(to_string(s.state))},
+                     {"since_ms", s.ready_ms.value_or(s.held_ms.value_or(s.created_ms))}});
+  }
+  return json{{"wanted", c.spares},
+              {"ready", ready},
+              {"nodes", nodes},
+              {"gpu_hours_idle", totals->gpu_hours},
+              {"taken", totals->taken},
+              {"failed_burn_in", totals->failed},
+              {"lost", totals->lost}};
+}
+
+}  // namespace
+
 Result<nlohmann::json> SchedulerBackend::list_clusters() {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
@@ -132,6 +165,10 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
                            {"healthy", n.healthy},
                            {"reason", n.reason}});
     }
+    int spare_gpus = 0;
+    int spares_at_site = 0;
+    auto spares = spares_json(reader, c, clock_.now_ms(), spare_gpus, spares_at_site);
+    if (!spares) return spares.error();
     auto peak = c.peak_flops_per_gpu();
     out.push_back({{"name", c.name},
                    {"vendor", c.vendor_or_name()},
@@ -147,7 +184,10 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
                    {"delivered_ms", opt(delivered)},
                    {"gpus_total", c.total_gpus()},
                    {"gpus_used", used},
-                   {"gpus_foreign", foreign_gpus(*nodes, c.gpus_per_node, at_site)},
+                   {"gpus_spare", spare_gpus},
+                   {"gpus_foreign",
+                    foreign_gpus(*nodes, c.gpus_per_node, at_site + spares_at_site)},
+                   {"spares", *spares},
                    {"nodes_healthy", healthy_nodes},
                    {"node_list", node_list},
                    {"message", message}});

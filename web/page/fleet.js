@@ -13,6 +13,14 @@ function recoveryParts(c) {
     .join(" · ");
 }
 
+// "1 / 2 ready, 16.0 GPU-h idle": what a cluster's hot spares hold and have cost (issue 38).
+function spares(s) {
+  if (!s || !s.wanted) return "-";
+  const idle = Number(s.gpu_hours_idle ?? 0).toFixed(1);
+  return el("span", { title: (s.nodes || []).map((n) => `${n.node}: ${n.state}`).join(", ") },
+    `${s.ready} / ${s.wanted} ready, ${idle} GPU-h idle`);
+}
+
 export function mount(root) {
   let cards = new Map();
   const clusters = dataTable([
@@ -25,7 +33,9 @@ export function mount(root) {
     { key: "used", label: "GPUs used", num: true, value: (c) => c.gpus_used },
     { key: "others", label: "GPUs others hold", num: true, value: (c) => c.gpus_foreign ?? 0 },
     { key: "free", label: "GPUs free", num: true,
-      value: (c) => Math.max(0, c.gpus_total - c.gpus_used - (c.gpus_foreign ?? 0)) },
+      value: (c) => Math.max(0, c.gpus_total - c.gpus_used - (c.gpus_foreign ?? 0) - (c.gpus_spare ?? 0)) },
+    { key: "spares", label: "Hot spares", num: true, value: (c) => c.spares?.ready ?? 0,
+      cell: (c) => spares(c.spares) },
     { key: "mfu", label: "Median MFU", num: true, value: (c) => card(c)?.median_mfu ?? null,
       cell: (c) => pct(card(c)?.median_mfu) },
     { key: "availability", label: "Availability", num: true,

@@ -146,6 +146,33 @@ TEST_F(SchedulerBackendTest, APageShowsEveryLaterWriteToAJobWhoseRowItRenderedBe
   EXPECT_EQ(job(fresh), job(*backend_));
 }
 
+// A hot spare's holder is ours: its GPUs show as held by spares, not by another tenant, with
+// what it has cost idle so far.
+TEST_F(SchedulerBackendTest, ClustersShowTheirHotSparesAndWhatTheyCost) {
+  SpareRow spare;
+  spare.cluster = "alpha";
+  spare.node = "alpha-n1";
+  spare.token = "orch-spare-alpha-x-1";
+  spare.state = SpareState::ready;
+  spare.gpus = 4;
+  spare.created_ms = clock_.now_ms();
+  spare.held_ms = clock_.now_ms();
+  spare.ready_ms = clock_.now_ms();
+  ASSERT_TRUE(store_->add_spare(spare).ok());
+  handle(InventoryObserved{"alpha",
+                           {{{"alpha-n0", 4, true, "", 0}, {"alpha-n1", 4, true, "", 4}}}});
+  clock_.advance_ms(30 * 60'000);
+  auto body = backend_->list_clusters();
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  const auto& alpha = (*body)["clusters"][0];
+  EXPECT_EQ(alpha["gpus_spare"], 4);
+  EXPECT_EQ(alpha["gpus_foreign"], 0) << "the holder's GPUs are ours";
+  EXPECT_EQ(alpha["spares"]["ready"], 1);
+  EXPECT_EQ(alpha["spares"]["nodes"][0]["node"], "alpha-n1");
+  EXPECT_EQ(alpha["spares"]["nodes"][0]["state"], "ready");
+  EXPECT_DOUBLE_EQ(alpha["spares"]["gpu_hours_idle"].get<double>(), 2.0);
+}
+
 TEST_F(SchedulerBackendTest, ClustersShowTheGpusOtherTenantsHoldBeyondOurOwn) {
   auto submitted = brain_->handle(SubmitJob{make_job().gpus(2).on({"alpha"})});
   ASSERT_TRUE(submitted.ok());
