@@ -59,13 +59,25 @@ int gpus_free(const PlacementRequest& req, const ClusterView& cluster) {
 
 std::vector<std::string> spares_to_take(const PlacementRequest& req, const ClusterView& cluster) {
   const auto unusable = unusable_nodes(req, cluster);
-  const int need = req.job->total_gpus();
-  int free = gpus_free_without_spares(cluster, unusable);
+  const ClusterSpec& c = *cluster.spec;
+  // A gang needs distinct nodes, not only GPUs: the nodes neither out of use, nor spares, nor
+  // (as far as whole nodes go) busy with other work.
+  int spare_nodes = 0;
+  for (const auto& n : cluster.spare_nodes) {
+    if (!std::binary_search(unusable.begin(), unusable.end(), n)) ++spare_nodes;
+  }
+  const int busy_gpus = std::max(
+      0, cluster.gpus_used - static_cast<int>(cluster.spare_nodes.size()) * c.gpus_per_node +
+             cluster.gpus_foreign);
+  const int busy_nodes = (busy_gpus + c.gpus_per_node - 1) / std::max(1, c.gpus_per_node);
+  int free_nodes = c.nodes - static_cast<int>(unusable.size()) - spare_nodes - busy_nodes;
+  int free_gpus = gpus_free_without_spares(cluster, unusable);
   std::vector<std::string> take;
   for (const auto& n : takeable_spares(req, cluster, unusable)) {
-    if (free >= need) break;
+    if (free_gpus >= req.job->total_gpus() && free_nodes >= req.job->nodes) break;
     take.push_back(n);
-    free += cluster.spec->gpus_per_node;
+    free_gpus += c.gpus_per_node;
+    ++free_nodes;
   }
   return take;
 }

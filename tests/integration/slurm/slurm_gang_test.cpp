@@ -132,3 +132,104 @@ TEST_F(SlurmGangTest, AFourNodeJobGoesElsewhereWhenANodeOfTheFullClusterIsQuaran
 
 }  // namespace
 }  // namespace orch::e2e
+
+namespace orch::e2e {
+namespace {
+
+// Issue 38's hot spares on real Slurm: alpha (4 nodes) holds one spare, burned in and held by a
+// holder job pinned to its node, so a 3-node gang fills the cluster. When one of the gang's
+// nodes dies, the next attempt runs at once on the two survivors and the spare (the holder
+// cancelled first), and once the dead node is back the pool refills with it, burned in again.
+class SlurmSparesTest : public SlurmE2eTest {
+ protected:
+  int nodes_per_cluster() const override { return 4; }
+  int slurmd_timeout_s() const override { return 300; }
+  std::string cluster_extra(const std::string& name) const override {
+    return name == "alpha" ? "    spares: 1\n" : "";
+  }
+
+  // alpha's hot spares as the clusters API shows them.
+  json spares() {
+    json list = get_json(url_, "/api/v1/clusters");
+    if (!list.is_object()) return nullptr;
+    for (const auto& c : list["clusters"]) {
+      if (c.value("name", "") == "alpha") return c["spares"];
+    }
+    return nullptr;
+  }
+  // The node of alpha's one ready spare, once there is one (empty: none in time).
+  std::string ready_spare() {
+    std::string node;
+    eventually(
+        [&] {
+          json s = spares();
+          if (!s.is_object() || s["ready"] != 1) return false;
+          node = s["nodes"][0]["node"].get<std::string>();
+          return true;
+        },
+        milliseconds(90000));
+    return node;
+  }
+};
+
+TEST_F(SlurmSparesTest, AGangThatLosesANodeRelaunchesOnItsSurvivorsAndTheSpareWhichRefills) {
+  const std::string spare = ready_spare();
+  ASSERT_FALSE(spare.empty()) << "no spare ready on alpha: " << spares().dump();
+  // The holder is a Slurm job on that node: the cluster is full once a 3-node gang runs.
+  auto held = lab_->slurm("alpha", {"squeue", "-h", "-o", "%j %N"});
+  ASSERT_TRUE(held.ok()) << held.error().message;
+  EXPECT_NE(held->find(spare), std::string::npos) << *held;
+
+  const std::int64_t id = submit(job_yaml(
+      "spared", "--steps 300 --step-delay-ms 40 --ckpt-every 10 --collective-timeout-s 60 "
+      "--rendezvous-timeout-s 60",
+      "health: {heartbeat_timeout_s: 6}\nplacement: {allowed: [alpha]}\n",
+      "{interval_steps: 10}", 3));
+  ASSERT_GT(id, 0);
+  json running = wait_job(
+      id,
+      [](const json& j) {
+        return j["state"] == "running" && j["step"].is_number() && j["step"].get<int>() >= 20 &&
+               !j["last_checkpoint"].is_null();
+      },
+      "run past step 20 with a checkpoint");
+  ASSERT_FALSE(running.is_null());
+  json first = attempts(id).at(0);
+  const auto first_nodes = node_set(first);
+  ASSERT_EQ(first_nodes.size(), 3u) << first.dump();
+  EXPECT_EQ(first_nodes.count(spare), 0u) << "no job lands on a spare: " << first.dump();
+
+  const std::string victim = *first_nodes.rbegin();
+  ASSERT_TRUE(lab_->kill_node("alpha", victim).ok());
+  json second = wait_job(
+      id,
+      [&](const json&) {
+        json list = attempts(id);
+        return list.size() == 2 && list[1]["state"] == "running";
+      },
+      "run a second attempt");
+  ASSERT_FALSE(second.is_null()) << describe_job(url_, id);
+  json a2 = attempts(id).at(1);
+  std::set<std::string> want = first_nodes;
+  want.erase(victim);
+  want.insert(spare);
+  EXPECT_EQ(node_set(a2), want) << "the survivors and the spare: " << a2.dump();
+  bool said = false;
+  for (const auto& e : events(id)) {
+    said |= e.value("kind", "") == "placed" &&
+            e.value("message", "").find("on hot spare " + spare) != std::string::npos;
+  }
+  EXPECT_TRUE(said) << describe_job(url_, id);
+
+  // The dead node returns: it is burned in and becomes the next spare.
+  ASSERT_TRUE(lab_->restart_node("alpha", victim).ok());
+  EXPECT_EQ(ready_spare(), victim) << spares().dump();
+  json s = spares();
+  EXPECT_EQ(s["taken"], 1) << s.dump();
+  EXPECT_GT(s["gpu_hours_idle"].get<double>(), 0.0) << s.dump();
+  json done = wait_final(id);
+  EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+}
+
+}  // namespace
+}  // namespace orch::e2e

@@ -154,6 +154,17 @@ TEST_F(BrainSpares, AGangThatLosesANodeRelaunchesAtOnceOnItsSurvivorsAndTheSpare
               HasSubstr("on hot spare alpha-n0 with its surviving nodes alpha-n1, alpha-n3"));
 }
 
+// Two nodes have GPUs enough for a 3-node gang of 2 GPUs each, but not three nodes: it takes
+// the spare all the same.
+TEST_F(BrainSpares, AGangCountsNodesNotOnlyGpus) {
+  SpareRow spare = ready_spare();
+  JobId gang = submit(make_job().nodes(3).gpus(2));
+  job_runs_on(gang, {node(1), node(2), node(3)});
+  loses_node(last_attempt(gang), node(3));
+  auto launch = launch_of(last_attempt(gang));
+  EXPECT_EQ(launch.at("include_nodes"), nlohmann::json({node(1), node(2), spare.node}));
+}
+
 TEST_F(BrainSpares, ThePoolRefillsOnAnotherIdleNodeAfterASpareIsTaken) {
   start_with(5);
   SpareRow spare = ready_spare();
