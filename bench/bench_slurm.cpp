@@ -11,13 +11,16 @@
 //   build/bin/bench_slurm [--runs N] [--launches N] [--polls N] [--poll-interval-ms MS]
 //                         [--backoff-s S] [--slurmd-timeout S] [--gang-nodes N]
 //                         [--heartbeat-timeout-s S] [--defaults 0|1] [--slurm-down 0|1]
+//                         [--spares N]
 //
 // N = 0 skips a measurement. --poll-interval-ms is the site worker's poll in the failover runs,
 // --backoff-s the job's restart.backoff.initial_s (0.1, as in the Slurm end-to-end tests; the
 // default of a job spec is 10), --slurmd-timeout the labs' SlurmdTimeout (LAB_SLURMD_TIMEOUT),
 // --gang-nodes N a failover of an N-node gang on alpha that is replaced on alpha without the dead
 // node (issue 14), with --heartbeat-timeout-s the gang's heartbeat_timeout_s; --defaults 1 sets
-// none of those (the product out of the box, issue 38). Runs
+// none of those (the product out of the box, issue 38); --spares N has alpha hold N hot spares
+// (issue 38: the gang's lab has no other node to spare, so its replacement must take one, and
+// the table adds the replacement's first step). Runs
 // as root (the lab does). Every lab and server it starts is torn down on the way out, on errors and
 // on SIGINT/SIGTERM too (loops stop at the next check).
 #include <signal.h>
@@ -77,7 +80,9 @@ int main(int argc, char** argv) {
            {"--slurm-down", "0|1",
             "0: stop watching Slurm once the replacement runs (not waiting SlurmdTimeout for "
             "its DOWN; default 1)",
-            0, 1, true, [&](double v) { o.failover.wait_for_slurm_down = v != 0; }}})) {
+            0, 1, true, [&](double v) { o.failover.wait_for_slurm_down = v != 0; }},
+           {"--spares", "N", "hot spares alpha holds in the gang failover (default 0)", 0, 4, true,
+            to_int(o.failover.spares)}})) {
     return *rc;
   }
   struct sigaction sa {};

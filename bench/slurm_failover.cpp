@@ -39,12 +39,15 @@ struct FailoverRun {
   std::string job_final_state;
   std::string node_states;  // each State= the node went through, with its time ("MIXED@0.1 ...")
   std::optional<double> detected, placed, recovered;  // orchestrate's view (REST)
+  std::optional<double> first_step;  // the replacement's first progress line (its agent's clock)
+  bool on_spare = false;             // the replacement got the spare's node
   std::string cause;
 };
 
 // poll_ms 0: the cluster's default poll interval.
-std::string cluster_yaml(const test::LabCluster& c, int poll_ms) {
+std::string cluster_yaml(const test::LabCluster& c, int poll_ms, int spares) {
   return "  - name: " + c.name +
+         (spares > 0 ? "\n    spares: " + std::to_string(spares) : std::string()) +
          "\n    provider: slurm\n    nodes: " + std::to_string(c.nodes.size()) +
          "\n    gpus_per_node: 8\n    accelerator: cpu-slot\n    peak_tflops: 0.001\n" +
          (poll_ms > 0 ? "    unreachable_grace_s: 20\n    poll_interval_ms: " +
@@ -128,7 +131,8 @@ FailoverRun failover_once(const FailoverOptions& o, Intervals& intervals) {
   const std::string log = dir.path() + "/server.log";
   std::string clusters_file = "clusters:\n";
   for (const auto& name : clusters) {
-    clusters_file += cluster_yaml((*lab)->cluster(name), o.defaults ? 0 : o.poll_ms);
+    clusters_file += cluster_yaml((*lab)->cluster(name), o.defaults ? 0 : o.poll_ms,
+                                  name == "alpha" && gang(o) ? o.spares : 0);
   }
   e2e::write_file(config, clusters_file);
   std::string error;
@@ -147,6 +151,24 @@ FailoverRun failover_once(const FailoverOptions& o, Intervals& intervals) {
     return run;
   };
 
+  std::vector<std::string> spare_nodes;
+  if (gang(o) && o.spares > 0) {
+    const bool held = wait_for(
+        [&] {
+          json list = e2e::get_json(url, "/api/v1/clusters");
+          if (!list.is_object()) return false;
+          for (const auto& c : list["clusters"]) {
+            if (c.value("name", "") != "alpha" || c["spares"].value("ready", 0) < o.spares)
+              continue;
+            spare_nodes.clear();
+            for (const auto& n : c["spares"]["nodes"]) spare_nodes.push_back(n.value("node", ""));
+            return true;
+          }
+          return false;
+        },
+        milliseconds(120000));
+    if (!held) return fail(stopping() ? "interrupted" : "alpha's spares were not ready in time");
+  }
   HttpResponse r = e2e::call(url, "POST", "/api/v1/jobs", job_yaml(o), "application/yaml");
   json created = json::parse(r.body, nullptr, false);
   if (r.status != 201 || !created.is_object() || !created["id"].is_number_integer()) {
@@ -254,10 +276,18 @@ FailoverRun failover_once(const FailoverOptions& o, Intervals& intervals) {
         if (att.value("token", "") != token && att.value("cluster", "") == target) {
           at(run.placed);
           if (att.value("state", "") == "running") at(run.recovered);
+          const json& first = att["first_progress_ms"];
+          if (first.is_number_integer() && !run.first_step) {
+            const auto ms = std::chrono::duration_cast<milliseconds>(wall0.time_since_epoch());
+            run.first_step = static_cast<double>(first.get<long long>() - ms.count()) / 1000.0;
+            for (const auto& n : att["nodes"]) {
+              for (const auto& s : spare_nodes) run.on_spare |= n == s;
+            }
+          }
         }
       }
     }
-    if (run.recovered) break;
+    if (run.recovered && (o.spares == 0 || run.first_step)) break;
     std::this_thread::sleep_for(milliseconds(50));
   }
   if (!o.wait_for_slurm_down) quit = true;
@@ -317,11 +347,16 @@ void bench_failover(const FailoverOptions& o) {
         opt(r.logged_down).c_str(), r.cause.c_str(), opt(r.detected).c_str(), target.c_str(),
         opt(r.placed).c_str(), target.c_str(), opt(r.recovered).c_str());
     std::printf("        scontrol State=: %s\n", r.node_states.c_str());
+    if (o.spares > 0) {
+      std::printf("        replacement's first step %s s, on the hot spare: %s\n",
+                  opt(r.first_step).c_str(), r.on_spare ? "yes" : "no");
+    }
     if (!r.ok) std::printf("        failed: %s\n", first_line(r.failure).c_str());
     std::fflush(stdout);
     done.push_back(r);
   }
-  std::vector<double> nr, ldown, down, jf, det, placed, rec, det_share, rec_share, period;
+  std::vector<double> nr, ldown, down, jf, det, placed, rec, det_share, rec_share, period, first;
+  int on_spare = 0;
   for (const auto& r : done) {
     if (r.not_responding) nr.push_back(*r.not_responding);
     if (r.logged_down) ldown.push_back(*r.logged_down);
@@ -333,6 +368,8 @@ void bench_failover(const FailoverOptions& o) {
     if (r.detected && r.logged_down) det_share.push_back(*r.detected - *r.logged_down);
     if (r.recovered && r.detected) rec_share.push_back(*r.recovered - *r.detected);
     if (r.slurm_poll_ms > 0) period.push_back(r.slurm_poll_ms);
+    if (r.first_step) first.push_back(*r.first_step);
+    on_spare += r.on_spare ? 1 : 0;
   }
   std::printf("\n%-62s %8s %8s %8s %5s\n", "seconds from the kill until", "p50", "p95", "max",
               "runs");
@@ -353,6 +390,7 @@ void bench_failover(const FailoverOptions& o) {
   row("orchestrate: attempt on alpha exited (detection)", det);
   row("orchestrate: replacement attempt on " + target + " (placed)", placed);
   row("orchestrate: replacement running on " + target + " (end to end)", rec);
+  if (o.spares > 0) row("the replacement's first step (on survivors and a hot spare)", first);
   std::printf("shares\n");
   row("  detection minus Slurm's DOWN (negative: before Slurm)", det_share);
   row("  recovery after detection (orchestrate + " + target + "'s Slurm)", rec_share);
@@ -365,6 +403,13 @@ void bench_failover(const FailoverOptions& o) {
     const double p95 = percentile(rec, 95);
     std::printf("end to end p95 (nearest rank over %zu runs): %.2f s; goal <= 30 s: %s\n",
                 rec.size(), p95, p95 <= 30 ? "met" : "NOT met");
+  }
+  if (o.spares > 0 && !first.empty()) {
+    const double p95 = percentile(first, 95);
+    std::printf(
+        "first step p95 (nearest rank over %zu runs): %.2f s; goal <= 20 s: %s; "
+        "replacements on the spare: %d of %zu\n",
+        first.size(), p95, p95 <= 20 ? "met" : "NOT met", on_spare, done.size());
   }
   std::printf("intervals: Slurm SlurmdTimeout %s, MessageTimeout %s, SchedulerParameters %s; ",
               intervals.slurmd_timeout.c_str(), intervals.message_timeout.c_str(),

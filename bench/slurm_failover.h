@@ -26,6 +26,10 @@ struct FailoverOptions {
   // watching Slurm once orchestrate's replacement runs, so that runs at SlurmdTimeout 300 take
   // seconds rather than minutes (Slurm's "not responding" is still seen; its DOWN is not).
   bool wait_for_slurm_down = true;
+  // Hot spares alpha holds (issue 38; gangs only): the lab's node beyond the gang is held as a
+  // spare, so the replacement runs on the survivors and a spare. Each run waits for the spares
+  // to be ready before submitting, and times the replacement's first step too.
+  int spares = 0;
 };
 
 // Runs o.runs crashes and prints each run and a table of medians and maxima (stdout).

@@ -140,8 +140,8 @@ void render_clusters(const nlohmann::json& body, std::ostream& out) {
                    field(c, "admission"), field(c, "nodes") + "x" + field(c, "gpus_per_node"),
                    member(c, "nodes_healthy").is_null() ? "-" : field(c, "nodes_healthy"),
                    cell(used) + "/" + cell(total), field(c, "gpus_foreign"),
-                   spares_cell(member(c, "spares")), field(c, "accelerator"), field(c, "peak_tflops"),
-                   field(c, "message") == "-" ? "" : field(c, "message")});
+                   spares_cell(member(c, "spares")), field(c, "accelerator"),
+                   field(c, "peak_tflops"), field(c, "message") == "-" ? "" : field(c, "message")});
   }
   if (table.empty()) {
     out << "no clusters\n";

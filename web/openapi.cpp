@@ -666,10 +666,11 @@ json schemas() {
                          {"gpus_used", type("integer")},
                          {"gpus_foreign", type("integer")},
                          {"gpus_spare", type("integer", "held idle by hot spares")},
-                         {"spares", {{"type", "object"},
-                                     {"description",
-                                      "hot spares: wanted, ready, nodes [{node, state, since_ms}], "
-                                      "gpu_hours_idle, taken, failed_burn_in, lost"}}},
+                         {"spares",
+                          {{"type", "object"},
+                           {"description",
+                            "hot spares: wanted, ready, nodes [{node, state, since_ms}], "
+                            "gpu_hours_idle, taken, failed_burn_in, lost"}}},
                          {"node_list", {{"type", "array"}}}});
   s["ClusterList"] = list_of("clusters", "Cluster");
   s["ClustersDocument"] = {{"type", "object"},

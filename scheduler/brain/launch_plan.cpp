@@ -190,11 +190,10 @@ LaunchPlan plan_launch(const LaunchPlanInput& given) {
     }
   }
   if (!in.spares.empty()) {
-    plan.placed_message += "; on hot spare" + std::string(in.spares.size() > 1 ? "s " : " ") +
-                           join(in.spares, ", ") +
-                           (in.survivors.empty() ? std::string()
-                                                 : " with its surviving nodes " +
-                                                       join(in.survivors, ", "));
+    plan.placed_message +=
+        "; on hot spare" + std::string(in.spares.size() > 1 ? "s " : " ") + join(in.spares, ", ") +
+        (in.survivors.empty() ? std::string()
+                              : " with its surviving nodes " + join(in.survivors, ", "));
   }
   return plan;
 }

@@ -425,7 +425,8 @@ Result<void> Placer::try_place(JobRow& job) {
     in.exclude_nodes = unusable_nodes(req, v);
     // Hot spares: the ones it takes (with its surviving nodes), and no other spare's node.
     in.spares = spares_to_take(req, v);
-    if (!in.spares.empty()) in.survivors = surviving_nodes(*attempts, v.spec->name, in.exclude_nodes);
+    if (!in.spares.empty())
+      in.survivors = surviving_nodes(*attempts, v.spec->name, in.exclude_nodes);
     for (const auto& n : v.spare_nodes) {
       if (std::find(in.spares.begin(), in.spares.end(), n) == in.spares.end()) {
         in.exclude_nodes.push_back(n);

@@ -35,7 +35,9 @@ OutboxRow action(const SpareRow& s, ActionKind kind, std::string token, nlohmann
   return row;
 }
 
-std::string spare_name(const SpareRow& s) { return "hot spare " + s.node + " of " + s.cluster; }
+std::string spare_name(const SpareRow& s) {
+  return "hot spare " + s.node + " of " + s.cluster;
+}
 
 }  // namespace
 
@@ -140,8 +142,8 @@ Result<bool> SparePool::start_spare(const ClusterSpec& spec, const std::vector<S
   probe.io_bytes = static_cast<std::int64_t>(spec.burn_in.io_mb * 1024 * 1024);
   probe.compute_s = spec.burn_in.compute_s;
   probe.timeout_s = spec.burn_in.timeout_s;
-  if (auto r = store_.enqueue(action(s, ActionKind::probe, probe.token,
-                                     probe_request_to_json(probe), now));
+  if (auto r = store_.enqueue(
+          action(s, ActionKind::probe, probe.token, probe_request_to_json(probe), now));
       !r) {
     return r.error();
   }
@@ -181,8 +183,7 @@ Result<BrainReply> SparePool::on(const ProbeCompleted& e) {
       !r) {
     return r.error();
   }
-  if (auto r = note(spare_name(s) + ": passed its burn-in (" + verdict->reason + "); held");
-      !r) {
+  if (auto r = note(spare_name(s) + ": passed its burn-in (" + verdict->reason + "); held"); !r) {
     return r.error();
   }
   return BrainReply{};
@@ -200,8 +201,8 @@ Result<BrainReply> SparePool::on(const LaunchCompleted& e) {
   if (!*found || !is_live((*found)->state)) return BrainReply{};
   SpareRow s = **found;
   next_try_ms_[s.cluster] = now + kRetryAfterMs;
-  if (auto r = end_spare(s, SpareState::lost, "its holder did not start: " +
-                                                  e.result.error().message);
+  if (auto r =
+          end_spare(s, SpareState::lost, "its holder did not start: " + e.result.error().message);
       !r) {
     return r.error();
   }
@@ -221,8 +222,8 @@ Result<BrainReply> SparePool::on(const AttemptObserved& e) {
     if (auto r = note(spare_name(s) + ": ready"); !r) return r.error();
     return BrainReply{};
   }
-  const bool gone = e.phase == RunPhase::exited ||
-                    (e.phase == RunPhase::unknown && s.state == SpareState::ready);
+  const bool gone =
+      e.phase == RunPhase::exited || (e.phase == RunPhase::unknown && s.state == SpareState::ready);
   if (!gone) return BrainReply{};
   std::string why = "its holder ended";
   if (e.exit) {

@@ -280,8 +280,8 @@ std::vector<std::string> SiteWorker::exit_tail(const std::string& token,
   return {tail.begin(), tail.end()};
 }
 
-bool SiteWorker::post_holders(const std::vector<Result<RunObservation>>& answers,
-                              std::size_t first, const std::vector<std::string>& holders) {
+bool SiteWorker::post_holders(const std::vector<Result<RunObservation>>& answers, std::size_t first,
+                              const std::vector<std::string>& holders) {
   for (std::size_t i = 0; i < holders.size() && first + i < answers.size(); ++i) {
     const Result<RunObservation>& obs = answers[first + i];
     if (!obs) {

@@ -89,7 +89,7 @@ struct SpareRow {
   std::optional<Millis> held_ms;   // the holder was asked for: from here its GPUs are paid idle
   std::optional<Millis> ready_ms;  // the holder runs
   std::optional<Millis> ended_ms;
-  std::string reason;            // why it ended (failed burn-in, lost, released)
+  std::string reason;             // why it ended (failed burn-in, lost, released)
   std::optional<JobId> taken_by;  // the job whose launch took it
 };
 

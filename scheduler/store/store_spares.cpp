@@ -58,9 +58,9 @@ std::string_view to_string(SpareState s) {
 }
 
 std::optional<SpareState> parse_spare_state(std::string_view s) {
-  for (SpareState v : {SpareState::burning_in, SpareState::holding, SpareState::ready,
-                       SpareState::taken, SpareState::failed, SpareState::lost,
-                       SpareState::released}) {
+  for (SpareState v :
+       {SpareState::burning_in, SpareState::holding, SpareState::ready, SpareState::taken,
+        SpareState::failed, SpareState::lost, SpareState::released}) {
     if (to_string(v) == s) return v;
   }
   return std::nullopt;
@@ -68,11 +68,12 @@ std::optional<SpareState> parse_spare_state(std::string_view s) {
 
 Result<std::int64_t> Store::add_spare(const SpareRow& r) {
   attempts_moved();  // its GPUs are held from now: placement's view of the cluster moved
-  auto ok = execute(db_,
-                    "INSERT INTO spares(cluster, node, token, state, gpus, created_ms, held_ms, "
-                    "ready_ms, ended_ms, reason, taken_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    r.cluster, r.node, r.token, std::string(to_string(r.state)), r.gpus,
-                    r.created_ms, r.held_ms, r.ready_ms, r.ended_ms, r.reason, r.taken_by);
+  auto ok =
+      execute(db_,
+              "INSERT INTO spares(cluster, node, token, state, gpus, created_ms, held_ms, "
+              "ready_ms, ended_ms, reason, taken_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+              r.cluster, r.node, r.token, std::string(to_string(r.state)), r.gpus, r.created_ms,
+              r.held_ms, r.ready_ms, r.ended_ms, r.reason, r.taken_by);
   if (!ok) return ok.error();
   return db_.last_insert_id();
 }
@@ -123,8 +124,9 @@ Result<SpareTotals> Store::spare_totals(const std::string& cluster, Millis now) 
       db_, "SELECT gpu_ms, taken, failed, lost FROM spare_totals WHERE cluster = ?",
       [](const Stmt& s) {
         return std::pair<std::int64_t, SpareTotals>(
-            s.col_int(0), SpareTotals{0, static_cast<int>(s.col_int(1)),
-                                      static_cast<int>(s.col_int(2)), static_cast<int>(s.col_int(3))});
+            s.col_int(0),
+            SpareTotals{0, static_cast<int>(s.col_int(1)), static_cast<int>(s.col_int(2)),
+                        static_cast<int>(s.col_int(3))});
       },
       cluster);
   if (!ended) return ended.error();

@@ -109,12 +109,9 @@ Result<json> spares_json(Store& reader, const ClusterSpec& c, Millis now, int& g
                      {"state", std::string(to_string(s.state))},
                      {"since_ms", s.ready_ms.value_or(s.held_ms.value_or(s.created_ms))}});
   }
-  return json{{"wanted", c.spares},
-              {"ready", ready},
-              {"nodes", nodes},
-              {"gpu_hours_idle", totals->gpu_hours},
-              {"taken", totals->taken},
-              {"failed_burn_in", totals->failed},
+  return json{{"wanted", c.spares},     {"ready", ready},
+              {"nodes", nodes},         {"gpu_hours_idle", totals->gpu_hours},
+              {"taken", totals->taken}, {"failed_burn_in", totals->failed},
               {"lost", totals->lost}};
 }
 
@@ -170,27 +167,27 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
     auto spares = spares_json(reader, c, clock_.now_ms(), spare_gpus, spares_at_site);
     if (!spares) return spares.error();
     auto peak = c.peak_flops_per_gpu();
-    out.push_back({{"name", c.name},
-                   {"vendor", c.vendor_or_name()},
-                   {"provider", c.provider},
-                   {"nodes", c.nodes},
-                   {"gpus_per_node", c.gpus_per_node},
-                   {"accelerator", c.accelerator},
-                   {"peak_tflops", peak ? json(*peak / 1e12) : json(nullptr)},
-                   {"health", health},
-                   {"admission", std::string(to_string(admission))},
-                   {"admission_reason", admission_reason},
-                   {"promised_ms", opt(c.delivery.promised_ms)},
-                   {"delivered_ms", opt(delivered)},
-                   {"gpus_total", c.total_gpus()},
-                   {"gpus_used", used},
-                   {"gpus_spare", spare_gpus},
-                   {"gpus_foreign",
-                    foreign_gpus(*nodes, c.gpus_per_node, at_site + spares_at_site)},
-                   {"spares", *spares},
-                   {"nodes_healthy", healthy_nodes},
-                   {"node_list", node_list},
-                   {"message", message}});
+    out.push_back(
+        {{"name", c.name},
+         {"vendor", c.vendor_or_name()},
+         {"provider", c.provider},
+         {"nodes", c.nodes},
+         {"gpus_per_node", c.gpus_per_node},
+         {"accelerator", c.accelerator},
+         {"peak_tflops", peak ? json(*peak / 1e12) : json(nullptr)},
+         {"health", health},
+         {"admission", std::string(to_string(admission))},
+         {"admission_reason", admission_reason},
+         {"promised_ms", opt(c.delivery.promised_ms)},
+         {"delivered_ms", opt(delivered)},
+         {"gpus_total", c.total_gpus()},
+         {"gpus_used", used},
+         {"gpus_spare", spare_gpus},
+         {"gpus_foreign", foreign_gpus(*nodes, c.gpus_per_node, at_site + spares_at_site)},
+         {"spares", *spares},
+         {"nodes_healthy", healthy_nodes},
+         {"node_list", node_list},
+         {"message", message}});
   }
   return json{{"clusters", out}};
 }

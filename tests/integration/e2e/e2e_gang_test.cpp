@@ -122,3 +122,67 @@ TEST_F(E2eGangTest, AGangWhoseRanksDeadlockIsEndedAsHungAndItsNodesAreNotQuarant
 
 }  // namespace
 }  // namespace orch::e2e
+
+namespace orch::e2e {
+namespace {
+
+// Hot spares on a local site (issue 38): alpha (4 virtual nodes) keeps one burned in and held by
+// a holder process, so a 3-node gang fills it. The gang loses a virtual node; its next attempt
+// runs on the two survivors and the spare, and the pool refills (a local node comes back at
+// once, so the refill burns in the one the gang lost).
+class E2eSparesTest : public E2eGangTest {
+ protected:
+  void SetUp() override {
+    std::string yaml = local_clusters_yaml(4, 1);
+    yaml.replace(yaml.find("nodes: 4"), 8, "nodes: 4, spares: 1");  // alpha's entry comes first
+    start_with(yaml);
+  }
+  json spares() {
+    json list = get_json(url_, "/api/v1/clusters");
+    if (!list.is_object()) return nullptr;
+    for (const auto& c : list["clusters"]) {
+      if (c.value("name", "") == "alpha") return c["spares"];
+    }
+    return nullptr;
+  }
+  std::string ready_spare(const std::string& not_this = "") {
+    std::string node;
+    eventually([&] {
+      json s = spares();
+      if (!s.is_object() || s["ready"] != 1) return false;
+      node = s["nodes"][0]["node"].get<std::string>();
+      return node != not_this;
+    });
+    return node;
+  }
+};
+
+TEST_F(E2eSparesTest, AGangThatLosesANodeRunsOnItsSurvivorsAndTheSpareAndThePoolRefills) {
+  const std::string spare = ready_spare();
+  ASSERT_FALSE(spare.empty()) << spares().dump();
+  const std::int64_t id =
+      submit(gang_yaml("spared", 3, "--steps 80 --step-delay-ms 20 --ckpt-every 10", "alpha"));
+  ASSERT_GT(id, 0);
+  ASSERT_FALSE(wait_step(id, 25).is_null());
+  json first = attempts(id).at(0);
+  ASSERT_EQ(node_set(first).size(), 3u) << first.dump();
+  EXPECT_EQ(node_set(first).count(spare), 0u) << "no job lands on the spare: " << first.dump();
+  auto pid = task_pid("alpha", first["token"].get<std::string>(), 2);
+  ASSERT_TRUE(pid.has_value()) << describe_run_dirs(state_);
+  const std::string victim = first["nodes"][2].get<std::string>();
+  ASSERT_EQ(kill(-*pid, SIGKILL), 0);
+
+  json list = succeeded_attempts(id);
+  ASSERT_EQ(list.size(), 2u) << list.dump();
+  std::set<std::string> want = node_set(first);
+  want.erase(victim);
+  want.insert(spare);
+  EXPECT_EQ(node_set(list[1]), want) << list[1].dump();
+  EXPECT_EQ(list[1]["last_step"], 80);
+  // The node the gang lost answers again here: burned in, it is the next spare.
+  EXPECT_EQ(ready_spare(spare), victim) << spares().dump();
+  EXPECT_EQ(spares()["taken"], 1);
+}
+
+}  // namespace
+}  // namespace orch::e2e

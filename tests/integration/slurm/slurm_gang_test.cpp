@@ -180,11 +180,12 @@ TEST_F(SlurmSparesTest, AGangThatLosesANodeRelaunchesOnItsSurvivorsAndTheSpareWh
   ASSERT_TRUE(held.ok()) << held.error().message;
   EXPECT_NE(held->find(spare), std::string::npos) << *held;
 
-  const std::int64_t id = submit(job_yaml(
-      "spared", "--steps 300 --step-delay-ms 40 --ckpt-every 10 --collective-timeout-s 60 "
-      "--rendezvous-timeout-s 60",
-      "health: {heartbeat_timeout_s: 6}\nplacement: {allowed: [alpha]}\n",
-      "{interval_steps: 10}", 3));
+  const std::int64_t id =
+      submit(job_yaml("spared",
+                      "--steps 300 --step-delay-ms 40 --ckpt-every 10 --collective-timeout-s 60 "
+                      "--rendezvous-timeout-s 60",
+                      "health: {heartbeat_timeout_s: 6}\nplacement: {allowed: [alpha]}\n",
+                      "{interval_steps: 10}", 3));
   ASSERT_GT(id, 0);
   json running = wait_job(
       id,

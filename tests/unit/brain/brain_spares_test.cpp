@@ -252,7 +252,8 @@ TEST_F(BrainSpares, AClusterWithoutSparesHoldsNone) {
   start({make_cluster("alpha").nodes(4).gpus_per_node(4)});
   handle(Tick{});
   EXPECT_TRUE(live().empty());
-  EXPECT_THAT(outbox("alpha"), Not(Contains(::testing::Field(&OutboxRow::kind, ActionKind::probe))));
+  EXPECT_THAT(outbox("alpha"),
+              Not(Contains(::testing::Field(&OutboxRow::kind, ActionKind::probe))));
 }
 
 }  // namespace

@@ -126,16 +126,15 @@ TEST(slurm_parse_batch_plan, SbatchOptionsAsDocumented) {
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   const std::string d = "/shared/orch/runs/orch-7-2-5f3a9c";
   EXPECT_EQ(plan->paths.script, d + "/job.sh");
-  EXPECT_THAT(
-      sbatch_argv_of(plan->submit_command),
-      ElementsAre("sbatch", "--parsable", "--job-name=orch-7-2-5f3a9c",
-                  "--comment=orchestrate token=orch-7-2-5f3a9c name=pretrain",
-                  "--output=" + d + "/output.log", "--error=" + d + "/output.log",
-                  "--open-mode=append", "--chdir=" + d + "/work", "--nodes=2",
-                  "--ntasks-per-node=1", "--gres=gpu:h100:8", "--partition=gpu", "--account=team",
-                  "--qos=high", "--time=2-00:00:00", "--exclude=gpu-a-003,gpu-b-017",
-                  "--nodelist=gpu-a-001,gpu-a-002", "--signal=B:USR1@120", "--no-requeue",
-                  d + "/job.sh"));
+  EXPECT_THAT(sbatch_argv_of(plan->submit_command),
+              ElementsAre("sbatch", "--parsable", "--job-name=orch-7-2-5f3a9c",
+                          "--comment=orchestrate token=orch-7-2-5f3a9c name=pretrain",
+                          "--output=" + d + "/output.log", "--error=" + d + "/output.log",
+                          "--open-mode=append", "--chdir=" + d + "/work", "--nodes=2",
+                          "--ntasks-per-node=1", "--gres=gpu:h100:8", "--partition=gpu",
+                          "--account=team", "--qos=high", "--time=2-00:00:00",
+                          "--exclude=gpu-a-003,gpu-b-017", "--nodelist=gpu-a-001,gpu-a-002",
+                          "--signal=B:USR1@120", "--no-requeue", d + "/job.sh"));
   // One round trip: the directories, the gang file for the observer, and the agent's size.
   EXPECT_EQ(plan->prepare_command, "'mkdir' '-p' '--' '" + d + "' '" + d + "/work' '" + d +
                                        "/tasks' '" ORCH_BIN_DIR "' && 'printf' '%s\\n' '" +

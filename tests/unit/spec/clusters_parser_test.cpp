@@ -262,11 +262,13 @@ const BadClusters kBad[] = {
      "5:27", "provider kubernetes cannot start a job on a named node"},
     {"spares as many as nodes", "clusters:\n  - {name: a, nodes: 2, spares: 2}\n", "2:33",
      "\"spares\" must be below the cluster's 2 node(s), got 2"},
-    {"spares negative", "clusters:\n  - {name: a, nodes: 2, spares: -1}\n", "2:33", "\"spares\" must be an integer >= 0"},
+    {"spares negative", "clusters:\n  - {name: a, nodes: 2, spares: -1}\n", "2:33",
+     "\"spares\" must be an integer >= 0"},
     {"spares on kubernetes",
      "clusters:\n  - name: a\n    provider: kubernetes\n    kubernetes: {kubeconfig: k, image: i}\n"
      "    nodes: 4\n    spares: 1\n",
-     "6:13", "provider kubernetes cannot start a job on a named node, so it cannot hold hot spares"},
+     "6:13",
+     "provider kubernetes cannot start a job on a named node, so it cannot hold hot spares"},
     {"slurm without ssh", "clusters:\n  - name: a\n    provider: slurm\n", "2:5",
      "cluster \"a\" has provider slurm but no \"ssh\" section; expected ssh {host, user, "
      "key_file}"},

@@ -159,8 +159,8 @@ TEST_F(SchedulerBackendTest, ClustersShowTheirHotSparesAndWhatTheyCost) {
   spare.held_ms = clock_.now_ms();
   spare.ready_ms = clock_.now_ms();
   ASSERT_TRUE(store_->add_spare(spare).ok());
-  handle(InventoryObserved{"alpha",
-                           {{{"alpha-n0", 4, true, "", 0}, {"alpha-n1", 4, true, "", 4}}}});
+  handle(
+      InventoryObserved{"alpha", {{{"alpha-n0", 4, true, "", 0}, {"alpha-n1", 4, true, "", 4}}}});
   clock_.advance_ms(30 * 60'000);
   auto body = backend_->list_clusters();
   ASSERT_TRUE(body.ok()) << body.error().message;
