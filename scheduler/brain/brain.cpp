@@ -103,8 +103,10 @@ Result<BrainReply> Brain::on(const ProbeCompleted& e) {
 
 Result<BrainReply> Brain::on(const AttemptObserved& e) {
   if (!SparePool::owns(e.token)) return attempts_.on(e);
+  auto ready = spares_.observe(e);
+  if (!ready) return ready.error();
   // A spare that became ready may be what a waiting gang needs.
-  return then_place(spares_.on(e));
+  return *ready ? then_place(BrainReply{}) : BrainReply{};
 }
 
 Result<BrainReply> Brain::on(const SetNodeState& e) {

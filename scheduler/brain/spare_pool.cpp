@@ -209,10 +209,10 @@ Result<BrainReply> SparePool::on(const LaunchCompleted& e) {
   return BrainReply{};
 }
 
-Result<BrainReply> SparePool::on(const AttemptObserved& e) {
+Result<bool> SparePool::observe(const AttemptObserved& e) {
   auto found = store_.spare_by_token(e.token);
   if (!found) return found.error();
-  if (!*found || !is_live((*found)->state)) return BrainReply{};
+  if (!*found || !is_live((*found)->state)) return false;
   SpareRow s = **found;
   const Millis now = clock_.now_ms();
   if (e.phase == RunPhase::running && s.state == SpareState::holding) {
@@ -220,11 +220,11 @@ Result<BrainReply> SparePool::on(const AttemptObserved& e) {
     s.ready_ms = now;
     if (auto r = store_.update_spare(s); !r) return r.error();
     if (auto r = note(spare_name(s) + ": ready"); !r) return r.error();
-    return BrainReply{};
+    return true;
   }
   const bool gone =
       e.phase == RunPhase::exited || (e.phase == RunPhase::unknown && s.state == SpareState::ready);
-  if (!gone) return BrainReply{};
+  if (!gone) return false;
   std::string why = "its holder ended";
   if (e.exit) {
     if (e.exit->node_lost) why = "its node was lost";
@@ -234,7 +234,7 @@ Result<BrainReply> SparePool::on(const AttemptObserved& e) {
   }
   next_try_ms_[s.cluster] = now + kRetryAfterMs;
   if (auto r = end_spare(s, SpareState::lost, why); !r) return r.error();
-  return BrainReply{};
+  return false;
 }
 
 Result<BrainReply> SparePool::on(const CancelCompleted& e) {

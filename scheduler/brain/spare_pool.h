@@ -43,7 +43,8 @@ class SparePool : BrainPart {
   // The holder's and burn-in's results.
   Result<BrainReply> on(const ProbeCompleted& e);
   Result<BrainReply> on(const LaunchCompleted& e);
-  Result<BrainReply> on(const AttemptObserved& e);
+  // A holder seen at its site; true when that made a spare ready (room a waiting gang may take).
+  Result<bool> observe(const AttemptObserved& e);
   Result<BrainReply> on(const CancelCompleted& e);
   // A launch of `job` on `cluster` takes these ready spares: their holders are cancelled (the
   // outbox rows written before the launch's, so the site frees the nodes first).
