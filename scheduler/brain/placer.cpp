@@ -267,7 +267,7 @@ Result<std::vector<ClusterView>> Placer::read_cluster_views() {
       if (!n.healthy) v.unhealthy_nodes.push_back(n.name);
       if (n.state != NodeState::active) v.quarantined_nodes.push_back(n.name);
     }
-    if (spec.spares > 0) {
+    if (may_hold_spares(spec)) {
       // Hot spares are ours and held (spare_pool.h); a running holder is in the site's count.
       auto spares = store_.live_spares(spec.name);
       if (!spares) return spares.error();

@@ -6,6 +6,7 @@
 
 #include "scheduler/brain/brain_text.h"
 #include "scheduler/model/launch_request_json.h"
+#include "scheduler/spec/provider_catalog.h"
 
 namespace orch {
 namespace {
@@ -41,6 +42,11 @@ std::string spare_name(const SpareRow& s) {
 
 }  // namespace
 
+bool may_hold_spares(const ClusterSpec& spec) {
+  const ProviderTraits* p = find_provider(spec.provider);
+  return p != nullptr && p->node_local_copies;
+}
+
 LaunchRequest spare_holder_request(const ClusterSpec& spec, const SpareRow& spare) {
   LaunchRequest r;
   r.token = spare.token;
@@ -57,16 +63,40 @@ LaunchRequest spare_holder_request(const ClusterSpec& spec, const SpareRow& spar
 
 Result<void> SparePool::refill() {
   for (const ClusterSpec& spec : clusters_) {
+    if (!may_hold_spares(spec)) continue;  // it cannot pin a holder to a node
+    auto wanted = wanted_spares(spec);
+    if (!wanted) return wanted.error();
     // A cluster that asks for none is looked at once after a start, for spares held before its
-    // spec changed.
-    if (spec.spares == 0 && checked_all_) continue;
-    if (auto r = refill_cluster(spec); !r) return r;
+    // spec changed, and whenever its jobs' own spares change.
+    auto& last = last_wanted_[spec.name];
+    if (*wanted == 0 && last == 0 && checked_all_) continue;
+    last = *wanted;
+    if (auto r = refill_cluster(spec, *wanted); !r) return r;
   }
   checked_all_ = true;
   return Ok{};
 }
 
-Result<void> SparePool::refill_cluster(const ClusterSpec& spec) {
+Result<int> SparePool::wanted_spares(const ClusterSpec& spec) {
+  // The jobs' own spares change only when attempts start or end there: read again then.
+  auto& cached = job_spares_[spec.name];
+  if (cached.first != store_.capacity_epoch()) {
+    auto attempts = store_.watched_attempts(spec.name);
+    if (!attempts) return attempts.error();
+    int own = 0;
+    for (const auto& a : *attempts) {
+      if (a.state == AttemptState::exited) continue;
+      auto job = store_.job(a.job_id);
+      if (!job) return job.error();
+      if (*job) own += (*job)->spec.spares;
+    }
+    cached = {store_.capacity_epoch(), own};
+  }
+  // Never all of the cluster: a job needs a node to run on.
+  return std::min(spec.spares + cached.second, std::max(0, spec.nodes - 1));
+}
+
+Result<void> SparePool::refill_cluster(const ClusterSpec& spec, int asked) {
   auto row = store_.cluster(spec.name);
   if (!row) return row.error();
   if (!*row) return Ok{};
@@ -76,7 +106,7 @@ Result<void> SparePool::refill_cluster(const ClusterSpec& spec) {
   // none. A site that does not answer keeps what it has until it does.
   const ClusterRow& c = **row;
   if (c.health != SiteHealth::healthy) return Ok{};
-  const int wanted = c.admission == Admission::active ? spec.spares : 0;
+  const int wanted = c.admission == Admission::active ? asked : 0;
   for (int i = static_cast<int>(live->size()) - 1; i >= wanted; --i) {
     SpareRow s = (*live)[static_cast<std::size_t>(i)];
     if (auto r = end_spare(s, SpareState::released,
@@ -147,8 +177,7 @@ Result<bool> SparePool::start_spare(const ClusterSpec& spec, const std::vector<S
       !r) {
     return r.error();
   }
-  if (auto r = note(spare_name(s) + ": burning in (" + std::to_string(index + 1) + " of " +
-                    std::to_string(spec.spares) + ")");
+  if (auto r = note(spare_name(s) + ": burning in (spare " + std::to_string(index + 1) + ")");
       !r) {
     return r.error();
   }

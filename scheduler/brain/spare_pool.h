@@ -52,7 +52,9 @@ class SparePool : BrainPart {
                     int attempt_no);
 
  private:
-  Result<void> refill_cluster(const ClusterSpec& spec);
+  // The spares a cluster should hold: its own `spares` and those of the jobs running there.
+  Result<int> wanted_spares(const ClusterSpec& spec);
+  Result<void> refill_cluster(const ClusterSpec& spec, int wanted);
   // Burns in one more spare on an idle node of the cluster, if it has one.
   Result<bool> start_spare(const ClusterSpec& spec, const std::vector<SpareRow>& live, int index);
   // Ends a live spare (state, reason), cancelling its holder when one was asked for.
@@ -66,10 +68,16 @@ class SparePool : BrainPart {
   // cannot hold one is not asked every tick). Not persisted: a restart may try at once.
   std::map<std::string, Millis> next_try_ms_;
   bool checked_all_ = false;  // every cluster's spares looked at since the start
+  std::map<std::string, int> last_wanted_;  // per cluster, at the last refill
+  // Per cluster: the store's capacity epoch when its running jobs' own spares were summed.
+  std::map<std::string, std::pair<std::uint64_t, int>> job_spares_;
   // Makes a token unique among the spares this process starts within one millisecond (a
   // restart reads a later clock).
   std::uint64_t serial_ = 0;
 };
+
+// A cluster whose provider can pin a launch to a node: it may hold spares, its own or its jobs'.
+bool may_hold_spares(const ClusterSpec& spec);
 
 // The holder's launch: one node, all its GPUs, pinned there, running nothing but a sleep under
 // the agent (whose heartbeats say when the node dies).

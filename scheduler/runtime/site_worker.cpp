@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "scheduler/brain/spare_pool.h"
 #include "scheduler/model/launch_request_json.h"
 #include "scheduler/runtime/fault_points.h"
 #include "scheduler/runtime/resume_check.h"
@@ -315,7 +316,7 @@ bool SiteWorker::poll() {
   for (const auto& a : *live) requests.push_back(ObserveRequest{a.token, offsets_[a.token]});
   // The hot spares' holders, in the same question (their output is never read).
   std::vector<std::string> holders;
-  if (spec_.spares > 0) {
+  if (may_hold_spares(spec_)) {
     if (auto spares = reader_->live_spares(spec_.name)) {
       for (const auto& s : *spares) {
         if (s.state == SpareState::burning_in) continue;

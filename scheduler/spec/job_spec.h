@@ -120,6 +120,9 @@ struct JobSpec {
   int nodes = 1;
   int gpus_per_node = 1;
   int tasks_per_node = 1;  // processes per node, each with its place in the gang (launch contract)
+  // resources.spares: hot spares the cluster it runs on holds for it while it runs, beyond the
+  // cluster's own `spares` (issue 38: for the largest gangs). 0: none of its own.
+  int spares = 0;
   CheckpointSpec checkpoint;
   ModelSpec model;
   RestartPolicy restart;

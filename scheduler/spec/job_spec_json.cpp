@@ -82,6 +82,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
       {"datasets", spec.datasets.empty() ? json::array() : json(spec.datasets)},
   };
   // Left out when empty: the parser takes no empty name.
+  if (spec.spares > 0) out["resources"]["spares"] = spec.spares;
   if (!spec.owner.empty()) out["owner"] = spec.owner;
   if (!spec.team.empty()) out["team"] = spec.team;
   if (!spec.group.empty()) out["group"] = spec.group;

@@ -59,12 +59,15 @@ void check_process_strings(const MapView& job, const JobSpec& spec) {
 }
 
 void read_resources(const MapView& job, JobSpec& spec) {
-  MapView res = job.child("resources", "resources", {"nodes", "gpus_per_node", "tasks_per_node"},
-                          "a map such as {nodes: 2, gpus_per_node: 8, tasks_per_node: 8}");
+  MapView res =
+      job.child("resources", "resources", {"nodes", "gpus_per_node", "tasks_per_node", "spares"},
+                "a map such as {nodes: 2, gpus_per_node: 8, tasks_per_node: 8}");
   res.read_int("nodes", spec.nodes, 1, limits::kMaxNodes, "an integer such as 2");
   res.read_int("gpus_per_node", spec.gpus_per_node, 1, INT_MAX, "an integer such as 8");
   res.read_int("tasks_per_node", spec.tasks_per_node, 1, limits::kMaxTasksPerNode,
                "an integer such as 1 (one process per node) or 8 (one per GPU)");
+  res.read_int("spares", spec.spares, 0, limits::kMaxNodes,
+               "hot spare nodes its cluster holds for it, such as 2");
   // Every adapter hands the job ORCH_GPUS = nodes x gpus_per_node as an int.
   if (!res.reader().failed() && static_cast<long long>(spec.nodes) * spec.gpus_per_node > INT_MAX) {
     res.reader().fail(res.position(),

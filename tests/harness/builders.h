@@ -33,6 +33,10 @@ class JobBuilder {
     spec_.nodes = n;
     return *this;
   }
+  JobBuilder& spares(int n) {
+    spec_.spares = n;
+    return *this;
+  }
   JobBuilder& gpus(int per_node) {
     spec_.gpus_per_node = per_node;
     return *this;

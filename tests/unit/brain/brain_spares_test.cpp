@@ -258,3 +258,34 @@ TEST_F(BrainSpares, AClusterWithoutSparesHoldsNone) {
 
 }  // namespace
 }  // namespace orch::testing
+
+namespace orch::testing {
+namespace {
+
+// The largest gangs ask for spares of their own (resources.spares): the cluster holds them
+// while the job runs there, beyond its own, and lets them go when it ends.
+class BrainJobSpares : public BrainFixture {};
+
+TEST_F(BrainJobSpares, AJobsOwnSparesAreHeldWhileItRunsAndReleasedAfter) {
+  start({make_cluster("alpha").nodes(4).gpus_per_node(4)});
+  SiteInventory inv;
+  for (int i = 0; i < 4; ++i) inv.nodes.push_back({"alpha-n" + std::to_string(i), 4, true, "", 0});
+  handle(InventoryObserved{"alpha", inv});
+  JobId id = submit(make_job().nodes(2).gpus(4).spares(1));
+  const OutboxRow launch = store->pending_actions("alpha").value().at(0);
+  handle(LaunchCompleted{launch.id, launch.token, LaunchResult{"j", {"alpha-n0", "alpha-n1"}},
+                         false});
+  observe(last_attempt(id), RunPhase::running);
+  handle(Tick{});
+  auto live = store->live_spares("alpha").value();
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].node, "alpha-n2");  // an idle node, not one of the job's
+
+  exits(last_attempt(id), 0);
+  EXPECT_EQ(job(id).state, JobState::succeeded);
+  handle(Tick{});
+  EXPECT_TRUE(store->live_spares("alpha").value().empty());
+}
+
+}  // namespace
+}  // namespace orch::testing

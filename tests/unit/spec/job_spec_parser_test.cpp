@@ -75,6 +75,17 @@ placement: {allowed: [alpha, beta], preferred: [beta]}
   EXPECT_EQ(s.preferred_clusters, (std::vector<std::string>{"beta"}));
 }
 
+// The largest gangs hold hot spares of their own (issue 38); none unless asked for.
+TEST(JobSpecParser, ReadsTheJobsOwnHotSpares) {
+  auto r = parse_job_spec("name: big\ncommand: x\nresources: {nodes: 64, spares: 2}\n", "j.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->spares, 2);
+  EXPECT_EQ(parse_job_spec("name: a\ncommand: x\n", "j.yaml")->spares, 0);
+  auto bad = parse_job_spec("name: a\ncommand: x\nresources: {spares: -1}\n", "j.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("\"spares\" must be an integer from 0 to 100000"));
+}
+
 TEST(JobSpecParser, JsonBodyIsAcceptedToo) {
   auto r = parse_job_spec(
       R"({"name": "j1", "command": "true", "resources": {"nodes": 4}, "model": {"flops_per_token": 4.2e10}})",
