@@ -1,5 +1,6 @@
 // Fleet: every cluster (provider, admission, site health, GPUs used, held by other tenants and
-// free, median MFU, availability, quarantined nodes) and the provider scorecards.
+// free, hot spares and their idle cost, median MFU, availability, quarantined nodes) and the
+// provider scorecards.
 import * as api from "./api.js";
 import { badge, dash, dataTable, duration, el, num, pct, section } from "./dom.js";
 
@@ -15,7 +16,7 @@ function recoveryParts(c) {
 
 // "1 / 2 ready, 16.0 GPU-h idle": what a cluster's hot spares hold and have cost (issue 38).
 function spares(s) {
-  if (!s || !s.wanted) return "-";
+  if (!s || !s.wanted) return dash;
   const idle = Number(s.gpu_hours_idle ?? 0).toFixed(1);
   return el("span", { title: (s.nodes || []).map((n) => `${n.node}: ${n.state}`).join(", ") },
     `${s.ready} / ${s.wanted} ready, ${idle} GPU-h idle`);
