@@ -15,6 +15,8 @@ using brain_text::base36;
 
 // After a spare failed its burn-in or was lost: the next try on that cluster waits this long.
 constexpr Millis kRetryAfterMs = 60'000;
+// A cluster with no idle node for a spare is looked at again after this long.
+constexpr Millis kLookAgainMs = 5'000;
 // The burn-in round's token: the holder's and this.
 constexpr std::string_view kBurnInSuffix = "-b";
 
@@ -125,7 +127,11 @@ Result<void> SparePool::refill_cluster(const ClusterSpec& spec, int asked) {
   for (int i = static_cast<int>(live->size()); i < wanted; ++i) {
     auto started = start_spare(spec, *live, i);
     if (!started) return started.error();
-    if (!*started) break;  // no idle node: the next tick looks again
+    if (!*started) {
+      // No idle node: a full cluster's nodes are not read on every tick while it stays full.
+      next_try_ms_[spec.name] = clock_.now_ms() + kLookAgainMs;
+      break;
+    }
     auto again = store_.live_spares(spec.name);
     if (!again) return again.error();
     *live = std::move(*again);
