@@ -5,6 +5,7 @@
 #include <set>
 
 #include "scheduler/brain/brain_text.h"
+#include "scheduler/health/quarantine.h"
 #include "scheduler/model/launch_request_json.h"
 #include "scheduler/spec/provider_catalog.h"
 
@@ -15,6 +16,10 @@ using brain_text::base36;
 
 // After a spare failed its burn-in or was lost: the next try on that cluster waits this long.
 constexpr Millis kRetryAfterMs = 60'000;
+// A node that failed under a job this recently is not made a spare: its site may not yet have
+// said that it is down (Slurm flags a dead node "not responding" seconds after a job's
+// heartbeats stop), and a burn-in of a dead node would quarantine it for its cool-down.
+constexpr Millis kFailedRecentlyMs = 60'000;
 // A cluster with no idle node for a spare is looked at again after this long.
 constexpr Millis kLookAgainMs = 5'000;
 // The burn-in round's token: the holder's and this.
@@ -152,15 +157,20 @@ Result<bool> SparePool::start_spare(const ClusterSpec& spec, const std::vector<S
   }
   auto nodes = store_.nodes(spec.name);
   if (!nodes) return nodes.error();
+  const Millis now = clock_.now_ms();
   const NodeRow* pick = nullptr;
   for (const auto& n : *nodes) {
     if (!n.healthy || n.state != NodeState::active || n.gpus_busy > 0) continue;
     if (taken.count(n.name) || !n.probe_token.empty()) continue;
+    // A node that just failed under a job may be dead before its site says so: not yet.
+    auto failed =
+        store_.node_events_since(spec.name, n.name, failure_kinds(), now - kFailedRecentlyMs);
+    if (!failed) return failed.error();
+    if (!failed->empty()) continue;
     pick = &n;
     break;
   }
   if (pick == nullptr) return false;
-  const Millis now = clock_.now_ms();
   SpareRow s;
   s.cluster = spec.name;
   s.node = pick->name;
@@ -183,8 +193,7 @@ Result<bool> SparePool::start_spare(const ClusterSpec& spec, const std::vector<S
       !r) {
     return r.error();
   }
-  if (auto r = note(spare_name(s) + ": burning in (spare " + std::to_string(index + 1) + ")");
-      !r) {
+  if (auto r = note(spare_name(s) + ": burning in (spare " + std::to_string(index + 1) + ")"); !r) {
     return r.error();
   }
   return true;

@@ -139,7 +139,8 @@ namespace {
 // Issue 38's hot spares on real Slurm: alpha (4 nodes) holds one spare, burned in and held by a
 // holder job pinned to its node, so a 3-node gang fills the cluster. When one of the gang's
 // nodes dies, the next attempt runs at once on the two survivors and the spare (the holder
-// cancelled first), and once the dead node is back the pool refills with it, burned in again.
+// cancelled first), and once the dead node is back (and a minute has passed since it failed)
+// the pool refills with it, burned in again.
 class SlurmSparesTest : public SlurmE2eTest {
  protected:
   int nodes_per_cluster() const override { return 4; }
@@ -182,7 +183,7 @@ TEST_F(SlurmSparesTest, AGangThatLosesANodeRelaunchesOnItsSurvivorsAndTheSpareWh
 
   const std::int64_t id =
       submit(job_yaml("spared",
-                      "--steps 300 --step-delay-ms 40 --ckpt-every 10 --collective-timeout-s 60 "
+                      "--steps 5000 --step-delay-ms 40 --ckpt-every 10 --collective-timeout-s 60 "
                       "--rendezvous-timeout-s 60",
                       "health: {heartbeat_timeout_s: 6}\nplacement: {allowed: [alpha]}\n",
                       "{interval_steps: 10}", 3));
@@ -222,14 +223,17 @@ TEST_F(SlurmSparesTest, AGangThatLosesANodeRelaunchesOnItsSurvivorsAndTheSpareWh
   }
   EXPECT_TRUE(said) << describe_job(url_, id);
 
-  // The dead node returns: it is burned in and becomes the next spare.
+  // The dead node returns: a minute after its failure it is burned in and becomes the next
+  // spare (the gang, still running, holds the others).
   ASSERT_TRUE(lab_->restart_node("alpha", victim).ok());
   EXPECT_EQ(ready_spare(), victim) << spares().dump();
   json s = spares();
   EXPECT_EQ(s["taken"], 1) << s.dump();
+  EXPECT_EQ(s["failed_burn_in"], 0) << s.dump();
   EXPECT_GT(s["gpu_hours_idle"].get<double>(), 0.0) << s.dump();
-  json done = wait_final(id);
-  EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  EXPECT_EQ(attempts(id).size(), 2u) << describe_job(url_, id);
+  call(url_, "POST", "/api/v1/jobs/" + std::to_string(id) + "/cancel");
+  EXPECT_EQ(wait_final(id)["state"], "cancelled") << describe_job(url_, id);
 }
 
 }  // namespace
