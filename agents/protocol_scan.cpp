@@ -12,23 +12,38 @@ void skip_ws(std::string_view s, size_t* i) {
   while (*i < s.size() && (s[*i] == ' ' || s[*i] == '\t')) ++*i;
 }
 
-// Where the value of `"key":` starts in a JSON object's text, or npos. A key is a quoted string
-// followed by ':'; the same text inside a string value is followed by something else.
+// Where the value of the object's own `"key":` starts in a JSON object's text, or npos. Only
+// keys at the top level count: a key of a nested object (`{"ranks":[{"step":119}],"step":120}`)
+// or the same text inside a string is not the line's, as the server reads it
+// (scheduler/model/progress_line.cpp). One pass, no allocation: the agent reads every protocol
+// line a job prints.
 size_t value_of(std::string_view body, std::string_view key) {
-  std::string quoted = "\"" + std::string(key) + "\"";
-  size_t from = 0;
-  for (;;) {
-    size_t at = body.find(quoted, from);
-    if (at == std::string_view::npos) return at;
-    size_t i = at + quoted.size();
-    skip_ws(body, &i);
-    if (i < body.size() && body[i] == ':') {
-      ++i;
-      skip_ws(body, &i);
-      return i;
+  size_t i = 0;
+  skip_ws(body, &i);
+  if (i >= body.size() || body[i] != '{') return std::string_view::npos;
+  int depth = 0;
+  for (; i < body.size(); ++i) {
+    const char c = body[i];
+    if (c == '"') {
+      size_t end = i + 1;  // the closing quote
+      while (end < body.size() && body[end] != '"') end += body[end] == '\\' ? 2 : 1;
+      if (end >= body.size()) return std::string_view::npos;
+      size_t after = end + 1;
+      skip_ws(body, &after);
+      if (depth == 1 && after < body.size() && body[after] == ':' &&
+          body.substr(i + 1, end - i - 1) == key) {
+        ++after;
+        skip_ws(body, &after);
+        return after;
+      }
+      i = end;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return std::string_view::npos;
     }
-    from = at + 1;
   }
+  return std::string_view::npos;
 }
 
 void append_utf8(std::string* out, unsigned cp) {

@@ -58,6 +58,14 @@ TEST(ProtocolScan, IgnoresWhatIsNotAUsableReport) {
   EXPECT_FALSE(
       scan_protocol_line(R"(@orchestrate {"event":"progress","step":99999999999999999999})")
           .has_value());
+  // A step inside a nested object is not the line's step (the server reads it the same way);
+  // nor is an event inside one.
+  auto nested =
+      scan_protocol_line(R"(@orchestrate {"ranks":[{"step":119}],"event":"progress","step":120})");
+  ASSERT_TRUE(nested.has_value());
+  EXPECT_EQ(nested->step, 120);
+  EXPECT_FALSE(
+      scan_protocol_line(R"(@orchestrate {"meta":{"event":"progress","step":1}})").has_value());
   // The key text inside a string value is not the key.
   auto p = scan_protocol_line(R"(@orchestrate {"note":"\"step\"","event":"progress","step":3})");
   ASSERT_TRUE(p.has_value());
