@@ -530,9 +530,8 @@ CREATE UNIQUE INDEX replicas_of_checkpoint ON replicas(checkpoint_id, cluster, n
 CREATE INDEX replicas_on_node ON replicas(cluster, node) WHERE node <> '';
 )sql"},
       {28,
-       "hot spares (issue 38): the nodes each cluster keeps burned in and held idle for a gang "
-       "that loses a node, the live ones read from an index of their own, and what the spares "
-       "of each cluster have cost (GPU-hours held idle) and done, ever, as running totals",
+       "hot spares (issue 38): nodes each cluster keeps burned in and held idle for a gang that "
+       "loses a node (the live ones indexed), and their running totals of cost and outcomes",
        R"sql(
 CREATE TABLE spares (
   id INTEGER PRIMARY KEY,

@@ -137,24 +137,8 @@ class E2eSparesTest : public E2eGangTest {
     yaml.replace(yaml.find("nodes: 4"), 8, "nodes: 4, spares: 1");  // alpha's entry comes first
     start_with(yaml);
   }
-  json spares() {
-    json list = get_json(url_, "/api/v1/clusters");
-    if (!list.is_object()) return nullptr;
-    for (const auto& c : list["clusters"]) {
-      if (c.value("name", "") == "alpha") return c["spares"];
-    }
-    return nullptr;
-  }
-  std::string ready_spare(const std::string& not_this = "") {
-    std::string node;
-    eventually([&] {
-      json s = spares();
-      if (!s.is_object() || s["ready"] != 1) return false;
-      node = s["nodes"][0]["node"].get<std::string>();
-      return node != not_this;
-    });
-    return node;
-  }
+  json spares() { return cluster_row("alpha")["spares"]; }
+  std::string ready_spare() { return E2eGangTest::ready_spare("alpha", milliseconds(60000)); }
 };
 
 TEST_F(E2eSparesTest, AGangThatLosesANodeRunsOnItsSurvivorsAndTheSpareAndThePoolRefills) {

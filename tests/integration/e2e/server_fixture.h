@@ -88,6 +88,30 @@ class ServerFixture : public ::testing::Test {
     return run_process(args, milliseconds(90000));
   }
   json job(std::int64_t id) { return get_json(url_, "/api/v1/jobs/" + std::to_string(id)); }
+  // One cluster as `GET /api/v1/clusters` shows it; null when the server does not list it.
+  json cluster_row(const std::string& name) {
+    json list = get_json(url_, "/api/v1/clusters");
+    if (!list.is_object() || !list["clusters"].is_array()) return nullptr;
+    for (const auto& c : list["clusters"]) {
+      if (c.value("name", "") == name) return c;
+    }
+    return nullptr;
+  }
+  // The node of the cluster's one ready hot spare once it has one (not `not_this`); empty when
+  // none came within `timeout`.
+  std::string ready_spare(const std::string& cluster, milliseconds timeout,
+                          const std::string& not_this = "") {
+    std::string node;
+    eventually(
+        [&] {
+          json c = cluster_row(cluster);
+          if (!c.is_object() || c["spares"]["ready"] != 1) return false;
+          node = c["spares"]["nodes"][0]["node"].get<std::string>();
+          return node != not_this;
+        },
+        timeout);
+    return node;
+  }
   json attempts(std::int64_t id) { return job_list(id, "attempts"); }
   // Waits for the job to end and returns its attempts; a job that did not succeed fails the
   // test and gives null.

@@ -34,15 +34,6 @@ class SlurmBurnInTest : public SlurmE2eTest {
     if (lab_) (void)lab_->stop_cpu_hog();
     SlurmE2eTest::before_cleanup();
   }
-
-  json cluster_row(const std::string& name) {
-    json list = get_json(url_, "/api/v1/clusters");
-    const json& rows = list.is_object() ? list["clusters"] : list;
-    for (const auto& c : rows) {
-      if (c.value("name", "") == name) return c;
-    }
-    return nullptr;
-  }
 };
 
 TEST_F(SlurmBurnInTest, TheSlowNodeIsQuarantinedAndTheFirstLaunchExcludesIt) {

@@ -148,29 +148,8 @@ class SlurmSparesTest : public SlurmE2eTest {
   std::string cluster_extra(const std::string& name) const override {
     return name == "alpha" ? "    spares: 1\n" : "";
   }
-
-  // alpha's hot spares as the clusters API shows them.
-  json spares() {
-    json list = get_json(url_, "/api/v1/clusters");
-    if (!list.is_object()) return nullptr;
-    for (const auto& c : list["clusters"]) {
-      if (c.value("name", "") == "alpha") return c["spares"];
-    }
-    return nullptr;
-  }
-  // The node of alpha's one ready spare, once there is one (empty: none in time).
-  std::string ready_spare() {
-    std::string node;
-    eventually(
-        [&] {
-          json s = spares();
-          if (!s.is_object() || s["ready"] != 1) return false;
-          node = s["nodes"][0]["node"].get<std::string>();
-          return true;
-        },
-        milliseconds(90000));
-    return node;
-  }
+  json spares() { return cluster_row("alpha")["spares"]; }
+  std::string ready_spare() { return SlurmE2eTest::ready_spare("alpha", milliseconds(90000)); }
 };
 
 TEST_F(SlurmSparesTest, AGangThatLosesANodeRelaunchesOnItsSurvivorsAndTheSpareWhichRefills) {
