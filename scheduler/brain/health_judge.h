@@ -19,6 +19,11 @@
 
 namespace orch {
 
+// A probe round of one cluster's burn-in settings (what it measures, for how long) under
+// `token`; every node unless nodes are added. Cluster burn-ins, release checks and hot spares'
+// burn-ins (spare_pool.h) all run it.
+ProbeRequest burn_in_probe(const ClusterSpec& spec, std::string token);
+
 class HealthJudge : BrainPart {
  public:
   explicit HealthJudge(BrainCore& core) : BrainPart(core) {}

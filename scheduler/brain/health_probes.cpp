@@ -15,15 +15,9 @@ using brain_text::base36;
 
 constexpr Millis kBurnInRetryMs = 60'000;
 
-// A probe round of the cluster's burn-in settings (every node unless nodes are added).
+// A round named for its kind ("orch-burnin-") and the cluster, at `now`.
 ProbeRequest probe_request(const ClusterSpec& spec, const std::string& kind, Millis now) {
-  ProbeRequest req;
-  req.token = kind + spec.name + "-" + base36(static_cast<std::uint64_t>(now));
-  req.dir = spec.burn_in.dir;
-  req.io_bytes = static_cast<std::int64_t>(spec.burn_in.io_mb * 1024 * 1024);
-  req.compute_s = spec.burn_in.compute_s;
-  req.timeout_s = spec.burn_in.timeout_s;
-  return req;
+  return burn_in_probe(spec, kind + spec.name + "-" + base36(static_cast<std::uint64_t>(now)));
 }
 
 OutboxRow probe_action(const ClusterSpec& spec, const ProbeRequest& req, Millis now) {
@@ -53,6 +47,16 @@ ProbeRow probe_row(const std::string& cluster, const ProbeCompleted& e, const No
 }
 
 }  // namespace
+
+ProbeRequest burn_in_probe(const ClusterSpec& spec, std::string token) {
+  ProbeRequest req;
+  req.token = std::move(token);
+  req.dir = spec.burn_in.dir;
+  req.io_bytes = static_cast<std::int64_t>(spec.burn_in.io_mb * 1024 * 1024);
+  req.compute_s = spec.burn_in.compute_s;
+  req.timeout_s = spec.burn_in.timeout_s;
+  return req;
+}
 
 // ---- burn-in ----------------------------------------------------------------------------
 

@@ -181,13 +181,8 @@ Result<bool> SparePool::start_spare(const ClusterSpec& spec, const std::vector<S
   s.created_ms = now;
   auto id = store_.add_spare(s);
   if (!id) return id.error();
-  ProbeRequest probe;
-  probe.token = s.token + std::string(kBurnInSuffix);
+  ProbeRequest probe = burn_in_probe(spec, s.token + std::string(kBurnInSuffix));
   probe.nodes = {s.node};
-  probe.dir = spec.burn_in.dir;
-  probe.io_bytes = static_cast<std::int64_t>(spec.burn_in.io_mb * 1024 * 1024);
-  probe.compute_s = spec.burn_in.compute_s;
-  probe.timeout_s = spec.burn_in.timeout_s;
   if (auto r = store_.enqueue(
           action(s, ActionKind::probe, probe.token, probe_request_to_json(probe), now));
       !r) {

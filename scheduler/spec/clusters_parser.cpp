@@ -76,6 +76,17 @@ void check_accelerator(const MapView& entry, const ClusterSpec& cluster) {
                       "one of " + yaml::join(keys, ", ") + ", or set peak_tflops");
 }
 
+// A key that needs a launch pinned to a named node (node-local copies, hot spares): refused,
+// at the key, on a provider that cannot pin one, saying what would go wrong (`so`).
+void refuse_without_pinning(MapView& view, std::string_view key, const std::string& provider,
+                            const std::string& so, const std::string& instead) {
+  const ProviderTraits* p = find_provider(provider);
+  if (p == nullptr || p->node_local_copies) return;
+  view.reader().fail(view.value_position(key),
+                     "provider " + provider + " cannot start a job on a named node, so " + so,
+                     instead);
+}
+
 // storage.node_local: an absolute directory in normal form, on a provider that can pin a launch
 // to a node (else a copy there could never be resumed from).
 void read_node_local(MapView& storage, ClusterSpec& c) {
@@ -91,14 +102,9 @@ void read_node_local(MapView& storage, ClusterSpec& c) {
         example);
     return;
   }
-  const ProviderTraits* p = find_provider(c.provider);
-  if (p != nullptr && !p->node_local_copies) {
-    storage.reader().fail(storage.value_position("node_local"),
-                          "provider " + c.provider +
-                              " cannot start a job on a named node, so a copy on a node's own "
-                              "disk could never be resumed from",
-                          "no \"node_local\" on this cluster (its checkpoints stay shared)");
-  }
+  refuse_without_pinning(storage, "node_local", c.provider,
+                         "a copy on a node's own disk could never be resumed from",
+                         "no \"node_local\" on this cluster (its checkpoints stay shared)");
 }
 
 // spares: fewer than the cluster's nodes, on a provider that can pin a launch to a node (a
@@ -115,14 +121,10 @@ void read_spares(MapView& entry, ClusterSpec& c) {
                         example);
     return;
   }
-  const ProviderTraits* p = find_provider(c.provider);
-  if (p != nullptr && !p->node_local_copies) {
-    entry.reader().fail(entry.value_position("spares"),
-                        "provider " + c.provider +
-                            " cannot start a job on a named node, so it cannot hold hot spares "
-                            "(placeholder pods of a low priority class are not built yet)",
-                        "no \"spares\" on this cluster");
-  }
+  refuse_without_pinning(entry, "spares", c.provider,
+                         "it cannot hold hot spares (placeholder pods of a low priority class are "
+                         "not built yet)",
+                         "no \"spares\" on this cluster");
 }
 
 // The provider's own sections: refused on another provider's cluster, read by the provider's
