@@ -1,0 +1,3 @@
+#pragma once
+// Planted: spec includes the model, which its README allows.
+#include "scheduler/model/planted.h"
