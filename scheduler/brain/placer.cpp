@@ -339,45 +339,13 @@ Result<void> Placer::try_place(JobRow& job) {
   auto attempts = store_.attempts_of(job.id);
   if (!attempts) return attempts.error();
 
-  PlacementRequest req = placement_request(job, *attempts);
-  fill_backfill(req, job);
-  auto staging = data_.staging_estimates(job.spec);
-  if (!staging) return staging.error();
-  req.staging_s = std::move(*staging);
-  if (auto r = fill_move_costs(req, job, *attempts); !r) return r;
-  fill_quota_room(req);
-  // With quotas, within the team's quota where it can be; else borrowing idle GPUs, if it may.
-  req.within_quota = ledger_.enabled();
-  PlacementDecision decision = pipeline_.place(req, views);
-  if (!decision.chosen && req.within_quota && may_borrow(job.spec)) {
-    req.within_quota = false;
-    decision = pipeline_.place(req, views);
-  }
-
+  auto req = full_request(job, *attempts);
+  if (!req) return req.error();
+  PlacementDecision decision = choose_cluster(*req, job.spec, views);
   // Said before the verdicts move to the rows (only those read them after).
   const std::string why_not = decision.chosen ? std::string() : decision.summary();
-  std::vector<PlacementVerdictRow> verdicts;
-  verdicts.reserve(decision.verdicts.size());
-  for (auto& v : decision.verdicts) {
-    const bool chosen = decision.chosen && *decision.chosen == v.cluster;
-    verdicts.push_back({job.id, std::move(v.cluster), v.feasible, std::move(v.reason),
-                        v.feasible ? std::optional<double>(v.score) : std::nullopt, chosen, now,
-                        std::move(v.parts)});
-  }
-  if (auto r = store_.replace_verdicts(job.id, verdicts); !r) return r;
-
-  if (!decision.chosen) {
-    std::string reason = "waiting for capacity: " + why_not;
-    if (auto r = consider_preemption(job, req, views, reason); !r) return r;
-    if (auto r = consider_hold(job, req, views); !r) return r;
-    blocked_marks_.emplace_back(job.id, capacity_version_);
-    if (reason != job.reason) {
-      job.reason = reason;
-      if (auto r = store_.update_job(job, now); !r) return r;
-      if (auto r = event(job.id, std::nullopt, "unschedulable", reason); !r) return r;
-    }
-    return Ok{};
-  }
+  if (auto r = record_verdicts(job.id, decision, now); !r) return r;
+  if (!decision.chosen) return wait_for_capacity(job, *req, views, why_not, now);
 
   // A cluster takes it: whatever was held for it elsewhere is free for others again.
   if (hold_ && hold_->held.job == job.id) {
@@ -395,19 +363,7 @@ Result<void> Placer::try_place(JobRow& job) {
   auto ckpt_wait = data_.stage_checkpoint(job, *decision.chosen, *candidates);
   if (!ckpt_wait) return ckpt_wait.error();
   if (ckpt_wait->wait) waits->push_back(*ckpt_wait->wait);
-  if (!waits->empty()) {
-    std::string reason = "staging at " + *decision.chosen + ": " + join(*waits, "; ");
-    if (job.state != JobState::staging) {
-      job.reason = reason;
-      if (auto r = store_.set_job_state(job, JobState::staging, now); !r) return r;
-      return event(job.id, std::nullopt, "staging", reason);
-    }
-    if (reason != job.reason) {
-      job.reason = reason;
-      if (auto r = store_.update_job(job, now); !r) return r;
-    }
-    return Ok{};
-  }
+  if (!waits->empty()) return wait_for_staging(job, *decision.chosen, *waits, now);
   LaunchPlanInput in;
   in.job = &job;
   in.attempts = &*attempts;
@@ -420,21 +376,93 @@ Result<void> Placer::try_place(JobRow& job) {
   in.resume_floor_reason = ckpt_wait->floor_reason;
   in.saved_before = ckpt_wait->saved_before;
   in.data_env = std::move(data_env);
+  fill_launch_nodes(in, *req, views, *decision.chosen);
+  in.now = now;
+  return record_launch(job, plan_launch(in));
+}
+
+Result<PlacementRequest> Placer::full_request(const JobRow& job,
+                                              const std::vector<AttemptRow>& attempts) {
+  PlacementRequest req = placement_request(job, attempts);
+  fill_backfill(req, job);
+  auto staging = data_.staging_estimates(job.spec);
+  if (!staging) return staging.error();
+  req.staging_s = std::move(*staging);
+  if (auto r = fill_move_costs(req, job, attempts); !r) return r.error();
+  fill_quota_room(req);
+  return req;
+}
+
+PlacementDecision Placer::choose_cluster(PlacementRequest& req, const JobSpec& spec,
+                                         std::vector<ClusterView>& views) {
+  // With quotas, within the team's quota where it can be; else borrowing idle GPUs, if it may.
+  req.within_quota = ledger_.enabled();
+  PlacementDecision decision = pipeline_.place(req, views);
+  if (!decision.chosen && req.within_quota && may_borrow(spec)) {
+    req.within_quota = false;
+    decision = pipeline_.place(req, views);
+  }
+  return decision;
+}
+
+Result<void> Placer::record_verdicts(JobId job, PlacementDecision& decision, Millis now) {
+  std::vector<PlacementVerdictRow> verdicts;
+  verdicts.reserve(decision.verdicts.size());
+  for (auto& v : decision.verdicts) {
+    const bool chosen = decision.chosen && *decision.chosen == v.cluster;
+    verdicts.push_back({job, std::move(v.cluster), v.feasible, std::move(v.reason),
+                        v.feasible ? std::optional<double>(v.score) : std::nullopt, chosen, now,
+                        std::move(v.parts)});
+  }
+  return store_.replace_verdicts(job, verdicts);
+}
+
+Result<void> Placer::wait_for_capacity(JobRow& job, const PlacementRequest& req,
+                                       const std::vector<ClusterView>& views,
+                                       const std::string& why_not, Millis now) {
+  std::string reason = "waiting for capacity: " + why_not;
+  if (auto r = consider_preemption(job, req, views, reason); !r) return r;
+  if (auto r = consider_hold(job, req, views); !r) return r;
+  blocked_marks_.emplace_back(job.id, capacity_version_);
+  if (reason != job.reason) {
+    job.reason = reason;
+    if (auto r = store_.update_job(job, now); !r) return r;
+    if (auto r = event(job.id, std::nullopt, "unschedulable", reason); !r) return r;
+  }
+  return Ok{};
+}
+
+Result<void> Placer::wait_for_staging(JobRow& job, const std::string& cluster,
+                                      const std::vector<std::string>& waits, Millis now) {
+  std::string reason = "staging at " + cluster + ": " + join(waits, "; ");
+  if (job.state != JobState::staging) {
+    job.reason = reason;
+    if (auto r = store_.set_job_state(job, JobState::staging, now); !r) return r;
+    return event(job.id, std::nullopt, "staging", reason);
+  }
+  if (reason != job.reason) {
+    job.reason = reason;
+    if (auto r = store_.update_job(job, now); !r) return r;
+  }
+  return Ok{};
+}
+
+void Placer::fill_launch_nodes(LaunchPlanInput& in, const PlacementRequest& req,
+                               const std::vector<ClusterView>& views,
+                               const std::string& cluster) const {
   for (const auto& v : views) {
-    if (v.spec->name != *decision.chosen) continue;
+    if (v.spec->name != cluster) continue;
     in.exclude_nodes = unusable_nodes(req, v);
     // Hot spares: the ones it takes (with its surviving nodes), and no other spare's node.
     in.spares = spares_to_take(req, v);
     if (!in.spares.empty())
-      in.survivors = surviving_nodes(*attempts, v.spec->name, in.exclude_nodes);
+      in.survivors = surviving_nodes(*in.attempts, v.spec->name, in.exclude_nodes);
     for (const auto& n : v.spare_nodes) {
       if (std::find(in.spares.begin(), in.spares.end(), n) == in.spares.end()) {
         in.exclude_nodes.push_back(n);
       }
     }
   }
-  in.now = now;
-  return record_launch(job, plan_launch(in));
 }
 
 Result<std::optional<std::string>> Placer::better_than_queue(const JobRow& job,

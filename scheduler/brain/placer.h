@@ -22,6 +22,7 @@
 #include "scheduler/brain/waiting_queue.h"
 #include "scheduler/placement/backfill.h"
 #include "scheduler/placement/pipeline.h"
+#include "scheduler/placement/preemption.h"
 #include "scheduler/placement/team_quotas.h"
 
 namespace orch {
@@ -67,6 +68,10 @@ class Placer : BrainPart {
   // what the job now waits for when a preemption is under way for it.
   Result<void> consider_preemption(const JobRow& job, const PlacementRequest& req,
                                    const std::vector<ClusterView>& views, std::string& reason);
+  // consider_preemption's plan: the cheapest victims, within the team's quota first (with
+  // quotas); nullopt when none lets the job fit.
+  Result<std::optional<PreemptionPlan>> plan_room(const JobRow& job, const PlacementRequest& req,
+                                                  const std::vector<ClusterView>& views);
   // Backfill (placement/backfill.h): the job fits nowhere for now; when no job ahead of it in
   // the queue holds GPUs already, GPUs are held for it where it can start soonest.
   Result<void> consider_hold(const JobRow& job, const PlacementRequest& req,
@@ -81,9 +86,25 @@ class Placer : BrainPart {
   void fill_backfill(PlacementRequest& req, const JobRow& job) const;
   // The job was placed: attempts still asked to make room for it are left to run.
   Result<void> call_off_preemptions(JobId job);
+  // try_place's steps. The request with everything placement weighs (backfill, staging and move
+  // costs, quota room).
+  Result<PlacementRequest> full_request(const JobRow& job, const std::vector<AttemptRow>& attempts);
+  // Runs the pipeline within the team's quota (with quotas), then borrowing if the job may.
+  PlacementDecision choose_cluster(PlacementRequest& req, const JobSpec& spec,
+                                   std::vector<ClusterView>& views);
+  // The decision's verdicts as the job's rows (moved out of `decision`).
+  Result<void> record_verdicts(JobId job, PlacementDecision& decision, Millis now);
+  // The job fits nowhere: preemption, a backfill hold, and why it waits (an "unschedulable"
+  // event when that changed).
+  Result<void> wait_for_capacity(JobRow& job, const PlacementRequest& req,
+                                 const std::vector<ClusterView>& views, const std::string& why_not,
+                                 Millis now);
   // The job waits for its data at the chosen cluster; records why.
   Result<void> wait_for_staging(JobRow& job, const std::string& cluster,
-                                const std::vector<std::string>& waits);
+                                const std::vector<std::string>& waits, Millis now);
+  // The nodes the launch at `cluster` must not use, and the hot spares it takes.
+  void fill_launch_nodes(LaunchPlanInput& in, const PlacementRequest& req,
+                         const std::vector<ClusterView>& views, const std::string& cluster) const;
   // The clusters as placement sees them: rebuilt from the store only when its capacity epoch
   // moved or the history was refreshed. A change in what the filters look at bumps
   // capacity_version_.

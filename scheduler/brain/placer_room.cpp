@@ -9,6 +9,33 @@
 
 namespace orch {
 
+namespace {
+
+// The "preempting" event of one victim's attempt: whom it makes room for, what it risks, and
+// how it is stopped.
+std::string preemption_message(const AttemptRow& a, const PreemptionCandidate& v,
+                               const PreemptionSpec& p, bool asks, const std::string& who) {
+  char grace[32];
+  std::snprintf(grace, sizeof grace, "%g", p.grace_s);
+  return "attempt " + std::to_string(a.no) + " on " + a.cluster + " makes room for " + who +
+         (v.reclaim ? ", whose team is within its quota: it runs on borrowed GPUs" : "") + ": " +
+         std::to_string(v.steps_at_risk) + " step(s) since its last checkpoint; " +
+         (asks ? "asked to save (SIG" + p.signal + "), stopped at its checkpoint or after " +
+                     grace + " s"
+               : std::string("stopped at once (") +
+                     (a.state == AttemptState::running ? "no grace" : "not running yet") + ")");
+}
+
+// A victim as the waiting job's reason and event name it.
+std::string victim_summary(const PreemptionCandidate& v) {
+  return "job " + std::to_string(v.job) + " (" +
+         (v.reclaim ? "borrowed by " + (v.team.empty() ? "no team" : v.team) + ", "
+                    : std::string()) +
+         std::to_string(v.steps_at_risk) + " step(s) at risk)";
+}
+
+}  // namespace
+
 Result<void> Placer::consider_preemption(const JobRow& job, const PlacementRequest& req,
                                          const std::vector<ClusterView>& views,
                                          std::string& reason) {
@@ -28,35 +55,16 @@ Result<void> Placer::consider_preemption(const JobRow& job, const PlacementReque
         "waiting for room: preempted " + join(making_room, ", ") + " to save a checkpoint and stop";
     return Ok{};
   }
-  auto candidates =
-      store_.preemption_candidates(ledger_.enabled() ? std::nullopt : std::optional(priority));
-  if (!candidates) return candidates.error();
-  if (candidates->empty()) return Ok{};
-  std::optional<PreemptionPlan> plan;
-  if (!ledger_.enabled()) {
-    plan = plan_preemption(pipeline_, req, priority, views, *candidates);
-  } else {
-    // Within its team's quota, taking back other teams' borrowed GPUs first; else, when it may
-    // borrow, making room by priority alone.
-    PlacementRequest within = req;
-    within.within_quota = true;
-    plan = plan_preemption(pipeline_, within, priority, views,
-                           preemptible_by(job.spec, ledger_, true, *candidates));
-    if (!plan && may_borrow(job.spec)) {
-      PlacementRequest beyond = req;
-      beyond.within_quota = false;
-      plan = plan_preemption(pipeline_, beyond, priority, views,
-                             preemptible_by(job.spec, ledger_, false, *candidates));
-    }
-  }
-  if (!plan) return Ok{};
+  auto plan = plan_room(job, req, views);
+  if (!plan) return plan.error();
+  if (!*plan) return Ok{};
   const Millis now = clock_.now_ms();
   const std::string who =
       "job " + std::to_string(job.id) + " (priority " +
       (job.spec.priority_class.empty() ? std::string() : job.spec.priority_class + " ") +
       std::to_string(priority) + ")";
   std::vector<std::string> victims;
-  for (const auto& v : plan->victims) {
+  for (const auto& v : (*plan)->victims) {
     auto victim_job = store_.job(v.job);
     if (!victim_job) return victim_job.error();
     auto attempts = store_.attempts_of(v.job);
@@ -71,28 +79,41 @@ Result<void> Placer::consider_preemption(const JobRow& job, const PlacementReque
       if (asks) {
         if (auto r = core_.request_signal(a, p.signal); !r) return r;
       }
-      char grace[32];
-      std::snprintf(grace, sizeof grace, "%g", p.grace_s);
-      const std::string msg =
-          "attempt " + std::to_string(a.no) + " on " + a.cluster + " makes room for " + who +
-          (v.reclaim ? ", whose team is within its quota: it runs on borrowed GPUs" : "") + ": " +
-          std::to_string(v.steps_at_risk) + " step(s) since its last checkpoint; " +
-          (asks ? "asked to save (SIG" + p.signal + "), stopped at its checkpoint or after " +
-                      grace + " s"
-                : std::string("stopped at once (") +
-                      (a.state == AttemptState::running ? "no grace" : "not running yet") + ")");
-      if (auto r = event(v.job, a.no, "preempting", msg); !r) return r;
+      if (auto r = event(v.job, a.no, "preempting", preemption_message(a, v, p, asks, who)); !r) {
+        return r;
+      }
     }
-    victims.push_back("job " + std::to_string(v.job) + " (" +
-                      (v.reclaim ? "borrowed by " + (v.team.empty() ? "no team" : v.team) + ", "
-                                 : std::string()) +
-                      std::to_string(v.steps_at_risk) + " step(s) at risk)");
+    victims.push_back(victim_summary(v));
   }
-  reason = "waiting for room: preempted " + join(victims, ", ") + " on " + plan->cluster +
+  reason = "waiting for room: preempted " + join(victims, ", ") + " on " + (*plan)->cluster +
            " to save a checkpoint and stop";
   return event(job.id, std::nullopt, "preemption",
-               "preempting on " + plan->cluster + ": " + join(victims, ", ") + "; " +
-                   std::to_string(plan->steps_at_risk) + " step(s) at risk in all");
+               "preempting on " + (*plan)->cluster + ": " + join(victims, ", ") + "; " +
+                   std::to_string((*plan)->steps_at_risk) + " step(s) at risk in all");
+}
+
+Result<std::optional<PreemptionPlan>> Placer::plan_room(const JobRow& job,
+                                                        const PlacementRequest& req,
+                                                        const std::vector<ClusterView>& views) {
+  const int priority = job.spec.priority;
+  auto candidates =
+      store_.preemption_candidates(ledger_.enabled() ? std::nullopt : std::optional(priority));
+  if (!candidates) return candidates.error();
+  if (candidates->empty()) return std::optional<PreemptionPlan>();
+  if (!ledger_.enabled()) return plan_preemption(pipeline_, req, priority, views, *candidates);
+  // Within its team's quota, taking back other teams' borrowed GPUs first; else, when it may
+  // borrow, making room by priority alone.
+  PlacementRequest within = req;
+  within.within_quota = true;
+  std::optional<PreemptionPlan> plan = plan_preemption(
+      pipeline_, within, priority, views, preemptible_by(job.spec, ledger_, true, *candidates));
+  if (!plan && may_borrow(job.spec)) {
+    PlacementRequest beyond = req;
+    beyond.within_quota = false;
+    plan = plan_preemption(pipeline_, beyond, priority, views,
+                           preemptible_by(job.spec, ledger_, false, *candidates));
+  }
+  return plan;
 }
 
 Result<void> Placer::consider_hold(const JobRow& job, const PlacementRequest& req,
