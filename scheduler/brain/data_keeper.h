@@ -156,6 +156,18 @@ class DataKeeper : BrainPart {
   Result<std::int64_t> start_transfer(const ReplicaRow& source, const std::string& to,
                                       const std::string& dst_path, const std::string& why,
                                       std::int64_t bytes);
+  // stage_checkpoint's steps. The copy to `at_dst` under way from a usable site, if any (the
+  // active transfers are read into `active` once, when first needed).
+  Result<const TransferRow*> copy_in_flight(const ReplicaRow* at_dst,
+                                            const std::set<std::string>& usable,
+                                            std::optional<std::vector<TransferRow>>& active);
+  // Starts the copy of `ckpt` from `source` to `cluster` unless `in_flight` already copies it,
+  // says so in a "resume-weighed" event once per copy, and returns why the job waits.
+  Result<std::string> wait_for_checkpoint_copy(const JobRow& job, const std::string& cluster,
+                                               const CheckpointRow& ckpt, const ReplicaRow* source,
+                                               const TransferRow* in_flight,
+                                               const std::string& from,
+                                               const std::string& estimates);
   Result<std::set<std::string>> usable_sites();
   Result<double> bandwidth_between(const std::string& a, const std::string& b);
 

@@ -48,13 +48,37 @@ Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
       // manifest when one is known: a tiered save's drained copy, reported just before the
       // failure that resumes it); never a bad or copying one. A copy on a node's own disk only
       // once listed whole.
-      const bool usable = r.state == ReplicaState::verified ||
-                          (r.state == ReplicaState::present && r.node.empty());
+      const bool usable =
+          r.state == ReplicaState::verified || (r.state == ReplicaState::present && r.node.empty());
       in.push_back({c.id, c.step, r.cluster, r.path, usable, m, *within, r.node});
     }
   }
   return resume_candidates(in, cluster);
 }
+
+namespace {
+
+// The copies of one checkpoint that matter to staging it at `cluster` (shared storage only): a
+// verified one at another usable site to copy from, and the one at `cluster` in any state.
+struct StagingCopies {
+  const ReplicaRow* source = nullptr;
+  const ReplicaRow* at_dst = nullptr;
+};
+
+StagingCopies staging_copies(const CheckpointRow& ckpt, const std::vector<ReplicaRow>& copies,
+                             const std::string& cluster, const std::set<std::string>& usable) {
+  StagingCopies out;
+  for (const auto& r : copies) {
+    if (r.checkpoint_id != ckpt.id || !on_shared_storage(r)) continue;
+    if (r.cluster == cluster) out.at_dst = &r;
+    if (r.state == ReplicaState::verified && r.cluster != cluster && usable.count(r.cluster) != 0) {
+      out.source = &r;
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
     const JobRow& job, const std::string& cluster, const std::vector<ResumeCandidate>& here) {
@@ -80,36 +104,18 @@ Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
   auto attempts = store_.attempts_of(job.id);
   if (!attempts) return attempts.error();
   const std::optional<double> step_s = measured_step_s(*attempts);
-  const ClusterSpec* spec = cluster_spec(cluster);
   std::optional<std::vector<TransferRow>> active;  // read only when a copy is under way
   for (auto it = ckpts->rbegin(); it != ckpts->rend(); ++it) {
     const bool newer = it->step > best_here;
-    const ReplicaRow* source = nullptr;
-    const ReplicaRow* at_dst = nullptr;
-    for (const auto& r : *copies) {
-      if (r.checkpoint_id != it->id || !on_shared_storage(r)) continue;
-      if (r.cluster == cluster) at_dst = &r;
-      if (r.state == ReplicaState::verified && r.cluster != cluster &&
-          usable->count(r.cluster) != 0) {
-        source = &r;
-      }
-    }
+    const StagingCopies found = staging_copies(*it, *copies, cluster, *usable);
     // A copy here under way (staging, or a lost copy being replaced) is worth waiting for only
     // while its source answers; else an older copy will do.
-    const TransferRow* in_flight = nullptr;
-    if (at_dst != nullptr && at_dst->state == ReplicaState::copying) {
-      if (!active) {
-        auto read = store_.transfers(true, 10000);
-        if (!read) return read.error();
-        active = std::move(*read);
-      }
-      for (const auto& t : *active) {
-        if (t.replica_id == at_dst->id && usable->count(t.src_cluster) != 0) in_flight = &t;
-      }
-    }
-    if (source == nullptr && in_flight == nullptr) continue;
+    auto in_flight = copy_in_flight(found.at_dst, *usable, active);
+    if (!in_flight) return in_flight.error();
+    if (found.source == nullptr && *in_flight == nullptr) continue;
     // The newest checkpoint held elsewhere: what resuming from anything older here loses.
-    const std::string from = in_flight != nullptr ? in_flight->src_cluster : source->cluster;
+    const std::string from =
+        *in_flight != nullptr ? (*in_flight)->src_cluster : found.source->cluster;
     auto bw = bandwidth_between(from, cluster);
     if (!bw) return bw.error();
     const ResumeWeighing w = weigh_resume(best_here, it->step, step_s, it->bytes.value_or(0), *bw);
@@ -130,36 +136,63 @@ Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
       if (auto r = event(job.id, std::nullopt, "resume-weighed", msg); !r) return r.error();
       return out;
     }
-    std::int64_t transfer = 0;
-    if (in_flight != nullptr) {
-      transfer = in_flight->id;
-    } else {
-      auto id = start_transfer(*source, cluster,
-                               replica_path(spec->checkpoints_dir(), job.id, it->step, it->path),
-                               "staging for job " + std::to_string(job.id), it->bytes.value_or(0));
-      if (!id) return id.error();
-      transfer = *id;
-    }
-    std::string waiting = "the checkpoint at step " + std::to_string(it->step);
-    waiting += " is being copied from ";
-    waiting += from;
-    waiting += " to ";
-    waiting += cluster;
-    waiting += " (transfer " + std::to_string(transfer) + ")";
-    // Said once per copy: the job waits in staging, placed again each round until it lands.
-    if (job.state != JobState::staging || job.reason.find(waiting) == std::string::npos) {
-      std::string msg = "waiting for step " + std::to_string(it->step) + " from ";
-      msg += from;
-      msg += " at ";
-      msg += cluster;
-      msg += ": ";
-      msg += estimates;
-      if (auto r = event(job.id, std::nullopt, "resume-weighed", msg); !r) return r.error();
-    }
-    out.wait = waiting;
+    auto waiting =
+        wait_for_checkpoint_copy(job, cluster, *it, found.source, *in_flight, from, estimates);
+    if (!waiting) return waiting.error();
+    out.wait = std::move(*waiting);
     return out;
   }
   return out;
+}
+
+Result<const TransferRow*> DataKeeper::copy_in_flight(
+    const ReplicaRow* at_dst, const std::set<std::string>& usable,
+    std::optional<std::vector<TransferRow>>& active) {
+  const TransferRow* in_flight = nullptr;
+  if (at_dst == nullptr || at_dst->state != ReplicaState::copying) return in_flight;
+  if (!active) {
+    auto read = store_.transfers(true, 10000);
+    if (!read) return read.error();
+    active = std::move(*read);
+  }
+  for (const auto& t : *active) {
+    if (t.replica_id == at_dst->id && usable.count(t.src_cluster) != 0) in_flight = &t;
+  }
+  return in_flight;
+}
+
+Result<std::string> DataKeeper::wait_for_checkpoint_copy(
+    const JobRow& job, const std::string& cluster, const CheckpointRow& ckpt,
+    const ReplicaRow* source, const TransferRow* in_flight, const std::string& from,
+    const std::string& estimates) {
+  std::int64_t transfer = 0;
+  if (in_flight != nullptr) {
+    transfer = in_flight->id;
+  } else {
+    const ClusterSpec* spec = cluster_spec(cluster);
+    auto id = start_transfer(*source, cluster,
+                             replica_path(spec->checkpoints_dir(), job.id, ckpt.step, ckpt.path),
+                             "staging for job " + std::to_string(job.id), ckpt.bytes.value_or(0));
+    if (!id) return id.error();
+    transfer = *id;
+  }
+  std::string waiting = "the checkpoint at step " + std::to_string(ckpt.step);
+  waiting += " is being copied from ";
+  waiting += from;
+  waiting += " to ";
+  waiting += cluster;
+  waiting += " (transfer " + std::to_string(transfer) + ")";
+  // Said once per copy: the job waits in staging, placed again each round until it lands.
+  if (job.state != JobState::staging || job.reason.find(waiting) == std::string::npos) {
+    std::string msg = "waiting for step " + std::to_string(ckpt.step) + " from ";
+    msg += from;
+    msg += " at ";
+    msg += cluster;
+    msg += ": ";
+    msg += estimates;
+    if (auto r = event(job.id, std::nullopt, "resume-weighed", msg); !r) return r.error();
+  }
+  return waiting;
 }
 
 Result<std::map<std::string, double>> DataKeeper::staging_estimates(const JobSpec& spec) {
