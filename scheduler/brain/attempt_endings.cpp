@@ -259,41 +259,11 @@ Result<void> AttemptTracker::after_attempt_end(const AttemptRow& attempt) {
       job.next_attempt_ms = now + next.delay_ms;
       job.reason = "resuming after " + next.reason;
       if (auto r = store_.set_job_state(job, JobState::resuming, now); !r) return r;
-      // A job resumes only from a copy at the site it is placed on, so the message names, for
-      // each site, the newest checkpoint with a copy there that is good or not yet listed
-      // ("step 500 at alpha; step 450 at beta"); the placed event says which one it got.
-      // Only checkpoints with a copy left can be resumed from: what retention keeps.
-      auto ckpts = store_.checkpoints_with_copies(job.id);
-      if (!ckpts) return ckpts.error();
-      auto copies = store_.replicas_of_checkpoints_with_copies(job.id);
-      if (!copies) return copies.error();
-      std::map<std::int64_t, std::vector<const ReplicaRow*>> copies_of;
-      for (const auto& r : *copies) {
-        if (r.checkpoint_id) copies_of[*r.checkpoint_id].push_back(&r);
-      }
-      std::map<std::int64_t, std::vector<std::string>> sites_by_step;  // newest per site
-      std::set<std::string> seen;
-      for (auto it = ckpts->rbegin(); it != ckpts->rend(); ++it) {
-        for (const ReplicaRow* r : copies_of[it->id]) {
-          if (seen.count(r->cluster) != 0 ||
-              (r->state != ReplicaState::verified && r->state != ReplicaState::present)) {
-            continue;
-          }
-          seen.insert(r->cluster);
-          sites_by_step[it->step].push_back(r->cluster);
-        }
-      }
-      std::string from = "from the start (no checkpoint has a good copy yet)";
-      if (!sites_by_step.empty()) {
-        from = "from the newest checkpoint with a good copy where it is placed: ";
-        for (auto it = sites_by_step.rbegin(); it != sites_by_step.rend(); ++it) {
-          if (it != sites_by_step.rbegin()) from += "; ";
-          from += "step " + std::to_string(it->first) + " at " + join(it->second, " and ");
-        }
-      }
+      auto from = describe_resume_points(job.id);
+      if (!from) return from.error();
       if (auto r = event(
               job.id, attempt.no, "resuming",
-              "resuming in " + seconds_text(next.delay_ms) + " (" + next.reason + ") " + from);
+              "resuming in " + seconds_text(next.delay_ms) + " (" + next.reason + ") " + *from);
           !r) {
         return r;
       }
@@ -301,6 +271,39 @@ Result<void> AttemptTracker::after_attempt_end(const AttemptRow& attempt) {
     }
   }
   return Ok{};
+}
+
+Result<std::string> AttemptTracker::describe_resume_points(JobId job) {
+  // Only checkpoints with a copy left can be resumed from: what retention keeps.
+  auto ckpts = store_.checkpoints_with_copies(job);
+  if (!ckpts) return ckpts.error();
+  auto copies = store_.replicas_of_checkpoints_with_copies(job);
+  if (!copies) return copies.error();
+  std::map<std::int64_t, std::vector<const ReplicaRow*>> copies_of;
+  for (const auto& r : *copies) {
+    if (r.checkpoint_id) copies_of[*r.checkpoint_id].push_back(&r);
+  }
+  std::map<std::int64_t, std::vector<std::string>> sites_by_step;  // newest per site
+  std::set<std::string> seen;
+  for (auto it = ckpts->rbegin(); it != ckpts->rend(); ++it) {
+    for (const ReplicaRow* r : copies_of[it->id]) {
+      if (seen.count(r->cluster) != 0 ||
+          (r->state != ReplicaState::verified && r->state != ReplicaState::present)) {
+        continue;
+      }
+      seen.insert(r->cluster);
+      sites_by_step[it->step].push_back(r->cluster);
+    }
+  }
+  std::string from = "from the start (no checkpoint has a good copy yet)";
+  if (!sites_by_step.empty()) {
+    from = "from the newest checkpoint with a good copy where it is placed: ";
+    for (auto it = sites_by_step.rbegin(); it != sites_by_step.rend(); ++it) {
+      if (it != sites_by_step.rbegin()) from += "; ";
+      from += "step " + std::to_string(it->first) + " at " + join(it->second, " and ");
+    }
+  }
+  return from;
 }
 
 // ---- hangs ------------------------------------------------------------------------------

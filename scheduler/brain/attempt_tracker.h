@@ -91,6 +91,11 @@ class AttemptTracker : BrainPart {
   Result<void> stop_for_straggler(AttemptRow& attempt, const std::string& node);
   // An attempt has ended (its row already says how): decide what the job does next.
   Result<void> after_attempt_end(const AttemptRow& attempt);
+  // Where a resuming job can resume from, for its "resuming" event: a job resumes only from a
+  // copy at the site it is placed on, so this names, for each site, the newest checkpoint with a
+  // copy there that is good or not yet listed ("step 500 at alpha; step 450 at beta"); the
+  // placed event says which one it got.
+  Result<std::string> describe_resume_points(JobId job);
   // The site's check left only checkpoints below the launch's resume floor, so nothing ran: the
   // copies it rejected are marked, the attempt ends (cancelled, costing the job no restart) and
   // the job is placed again at once, which stages the newer copy first (data_staging.cpp).
