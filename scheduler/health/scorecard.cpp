@@ -165,17 +165,20 @@ std::map<std::string, RestartSamples> restart_samples(const ScorecardInputs& in)
   return out;
 }
 
-std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
-  const Millis w0 = in.window_start;
-  const Millis now = in.now;
-  std::map<std::string, Tally> tallies;
-  for (const auto& c : in.clusters) tallies[c.name];
-  auto tally_of = [&](const std::string& cluster) -> Tally* {
-    auto it = tallies.find(cluster);
-    return it == tallies.end() ? nullptr : &it->second;
-  };
+namespace {
 
-  // Health changes per cluster, oldest first.
+using Tallies = std::map<std::string, Tally>;
+
+// The tally of a configured cluster; nullptr for a cluster no longer configured.
+Tally* tally_of(Tallies& tallies, const std::string& cluster) {
+  auto it = tallies.find(cluster);
+  return it == tallies.end() ? nullptr : &it->second;
+}
+
+// What each cluster's own rows say: its delivery against its promise, the time it answered in
+// the window (from its health changes, oldest first), its nodes.
+void tally_clusters(const ScorecardInputs& in, Tallies& tallies) {
+  const Millis now = in.now;
   std::map<std::string, std::vector<const HealthChange*>> changes;
   for (const auto& h : in.health) changes[h.cluster].push_back(&h);
   for (auto& [name, list] : changes) {
@@ -195,13 +198,19 @@ std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
         t.awaiting_delivery = true;
       }
     }
-    tally_availability(changes[c.name], std::max(w0, c.since_ms), now, t);
+    tally_availability(changes[c.name], std::max(in.window_start, c.since_ms), now, t);
     t.nodes = c.nodes;
     t.quarantined_nodes = c.quarantined_nodes;
   }
+}
 
+// The attempts' GPU- and node-time in the window, their MFU, the interruptions, and the
+// restarts that followed them.
+void tally_attempts(const ScorecardInputs& in, Tallies& tallies) {
+  const Millis w0 = in.window_start;
+  const Millis now = in.now;
   for (const auto& a : in.attempts) {
-    Tally* t = tally_of(a.cluster);
+    Tally* t = tally_of(tallies, a.cluster);
     if (!t) continue;
     const Millis end = a.ended_ms.value_or(now);
     const Millis overlap = std::max<Millis>(0, std::min(end, now) - std::max(a.started_ms, w0));
@@ -213,14 +222,17 @@ std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
     if (ended_in_window && is_interruption(a.cause)) ++t->interruptions;
   }
   for (auto& [cluster, samples] : restart_samples(in)) {
-    if (Tally* t = tally_of(cluster)) t->restarts = std::move(samples);
+    if (Tally* t = tally_of(tallies, cluster)) t->restarts = std::move(samples);
   }
-  for (const auto& f : in.node_failures) {
-    Tally* t = tally_of(f.cluster);
-    if (t && f.at_ms >= w0 && f.at_ms <= now) ++t->node_failures;
-  }
+}
+
+// The support tickets: open now, opened in the window, and the hours to a first response and
+// to a resolution that fell in the window.
+void tally_tickets(const ScorecardInputs& in, Tallies& tallies) {
+  const Millis w0 = in.window_start;
+  const Millis now = in.now;
   for (const auto& tk : in.tickets) {
-    Tally* t = tally_of(tk.cluster);
+    Tally* t = tally_of(tallies, tk.cluster);
     if (!t || tk.opened_ms > now) continue;
     if (!tk.resolved_ms || *tk.resolved_ms > now) ++t->open_tickets;
     if (tk.opened_ms >= w0) ++t->tickets;
@@ -232,10 +244,11 @@ std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
       t->resolution_h.push_back(static_cast<double>(*tk.resolved_ms - tk.opened_ms) / kMsPerHour);
     }
   }
-  for (const auto& cp : in.checkpoints) {
-    if (Tally* t = tally_of(cp.cluster)) t->save_time_s.push_back(cp.save_time_s);
-  }
+}
 
+// A card per cluster in the clusters file's order, then a card per vendor (in the order its
+// first cluster comes) off the sum of its clusters' tallies.
+std::vector<Scorecard> cards_of(const ScorecardInputs& in, Tallies& tallies) {
   std::vector<Scorecard> out;
   std::vector<std::string> vendors;
   std::map<std::string, std::pair<Tally, std::vector<std::string>>> by_vendor;
@@ -253,6 +266,24 @@ std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
     out.push_back(card(v, "vendor", members, t));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
+  Tallies tallies;
+  for (const auto& c : in.clusters) tallies[c.name];
+  tally_clusters(in, tallies);
+  tally_attempts(in, tallies);
+  for (const auto& f : in.node_failures) {
+    Tally* t = tally_of(tallies, f.cluster);
+    if (t && f.at_ms >= in.window_start && f.at_ms <= in.now) ++t->node_failures;
+  }
+  tally_tickets(in, tallies);
+  for (const auto& cp : in.checkpoints) {
+    if (Tally* t = tally_of(tallies, cp.cluster)) t->save_time_s.push_back(cp.save_time_s);
+  }
+  return cards_of(in, tallies);
 }
 
 }  // namespace orch
