@@ -2,13 +2,12 @@
 // GPU readings from nvidia-smi's CSV query and the checks the probe makes on them. Parsing is a
 // pure function of the text, tested on captured output (tests/fixtures/nvidia-smi/).
 
-#include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "agents/probe_check.h"
+#include "scheduler/model/gpu_reading.h"
 
 namespace orch::agent {
 
@@ -24,18 +23,7 @@ inline constexpr const char* kNvidiaSmiQueryFields =
 // The argument list after the program name.
 std::vector<std::string> nvidia_smi_arguments();
 
-struct GpuReading {
-  int index = 0;
-  std::string name;
-  std::string uuid;
-  std::optional<double> temperature_c;
-  std::optional<double> sm_clock_mhz;
-  std::optional<double> max_sm_clock_mhz;
-  std::optional<std::int64_t> ecc_uncorrected;  // volatile: since the driver loaded
-  std::optional<std::int64_t> ecc_corrected;
-  std::optional<std::int64_t> retired_pages_dbe;
-  std::optional<bool> retired_pages_pending;
-};
+using orch::GpuReading;  // scheduler/model/gpu_reading.h, shared with the probe line's reader
 
 struct NvidiaSmiParse {
   std::vector<GpuReading> gpus;

@@ -156,8 +156,8 @@ std::optional<std::int64_t> integer_at(std::string_view body, size_t i) {
 }  // namespace
 
 std::optional<ProtocolLine> scan_protocol_line(std::string_view line) {
-  if (line.substr(0, kProtocolPrefix.size()) != kProtocolPrefix) return std::nullopt;
-  std::string_view body = line.substr(kProtocolPrefix.size());
+  if (line.substr(0, kProgressPrefix.size()) != kProgressPrefix) return std::nullopt;
+  std::string_view body = line.substr(kProgressPrefix.size());
   auto event = string_at(body, value_of(body, "event"));
   if (!event) return std::nullopt;
   ProtocolLine out;
@@ -188,9 +188,9 @@ void LineScanner::feed(std::string_view bytes, const Callback& on_line) {
     if (!skipping_) {
       std::string_view piece(p, piece_len);
       size_t have = line_.size();
-      if (have < kProtocolPrefix.size()) {
-        size_t k = std::min(kProtocolPrefix.size() - have, piece.size());
-        if (piece.substr(0, k) != kProtocolPrefix.substr(have, k)) skipping_ = true;
+      if (have < kProgressPrefix.size()) {
+        size_t k = std::min(kProgressPrefix.size() - have, piece.size());
+        if (piece.substr(0, k) != kProgressPrefix.substr(have, k)) skipping_ = true;
       }
       if (!skipping_ && have + piece.size() > max_line_) skipping_ = true;
       if (skipping_) {
@@ -200,7 +200,7 @@ void LineScanner::feed(std::string_view bytes, const Callback& on_line) {
       }
     }
     if (!nl) break;
-    if (!skipping_ && line_.size() >= kProtocolPrefix.size()) {
+    if (!skipping_ && line_.size() >= kProgressPrefix.size()) {
       std::string_view line = line_;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       on_line(line);
@@ -213,7 +213,7 @@ void LineScanner::feed(std::string_view bytes, const Callback& on_line) {
 }
 
 void LineScanner::finish(const Callback& on_line) {
-  if (!skipping_ && line_.size() >= kProtocolPrefix.size()) on_line(line_);
+  if (!skipping_ && line_.size() >= kProgressPrefix.size()) on_line(line_);
   line_.clear();
   skipping_ = false;
 }

@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-namespace orch::agent {
+#include "scheduler/model/progress_prefix.h"
 
-inline constexpr std::string_view kProtocolPrefix = "@orchestrate ";
+namespace orch::agent {
 
 struct ProtocolLine {
   enum class Kind { progress, checkpoint };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "scheduler/common/result.h"
+#include "scheduler/model/gpu_reading.h"
 
 namespace orch {
 
@@ -19,19 +20,6 @@ struct ProbeCheck {
   std::string name;
   bool ok = true;
   std::string detail;  // what was measured or what went wrong, for people
-};
-
-struct GpuReading {
-  int index = 0;
-  std::string name;
-  std::string uuid;
-  std::optional<double> temperature_c;
-  std::optional<double> sm_clock_mhz;
-  std::optional<double> max_sm_clock_mhz;
-  std::optional<std::int64_t> ecc_uncorrected;  // volatile, since the driver loaded
-  std::optional<std::int64_t> ecc_corrected;
-  std::optional<std::int64_t> retired_pages_dbe;
-  std::optional<bool> retired_pages_pending;
 };
 
 struct ProbeResult {

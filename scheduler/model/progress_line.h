@@ -22,10 +22,9 @@
 #include <vector>
 
 #include "scheduler/common/result.h"
+#include "scheduler/model/progress_prefix.h"
 
 namespace orch {
-
-inline constexpr std::string_view kProgressPrefix = "@orchestrate ";
 
 // One rank's wall time for the step, as a multi-node job may report it for straggler detection.
 struct RankStepTime {
