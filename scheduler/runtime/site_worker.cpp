@@ -68,6 +68,16 @@ bool same_inventory(const SiteInventory& a, const SiteInventory& b) {
   return true;
 }
 
+// Why a launch is handed back: the best checkpoint that passed the check at `site` is below the
+// brain's resume floor.
+std::string below_floor_message(const std::string& site, const LaunchRequest& request,
+                                const ResumeChoice& resume) {
+  return "not launched: the best checkpoint that passed the check at " + site + " is " +
+         (resume.checkpoint_id ? "step " + std::to_string(resume.step) : std::string("none")) +
+         ", below step " + std::to_string(*request.resume_floor_step) + " (" +
+         request.resume_floor_reason + ")";
+}
+
 }  // namespace
 
 SiteWorker::SiteWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<Store> reader,
@@ -188,14 +198,8 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
       posted_[action.id] = round_;
       post_(LaunchCompleted{
           action.id, action.token,
-          make_error(ErrorKind::conflict,
-                     "not launched: the best checkpoint that passed the check at " + spec_.name +
-                         " is " +
-                         (resume.checkpoint_id ? "step " + std::to_string(resume.step)
-                                               : std::string("none")) +
-                         ", below step " + std::to_string(*request->resume_floor_step) + " (" +
-                         request->resume_floor_reason + ")"),
-          false, std::move(resume)});
+          make_error(ErrorKind::conflict, below_floor_message(spec_.name, *request, resume)), false,
+          std::move(resume)});
       return true;
     }
     if (resume.checkpoint_id) {
@@ -205,21 +209,7 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
       request->env.erase(request->resume_env);
     }
   }
-  // The secrets' values, resolved now for the job's team (a grant taken back since submit stops
-  // the launch) and handed to the site only (never posted or stored).
-  if (!request->secret_refs.empty()) {
-    auto values = secrets_ != nullptr ? secrets_->resolve(request->secret_refs, request->team)
-                                      : Result<std::map<std::string, std::string>>(make_error(
-                                            ErrorKind::invalid,
-                                            "this server has no secret registry: a job that "
-                                            "names secrets cannot be launched"));
-    if (!values) {
-      posted_[action.id] = round_;
-      post_(LaunchCompleted{action.id, action.token, values.error(), false});
-      return true;
-    }
-    request->secret_env = std::move(*values);
-  }
+  if (!fill_secrets(action, *request)) return true;
   // One call to the site. Launch is idempotent per token (cluster_port.h): a token the site
   // already has was launched before a crash, and comes back adopted instead of started again.
   auto launched = port_.launch(*request);
@@ -235,6 +225,23 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
   const bool adopted = launched && launched->adopted;
   post_(LaunchCompleted{action.id, action.token, launched, adopted,
                         adopted ? ResumeChoice{} : std::move(resume)});
+  return true;
+}
+
+bool SiteWorker::fill_secrets(const OutboxRow& action, LaunchRequest& request) {
+  if (request.secret_refs.empty()) return true;
+  auto values = secrets_ != nullptr
+                    ? secrets_->resolve(request.secret_refs, request.team)
+                    : Result<std::map<std::string, std::string>>(make_error(
+                          ErrorKind::invalid,
+                          "this server has no secret registry: a job that names secrets cannot be "
+                          "launched"));
+  if (!values) {
+    posted_[action.id] = round_;
+    post_(LaunchCompleted{action.id, action.token, values.error(), false});
+    return false;
+  }
+  request.secret_env = std::move(*values);
   return true;
 }
 
@@ -356,31 +363,31 @@ bool SiteWorker::poll() {
     // A cancel the job has not yet obeyed is repeated: providers escalate (SIGKILL) after grace.
     if (a.cancel_requested && obs->phase == RunPhase::running) (void)port_.cancel(a.token);
   }
-  // The inventory: on the first round, every kInventoryEvery rounds, after an attempt ended,
-  // whenever there was nothing else to ask (so that an idle site's reachability stays known),
-  // and every round while a node is out of service, so that one returned to service is seen at
-  // the next poll (issue 38: a job waiting for it starts a poll after it is back).
+  // The inventory: at once when nothing else was asked or an attempt ended (site_worker.h).
+  return refresh_inventory(!called || ended);
+}
+
+bool SiteWorker::refresh_inventory(bool due) {
   const bool node_out =
       last_inventory_ && std::any_of(last_inventory_->nodes.begin(), last_inventory_->nodes.end(),
                                      [](const NodeInfo& n) { return !n.healthy; });
-  if (!called || ended || node_out || rounds_since_inventory_ >= kInventoryEvery ||
-      !last_inventory_) {
-    rounds_since_inventory_ = 0;
-    auto inv = port_.inventory();
-    if (!inv) {
-      if (inv.error().kind == ErrorKind::unreachable) {
-        note_reachable(false, inv.error().message);
-        return false;
-      }
-      return true;
-    }
-    note_reachable(true);
-    if (!last_inventory_ || !same_inventory(*last_inventory_, *inv)) {
-      last_inventory_ = *inv;
-      post_(InventoryObserved{spec_.name, *inv});
-    }
-  } else {
+  if (!due && !node_out && rounds_since_inventory_ < kInventoryEvery && last_inventory_) {
     ++rounds_since_inventory_;
+    return true;
+  }
+  rounds_since_inventory_ = 0;
+  auto inv = port_.inventory();
+  if (!inv) {
+    if (inv.error().kind == ErrorKind::unreachable) {
+      note_reachable(false, inv.error().message);
+      return false;
+    }
+    return true;
+  }
+  note_reachable(true);
+  if (!last_inventory_ || !same_inventory(*last_inventory_, *inv)) {
+    last_inventory_ = *inv;
+    post_(InventoryObserved{spec_.name, *inv});
   }
   return true;
 }

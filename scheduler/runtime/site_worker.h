@@ -58,11 +58,21 @@ class SiteWorker {
   // false: the site did not answer; the round stops there.
   bool execute_actions();
   bool poll();
+  // The inventory, asked on the first round, when `due` (an attempt ended, perhaps a node with
+  // it; or there was nothing else to ask, so that an idle site's reachability stays known),
+  // every kInventoryEvery rounds, and every round while a node is out of service, so that one
+  // returned to service is seen at the next poll (issue 38: a job waiting for it starts a poll
+  // after it is back); posted when it changed. false: the site went silent.
+  bool refresh_inventory(bool due);
   // The hot spares' holders' answers (answers[first...], one per holder token): each to the
   // brain. false: the site went silent.
   bool post_holders(const std::vector<Result<RunObservation>>& answers, std::size_t first,
                     const std::vector<std::string>& holders);
   bool execute_launch(const OutboxRow& action);
+  // The secrets' values, resolved now for the job's team (a grant taken back since submit stops
+  // the launch) and handed to the site only (never posted or stored). false: they cannot be, and
+  // the launch's failure is posted.
+  bool fill_secrets(const OutboxRow& action, LaunchRequest& request);
   bool execute_probe(const OutboxRow& action);
   void note_reachable(bool reachable, const std::string& message = {});
   // Keeps the attempt's ordinary output lines in its tail; `exited`: the tail to post, read
