@@ -12,6 +12,7 @@
 
 namespace orch {
 
+// function-length: table (one rule per log signature, in precedence order)
 std::span<const FailureRule> failure_rules() {
   using C = ExitCause;
   static const std::vector<FailureRule> rules = {

@@ -2,6 +2,7 @@
 
 namespace orch {
 
+// function-length: table (one entry per schema version)
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> list = {
       {1, "clusters, jobs, attempts, events, outbox",
