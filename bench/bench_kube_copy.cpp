@@ -17,9 +17,9 @@
 #include "adapters/kubernetes/kube_config.h"
 #include "adapters/kubernetes/kube_site.h"
 #include "bench/bench_util.h"
-#include "tests/fake_kube/fake_kube_server.h"
-#include "tests/fake_kube/pod_volumes.h"
-#include "tests/fake_kube/test_pki.h"
+#include "testkit/fake_kube/fake_kube_server.h"
+#include "testkit/fake_kube/pod_volumes.h"
+#include "testkit/fake_kube/test_pki.h"
 
 using namespace orch::bench;  // NOLINT: a benchmark's main file
 namespace fs = std::filesystem;

@@ -16,11 +16,11 @@
 #include "adapters/slurm/slurm_site.h"
 #include "adapters/ssh/ssh_session.h"
 #include "scheduler/common/percent_encoding.h"
+#include "testkit/fake_kube/fake_kube_server.h"
+#include "testkit/fake_kube/kube_test_client.h"
+#include "testkit/fake_kube/test_pki.h"
 #include "testkit/job_user.h"
 #include "testkit/slurm_lab.h"
-#include "tests/fake_kube/fake_kube_server.h"
-#include "tests/fake_kube/kube_test_client.h"
-#include "tests/fake_kube/test_pki.h"
 
 namespace orch::contract {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-#include "tests/fake_kube/test_pki.h"
+#include "testkit/fake_kube/test_pki.h"
 #include "tests/integration/e2e/e2e_fixture.h"
 #include "web/http_client.h"
 

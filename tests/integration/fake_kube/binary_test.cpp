@@ -8,10 +8,10 @@
 
 #include <gmock/gmock.h>
 
-#include "tests/fake_kube/kube_json.h"
-#include "tests/fake_kube/scheduler.h"
-#include "tests/fake_kube/selectors.h"
-#include "tests/fake_kube/tables.h"
+#include "testkit/fake_kube/kube_json.h"
+#include "testkit/fake_kube/scheduler.h"
+#include "testkit/fake_kube/selectors.h"
+#include "testkit/fake_kube/tables.h"
 #include "tests/integration/fake_kube/fake_kube_fixture.h"
 
 namespace orch::fake_kube::testing {

@@ -16,10 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "testkit/fake_kube/fake_kube_server.h"
+#include "testkit/fake_kube/kube_test_client.h"
+#include "testkit/fake_kube/test_pki.h"
 #include "testkit/server_process.h"
-#include "tests/fake_kube/fake_kube_server.h"
-#include "tests/fake_kube/kube_test_client.h"
-#include "tests/fake_kube/test_pki.h"
 
 namespace orch::fake_kube::testing {
 

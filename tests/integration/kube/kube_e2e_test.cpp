@@ -9,10 +9,10 @@
 #include <thread>
 #include <vector>
 
+#include "testkit/fake_kube/fake_kube_server.h"
+#include "testkit/fake_kube/kube_test_client.h"
+#include "testkit/fake_kube/test_pki.h"
 #include "testkit/job_user.h"
-#include "tests/fake_kube/fake_kube_server.h"
-#include "tests/fake_kube/kube_test_client.h"
-#include "tests/fake_kube/test_pki.h"
 #include "tests/integration/e2e/server_fixture.h"
 
 namespace orch::e2e {

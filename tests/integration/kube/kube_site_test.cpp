@@ -20,10 +20,10 @@
 #include "adapters/kubernetes/kube_site.h"
 #include "cli/site_transfer_port.h"
 #include "scheduler/common/base64.h"
-#include "tests/fake_kube/fake_kube_server.h"
-#include "tests/fake_kube/kube_test_client.h"
-#include "tests/fake_kube/pod_volumes.h"
-#include "tests/fake_kube/test_pki.h"
+#include "testkit/fake_kube/fake_kube_server.h"
+#include "testkit/fake_kube/kube_test_client.h"
+#include "testkit/fake_kube/pod_volumes.h"
+#include "testkit/fake_kube/test_pki.h"
 
 namespace orch {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // Shared by the kubeconfig and KubeClient tests: a temporary directory per test and small file
-// helpers (base64 is the fake API server's, tests/fake_kube/test_pki.h).
+// helpers (base64 is the fake API server's, testkit/fake_kube/test_pki.h).
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "tests/fake_kube/test_pki.h"
+#include "testkit/fake_kube/test_pki.h"
 
 namespace orch::kube_test {
 

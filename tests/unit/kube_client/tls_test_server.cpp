@@ -1,6 +1,6 @@
 #include "tests/unit/kube_client/tls_test_server.h"
 
-#include "tests/fake_kube/test_pki.h"
+#include "testkit/fake_kube/test_pki.h"
 
 #include <cerrno>
 #include <chrono>

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "testkit/fake_kube/test_pki.h"
 #include "testkit/server_process.h"
-#include "tests/fake_kube/test_pki.h"
 #include "web/http_client.h"
 #include "web/http_server.h"
 

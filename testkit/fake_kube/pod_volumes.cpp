@@ -1,0 +1,97 @@
+#include "testkit/fake_kube/pod_volumes.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "testkit/fake_kube/kube_json.h"
+
+namespace orch::fake_kube {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The directory a volume of the pod stands for; "" and `error` set when it has none.
+std::string volume_dir(const json& volume, const json& pod, const std::string& pod_dir,
+                       const std::string& state_dir, std::string& error) {
+  const std::string name = string_at(volume, {"name"});
+  std::error_code ec;
+  if (volume.contains("persistentVolumeClaim")) {
+    const std::string claim = string_at(volume, {"persistentVolumeClaim", "claimName"});
+    if (claim.empty()) {
+      error = "volume \"" + name + "\" has no claimName";
+      return "";
+    }
+    std::string dir = claim_dir(state_dir, string_at(pod, {"metadata", "namespace"}), claim);
+    fs::create_directories(dir, ec);
+    return dir;
+  }
+  if (volume.contains("hostPath")) {
+    std::string path = string_at(volume, {"hostPath", "path"});
+    const std::string type = string_at(volume, {"hostPath", "type"});
+    if (type == "DirectoryOrCreate") fs::create_directories(path, ec);
+    if ((type == "Directory" || type == "DirectoryOrCreate") && !fs::is_directory(path)) {
+      error = "hostPath type check failed: " + path + " is not a directory";
+      return "";
+    }
+    return path;
+  }
+  if (volume.contains("emptyDir")) {
+    if (string_at(volume, {"emptyDir", "medium"}) == "Memory") return "/dev/shm";
+    std::string dir = pod_dir + "/volumes/" + name;
+    fs::create_directories(dir, ec);
+    return dir;
+  }
+  error = "volume \"" + name + "\" is of a kind the fake does not serve";
+  return "";
+}
+
+}  // namespace
+
+std::string claim_dir(const std::string& state_dir, const std::string& ns,
+                      const std::string& claim) {
+  return state_dir + "/volumes/" + ns + "/" + claim;
+}
+
+std::string mount_volumes(const json& pod, const std::string& pod_dir,
+                          const std::string& state_dir) {
+  const json& mounts = at_path(pod, {"spec", "containers"});
+  if (!mounts.is_array() || mounts.empty()) return "";
+  const json& container_mounts =
+      mounts[0].contains("volumeMounts") ? mounts[0]["volumeMounts"] : json::array();
+  const json& volumes = at_path(pod, {"spec", "volumes"});
+  for (const json& m : container_mounts) {
+    const std::string name = string_at(m, {"name"});
+    const std::string path = string_at(m, {"mountPath"});
+    const json* volume = nullptr;
+    if (volumes.is_array()) {
+      for (const json& v : volumes) {
+        if (string_at(v, {"name"}) == name) volume = &v;
+      }
+    }
+    if (volume == nullptr) return "volumeMount \"" + name + "\" names no volume of the pod";
+    std::string error;
+    const std::string dir = volume_dir(*volume, pod, pod_dir, state_dir, error);
+    if (!error.empty()) return error;
+    if (path == dir) continue;  // /dev/shm, or a hostPath mounted where it is
+    std::error_code ec;
+    const fs::path link(path);
+    if (fs::is_symlink(link, ec)) {
+      if (fs::read_symlink(link, ec) == fs::path(dir)) continue;
+      std::string why = "fake: mountPath " + path + " is already a link to ";
+      why += fs::read_symlink(link, ec).string() + ", not to volume \"" + name;
+      why += "\" (pods of the fake share this machine's filesystem)";
+      return why;
+    }
+    if (fs::exists(link, ec)) {
+      std::string why = "fake: mountPath " + path;
+      why += " exists on this machine; the fake mounts a volume by making it a link";
+      return why;
+    }
+    fs::create_directories(link.parent_path(), ec);
+    fs::create_directory_symlink(dir, link, ec);
+    if (ec) return "fake: cannot link " + path + " to " + dir + ": " + ec.message();
+  }
+  return "";
+}
+
+}  // namespace orch::fake_kube
