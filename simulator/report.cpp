@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "scheduler/health/goodput.h"
+#include "simulator/students_t.h"
 
 namespace orch::sim {
 
@@ -17,17 +18,6 @@ std::optional<double> median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// Student's t for a two-sided 95% interval with df degrees of freedom.
-double t95(std::size_t df) {
-  static const double table[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
-                                 2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-                                 2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
-                                 2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
-  if (df == 0) return 0;
-  if (df < std::size(table)) return table[df];
-  return df < 60 ? 2.00 : df < 120 ? 1.98 : 1.96;
 }
 
 std::string fixed(double v, int digits) {
