@@ -18,7 +18,7 @@ FUZZ_SECONDS ?= 120
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps job-user node-deps apt-node page-deps test-deps lab-deps configure build demo test \
-  test-unit bench format tidy clean
+  test-unit flaky-check bench format tidy clean
 
 # $(call apt_install_missing,TARGET,PACKAGES): installs those of PACKAGES that are not installed
 # (nothing when all are), without recommends. While it does, Debian's policy-rc.d hook (made
@@ -98,6 +98,17 @@ test: fuzz-build build lab-deps test-deps
 
 test-unit: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L unit
+
+# Flaky tests: builds, then runs the ctest labels integration and slurm FLAKY_RUNS times
+# (FLAKY_LOAD=1: beside a parallel build that loads the CPUs) and lists every test that failed
+# at least once, exiting 1 when there is one (tests/flaky_check.sh; logs in
+# $(BUILD_DIR)/flaky-check/). FLAKY_LABELS picks other labels: make flaky-check FLAKY_LABELS=slurm
+FLAKY_RUNS ?= 3
+FLAKY_LOAD ?= 0
+FLAKY_LABELS ?= integration|slurm
+flaky-check: build lab-deps test-deps
+	FLAKY_RUNS='$(FLAKY_RUNS)' FLAKY_LOAD='$(FLAKY_LOAD)' FLAKY_LABELS='$(FLAKY_LABELS)' \
+	  JOBS='$(JOBS)' tests/flaky_check.sh $(BUILD_DIR)
 
 .PHONY: fuzz-deps fuzz-build fuzz
 fuzz-deps:
