@@ -139,7 +139,7 @@ void default_storage_roots(std::vector<ClusterSpec>& clusters, const std::string
 // The clusters `orchestrate cluster add` brought to earlier runs, less those the clusters file
 // now defines (the file wins). One that no longer reads stops the start: dropping it would
 // lose its running jobs.
-Result<std::vector<ClusterSpec>> remembered_clusters(Store& store,
+Result<std::vector<ClusterSpec>> remembered_clusters(StoreReader& store,
                                                      const std::vector<ClusterSpec>& from_file) {
   auto rows = store.added_clusters();
   if (!rows) return rows.error();
@@ -172,9 +172,9 @@ Result<Server::Parts::Site> Server::Parts::make_site_workers(const ClusterSpec& 
   auto port = make_site(c, SiteContext{settings.agent_path});
   if (!port) return port.error();
   site.port = std::move(*port);
-  auto reader = Store::open(db_path);
+  auto reader = StoreReader::open(db_path);
   if (!reader) return reader.error();
-  auto storage_reader = Store::open(db_path);
+  auto storage_reader = StoreReader::open(db_path);
   if (!storage_reader) return storage_reader.error();
   BrainLoop* l = loop.get();
   site.worker = std::make_unique<SiteWorker>(c, *site.port, std::move(*reader),
@@ -355,7 +355,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   }
 
   {
-    auto reader = Store::open(db_path);
+    auto reader = StoreReader::open(db_path);
     if (!reader) return reader.error();
     BrainLoop* loop = parts->loop.get();
     parts->transfer_port = std::make_unique<SiteTransferPort>(clusters, s.state_dir + "/transfers");
@@ -372,7 +372,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
       if (!value) return value.error();
       secrets[w.name] = std::move(*value);
     }
-    auto reader = Store::open(db_path);
+    auto reader = StoreReader::open(db_path);
     if (!reader) return reader.error();
     auto hooks = WebhookWorker::open(config.webhooks, std::move(secrets), std::move(*reader),
                                      s.state_dir + "/webhooks.db");
@@ -386,8 +386,8 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   std::size_t handler_threads = 0;
   for (const LaneOptions& lane : http.lanes)
     handler_threads += static_cast<std::size_t>(lane.threads);
-  auto readers =
-      std::make_unique<ReaderPool>([db_path] { return Store::open(db_path); }, handler_threads);
+  auto readers = std::make_unique<ReaderPool>([db_path] { return StoreReader::open(db_path); },
+                                              handler_threads);
   parts->backend = std::make_unique<SchedulerBackend>(std::move(readers), *parts->loop, clusters,
                                                       port_map, parts->clock);
   parts->backend->set_secrets(parts->secrets.get());

@@ -107,15 +107,15 @@ Result<RunOutcome> run_orchestrate(const Scenario& scenario, std::uint64_t seed)
   std::vector<std::unique_ptr<StorageWorker>> storage;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     sites.push_back(std::make_unique<SimSite>(w, lock, i, kSimEpochMs));
-    auto reader = Store::open(uri);
-    auto storage_reader = Store::open(uri);
+    auto reader = StoreReader::open(uri);
+    auto storage_reader = StoreReader::open(uri);
     if (!reader) return reader.error();
     if (!storage_reader) return storage_reader.error();
     workers.push_back(std::make_unique<SiteWorker>(specs[i], *sites[i], std::move(*reader), post));
     storage.push_back(
         std::make_unique<StorageWorker>(specs[i], *sites[i], std::move(*storage_reader), post));
   }
-  auto transfer_reader = Store::open(uri);
+  auto transfer_reader = StoreReader::open(uri);
   if (!transfer_reader) return transfer_reader.error();
   SimTransfers transfers(**transfer_reader, w, lock, scenario.transfer_bytes_per_s, kSimEpochMs,
                          post);

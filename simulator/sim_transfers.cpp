@@ -7,8 +7,8 @@
 
 namespace orch::sim {
 
-SimTransfers::SimTransfers(Store& reader, SimWorld& world, std::mutex& lock, double bytes_per_s,
-                           std::int64_t epoch_ms, Post post)
+SimTransfers::SimTransfers(StoreReader& reader, SimWorld& world, std::mutex& lock,
+                           double bytes_per_s, std::int64_t epoch_ms, Post post)
     : reader_(reader),
       world_(world),
       lock_(lock),

@@ -13,14 +13,14 @@
 
 #include "adapters/sim/sim_world.h"
 #include "scheduler/brain/brain_event.h"
-#include "scheduler/store/store.h"
+#include "scheduler/store/store_reader.h"
 
 namespace orch::sim {
 
 class SimTransfers {
  public:
   using Post = std::function<void(BrainEvent)>;
-  SimTransfers(Store& reader, SimWorld& world, std::mutex& lock, double bytes_per_s,
+  SimTransfers(StoreReader& reader, SimWorld& world, std::mutex& lock, double bytes_per_s,
                std::int64_t epoch_ms, Post post);
 
   // At simulated second t: starts the queued copies that are due, finishes those that are done.
@@ -34,7 +34,7 @@ class SimTransfers {
     std::int64_t bytes = 0;
     double started_s = 0;
   };
-  Store& reader_;
+  StoreReader& reader_;
   SimWorld& world_;
   std::mutex& lock_;
   double bytes_per_s_;

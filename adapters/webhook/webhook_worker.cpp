@@ -24,7 +24,7 @@ Result<std::int64_t> stored_cursor(Db& db, const std::string& name) {
 
 Result<std::unique_ptr<WebhookWorker>> WebhookWorker::open(
     std::vector<WebhookSpec> hooks, std::map<std::string, std::string> secrets,
-    std::unique_ptr<Store> reader, const std::string& cursor_db, WebhookOptions options) {
+    std::unique_ptr<StoreReader> reader, const std::string& cursor_db, WebhookOptions options) {
   auto db = Db::open(cursor_db);
   if (!db) return db.error();
   if (auto r = db->exec("CREATE TABLE IF NOT EXISTS cursors (name TEXT PRIMARY KEY, "
@@ -50,8 +50,8 @@ Result<std::unique_ptr<WebhookWorker>> WebhookWorker::open(
   return w;
 }
 
-WebhookWorker::WebhookWorker(std::vector<Hook> hooks, std::unique_ptr<Store> reader, Db cursors,
-                             WebhookOptions options)
+WebhookWorker::WebhookWorker(std::vector<Hook> hooks, std::unique_ptr<StoreReader> reader,
+                             Db cursors, WebhookOptions options)
     : hooks_(std::move(hooks)),
       reader_(std::move(reader)),
       cursors_(std::move(cursors)),

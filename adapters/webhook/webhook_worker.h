@@ -19,7 +19,7 @@
 #include "scheduler/runtime/worker_loop.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/sqlite_db.h"
-#include "scheduler/store/store.h"
+#include "scheduler/store/store_reader.h"
 
 namespace orch {
 
@@ -36,7 +36,7 @@ class WebhookWorker {
   // cursor file cannot be opened.
   static Result<std::unique_ptr<WebhookWorker>> open(std::vector<WebhookSpec> hooks,
                                                      std::map<std::string, std::string> secrets,
-                                                     std::unique_ptr<Store> reader,
+                                                     std::unique_ptr<StoreReader> reader,
                                                      const std::string& cursor_db,
                                                      WebhookOptions options = {});
   ~WebhookWorker();
@@ -58,7 +58,7 @@ class WebhookWorker {
     std::chrono::milliseconds backoff{0};
     int failures = 0;  // of the notice after the cursor
   };
-  WebhookWorker(std::vector<Hook> hooks, std::unique_ptr<Store> reader, Db cursors,
+  WebhookWorker(std::vector<Hook> hooks, std::unique_ptr<StoreReader> reader, Db cursors,
                 WebhookOptions options);
   void deliver_due(Hook& hook);
   // true when the receiver took it (2xx); why otherwise.
@@ -66,7 +66,7 @@ class WebhookWorker {
   void save_cursor(const Hook& hook);
 
   std::vector<Hook> hooks_;
-  std::unique_ptr<Store> reader_;
+  std::unique_ptr<StoreReader> reader_;
   Db cursors_;
   WebhookOptions options_;
   WorkerLoop loop_;

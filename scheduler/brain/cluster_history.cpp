@@ -17,7 +17,7 @@ std::optional<double> median(std::vector<double> v) {
 
 }  // namespace
 
-Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
+Result<ScorecardInputs> gather_scorecard_inputs(StoreReader& store,
                                                 const std::vector<ClusterSpec>& clusters,
                                                 Millis now, Millis window_start) {
   ScorecardInputs in;
@@ -123,14 +123,14 @@ std::map<std::string, ClusterHistory> cluster_histories(const ScorecardInputs& i
   return out;
 }
 
-Result<ClusterHistories> placement_histories(Store& store, const std::vector<ClusterSpec>& clusters,
-                                             Millis now) {
+Result<ClusterHistories> placement_histories(StoreReader& store,
+                                             const std::vector<ClusterSpec>& clusters, Millis now) {
   auto in = gather_scorecard_inputs(store, clusters, now, now - kHistoryWindowMs);
   if (!in) return in.error();
   return cluster_histories(*in);
 }
 
-Result<std::shared_ptr<const ClusterHistories>> HistoryCache::get(Store& store, Millis now) {
+Result<std::shared_ptr<const ClusterHistories>> HistoryCache::get(StoreReader& store, Millis now) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     const bool fresh = value_ && now - at_ms_ < kHistoryRefreshMs;

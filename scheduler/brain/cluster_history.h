@@ -14,7 +14,7 @@
 #include "scheduler/health/scorecard.h"
 #include "scheduler/spec/cluster_registry.h"
 #include "scheduler/spec/cluster_spec.h"
-#include "scheduler/store/store.h"
+#include "scheduler/store/store_reader.h"
 
 namespace orch {
 
@@ -22,7 +22,7 @@ namespace orch {
 inline const std::vector<std::string> kNodeFailureKinds = {"node-failure", "gpu-error"};
 
 // The facts of every configured cluster from window_start to now.
-Result<ScorecardInputs> gather_scorecard_inputs(Store& store,
+Result<ScorecardInputs> gather_scorecard_inputs(StoreReader& store,
                                                 const std::vector<ClusterSpec>& clusters,
                                                 Millis now, Millis window_start);
 
@@ -38,8 +38,8 @@ using ClusterHistories = std::map<std::string, ClusterHistory>;
 
 // The histories placement decides on: the last kHistoryWindowMs. What an unmeasured cluster may
 // be worth is placement's to weigh (scheduler/placement/move_worth.h), not made up here.
-Result<ClusterHistories> placement_histories(Store& store, const std::vector<ClusterSpec>& clusters,
-                                             Millis now);
+Result<ClusterHistories> placement_histories(StoreReader& store,
+                                             const std::vector<ClusterSpec>& clusters, Millis now);
 
 // placement_histories computed at most once per kHistoryRefreshMs and shared by the threads
 // that answer requests: a read that needs them costs a lookup, not a scan of the window. While
@@ -48,7 +48,7 @@ class HistoryCache {
  public:
   // The clusters are read at each refresh: one that joins is counted from the next.
   explicit HistoryCache(const ClusterRegistry& clusters) : clusters_(clusters) {}
-  Result<std::shared_ptr<const ClusterHistories>> get(Store& store, Millis now);
+  Result<std::shared_ptr<const ClusterHistories>> get(StoreReader& store, Millis now);
 
  private:
   const ClusterRegistry& clusters_;

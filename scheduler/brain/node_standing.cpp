@@ -22,7 +22,7 @@ QuarantinePolicy quarantine_policy(const ClusterSpec* spec) {
   return p;
 }
 
-Result<std::vector<Millis>> counted_failures(Store& store, const std::string& cluster,
+Result<std::vector<Millis>> counted_failures(StoreReader& store, const std::string& cluster,
                                              const std::string& node,
                                              const QuarantinePolicy& policy, Millis now) {
   auto released = store.node_events_since(cluster, node, {"released"}, now - policy.window_ms);
@@ -36,7 +36,7 @@ Result<std::vector<Millis>> counted_failures(Store& store, const std::string& cl
   return incident_times(in, clean_from);
 }
 
-Result<std::string> incident_of(Store& store, const NodeEventRow& row) {
+Result<std::string> incident_of(StoreReader& store, const NodeEventRow& row) {
   if (!is_failure_kind(row.kind)) return std::string();
   IncidentContext c;
   c.kind = row.kind;

@@ -9,7 +9,7 @@
 
 #include "scheduler/health/quarantine.h"
 #include "scheduler/spec/cluster_spec.h"
-#include "scheduler/store/store.h"
+#include "scheduler/store/store_reader.h"
 
 namespace orch {
 
@@ -18,12 +18,12 @@ QuarantinePolicy quarantine_policy(const ClusterSpec* spec);
 
 // The times of the node's incidents that count now: failures within the window, after its last
 // release (a release starts a clean slate), one per incident.
-Result<std::vector<Millis>> counted_failures(Store& store, const std::string& cluster,
+Result<std::vector<Millis>> counted_failures(StoreReader& store, const std::string& cluster,
                                              const std::string& node,
                                              const QuarantinePolicy& policy, Millis now);
 
 // The incident of `row` (a ledger entry about to be written), from the node's row and its
 // newest entries. Entries of other kinds than failures get none.
-Result<std::string> incident_of(Store& store, const NodeEventRow& row);
+Result<std::string> incident_of(StoreReader& store, const NodeEventRow& row);
 
 }  // namespace orch

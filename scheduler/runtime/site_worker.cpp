@@ -80,7 +80,7 @@ std::string below_floor_message(const std::string& site, const LaunchRequest& re
 
 }  // namespace
 
-SiteWorker::SiteWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<Store> reader,
+SiteWorker::SiteWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<StoreReader> reader,
                        Post post)
     : spec_(std::move(spec)), port_(port), reader_(std::move(reader)), post_(std::move(post)) {}
 

@@ -26,7 +26,7 @@
 #include "scheduler/runtime/worker_loop.h"
 #include "scheduler/secrets/secret_resolver.h"
 #include "scheduler/spec/cluster_spec.h"
-#include "scheduler/store/store.h"
+#include "scheduler/store/store_reader.h"
 
 namespace orch {
 
@@ -34,7 +34,7 @@ class SiteWorker {
  public:
   using Post = std::function<void(BrainEvent)>;
 
-  SiteWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<Store> reader, Post post);
+  SiteWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<StoreReader> reader, Post post);
   ~SiteWorker();
   SiteWorker(const SiteWorker&) = delete;
   SiteWorker& operator=(const SiteWorker&) = delete;
@@ -82,7 +82,7 @@ class SiteWorker {
 
   ClusterSpec spec_;
   ClusterPort& port_;
-  std::unique_ptr<Store> reader_;
+  std::unique_ptr<StoreReader> reader_;
   Post post_;
   const SecretResolver* secrets_ = nullptr;
   std::map<std::string, std::uint64_t> offsets_;  // token -> output bytes already read

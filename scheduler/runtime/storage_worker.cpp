@@ -8,8 +8,8 @@
 
 namespace orch {
 
-StorageWorker::StorageWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<Store> reader,
-                             Post post)
+StorageWorker::StorageWorker(ClusterSpec spec, ClusterPort& port,
+                             std::unique_ptr<StoreReader> reader, Post post)
     : spec_(std::move(spec)), port_(port), reader_(std::move(reader)), post_(std::move(post)) {}
 
 StorageWorker::~StorageWorker() {

@@ -15,7 +15,7 @@
 #include "scheduler/cluster_port.h"
 #include "scheduler/runtime/worker_loop.h"
 #include "scheduler/spec/cluster_spec.h"
-#include "scheduler/store/store.h"
+#include "scheduler/store/store_reader.h"
 
 namespace orch {
 
@@ -23,7 +23,8 @@ class StorageWorker {
  public:
   using Post = std::function<void(BrainEvent)>;
 
-  StorageWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<Store> reader, Post post);
+  StorageWorker(ClusterSpec spec, ClusterPort& port, std::unique_ptr<StoreReader> reader,
+                Post post);
   ~StorageWorker();
   StorageWorker(const StorageWorker&) = delete;
   StorageWorker& operator=(const StorageWorker&) = delete;
@@ -39,7 +40,7 @@ class StorageWorker {
 
   ClusterSpec spec_;
   ClusterPort& port_;
-  std::unique_ptr<Store> reader_;
+  std::unique_ptr<StoreReader> reader_;
   Post post_;
   // Actions posted to the brain and perhaps not yet marked done, with the round of posting; one
   // still pending kRetryRounds later is carried out again (the brain's transaction may have

@@ -46,7 +46,7 @@ class TransferWorker::Control final : public TransferControl {
 };
 
 TransferWorker::TransferWorker(const std::vector<ClusterSpec>& clusters, TransferPort& port,
-                               std::unique_ptr<Store> reader, Post post, const Clock& clock,
+                               std::unique_ptr<StoreReader> reader, Post post, const Clock& clock,
                                int max_parallel)
     : clusters_(clusters),
       port_(port),

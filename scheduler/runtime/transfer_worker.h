@@ -21,7 +21,7 @@
 #include "scheduler/runtime/worker_loop.h"
 #include "scheduler/spec/cluster_registry.h"
 #include "scheduler/spec/cluster_spec.h"
-#include "scheduler/store/store.h"
+#include "scheduler/store/store_reader.h"
 #include "scheduler/transfer_port.h"
 
 namespace orch {
@@ -31,7 +31,7 @@ class TransferWorker {
   using Post = std::function<void(BrainEvent)>;
 
   TransferWorker(const std::vector<ClusterSpec>& clusters, TransferPort& port,
-                 std::unique_ptr<Store> reader, Post post, const Clock& clock,
+                 std::unique_ptr<StoreReader> reader, Post post, const Clock& clock,
                  int max_parallel = 4);
   ~TransferWorker();
   TransferWorker(const TransferWorker&) = delete;
@@ -57,7 +57,7 @@ class TransferWorker {
 
   ClusterRegistry clusters_;
   TransferPort& port_;
-  std::unique_ptr<Store> reader_;
+  std::unique_ptr<StoreReader> reader_;
   mutable std::mutex reader_mu_;  // the copies' threads read caps through the same connection
   Post post_;
   const Clock& clock_;

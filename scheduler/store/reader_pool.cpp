@@ -4,7 +4,7 @@ namespace orch {
 
 ReaderPool::ReaderPool(Opener open, std::size_t max) : open_(std::move(open)), max_(max) {}
 
-ReaderPool::ReaderPool(std::unique_ptr<Store> only) : max_(1), opened_(1) {
+ReaderPool::ReaderPool(std::unique_ptr<StoreReader> only) : max_(1), opened_(1) {
   idle_.push_back(std::move(only));
 }
 
@@ -40,7 +40,7 @@ std::size_t ReaderPool::opened() const {
   return opened_;
 }
 
-void ReaderPool::give_back(std::unique_ptr<Store> store) {
+void ReaderPool::give_back(std::unique_ptr<StoreReader> store) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     idle_.push_back(std::move(store));

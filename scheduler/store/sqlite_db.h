@@ -4,8 +4,6 @@
 // once per connection and reused (reset, bindings cleared) when the Stmt that used them goes;
 // a statement still in use when the same SQL is asked for again gets a private copy.
 
-#include <sqlite3.h>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -17,6 +15,11 @@
 #include <vector>
 
 #include "scheduler/common/result.h"
+
+// The C API's handles, declared here so that a file using Db needs no <sqlite3.h>: only
+// sqlite_db.cpp and wal_checkpointer.cpp include it.
+struct sqlite3;
+struct sqlite3_stmt;
 
 namespace orch {
 

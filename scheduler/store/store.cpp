@@ -8,27 +8,63 @@
 #include <string_view>
 
 #include "scheduler/store/migrations.h"
+#include "scheduler/store/sqlite_db.h"
 
 namespace orch {
+
+namespace {
+
+// WAL lets REST reads and site workers read while the brain writes; NORMAL sync is durable
+// across process crashes (the failure we must survive) and cheap. Reads map the file (up to
+// 1 GiB): every connection shares the kernel's pages instead of copying them into a 2 MiB
+// cache of its own, which a random read of a large history mostly misses. Writes still go
+// through the page cache, and one of the brain's transactions (a round of 200 placements, each
+// with its verdicts, attempt, outbox row and events) dirties more than 2 MiB: SQLite would
+// spill pages to the WAL mid-transaction and write them again at the commit. 64 MiB holds a
+// round; it is a limit, not an allocation (readers, which mostly read the map, use little).
+Result<void> set_pragmas(Db& db) {
+  for (const char* pragma :
+       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON",
+        "PRAGMA mmap_size=1073741824", "PRAGMA cache_size=-65536", "PRAGMA temp_store=MEMORY"}) {
+    if (auto r = db.exec(pragma); !r) return r.error();
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+StoreReader::StoreReader(std::unique_ptr<Db> db) : conn_(std::move(db)), db_(*conn_) {}
+
+StoreReader::~StoreReader() = default;
+
+Result<std::unique_ptr<StoreReader>> StoreReader::open(const std::string& path) {
+  auto db = Db::open(path);
+  if (!db) return db.error();
+  if (auto r = set_pragmas(*db); !r) return r.error();
+  // A reader migrates nothing: a database the writer has not brought to this schema would be
+  // read wrongly, so it is refused instead.
+  auto version = schema_version(*db);
+  if (!version) return version.error();
+  if (*version != latest_schema_version()) {
+    return make_error(ErrorKind::io,
+                      "the state database " + path + " is at schema version " +
+                          std::to_string(*version) + ", not " +
+                          std::to_string(latest_schema_version()) +
+                          ": open it with the server (which migrates it) before reading it");
+  }
+  // SQLite itself refuses every write on this connection from here on.
+  if (auto r = db->exec("PRAGMA query_only=ON"); !r) return r.error();
+  return std::unique_ptr<StoreReader>(new StoreReader(std::make_unique<Db>(std::move(*db))));
+}
+
+Store::Store(std::unique_ptr<Db> db) : StoreReader(std::move(db)) {}
 
 Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   auto db = Db::open(path);
   if (!db) return db.error();
-  // WAL lets REST reads and site workers read while the brain writes; NORMAL sync is durable
-  // across process crashes (the failure we must survive) and cheap. Reads map the file (up to
-  // 1 GiB): every connection shares the kernel's pages instead of copying them into a 2 MiB
-  // cache of its own, which a random read of a large history mostly misses. Writes still go
-  // through the page cache, and one of the brain's transactions (a round of 200 placements, each
-  // with its verdicts, attempt, outbox row and events) dirties more than 2 MiB: SQLite would
-  // spill pages to the WAL mid-transaction and write them again at the commit. 64 MiB holds a
-  // round; it is a limit, not an allocation (readers, which mostly read the map, use little).
-  for (const char* pragma :
-       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON",
-        "PRAGMA mmap_size=1073741824", "PRAGMA cache_size=-65536", "PRAGMA temp_store=MEMORY"}) {
-    if (auto r = db->exec(pragma); !r) return r.error();
-  }
+  if (auto r = set_pragmas(*db); !r) return r.error();
   if (auto r = migrate(*db); !r) return r.error();
-  return std::unique_ptr<Store>(new Store(std::move(*db)));
+  return std::unique_ptr<Store>(new Store(std::make_unique<Db>(std::move(*db))));
 }
 
 Result<void> Store::transaction(const std::function<Result<void>()>& body) {
@@ -107,7 +143,7 @@ Result<void> Store::insert_added_cluster(const AddedClusterRow& row) {
                  row.name, row.source, row.document, row.added_ms);
 }
 
-Result<std::vector<AddedClusterRow>> Store::added_clusters() {
+Result<std::vector<AddedClusterRow>> StoreReader::added_clusters() {
   return query(
       db_, "SELECT name, source, document, added_ms FROM added_clusters ORDER BY added_ms, name",
       [](const Stmt& st) {
@@ -120,12 +156,12 @@ Result<std::vector<AddedClusterRow>> Store::added_clusters() {
       });
 }
 
-Result<std::vector<ClusterRow>> Store::clusters() {
+Result<std::vector<ClusterRow>> StoreReader::clusters() {
   return query(db_, std::string("SELECT ") + kClusterColumns + " FROM clusters ORDER BY name",
                read_cluster);
 }
 
-Result<std::optional<ClusterRow>> Store::cluster(const std::string& name) {
+Result<std::optional<ClusterRow>> StoreReader::cluster(const std::string& name) {
   return query_one(db_, std::string("SELECT ") + kClusterColumns + " FROM clusters WHERE name = ?",
                    read_cluster, name);
 }
@@ -166,20 +202,20 @@ NodeRow read_node(const Stmt& s) {
 }
 }  // namespace
 
-Result<std::vector<NodeRow>> Store::nodes(const std::string& cluster) {
+Result<std::vector<NodeRow>> StoreReader::nodes(const std::string& cluster) {
   static const std::string sql =
       std::string("SELECT ") + kNodeColumns + " FROM nodes WHERE cluster = ? ORDER BY name";
   return query(db_, sql, read_node, cluster);
 }
 
-Result<std::vector<NodeRow>> Store::quarantined_nodes(const std::string& cluster) {
+Result<std::vector<NodeRow>> StoreReader::quarantined_nodes(const std::string& cluster) {
   static const std::string sql = std::string("SELECT ") + kNodeColumns +
                                  " FROM nodes WHERE cluster = ? AND state = 'quarantined' "
                                  "ORDER BY name";
   return query(db_, sql, read_node, cluster);
 }
 
-Result<std::vector<Store::NodeCount>> Store::node_counts() {
+Result<std::vector<Store::NodeCount>> StoreReader::node_counts() {
   return query(db_,
                "SELECT cluster, COUNT(*), SUM(state != 'active') FROM nodes GROUP BY cluster "
                "ORDER BY cluster",
@@ -189,12 +225,13 @@ Result<std::vector<Store::NodeCount>> Store::node_counts() {
                });
 }
 
-Result<std::vector<NodeRow>> Store::all_nodes() {
+Result<std::vector<NodeRow>> StoreReader::all_nodes() {
   return query(db_, std::string("SELECT ") + kNodeColumns + " FROM nodes ORDER BY cluster, name",
                read_node);
 }
 
-Result<std::optional<NodeRow>> Store::node(const std::string& cluster, const std::string& name) {
+Result<std::optional<NodeRow>> StoreReader::node(const std::string& cluster,
+                                                 const std::string& name) {
   return query_one(
       db_, std::string("SELECT ") + kNodeColumns + " FROM nodes WHERE cluster = ? AND name = ?",
       read_node, cluster, name);
@@ -280,7 +317,7 @@ Result<void> Store::add_event(std::optional<JobId> job, std::optional<int> attem
                  at, kind, message, job, attempt_no);
 }
 
-Result<std::vector<EventRow>> Store::events_of(JobId job, int limit) {
+Result<std::vector<EventRow>> StoreReader::events_of(JobId job, int limit) {
   auto read = [](const Stmt& s) {
     EventRow e;
     e.id = s.col_int(0);
@@ -315,7 +352,7 @@ Result<std::int64_t> Store::enqueue(const OutboxRow& row) {
   return db_.last_insert_id();
 }
 
-Result<std::vector<OutboxRow>> Store::pending_actions(const std::string& cluster) {
+Result<std::vector<OutboxRow>> StoreReader::pending_actions(const std::string& cluster) {
   auto read = [](const Stmt& s) {
     OutboxRow o;
     o.id = s.col_int(0);

@@ -172,19 +172,19 @@ Result<AttemptId> Store::launch_attempt(JobRow& job, const AttemptRow& a, JobSta
   return add_attempt_row(a);
 }
 
-Result<std::optional<AttemptRow>> Store::attempt_by_token(const std::string& token) {
+Result<std::optional<AttemptRow>> StoreReader::attempt_by_token(const std::string& token) {
   return query_one(db_, std::string("SELECT ") + kAttemptColumns + " FROM attempts WHERE token = ?",
                    read_attempt, token);
 }
 
-Result<std::vector<AttemptRow>> Store::attempts_of(JobId job) {
+Result<std::vector<AttemptRow>> StoreReader::attempts_of(JobId job) {
   // Made once: placing a job reads its attempts on every try.
   static const std::string sql =
       std::string("SELECT ") + kAttemptColumns + " FROM attempts WHERE job_id = ? ORDER BY no";
   return query(db_, sql, read_attempt, job);
 }
 
-Result<std::map<JobId, std::vector<AttemptRow>>> Store::attempts_of_jobs(
+Result<std::map<JobId, std::vector<AttemptRow>>> StoreReader::attempts_of_jobs(
     const std::vector<JobId>& jobs) {
   auto rows = query(db_,
                     std::string("SELECT ") + kAttemptColumns +
@@ -197,7 +197,7 @@ Result<std::map<JobId, std::vector<AttemptRow>>> Store::attempts_of_jobs(
   return out;
 }
 
-Result<std::vector<PreemptionCandidate>> Store::preemption_candidates(
+Result<std::vector<PreemptionCandidate>> StoreReader::preemption_candidates(
     std::optional<int> below_priority) {
   return query(
       db_,
@@ -223,7 +223,7 @@ Result<std::vector<PreemptionCandidate>> Store::preemption_candidates(
       below_priority);
 }
 
-Result<std::vector<TeamUse>> Store::team_uses() {
+Result<std::vector<TeamUse>> StoreReader::team_uses() {
   // As gpus_in_use counts: unsettled attempts' processes may still hold their GPUs.
   return query(db_,
                "SELECT a.id, j.team, a.cluster, a.gpus FROM attempts a INDEXED BY "
@@ -245,7 +245,7 @@ constexpr const char* kEndsBy =
     "started_ms + CAST((SELECT json_extract(j.spec, '$.time_limit') FROM jobs j "
     "WHERE j.id = attempts.job_id) * 1000 AS INTEGER)";
 
-Result<std::vector<AttemptEnd>> Store::attempt_ends() {
+Result<std::vector<AttemptEnd>> StoreReader::attempt_ends() {
   // As gpus_in_use counts: unsettled attempts' processes may still hold their GPUs.
   return query(db_,
                std::string("SELECT cluster, gpus, CASE WHEN state != 'exited' THEN ") + kEndsBy +
@@ -260,7 +260,7 @@ Result<std::vector<AttemptEnd>> Store::attempt_ends() {
                });
 }
 
-Result<std::vector<AttemptRow>> Store::attempts_past_time_limit(Millis now) {
+Result<std::vector<AttemptRow>> StoreReader::attempts_past_time_limit(Millis now) {
   // Live attempts only (a NULL limit compares false).
   return query(db_,
                std::string("SELECT ") + kAttemptColumns +
@@ -270,7 +270,7 @@ Result<std::vector<AttemptRow>> Store::attempts_past_time_limit(Millis now) {
                read_attempt, now);
 }
 
-Result<std::vector<AttemptRow>> Store::queued_attempts() {
+Result<std::vector<AttemptRow>> StoreReader::queued_attempts() {
   return query(db_,
                std::string("SELECT ") + kAttemptColumns +
                    " FROM attempts INDEXED BY attempts_not_exited WHERE state != 'exited' AND "
@@ -279,7 +279,7 @@ Result<std::vector<AttemptRow>> Store::queued_attempts() {
                read_attempt);
 }
 
-Result<std::vector<AttemptRow>> Store::preempting_attempts() {
+Result<std::vector<AttemptRow>> StoreReader::preempting_attempts() {
   return query(db_,
                std::string("SELECT ") + kAttemptColumns +
                    " FROM attempts INDEXED BY attempts_preempting WHERE preempt_for IS NOT NULL "
@@ -287,7 +287,8 @@ Result<std::vector<AttemptRow>> Store::preempting_attempts() {
                read_attempt);
 }
 
-Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::string>& cluster) {
+Result<std::vector<AttemptRow>> StoreReader::live_attempts(
+    const std::optional<std::string>& cluster) {
   // Live attempts are few and ended ones many: both forms read the partial indexes of live
   // attempts only (the planner, without statistics, would otherwise scan the table).
   if (cluster) {
@@ -304,7 +305,7 @@ Result<std::vector<AttemptRow>> Store::live_attempts(const std::optional<std::st
                read_attempt);
 }
 
-Result<std::vector<AttemptRow>> Store::silent_attempts(Millis now) {
+Result<std::vector<AttemptRow>> StoreReader::silent_attempts(Millis now) {
   return query(db_,
                std::string("SELECT ") + kAttemptColumns +
                    " FROM attempts WHERE state = 'running' AND cancel_requested = 0 AND ("
@@ -316,7 +317,7 @@ Result<std::vector<AttemptRow>> Store::silent_attempts(Millis now) {
                read_attempt, now);
 }
 
-Result<std::vector<AttemptRow>> Store::watched_attempts(const std::string& cluster) {
+Result<std::vector<AttemptRow>> StoreReader::watched_attempts(const std::string& cluster) {
   return query(db_,
                std::string("SELECT ") + kAttemptColumns +
                    // One partial index per condition: an OR would read every attempt the
@@ -328,7 +329,7 @@ Result<std::vector<AttemptRow>> Store::watched_attempts(const std::string& clust
                read_attempt, cluster);
 }
 
-Result<std::map<std::string, GpusInUse>> Store::gpus_in_use() {
+Result<std::map<std::string, GpusInUse>> StoreReader::gpus_in_use() {
   // Unsettled attempts count too: their processes may still hold the GPUs.
   auto rows = query(db_,
                     "SELECT cluster, SUM(gpus), SUM(CASE WHEN state = 'launching' THEN 0 ELSE gpus "
@@ -426,7 +427,7 @@ Result<void> Store::insert_progress(const ProgressSample& p) {
       p.attempt_id, p.step, p.tokens, p.step_time_s, p.mfu, p.at_ms);
 }
 
-Result<std::optional<CheckpointRow>> Store::checkpoint(std::int64_t id) {
+Result<std::optional<CheckpointRow>> StoreReader::checkpoint(std::int64_t id) {
   return query_one(
       db_, std::string("SELECT ") + kCheckpointColumns + " FROM checkpoints c WHERE c.id = ?",
       read_checkpoint, id);
@@ -451,7 +452,7 @@ Result<std::optional<std::int64_t>> Store::insert_checkpoint(const CheckpointRow
   return std::optional<std::int64_t>{db_.last_insert_id()};
 }
 
-Result<std::optional<CheckpointRow>> Store::latest_checkpoint(JobId job) {
+Result<std::optional<CheckpointRow>> StoreReader::latest_checkpoint(JobId job) {
   return query_one(
       db_,
       std::string("SELECT ") + kCheckpointColumns +
@@ -459,7 +460,8 @@ Result<std::optional<CheckpointRow>> Store::latest_checkpoint(JobId job) {
       read_checkpoint, job);
 }
 
-Result<std::map<JobId, CheckpointRow>> Store::latest_checkpoints(const std::vector<JobId>& jobs) {
+Result<std::map<JobId, CheckpointRow>> StoreReader::latest_checkpoints(
+    const std::vector<JobId>& jobs) {
   auto rows = query(db_,
                     std::string("SELECT ") + kCheckpointColumns +
                         " FROM checkpoints c WHERE c.id IN (SELECT (SELECT l.id FROM checkpoints l "
@@ -472,7 +474,7 @@ Result<std::map<JobId, CheckpointRow>> Store::latest_checkpoints(const std::vect
   return out;
 }
 
-Result<std::vector<Store::SaveTime>> Store::checkpoint_save_times_since(Millis since_ms) {
+Result<std::vector<Store::SaveTime>> StoreReader::checkpoint_save_times_since(Millis since_ms) {
   return query(
       db_,
       "SELECT a.cluster, c.save_time_s FROM checkpoints c INDEXED BY checkpoints_at "
@@ -484,14 +486,14 @@ Result<std::vector<Store::SaveTime>> Store::checkpoint_save_times_since(Millis s
       since_ms);
 }
 
-Result<std::vector<CheckpointRow>> Store::checkpoints_with_copies(JobId job) {
+Result<std::vector<CheckpointRow>> StoreReader::checkpoints_with_copies(JobId job) {
   static const std::string sql = std::string("SELECT ") + kCheckpointColumns +
                                  " FROM checkpoints c WHERE c.id IN (" + kCheckpointsWithCopies +
                                  ") ORDER BY c.step, c.id";
   return query(db_, sql, read_checkpoint, job);
 }
 
-Result<bool> Store::has_checkpoints(JobId job) {
+Result<bool> StoreReader::has_checkpoints(JobId job) {
   auto st = db_.prepare("SELECT EXISTS (SELECT 1 FROM checkpoints WHERE job_id = ?)");
   if (!st) return st.error();
   st->bind(1, job);
@@ -500,16 +502,16 @@ Result<bool> Store::has_checkpoints(JobId job) {
   return st->col_int(0) != 0;
 }
 
-Result<std::vector<CheckpointRow>> Store::checkpoints_of_attempt_at(JobId job,
-                                                                    std::int64_t attempt_id,
-                                                                    std::int64_t step) {
+Result<std::vector<CheckpointRow>> StoreReader::checkpoints_of_attempt_at(JobId job,
+                                                                          std::int64_t attempt_id,
+                                                                          std::int64_t step) {
   static const std::string sql = std::string("SELECT ") + kCheckpointColumns +
                                  " FROM checkpoints c WHERE c.job_id = ? AND c.step = ? AND "
                                  "c.attempt_id = ? ORDER BY c.id DESC";
   return query(db_, sql, read_checkpoint, job, step, attempt_id);
 }
 
-Result<std::vector<CheckpointRow>> Store::checkpoints_of(JobId job) {
+Result<std::vector<CheckpointRow>> StoreReader::checkpoints_of(JobId job) {
   static const std::string sql = std::string("SELECT ") + kCheckpointColumns +
                                  " FROM checkpoints c WHERE c.job_id = ? ORDER BY c.step, c.id";
   return query(db_, sql, read_checkpoint, job);

@@ -125,26 +125,26 @@ Result<int> Store::lose_node_copies(const std::string& cluster, const std::strin
   return db_.changes();
 }
 
-Result<std::optional<ReplicaRow>> Store::replica(std::int64_t id) {
+Result<std::optional<ReplicaRow>> StoreReader::replica(std::int64_t id) {
   return query_one(db_, std::string("SELECT ") + kReplicaColumns + " FROM replicas WHERE id = ?",
                    read_replica, id);
 }
 
-Result<std::vector<ReplicaRow>> Store::replicas_of_checkpoint(std::int64_t checkpoint_id) {
+Result<std::vector<ReplicaRow>> StoreReader::replicas_of_checkpoint(std::int64_t checkpoint_id) {
   return query(db_,
                std::string("SELECT ") + kReplicaColumns +
                    " FROM replicas WHERE checkpoint_id = ? ORDER BY cluster",
                read_replica, checkpoint_id);
 }
 
-Result<std::vector<ReplicaRow>> Store::replicas_of_dataset(const std::string& dataset) {
+Result<std::vector<ReplicaRow>> StoreReader::replicas_of_dataset(const std::string& dataset) {
   return query(db_,
                std::string("SELECT ") + kReplicaColumns +
                    " FROM replicas WHERE dataset = ? ORDER BY cluster",
                read_replica, dataset);
 }
 
-Result<std::vector<ReplicaRow>> Store::replicas_of_job(JobId job) {
+Result<std::vector<ReplicaRow>> StoreReader::replicas_of_job(JobId job) {
   return query(db_,
                std::string("SELECT ") + kReplicaColumns +
                    " FROM replicas WHERE checkpoint_id IN "
@@ -152,14 +152,14 @@ Result<std::vector<ReplicaRow>> Store::replicas_of_job(JobId job) {
                read_replica, job);
 }
 
-Result<std::vector<ReplicaRow>> Store::replicas_of_checkpoints_with_copies(JobId job) {
+Result<std::vector<ReplicaRow>> StoreReader::replicas_of_checkpoints_with_copies(JobId job) {
   static const std::string sql = std::string("SELECT ") + kReplicaColumns +
                                  " FROM replicas WHERE checkpoint_id IN (" +
                                  kCheckpointsWithCopies + ") ORDER BY checkpoint_id, cluster";
   return query(db_, sql, read_replica, job);
 }
 
-Result<std::vector<ReplicaRow>> Store::live_replicas(const std::string& cluster) {
+Result<std::vector<ReplicaRow>> StoreReader::live_replicas(const std::string& cluster) {
   // Through the index of copies not deleted: retention deletes almost every copy ever made.
   if (cluster.empty()) {
     return query(db_,
@@ -188,12 +188,12 @@ Result<bool> Store::insert_dataset(const DatasetRow& d) {
   return db_.changes() > 0;
 }
 
-Result<std::optional<DatasetRow>> Store::dataset(const std::string& name) {
+Result<std::optional<DatasetRow>> StoreReader::dataset(const std::string& name) {
   return query_one(db_, "SELECT name, manifest, bytes, created_ms FROM datasets WHERE name = ?",
                    read_dataset, name);
 }
 
-Result<std::vector<DatasetRow>> Store::datasets() {
+Result<std::vector<DatasetRow>> StoreReader::datasets() {
   return query(db_, "SELECT name, manifest, bytes, created_ms FROM datasets ORDER BY name",
                read_dataset);
 }
@@ -235,12 +235,12 @@ Result<void> Store::update_transfer(const TransferRow& t) {
                  t.ended_ms, t.updated_ms, t.why, t.id);
 }
 
-Result<std::optional<TransferRow>> Store::transfer(std::int64_t id) {
+Result<std::optional<TransferRow>> StoreReader::transfer(std::int64_t id) {
   return query_one(db_, std::string("SELECT ") + kTransferColumns + " FROM transfers WHERE id = ?",
                    read_transfer, id);
 }
 
-Result<std::vector<TransferRow>> Store::transfers(bool active_only, int limit) {
+Result<std::vector<TransferRow>> StoreReader::transfers(bool active_only, int limit) {
   // Two statements rather than one with "? = 0 OR state IN ...": that OR keeps SQLite off the
   // state index, and the active few would be found by walking every finished transfer.
   if (active_only) {
@@ -255,8 +255,8 @@ Result<std::vector<TransferRow>> Store::transfers(bool active_only, int limit) {
       read_transfer, limit);
 }
 
-Result<std::vector<TransferRow>> Store::done_transfers(const std::string& a, const std::string& b,
-                                                       int limit) {
+Result<std::vector<TransferRow>> StoreReader::done_transfers(const std::string& a,
+                                                             const std::string& b, int limit) {
   return query(db_,
                // Each direction the newest `limit` by the transfers_done index, then the two
                // merged: the cost is the limit's, not the history's (an OR of the two pairs
@@ -272,7 +272,7 @@ Result<std::vector<TransferRow>> Store::done_transfers(const std::string& a, con
                read_transfer, a, b, limit);
 }
 
-Result<std::optional<OutboxRow>> Store::action(std::int64_t id) {
+Result<std::optional<OutboxRow>> StoreReader::action(std::int64_t id) {
   auto read = [](const Stmt& s) {
     OutboxRow o;
     o.id = s.col_int(0);

@@ -37,9 +37,9 @@ constexpr const char* kNodeEventSelect =
 
 }  // namespace
 
-Result<std::vector<NodeEventRow>> Store::node_events(const std::string& cluster,
-                                                     const std::optional<std::string>& node,
-                                                     int limit) {
+Result<std::vector<NodeEventRow>> StoreReader::node_events(const std::string& cluster,
+                                                           const std::optional<std::string>& node,
+                                                           int limit) {
   return query(db_,
                std::string(kNodeEventSelect) +
                    "WHERE cluster = ?1 AND (?2 IS NULL OR node = ?2) "
@@ -47,10 +47,9 @@ Result<std::vector<NodeEventRow>> Store::node_events(const std::string& cluster,
                read_node_event, cluster, node, limit);
 }
 
-Result<std::vector<NodeEventRow>> Store::node_events_since(const std::string& cluster,
-                                                           const std::string& node,
-                                                           const std::vector<std::string>& kinds,
-                                                           Millis since_ms) {
+Result<std::vector<NodeEventRow>> StoreReader::node_events_since(
+    const std::string& cluster, const std::string& node, const std::vector<std::string>& kinds,
+    Millis since_ms) {
   return query(db_,
                std::string(kNodeEventSelect) +
                    "WHERE cluster = ? AND node = ? AND at_ms >= ? "
@@ -58,8 +57,8 @@ Result<std::vector<NodeEventRow>> Store::node_events_since(const std::string& cl
                read_node_event, cluster, node, since_ms, kinds_json(kinds));
 }
 
-Result<std::vector<NodeEventRow>> Store::node_events_of_kinds(const std::vector<std::string>& kinds,
-                                                              Millis since_ms) {
+Result<std::vector<NodeEventRow>> StoreReader::node_events_of_kinds(
+    const std::vector<std::string>& kinds, Millis since_ms) {
   return query(db_,
                std::string(kNodeEventSelect) +
                    "WHERE at_ms >= ? AND kind IN (SELECT value FROM json_each(?)) ORDER BY id",
@@ -76,8 +75,8 @@ Result<void> Store::add_probe(const ProbeRow& p) {
                  p.write_mb_s, p.read_mb_s, p.raw);
 }
 
-Result<std::vector<ProbeRow>> Store::probes(const std::string& cluster, const std::string& node,
-                                            int limit) {
+Result<std::vector<ProbeRow>> StoreReader::probes(const std::string& cluster,
+                                                  const std::string& node, int limit) {
   auto read = [](const Stmt& s) {
     ProbeRow p;
     p.id = s.col_int(0);
@@ -107,7 +106,7 @@ Result<void> Store::add_health_log(const HealthLogRow& row) {
                  row.cluster, row.at_ms, std::string(to_string(row.health)));
 }
 
-Result<std::vector<HealthLogRow>> Store::health_log(Millis since_ms) {
+Result<std::vector<HealthLogRow>> StoreReader::health_log(Millis since_ms) {
   return query(
       db_, "SELECT cluster, at_ms, health FROM health_log WHERE at_ms >= ? ORDER BY at_ms, id",
       [](const Stmt& s) {
@@ -131,8 +130,9 @@ Result<void> Store::add_mfu_samples(AttemptId attempt, const std::string& cluste
                  attempt, cluster, nodes, at_ms - (at_ms % kBucketMs), mfu_sum, samples);
 }
 
-Result<std::vector<MfuBucketRow>> Store::mfu_series(AttemptId attempt, const std::string& cluster,
-                                                    Millis since_ms) {
+Result<std::vector<MfuBucketRow>> StoreReader::mfu_series(AttemptId attempt,
+                                                          const std::string& cluster,
+                                                          Millis since_ms) {
   return query(
       db_,
       "SELECT attempt_id, cluster, nodes, bucket_ms, mfu_sum, samples FROM mfu_buckets "
@@ -147,7 +147,7 @@ Result<std::vector<MfuBucketRow>> Store::mfu_series(AttemptId attempt, const std
 
 // ---- scorecard facts --------------------------------------------------------------------
 
-Result<std::vector<Store::AttemptSummary>> Store::attempt_summaries_since(Millis since_ms) {
+Result<std::vector<Store::AttemptSummary>> StoreReader::attempt_summaries_since(Millis since_ms) {
   return query(
       db_,
       "SELECT id, job_id, no, cluster, gpus, node_count, started_ms, "

@@ -42,7 +42,7 @@ JobKey read_job_key(const Stmt& s) {
 
 }  // namespace
 
-JobRow Store::read_job_listing(const Stmt& st) {
+JobRow StoreReader::read_job_listing(const Stmt& st) {
   JobRow j;
   j.id = st.col_int(0);
   j.name = st.col_text(1);
@@ -63,7 +63,7 @@ JobRow Store::read_job_listing(const Stmt& st) {
   return j;
 }
 
-Result<std::optional<JobRow>> Store::job_listing(JobId id, nlohmann::json* spec) {
+Result<std::optional<JobRow>> StoreReader::job_listing(JobId id, nlohmann::json* spec) {
   std::optional<std::string> text;
   auto row = query_one(
       db_, "SELECT " + kListingAndSpecColumns + " FROM jobs WHERE id = ?",
@@ -76,7 +76,7 @@ Result<std::optional<JobRow>> Store::job_listing(JobId id, nlohmann::json* spec)
   return row;
 }
 
-JobRow Store::read_job(const Stmt& st) {
+JobRow StoreReader::read_job(const Stmt& st) {
   JobRow j = read_job_listing(st);
   // Keyed by the stored text as well as the id: a rolled-back insert can hand its id to the
   // next job, and that job must never get the old spec.
@@ -132,13 +132,13 @@ Result<JobId> Store::insert_job(const JobRow& row) {
   return id;
 }
 
-Result<std::optional<JobRow>> Store::job(JobId id) {
+Result<std::optional<JobRow>> StoreReader::job(JobId id) {
   static const std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?";
   return query_one(
       db_, sql, [this](const Stmt& row) { return read_job(row); }, id);
 }
 
-Result<std::vector<JobRow>> Store::jobs_in_states(const std::vector<JobState>& states) {
+Result<std::vector<JobRow>> StoreReader::jobs_in_states(const std::vector<JobState>& states) {
   std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE state IN (";
   for (std::size_t i = 0; i < states.size(); ++i) sql += i ? ", ?" : "?";
   sql += ") ORDER BY id";
@@ -150,7 +150,8 @@ Result<std::vector<JobRow>> Store::jobs_in_states(const std::vector<JobState>& s
   return collect_rows(*st, [this](const Stmt& row) { return read_job(row); });
 }
 
-Result<std::vector<std::pair<std::string, std::int64_t>>> Store::tallies(const std::string& kind) {
+Result<std::vector<std::pair<std::string, std::int64_t>>> StoreReader::tallies(
+    const std::string& kind) {
   return query(
       db_, "SELECT key, n FROM tallies WHERE kind = ? ORDER BY key",
       [](const Stmt& row) {
@@ -159,7 +160,7 @@ Result<std::vector<std::pair<std::string, std::int64_t>>> Store::tallies(const s
       kind);
 }
 
-Result<std::vector<NoticeRow>> Store::notices_after(std::int64_t id, int limit) {
+Result<std::vector<NoticeRow>> StoreReader::notices_after(std::int64_t id, int limit) {
   return query(
       db_,
       "SELECT id, at_ms, kind, message, job_id, attempt_no, cluster, node FROM notices "
@@ -179,7 +180,7 @@ Result<std::vector<NoticeRow>> Store::notices_after(std::int64_t id, int limit) 
       id, limit);
 }
 
-Result<std::int64_t> Store::last_notice_id() {
+Result<std::int64_t> StoreReader::last_notice_id() {
   auto st = db_.prepare("SELECT coalesce(MAX(id), 0) FROM notices");
   if (!st) return st.error();
   auto row = st->step();
@@ -187,7 +188,7 @@ Result<std::int64_t> Store::last_notice_id() {
   return st->col_int(0);
 }
 
-Result<std::int64_t> Store::pending_action_count(const std::string& cluster) {
+Result<std::int64_t> StoreReader::pending_action_count(const std::string& cluster) {
   auto st = db_.prepare("SELECT COUNT(*) FROM outbox WHERE cluster = ? AND done_ms IS NULL");
   if (!st) return st.error();
   st->bind(1, cluster);
@@ -196,7 +197,7 @@ Result<std::int64_t> Store::pending_action_count(const std::string& cluster) {
   return st->col_int(0);
 }
 
-Result<std::vector<JobRow>> Store::jobs(std::optional<JobState> state, int limit) {
+Result<std::vector<JobRow>> StoreReader::jobs(std::optional<JobState> state, int limit) {
   std::optional<std::string> name;
   if (state) name = std::string(to_string(*state));
   return query(
@@ -206,7 +207,7 @@ Result<std::vector<JobRow>> Store::jobs(std::optional<JobState> state, int limit
       [this](const Stmt& row) { return read_job(row); }, name, limit);
 }
 
-Result<std::vector<JobKey>> Store::job_page_keys(const JobQuery& q) {
+Result<std::vector<JobKey>> StoreReader::job_page_keys(const JobQuery& q) {
   // Every filter is a column with an index that ends in id, and the statement names only the
   // filters given ("?1 IS NULL OR ..." would keep SQLite from seeking), so a page costs what it
   // returns however many jobs the database holds and however deep the page is. It reads no
@@ -231,18 +232,18 @@ Result<std::vector<JobKey>> Store::job_page_keys(const JobQuery& q) {
   return collect_rows(*st, read_job_key);
 }
 
-Result<std::optional<JobKey>> Store::job_key(JobId id) {
+Result<std::optional<JobKey>> StoreReader::job_key(JobId id) {
   return query_one(db_, "SELECT " + kKeyColumns + " FROM jobs WHERE id = ?", read_job_key, id);
 }
 
-Result<std::vector<JobRow>> Store::job_listings(const std::vector<JobId>& ids) {
+Result<std::vector<JobRow>> StoreReader::job_listings(const std::vector<JobId>& ids) {
   return query(db_,
                std::string("SELECT ") + kListingColumns +
                    " FROM jobs WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id DESC",
                read_job_listing, id_array(ids));
 }
 
-Result<std::vector<JobChange>> Store::waiting_jobs() {
+Result<std::vector<JobChange>> StoreReader::waiting_jobs() {
   return query(db_,
                "SELECT id, state, next_attempt_ms, json_extract(spec, '$.resources.nodes'), "
                "json_extract(spec, '$.resources.gpus_per_node'), "
@@ -260,7 +261,7 @@ Result<std::vector<JobChange>> Store::waiting_jobs() {
                });
 }
 
-Result<std::vector<JobId>> Store::unfinished_jobs_with_checkpoints() {
+Result<std::vector<JobId>> StoreReader::unfinished_jobs_with_checkpoints() {
   return query(db_,
                "SELECT id FROM jobs WHERE state IN ('pending', 'placed', 'running', 'resuming', "
                "'staging') AND EXISTS (SELECT 1 FROM checkpoints c WHERE c.job_id = jobs.id) "

@@ -104,20 +104,20 @@ Result<void> Store::update_spare(const SpareRow& r) {
                  r.taken_by, r.id);
 }
 
-Result<std::vector<SpareRow>> Store::live_spares(const std::string& cluster) {
+Result<std::vector<SpareRow>> StoreReader::live_spares(const std::string& cluster) {
   static const std::string sql = std::string("SELECT ") + kSpareColumns +
                                  " FROM spares INDEXED BY spares_live WHERE cluster = ? AND "
                                  "state IN ('burning_in', 'holding', 'ready') ORDER BY id";
   return query(db_, sql, read_spare, cluster);
 }
 
-Result<std::optional<SpareRow>> Store::spare_by_token(const std::string& token) {
+Result<std::optional<SpareRow>> StoreReader::spare_by_token(const std::string& token) {
   static const std::string sql =
       std::string("SELECT ") + kSpareColumns + " FROM spares WHERE token = ?";
   return query_one(db_, sql, read_spare, token);
 }
 
-Result<SpareTotals> Store::spare_totals(const std::string& cluster, Millis now) {
+Result<SpareTotals> StoreReader::spare_totals(const std::string& cluster, Millis now) {
   SpareTotals t;
   std::int64_t gpu_ms = 0;
   auto ended = query_one(

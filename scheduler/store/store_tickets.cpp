@@ -54,12 +54,12 @@ Result<void> Store::update_ticket(const TicketRow& t) {
                  t.resolved_ms, t.resolution, t.id);
 }
 
-Result<std::optional<TicketRow>> Store::ticket(std::int64_t id) {
+Result<std::optional<TicketRow>> StoreReader::ticket(std::int64_t id) {
   return query_one(db_, std::string(kTicketSelect) + "WHERE id = ?", read_ticket, id);
 }
 
-Result<std::vector<TicketRow>> Store::tickets(const std::string& cluster, std::optional<bool> open,
-                                              int limit) {
+Result<std::vector<TicketRow>> StoreReader::tickets(const std::string& cluster,
+                                                    std::optional<bool> open, int limit) {
   const int which = !open ? 0 : (*open ? 1 : 2);
   return query(
       db_,
@@ -69,7 +69,7 @@ Result<std::vector<TicketRow>> Store::tickets(const std::string& cluster, std::o
       read_ticket, cluster, which, limit);
 }
 
-Result<std::vector<TicketRow>> Store::tickets_since(Millis since_ms) {
+Result<std::vector<TicketRow>> StoreReader::tickets_since(Millis since_ms) {
   return query(db_,
                std::string(kTicketSelect) +
                    "WHERE opened_ms >= ?1 OR resolved_ms IS NULL OR resolved_ms >= ?1 ORDER BY id",
@@ -86,7 +86,7 @@ Result<std::int64_t> Store::add_ticket_note(const TicketNoteRow& n) {
   return db_.last_insert_id();
 }
 
-Result<std::vector<TicketNoteRow>> Store::ticket_notes(std::int64_t ticket_id) {
+Result<std::vector<TicketNoteRow>> StoreReader::ticket_notes(std::int64_t ticket_id) {
   return query(
       db_,
       "SELECT id, ticket_id, at_ms, kind, text FROM ticket_notes WHERE ticket_id = ? ORDER BY id",

@@ -26,6 +26,7 @@
 #include <unordered_map>
 
 #include "scheduler/model/json_text.h"
+#include "scheduler/store/sqlite_db.h"
 #include "scheduler/store/store.h"
 
 namespace orch {
@@ -273,7 +274,7 @@ Result<void> Store::replace_verdicts(JobId job, const std::vector<PlacementVerdi
                  job, at, verdicts_text(rows));
 }
 
-Result<std::vector<PlacementVerdictRow>> Store::verdicts_of(JobId job) {
+Result<std::vector<PlacementVerdictRow>> StoreReader::verdicts_of(JobId job) {
   auto row = query_one(
       db_, "SELECT at_ms, verdicts FROM placement_explain WHERE job_id = ?",
       [](const Stmt& s) { return std::pair<Millis, std::string>(s.col_int(0), s.col_text(1)); },

@@ -1,6 +1,8 @@
 // The writer's WAL checkpoints on a thread of their own (wal_checkpointer.h).
 #include "scheduler/store/wal_checkpointer.h"
 
+#include <sqlite3.h>
+
 #include <chrono>
 #include <iostream>
 

@@ -6,8 +6,6 @@
 // its own, copies and syncs beside the brain (WAL mode allows a checkpoint while a writer
 // appends). Should that thread fall far behind, the writer checkpoints itself, as SQLite would.
 
-#include <sqlite3.h>
-
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -16,6 +14,7 @@
 #include <thread>
 
 #include "scheduler/common/result.h"
+#include "scheduler/store/sqlite_db.h"
 #include "scheduler/store/store.h"
 
 namespace orch {

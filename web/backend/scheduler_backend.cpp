@@ -81,7 +81,7 @@ SchedulerBackend::SchedulerBackend(std::unique_ptr<ReaderPool> readers, BrainLoo
       clock_(clock),
       histories_(clusters_) {}
 
-SchedulerBackend::SchedulerBackend(std::unique_ptr<Store> reader, BrainLoop& loop,
+SchedulerBackend::SchedulerBackend(std::unique_ptr<StoreReader> reader, BrainLoop& loop,
                                    const std::vector<ClusterSpec>& clusters,
                                    std::map<std::string, ClusterPort*> ports, const Clock& clock)
     : SchedulerBackend(std::make_unique<ReaderPool>(std::move(reader)), loop, clusters,
@@ -91,7 +91,7 @@ namespace {
 
 // A cluster's hot spares (issue 38): how many it asks for, each live one's node and state, and
 // what they have cost (GPU-hours held idle) and done.
-Result<json> spares_json(Store& reader, const ClusterSpec& c, Millis now, int& gpus_held,
+Result<json> spares_json(StoreReader& reader, const ClusterSpec& c, Millis now, int& gpus_held,
                          int& gpus_at_site) {
   auto live = reader.live_spares(c.name);
   if (!live) return live.error();
@@ -120,7 +120,7 @@ Result<json> spares_json(Store& reader, const ClusterSpec& c, Millis now, int& g
 Result<nlohmann::json> SchedulerBackend::list_clusters() {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto rows = reader.clusters();
   if (!rows) return rows.error();
   auto live = reader.live_attempts(std::nullopt);
@@ -200,7 +200,7 @@ Result<nlohmann::json> SchedulerBackend::cluster_nodes(const std::string& cluste
   }
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto nodes = reader.nodes(cluster);
   if (!nodes) return nodes.error();
   auto events = reader.node_events(cluster, std::nullopt, event_limit);
@@ -229,7 +229,8 @@ Result<nlohmann::json> SchedulerBackend::cluster_nodes(const std::string& cluste
   return json{{"cluster", cluster}, {"nodes", node_list}, {"events", event_list}};
 }
 
-Result<JobRow> SchedulerBackend::find_job(Store& reader, std::int64_t id, nlohmann::json* spec) {
+Result<JobRow> SchedulerBackend::find_job(StoreReader& reader, std::int64_t id,
+                                          nlohmann::json* spec) {
   auto job = reader.job_listing(id, spec);
   if (!job) return job.error();
   if (!*job) return make_error(ErrorKind::not_found, "no job with id " + std::to_string(id));
@@ -285,7 +286,7 @@ Result<JsonText> SchedulerBackend::list_jobs(const JobFilter& filter) {
   query.limit = filter.limit + 1;
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto keys = reader.job_page_keys(query);
   if (!keys) return keys.error();
   const bool more = keys->size() > static_cast<std::size_t>(filter.limit);
@@ -342,7 +343,7 @@ JsonText SchedulerBackend::with_advice(const JobView& view, const nlohmann::json
 Result<JsonText> SchedulerBackend::get_job(std::int64_t id) {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto key = reader.job_key(id);
   if (!key) return key.error();
   if (!*key) return make_error(ErrorKind::not_found, "no job with id " + std::to_string(id));
@@ -358,7 +359,7 @@ Result<JsonText> SchedulerBackend::get_job(std::int64_t id) {
   return with_advice(*view, *advice);
 }
 
-Result<SchedulerBackend::JobView> SchedulerBackend::job_view(Store& reader, std::int64_t id) {
+Result<SchedulerBackend::JobView> SchedulerBackend::job_view(StoreReader& reader, std::int64_t id) {
   json spec;
   auto j = find_job(reader, id, &spec);
   if (!j) return j.error();
@@ -385,7 +386,7 @@ Result<ReaderPool::Lease> SchedulerBackend::job_reader(std::int64_t id) {
 Result<nlohmann::json> SchedulerBackend::job_attempts(std::int64_t id) {
   auto lease = job_reader(id);
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto attempts = reader.attempts_of(id);
   if (!attempts) return attempts.error();
   json out = json::array();
@@ -400,7 +401,7 @@ Result<nlohmann::json> SchedulerBackend::job_attempts(std::int64_t id) {
 Result<nlohmann::json> SchedulerBackend::job_events(std::int64_t id) {
   auto lease = job_reader(id);
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto events = reader.events_of(id);
   if (!events) return events.error();
   json out = json::array();
@@ -416,7 +417,7 @@ Result<nlohmann::json> SchedulerBackend::job_events(std::int64_t id) {
 Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   json spec;
   auto j = find_job(reader, id, &spec);
   if (!j) return j.error();

@@ -20,7 +20,7 @@
 #include "scheduler/spec/cluster_registry.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/reader_pool.h"
-#include "scheduler/store/store.h"
+#include "scheduler/store/store_reader.h"
 #include "web/api_backend.h"
 #include "web/backend/revision_cache.h"
 
@@ -33,7 +33,7 @@ class SchedulerBackend final : public ApiBackend {
                    const std::vector<ClusterSpec>& clusters,
                    std::map<std::string, ClusterPort*> ports, const Clock& clock);
   // Reads through this one connection (tests).
-  SchedulerBackend(std::unique_ptr<Store> reader, BrainLoop& loop,
+  SchedulerBackend(std::unique_ptr<StoreReader> reader, BrainLoop& loop,
                    const std::vector<ClusterSpec>& clusters,
                    std::map<std::string, ClusterPort*> ports, const Clock& clock);
 
@@ -113,21 +113,21 @@ class SchedulerBackend final : public ApiBackend {
 
  private:
   // The job as Store::job_listing reads it (resources only); its stored spec into *spec if asked.
-  Result<JobRow> find_job(Store& reader, std::int64_t id, nlohmann::json* spec = nullptr);
+  Result<JobRow> find_job(StoreReader& reader, std::int64_t id, nlohmann::json* spec = nullptr);
   // A job's fields in GET /jobs (no I/O): its row, its attempts, its latest checkpoint if any.
   nlohmann::json job_summary(const JobRow& job, const std::vector<AttemptRow>& attempts,
                              const CheckpointRow* latest_checkpoint) const;
   const ClusterSpec* spec_of(const std::string& cluster) const;
   // A node's standing against its cluster's quarantine rule (GET /nodes and the cluster's
   // nodes): counted failures, how many quarantine, what the next one triggers.
-  Result<nlohmann::json> node_standing(Store& reader, const ClusterSpec& spec,
+  Result<nlohmann::json> node_standing(StoreReader& reader, const ClusterSpec& spec,
                                        const NodeRow& node) const;
   // invalid naming the configured clusters when cluster is not one of them (a body's content).
   std::optional<Error> check_configured(const std::string& cluster) const;
   // Young's checkpoint interval for the job on its latest attempt's cluster, from that
   // cluster's history (the numbers placement uses); null when the job never ran or its cluster
   // is no longer configured.
-  Result<nlohmann::json> checkpoint_advice(Store& reader, const JobRow& job,
+  Result<nlohmann::json> checkpoint_advice(StoreReader& reader, const JobRow& job,
                                            const AttemptRow* last_attempt);
 
   // GET /jobs/{id} of a job, less its checkpoint advice (which follows the clusters' history,
@@ -139,7 +139,7 @@ class SchedulerBackend final : public ApiBackend {
   };
   static JsonText with_advice(const JobView& view, const nlohmann::json& advice);
   // Reads and renders a job's view, keeping it when it does not change with the clock.
-  Result<JobView> job_view(Store& reader, std::int64_t id);
+  Result<JobView> job_view(StoreReader& reader, std::int64_t id);
   // A read connection for a request about job id: not_found when there is no such job.
   Result<ReaderPool::Lease> job_reader(std::int64_t id);
 

@@ -57,7 +57,7 @@ json checkpoint_json(const CheckpointRow& c, const std::vector<ReplicaRow>& repl
 
 // "checkpoint 12 of job 3 (step 40)" or "dataset imagenet"; the checkpoints read so far are
 // kept in seen (a list of transfers names the same few again and again).
-Result<std::string> transfer_what(Store& store, const TransferRow& t,
+Result<std::string> transfer_what(StoreReader& store, const TransferRow& t,
                                   std::map<std::int64_t, std::optional<CheckpointRow>>& seen) {
   if (!t.checkpoint_id) return "dataset " + t.dataset;
   auto it = seen.find(*t.checkpoint_id);
@@ -123,7 +123,7 @@ std::optional<Error> SchedulerBackend::check_configured(const std::string& clust
 Result<nlohmann::json> SchedulerBackend::job_checkpoints(std::int64_t id) {
   auto lease = job_reader(id);
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto checkpoints = reader.checkpoints_of(id);
   if (!checkpoints) return checkpoints.error();
   auto replicas = reader.replicas_of_job(id);
@@ -146,7 +146,7 @@ Result<nlohmann::json> SchedulerBackend::job_checkpoints(std::int64_t id) {
 Result<nlohmann::json> SchedulerBackend::list_datasets() {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto datasets = reader.datasets();
   if (!datasets) return datasets.error();
   json out = json::array();
@@ -184,7 +184,7 @@ Result<nlohmann::json> SchedulerBackend::replicate_data(const ReplicateRequest& 
   {
     auto lease = readers_->lease();
     if (!lease) return lease.error();
-    Store& reader = **lease;
+    StoreReader& reader = **lease;
     if (request.job_id > 0) {
       if (auto j = find_job(reader, request.job_id); !j) return j.error();
     } else {
@@ -211,7 +211,7 @@ Result<nlohmann::json> SchedulerBackend::replicate_data(const ReplicateRequest& 
 Result<nlohmann::json> SchedulerBackend::list_transfers(const TransferFilter& filter) {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto rows = reader.transfers(!filter.all, filter.limit);
   if (!rows) return rows.error();
   std::map<std::int64_t, std::optional<CheckpointRow>> seen;
@@ -227,7 +227,7 @@ Result<nlohmann::json> SchedulerBackend::list_transfers(const TransferFilter& fi
 Result<nlohmann::json> SchedulerBackend::get_transfer(std::int64_t id) {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto row = reader.transfer(id);
   if (!row) return row.error();
   if (!*row) return make_error(ErrorKind::not_found, "no transfer with id " + std::to_string(id));

@@ -95,7 +95,7 @@ const ClusterSpec* SchedulerBackend::spec_of(const std::string& cluster) const {
   return clusters_.find(cluster);
 }
 
-Result<nlohmann::json> SchedulerBackend::node_standing(Store& reader, const ClusterSpec& spec,
+Result<nlohmann::json> SchedulerBackend::node_standing(StoreReader& reader, const ClusterSpec& spec,
                                                        const NodeRow& n) const {
   const QuarantinePolicy policy = quarantine_policy(&spec);
   auto counted = counted_failures(reader, spec.name, n.name, policy, clock_.now_ms());
@@ -120,7 +120,7 @@ Result<nlohmann::json> SchedulerBackend::list_nodes(const NodeFilter& filter) {
   if (filter.cluster && !spec_of(*filter.cluster)) return no_cluster(*filter.cluster);
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   json out = json::array();
   for (const auto& c : clusters_.snapshot()) {
     if (filter.cluster && c.name != *filter.cluster) continue;
@@ -185,7 +185,7 @@ Result<nlohmann::json> SchedulerBackend::start_burn_in(const std::string& cluste
   {
     auto lease = readers_->lease();
     if (!lease) return lease.error();
-    Store& reader = **lease;
+    StoreReader& reader = **lease;
     auto row = reader.cluster(cluster);
     if (row && *row && !(*row)->burn_in_token.empty()) round = (*row)->burn_in_token;
   }
@@ -197,7 +197,7 @@ Result<nlohmann::json> SchedulerBackend::cluster_probes(const std::string& clust
   if (!spec_of(cluster)) return no_cluster(cluster);
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto probes = reader.probes(cluster, node, limit);
   if (!probes) return probes.error();
   if (!node.empty() && probes->empty()) {
@@ -218,7 +218,7 @@ Result<nlohmann::json> SchedulerBackend::provider_report(int window_days) {
   const Millis start = now - static_cast<Millis>(window_days) * kDayMs;
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto in = gather_scorecard_inputs(reader, clusters_.snapshot(), now, start);
   if (!in) return in.error();
   json cards = json::array();
@@ -229,7 +229,7 @@ Result<nlohmann::json> SchedulerBackend::provider_report(int window_days) {
 Result<nlohmann::json> SchedulerBackend::job_mfu(std::int64_t id) {
   auto lease = job_reader(id);
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto attempts = reader.attempts_of(id);
   if (!attempts) return attempts.error();
   json out = json::array();
@@ -245,7 +245,7 @@ Result<nlohmann::json> SchedulerBackend::job_mfu(std::int64_t id) {
   return json{{"job_id", id}, {"attempts", out}};
 }
 
-Result<nlohmann::json> SchedulerBackend::checkpoint_advice(Store& reader, const JobRow& job,
+Result<nlohmann::json> SchedulerBackend::checkpoint_advice(StoreReader& reader, const JobRow& job,
                                                            const AttemptRow* last_attempt) {
   if (!last_attempt) return json(nullptr);
   const AttemptRow& last = *last_attempt;

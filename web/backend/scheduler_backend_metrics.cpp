@@ -29,7 +29,7 @@ Result<MetricsSnapshot> SchedulerBackend::metrics() {
   {
     auto lease = readers_->lease();
     if (!lease) return lease.error();
-    Store& reader = **lease;
+    StoreReader& reader = **lease;
     auto jobs = reader.tallies("job_state");
     if (!jobs) return jobs.error();
     for (const auto& [state, n] : *jobs) {

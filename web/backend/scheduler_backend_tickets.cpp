@@ -28,7 +28,7 @@ json ticket_json(const TicketRow& t) {
 Result<json> SchedulerBackend::get_ticket(std::int64_t id) {
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   auto t = reader.ticket(id);
   if (!t) return t.error();
   if (!*t) return make_error(ErrorKind::not_found, "no ticket " + std::to_string(id));
@@ -69,7 +69,7 @@ Result<json> SchedulerBackend::list_tickets(const std::string& cluster, const st
   }
   auto lease = readers_->lease();
   if (!lease) return lease.error();
-  Store& reader = **lease;
+  StoreReader& reader = **lease;
   std::optional<bool> open;
   if (!state.empty()) open = state == "open";
   auto rows = reader.tickets(cluster, open, limit);

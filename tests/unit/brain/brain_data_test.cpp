@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "scheduler/data/staging.h"
+#include "scheduler/store/sqlite_db.h"
 #include "tests/harness/brain_fixture.h"
 
 namespace orch::testing {

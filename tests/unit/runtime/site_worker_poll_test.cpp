@@ -72,7 +72,7 @@ class PollRoundTest : public BrainFixture {
     site_ = std::make_unique<FakeSite>();
     site_->batch = batch;
     site_->inventory_nodes = {{"n0", 4, true, ""}, {"n1", 4, true, ""}, {"n2", 4, true, ""}};
-    worker_ = std::make_unique<SiteWorker>(alpha, *site_, std::move(Store::open(db).value()),
+    worker_ = std::make_unique<SiteWorker>(alpha, *site_, std::move(StoreReader::open(db).value()),
                                            [this](BrainEvent e) { posted_.push_back(e); });
     seen_.clear();
   }

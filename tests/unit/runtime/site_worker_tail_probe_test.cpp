@@ -44,7 +44,7 @@ class WorkerTailProbeTest : public BrainFixture {
   // A new worker (as after a server restart): it remembers nothing of the last one.
   void restart_worker() {
     worker_ =
-        std::make_unique<SiteWorker>(alpha_spec_, alpha_, std::move(Store::open(db_).value()),
+        std::make_unique<SiteWorker>(alpha_spec_, alpha_, std::move(StoreReader::open(db_).value()),
                                      [this](BrainEvent e) { posted_.push_back(std::move(e)); });
   }
 

@@ -29,10 +29,10 @@ class SiteWorkerTest : public BrainFixture {
     brain = std::make_unique<Brain>(*store, clock, std::vector<ClusterSpec>{alpha, beta});
     ASSERT_TRUE(brain->start().ok());
     alpha_worker_ =
-        std::make_unique<SiteWorker>(alpha, alpha_, std::move(Store::open(db).value()),
+        std::make_unique<SiteWorker>(alpha, alpha_, std::move(StoreReader::open(db).value()),
                                      [this](BrainEvent e) { posted_.push_back(std::move(e)); });
     beta_worker_ =
-        std::make_unique<SiteWorker>(beta, beta_, std::move(Store::open(db).value()),
+        std::make_unique<SiteWorker>(beta, beta_, std::move(StoreReader::open(db).value()),
                                      [this](BrainEvent e) { posted_.push_back(std::move(e)); });
   }
   void TearDown() override {

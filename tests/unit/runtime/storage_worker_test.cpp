@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "scheduler/runtime/storage_worker.h"
+#include "scheduler/store/store.h"
 #include "tests/harness/builders.h"
 #include "tests/harness/fake_site.h"
 
@@ -36,7 +37,7 @@ class StorageWorkerTest : public ::testing::Test {
     const std::string db = (dir_ / "state.db").string();
     store = std::move(Store::open(db).value());
     worker = std::make_unique<StorageWorker>(
-        make_cluster("alpha"), site, std::move(Store::open(db).value()),
+        make_cluster("alpha"), site, std::move(StoreReader::open(db).value()),
         [this](BrainEvent e) { posted.push_back(std::move(e)); });
   }
   void TearDown() override {

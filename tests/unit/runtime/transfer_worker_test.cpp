@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "scheduler/runtime/transfer_worker.h"
+#include "scheduler/store/store.h"
 #include "tests/harness/builders.h"
 
 namespace orch::testing {
@@ -154,7 +155,7 @@ class TransferWorkerTest : public ::testing::Test {
                                                          make_cluster("beta")},
                     int max_parallel = 4) {
     worker = std::make_unique<TransferWorker>(
-        std::move(clusters), port, std::move(Store::open(db_).value()),
+        std::move(clusters), port, std::move(StoreReader::open(db_).value()),
         [this](BrainEvent e) {
           std::lock_guard<std::mutex> lock(posted_mu_);
           posted_.push_back(std::move(e));

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "scheduler/store/migrations.h"
+#include "scheduler/store/sqlite_db.h"
 #include "scheduler/store/store.h"
 
 namespace orch {

@@ -1,5 +1,6 @@
 // The pool of read connections: one per concurrent reader, at most max, reused.
 #include "scheduler/store/reader_pool.h"
+#include "scheduler/store/store.h"
 
 #include <gtest/gtest.h>
 
@@ -30,7 +31,7 @@ class ReaderPoolTest : public ::testing::Test {
   ReaderPool::Opener opener() {
     return [this] {
       ++opens_;
-      return Store::open(path_);
+      return StoreReader::open(path_);
     };
   }
 
@@ -84,9 +85,9 @@ TEST_F(ReaderPoolTest, NeverOpensMoreThanMaxUnderContention) {
 TEST_F(ReaderPoolTest, AFailedOpenIsReportedAndFreesItsPlace) {
   int calls = 0;
   ReaderPool pool(
-      [&]() -> Result<std::unique_ptr<Store>> {
+      [&]() -> Result<std::unique_ptr<StoreReader>> {
         if (++calls == 1) return make_error(ErrorKind::io, "disk on fire");
-        return Store::open(path_);
+        return StoreReader::open(path_);
       },
       1);
   auto first = pool.lease();
@@ -96,8 +97,8 @@ TEST_F(ReaderPoolTest, AFailedOpenIsReportedAndFreesItsPlace) {
 }
 
 TEST_F(ReaderPoolTest, APoolOfOneConnectionHandsItOutInTurn) {
-  ReaderPool pool(std::move(Store::open(path_).value()));
-  Store* first = nullptr;
+  ReaderPool pool(std::move(StoreReader::open(path_).value()));
+  StoreReader* first = nullptr;
   {
     auto lease = pool.lease();
     ASSERT_TRUE(lease.ok());

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 
 #include "scheduler/store/migrations.h"
+#include "scheduler/store/sqlite_db.h"
 #include "scheduler/store/store.h"
 
 namespace orch {

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "scheduler/store/sqlite_db.h"
 #include "scheduler/store/store.h"
 #include "tests/harness/builders.h"
 
