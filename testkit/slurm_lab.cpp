@@ -185,7 +185,7 @@ void reap_orphaned_labs() {
 
 LabCommand run_lab_command(const std::vector<std::string>& argv,
                            const std::vector<std::string>& env, milliseconds timeout,
-                           const std::string& input) {
+                           const std::string& input, const std::string& cwd) {
   LabCommand result;
   if (argv.empty()) {
     result.err = "no command";
@@ -220,6 +220,7 @@ LabCommand run_lab_command(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // its own group, killed as one
@@ -427,8 +428,8 @@ ClusterSpec SlurmLab::cluster_spec(const std::string& name) const {
 
 Result<std::string> SlurmLab::slurm(const std::string& name,
                                     const std::vector<std::string>& argv) const {
-  LabCommand r =
-      run_lab_command(argv, {"SLURM_CONF=" + cluster(name).slurm_conf}, std::chrono::seconds(30));
+  LabCommand r = run_lab_command(argv, {"SLURM_CONF=" + cluster(name).slurm_conf},
+                                 std::chrono::seconds(30), "", dir_);
   if (r.exit_code != 0) {
     return make_error(r.timed_out ? ErrorKind::unreachable : ErrorKind::io,
                       "on cluster " + name + ": " + describe(argv, r));

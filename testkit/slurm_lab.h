@@ -44,12 +44,13 @@ struct LabCommand {
 };
 
 // Runs argv (argv[0] is looked up in PATH, then /usr/sbin:/usr/bin:/sbin:/bin) with `env`
-// ("NAME=value") added to this process's environment and `input` on its stdin. A command still
-// running at the deadline is killed with its process group.
+// ("NAME=value") added to this process's environment and `input` on its stdin, in directory
+// `cwd` (empty: this process's). A command still running at the deadline is killed with its
+// process group.
 LabCommand run_lab_command(const std::vector<std::string>& argv,
                            const std::vector<std::string>& env = {},
                            std::chrono::milliseconds timeout = std::chrono::seconds(60),
-                           const std::string& input = "");
+                           const std::string& input = "", const std::string& cwd = "");
 
 class SlurmLab {
  public:
@@ -75,7 +76,9 @@ class SlurmLab {
   ClusterSpec cluster_spec(const std::string& name) const;
 
   // A Slurm command run on this machine against the cluster (SLURM_CONF set), e.g.
-  // {"squeue", "-h"}: its stdout, or an error with its stderr when it fails.
+  // {"squeue", "-h"}: its stdout, or an error with its stderr when it fails. It runs in the
+  // lab's directory, so a batch job submitted without --chdir and --output writes its
+  // slurm-N.out there (removed with the lab), never into the test's working directory.
   Result<std::string> slurm(const std::string& name, const std::vector<std::string>& argv) const;
   // The State= of `scontrol show node -o NODE`: IDLE, MIXED, DOWN+NOT_RESPONDING, IDLE+DRAIN...
   Result<std::string> node_state(const std::string& name, const std::string& node) const;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -156,6 +157,30 @@ TEST(slurm_lab, GpuJobRunsToCompleted) {
   EXPECT_EQ(state, "COMPLETED");
   EXPECT_EQ(job_field(*lab, "alpha", id, "ExitCode"), "0:0");
   EXPECT_EQ(read_text(storage + "/out_" + id + ".txt"), "alpha 0,1\n");
+}
+
+// A batch job submitted with neither --chdir nor --output writes slurm-<id>.out where sbatch ran:
+// lab.slurm() runs its commands in the lab's directory, so a test that forgets --output leaves
+// the file there (removed with the lab), not in its working directory (once the source tree).
+TEST(slurm_lab, ABatchJobWithNeitherChdirNorOutputWritesIntoTheLabNotHere) {
+  auto lab = start_lab({"alpha"});
+  ASSERT_TRUE(lab);
+  auto sub = lab->slurm("alpha", {"sbatch", "--parsable", "--wrap", "echo written"});
+  ASSERT_TRUE(sub) << sub.error().message;
+  const std::string id = trimmed(*sub);
+  ASSERT_THAT(id, ::testing::MatchesRegex("[0-9]+"));
+  const std::string out = "slurm-" + id + ".out";
+  std::string state;
+  EXPECT_TRUE(eventually(milliseconds(30000),
+                         [&] {
+                           state = job_field(*lab, "alpha", id, "JobState");
+                           return state == "COMPLETED" || state == "FAILED";
+                         }))
+      << "job " << id << " is " << state;
+  EXPECT_EQ(read_text(lab->dir() + "/" + out), "written\n");
+  EXPECT_FALSE(std::filesystem::exists(out)) << std::filesystem::current_path().string();
+  std::error_code ec;
+  std::filesystem::remove(out, ec);  // had it been written here
 }
 
 TEST(slurm_lab, KilledNodeGoesDownAndComesBack) {
