@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/sim/sim_world.h"
+#include "simulator/world/sim_world.h"
 
 namespace orch::sim {
 

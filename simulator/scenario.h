@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "adapters/sim/failure_model.h"
-#include "adapters/sim/sim_world.h"
 #include "scheduler/common/result.h"
 #include "scheduler/spec/cluster_spec.h"
+#include "simulator/world/failure_model.h"
+#include "simulator/world/sim_world.h"
 
 namespace orch::sim {
 

@@ -11,9 +11,9 @@
 #include <map>
 #include <mutex>
 
-#include "adapters/sim/sim_world.h"
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/store/store_reader.h"
+#include "simulator/world/sim_world.h"
 
 namespace orch::sim {
 

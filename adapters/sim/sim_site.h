@@ -11,8 +11,8 @@
 #include <mutex>
 #include <string>
 
-#include "adapters/sim/sim_world.h"
 #include "scheduler/cluster_port.h"
+#include "simulator/world/sim_world.h"
 
 namespace orch::sim {
 

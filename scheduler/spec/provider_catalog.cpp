@@ -26,7 +26,7 @@ std::span<const ProviderTraits> provider_catalog() {
        .storage_root = StorageRoot::optional,
        .lists_storage = true,
        .data_route = DataRoute::pod_exec},
-      // The simulated clusters of `orchestrate simulate` (adapters/sim): their storage is the
+      // The simulated clusters of `orchestrate simulate` (simulator/world): their storage is the
       // simulated world's, and the simulator makes their copies itself.
       {.name = "sim",
        .sections = {},

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "adapters/sim/failure_model.h"
+#include "simulator/world/failure_model.h"
 
 namespace orch::sim {
 namespace {

@@ -8,8 +8,8 @@
 #include <mutex>
 
 #include "adapters/sim/sim_site.h"
-#include "adapters/sim/sim_world.h"
 #include "scheduler/model/progress_line.h"
+#include "simulator/world/sim_world.h"
 
 namespace orch::sim {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "adapters/sim/sim_random.h"
-#include "adapters/sim/training_run.h"
 #include "scheduler/health/goodput.h"
+#include "simulator/world/sim_random.h"
+#include "simulator/world/training_run.h"
 
 namespace orch::sim {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "adapters/sim/sim_random.h"
 #include "scheduler/common/result.h"
+#include "simulator/world/sim_random.h"
 
 namespace orch::sim {
 

@@ -1,5 +1,5 @@
 // Deterministic random numbers for the simulator (sim_random.h).
-#include "adapters/sim/sim_random.h"
+#include "simulator/world/sim_random.h"
 
 #include <cmath>
 

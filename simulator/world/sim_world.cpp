@@ -1,5 +1,5 @@
 // The simulated fleet (sim_world.h).
-#include "adapters/sim/sim_world.h"
+#include "simulator/world/sim_world.h"
 
 #include <algorithm>
 #include <cmath>

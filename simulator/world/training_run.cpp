@@ -1,5 +1,5 @@
 // A simulated training attempt's steps and saves over time (training_run.h).
-#include "adapters/sim/training_run.h"
+#include "simulator/world/training_run.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Failure laws, cause mixes and the merged failure trace of simulated nodes (failure_model.h).
-#include "adapters/sim/failure_model.h"
+#include "simulator/world/failure_model.h"
 
 #include <algorithm>
 #include <cmath>

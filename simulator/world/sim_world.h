@@ -30,13 +30,13 @@
 #include <string>
 #include <vector>
 
-#include "adapters/sim/failure_model.h"
-#include "adapters/sim/sim_random.h"
-#include "adapters/sim/training_run.h"
 #include "scheduler/common/result.h"
 #include "scheduler/model/manifest.h"
 #include "scheduler/model/progress_line.h"
 #include "scheduler/model/site_types.h"
+#include "simulator/world/failure_model.h"
+#include "simulator/world/sim_random.h"
+#include "simulator/world/training_run.h"
 
 namespace orch::sim {
 

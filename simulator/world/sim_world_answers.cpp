@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "adapters/sim/sim_world.h"
+#include "simulator/world/sim_world.h"
 
 namespace orch::sim {
 
