@@ -71,20 +71,21 @@ declare -A failed_in  # test name -> " 1 3": the runs it did not pass
 order=()            # the test names, in the order they first failed
 for ((i = 1; i <= runs; i++)); do
   log=$out/run-$i.log
-  rm -f "$build/Testing/Temporary/LastTestsFailed.log"
   start=$SECONDS
   (cd "$build" && ctest -L "$labels" -j "$jobs" --timeout "$timeout" --no-tests=error --output-on-failure) \
     > "$log" 2>&1
   rc=$?
   summary=$(grep -E 'tests passed|No tests were found' "$log" | tail -n 1)
   echo "flaky-check: run $i of $runs ($((SECONDS - start)) s): ${summary:-ctest exited $rc}"
-  if [[ -f $build/Testing/Temporary/LastTestsFailed.log ]]; then
-    while IFS= read -r line; do
-      name=${line#*:}  # "12:Suite.Test"
-      [[ -n $name ]] || continue
+  # The failures as this run's own output lists them ("  1988 - Suite.Test (Failed)"), not
+  # Testing/Temporary/LastTestsFailed.log, which any other ctest in the build directory rewrites.
+  mapfile -t failed < <(sed -n '/^The following tests FAILED:/,$p' "$log" |
+    sed -nE 's/^[[:space:]]+[0-9]+ - (.*) \([^()]*\)$/\1/p')
+  if ((${#failed[@]} > 0)); then
+    for name in "${failed[@]}"; do
       [[ -n ${failed_in[$name]+x} ]] || order+=("$name")
       failed_in[$name]+=" $i"
-    done < "$build/Testing/Temporary/LastTestsFailed.log"
+    done
   elif ((rc != 0)); then
     name="(ctest itself: exit $rc, see run-$i.log)"
     [[ -n ${failed_in[$name]+x} ]] || order+=("$name")
