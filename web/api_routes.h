@@ -7,9 +7,16 @@
 #include "web/http_server.h"
 #include "web/http_types.h"
 #include "web/refused_requests.h"
+#include "web/route_table.h"
 #include "web/router.h"
 
 namespace orch {
+
+// The rows of every API route (route_table.h), bound to backend (which must outlive them):
+// /healthz, jobs and clusters, node health, tickets, data, secrets and /metrics. The access
+// routes, the page and the OpenAPI document are added by web/access/guarded_api.h.
+// refused: the access guard's tally, which GET /metrics shows (null: none).
+RouteTable api_routes(ApiBackend& backend, const RefusedRequests* refused = nullptr);
 
 // The router with every API route bound to backend (which must outlive it). Build it once
 // and share it: dispatch() is const and safe to call from several server threads as long

@@ -133,31 +133,93 @@ bool valid_dataset_name(const std::string& name) {
   return !only_dots;
 }
 
-void add_data_routes(Router& router, DataApi& backend) {
+RouteTable data_routes(DataApi& backend) {
   DataApi* b = &backend;
-  router.add("GET", "/api/v1/jobs/{id}/checkpoints",
-             with_job_id([b](const HttpRequest&, std::int64_t id) {
-               return answer(b->job_checkpoints(id));
-             }));
-  router.add("GET", "/api/v1/data/datasets",
-             [b](const HttpRequest&, const PathParams&) { return answer(b->list_datasets()); });
-  router.add("POST", "/api/v1/data/datasets", [b](const HttpRequest& request, const PathParams&) {
-    return register_dataset(*b, request);
-  });
-  router.add("POST", "/api/v1/data/replicate",
-             [b](const HttpRequest& request, const PathParams&) { return replicate(*b, request); });
-  router.add("GET", "/api/v1/data/transfers", [b](const HttpRequest& request, const PathParams&) {
-    return list_transfers(*b, request);
-  });
-  router.add("GET", "/api/v1/data/transfers/{id}",
-             [b](const HttpRequest&, const PathParams& params) {
-               auto id = parse_id(params.at("id"), "transfer id");
-               if (!id.ok()) return error_response(id.error());
-               return answer(b->get_transfer(id.value()));
-             });
-  router.add("POST", "/api/v1/data/audit", [b](const HttpRequest& request, const PathParams&) {
-    return start_audit(*b, request);
-  });
+  return {{.method = "GET",
+           .path = "/api/v1/jobs/{id}/checkpoints",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "data",
+           .summary = "A job's checkpoints and their copies",
+           .answer_schema = "Object",
+           .errors = {400, 404},
+           .handler = with_job_id([b](const HttpRequest&, std::int64_t id) {
+             return answer(b->job_checkpoints(id));
+           })},
+          {.method = "GET",
+           .path = "/api/v1/data/datasets",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "data",
+           .summary = "Datasets and their copies",
+           .answer_schema = "Object",
+           .handler = [b](const HttpRequest&,
+                          const PathParams&) { return answer(b->list_datasets()); }},
+          {.method = "POST",
+           .path = "/api/v1/data/datasets",
+           .lane = Lane::command,
+           .role = Role::operator_,
+           .tag = "data",
+           .summary = "Register a dataset whose first copy is at a cluster",
+           .body = Body::json_required,
+           .body_schema = "DatasetRequest",
+           .ok = 201,
+           .answer_schema = "Object",
+           .errors = {409, 422},
+           .handler = [b](const HttpRequest& request,
+                          const PathParams&) { return register_dataset(*b, request); }},
+          {.method = "POST",
+           .path = "/api/v1/data/replicate",
+           .lane = Lane::command,
+           .role = Role::operator_,
+           .tag = "data",
+           .summary = "Copy a dataset or a job's newest checkpoint to a cluster",
+           .body = Body::json_required,
+           .body_schema = "ReplicateRequest",
+           .ok = 202,
+           .answer_schema = "Object",
+           .errors = {404, 409, 422},
+           .handler = [b](const HttpRequest& request,
+                          const PathParams&) { return replicate(*b, request); }},
+          {.method = "GET",
+           .path = "/api/v1/data/transfers",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "data",
+           .summary = "Transfers, newest first",
+           .query = {{"all", "boolean", "finished ones too"}, {"limit", "integer", "1 to 1000"}},
+           .answer_schema = "TransferList",
+           .errors = {400},
+           .handler = [b](const HttpRequest& request,
+                          const PathParams&) { return list_transfers(*b, request); }},
+          {.method = "GET",
+           .path = "/api/v1/data/transfers/{id}",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "data",
+           .summary = "A transfer",
+           .answer_schema = "Transfer",
+           .errors = {400, 404},
+           .handler =
+               [b](const HttpRequest&, const PathParams& params) {
+                 auto id = parse_id(params.at("id"), "transfer id");
+                 if (!id.ok()) return error_response(id.error());
+                 return answer(b->get_transfer(id.value()));
+               }},
+          {.method = "POST",
+           .path = "/api/v1/data/audit",
+           .lane = Lane::command,
+           .role = Role::operator_,
+           .tag = "data",
+           .summary = "Check every copy (or one cluster's) now",
+           .body = Body::json_optional,
+           .body_schema = "AuditRequest",
+           .ok = 202,
+           .answer_schema = "Object",
+           .errors = {404, 422},
+           .handler = [b](const HttpRequest& request, const PathParams&) {
+             return start_audit(*b, request);
+           }}};
 }
 
 }  // namespace orch

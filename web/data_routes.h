@@ -8,8 +8,7 @@
 
 namespace orch {
 
-// Binds the checkpoint and data routes to backend (which must outlive router).
-void add_data_routes(Router& router, DataApi& backend);
+RouteTable data_routes(DataApi& backend);
 
 // A dataset name: 1..100 letters, digits, '-', '_' and '.', not only dots (it names a folder).
 bool valid_dataset_name(const std::string& name);

@@ -3,7 +3,6 @@
 
 #include <optional>
 #include <string>
-#include <utility>
 
 #include "scheduler/model/node_state.h"
 #include "web/route_helpers.h"
@@ -90,50 +89,168 @@ HttpResponse provider_report(HealthApi& backend, const HttpRequest& request) {
 
 }  // namespace
 
-void add_health_routes(Router& router, HealthApi& backend) {
+RouteTable health_routes(HealthApi& backend) {
   HealthApi* b = &backend;
-  router.add("GET", "/api/v1/nodes", [b](const HttpRequest& request, const PathParams&) {
-    return list_nodes(*b, request);
-  });
-  router.add("POST", "/api/v1/clusters/{name}/nodes/{node}/quarantine",
-             [b](const HttpRequest& request, const PathParams& params) {
-               return set_node_state(*b, request, params, true);
-             });
-  router.add("POST", "/api/v1/clusters/{name}/nodes/{node}/release",
-             [b](const HttpRequest& request, const PathParams& params) {
-               return set_node_state(*b, request, params, false);
-             });
-  for (const auto& [verb, to] : {std::pair<const char*, const char*>{"drain", "draining"},
-                                 {"activate", "active"},
-                                 {"retire", "retired"}}) {
-    const std::string state = to;
-    router.add("POST", std::string("/api/v1/clusters/{name}/") + verb,
-               [b, state](const HttpRequest& request, const PathParams& params) {
-                 return set_cluster_admission(*b, request, params, state);
-               });
-  }
-  router.add("POST", "/api/v1/clusters", [b](const HttpRequest& request, const PathParams&) {
-    std::string source;
-    if (auto bad = routes::read_document(request, "a clusters document", source)) return *bad;
-    return routes::answer_body(b->add_clusters(request.body, source), 201);
-  });
-  router.add("POST", "/api/v1/clusters/reload", [b](const HttpRequest&, const PathParams&) {
-    return routes::answer_body(b->reload_clusters(), 200);
-  });
-  router.add("POST", "/api/v1/clusters/{name}/burn-in",
-             [b](const HttpRequest&, const PathParams& params) {
-               return answer(b->start_burn_in(params.at("name")), 202);
-             });
-  router.add("GET", "/api/v1/clusters/{name}/probes",
-             [b](const HttpRequest& request, const PathParams& params) {
-               return cluster_probes(*b, request, params.at("name"));
-             });
-  router.add(
-      "GET", "/api/v1/reports/providers",
-      [b](const HttpRequest& request, const PathParams&) { return provider_report(*b, request); });
-  router.add("GET", "/api/v1/jobs/{id}/mfu", with_job_id([b](const HttpRequest&, std::int64_t id) {
-               return answer(b->job_mfu(id));
-             }));
+  return {{.method = "GET",
+           .path = "/api/v1/nodes",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "nodes",
+           .summary = "Every node with its standing and counted failures",
+           .query = {{"cluster", "string", "one cluster's"},
+                     {"state", "string", "active, quarantined or retired"}},
+           .answer_schema = "NodeList",
+           .errors = {400, 404},
+           .handler = [b](const HttpRequest& request,
+                          const PathParams&) { return list_nodes(*b, request); }},
+          {.method = "POST",
+           .path = "/api/v1/clusters/{name}/nodes/{node}/quarantine",
+           .lane = Lane::command,
+           .role = Role::admin,
+           .tag = "nodes",
+           .summary = "Take a node out of service",
+           .body = Body::json_optional,
+           .body_schema = "Reason",
+           .answer_schema = "Node",
+           .errors = {404},
+           .handler =
+               [b](const HttpRequest& request, const PathParams& params) {
+                 return set_node_state(*b, request, params, true);
+               }},
+          {.method = "POST",
+           .path = "/api/v1/clusters/{name}/nodes/{node}/release",
+           .lane = Lane::command,
+           .role = Role::admin,
+           .tag = "nodes",
+           .summary = "Return a node to service",
+           .body = Body::json_optional,
+           .body_schema = "Reason",
+           .answer_schema = "Node",
+           .errors = {404},
+           .handler =
+               [b](const HttpRequest& request, const PathParams& params) {
+                 return set_node_state(*b, request, params, false);
+               }},
+          {.method = "POST",
+           .path = "/api/v1/clusters/{name}/drain",
+           .lane = Lane::command,
+           .role = Role::admin,
+           .tag = "clusters",
+           .summary = "No new work; running jobs move at their next checkpoint",
+           .body = Body::json_optional,
+           .body_schema = "Reason",
+           .answer_schema = "Cluster",
+           .errors = {404, 409},
+           .handler =
+               [b](const HttpRequest& request, const PathParams& params) {
+                 return set_cluster_admission(*b, request, params, "draining");
+               }},
+          {.method = "POST",
+           .path = "/api/v1/clusters/{name}/activate",
+           .lane = Lane::command,
+           .role = Role::admin,
+           .tag = "clusters",
+           .summary = "Back in service",
+           .body = Body::json_optional,
+           .body_schema = "Reason",
+           .answer_schema = "Cluster",
+           .errors = {404, 409},
+           .handler =
+               [b](const HttpRequest& request, const PathParams& params) {
+                 return set_cluster_admission(*b, request, params, "active");
+               }},
+          {.method = "POST",
+           .path = "/api/v1/clusters/{name}/retire",
+           .lane = Lane::command,
+           .role = Role::admin,
+           .tag = "clusters",
+           .summary = "Out of service for good; its jobs move at once",
+           .body = Body::json_optional,
+           .body_schema = "Reason",
+           .answer_schema = "Cluster",
+           .errors = {404, 409},
+           .handler =
+               [b](const HttpRequest& request, const PathParams& params) {
+                 return set_cluster_admission(*b, request, params, "retired");
+               }},
+          {.method = "POST",
+           .path = "/api/v1/clusters",
+           .lane = Lane::command,
+           .role = Role::admin,
+           .tag = "clusters",
+           .summary = "Add clusters from a clusters document to the running server",
+           .query = {{"source", "string", "names the document in errors"}},
+           .body = Body::document,
+           .body_schema = "ClustersDocument",
+           .ok = 201,
+           .answer_schema = "Object",
+           .errors = {409, 415, 422},
+           .handler =
+               [b](const HttpRequest& request, const PathParams&) {
+                 std::string source;
+                 if (auto bad = routes::read_document(request, "a clusters document", source))
+                   return *bad;
+                 return routes::answer_body(b->add_clusters(request.body, source), 201);
+               }},
+          {.method = "POST",
+           .path = "/api/v1/clusters/reload",
+           .lane = Lane::command,
+           .role = Role::admin,
+           .tag = "clusters",
+           .summary = "Read the clusters file again",
+           .answer_schema = "Object",
+           .errors = {422, 501},
+           .handler =
+               [b](const HttpRequest&, const PathParams&) {
+                 return routes::answer_body(b->reload_clusters(), 200);
+               }},
+          {.method = "POST",
+           .path = "/api/v1/clusters/{name}/burn-in",
+           .lane = Lane::command,
+           .role = Role::operator_,
+           .tag = "nodes",
+           .summary = "Start a probe round on every node",
+           .ok = 202,
+           .answer_schema = "Object",
+           .errors = {404, 409},
+           .handler =
+               [b](const HttpRequest&, const PathParams& params) {
+                 return answer(b->start_burn_in(params.at("name")), 202);
+               }},
+          {.method = "GET",
+           .path = "/api/v1/clusters/{name}/probes",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "nodes",
+           .summary = "Probe results, newest first",
+           .query = {{"node", "string", "one node's"}, {"limit", "integer", "1 to 1000"}},
+           .answer_schema = "Object",
+           .errors = {400, 404},
+           .handler =
+               [b](const HttpRequest& request, const PathParams& params) {
+                 return cluster_probes(*b, request, params.at("name"));
+               }},
+          {.method = "GET",
+           .path = "/api/v1/reports/providers",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "reports",
+           .summary = "Provider scorecards",
+           .query = {{"window_days", "integer", "1 to 3650 (default 30)"}},
+           .answer_schema = "ProviderReport",
+           .errors = {400},
+           .handler = [b](const HttpRequest& request,
+                          const PathParams&) { return provider_report(*b, request); }},
+          {.method = "GET",
+           .path = "/api/v1/jobs/{id}/mfu",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "jobs",
+           .summary = "The job's MFU per attempt, a bucket a minute",
+           .answer_schema = "Object",
+           .errors = {400, 404},
+           .handler = with_job_id(
+               [b](const HttpRequest&, std::int64_t id) { return answer(b->job_mfu(id)); })}};
 }
 
 }  // namespace orch

@@ -1,14 +1,15 @@
 #pragma once
 // The health routes of /api/v1 (issue 4): nodes and their standing, quarantine and release,
 // burn-in and probes, the provider scorecards and a job's MFU history. Internal to web/:
-// make_api_router adds them; see docs/rest-api.md.
+// api_routes() adds them; see docs/rest-api.md.
 
 #include "web/health_api.h"
+#include "web/route_table.h"
 #include "web/router.h"
 
 namespace orch {
 
-// Binds the health routes to backend (which must outlive router).
-void add_health_routes(Router& router, HealthApi& backend);
+// The rows, bound to backend (which must outlive them).
+RouteTable health_routes(HealthApi& backend);
 
 }  // namespace orch

@@ -10,6 +10,6 @@ namespace orch {
 
 // refused: the access guard's tally of refused requests, shown beside the backend's figures
 // (null: none, as when the routes run without the guard).
-void add_metrics_route(Router& router, MetricsApi& api, const RefusedRequests* refused = nullptr);
+RouteTable metrics_routes(MetricsApi& api, const RefusedRequests* refused = nullptr);
 
 }  // namespace orch

@@ -1,18 +1,20 @@
 #pragma once
-// GET /api/v1/openapi.json: an OpenAPI 3.1 description of every route of the server, its
-// parameters, its bodies and its problem+json errors. One table (openapi.cpp) lists the
-// operations; tests/unit/access/openapi_test.cpp fails when the router has a route the table
-// lacks, or the other way round.
+// The OpenAPI 3.1 description of the server, built from the route table (route_table.h): a
+// path and operation per row (its parameters, body, answer and problem+json errors), the
+// shared component schemas from openapi_schemas.h. GET /api/v1/openapi.json serves it.
 
 #include <nlohmann/json.hpp>
 
+#include "web/route_table.h"
 #include "web/router.h"
 
 namespace orch {
 
-// The whole document.
-const nlohmann::json& openapi_document();
+// The document describing exactly the rows of table.
+nlohmann::json openapi_document(const RouteTable& table);
 
-void add_openapi_route(Router& router);
+// Appends the row of GET /api/v1/openapi.json (open to anyone), which serves the document of
+// table's rows and of itself, built once here: call it after every other row is in table.
+void append_openapi_route(RouteTable& table);
 
 }  // namespace orch

@@ -37,12 +37,27 @@ HttpResponse serve(const HttpRequest& request, const std::string& path) {
 
 }  // namespace
 
-void add_page_routes(Router& router) {
-  router.add("GET", "/",
-             [](const HttpRequest& request, const PathParams&) { return serve(request, "/"); });
-  router.add("GET", "/ui/{file}", [](const HttpRequest& request, const PathParams& params) {
-    return serve(request, "/ui/" + params.at("file"));
-  });
+RouteTable page_routes() {
+  return {{.method = "GET",
+           .path = "/",
+           .lane = Lane::read,
+           .role = Role::open,
+           .tag = "page",
+           .summary = "The status page",
+           .answer = Answer::html_or_file,
+           .handler = [](const HttpRequest& request,
+                         const PathParams&) { return serve(request, "/"); }},
+          {.method = "GET",
+           .path = "/ui/{file}",
+           .lane = Lane::read,
+           .role = Role::open,
+           .tag = "page",
+           .summary = "A file of the status page (script, style, uPlot)",
+           .answer = Answer::html_or_file,
+           .errors = {404},
+           .handler = [](const HttpRequest& request, const PathParams& params) {
+             return serve(request, "/ui/" + params.at("file"));
+           }}};
 }
 
 }  // namespace orch

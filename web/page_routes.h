@@ -13,6 +13,6 @@ inline constexpr const char* kPageContentSecurityPolicy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-void add_page_routes(Router& router);
+RouteTable page_routes();
 
 }  // namespace orch

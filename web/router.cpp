@@ -65,7 +65,20 @@ const char* to_string(Lane lane) {
 void Router::add(std::string method, const std::string& pattern, RouteHandler handler,
                  std::optional<Lane> lane) {
   const Lane chosen = lane.value_or(method == "GET" ? Lane::read : Lane::command);
-  routes_.push_back(Route{std::move(method), split_path(pattern), std::move(handler), chosen});
+  routes_.push_back(
+      Route{std::move(method), split_path(pattern), std::move(handler), chosen, std::nullopt});
+}
+
+void Router::add(const RouteRow& row) {
+  routes_.push_back(Route{row.method, split_path(row.path), row.handler, row.lane, row.role});
+}
+
+void add_rows(Router& router, const RouteTable& table) {
+  for (const RouteRow& row : table) router.add(row);
+}
+
+void append(RouteTable& table, RouteTable rows) {
+  for (RouteRow& row : rows) table.push_back(std::move(row));
 }
 
 const Router::Route* Router::find(const HttpRequest& request) const {
@@ -79,6 +92,11 @@ const Router::Route* Router::find(const HttpRequest& request) const {
 Lane Router::lane_of(const HttpRequest& request) const {
   const Route* route = find(request);
   return route ? route->lane : Lane::read;
+}
+
+std::optional<Role> Router::role_of(const HttpRequest& request) const {
+  const Route* route = find(request);
+  return route ? route->role : std::nullopt;
 }
 
 std::optional<std::string> Router::route_of(const HttpRequest& request) const {

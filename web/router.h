@@ -2,8 +2,6 @@
 // A small method + path router over the plain HttpRequest/HttpResponse values, and the
 // helpers every route uses to answer JSON or an RFC 9457 problem. No Beast here.
 
-#include <functional>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,22 +10,9 @@
 
 #include "scheduler/common/result.h"
 #include "web/http_types.h"
+#include "web/route_table.h"
 
 namespace orch {
-
-// Values captured by "{name}" segments of a pattern, percent-decoded.
-using PathParams = std::map<std::string, std::string>;
-using RouteHandler = std::function<HttpResponse(const HttpRequest&, const PathParams&)>;
-
-// Which of the server's lanes (thread pools, see ServerOptions) answers a route. A route that
-// waits for something slow gets a lane of its own so that it cannot hold the threads of others:
-//   probe    - the health probe: answers however busy everything else is
-//   read     - reads of the state database
-//   command  - changes that wait for the brain's answer
-//   provider - calls that reach a site's provider (logs over SSH, an outage switch)
-enum class Lane { probe, read, command, provider };
-inline constexpr std::size_t kLaneCount = 4;
-const char* to_string(Lane lane);
 
 class Router {
  public:
@@ -36,6 +21,8 @@ class Router {
   // every other method is a command.
   void add(std::string method, const std::string& pattern, RouteHandler handler,
            std::optional<Lane> lane = std::nullopt);
+  // A row of the route table (route_table.h): its method, path, lane, handler and role.
+  void add(const RouteRow& row);
 
   // The lane of the route that dispatch() would run; read when none matches (a 404 or 405 is
   // cheap to answer).
@@ -44,6 +31,10 @@ class Router {
   // The route dispatch() would run, as "METHOD /pattern" (the form describe() lists), or nullopt
   // when none matches the method and path (dispatch answers 404 or 405).
   std::optional<std::string> route_of(const HttpRequest& request) const;
+
+  // The role the route dispatch() would run needs (its row's), or nullopt when no route
+  // matches or the route was added without a row (the access guard answers that 500).
+  std::optional<Role> role_of(const HttpRequest& request) const;
 
   // Runs the matching route. No path match -> 404; a path match under another method -> 405
   // with an Allow header. Exceptions from a handler become a 500 problem.
@@ -58,11 +49,15 @@ class Router {
     std::vector<std::string> segments;
     RouteHandler handler;
     Lane lane = Lane::read;
+    std::optional<Role> role;
   };
   const Route* find(const HttpRequest& request) const;  // by method and shape
   static std::string describe(const Route& route);
   std::vector<Route> routes_;
 };
+
+// Every row of table added to router, in order.
+void add_rows(Router& router, const RouteTable& table);
 
 // 200-style JSON answer.
 HttpResponse json_response(int status, const nlohmann::json& body);

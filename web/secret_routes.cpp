@@ -54,30 +54,52 @@ HttpResponse grant_secret(SecretsApi& backend, const HttpRequest& request,
 
 }  // namespace
 
-void add_secret_routes(Router& router, SecretsApi& backend) {
+RouteTable secret_routes(SecretsApi& backend) {
   SecretsApi* b = &backend;
-  router.add(
-      "GET", "/api/v1/secrets",
-      [b](const HttpRequest&, const PathParams&) { return routes::answer(b->list_secrets()); },
-      Lane::read);
-  router.add(
-      "PUT", "/api/v1/secrets/{name}",
-      [b](const HttpRequest& request, const PathParams& p) {
-        return set_secret(*b, request, p.at("name"));
-      },
-      Lane::read);
-  router.add(
-      "POST", "/api/v1/secrets/{name}/grant",
-      [b](const HttpRequest& request, const PathParams& p) {
-        return grant_secret(*b, request, p.at("name"));
-      },
-      Lane::read);
-  router.add(
-      "DELETE", "/api/v1/secrets/{name}",
-      [b](const HttpRequest&, const PathParams& p) {
-        return routes::answer(b->delete_secret(p.at("name")));
-      },
-      Lane::read);
+  return {{.method = "GET",
+           .path = "/api/v1/secrets",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "access",
+           .summary = "Every secret a job may name, with its grants and age (never a value)",
+           .answer_schema = "SecretList",
+           .handler = [b](const HttpRequest&,
+                          const PathParams&) { return routes::answer(b->list_secrets()); }},
+          {.method = "PUT",
+           .path = "/api/v1/secrets/{name}",
+           .lane = Lane::read,
+           .role = Role::admin,
+           .tag = "access",
+           .summary = "Create or replace a secret and its grants",
+           .body = Body::json_required,
+           .body_schema = "SecretRequest",
+           .answer_schema = "Secret",
+           .errors = {409, 422},
+           .handler = [b](const HttpRequest& request,
+                          const PathParams& p) { return set_secret(*b, request, p.at("name")); }},
+          {.method = "POST",
+           .path = "/api/v1/secrets/{name}/grant",
+           .lane = Lane::read,
+           .role = Role::admin,
+           .tag = "access",
+           .summary = "Replace the teams a secret is granted to",
+           .body = Body::json_required,
+           .body_schema = "SecretGrant",
+           .answer_schema = "Secret",
+           .errors = {404, 409, 422},
+           .handler = [b](const HttpRequest& request,
+                          const PathParams& p) { return grant_secret(*b, request, p.at("name")); }},
+          {.method = "DELETE",
+           .path = "/api/v1/secrets/{name}",
+           .lane = Lane::read,
+           .role = Role::admin,
+           .tag = "access",
+           .summary = "Delete a secret: jobs that name it are not launched again",
+           .answer_schema = "Object",
+           .errors = {404, 409},
+           .handler = [b](const HttpRequest&, const PathParams& p) {
+             return routes::answer(b->delete_secret(p.at("name")));
+           }}};
 }
 
 }  // namespace orch

@@ -94,25 +94,70 @@ HttpResponse close_ticket(HealthApi& backend, const HttpRequest& request, std::i
 
 }  // namespace
 
-void add_ticket_routes(Router& router, HealthApi& backend) {
+RouteTable ticket_routes(HealthApi& backend) {
   HealthApi* b = &backend;
-  router.add("POST", "/api/v1/tickets", [b](const HttpRequest& request, const PathParams&) {
-    return open_ticket(*b, request);
-  });
-  router.add("GET", "/api/v1/tickets", [b](const HttpRequest& request, const PathParams&) {
-    return list_tickets(*b, request);
-  });
-  router.add("GET", "/api/v1/tickets/{id}",
-             with_ticket_id(
-                 [b](const HttpRequest&, std::int64_t id) { return answer(b->get_ticket(id)); }));
-  router.add("POST", "/api/v1/tickets/{id}/updates",
-             with_ticket_id([b](const HttpRequest& request, std::int64_t id) {
-               return note_ticket(*b, request, id);
-             }));
-  router.add("POST", "/api/v1/tickets/{id}/close",
-             with_ticket_id([b](const HttpRequest& request, std::int64_t id) {
-               return close_ticket(*b, request, id);
-             }));
+  return {{.method = "POST",
+           .path = "/api/v1/tickets",
+           .lane = Lane::command,
+           .role = Role::operator_,
+           .tag = "tickets",
+           .summary = "Open a support ticket with a cluster's provider",
+           .body = Body::json_required,
+           .body_schema = "TicketOpen",
+           .ok = 201,
+           .answer_schema = "Ticket",
+           .errors = {404, 422},
+           .handler = [b](const HttpRequest& request,
+                          const PathParams&) { return open_ticket(*b, request); }},
+          {.method = "GET",
+           .path = "/api/v1/tickets",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "tickets",
+           .summary = "Tickets, newest first",
+           .query = {{"cluster", "string", "one cluster's"},
+                     {"state", "string", "open or closed"},
+                     {"limit", "integer", "1 to 1000"}},
+           .answer_schema = "TicketList",
+           .errors = {400},
+           .handler = [b](const HttpRequest& request,
+                          const PathParams&) { return list_tickets(*b, request); }},
+          {.method = "GET",
+           .path = "/api/v1/tickets/{id}",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "tickets",
+           .summary = "A ticket with its notes",
+           .answer_schema = "Ticket",
+           .errors = {400, 404},
+           .handler = with_ticket_id(
+               [b](const HttpRequest&, std::int64_t id) { return answer(b->get_ticket(id)); })},
+          {.method = "POST",
+           .path = "/api/v1/tickets/{id}/updates",
+           .lane = Lane::command,
+           .role = Role::operator_,
+           .tag = "tickets",
+           .summary = "Add a note (the provider's first one times the response)",
+           .body = Body::json_required,
+           .body_schema = "TicketNote",
+           .answer_schema = "Ticket",
+           .errors = {404, 409, 422},
+           .handler = with_ticket_id([b](const HttpRequest& request, std::int64_t id) {
+             return note_ticket(*b, request, id);
+           })},
+          {.method = "POST",
+           .path = "/api/v1/tickets/{id}/close",
+           .lane = Lane::command,
+           .role = Role::operator_,
+           .tag = "tickets",
+           .summary = "Close a ticket",
+           .body = Body::json_optional,
+           .body_schema = "TicketClose",
+           .answer_schema = "Ticket",
+           .errors = {404, 409},
+           .handler = with_ticket_id([b](const HttpRequest& request, std::int64_t id) {
+             return close_ticket(*b, request, id);
+           })}};
 }
 
 }  // namespace orch

@@ -7,6 +7,6 @@
 
 namespace orch {
 
-void add_ticket_routes(Router& router, HealthApi& backend);
+RouteTable ticket_routes(HealthApi& backend);
 
 }  // namespace orch

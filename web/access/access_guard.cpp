@@ -6,7 +6,6 @@
 #include <iostream>
 #include <utility>
 
-#include "web/access/route_roles.h"
 #include "web/route_helpers.h"
 
 namespace orch {
@@ -158,9 +157,9 @@ HttpResponse AccessGuard::decide(HttpRequest& request, AuditRow& audit) const {
   }
   const std::optional<std::string> route = router_.route_of(request);
   if (route) audit.route = *route;
-  const std::optional<Role> needed = route ? role_for_route(*route) : std::nullopt;
+  const std::optional<Role> needed = router_.role_of(request);
   if (route && !needed) {
-    std::cerr << "orchestrate: route " << *route << " has no entry in the role table\n";
+    std::cerr << "orchestrate: route " << *route << " has no row in the route table\n";
     return problem_response(500, "route " + *route + " has no role in the server's table");
   }
   if (needed == Role::open) return router_.dispatch(request);

@@ -7,7 +7,7 @@
 //      401 otherwise (no cookies are ever read, so no page can borrow a session);
 //   4. a change (any method but GET and HEAD) takes a token from its caller's bucket
 //      (rate_limiter.h): 429 with Retry-After when it is empty;
-//   5. the token's role must allow the route (route_roles.h): 403 otherwise;
+//   5. the token's role must allow the route (its row's role, route_table.h): 403 otherwise;
 // then the router answers, with the caller named in the request. Every change by a caller with
 // a valid token is a row of the audit log, allowed or refused; refusals that come in floods
 // (those before a caller is known, and 429s) are counted and written at most once a minute per

@@ -72,33 +72,75 @@ json audit_json(const AuditRow& row) {
           {"remote", row.remote}, {"count", row.count}};
 }
 
-void add_access_routes(Router& router, AccessStore& store) {
+RouteTable access_routes(AccessStore& store) {
   AccessStore* s = &store;
-  router.add("GET", "/api/v1/tokens", [s](const HttpRequest&, const PathParams&) {
-    auto rows = s->tokens();
-    if (!rows) return error_response(rows.error());
-    json out = json::array();
-    for (const auto& row : *rows) out.push_back(token_json(row));
-    return json_response(200, {{"tokens", out}});
-  });
-  router.add("POST", "/api/v1/tokens", [s](const HttpRequest& request, const PathParams&) {
-    return create_token(*s, request);
-  });
-  router.add("POST", "/api/v1/tokens/{name}/revoke",
-             [s](const HttpRequest&, const PathParams& params) {
-               auto row = s->revoke_token(params.at("name"));
-               if (!row) return error_response(row.error());
-               return json_response(200, token_json(*row));
-             });
-  router.add("GET", "/api/v1/audit", [s](const HttpRequest& request, const PathParams&) {
-    return list_audit(*s, request);
-  });
-  // Who the token is: the page shows it and offers only what the role may do.
-  router.add("GET", "/api/v1/whoami", [](const HttpRequest& request, const PathParams&) {
-    return json_response(
-        200,
-        {{"user", request.caller}, {"role", request.caller_role}, {"teams", request.caller_teams}});
-  });
+  return {{.method = "GET",
+           .path = "/api/v1/tokens",
+           .lane = Lane::read,
+           .role = Role::admin,
+           .tag = "access",
+           .summary = "Every token's name, role and state (never a token)",
+           .answer_schema = "TokenList",
+           .handler =
+               [s](const HttpRequest&, const PathParams&) {
+                 auto rows = s->tokens();
+                 if (!rows) return error_response(rows.error());
+                 json out = json::array();
+                 for (const auto& row : *rows) out.push_back(token_json(row));
+                 return json_response(200, {{"tokens", out}});
+               }},
+          {.method = "POST",
+           .path = "/api/v1/tokens",
+           .lane = Lane::command,
+           .role = Role::admin,
+           .tag = "access",
+           .summary = "Make a token; it is shown once",
+           .body = Body::json_required,
+           .body_schema = "TokenRequest",
+           .ok = 201,
+           .answer_schema = "NewToken",
+           .errors = {409, 422},
+           .handler = [s](const HttpRequest& request,
+                          const PathParams&) { return create_token(*s, request); }},
+          {.method = "POST",
+           .path = "/api/v1/tokens/{name}/revoke",
+           .lane = Lane::command,
+           .role = Role::admin,
+           .tag = "access",
+           .summary = "Refuse a user's token from now on",
+           .answer_schema = "Token",
+           .errors = {404},
+           .handler =
+               [s](const HttpRequest&, const PathParams& params) {
+                 auto row = s->revoke_token(params.at("name"));
+                 if (!row) return error_response(row.error());
+                 return json_response(200, token_json(*row));
+               }},
+          {.method = "GET",
+           .path = "/api/v1/audit",
+           .lane = Lane::read,
+           .role = Role::admin,
+           .tag = "access",
+           .summary = "Who changed what, allowed or refused, newest first",
+           .query = {{"limit", "integer", "1 to 1000 (default 100)"},
+                     {"before", "integer", "entries older than this id"}},
+           .answer_schema = "AuditPage",
+           .errors = {400},
+           .handler = [s](const HttpRequest& request,
+                          const PathParams&) { return list_audit(*s, request); }},
+          {.method = "GET",
+           .path = "/api/v1/whoami",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "access",
+           .summary = "The token's user and role",
+           .answer_schema = "Whoami",
+           .handler =  // Who the token is: the page shows it and offers only what the role may do.
+           [](const HttpRequest& request, const PathParams&) {
+             return json_response(200, {{"user", request.caller},
+                                        {"role", request.caller_role},
+                                        {"teams", request.caller_teams}});
+           }}};
 }
 
 }  // namespace orch

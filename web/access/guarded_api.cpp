@@ -7,17 +7,24 @@
 
 namespace orch {
 
-Router GuardedApi::make_router(ApiBackend& backend, AccessStore& store,
-                               const RefusedRequests& refused) {
-  Router router = make_api_router(backend, &refused);
-  add_access_routes(router, store);
-  add_page_routes(router);
-  add_openapi_route(router);
+RouteTable GuardedApi::route_table(ApiBackend& backend, AccessStore& store,
+                                   const RefusedRequests& refused) {
+  RouteTable table = api_routes(backend, &refused);
+  append(table, access_routes(store));
+  append(table, page_routes());
+  append_openapi_route(table);  // last: it describes every row before it
+  return table;
+}
+
+Router GuardedApi::make_router(const RouteTable& table) {
+  Router router;
+  add_rows(router, table);
   return router;
 }
 
 GuardedApi::GuardedApi(ApiBackend& backend, AccessStore& store, GuardOptions options)
-    : router_(make_router(backend, store, refused_)),
+    : table_(route_table(backend, store, refused_)),
+      router_(make_router(table_)),
       guard_(router_, store, std::move(options), refused_) {}
 
 }  // namespace orch

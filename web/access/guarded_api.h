@@ -6,6 +6,7 @@
 #include "web/access/access_store.h"
 #include "web/api_backend.h"
 #include "web/refused_requests.h"
+#include "web/route_table.h"
 #include "web/router.h"
 
 namespace orch {
@@ -19,11 +20,18 @@ class GuardedApi {
   HttpResponse handle(const HttpRequest& request) const { return guard_.handle(request); }
   Lane lane_of(const HttpRequest& request) const { return router_.lane_of(request); }
   const Router& router() const { return router_; }
+  // The one table the router, the guard's roles and the OpenAPI document come from.
+  const RouteTable& routes() const { return table_; }
+
+  // Every row of the server, in the router's order: the API's (api_routes), the access
+  // routes, the page and GET /api/v1/openapi.json (whose document describes them all).
+  static RouteTable route_table(ApiBackend& backend, AccessStore& store,
+                                const RefusedRequests& refused);
 
  private:
-  static Router make_router(ApiBackend& backend, AccessStore& store,
-                            const RefusedRequests& refused);
+  static Router make_router(const RouteTable& table);
   RefusedRequests refused_;  // the guard counts, GET /metrics shows
+  RouteTable table_;
   Router router_;
   AccessGuard guard_;  // after router_, which it reads
 };

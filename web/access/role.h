@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-namespace orch {
+#include "web/route_table.h"  // enum class Role
 
-enum class Role { open, viewer, user, operator_, admin };
+namespace orch {
 
 const char* to_string(Role role);
 // "viewer" | "user" | "operator" | "admin"; nullopt for anything else ("open" included: no

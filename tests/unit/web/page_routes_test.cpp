@@ -21,7 +21,7 @@ HttpResponse get(const Router& router, const std::string& path, const std::strin
 
 class PageRoutesTest : public ::testing::Test {
  protected:
-  void SetUp() override { add_page_routes(router_); }
+  void SetUp() override { add_rows(router_, page_routes()); }
   Router router_;
 };
 

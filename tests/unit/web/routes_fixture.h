@@ -24,7 +24,7 @@ inline HttpResponse answer_with(FakeBackend& backend, const HttpRequest& request
 // The data routes alone over their fake.
 inline HttpResponse answer_with(FakeDataApi& backend, const HttpRequest& request) {
   Router router;
-  add_data_routes(router, backend);
+  add_rows(router, data_routes(backend));
   return router.dispatch(request);
 }
 

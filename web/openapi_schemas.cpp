@@ -1,0 +1,197 @@
+#include "web/openapi_schemas.h"
+
+#include <utility>
+#include <vector>
+
+namespace orch {
+
+using nlohmann::json;
+
+json schema_ref(const std::string& name) {
+  return {{"$ref", "#/components/schemas/" + name}};
+}
+
+namespace {
+
+json object(std::initializer_list<std::pair<const char*, json>> properties,
+            std::vector<std::string> required = {}) {
+  json p = json::object();
+  for (const auto& [name, schema] : properties) p[name] = schema;
+  json out = {{"type", "object"}, {"properties", p}};
+  if (!required.empty()) out["required"] = required;
+  return out;
+}
+
+json type(const char* t, const char* description = "") {
+  json out = {{"type", t}};
+  if (*description) out["description"] = description;
+  return out;
+}
+
+json nullable(const char* t) {
+  return {{"type", json::array({t, "null"})}};
+}
+
+json list_of(const char* key, const std::string& item) {
+  return object({{key, {{"type", "array"}, {"items", schema_ref(item)}}}}, {key});
+}
+
+}  // namespace
+
+json openapi_schemas() {
+  json s;
+  s["Problem"] = object({{"type", type("string")},
+                         {"title", type("string")},
+                         {"status", type("integer")},
+                         {"detail", type("string", "what went wrong and what to do")}},
+                        {"title", "status", "detail"});
+  s["Object"] = {{"type", "object"}};
+  s["OpenApiDocument"] = object({{"openapi", type("string")},
+                                 {"info", {{"type", "object"}}},
+                                 {"paths", {{"type", "object"}}},
+                                 {"components", {{"type", "object"}}}},
+                                {"openapi", "info", "paths"});
+  s["Health"] = object({{"status", type("string")}, {"brain_queue", type("integer")}});
+  s["Whoami"] = object({{"user", type("string")}, {"role", type("string")}}, {"user", "role"});
+  s["Token"] = object({{"name", type("string")},
+                       {"role", type("string")},
+                       {"teams", {{"type", "array"}, {"items", type("string")}}},
+                       {"state", type("string")},
+                       {"created_by", type("string")},
+                       {"created_ms", type("integer")},
+                       {"revoked_ms", nullable("integer")}});
+  s["TokenList"] = list_of("tokens", "Token");
+  s["TokenRequest"] =
+      object({{"name", type("string", "the user: 1 to 64 letters, digits, . _ -")},
+              {"role", {{"enum", {"viewer", "user", "operator", "admin"}}}},
+              {"teams",
+               {{"type", "array"},
+                {"items", type("string")},
+                {"description", "the teams a user may submit for; first: default"}}}},
+             {"name", "role"});
+  s["Secret"] = object({{"name", type("string")},
+                        {"teams", {{"type", "array"}, {"items", type("string")}}},
+                        {"source", type("string", "api or clusters file")},
+                        {"updated_by", type("string")},
+                        {"created_ms", type("integer")},
+                        {"updated_ms", type("integer")}});
+  s["SecretList"] = list_of("secrets", "Secret");
+  s["SecretRequest"] = object({{"value", type("string", "the value as text")},
+                               {"value_base64", type("string", "or any bytes, in base64")},
+                               {"teams", {{"type", "array"}, {"items", type("string")}}}});
+  s["SecretGrant"] = object({{"teams", {{"type", "array"}, {"items", type("string")}}}}, {"teams"});
+  s["NewToken"] = object({{"name", type("string")},
+                          {"role", type("string")},
+                          {"token", type("string", "shown this once")},
+                          {"note", type("string")}});
+  s["AuditPage"] = object({{"entries", {{"type", "array"}, {"items", {{"type", "object"}}}}},
+                           {"next", nullable("integer")}});
+  s["Cluster"] = object({{"name", type("string")},
+                         {"provider", type("string")},
+                         {"health", type("string")},
+                         {"admission", type("string")},
+                         {"gpus_total", type("integer")},
+                         {"gpus_used", type("integer")},
+                         {"gpus_foreign", type("integer")},
+                         {"gpus_spare", type("integer", "held idle by hot spares")},
+                         {"spares",
+                          {{"type", "object"},
+                           {"description",
+                            "hot spares: wanted, ready, nodes [{node, state, since_ms}], "
+                            "gpu_hours_idle, taken, failed_burn_in, lost"}}},
+                         {"node_list", {{"type", "array"}}}});
+  s["ClusterList"] = list_of("clusters", "Cluster");
+  s["ClustersDocument"] = {{"type", "object"},
+                           {"description", "a clusters file: {clusters: [...]} (docs/config.md)"}};
+  s["Reason"] = object({{"reason", type("string")}});
+  s["Outage"] = object({{"down", type("boolean")}}, {"down"});
+  s["Node"] = object({{"cluster", type("string")},
+                      {"name", type("string")},
+                      {"state", type("string")},
+                      {"failures", type("integer")},
+                      {"next_failure", type("string")}});
+  s["NodeList"] = list_of("nodes", "Node");
+  s["ProviderReport"] = object({{"window_start_ms", type("integer")},
+                                {"now_ms", type("integer")},
+                                {"cards", {{"type", "array"}, {"items", {{"type", "object"}}}}}});
+  s["Ticket"] = object({{"id", type("integer")},
+                        {"cluster", type("string")},
+                        {"summary", type("string")},
+                        {"opened_ms", type("integer")},
+                        {"resolved_ms", nullable("integer")}});
+  s["TicketList"] = list_of("tickets", "Ticket");
+  s["TicketOpen"] = object({{"cluster", type("string")},
+                            {"summary", type("string")},
+                            {"nodes", {{"type", "array"}, {"items", type("string")}}},
+                            {"incident", type("string")}},
+                           {"cluster", "summary"});
+  s["TicketNote"] =
+      object({{"text", type("string")}, {"from_provider", type("boolean")}}, {"text"});
+  s["TicketClose"] = object({{"resolution", type("string")}});
+  s["Job"] = object({{"id", type("integer")},
+                     {"name", type("string")},
+                     {"owner", type("string")},
+                     {"team", type("string")},
+                     {"group", type("string")},
+                     {"state", type("string")},
+                     {"cluster", nullable("string")},
+                     {"attempts", type("integer")},
+                     {"step", nullable("integer")},
+                     {"mfu", nullable("number")},
+                     {"ettr", nullable("number")},
+                     {"reason", type("string")}});
+  s["JobPage"] = object(
+      {{"jobs", {{"type", "array"}, {"items", schema_ref("Job")}}}, {"next", nullable("string")}},
+      {"jobs"});
+  s["JobDetail"] = {
+      {"allOf",
+       json::array({schema_ref("Job"), object({{"spec", {{"type", "object"}}},
+                                               {"checkpoint_advice",
+                                                {{"type", json::array({"object", "null"})}}}})})}};
+  s["JobSpec"] = object({{"name", type("string")},
+                         {"command", type("string")},
+                         {"resources", {{"type", "object"}}},
+                         {"env", {{"type", "object"}}},
+                         {"secret_env", {{"type", "object"}}},
+                         {"team", type("string")},
+                         {"group", type("string")},
+                         {"sweep", {{"type", "object"}}}},
+                        {"name", "command"});
+  s["JobSpec"]["description"] = "a job spec in YAML or JSON (docs/config.md)";
+  s["Submitted"] = object({{"id", type("integer")},
+                           {"name", type("string")},
+                           {"state", type("string")},
+                           {"group", type("string")},
+                           {"jobs", {{"type", "array"}, {"items", schema_ref("SubmittedPoint")}}}});
+  s["SubmittedPoint"] =
+      object({{"id", type("integer")}, {"name", type("string")}, {"state", type("string")}});
+  s["Attempt"] = object({{"no", type("integer")},
+                         {"cluster", type("string")},
+                         {"state", type("string")},
+                         {"cause", type("string")},
+                         {"nodes", {{"type", "array"}, {"items", type("string")}}},
+                         {"started_ms", type("integer")},
+                         {"ended_ms", nullable("integer")}});
+  s["AttemptList"] = list_of("attempts", "Attempt");
+  s["Event"] = object({{"at_ms", type("integer")},
+                       {"kind", type("string")},
+                       {"message", type("string")},
+                       {"attempt_no", nullable("integer")}});
+  s["EventList"] = list_of("events", "Event");
+  s["DatasetRequest"] =
+      object({{"name", type("string")}, {"cluster", type("string")}, {"path", type("string")}},
+             {"name", "cluster", "path"});
+  s["ReplicateRequest"] = object(
+      {{"dataset", type("string")}, {"job", type("integer")}, {"to", type("string")}}, {"to"});
+  s["AuditRequest"] = object({{"cluster", type("string")}});
+  s["Transfer"] = object({{"id", type("integer")},
+                          {"what", type("string")},
+                          {"state", type("string")},
+                          {"bytes_total", nullable("integer")},
+                          {"bytes_done", type("integer")},
+                          {"rate_mb_s", nullable("number")}});
+  s["TransferList"] = list_of("transfers", "Transfer");
+  return s;
+}
+
+}  // namespace orch
