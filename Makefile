@@ -6,7 +6,7 @@ DEB_PACKAGES := cmake g++ ninja-build ccache pkg-config libboost-dev libssh-dev 
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libssl-dev libmimalloc-dev
 # What the server runs at run time (rsync, ssh, sha256sum, find ...): the list in
-# cli/required_programs.cpp, which `orchestrate serve` and `demo` check at start; a test
+# server/required_programs.cpp, which `orchestrate serve` and `demo` check at start; a test
 # (tests/unit/cli/required_programs_test.cpp) keeps the two in agreement.
 RUN_PACKAGES := dash rsync coreutils findutils openssh-client tar
 LAB_PACKAGES := slurmctld slurmd slurm-client munge openssh-server openssh-client rsync
@@ -17,8 +17,8 @@ FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 120
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps job-user node-deps apt-node page-deps test-deps lab-deps configure build demo test \
-  test-unit flaky-check bench format tidy clean
+.PHONY: deps job-user node-deps apt-node page-deps test-deps openapi-deps lab-deps configure build \
+  demo test test-unit flaky-check bench format tidy clean
 
 # $(call apt_install_missing,TARGET,PACKAGES): installs those of PACKAGES that are not installed
 # (nothing when all are), without recommends. While it does, Debian's policy-rc.d hook (made
@@ -72,11 +72,16 @@ web/page/node_modules/.package-lock.json: web/page/package-lock.json | node-deps
 # ctest label browser), driven headless by playwright-core (pinned by
 # tests/browser/package-lock.json), promtool (Debian's prometheus) to lint GET /metrics, and
 # Debian's python3-torch for the tests that run a real PyTorch trainer (examples/pytorch).
+# openapi-deps: the OpenAPI 3.1 validator of tests/openapi (pinned by its package-lock.json),
+# which a unit test runs on the server's document.
 TEST_PACKAGES := chromium prometheus python3-torch
-test-deps: tests/browser/node_modules/.package-lock.json
+test-deps: tests/browser/node_modules/.package-lock.json openapi-deps
 	$(call apt_install_missing,test-deps,$(TEST_PACKAGES))
 tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json | node-deps
 	cd tests/browser && npm ci --no-audit --no-fund --loglevel=error
+openapi-deps: tests/openapi/node_modules/.package-lock.json
+tests/openapi/node_modules/.package-lock.json: tests/openapi/package-lock.json | node-deps
+	cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error
 
 # What the Slurm lab of the tests needs (tests/lab/slurm): real Slurm daemons and OpenSSH.
 lab-deps: deps
@@ -96,7 +101,7 @@ test: FUZZ_CMAKE_ARGS = -DORCH_FUZZ_BIN_DIR=$(abspath $(FUZZ_BUILD_DIR))/bin
 test: fuzz-build build lab-deps test-deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
 
-test-unit: build
+test-unit: build openapi-deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L unit
 
 # Flaky tests: builds, then runs the ctest labels integration and slurm FLAKY_RUNS times
