@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   auto store = Store::open((dir / "state.db").string()).value();
-  // As the server runs it (cli/server.cpp): checkpoints on a thread of their own.
+  // As the server runs it (server/server.cpp): checkpoints on a thread of their own.
   auto checkpointer = WalCheckpointer::start(*store, (dir / "state.db").string()).value();
   FakeClock clock;
   Brain brain(*store, clock, specs);

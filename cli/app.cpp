@@ -7,8 +7,8 @@
 
 #include "cli/client_cli.h"
 #include "cli/completion.h"
-#include "cli/server_commands.h"
-#include "cli/simulate_command.h"
+#include "server/server_commands.h"
+#include "server/simulate_command.h"
 
 namespace orch {
 namespace {

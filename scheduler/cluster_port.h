@@ -30,6 +30,8 @@
 
 namespace orch {
 
+class SiteCopier;  // scheduler/transfer_port.h
+
 class ClusterPort {
  public:
   virtual ~ClusterPort() = default;
@@ -100,6 +102,9 @@ class ClusterPort {
     (void)down;
     return make_error(ErrorKind::unsupported, "this provider cannot simulate an outage");
   }
+  // The site's own way to copy between its storage and this host, when rsync cannot reach it
+  // (SiteCopier, scheduler/transfer_port.h); null when it can.
+  virtual SiteCopier* copier() { return nullptr; }
 };
 
 }  // namespace orch

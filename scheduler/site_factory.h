@@ -1,6 +1,6 @@
 #pragma once
 // How a provider's adapter makes the ClusterPort of one cluster: the composition root looks the
-// cluster's provider up in its table of makers (cli/site_factories.cpp) and calls it with what
+// cluster's provider up in its table of makers (server/site_factories.cpp) and calls it with what
 // every site may need from the server.
 
 #include <memory>

@@ -71,4 +71,21 @@ class TransferPort {
   virtual Result<TransferOutcome> run(const TransferRequest& request, TransferControl& control) = 0;
 };
 
+// A site whose storage this host cannot reach with rsync, only through the site itself (a
+// Kubernetes site: tar streams through pods/exec of its storage helper). Its ClusterPort says
+// so by returning one from `copier()`; the server's TransferPort then copies through it.
+class SiteCopier {
+ public:
+  virtual ~SiteCopier() = default;
+  // request.from.path (on the site) into local_path (on this host), capped and reported
+  // through `control`.
+  virtual Result<TransferOutcome> copy_out(const TransferRequest& request,
+                                           const std::string& local_path,
+                                           TransferControl& control) = 0;
+  // local_path (on this host) into request.to.path (on the site).
+  virtual Result<TransferOutcome> copy_in(const TransferRequest& request,
+                                          const std::string& local_path,
+                                          TransferControl& control) = 0;
+};
+
 }  // namespace orch

@@ -41,7 +41,7 @@
 
 namespace orch {
 
-class KubernetesSite final : public ClusterPort {
+class KubernetesSite final : public ClusterPort, public SiteCopier {
  public:
   KubernetesSite(ClusterSpec spec, KubeTarget target);
   ~KubernetesSite() override;
@@ -63,9 +63,11 @@ class KubernetesSite final : public ClusterPort {
   // (no partial resumption). Errors: unreachable, io (tar failed on either side, its stderr),
   // conflict (stopped), invalid (paths that are not absolute, a file renamed on the way).
   Result<TransferOutcome> copy_out(const TransferRequest& request, const std::string& local_path,
-                                   TransferControl& control);
+                                   TransferControl& control) override;
   Result<TransferOutcome> copy_in(const TransferRequest& request, const std::string& local_path,
-                                  TransferControl& control);
+                                  TransferControl& control) override;
+  // rsync cannot reach this site's storage: copies go through copy_out / copy_in.
+  SiteCopier* copier() override { return this; }
 
   const kube::PodInformer& informer() const { return *informer_; }
 

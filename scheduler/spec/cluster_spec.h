@@ -75,7 +75,7 @@ struct KubernetesSpec {
 
 // How attempts run on this machine (provider local). run_as: the user every job's processes run
 // as, while the agent beside it stays the server's user (docs/security.md, "The host"); "":
-// the server's own user, which a root server refuses (cli/server.cpp). A user name only: that
+// the server's own user, which a root server refuses (server/server.cpp). A user name only: that
 // the user exists is checked where the server starts, as this spec does no I/O.
 struct LocalSpec {
   std::string run_as;

@@ -10,7 +10,7 @@ using yaml::MapView;
 
 // A user name as useradd takes it: a letter or "_", then letters, digits, "_", "-" or ".", at
 // most 32 characters ("$" may end it, as machine accounts do). That the user exists is checked
-// when the server starts (cli/server.cpp), not here: the parser does no I/O.
+// when the server starts (server/server.cpp), not here: the parser does no I/O.
 bool is_user_name(std::string_view s) {
   if (s.empty() || s.size() > 32) return false;
   auto letter = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); };

@@ -3,10 +3,10 @@
 // clusters file gives, the sections of a cluster entry it owns and how they are read, what its
 // storage can do and how data reaches it. The parser, the brain and the transfer planner ask
 // this table instead of comparing provider names. Making a site of a provider (I/O) is the
-// composition root's part: cli/site_factories.cpp.
+// composition root's part: server/site_factories.cpp.
 //
 // Adding a provider: its adapter folder, a reader of its sections (a *_sections.cpp here, when
-// it has any), a row in provider_catalog.cpp and a row in cli/site_factories.cpp.
+// it has any), a row in provider_catalog.cpp and a row in server/site_factories.cpp.
 
 #include <span>
 #include <string>

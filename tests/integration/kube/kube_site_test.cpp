@@ -18,8 +18,8 @@
 
 #include "adapters/kubernetes/kube_config.h"
 #include "adapters/kubernetes/kube_site.h"
-#include "cli/site_transfer_port.h"
 #include "scheduler/common/base64.h"
+#include "server/site_transfer_port.h"
 #include "testkit/fake_kube/fake_kube_server.h"
 #include "testkit/fake_kube/kube_test_client.h"
 #include "testkit/fake_kube/pod_volumes.h"

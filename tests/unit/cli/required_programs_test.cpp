@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "cli/required_programs.h"
+#include "server/required_programs.h"
 
 namespace orch {
 namespace {
@@ -44,7 +44,7 @@ TEST(RequiredPrograms, MakeDepsInstallsEveryPackageTheyComeFrom) {
   for (const RequiredProgram& p : required_programs()) packages.emplace(p.package);
   const std::set<std::string> run_packages = makefile_list("RUN_PACKAGES");
   EXPECT_EQ(run_packages, packages)
-      << "keep RUN_PACKAGES in the Makefile and cli/required_programs.cpp in agreement";
+      << "keep RUN_PACKAGES in the Makefile and server/required_programs.cpp in agreement";
 }
 
 TEST(RequiredPrograms, MakeDepsIncludesRunPackages) {

@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "cli/site_factories.h"
 #include "scheduler/spec/provider_catalog.h"
+#include "server/site_factories.h"
 
 namespace orch {
 namespace {

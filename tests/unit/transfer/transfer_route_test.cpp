@@ -94,7 +94,7 @@ TEST(TransferRoute, WithinOneSlurmSiteRsyncRunsOnItsLoginNode) {
 }
 
 TEST(TransferRoute, KubernetesCopiesAreNotRsyncs) {
-  // They travel through pods/exec (cli/site_transfer_port.h routes them there).
+  // They travel through pods/exec (server/site_transfer_port.h routes them there).
   ClusterSpec kube = local_site("kube");
   kube.provider = "kubernetes";
   for (auto r : {copy("kube", "a"), copy("a", "kube")}) {

@@ -20,10 +20,10 @@
 #include "cli/client_commands.h"
 #include "cli/client_token.h"
 #include "cli/job_render.h"
-#include "cli/required_programs.h"
-#include "cli/server.h"
-#include "cli/server_commands.h"
 #include "scheduler/spec/clusters_parser.h"
+#include "server/required_programs.h"
+#include "server/server.h"
+#include "server/server_commands.h"
 #include "web/http_client.h"
 
 namespace orch {

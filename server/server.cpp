@@ -1,4 +1,4 @@
-#include "cli/server.h"
+#include "server/server.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -15,11 +15,6 @@
 #include <vector>
 
 #include "adapters/webhook/webhook_worker.h"
-#include "cli/cluster_reload.h"
-#include "cli/first_admin.h"
-#include "cli/local_run_as.h"
-#include "cli/site_factories.h"
-#include "cli/site_transfer_port.h"
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "scheduler/runtime/site_worker.h"
@@ -29,6 +24,11 @@
 #include "scheduler/secrets/secret_registry.h"
 #include "scheduler/spec/clusters_parser.h"
 #include "scheduler/store/wal_checkpointer.h"
+#include "server/cluster_reload.h"
+#include "server/first_admin.h"
+#include "server/local_run_as.h"
+#include "server/site_factories.h"
+#include "server/site_transfer_port.h"
 #include "web/access/access_guard.h"
 #include "web/access/access_store.h"
 #include "web/access/guarded_api.h"

@@ -1,5 +1,5 @@
 // `orchestrate simulate` (simulate_command.h).
-#include "cli/simulate_command.h"
+#include "server/simulate_command.h"
 
 #include <cstdio>
 #include <fstream>

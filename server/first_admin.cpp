@@ -1,4 +1,4 @@
-#include "cli/first_admin.h"
+#include "server/first_admin.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // The clusters file read again (cluster_reload.h).
-#include "cli/cluster_reload.h"
+#include "server/cluster_reload.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "cli/site_factories.h"
+#include "server/site_factories.h"
 
 #include "adapters/kubernetes/kube_site.h"
 #include "adapters/local/local_site.h"

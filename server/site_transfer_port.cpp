@@ -1,8 +1,8 @@
-#include "cli/site_transfer_port.h"
+#include "server/site_transfer_port.h"
 
 #include <filesystem>
 
-#include "adapters/kubernetes/kube_site.h"
+#include "scheduler/spec/provider_catalog.h"
 
 namespace orch {
 
@@ -33,30 +33,35 @@ void SiteTransferPort::site_joined(const ClusterSpec& spec, ClusterPort* port) {
     clusters_.add({spec});
     rsync_->cluster_joined(spec);
   }
-  if (auto* kube = dynamic_cast<KubernetesSite*>(port)) {
+  if (SiteCopier* copier = port != nullptr ? port->copier() : nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    kube_[spec.name] = kube;
+    copiers_[spec.name] = copier;
   }
 }
 
-KubernetesSite* SiteTransferPort::kube_site(const std::string& cluster) {
+SiteCopier* SiteTransferPort::copier_of(const std::string& cluster) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = kube_.find(cluster);
-  return it == kube_.end() ? nullptr : it->second;
+  auto it = copiers_.find(cluster);
+  return it == copiers_.end() ? nullptr : it->second;
+}
+
+bool SiteTransferPort::on_this_host(const std::string& cluster) const {
+  const ClusterSpec* spec = clusters_.find(cluster);
+  const ProviderTraits* traits = spec != nullptr ? find_provider(spec->provider) : nullptr;
+  return traits != nullptr && traits->data_route == DataRoute::local_fs;
 }
 
 Result<TransferOutcome> SiteTransferPort::run(const TransferRequest& request,
                                               TransferControl& control) {
-  KubernetesSite* from = kube_site(request.from.cluster);
-  KubernetesSite* to = kube_site(request.to.cluster);
+  SiteCopier* from = copier_of(request.from.cluster);
+  SiteCopier* to = copier_of(request.to.cluster);
   if (from == nullptr && to == nullptr) return rsync_->run(request, control);
-  const ClusterSpec* other =
-      clusters_.find(from != nullptr ? request.to.cluster : request.from.cluster);
-  if (other == nullptr) {
+  const std::string& other = from != nullptr ? request.to.cluster : request.from.cluster;
+  if (clusters_.find(other) == nullptr) {
     return make_error(ErrorKind::invalid,
                       "transfer " + std::to_string(request.id) + ": unknown cluster");
   }
-  const bool other_here = other->provider == "local";
+  const bool other_here = on_this_host(other);
   if (from != nullptr && to == nullptr && other_here) {
     return from->copy_out(request, request.to.path, control);
   }
@@ -66,12 +71,11 @@ Result<TransferOutcome> SiteTransferPort::run(const TransferRequest& request,
   return relay(request, from, to, control);
 }
 
-// Through <work_dir>/relay/<id>/ on this host: a tar stream out of a Kubernetes source (or
-// rsync from a Slurm one), then a tar stream into a Kubernetes destination (or rsync to a
-// Slurm one). The relay copy is removed once the second leg is complete.
-Result<TransferOutcome> SiteTransferPort::relay(const TransferRequest& request,
-                                                KubernetesSite* from, KubernetesSite* to,
-                                                TransferControl& control) {
+// Through <work_dir>/relay/<id>/ on this host: the source's copier (or rsync from a site over
+// ssh), then the destination's copier (or rsync to a site over ssh). The relay copy is removed
+// once the second leg is complete.
+Result<TransferOutcome> SiteTransferPort::relay(const TransferRequest& request, SiteCopier* from,
+                                                SiteCopier* to, TransferControl& control) {
   namespace fs = std::filesystem;
   const std::string dir = work_dir_ + "/relay/" + std::to_string(request.id);
   const std::string name = fs::path(request.from.path).filename().string();

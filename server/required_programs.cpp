@@ -1,6 +1,6 @@
 // See required_programs.h. To find what is run: grep adapters/ for argv vectors and scripts
 // (rsync_command.cpp, storage_script.cpp, local_site.cpp, slurm transfers over ssh).
-#include "cli/required_programs.h"
+#include "server/required_programs.h"
 
 #include <unistd.h>
 

@@ -34,7 +34,7 @@ class Server {
 
   int port() const;
   std::string url() const;
-  // Reads the clusters file again (cli/cluster_reload.h): what changed, or why nothing did.
+  // Reads the clusters file again (server/cluster_reload.h): what changed, or why nothing did.
   Result<nlohmann::json> reload();
   void stop();
 

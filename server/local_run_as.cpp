@@ -1,5 +1,5 @@
 // See local_run_as.h.
-#include "cli/local_run_as.h"
+#include "server/local_run_as.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

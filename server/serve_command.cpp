@@ -5,10 +5,10 @@
 #include <memory>
 
 #include "cli/client_commands.h"
-#include "cli/required_programs.h"
-#include "cli/server.h"
-#include "cli/server_commands.h"
 #include "scheduler/spec/clusters_parser.h"
+#include "server/required_programs.h"
+#include "server/server.h"
+#include "server/server_commands.h"
 
 namespace orch {
 
