@@ -152,7 +152,7 @@ RouteTable data_routes(DataApi& backend) {
            .role = Role::viewer,
            .tag = "data",
            .summary = "Datasets and their copies",
-           .answer_schema = "Object",
+           .answer_schema = "DatasetList",
            .handler = [b](const HttpRequest&,
                           const PathParams&) { return answer(b->list_datasets()); }},
           {.method = "POST",

@@ -152,7 +152,7 @@ RouteTable job_routes(JobsApi& backend) {
        .tag = "nodes",
        .summary = "A cluster's nodes and recent node events",
        .query = {{"limit", "integer", "events, 1 to 1000 (default 50)"}},
-       .answer_schema = "Object",
+       .answer_schema = "ClusterNodes",
        .errors = {400, 404},
        .handler =
            [b](const HttpRequest& request, const PathParams& params) {

@@ -51,7 +51,6 @@ json openapi_schemas() {
                                  {"paths", {{"type", "object"}}},
                                  {"components", {{"type", "object"}}}},
                                 {"openapi", "info", "paths"});
-  s["Health"] = object({{"status", type("string")}, {"brain_queue", type("integer")}});
   s["Whoami"] = object({{"user", type("string")}, {"role", type("string")}}, {"user", "role"});
   s["Token"] = object({{"name", type("string")},
                        {"role", type("string")},
@@ -86,34 +85,10 @@ json openapi_schemas() {
                           {"note", type("string")}});
   s["AuditPage"] = object({{"entries", {{"type", "array"}, {"items", {{"type", "object"}}}}},
                            {"next", nullable("integer")}});
-  s["Cluster"] = object({{"name", type("string")},
-                         {"provider", type("string")},
-                         {"health", type("string")},
-                         {"admission", type("string")},
-                         {"gpus_total", type("integer")},
-                         {"gpus_used", type("integer")},
-                         {"gpus_foreign", type("integer")},
-                         {"gpus_spare", type("integer", "held idle by hot spares")},
-                         {"spares",
-                          {{"type", "object"},
-                           {"description",
-                            "hot spares: wanted, ready, nodes [{node, state, since_ms}], "
-                            "gpu_hours_idle, taken, failed_burn_in, lost"}}},
-                         {"node_list", {{"type", "array"}}}});
-  s["ClusterList"] = list_of("clusters", "Cluster");
   s["ClustersDocument"] = {{"type", "object"},
                            {"description", "a clusters file: {clusters: [...]} (docs/config.md)"}};
   s["Reason"] = object({{"reason", type("string")}});
   s["Outage"] = object({{"down", type("boolean")}}, {"down"});
-  s["Node"] = object({{"cluster", type("string")},
-                      {"name", type("string")},
-                      {"state", type("string")},
-                      {"failures", type("integer")},
-                      {"next_failure", type("string")}});
-  s["NodeList"] = list_of("nodes", "Node");
-  s["ProviderReport"] = object({{"window_start_ms", type("integer")},
-                                {"now_ms", type("integer")},
-                                {"cards", {{"type", "array"}, {"items", {{"type", "object"}}}}}});
   s["Ticket"] = object({{"id", type("integer")},
                         {"cluster", type("string")},
                         {"summary", type("string")},
@@ -128,26 +103,6 @@ json openapi_schemas() {
   s["TicketNote"] =
       object({{"text", type("string")}, {"from_provider", type("boolean")}}, {"text"});
   s["TicketClose"] = object({{"resolution", type("string")}});
-  s["Job"] = object({{"id", type("integer")},
-                     {"name", type("string")},
-                     {"owner", type("string")},
-                     {"team", type("string")},
-                     {"group", type("string")},
-                     {"state", type("string")},
-                     {"cluster", nullable("string")},
-                     {"attempts", type("integer")},
-                     {"step", nullable("integer")},
-                     {"mfu", nullable("number")},
-                     {"ettr", nullable("number")},
-                     {"reason", type("string")}});
-  s["JobPage"] = object(
-      {{"jobs", {{"type", "array"}, {"items", schema_ref("Job")}}}, {"next", nullable("string")}},
-      {"jobs"});
-  s["JobDetail"] = {
-      {"allOf",
-       json::array({schema_ref("Job"), object({{"spec", {{"type", "object"}}},
-                                               {"checkpoint_advice",
-                                                {{"type", json::array({"object", "null"})}}}})})}};
   s["JobSpec"] = object({{"name", type("string")},
                          {"command", type("string")},
                          {"resources", {{"type", "object"}}},
@@ -184,13 +139,7 @@ json openapi_schemas() {
   s["ReplicateRequest"] = object(
       {{"dataset", type("string")}, {"job", type("integer")}, {"to", type("string")}}, {"to"});
   s["AuditRequest"] = object({{"cluster", type("string")}});
-  s["Transfer"] = object({{"id", type("integer")},
-                          {"what", type("string")},
-                          {"state", type("string")},
-                          {"bytes_total", nullable("integer")},
-                          {"bytes_done", type("integer")},
-                          {"rate_mb_s", nullable("number")}});
-  s["TransferList"] = list_of("transfers", "Transfer");
+  add_read_schemas(s);
   return s;
 }
 

@@ -12,6 +12,10 @@ namespace orch {
 // Every schema by name.
 nlohmann::json openapi_schemas();
 
+// The main reads' answers (openapi_read_schemas.cpp), typed property by property: added to
+// (and replacing the same names in) schemas.
+void add_read_schemas(nlohmann::json& schemas);
+
 // {"$ref": "#/components/schemas/<name>"}.
 nlohmann::json schema_ref(const std::string& name);
 

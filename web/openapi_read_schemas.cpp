@@ -1,0 +1,241 @@
+// The answers of the main reads, typed as the backend builds them (web/backend/*.cpp): jobs,
+// clusters, nodes, transfers, datasets and the provider scorecards. Every property the backend
+// always writes is required; a value that may be absent is nullable.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "web/openapi_schemas.h"
+
+namespace orch {
+namespace {
+
+using nlohmann::json;
+
+json t(const char* type) {
+  return {{"type", type}};
+}
+json maybe(const char* type) {  // the type, or null
+  return {{"type", json::array({type, "null"})}};
+}
+json array_of(const json& items) {
+  return {{"type", "array"}, {"items", items}};
+}
+json strings() {
+  return array_of(t("string"));
+}
+
+// An object of the given properties, every one of them required.
+json all_required(std::vector<std::pair<std::string, json>> properties) {
+  json p = json::object();
+  json required = json::array();
+  for (auto& [name, schema] : properties) {
+    required.push_back(name);
+    p[name] = std::move(schema);
+  }
+  return {{"type", "object"}, {"properties", p}, {"required", required}};
+}
+
+json list_of(const char* key, const char* item) {
+  return all_required({{key, array_of(schema_ref(item))}});
+}
+
+void add_job_schemas(json& s) {
+  s["Job"] = all_required(
+      {{"id", t("integer")},
+       {"name", t("string")},
+       {"owner", t("string")},
+       {"team", t("string")},
+       {"group", t("string")},
+       {"state", t("string")},
+       {"nodes", t("integer")},
+       {"gpus_per_node", t("integer")},
+       {"cluster", maybe("string")},
+       {"attempts", t("integer")},
+       {"infra_restarts", t("integer")},
+       {"user_restarts", t("integer")},
+       {"step", maybe("integer")},
+       {"mfu", maybe("number")},
+       {"steps_lost", t("integer")},
+       {"ettr", maybe("number")},
+       {"last_checkpoint", {{"oneOf", json::array({schema_ref("CheckpointAt"), t("null")})}}},
+       {"reason", t("string")},
+       {"created_ms", t("integer")},
+       {"updated_ms", t("integer")}});
+  s["CheckpointAt"] = all_required({{"step", t("integer")}, {"path", t("string")}});
+  s["JobPage"] = all_required({{"jobs", array_of(schema_ref("Job"))},
+                               {"next",
+                                {{"type", json::array({"string", "null"})},
+                                 {"description", "the cursor of the next page"}}}});
+  s["JobDetail"] = {
+      {"allOf",
+       json::array({schema_ref("Job"), all_required({{"spec", t("object")},
+                                                     {"checkpoint_advice", maybe("object")}})})}};
+}
+
+void add_cluster_schemas(json& s) {
+  s["ClusterNode"] = all_required({{"name", t("string")},
+                                   {"gpus", t("integer")},
+                                   {"gpus_busy", t("integer")},
+                                   {"healthy", t("boolean")},
+                                   {"reason", t("string")}});
+  s["SpareNode"] =
+      all_required({{"node", t("string")}, {"state", t("string")}, {"since_ms", t("integer")}});
+  s["Spares"] = all_required({{"wanted", t("integer")},
+                              {"ready", t("integer")},
+                              {"nodes", array_of(schema_ref("SpareNode"))},
+                              {"gpu_hours_idle", t("number")},
+                              {"taken", t("integer")},
+                              {"failed_burn_in", t("integer")},
+                              {"lost", t("integer")}});
+  s["Cluster"] = all_required({{"name", t("string")},
+                               {"vendor", t("string")},
+                               {"provider", t("string")},
+                               {"nodes", t("integer")},
+                               {"gpus_per_node", t("integer")},
+                               {"accelerator", t("string")},
+                               {"peak_tflops", maybe("number")},
+                               {"health", t("string")},
+                               {"admission", t("string")},
+                               {"admission_reason", t("string")},
+                               {"promised_ms", maybe("integer")},
+                               {"delivered_ms", maybe("integer")},
+                               {"gpus_total", t("integer")},
+                               {"gpus_used", t("integer")},
+                               {"gpus_spare", t("integer")},
+                               {"gpus_foreign", t("integer")},
+                               {"spares", schema_ref("Spares")},
+                               {"nodes_healthy", t("integer")},
+                               {"node_list", array_of(schema_ref("ClusterNode"))},
+                               {"message", t("string")}});
+  s["ClusterList"] = list_of("clusters", "Cluster");
+}
+
+// A node's standing toward quarantine (node_standing), part of every node the API lists.
+std::vector<std::pair<std::string, json>> standing() {
+  return {{"failures", t("integer")},
+          {"failures_to_quarantine", t("integer")},
+          {"window_h", t("number")},
+          {"next_failure", t("string")}};
+}
+
+void add_node_schemas(json& s) {
+  auto node = standing();
+  for (auto& p : std::vector<std::pair<std::string, json>>{{"cluster", t("string")},
+                                                           {"name", t("string")},
+                                                           {"gpus", t("integer")},
+                                                           {"gpus_busy", t("integer")},
+                                                           {"healthy", t("boolean")},
+                                                           {"reason", t("string")},
+                                                           {"state", t("string")},
+                                                           {"quarantines", t("integer")},
+                                                           {"quarantined_at_ms", maybe("integer")},
+                                                           {"state_reason", t("string")},
+                                                           {"seen_ms", t("integer")}}) {
+    node.push_back(std::move(p));
+  }
+  s["Node"] = all_required(node);
+  s["NodeList"] = list_of("nodes", "Node");
+  auto site_node = standing();
+  for (auto& p : std::vector<std::pair<std::string, json>>{{"name", t("string")},
+                                                           {"gpus", t("integer")},
+                                                           {"healthy", t("boolean")},
+                                                           {"reason", t("string")},
+                                                           {"updated_ms", t("integer")},
+                                                           {"state", t("string")}}) {
+    site_node.push_back(std::move(p));
+  }
+  s["SiteNode"] = all_required(site_node);
+  s["NodeEvent"] = all_required({{"id", t("integer")},
+                                 {"at_ms", t("integer")},
+                                 {"node", t("string")},
+                                 {"kind", t("string")},
+                                 {"message", t("string")},
+                                 {"job_id", maybe("integer")},
+                                 {"attempt_no", maybe("integer")},
+                                 {"incident", t("string")}});
+  s["ClusterNodes"] = all_required({{"cluster", t("string")},
+                                    {"nodes", array_of(schema_ref("SiteNode"))},
+                                    {"events", array_of(schema_ref("NodeEvent"))}});
+}
+
+void add_data_schemas(json& s) {
+  s["Replica"] = all_required({{"id", t("integer")},
+                               {"cluster", t("string")},
+                               {"tier", {{"enum", {"site", "node"}}}},
+                               {"node", maybe("string")},
+                               {"path", t("string")},
+                               {"state", t("string")},
+                               {"detail", t("string")},
+                               {"updated_ms", t("integer")},
+                               {"verified_ms", maybe("integer")},
+                               {"audited_ms", maybe("integer")}});
+  s["Dataset"] = all_required({{"name", t("string")},
+                               {"bytes", maybe("integer")},
+                               {"files", maybe("integer")},
+                               {"created_ms", t("integer")},
+                               {"replicas", array_of(schema_ref("Replica"))}});
+  s["DatasetList"] = list_of("datasets", "Dataset");
+  s["Place"] = all_required({{"cluster", t("string")}, {"path", t("string")}});
+  s["Transfer"] = all_required({{"id", t("integer")},
+                                {"what", t("string")},
+                                {"checkpoint", maybe("integer")},
+                                {"dataset", maybe("string")},
+                                {"from", schema_ref("Place")},
+                                {"to", schema_ref("Place")},
+                                {"state", t("string")},
+                                {"why", t("string")},
+                                {"bytes_total", t("integer")},
+                                {"bytes_done", t("integer")},
+                                {"percent", maybe("number")},
+                                {"rate_mb_s", maybe("number")},
+                                {"cap_mb_s", maybe("number")},
+                                {"base_cap_mb_s", maybe("number")},
+                                {"tries", t("integer")},
+                                {"error", t("string")},
+                                {"route", t("string")},
+                                {"created_ms", t("integer")},
+                                {"started_ms", maybe("integer")},
+                                {"ended_ms", maybe("integer")},
+                                {"next_try_ms", maybe("integer")}});
+  s["TransferList"] = list_of("transfers", "Transfer");
+}
+
+void add_report_schemas(json& s) {
+  std::vector<std::pair<std::string, json>> card = {{"name", t("string")},
+                                                    {"kind", {{"enum", {"cluster", "vendor"}}}},
+                                                    {"clusters", strings()},
+                                                    {"availability", t("number")},
+                                                    {"gpu_hours", t("number")},
+                                                    {"interruptions", t("integer")},
+                                                    {"nodes", t("integer")},
+                                                    {"quarantined_nodes", t("integer")},
+                                                    {"quarantined_share", t("number")},
+                                                    {"open_tickets", t("integer")},
+                                                    {"tickets", t("integer")},
+                                                    {"awaiting_delivery", t("boolean")}};
+  for (const char* figure :
+       {"interruptions_per_1k_gpu_h", "node_mtbf_h", "detection_median_s", "detection_p95_s",
+        "recovery_median_s", "recovery_p95_s", "backoff_median_s", "placing_median_s",
+        "site_median_s", "startup_median_s", "median_mfu", "checkpoint_save_p95_s",
+        "ticket_response_median_h", "ticket_resolution_median_h", "delivery_delay_days"}) {
+    card.emplace_back(figure, maybe("number"));  // null: nothing to measure in the window
+  }
+  s["Scorecard"] = all_required(card);
+  s["ProviderReport"] = all_required({{"window_start_ms", t("integer")},
+                                      {"now_ms", t("integer")},
+                                      {"cards", array_of(schema_ref("Scorecard"))}});
+  s["Health"] = all_required({{"status", {{"const", "ok"}}}});
+}
+
+}  // namespace
+
+void add_read_schemas(json& schemas) {
+  add_job_schemas(schemas);
+  add_cluster_schemas(schemas);
+  add_node_schemas(schemas);
+  add_data_schemas(schemas);
+  add_report_schemas(schemas);
+}
+
+}  // namespace orch
