@@ -133,6 +133,7 @@ bool valid_dataset_name(const std::string& name) {
   return !only_dots;
 }
 
+// function-length: table
 RouteTable data_routes(DataApi& backend) {
   DataApi* b = &backend;
   return {{.method = "GET",

@@ -89,6 +89,7 @@ HttpResponse provider_report(HealthApi& backend, const HttpRequest& request) {
 
 }  // namespace
 
+// function-length: table
 RouteTable health_routes(HealthApi& backend) {
   HealthApi* b = &backend;
   return {{.method = "GET",

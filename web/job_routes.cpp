@@ -133,6 +133,7 @@ HttpResponse set_outage(JobsApi& backend, const HttpRequest& request, const std:
 
 }  // namespace
 
+// function-length: table
 RouteTable job_routes(JobsApi& backend) {
   JobsApi* b = &backend;
   return {
