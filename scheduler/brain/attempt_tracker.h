@@ -98,7 +98,7 @@ class AttemptTracker : BrainPart {
   Result<std::string> describe_resume_points(JobId job);
   // The site's check left only checkpoints below the launch's resume floor, so nothing ran: the
   // copies it rejected are marked, the attempt ends (cancelled, costing the job no restart) and
-  // the job is placed again at once, which stages the newer copy first (data_staging.cpp).
+  // the job is placed again at once, which stages the newer copy first (data_stager.h).
   Result<BrainReply> resume_bounced(AttemptRow& attempt, const LaunchCompleted& e);
   // Ends a live attempt that did nothing wrong (cancelled, no restart spent), asks its site to
   // stop it, and places its job again at once (a cluster drained or retired under it).

@@ -11,8 +11,9 @@ Brain::Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters
       health_(core_),
       spares_(core_, health_),
       data_(core_),
+      staging_(core_, data_),
       reconciler_(core_),
-      placer_(core_, std::move(pipeline), data_, health_, spares_),
+      placer_(core_, std::move(pipeline), staging_, health_, spares_),
       attempts_(core_, health_, data_, placer_, reconciler_),
       support_(core_) {}
 

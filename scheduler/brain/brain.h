@@ -7,9 +7,9 @@
 //
 // The brain is its parts, which share the store's one transaction (brain_core.h): placing
 // (placer.h), the attempts and what follows their end (attempt_tracker.h), health
-// (health_judge.h), hot spares (spare_pool.h), data (data_keeper.h) and reconciling duplicates
-// (reconciler.h). Brain opens
-// the transaction, hands each event to the part it concerns, and runs the tick's rounds.
+// (health_judge.h), hot spares (spare_pool.h), data (data_keeper.h), staging a launch's data
+// (data_stager.h) and reconciling duplicates (reconciler.h). Brain opens the transaction, hands
+// each event to the part it concerns, and runs the tick's rounds.
 
 #include <cstdint>
 #include <string>
@@ -19,6 +19,7 @@
 #include "scheduler/brain/brain_core.h"
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/brain/data_keeper.h"
+#include "scheduler/brain/data_stager.h"
 #include "scheduler/brain/health_judge.h"
 #include "scheduler/brain/placer.h"
 #include "scheduler/brain/reconciler.h"
@@ -91,6 +92,7 @@ class Brain {
   HealthJudge health_;
   SparePool spares_;
   DataKeeper data_;
+  DataStager staging_;
   Reconciler reconciler_;
   Placer placer_;
   AttemptTracker attempts_;

@@ -1,11 +1,11 @@
 #pragma once
 // The brain's data part (issue 5, docs/data.md): the checkpoint registry (a copy row per
 // reported checkpoint, `manifest` actions that list and verify copies, audits, the pre-launch
-// check's verdicts, `data add|replicate|audit`) in data_registry.cpp; data movement
+// check's verdicts, `data add|replicate|audit`) in data_registry.cpp; and data movement
 // (replication and retention as transfers and `remove` actions, transfer progress, retries and
-// failures, MFU-aware throttling) in data_transfers.cpp; and staging (what a launch may resume
-// from at a site, the copies a job needs there first, placement's staging-time term) in
-// data_staging.cpp. It never places a job; placing asks it what a launch needs.
+// failures, MFU-aware throttling) in data_transfers.cpp. Staging (what a launch may resume from
+// at a site, the copies a job needs there first) is the part beside it, DataStager
+// (data_stager.h), which asks this one where copies lie and to start copies.
 
 #include <map>
 #include <optional>
@@ -64,34 +64,21 @@ class DataKeeper : BrainPart {
   Result<void> start_due_audits(bool force, const std::string& only_cluster);
   Result<void> sweep_replication();
 
-  // Staging, for placing. Candidates to resume from at `cluster`, newest first (verified or
-  // not yet listed copies).
-  Result<std::vector<ResumeCandidate>> resume_candidates_at(JobId job, const std::string& cluster);
-  // What the job still needs at `cluster` before it can launch there (datasets, the newest
-  // checkpoint); starts the copies. Empty: ready. Fills the dataset variables into env.
-  Result<std::vector<std::string>> stage_for(const JobRow& job, const std::string& cluster,
-                                             std::map<std::string, std::string>& env);
-  // When a newer verified checkpoint than the best candidate at `cluster` is held at another
-  // usable site, weighs redoing the steps between them against copying it (weigh_resume,
-  // scheduler/data/staging.h) and, when the copy loses less, starts (or waits for) it; the
-  // decision and both estimates are a "resume-weighed" event. Also the floor below which the
-  // launch's check must not resume (a candidate here may turn out missing).
-  struct CheckpointStaging {
-    std::optional<std::string> wait;  // why the job waits, when it does
-    std::optional<std::int64_t> floor_step;
-    std::string floor_reason;
-    bool saved_before = false;  // the job has saved a checkpoint (anywhere)
-  };
-  Result<CheckpointStaging> stage_checkpoint(const JobRow& job, const std::string& cluster,
-                                             const std::vector<ResumeCandidate>& here);
-  // Seconds to stage the job's datasets at each configured cluster (placement's term).
-  Result<std::map<std::string, double>> staging_estimates(const JobSpec& spec);
-  // Seconds to copy the job's newest checkpoint to each configured cluster (placement's price of
-  // a move, move_worth.h): 0 where a copy of it is registered, verified or under way; its bytes
-  // over the best measured bandwidth from a kept copy elsewhere (none left: infinite). Empty
-  // when it has no checkpoint or its size is not known yet (the move is then priced by its data
-  // alone).
-  Result<std::map<std::string, double>> checkpoint_copy_estimates(JobId job);
+  // For the stager (data_stager.h). The directory a copy must lie in at its site: the one
+  // recorded with it; for a checkpoint's copy recorded before there was one, its job's replica
+  // directory there when the path is in it, else its job's own checkpoint directory there
+  // (empty when the cluster is no longer configured); for a dataset, empty (a person
+  // registered it where it is).
+  Result<std::string> confinement_of(const ReplicaRow& replica);
+  // A copy of `source` to `to`:`dst_path` queued as a transfer (the destination's copy row
+  // written or reused); its id.
+  Result<std::int64_t> start_transfer(const ReplicaRow& source, const std::string& to,
+                                      const std::string& dst_path, const std::string& why,
+                                      std::int64_t bytes);
+  // The clusters whose storage can be listed and whose site is healthy now.
+  Result<std::set<std::string>> usable_sites();
+  // Bytes per second between two sites, estimated from their last completed transfers.
+  Result<double> bandwidth_between(const std::string& a, const std::string& b);
 
  private:
   static bool lists_storage_at(const ClusterSpec* spec) {
@@ -103,11 +90,6 @@ class DataKeeper : BrainPart {
                                 std::optional<std::int64_t> transfer_id = std::nullopt,
                                 const std::vector<std::string>& hash_files = {},
                                 ManifestRequest::Hash hash = ManifestRequest::Hash::all);
-  // The directory a copy must lie in at its site: the one recorded with it; for a checkpoint's
-  // copy recorded before there was one, its job's replica directory there when the path is in
-  // it, else its job's own checkpoint directory there (empty when the cluster is no longer
-  // configured); for a dataset, empty (a person registered it where it is).
-  Result<std::string> confinement_of(const ReplicaRow& replica);
   // A copy the site found outside the directory it must lie in: marked refused (final: never
   // listed, copied from or to, or deleted again), its transfers cancelled, and an event
   // (`bad-progress-line` when it is what the job reported, else `checkpoint-refused`).
@@ -153,23 +135,6 @@ class DataKeeper : BrainPart {
   Result<void> retire_node_copies(JobId job, const std::vector<CheckpointRow>& ckpts,
                                   const std::vector<ReplicaRow>& copies, int keep,
                                   const ReplicationPlan& plan);
-  Result<std::int64_t> start_transfer(const ReplicaRow& source, const std::string& to,
-                                      const std::string& dst_path, const std::string& why,
-                                      std::int64_t bytes);
-  // stage_checkpoint's steps. The copy to `at_dst` under way from a usable site, if any (the
-  // active transfers are read into `active` once, when first needed).
-  Result<const TransferRow*> copy_in_flight(const ReplicaRow* at_dst,
-                                            const std::set<std::string>& usable,
-                                            std::optional<std::vector<TransferRow>>& active);
-  // Starts the copy of `ckpt` from `source` to `cluster` unless `in_flight` already copies it,
-  // says so in a "resume-weighed" event once per copy, and returns why the job waits.
-  Result<std::string> wait_for_checkpoint_copy(const JobRow& job, const std::string& cluster,
-                                               const CheckpointRow& ckpt, const ReplicaRow* source,
-                                               const TransferRow* in_flight,
-                                               const std::string& from,
-                                               const std::string& estimates);
-  Result<std::set<std::string>> usable_sites();
-  Result<double> bandwidth_between(const std::string& a, const std::string& b);
 
   std::map<std::string, Millis> last_audit_ms_;  // per cluster
   std::set<std::int64_t> auditing_;              // copies with an audit in flight

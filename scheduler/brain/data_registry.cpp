@@ -1,8 +1,8 @@
 // The data part's checkpoint registry (issue 5): every checkpoint a job reports gets a copy row at
 // the site that saved it and a manifest listed there; transfers' copies are verified against
 // that manifest; audits re-check every copy now and then. The data commands are in
-// data_commands.cpp; replication, transfers and staging in data_transfers.cpp and
-// data_staging.cpp. Rules: docs/data.md.
+// data_commands.cpp; replication and transfers in data_transfers.cpp; staging is the
+// DataStager's (data_stager.h). Rules: docs/data.md.
 #include <algorithm>
 #include <cstdio>
 

@@ -143,7 +143,7 @@ void Placer::apply_hold() {
 Result<void> Placer::fill_move_costs(PlacementRequest& req, const JobRow& job,
                                      const std::vector<AttemptRow>& attempts) {
   if (attempts.empty()) return Ok{};  // never ran: no checkpoint to carry anywhere
-  auto copy = data_.checkpoint_copy_estimates(job.id);
+  auto copy = staging_.checkpoint_copy_estimates(job.id);
   if (!copy) return copy.error();
   req.checkpoint_copy_s = std::move(*copy);
   return Ok{};
@@ -356,11 +356,11 @@ Result<void> Placer::try_place(JobRow& job) {
   // Data first: a job placed where its datasets or its newest checkpoint are missing waits in
   // `staging` while they are copied (data_transfers.cpp).
   std::map<std::string, std::string> data_env;
-  auto waits = data_.stage_for(job, *decision.chosen, data_env);
+  auto waits = staging_.stage_for(job, *decision.chosen, data_env);
   if (!waits) return waits.error();
-  auto candidates = data_.resume_candidates_at(job.id, *decision.chosen);
+  auto candidates = staging_.resume_candidates_at(job.id, *decision.chosen);
   if (!candidates) return candidates.error();
-  auto ckpt_wait = data_.stage_checkpoint(job, *decision.chosen, *candidates);
+  auto ckpt_wait = staging_.stage_checkpoint(job, *decision.chosen, *candidates);
   if (!ckpt_wait) return ckpt_wait.error();
   if (ckpt_wait->wait) waits->push_back(*ckpt_wait->wait);
   if (!waits->empty()) return wait_for_staging(job, *decision.chosen, *waits, now);
@@ -385,7 +385,7 @@ Result<PlacementRequest> Placer::full_request(const JobRow& job,
                                               const std::vector<AttemptRow>& attempts) {
   PlacementRequest req = placement_request(job, attempts);
   fill_backfill(req, job);
-  auto staging = data_.staging_estimates(job.spec);
+  auto staging = staging_.staging_estimates(job.spec);
   if (!staging) return staging.error();
   req.staging_s = std::move(*staging);
   if (auto r = fill_move_costs(req, job, attempts); !r) return r.error();
@@ -478,7 +478,7 @@ Result<std::optional<std::string>> Placer::better_than_queue(const JobRow& job,
   req.avoid_nodes.clear();
   req.avoid_cluster = queued.cluster;
   fill_backfill(req, job);
-  auto staging = data_.staging_estimates(job.spec);
+  auto staging = staging_.staging_estimates(job.spec);
   if (!staging) return staging.error();
   req.staging_s = std::move(*staging);
   if (auto r = fill_move_costs(req, job, *attempts); !r) return r.error();

@@ -2,9 +2,9 @@
 // The brain's placing part: accepts a job, keeps the queue of waiting jobs, and places them.
 // A round tries only the jobs a change since their last try could have unblocked
 // (waiting_queue.h); placing one job reads the clusters as placement sees them, asks the
-// pipeline, asks the data part what the launch needs first (staging), decides the launch with
-// plan_launch (pure, launch_plan.h) and records it: the attempt, the outbox row, the job's state
-// and event, all in the brain's one transaction.
+// pipeline, asks the staging part (DataStager) what the launch needs first, decides the launch
+// with plan_launch (pure, launch_plan.h) and records it: the attempt, the outbox row, the job's
+// state and event, all in the brain's one transaction.
 
 #include <cstdint>
 #include <map>
@@ -15,7 +15,7 @@
 
 #include "scheduler/brain/brain_core.h"
 #include "scheduler/brain/brain_event.h"
-#include "scheduler/brain/data_keeper.h"
+#include "scheduler/brain/data_stager.h"
 #include "scheduler/brain/health_judge.h"
 #include "scheduler/brain/launch_plan.h"
 #include "scheduler/brain/spare_pool.h"
@@ -29,11 +29,11 @@ namespace orch {
 
 class Placer : BrainPart {
  public:
-  Placer(BrainCore& core, PlacementPipeline pipeline, DataKeeper& data, HealthJudge& health,
+  Placer(BrainCore& core, PlacementPipeline pipeline, DataStager& staging, HealthJudge& health,
          SparePool& spares)
       : BrainPart(core),
         pipeline_(std::move(pipeline)),
-        data_(data),
+        staging_(staging),
         health_(health),
         spares_(spares) {}
 
@@ -125,7 +125,7 @@ class Placer : BrainPart {
   void fill_quota_room(PlacementRequest& req) const;
 
   PlacementPipeline pipeline_;
-  DataKeeper& data_;
+  DataStager& staging_;
   HealthJudge& health_;
   SparePool& spares_;
 

@@ -17,10 +17,11 @@ class AttemptTrackerTest : public BrainPartFixture {
     start({make_cluster("alpha").grace_s(30), make_cluster("beta")});
     health = std::make_unique<HealthJudge>(*core);
     data = std::make_unique<DataKeeper>(*core);
+    staging = std::make_unique<DataStager>(*core, *data);
     reconciler = std::make_unique<Reconciler>(*core);
     spares = std::make_unique<SparePool>(*core, *health);
     placer =
-        std::make_unique<Placer>(*core, PlacementPipeline::standard(), *data, *health, *spares);
+        std::make_unique<Placer>(*core, PlacementPipeline::standard(), *staging, *health, *spares);
     tracker = std::make_unique<AttemptTracker>(*core, *health, *data, *placer, *reconciler);
     in_transaction([&] { return placer->load_queue(); });
     job_row = add_job(make_job().nodes(1).gpus(4).on({"alpha"}).hang_after_s(60).infra_restarts(3),
@@ -39,6 +40,7 @@ class AttemptTrackerTest : public BrainPartFixture {
 
   std::unique_ptr<HealthJudge> health;
   std::unique_ptr<DataKeeper> data;
+  std::unique_ptr<DataStager> staging;
   std::unique_ptr<SparePool> spares;
   std::unique_ptr<Reconciler> reconciler;
   std::unique_ptr<Placer> placer;

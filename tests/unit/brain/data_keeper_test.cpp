@@ -1,6 +1,7 @@
 // The data part on its own: a reported checkpoint gets a copy row where it was saved and a
-// listing there; a listing that matches verifies the copy, which becomes one to resume from;
-// datasets are checked before they are registered; staging says what a job still needs.
+// listing there; a listing that matches verifies the copy; datasets are checked before they
+// are registered. What a launch may resume from and still needs is the stager's
+// (data_stager_test.cpp).
 #include <gmock/gmock.h>
 
 #include "scheduler/brain/data_keeper.h"
@@ -93,44 +94,6 @@ TEST_F(DataKeeperTest, ACheckpointWhereStorageCannotBeListedIsRecordedUnverified
   EXPECT_TRUE(outbox("kube", ActionKind::manifest).empty());
 }
 
-TEST_F(DataKeeperTest, AListedCheckpointIsVerifiedAndOfferedToResumeFromNewestFirst) {
-  JobRow job = add_job(make_job(), JobState::running);
-  AttemptRow a = add_attempt(job, "alpha", 1, {"alpha-n0"});
-  report_checkpoint(a, 100, "/data/alpha/ckpt-100");
-  report_checkpoint(a, 200, "/data/alpha/ckpt-200");
-  for (const auto& row : outbox("alpha", ActionKind::manifest)) {
-    in_transaction([&] {
-      return data->on(ManifestCompleted{row.id, "alpha", row.payload, one_file(10)});
-    });
-  }
-  auto here = transaction_value([&] { return data->resume_candidates_at(job.id, "alpha"); });
-  ASSERT_EQ(here.size(), 2u);
-  EXPECT_EQ(here[0].step, 200);
-  EXPECT_EQ(here[1].step, 100);
-  auto elsewhere = transaction_value([&] { return data->resume_candidates_at(job.id, "beta"); });
-  EXPECT_TRUE(elsewhere.empty());
-}
-
-TEST_F(DataKeeperTest, MovingACheckpointCostsItsBytesOverTheBandwidthWhereNoCopyIsKept) {
-  JobRow job = add_job(make_job(), JobState::running);
-  EXPECT_TRUE(data->checkpoint_copy_estimates(job.id).value().empty()) << "no checkpoint yet";
-  AttemptRow a = add_attempt(job, "alpha", 1, {"alpha-n0"});
-  std::int64_t ckpt = report_checkpoint(a, 100, "/data/alpha/ckpt-100");
-  EXPECT_TRUE(data->checkpoint_copy_estimates(job.id).value().empty()) << "size not known yet";
-  auto listing = outbox("alpha", ActionKind::manifest).at(0);
-  in_transaction([&] {
-    return data->on(ManifestCompleted{listing.id, "alpha", listing.payload, one_file(300'000'000)});
-  });
-  // Nothing where it was saved; nothing at beta either, where replication is copying it off-site
-  // (a move there would wait for that copy, not make another); 300 MB at the prior 100 MB/s to
-  // kube, which keeps no copy.
-  ASSERT_EQ(store->replicas_of_checkpoint(ckpt).value().size(), 2u);
-  auto costs = data->checkpoint_copy_estimates(job.id).value();
-  EXPECT_EQ(costs["alpha"], 0);
-  EXPECT_EQ(costs["beta"], 0);
-  EXPECT_DOUBLE_EQ(costs["kube"], 3.0);
-}
-
 TEST_F(DataKeeperTest, ADatasetIsRefusedWithWhyBeforeAnythingIsWritten) {
   auto bad_name = data->on(RegisterDataset{"../etc", "alpha", "/data/x"});
   ASSERT_FALSE(bad_name.ok());
@@ -145,24 +108,6 @@ TEST_F(DataKeeperTest, ADatasetIsRefusedWithWhyBeforeAnythingIsWritten) {
   ASSERT_FALSE(no_storage.ok());
   EXPECT_EQ(no_storage.error().kind, ErrorKind::unsupported);
   EXPECT_TRUE(store->replicas_of_dataset("tiny").value().empty());
-}
-
-TEST_F(DataKeeperTest, AJobWhoseDatasetIsElsewhereWaitsForItsCopy) {
-  in_transaction([&] { return data->on(RegisterDataset{"tiny", "alpha", "/data/alpha/tiny"}); });
-  auto listing = outbox("alpha", ActionKind::manifest).at(0);
-  in_transaction([&] {
-    return data->on(ManifestCompleted{listing.id, "alpha", listing.payload, one_file(5)});
-  });
-  JobRow job = add_job(make_job().datasets({"tiny"}));
-
-  std::map<std::string, std::string> env, beta_env;
-  auto at_alpha = transaction_value([&] { return data->stage_for(job, "alpha", env); });
-  auto at_beta = transaction_value([&] { return data->stage_for(job, "beta", beta_env); });
-  EXPECT_TRUE(at_alpha.empty());
-  EXPECT_EQ(env.begin()->second, "/data/alpha/tiny");
-  ASSERT_EQ(at_beta.size(), 1u);
-  EXPECT_THAT(at_beta[0], HasSubstr("tiny"));
-  EXPECT_EQ(store->transfers(true, 10).value().size(), 1u);
 }
 
 }  // namespace

@@ -17,9 +17,10 @@ class PlacerTest : public BrainPartFixture {
     start({make_cluster("alpha").nodes(2).gpus_per_node(4), make_cluster("beta").nodes(1)});
     health = std::make_unique<HealthJudge>(*core);
     data = std::make_unique<DataKeeper>(*core);
+    staging = std::make_unique<DataStager>(*core, *data);
     spares = std::make_unique<SparePool>(*core, *health);
     placer =
-        std::make_unique<Placer>(*core, PlacementPipeline::standard(), *data, *health, *spares);
+        std::make_unique<Placer>(*core, PlacementPipeline::standard(), *staging, *health, *spares);
     in_transaction([&] { return placer->load_queue(); });
   }
 
@@ -44,6 +45,7 @@ class PlacerTest : public BrainPartFixture {
 
   std::unique_ptr<HealthJudge> health;
   std::unique_ptr<DataKeeper> data;
+  std::unique_ptr<DataStager> staging;
   std::unique_ptr<SparePool> spares;
   std::unique_ptr<Placer> placer;
 };

@@ -1,11 +1,11 @@
 // The brain's staging (issue 5): which checkpoints a launch may resume from at a site, what a
 // job still needs copied there before it starts (its datasets, a newer checkpoint held at another
-// site), and the staging-time term placement weighs. Copies are started through
-// start_transfer (data_transfers.cpp).
+// site), and the staging-time terms placement weighs (data_stager.h). Copies are started through
+// the data part's start_transfer (data_transfers.cpp).
 #include <algorithm>
 #include <set>
 
-#include "scheduler/brain/data_keeper.h"
+#include "scheduler/brain/data_stager.h"
 #include "scheduler/data/replication_plan.h"
 #include "scheduler/data/staging.h"
 #include "scheduler/lifecycle/job_stats.h"
@@ -13,7 +13,7 @@
 namespace orch {
 // ---- resume and staging -----------------------------------------------------------------------
 
-Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
+Result<std::vector<ResumeCandidate>> DataStager::resume_candidates_at(JobId job,
                                                                       const std::string& cluster) {
   // Only a checkpoint with a copy that still exists can be resumed from: those, however many
   // the job saved before them.
@@ -31,7 +31,7 @@ Result<std::vector<ResumeCandidate>> DataKeeper::resume_candidates_at(JobId job,
     }
     for (const auto& r : *copies) {
       if (r.checkpoint_id != c.id) continue;
-      auto within = confinement_of(r);
+      auto within = data_.confinement_of(r);
       if (!within) return within.error();
       if (r.cluster != cluster) {
         // Saved where storage cannot be listed (no provider now): never verified, so offered by its
@@ -80,7 +80,7 @@ StagingCopies staging_copies(const CheckpointRow& ckpt, const std::vector<Replic
 
 }  // namespace
 
-Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
+Result<DataStager::CheckpointStaging> DataStager::stage_checkpoint(
     const JobRow& job, const std::string& cluster, const std::vector<ResumeCandidate>& here) {
   CheckpointStaging out;
   const std::int64_t best_here = here.empty() ? -1 : here.front().step;
@@ -98,7 +98,7 @@ Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
   out.saved_before = true;
   auto copies = store_.replicas_of_checkpoints_with_copies(job.id);
   if (!copies) return copies.error();
-  auto usable = usable_sites();
+  auto usable = data_.usable_sites();
   if (!usable) return usable.error();
   if (usable->count(cluster) == 0) return out;
   auto attempts = store_.attempts_of(job.id);
@@ -116,7 +116,7 @@ Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
     // The newest checkpoint held elsewhere: what resuming from anything older here loses.
     const std::string from =
         *in_flight != nullptr ? (*in_flight)->src_cluster : found.source->cluster;
-    auto bw = bandwidth_between(from, cluster);
+    auto bw = data_.bandwidth_between(from, cluster);
     if (!bw) return bw.error();
     const ResumeWeighing w = weigh_resume(best_here, it->step, step_s, it->bytes.value_or(0), *bw);
     const std::string estimates = describe_weighing(w);
@@ -145,7 +145,7 @@ Result<DataKeeper::CheckpointStaging> DataKeeper::stage_checkpoint(
   return out;
 }
 
-Result<const TransferRow*> DataKeeper::copy_in_flight(
+Result<const TransferRow*> DataStager::copy_in_flight(
     const ReplicaRow* at_dst, const std::set<std::string>& usable,
     std::optional<std::vector<TransferRow>>& active) {
   const TransferRow* in_flight = nullptr;
@@ -161,7 +161,7 @@ Result<const TransferRow*> DataKeeper::copy_in_flight(
   return in_flight;
 }
 
-Result<std::string> DataKeeper::wait_for_checkpoint_copy(
+Result<std::string> DataStager::wait_for_checkpoint_copy(
     const JobRow& job, const std::string& cluster, const CheckpointRow& ckpt,
     const ReplicaRow* source, const TransferRow* in_flight, const std::string& from,
     const std::string& estimates) {
@@ -170,9 +170,9 @@ Result<std::string> DataKeeper::wait_for_checkpoint_copy(
     transfer = in_flight->id;
   } else {
     const ClusterSpec* spec = cluster_spec(cluster);
-    auto id = start_transfer(*source, cluster,
-                             replica_path(spec->checkpoints_dir(), job.id, ckpt.step, ckpt.path),
-                             "staging for job " + std::to_string(job.id), ckpt.bytes.value_or(0));
+    auto id = data_.start_transfer(
+        *source, cluster, replica_path(spec->checkpoints_dir(), job.id, ckpt.step, ckpt.path),
+        "staging for job " + std::to_string(job.id), ckpt.bytes.value_or(0));
     if (!id) return id.error();
     transfer = *id;
   }
@@ -195,7 +195,7 @@ Result<std::string> DataKeeper::wait_for_checkpoint_copy(
   return waiting;
 }
 
-Result<std::map<std::string, double>> DataKeeper::staging_estimates(const JobSpec& spec) {
+Result<std::map<std::string, double>> DataStager::staging_estimates(const JobSpec& spec) {
   std::map<std::string, double> out;
   if (spec.datasets.empty()) return out;
   for (const auto& c : clusters_) {
@@ -213,7 +213,7 @@ Result<std::map<std::string, double>> DataKeeper::staging_estimates(const JobSpe
         if (r.cluster == c.name && r.state == ReplicaState::copying) here = true;
         if (r.state != ReplicaState::verified) continue;
         if (r.cluster == c.name) here = true;
-        auto bw = bandwidth_between(r.cluster, c.name);
+        auto bw = data_.bandwidth_between(r.cluster, c.name);
         if (!bw) return bw.error();
         best = std::max(best, *bw);
       }
@@ -224,7 +224,7 @@ Result<std::map<std::string, double>> DataKeeper::staging_estimates(const JobSpe
   return out;
 }
 
-Result<std::map<std::string, double>> DataKeeper::checkpoint_copy_estimates(JobId job) {
+Result<std::map<std::string, double>> DataStager::checkpoint_copy_estimates(JobId job) {
   std::map<std::string, double> out;
   auto latest = store_.latest_checkpoint(job);
   if (!latest) return latest.error();
@@ -248,7 +248,7 @@ Result<std::map<std::string, double>> DataKeeper::checkpoint_copy_estimates(JobI
     }
     double best = 0;
     for (const auto& from : sources) {
-      auto bw = bandwidth_between(from, c.name);
+      auto bw = data_.bandwidth_between(from, c.name);
       if (!bw) return bw.error();
       best = std::max(best, *bw);
     }
@@ -257,7 +257,7 @@ Result<std::map<std::string, double>> DataKeeper::checkpoint_copy_estimates(JobI
   return out;
 }
 
-Result<std::vector<std::string>> DataKeeper::stage_for(const JobRow& job,
+Result<std::vector<std::string>> DataStager::stage_for(const JobRow& job,
                                                        const std::string& cluster,
                                                        std::map<std::string, std::string>& env) {
   std::vector<std::string> waits;
@@ -278,7 +278,7 @@ Result<std::vector<std::string>> DataKeeper::stage_for(const JobRow& job,
     for (const auto& r : *copies) {
       if (r.cluster == cluster) here = &r;
       if (r.state != ReplicaState::verified || r.cluster == cluster) continue;
-      auto bw = bandwidth_between(r.cluster, cluster);
+      auto bw = data_.bandwidth_between(r.cluster, cluster);
       if (!bw) return bw.error();
       if (*bw > best) {
         best = *bw;
@@ -313,8 +313,8 @@ Result<std::vector<std::string>> DataKeeper::stage_for(const JobRow& job,
       waits.push_back(std::move(why));
       continue;
     }
-    auto id = start_transfer(*source, cluster, dataset_path(spec->datasets_dir(), name),
-                             "staging for job " + std::to_string(job.id), (*d)->bytes);
+    auto id = data_.start_transfer(*source, cluster, dataset_path(spec->datasets_dir(), name),
+                                   "staging for job " + std::to_string(job.id), (*d)->bytes);
     if (!id) return id.error();
     std::string why = "dataset " + name + " is being copied from " + source->cluster;
     why += " to " + cluster + " (transfer " + std::to_string(*id) + ")";
