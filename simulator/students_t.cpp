@@ -2,7 +2,6 @@
 #include "simulator/students_t.h"
 
 #include <boost/math/distributions/students_t.hpp>
-#include <cmath>
 
 namespace orch::sim {
 
@@ -13,7 +12,7 @@ double students_t_quantile(double p, std::size_t df) {
 
 double t95(std::size_t df) {
   if (df == 0) return 0;
-  return std::round(students_t_quantile(0.975, df) * 1000) / 1000;
+  return students_t_quantile(0.975, df);
 }
 
 }  // namespace orch::sim

@@ -10,9 +10,8 @@ namespace orch::sim {
 // P(T <= t) = p.
 double students_t_quantile(double p, std::size_t df);
 
-// The multiplier of a two-sided 95% interval, t(0.975, df), rounded to three decimals as printed
-// t tables give it (12.706, 4.303, ..., 2.042 for df 30), so reports made with such a table are
-// reproduced to their last printed digit; 0 for df 0 (one value has no interval).
+// The multiplier of a two-sided 95% interval, t(0.975, df), exact (a printed table's 4.303 for df
+// 2 is 4.30265...); 0 for df 0 (one value has no interval).
 double t95(std::size_t df);
 
 }  // namespace orch::sim
