@@ -7,7 +7,7 @@ DEB_PACKAGES := cmake g++ ninja-build ccache pkg-config libboost-dev libssh-dev 
   libssl-dev libmimalloc-dev
 # What the server runs at run time (rsync, ssh, sha256sum, find ...): the list in
 # server/required_programs.cpp, which `orchestrate serve` and `demo` check at start; a test
-# (tests/unit/cli/required_programs_test.cpp) keeps the two in agreement.
+# (tests/unit/server/required_programs_test.cpp) keeps the two in agreement.
 RUN_PACKAGES := dash rsync coreutils findutils openssh-client tar
 LAB_PACKAGES := slurmctld slurmd slurm-client munge openssh-server openssh-client rsync
 # The libFuzzer build (tests/fuzz/README.md): clang, its fuzzer and sanitizer runtimes, and llvm
