@@ -1,0 +1,160 @@
+// The real backend's answers of the main reads against the OpenAPI document's schemas
+// (web/openapi_read_schemas.cpp): every required field there, of the type the document says, so
+// that a client generated from the document reads what the server really sends.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "scheduler/brain/brain.h"
+#include "scheduler/runtime/brain_loop.h"
+#include "tests/harness/builders.h"
+#include "web/backend/scheduler_backend.h"
+#include "web/openapi_schemas.h"
+
+namespace orch {
+namespace {
+
+using nlohmann::json;
+using testing::make_cluster;
+using testing::make_job;
+
+bool has_type(const json& value, const std::string& type) {
+  if (type == "null") return value.is_null();
+  if (type == "integer") return value.is_number_integer();
+  if (type == "number") return value.is_number();
+  if (type == "string") return value.is_string();
+  if (type == "boolean") return value.is_boolean();
+  if (type == "array") return value.is_array();
+  return type == "object" && value.is_object();
+}
+
+// What is wrong with value under schema (the subset of JSON Schema the document uses), or "".
+std::string misfit(const json& schemas, const json& schema, const json& value,
+                   const std::string& at) {
+  if (schema.contains("$ref")) {
+    const std::string name = schema["$ref"].get<std::string>().substr(21);  // #/components/schemas/
+    return misfit(schemas, schemas.at(name), value, at);
+  }
+  for (const json& part : schema.value("allOf", json::array())) {
+    if (auto why = misfit(schemas, part, value, at); !why.empty()) return why;
+  }
+  if (schema.contains("oneOf")) {
+    for (const json& part : schema["oneOf"]) {
+      if (misfit(schemas, part, value, at).empty()) return "";
+    }
+    return at + ": " + value.dump() + " fits none of oneOf";
+  }
+  if (schema.contains("type")) {
+    bool fits = false;
+    for (const json& t : schema["type"].is_array() ? schema["type"] : json::array({schema["type"]}))
+      fits = fits || has_type(value, t.get<std::string>());
+    if (!fits) return at + ": " + value.dump() + " is not " + schema["type"].dump();
+  }
+  if (schema.contains("enum") && !std::count(schema["enum"].begin(), schema["enum"].end(), value))
+    return at + ": " + value.dump() + " is not one of " + schema["enum"].dump();
+  if (schema.contains("const") && schema["const"] != value) return at + ": not " + schema.dump();
+  for (const json& key : schema.value("required", json::array())) {
+    if (!value.contains(key.get<std::string>())) return at + ": no " + key.dump();
+  }
+  if (value.is_object()) {
+    const json properties = schema.value("properties", json::object());
+    for (const auto& [name, sub] : properties.items()) {
+      if (!value.contains(name)) continue;
+      if (auto why = misfit(schemas, sub, value[name], at + "." + name); !why.empty()) return why;
+    }
+  }
+  if (value.is_array() && schema.contains("items")) {
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      auto why = misfit(schemas, schema["items"], value[i], at + "[" + std::to_string(i) + "]");
+      if (!why.empty()) return why;
+    }
+  }
+  return "";
+}
+
+class BackendAnswers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / "orch-backend-schemas";
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    const std::string path = (dir_ / "state.db").string();
+    store_ = std::move(Store::open(path).value());
+    std::vector<ClusterSpec> clusters = {make_cluster("alpha"), make_cluster("beta")};
+    brain_ = std::make_unique<Brain>(*store_, clock_, clusters);
+    ASSERT_TRUE(brain_->start().ok());
+    loop_ = std::make_unique<BrainLoop>(*brain_, 1000, [] {});  // never started: reads only
+    backend_ =
+        std::make_unique<SchedulerBackend>(std::move(Store::open(path).value()), *loop_, clusters,
+                                           std::map<std::string, ClusterPort*>{}, clock_);
+  }
+  void TearDown() override {
+    backend_.reset();
+    loop_.reset();
+    brain_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void handle(const BrainEvent& e) {
+    auto r = brain_->handle(e);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  }
+  // A running job on alpha with a checkpoint, a failing node and a healthy one.
+  std::int64_t a_running_job() {
+    auto submitted = brain_->handle(SubmitJob{make_job().nodes(1).gpus(4).on({"alpha"})});
+    EXPECT_TRUE(submitted.ok());
+    OutboxRow launch = store_->pending_actions("alpha").value().at(0);
+    handle(LaunchCompleted{launch.id, launch.token, LaunchResult{"4242", {"a1"}}, false});
+    handle(AttemptObserved{"alpha", launch.token, RunPhase::running, std::nullopt, {}, {}, {}});
+    handle(InventoryObserved{"alpha", {{{"a1", 4, true, "", 4}, {"a2", 4, false, "Xid 79", 0}}}});
+    const AttemptRow first = store_->attempts_of(submitted->job_id).value().at(0);
+    EXPECT_TRUE(
+        store_->insert_checkpoint({0, submitted->job_id, first.id, 40, "/c/40", 1, 5}).ok());
+    return submitted->job_id;
+  }
+  void expect_fits(const char* schema, const json& answer) {
+    const json schemas = openapi_schemas();
+    EXPECT_EQ(misfit(schemas, schemas.at(schema), answer, schema), "") << answer.dump(1);
+  }
+
+  std::filesystem::path dir_;
+  FakeClock clock_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Brain> brain_;
+  std::unique_ptr<BrainLoop> loop_;
+  std::unique_ptr<SchedulerBackend> backend_;
+};
+
+TEST_F(BackendAnswers, JobsAndAJobAreWhatTheDocumentSays) {
+  const std::int64_t id = a_running_job();
+  expect_fits("JobPage", json::parse(backend_->list_jobs(JobFilter{}).value().text));
+  expect_fits("JobDetail", json::parse(backend_->get_job(id).value().text));
+}
+
+TEST_F(BackendAnswers, ClustersNodesAndTheScorecardsAreWhatTheDocumentSays) {
+  a_running_job();
+  expect_fits("ClusterList", backend_->list_clusters().value());
+  expect_fits("ClusterNodes", backend_->cluster_nodes("alpha", 50).value());
+  expect_fits("NodeList", backend_->list_nodes(NodeFilter{}).value());
+  const json report = backend_->provider_report(30).value();
+  ASSERT_FALSE(report["cards"].empty());
+  expect_fits("ProviderReport", report);
+}
+
+TEST_F(BackendAnswers, DatasetsAndTransfersAreWhatTheDocumentSays) {
+  expect_fits("DatasetList", backend_->list_datasets().value());
+  TransferFilter all;
+  all.all = true;
+  expect_fits("TransferList", backend_->list_transfers(all).value());
+}
+
+TEST(SchemaCheck, RefusesAnAnswerWithoutARequiredFieldOrOfAnotherType) {
+  const json schemas = openapi_schemas();
+  EXPECT_NE(misfit(schemas, schemas["Place"], json{{"cluster", "a"}}, "Place"), "");
+  EXPECT_NE(misfit(schemas, schemas["Place"], json{{"cluster", 1}, {"path", "/p"}}, "Place"), "");
+  EXPECT_EQ(misfit(schemas, schemas["Place"], json{{"cluster", "a"}, {"path", "/p"}}, "Place"), "");
+}
+
+}  // namespace
+}  // namespace orch
