@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "testkit/job_user.h"
-#include "web/http_client.h"
+#include "web/http/http_client.h"
 
 namespace orch::e2e {
 
@@ -146,6 +146,7 @@ std::unique_ptr<ServerProcess> ServerProcess::start(const std::string& config,
 
   const auto deadline = SteadyClock::now() + timeout;
   std::string out;
+  bool closed = false;
   while (server->url_.empty()) {
     Read r = read_until(fds[0], deadline, out);
     if (r == Read::timeout) {
@@ -154,6 +155,7 @@ std::unique_ptr<ServerProcess> ServerProcess::start(const std::string& config,
     }
     if (r == Read::eof) {
       error = "the server closed its stdout before announcing its URL";
+      closed = true;
       break;
     }
     // "orchestrate: serving N cluster(s) on http[s]://127.0.0.1:PORT with state in DIR"
@@ -175,6 +177,12 @@ std::unique_ptr<ServerProcess> ServerProcess::start(const std::string& config,
     server->admin_token_ = token;
     if (!token.empty()) remember_token(server->url_, token);
     return server;
+  }
+  // A server that closed its stdout is ending: how it ended tells a refusal (its message is in
+  // the log) from a crash (128 + signal) and from a binary that could not run (127: it was
+  // missing or being relinked).
+  if (closed && server->wait_exit(milliseconds(5000))) {
+    error += " (it ended with status " + std::to_string(*server->status_) + ")";
   }
   server->kill9();
   error += "\nstdout: " + out + "\nstderr: " + read_file(log_path);
