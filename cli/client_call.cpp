@@ -3,8 +3,8 @@
 
 #include "cli/client_token.h"
 #include "cli/spec_file.h"
-#include "web/http_client.h"
-#include "web/http_server.h"
+#include "web/http/http_client.h"
+#include "web/http/http_server.h"
 
 namespace orch {
 namespace {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/client_commands.h"
-#include "web/http_types.h"
+#include "web/http/http_types.h"
 
 namespace orch {
 

@@ -16,7 +16,7 @@
 #include "cli/job_render.h"
 #include "cli/output_table.h"
 #include "scheduler/model/job_state.h"
-#include "web/http_types.h"
+#include "web/http/http_types.h"
 
 namespace orch {
 namespace {

@@ -24,7 +24,7 @@
 #include "server/required_programs.h"
 #include "server/server.h"
 #include "server/server_commands.h"
-#include "web/http_client.h"
+#include "web/http/http_client.h"
 
 namespace orch {
 namespace {

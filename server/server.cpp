@@ -34,7 +34,7 @@
 #include "web/access/guarded_api.h"
 #include "web/api_routes.h"
 #include "web/backend/scheduler_backend.h"
-#include "web/http_server.h"
+#include "web/http/http_server.h"
 #include "web/router.h"
 
 namespace orch {

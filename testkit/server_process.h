@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "web/http_types.h"
+#include "web/http/http_types.h"
 
 namespace orch::e2e {
 

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "web/api_backend.h"
-#include "web/http_server.h"
-#include "web/http_types.h"
+#include "web/http/http_server.h"
+#include "web/http/http_types.h"
 #include "web/refused_requests.h"
 #include "web/route_table.h"
 #include "web/router.h"

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scheduler/common/result.h"
-#include "web/http_types.h"
+#include "web/http/http_types.h"
 #include "web/jobs_api.h"
 #include "web/router.h"
 

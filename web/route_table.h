@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "web/http_types.h"
+#include "web/http/http_types.h"
 
 namespace orch {
 

@@ -9,7 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "scheduler/common/result.h"
-#include "web/http_types.h"
+#include "web/http/http_types.h"
+#include "web/http/problem_response.h"
 #include "web/route_table.h"
 
 namespace orch {
@@ -59,10 +60,7 @@ class Router {
 // Every row of table added to router, in order.
 void add_rows(Router& router, const RouteTable& table);
 
-// 200-style JSON answer.
-HttpResponse json_response(int status, const nlohmann::json& body);
-// application/problem+json: {"type":"about:blank","title":..,"status":..,"detail":..}.
-HttpResponse problem_response(int status, const std::string& detail);
+// json_response and problem_response (web/http/problem_response.h) come with this header.
 // The HTTP status for an error kind (invalid -> 400; the caller upgrades to 422 where due).
 int status_for(ErrorKind kind);
 HttpResponse error_response(const Error& error);

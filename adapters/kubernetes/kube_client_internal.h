@@ -4,7 +4,7 @@
 
 #include "adapters/kubernetes/exec_credential.h"
 #include "adapters/kubernetes/kube_client.h"
-#include "web/tls_verify.h"
+#include "web/http/tls_verify.h"
 
 #include <algorithm>
 #include <atomic>

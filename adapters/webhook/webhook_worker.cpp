@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "adapters/webhook/webhook_message.h"
-#include "web/http_client.h"
+#include "web/http/http_client.h"
 
 namespace orch {
 namespace {

@@ -14,14 +14,14 @@
 
 #include "tests/unit/web/fake_backend.h"
 #include "web/api_routes.h"
-#include "web/beast_request.h"
-#include "web/http_types.h"
+#include "web/http/beast_request.h"
+#include "web/http/http_types.h"
 
 namespace {
 
 namespace http = boost::beast::http;
 
-// What the server's limits are (web/http_server.cpp): 16 KiB of headers, 1 MiB of body.
+// What the server's limits are (web/http/http_server.cpp): 16 KiB of headers, 1 MiB of body.
 constexpr std::size_t kHeaderLimit = std::size_t{16} * 1024;
 constexpr std::size_t kBodyLimit = std::size_t{1} << 20;
 

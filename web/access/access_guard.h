@@ -24,7 +24,7 @@
 #include "web/access/access_store.h"
 #include "web/access/rate_limiter.h"
 #include "web/access/refusal_sampler.h"
-#include "web/http_types.h"
+#include "web/http/http_types.h"
 #include "web/refused_requests.h"
 #include "web/router.h"
 

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "tests/integration/e2e/e2e_fixture.h"
-#include "web/http_server.h"
-#include "web/router.h"
+#include "web/http/http_server.h"
+#include "web/http/problem_response.h"
 
 namespace orch::e2e {
 namespace {

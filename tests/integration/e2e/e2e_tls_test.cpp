@@ -8,7 +8,7 @@
 
 #include "testkit/fake_kube/test_pki.h"
 #include "tests/integration/e2e/e2e_fixture.h"
-#include "web/http_client.h"
+#include "web/http/http_client.h"
 
 namespace orch::e2e {
 namespace {

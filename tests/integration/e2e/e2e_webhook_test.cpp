@@ -9,7 +9,7 @@
 #include <set>
 
 #include "tests/integration/e2e/e2e_fixture.h"
-#include "web/http_server.h"
+#include "web/http/http_server.h"
 
 namespace orch::e2e {
 namespace {

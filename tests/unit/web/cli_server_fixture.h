@@ -13,7 +13,7 @@
 #include "cli/client_cli.h"
 #include "tests/unit/web/fake_backend.h"
 #include "web/api_routes.h"
-#include "web/http_server.h"
+#include "web/http/http_server.h"
 
 namespace orch {
 

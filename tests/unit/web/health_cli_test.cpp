@@ -13,7 +13,7 @@
 #include "tests/unit/web/cli_server_fixture.h"
 #include "tests/unit/web/fake_backend.h"
 #include "web/api_routes.h"
-#include "web/http_server.h"
+#include "web/http/http_server.h"
 
 namespace orch {
 namespace {

@@ -12,8 +12,8 @@
 #include "tests/unit/web/fake_backend.h"
 #include "tests/unit/web/raw_socket.h"
 #include "web/api_routes.h"
-#include "web/http_client.h"
-#include "web/http_server.h"
+#include "web/http/http_client.h"
+#include "web/http/http_server.h"
 
 namespace orch {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "testkit/fake_kube/test_pki.h"
 #include "testkit/server_process.h"
-#include "web/http_client.h"
-#include "web/http_server.h"
+#include "web/http/http_client.h"
+#include "web/http/http_server.h"
 
 namespace orch {
 namespace {

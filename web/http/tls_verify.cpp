@@ -1,4 +1,4 @@
-#include "web/tls_verify.h"
+#include "web/http/tls_verify.h"
 
 #include <openssl/x509_vfy.h>
 

@@ -1,4 +1,4 @@
-#include "web/beast_request.h"
+#include "web/http/beast_request.h"
 
 #include <cctype>
 #include <cstddef>

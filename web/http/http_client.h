@@ -9,7 +9,7 @@
 
 #include "scheduler/common/http_url.h"
 #include "scheduler/common/result.h"
-#include "web/http_types.h"
+#include "web/http/http_types.h"
 
 namespace orch {
 

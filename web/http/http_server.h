@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "scheduler/common/result.h"
-#include "web/http_types.h"
+#include "web/http/http_types.h"
 
 namespace orch {
 

@@ -1,5 +1,5 @@
 // The only client-side file that includes Boost.Beast and Asio SSL.
-#include "web/http_client.h"
+#include "web/http/http_client.h"
 
 #include <cctype>
 #include <chrono>
@@ -14,7 +14,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include "web/tls_verify.h"
+#include "web/http/tls_verify.h"
 
 namespace orch {
 namespace {

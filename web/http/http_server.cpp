@@ -1,6 +1,6 @@
 // The only server-side file that includes Boost.Beast and Asio SSL: keep it that way, they are
 // slow to build.
-#include "web/http_server.h"
+#include "web/http/http_server.h"
 
 #include <algorithm>
 #include <array>
@@ -30,8 +30,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
-#include "web/beast_request.h"
-#include "web/router.h"
+#include "web/http/beast_request.h"
+#include "web/http/problem_response.h"
 
 namespace orch {
 namespace {

@@ -10,7 +10,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
-#include "web/http_types.h"
+#include "web/http/http_types.h"
 
 namespace orch {
 

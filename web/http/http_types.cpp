@@ -1,4 +1,4 @@
-#include "web/http_types.h"
+#include "web/http/http_types.h"
 
 #include <cctype>
 
