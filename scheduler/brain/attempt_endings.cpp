@@ -86,13 +86,13 @@ Result<void> AttemptTracker::end_attempt(AttemptRow& attempt, ExitCause cause,
     if (auto r = health_.node_event(attempt.cluster, node, "node-failure", what, &attempt); !r)
       return r;
     // Its own disk went with it: a copy there is never resumed from.
-    if (auto r = data_.lose_node_copies(attempt, node); !r) return r;
+    if (auto r = registry_.lose_node_copies(attempt, node); !r) return r;
   }
   return Ok{};
 }
 
 Result<BrainReply> AttemptTracker::resume_bounced(AttemptRow& a, const LaunchCompleted& e) {
-  if (auto r = data_.mark_rejected_copies(a, e.resume.rejected); !r) return r.error();
+  if (auto r = verifier_.mark_rejected_copies(a, e.resume.rejected); !r) return r.error();
   if (auto r = step_aside(a, ExitCause::cancelled, "resume-bounced", e.result.error().message);
       !r) {
     return r.error();

@@ -87,7 +87,7 @@ Result<BrainReply> AttemptTracker::on(const LaunchCompleted& e) {
   if (!e.result->submit_command.empty()) msg += "; submitted as: " + e.result->submit_command;
   if (auto r = event(a.job_id, a.no, e.adopted ? "adopted" : "launched", msg); !r) return r.error();
   if (!e.adopted) {
-    if (auto r = data_.note_resume_choice(a, e.resume); !r) return r.error();
+    if (auto r = verifier_.note_resume_choice(a, e.resume); !r) return r.error();
   }
   return BrainReply{};
 }
@@ -271,7 +271,7 @@ Result<void> AttemptTracker::ingest_checkpoint(const AttemptRow& a, const Checkp
   // another user's directory, named or reached through "..", is never registered.
   // A node's own copy must lie in that node's directory, on a node of the attempt.
   const bool local = c.tier == CheckpointTier::local;
-  auto dir = data_.tier_dir(a, c);
+  auto dir = registry_.tier_dir(a, c);
   auto path = dir ? confine_path(c.path, *dir) : Result<std::string>(dir.error());
   if (!path) {
     if (++refused > kBadLinesPerObservation) return Ok{};
@@ -281,7 +281,7 @@ Result<void> AttemptTracker::ingest_checkpoint(const AttemptRow& a, const Checkp
                      (local ? "$ORCH_LOCAL_CHECKPOINT_DIR" : "$ORCH_CHECKPOINT_DIR"));
   }
   // The other tier of a checkpoint already reported at this step: a copy of it.
-  auto tier_copy = data_.add_tier_copy(a, c, *path);
+  auto tier_copy = registry_.add_tier_copy(a, c, *path);
   if (!tier_copy) return tier_copy.error();
   if (*tier_copy) {
     return event(a.job_id, a.no, "checkpoint-copy",
@@ -299,7 +299,7 @@ Result<void> AttemptTracker::ingest_checkpoint(const AttemptRow& a, const Checkp
       !r) {
     return r;
   }
-  return data_.register_checkpoint(a, **added, *path, c.node);
+  return registry_.register_checkpoint(a, **added, *path, c.node);
 }
 
 Result<void> AttemptTracker::stop_for_straggler(AttemptRow& a, const std::string& node) {

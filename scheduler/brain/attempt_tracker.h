@@ -4,7 +4,8 @@
 // what follows an attempt's end (retry, resume, succeed or fail, by the job's restart policy).
 // Launch and observation are in attempt_tracker.cpp; endings, hangs and site outages in
 // attempt_endings.cpp. It hands node evidence to the health part, checkpoints to the data
-// part, duplicates to the reconciler, and a job that resumes to placing.
+// registry (the check before a launch to the data verifier), duplicates to the reconciler, and a
+// job that resumes to placing.
 
 #include <functional>
 #include <optional>
@@ -13,7 +14,8 @@
 
 #include "scheduler/brain/brain_core.h"
 #include "scheduler/brain/brain_event.h"
-#include "scheduler/brain/data_keeper.h"
+#include "scheduler/brain/data_registry.h"
+#include "scheduler/brain/data_verifier.h"
 #include "scheduler/brain/health_judge.h"
 #include "scheduler/brain/placer.h"
 #include "scheduler/brain/reconciler.h"
@@ -22,9 +24,14 @@ namespace orch {
 
 class AttemptTracker : BrainPart {
  public:
-  AttemptTracker(BrainCore& core, HealthJudge& health, DataKeeper& data, Placer& placer,
-                 Reconciler& reconciler)
-      : BrainPart(core), health_(health), data_(data), placer_(placer), reconciler_(reconciler) {}
+  AttemptTracker(BrainCore& core, HealthJudge& health, DataRegistry& registry,
+                 DataVerifier& verifier, Placer& placer, Reconciler& reconciler)
+      : BrainPart(core),
+        health_(health),
+        registry_(registry),
+        verifier_(verifier),
+        placer_(placer),
+        reconciler_(reconciler) {}
 
   // A person cancels a job: every live attempt is asked to stop.
   Result<BrainReply> on(const CancelJob& e);
@@ -113,7 +120,8 @@ class AttemptTracker : BrainPart {
   Result<bool> advance_preemption(AttemptRow& attempt);
 
   HealthJudge& health_;
-  DataKeeper& data_;
+  DataRegistry& registry_;
+  DataVerifier& verifier_;
   Placer& placer_;
   Reconciler& reconciler_;
 };

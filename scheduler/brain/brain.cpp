@@ -10,11 +10,13 @@ Brain::Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters
     : core_(store, clock, std::move(clusters), std::move(scheduling)),
       health_(core_),
       spares_(core_, health_),
-      data_(core_),
-      staging_(core_, data_),
+      registry_(core_),
+      transfers_(core_, registry_),
+      verifier_(core_, registry_, transfers_),
+      staging_(core_, registry_, transfers_),
       reconciler_(core_),
       placer_(core_, std::move(pipeline), staging_, health_, spares_),
-      attempts_(core_, health_, data_, placer_, reconciler_),
+      attempts_(core_, health_, registry_, verifier_, placer_, reconciler_),
       support_(core_) {}
 
 Result<void> Brain::start() {
@@ -117,9 +119,9 @@ Result<BrainReply> Brain::on(const SetNodeState& e) {
 
 Result<BrainReply> Brain::on(const Tick&) {
   if (auto r = attempts_.expire_unreachable_sites(); !r) return r.error();
-  if (auto r = data_.throttle_transfers(); !r) return r.error();
-  if (auto r = data_.start_due_audits(false, {}); !r) return r.error();
-  if (auto r = data_.sweep_replication(); !r) return r.error();
+  if (auto r = transfers_.throttle_transfers(); !r) return r.error();
+  if (auto r = verifier_.start_due_audits(false, {}); !r) return r.error();
+  if (auto r = transfers_.sweep_replication(); !r) return r.error();
   if (auto r = attempts_.detect_hangs(); !r) return r.error();
   if (auto r = attempts_.move_off_draining(); !r) return r.error();
   if (auto r = attempts_.advance_preemptions(); !r) return r.error();

@@ -7,9 +7,10 @@
 //
 // The brain is its parts, which share the store's one transaction (brain_core.h): placing
 // (placer.h), the attempts and what follows their end (attempt_tracker.h), health
-// (health_judge.h), hot spares (spare_pool.h), data (data_keeper.h), staging a launch's data
-// (data_stager.h) and reconciling duplicates (reconciler.h). Brain opens the transaction, hands
-// each event to the part it concerns, and runs the tick's rounds.
+// (health_judge.h), hot spares (spare_pool.h), data (data_registry.h, data_transfers.h,
+// data_verifier.h), staging a launch's data (data_stager.h) and reconciling duplicates
+// (reconciler.h). Brain opens the transaction, hands each event to the part it concerns, and runs
+// the tick's rounds.
 
 #include <cstdint>
 #include <string>
@@ -18,8 +19,10 @@
 #include "scheduler/brain/attempt_tracker.h"
 #include "scheduler/brain/brain_core.h"
 #include "scheduler/brain/brain_event.h"
-#include "scheduler/brain/data_keeper.h"
+#include "scheduler/brain/data_registry.h"
 #include "scheduler/brain/data_stager.h"
+#include "scheduler/brain/data_transfers.h"
+#include "scheduler/brain/data_verifier.h"
 #include "scheduler/brain/health_judge.h"
 #include "scheduler/brain/placer.h"
 #include "scheduler/brain/reconciler.h"
@@ -74,13 +77,13 @@ class Brain {
   Result<BrainReply> on(const OpenTicket& e) { return support_.on(e); }
   Result<BrainReply> on(const NoteTicket& e) { return support_.on(e); }
   Result<BrainReply> on(const CloseTicket& e) { return support_.on(e); }
-  Result<BrainReply> on(const ManifestCompleted& e) { return data_.on(e); }
-  Result<BrainReply> on(const RemoveCompleted& e) { return data_.on(e); }
-  Result<BrainReply> on(const TransferProgressed& e) { return data_.on(e); }
-  Result<BrainReply> on(const TransferFinished& e) { return data_.on(e); }
-  Result<BrainReply> on(const RegisterDataset& e) { return data_.on(e); }
-  Result<BrainReply> on(const ReplicateData& e) { return data_.on(e); }
-  Result<BrainReply> on(const StartAudit& e) { return data_.on(e); }
+  Result<BrainReply> on(const ManifestCompleted& e) { return verifier_.on(e); }
+  Result<BrainReply> on(const RemoveCompleted& e) { return transfers_.on(e); }
+  Result<BrainReply> on(const TransferProgressed& e) { return transfers_.on(e); }
+  Result<BrainReply> on(const TransferFinished& e) { return transfers_.on(e); }
+  Result<BrainReply> on(const RegisterDataset& e) { return registry_.on(e); }
+  Result<BrainReply> on(const ReplicateData& e) { return transfers_.on(e); }
+  Result<BrainReply> on(const StartAudit& e) { return verifier_.on(e); }
   Result<BrainReply> on(const Tick& e);
   // Registers one configured cluster in the store (a new one as healthy, in the admission its
   // spec asks for); one already there keeps its row.
@@ -91,7 +94,9 @@ class Brain {
   BrainCore core_;
   HealthJudge health_;
   SparePool spares_;
-  DataKeeper data_;
+  DataRegistry registry_;
+  DataTransfers transfers_;
+  DataVerifier verifier_;
   DataStager staging_;
   Reconciler reconciler_;
   Placer placer_;

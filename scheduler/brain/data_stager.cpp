@@ -1,7 +1,7 @@
 // The brain's staging (issue 5): which checkpoints a launch may resume from at a site, what a
 // job still needs copied there before it starts (its datasets, a newer checkpoint held at another
 // site), and the staging-time terms placement weighs (data_stager.h). Copies are started through
-// the data part's start_transfer (data_transfers.cpp).
+// the transfers' start_transfer (data_transfers.h).
 #include <algorithm>
 #include <set>
 
@@ -31,7 +31,7 @@ Result<std::vector<ResumeCandidate>> DataStager::resume_candidates_at(JobId job,
     }
     for (const auto& r : *copies) {
       if (r.checkpoint_id != c.id) continue;
-      auto within = data_.confinement_of(r);
+      auto within = registry_.confinement_of(r);
       if (!within) return within.error();
       if (r.cluster != cluster) {
         // Saved where storage cannot be listed (no provider now): never verified, so offered by its
@@ -98,7 +98,7 @@ Result<DataStager::CheckpointStaging> DataStager::stage_checkpoint(
   out.saved_before = true;
   auto copies = store_.replicas_of_checkpoints_with_copies(job.id);
   if (!copies) return copies.error();
-  auto usable = data_.usable_sites();
+  auto usable = transfers_.usable_sites();
   if (!usable) return usable.error();
   if (usable->count(cluster) == 0) return out;
   auto attempts = store_.attempts_of(job.id);
@@ -116,7 +116,7 @@ Result<DataStager::CheckpointStaging> DataStager::stage_checkpoint(
     // The newest checkpoint held elsewhere: what resuming from anything older here loses.
     const std::string from =
         *in_flight != nullptr ? (*in_flight)->src_cluster : found.source->cluster;
-    auto bw = data_.bandwidth_between(from, cluster);
+    auto bw = transfers_.bandwidth_between(from, cluster);
     if (!bw) return bw.error();
     const ResumeWeighing w = weigh_resume(best_here, it->step, step_s, it->bytes.value_or(0), *bw);
     const std::string estimates = describe_weighing(w);
@@ -170,7 +170,7 @@ Result<std::string> DataStager::wait_for_checkpoint_copy(
     transfer = in_flight->id;
   } else {
     const ClusterSpec* spec = cluster_spec(cluster);
-    auto id = data_.start_transfer(
+    auto id = transfers_.start_transfer(
         *source, cluster, replica_path(spec->checkpoints_dir(), job.id, ckpt.step, ckpt.path),
         "staging for job " + std::to_string(job.id), ckpt.bytes.value_or(0));
     if (!id) return id.error();
@@ -213,7 +213,7 @@ Result<std::map<std::string, double>> DataStager::staging_estimates(const JobSpe
         if (r.cluster == c.name && r.state == ReplicaState::copying) here = true;
         if (r.state != ReplicaState::verified) continue;
         if (r.cluster == c.name) here = true;
-        auto bw = data_.bandwidth_between(r.cluster, c.name);
+        auto bw = transfers_.bandwidth_between(r.cluster, c.name);
         if (!bw) return bw.error();
         best = std::max(best, *bw);
       }
@@ -248,7 +248,7 @@ Result<std::map<std::string, double>> DataStager::checkpoint_copy_estimates(JobI
     }
     double best = 0;
     for (const auto& from : sources) {
-      auto bw = data_.bandwidth_between(from, c.name);
+      auto bw = transfers_.bandwidth_between(from, c.name);
       if (!bw) return bw.error();
       best = std::max(best, *bw);
     }
@@ -278,7 +278,7 @@ Result<std::vector<std::string>> DataStager::stage_for(const JobRow& job,
     for (const auto& r : *copies) {
       if (r.cluster == cluster) here = &r;
       if (r.state != ReplicaState::verified || r.cluster == cluster) continue;
-      auto bw = data_.bandwidth_between(r.cluster, cluster);
+      auto bw = transfers_.bandwidth_between(r.cluster, cluster);
       if (!bw) return bw.error();
       if (*bw > best) {
         best = *bw;
@@ -313,8 +313,8 @@ Result<std::vector<std::string>> DataStager::stage_for(const JobRow& job,
       waits.push_back(std::move(why));
       continue;
     }
-    auto id = data_.start_transfer(*source, cluster, dataset_path(spec->datasets_dir(), name),
-                                   "staging for job " + std::to_string(job.id), (*d)->bytes);
+    auto id = transfers_.start_transfer(*source, cluster, dataset_path(spec->datasets_dir(), name),
+                                        "staging for job " + std::to_string(job.id), (*d)->bytes);
     if (!id) return id.error();
     std::string why = "dataset " + name + " is being copied from " + source->cluster;
     why += " to " + cluster + " (transfer " + std::to_string(*id) + ")";

@@ -2,8 +2,9 @@
 // The brain's staging part (issue 5, docs/data.md): which checkpoints a launch may resume from
 // at a site, what a job still needs copied there before it starts (its datasets, a newer
 // checkpoint held at another site), and the staging-time terms placement weighs. It writes no
-// copy row of its own: where copies lie and the copies it starts go through the data part
-// (DataKeeper). Placing asks it what a launch needs; nothing else does.
+// copy row of its own: where copies lie is the registry's (DataRegistry), the copies it starts
+// and the bandwidth between sites the transfers' (DataTransfers). Placing asks it what a launch
+// needs; nothing else does.
 
 #include <map>
 #include <optional>
@@ -12,13 +13,15 @@
 #include <vector>
 
 #include "scheduler/brain/brain_core.h"
-#include "scheduler/brain/data_keeper.h"
+#include "scheduler/brain/data_registry.h"
+#include "scheduler/brain/data_transfers.h"
 
 namespace orch {
 
 class DataStager : BrainPart {
  public:
-  DataStager(BrainCore& core, DataKeeper& data) : BrainPart(core), data_(data) {}
+  DataStager(BrainCore& core, DataRegistry& registry, DataTransfers& transfers)
+      : BrainPart(core), registry_(registry), transfers_(transfers) {}
 
   // Candidates to resume from at `cluster`, newest first (verified or not yet listed copies).
   Result<std::vector<ResumeCandidate>> resume_candidates_at(JobId job, const std::string& cluster);
@@ -65,7 +68,8 @@ class DataStager : BrainPart {
                                                const std::string& from,
                                                const std::string& estimates);
 
-  DataKeeper& data_;
+  DataRegistry& registry_;
+  DataTransfers& transfers_;
 };
 
 }  // namespace orch

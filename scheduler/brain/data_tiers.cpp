@@ -3,18 +3,22 @@
 // the background; each is a line of the same step, and each becomes a copy of one checkpoint.
 // A node's copy is listed like any other (its manifest is the checkpoint's when it comes first),
 // never a source for copies elsewhere, resumed from only on its node, lost with its node, and
-// deleted by retention with the checkpoint or once newer ones are kept on that node. docs/data.md.
+// deleted by retention with the checkpoint or once newer ones are kept on that node. The tiers'
+// rules are here together: where a node's copy lies, attaching a tier and a lost node's copies
+// are the registry's (data_registry.h), each node's retention the transfers' (data_transfers.h).
+// docs/data.md.
 #include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
 
-#include "scheduler/brain/data_keeper.h"
+#include "scheduler/brain/data_registry.h"
+#include "scheduler/brain/data_transfers.h"
 #include "scheduler/model/checkpoint_dir.h"
 
 namespace orch {
 
-Result<std::string> DataKeeper::tier_dir(const AttemptRow& a, const CheckpointReport& c) {
+Result<std::string> DataRegistry::tier_dir(const AttemptRow& a, const CheckpointReport& c) {
   if (c.tier == CheckpointTier::shared) return checkpoint_dir_of(a);
   const ClusterSpec* spec = cluster_spec(a.cluster);
   if (spec == nullptr || spec->node_local_root.empty()) {
@@ -29,8 +33,8 @@ Result<std::string> DataKeeper::tier_dir(const AttemptRow& a, const CheckpointRe
   return node_local_job_dir(spec->node_local_root, c.node, a.job_id);
 }
 
-Result<bool> DataKeeper::add_tier_copy(const AttemptRow& a, const CheckpointReport& c,
-                                       const std::string& path) {
+Result<bool> DataRegistry::add_tier_copy(const AttemptRow& a, const CheckpointReport& c,
+                                         const std::string& path) {
   auto same_step = store_.checkpoints_of_attempt_at(a.job_id, a.id, c.step);
   if (!same_step) return same_step.error();
   for (const CheckpointRow& ckpt : *same_step) {
@@ -47,7 +51,7 @@ Result<bool> DataKeeper::add_tier_copy(const AttemptRow& a, const CheckpointRepo
   return false;
 }
 
-Result<void> DataKeeper::lose_node_copies(const AttemptRow& a, const std::string& node) {
+Result<void> DataRegistry::lose_node_copies(const AttemptRow& a, const std::string& node) {
   auto lost =
       store_.lose_node_copies(a.cluster, node,
                               "lost with node " + node + " (attempt " + std::to_string(a.no) +
@@ -57,9 +61,9 @@ Result<void> DataKeeper::lose_node_copies(const AttemptRow& a, const std::string
   return Ok{};
 }
 
-Result<void> DataKeeper::retire_node_copies(JobId job, const std::vector<CheckpointRow>& ckpts,
-                                            const std::vector<ReplicaRow>& copies, int keep,
-                                            const ReplicationPlan& plan) {
+Result<void> DataTransfers::retire_node_copies(JobId job, const std::vector<CheckpointRow>& ckpts,
+                                               const std::vector<ReplicaRow>& copies, int keep,
+                                               const ReplicationPlan& plan) {
   // Per node, the newest `keep` checkpoints with a live copy there stay; older ones go. Copies
   // the plan's retention just deleted (every copy of the checkpoint at that site) are gone.
   std::set<std::pair<std::int64_t, std::string>> deleted;

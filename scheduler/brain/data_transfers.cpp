@@ -1,21 +1,18 @@
-// The brain's data movement (issue 5): checkpoint replication and retention (the plan is
-// scheduler/data/replication_plan.h), transfers as the transfer worker reports them, MFU-aware
-// throttling (scheduler/data/throttle.h), and staging a job's data before its launch.
+// The data transfers (issue 5): copies between sites as the transfer worker reports them
+// (started, progressed, finished, retried, failed, cancelled), MFU-aware throttling
+// (scheduler/data/throttle.h), and replicating a dataset or checkpoint by hand. Replication and
+// retention are data_replication.cpp. Where a copy must lie and what it should hold are the
+// registry's (data_registry.h).
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
-#include <iterator>
 
-#include "scheduler/brain/brain_text.h"
-#include "scheduler/brain/data_keeper.h"
+#include "scheduler/brain/data_transfers.h"
 #include "scheduler/data/replication_plan.h"
 #include "scheduler/data/staging.h"
 #include "scheduler/data/throttle.h"
 
 namespace orch {
 namespace {
-
-using brain_text::base36;
 
 double cap_of(const ClusterSpec* s) {
   return s != nullptr && s->data.bwlimit_mb_s > 0 ? s->data.bwlimit_mb_s * 1e6 : 0.0;
@@ -28,18 +25,16 @@ double tighter(double a, double b) {
   return std::min(a, b);
 }
 
-constexpr Millis kSweepEveryMs = 10'000;
+}  // namespace
 
-double bandwidth_of(const std::vector<TransferRow>& done) {
+double DataTransfers::bandwidth_of(const std::vector<TransferRow>& done) {
   std::vector<CopySample> samples;
   samples.reserve(done.size());
   for (const auto& t : done) samples.push_back({t.copied_bytes, t.copy_seconds});
   return estimate_bandwidth(samples);
 }
 
-}  // namespace
-
-Result<std::set<std::string>> DataKeeper::usable_sites() {
+Result<std::set<std::string>> DataTransfers::usable_sites() {
   auto rows = store_.clusters();
   if (!rows) return rows.error();
   std::set<std::string> usable;
@@ -51,15 +46,15 @@ Result<std::set<std::string>> DataKeeper::usable_sites() {
   return usable;
 }
 
-Result<double> DataKeeper::bandwidth_between(const std::string& a, const std::string& b) {
+Result<double> DataTransfers::bandwidth_between(const std::string& a, const std::string& b) {
   auto done = store_.done_transfers(a, b, 10);
   if (!done) return done.error();
   return bandwidth_of(*done);
 }
 
-Result<std::int64_t> DataKeeper::start_transfer(const ReplicaRow& source, const std::string& to,
-                                                const std::string& dst_path, const std::string& why,
-                                                std::int64_t bytes) {
+Result<std::int64_t> DataTransfers::start_transfer(const ReplicaRow& source, const std::string& to,
+                                                   const std::string& dst_path,
+                                                   const std::string& why, std::int64_t bytes) {
   const Millis now = clock_.now_ms();
   // The destination's copy row: a new one, or the lost/corrupt one being replaced.
   std::vector<ReplicaRow> existing;
@@ -91,7 +86,7 @@ Result<std::int64_t> DataKeeper::start_transfer(const ReplicaRow& source, const 
   if (dst.confined_to.empty()) {
     // Recorded with the copy: orchestrate's replica directory there, or the job's own directory
     // when the copy goes back to the path the job wrote.
-    auto within = confinement_of(dst);
+    auto within = registry_.confinement_of(dst);
     if (!within) return within.error();
     dst.confined_to = *within;
   }
@@ -113,7 +108,7 @@ Result<std::int64_t> DataKeeper::start_transfer(const ReplicaRow& source, const 
   t.src_path = source.path;
   t.dst_cluster = to;
   t.dst_path = dst.path;
-  auto manifest = registered_manifest(source);
+  auto manifest = registry_.registered_manifest(source);
   if (!manifest) return manifest.error();
   t.directory = *manifest && (*manifest)->directory;
   t.state = TransferState::queued;
@@ -127,196 +122,9 @@ Result<std::int64_t> DataKeeper::start_transfer(const ReplicaRow& source, const 
   return *id;
 }
 
-// ---- replication and retention ----------------------------------------------------------------
-
-Result<void> DataKeeper::replicate_job(JobId job_id) {
-  auto job = store_.job(job_id);
-  if (!job) return job.error();
-  if (!*job) return Ok{};
-  const ReplicationSpec& policy = (*job)->spec.checkpoint.replicate;
-  if (!policy.enabled) return Ok{};
-  // A checkpoint whose copies are all deleted or missing is neither usable nor anything to
-  // delete: the plan is made of those that still have a copy, however many the job saved.
-  auto ckpts = store_.checkpoints_with_copies(job_id);
-  if (!ckpts) return ckpts.error();
-  if (ckpts->empty()) return Ok{};
-  auto copies = store_.replicas_of_checkpoints_with_copies(job_id);
-  if (!copies) return copies.error();
-  auto active = store_.transfers(true, 10000);
-  if (!active) return active.error();
-  auto in = replication_input(policy, *ckpts, *copies, *active);
-  if (!in) return in.error();
-  const ReplicationPlan plan = plan_replication(*in);
-  if (auto r = start_replica_copies(job_id, plan, *ckpts, *copies, *active); !r) return r;
-  if (auto r = delete_replicas(job_id, plan, *ckpts, *copies); !r) return r;
-  return retire_node_copies(job_id, *ckpts, *copies, policy.keep, plan);
-}
-
-Result<ReplicationInput> DataKeeper::replication_input(const ReplicationSpec& policy,
-                                                       const std::vector<CheckpointRow>& ckpts,
-                                                       const std::vector<ReplicaRow>& copies,
-                                                       const std::vector<TransferRow>& active) {
-  auto usable = usable_sites();
-  if (!usable) return usable.error();
-  ReplicationInput in;
-  in.policy = policy;
-  in.usable_sites = *usable;
-  std::set<std::int64_t> ids;
-  for (const auto& c : ckpts) {
-    ids.insert(c.id);
-    CheckpointView v;
-    v.id = c.id;
-    v.step = c.step;
-    v.saved_at = c.cluster;
-    for (const auto& r : copies) {
-      // The node tier is not a site's copy: lost with its node, read on it only.
-      if (r.checkpoint_id == c.id && on_shared_storage(r)) {
-        v.replicas.push_back({r.cluster, r.state});
-      }
-    }
-    in.checkpoints.push_back(std::move(v));
-  }
-  for (const auto& t : active) {
-    if (t.checkpoint_id && ids.count(*t.checkpoint_id) != 0) {
-      in.in_flight.insert({*t.checkpoint_id, t.dst_cluster});
-    }
-  }
-  // done_transfers reads both directions, so each pair is read once and serves both.
-  for (auto a = usable->begin(); a != usable->end(); ++a) {
-    for (auto b = std::next(a); b != usable->end(); ++b) {
-      auto done = store_.done_transfers(*a, *b, 10);
-      if (!done) return done.error();
-      if (done->empty()) continue;
-      const double bps = bandwidth_of(*done);
-      in.bandwidth[{*a, *b}] = bps;
-      in.bandwidth[{*b, *a}] = bps;
-    }
-  }
-  return in;
-}
-
-Result<void> DataKeeper::start_replica_copies(JobId job_id, const ReplicationPlan& plan,
-                                              const std::vector<CheckpointRow>& ckpts,
-                                              const std::vector<ReplicaRow>& copies,
-                                              const std::vector<TransferRow>& active) {
-  std::map<std::int64_t, const CheckpointRow*> by_id;
-  for (const auto& c : ckpts) by_id[c.id] = &c;
-  // One copy of a job's checkpoints to a site at a time: when it is verified the plan runs
-  // again and copies the newest then, rather than every checkpoint of a fast-saving job.
-  std::set<std::string> busy_destinations;
-  for (const auto& t : active) {
-    if (t.checkpoint_id && by_id.count(*t.checkpoint_id) != 0)
-      busy_destinations.insert(t.dst_cluster);
-  }
-  for (const auto& copy : plan.copies) {
-    if (busy_destinations.count(copy.to) != 0) continue;
-    const CheckpointRow* c = by_id[copy.checkpoint_id];
-    const ClusterSpec* to = cluster_spec(copy.to);
-    if (c == nullptr || to == nullptr) continue;
-    const ReplicaRow* source = nullptr;
-    for (const auto& r : copies) {
-      if (r.checkpoint_id == c->id && r.cluster == copy.from && on_shared_storage(r) &&
-          r.state == ReplicaState::verified) {
-        source = &r;
-      }
-    }
-    if (source == nullptr) continue;
-    // Back to the site that saved it: to the path the job wrote (it may resume from there).
-    std::string dst_path = copy.to == c->cluster
-                               ? c->path
-                               : replica_path(to->checkpoints_dir(), job_id, c->step, c->path);
-    auto id = start_transfer(*source, copy.to, dst_path, copy.why, c->bytes.value_or(0));
-    if (!id) return id.error();
-    if (auto r = event(job_id, std::nullopt, "replication-started",
-                       "copying the checkpoint at step " + std::to_string(c->step) + " from " +
-                           copy.from + " to " + copy.to + " (transfer " + std::to_string(*id) +
-                           "): " + copy.why);
-        !r) {
-      return r;
-    }
-  }
-  return Ok{};
-}
-
-Result<void> DataKeeper::delete_replicas(JobId job_id, const ReplicationPlan& plan,
-                                         const std::vector<CheckpointRow>& ckpts,
-                                         const std::vector<ReplicaRow>& copies) {
-  for (const auto& del : plan.deletes) {
-    for (const auto& r : copies) {
-      if (r.checkpoint_id != del.checkpoint_id || r.cluster != del.cluster) continue;
-      auto removed = remove_copy(r, del.why);
-      if (!removed) return removed.error();
-      if (!*removed) continue;
-      std::int64_t step = 0;
-      for (const auto& c : ckpts) {
-        if (c.id == del.checkpoint_id) step = c.step;
-      }
-      const std::string where = r.cluster + (r.node.empty() ? "" : " (node " + r.node + ")");
-      if (auto s = event(job_id, std::nullopt, "checkpoint-deleted",
-                         "deleting the checkpoint at step " + std::to_string(step) + " at " +
-                             where + ": " + del.why);
-          !s) {
-        return s;
-      }
-    }
-  }
-  return Ok{};
-}
-
-Result<bool> DataKeeper::remove_copy(ReplicaRow r, const std::string& why) {
-  if (r.state == ReplicaState::deleted || r.state == ReplicaState::refused) return false;
-  // The site deletes only inside this directory, after resolving links (issue 37); a copy
-  // with none to confine it (its cluster is no longer configured) is left alone.
-  auto within = confinement_of(r);
-  if (!within) return within.error();
-  if (within->empty()) return false;
-  const bool present = r.state != ReplicaState::missing;
-  r.state = ReplicaState::deleted;
-  r.detail = why;
-  r.updated_ms = clock_.now_ms();
-  if (auto s = store_.update_replica(r); !s) return s.error();
-  if (!present) return false;
-  OutboxRow row;
-  row.cluster = r.cluster;
-  row.kind = ActionKind::remove;
-  row.token =
-      "remove-" + std::to_string(r.id) + "-" + base36(static_cast<std::uint64_t>(clock_.now_ms()));
-  row.payload = {{"replica_id", r.id}, {"path", r.path}, {"within", *within}};
-  row.created_ms = clock_.now_ms();
-  if (auto s = store_.enqueue(row); !s) return s.error();
-  return true;
-}
-
-Result<void> DataKeeper::sweep_replication() {
-  const Millis now = clock_.now_ms();
-  if (now - last_sweep_ms_ < kSweepEveryMs) return Ok{};
-  last_sweep_ms_ = now;
-  // Only jobs with a checkpoint have anything to replicate: a queue of jobs that never ran
-  // costs an index probe each, not a read of its spec.
-  auto jobs = store_.unfinished_jobs_with_checkpoints();
-  if (!jobs) return jobs.error();
-  for (JobId id : *jobs) {
-    if (auto r = replicate_job(id); !r) return r;
-  }
-  return Ok{};
-}
-
-Result<BrainReply> DataKeeper::on(const RemoveCompleted& e) {
-  if (auto r = store_.mark_action_done(e.outbox_id, clock_.now_ms()); !r) return r.error();
-  auto replica = store_.replica(e.payload.value("replica_id", std::int64_t{0}));
-  if (!replica) return replica.error();
-  if (!*replica) return BrainReply{};
-  ReplicaRow& r = **replica;
-  r.detail = e.result ? r.detail + "; deleted"
-                      : r.detail + "; could not delete: " + e.result.error().message;
-  r.updated_ms = clock_.now_ms();
-  if (auto s = store_.update_replica(r); !s) return s.error();
-  return BrainReply{};
-}
-
 // ---- transfers --------------------------------------------------------------------------------
 
-Result<BrainReply> DataKeeper::on(const TransferProgressed& e) {
+Result<BrainReply> DataTransfers::on(const TransferProgressed& e) {
   auto t = store_.transfer(e.transfer_id);
   if (!t) return t.error();
   if (!*t || !transfer_active((*t)->state) || (*t)->state == TransferState::verifying) {
@@ -342,15 +150,15 @@ Result<BrainReply> DataKeeper::on(const TransferProgressed& e) {
 
 // Is a failed copy's source still there? It may have failed because it is gone; the listing
 // (sizes only) settles it, and a missing source cancels the copies from it.
-Result<void> DataKeeper::audit_transfer_source(const TransferRow& tr) {
+Result<void> DataTransfers::audit_transfer_source(const TransferRow& tr) {
   auto copies = tr.checkpoint_id ? store_.replicas_of_checkpoint(*tr.checkpoint_id)
                                  : store_.replicas_of_dataset(tr.dataset);
   if (!copies) return copies.error();
   for (const auto& c : *copies) {
     if (c.cluster == tr.src_cluster && on_shared_storage(c) && c.state == ReplicaState::verified &&
-        auditing_.insert(c.id).second) {
-      if (auto r = request_manifest(c, ManifestPurpose::audit, std::nullopt, {},
-                                    ManifestRequest::Hash::none);
+        registry_.begin_audit(c.id)) {
+      if (auto r = registry_.request_manifest(c, ManifestPurpose::audit, std::nullopt, {},
+                                              ManifestRequest::Hash::none);
           !r)
         return r;
     }
@@ -358,7 +166,7 @@ Result<void> DataKeeper::audit_transfer_source(const TransferRow& tr) {
   return Ok{};
 }
 
-Result<BrainReply> DataKeeper::on(const TransferFinished& e) {
+Result<BrainReply> DataTransfers::on(const TransferFinished& e) {
   auto t = store_.transfer(e.transfer_id);
   if (!t) return t.error();
   if (!*t || !transfer_active((*t)->state)) return BrainReply{};
@@ -370,7 +178,7 @@ Result<BrainReply> DataKeeper::on(const TransferFinished& e) {
   tr.updated_ms = now;
   std::optional<JobId> job;
   if (*replica) {
-    auto j = job_of(**replica);
+    auto j = registry_.job_of(**replica);
     if (!j) return j.error();
     job = *j;
   }
@@ -382,7 +190,7 @@ Result<BrainReply> DataKeeper::on(const TransferFinished& e) {
     if (!e.result->route.empty()) tr.route = e.result->route;
     if (auto r = store_.update_transfer(tr); !r) return r.error();
     if (*replica) {
-      if (auto r = request_manifest(**replica, ManifestPurpose::verify, tr.id); !r)
+      if (auto r = registry_.request_manifest(**replica, ManifestPurpose::verify, tr.id); !r)
         return r.error();
     }
     return BrainReply{};
@@ -434,7 +242,8 @@ Result<BrainReply> DataKeeper::on(const TransferFinished& e) {
   return BrainReply{};
 }
 
-Result<void> DataKeeper::cancel_transfers_from(const ReplicaRow& source, const std::string& why) {
+Result<void> DataTransfers::cancel_transfers_from(const ReplicaRow& source,
+                                                  const std::string& why) {
   auto active = store_.transfers(true, 10000);
   if (!active) return active.error();
   const Millis now = clock_.now_ms();
@@ -462,7 +271,7 @@ Result<void> DataKeeper::cancel_transfers_from(const ReplicaRow& source, const s
 
 // ---- throttling -------------------------------------------------------------------------------
 
-Result<void> DataKeeper::throttle_transfers() {
+Result<void> DataTransfers::throttle_transfers() {
   auto active = store_.transfers(true, 1000);
   if (!active) return active.error();
   const Millis now = clock_.now_ms();
@@ -525,6 +334,81 @@ Result<void> DataKeeper::throttle_transfers() {
     }
   }
   return Ok{};
+}
+
+Result<BrainReply> DataTransfers::on(const ReplicateData& e) {
+  const ClusterSpec* to = cluster_spec(e.to);
+  if (!to) return make_error(ErrorKind::not_found, "no cluster " + e.to + " is configured");
+  if (!lists_storage_at(to)) {
+    return make_error(ErrorKind::unsupported, "cluster " + e.to + " (provider " + to->provider +
+                                                  ") cannot hold copies yet");
+  }
+  std::vector<ReplicaRow> copies;
+  std::string name;
+  std::string dst_path;
+  std::int64_t bytes = 0;
+  if (!e.dataset.empty()) {
+    auto d = store_.dataset(e.dataset);
+    if (!d) return d.error();
+    if (!*d) return make_error(ErrorKind::not_found, "no dataset " + e.dataset);
+    auto rs = store_.replicas_of_dataset(e.dataset);
+    if (!rs) return rs.error();
+    copies = std::move(*rs);
+    name = "dataset " + e.dataset;
+    dst_path = dataset_path(to->datasets_dir(), e.dataset);
+    bytes = (*d)->bytes;
+  } else {
+    auto ckpts = store_.checkpoints_of(e.job_id);
+    if (!ckpts) return ckpts.error();
+    auto job = store_.job(e.job_id);
+    if (!job) return job.error();
+    if (!*job) return make_error(ErrorKind::not_found, "no job " + std::to_string(e.job_id));
+    // The newest checkpoint with a verified copy.
+    for (auto it = ckpts->rbegin(); it != ckpts->rend() && copies.empty(); ++it) {
+      auto rs = store_.replicas_of_checkpoint(it->id);
+      if (!rs) return rs.error();
+      bool verified = std::any_of(rs->begin(), rs->end(), [](const ReplicaRow& r) {
+        return r.state == ReplicaState::verified;
+      });
+      if (!verified) continue;
+      copies = std::move(*rs);
+      name =
+          "checkpoint at step " + std::to_string(it->step) + " of job " + std::to_string(e.job_id);
+      dst_path = replica_path(to->checkpoints_dir(), e.job_id, it->step, it->path);
+      bytes = it->bytes.value_or(0);
+    }
+    if (copies.empty()) {
+      return make_error(ErrorKind::conflict,
+                        "job " + std::to_string(e.job_id) + " has no verified checkpoint yet");
+    }
+  }
+  const ReplicaRow* source = nullptr;
+  double best = -1;
+  for (const auto& c : copies) {
+    if (c.cluster == e.to && on_shared_storage(c) &&
+        (c.state == ReplicaState::verified || c.state == ReplicaState::copying)) {
+      BrainReply reply;
+      reply.message = name + " is already " + std::string(to_string(c.state)) + " at " + e.to;
+      return reply;
+    }
+    if (c.state != ReplicaState::verified || !on_shared_storage(c)) continue;
+    auto bw = bandwidth_between(c.cluster, e.to);
+    if (!bw) return bw.error();
+    if (*bw > best) {
+      best = *bw;
+      source = &c;
+    }
+  }
+  if (!source) {
+    return make_error(ErrorKind::conflict, name + " has no verified copy to copy from");
+  }
+  auto id = start_transfer(*source, e.to, dst_path, "requested by a person", bytes);
+  if (!id) return id.error();
+  BrainReply reply;
+  reply.transfer_id = *id;
+  reply.message = "copying " + name + " from " + source->cluster + " to " + e.to + " (transfer " +
+                  std::to_string(*id) + ")";
+  return reply;
 }
 
 }  // namespace orch

@@ -315,7 +315,7 @@ struct ReplicaRow {
   // checkpoint directory of the attempt that reported it, or orchestrate's replica directory of
   // the job for a copy it made. Listings and deletions are refused outside it. Empty: a dataset
   // (registered by a person), or a copy recorded before schema v25 (its job's directories at
-  // that site are assumed; DataKeeper::confinement_of).
+  // that site are assumed; DataRegistry::confinement_of).
   std::string confined_to;
   // A copy on this node's own disk at `cluster` (tiered checkpoints, issue 38): the fast tier,
   // resumed from only on that node and lost with it. Empty: on the site's shared storage.

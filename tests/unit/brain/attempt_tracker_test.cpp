@@ -16,13 +16,16 @@ class AttemptTrackerTest : public BrainPartFixture {
   void SetUp() override {
     start({make_cluster("alpha").grace_s(30), make_cluster("beta")});
     health = std::make_unique<HealthJudge>(*core);
-    data = std::make_unique<DataKeeper>(*core);
-    staging = std::make_unique<DataStager>(*core, *data);
+    registry = std::make_unique<DataRegistry>(*core);
+    transfers = std::make_unique<DataTransfers>(*core, *registry);
+    verifier = std::make_unique<DataVerifier>(*core, *registry, *transfers);
+    staging = std::make_unique<DataStager>(*core, *registry, *transfers);
     reconciler = std::make_unique<Reconciler>(*core);
     spares = std::make_unique<SparePool>(*core, *health);
     placer =
         std::make_unique<Placer>(*core, PlacementPipeline::standard(), *staging, *health, *spares);
-    tracker = std::make_unique<AttemptTracker>(*core, *health, *data, *placer, *reconciler);
+    tracker = std::make_unique<AttemptTracker>(*core, *health, *registry, *verifier, *placer,
+                                               *reconciler);
     in_transaction([&] { return placer->load_queue(); });
     job_row = add_job(make_job().nodes(1).gpus(4).on({"alpha"}).hang_after_s(60).infra_restarts(3),
                       JobState::running);
@@ -39,7 +42,9 @@ class AttemptTrackerTest : public BrainPartFixture {
   }
 
   std::unique_ptr<HealthJudge> health;
-  std::unique_ptr<DataKeeper> data;
+  std::unique_ptr<DataRegistry> registry;
+  std::unique_ptr<DataTransfers> transfers;
+  std::unique_ptr<DataVerifier> verifier;
   std::unique_ptr<DataStager> staging;
   std::unique_ptr<SparePool> spares;
   std::unique_ptr<Reconciler> reconciler;

@@ -1,10 +1,11 @@
-// The staging part on its own, over copies the data part registered: a verified copy is one to
-// resume from, newest first, only where it lies; moving a checkpoint costs its bytes over the
-// bandwidth where no copy is kept or coming; a job whose dataset is elsewhere waits for a copy,
-// which is started.
+// The staging part on its own, over copies the registry recorded and the verifier verified: a
+// verified copy is one to resume from, newest first, only where it lies; moving a checkpoint costs
+// its bytes over the bandwidth where no copy is kept or coming; a job whose dataset is elsewhere
+// waits for a copy, which is started.
 #include <gmock/gmock.h>
 
 #include "scheduler/brain/data_stager.h"
+#include "scheduler/brain/data_verifier.h"
 #include "tests/harness/brain_part_fixture.h"
 
 namespace orch::testing {
@@ -18,15 +19,17 @@ class DataStagerTest : public BrainPartFixture {
     // "kube" stands for a provider whose storage cannot be listed (no real one since issue 20).
     start({make_cluster("alpha").storage("/data/alpha"), make_cluster("beta").storage("/data/b"),
            make_cluster("kube").provider("unlisted")});
-    data = std::make_unique<DataKeeper>(*core);
-    staging = std::make_unique<DataStager>(*core, *data);
+    registry = std::make_unique<DataRegistry>(*core);
+    transfers = std::make_unique<DataTransfers>(*core, *registry);
+    verifier = std::make_unique<DataVerifier>(*core, *registry, *transfers);
+    staging = std::make_unique<DataStager>(*core, *registry, *transfers);
   }
 
-  // A checkpoint at `step` reported by the attempt, registered by the data part.
+  // A checkpoint at `step` reported by the attempt, recorded by the registry.
   std::int64_t report_checkpoint(const AttemptRow& a, std::int64_t step, const std::string& path) {
     auto id = store->insert_checkpoint({0, a.job_id, a.id, step, path, 0.5, clock.now_ms()});
     std::int64_t checkpoint = id.value().value();
-    in_transaction([&] { return data->register_checkpoint(a, checkpoint, path); });
+    in_transaction([&] { return registry->register_checkpoint(a, checkpoint, path); });
     return checkpoint;
   }
 
@@ -36,7 +39,9 @@ class DataStagerTest : public BrainPartFixture {
     return m;
   }
 
-  std::unique_ptr<DataKeeper> data;
+  std::unique_ptr<DataRegistry> registry;
+  std::unique_ptr<DataTransfers> transfers;
+  std::unique_ptr<DataVerifier> verifier;
   std::unique_ptr<DataStager> staging;
 };
 
@@ -47,7 +52,7 @@ TEST_F(DataStagerTest, AListedCheckpointIsVerifiedAndOfferedToResumeFromNewestFi
   report_checkpoint(a, 200, "/data/alpha/ckpt-200");
   for (const auto& row : outbox("alpha", ActionKind::manifest)) {
     in_transaction([&] {
-      return data->on(ManifestCompleted{row.id, "alpha", row.payload, one_file(10)});
+      return verifier->on(ManifestCompleted{row.id, "alpha", row.payload, one_file(10)});
     });
   }
   auto here = transaction_value([&] { return staging->resume_candidates_at(job.id, "alpha"); });
@@ -66,7 +71,8 @@ TEST_F(DataStagerTest, MovingACheckpointCostsItsBytesOverTheBandwidthWhereNoCopy
   EXPECT_TRUE(staging->checkpoint_copy_estimates(job.id).value().empty()) << "size not known yet";
   auto listing = outbox("alpha", ActionKind::manifest).at(0);
   in_transaction([&] {
-    return data->on(ManifestCompleted{listing.id, "alpha", listing.payload, one_file(300'000'000)});
+    return verifier->on(
+        ManifestCompleted{listing.id, "alpha", listing.payload, one_file(300'000'000)});
   });
   // Nothing where it was saved; nothing at beta either, where replication is copying it off-site
   // (a move there would wait for that copy, not make another); 300 MB at the prior 100 MB/s to
@@ -79,10 +85,12 @@ TEST_F(DataStagerTest, MovingACheckpointCostsItsBytesOverTheBandwidthWhereNoCopy
 }
 
 TEST_F(DataStagerTest, AJobWhoseDatasetIsElsewhereWaitsForItsCopy) {
-  in_transaction([&] { return data->on(RegisterDataset{"tiny", "alpha", "/data/alpha/tiny"}); });
+  in_transaction([&] {
+    return registry->on(RegisterDataset{"tiny", "alpha", "/data/alpha/tiny"});
+  });
   auto listing = outbox("alpha", ActionKind::manifest).at(0);
   in_transaction([&] {
-    return data->on(ManifestCompleted{listing.id, "alpha", listing.payload, one_file(5)});
+    return verifier->on(ManifestCompleted{listing.id, "alpha", listing.payload, one_file(5)});
   });
   JobRow job = add_job(make_job().datasets({"tiny"}));
 

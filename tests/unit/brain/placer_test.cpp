@@ -16,8 +16,9 @@ class PlacerTest : public BrainPartFixture {
   void SetUp() override {
     start({make_cluster("alpha").nodes(2).gpus_per_node(4), make_cluster("beta").nodes(1)});
     health = std::make_unique<HealthJudge>(*core);
-    data = std::make_unique<DataKeeper>(*core);
-    staging = std::make_unique<DataStager>(*core, *data);
+    registry = std::make_unique<DataRegistry>(*core);
+    transfers = std::make_unique<DataTransfers>(*core, *registry);
+    staging = std::make_unique<DataStager>(*core, *registry, *transfers);
     spares = std::make_unique<SparePool>(*core, *health);
     placer =
         std::make_unique<Placer>(*core, PlacementPipeline::standard(), *staging, *health, *spares);
@@ -44,7 +45,8 @@ class PlacerTest : public BrainPartFixture {
   }
 
   std::unique_ptr<HealthJudge> health;
-  std::unique_ptr<DataKeeper> data;
+  std::unique_ptr<DataRegistry> registry;
+  std::unique_ptr<DataTransfers> transfers;
   std::unique_ptr<DataStager> staging;
   std::unique_ptr<SparePool> spares;
   std::unique_ptr<Placer> placer;

@@ -1,10 +1,12 @@
-// The data part on its own: a reported checkpoint gets a copy row where it was saved and a
-// listing there; a listing that matches verifies the copy; datasets are checked before they
-// are registered. What a launch may resume from and still needs is the stager's
-// (data_stager_test.cpp).
+// The data registry on its own: a reported checkpoint gets a copy row where it was saved,
+// confined to its job's directory, and a listing there; where storage cannot be listed it is
+// recorded unverified; a copy recorded before there were directories is confined to what the
+// cluster's root gives its job; datasets are checked before they are registered. What a listing
+// says is the verifier's (data_verifier_test.cpp); copies between sites the transfers'
+// (data_transfers_test.cpp); what a launch may resume from the stager's (data_stager_test.cpp).
 #include <gmock/gmock.h>
 
-#include "scheduler/brain/data_keeper.h"
+#include "scheduler/brain/data_registry.h"
 #include "tests/harness/brain_part_fixture.h"
 
 namespace orch::testing {
@@ -12,33 +14,27 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class DataKeeperTest : public BrainPartFixture {
+class DataRegistryTest : public BrainPartFixture {
  protected:
   void SetUp() override {
     // "kube" stands for a provider whose storage cannot be listed (no real one since issue 20).
     start({make_cluster("alpha").storage("/data/alpha"), make_cluster("beta").storage("/data/b"),
            make_cluster("kube").provider("unlisted")});
-    data = std::make_unique<DataKeeper>(*core);
+    registry = std::make_unique<DataRegistry>(*core);
   }
 
-  // A checkpoint at `step` reported by the attempt, registered by the data part.
+  // A checkpoint at `step` reported by the attempt, recorded by the registry.
   std::int64_t report_checkpoint(const AttemptRow& a, std::int64_t step, const std::string& path) {
     auto id = store->insert_checkpoint({0, a.job_id, a.id, step, path, 0.5, clock.now_ms()});
     std::int64_t checkpoint = id.value().value();
-    in_transaction([&] { return data->register_checkpoint(a, checkpoint, path); });
+    in_transaction([&] { return registry->register_checkpoint(a, checkpoint, path); });
     return checkpoint;
   }
 
-  static Manifest one_file(std::uint64_t size) {
-    Manifest m;
-    m.files.push_back({"", size, std::string(64, 'a')});  // one file: the path itself
-    return m;
-  }
-
-  std::unique_ptr<DataKeeper> data;
+  std::unique_ptr<DataRegistry> registry;
 };
 
-TEST_F(DataKeeperTest, AReportedCheckpointIsListedWhereItWasSaved) {
+TEST_F(DataRegistryTest, AReportedCheckpointIsListedWhereItWasSaved) {
   JobRow job = add_job(make_job(), JobState::running);
   AttemptRow a = add_attempt(job, "alpha", 1, {"alpha-n0"});
   std::int64_t ckpt = report_checkpoint(a, 100, "/data/alpha/ckpt-100");
@@ -53,7 +49,7 @@ TEST_F(DataKeeperTest, AReportedCheckpointIsListedWhereItWasSaved) {
   EXPECT_EQ(listings[0].payload.value("path", ""), "/data/alpha/ckpt-100");
 }
 
-TEST_F(DataKeeperTest, CopiesRecordedBeforeTheirDirectoryAreConfinedToTheJobsDirectories) {
+TEST_F(DataRegistryTest, CopiesRecordedBeforeTheirDirectoryAreConfinedToTheJobsDirectories) {
   // Rows written before schema v25: neither the attempt nor the copy names a directory. The
   // listing and the deletion are confined to what the cluster's root gives the job: its own
   // directory, or orchestrate's replica directory for a copy orchestrate made there.
@@ -61,7 +57,7 @@ TEST_F(DataKeeperTest, CopiesRecordedBeforeTheirDirectoryAreConfinedToTheJobsDir
   AttemptRow a = add_attempt(job, "alpha", 1, {"alpha-n0"});
   ASSERT_TRUE(a.checkpoint_dir.empty());
   const std::string own = "/data/alpha/checkpoints/job-" + std::to_string(job.id);
-  EXPECT_EQ(data->checkpoint_dir_of(a), own);
+  EXPECT_EQ(registry->checkpoint_dir_of(a), own);
   std::int64_t ckpt = report_checkpoint(a, 100, own + "/step-100");
   auto copy = store->replicas_of_checkpoint(ckpt).value().at(0);
   EXPECT_EQ(copy.confined_to, own) << "recorded from now on";
@@ -75,16 +71,20 @@ TEST_F(DataKeeperTest, CopiesRecordedBeforeTheirDirectoryAreConfinedToTheJobsDir
   in_transaction([&]() -> Result<void> {
     auto id = store->insert_replica(old);
     if (!id) return id.error();
+    old.id = *id;
     return Ok{};
   });
-  in_transaction([&] { return data->start_due_audits(true, "beta"); });
+  const ReplicaRow& old_copy = old;
+  EXPECT_EQ(registry->confinement_of(old_copy).value(),
+            "/data/b/checkpoints/.orchestrate/replicas/job-" + std::to_string(job.id));
+  in_transaction([&] { return registry->request_manifest(old_copy, ManifestPurpose::audit); });
   auto listings = outbox("beta", ActionKind::manifest);
   ASSERT_EQ(listings.size(), 1u);
   EXPECT_EQ(listings[0].payload.value("within", ""),
             "/data/b/checkpoints/.orchestrate/replicas/job-" + std::to_string(job.id));
 }
 
-TEST_F(DataKeeperTest, ACheckpointWhereStorageCannotBeListedIsRecordedUnverified) {
+TEST_F(DataRegistryTest, ACheckpointWhereStorageCannotBeListedIsRecordedUnverified) {
   JobRow job = add_job(make_job(), JobState::running);
   AttemptRow a = add_attempt(job, "kube", 1);
   std::int64_t ckpt = report_checkpoint(a, 10, "/ckpt/10");
@@ -94,17 +94,17 @@ TEST_F(DataKeeperTest, ACheckpointWhereStorageCannotBeListedIsRecordedUnverified
   EXPECT_TRUE(outbox("kube", ActionKind::manifest).empty());
 }
 
-TEST_F(DataKeeperTest, ADatasetIsRefusedWithWhyBeforeAnythingIsWritten) {
-  auto bad_name = data->on(RegisterDataset{"../etc", "alpha", "/data/x"});
+TEST_F(DataRegistryTest, ADatasetIsRefusedWithWhyBeforeAnythingIsWritten) {
+  auto bad_name = registry->on(RegisterDataset{"../etc", "alpha", "/data/x"});
   ASSERT_FALSE(bad_name.ok());
   EXPECT_EQ(bad_name.error().kind, ErrorKind::invalid);
-  auto relative = data->on(RegisterDataset{"tiny", "alpha", "data/x"});
+  auto relative = registry->on(RegisterDataset{"tiny", "alpha", "data/x"});
   ASSERT_FALSE(relative.ok());
   EXPECT_THAT(relative.error().message, HasSubstr("must be absolute"));
-  auto unknown = data->on(RegisterDataset{"tiny", "gamma", "/data/x"});
+  auto unknown = registry->on(RegisterDataset{"tiny", "gamma", "/data/x"});
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().kind, ErrorKind::not_found);
-  auto no_storage = data->on(RegisterDataset{"tiny", "kube", "/data/x"});
+  auto no_storage = registry->on(RegisterDataset{"tiny", "kube", "/data/x"});
   ASSERT_FALSE(no_storage.ok());
   EXPECT_EQ(no_storage.error().kind, ErrorKind::unsupported);
   EXPECT_TRUE(store->replicas_of_dataset("tiny").value().empty());
