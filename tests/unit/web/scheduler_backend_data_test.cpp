@@ -8,6 +8,7 @@
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "tests/harness/builders.h"
+#include "tests/unit/web/backend_fixture.h"
 #include "web/backend/scheduler_backend.h"
 
 namespace orch {
@@ -19,34 +20,9 @@ using testing::make_job;
 
 constexpr Millis kStart = 1'700'000'000'000;
 
-class SchedulerBackendDataTest : public ::testing::Test {
+class SchedulerBackendDataTest : public BackendFixture {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("orch-backend-data-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    const std::string path = (dir_ / "state.db").string();
-    store_ = std::move(Store::open(path).value());
-    std::vector<ClusterSpec> clusters = {make_cluster("alpha"), make_cluster("beta")};
-    clusters[0].storage_root = (dir_ / "alpha").string();
-    clusters[1].storage_root = (dir_ / "beta").string();
-    brain_ = std::make_unique<Brain>(*store_, clock_, clusters);
-    ASSERT_TRUE(brain_->start().ok());
-    // Started only by the tests of commands; until then the tests write rows themselves.
-    loop_ = std::make_unique<BrainLoop>(*brain_, 60000, [] {});
-    backend_ =
-        std::make_unique<SchedulerBackend>(std::move(Store::open(path).value()), *loop_, clusters,
-                                           std::map<std::string, ClusterPort*>{}, clock_);
-  }
-  void TearDown() override {
-    backend_.reset();
-    loop_.reset();
-    brain_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void SetUp() override { open({make_cluster("alpha"), make_cluster("beta")}); }
 
   // A job with one attempt on alpha; its id.
   JobId add_job() {
@@ -121,13 +97,6 @@ class SchedulerBackendDataTest : public ::testing::Test {
     EXPECT_TRUE(store_->update_transfer(t).ok());
     return t.id;
   }
-
-  std::filesystem::path dir_;
-  FakeClock clock_{kStart};
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<Brain> brain_;
-  std::unique_ptr<BrainLoop> loop_;
-  std::unique_ptr<SchedulerBackend> backend_;
   AttemptId attempt_ = 0;
 };
 

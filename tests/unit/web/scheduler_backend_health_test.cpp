@@ -10,6 +10,7 @@
 #include "scheduler/health/goodput.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "tests/harness/builders.h"
+#include "tests/unit/web/backend_fixture.h"
 #include "web/backend/scheduler_backend.h"
 
 namespace orch {
@@ -21,50 +22,20 @@ using testing::make_job;
 
 constexpr Millis kStart = 1'700'000'000'000;
 
-class SchedulerBackendHealthTest : public ::testing::Test {
+class SchedulerBackendHealthTest : public BackendFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("orch-backend-health-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    const std::string path = (dir_ / "state.db").string();
-    store_ = std::move(Store::open(path).value());
-    std::vector<ClusterSpec> clusters = {make_cluster("alpha").vendor("acme"),
-                                         make_cluster("beta").vendor("acme").burn_in_on_join()};
-    brain_ = std::make_unique<Brain>(*store_, clock_, clusters);
-    ASSERT_TRUE(brain_->start().ok());
-    // Started only by the tests of commands; until then the tests hand events to the brain.
-    loop_ = std::make_unique<BrainLoop>(*brain_, 60000, [] {});
-    backend_ =
-        std::make_unique<SchedulerBackend>(std::move(Store::open(path).value()), *loop_, clusters,
-                                           std::map<std::string, ClusterPort*>{}, clock_);
+    clock_.set_ms(kStart);
+    open({make_cluster("alpha").vendor("acme"),
+          make_cluster("beta").vendor("acme").burn_in_on_join()});
     handle(InventoryObserved{"alpha", {{{"a1", 4, true, ""}, {"a2", 4, true, ""}}}});
   }
-  void TearDown() override {
-    backend_.reset();
-    loop_.reset();
-    brain_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  void handle(const BrainEvent& e) {
-    auto r = brain_->handle(e);
-    ASSERT_TRUE(r.ok()) << r.error().message;
-  }
+
   json nodes(std::optional<std::string> cluster, std::optional<std::string> state) {
     auto r = backend_->list_nodes(NodeFilter{std::move(cluster), std::move(state)});
     EXPECT_TRUE(r.ok()) << r.error().message;
     return r ? (*r)["nodes"] : json::array();
   }
-
-  std::filesystem::path dir_;
-  FakeClock clock_{kStart};
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<Brain> brain_;
-  std::unique_ptr<BrainLoop> loop_;
-  std::unique_ptr<SchedulerBackend> backend_;
 };
 
 TEST_F(SchedulerBackendHealthTest, ListNodesWithTheirStanding) {

@@ -9,6 +9,7 @@
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "tests/harness/builders.h"
+#include "tests/unit/web/backend_fixture.h"
 #include "web/backend/scheduler_backend.h"
 #include "web/openapi_schemas.h"
 
@@ -73,33 +74,10 @@ std::string misfit(const json& schemas, const json& schema, const json& value,
   return "";
 }
 
-class BackendAnswers : public ::testing::Test {
+class BackendAnswers : public BackendFixture {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / "orch-backend-schemas";
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    const std::string path = (dir_ / "state.db").string();
-    store_ = std::move(Store::open(path).value());
-    std::vector<ClusterSpec> clusters = {make_cluster("alpha"), make_cluster("beta")};
-    brain_ = std::make_unique<Brain>(*store_, clock_, clusters);
-    ASSERT_TRUE(brain_->start().ok());
-    loop_ = std::make_unique<BrainLoop>(*brain_, 1000, [] {});  // never started: reads only
-    backend_ =
-        std::make_unique<SchedulerBackend>(std::move(Store::open(path).value()), *loop_, clusters,
-                                           std::map<std::string, ClusterPort*>{}, clock_);
-  }
-  void TearDown() override {
-    backend_.reset();
-    loop_.reset();
-    brain_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  void handle(const BrainEvent& e) {
-    auto r = brain_->handle(e);
-    ASSERT_TRUE(r.ok()) << r.error().message;
-  }
+  void SetUp() override { open({make_cluster("alpha"), make_cluster("beta")}); }
+
   // A running job on alpha with a checkpoint, a failing node and a healthy one.
   std::int64_t a_running_job() {
     auto submitted = brain_->handle(SubmitJob{make_job().nodes(1).gpus(4).on({"alpha"})});
@@ -117,13 +95,6 @@ class BackendAnswers : public ::testing::Test {
     const json schemas = openapi_schemas();
     EXPECT_EQ(misfit(schemas, schemas.at(schema), answer, schema), "") << answer.dump(1);
   }
-
-  std::filesystem::path dir_;
-  FakeClock clock_;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<Brain> brain_;
-  std::unique_ptr<BrainLoop> loop_;
-  std::unique_ptr<SchedulerBackend> backend_;
 };
 
 TEST_F(BackendAnswers, JobsAndAJobAreWhatTheDocumentSays) {

@@ -6,6 +6,7 @@
 #include "scheduler/brain/brain.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "tests/harness/builders.h"
+#include "tests/unit/web/backend_fixture.h"
 #include "web/backend/scheduler_backend.h"
 
 namespace orch {
@@ -14,48 +15,16 @@ namespace {
 using testing::make_cluster;
 using testing::make_job;
 
-class SchedulerBackendTest : public ::testing::Test {
+class SchedulerBackendTest : public BackendFixture {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("orch-backend-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    const std::string path = (dir_ / "state.db").string();
-    store_ = std::move(Store::open(path).value());
-    std::vector<ClusterSpec> clusters = {make_cluster("alpha"), make_cluster("beta")};
-    brain_ = std::make_unique<Brain>(*store_, clock_, clusters);
-    ASSERT_TRUE(brain_->start().ok());
-    loop_ = std::make_unique<BrainLoop>(*brain_, 1000, [] {});  // never started: reads only
-    backend_ =
-        std::make_unique<SchedulerBackend>(std::move(Store::open(path).value()), *loop_, clusters,
-                                           std::map<std::string, ClusterPort*>{}, clock_);
-  }
-  void TearDown() override {
-    backend_.reset();
-    loop_.reset();
-    brain_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void SetUp() override { open({make_cluster("alpha"), make_cluster("beta")}); }
+
   // GET /jobs's page as the client parses it.
   nlohmann::json page(const JobFilter& filter) {
     auto text = backend_->list_jobs(filter);
     EXPECT_TRUE(text.ok()) << text.error().message;
     return text.ok() ? nlohmann::json::parse(text->text) : nlohmann::json(nullptr);
   }
-  void handle(const BrainEvent& e) {
-    auto r = brain_->handle(e);
-    ASSERT_TRUE(r.ok()) << r.error().message;
-  }
-
-  std::filesystem::path dir_;
-  FakeClock clock_;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<Brain> brain_;
-  std::unique_ptr<BrainLoop> loop_;
-  std::unique_ptr<SchedulerBackend> backend_;
 };
 
 TEST_F(SchedulerBackendTest, JobsComePagedNewestFirstWithTheirAttemptsAndLatestCheckpoint) {
