@@ -22,7 +22,10 @@ constexpr Millis kStart = 1'700'000'000'000;
 
 class SchedulerBackendDataTest : public BackendFixture {
  protected:
-  void SetUp() override { open({make_cluster("alpha"), make_cluster("beta")}); }
+  void SetUp() override {
+    clock_.set_ms(kStart);
+    open({make_cluster("alpha"), make_cluster("beta")});
+  }
 
   // A job with one attempt on alpha; its id.
   JobId add_job() {
