@@ -15,6 +15,21 @@
 
 namespace orch::testing {
 
+// A request target that a route's pattern matches: each "{name}" segment made "1"
+// ("/api/v1/jobs/{id}/cancel" -> "/api/v1/jobs/1/cancel").
+inline std::string target_of(const std::string& pattern) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '{') {
+      out += pattern[i];
+      continue;
+    }
+    out += "1";
+    i = pattern.find('}', i);
+  }
+  return out;
+}
+
 class AccessFixture : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -12,20 +12,6 @@
 namespace orch::testing {
 namespace {
 
-// "/api/v1/jobs/{id}/cancel" -> "/api/v1/jobs/1/cancel"
-std::string target_of(const std::string& pattern) {
-  std::string out;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '{') {
-      out += pattern[i];
-      continue;
-    }
-    out += "1";
-    i = pattern.find('}', i);
-  }
-  return out;
-}
-
 bool changes_state(const std::string& method) {
   return method != "GET" && method != "HEAD";
 }

@@ -13,20 +13,6 @@
 namespace orch::testing {
 namespace {
 
-// "/api/v1/jobs/{id}/cancel" -> "/api/v1/jobs/1/cancel"
-std::string target_of(const std::string& pattern) {
-  std::string out;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '{') {
-      out += pattern[i];
-      continue;
-    }
-    out += "1";
-    i = pattern.find('}', i);
-  }
-  return out;
-}
-
 std::vector<std::string> segments(const std::string& path) {
   std::vector<std::string> out;
   std::string segment;
