@@ -74,6 +74,24 @@ HttpResponse set_cluster_admission(HealthApi& backend, const HttpRequest& reques
   return answer(backend.set_cluster_admission(params.at("name"), to, reason));
 }
 
+// POST /api/v1/clusters/{name}/<verb>: the cluster's admission moves to `to`.
+RouteRow admission_row(HealthApi* b, const std::string& verb, const std::string& to,
+                       std::string summary) {
+  return {.method = "POST",
+          .path = "/api/v1/clusters/{name}/" + verb,
+          .lane = Lane::command,
+          .role = Role::admin,
+          .tag = "clusters",
+          .summary = std::move(summary),
+          .body = Body::json_optional,
+          .body_schema = "Reason",
+          .answer_schema = "Cluster",
+          .errors = {404, 409},
+          .handler = [b, to](const HttpRequest& request, const PathParams& params) {
+            return set_cluster_admission(*b, request, params, to);
+          }};
+}
+
 HttpResponse cluster_probes(HealthApi& backend, const HttpRequest& request,
                             const std::string& cluster) {
   int limit = kDefaultProbes;
@@ -132,48 +150,10 @@ RouteTable health_routes(HealthApi& backend) {
                [b](const HttpRequest& request, const PathParams& params) {
                  return set_node_state(*b, request, params, false);
                }},
-          {.method = "POST",
-           .path = "/api/v1/clusters/{name}/drain",
-           .lane = Lane::command,
-           .role = Role::admin,
-           .tag = "clusters",
-           .summary = "No new work; running jobs move at their next checkpoint",
-           .body = Body::json_optional,
-           .body_schema = "Reason",
-           .answer_schema = "Cluster",
-           .errors = {404, 409},
-           .handler =
-               [b](const HttpRequest& request, const PathParams& params) {
-                 return set_cluster_admission(*b, request, params, "draining");
-               }},
-          {.method = "POST",
-           .path = "/api/v1/clusters/{name}/activate",
-           .lane = Lane::command,
-           .role = Role::admin,
-           .tag = "clusters",
-           .summary = "Back in service",
-           .body = Body::json_optional,
-           .body_schema = "Reason",
-           .answer_schema = "Cluster",
-           .errors = {404, 409},
-           .handler =
-               [b](const HttpRequest& request, const PathParams& params) {
-                 return set_cluster_admission(*b, request, params, "active");
-               }},
-          {.method = "POST",
-           .path = "/api/v1/clusters/{name}/retire",
-           .lane = Lane::command,
-           .role = Role::admin,
-           .tag = "clusters",
-           .summary = "Out of service for good; its jobs move at once",
-           .body = Body::json_optional,
-           .body_schema = "Reason",
-           .answer_schema = "Cluster",
-           .errors = {404, 409},
-           .handler =
-               [b](const HttpRequest& request, const PathParams& params) {
-                 return set_cluster_admission(*b, request, params, "retired");
-               }},
+          admission_row(b, "drain", "draining",
+                        "No new work; running jobs move at their next checkpoint"),
+          admission_row(b, "activate", "active", "Back in service"),
+          admission_row(b, "retire", "retired", "Out of service for good; its jobs move at once"),
           {.method = "POST",
            .path = "/api/v1/clusters",
            .lane = Lane::command,
