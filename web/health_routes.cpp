@@ -74,6 +74,24 @@ HttpResponse set_cluster_admission(HealthApi& backend, const HttpRequest& reques
   return answer(backend.set_cluster_admission(params.at("name"), to, reason));
 }
 
+// POST /api/v1/clusters/{name}/nodes/{node}/<verb>: the node quarantined or released.
+RouteRow node_state_row(HealthApi* b, const std::string& verb, bool quarantine,
+                        std::string summary) {
+  return {.method = "POST",
+          .path = "/api/v1/clusters/{name}/nodes/{node}/" + verb,
+          .lane = Lane::command,
+          .role = Role::admin,
+          .tag = "nodes",
+          .summary = std::move(summary),
+          .body = Body::json_optional,
+          .body_schema = "Reason",
+          .answer_schema = "Node",
+          .errors = {404},
+          .handler = [b, quarantine](const HttpRequest& request, const PathParams& params) {
+            return set_node_state(*b, request, params, quarantine);
+          }};
+}
+
 // POST /api/v1/clusters/{name}/<verb>: the cluster's admission moves to `to`.
 RouteRow admission_row(HealthApi* b, const std::string& verb, const std::string& to,
                        std::string summary) {
@@ -122,34 +140,8 @@ RouteTable health_routes(HealthApi& backend) {
            .errors = {400, 404},
            .handler = [b](const HttpRequest& request,
                           const PathParams&) { return list_nodes(*b, request); }},
-          {.method = "POST",
-           .path = "/api/v1/clusters/{name}/nodes/{node}/quarantine",
-           .lane = Lane::command,
-           .role = Role::admin,
-           .tag = "nodes",
-           .summary = "Take a node out of service",
-           .body = Body::json_optional,
-           .body_schema = "Reason",
-           .answer_schema = "Node",
-           .errors = {404},
-           .handler =
-               [b](const HttpRequest& request, const PathParams& params) {
-                 return set_node_state(*b, request, params, true);
-               }},
-          {.method = "POST",
-           .path = "/api/v1/clusters/{name}/nodes/{node}/release",
-           .lane = Lane::command,
-           .role = Role::admin,
-           .tag = "nodes",
-           .summary = "Return a node to service",
-           .body = Body::json_optional,
-           .body_schema = "Reason",
-           .answer_schema = "Node",
-           .errors = {404},
-           .handler =
-               [b](const HttpRequest& request, const PathParams& params) {
-                 return set_node_state(*b, request, params, false);
-               }},
+          node_state_row(b, "quarantine", true, "Take a node out of service"),
+          node_state_row(b, "release", false, "Return a node to service"),
           admission_row(b, "drain", "draining",
                         "No new work; running jobs move at their next checkpoint"),
           admission_row(b, "activate", "active", "Back in service"),
