@@ -1,7 +1,6 @@
 #include "scheduler/store/migrations.h"
 
 namespace orch {
-
 // function-length: table (one entry per schema version)
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> list = {
