@@ -123,6 +123,9 @@ Result<std::vector<TaskView>> LocalSite::task_views(const local::RunPaths& paths
     v.alive = *alive;
     v.started = v.alive || local::path_exists(task.agent_pid) || local::path_exists(task.events);
     v.last_record_ms = local::modified_ms(task.events);
+    // A task that hangs before its first record (its node froze at start) is silent since its
+    // launch: its pid file is the launch's own record, so the heartbeat timeout judges it too.
+    if (!v.last_record_ms && v.alive) v.last_record_ms = local::modified_ms(task.agent_pid);
     if (!v.alive) {
       local::AgentEvents events = local::read_agent_events(task.events);
       v.exited = events.exited;

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <set>
 
 #include "adapters/local/run_dir.h"
@@ -160,6 +161,21 @@ TEST_F(LocalGangTest, ATaskWhoseHeartbeatsStopIsItsNodeLost) {
   EXPECT_EQ(last.exit->failed_node, "loc-n1");
   EXPECT_THAT(last.exit->detail, HasSubstr("no heartbeat from task 1 on loc-n1"));
   EXPECT_TRUE(all_tasks_dead("g-stop", 2)) << "a stopped task is killed too";
+}
+
+TEST_F(LocalGangTest, ATaskHungBeforeItsFirstRecordIsItsNodeLost) {
+  launch_gang(gang("g-mute", "echo up; sleep 30", 2));
+  ASSERT_TRUE(wait_output("g-mute", "up"));
+  local::RunPaths paths = local::run_paths(root_, "g-mute");
+  ASSERT_EQ(kill(-task_pid(paths, 1), SIGSTOP), 0);
+  // As if the node froze before its agent wrote anything: only its launch (its pid) is known.
+  (void)std::remove(local::task_paths(paths, 1).events.c_str());
+  RunObservation last = wait_exited("g-mute");
+  ASSERT_EQ(last.phase, RunPhase::exited);
+  EXPECT_TRUE(last.exit->node_lost);
+  EXPECT_EQ(last.exit->failed_node, "loc-n1");
+  EXPECT_THAT(last.exit->detail, HasSubstr("no heartbeat from task 1 on loc-n1"));
+  EXPECT_TRUE(all_tasks_dead("g-mute", 2));
 }
 
 TEST_F(LocalGangTest, CancelStopsEveryTask) {
