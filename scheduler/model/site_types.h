@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/model/job_shape.h"
 #include "scheduler/model/job_state.h"
 #include "scheduler/model/manifest.h"
 #include "scheduler/model/pod_settings.h"
@@ -89,6 +90,13 @@ struct LaunchRequest {
   // The job's own Kubernetes pod settings (its `kubernetes:` section); a Kubernetes site
   // merges them over its cluster's. Other providers ignore them.
   PodSettings pod;
+  // Issue 40: the job's shell (JobSpec::shell; job_shell_argv), its CPUs per task and memory
+  // per node in MiB (0: not said), and its own `slurm:` options, which a Slurm site merges over
+  // its cluster's.
+  std::string shell;
+  int cpus_per_task = 0;
+  std::int64_t memory_mb = 0;
+  SlurmJobOptions slurm;
   // The job's own checkpoint directory at this site (<checkpoints_dir>/job-<id>, or a
   // subdirectory of it the spec's checkpoint.dir names; model/checkpoint_dir.h), exported as
   // ORCH_CHECKPOINT_DIR. The provider creates it (mode 0700, never through a symbolic link)
@@ -184,6 +192,10 @@ struct NodeInfo {
   // GPUs of the node that jobs hold as the site reports them, every tenant's (ours included;
   // 0 where the site does not say): what placement subtracts beyond our own attempts.
   int gpus_busy = 0;
+  // The node's CPUs and memory in MiB as the site reports them (Slurm: sinfo's CPUs and
+  // Memory); 0 where it does not say. Placement checks a job's cpus_per_task and memory.
+  int cpus = 0;
+  std::int64_t memory_mb = 0;
 };
 
 struct SiteInventory {

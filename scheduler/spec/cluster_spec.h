@@ -35,12 +35,23 @@ struct SshSpec {
 };
 
 // How attempts are submitted to a Slurm cluster.
+// slurm.job_options: allowed (default), pinned (the cluster's value stands: a job that names
+// another value is not placed there) or forbidden (a job that sets it at all is not).
+enum class SlurmOptionRule { allowed, pinned, forbidden };
+
 struct SlurmSpec {
   std::string partition;     // sbatch --partition (empty: the cluster's default)
   std::string account;       // sbatch --account
   std::string qos;           // sbatch --qos
   std::string gres = "gpu";  // GRES requested per node as <gres>:<gpus_per_node>, e.g. gpu:h100
-  std::string time_limit;    // sbatch --time (empty: the partition's limit)
+  std::string reservation;   // sbatch --reservation (issue 40)
+  std::string constraint;    // sbatch --constraint
+  bool exclusive = false;    // sbatch --exclusive
+  // What a job's own `slurm:` section may do with each option (partition, account, qos,
+  // reservation, constraint, exclusive): absent means allowed (the job's value wins).
+  std::map<std::string, SlurmOptionRule> job_options;
+
+  std::string time_limit;  // sbatch --time (empty: the partition's limit)
   // Sent to the job's batch shell this long before its time limit, so that it can checkpoint.
   std::string pre_term_signal = "USR1";
   int pre_term_s = 120;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "scheduler/model/job_shape.h"
 #include "scheduler/model/pod_settings.h"
 #include "scheduler/model/site_types.h"  // SecretSource
 
@@ -113,6 +114,16 @@ struct SweepSpec {
   }
 };
 
+// `workdir:` a directory of the submitting machine that every task starts in (issue 40,
+// docs/config.md). The CLI packs it into a ustar archive, content-addressed by the archive's
+// SHA-256, and uploads it once (PUT /api/v1/code/{sha256}); the server fills in sha256 and
+// bytes after checking that the archive is there and that the submitter may use it.
+struct WorkdirSpec {
+  std::string source;      // the path as the spec wrote it (informational once stored)
+  std::string sha256;      // lowercase hex of the archive; empty: the job has no workdir
+  std::int64_t bytes = 0;  // the archive's size
+};
+
 struct JobSpec {
   std::string name;
   std::string command;  // run by /bin/sh -c, once per task (nodes x tasks_per_node)
@@ -165,12 +176,33 @@ struct JobSpec {
   // (time_limit: it resumes from its checkpoint, as after a provider's time limit).
   std::optional<double> time_limit_s;
 
+  // Issue 40. `shell:` what the command runs under: "bash", "sh" or "bash-login" (bash -l -c);
+  // "" (unset): bash where the node has it, else sh (scheduler/model/job_shape.h).
+  std::string shell;
+  // resources.cpus_per_task (sbatch --cpus-per-task; 0: not said) and resources.memory per
+  // node in MiB (sbatch --mem; 0: not said). Placement checks them where a site reports its
+  // nodes' CPUs and memory.
+  int cpus_per_task = 0;
+  std::int64_t memory_mb = 0;
+  // `slurm:` the job's partition, account, qos, reservation, constraint and exclusive, over its
+  // cluster's (a cluster may pin or forbid each: SlurmSpec::job_options). Others ignore it.
+  SlurmJobOptions slurm;
+
   // `group:` a label that `job list --group` filters on; each point of a sweep gets the
   // spec's name as its group.
   std::string group;
   // `sweep:` a grid of env values and command arguments; a submitted sweep becomes one job
   // per point, named <name>-1, <name>-2, ... (spec/sweep.h). Empty for every stored job.
   SweepSpec sweep;
+  // `workdir:` the code the job runs in (see WorkdirSpec); sha256 empty: none (the attempt
+  // starts in its own empty run directory).
+  WorkdirSpec workdir;
+  // `setup:` commands run before the first task starts on a cluster, once per (cluster, workdir
+  // hash, setup text, container), in the workdir (a YAML list of lines is joined with "\n").
+  // Empty: none.
+  std::string setup;
+  // `setup_per_node: true` runs setup on every node of the attempt instead of one.
+  bool setup_per_node = false;
 
   int total_gpus() const { return nodes * gpus_per_node; }
   // time_limit_s in whole milliseconds (rounded up), when it has one.
