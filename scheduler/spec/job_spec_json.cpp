@@ -95,6 +95,14 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   if (spec.time_limit_s) out["time_limit"] = *spec.time_limit_s;
   if (spec.expected_run_s) out["placement"]["expected_run"] = *spec.expected_run_s;
   if (spec.kubernetes != PodSettings{}) out["kubernetes"] = pod_settings_to_json(spec.kubernetes);
+  if (!spec.workdir.sha256.empty() || !spec.workdir.source.empty()) {
+    json workdir = {{"bytes", spec.workdir.bytes}};
+    if (!spec.workdir.source.empty()) workdir["source"] = spec.workdir.source;
+    if (!spec.workdir.sha256.empty()) workdir["sha256"] = spec.workdir.sha256;
+    out["workdir"] = workdir;
+  }
+  if (!spec.setup.empty()) out["setup"] = spec.setup;
+  if (spec.setup_per_node) out["setup_per_node"] = true;
   return out;
 }
 

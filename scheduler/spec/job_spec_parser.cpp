@@ -2,6 +2,7 @@
 #include "scheduler/spec/pod_settings_section.h"
 
 #include "scheduler/spec/sweep.h"
+#include "scheduler/spec/workdir_section.h"
 
 #include <algorithm>
 #include <charconv>
@@ -430,10 +431,11 @@ void read_preemption(const MapView& job, JobSpec& spec) {
 
 void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   MapView job(reader, root, "job",
-              {"name",       "command", "env",        "resources",  "checkpoint",
-               "model",      "restart", "health",     "placement",  "datasets",
-               "team",       "owner",   "secret_env", "priority",   "priority_class",
-               "preemption", "group",   "sweep",      "time_limit", "kubernetes"},
+              {"name",       "command", "env",           "resources",  "checkpoint",
+               "model",      "restart", "health",        "placement",  "datasets",
+               "team",       "owner",   "secret_env",    "priority",   "priority_class",
+               "preemption", "group",   "sweep",         "time_limit", "kubernetes",
+               "workdir",    "setup",   "setup_per_node"},
               "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -459,6 +461,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_preemption(job, spec);
   read_duration(job, "time_limit", spec.time_limit_s);
   read_sweep(job, spec);
+  read_workdir_and_setup(job, spec);
   if (job.has("kubernetes")) {
     MapView pod =
         job.child("kubernetes", "kubernetes", pod_setting_keys(),
