@@ -9,6 +9,7 @@
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/launch_contract.h"
+#include "scheduler/model/workdir.h"
 
 namespace orch {
 
@@ -91,6 +92,24 @@ std::string launch_checkpoint_dir(const std::string& job_dir, const std::string&
   return sub ? job_dir + "/" + *sub : job_dir;
 }
 
+// Issue 40: the job's code and setup at this site (scheduler/model/workdir.h). ORCH_WORKDIR
+// names the tree every task starts in.
+void add_code(LaunchRequest& launch, const JobSpec& spec, const ClusterSpec& site) {
+  if (!spec.workdir.sha256.empty()) {
+    launch.code_sha256 = spec.workdir.sha256;
+    launch.code_bytes = spec.workdir.bytes;
+    launch.code_archive = code_archive_path(site.storage_root, spec.workdir.sha256);
+    launch.workdir = code_tree_path(site.storage_root, spec.workdir.sha256);
+    launch.env["ORCH_WORKDIR"] = launch.workdir;
+  }
+  if (!spec.setup.empty()) {
+    launch.setup = spec.setup;
+    launch.setup_per_node = spec.setup_per_node;
+    launch.setup_key = setup_key(site.name, spec.workdir.sha256, spec.setup, "");
+    launch.setup_dir = setup_dir_path(site.storage_root, launch.setup_key);
+  }
+}
+
 LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
                              const ResumeCandidate* resume) {
   const JobSpec& spec = in.job->spec;
@@ -144,6 +163,11 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   }
   launch.time_limit_s = spec.time_limit_s;
   launch.pod = spec.kubernetes;
+  add_code(launch, spec, *in.site);
+  launch.shell = spec.shell;
+  launch.cpus_per_task = spec.cpus_per_task;
+  launch.memory_mb = spec.memory_mb;
+  launch.slurm = spec.slurm;
   return launch;
 }
 

@@ -135,8 +135,10 @@ FailureVerdict classify_failure(const FailureEvidence& e, const std::vector<std:
   const bool provider_says = s.cause.has_value() || s.node_lost;
   if (!provider_says && !s.signal && s.exit_code == 0) return by_exit_status(s);
   // 3. The provider states the cause.
+  // A failed `setup:` (issue 40) is the provider's word too: the user's cause, its last lines.
   if (s.cause) {
-    return verdict(*s.cause, "provider", s.detail.empty() ? to_string(*s.cause) : s.detail);
+    return verdict(*s.cause, *s.cause == ExitCause::setup_failed ? "setup" : "provider",
+                   s.detail.empty() ? to_string(*s.cause) : s.detail);
   }
   if (s.node_lost) {
     return verdict(ExitCause::node_lost, "provider-node-lost",

@@ -6,7 +6,7 @@
 //   1. orchestrate cancelled it              -> cancelled
 //   2. exit code 0 and no provider cause     -> succeeded
 //   3. the provider states a cause (Slurm PREEMPTED/TIMEOUT/OUT_OF_MEMORY/NODE_FAIL, pod
-//      OOMKilled/evicted)                    -> that cause
+//      OOMKilled/evicted; a failed setup:)   -> that cause
 //   4. log signatures, in table order        -> gpu_error | io_error | out_of_memory |
 //                                               user_error | network_error | user_error
 //   5. the exit code and signal alone        -> user_error | killed_by_signal | lost

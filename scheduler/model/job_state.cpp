@@ -19,7 +19,7 @@ bool can_transition(JobState from, JobState to) {
       return to == S::placed || to == S::pending || to == S::cancelled || to == S::failed;
     case S::placed:
       return to == S::running || to == S::resuming || to == S::succeeded || to == S::failed ||
-             to == S::cancelled;
+             to == S::cancelled || to == S::pending;
     case S::running:
       return to == S::resuming || to == S::succeeded || to == S::failed || to == S::cancelled;
     case S::resuming:
@@ -146,6 +146,10 @@ std::string_view to_string(ExitCause c) {
       return "priority_preempted";
     case ExitCause::quota_reclaimed:
       return "quota_reclaimed";
+    case ExitCause::site_misconfigured:
+      return "site_misconfigured";
+    case ExitCause::setup_failed:
+      return "setup_failed";
     case ExitCause::cancelled:
       return "cancelled";
   }

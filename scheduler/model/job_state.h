@@ -5,6 +5,7 @@
 // Job:      pending -> placed -> running -> succeeded | failed | cancelled
 //                         \         \-> resuming -> placed (next attempt) | failed | cancelled
 //                          \-> resuming (launch failed) | succeeded (finished before observed)
+//                          \-> pending (the launch met the server's own misconfiguration)
 // Attempt:  launching -> running -> exited(cause)
 //                    \-> exited(cause)   (launch failed, or it ran and ended between polls)
 //           exited(site_down) -> running | launching   (reinstate only, see can_reinstate)
@@ -47,6 +48,11 @@ enum class ExitCause {
                        // (docs/scheduling.md): no restart spent, no blame on the cluster
   quota_reclaimed,     // it ran on GPUs borrowed beyond its team's quota, and orchestrate took
                        // them back for a team within its own: no restart spent, no blame
+  setup_failed,        // the job's `setup:` failed before any task ran (issue 40): the user's
+                       // cause, its last lines in the reason; never an infra restart
+  site_misconfigured,  // the launch failed on the server's own configuration of the site (its
+                       // key file, credentials, storage root): no restart spent, the job waits
+                       // in pending until the cluster's preflight passes (docs/health.md)
   cancelled,           // orchestrate cancelled it (user request, or duplicate reconciliation)
 };
 

@@ -23,6 +23,37 @@ std::map<std::string, std::string> secret_refs_from_json(const nlohmann::json& j
   return out;
 }
 
+namespace {
+
+// Issue 40: the job's code and setup (LaunchRequest::code_sha256...), present only when set.
+void code_to_json(const LaunchRequest& r, nlohmann::json& j) {
+  if (!r.code_sha256.empty()) {
+    j["code_sha256"] = r.code_sha256;
+    j["code_bytes"] = r.code_bytes;
+    j["code_archive"] = r.code_archive;
+    j["workdir"] = r.workdir;
+  }
+  if (!r.setup.empty()) {
+    j["setup"] = r.setup;
+    j["setup_per_node"] = r.setup_per_node;
+    j["setup_key"] = r.setup_key;
+    j["setup_dir"] = r.setup_dir;
+  }
+}
+
+void code_from_json(const nlohmann::json& j, LaunchRequest& r) {
+  r.code_sha256 = j.value("code_sha256", std::string());
+  r.code_bytes = j.value("code_bytes", std::int64_t{0});
+  r.code_archive = j.value("code_archive", std::string());
+  r.workdir = j.value("workdir", std::string());
+  r.setup = j.value("setup", std::string());
+  r.setup_per_node = j.value("setup_per_node", false);
+  r.setup_key = j.value("setup_key", std::string());
+  r.setup_dir = j.value("setup_dir", std::string());
+}
+
+}  // namespace
+
 nlohmann::json launch_request_to_json(const LaunchRequest& r) {
   // Field by field: nlohmann's initializer lists build every pair as an array first, and a
   // launch is written for every placement.
@@ -66,6 +97,11 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
   j["time_limit_s"] = r.time_limit_s ? nlohmann::json(*r.time_limit_s) : nlohmann::json(nullptr);
   if (r.pod != PodSettings{}) j["pod"] = pod_settings_to_json(r.pod);
   if (!r.checkpoint_dir.empty()) j["checkpoint_dir"] = r.checkpoint_dir;
+  code_to_json(r, j);
+  if (!r.shell.empty()) j["shell"] = r.shell;
+  if (r.cpus_per_task > 0) j["cpus_per_task"] = r.cpus_per_task;
+  if (r.memory_mb > 0) j["memory_mb"] = r.memory_mb;
+  if (!r.slurm.empty()) j["slurm"] = slurm_job_options_to_json(r.slurm);
   return j;
 }
 
@@ -104,6 +140,15 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     }
     // Launches written before each job had its own checkpoint directory have none.
     r.checkpoint_dir = j.value("checkpoint_dir", std::string());
+    code_from_json(j, r);
+    r.shell = j.value("shell", std::string());
+    r.cpus_per_task = j.value("cpus_per_task", 0);
+    r.memory_mb = j.value("memory_mb", std::int64_t{0});
+    if (j.contains("slurm")) {
+      auto slurm = slurm_job_options_from_json(j.at("slurm"));
+      if (!slurm) return slurm.error();
+      r.slurm = std::move(*slurm);
+    }
     for (const auto& c : j.value("resume_candidates", nlohmann::json::array())) {
       ResumeCandidate rc;
       rc.checkpoint_id = c.at("checkpoint_id").get<std::int64_t>();

@@ -97,6 +97,21 @@ struct LaunchRequest {
   int cpus_per_task = 0;
   std::int64_t memory_mb = 0;
   SlurmJobOptions slurm;
+  // Issue 40, items 1 and 2 (scheduler/model/workdir.h): the job's code, staged at the site as
+  // code_archive (<storage_root>/code/<sha256>.tar) and extracted once into workdir
+  // (<storage_root>/code/<sha256>), where every task starts (ORCH_WORKDIR). code_sha256 empty:
+  // no workdir (tasks start in the attempt's run directory).
+  std::string code_sha256;
+  std::int64_t code_bytes = 0;
+  std::string code_archive;
+  std::string workdir;
+  // `setup:` run in workdir before the first task, once per setup_key (cluster, code hash, setup
+  // text, container) under setup_dir (<storage_root>/setup/<setup_key>: its lock, log and done
+  // marker); on every node when setup_per_node. Empty setup: none.
+  std::string setup;
+  bool setup_per_node = false;
+  std::string setup_key;
+  std::string setup_dir;
   // The job's own checkpoint directory at this site (<checkpoints_dir>/job-<id>, or a
   // subdirectory of it the spec's checkpoint.dir names; model/checkpoint_dir.h), exported as
   // ORCH_CHECKPOINT_DIR. The provider creates it (mode 0700, never through a symbolic link)
