@@ -358,7 +358,8 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
     auto reader = StoreReader::open(db_path);
     if (!reader) return reader.error();
     BrainLoop* loop = parts->loop.get();
-    parts->transfer_port = std::make_unique<SiteTransferPort>(clusters, s.state_dir + "/transfers");
+    parts->transfer_port = std::make_unique<SiteTransferPort>(clusters, s.state_dir + "/transfers",
+                                                             s.state_dir);
     for (const auto& c : clusters) parts->transfer_port->site_joined(c, port_map[c.name]);
     parts->transfers = std::make_unique<TransferWorker>(
         clusters, *parts->transfer_port, std::move(*reader),

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "scheduler/model/workdir.h"
 #include "scheduler/spec/provider_catalog.h"
 
 namespace orch {
@@ -20,13 +21,46 @@ std::vector<ClusterSpec> with_relay(std::vector<ClusterSpec> clusters, const std
   return clusters;
 }
 
+// The server's code store (issue 40) as a local site of its own, for rsync and for the
+// copiers' "on this host" test.
+ClusterSpec code_store_site(const std::string& state_dir) {
+  ClusterSpec store;
+  store.name = std::string(kCodeStoreSite);
+  store.provider = "local";
+  store.storage_root = state_dir + "/code";
+  return store;
+}
+
 }  // namespace
 
-SiteTransferPort::SiteTransferPort(const std::vector<ClusterSpec>& clusters, std::string work_dir)
+SiteTransferPort::SiteTransferPort(const std::vector<ClusterSpec>& clusters, std::string work_dir,
+                                   std::string state_dir)
     : clusters_(clusters),
       work_dir_(std::move(work_dir)),
+      state_dir_(std::move(state_dir)),
       rsync_(std::make_unique<RsyncTransferPort>(with_relay(clusters, work_dir_ + "/relay"),
-                                                 work_dir_)) {}
+                                                 work_dir_)) {
+  if (!state_dir_.empty()) {
+    clusters_.add({code_store_site(state_dir_)});
+    rsync_->cluster_joined(code_store_site(state_dir_));
+  }
+}
+
+Result<TransferRequest> SiteTransferPort::from_code_store(const TransferRequest& request) const {
+  const std::string& path = request.from.path;
+  const std::string prefix = "/code/";
+  const std::string suffix = ".tar";
+  const bool named = path.size() == prefix.size() + 64 + suffix.size() &&
+                     path.starts_with(prefix) && path.ends_with(suffix) &&
+                     is_code_sha256(std::string_view(path).substr(prefix.size(), 64));
+  if (state_dir_.empty() || !named) {
+    return make_error(ErrorKind::invalid, "transfer " + std::to_string(request.id) +
+                                              ": the server's code store holds no '" + path + "'");
+  }
+  TransferRequest out = request;
+  out.from.path = state_dir_ + path;
+  return out;
+}
 
 void SiteTransferPort::site_joined(const ClusterSpec& spec, ClusterPort* port) {
   if (clusters_.find(spec.name) == nullptr) {
@@ -51,8 +85,14 @@ bool SiteTransferPort::on_this_host(const std::string& cluster) const {
   return traits != nullptr && traits->data_route == DataRoute::local_fs;
 }
 
-Result<TransferOutcome> SiteTransferPort::run(const TransferRequest& request,
+Result<TransferOutcome> SiteTransferPort::run(const TransferRequest& given,
                                               TransferControl& control) {
+  TransferRequest request = given;
+  if (request.from.cluster == kCodeStoreSite) {
+    auto local = from_code_store(given);
+    if (!local) return local.error();
+    request = std::move(*local);
+  }
   SiteCopier* from = copier_of(request.from.cluster);
   SiteCopier* to = copier_of(request.to.cluster);
   if (from == nullptr && to == nullptr) return rsync_->run(request, control);

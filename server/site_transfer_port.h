@@ -26,7 +26,12 @@ namespace orch {
 
 class SiteTransferPort final : public TransferPort {
  public:
-  SiteTransferPort(const std::vector<ClusterSpec>& clusters, std::string work_dir);
+  // state_dir: the server's state directory, whose code/ holds the workdir archives a
+  // transfer from kCodeStoreSite (scheduler/model/workdir.h) reads: such a transfer's source
+  // path "/code/<sha256>.tar" is read as <state_dir>/code/<sha256>.tar, the store a local site
+  // of its own. Empty: no such transfer is accepted.
+  SiteTransferPort(const std::vector<ClusterSpec>& clusters, std::string work_dir,
+                   std::string state_dir = "");
 
   // A site the server runs (at start or joined later): a port with a copier is remembered for
   // its copies; every cluster is routed from now.
@@ -41,8 +46,12 @@ class SiteTransferPort final : public TransferPort {
   Result<TransferOutcome> relay(const TransferRequest& request, SiteCopier* from, SiteCopier* to,
                                 TransferControl& control);
 
+  // A transfer from the server's code store, its source made a path of this host.
+  Result<TransferRequest> from_code_store(const TransferRequest& request) const;
+
   ClusterRegistry clusters_;
   std::string work_dir_;
+  std::string state_dir_;
   std::unique_ptr<RsyncTransferPort> rsync_;
   std::mutex mu_;
   std::map<std::string, SiteCopier*> copiers_;  // by cluster, those whose port has one

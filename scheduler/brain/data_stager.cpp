@@ -320,6 +320,7 @@ Result<std::vector<std::string>> DataStager::stage_for(const JobRow& job,
     why += " to " + cluster + " (transfer " + std::to_string(*id) + ")";
     waits.push_back(std::move(why));
   }
+  if (auto r = stage_code(job, cluster, waits); !r) return r.error();
   return waits;
 }
 

@@ -25,8 +25,8 @@ class DataStager : BrainPart {
 
   // Candidates to resume from at `cluster`, newest first (verified or not yet listed copies).
   Result<std::vector<ResumeCandidate>> resume_candidates_at(JobId job, const std::string& cluster);
-  // What the job still needs at `cluster` before it can launch there (datasets, the newest
-  // checkpoint); starts the copies. Empty: ready. Fills the dataset variables into env.
+  // What the job still needs at `cluster` before it can launch there (datasets, its code, the
+  // newest checkpoint); starts the copies. Empty: ready. Fills the dataset variables into env.
   Result<std::vector<std::string>> stage_for(const JobRow& job, const std::string& cluster,
                                              std::map<std::string, std::string>& env);
   // When a newer verified checkpoint than the best candidate at `cluster` is held at another
@@ -52,6 +52,10 @@ class DataStager : BrainPart {
   Result<std::map<std::string, double>> checkpoint_copy_estimates(JobId job);
 
  private:
+  // stage_for's code part (code_stager.cpp): the job's workdir archive at `cluster`, sent once
+  // per hash from the server's code store; why it waits, when it does.
+  Result<void> stage_code(const JobRow& job, const std::string& cluster,
+                          std::vector<std::string>& waits);
   static bool lists_storage_at(const ClusterSpec* spec) {
     return spec != nullptr && spec->lists_storage();
   }

@@ -183,7 +183,10 @@ Result<BrainReply> DataTransfers::on(const TransferFinished& e) {
     job = *j;
   }
   if (e.result) {
-    tr.state = TransferState::verifying;
+    // A copy without a copy row (a job's code, issue 40: code_staging.h) has nothing to list:
+    // it is done.
+    tr.state = *replica ? TransferState::verifying : TransferState::done;
+    if (!*replica) tr.ended_ms = now;
     tr.copy_seconds = e.result->seconds;
     tr.copied_bytes =
         tr.bytes_total > 0 ? tr.bytes_total : static_cast<std::int64_t>(e.result->bytes);

@@ -43,6 +43,10 @@ std::string setup_dir_path(const std::string& storage_root, const std::string& k
   return setup_root(storage_root) + "/" + key;
 }
 
+std::string code_store_path(const std::string& sha256) {
+  return "/code/" + sha256 + ".tar";
+}
+
 std::string setup_key(std::string_view cluster, std::string_view code_sha256,
                       std::string_view setup, std::string_view container) {
   std::string text = "orchestrate-setup-v1;";

@@ -27,6 +27,12 @@ std::string code_tree_path(const std::string& storage_root, const std::string& s
 std::string setup_root(const std::string& storage_root);  // <root>/setup
 std::string setup_dir_path(const std::string& storage_root, const std::string& key);
 
+// The server's code store as a transfer's source (scheduler/data/code_staging.h): this
+// pseudo-cluster, and "/code/<sha256>.tar", a path under the server's state directory (the
+// server's transfer port reads it from there: adapters/code/code_store.h keeps it).
+inline constexpr std::string_view kCodeStoreSite = "orchestrate-server";
+std::string code_store_path(const std::string& sha256);
+
 // The setup's cache key: SHA-256 (hex) of the cluster, the code's hash, the setup text and the
 // container image ("" until containers exist), each length-prefixed so no two tuples collide.
 std::string setup_key(std::string_view cluster, std::string_view code_sha256,

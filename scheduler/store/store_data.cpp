@@ -255,6 +255,25 @@ Result<std::vector<TransferRow>> StoreReader::transfers(bool active_only, int li
       read_transfer, limit);
 }
 
+Result<std::vector<TransferRow>> StoreReader::transfers_from_to(const std::string& src_cluster,
+                                                                const std::string& dst_cluster,
+                                                                const std::string& dst_path,
+                                                                int limit) {
+  return query(db_,
+               std::string("SELECT ") + kTransferColumns +
+                   " FROM transfers WHERE src_cluster = ? AND dst_cluster = ? AND dst_path = ? "
+                   "ORDER BY id DESC LIMIT ?",
+               read_transfer, src_cluster, dst_cluster, dst_path, limit);
+}
+
+Result<std::vector<TransferRow>> StoreReader::transfers_from(const std::string& src_cluster,
+                                                             int limit) {
+  return query(db_,
+               std::string("SELECT ") + kTransferColumns +
+                   " FROM transfers WHERE src_cluster = ? ORDER BY id DESC LIMIT ?",
+               read_transfer, src_cluster, limit);
+}
+
 Result<std::vector<TransferRow>> StoreReader::done_transfers(const std::string& a,
                                                              const std::string& b, int limit) {
   return query(db_,

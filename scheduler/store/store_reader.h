@@ -214,6 +214,12 @@ class StoreReader {
   Result<std::optional<TransferRow>> transfer(std::int64_t id);
   // Newest first; active_only: queued, running, verifying.
   Result<std::vector<TransferRow>> transfers(bool active_only, int limit);
+  // Transfers of one path from one cluster to another, any state, newest first (the job's code
+  // staged from the server's code store to a site, issue 40), and every transfer from a cluster.
+  Result<std::vector<TransferRow>> transfers_from_to(const std::string& src_cluster,
+                                                     const std::string& dst_cluster,
+                                                     const std::string& dst_path, int limit);
+  Result<std::vector<TransferRow>> transfers_from(const std::string& src_cluster, int limit);
   // Completed copies between two clusters (either direction when both_ways), newest first:
   // the bandwidth that placement's staging estimate uses.
   Result<std::vector<TransferRow>> done_transfers(const std::string& a, const std::string& b,
