@@ -2,11 +2,12 @@
 BUILD_DIR ?= build
 BUILD_TYPE ?= Dev
 JOBS ?= $(shell nproc)
+# libslurm-dev: spank.h for the Slurm lab's pyxis stand-in (testkit/pyxis_standin), built with the rest.
 # python3: the configure step finds it for the docs' names check (tests/docs), before test-deps
 # runs; Debian's npm brings it too, but a machine with an npm of its own may lack it.
 DEB_PACKAGES := cmake g++ ninja-build ccache pkg-config libboost-dev libssh-dev libsqlite3-dev \
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libssl-dev libmimalloc-dev python3
+  libssl-dev libmimalloc-dev libslurm-dev python3
 # What the server runs at run time (rsync, ssh, sha256sum, find ...): the list in
 # server/required_programs.cpp, which `orchestrate serve` and `demo` check at start; a test
 # (tests/unit/server/required_programs_test.cpp) keeps the two in agreement.

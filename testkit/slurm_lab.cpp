@@ -345,7 +345,9 @@ Result<std::unique_ptr<SlurmLab>> SlurmLab::start(std::vector<std::string> names
     if (!ports) return ports.error();
     std::vector<std::string> env = {"LAB_SSH_PORT_BASE=" + std::to_string(ports->ssh),
                                     "LAB_SLURM_PORT_BASE=" + std::to_string(ports->slurm),
-                                    "LAB_NODES=" + std::to_string(nodes_per_cluster)};
+                                    "LAB_NODES=" + std::to_string(nodes_per_cluster),
+                                    // pyxis's srun options, recorded (testkit/pyxis_standin).
+                                    "LAB_SPANK_PLUGINS=" ORCH_PYXIS_STANDIN " record_dir=@RECORDS@"};
     if (slurmd_timeout_s > 0) {
       env.push_back("LAB_SLURMD_TIMEOUT=" + std::to_string(slurmd_timeout_s));
     }

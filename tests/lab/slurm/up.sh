@@ -18,6 +18,9 @@
 #   LAB_SLURMD_TIMEOUT    Slurm's SlurmdTimeout (default 4: a dead node is DOWN after ~15 s)
 #   LAB_REQUEUE_DELAY     seconds before a requeued job may start again (default 10)
 #   LAB_READY_TIMEOUT     seconds to wait for nodes and login nodes (default 60)
+#   LAB_SPANK_PLUGINS     SPANK plugins every cluster loads (plugstack.conf), one "PATH ARG..."
+#                         per line, each loaded as `optional` (testkit/pyxis_standin records its
+#                         options under DIR/<cluster>/log/containers: ARG record_dir=@RECORDS@)
 #
 # Idempotent: a daemon whose pid file names a live process of this lab is left alone; configs are
 # rewritten. A cluster keeps the ports and node count it was first made with (down.sh --purge
@@ -223,6 +226,8 @@ JobAcctGatherType=jobacct_gather/none
 # A node made slow by ctl.sh renice-node gets its niceness into each task's scheduler
 # autogroup here (etc/task_prolog.sh); on the other nodes it does nothing.
 TaskProlog=$C/etc/task_prolog.sh
+# SPANK plugins (LAB_SPANK_PLUGINS): srun reads it for each step, so it may change while the lab runs.
+PlugStackConfig=$C/etc/plugstack.conf
 JobCompType=jobcomp/filetxt
 JobCompLoc=$C/log/jobcomp.txt
 MpiDefault=none
@@ -243,6 +248,12 @@ EOF
   fi
   mv "$CONF.new" "$CONF"
   mv "$C/etc/gres.conf.new" "$C/etc/gres.conf"
+  mkdir -p "$C/log/containers"
+  : > "$C/etc/plugstack.conf.new"
+  while IFS= read -r plugin; do
+    [[ -n $plugin ]] && echo "optional ${plugin//@RECORDS@/$C/log/containers}" >> "$C/etc/plugstack.conf.new"
+  done <<< "${LAB_SPANK_PLUGINS:-}"
+  mv "$C/etc/plugstack.conf.new" "$C/etc/plugstack.conf"
   printf 'export SLURM_CONF=%s\n' "$CONF" > "$C/env.sh"
   # With the kernel's autogroup scheduling (sched_autogroup_enabled=1) CPU time is shared between
   # sessions first, and slurmstepd starts a session per step: a task's own nice value then only
