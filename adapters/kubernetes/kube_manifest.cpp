@@ -12,6 +12,7 @@
 #include "adapters/kubernetes/kube_secret.h"
 #include "scheduler/common/utf8.h"
 #include "scheduler/model/checkpoint_dir.h"
+#include "scheduler/model/job_shape.h"
 #include "scheduler/model/launch_contract.h"
 #include "scheduler/model/launch_token.h"
 
@@ -528,16 +529,19 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
   }
 
   const PodSettings pod = merge_pod_settings(k.pod, request.pod);
+  // The job's own checkpoint directory ($ORCH_CHECKPOINT_DIR) is made first, in its volume;
+  // then the command, under the job's shell (`shell:`; bash where the image has it).
+  Json command = Json::array();
+  for (const auto& word : job_shell_argv(
+           request.shell, request.checkpoint_dir.empty()
+                              ? request.command
+                              : std::string(kMakeCheckpointDirCommand) + "\n" + request.command)) {
+    command.push_back(escape_kube_references(word));
+  }
   // The image comes with the rest of the pod settings (apply_pod_settings).
   Json container = {
       {"name", std::string(kContainerName)},
-      // The job's own checkpoint directory ($ORCH_CHECKPOINT_DIR) is made first, in its volume.
-      {"command",
-       {"/bin/sh", "-c",
-        escape_kube_references(request.checkpoint_dir.empty()
-                                   ? request.command
-                                   : std::string(kMakeCheckpointDirCommand) + "\n" +
-                                         request.command)}},
+      {"command", std::move(command)},
       {"env", *env},
   };
 

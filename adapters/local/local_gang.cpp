@@ -16,7 +16,9 @@
 #include "adapters/local/local_site.h"
 #include "adapters/local/process_spawn.h"
 #include "scheduler/common/clock.h"
+#include "scheduler/model/job_shape.h"
 #include "scheduler/model/launch_contract.h"
+#include "scheduler/model/workdir.h"
 
 namespace orch {
 namespace {
@@ -92,7 +94,15 @@ Result<pid_t> LocalSite::start_task(const LaunchRequest& request,
                std::to_string(master_port_for(request.token))};
   // The agent stays this process's user; only the job's process becomes run_as.
   if (!options_.run_as.empty()) spec.argv.insert(spec.argv.end(), {"--run-as", options_.run_as});
-  spec.argv.insert(spec.argv.end(), {"--", "/bin/sh", "-c", request.command});
+  // The job's shell (`shell:`; job_shape.h): bash where the machine has it, unless it says.
+  spec.argv.push_back("--");
+  // The job's code and setup first (issue 40, workdir.h): extracted, set up, then its tree.
+  if (std::string prelude = task_prelude(request); !prelude.empty()) {
+    spec.argv.insert(spec.argv.end(), {"/bin/sh", "-c", std::move(prelude), "orch-task"});
+  }
+  for (auto& word : job_shell_argv(request.shell, request.command)) {
+    spec.argv.push_back(std::move(word));
+  }
   spec.env = job_environment(request, paths.work, nodes);
   spec.cwd = paths.work;
   spec.output_path = paths.output;

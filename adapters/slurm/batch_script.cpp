@@ -11,8 +11,10 @@
 #include "adapters/ssh/shell_quote.h"
 #include "scheduler/common/text.h"
 #include "scheduler/model/checkpoint_dir.h"
+#include "scheduler/model/job_shape.h"
 #include "scheduler/model/launch_contract.h"
 #include "scheduler/model/launch_token.h"
+#include "scheduler/spec/slurm_job_rules.h"
 
 namespace orch::slurm {
 namespace {
@@ -165,6 +167,15 @@ void write_master(ScriptWriter& w) {
   w.line(R"(master=${master:-$first})");
 }
 
+// The job's command under its shell (`shell:`; job_shape.h), each word quoted: " 'w1' 'w2'...".
+std::string shell_words(ScriptWriter& w, const LaunchRequest& r) {
+  std::string out;
+  for (const auto& word : job_shell_argv(r.shell, r.command)) {
+    out += " " + w.q(word, "the job's command");
+  }
+  return out;
+}
+
 // The srun line: every task under the agent, in the background (see the header).
 std::string srun_line(ScriptWriter& w, const LaunchRequest& r, const RunPaths& p,
                       const std::string& agent) {
@@ -175,8 +186,7 @@ std::string srun_line(ScriptWriter& w, const LaunchRequest& r, const RunPaths& p
          w.q(seconds_text(r.heartbeat_s), "heartbeat_s") + " --hang-after-s " +
          w.q(seconds_text(r.hang_after_s), "hang_after_s") +
          " --place-from slurm --master-addr \"$master\" --master-port " +
-         std::to_string(master_port_for(r.token)) + " -- /bin/sh -c " +
-         w.q(r.command, "the job's command") + " &";
+         std::to_string(master_port_for(r.token)) + " --" + shell_words(w, r) + " &";
 }
 
 Result<std::string> make_script(const LaunchRequest& r, const ClusterSpec& cluster,
@@ -237,9 +247,17 @@ std::vector<std::string> sbatch_argv(const LaunchRequest& r, const ClusterSpec& 
     argv.push_back("--gres=" + (s.gres.empty() ? std::string("gpu") : s.gres) + ":" +
                    std::to_string(r.gpus_per_node));
   }
-  if (!s.partition.empty()) argv.push_back("--partition=" + s.partition);
-  if (!s.account.empty()) argv.push_back("--account=" + s.account);
-  if (!s.qos.empty()) argv.push_back("--qos=" + s.qos);
+  // The job's shape (issue 40): its CPUs and memory, and its own options over the cluster's
+  // (those the cluster pins or forbids stay the cluster's; placement kept conflicts away).
+  if (r.cpus_per_task > 0) argv.push_back("--cpus-per-task=" + std::to_string(r.cpus_per_task));
+  if (r.memory_mb > 0) argv.push_back("--mem=" + std::to_string(r.memory_mb) + "M");
+  const SlurmJobOptions o = effective_slurm_options(s, r.slurm);
+  if (!o.partition.empty()) argv.push_back("--partition=" + o.partition);
+  if (!o.account.empty()) argv.push_back("--account=" + o.account);
+  if (!o.qos.empty()) argv.push_back("--qos=" + o.qos);
+  if (!o.reservation.empty()) argv.push_back("--reservation=" + o.reservation);
+  if (!o.constraint.empty()) argv.push_back("--constraint=" + o.constraint);
+  if (o.exclusive.value_or(false)) argv.emplace_back("--exclusive");
   // The job's own time_limit, in whole minutes (Slurm's unit, rounded up), wins over the
   // cluster's: Slurm then knows when it ends, for its own backfill of other tenants' jobs.
   if (r.time_limit_s) {
@@ -308,6 +326,20 @@ RunPaths run_paths(const std::string& storage_root, const std::string& token) {
 
 namespace {
 
+// The job's own sbatch options were checked where its spec was read; a launch read back from
+// the outbox is held to the same rule (no value can become another option).
+Result<void> check_slurm_options(const SlurmJobOptions& o) {
+  for (std::string_view name : kSlurmJobOptionNames) {
+    if (name == "exclusive") continue;
+    const std::string v = slurm_option_value(o, name);
+    if (v.empty()) continue;
+    if (std::string why = slurm_option_problem(name, v); !why.empty()) {
+      return invalid("slurm." + std::string(name) + " cannot be passed to sbatch: " + why);
+    }
+  }
+  return Ok{};
+}
+
 bool bad_seconds(double s) {
   return !std::isfinite(s) || s < 0;
 }
@@ -343,6 +375,11 @@ Result<void> check_request(const LaunchRequest& request, const std::string& agen
     return invalid("the agent's path on the cluster '" + agent + "' is not absolute");
   }
   if (auto ok = check_node_names(request.exclude_nodes, "sbatch --exclude"); !ok) return ok;
+  if (!is_job_shell(request.shell)) return invalid("unknown shell '" + request.shell + "'");
+  if (request.cpus_per_task < 0 || request.memory_mb < 0) {
+    return invalid("cpus_per_task and memory must not be negative");
+  }
+  if (auto ok = check_slurm_options(request.slurm); !ok) return ok;
   const auto pinned = pinned_nodes(request);
   if (pinned.empty()) return Ok{};
   if (static_cast<int>(pinned.size()) > request.nodes) {

@@ -95,6 +95,10 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   if (spec.time_limit_s) out["time_limit"] = *spec.time_limit_s;
   if (spec.expected_run_s) out["placement"]["expected_run"] = *spec.expected_run_s;
   if (spec.kubernetes != PodSettings{}) out["kubernetes"] = pod_settings_to_json(spec.kubernetes);
+  if (!spec.shell.empty()) out["shell"] = spec.shell;
+  if (spec.cpus_per_task > 0) out["resources"]["cpus_per_task"] = spec.cpus_per_task;
+  if (spec.memory_mb > 0) out["resources"]["memory"] = memory_mib_text(spec.memory_mb);
+  if (!spec.slurm.empty()) out["slurm"] = slurm_job_options_to_json(spec.slurm);
   if (!spec.workdir.sha256.empty() || !spec.workdir.source.empty()) {
     json workdir = {{"bytes", spec.workdir.bytes}};
     if (!spec.workdir.source.empty()) workdir["source"] = spec.workdir.source;

@@ -1,4 +1,5 @@
 #include "scheduler/spec/job_spec_parser.h"
+#include "scheduler/spec/job_shape_section.h"
 #include "scheduler/spec/pod_settings_section.h"
 
 #include "scheduler/spec/sweep.h"
@@ -61,7 +62,9 @@ void check_process_strings(const MapView& job, const JobSpec& spec) {
 
 void read_resources(const MapView& job, JobSpec& spec) {
   MapView res =
-      job.child("resources", "resources", {"nodes", "gpus_per_node", "tasks_per_node", "spares"},
+      job.child("resources", "resources",
+                {"nodes", "gpus_per_node", "tasks_per_node", "spares", kShapeResourceKeys[0],
+                 kShapeResourceKeys[1]},
                 "a map such as {nodes: 2, gpus_per_node: 8, tasks_per_node: 8}");
   res.read_int("nodes", spec.nodes, 1, limits::kMaxNodes, "an integer such as 2");
   res.read_int("gpus_per_node", spec.gpus_per_node, 1, INT_MAX, "an integer such as 8");
@@ -69,6 +72,7 @@ void read_resources(const MapView& job, JobSpec& spec) {
                "an integer such as 1 (one process per node) or 8 (one per GPU)");
   res.read_int("spares", spec.spares, 0, limits::kMaxNodes,
                "hot spare nodes its cluster holds for it, such as 2");
+  read_resource_shape(res, spec);
   // Every adapter hands the job ORCH_GPUS = nodes x gpus_per_node as an int.
   if (!res.reader().failed() && static_cast<long long>(spec.nodes) * spec.gpus_per_node > INT_MAX) {
     res.reader().fail(res.position(),
@@ -435,7 +439,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
                "model",      "restart", "health",        "placement",  "datasets",
                "team",       "owner",   "secret_env",    "priority",   "priority_class",
                "preemption", "group",   "sweep",         "time_limit", "kubernetes",
-               "workdir",    "setup",   "setup_per_node"},
+               "workdir",    "setup",   "setup_per_node", "shell", "slurm"},
               "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -461,6 +465,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_preemption(job, spec);
   read_duration(job, "time_limit", spec.time_limit_s);
   read_sweep(job, spec);
+  read_shell_and_slurm(job, spec);
   read_workdir_and_setup(job, spec);
   if (job.has("kubernetes")) {
     MapView pod =

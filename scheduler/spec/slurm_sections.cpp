@@ -3,7 +3,9 @@
 #include <string>
 #include <string_view>
 
+#include "scheduler/spec/job_shape_section.h"
 #include "scheduler/spec/provider_sections.h"
+#include "scheduler/spec/slurm_job_rules.h"
 
 namespace orch {
 namespace {
@@ -64,15 +66,47 @@ void read_ssh(const MapView& entry, ClusterSpec& c) {
   }
 }
 
+// slurm.job_options: {account: pinned, qos: forbidden, ...}; absent options are allowed.
+void read_job_option_rules(MapView& slurm, SlurmSpec& s) {
+  if (slurm.reader().failed() || !slurm.has("job_options")) return;
+  MapView rules = slurm.child("job_options", "slurm.job_options", slurm_job_option_keys(),
+                              "a map such as {account: pinned, qos: forbidden}");
+  for (std::string_view name : kSlurmJobOptionNames) {
+    std::string value;
+    rules.read_string(name, value, yaml::kNonEmpty, "allowed, pinned or forbidden");
+    if (slurm.reader().failed()) return;
+    if (!rules.has(name)) continue;
+    const SlurmOptionRule rule = value == "pinned"      ? SlurmOptionRule::pinned
+                                 : value == "forbidden" ? SlurmOptionRule::forbidden
+                                                        : SlurmOptionRule::allowed;
+    if (value != to_string(rule)) {
+      slurm.reader().fail(rules.value_position(name),
+                          "slurm.job_options." + std::string(name) + " is \"" + value + "\"",
+                          "allowed (a job's value wins), pinned (the cluster's value stands) or "
+                          "forbidden (a job may not set it)");
+      return;
+    }
+    s.job_options[std::string(name)] = rule;
+  }
+}
+
 void read_slurm(const MapView& entry, ClusterSpec& c) {
-  MapView slurm = entry.child(
-      "slurm", "slurm",
-      {"partition", "account", "qos", "gres", "time_limit", "pre_term_signal", "pre_term_s"},
-      "a map such as {partition: gpu, account: team, qos: normal}");
+  MapView slurm =
+      entry.child("slurm", "slurm",
+                  {"partition", "account", "qos", "reservation", "constraint", "exclusive",
+                   "job_options", "gres", "time_limit", "pre_term_signal", "pre_term_s"},
+                  "a map such as {partition: gpu, account: team, qos: normal}");
   SlurmSpec& s = c.slurm;
-  slurm.read_string("partition", s.partition, yaml::kNonEmpty, "a partition name");
-  slurm.read_string("account", s.account, yaml::kNonEmpty, "an account name");
-  slurm.read_string("qos", s.qos, yaml::kNonEmpty, "a QOS name");
+  // The options a job's own `slurm:` may also set: the same byte rules (job_shape_section.h).
+  SlurmJobOptions own = cluster_slurm_options(s);
+  read_slurm_job_options(slurm, own);
+  s.partition = own.partition;
+  s.account = own.account;
+  s.qos = own.qos;
+  s.reservation = own.reservation;
+  s.constraint = own.constraint;
+  s.exclusive = own.exclusive.value_or(false);
+  read_job_option_rules(slurm, s);
   slurm.read_string("gres", s.gres, yaml::kNonEmpty, "a GRES name such as gpu or gpu:h100");
   slurm.read_string("time_limit", s.time_limit, yaml::kNonEmpty, "a Slurm time such as 2-00:00:00");
   slurm.read_string("pre_term_signal", s.pre_term_signal, kSignalName, "a signal such as USR1");

@@ -20,6 +20,8 @@
 
 #include "adapters/slurm/batch_script.h"
 #include "adapters/slurm/task_events.h"
+#include "adapters/ssh/shell_quote.h"
+#include "scheduler/model/job_shape.h"
 #include "scheduler/model/launch_contract.h"
 #include "tests/unit/slurm/process_test_util.h"
 
@@ -59,6 +61,13 @@ std::vector<std::pair<std::string, std::string>> slurmd_env(const std::string& j
   return {{"SLURM_JOB_ID", job_id},
           {"PATH", std::string(ORCH_SOURCE_DIR "/tests/unit/slurm/stand_in_bin:") +
                        (path ? path : "/usr/bin:/bin")}};
+}
+
+// The job's command under the default shell (job_shell_argv), each word quoted, as srun gets it.
+std::string shell_words(const std::string& command) {
+  std::string out;
+  for (const auto& word : job_shell_argv("", command)) out += " " + shell_quote(word).value();
+  return out;
 }
 
 LaunchRequest basic_request() {
@@ -223,8 +232,8 @@ TEST(slurm_parse_batch_plan, ScriptLayout) {
                 " --heartbeat-s '" +
                 seconds_text(r.heartbeat_s) + "' --hang-after-s '" + seconds_text(r.hang_after_s) +
                 "' --place-from slurm --master-addr \"$master\" --master-port " +
-                std::to_string(master_port_for(r.token)) +
-                " -- /bin/sh -c 'python train.py' &\nchild=$!\n"));
+                std::to_string(master_port_for(r.token)) + " --" + shell_words("python train.py") +
+                " &\nchild=$!\n"));
   // The trap is set before srun starts; a signal that comes before `child` is known is passed
   // on as soon as it is.
   const std::string trap =
