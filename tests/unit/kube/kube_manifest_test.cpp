@@ -12,6 +12,7 @@
 
 #include "adapters/kubernetes/kube_manifest.h"
 #include "scheduler/model/checkpoint_dir.h"
+#include "scheduler/model/job_shape.h"
 #include "scheduler/model/launch_contract.h"
 #include "tests/unit/kube/fixture.h"
 
@@ -54,6 +55,14 @@ std::map<std::string, std::string> env_of(const json& job) {
             : e["value"].get<std::string>();
   }
   return env;
+}
+
+// The words of the container's command as the manifest holds them ('$' written "$$", which the
+// kubelet reads back as '$').
+json as_written(const std::vector<std::string>& argv) {
+  json out = json::array();
+  for (const auto& word : argv) out.push_back(escape_kube_references(word));
+  return out;
 }
 
 TEST(kube_parse_manifest, SingleNodeJob) {
@@ -101,8 +110,9 @@ TEST(kube_parse_manifest, SingleNodeJob) {
   const json& c = pod["containers"][0];
   EXPECT_EQ(c["name"], "job");
   EXPECT_EQ(c["image"], "nvcr.io/nvidia/pytorch:24.05-py3");
+  // Under the job's shell (issue 40): unset, bash where the image has it, else sh.
   EXPECT_EQ(c["command"],
-            json::array({"/bin/sh", "-c", "exec python3 train.py --config llama-8b.yaml"}));
+            as_written(job_shell_argv("", "exec python3 train.py --config llama-8b.yaml")));
   EXPECT_EQ(c["resources"], json({{"limits", {{"nvidia.com/gpu", "8"}}}}));
 
   std::map<std::string, std::string> want = {
@@ -287,7 +297,7 @@ TEST(kube_parse_manifest, HostileCommandAndEnvSurviveByteExact) {
   vars["HOME"] = "/root";
   vars["A"] = "expanded";
 
-  const std::string written = c["command"][2].get<std::string>();
+  const std::string written = c["command"][4].get<std::string>();  // job_shell_argv's $1
   EXPECT_EQ(written, escape_kube_references(hostile));
   EXPECT_EQ(expand_kube_references(written, vars), hostile);
   EXPECT_EQ(expand_kube_references(env_of(job)["HOSTILE"], vars), hostile);
@@ -305,13 +315,25 @@ TEST(kube_parse_manifest, TheJobsCheckpointDirectoryIsMadeFirstAndNamedInItsEnvi
   json job = body(plan_of(r).job_body);
   const json& c = job["spec"]["template"]["spec"]["containers"][0];
   EXPECT_EQ(env_of(job)["ORCH_CHECKPOINT_DIR"], "/ckpt/job-7");
-  const std::string run = expand_kube_references(c["command"][2].get<std::string>(), {});
+  const std::string run = expand_kube_references(c["command"][4].get<std::string>(), {});
   EXPECT_EQ(run, std::string(kMakeCheckpointDirCommand) + "\n" + r.command);
 
   r.checkpoint_dir.clear();  // a launch recorded before jobs had one: the command as it is
   const json old = body(plan_of(r).job_body);
-  EXPECT_EQ(old["spec"]["template"]["spec"]["containers"][0]["command"][2],
+  EXPECT_EQ(old["spec"]["template"]["spec"]["containers"][0]["command"][4],
             escape_kube_references(r.command));
+}
+
+TEST(kube_parse_manifest, TheCommandRunsUnderTheJobsShell) {
+  LaunchRequest r = request();
+  r.command = "source /opt/env.sh && exec python train.py";
+  r.shell = "sh";
+  const json sh = body(plan_of(r).job_body)["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(sh["command"], json::array({"/bin/sh", "-c", r.command}));
+  r.shell = "bash-login";
+  const json login = body(plan_of(r).job_body)["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(login["command"], as_written(job_shell_argv("bash-login", r.command)));
+  EXPECT_THAT(login["command"][2].get<std::string>(), HasSubstr("exec bash -l -c"));
 }
 
 TEST(kube_parse_manifest, KubeletExpansionRules) {
