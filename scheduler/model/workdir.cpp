@@ -100,6 +100,7 @@ ExitStatus setup_failed_exit(std::string_view marker) {
 
 std::string_view code_extract_snippet() {
   return R"(if [ ! -d "$ORCH_WORKDIR" ]; then
+  mkdir -p -- "${ORCH_WORKDIR%/*}"
   orch_t=$(mktemp -d "$ORCH_WORKDIR.part.XXXXXX") || { printf 'orchestrate: cannot create a directory beside %s\n' "$ORCH_WORKDIR" >&2; exit 1; }
   chmod 0755 "$orch_t"
   if tar -x --no-same-owner --keep-old-files -f "$ORCH_CODE_ARCHIVE" -C "$orch_t"; then
@@ -142,6 +143,39 @@ if [ "$orch_s" -eq 0 ]; then : >"$orch_d/done$orch_n"; printf '[setup] done\n'; 
 printf '[setup] failed with exit %s\n' "$orch_s"
 exit )" +
       std::to_string(kSetupFailedExit) + "\n";
+  return s;
+}
+
+}  // namespace orch
+
+namespace orch {
+
+std::vector<std::pair<std::string, std::string>> workdir_env(const LaunchRequest& r,
+                                                             const std::string& setup_failed_file) {
+  std::vector<std::pair<std::string, std::string>> env;
+  if (!r.workdir.empty()) {
+    env.emplace_back("ORCH_WORKDIR", r.workdir);
+    env.emplace_back("ORCH_CODE_ARCHIVE", r.code_archive);
+  }
+  if (!r.setup.empty()) {
+    env.emplace_back("ORCH_SETUP_DIR", r.setup_dir);
+    env.emplace_back("ORCH_SETUP_COMMAND", r.setup);
+    env.emplace_back("ORCH_SETUP_FAILED", setup_failed_file);
+  }
+  return env;
+}
+
+std::string task_prelude(const LaunchRequest& r) {
+  if (r.workdir.empty() && r.setup.empty()) return "";
+  std::string s;
+  if (!r.workdir.empty()) s += code_extract_snippet();
+  if (!r.setup.empty()) {
+    s += "(\n" + setup_snippet(r.setup_per_node) + ") || exit $?\n";
+  }
+  if (!r.workdir.empty()) {
+    s += "cd -- \"$ORCH_WORKDIR\" || exit 1\n";
+  }
+  s += "exec \"$@\"\n";
   return s;
 }
 

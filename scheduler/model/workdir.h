@@ -16,6 +16,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "scheduler/model/site_types.h"
 
@@ -54,6 +56,18 @@ inline constexpr int kSetupTailLines = 20;
 // ..." that keeps the newest lines, joined by " | ", within kSetupDetailBytes.
 inline constexpr std::size_t kSetupDetailBytes = 280;
 ExitStatus setup_failed_exit(std::string_view marker);
+
+// The snippets' variables for a launch (empty when it has neither code nor setup):
+// ORCH_WORKDIR, ORCH_CODE_ARCHIVE, ORCH_SETUP_DIR, ORCH_SETUP_COMMAND and ORCH_SETUP_FAILED
+// (`setup_failed_file`: <run directory>/setup_failed).
+std::vector<std::pair<std::string, std::string>> workdir_env(const LaunchRequest& r,
+                                                             const std::string& setup_failed_file);
+
+// What a task runs before its command where the provider has no step of its own for it (the
+// local provider): `/bin/sh -c <this> orch-task <the command's argv>`: the code extracted, the
+// setup run (once per key, under its lock), then into ORCH_WORKDIR and `exec "$@"`. Empty when
+// the launch has neither code nor setup (the command's argv runs as it is).
+std::string task_prelude(const LaunchRequest& r);
 
 // Extracts ORCH_CODE_ARCHIVE into ORCH_WORKDIR unless that is already a directory: into a
 // temporary directory beside it (GNU tar, --no-same-owner, --keep-old-files), refusing a tree
