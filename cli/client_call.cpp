@@ -61,7 +61,7 @@ int call_json(const ClientOptions& o, const std::string& method, const std::stri
 }
 
 int post_file(const ClientOptions& o, const std::string& target, const std::string& file,
-              json& out_body, std::ostream& err) {
+              json& out_body, std::ostream& err, const std::string& extra_query) {
   // Never more than the server's request body limit, so /dev/zero cannot hang the client.
   std::string text, error;
   if (!read_spec_file(file, ServerOptions{}.max_body, text, error)) {
@@ -69,8 +69,8 @@ int post_file(const ClientOptions& o, const std::string& target, const std::stri
     return kExitUsage;
   }
   const bool is_json = file.size() >= 5 && file.substr(file.size() - 5) == ".json";
-  return call_json(o, "POST", target + "?source=" + percent_encode(file), out_body, err, text,
-                   is_json ? "application/json" : "application/yaml");
+  return call_json(o, "POST", target + "?source=" + percent_encode(file) + extra_query, out_body,
+                   err, text, is_json ? "application/json" : "application/yaml");
 }
 
 std::string with_query(std::string path,

@@ -27,8 +27,9 @@ int call_json(const ClientOptions& o, const std::string& method, const std::stri
 // POSTs a file the user names (a job spec, a clusters document) to target, with ?source= naming
 // it for the server's errors and its Content-Type from its extension (.json, else YAML). A file
 // that cannot be read, or is larger than the server would take, is a usage error.
+// extra_query ("&name=value...", already encoded) follows ?source=.
 int post_file(const ClientOptions& o, const std::string& target, const std::string& file,
-              nlohmann::json& out_body, std::ostream& err);
+              nlohmann::json& out_body, std::ostream& err, const std::string& extra_query = "");
 
 bool as_json(const ClientOptions& o);  // -o json
 void print_json(const nlohmann::json& body, std::ostream& out);

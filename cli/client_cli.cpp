@@ -12,6 +12,7 @@
 #include "cli/data_commands.h"
 #include "cli/health_commands.h"
 #include "cli/secret_commands.h"
+#include "cli/workdir_pack.h"
 #include "scheduler/common/utf8.h"
 
 namespace orch {
@@ -46,6 +47,7 @@ struct Args {
   std::string group;
   std::vector<std::string> teams;  // --teams a,b (or repeated)
   SecretSetArgs secret;
+  std::string workdir_limit;  // job submit --workdir-limit
 };
 
 // A command's failure leaves parse() as CLI11's RuntimeError carrying the exit code.
@@ -368,7 +370,21 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   CLI::App* submit = command(*job, "submit",
                              "submit a job spec (YAML); prints the new id (a sweep: one per line)");
   submit->add_option("FILE", args->file, "job spec file")->required();
-  submit->callback([=] { finish(run_job_submit(args->options, args->file, *o, *e)); });
+  submit->add_option("--workdir-limit", args->workdir_limit,
+                     "refuse a workdir: with more than this many bytes of files, such as 1GiB "
+                     "(default 256MiB)");
+  submit->callback([=] {
+    std::uint64_t limit = kDefaultWorkdirLimit;
+    if (!args->workdir_limit.empty()) {
+      auto parsed = parse_size(args->workdir_limit);
+      if (!parsed) {
+        throw CLI::ValidationError("--workdir-limit",
+                                   "a size such as 512MiB or 2GiB, got " + args->workdir_limit);
+      }
+      limit = *parsed;
+    }
+    finish(run_job_submit(args->options, args->file, *o, *e, limit));
+  });
 
   CLI::App* list = command(*job, "list", "list jobs");
   list->add_option("--state", args->state, "only jobs in this state");

@@ -15,6 +15,7 @@
 #include "cli/client_call.h"
 #include "cli/job_render.h"
 #include "cli/output_table.h"
+#include "cli/workdir_upload.h"
 #include "scheduler/model/job_state.h"
 #include "web/http/http_types.h"
 
@@ -83,9 +84,11 @@ int run_cluster_outage(const ClientOptions& o, const std::string& name, bool dow
 }
 
 int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream& out,
-                   std::ostream& err) {
+                   std::ostream& err, std::uint64_t workdir_limit) {
   json body;
-  if (int rc = post_file(o, "/api/v1/jobs", file, body, err); rc != kExitOk) return rc;
+  std::string workdir;
+  if (int rc = prepare_workdir(o, file, workdir_limit, workdir, err); rc != kExitOk) return rc;
+  if (int rc = post_file(o, "/api/v1/jobs", file, body, err, workdir); rc != kExitOk) return rc;
   if (as_json(o)) {
     print_json(body, out);
   } else {

@@ -40,8 +40,10 @@ int run_cluster_nodes(const ClientOptions& o, const std::string& name, int event
                       std::ostream& out, std::ostream& err);
 int run_cluster_outage(const ClientOptions& o, const std::string& name, bool down,
                        std::ostream& out, std::ostream& err);
+// A spec with `workdir:` has its tree packed and uploaded first (cli/workdir_upload.h), refused
+// over workdir_limit bytes of files.
 int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream& out,
-                   std::ostream& err);
+                   std::ostream& err, std::uint64_t workdir_limit = 256ULL << 20);
 // One page of jobs, newest first (limit 0: the server's default of 100), starting at cursor
 // (the "next" of a previous page; empty: the newest). When more follow, the table says how to
 // ask for them.
