@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scheduler/model/accelerators.h"
+#include "scheduler/model/container.h"
 #include "scheduler/model/pod_settings.h"
 #include "scheduler/model/rate_limits.h"
 #include "scheduler/model/site_types.h"
@@ -55,6 +56,10 @@ struct SlurmSpec {
   // Sent to the job's batch shell this long before its time limit, so that it can checkpoint.
   std::string pre_term_signal = "USR1";
   int pre_term_s = 120;
+  // How a job's `container:` runs here (scheduler/model/container.h): pyxis (srun
+  // --container-image ...), apptainer (apptainer exec under the agent), or none (such jobs are
+  // not placed here).
+  ContainerRuntime containers = ContainerRuntime::none;
 };
 
 // How attempts run on a Kubernetes cluster (provider kubernetes; issue 6).
@@ -90,6 +95,8 @@ struct KubernetesSpec {
 // the user exists is checked where the server starts, as this spec does no I/O.
 struct LocalSpec {
   std::string run_as;
+  // A job's `container:` here: apptainer (apptainer exec under the agent), or none (refused).
+  ContainerRuntime containers = ContainerRuntime::none;
 };
 
 // Burn-in (issue 4): every node runs `orchestrate-agent probe`; nodes far below the cluster's

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "scheduler/model/container.h"
 #include "scheduler/model/job_shape.h"
 #include "scheduler/model/pod_settings.h"
 #include "scheduler/model/site_types.h"  // SecretSource
@@ -168,6 +169,11 @@ struct JobSpec {
   // settings (image, volumes, shm_size, ...; scheduler/model/pod_settings.h). Other providers
   // ignore it.
   PodSettings kubernetes;
+  // `container:` the image its tasks run in, with mounts, a workdir inside and variables passed
+  // through (scheduler/model/container.h): run by the clusters that declare a runtime
+  // (slurm.containers: pyxis or apptainer; local.containers: apptainer) and by Kubernetes (as
+  // the pods' image). Empty image: none.
+  ContainerSpec container;
   PreemptionSpec preemption;
   // `time_limit:` how long an attempt may hold its GPUs, counted from its placement (seconds,
   // or a number with a unit: "90m", "2h", "1d"). Unset: as long as it runs. A job that declares

@@ -26,6 +26,18 @@ std::optional<std::string> take_old_checkpoint_dir(nlohmann::json& copy) {
   return old;
 }
 
+nlohmann::json container_to_json(const ContainerSpec& c) {
+  nlohmann::json out = {{"image", c.image}};
+  if (!c.mounts.empty()) {
+    nlohmann::json mounts = nlohmann::json::array();
+    for (const auto& m : c.mounts) mounts.push_back(mount_text(m));
+    out["mounts"] = mounts;
+  }
+  if (!c.workdir.empty()) out["workdir"] = c.workdir;
+  if (!c.env.empty()) out["env"] = c.env;
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json job_spec_to_json(const JobSpec& spec) {
@@ -96,6 +108,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   if (spec.expected_run_s) out["placement"]["expected_run"] = *spec.expected_run_s;
   if (spec.kubernetes != PodSettings{}) out["kubernetes"] = pod_settings_to_json(spec.kubernetes);
   if (!spec.shell.empty()) out["shell"] = spec.shell;
+  if (!spec.container.empty()) out["container"] = container_to_json(spec.container);
   if (spec.cpus_per_task > 0) out["resources"]["cpus_per_task"] = spec.cpus_per_task;
   if (spec.memory_mb > 0) out["resources"]["memory"] = memory_mib_text(spec.memory_mb);
   if (!spec.slurm.empty()) out["slurm"] = slurm_job_options_to_json(spec.slurm);

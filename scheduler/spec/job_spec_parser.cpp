@@ -2,6 +2,7 @@
 #include "scheduler/spec/job_shape_section.h"
 #include "scheduler/spec/pod_settings_section.h"
 
+#include "scheduler/spec/container_section.h"
 #include "scheduler/spec/sweep.h"
 #include "scheduler/spec/workdir_section.h"
 
@@ -61,11 +62,10 @@ void check_process_strings(const MapView& job, const JobSpec& spec) {
 }
 
 void read_resources(const MapView& job, JobSpec& spec) {
-  MapView res =
-      job.child("resources", "resources",
-                {"nodes", "gpus_per_node", "tasks_per_node", "spares", kShapeResourceKeys[0],
-                 kShapeResourceKeys[1]},
-                "a map such as {nodes: 2, gpus_per_node: 8, tasks_per_node: 8}");
+  MapView res = job.child("resources", "resources",
+                          {"nodes", "gpus_per_node", "tasks_per_node", "spares",
+                           kShapeResourceKeys[0], kShapeResourceKeys[1]},
+                          "a map such as {nodes: 2, gpus_per_node: 8, tasks_per_node: 8}");
   res.read_int("nodes", spec.nodes, 1, limits::kMaxNodes, "an integer such as 2");
   res.read_int("gpus_per_node", spec.gpus_per_node, 1, INT_MAX, "an integer such as 8");
   res.read_int("tasks_per_node", spec.tasks_per_node, 1, limits::kMaxTasksPerNode,
@@ -434,12 +434,15 @@ void read_preemption(const MapView& job, JobSpec& spec) {
 }
 
 void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
-  MapView job(reader, root, "job",
-              {"name",       "command", "env",           "resources",  "checkpoint",
-               "model",      "restart", "health",        "placement",  "datasets",
-               "team",       "owner",   "secret_env",    "priority",   "priority_class",
-               "preemption", "group",   "sweep",         "time_limit", "kubernetes",
-               "workdir",    "setup",   "setup_per_node", "shell", "slurm"},
+  MapView job(reader, root, "job", {"name",       "command",        "env",
+                                    "resources",  "checkpoint",     "model",
+                                    "restart",    "health",         "placement",
+                                    "datasets",   "team",           "owner",
+                                    "secret_env", "priority",       "priority_class",
+                                    "preemption", "group",          "sweep",
+                                    "time_limit", "kubernetes",     "workdir",
+                                    "setup",      "setup_per_node", "shell",
+                                    "slurm",      "container"},
               "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -467,6 +470,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_sweep(job, spec);
   read_shell_and_slurm(job, spec);
   read_workdir_and_setup(job, spec);
+  read_container(job, spec.container);
   if (job.has("kubernetes")) {
     MapView pod =
         job.child("kubernetes", "kubernetes", pod_setting_keys(),

@@ -1,6 +1,7 @@
 // The local provider's section of a cluster entry: who the jobs run as on this machine.
 #include <string_view>
 
+#include "scheduler/spec/container_section.h"
 #include "scheduler/spec/provider_sections.h"
 
 namespace orch {
@@ -31,10 +32,12 @@ constexpr yaml::StringRule kUserName{
 }  // namespace
 
 void read_local_sections(const MapView& entry, ClusterSpec& c) {
-  MapView local =
-      entry.child("local", "local", {"run_as"}, "a map such as {run_as: orchestrate-job}");
+  MapView local = entry.child("local", "local", {"run_as", "containers"},
+                              "a map such as {run_as: orchestrate-job}");
   local.read_string("run_as", c.local.run_as, kUserName,
                     "an unprivileged user such as orchestrate-job");
+  read_container_runtime(local, c.local.containers,
+                         {ContainerRuntime::none, ContainerRuntime::apptainer});
 }
 
 }  // namespace orch

@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 
+#include "scheduler/spec/container_section.h"
 #include "scheduler/spec/job_shape_section.h"
 #include "scheduler/spec/provider_sections.h"
 #include "scheduler/spec/slurm_job_rules.h"
@@ -91,11 +92,11 @@ void read_job_option_rules(MapView& slurm, SlurmSpec& s) {
 }
 
 void read_slurm(const MapView& entry, ClusterSpec& c) {
-  MapView slurm =
-      entry.child("slurm", "slurm",
-                  {"partition", "account", "qos", "reservation", "constraint", "exclusive",
-                   "job_options", "gres", "time_limit", "pre_term_signal", "pre_term_s"},
-                  "a map such as {partition: gpu, account: team, qos: normal}");
+  MapView slurm = entry.child(
+      "slurm", "slurm",
+      {"partition", "account", "qos", "reservation", "constraint", "exclusive", "job_options",
+       "gres", "time_limit", "pre_term_signal", "pre_term_s", "containers"},
+      "a map such as {partition: gpu, account: team, qos: normal}");
   SlurmSpec& s = c.slurm;
   // The options a job's own `slurm:` may also set: the same byte rules (job_shape_section.h).
   SlurmJobOptions own = cluster_slurm_options(s);
@@ -111,6 +112,9 @@ void read_slurm(const MapView& entry, ClusterSpec& c) {
   slurm.read_string("time_limit", s.time_limit, yaml::kNonEmpty, "a Slurm time such as 2-00:00:00");
   slurm.read_string("pre_term_signal", s.pre_term_signal, kSignalName, "a signal such as USR1");
   slurm.read_int("pre_term_s", s.pre_term_s, 0, 65535, "seconds such as 120");
+  read_container_runtime(
+      slurm, s.containers,
+      {ContainerRuntime::none, ContainerRuntime::pyxis, ContainerRuntime::apptainer});
 }
 
 }  // namespace
