@@ -17,6 +17,7 @@
 #include "adapters/local/run_dir.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/model/launch_token.h"
+#include "scheduler/model/workdir.h"
 
 extern char** environ;
 
@@ -198,6 +199,10 @@ std::vector<std::string> LocalSite::job_environment(const LaunchRequest& request
   env["ORCH_GPUS"] = std::to_string(request.nodes * request.gpus_per_node);
   env["ORCH_NODES"] = node_list;
   env["ORCH_SITE"] = options_.name;
+  // The job's code and setup (issue 40): what task_prelude reads.
+  const std::string failed =
+      local::run_paths(options_.root, request.token).dir + "/" + std::string(kSetupFailedFile);
+  for (const auto& [k, v] : workdir_env(request, failed)) env[k] = v;
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [k, v] : env) {
@@ -322,6 +327,13 @@ Result<RunObservation> LocalSite::observe(const std::string& token, std::uint64_
       if (auto up = check_up(); !up) return up.error();
     }
     obs.exit = verdict->exit;
+    // A failed setup (issue 40) says so in the run directory: the user's cause, its last lines.
+    if (auto marker = local::read_file(paths.dir + "/" + std::string(kSetupFailedFile));
+        marker && !marker->empty()) {
+      ExitStatus s = setup_failed_exit(*marker);
+      s.failed_node = obs.exit->failed_node;
+      obs.exit = s;
+    }
   }
   const bool alive = verdict->phase != RunPhase::exited;
   // Details only: a damaged request.json must not hide whether the run lives and how it ended.
