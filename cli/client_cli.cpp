@@ -77,6 +77,12 @@ void add_cluster_health_commands(CLI::App& cluster, const std::shared_ptr<Args>&
   burn_in->callback([=] {
     finish(run_cluster_burn_in(args->options, args->name, args->wait, args->timeout_s, *o, *e));
   });
+  CLI::App* check = command(cluster, "check",
+                            "run a cluster's preflight now: one line per check (SSH, key file, "
+                            "partition, storage root, agent...), and what to fix; exit 1 when "
+                            "one fails (the cluster takes no jobs until every check passes)");
+  check->add_option("NAME", args->name, "cluster name")->required();
+  check->callback([=] { finish(run_cluster_check(args->options, args->name, *o, *e)); });
   CLI::App* probes = command(cluster, "probes", "the latest probe round of a cluster");
   probes->add_option("NAME", args->name, "cluster name")->required();
   probes->add_option("--node", args->node, "one node's probes instead, newest first");

@@ -34,6 +34,10 @@ int run_cluster_reload(const ClientOptions& o, std::ostream& out, std::ostream& 
 // POST /api/v1/clusters with the clusters document in file: they join the running server.
 int run_cluster_add(const ClientOptions& o, const std::string& file, std::ostream& out,
                     std::ostream& err);
+// The cluster's preflight, run by the server now: one line per check (name, ok|FAILED|skipped,
+// why and what to do). Exit 1 when a check failed (the cluster takes no jobs until it passes).
+int run_cluster_check(const ClientOptions& o, const std::string& name, std::ostream& out,
+                      std::ostream& err);
 // The latest probe round of the cluster; with node, that node's probes newest first.
 int run_cluster_probes(const ClientOptions& o, const std::string& name, const std::string& node,
                        std::ostream& out, std::ostream& err);

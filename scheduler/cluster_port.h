@@ -25,6 +25,7 @@
 
 #include "scheduler/common/result.h"
 #include "scheduler/model/manifest.h"
+#include "scheduler/model/preflight.h"
 #include "scheduler/model/probe_result.h"
 #include "scheduler/model/site_types.h"
 
@@ -102,6 +103,11 @@ class ClusterPort {
     (void)down;
     return make_error(ErrorKind::unsupported, "this provider cannot simulate an outage");
   }
+  // The preflight (`orchestrate cluster check`, scheduler/model/preflight.h): every check of
+  // what a launch needs, in order, each one line; a check that cannot be tried because an
+  // earlier one failed is skipped. Bounded like every call; never an error: a site that does
+  // not answer is a failed check. The default has nothing to check.
+  virtual std::vector<PreflightCheck> preflight() { return {}; }
   // The site's own way to copy between its storage and this host, when rsync cannot reach it
   // (SiteCopier, scheduler/transfer_port.h); null when it can.
   virtual SiteCopier* copier() { return nullptr; }

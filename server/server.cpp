@@ -219,7 +219,7 @@ Result<nlohmann::json> Server::Parts::reload() {
     return make_error(ErrorKind::unsupported, "this server was started without a clusters file");
   }
   std::lock_guard<std::mutex> lock(admin_mu);
-  return reload_clusters_file(
+  auto reloaded = reload_clusters_file(
       settings.config_path, from_file, added_names, *loop,
       [this](const std::vector<ClusterSpec>& specs) -> Result<void> {
         auto r = join(specs, settings.config_path, "");
@@ -227,6 +227,12 @@ Result<nlohmann::json> Server::Parts::reload() {
         return Ok{};
       },
       [this](const ClustersFile& file) { return secrets->configure(file.secrets); });
+  if (reloaded) {
+    // Every site checks itself again (a key file or a directory may have been fixed with it).
+    std::lock_guard<std::mutex> sites(sites_mu);
+    for (auto& w : workers) w->request_preflight();
+  }
+  return reloaded;
 }
 
 Result<nlohmann::json> Server::Parts::add(const std::string& document, const std::string& source) {

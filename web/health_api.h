@@ -51,6 +51,10 @@ class HealthApi {
   // {"added": [...], "message": "..."}.
   virtual Result<nlohmann::json> add_clusters(const std::string& document,
                                               const std::string& source) = 0;
+  // Runs the cluster's preflight now, on its site, and hands the brain what it found (a failed
+  // check keeps the cluster from jobs): {"cluster", "ok", "reason", "checks": [{"name", "ok",
+  // "skipped", "why"}]}. not_found for a cluster that is not configured.
+  virtual Result<nlohmann::json> check_cluster(const std::string& cluster) = 0;
   // Starts a burn-in round (conflict while one runs).
   virtual Result<nlohmann::json> start_burn_in(const std::string& cluster) = 0;
   // The cluster's probe results newest first; node empty: every node.

@@ -178,6 +178,18 @@ RouteTable health_routes(HealthApi& backend) {
                  return routes::answer_body(b->reload_clusters(), 200);
                }},
           {.method = "POST",
+           .path = "/api/v1/clusters/{name}/check",
+           .lane = Lane::provider,
+           .role = Role::operator_,
+           .tag = "clusters",
+           .summary = "Run the cluster's preflight now: one line per check",
+           .answer_schema = "ClusterCheck",
+           .errors = {404},
+           .handler =
+               [b](const HttpRequest&, const PathParams& params) {
+                 return answer(b->check_cluster(params.at("name")));
+               }},
+          {.method = "POST",
            .path = "/api/v1/clusters/{name}/burn-in",
            .lane = Lane::command,
            .role = Role::operator_,

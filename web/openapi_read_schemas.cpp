@@ -109,6 +109,14 @@ void add_cluster_schemas(json& s) {
                                {"node_list", array_of(schema_ref("ClusterNode"))},
                                {"message", t("string")}});
   s["ClusterList"] = list_of("clusters", "Cluster");
+  s["PreflightCheck"] = all_required({{"name", t("string")},
+                                      {"ok", t("boolean")},
+                                      {"skipped", t("boolean")},
+                                      {"why", t("string")}});
+  s["ClusterCheck"] = all_required({{"cluster", t("string")},
+                                    {"ok", t("boolean")},
+                                    {"reason", t("string")},
+                                    {"checks", array_of(schema_ref("PreflightCheck"))}});
 }
 
 // A node's standing toward quarantine (node_standing), part of every node the API lists.

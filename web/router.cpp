@@ -166,6 +166,7 @@ int status_for(ErrorKind kind) {
     case ErrorKind::unsupported:
       return 501;
     case ErrorKind::unreachable:
+    case ErrorKind::misconfigured:
       return 503;
     case ErrorKind::io:
     case ErrorKind::internal:

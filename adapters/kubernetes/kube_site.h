@@ -56,6 +56,8 @@ class KubernetesSite final : public ClusterPort, public SiteCopier {
   Result<Manifest> manifest(const ManifestRequest& request) override;
   Result<void> remove_path(const RemoveRequest& request) override;
   Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) override;
+  // Auth, the namespace, RBAC for every verb used, the helper image (kube_site_preflight.cpp).
+  std::vector<PreflightCheck> preflight() override;
 
   // Copies between this site's storage and this host: request.from.path (here) into
   // local_path, or local_path into request.to.path, as a tar stream through pods/exec of the
@@ -116,6 +118,10 @@ class KubernetesSite final : public ClusterPort, public SiteCopier {
   // `command` in the storage helper through pods/exec.
   Result<HelperRun> run_in_helper(const std::vector<std::string>& command, const ExecInput& input,
                                   const ExecOutput& output, std::chrono::milliseconds timeout);
+
+  // The preflight's namespace and RBAC checks (one SelfSubjectAccessReview per verb).
+  PreflightCheck namespace_check();
+  PreflightCheck rbac_check();
 
   ClusterSpec spec_;
   std::string namespace_;

@@ -62,6 +62,8 @@ class LocalSite final : public ClusterPort {
   // /bin/sh (local_site_storage.cpp). Unreachable during a simulated outage.
   Result<Manifest> manifest(const ManifestRequest& request) override;
   Result<void> remove_path(const RemoveRequest& request) override;
+  // The site's directory writable, the agent executable, run_as known (local_site_preflight.cpp).
+  std::vector<PreflightCheck> preflight() override;
 
   // With run_as: makes the site's directories (runs/, the checkpoint and dataset roots, and any
   // missing directory above them, mode 0701) and lets others search those it owns; nothing

@@ -41,10 +41,10 @@ Result<AgentBinary> read_agent_binary(const std::string& path) {
   const bool exists = stat(path.c_str(), &st) == 0;
   if (!exists || !S_ISREG(st.st_mode)) {
     std::string why = exists ? "not a regular file" : std::strerror(errno);
-    return make_error(ErrorKind::invalid, "the agent '" + path + "' cannot be shipped to the " +
-                                              "cluster (" + why +
-                                              "); build orchestrate-agent and point agent_path "
-                                              "at it");
+    return make_error(ErrorKind::misconfigured,
+                      "the agent '" + path + "' cannot be shipped to the " + "cluster (" + why +
+                          "); build orchestrate-agent and point agent_path "
+                          "at it");
   }
   std::ifstream in(path, std::ios::binary);
   std::ostringstream bytes;
@@ -56,7 +56,7 @@ Result<AgentBinary> read_agent_binary(const std::string& path) {
   agent.path = path;
   agent.content = bytes.str();
   if (agent.content.empty()) {
-    return make_error(ErrorKind::invalid, "the agent '" + path + "' is empty");
+    return make_error(ErrorKind::misconfigured, "the agent '" + path + "' is empty");
   }
   agent.id = short_sha256(agent.content);
   agent.mtime_ns = mtime_of(st);

@@ -21,8 +21,9 @@ struct AgentBinary {
 // puts it (build/bin) and where an installation keeps it.
 std::string default_agent_path();
 
-// Reads the executable at `path`. ErrorKind::invalid when it is missing or unreadable (the
-// message says to build orchestrate-agent), ErrorKind::io for a read error.
+// Reads the executable at `path`. ErrorKind::misconfigured (the server's own set-up) when it is
+// missing or unreadable (the message says to build orchestrate-agent), ErrorKind::io for a read
+// error.
 Result<AgentBinary> read_agent_binary(const std::string& path);
 
 // Whether the file at `path` is still the one `agent` was read from (same size and mtime), so

@@ -166,8 +166,10 @@ Result<void> SlurmSite::prepare_launch(const slurm::BatchPlan& plan,
   auto prepared = ssh_->exec(plan.prepare_command);
   if (!prepared) return prepared.error();
   if (prepared->exit_status != 0) {
-    return make_error(ErrorKind::io, "site " + spec_.name + ": cannot create the run directory " +
-                                         plan.paths.dir + ": " + first_line(prepared->err));
+    // Under the storage root this server was given: its configuration, not the job's fault.
+    return make_error(ErrorKind::misconfigured,
+                      "site " + spec_.name + ": cannot create the run directory " + plan.paths.dir +
+                          ": " + first_line(prepared->err));
   }
   // The agent's name holds its content's hash: the right size is the right file. The upload
   // is atomic, so a task never runs a half-written agent.

@@ -87,6 +87,9 @@ class SlurmSite final : public ClusterPort {
   // as every SSH timeout).
   Result<Manifest> manifest(const ManifestRequest& request) override;
   Result<void> remove_path(const RemoveRequest& request) override;
+  // The login node's port, the key file, SSH, sinfo, partition, account, QoS, rsync, the storage
+  // root from a compute node, the agent (slurm_site_preflight.cpp).
+  std::vector<PreflightCheck> preflight() override;
 
   SshSession& ssh() { return *ssh_; }
 
@@ -155,6 +158,9 @@ class SlurmSite final : public ClusterPort {
                               const slurm::AgentBinary& agent);
   // Uploads the agent unless the cluster has it; creates the probe directory. Its remote path.
   Result<std::string> ship_agent(const std::string& probe_dir);
+  // The preflight's checks past SSH, appended to `out`; the agent's upload and run.
+  void preflight_slurm(std::vector<PreflightCheck>& out);
+  PreflightCheck agent_check();
   // The nodes a round probes (request.nodes or all) that sinfo shows up, and the fewest GPUs
   // one of them has.
   struct ProbeTargets {

@@ -57,7 +57,8 @@ Result<void> SshSession::Impl::ensure_connected() {
     return {};
   }
   drop();
-  if (result.error().kind == ErrorKind::invalid) return result;  // local: no back-off
+  // A key this server cannot use: its own configuration, no back-off (and no site to blame).
+  if (result.error().kind == ErrorKind::misconfigured) return result;
   backoff_ = backoff_.count() == 0 ? kFirstBackoff : std::min(backoff_ * 2, kMaxBackoff);
   retry_at_ = Clock::now() + backoff_;
   ++failed_connects_;
@@ -69,20 +70,20 @@ Result<void> SshSession::Impl::ensure_connected() {
 
 Result<ssh_key> SshSession::Impl::load_key() const {
   if (spec_.key_file.empty()) {
-    return make_error(ErrorKind::invalid, prefix() +
-                                              "ssh.key_file is not set (key "
-                                              "authentication is the only kind used)");
+    return make_error(ErrorKind::misconfigured, prefix() +
+                                                    "ssh.key_file is not set (key "
+                                                    "authentication is the only kind used)");
   }
   const std::string path = home_expanded(spec_.key_file);
   if (::access(path.c_str(), R_OK) != 0) {
-    return make_error(ErrorKind::invalid,
+    return make_error(ErrorKind::misconfigured,
                       prefix() + "cannot read ssh.key_file " + path + ": " + std::strerror(errno));
   }
   const char* passphrase = nullptr;
   if (!spec_.key_passphrase_env.empty()) {
     passphrase = std::getenv(spec_.key_passphrase_env.c_str());
     if (passphrase == nullptr) {
-      return make_error(ErrorKind::invalid,
+      return make_error(ErrorKind::misconfigured,
                         prefix() + "ssh.key_passphrase_env names " + spec_.key_passphrase_env +
                             ", but that environment variable is not set in the orchestrator's "
                             "environment (it holds the passphrase of " +
@@ -96,7 +97,7 @@ Result<ssh_key> SshSession::Impl::load_key() const {
             ? "wrong passphrase in $" + spec_.key_passphrase_env + ", or not a private key"
             : "not a private key, or encrypted: set ssh.key_passphrase_env to "
               "the environment variable holding its passphrase";
-    return make_error(ErrorKind::invalid,
+    return make_error(ErrorKind::misconfigured,
                       prefix() + "cannot load private key " + path + " (" + why + ")");
   }
   return key;

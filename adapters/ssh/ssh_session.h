@@ -18,8 +18,8 @@
 // Errors: ErrorKind::unreachable when the site cannot be reached or authenticated (connect
 // refused, timeout, host-key mismatch, auth refused, connection dropped): the caller treats the
 // site as silent, never the job as failed. ErrorKind::not_found for a remote file that does not
-// exist, ErrorKind::io for other SFTP failures, ErrorKind::invalid for local mistakes (a key
-// file that cannot be read). Messages start with "site <name>: ".
+// exist, ErrorKind::io for other SFTP failures, ErrorKind::misconfigured for the server's own
+// mistakes (a key file that cannot be read). Messages start with "site <name>: ".
 //
 // Thread-safe: calls are serialised on one mutex (libssh sessions are not thread-safe).
 

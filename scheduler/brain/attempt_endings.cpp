@@ -425,6 +425,10 @@ Result<BrainReply> AttemptTracker::on(const SiteReachable& e) {
   c.health = SiteHealth::healthy;
   c.unreachable_since_ms.reset();
   c.message.clear();
+  // What its preflight found stays until a preflight passes (site_preflight.cpp).
+  if (auto m = core_.misconfigured.find(c.name); m != core_.misconfigured.end()) {
+    c.message = m->second;
+  }
   if (auto r = store_.update_cluster(c); !r) return r.error();
   if (auto r = health_.record_health(c.name, c.health); !r) return r.error();
   if (auto r = placer_.place_waiting_jobs(); !r) return r.error();

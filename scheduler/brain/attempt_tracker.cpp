@@ -62,6 +62,9 @@ Result<BrainReply> AttemptTracker::on(const LaunchCompleted& e) {
   if (!e.result.ok()) {
     if (a.state == AttemptState::exited) return BrainReply{};
     if (e.resume.bounced && !a.cancel_requested) return resume_bounced(a, e);
+    if (e.result.error().kind == ErrorKind::misconfigured && !a.cancel_requested) {
+      return hold_misconfigured(a, e.result.error().message);
+    }
     // A launch the worker skipped because the attempt was cancelled first is a cancellation.
     ExitCause cause = a.cancel_requested ? ExitCause::cancelled : ExitCause::launch_failed;
     if (auto r = end_attempt(a, cause, e.result.error().message); !r) return r.error();

@@ -40,6 +40,9 @@ class AttemptTracker : BrainPart {
   Result<BrainReply> on(const AttemptObserved& e);
   Result<BrainReply> on(const SiteUnreachable& e);
   Result<BrainReply> on(const SiteReachable& e);
+  // A site's preflight (site_preflight.cpp): a failed check keeps the cluster out of placement
+  // and in its message; one that passes again lets it take jobs (placed at once).
+  Result<BrainReply> on(const PreflightObserved& e);
 
   // Tick: sites silent past their grace are down (their attempts end); attempts silent past
   // their hang_after are hung (ended, stopped, their nodes implicated).
@@ -115,6 +118,14 @@ class AttemptTracker : BrainPart {
   // saying `why`.
   Result<void> step_aside(AttemptRow& attempt, ExitCause cause, const std::string& kind,
                           const std::string& why);
+  // A launch failed on the server's own configuration of the site (ErrorKind::misconfigured:
+  // its key file, credentials, storage root): the attempt ends site_misconfigured, the cluster
+  // takes no jobs until a preflight passes, and the job waits in `pending` with the reason,
+  // without spending a restart (site_preflight.cpp).
+  Result<BrainReply> hold_misconfigured(AttemptRow& attempt, const std::string& why);
+  // Records `reason` ("" when it passes) as the cluster's misconfiguration: its message and a
+  // fleet event when it changed.
+  Result<void> note_misconfigured(const std::string& cluster, const std::string& reason);
   // One attempt asked to make room: stopped when it saved, its grace is over, or it never ran;
   // true when it was stopped.
   Result<bool> advance_preemption(AttemptRow& attempt);

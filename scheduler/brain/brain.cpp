@@ -45,6 +45,7 @@ Result<BrainReply> Brain::handle(const BrainEvent& event) {
   Result<BrainReply> reply = BrainReply{};
   placer_.begin_event();
   const std::size_t clusters_before = core_.clusters.size();
+  const auto misconfigured_before = core_.misconfigured;
   auto tx = core_.store.transaction([&]() -> Result<void> {
     reply = std::visit([&](const auto& e) { return on(e); }, event);
     if (!reply) return reply.error();
@@ -54,6 +55,7 @@ Result<BrainReply> Brain::handle(const BrainEvent& event) {
     // Clusters an event added are gone with its rows.
     core_.clusters.erase(core_.clusters.begin() + static_cast<std::ptrdiff_t>(clusters_before),
                          core_.clusters.end());
+    core_.misconfigured = misconfigured_before;
   }
   placer_.after_commit(tx.ok());
   if (!tx) return tx.error();

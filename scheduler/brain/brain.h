@@ -68,6 +68,7 @@ class Brain {
   Result<BrainReply> on(const AttemptObserved& e);
   Result<BrainReply> on(const SiteUnreachable& e) { return attempts_.on(e); }
   Result<BrainReply> on(const SiteReachable& e) { return attempts_.on(e); }
+  Result<BrainReply> on(const PreflightObserved& e) { return attempts_.on(e); }
   Result<BrainReply> on(const InventoryObserved& e) { return health_.on(e); }
   Result<BrainReply> on(const ProbeCompleted& e);
   Result<BrainReply> on(const StartBurnIn& e) { return health_.on(e); }

@@ -4,6 +4,7 @@
 // clock, the configured clusters, and the writes every part makes (a job's event, asking a site
 // to stop an attempt). BrainPart gives a part these under the names the parts' code uses.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,11 @@ class BrainCore {
   std::vector<ClusterSpec> clusters;
   // Priority classes (the clusters file's priority_classes), read at start.
   SchedulingSpec scheduling;
+  // Clusters configured wrong: name -> "cluster X misconfigured: ..." (its last preflight failed,
+  // or a launch there failed on the server's own configuration since; site_preflight.cpp).
+  // Placement passes them by until a preflight passes. Kept here, not in the store: every start
+  // runs the preflight again. A rolled-back event's changes are taken back (Brain::handle).
+  std::map<std::string, std::string> misconfigured;
 
   // The configured cluster of that name; nullptr when it is not (or no longer) configured.
   const ClusterSpec* cluster_spec(const std::string& name) const;

@@ -11,6 +11,7 @@
 
 #include "scheduler/common/result.h"
 #include "scheduler/model/node_state.h"
+#include "scheduler/model/preflight.h"
 #include "scheduler/model/probe_result.h"
 #include "scheduler/model/progress_line.h"
 #include "scheduler/model/site_types.h"
@@ -78,6 +79,14 @@ struct SiteUnreachable {
 
 struct SiteReachable {
   std::string cluster;
+};
+
+// A site's preflight ran (at the worker's start, on a reload, after a launch failed on the
+// server's own configuration, or asked for with `orchestrate cluster check`): every check, in
+// order (scheduler/model/preflight.h). One that failed keeps the cluster out of placement.
+struct PreflightObserved {
+  std::string cluster;
+  std::vector<PreflightCheck> checks;
 };
 
 // A site worker ran a probe action from the outbox (burn-in or a release check).
@@ -186,12 +195,12 @@ struct StartAudit {
 
 struct Tick {};
 
-using BrainEvent =
-    std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted, AttemptObserved,
-                 InventoryObserved, SiteUnreachable, SiteReachable, ProbeCompleted, StartBurnIn,
-                 SetNodeState, SetClusterAdmission, AddClusters, OpenTicket, NoteTicket,
-                 CloseTicket, ManifestCompleted, RemoveCompleted, TransferProgressed,
-                 TransferFinished, RegisterDataset, ReplicateData, StartAudit, Tick>;
+using BrainEvent = std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCompleted,
+                                AttemptObserved, InventoryObserved, SiteUnreachable, SiteReachable,
+                                PreflightObserved, ProbeCompleted, StartBurnIn, SetNodeState,
+                                SetClusterAdmission, AddClusters, OpenTicket, NoteTicket,
+                                CloseTicket, ManifestCompleted, RemoveCompleted, TransferProgressed,
+                                TransferFinished, RegisterDataset, ReplicateData, StartAudit, Tick>;
 
 // What a command returns to its caller (REST handler).
 // One job a submit made (a sweep makes one per point).

@@ -167,7 +167,7 @@ void capacity_part(const ClusterView& v, std::string& out) {
   out += '|';
   char num[24];
   out.append(num, std::to_chars(num, num + sizeof num, v.gpus_used).ptr);
-  out += '|';
+  out += v.misconfigured.empty() ? "|" : "|m|";
   out.append(num, std::to_chars(num, num + sizeof num, v.gpus_foreign).ptr);
   for (const auto& n : v.unhealthy_nodes) (out += "|u:") += n;
   for (const auto& n : v.quarantined_nodes) (out += "|q:") += n;
@@ -271,6 +271,9 @@ Result<std::vector<ClusterView>> Placer::read_cluster_views() {
       // Hot spares are ours and held (spare_pool.h); a running holder is in the site's count.
       auto spares = store_.live_spares(spec.name);
       if (!spares) return spares.error();
+    if (auto m = core_.misconfigured.find(spec.name); m != core_.misconfigured.end()) {
+      v.misconfigured = m->second;
+    }
       for (const auto& s : *spares) {
         v.gpus_used += s.gpus;
         v.spare_nodes.push_back(s.node);

@@ -16,6 +16,8 @@ const char* to_string(ErrorKind kind) {
       return "unreachable";
     case ErrorKind::unsupported:
       return "unsupported";
+    case ErrorKind::misconfigured:
+      return "misconfigured";
     case ErrorKind::io:
       return "io";
     case ErrorKind::internal:

@@ -17,8 +17,12 @@ enum class ErrorKind {
   forbidden,    // the caller may not do this (another user's job): 403
   unreachable,  // a site did not answer: the site is suspect, not the job
   unsupported,  // the provider cannot do this
-  io,           // local file/database failure
-  internal,     // a bug; still reported, never a crash
+  // the server's own configuration of a site is wrong (its SSH key file, Kubernetes
+  // credentials, storage root): the site and the job are not at fault, and a launch that meets
+  // it spends no restart (docs/health.md, "cluster check")
+  misconfigured,
+  io,        // local file/database failure
+  internal,  // a bug; still reported, never a crash
 };
 
 const char* to_string(ErrorKind kind);

@@ -10,7 +10,8 @@ namespace {
 bool spends_nothing(ExitCause cause) {
   return cause == ExitCause::succeeded || cause == ExitCause::cancelled ||
          cause == ExitCause::priority_preempted || cause == ExitCause::quota_reclaimed ||
-         cause == ExitCause::queue_timeout || cause == ExitCause::none;
+         cause == ExitCause::queue_timeout || cause == ExitCause::site_misconfigured ||
+         cause == ExitCause::none;
 }
 
 }  // namespace

@@ -92,6 +92,12 @@ std::optional<std::string> AllowedClustersFilter::reject(const PlacementRequest&
   return "not in the job's allowed clusters";
 }
 
+std::optional<std::string> PreflightFilter::reject(const PlacementRequest&,
+                                                   const ClusterView& cluster) const {
+  if (cluster.misconfigured.empty()) return std::nullopt;
+  return cluster.misconfigured;
+}
+
 std::optional<std::string> SiteHealthyFilter::reject(const PlacementRequest&,
                                                      const ClusterView& cluster) const {
   if (cluster.health == SiteHealth::healthy) return std::nullopt;

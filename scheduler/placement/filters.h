@@ -30,6 +30,15 @@ class AdmissionFilter final : public FilterPlugin {
                                     const ClusterView& cluster) const override;
 };
 
+// Only clusters whose preflight passed (or was not run yet) get work: a cluster the server
+// configured wrong (its key file, storage root, partition...) would fail every launch.
+class PreflightFilter final : public FilterPlugin {
+ public:
+  std::string_view name() const override { return "preflight"; }
+  std::optional<std::string> reject(const PlacementRequest& req,
+                                    const ClusterView& cluster) const override;
+};
+
 // Shape (nodes, GPUs per node) and free GPUs right now. Unhealthy, quarantined and avoided
 // nodes are not capacity.
 class CapacityFilter final : public FilterPlugin {

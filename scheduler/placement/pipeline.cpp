@@ -126,6 +126,7 @@ PlacementPipeline PlacementPipeline::standard() {
   p.add_filter(std::make_unique<AllowedClustersFilter>())
       .add_filter(std::make_unique<SiteHealthyFilter>())
       .add_filter(std::make_unique<AdmissionFilter>())
+      .add_filter(std::make_unique<PreflightFilter>())
       .add_filter(std::make_unique<CapacityFilter>())
       .add_filter(std::make_unique<QuotaFilter>())
       .add_filter(std::make_unique<HeldGpusFilter>())

@@ -46,13 +46,13 @@ class PlacementPipeline {
   std::optional<std::string> rejection(const PlacementRequest& req,
                                        const ClusterView& cluster) const;
 
-  // Filters: allowed-clusters, site-healthy, admission, capacity, quota, held. Scores: goodput
-  // (x6, relative), move-worth (x1.5), avoid-failed-site (x4), preferred (x2), free-capacity
-  // (x1). Goodput is the useful work expected over the rest of the job's run per second of it,
-  // net of moving there and counting what an unmeasured cluster may turn out to be (issue 38,
-  // move_worth.h); move-worth gives a resumed job's own cluster, and any cluster where that
-  // work is more, x1.5, so spreading (free capacity) never moves it, while a move that pays is
-  // decided by goodput with no fixed ratio.
+  // Filters: allowed-clusters, site-healthy, admission, preflight, job-shape (issue 40), capacity,
+  // quota, held. Scores: goodput (x6, relative), move-worth (x1.5), avoid-failed-site (x4),
+  // preferred (x2), free-capacity (x1). Goodput is the useful work expected over the rest of the
+  // job's run per second of it, net of moving there and counting what an unmeasured cluster may
+  // turn out to be (issue 38, move_worth.h); move-worth gives a resumed job's own cluster, and any
+  // cluster where that work is more, x1.5, so spreading (free capacity) never moves it, while a
+  // move that pays is decided by goodput with no fixed ratio.
   static PlacementPipeline standard();
 
  private:

@@ -28,7 +28,10 @@ struct ClusterView {
   std::vector<std::string> unhealthy_nodes;    // as the site's inventory last reported them
   std::vector<std::string> quarantined_nodes;  // quarantined or retired by orchestrate
   Admission admission = Admission::active;     // only active clusters get work
-  ClusterHistory history;                      // for the expected-goodput score
+  // "cluster X misconfigured: ..." while its last preflight failed, or a launch there failed on
+  // the server's own configuration since (scheduler/model/preflight.h); empty: none known.
+  std::string misconfigured;
+  ClusterHistory history;  // for the expected-goodput score
   // GPUs other tenants' jobs hold on usable nodes, as the site reports them: what its nodes'
   // busy GPUs add beyond gpus_used (0 where the site does not say, or says less than ours).
   int gpus_foreign = 0;

@@ -100,8 +100,28 @@ void SiteWorker::wake() {
   loop_.wake();
 }
 
+void SiteWorker::request_preflight() {
+  preflight_due_.store(true);
+  wake();
+}
+
+void SiteWorker::preflight_if_due() {
+  const auto now = std::chrono::steady_clock::now();
+  const bool retry =
+      preflight_failed_ && last_preflight_ && now - *last_preflight_ >= kPreflightRetry;
+  if (!preflight_due_.exchange(false) && !retry) return;
+  last_preflight_ = now;
+  std::vector<PreflightCheck> checks = port_.preflight();
+  const bool failed_before = preflight_failed_;
+  preflight_failed_ = first_failure(checks) != nullptr;
+  // A provider with nothing to check tells the brain nothing new.
+  if (checks.empty() && !failed_before && !std::exchange(launch_misconfigured_, false)) return;
+  post_(PreflightObserved{spec_.name, std::move(checks)});
+}
+
 void SiteWorker::run_once() {
   ++round_;
+  preflight_if_due();
   if (!execute_actions()) return;
   poll();
 }
@@ -219,6 +239,11 @@ bool SiteWorker::execute_launch(const OutboxRow& action) {
     return false;
   }
   if (launched) note_reachable(true);
+  // The server's own configuration is wrong there: the preflight says what, at the next round.
+  if (!launched && launched.error().kind == ErrorKind::misconfigured) {
+    launch_misconfigured_ = true;
+    preflight_due_.store(true);
+  }
   posted_[action.id] = round_;
   // An adopted run may have been launched with another checkpoint than the one just chosen: it
   // reports no resume choice.

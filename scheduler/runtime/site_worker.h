@@ -8,6 +8,7 @@
 // brain with the attempt's exit (the failure classifier's log signatures).
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -42,6 +43,10 @@ class SiteWorker {
   void start();
   void stop();
   void wake();  // the outbox may have new actions for this site
+  // Runs the site's preflight at the next round (a reload of the clusters file). It also runs
+  // at the first round, after a launch failed on the server's own configuration, and every
+  // kPreflightRetry while the last one failed (site_worker.cpp).
+  void request_preflight();
   // Where launches get the values of their secret references (must outlive the worker); none:
   // a launch that names a secret fails.
   void set_secrets(const SecretResolver* secrets) { secrets_ = secrets; }
@@ -69,6 +74,8 @@ class SiteWorker {
   bool post_holders(const std::vector<Result<RunObservation>>& answers, std::size_t first,
                     const std::vector<std::string>& holders);
   bool execute_launch(const OutboxRow& action);
+  // The preflight, when due: its checks posted to the brain (PreflightObserved).
+  void preflight_if_due();
   // The secrets' values, resolved now for the job's team (a grant taken back since submit stops
   // the launch) and handed to the site only (never posted or stored). false: they cannot be, and
   // the launch's failure is posted.
@@ -105,6 +112,13 @@ class SiteWorker {
   std::optional<SiteInventory> last_inventory_;  // as last posted to the brain
 
   std::atomic<std::int64_t> last_answer_ms_{0};
+  // The preflight: asked for (first round, reload, a misconfigured launch), and when the last
+  // one ran and whether it failed (then it runs again every kPreflightRetry).
+  std::atomic<bool> preflight_due_{true};
+  std::optional<std::chrono::steady_clock::time_point> last_preflight_;
+  bool preflight_failed_ = false;
+  bool launch_misconfigured_ = false;  // since the last preflight (its answer is posted then)
+  static constexpr std::chrono::seconds kPreflightRetry{60};
 
   WorkerLoop loop_;
 };

@@ -11,6 +11,7 @@
 #include "testkit/fake_kube/discovery.h"
 #include "testkit/fake_kube/hooks.h"
 #include "testkit/fake_kube/pod_exec.h"
+#include "testkit/fake_kube/rbac.h"
 #include "testkit/fake_kube/tls_server.h"
 
 namespace orch::fake_kube {
@@ -92,6 +93,7 @@ struct FakeKubeServer::Impl {
       return out.send(d->status, d->content_type, d->body);
     }
     if (handle_hook(state, req, out)) return;
+    if (handle_access_review(state.forbidden, req, out)) return;
     if (handle_exec(state, req, out)) return;
     if (handle_resource(state, req, out)) return;
     send_not_found_path(out);

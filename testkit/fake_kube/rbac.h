@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "testkit/fake_kube/http_exchange.h"
 #include "testkit/fake_kube/kube_json.h"
 
 namespace orch::fake_kube {
@@ -27,6 +28,12 @@ class Forbidden {
   mutable std::mutex mu_;
   std::set<std::pair<std::string, std::string>> denied_;  // (verb, resource)
 };
+
+// POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews: whether this token may do
+// spec.resourceAttributes (verb, group, resource, namespace), answered from `forbidden` as the
+// real server answers from RBAC (status.allowed, and a reason when denied). Other requests:
+// false, nothing sent. A body without resourceAttributes.verb and .resource is 400.
+bool handle_access_review(const Forbidden& forbidden, const Request& request, ResponseWriter& out);
 
 // The RBAC verb of an API request.
 std::string rbac_verb(const std::string& method, bool named, bool watch);

@@ -176,6 +176,22 @@ Result<nlohmann::json> SchedulerBackend::add_clusters(const std::string& documen
   return add_(document, source);
 }
 
+Result<nlohmann::json> SchedulerBackend::check_cluster(const std::string& cluster) {
+  ClusterPort* port = port_of(cluster);
+  if (port == nullptr || !spec_of(cluster)) return no_cluster(cluster);
+  std::vector<PreflightCheck> checks = port->preflight();
+  auto reply = loop_.call(PreflightObserved{cluster, checks});
+  if (!reply) return reply.error();
+  json lines = json::array();
+  for (const auto& c : checks) {
+    lines.push_back({{"name", c.name}, {"ok", c.ok}, {"skipped", c.skipped}, {"why", c.why}});
+  }
+  return json{{"cluster", cluster},
+              {"ok", first_failure(checks) == nullptr},
+              {"reason", misconfigured_reason(cluster, checks)},
+              {"checks", lines}};
+}
+
 Result<nlohmann::json> SchedulerBackend::start_burn_in(const std::string& cluster) {
   auto reply = loop_.call(StartBurnIn{cluster});
   if (!reply) return reply.error();

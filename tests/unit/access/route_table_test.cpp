@@ -95,7 +95,9 @@ TEST_F(RouteTable, TheRouterHasEveryRowInOrderWithItsLaneAndRole) {
 }
 
 TEST_F(RouteTable, ReadsRunOnTheReadLaneChangesWaitForTheBrainAndSlowCallsOnTheProviderLane) {
+  // A preflight runs on the site (SSH, the API server) before it tells the brain.
   const std::set<std::string> provider = {"POST /api/v1/clusters/{name}/outage",
+                                          "POST /api/v1/clusters/{name}/check",
                                           "GET /api/v1/jobs/{id}/logs"};
   // The secrets' writes are quick store writes that never wait for the brain.
   const std::set<std::string> quick_writes = {"PUT /api/v1/secrets/{name}",

@@ -269,7 +269,7 @@ TEST(slurm_agent_binary, ReadsAndNoticesAChange) {
 
   auto missing = read_agent_binary(tmp.path() + "/nope");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().kind, ErrorKind::invalid);
+  EXPECT_EQ(missing.error().kind, ErrorKind::misconfigured);
   EXPECT_THAT(missing.error().message, HasSubstr("build orchestrate-agent"));
 }
 

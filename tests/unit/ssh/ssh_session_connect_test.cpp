@@ -282,7 +282,7 @@ TEST_F(ssh_session, PassphraseComesFromTheNamedEnvironmentVariable) {
   SshSession unset("alpha", spec);
   auto r = unset.exec("true", milliseconds(5000));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().kind, ErrorKind::invalid);
+  EXPECT_EQ(r.error().kind, ErrorKind::misconfigured);
   EXPECT_THAT(r.error().message, HasSubstr("ORCH_TEST_SSH_KEY_PASSPHRASE"));
   EXPECT_THAT(r.error().message, HasSubstr("not set"));
   EXPECT_EQ(unset.connect_attempts(), 0u);
@@ -291,7 +291,7 @@ TEST_F(ssh_session, PassphraseComesFromTheNamedEnvironmentVariable) {
   SshSession wrong("alpha", spec);
   r = wrong.exec("true", milliseconds(5000));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().kind, ErrorKind::invalid);
+  EXPECT_EQ(r.error().kind, ErrorKind::misconfigured);
   EXPECT_THAT(r.error().message, HasSubstr("passphrase"));
 
   ::setenv("ORCH_TEST_SSH_KEY_PASSPHRASE", "correct horse", 1);
@@ -306,13 +306,13 @@ TEST_F(ssh_session, PassphraseComesFromTheNamedEnvironmentVariable) {
   SshSession none("alpha", spec);
   r = none.exec("true", milliseconds(5000));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().kind, ErrorKind::invalid);
+  EXPECT_EQ(r.error().kind, ErrorKind::misconfigured);
   EXPECT_THAT(r.error().message, HasSubstr("key_passphrase_env"));
   spec.key_file = sshd_.dir() + "/no-such-key";
   SshSession missing("alpha", spec);
   r = missing.exec("true", milliseconds(5000));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().kind, ErrorKind::invalid);
+  EXPECT_EQ(r.error().kind, ErrorKind::misconfigured);
   EXPECT_THAT(r.error().message, HasSubstr("no-such-key"));
 }
 }  // namespace

@@ -29,6 +29,7 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
   int last_probe_limit = 0;
   int last_window_days = 0;
   int burn_ins = 0;
+  int checks = 0;  // check_cluster calls
 
   Result<nlohmann::json> list_nodes(const NodeFilter& filter) override {
     std::lock_guard lock(mu_);
@@ -103,6 +104,20 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
       return make_error(ErrorKind::invalid, source + ":1:1: \"clusters\" is required");
     }
     return nlohmann::json{{"added", {"gamma"}}, {"message", "joined: gamma (active)"}};
+  }
+  Result<nlohmann::json> check_cluster(const std::string& cluster) override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    if (cluster != "alpha")
+      return make_error(ErrorKind::not_found, "no cluster \"" + cluster + "\"");
+    ++checks;
+    return nlohmann::json{{"cluster", cluster},
+                          {"ok", false},
+                          {"reason", "cluster alpha misconfigured: key-file: cannot read /k"},
+                          {"checks", nlohmann::json::array({{{"name", "key-file"},
+                                                             {"ok", false},
+                                                             {"skipped", false},
+                                                             {"why", "cannot read /k"}}})}};
   }
   Result<nlohmann::json> start_burn_in(const std::string& cluster) override {
     std::lock_guard lock(mu_);

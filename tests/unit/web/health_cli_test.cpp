@@ -157,6 +157,17 @@ TEST_F(HealthCliTest, ClusterAdd) {
   EXPECT_EQ(cli({"cluster", "add"}), kExitUsage);
 }
 
+TEST_F(HealthCliTest, ClusterCheckPrintsOneLinePerCheckAndFailsWhenOneFailed) {
+  EXPECT_EQ(cli({"cluster", "check", "alpha"}), kExitServerError) << err.str();
+  EXPECT_EQ(out.str(),
+            "key-file         FAILED  cannot read /k\n"
+            "cluster alpha takes no jobs until every check passes; fix what FAILED says and run "
+            "`orchestrate cluster check alpha` again\n");
+  EXPECT_EQ(backend.checks, 1);
+  EXPECT_EQ(cli({"cluster", "check", "zeta"}), kExitServerError);
+  EXPECT_EQ(cli({"cluster", "check"}), kExitUsage);
+}
+
 TEST_F(HealthCliTest, BurnInWithoutWait) {
   EXPECT_EQ(run_cluster_burn_in(options, "alpha", false, 600, out, err), kExitOk) << err.str();
   EXPECT_EQ(out.str(),

@@ -170,6 +170,16 @@ TEST_F(HealthRoutesTest, BurnIn) {
   EXPECT_EQ(call("GET", "/api/v1/clusters/alpha/burn-in").status, 405);
 }
 
+TEST_F(HealthRoutesTest, ClusterCheckRunsThePreflightAndAnswersEveryCheck) {
+  auto r = call("POST", "/api/v1/clusters/alpha/check");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(parsed(r)["ok"], false);
+  EXPECT_EQ(parsed(r)["checks"][0]["name"], "key-file");
+  EXPECT_EQ(backend.checks, 1);
+  expect_problem(call("POST", "/api/v1/clusters/zeta/check"), 404, "zeta");
+  EXPECT_EQ(call("GET", "/api/v1/clusters/alpha/check").status, 405);
+}
+
 TEST_F(HealthRoutesTest, Probes) {
   auto r = call("GET", "/api/v1/clusters/alpha/probes");
   EXPECT_EQ(r.status, 200);
