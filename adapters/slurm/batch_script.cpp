@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "adapters/slurm/task_events.h"
+#include "adapters/slurm/workdir_steps.h"
 #include "adapters/ssh/shell_quote.h"
 #include "scheduler/common/text.h"
 #include "scheduler/model/checkpoint_dir.h"
@@ -179,7 +180,10 @@ std::string shell_words(ScriptWriter& w, const LaunchRequest& r) {
 // The srun line: every task under the agent, in the background (see the header).
 std::string srun_line(ScriptWriter& w, const LaunchRequest& r, const RunPaths& p,
                       const std::string& agent) {
-  return "srun --nodes=" + std::to_string(r.nodes) +
+  // In the job's code when it has some (issue 40; workdir_steps.h).
+  auto chdir = srun_chdir_option(r);
+  if (!chdir && !w.error) w.error = chdir.error();
+  return "srun" + (chdir ? *chdir : std::string()) + " --nodes=" + std::to_string(r.nodes) +
          " --ntasks-per-node=" + std::to_string(r.tasks_per_node) + " --kill-on-bad-exit=1 " +
          w.q(agent, "agent path") + " run --events " +
          w.q(escape_percent(p.tasks) + "/%t.events.jsonl", "events path") + " --heartbeat-s " +
@@ -212,6 +216,9 @@ Result<std::string> make_script(const LaunchRequest& r, const ClusterSpec& clust
                "trap action") +
            " " + sig);
   }
+  auto code = workdir_script_lines(r, p.dir);
+  if (!code) return code.error();
+  w.text += *code;
   w.line("# Every task under the agent; one task's failure ends them all.");
   w.line(srun_line(w, r, p, agent));
   w.line("child=$!");
@@ -320,6 +327,7 @@ RunPaths run_paths(const std::string& storage_root, const std::string& token) {
   p.gang = p.dir + "/gang";
   p.tasks = p.dir + "/tasks";
   p.node_lost = p.dir + "/node_lost";
+  p.setup_failed = p.dir + "/setup_failed";
   p.secrets = p.dir + "/secrets.env";
   return p;
 }

@@ -14,7 +14,10 @@
 //   <storage_root>/runs/<token>/tasks/<rank>.events.jsonl  each task's agent records
 //   <storage_root>/runs/<token>/node_lost   written by the site when it ended the attempt for a
 //                                           silent task (task_events.h)
-//   <storage_root>/runs/<token>/work/       the job's working directory
+//   <storage_root>/runs/<token>/setup_failed  the job's setup failed: "exit N", its last lines
+//   <storage_root>/runs/<token>/work/       the job's run directory (ORCH_RUN_DIR); a job with
+//                                           code starts its tasks in <storage_root>/code/<hash>
+//                                           (workdir_steps.h)
 //
 // Every value that reaches the remote shell (paths, the job's name and command, environment
 // values, partition, account...) goes through shell_quote(); environment variable names are
@@ -71,16 +74,18 @@
 namespace orch::slurm {
 
 struct RunPaths {
-  std::string dir;        // <storage_root>/runs/<token>
-  std::string script;     // dir/job.sh
-  std::string output;     // dir/output.log
-  std::string job_id;     // dir/job_id
-  std::string work;       // dir/work
-  std::string gang;       // dir/gang
-  std::string tasks;      // dir/tasks
-  std::string node_lost;  // dir/node_lost
-  std::string secrets;    // dir/secrets.env: the job's secret_env, mode 0600, read and removed
-                          // by job.sh before anything else runs
+  std::string dir;           // <storage_root>/runs/<token>
+  std::string script;        // dir/job.sh
+  std::string output;        // dir/output.log
+  std::string job_id;        // dir/job_id
+  std::string work;          // dir/work
+  std::string gang;          // dir/gang
+  std::string tasks;         // dir/tasks
+  std::string node_lost;     // dir/node_lost
+  std::string setup_failed;  // dir/setup_failed: written by the setup step when it failed
+                             // (issue 40; workdir_steps.h)
+  std::string secrets;       // dir/secrets.env: the job's secret_env, mode 0600, read and removed
+                             // by job.sh before anything else runs
 };
 
 RunPaths run_paths(const std::string& storage_root, const std::string& token);

@@ -21,6 +21,7 @@ constexpr std::string_view kReadRunDir =
     "  printf '@T %s\\n' \"$1\"\n"
     "  IFS= read -r l <\"$r/$1/gang\" && printf '@G %s\\n' \"$l\"\n"
     "  IFS= read -r l <\"$r/$1/node_lost\" && printf '@M %s\\n' \"$l\"\n"
+    "  [ -e \"$r/$1/setup_failed\" ] && sed 's/^/@S /' \"$r/$1/setup_failed\"\n"
     "  set -- \"$r/$1/tasks\"/*.events.jsonl\n"
     "  [ -e \"$1\" ] && tail -v -n 1 -- \"$@\" && echo\n"
     "}\n";
@@ -59,6 +60,10 @@ void read_task_lines(std::string_view rest, ObserveOutput& out) {
       run->gang = parse_gang_file(line.substr(3));
     } else if (line.substr(0, 3) == "@M ") {
       run->marker = parse_marker(line.substr(3));
+    } else if (line.substr(0, 3) == "@S ") {
+      // The setup's failure (issue 40), one line of its marker at a time.
+      if (!run->setup_failed) run->setup_failed.emplace();
+      *run->setup_failed += std::string(line.substr(3)) + "\n";
     } else if (line.substr(0, 4) == "==> ") {
       auto rank = header_rank(line);
       file = nullptr;

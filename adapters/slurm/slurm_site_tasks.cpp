@@ -7,6 +7,7 @@
 #include "adapters/slurm/parse_util.h"
 #include "adapters/slurm/slurm_site.h"
 #include "scheduler/common/text.h"
+#include "scheduler/model/workdir.h"
 
 namespace orch {
 
@@ -19,6 +20,13 @@ Result<void> SlurmSite::judge_tasks(const std::string& token,
   if (snapshot.marker) {
     obs.phase = RunPhase::exited;
     obs.exit = slurm::node_lost_status(*snapshot.marker);
+    return Ok{};
+  }
+  // Its setup failed (issue 40): the user's cause, with the setup's last lines.
+  if (snapshot.setup_failed && obs.phase == RunPhase::exited) {
+    ExitStatus s = setup_failed_exit(*snapshot.setup_failed);
+    if (obs.exit) s.failed_node = obs.exit->failed_node;
+    obs.exit = s;
     return Ok{};
   }
   if (!job) return Ok{};

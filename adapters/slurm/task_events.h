@@ -83,6 +83,8 @@ struct TaskSnapshot {
   std::optional<GangFile> gang;          // none: launched before heartbeats (no rule applies)
   std::optional<NodeLostMarker> marker;  // set once a node loss was recorded
   std::vector<TaskRecord> tasks;         // the event files found, by rank
+  // The run directory's setup_failed marker (issue 40): "exit N" and the setup's last lines.
+  std::optional<std::string> setup_failed;
 };
 
 // The task's node: its record's, else job_nodes[rank / tasks_per_node]; "" when neither says.
