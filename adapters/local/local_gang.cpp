@@ -16,6 +16,7 @@
 #include "adapters/local/local_site.h"
 #include "adapters/local/process_spawn.h"
 #include "scheduler/common/clock.h"
+#include "scheduler/model/container.h"
 #include "scheduler/model/job_shape.h"
 #include "scheduler/model/launch_contract.h"
 #include "scheduler/model/workdir.h"
@@ -61,6 +62,23 @@ std::optional<GangVerdict> failure_from_json(const std::string& text) {
 
 }  // namespace
 
+Result<std::vector<std::string>> LocalSite::container_prefix(const LaunchRequest& request,
+                                                             const std::string& work) const {
+  if (request.container.empty()) return std::vector<std::string>{};
+  if (options_.containers != ContainerRuntime::apptainer) {
+    return make_error(ErrorKind::invalid,
+                      "local site " + options_.name +
+                          " runs no containers (local.containers is none): the job asks for "
+                          "image " +
+                          request.container.image);
+  }
+  // The site's directories at the same paths inside: run, code, setup, checkpoints, datasets.
+  const std::vector<std::string> bind =
+      bind_dirs({options_.root, checkpoints_dir(), datasets_dir()});
+  return apptainer_prefix(request.container, bind,
+                          request.workdir.empty() ? work : request.workdir);
+}
+
 int LocalSite::task_count(const LaunchRequest& request) {
   return std::max(1, request.nodes) * std::max(1, request.tasks_per_node);
 }
@@ -96,6 +114,10 @@ Result<pid_t> LocalSite::start_task(const LaunchRequest& request,
   if (!options_.run_as.empty()) spec.argv.insert(spec.argv.end(), {"--run-as", options_.run_as});
   // The job's shell (`shell:`; job_shape.h): bash where the machine has it, unless it says.
   spec.argv.push_back("--");
+  // In the job's image when it has one (issue 40, container.h): all that follows runs there.
+  auto image = container_prefix(request, paths.work);
+  if (!image) return image.error();
+  spec.argv.insert(spec.argv.end(), image->begin(), image->end());
   // The job's code and setup first (issue 40, workdir.h): extracted, set up, then its tree.
   if (std::string prelude = task_prelude(request); !prelude.empty()) {
     spec.argv.insert(spec.argv.end(), {"/bin/sh", "-c", std::move(prelude), "orch-task"});

@@ -469,6 +469,7 @@ Result<std::unique_ptr<ClusterPort>> make_local_site(const ClusterSpec& cluster,
   o.run_as = cluster.local.run_as;
   o.checkpoints_dir = cluster.checkpoints_dir();
   o.datasets_dir = cluster.datasets_dir();
+  o.containers = cluster.local.containers;
   auto site = std::make_unique<LocalSite>(o);
   if (auto ready = site->prepare_storage(); !ready) return ready.error();
   return std::unique_ptr<ClusterPort>(std::move(site));

@@ -40,6 +40,9 @@ struct LocalSiteOptions {
   std::string run_as;
   std::string checkpoints_dir;  // the cluster's checkpoint root; "": <root>/checkpoints
   std::string datasets_dir;     // the cluster's dataset root; "": <root>/datasets
+  // local.containers (issue 40): apptainer runs a job's `container:` (`apptainer exec` under the
+  // agent: the code's extraction, the setup and the job in the image); none refuses such a job.
+  ContainerRuntime containers = ContainerRuntime::none;
 };
 
 class LocalSite final : public ClusterPort {
@@ -102,6 +105,10 @@ class LocalSite final : public ClusterPort {
 
   // local_gang.cpp: the tasks of one launch.
   static int task_count(const LaunchRequest& request);
+  // The words that run a task's command in the job's image (local.containers: apptainer); none
+  // without a container; ErrorKind::invalid when this site runs no containers.
+  Result<std::vector<std::string>> container_prefix(const LaunchRequest& request,
+                                                    const std::string& work) const;
   Result<bool> task_never_started(const local::TaskPaths& task) const;
   Result<pid_t> start_task(const LaunchRequest& request, const std::vector<std::string>& nodes,
                            int rank);

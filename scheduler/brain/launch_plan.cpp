@@ -105,7 +105,7 @@ void add_code(LaunchRequest& launch, const JobSpec& spec, const ClusterSpec& sit
   if (!spec.setup.empty()) {
     launch.setup = spec.setup;
     launch.setup_per_node = spec.setup_per_node;
-    launch.setup_key = setup_key(site.name, spec.workdir.sha256, spec.setup, "");
+    launch.setup_key = setup_key(site.name, spec.workdir.sha256, spec.setup, spec.container.image);
     launch.setup_dir = setup_dir_path(site.storage_root, launch.setup_key);
   }
 }
@@ -165,6 +165,7 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   launch.pod = spec.kubernetes;
   add_code(launch, spec, *in.site);
   launch.shell = spec.shell;
+  launch.container = spec.container;
   launch.cpus_per_task = spec.cpus_per_task;
   launch.memory_mb = spec.memory_mb;
   launch.slurm = spec.slurm;

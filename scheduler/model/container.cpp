@@ -134,6 +134,16 @@ std::string mount_text(const ContainerMount& m) {
   return m.source + ":" + m.target + (m.read_only ? ":ro" : "");
 }
 
+std::vector<std::string> bind_dirs(const std::vector<std::string>& dirs) {
+  std::vector<std::string> out;
+  for (const auto& dir : dirs) {
+    bool covered = dir.empty();
+    for (const auto& d : out) covered = covered || dir == d || dir.rfind(d + "/", 0) == 0;
+    if (!covered) out.push_back(dir);
+  }
+  return out;
+}
+
 std::vector<std::string> pyxis_options(const ContainerSpec& c, const std::vector<std::string>& bind,
                                        const std::string& default_workdir) {
   std::vector<std::string> out = {"--container-image=" + c.image};

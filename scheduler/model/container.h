@@ -51,6 +51,10 @@ std::optional<std::string> env_name_error(std::string_view value);
 std::optional<ContainerMount> parse_mount(std::string_view text, std::string& why);
 std::string mount_text(const ContainerMount& m);  // "SRC:DST" or "SRC:DST:ro"
 
+// The directories orchestrate mounts in at the same paths, each once: empty ones and those
+// inside an earlier one left out, in order.
+std::vector<std::string> bind_dirs(const std::vector<std::string>& dirs);
+
 // srun's pyxis options for the job: --container-image, --container-mounts (the job's mounts
 // after `bind`, the directories orchestrate needs inside at the same path: the agent's, the run
 // directory, the code), --container-workdir (the spec's, else `default_workdir`) and

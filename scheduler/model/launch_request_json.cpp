@@ -41,6 +41,28 @@ void code_to_json(const LaunchRequest& r, nlohmann::json& j) {
   }
 }
 
+// Issue 40, item 4: the job's container, present only when it has one.
+void container_to_json(const ContainerSpec& c, nlohmann::json& j) {
+  if (c.empty()) return;
+  nlohmann::json mounts = nlohmann::json::array();
+  for (const auto& m : c.mounts) mounts.push_back(mount_text(m));
+  j["container"] = {{"image", c.image}, {"mounts", mounts}, {"workdir", c.workdir}, {"env", c.env}};
+}
+
+// A launch is read back from the server's own outbox: a mount that no longer reads is dropped
+// rather than failing the launch (the spec reader checked each when the job was submitted).
+void container_from_json(const nlohmann::json& j, ContainerSpec& c) {
+  auto it = j.find("container");
+  if (it == j.end() || !it->is_object()) return;
+  c.image = it->value("image", std::string());
+  c.workdir = it->value("workdir", std::string());
+  c.env = it->value("env", std::vector<std::string>());
+  for (const auto& text : it->value("mounts", std::vector<std::string>())) {
+    std::string why;
+    if (auto m = parse_mount(text, why)) c.mounts.push_back(*m);
+  }
+}
+
 void code_from_json(const nlohmann::json& j, LaunchRequest& r) {
   r.code_sha256 = j.value("code_sha256", std::string());
   r.code_bytes = j.value("code_bytes", std::int64_t{0});
@@ -98,6 +120,7 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
   if (r.pod != PodSettings{}) j["pod"] = pod_settings_to_json(r.pod);
   if (!r.checkpoint_dir.empty()) j["checkpoint_dir"] = r.checkpoint_dir;
   code_to_json(r, j);
+  container_to_json(r.container, j);
   if (!r.shell.empty()) j["shell"] = r.shell;
   if (r.cpus_per_task > 0) j["cpus_per_task"] = r.cpus_per_task;
   if (r.memory_mb > 0) j["memory_mb"] = r.memory_mb;
@@ -141,6 +164,7 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     // Launches written before each job had its own checkpoint directory have none.
     r.checkpoint_dir = j.value("checkpoint_dir", std::string());
     code_from_json(j, r);
+    container_from_json(j, r.container);
     r.shell = j.value("shell", std::string());
     r.cpus_per_task = j.value("cpus_per_task", 0);
     r.memory_mb = j.value("memory_mb", std::int64_t{0});

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/model/container.h"
 #include "scheduler/model/job_shape.h"
 #include "scheduler/model/job_state.h"
 #include "scheduler/model/manifest.h"
@@ -94,6 +95,9 @@ struct LaunchRequest {
   // per node in MiB (0: not said), and its own `slurm:` options, which a Slurm site merges over
   // its cluster's.
   std::string shell;
+  // Issue 40, item 4: the image the job's tasks run in (scheduler/model/container.h), run as the
+  // site's cluster declares (pyxis, apptainer, the pods' image). Empty image: none.
+  ContainerSpec container;
   int cpus_per_task = 0;
   std::int64_t memory_mb = 0;
   SlurmJobOptions slurm;

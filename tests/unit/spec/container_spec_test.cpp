@@ -6,6 +6,7 @@
 #include <string>
 
 #include "scheduler/model/container.h"
+#include "scheduler/model/launch_request_json.h"
 #include "scheduler/spec/clusters_parser.h"
 #include "scheduler/spec/container_support.h"
 #include "scheduler/spec/job_spec_json.h"
@@ -158,6 +159,24 @@ TEST(ContainerClusters, KubernetesRunsTheImageButTakesNoMounts) {
   EXPECT_THAT(container_refusal(*spec, kube).value_or(""), HasSubstr("kubernetes.volumes"));
   spec->container.mounts.clear();
   EXPECT_FALSE(container_refusal(*spec, kube));
+}
+
+}  // namespace
+}  // namespace orch
+
+namespace orch {
+namespace {
+
+TEST(ContainerLaunch, TheLaunchCarriesTheContainerThroughTheOutbox) {
+  LaunchRequest r;
+  r.token = "orch-1-1-abc";
+  r.container = {"nvcr.io#nvidia/pytorch:24.05-py3", {{"/data", "/data", true}}, "/w", {"A"}};
+  auto back = launch_request_from_json(launch_request_to_json(r));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->container, r.container);
+  LaunchRequest bare;
+  bare.token = "orch-1-1-abd";
+  EXPECT_FALSE(launch_request_to_json(bare).contains("container"));
 }
 
 }  // namespace
