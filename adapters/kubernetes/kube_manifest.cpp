@@ -89,6 +89,14 @@ bool is_resource_name(std::string_view s) {
   return !name.empty() && is_label_value(name);
 }
 
+// The job's pod settings, with its `container.image` (issue 40) as the pods' image when it has
+// one: on Kubernetes a job's container is its pods'.
+PodSettings job_pod_settings(const LaunchRequest& r) {
+  PodSettings pod = r.pod;
+  if (!r.container.empty()) pod.image = r.container.image;
+  return pod;
+}
+
 // `what` names where the image comes from ("kubernetes.image of cluster 'k'").
 Result<void> check_image(const std::string& image, const std::string& what) {
   bool ok = !image.empty();
@@ -313,7 +321,16 @@ Result<void> check_request(const LaunchRequest& r, const ClusterSpec& cluster,
     return invalid("job id and attempt number must not be negative (" + std::to_string(r.job_id) +
                    ", " + std::to_string(r.attempt_no) + ")");
   }
-  if (!r.pod.image.empty()) {
+  if (!r.container.mounts.empty()) {
+    return invalid("cluster '" + cluster.name +
+                   "' is Kubernetes: it takes no container.mounts; mount volumes with the job's "
+                   "kubernetes.volumes");
+  }
+  if (!r.container.empty()) {
+    if (auto ok = check_image(r.container.image, "the job's container.image"); !ok) {
+      return ok.error();
+    }
+  } else if (!r.pod.image.empty()) {
     if (auto ok = check_image(r.pod.image, "the job's kubernetes.image"); !ok) return ok.error();
   } else if (auto ok = check_image(cluster.kubernetes.pod.image,
                                    "kubernetes.image of cluster '" + cluster.name + "'");
@@ -528,7 +545,7 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
     annotations[std::string(kJobNameAnnotation)] = annotation_text(request.job_name);
   }
 
-  const PodSettings pod = merge_pod_settings(k.pod, request.pod);
+  const PodSettings pod = merge_pod_settings(k.pod, job_pod_settings(request));
   // The job's own checkpoint directory ($ORCH_CHECKPOINT_DIR) is made first, in its volume;
   // then the command, under the job's shell (`shell:`; bash where the image has it).
   Json command = Json::array();
@@ -544,6 +561,7 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
       {"command", std::move(command)},
       {"env", *env},
   };
+  if (!request.container.workdir.empty()) container["workingDir"] = request.container.workdir;
 
   Json pod_spec = {
       {"restartPolicy", "Never"},
