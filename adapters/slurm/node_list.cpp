@@ -19,8 +19,8 @@ namespace {
 using detail::contains;
 using detail::malformed;
 
-// name, partition, state, complete state, cpus, cpus state, gres, gres used, reason
-constexpr std::size_t kNodeFields = 9;
+// name, partition, state, complete state, cpus, cpus state, memory, gres, gres used, reason
+constexpr std::size_t kNodeFields = 10;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -127,9 +127,10 @@ Result<NodeLine> parse_node_line(std::string_view line) {
   n.state_complete = lower(detail::trim(f[3]));
   auto cpus = detail::parse_count(detail::trim(f[4]));
   auto cpus_idle = idle_cpus(detail::trim(f[5]));
-  auto gpus = gpus_in_gres(detail::trim(f[6]));
-  auto gpus_used = gpus_in_gres(detail::trim(f[7]));
-  std::string_view reason = detail::trim(f[8]);
+  auto memory = detail::parse_count(detail::trim(f[6]));  // MB (RealMemory), as sbatch --mem
+  auto gpus = gpus_in_gres(detail::trim(f[7]));
+  auto gpus_used = gpus_in_gres(detail::trim(f[8]));
+  std::string_view reason = detail::trim(f[9]);
   if (n.name.empty() || n.name.find_first_of(" ,[]") != std::string::npos) {
     return malformed("sinfo node line has no valid node name", line);
   }
@@ -139,10 +140,12 @@ Result<NodeLine> parse_node_line(std::string_view line) {
     return malformed("sinfo node line has a CPU state that is not allocated/idle/other/total",
                      line);
   }
+  if (!memory) return malformed("sinfo node line has a memory size that is not a number", line);
   if (!gpus) return malformed(gpus.error().message + " in sinfo node line", line);
   if (!gpus_used) return malformed(gpus_used.error().message + " (GPUs in use)", line);
   n.cpus = *cpus;
   n.cpus_idle = *cpus_idle;
+  n.memory_mb = *memory;
   n.gpus = *gpus;
   n.gpus_used = *gpus_used;
   n.gpus_busy = n.cpus > 0 && n.cpus_idle == 0 ? n.gpus : std::min(n.gpus_used, n.gpus);
@@ -156,8 +159,8 @@ Result<NodeLine> parse_node_line(std::string_view line) {
 std::vector<std::string> node_list_argv() {
   // One -O argument: the fields in the order kNodeFields counts them, Reason last.
   const std::string fields =
-      "NodeList:|,PartitionName:|,StateLong:|,StateComplete:|,CPUs:|,CPUsState:|,Gres:|,"
-      "GresUsed:|,Reason:|";
+      "NodeList:|,PartitionName:|,StateLong:|,StateComplete:|,CPUs:|,CPUsState:|,Memory:|,"
+      "Gres:|,GresUsed:|,Reason:|";
   return {"sinfo", "-h", "-N", "-O", fields};
 }
 

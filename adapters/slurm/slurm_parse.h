@@ -7,6 +7,7 @@
 // Malformed output (a Slurm that answers something unexpected) is an ErrorKind::invalid error
 // that quotes the offending line; it never crashes and never guesses.
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,8 +31,9 @@ struct NodeRecord {
   std::string reason;          // Slurm's reason ("Not responding", "test"), "" when none
   int gpus = 0;                // GPUs from the node's GRES ("gpu:8", "gpu:h100:8(S:0-1)")
   int cpus = 0;
-  int cpus_idle = 0;  // CPUsState's I of "A/I/O/T"
-  int gpus_used = 0;  // GPUs jobs hold, anyone's, from GresUsed ("gpu:5(IDX:0-4)")
+  int cpus_idle = 0;           // CPUsState's I of "A/I/O/T"
+  std::int64_t memory_mb = 0;  // Memory: the node's RealMemory in MB (sbatch --mem's unit)
+  int gpus_used = 0;           // GPUs jobs hold, anyone's, from GresUsed ("gpu:5(IDX:0-4)")
   // GPUs no new job can get: all of them when no CPU is idle (an --exclusive job, or one that
   // asked for every CPU and no GPU), else those jobs hold. At most gpus.
   int gpus_busy = 0;
@@ -40,7 +42,7 @@ struct NodeRecord {
 
 // argv whose output parse_node_list reads: one line per node (not per node and partition).
 // `sinfo -h -N -O NodeList:|,PartitionName:|,StateLong:|,StateComplete:|,CPUs:|,CPUsState:|,
-// Gres:|,GresUsed:|,Reason:|` (one argument): ':' with no width prints whole values, every
+// Memory:|,Gres:|,GresUsed:|,Reason:|` (one argument): ':' with no width prints whole values, every
 // field ends in '|', and Reason (free text that may hold '|') is last. CPUsState and GresUsed
 // say what every tenant's jobs hold, so placement can count GPUs others use at a shared site. sinfo
 // -N prints a node once per partition: the rows are merged. No output at all is an error (a cluster

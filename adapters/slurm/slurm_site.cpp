@@ -116,7 +116,8 @@ Result<SiteInventory> SlurmSite::inventory() {
   for (const auto& n : *nodes) {
     std::string reason = n.healthy ? "" : n.state;
     if (!n.healthy && !n.reason.empty()) reason += ": " + n.reason;
-    inv.nodes.push_back(NodeInfo{n.name, n.gpus, n.healthy, reason, n.gpus_busy});
+    inv.nodes.push_back(
+        NodeInfo{n.name, n.gpus, n.healthy, reason, n.gpus_busy, n.cpus, n.memory_mb});
   }
   return inv;
 }

@@ -316,7 +316,7 @@ Result<BrainReply> HealthJudge::on(const InventoryObserved& e) {
     if (!first_seen) {
       const NodeRow& w = *was->second;
       if (w.gpus == n.gpus && w.healthy == n.healthy && w.reason == n.reason &&
-          w.gpus_busy == n.gpus_busy) {
+          w.gpus_busy == n.gpus_busy && w.cpus == n.cpus && w.memory_mb == n.memory_mb) {
         continue;
       }
     }
@@ -328,6 +328,8 @@ Result<BrainReply> HealthJudge::on(const InventoryObserved& e) {
     row.reason = n.reason;
     row.seen_ms = now;
     row.gpus_busy = n.gpus_busy;
+    row.cpus = n.cpus;
+    row.memory_mb = n.memory_mb;
     if (auto r = store_.upsert_node(row); !r) return r.error();
   }
   // A node the site no longer lists is gone until it is listed again; its history stays.

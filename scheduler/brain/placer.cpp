@@ -7,7 +7,9 @@
 #include "scheduler/brain/site_capacity.h"
 #include "scheduler/common/text.h"
 #include "scheduler/model/launch_request_json.h"
+#include "scheduler/spec/container_support.h"
 #include "scheduler/spec/scheduling_section.h"
+#include "scheduler/spec/slurm_job_rules.h"
 #include "scheduler/spec/submission_rules.h"
 #include "scheduler/spec/sweep.h"
 
@@ -49,6 +51,8 @@ Result<BrainReply> Placer::on(const SubmitJob& e) {
       return bad;
     }
   }
+  if (auto runs = check_container_clusters(spec, clusters_); !runs) return runs.error();
+  if (auto takes = check_slurm_option_clusters(spec, clusters_); !takes) return takes.error();
   // A sweep is one job per point, all in this one transaction: all of them or none.
   const std::vector<JobSpec> points = expand_sweep(spec);
   BrainReply reply;
@@ -164,13 +168,24 @@ void capacity_part(const ClusterView& v, std::string& out) {
   out += to_string(v.health);
   out += '|';
   out += to_string(v.admission);
-  out += '|';
+  out += v.misconfigured.empty() ? "|" : "|m|";
   char num[24];
   out.append(num, std::to_chars(num, num + sizeof num, v.gpus_used).ptr);
-  out += v.misconfigured.empty() ? "|" : "|m|";
+  out += '|';
   out.append(num, std::to_chars(num, num + sizeof num, v.gpus_foreign).ptr);
   for (const auto& n : v.unhealthy_nodes) (out += "|u:") += n;
   for (const auto& n : v.quarantined_nodes) (out += "|q:") += n;
+  // Node sizes (issue 40, the job-shape filter), as their count and sums.
+  long long cpus = 0, memory = 0;
+  for (const auto& n : v.node_sizes) cpus += n.cpus, memory += n.memory_mb;
+  if (!v.node_sizes.empty()) {
+    out += "|s:";
+    out.append(num, std::to_chars(num, num + sizeof num, v.node_sizes.size()).ptr);
+    out += ':';
+    out.append(num, std::to_chars(num, num + sizeof num, cpus).ptr);
+    out += ':';
+    out.append(num, std::to_chars(num, num + sizeof num, memory).ptr);
+  }
   if (v.held) {
     out += "|h:";
     out.append(num, std::to_chars(num, num + sizeof num, v.held->job).ptr);
@@ -256,6 +271,9 @@ Result<std::vector<ClusterView>> Placer::read_cluster_views() {
       v.health = r.health;
       v.admission = r.admission;
     }
+    if (auto m = core_.misconfigured.find(spec.name); m != core_.misconfigured.end()) {
+      v.misconfigured = m->second;
+    }
     int at_site = 0;  // ours that the site's own count of busy GPUs includes
     if (auto it = in_use_.find(spec.name); it != in_use_.end()) {
       v.gpus_used = it->second.held;
@@ -271,9 +289,6 @@ Result<std::vector<ClusterView>> Placer::read_cluster_views() {
       // Hot spares are ours and held (spare_pool.h); a running holder is in the site's count.
       auto spares = store_.live_spares(spec.name);
       if (!spares) return spares.error();
-    if (auto m = core_.misconfigured.find(spec.name); m != core_.misconfigured.end()) {
-      v.misconfigured = m->second;
-    }
       for (const auto& s : *spares) {
         v.gpus_used += s.gpus;
         v.spare_nodes.push_back(s.node);
@@ -281,6 +296,9 @@ Result<std::vector<ClusterView>> Placer::read_cluster_views() {
         at_site += s.gpus;
         v.ready_spares.push_back(s.node);
       }
+    }
+    for (const auto& n : *nodes) {
+      if (n.cpus > 0 || n.memory_mb > 0) v.node_sizes.push_back({n.name, n.cpus, n.memory_mb});
     }
     v.gpus_foreign = foreign_gpus(*nodes, spec.gpus_per_node, at_site);
     views.push_back(v);

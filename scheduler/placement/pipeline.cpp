@@ -6,8 +6,10 @@
 #include <unordered_map>
 
 #include "scheduler/placement/backfill.h"
+#include "scheduler/placement/container_filter.h"
 #include "scheduler/placement/filters.h"
 #include "scheduler/placement/goodput_score.h"
+#include "scheduler/placement/job_shape_filter.h"
 #include "scheduler/placement/move_worth_score.h"
 #include "scheduler/placement/scores.h"
 
@@ -126,7 +128,9 @@ PlacementPipeline PlacementPipeline::standard() {
   p.add_filter(std::make_unique<AllowedClustersFilter>())
       .add_filter(std::make_unique<SiteHealthyFilter>())
       .add_filter(std::make_unique<AdmissionFilter>())
+      .add_filter(std::make_unique<ContainerFilter>())
       .add_filter(std::make_unique<PreflightFilter>())
+      .add_filter(std::make_unique<JobShapeFilter>())
       .add_filter(std::make_unique<CapacityFilter>())
       .add_filter(std::make_unique<QuotaFilter>())
       .add_filter(std::make_unique<HeldGpusFilter>())

@@ -43,6 +43,14 @@ struct ClusterView {
   // this cluster may take (PlacementRequest::may_take_spares, spares_to_take).
   std::vector<std::string> spare_nodes;
   std::vector<std::string> ready_spares;
+  // Each listed node's CPUs and memory in MiB as the site last reported them (0: not said),
+  // for a job's cpus_per_task and memory (issue 40, JobShapeFilter). Empty: none reported.
+  struct NodeSize {
+    std::string name;
+    int cpus = 0;
+    std::int64_t memory_mb = 0;
+  };
+  std::vector<NodeSize> node_sizes;
 };
 
 struct PlacementRequest {

@@ -4,11 +4,15 @@
 // values through, and the options an attempt is submitted with. Used by placement (a cluster
 // that pins or forbids what the job sets is not a candidate) and the Slurm adapter (sbatch).
 
+#include <algorithm>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "scheduler/common/result.h"
 #include "scheduler/model/job_shape.h"
 #include "scheduler/spec/cluster_spec.h"
+#include "scheduler/spec/job_spec.h"
 
 namespace orch {
 
@@ -25,6 +29,12 @@ std::string slurm_options_refused(const SlurmSpec& cluster, const SlurmJobOption
 // The options an attempt is submitted with: the job's over the cluster's, except those the
 // cluster pins or forbids (the cluster's value stands).
 SlurmJobOptions effective_slurm_options(const SlurmSpec& cluster, const SlurmJobOptions& job);
+
+// At submit: the job sets slurm options and every cluster it may run on (placement.allowed, else
+// all) is a Slurm cluster that refuses them (slurm_options_refused). The error, at "slurm",
+// names each cluster and why. Clusters of other providers ignore a job's slurm: section.
+inline Result<void> check_slurm_option_clusters(const JobSpec& job,
+                                                const std::vector<ClusterSpec>& clusters);
 
 // slurm.job_options values: "allowed", "pinned", "forbidden".
 std::string_view to_string(SlurmOptionRule rule);
@@ -96,6 +106,27 @@ inline SlurmJobOptions effective_slurm_options(const SlurmSpec& cluster,
     allowed.constraint.clear();
   if (detail::rule_of(cluster, "exclusive") != SlurmOptionRule::allowed) allowed.exclusive.reset();
   return merge_slurm_options(cluster_slurm_options(cluster), allowed);
+}
+
+inline Result<void> check_slurm_option_clusters(const JobSpec& job,
+                                                const std::vector<ClusterSpec>& clusters) {
+  if (job.slurm.empty()) return Ok{};
+  std::string why_not;
+  for (const ClusterSpec& c : clusters) {
+    const auto& allowed = job.allowed_clusters;
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), c.name) == allowed.end()) {
+      continue;
+    }
+    const std::string why = c.provider == "slurm" ? slurm_options_refused(c.slurm, job.slurm) : "";
+    if (why.empty()) return Ok{};
+    why_not += (why_not.empty() ? "" : "; ") + c.name + ": " + why;
+  }
+  if (why_not.empty()) return Ok{};  // no cluster at all: placement says so
+  Error bad = make_error(ErrorKind::invalid,
+                         "slurm: no cluster this job may run on takes its slurm options (" +
+                             why_not + "); drop those options or ask an administrator");
+  bad.where = "slurm";
+  return bad;
 }
 
 }  // namespace orch

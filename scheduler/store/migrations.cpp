@@ -557,6 +557,9 @@ CREATE TABLE spare_totals (
   lost INTEGER NOT NULL DEFAULT 0
 );
 )sql"},
+      {29, "each node's CPUs and memory as its site reports them (issue 40: job shapes)",
+       "ALTER TABLE nodes ADD COLUMN cpus INTEGER NOT NULL DEFAULT 0;\n"
+       "ALTER TABLE nodes ADD COLUMN memory_mb INTEGER NOT NULL DEFAULT 0;"},
   };
   return list;
 }

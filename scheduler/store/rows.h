@@ -53,6 +53,8 @@ struct NodeRow {
   std::string reason;  // the site's words when not healthy
   Millis seen_ms = 0;  // when the site last listed it
   int gpus_busy = 0;   // GPUs jobs hold there, every tenant's, as the site last reported them
+  int cpus = 0;        // the node's CPUs, as the site reports them (0: not said)
+  std::int64_t memory_mb = 0;  // its memory in MiB (0: not said); placement checks job shapes
   NodeState state = NodeState::active;
   int quarantines = 0;  // times quarantined, ever
   std::optional<Millis> quarantined_at_ms;

@@ -182,7 +182,7 @@ Result<void> Store::update_cluster(const ClusterRow& c) {
 namespace {
 constexpr const char* kNodeColumns =
     "cluster, name, gpus, healthy, reason, seen_ms, state, quarantines, quarantined_at_ms, "
-    "state_reason, probe_token, gpus_busy";
+    "state_reason, probe_token, gpus_busy, cpus, memory_mb";
 
 NodeRow read_node(const Stmt& s) {
   NodeRow n;
@@ -198,6 +198,8 @@ NodeRow read_node(const Stmt& s) {
   n.state_reason = s.col_text(9);
   n.probe_token = s.col_text(10);
   n.gpus_busy = static_cast<int>(s.col_int(11));
+  n.cpus = static_cast<int>(s.col_int(12));
+  n.memory_mb = s.col_int(13);
   return n;
 }
 }  // namespace
@@ -249,11 +251,14 @@ Result<void> Store::set_node_standing(const NodeRow& n) {
 Result<void> Store::upsert_node(const NodeRow& n) {
   ++capacity_epoch_;
   return execute(db_,
-                 "INSERT INTO nodes(cluster, name, gpus, healthy, reason, seen_ms, gpus_busy) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(cluster, name) DO UPDATE SET "
-                 "gpus = excluded.gpus, healthy = excluded.healthy, reason = excluded.reason, "
-                 "seen_ms = excluded.seen_ms, gpus_busy = excluded.gpus_busy",
-                 n.cluster, n.name, n.gpus, n.healthy ? 1 : 0, n.reason, n.seen_ms, n.gpus_busy);
+                 "INSERT INTO nodes(cluster, name, gpus, healthy, reason, seen_ms, gpus_busy, "
+                 "cpus, memory_mb) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(cluster, name) "
+                 "DO UPDATE SET gpus = excluded.gpus, healthy = excluded.healthy, "
+                 "reason = excluded.reason, seen_ms = excluded.seen_ms, "
+                 "gpus_busy = excluded.gpus_busy, cpus = excluded.cpus, "
+                 "memory_mb = excluded.memory_mb",
+                 n.cluster, n.name, n.gpus, n.healthy ? 1 : 0, n.reason, n.seen_ms, n.gpus_busy,
+                 n.cpus, n.memory_mb);
 }
 
 Result<void> Store::mark_nodes_seen(const std::string& cluster, Millis at_ms) {

@@ -53,7 +53,7 @@ TEST(slurm_parse_nodes, ArgvAsksForExplicitFieldsWithTheReasonLast) {
   EXPECT_THAT(node_list_argv(),
               ElementsAre("sinfo", "-h", "-N", "-O",
                           "NodeList:|,PartitionName:|,StateLong:|,StateComplete:|,CPUs:|,"
-                          "CPUsState:|,Gres:|,GresUsed:|,Reason:|"));
+                          "CPUsState:|,Memory:|,Gres:|,GresUsed:|,Reason:|"));
 }
 
 // What every tenant's jobs hold on each node: GresUsed's GPUs, or all of them when no CPU is
@@ -89,6 +89,21 @@ TEST(slurm_parse_nodes, Lab2205GpusOtherTenantsHold) {
   // Draining with every CPU "other" (2/0/14/16): no job can start there, all 8 count as busy.
   expect_busy("lab-22.05/sinfo-unhealthy.txt",
               {{"alpha-n1", 15, 2, 2}, {"alpha-n2", 0, 5, 8}, {"alpha-n3", 0, 0, 8}});
+}
+
+// Each node's CPUs and memory (issue 40): placement checks a job's cpus_per_task and memory.
+TEST(slurm_parse_nodes, EachNodesCpusAndMemory) {
+  auto lab = parse_node_list(fixture("lab-22.05/sinfo-idle.txt"));
+  ASSERT_TRUE(lab.ok()) << lab.error().message;
+  for (const NodeRecord& n : *lab) {
+    EXPECT_EQ(n.cpus, 16) << n.name;
+    EXPECT_EQ(n.memory_mb, 64000) << n.name;
+  }
+  auto docs = parse_node_list(fixture("docs-24.x/sinfo-gres-24.11.txt"));
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  EXPECT_EQ((*docs)[0].name, "hgx-001");
+  EXPECT_EQ((*docs)[0].cpus, 224);
+  EXPECT_EQ((*docs)[0].memory_mb, 1792000);
 }
 
 TEST(slurm_parse_nodes, Lab2205NodesInAReservationAreHealthyAndIdle) {
@@ -267,22 +282,24 @@ TEST(slurm_parse_nodes, MalformedOutputIsInvalidAndQuotesTheLine) {
   const std::vector<Case> cases = {
       {"", "sinfo listed no nodes"},
       {"\n\n", "sinfo listed no nodes"},
-      {"alpha-n1|batch|idle|idle|16|0/16/0/16|gpu:8|gpu:0|none",
+      {"alpha-n1|batch|idle|idle|16|0/16/0/16|64000|gpu:8|gpu:0|none",
        "does not end with the field separator"},
-      {"alpha-n1|batch|idle|idle|16|0/16/0/16|gpu:8|gpu:0|none|\nalpha-n2|batch|idle|id",
+      {"alpha-n1|batch|idle|idle|16|0/16/0/16|64000|gpu:8|gpu:0|none|\nalpha-n2|batch|idle|id",
        "'alpha-n2|batch|idle|id'"},
-      {"alpha-n1|batch|idle|", "expected 9"},
-      {"alpha-n1|batch|idle|idle|16|gpu:8|none|", "expected 9"},  // the old 7 fields
+      {"alpha-n1|batch|idle|", "expected 10"},
+      {"alpha-n1|batch|idle|idle|16|0/16/0/16|gpu:8|gpu:0|none|", "expected 10"},  // no Memory
+      {"alpha-n1|batch|idle|idle|16|0/16/0/16|64G|gpu:8|gpu:0|none|", "memory size"},
+      {"alpha-n1|batch|idle|idle|16|gpu:8|none|", "expected 10"},  // the old 7 fields
       {"sinfo: error: slurm_load_partitions: Unable to contact slurm controller",
        "'sinfo: error: slurm_load_partitions"},
-      {"alpha-n1|batch|idle|idle|sixteen|0/16/0/16|gpu:8|gpu:0|none|", "CPU count"},
-      {"alpha-n1|batch|idle|idle|16|0/16/0|gpu:8|gpu:0|none|", "CPU state"},
-      {"alpha-n1|batch|idle|idle|16|0/x/0/16|gpu:8|gpu:0|none|", "CPU state"},
-      {"alpha-n1|batch|idle|idle|16|0/16/0/16|gpu:x:y|gpu:0|none|", "GPU count"},
-      {"alpha-n1|batch|idle|idle|16|0/16/0/16|gpu:8|gpu:h100:x|none|", "GPUs in use"},
-      {"|batch|idle|idle|16|0/16/0/16|gpu:8|gpu:0|none|", "node name"},
-      {"alpha-n[1-2]|batch|idle|idle|16|0/16/0/16|gpu:8|gpu:0|none|", "node name"},
-      {"alpha-n1|batch|||16|0/16/0/16|gpu:8|gpu:0|none|", "no state"},
+      {"alpha-n1|batch|idle|idle|sixteen|0/16/0/16|64000|gpu:8|gpu:0|none|", "CPU count"},
+      {"alpha-n1|batch|idle|idle|16|0/16/0|64000|gpu:8|gpu:0|none|", "CPU state"},
+      {"alpha-n1|batch|idle|idle|16|0/x/0/16|64000|gpu:8|gpu:0|none|", "CPU state"},
+      {"alpha-n1|batch|idle|idle|16|0/16/0/16|64000|gpu:x:y|gpu:0|none|", "GPU count"},
+      {"alpha-n1|batch|idle|idle|16|0/16/0/16|64000|gpu:8|gpu:h100:x|none|", "GPUs in use"},
+      {"|batch|idle|idle|16|0/16/0/16|64000|gpu:8|gpu:0|none|", "node name"},
+      {"alpha-n[1-2]|batch|idle|idle|16|0/16/0/16|64000|gpu:8|gpu:0|none|", "node name"},
+      {"alpha-n1|batch|||16|0/16/0/16|64000|gpu:8|gpu:0|none|", "no state"},
       {"\x01\x02 garbage |", "\\x01\\x02"},
   };
   for (const Case& c : cases) {
