@@ -1,0 +1,123 @@
+// A job's code staged to a site (issue 40; code_stager.cpp): the job waits in staging while a
+// transfer from the server's code store copies its archive there; once that transfer is done,
+// no other job with the same code sends it there again, and a second site gets it once too.
+#include <gmock/gmock.h>
+
+#include "scheduler/brain/data_stager.h"
+#include "scheduler/model/workdir.h"
+#include "tests/harness/brain_part_fixture.h"
+
+namespace orch::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kHash(64, 'f');
+
+class CodeStagerTest : public BrainPartFixture {
+ protected:
+  void SetUp() override {
+    start({make_cluster("alpha").provider("local").storage("/data/alpha"),
+           make_cluster("beta").provider("slurm").storage("/shared/beta"),
+           make_cluster("kube").provider("kubernetes").storage("/mnt/orch")});
+    registry = std::make_unique<DataRegistry>(*core);
+    transfers = std::make_unique<DataTransfers>(*core, *registry);
+    staging = std::make_unique<DataStager>(*core, *registry, *transfers);
+  }
+
+  JobRow code_job(const std::string& hash = kHash) {
+    JobSpec spec = make_job();
+    spec.workdir.sha256 = hash;
+    spec.workdir.bytes = 200LL << 20;
+    return add_job(spec);
+  }
+
+  std::vector<std::string> stage(const JobRow& job, const std::string& cluster) {
+    std::map<std::string, std::string> env;
+    return transaction_value([&] { return staging->stage_for(job, cluster, env); });
+  }
+
+  // The copies of code the server has recorded, newest first (any state).
+  std::vector<TransferRow> code_copies() {
+    return store->transfers_from(std::string(kCodeStoreSite), 100).value();
+  }
+
+  void finish(std::int64_t transfer, Result<TransferOutcome> result) {
+    in_transaction([&] { return transfers->on(TransferFinished{transfer, std::move(result)}); });
+  }
+
+  std::unique_ptr<DataRegistry> registry;
+  std::unique_ptr<DataTransfers> transfers;
+  std::unique_ptr<DataStager> staging;
+};
+
+TEST_F(CodeStagerTest, AJobWaitsWhileItsCodeIsCopiedFromTheServerOnce) {
+  JobRow job = code_job();
+  auto waits = stage(job, "alpha");
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_THAT(waits[0], HasSubstr("its code (workdir ffffffffffff) is being copied to alpha"));
+  ASSERT_EQ(code_copies().size(), 1u);
+  const TransferRow t = code_copies()[0];
+  EXPECT_EQ(t.src_path, "/code/" + kHash + ".tar");
+  EXPECT_EQ(t.dst_cluster, "alpha");
+  EXPECT_EQ(t.dst_path, code_archive_path("/data/alpha", kHash));
+  EXPECT_EQ(t.bytes_total, 200LL << 20);
+  // Placed again while it copies: the same transfer, no second one.
+  EXPECT_EQ(stage(job, "alpha").size(), 1u);
+  EXPECT_EQ(code_copies().size(), 1u);
+
+  finish(t.id, TransferOutcome{200u << 20, 2.0, "local", 0});
+  EXPECT_EQ(store->transfer(t.id).value()->state, TransferState::done);
+  EXPECT_TRUE(stage(job, "alpha").empty());
+}
+
+TEST_F(CodeStagerTest, TheSameCodeIsSentToEachSiteOncePerHash) {
+  JobRow first = code_job();
+  stage(first, "alpha");
+  finish(code_copies()[0].id, TransferOutcome{1, 1.0, "local", 0});
+  // A second job with the same code at the same site: nothing sent.
+  JobRow second = code_job();
+  EXPECT_TRUE(stage(second, "alpha").empty());
+  EXPECT_EQ(code_copies().size(), 1u);
+  // At a second site: sent once, however often it is placed there.
+  EXPECT_EQ(stage(second, "beta").size(), 1u);
+  EXPECT_EQ(stage(first, "beta").size(), 1u);
+  ASSERT_EQ(code_copies().size(), 2u);
+  finish(code_copies()[0].id, TransferOutcome{1, 1.0, "push to beta login node", 0});
+  EXPECT_TRUE(stage(first, "beta").empty());
+  EXPECT_TRUE(stage(second, "beta").empty());
+  EXPECT_EQ(code_copies().size(), 2u);
+  // Changed code is a new archive: sent once more.
+  JobRow changed = code_job(std::string(64, 'e'));
+  EXPECT_EQ(stage(changed, "alpha").size(), 1u);
+  EXPECT_EQ(code_copies().size(), 3u);
+}
+
+TEST_F(CodeStagerTest, ACopyThatFailedForGoodIsStartedAgainSayingWhy) {
+  JobRow job = code_job();
+  stage(job, "alpha");
+  finish(code_copies()[0].id,
+         make_error(ErrorKind::invalid, "the server's code store holds no such archive"));
+  EXPECT_EQ(code_copies()[0].state, TransferState::failed);
+  auto waits = stage(job, "alpha");
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_THAT(waits[0], HasSubstr("the last copy failed: the server's code store holds no"));
+  EXPECT_EQ(code_copies().size(), 2u);
+}
+
+TEST_F(CodeStagerTest, AClusterWithoutACodeRouteSaysSoAndSendsNothing) {
+  JobRow job = code_job();
+  auto waits = stage(job, "kube");
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_THAT(waits[0], HasSubstr("cannot be staged to kube (provider kubernetes)"));
+  EXPECT_TRUE(code_copies().empty());
+}
+
+TEST_F(CodeStagerTest, AJobWithoutCodeNeedsNothing) {
+  JobRow job = add_job(make_job());
+  EXPECT_TRUE(stage(job, "alpha").empty());
+  EXPECT_TRUE(code_copies().empty());
+}
+
+}  // namespace
+}  // namespace orch::testing
