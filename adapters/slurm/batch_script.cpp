@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "adapters/slurm/container_words.h"
 #include "adapters/slurm/task_events.h"
 #include "adapters/slurm/workdir_steps.h"
 #include "adapters/ssh/shell_quote.h"
@@ -178,19 +179,23 @@ std::string shell_words(ScriptWriter& w, const LaunchRequest& r) {
 }
 
 // The srun line: every task under the agent, in the background (see the header).
+// In the job's container, when it has one (issue 40; container_words.h): pyxis's options go to
+// srun, apptainer's words before the job's shell.
 std::string srun_line(ScriptWriter& w, const LaunchRequest& r, const RunPaths& p,
-                      const std::string& agent) {
+                      const std::string& agent, const ContainerWords& image) {
   // In the job's code when it has some (issue 40; workdir_steps.h).
   auto chdir = srun_chdir_option(r);
   if (!chdir && !w.error) w.error = chdir.error();
-  return "srun" + (chdir ? *chdir : std::string()) + " --nodes=" + std::to_string(r.nodes) +
+  return "srun" + (chdir ? *chdir : std::string()) + image.srun_options +
+         " --nodes=" + std::to_string(r.nodes) +
          " --ntasks-per-node=" + std::to_string(r.tasks_per_node) + " --kill-on-bad-exit=1 " +
          w.q(agent, "agent path") + " run --events " +
          w.q(escape_percent(p.tasks) + "/%t.events.jsonl", "events path") + " --heartbeat-s " +
          w.q(seconds_text(r.heartbeat_s), "heartbeat_s") + " --hang-after-s " +
          w.q(seconds_text(r.hang_after_s), "hang_after_s") +
          " --place-from slurm --master-addr \"$master\" --master-port " +
-         std::to_string(master_port_for(r.token)) + " --" + shell_words(w, r) + " &";
+         std::to_string(master_port_for(r.token)) + " --" + image.exec_prefix + shell_words(w, r) +
+         " &";
 }
 
 Result<std::string> make_script(const LaunchRequest& r, const ClusterSpec& cluster,
@@ -216,11 +221,13 @@ Result<std::string> make_script(const LaunchRequest& r, const ClusterSpec& clust
                "trap action") +
            " " + sig);
   }
-  auto code = workdir_script_lines(r, p.dir);
+  auto image = container_words(r, cluster, agent, p.work);
+  if (!image) return image.error();
+  auto code = workdir_script_lines(r, p.dir, *image);
   if (!code) return code.error();
   w.text += *code;
   w.line("# Every task under the agent; one task's failure ends them all.");
-  w.line(srun_line(w, r, p, agent));
+  w.line(srun_line(w, r, p, agent, *image));
   w.line("child=$!");
   if (forwards) w.line("[ -z \"$pending\" ] || kill -s " + sig + " \"$child\" 2>/dev/null");
   w.line("while :; do");

@@ -5,7 +5,8 @@
 
 namespace orch::slurm {
 
-Result<std::string> workdir_script_lines(const LaunchRequest& r, const std::string& run_dir) {
+Result<std::string> workdir_script_lines(const LaunchRequest& r, const std::string& run_dir,
+                                         const ContainerWords& image) {
   if (r.workdir.empty() && r.setup.empty()) return std::string();
   std::string out = "# The job's code and setup (issue 40): extracted once, set up once per key.\n";
   for (const auto& [name, value] : workdir_env(r, run_dir + "/" + std::string(kSetupFailedFile))) {
@@ -20,7 +21,8 @@ Result<std::string> workdir_script_lines(const LaunchRequest& r, const std::stri
     const std::string shape = r.setup_per_node
                                   ? "--nodes=" + std::to_string(r.nodes) + " --ntasks-per-node=1"
                                   : std::string("--nodes=1 --ntasks=1");
-    out += "srun " + shape + " --kill-on-bad-exit=1 /bin/sh -c " + *script + " || exit $?\n";
+    out += "srun " + shape + image.srun_options + " --kill-on-bad-exit=1" + image.exec_prefix +
+           " /bin/sh -c " + *script + " || exit $?\n";
     out += "unset ORCH_SETUP_COMMAND\n";
   }
   return out;

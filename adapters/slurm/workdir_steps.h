@@ -14,6 +14,7 @@
 
 #include <string>
 
+#include "adapters/slurm/container_words.h"
 #include "scheduler/common/result.h"
 #include "scheduler/model/site_types.h"
 
@@ -21,7 +22,9 @@ namespace orch::slurm {
 
 // The lines above, each value through shell_quote; "" when the launch has neither code nor
 // setup. ErrorKind::invalid when a value cannot be quoted (a NUL byte).
-Result<std::string> workdir_script_lines(const LaunchRequest& r, const std::string& run_dir);
+// With a container (container_words.h) the setup step runs in the job's image too.
+Result<std::string> workdir_script_lines(const LaunchRequest& r, const std::string& run_dir,
+                                         const ContainerWords& image = {});
 
 // " --chdir=<workdir>" (quoted) for the tasks' srun, or "" without code.
 Result<std::string> srun_chdir_option(const LaunchRequest& r);
