@@ -525,5 +525,31 @@ TEST_F(kube_burn_in, ProbePodsRunOnePerNodeAndTheSlowNodeShowsIt) {
   }));
 }
 
+// `orchestrate cluster check` (issue 40): the credentials work, the namespace is there, and one
+// SelfSubjectAccessReview per verb the adapter uses says each is allowed; a verb taken away is
+// named, and so is a namespace that does not exist.
+TEST_F(kube_site, ThePreflightAsksRbacForEveryVerbAndNamesWhatIsMissing) {
+  auto checks = site().preflight();
+  std::string lines;
+  for (const auto& c : checks) lines += preflight_line(c) + "\n";
+  EXPECT_EQ(first_failure(checks), nullptr) << lines;
+  EXPECT_THAT(lines, HasSubstr("every verb orchestrate uses is allowed"));
+
+  ASSERT_EQ(api("POST", "/fake/forbid?verb=delete&resource=jobs").status, 200);
+  checks = site().preflight();
+  ASSERT_NE(first_failure(checks), nullptr);
+  EXPECT_EQ(first_failure(checks)->name, "rbac");
+  EXPECT_THAT(first_failure(checks)->why, HasSubstr("may not delete jobs in namespace default"));
+  ASSERT_EQ(api("DELETE", "/fake/forbid").status, 200);
+
+  auto target = load_kube_target(kubeconfig_, "", "nowhere");
+  ASSERT_TRUE(target.ok()) << target.error().message;
+  KubernetesSite elsewhere(spec_, std::move(*target));
+  checks = elsewhere.preflight();
+  ASSERT_NE(first_failure(checks), nullptr);
+  EXPECT_EQ(first_failure(checks)->name, "namespace");
+  EXPECT_THAT(first_failure(checks)->why, HasSubstr("namespace nowhere is not there"));
+}
+
 }  // namespace
 }  // namespace orch
