@@ -39,10 +39,22 @@ inline constexpr std::size_t kMaxArgBytes = 32 * 4096 - 1;
 // ORCH_TOKEN is not one: a job may set it (the API token it calls the CLI with), and the
 // launch token's old name then gives way (scheduler/model/launch_token.h).
 inline constexpr std::string_view kReservedEnv[] = {
-    "ORCH_LAUNCH_TOKEN",   "ORCH_JOB_ID",     "ORCH_ATTEMPT",
-    "ORCH_RUN_DIR",        "ORCH_GPUS",       "ORCH_NODES",
-    "ORCH_SITE",           "ORCH_RENDEZVOUS", "ORCH_CHECKPOINT_ROOT",
+    "ORCH_LAUNCH_TOKEN",
+    "ORCH_JOB_ID",
+    "ORCH_ATTEMPT",
+    "ORCH_RUN_DIR",
+    "ORCH_GPUS",
+    "ORCH_NODES",
+    "ORCH_SITE",
+    "ORCH_RENDEZVOUS",
+    "ORCH_CHECKPOINT_ROOT",
     "ORCH_CHECKPOINT_DIR",
+    // The job's code and setup (issue 40, scheduler/model/workdir.h).
+    "ORCH_WORKDIR",
+    "ORCH_CODE_ARCHIVE",
+    "ORCH_SETUP_DIR",
+    "ORCH_SETUP_COMMAND",
+    "ORCH_SETUP_FAILED",
 };
 // ORCH_DATASET_<NAME>: the path of each dataset the job reads.
 inline constexpr std::string_view kReservedEnvPrefix = "ORCH_DATASET_";

@@ -12,6 +12,7 @@
 #include "scheduler/placement/job_shape_filter.h"
 #include "scheduler/placement/move_worth_score.h"
 #include "scheduler/placement/scores.h"
+#include "scheduler/placement/workdir_filter.h"
 
 namespace orch {
 
@@ -129,6 +130,7 @@ PlacementPipeline PlacementPipeline::standard() {
       .add_filter(std::make_unique<SiteHealthyFilter>())
       .add_filter(std::make_unique<AdmissionFilter>())
       .add_filter(std::make_unique<ContainerFilter>())
+      .add_filter(std::make_unique<WorkdirFilter>())
       .add_filter(std::make_unique<PreflightFilter>())
       .add_filter(std::make_unique<JobShapeFilter>())
       .add_filter(std::make_unique<CapacityFilter>())

@@ -55,10 +55,13 @@ json checkpoint_json(const CheckpointRow& c, const std::vector<ReplicaRow>& repl
           {"replicas", copies}};
 }
 
-// "checkpoint 12 of job 3 (step 40)" or "dataset imagenet"; the checkpoints read so far are
-// kept in seen (a list of transfers names the same few again and again).
+// "checkpoint 12 of job 3 (step 40)", "dataset imagenet" or "code <hash> for job 7"; the
+// checkpoints read so far are kept in seen (a list of transfers names the same few again and
+// again).
 Result<std::string> transfer_what(StoreReader& store, const TransferRow& t,
                                   std::map<std::int64_t, std::optional<CheckpointRow>>& seen) {
+  // A job's code (issue 40): "code 1a2b3c4d5e6f for job 7", its transfer's reason.
+  if (!t.checkpoint_id && t.dataset.empty()) return t.why.empty() ? std::string("code") : t.why;
   if (!t.checkpoint_id) return "dataset " + t.dataset;
   auto it = seen.find(*t.checkpoint_id);
   if (it == seen.end()) {

@@ -1,5 +1,6 @@
 // Staging a job's code to a site and pruning old code (scheduler/data/code_staging.h).
 #include "scheduler/data/code_staging.h"
+#include "scheduler/placement/workdir_filter.h"
 
 #include <gtest/gtest.h>
 
@@ -56,6 +57,34 @@ TEST(CodeToPrune, KeepsACopyStagedRecentlyEvenUnused) {
   // Staged for a job that was just submitted and is not stored yet as a user of it.
   const std::vector<CodeCopyHeld> held = {{kB, "alpha", 29 * kDay}};
   EXPECT_TRUE(code_to_prune(held, {}, 30 * kDay, 7 * kDay).empty());
+}
+
+}  // namespace
+}  // namespace orch
+
+namespace orch {
+namespace {
+
+ClusterSpec cluster_of(const std::string& provider) {
+  ClusterSpec c;
+  c.name = provider + "-1";
+  c.provider = provider;
+  return c;
+}
+
+TEST(WorkdirFilter, AJobWithCodeGoesOnlyWhereItCanBeStaged) {
+  JobSpec job;
+  job.workdir.sha256 = kA;
+  EXPECT_FALSE(workdir_refusal(job, cluster_of("local")));
+  EXPECT_FALSE(workdir_refusal(job, cluster_of("slurm")));
+  auto kube = workdir_refusal(job, cluster_of("kubernetes"));
+  ASSERT_TRUE(kube);
+  EXPECT_NE(kube->find("provider kubernetes"), std::string::npos);
+  EXPECT_EQ(WorkdirFilter().name(), "workdir");
+}
+
+TEST(WorkdirFilter, AJobWithoutCodeGoesAnywhere) {
+  EXPECT_FALSE(workdir_refusal(JobSpec{}, cluster_of("kubernetes")));
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "scheduler/brain/launch_plan.h"
 #include "scheduler/common/sha256.h"
 #include "scheduler/lifecycle/failure_classifier.h"
 #include "scheduler/lifecycle/restart_policy.h"
+#include "scheduler/model/launch_limits.h"
 #include "scheduler/model/launch_request_json.h"
 
 namespace orch {
@@ -175,6 +177,76 @@ TEST(SetupSnippet, PerNodeMarkersCarryTheHostName) {
   EXPECT_THAT(setup_snippet(true), HasSubstr("orch_n=.$(hostname)"));
   EXPECT_THAT(setup_snippet(false), Not(HasSubstr("hostname")));
   EXPECT_THAT(setup_snippet(false), HasSubstr("flock 9"));
+}
+
+}  // namespace
+}  // namespace orch
+
+namespace orch {
+namespace {
+
+TEST(WorkdirLaunchPlan, ALaunchCarriesTheCodeAndSetupAtItsSite) {
+  JobRow job;
+  job.id = 9;
+  job.name = "code";
+  job.spec.command = "python -m mypkg.train";
+  job.spec.workdir.sha256 = kHash;
+  job.spec.workdir.bytes = 4096;
+  job.spec.setup = "python3 -m venv .venv";
+  job.spec.setup_per_node = true;
+  ClusterSpec site;
+  site.name = "alpha";
+  site.storage_root = "/shared/orch";
+  const std::vector<AttemptRow> attempts;
+  LaunchPlanInput in;
+  in.job = &job;
+  in.attempts = &attempts;
+  in.site = &site;
+  in.now = 1000;
+  const LaunchRequest r = plan_launch(in).launch;
+  EXPECT_EQ(r.code_sha256, kHash);
+  EXPECT_EQ(r.code_bytes, 4096);
+  EXPECT_EQ(r.code_archive, "/shared/orch/code/" + kHash + ".tar");
+  EXPECT_EQ(r.workdir, "/shared/orch/code/" + kHash);
+  EXPECT_EQ(r.env.at("ORCH_WORKDIR"), r.workdir);
+  EXPECT_EQ(r.setup, "python3 -m venv .venv");
+  EXPECT_TRUE(r.setup_per_node);
+  EXPECT_EQ(r.setup_key, setup_key("alpha", kHash, "python3 -m venv .venv", ""));
+  EXPECT_EQ(r.setup_dir, "/shared/orch/setup/" + r.setup_key);
+  // Another cluster: its own key (its own filesystem).
+  site.name = "beta";
+  EXPECT_NE(plan_launch(in).launch.setup_key, r.setup_key);
+}
+
+TEST(WorkdirLaunchPlan, AJobWithoutCodeStartsInItsRunDirectory) {
+  JobRow job;
+  job.id = 9;
+  job.spec.command = "true";
+  ClusterSpec site;
+  site.name = "alpha";
+  site.storage_root = "/shared/orch";
+  const std::vector<AttemptRow> attempts;
+  LaunchPlanInput in{};
+  in.job = &job;
+  in.attempts = &attempts;
+  in.site = &site;
+  const LaunchRequest r = plan_launch(in).launch;
+  EXPECT_TRUE(r.workdir.empty());
+  EXPECT_TRUE(r.setup_key.empty());
+  EXPECT_EQ(r.env.count("ORCH_WORKDIR"), 0u);
+}
+
+}  // namespace
+}  // namespace orch
+
+namespace orch {
+namespace {
+
+TEST(WorkdirEnv, AJobsEnvMayNotSetTheVariablesOfItsCodeAndSetup) {
+  for (const auto* name : {"ORCH_WORKDIR", "ORCH_CODE_ARCHIVE", "ORCH_SETUP_DIR",
+                           "ORCH_SETUP_COMMAND", "ORCH_SETUP_FAILED"}) {
+    EXPECT_TRUE(limits::is_reserved_env(name)) << name;
+  }
 }
 
 }  // namespace
