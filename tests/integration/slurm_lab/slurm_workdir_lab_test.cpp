@@ -4,8 +4,9 @@
 // of the gang start in the tree with ORCH_WORKDIR under bash and run `python -m mypkg.train`
 // from the venv; a second job with the same setup key finds it cached and starts at once; a
 // failing setup ends its attempt setup_failed with its last lines.
-// Not covered here (see the report): the node loss and resume of the acceptance, which the
-// brain's staging and the setup's done marker make a re-launch of this same script.
+// A gang that loses a node resumes (the next attempt, launched here as the brain would: the
+// lost node excluded) from its checkpoint without running the setup or extracting the code
+// again. That the code is not sent again is the server's transfer records' (code_stager_test).
 
 #include <chrono>
 #include <filesystem>
@@ -44,7 +45,7 @@ std::string slurp(const fs::path& p) {
 class SlurmWorkdirLab : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto started = SlurmLab::start({"alpha"}, 2);
+    auto started = SlurmLab::start({"alpha"}, 3);
     ASSERT_TRUE(started.ok()) << started.error().message;
     lab_ = std::move(*started);
     spec_ = lab_->cluster_spec("alpha");
@@ -90,6 +91,12 @@ class SlurmWorkdirLab : public ::testing::Test {
   RunObservation run(const LaunchRequest& r, std::vector<std::string>& lines) {
     auto launched = site_->launch(r);
     EXPECT_TRUE(launched.ok()) << (launched.ok() ? "" : launched.error().message);
+    return run_until_exited(r.token, lines);
+  }
+
+  RunObservation run_until_exited(const std::string& token, std::vector<std::string>& lines) {
+    LaunchRequest r;
+    r.token = token;
     RunObservation last;
     std::uint64_t offset = 0;
     const auto deadline = Clock::now() + std::chrono::minutes(3);
@@ -138,6 +145,58 @@ TEST_F(SlurmWorkdirLab, AGangStartsInItsCodeAfterOneSetupAndTheNextJobFindsItCac
   for (const auto& e : fs::directory_iterator(code_dir(spec_.storage_root))) {
     EXPECT_EQ(e.path().filename().string().find(".part."), std::string::npos) << e.path();
   }
+}
+
+TEST_F(SlurmWorkdirLab, AGangThatLosesANodeResumesWithoutSetupOrExtractionAgain) {
+  // The trainer saves a "checkpoint" (its step) in the job's own directory and resumes from it.
+  const std::string ckpt = fs::path(spec_.storage_root).string() + "/ckpt-40";
+  const std::string setup = "echo ran >>setup-runs.txt && python3 -m venv --without-pip .venv";
+  const std::string train = "source .venv/bin/activate && step=$(cat " + ckpt +
+                            " 2>/dev/null || echo 0) && "
+                            "echo \"resumed at $step in $(pwd)\" && "
+                            "if [ \"$ORCH_TASK_RANK\" = 0 ]; then echo $((step + 100)) >" +
+                            ckpt +
+                            "; fi && "
+                            "if [ \"$step\" = 0 ]; then sleep 300; fi";
+  LaunchRequest first = job("orch-40-4-na", setup);
+  first.command = train;
+  first.heartbeat_s = 0.5;
+  first.heartbeat_timeout_s = 4;
+  auto launched = site_->launch(first);
+  ASSERT_TRUE(launched.ok()) << launched.error().message;
+  const std::string tree = code_tree_path(spec_.storage_root, kHash);
+  // Running on two nodes, the checkpoint saved: then one node dies.
+  std::vector<std::string> nodes;
+  const auto until = Clock::now() + std::chrono::minutes(2);
+  while (Clock::now() < until) {
+    auto obs = site_->observe(first.token, 0);
+    if (obs.ok() && obs->phase == RunPhase::running && fs::exists(ckpt) && obs->nodes.size() == 2) {
+      nodes = obs->nodes;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  ASSERT_EQ(nodes.size(), 2u) << "the gang never ran";
+  const auto extracted = fs::last_write_time(tree);
+  ASSERT_TRUE(lab_->kill_node("alpha", nodes[1]).ok());
+  std::vector<std::string> lost_lines;
+  RunObservation lost = run_until_exited(first.token, lost_lines);
+  ASSERT_TRUE(lost.exit);
+  EXPECT_EQ(lost.exit->cause, ExitCause::node_lost) << lost.exit->detail;
+
+  // The next attempt (what the brain launches): without the lost node, same code, same setup.
+  LaunchRequest second = job("orch-40-5-nb", setup);
+  second.attempt_no = 2;
+  second.command = train;
+  second.exclude_nodes = {nodes[1]};
+  std::vector<std::string> lines;
+  RunObservation resumed = run(second, lines);
+  ASSERT_TRUE(resumed.exit);
+  EXPECT_EQ(resumed.exit->exit_code, 0) << resumed.exit->detail << ::testing::PrintToString(lines);
+  EXPECT_THAT(lines, Contains(HasSubstr("[setup] cached")));
+  EXPECT_THAT(lines, Contains(HasSubstr("resumed at 100 in " + tree)));
+  EXPECT_EQ(slurp(tree + "/setup-runs.txt"), "ran\n");
+  EXPECT_EQ(fs::last_write_time(tree), extracted);
 }
 
 TEST_F(SlurmWorkdirLab, AFailingSetupEndsTheAttemptSetupFailedWithItsLastLines) {
