@@ -27,7 +27,9 @@
 // script finds the rendezvous host and runs, in the background,
 //   srun --nodes=<N> --ntasks-per-node=<K> --kill-on-bad-exit=1 <agent> run
 //       --events <run dir>/tasks/%t.events.jsonl --heartbeat-s <s> --hang-after-s <s>
-//       --place-from slurm --master-addr "$master" --master-port <port> -- /bin/sh -c <command>
+//       --place-from slurm --master-addr "$master" --master-port <port> -- <shell words>
+// (the shell words: job_shell_argv(shell, command), scheduler/model/job_shape.h: bash where the
+// node has it unless the job's `shell:` says otherwise)
 // and waits for it, passing the pre-termination signal on to srun (which forwards it to every
 // task, whose agent forwards it to the command's processes). srun ends the step when one task
 // exits non-zero or dies; a node that dies under it is the site's heartbeat rule (task_events.h),
@@ -41,9 +43,11 @@
 //
 // sbatch options: --job-name=<token> (how the adapter finds the job again), --comment with the
 // token and the job's name, --output/--error to output.log with --open-mode=append, --chdir,
-// --nodes, --ntasks-per-node, --gres=<gres>:<gpus_per_node>, --partition/--account/--qos/--time
-// when set, --exclude for quarantined nodes, --signal=B:<sig>@<pre_term_s>, --no-requeue (the
-// brain decides restarts), --parsable.
+// --nodes, --ntasks-per-node, --gres=<gres>:<gpus_per_node>, --cpus-per-task and --mem (the
+// job's, when set), --partition/--account/--qos/--reservation/--constraint/--exclusive (the
+// job's `slurm:` over the cluster's, as slurm.job_options allows: effective_slurm_options) and
+// --time when set, --exclude for quarantined nodes, --signal=B:<sig>@<pre_term_s>, --no-requeue
+// (the brain decides restarts), --parsable.
 //
 // Details (clarifications of the above):
 // - The script writes job_id (via job_id.tmp and mv) as its first command, which also ends
@@ -61,7 +65,7 @@
 //   when pre_term_s is 0, --exclude when exclude_nodes is empty.
 // - Caveat seen in the lab: /bin/sh is dash on Debian, and dash does not exec the last command
 //   of `sh -c`. The agent forwards signals to its whole process group, so the trainer under
-//   that `sh` gets the pre-termination signal too.
+//   that shell gets the pre-termination signal too (docs/config.md advises `exec`).
 
 #include <string>
 #include <string_view>

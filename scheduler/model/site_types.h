@@ -46,7 +46,7 @@ struct LaunchRequest {
   std::int64_t job_id = 0;
   int attempt_no = 0;
   std::string job_name;
-  std::string command;                     // run by /bin/sh -c
+  std::string command;                     // run under `shell` (job_shell_argv)
   std::map<std::string, std::string> env;  // includes the resume variable when resuming
   // The job's secret_env: variable -> registered secret's name (kept in the outbox; an empty
   // name is a retired reference that is never launched), the job's team (whose grant the site

@@ -16,12 +16,11 @@
 
 namespace orch {
 
-// The keys of `resources:` read here (the parser adds them to the section's list).
-inline constexpr std::string_view kShapeResourceKeys[] = {"cpus_per_task", "memory"};
 // The keys of `slurm:` (a job's and a cluster's).
 std::vector<std::string_view> slurm_job_option_keys();
 
-// resources.cpus_per_task and resources.memory, from the job's `resources:` view.
+// resources.cpus_per_task and resources.memory, from the job's `resources:` view (the parser
+// lists both among the section's keys).
 void read_resource_shape(yaml::MapView& resources, JobSpec& spec);
 // `shell:` and `slurm:` from the job map.
 void read_shell_and_slurm(yaml::MapView& job, JobSpec& spec);

@@ -127,7 +127,7 @@ struct WorkdirSpec {
 
 struct JobSpec {
   std::string name;
-  std::string command;  // run by /bin/sh -c, once per task (nodes x tasks_per_node)
+  std::string command;  // run under `shell`, once per task (nodes x tasks_per_node)
   std::map<std::string, std::string> env;
   int nodes = 1;
   int gpus_per_node = 1;

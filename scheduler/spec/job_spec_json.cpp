@@ -38,6 +38,18 @@ nlohmann::json container_to_json(const ContainerSpec& c) {
   return out;
 }
 
+// workdir: (the stored form: {source, sha256, bytes}), setup: and setup_per_node:, when set.
+void add_workdir_and_setup(const JobSpec& spec, nlohmann::json& out) {
+  if (!spec.workdir.sha256.empty() || !spec.workdir.source.empty()) {
+    nlohmann::json workdir = {{"bytes", spec.workdir.bytes}};
+    if (!spec.workdir.source.empty()) workdir["source"] = spec.workdir.source;
+    if (!spec.workdir.sha256.empty()) workdir["sha256"] = spec.workdir.sha256;
+    out["workdir"] = workdir;
+  }
+  if (!spec.setup.empty()) out["setup"] = spec.setup;
+  if (spec.setup_per_node) out["setup_per_node"] = true;
+}
+
 }  // namespace
 
 nlohmann::json job_spec_to_json(const JobSpec& spec) {
@@ -112,14 +124,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   if (spec.cpus_per_task > 0) out["resources"]["cpus_per_task"] = spec.cpus_per_task;
   if (spec.memory_mb > 0) out["resources"]["memory"] = memory_mib_text(spec.memory_mb);
   if (!spec.slurm.empty()) out["slurm"] = slurm_job_options_to_json(spec.slurm);
-  if (!spec.workdir.sha256.empty() || !spec.workdir.source.empty()) {
-    json workdir = {{"bytes", spec.workdir.bytes}};
-    if (!spec.workdir.source.empty()) workdir["source"] = spec.workdir.source;
-    if (!spec.workdir.sha256.empty()) workdir["sha256"] = spec.workdir.sha256;
-    out["workdir"] = workdir;
-  }
-  if (!spec.setup.empty()) out["setup"] = spec.setup;
-  if (spec.setup_per_node) out["setup_per_node"] = true;
+  add_workdir_and_setup(spec, out);
   return out;
 }
 

@@ -62,10 +62,10 @@ void check_process_strings(const MapView& job, const JobSpec& spec) {
 }
 
 void read_resources(const MapView& job, JobSpec& spec) {
-  MapView res = job.child("resources", "resources",
-                          {"nodes", "gpus_per_node", "tasks_per_node", "spares",
-                           kShapeResourceKeys[0], kShapeResourceKeys[1]},
-                          "a map such as {nodes: 2, gpus_per_node: 8, tasks_per_node: 8}");
+  MapView res =
+      job.child("resources", "resources",
+                {"nodes", "gpus_per_node", "tasks_per_node", "spares", "cpus_per_task", "memory"},
+                "a map such as {nodes: 2, gpus_per_node: 8, tasks_per_node: 8}");
   res.read_int("nodes", spec.nodes, 1, limits::kMaxNodes, "an integer such as 2");
   res.read_int("gpus_per_node", spec.gpus_per_node, 1, INT_MAX, "an integer such as 8");
   res.read_int("tasks_per_node", spec.tasks_per_node, 1, limits::kMaxTasksPerNode,
