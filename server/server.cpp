@@ -25,6 +25,7 @@
 #include "scheduler/spec/clusters_parser.h"
 #include "scheduler/store/wal_checkpointer.h"
 #include "server/cluster_reload.h"
+#include "server/code_archives.h"
 #include "server/first_admin.h"
 #include "server/local_run_as.h"
 #include "server/site_factories.h"
@@ -33,6 +34,7 @@
 #include "web/access/access_store.h"
 #include "web/access/guarded_api.h"
 #include "web/api_routes.h"
+#include "web/code_routes.h"
 #include "web/backend/scheduler_backend.h"
 #include "web/http/http_server.h"
 #include "web/router.h"
@@ -50,6 +52,10 @@ std::string executable_dir() {
 struct Server::Parts {
   int lock_fd = -1;
   SystemClock clock;
+  // The workdir archives (<state>/code/<sha256>.tar; adapters/code/code_store.h) and their
+  // REST face: made first, so that whatever reads them (sites, the backend) goes before them.
+  std::unique_ptr<CodeStore> code_store;
+  std::unique_ptr<CodeArchives> code;
   std::vector<std::unique_ptr<ClusterPort>> ports;
   std::unique_ptr<Store> brain_store;
   std::unique_ptr<WalCheckpointer> checkpointer;  // the brain_store's; goes before it
@@ -301,6 +307,9 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   auto state_lock = lock_state_dir(s.state_dir);
   if (!state_lock) return state_lock.error();
   parts->lock_fd = *state_lock;
+  parts->code_store = std::make_unique<CodeStore>(s.state_dir + "/code",
+                                                  ArchiveLimits{.max_bytes = kMaxCodeArchiveBytes});
+  parts->code = std::make_unique<CodeArchives>(*parts->code_store);
 
   parts->settings = s;
   const std::string db_path = s.state_dir + "/orchestrate.db";
@@ -398,6 +407,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   parts->backend = std::make_unique<SchedulerBackend>(std::move(readers), *parts->loop, clusters,
                                                       port_map, parts->clock);
   parts->backend->set_secrets(parts->secrets.get());
+  parts->backend->set_code(parts->code.get());
   if (!s.config_path.empty()) parts->backend->set_reload([p] { return p->reload(); });
   parts->backend->set_site_answers([p] {
     std::lock_guard<std::mutex> lock(p->sites_mu);
@@ -417,7 +427,10 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   GuardOptions guard;
   guard.hosts = answered_hosts(bind, config.server.hosts);
   guard.rate_limits = config.server.rate_limits;
-  parts->api = std::make_unique<GuardedApi>(*parts->backend, *parts->access, std::move(guard));
+  parts->api = std::make_unique<GuardedApi>(*parts->backend, *parts->access, std::move(guard),
+                                            parts->code.get());
+  // A workdir upload may be larger than any other request.
+  http.body_limits = {{"PUT", kCodeUploadPrefix, kMaxCodeArchiveBytes}};
   const GuardedApi* api = parts->api.get();
   http.lane_of = [api](const HttpRequest& req) {
     return static_cast<std::size_t>(api->lane_of(req));

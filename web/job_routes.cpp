@@ -69,10 +69,30 @@ Submitter submitter_of(const HttpRequest& request) {
   return who;
 }
 
+// ?workdir=sha256:<64 hex>: the archive `orchestrate job submit` uploaded for the spec's
+// workdir (docs/rest-api.md "Code").
+std::optional<HttpResponse> read_workdir(const HttpRequest& request, Submitter& who) {
+  const auto value = query_value(request, "workdir");
+  if (!value || value->empty()) return std::nullopt;
+  const std::string hex = value->rfind("sha256:", 0) == 0 ? value->substr(7) : "";
+  bool ok = hex.size() == 64;
+  for (char c : hex) ok = ok && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
+  if (!ok) {
+    return problem_response(400,
+                            "workdir must be sha256: and an uploaded archive's 64 lowercase "
+                            "hex digits, got " +
+                                shown(*value));
+  }
+  who.workdir_sha256 = hex;
+  return std::nullopt;
+}
+
 HttpResponse submit_job(JobsApi& backend, const HttpRequest& request) {
   std::string source;
   if (auto bad = read_document(request, "a job spec", source)) return *bad;
-  auto result = backend.submit_job(request.body, source, submitter_of(request));
+  Submitter who = submitter_of(request);
+  if (auto bad = read_workdir(request, who)) return *bad;
+  auto result = backend.submit_job(request.body, source, who);
   if (!result.ok()) {
     // The body arrived whole; whatever the spec parser rejects is content, hence 422.
     int status = result.error().kind == ErrorKind::invalid ? 422 : status_for(result.error().kind);
@@ -196,7 +216,10 @@ RouteTable job_routes(JobsApi& backend) {
        .role = Role::user,
        .tag = "jobs",
        .summary = "Submit a job spec",
-       .query = {{"source", "string", "names the spec in errors"}},
+       .query = {{"source", "string", "names the spec in errors"},
+                 {"workdir", "string",
+                  "sha256:<hex> of the archive uploaded for the spec's workdir: (PUT "
+                  "/api/v1/code/{sha256})"}},
        .body = Body::document,
        .body_schema = "JobSpec",
        .ok = 201,

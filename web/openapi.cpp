@@ -42,7 +42,11 @@ json operation(const RouteRow& op) {
     if (op.body == Body::document) {
       content["application/yaml"] = {{"schema", schema_ref(op.body_schema)}};
     }
-    content["application/json"] = {{"schema", schema_ref(op.body_schema)}};
+    if (op.body == Body::archive) {
+      content["application/x-tar"] = {{"schema", schema_ref(op.body_schema)}};
+    } else {
+      content["application/json"] = {{"schema", schema_ref(op.body_schema)}};
+    }
     o["requestBody"] = {{"required", op.body != Body::json_optional}, {"content", content}};
   }
   json ok = {{"description", "success"}};

@@ -76,6 +76,12 @@ json openapi_schemas() {
                         {"created_ms", type("integer")},
                         {"updated_ms", type("integer")}});
   s["SecretList"] = list_of("secrets", "Secret");
+  s["CodeArchive"] = object({{"sha256", type("string", "the archive's SHA-256, lowercase hex")},
+                             {"bytes", type("integer", "the archive's size")}},
+                            {"sha256", "bytes"});
+  s["CodeArchiveBody"] = {{"type", "string"},
+                          {"format", "binary"},
+                          {"description", "a ustar archive of a workdir (docs/config.md)"}};
   s["SecretRequest"] = object({{"value", type("string", "the value as text")},
                                {"value_base64", type("string", "or any bytes, in base64")},
                                {"teams", {{"type", "array"}, {"items", type("string")}}}});

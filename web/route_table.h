@@ -40,8 +40,9 @@ struct QueryParam {
   std::string description;
 };
 
-// What a request carries: nothing, a JSON object, or a document (YAML or JSON).
-enum class Body { none, json_optional, json_required, document };
+// What a request carries: nothing, a JSON object, a document (YAML or JSON), or an archive
+// (application/x-tar: a workdir upload, code_routes.h).
+enum class Body { none, json_optional, json_required, document, archive };
 
 // What a success carries: JSON (of answer_schema), plain text, the page's files, Prometheus.
 enum class Answer { json, text, html_or_file, metrics };

@@ -12,6 +12,10 @@ struct Submitter {
   std::string user;
   bool any_team = true;
   std::vector<std::string> teams;
+  // The workdir archive the request named (POST /api/v1/jobs?workdir=sha256:<hex>): the
+  // backend gives it to a spec with `workdir:` once the code store says this user uploaded it
+  // (web/code_api.h). Empty: none named.
+  std::string workdir_sha256;
 };
 
 }  // namespace orch

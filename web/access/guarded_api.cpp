@@ -2,14 +2,16 @@
 
 #include "web/access/access_routes.h"
 #include "web/api_routes.h"
+#include "web/code_routes.h"
 #include "web/openapi.h"
 #include "web/page_routes.h"
 
 namespace orch {
 
 RouteTable GuardedApi::route_table(ApiBackend& backend, AccessStore& store,
-                                   const RefusedRequests& refused) {
+                                   const RefusedRequests& refused, CodeApi* code) {
   RouteTable table = api_routes(backend, &refused);
+  append(table, code_routes(code));
   append(table, access_routes(store));
   append(table, page_routes());
   append_openapi_route(table);  // last: it describes every row before it
@@ -22,8 +24,8 @@ Router GuardedApi::make_router(const RouteTable& table) {
   return router;
 }
 
-GuardedApi::GuardedApi(ApiBackend& backend, AccessStore& store, GuardOptions options)
-    : table_(route_table(backend, store, refused_)),
+GuardedApi::GuardedApi(ApiBackend& backend, AccessStore& store, GuardOptions options, CodeApi* code)
+    : table_(route_table(backend, store, refused_, code)),
       router_(make_router(table_)),
       guard_(router_, store, std::move(options), refused_) {}
 

@@ -5,6 +5,7 @@
 #include "web/access/access_guard.h"
 #include "web/access/access_store.h"
 #include "web/api_backend.h"
+#include "web/code_api.h"
 #include "web/refused_requests.h"
 #include "web/route_table.h"
 #include "web/router.h"
@@ -13,7 +14,9 @@ namespace orch {
 
 class GuardedApi {
  public:
-  GuardedApi(ApiBackend& backend, AccessStore& store, GuardOptions options);
+  // code: the server's workdir archives (web/code_api.h); null: the code routes answer 501.
+  GuardedApi(ApiBackend& backend, AccessStore& store, GuardOptions options,
+             CodeApi* code = nullptr);
   GuardedApi(const GuardedApi&) = delete;
   GuardedApi& operator=(const GuardedApi&) = delete;
 
@@ -26,7 +29,7 @@ class GuardedApi {
   // Every row of the server, in the router's order: the API's (api_routes), the access
   // routes, the page and GET /api/v1/openapi.json (whose document describes them all).
   static RouteTable route_table(ApiBackend& backend, AccessStore& store,
-                                const RefusedRequests& refused);
+                                const RefusedRequests& refused, CodeApi* code = nullptr);
 
  private:
   static Router make_router(const RouteTable& table);

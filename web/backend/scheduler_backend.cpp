@@ -467,6 +467,7 @@ Result<nlohmann::json> SchedulerBackend::submit_job(const std::string& body,
   auto at = [&](const Error& e) { return locate_error(e, body, source); };
   // The team first (a user's default is its token's first team): the secrets' grants follow it.
   if (auto bound = bind_team(*spec, who); !bound) return at(bound.error());
+  if (auto bound = bind_workdir(*spec, who); !bound) return at(bound.error());
   // A secret that does not exist or is not granted to the job's team is the submitter's to fix
   // now, not a launch failure later.
   if (!spec->secret_env.empty()) {

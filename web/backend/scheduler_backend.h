@@ -23,6 +23,7 @@
 #include "scheduler/store/store_reader.h"
 #include "web/api_backend.h"
 #include "web/backend/revision_cache.h"
+#include "web/code_api.h"
 
 namespace orch {
 
@@ -112,6 +113,10 @@ class SchedulerBackend final : public ApiBackend {
                                       const std::string& by) override;
   Result<nlohmann::json> delete_secret(const std::string& name) override;
 
+  // The server's workdir archives (scheduler_backend_code.cpp; it must outlive this); none: a
+  // spec with `workdir:` is refused.
+  void set_code(CodeApi* code) { code_ = code; }
+
  private:
   // The job as Store::job_listing reads it (resources only); its stored spec into *spec if asked.
   Result<JobRow> find_job(StoreReader& reader, std::int64_t id, nlohmann::json* spec = nullptr);
@@ -148,6 +153,9 @@ class SchedulerBackend final : public ApiBackend {
   BrainLoop& loop_;
   SecretRegistry* secrets_ = nullptr;
   Result<SecretRegistry*> registry() const;
+  CodeApi* code_ = nullptr;
+  // Gives a spec with `workdir:` the archive the submit named, once this user uploaded it.
+  Result<void> bind_workdir(JobSpec& spec, const Submitter& who) const;
   // The adapter of that cluster, or null.
   ClusterPort* port_of(const std::string& cluster) const;
 

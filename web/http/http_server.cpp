@@ -148,9 +148,27 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
   }
 
+  // The body limit of a request: max_body, or the larger one of its BodyLimit.
+  std::size_t limit_of(const BeastRequest& request) const {
+    const auto m = request.method_string();
+    const auto t = request.target();
+    const std::string_view method(m.data(), m.size());
+    const std::string_view target(t.data(), t.size());
+    for (const BodyLimit& b : options_.body_limits) {
+      if (method == b.method && target.substr(0, b.path_prefix.size()) == b.path_prefix) {
+        return b.max_body;
+      }
+    }
+    return options_.max_body;
+  }
+
   void read_request() {
     parser_.emplace();
-    parser_->body_limit(options_.max_body);
+    // The largest limit until the headers say which applies (Beast checks Content-Length
+    // against it as the headers end).
+    std::size_t largest = options_.max_body;
+    for (const BodyLimit& b : options_.body_limits) largest = std::max(largest, b.max_body);
+    parser_->body_limit(largest);
     parser_->header_limit(kHeaderLimit);
     lowest().expires_after(options_.idle_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
@@ -167,6 +185,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     if (auto refused = framing_refusal(parser_->get())) {
       return reply_error(refused->status, refused->detail);
     }
+    const std::size_t limit = limit_of(parser_->get());
+    if (const auto length = parser_->content_length(); length && *length > limit) {
+      return reply_error(
+          413, "the request body is larger than the limit of " + std::to_string(limit) + " bytes");
+    }
+    parser_->body_limit(limit);
     if (parser_->is_done()) return on_read(ec);
     http::async_read(stream_, buffer_, *parser_,
                      [self = this->shared_from_this()](beast::error_code read_ec, std::size_t) {
@@ -184,8 +208,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   void on_read(const beast::error_code& ec) {
     if (ec == http::error::body_limit) {
+      // Beast may refuse a Content-Length as the headers end, before on_header: the headers
+      // are read by then, so they still say which limit applied.
       return reply_error(413, "the request body is larger than the limit of " +
-                                  std::to_string(options_.max_body) + " bytes");
+                                  std::to_string(limit_of(parser_->get())) + " bytes");
     }
     if (ec == http::error::header_limit) {
       return reply_error(431, "the request headers are larger than the limit of " +

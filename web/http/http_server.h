@@ -31,10 +31,20 @@ struct LaneOptions {
   std::size_t max_waiting = 1024;
 };
 
+// A larger body limit for the requests of one method whose target starts with path_prefix (a
+// workdir upload, web/code_routes.h).
+struct BodyLimit {
+  std::string method;
+  std::string path_prefix;
+  std::size_t max_body = 0;
+};
+
 struct ServerOptions {
   std::string bind = "127.0.0.1";
   int port = 8080;  // 0 picks a free port; port() tells which
   std::size_t max_body = 1 << 20;
+  // The first that matches a request's method and target gives its limit instead of max_body.
+  std::vector<BodyLimit> body_limits;
   // Threads that read requests and write answers (they never run a handler).
   int io_threads = 2;
   // Where handlers run; lane_of picks a lane by index for each request (none: lane 0). An index
