@@ -135,10 +135,14 @@ std::string mount_text(const ContainerMount& m) {
 }
 
 std::vector<std::string> bind_dirs(const std::vector<std::string>& dirs) {
+  auto inside = [](const std::string& dir, const std::string& other) {
+    return dir.size() > other.size() && dir.rfind(other + "/", 0) == 0;
+  };
   std::vector<std::string> out;
   for (const auto& dir : dirs) {
     bool covered = dir.empty();
-    for (const auto& d : out) covered = covered || dir == d || dir.rfind(d + "/", 0) == 0;
+    for (const auto& o : dirs) covered = covered || (!o.empty() && inside(dir, o));
+    for (const auto& d : out) covered = covered || d == dir;
     if (!covered) out.push_back(dir);
   }
   return out;

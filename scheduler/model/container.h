@@ -52,7 +52,7 @@ std::optional<ContainerMount> parse_mount(std::string_view text, std::string& wh
 std::string mount_text(const ContainerMount& m);  // "SRC:DST" or "SRC:DST:ro"
 
 // The directories orchestrate mounts in at the same paths, each once: empty ones and those
-// inside an earlier one left out, in order.
+// inside another of them left out, the rest in order.
 std::vector<std::string> bind_dirs(const std::vector<std::string>& dirs);
 
 // srun's pyxis options for the job: --container-image, --container-mounts (the job's mounts

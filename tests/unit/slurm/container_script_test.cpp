@@ -44,12 +44,11 @@ ClusterSpec cluster(ContainerRuntime runtime) {
 TEST(ContainerScript, PyxisOptionsGoToTheTasksSrunWithOrchestratesDirectoriesMounted) {
   auto plan = make_batch_plan(in_image(), cluster(ContainerRuntime::pyxis), kAgent);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
-  EXPECT_THAT(plan->script,
-              HasSubstr("srun '--container-image=nvcr.io#nvidia/pytorch:24.05-py3' "
-                        "'--container-mounts=/shared/orch/bin:/shared/orch/bin,/shared/orch:"
-                        "/shared/orch,/ckpt:/ckpt,/datasets:/datasets:ro' "
-                        "'--container-workdir=/shared/orch/runs/orch-41-1-abc/work' "
-                        "'--container-env=HF_TOKEN' --nodes=2"));
+  EXPECT_THAT(plan->script, HasSubstr("srun '--container-image=nvcr.io#nvidia/pytorch:24.05-py3' "
+                                      "'--container-mounts=/shared/orch:/shared/orch,/ckpt:/ckpt,"
+                                      "/datasets:/datasets:ro' "
+                                      "'--container-workdir=/shared/orch/runs/orch-41-1-abc/work' "
+                                      "'--container-env=HF_TOKEN' --nodes=2"));
   EXPECT_THAT(plan->script, Not(HasSubstr("apptainer")));
 }
 
@@ -71,11 +70,12 @@ TEST(ContainerScript, PyxisStartsInTheCodeAndRunsTheSetupInTheImage) {
 TEST(ContainerScript, ApptainerWrapsTheJobsShellAndNotTheAgent) {
   auto plan = make_batch_plan(in_image(), cluster(ContainerRuntime::apptainer), kAgent);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
-  EXPECT_THAT(plan->script, HasSubstr(" -- 'apptainer' 'exec' '--nv' '--bind' "
-                                      "'/shared/orch/bin:/shared/orch/bin,/shared/orch:/shared/"
-                                      "orch,/ckpt:/ckpt,/datasets:/datasets:ro' '--pwd' "
-                                      "'/shared/orch/runs/orch-41-1-abc/work' "
-                                      "'nvcr.io#nvidia/pytorch:24.05-py3' "));
+  EXPECT_THAT(plan->script,
+              HasSubstr(" -- 'apptainer' 'exec' '--nv' '--bind' "
+                        "'/shared/orch:/shared/orch,/ckpt:/ckpt,/datasets:/datasets:ro' "
+                        "'--pwd' "
+                        "'/shared/orch/runs/orch-41-1-abc/work' "
+                        "'nvcr.io#nvidia/pytorch:24.05-py3' "));
   EXPECT_THAT(plan->script, Not(HasSubstr("--container-image")));
 }
 

@@ -181,3 +181,16 @@ TEST(ContainerLaunch, TheLaunchCarriesTheContainerThroughTheOutbox) {
 
 }  // namespace
 }  // namespace orch
+
+namespace orch {
+namespace {
+
+using ::testing::ElementsAre;
+
+TEST(ContainerOptions, EachDirectoryIsMountedOnceAndNotInsideAnother) {
+  EXPECT_THAT(bind_dirs({"/st/bin", "/st", "", "/ckpt", "/st", "/stx"}),
+              ElementsAre("/st", "/ckpt", "/stx"));
+}
+
+}  // namespace
+}  // namespace orch
