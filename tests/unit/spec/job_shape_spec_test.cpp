@@ -213,5 +213,39 @@ TEST(JobShapeSpec, TheJobsOptionsWinOverTheClustersExceptPinnedOnes) {
   EXPECT_FALSE(e.exclusive.has_value());
 }
 
+// At submit: refused only when every cluster the job may run on is a Slurm cluster that will
+// not take its options; the message names each and why.
+TEST(JobShapeSpec, AJobNoAllowedClusterTakesIsRefusedAtSubmit) {
+  ClusterSpec alpha;
+  alpha.name = "alpha";
+  alpha.provider = "slurm";
+  alpha.slurm.job_options = {{"qos", SlurmOptionRule::forbidden}};
+  ClusterSpec beta = alpha;
+  beta.name = "beta";
+  beta.slurm.account = "proj-a";
+  beta.slurm.job_options = {{"qos", SlurmOptionRule::pinned}};
+  ClusterSpec kube;
+  kube.name = "gke";
+  kube.provider = "kubernetes";
+  JobSpec job = *orch::job("slurm: {qos: high}\n");
+  auto refused = check_slurm_option_clusters(job, {alpha, beta});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().where, "slurm");
+  EXPECT_THAT(refused.error().message,
+              HasSubstr("alpha: slurm.qos is forbidden on this cluster (the job sets it to high); "
+                        "beta: slurm.qos is pinned to the site's default on this cluster, the job "
+                        "asks for high"));
+  // A Kubernetes cluster ignores slurm:, so the job may go there.
+  EXPECT_TRUE(check_slurm_option_clusters(job, {alpha, beta, kube}).ok());
+  // Unless placement.allowed leaves only the Slurm clusters.
+  job.allowed_clusters = {"alpha"};
+  EXPECT_FALSE(check_slurm_option_clusters(job, {alpha, beta, kube}).ok());
+  // A cluster that allows it takes it; a job with no slurm: is never refused here.
+  beta.slurm.job_options.clear();
+  job.allowed_clusters.clear();
+  EXPECT_TRUE(check_slurm_option_clusters(job, {alpha, beta}).ok());
+  EXPECT_TRUE(check_slurm_option_clusters(*orch::job(""), {alpha}).ok());
+}
+
 }  // namespace
 }  // namespace orch
