@@ -1,6 +1,6 @@
 // Fleet: every cluster (provider, admission, site health, GPUs used, held by other tenants and
-// free, hot spares and their idle cost, median MFU, availability, quarantined nodes) and the
-// provider scorecards.
+// free, hot spares and their idle cost, median MFU, availability, quarantined nodes, its message:
+// why it is silent or misconfigured) and the provider scorecards.
 import * as api from "./api.js";
 import { badge, dash, dataTable, duration, el, num, pct, section } from "./dom.js";
 
@@ -45,6 +45,10 @@ export function mount(root) {
       value: (c) => card(c)?.quarantined_nodes ?? null },
     { key: "nodes", label: "Nodes healthy", num: true, value: (c) => c.nodes_healthy,
       cell: (c) => `${c.nodes_healthy} / ${c.nodes}` },
+    // Why the site is not answering, or what its preflight found wrong ("cluster alpha
+    // misconfigured: key-file: ...": it takes no jobs until `orchestrate cluster check` passes).
+    { key: "message", label: "Message", value: (c) => c.message || "",
+      cell: (c) => (c.message ? el("span", { class: "hint" }, c.message) : dash) },
   ], { filterPlaceholder: "filter clusters", empty: "no clusters configured", id: "clusters" });
   const scorecards = dataTable([
     { key: "name", label: "Cluster or vendor", value: (c) => c.name },
