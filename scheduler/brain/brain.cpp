@@ -124,6 +124,7 @@ Result<BrainReply> Brain::on(const Tick&) {
   if (auto r = transfers_.throttle_transfers(); !r) return r.error();
   if (auto r = verifier_.start_due_audits(false, {}); !r) return r.error();
   if (auto r = transfers_.sweep_replication(); !r) return r.error();
+  if (auto r = transfers_.sweep_code(); !r) return r.error();
   if (auto r = attempts_.detect_hangs(); !r) return r.error();
   if (auto r = attempts_.move_off_draining(); !r) return r.error();
   if (auto r = attempts_.advance_preemptions(); !r) return r.error();

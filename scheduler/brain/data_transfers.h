@@ -15,6 +15,7 @@
 #include "scheduler/brain/brain_core.h"
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/brain/data_registry.h"
+#include "scheduler/data/code_staging.h"
 #include "scheduler/data/replication_plan.h"
 
 namespace orch {
@@ -33,6 +34,9 @@ class DataTransfers : BrainPart {
   // Tick: throttle transfers that hurt a job's MFU; plan every job's replication now and then.
   Result<void> throttle_transfers();
   Result<void> sweep_replication();
+  // Tick, hourly (code_pruning.cpp, issue 40): the sites' code no live or recent job uses,
+  // removed there.
+  Result<void> sweep_code();
 
   // A copy of `source` to `to`:`dst_path` queued as a transfer (the destination's copy row
   // written or reused); its id.
@@ -77,8 +81,13 @@ class DataTransfers : BrainPart {
                                   const std::vector<ReplicaRow>& copies, int keep,
                                   const ReplicationPlan& plan);
 
+  // sweep_code's steps: every job's code, live or ended (when); one copy removed at its site.
+  Result<std::vector<CodeUse>> code_uses();
+  Result<void> prune_code_copy(TransferRow t);
+
   DataRegistry& registry_;
   Millis last_sweep_ms_ = 0;
+  Millis last_code_sweep_ms_ = 0;
 };
 
 }  // namespace orch

@@ -1,7 +1,10 @@
 // A job's code staged to a site (issue 40; code_stager.cpp): the job waits in staging while a
 // transfer from the server's code store copies its archive there; once that transfer is done,
 // no other job with the same code sends it there again, and a second site gets it once too.
+// Code no live or recent job uses is removed at its site (code_pruning.cpp).
 #include <gmock/gmock.h>
+
+#include <set>
 
 #include "scheduler/brain/data_stager.h"
 #include "scheduler/model/workdir.h"
@@ -111,6 +114,45 @@ TEST_F(CodeStagerTest, AClusterWithoutACodeRouteSaysSoAndSendsNothing) {
   ASSERT_EQ(waits.size(), 1u);
   EXPECT_THAT(waits[0], HasSubstr("cannot be staged to kube (provider kubernetes)"));
   EXPECT_TRUE(code_copies().empty());
+}
+
+TEST_F(CodeStagerTest, CodeNoJobUsedForAWeekIsRemovedAtItsSiteAndSentAgainWhenNeeded) {
+  JobRow old = code_job();
+  stage(old, "alpha");
+  finish(code_copies()[0].id, TransferOutcome{1, 1.0, "local", 0});
+  ASSERT_TRUE(store->set_job_state(old, JobState::cancelled, clock.now_ms()).ok());
+  clock.advance_ms(8LL * 24 * 3600 * 1000);
+  in_transaction([&] { return transfers->sweep_code(); });
+  EXPECT_EQ(code_copies()[0].state, TransferState::cancelled);
+  EXPECT_THAT(code_copies()[0].error, HasSubstr("pruned"));
+  const auto removes = outbox("alpha", ActionKind::remove);
+  ASSERT_EQ(removes.size(), 2u);
+  std::set<std::string> paths;
+  for (const auto& r : removes) {
+    paths.insert(r.payload.at("path").get<std::string>());
+    EXPECT_EQ(r.payload.at("within"), "/data/alpha/code");
+  }
+  EXPECT_EQ(paths, (std::set<std::string>{code_tree_path("/data/alpha", kHash),
+                                          code_archive_path("/data/alpha", kHash)}));
+  // A later job with that code sends it again.
+  JobRow again = code_job();
+  EXPECT_EQ(stage(again, "alpha").size(), 1u);
+  EXPECT_EQ(code_copies().size(), 2u);
+}
+
+TEST_F(CodeStagerTest, CodeALiveOrRecentJobNamesIsKept) {
+  JobRow live = code_job();
+  stage(live, "alpha");
+  finish(code_copies()[0].id, TransferOutcome{1, 1.0, "local", 0});
+  JobRow ended = code_job(std::string(64, 'e'));
+  stage(ended, "beta");
+  finish(code_copies()[0].id, TransferOutcome{1, 1.0, "local", 0});
+  clock.advance_ms(8LL * 24 * 3600 * 1000);
+  ASSERT_TRUE(store->set_job_state(ended, JobState::cancelled, clock.now_ms()).ok());
+  in_transaction([&] { return transfers->sweep_code(); });
+  for (const auto& t : code_copies()) EXPECT_EQ(t.state, TransferState::done) << t.dst_cluster;
+  EXPECT_TRUE(outbox("alpha", ActionKind::remove).empty());
+  EXPECT_TRUE(outbox("beta", ActionKind::remove).empty());
 }
 
 TEST_F(CodeStagerTest, AJobWithoutCodeNeedsNothing) {
