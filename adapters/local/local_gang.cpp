@@ -112,7 +112,6 @@ Result<pid_t> LocalSite::start_task(const LaunchRequest& request,
                std::to_string(master_port_for(request.token))};
   // The agent stays this process's user; only the job's process becomes run_as.
   if (!options_.run_as.empty()) spec.argv.insert(spec.argv.end(), {"--run-as", options_.run_as});
-  // The job's shell (`shell:`; job_shape.h): bash where the machine has it, unless it says.
   spec.argv.push_back("--");
   // In the job's image when it has one (issue 40, container.h): all that follows runs there.
   auto image = container_prefix(request, paths.work);
@@ -122,6 +121,7 @@ Result<pid_t> LocalSite::start_task(const LaunchRequest& request,
   if (std::string prelude = task_prelude(request); !prelude.empty()) {
     spec.argv.insert(spec.argv.end(), {"/bin/sh", "-c", std::move(prelude), "orch-task"});
   }
+  // The job's shell (`shell:`; job_shape.h): bash where the machine has it, unless it says.
   for (auto& word : job_shell_argv(request.shell, request.command)) {
     spec.argv.push_back(std::move(word));
   }
