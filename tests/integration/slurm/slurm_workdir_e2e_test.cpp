@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include <gmock/gmock.h>
+
 #include "slurm_fixture.h"
 
 namespace orch::e2e {
@@ -105,7 +107,7 @@ class SlurmWorkdirE2eTest : public SlurmE2eTest {
 
   // The server's copies of the code to `cluster` (transfers from its code store).
   int code_copies_to(const std::string& cluster) {
-    json list = get_json(url_, "/api/v1/data/transfers?limit=500");
+    json list = get_json(url_, "/api/v1/data/transfers?all=true&limit=500");
     int n = 0;
     for (const auto& t : list["transfers"]) {
       n += t["from"]["cluster"] == "orchestrate-server" && t["to"]["cluster"] == cluster ? 1 : 0;
@@ -118,7 +120,11 @@ TEST_F(SlurmWorkdirE2eTest, AWorkdirJobWithSetupResumesAfterANodeDiesWithoutSett
   const std::string project = write_project();
   ProcessResult submitted = cli({"job", "submit", project + "/job.yaml"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
-  const std::int64_t id = std::stoll(submitted.output);
+  // The id is the last line (stderr says what was packed and sent before it).
+  std::string out = submitted.output;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  const std::int64_t id = std::stoll(out.substr(out.find_last_of('\n') + 1));
+  EXPECT_THAT(submitted.output, ::testing::HasSubstr("workdir")) << submitted.output;
   json before = wait_job(
       id,
       [](const json& j) {
