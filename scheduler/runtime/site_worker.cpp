@@ -134,6 +134,9 @@ void SiteWorker::note_reachable(bool reachable, const std::string& message) {
                           std::memory_order_relaxed);
   }
   if (reachable_ == reachable) return;
+  // A site back from silence is checked again at once: its failed preflight may have been the
+  // outage itself (the login node's port closed), not its configuration.
+  if (reachable && reachable_.has_value() && preflight_failed_) preflight_due_.store(true);
   reachable_ = reachable;
   if (reachable) {
     post_(SiteReachable{spec_.name});

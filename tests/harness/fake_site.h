@@ -54,6 +54,9 @@ class FakeSite final : public ClusterPort {
   Result<void> remove_result = Ok{};
   std::vector<std::string> removed;
   std::vector<RemoveRequest> remove_requests;
+  // The preflight (`cluster check`): what it answers, and how many times it was run.
+  std::vector<PreflightCheck> preflight_checks;
+  int preflight_calls = 0;
 
   Result<SiteInventory> inventory() override {
     if (down) return unreachable();
@@ -132,6 +135,10 @@ class FakeSite final : public ClusterPort {
     return probe_result;
   }
 
+  std::vector<PreflightCheck> preflight() override {
+    ++preflight_calls;
+    return preflight_checks;
+  }
   Result<Manifest> manifest(const ManifestRequest& request) override {
     if (down) return unreachable();
     manifest_requests.push_back(request);
