@@ -118,6 +118,12 @@ Result<void> check_workdir_archive(std::string_view bytes, const ArchiveLimits& 
     }
     auto member = parse_header(block);
     if (!member) return member.error();
+    // What `tar -C dir -cf a.tar .` writes: "./" for the tree itself and "./" before each name.
+    if (member->name.rfind("./", 0) == 0) member->name.erase(0, 2);
+    if (member->name == "." && member->kind == Kind::directory) {
+      at += kBlock;
+      continue;
+    }
     if (auto ok = check_member_name(member->name); !ok) return ok.error();
     if (member->kind == Kind::symlink) {
       if (auto ok = check_symlink_target(member->name, member->link); !ok) return ok.error();

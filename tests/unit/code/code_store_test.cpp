@@ -7,7 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "adapters/code/code_store.h"
 #include "tests/unit/code/archive_builder.h"
@@ -34,6 +37,31 @@ TEST(WorkdirArchive, AnOrdinaryTreeIsAccepted) {
                         .end()),
             "accepted");
   EXPECT_EQ(refusal(ustar::end_of_archive()), "accepted");  // an empty tree
+}
+
+TEST(WorkdirArchive, GnuTarsDotPrefixIsTakenAsTheTreeItself) {
+  EXPECT_EQ(refusal(ArchiveBuilder().dir(".").dir("./pkg").file("./pkg/a.py", "1").end()),
+            "accepted");
+  EXPECT_THAT(refusal(ArchiveBuilder().file("./../x", "1").end()),
+              HasSubstr("not a normal relative path"));
+  EXPECT_THAT(refusal(ArchiveBuilder().file("./a", "1").file("a", "2").end()), HasSubstr("twice"));
+}
+
+TEST(WorkdirArchive, WhatGnuTarWritesAsDocsRestApiSaysIsAccepted) {
+  const fs::path dir = fs::temp_directory_path() / ("gnu_tar_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "src/pkg");
+  std::ofstream(dir / "src/pkg/a.py") << "print(1)\n";
+  fs::create_symlink("pkg/a.py", dir / "src/run.py");
+  const std::string cmd =
+      "tar --format=ustar --sort=name --owner=0 --group=0 --numeric-owner "
+      "--mtime=@0 -C " +
+      (dir / "src").string() + " -cf " + (dir / "src.tar").string() + " .";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream in(dir / "src.tar", std::ios::binary);
+  const std::string archive((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(refusal(archive), "accepted");
+  fs::remove_all(dir);
 }
 
 TEST(WorkdirArchive, DotDotAndAbsoluteNamesAreRefused) {
