@@ -12,7 +12,7 @@ namespace {
 constexpr const char* kAutoShell =
     "if command -v bash >/dev/null 2>&1; then exec bash -c \"$1\"; fi; exec /bin/sh -c \"$1\"";
 constexpr const char* kNoBash =
-    "printf 'orchestrate: the job asks for shell: %s, but this node has no bash in PATH "
+    "printf 'orchestrate: the job asks for shell %s, but this node has no bash in PATH "
     "(PATH=%s); use shell: sh or install bash\\n' \"$2\" \"$PATH\" >&2; exit 127";
 
 std::string need_bash(const char* exec_line) {
