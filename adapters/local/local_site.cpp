@@ -273,7 +273,8 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
   std::error_code ec;
   fs::create_directories(local::runs_dir(options_.root), ec);
   if (ec) {
-    return make_error(ErrorKind::io,
+    // The site's storage root refuses it: the server's configuration (cluster check says more).
+    return make_error(ErrorKind::misconfigured,
                       "cannot create " + local::runs_dir(options_.root) + ": " + ec.message());
   }
   // The server's alone: the job gets work/ inside it (and, with run_as, may only search it).
