@@ -14,6 +14,15 @@ constexpr const char* kWriteTest =
 
 }  // namespace
 
+Result<std::string> accounts_command(const std::string& account) {
+  return shell_command(
+      {"sacctmgr", "-nP", "show", "assoc", "where", "account=" + account, "format=account"});
+}
+
+Result<std::string> qos_command(const std::string& qos) {
+  return shell_command({"sacctmgr", "-nP", "show", "qos", "where", "name=" + qos, "format=name"});
+}
+
 Result<std::string> storage_test_command(const std::string& root, const SlurmSpec& slurm,
                                          int wait_s) {
   const std::string test = std::string(kWriteTest) + kWritableMark + " || echo " + kNotWritableMark;

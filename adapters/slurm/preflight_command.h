@@ -13,10 +13,10 @@ namespace orch::slurm {
 
 // The partitions, one a line: `sinfo -h -o %R`.
 inline constexpr const char* kPreflightPartitions = "sinfo -h -o %R";
-// The accounts of the cluster's associations, and its QoS names (sacctmgr; fails where the
-// cluster keeps no accounting).
-inline constexpr const char* kPreflightAccounts = "sacctmgr -nP show assoc format=account";
-inline constexpr const char* kPreflightQos = "sacctmgr -nP show qos format=name";
+// The associations of `account`, and the QoS named `qos`, as sacctmgr lists them (one name a
+// line; none when unknown; sacctmgr fails where the cluster keeps no accounting).
+Result<std::string> accounts_command(const std::string& account);
+Result<std::string> qos_command(const std::string& qos);
 inline constexpr const char* kPreflightRsync = "command -v rsync";
 
 // Writes, reads back and removes a file in `root` from one compute node (a one-task srun that

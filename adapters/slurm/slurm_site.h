@@ -161,6 +161,9 @@ class SlurmSite final : public ClusterPort {
   // The preflight's checks past SSH, appended to `out`; the agent's upload and run.
   void preflight_slurm(std::vector<PreflightCheck>& out);
   PreflightCheck agent_check();
+  // `what` ("account", "qos") as sacctmgr lists it with `command` (judge_association).
+  PreflightCheck association_check(const std::string& what, const std::string& key,
+                                   const std::string& wanted, const Result<std::string>& command);
   // The nodes a round probes (request.nodes or all) that sinfo shows up, and the fewest GPUs
   // one of them has.
   struct ProbeTargets {

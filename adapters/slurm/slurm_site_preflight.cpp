@@ -93,10 +93,10 @@ void SlurmSite::preflight_slurm(std::vector<PreflightCheck>& out) {
                                                 "on the ssh user's PATH?"));
   out.push_back(sinfo_ok ? judge_partition(spec_.slurm.partition, partitions)
                          : check_skipped("partition", "sinfo"));
-  out.push_back(judge_association("account", "slurm.account", spec_.slurm.account,
-                                  answer_of(ssh_->exec(slurm::kPreflightAccounts))));
-  out.push_back(judge_association("qos", "slurm.qos", spec_.slurm.qos,
-                                  answer_of(ssh_->exec(slurm::kPreflightQos))));
+  out.push_back(association_check("account", "slurm.account", spec_.slurm.account,
+                                  slurm::accounts_command(spec_.slurm.account)));
+  out.push_back(
+      association_check("qos", "slurm.qos", spec_.slurm.qos, slurm::qos_command(spec_.slurm.qos)));
   out.push_back(judge_rsync(answer_of(ssh_->exec(slurm::kPreflightRsync))));
   auto storage = slurm::storage_test_command(spec_.storage_root, spec_.slurm, kStorageWaitS);
   if (!storage) {
@@ -112,6 +112,14 @@ void SlurmSite::preflight_slurm(std::vector<PreflightCheck>& out) {
     return;
   }
   out.push_back(agent_check());
+}
+
+PreflightCheck SlurmSite::association_check(const std::string& what, const std::string& key,
+                                            const std::string& wanted,
+                                            const Result<std::string>& command) {
+  if (wanted.empty()) return judge_association(what, key, wanted, CommandAnswer{});
+  if (!command) return check_failed(what, command.error().message);
+  return judge_association(what, key, wanted, answer_of(ssh_->exec(*command)));
 }
 
 PreflightCheck SlurmSite::agent_check() {

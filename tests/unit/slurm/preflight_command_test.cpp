@@ -22,6 +22,13 @@ TEST(slurm_preflight, TheStorageTestRunsOnAComputeNodeWithTheClustersOptionsQuot
   EXPECT_THAT(*cmd, HasSubstr("'/scratch/it'\\''s'"));
 }
 
+TEST(slurm_preflight, AccountAndQosAreAskedForByNameQuoted) {
+  EXPECT_EQ(accounts_command("ml team").value(),
+            "'sacctmgr' '-nP' 'show' 'assoc' 'where' 'account=ml team' 'format=account'");
+  EXPECT_EQ(qos_command("high").value(),
+            "'sacctmgr' '-nP' 'show' 'qos' 'where' 'name=high' 'format=name'");
+}
+
 TEST(slurm_preflight, AComputeNodeThatWroteIsWritableFromThere) {
   auto c = storage_verdict("/s", CommandAnswer{0, std::string(kWritableMark) + "\n", ""});
   EXPECT_TRUE(c.ok);
