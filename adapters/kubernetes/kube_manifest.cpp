@@ -15,6 +15,7 @@
 #include "scheduler/model/job_shape.h"
 #include "scheduler/model/launch_contract.h"
 #include "scheduler/model/launch_token.h"
+#include "scheduler/model/workdir.h"
 
 namespace orch::kube {
 namespace {
@@ -206,6 +207,8 @@ Result<Json> container_env(const LaunchRequest& r, const ClusterSpec& cluster,
   env["ORCH_GPUS"] = std::to_string(static_cast<std::int64_t>(r.nodes) * r.gpus_per_node);
   env["ORCH_SITE"] = cluster.name;
   if (!rendezvous.empty()) env["ORCH_RENDEZVOUS"] = rendezvous;
+  // The job's code and setup (issue 40): what task_prelude reads.
+  for (const auto& [k, v] : workdir_env(r, setup_failed_marker(cluster, r.token))) env[k] = v;
   // The launch contract (docs/launch-contract.md): one task per pod, the gang meeting at index
   // 0's DNS name (a pod alone at its own loopback).
   TaskPlace place;
@@ -420,6 +423,10 @@ void add_secret(KubeLaunchPlan& plan, const std::string& name, const Json& label
 
 }  // namespace
 
+std::string setup_failed_marker(const ClusterSpec& cluster, const std::string& token) {
+  return setup_root(cluster.storage_root) + "/failed." + token;
+}
+
 std::string hash8(std::string_view s) {
   return hex8(fnv1a(s));
 }
@@ -548,13 +555,17 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
   const PodSettings pod = merge_pod_settings(k.pod, job_pod_settings(request));
   // The job's own checkpoint directory ($ORCH_CHECKPOINT_DIR) is made first, in its volume;
   // then the command, under the job's shell (`shell:`; bash where the image has it).
-  Json command = Json::array();
-  for (const auto& word : job_shell_argv(
-           request.shell, request.checkpoint_dir.empty()
-                              ? request.command
-                              : std::string(kMakeCheckpointDirCommand) + "\n" + request.command)) {
-    command.push_back(escape_kube_references(word));
+  // With code or setup (issue 40), task_prelude runs first: the code extracted, the setup run
+  // once, into ORCH_WORKDIR, then `exec` the job's shell.
+  std::vector<std::string> argv = job_shell_argv(
+      request.shell, request.checkpoint_dir.empty()
+                         ? request.command
+                         : std::string(kMakeCheckpointDirCommand) + "\n" + request.command);
+  if (std::string prelude = task_prelude(request); !prelude.empty()) {
+    argv.insert(argv.begin(), {"/bin/sh", "-c", std::move(prelude), "orch-task"});
   }
+  Json command = Json::array();
+  for (const auto& word : argv) command.push_back(escape_kube_references(word));
   // The image comes with the rest of the pod settings (apply_pod_settings).
   Json container = {
       {"name", std::string(kContainerName)},

@@ -22,6 +22,11 @@
 //   mounted), nodeSelector, tolerations, extra resource limits, priorityClassName.
 // - Kueue (kubernetes.queue): the Job is created suspended with kueue.x-k8s.io/queue-name;
 //   Kueue unsuspends it when admitted (until then its attempt reads queued).
+// - With code or setup (LaunchRequest::code_sha256, setup; issue 40): the command is
+//   ["/bin/sh", "-c", task_prelude(request), "orch-task", <the job's shell argv>...] and the
+//   env has workdir_env's variables (scheduler/model/workdir.h), ORCH_SETUP_FAILED being
+//   setup_failed_marker: the code, the setup's lock, cache and that marker live under the
+//   cluster's storage root, on one of its volumes, where the storage helper reads them.
 // - One container "job": the image, command ["/bin/sh", "-c", <request.command>],
 //   env = request.env then ORCH_LAUNCH_TOKEN (and ORCH_TOKEN: launch_token_env), ORCH_JOB_ID,
 //   ORCH_ATTEMPT, ORCH_GPUS (nodes x
@@ -106,6 +111,11 @@ struct KubeLaunchPlan {
 // subdomain (as every node name is).
 Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const ClusterSpec& cluster,
                                         const std::string& namespace_);
+
+// Where an attempt's pods write that its setup failed ("exit N" and the setup's last lines;
+// workdir.h's kSetupFailedFile): <storage_root>/setup/failed.<token>. The site reads it through
+// its storage helper when a pod ends with kSetupFailedExit.
+std::string setup_failed_marker(const ClusterSpec& cluster, const std::string& token);
 
 // The Job name of a token, as described above (the token must already be valid).
 std::string job_name_for_token(const std::string& token);

@@ -9,6 +9,7 @@
 #include "scheduler/common/clock.h"
 #include "scheduler/common/percent_encoding.h"
 #include "scheduler/model/output_chunk.h"
+#include "scheduler/model/workdir.h"
 
 namespace orch {
 namespace {
@@ -199,6 +200,10 @@ Result<RunObservation> KubernetesSite::observe(const std::string& token,
   if (view.phase == RunPhase::exited) {
     std::lock_guard<std::mutex> lock(mu_);
     ran_.erase(token);
+  }
+  if (view.phase == RunPhase::exited && view.exit && view.exit->exit_code == kSetupFailedExit &&
+      view.exit->cause != ExitCause::node_lost && view.exit->cause != ExitCause::preempted) {
+    read_setup_failure(token, *view.exit);
   }
   // A gang that has not all run in time gives its pods back (the API server's creation times
   // against our clock: a skew of seconds does not matter next to minutes).

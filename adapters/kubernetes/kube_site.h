@@ -115,6 +115,10 @@ class KubernetesSite final : public ClusterPort, public SiteCopier {
   Result<std::string> storage_helper();
   // Deletes the storage helper when nothing used it for a while (called by inventory()).
   void retire_idle_helper();
+  // A pod that ended with kSetupFailedExit: the attempt's setup-failed marker
+  // (setup_failed_marker), read through the storage helper, as its end (setup_failed). Left as
+  // it is when the marker cannot be read.
+  void read_setup_failure(const std::string& token, ExitStatus& exit);
   // `command` in the storage helper through pods/exec.
   Result<HelperRun> run_in_helper(const std::vector<std::string>& command, const ExecInput& input,
                                   const ExecOutput& output, std::chrono::milliseconds timeout);

@@ -14,6 +14,7 @@
 #include "adapters/process/child_process.h"
 #include "adapters/storage/storage_script.h"
 #include "scheduler/common/clock.h"
+#include "scheduler/model/workdir.h"
 
 namespace orch {
 namespace {
@@ -198,6 +199,16 @@ void KubernetesSite::retire_idle_helper() {
                                        kube::storage_helper_name(spec_.name) +
                                        "?gracePeriodSeconds=0");
   helper_running_ = false;
+}
+
+void KubernetesSite::read_setup_failure(const std::string& token, ExitStatus& exit) {
+  if (spec_.storage_root.empty()) return;
+  auto run = run_in_helper({"cat", "--", kube::setup_failed_marker(spec_, token)}, nullptr, nullptr,
+                           kStorageTimeout);
+  if (!run || run->exit_code != 0 || run->out.empty()) return;
+  ExitStatus s = setup_failed_exit(run->out.substr(0, 64 * 1024));
+  s.failed_node = exit.failed_node;
+  exit = std::move(s);
 }
 
 Result<KubernetesSite::HelperRun> KubernetesSite::run_in_helper(

@@ -4,17 +4,8 @@
 #include "scheduler/brain/data_stager.h"
 #include "scheduler/data/code_staging.h"
 #include "scheduler/model/workdir.h"
-#include "scheduler/spec/provider_catalog.h"
 
 namespace orch {
-namespace {
-
-bool stages_code(const ClusterSpec& c) {
-  const ProviderTraits* p = find_provider(c.provider);
-  return p != nullptr && (p->data_route == DataRoute::local_fs || p->data_route == DataRoute::ssh);
-}
-
-}  // namespace
 
 Result<void> DataStager::stage_code(const JobRow& job, const std::string& cluster,
                                     std::vector<std::string>& waits) {
@@ -23,9 +14,13 @@ Result<void> DataStager::stage_code(const JobRow& job, const std::string& cluste
   const ClusterSpec* spec = cluster_spec(cluster);
   if (spec == nullptr) return Ok{};
   const std::string short_hash = code.sha256.substr(0, 12);
-  if (!is_code_sha256(code.sha256) || !stages_code(*spec)) {
+  if (!is_code_sha256(code.sha256)) {
     waits.push_back("its code (workdir " + short_hash + ") cannot be staged to " + cluster +
-                    " (provider " + spec->provider + ")");
+                    ": not a SHA-256");
+    return Ok{};
+  }
+  if (auto refused = code_route_refusal(*spec)) {
+    waits.push_back(*refused + " (workdir " + short_hash + ")");
     return Ok{};
   }
   const std::string dst = code_archive_path(spec->storage_root, code.sha256);

@@ -19,6 +19,7 @@
 #include "scheduler/common/clock.h"
 #include "scheduler/model/replica_state.h"
 #include "scheduler/model/workdir.h"
+#include "scheduler/spec/cluster_spec.h"
 
 namespace orch {
 
@@ -31,6 +32,13 @@ struct CodeCopy {
   std::string error;  // the last failure
 };
 CodeStep next_code_step(const std::optional<CodeCopy>& newest);
+
+// Why a job's code cannot be staged to `cluster`, or nullopt when it can: a local or Slurm
+// cluster always can (a plain copy; rsync/SFTP over the login node); a Kubernetes cluster when
+// its storage root (storage.root) lies on one of its own writable volumes (kubernetes.volumes),
+// which both its pods and its storage helper pod mount, so that the helper's copy is what the
+// pods extract; any other provider cannot.
+std::optional<std::string> code_route_refusal(const ClusterSpec& cluster);
 
 // Pruning: a copy of some code (a site's tree and archive, or the server's archive with
 // cluster == kCodeStoreSite) and the jobs that name that code.

@@ -1,17 +1,19 @@
 #include "scheduler/placement/workdir_filter.h"
 
-#include "scheduler/spec/provider_catalog.h"
+#include "scheduler/data/code_staging.h"
 
 namespace orch {
 
 std::optional<std::string> workdir_refusal(const JobSpec& job, const ClusterSpec& cluster) {
-  if (job.workdir.sha256.empty()) return std::nullopt;
-  const ProviderTraits* p = find_provider(cluster.provider);
-  if (p != nullptr && (p->data_route == DataRoute::local_fs || p->data_route == DataRoute::ssh)) {
-    return std::nullopt;
-  }
-  return "its workdir cannot be staged to provider " + cluster.provider +
-         " yet (local and Slurm clusters take one)";
+  if (!job.workdir.sha256.empty()) return code_route_refusal(cluster);
+  // A setup without code keeps its lock and cache under the storage root too: on Kubernetes
+  // that must be a volume every pod shares, else each pod would run it again.
+  if (job.setup.empty() || cluster.provider != "kubernetes") return std::nullopt;
+  auto why = code_route_refusal(cluster);
+  if (!why) return std::nullopt;
+  const std::string staged = "its workdir cannot be staged to";
+  if (why->starts_with(staged)) why = "its setup cannot run on" + why->substr(staged.size());
+  return why;
 }
 
 std::optional<std::string> WorkdirFilter::reject(const PlacementRequest& req,

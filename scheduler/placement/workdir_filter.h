@@ -1,7 +1,8 @@
 #pragma once
 // Only clusters the job's code can be staged to (issue 40; scheduler/data/code_staging.h): a job
-// with a `workdir:` needs a storage route from the server (local or Slurm; not Kubernetes yet),
-// else it would wait in staging there forever.
+// with a `workdir:` needs a storage route from the server (local, Slurm, or Kubernetes with its
+// storage root on one of its volumes: code_route_refusal), else it would wait in staging there
+// forever.
 
 #include <optional>
 #include <string>

@@ -180,6 +180,17 @@ class ClusterBuilder {
     spec_.storage_root = std::move(root);
     return *this;
   }
+  // A Kubernetes cluster's volume (kubernetes.volumes): a claim mounted at `mount`.
+  ClusterBuilder& kube_volume(std::string name, std::string claim, std::string mount,
+                              bool read_only = false) {
+    PodVolume v;
+    v.name = std::move(name);
+    v.claim = std::move(claim);
+    v.mount = std::move(mount);
+    v.read_only = read_only;
+    spec_.kubernetes.pod.volumes.push_back(std::move(v));
+    return *this;
+  }
   // Hot spares held idle for gangs that lose a node (issue 38).
   ClusterBuilder& spares(int n) {
     spec_.spares = n;

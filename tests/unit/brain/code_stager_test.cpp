@@ -22,7 +22,11 @@ class CodeStagerTest : public BrainPartFixture {
   void SetUp() override {
     start({make_cluster("alpha").provider("local").storage("/data/alpha"),
            make_cluster("beta").provider("slurm").storage("/shared/beta"),
-           make_cluster("kube").provider("kubernetes").storage("/mnt/orch")});
+           make_cluster("kube").provider("kubernetes").storage("/mnt/orch"),
+           make_cluster("pvc")
+               .provider("kubernetes")
+               .storage("/mnt/shared/orch")
+               .kube_volume("shared", "orch-data", "/mnt/shared")});
     registry = std::make_unique<DataRegistry>(*core);
     transfers = std::make_unique<DataTransfers>(*core, *registry);
     staging = std::make_unique<DataStager>(*core, *registry, *transfers);
@@ -112,8 +116,20 @@ TEST_F(CodeStagerTest, AClusterWithoutACodeRouteSaysSoAndSendsNothing) {
   JobRow job = code_job();
   auto waits = stage(job, "kube");
   ASSERT_EQ(waits.size(), 1u);
-  EXPECT_THAT(waits[0], HasSubstr("cannot be staged to kube (provider kubernetes)"));
+  EXPECT_THAT(waits[0], HasSubstr("cannot be staged to Kubernetes cluster kube: its storage.root "
+                                  "/mnt/orch is on none of its writable kubernetes.volumes"));
   EXPECT_TRUE(code_copies().empty());
+}
+
+TEST_F(CodeStagerTest, AKubernetesClusterWithItsStorageRootOnAVolumeGetsTheCodeOnce) {
+  JobRow job = code_job();
+  auto waits = stage(job, "pvc");
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_THAT(waits[0], HasSubstr("is being copied to pvc"));
+  ASSERT_EQ(code_copies().size(), 1u);
+  EXPECT_EQ(code_copies()[0].dst_path, "/mnt/shared/orch/code/" + kHash + ".tar");
+  stage(job, "pvc");
+  EXPECT_EQ(code_copies().size(), 1u);
 }
 
 TEST_F(CodeStagerTest, CodeNoJobUsedForAWeekIsRemovedAtItsSiteAndSentAgainWhenNeeded) {

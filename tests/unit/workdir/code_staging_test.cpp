@@ -77,10 +77,63 @@ TEST(WorkdirFilter, AJobWithCodeGoesOnlyWhereItCanBeStaged) {
   job.workdir.sha256 = kA;
   EXPECT_FALSE(workdir_refusal(job, cluster_of("local")));
   EXPECT_FALSE(workdir_refusal(job, cluster_of("slurm")));
-  auto kube = workdir_refusal(job, cluster_of("kubernetes"));
-  ASSERT_TRUE(kube);
-  EXPECT_NE(kube->find("provider kubernetes"), std::string::npos);
+  auto sim = workdir_refusal(job, cluster_of("sim"));
+  ASSERT_TRUE(sim);
+  EXPECT_NE(sim->find("provider sim"), std::string::npos);
   EXPECT_EQ(WorkdirFilter().name(), "workdir");
+}
+
+PodVolume volume(const std::string& name, const std::string& mount, bool read_only = false) {
+  PodVolume v;
+  v.name = name;
+  v.claim = name + "-claim";
+  v.mount = mount;
+  v.read_only = read_only;
+  return v;
+}
+
+TEST(WorkdirFilter, KubernetesTakesCodeWhenItsStorageRootIsOnOneOfItsWritableVolumes) {
+  JobSpec job;
+  job.workdir.sha256 = kA;
+  ClusterSpec kube = cluster_of("kubernetes");
+  kube.kubernetes.pod.volumes = {volume("data", "/data"), volume("shared", "/mnt/shared")};
+  kube.storage_root = "/mnt/shared/orch";
+  EXPECT_FALSE(workdir_refusal(job, kube));
+  kube.storage_root = "/mnt/shared";
+  EXPECT_FALSE(workdir_refusal(job, kube));
+}
+
+TEST(WorkdirFilter, KubernetesWithoutItsStorageRootOnAVolumeSaysWhy) {
+  JobSpec job;
+  job.workdir.sha256 = kA;
+  ClusterSpec kube = cluster_of("kubernetes");
+  auto none = workdir_refusal(job, kube);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(*none,
+            "its workdir cannot be staged to Kubernetes cluster kubernetes-1: the cluster has no "
+            "storage.root (a directory on one of its kubernetes.volumes)");
+  kube.kubernetes.pod.volumes = {volume("data", "/data"), volume("ro", "/mnt/ro", true)};
+  kube.storage_root = "/datasets/orch";  // "/data" is a prefix of the text, not of the path
+  auto off = workdir_refusal(job, kube);
+  ASSERT_TRUE(off);
+  EXPECT_EQ(*off,
+            "its workdir cannot be staged to Kubernetes cluster kubernetes-1: its storage.root "
+            "/datasets/orch is on none of its writable kubernetes.volumes (/data)");
+  kube.storage_root = "/mnt/ro/orch";  // a read-only volume cannot take the code
+  EXPECT_TRUE(workdir_refusal(job, kube));
+}
+
+TEST(WorkdirFilter, ASetupWithoutCodeNeedsTheStorageRootOnAVolumeOnKubernetesOnly) {
+  JobSpec job;
+  job.setup = "pip install -r requirements.txt";
+  EXPECT_FALSE(workdir_refusal(job, cluster_of("local")));
+  ClusterSpec kube = cluster_of("kubernetes");
+  auto why = workdir_refusal(job, kube);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->rfind("its setup cannot run on Kubernetes cluster kubernetes-1: ", 0), 0u) << *why;
+  kube.kubernetes.pod.volumes = {volume("data", "/data")};
+  kube.storage_root = "/data/orch";
+  EXPECT_FALSE(workdir_refusal(job, kube));
 }
 
 TEST(WorkdirFilter, AJobWithoutCodeGoesAnywhere) {
