@@ -7,9 +7,14 @@
 // What stays the server's: the run directory itself (0700 plus search: the job cannot list it,
 // or create, remove or replace the control files in it) and every control file (0600), the
 // site's other directories and everything of the state directory.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "adapters/local/local_site.h"
 #include "adapters/local/run_as.h"
@@ -33,6 +38,32 @@ bool below(const std::string& base, const std::string& path) {
   const fs::path rel =
       fs::path(path).lexically_normal().lexically_relative(fs::path(base).lexically_normal());
   return !rel.empty() && *rel.begin() != "..";
+}
+
+// The job's code and setup (issue 40, scheduler/model/workdir.h): the job's user extracts the
+// archive and runs the setup, so <root>/code and <root>/setup are its own (0700, searchable down
+// to them) and so is the archive staging put there (opened without following a link).
+Result<void> give_code_to(const std::string& root, const LaunchRequest& r,
+                          const local::RunAsUser& user) {
+  std::vector<std::string> dirs;
+  if (!r.code_archive.empty()) dirs.push_back(fs::path(r.code_archive).parent_path().string());
+  if (!r.setup_dir.empty()) dirs.push_back(fs::path(r.setup_dir).parent_path().string());
+  for (const std::string& dir : dirs) {
+    if (!below(root, dir)) continue;
+    if (auto made = local::make_dirs(dir, 0700); !made) return made;
+    if (auto opened = local::allow_search_down_to(root, dir); !opened) return opened;
+    if (auto given = local::give_dir_to(root, dir, user); !given) return given;
+  }
+  if (r.code_archive.empty() || !below(root, r.code_archive)) return Ok{};
+  const int fd = ::open(r.code_archive.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return Ok{};  // not there: the extraction says so, in the job's log
+  const bool given = ::fchown(fd, user.uid, user.gid) == 0;
+  ::close(fd);
+  if (!given) {
+    return make_error(ErrorKind::io, "cannot give the code archive " + r.code_archive + " to " +
+                                         user.name + ": " + std::strerror(errno));
+  }
+  return Ok{};
 }
 
 }  // namespace
@@ -73,6 +104,9 @@ Result<void> LocalSite::prepare_for_job_user(const LaunchRequest& request,
   }
   if (auto given = local::give_dir_to(options_.root, paths.work, *user); !given) {
     return site_error(options_.name, given.error());
+  }
+  if (auto code = give_code_to(options_.root, request, *user); !code) {
+    return site_error(options_.name, code.error());
   }
   if (!request.checkpoint_dir.empty()) {
     // Every directory from the cluster's checkpoint root down to the job's (job-<id>, and the

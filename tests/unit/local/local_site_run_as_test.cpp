@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "adapters/local/run_as.h"
+#include "scheduler/model/workdir.h"
 #include "tests/unit/local/local_test_util.h"
 
 namespace orch::testing {
@@ -163,6 +164,41 @@ TEST_F(LocalSiteRunAsTest, AUserThatCannotBeUsedFailsTheLaunch) {
   } else {
     EXPECT_THAT(unknown.error().message, HasSubstr("not root, so it cannot start jobs as"));
   }
+}
+
+}  // namespace
+}  // namespace orch::testing
+
+namespace orch::testing {
+namespace {
+
+TEST_F(LocalSiteRunAsTest, TheJobsUserExtractsItsCodeAndRunsItsSetupThere) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  const std::string hash(64, 'b');
+  const std::string src = root_ + "/src";
+  std::filesystem::create_directories(src);
+  std::ofstream(src + "/hello.txt") << "hello\n";
+  std::filesystem::create_directories(code_dir(root_));
+  const std::string archive = code_archive_path(root_, hash);
+  ASSERT_EQ(
+      std::system(("tar -C " + src + " -cf " + archive + " . && chmod 0600 " + archive).c_str()),
+      0);
+  LaunchRequest r = request("code-as-user", "cat hello.txt; test -d .venv && echo venv-ok");
+  r.code_sha256 = hash;
+  r.code_archive = archive;
+  r.workdir = code_tree_path(root_, hash);
+  r.env["ORCH_WORKDIR"] = r.workdir;
+  r.setup = "mkdir .venv";
+  r.setup_key = setup_key("loc", hash, r.setup, "");
+  r.setup_dir = setup_dir_path(root_, r.setup_key);
+  launch_ok(r);
+  std::vector<std::string> lines;
+  RunObservation obs = wait_exited("code-as-user", &lines);
+  ASSERT_TRUE(obs.exit.has_value());
+  EXPECT_EQ(obs.exit->exit_code, 0) << output(lines);
+  EXPECT_THAT(output(lines), HasSubstr("hello\nvenv-ok\n"));
+  EXPECT_EQ(stat_of(r.workdir).st_uid, uid_);
+  EXPECT_EQ(stat_of(r.workdir + "/.venv").st_uid, uid_);
 }
 
 }  // namespace
