@@ -70,6 +70,21 @@ TEST(PlanLaunch, AFirstAttemptStartsFromTheBeginningWithTheJobsOwnEnvironment) {
   EXPECT_TRUE(plan.launch.resume_candidates.empty());
 }
 
+// Issue 40: the job's shell and Slurm shape go with every launch.
+TEST(PlanLaunch, TheLaunchCarriesTheJobsShellAndShape) {
+  Planned p{job_row(make_job().name("shape"))};
+  p.job.spec.shell = "bash-login";
+  p.job.spec.cpus_per_task = 12;
+  p.job.spec.memory_mb = 65536;
+  p.job.spec.slurm.account = "proj-a";
+  p.job.spec.slurm.exclusive = true;
+  const LaunchPlan plan = p.plan();
+  EXPECT_EQ(plan.launch.shell, "bash-login");
+  EXPECT_EQ(plan.launch.cpus_per_task, 12);
+  EXPECT_EQ(plan.launch.memory_mb, 65536);
+  EXPECT_EQ(plan.launch.slurm, p.job.spec.slurm);
+}
+
 TEST(PlanLaunch, AJobThatSavedYetStartsOverSaysNoCheckpointHasAGoodCopyThere) {
   Planned p{job_row(make_job())};
   p.in.saved_before = true;  // saved elsewhere, nothing to resume from here
