@@ -77,6 +77,8 @@ void add_cluster_schemas(json& s) {
   s["ClusterNode"] = all_required({{"name", t("string")},
                                    {"gpus", t("integer")},
                                    {"gpus_busy", t("integer")},
+                                   {"cpus", t("integer")},
+                                   {"memory_mb", t("integer")},
                                    {"healthy", t("boolean")},
                                    {"reason", t("string")}});
   s["SpareNode"] =

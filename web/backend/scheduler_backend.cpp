@@ -159,6 +159,8 @@ Result<nlohmann::json> SchedulerBackend::list_clusters() {
       node_list.push_back({{"name", n.name},
                            {"gpus", n.gpus},
                            {"gpus_busy", n.gpus_busy},
+                           {"cpus", n.cpus},
+                           {"memory_mb", n.memory_mb},
                            {"healthy", n.healthy},
                            {"reason", n.reason}});
     }
