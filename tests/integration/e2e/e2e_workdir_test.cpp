@@ -116,6 +116,20 @@ TEST_F(WorkdirE2eTest, ATwentyMibTreeIsSentOnceAndOnceMoreWithOneFileChanged) {
   EXPECT_EQ(archives(), 2);
 }
 
+TEST_F(WorkdirE2eTest, ATreeOverTheLimitIsRefusedBeforeAnythingIsSent) {
+  write_tree("weights.pt", std::string(8192, 'w'));
+  ProcessResult r = cli({"job", "submit", "--workdir-limit", "4KiB", spec_});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("over the limit of 4.0 KiB; the largest: weights.pt (8.0 KiB)"));
+  EXPECT_EQ(archives(), 0);
+  EXPECT_EQ(get_json(url_, "/api/v1/jobs")["jobs"].size(), 0u);
+  ProcessResult bad = cli({"job", "submit", "--workdir-limit", "lots", spec_});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("a size such as 512MiB"));
+  EXPECT_EQ(cli({"job", "submit", "--workdir-limit", "1MiB", spec_}).exit_code, 0);
+  EXPECT_EQ(archives(), 1);
+}
+
 TEST_F(WorkdirE2eTest, ASpecWithAWorkdirButNoUploadedArchiveIsRefusedSayingHowToSendIt) {
   HttpResponse r = call(url_, "POST", "/api/v1/jobs?source=job.yaml",
                         "name: wd\ncommand: 'true'\nworkdir: ./src\n", "application/yaml");
