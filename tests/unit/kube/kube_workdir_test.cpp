@@ -60,7 +60,8 @@ json container_of(const LaunchRequest& r, const ClusterSpec& c) {
 std::map<std::string, std::string> env_of(const json& c) {
   std::map<std::string, std::string> env;
   for (const auto& e : c["env"]) {
-    if (e.contains("value")) env[e["name"]] = expand_kube_references(e["value"].get<std::string>(), {});
+    if (e.contains("value"))
+      env[e["name"]] = expand_kube_references(e["value"].get<std::string>(), {});
   }
   return env;
 }
