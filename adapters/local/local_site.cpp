@@ -21,6 +21,16 @@
 
 extern char** environ;
 
+namespace {
+
+// Where a failed setup leaves its marker (issue 40): in the job's own directory, which the
+// job's user (local.run_as) may write; the run directory itself is the server's.
+std::string setup_failed_path(const orch::local::RunPaths& paths) {
+  return paths.work + "/." + std::string(orch::kSetupFailedFile);
+}
+
+}  // namespace
+
 namespace orch {
 namespace {
 
@@ -200,8 +210,7 @@ std::vector<std::string> LocalSite::job_environment(const LaunchRequest& request
   env["ORCH_NODES"] = node_list;
   env["ORCH_SITE"] = options_.name;
   // The job's code and setup (issue 40): what task_prelude reads.
-  const std::string failed =
-      local::run_paths(options_.root, request.token).dir + "/" + std::string(kSetupFailedFile);
+  const std::string failed = setup_failed_path(local::run_paths(options_.root, request.token));
   for (const auto& [k, v] : workdir_env(request, failed)) env[k] = v;
   std::vector<std::string> out;
   out.reserve(env.size());
@@ -329,8 +338,7 @@ Result<RunObservation> LocalSite::observe(const std::string& token, std::uint64_
     }
     obs.exit = verdict->exit;
     // A failed setup (issue 40) says so in the run directory: the user's cause, its last lines.
-    if (auto marker = local::read_file(paths.dir + "/" + std::string(kSetupFailedFile));
-        marker && !marker->empty()) {
+    if (auto marker = local::read_file(setup_failed_path(paths)); marker && !marker->empty()) {
       ExitStatus s = setup_failed_exit(*marker);
       s.failed_node = obs.exit->failed_node;
       obs.exit = s;
