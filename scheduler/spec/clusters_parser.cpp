@@ -1,5 +1,7 @@
 #include "scheduler/spec/clusters_parser.h"
 
+#include "scheduler/model/workdir.h"
+
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -374,6 +376,13 @@ void check_peers(yaml::Reader& r, const std::vector<ClusterSpec>& clusters,
 void read_cluster(MapView& entry, ClusterSpec& c, std::vector<PeerRef>& refs) {
   entry.require("name", "a cluster name such as alpha");
   entry.read_string("name", c.name, yaml::kName, "a name such as alpha");
+  // The server's own sources of transfers go by these names (its code store, its relay).
+  if (!entry.reader().failed() && (c.name == kCodeStoreSite || c.name == "orchestrate-relay")) {
+    entry.reader().fail(entry.value_position("name"),
+                        "cluster name \"" + c.name + "\" is the server's own",
+                        "another name: orchestrate-server and orchestrate-relay are reserved");
+    return;
+  }
   entry.read_string("provider", c.provider, yaml::kNonEmpty, "local");
   entry.read_string("vendor", c.vendor, yaml::kNonEmpty, "the company renting it out, e.g. acme");
   if (entry.has("provider") && !entry.reader().failed()) check_provider(entry, c.provider);

@@ -194,3 +194,19 @@ TEST(ContainerOptions, EachDirectoryIsMountedOnceAndNotInsideAnother) {
 
 }  // namespace
 }  // namespace orch
+
+namespace orch {
+namespace {
+
+TEST(ClusterNames, TheServersOwnTransferSourcesAreReserved) {
+  for (const char* name : {"orchestrate-server", "orchestrate-relay"}) {
+    auto file = parse_clusters_file(
+        "clusters:\n  - name: " + std::string(name) + "\n    provider: local\n", "c.yaml");
+    ASSERT_FALSE(file.ok()) << name;
+    EXPECT_THAT(file.error().message, ::testing::HasSubstr("reserved"));
+    EXPECT_THAT(file.error().message, ::testing::HasSubstr("c.yaml:2:"));
+  }
+}
+
+}  // namespace
+}  // namespace orch
