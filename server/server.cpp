@@ -34,8 +34,8 @@
 #include "web/access/access_store.h"
 #include "web/access/guarded_api.h"
 #include "web/api_routes.h"
-#include "web/code_routes.h"
 #include "web/backend/scheduler_backend.h"
+#include "web/code_routes.h"
 #include "web/http/http_server.h"
 #include "web/router.h"
 

@@ -67,7 +67,7 @@ class SparePool : BrainPart {
   // After a spare failed or was lost: no new one on that cluster before this time (a site that
   // cannot hold one is not asked every tick). Not persisted: a restart may try at once.
   std::map<std::string, Millis> next_try_ms_;
-  bool checked_all_ = false;  // every cluster's spares looked at since the start
+  bool checked_all_ = false;                // every cluster's spares looked at since the start
   std::map<std::string, int> last_wanted_;  // per cluster, at the last refill
   // Per cluster: the store's capacity epoch when its running jobs' own spares were summed.
   std::map<std::string, std::pair<std::uint64_t, int>> job_spares_;

@@ -84,8 +84,8 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> note_ticket(std::int64_t id, const std::string& text,
                                      bool from_provider) override;
   Result<nlohmann::json> close_ticket(std::int64_t id, const std::string& resolution) override;
-  Result<nlohmann::json> start_burn_in(const std::string& cluster) override;
   Result<nlohmann::json> check_cluster(const std::string& cluster) override;
+  Result<nlohmann::json> start_burn_in(const std::string& cluster) override;
   Result<nlohmann::json> cluster_probes(const std::string& cluster, const std::string& node,
                                         int limit) override;
   Result<nlohmann::json> provider_report(int window_days) override;
