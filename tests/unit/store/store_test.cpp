@@ -62,15 +62,16 @@ TEST_F(StoreTest, IllegalJobTransitionIsRefusedLoggedAndNotApplied) {
   JobRow j = new_job();
   j.id = store->insert_job(j).value();
   ASSERT_TRUE(store->set_job_state(j, JobState::placed, 2000).ok());
+  ASSERT_TRUE(store->set_job_state(j, JobState::running, 2500).ok());
   auto r = store->set_job_state(j, JobState::pending, 3000);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::conflict);
-  EXPECT_EQ(j.state, JobState::placed);
-  EXPECT_EQ(store->job(j.id).value()->state, JobState::placed);
+  EXPECT_EQ(j.state, JobState::running);
+  EXPECT_EQ(store->job(j.id).value()->state, JobState::running);
   auto events = store->events_of(j.id).value();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, "illegal-transition");
-  EXPECT_EQ(events[0].message, "refused illegal job transition placed -> pending");
+  EXPECT_EQ(events[0].message, "refused illegal job transition running -> pending");
 }
 
 TEST_F(StoreTest, EveryIllegalJobTransitionIsRefusedByTheStore) {
@@ -91,17 +92,17 @@ TEST_F(StoreTest, AJobWrittenFromAStaleCopyIsCheckedAgainstTheStoredState) {
   j.id = store->insert_job(j).value();
   const JobRow stale = j;  // read while pending
   ASSERT_TRUE(store->set_job_state(j, JobState::placed, 2000).ok());
+  ASSERT_TRUE(store->set_job_state(j, JobState::running, 2500).ok());
   JobRow again = stale;
   again.reason = "from the stale copy";
-  auto r = store->update_job(again, 3000);  // pending over the stored placed: refused
+  auto r = store->update_job(again, 3000);  // pending over the stored running: refused
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::conflict);
-  EXPECT_EQ(store->job(j.id).value()->state, JobState::placed);
-  EXPECT_EQ(store->job(j.id).value()->reason, "");
-  JobRow moving = stale;  // pending -> running is no transition; placed -> running is
-  ASSERT_TRUE(store->set_job_state(moving, JobState::running, 4000).ok());
   EXPECT_EQ(store->job(j.id).value()->state, JobState::running);
-  ASSERT_TRUE(store->set_job_state(j, JobState::succeeded, 5000).ok());
+  EXPECT_EQ(store->job(j.id).value()->reason, "");
+  JobRow moving = stale;  // pending -> succeeded is no transition; running -> succeeded is
+  ASSERT_TRUE(store->set_job_state(moving, JobState::succeeded, 4000).ok());
+  EXPECT_EQ(store->job(j.id).value()->state, JobState::succeeded);
   JobRow late = stale;  // pending -> cancelled is legal, succeeded -> cancelled is not
   EXPECT_FALSE(store->set_job_state(late, JobState::cancelled, 6000).ok());
   EXPECT_EQ(store->job(j.id).value()->state, JobState::succeeded);
