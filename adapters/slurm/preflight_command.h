@@ -18,6 +18,10 @@ inline constexpr const char* kPreflightPartitions = "sinfo -h -o %R";
 Result<std::string> accounts_command(const std::string& account);
 Result<std::string> qos_command(const std::string& qos);
 inline constexpr const char* kPreflightRsync = "command -v rsync";
+// What judge_container_runtime reads: srun's help (pyxis adds its options there) or
+// apptainer's version.
+inline constexpr const char* kPreflightPyxis = "srun --help 2>&1";
+inline constexpr const char* kPreflightApptainer = "apptainer --version";
 
 // Writes, reads back and removes a file in `root` from one compute node (a one-task srun that
 // may wait `wait_s` for a node, with the cluster's partition, account and QoS); where srun

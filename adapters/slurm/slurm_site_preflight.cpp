@@ -98,6 +98,12 @@ void SlurmSite::preflight_slurm(std::vector<PreflightCheck>& out) {
   out.push_back(
       association_check("qos", "slurm.qos", spec_.slurm.qos, slurm::qos_command(spec_.slurm.qos)));
   out.push_back(judge_rsync(answer_of(ssh_->exec(slurm::kPreflightRsync))));
+  if (spec_.slurm.containers == ContainerRuntime::pyxis) {
+    out.push_back(judge_container_runtime("pyxis", answer_of(ssh_->exec(slurm::kPreflightPyxis))));
+  } else if (spec_.slurm.containers == ContainerRuntime::apptainer) {
+    out.push_back(
+        judge_container_runtime("apptainer", answer_of(ssh_->exec(slurm::kPreflightApptainer))));
+  }
   auto storage = slurm::storage_test_command(spec_.storage_root, spec_.slurm, kStorageWaitS);
   if (!storage) {
     out.push_back(check_failed("storage-root", storage.error().message));

@@ -116,6 +116,25 @@ PreflightCheck judge_rsync(const CommandAnswer& which) {
                       "datasets are copied with it): install rsync there");
 }
 
+PreflightCheck judge_container_runtime(const std::string& runtime, const CommandAnswer& answer) {
+  const bool answered = answer.exit_status && *answer.exit_status == 0;
+  if (runtime == "pyxis") {
+    if (answered && answer.out.find("--container-image") != std::string::npos) {
+      return check_passed("containers", "srun takes --container-image (pyxis is loaded)");
+    }
+    return check_failed("containers",
+                        "slurm.containers is pyxis but srun --help lists no --container-image: "
+                        "install pyxis (and enroot) and list it in plugstack.conf, or set "
+                        "slurm.containers to none");
+  }
+  if (answered && !answer.out.empty()) {
+    return check_passed("containers", runtime + " answers: " + listed_names(answer.out).front());
+  }
+  return check_failed("containers", runtime + " does not answer on the login node (" +
+                                        said(answer) + "): install it on every node, or set " +
+                                        "slurm.containers to none");
+}
+
 PreflightCheck judge_storage(const std::string& root, const std::string& where,
                              const CommandAnswer& answer) {
   if (answer.exit_status && *answer.exit_status == 0) {

@@ -63,6 +63,10 @@ PreflightCheck judge_association(const std::string& what, const std::string& key
                                  const std::string& wanted, const CommandAnswer& sacctmgr);
 // `command -v rsync` on the login node: data moves with it (docs/data.md).
 PreflightCheck judge_rsync(const CommandAnswer& which);
+// The container runtime the cluster declares (`runtime`: "pyxis" or "apptainer"; issue 40)
+// answering on the login node: for pyxis, srun's help lists --container-image (the SPANK plugin
+// is loaded); for apptainer, `apptainer --version` answers.
+PreflightCheck judge_container_runtime(const std::string& runtime, const CommandAnswer& answer);
 // The storage-root write test (a file written, read back and removed under `root`), `where`
 // it ran ("from a compute node" or "from the login node").
 PreflightCheck judge_storage(const std::string& root, const std::string& where,

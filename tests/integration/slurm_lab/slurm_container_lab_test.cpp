@@ -42,6 +42,22 @@ TEST(SlurmContainerLab, PyxisOptionsReachEveryTaskAndTheAgentHeartbeatsFromInsid
   spec.slurm.containers = ContainerRuntime::pyxis;
   SlurmSite site(spec, std::make_unique<SshSession>(spec.name, spec.ssh), SlurmSiteOptions{kAgent});
 
+  // The preflight asks the runtime the cluster declares to answer: the stand-in is loaded.
+  auto named = [](const std::vector<PreflightCheck>& checks, const std::string& name) {
+    for (const auto& c : checks) {
+      if (c.name == name) return c;
+    }
+    return check_skipped(name, "nothing (not listed)");
+  };
+  PreflightCheck pyxis = named(site.preflight(), "containers");
+  EXPECT_TRUE(pyxis.ok && !pyxis.skipped) << pyxis.why;
+  ClusterSpec with_apptainer = spec;
+  with_apptainer.slurm.containers = ContainerRuntime::apptainer;
+  SlurmSite other(with_apptainer, std::make_unique<SshSession>(spec.name, spec.ssh),
+                  SlurmSiteOptions{kAgent});
+  PreflightCheck apptainer = named(other.preflight(), "containers");
+  EXPECT_FALSE(apptainer.ok) << "the lab has no apptainer: " << apptainer.why;
+
   LaunchRequest r;
   r.token = "orch-42-1-pyxis";
   r.job_id = 42;

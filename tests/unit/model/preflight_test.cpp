@@ -97,5 +97,23 @@ TEST(preflight_reason, OneLinePerCheck) {
             "ssh              skipped not tried: key-file failed first");
 }
 
+TEST(preflight_judge, PyxisPassesWhenSrunTakesContainerImage) {
+  const CommandAnswer help{0, "      --container-image=IMAGE [pyxis] ...\n", ""};
+  EXPECT_TRUE(judge_container_runtime("pyxis", help).ok);
+  const CommandAnswer plain{0, "Usage: srun [OPTIONS(0)...]\n", ""};
+  PreflightCheck missing = judge_container_runtime("pyxis", plain);
+  EXPECT_FALSE(missing.ok);
+  EXPECT_EQ(missing.name, "containers");
+  EXPECT_THAT(missing.why, HasSubstr("install pyxis"));
+}
+
+TEST(preflight_judge, ApptainerPassesWhenItAnswers) {
+  EXPECT_TRUE(judge_container_runtime("apptainer", {0, "apptainer version 1.3.4\n", ""}).ok);
+  PreflightCheck missing =
+      judge_container_runtime("apptainer", {127, "", "sh: 1: apptainer: not found\n"});
+  EXPECT_FALSE(missing.ok);
+  EXPECT_THAT(missing.why, HasSubstr("apptainer: not found"));
+}
+
 }  // namespace
 }  // namespace orch
