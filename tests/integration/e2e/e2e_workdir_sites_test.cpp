@@ -37,25 +37,8 @@ class WorkdirSitesE2eTest : public E2eTest {
     return spec;
   }
 
-  std::int64_t submit_file(const std::string& path) {
-    ProcessResult submitted = cli({"job", "submit", path});
-    EXPECT_EQ(submitted.exit_code, 0) << submitted.output;
-    std::string out = submitted.output;
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return std::stoll(out.substr(out.find_last_of('\n') + 1));
-  }
-
   std::string logs(std::int64_t id) {
     return call(url_, "GET", "/api/v1/jobs/" + std::to_string(id) + "/logs").body;
-  }
-
-  int code_copies_to(const std::string& cluster) {
-    json list = get_json(url_, "/api/v1/data/transfers?all=true&limit=500");
-    int n = 0;
-    for (const auto& t : list["transfers"]) {
-      n += t["from"]["cluster"] == "orchestrate-server" && t["to"]["cluster"] == cluster ? 1 : 0;
-    }
-    return n;
   }
 };
 

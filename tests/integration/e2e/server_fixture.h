@@ -87,6 +87,24 @@ class ServerFixture : public ::testing::Test {
     args.insert(args.begin(), {ORCH_BIN_DIR "/orchestrate", "--server", url_, "--state", state_});
     return run_process(args, milliseconds(90000));
   }
+  // `orchestrate job submit FILE` with the CLI (which packs and uploads a `workdir:`): the new
+  // id, its last line (what it packed and sent comes first on stderr); 0 after a test failure.
+  std::int64_t submit_file(const std::string& path) {
+    ProcessResult r = cli({"job", "submit", path});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::string out = r.output;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return std::atoll(out.substr(out.find_last_of('\n') + 1).c_str());
+  }
+  // The server's copies of a job's code to `cluster`: transfers from its code store (issue 40).
+  int code_copies_to(const std::string& cluster) {
+    json list = get_json(url_, "/api/v1/data/transfers?all=true&limit=500");
+    int n = 0;
+    for (const auto& t : list["transfers"]) {
+      n += t["from"]["cluster"] == "orchestrate-server" && t["to"]["cluster"] == cluster ? 1 : 0;
+    }
+    return n;
+  }
   json job(std::int64_t id) { return get_json(url_, "/api/v1/jobs/" + std::to_string(id)); }
   // One cluster as `GET /api/v1/clusters` shows it; null when the server does not list it.
   json cluster_row(const std::string& name) {

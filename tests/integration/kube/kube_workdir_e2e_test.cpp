@@ -98,22 +98,8 @@ class KubeWorkdirE2eTest : public ServerFixture {
                "restart: {max_infra_restarts: 0, max_user_restarts: 0}\n");
   }
 
-  std::int64_t submit_file(const std::string& name) {
-    ProcessResult r = cli({"job", "submit", project_ + "/" + name});
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    std::string out = r.output;
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return std::atoll(out.substr(out.find_last_of('\n') + 1).c_str());
-  }
-
-  // The server's copies of the code to `cluster` (transfers from its code store).
-  int code_copies_to(const std::string& cluster) {
-    json list = get_json(url_, "/api/v1/data/transfers?all=true&limit=500");
-    int n = 0;
-    for (const auto& t : list["transfers"]) {
-      n += t["from"]["cluster"] == "orchestrate-server" && t["to"]["cluster"] == cluster ? 1 : 0;
-    }
-    return n;
+  std::int64_t submit_project(const std::string& name) {
+    return submit_file(project_ + "/" + name);
   }
 
   std::unique_ptr<TempDir> pki_dir_;
@@ -126,7 +112,7 @@ class KubeWorkdirE2eTest : public ServerFixture {
 };
 
 TEST_F(KubeWorkdirE2eTest, TheSameWorkdirJobRunsOnKubernetesAndLocallySettingUpOncePerSite) {
-  const std::int64_t first = submit_file("kube.yaml");
+  const std::int64_t first = submit_project("kube.yaml");
   ASSERT_GT(first, 0);
   json done = wait_final(first);
   ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, first);
@@ -142,7 +128,7 @@ TEST_F(KubeWorkdirE2eTest, TheSameWorkdirJobRunsOnKubernetesAndLocallySettingUpO
   EXPECT_EQ(code_copies_to("kube"), 1);
 
   // The same code and setup again: neither the copy nor the setup runs a second time.
-  const std::int64_t second = submit_file("kube.yaml");
+  const std::int64_t second = submit_project("kube.yaml");
   ASSERT_GT(second, 0);
   json again = wait_final(second);
   ASSERT_EQ(again["state"], "succeeded") << describe_job(url_, second);
@@ -152,7 +138,7 @@ TEST_F(KubeWorkdirE2eTest, TheSameWorkdirJobRunsOnKubernetesAndLocallySettingUpO
   EXPECT_EQ(code_copies_to("kube"), 1);
 
   // The same job on the local site: its own copy, its own setup, the same start.
-  const std::int64_t local = submit_file("beta.yaml");
+  const std::int64_t local = submit_project("beta.yaml");
   ASSERT_GT(local, 0);
   json here = wait_final(local);
   ASSERT_EQ(here["state"], "succeeded") << describe_job(url_, local);
@@ -163,7 +149,7 @@ TEST_F(KubeWorkdirE2eTest, TheSameWorkdirJobRunsOnKubernetesAndLocallySettingUpO
 }
 
 TEST_F(KubeWorkdirE2eTest, AFailedSetupOnKubernetesEndsTheAttemptSetupFailedWithItsLastLines) {
-  const std::int64_t id = submit_file("broken.yaml");
+  const std::int64_t id = submit_project("broken.yaml");
   ASSERT_GT(id, 0);
   json done = wait_final(id);
   EXPECT_EQ(done["state"], "failed") << describe_job(url_, id);

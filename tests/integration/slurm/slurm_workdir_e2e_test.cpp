@@ -104,27 +104,12 @@ class SlurmWorkdirE2eTest : public SlurmE2eTest {
                    "restart: {max_infra_restarts: 3, backoff: {initial_s: 0.1, max_s: 1}}\n");
     return root;
   }
-
-  // The server's copies of the code to `cluster` (transfers from its code store).
-  int code_copies_to(const std::string& cluster) {
-    json list = get_json(url_, "/api/v1/data/transfers?all=true&limit=500");
-    int n = 0;
-    for (const auto& t : list["transfers"]) {
-      n += t["from"]["cluster"] == "orchestrate-server" && t["to"]["cluster"] == cluster ? 1 : 0;
-    }
-    return n;
-  }
 };
 
 TEST_F(SlurmWorkdirE2eTest, AWorkdirJobWithSetupResumesAfterANodeDiesWithoutSettingUpAgain) {
   const std::string project = write_project();
-  ProcessResult submitted = cli({"job", "submit", project + "/job.yaml"});
-  ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
-  // The id is the last line (stderr says what was packed and sent before it).
-  std::string out = submitted.output;
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  const std::int64_t id = std::stoll(out.substr(out.find_last_of('\n') + 1));
-  EXPECT_THAT(submitted.output, ::testing::HasSubstr("workdir")) << submitted.output;
+  const std::int64_t id = submit_file(project + "/job.yaml");
+  ASSERT_GT(id, 0);
   json before = wait_job(
       id,
       [](const json& j) {

@@ -17,11 +17,11 @@
 
 #include "adapters/slurm/slurm_site.h"
 #include "testkit/slurm_lab.h"
+#include "tests/integration/slurm_lab/site_run.h"
 
 namespace orch::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
@@ -76,18 +76,7 @@ TEST(SlurmContainerLab, PyxisOptionsReachEveryTaskAndTheAgentHeartbeatsFromInsid
   auto launched = site.launch(r);
   ASSERT_TRUE(launched.ok()) << launched.error().message;
   std::vector<std::string> lines;
-  RunObservation last;
-  std::uint64_t offset = 0;
-  for (auto deadline = Clock::now() + std::chrono::minutes(3); Clock::now() < deadline;) {
-    auto obs = site.observe(r.token, offset);
-    if (obs.ok()) {
-      lines.insert(lines.end(), obs->new_lines.begin(), obs->new_lines.end());
-      offset = obs->next_offset;
-      last = *obs;
-      if (obs->phase == RunPhase::exited) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
+  RunObservation last = observe_until_exited(site, r.token, lines);
   ASSERT_EQ(last.phase, RunPhase::exited) << ::testing::PrintToString(lines);
   ASSERT_TRUE(last.exit.has_value());
   EXPECT_EQ(last.exit->exit_code, 0) << ::testing::PrintToString(lines);

@@ -15,11 +15,11 @@
 
 #include "adapters/slurm/slurm_site.h"
 #include "testkit/slurm_lab.h"
+#include "tests/integration/slurm_lab/site_run.h"
 
 namespace orch::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
@@ -44,20 +44,7 @@ class SlurmShapeLab : public ::testing::Test {
     auto launched = site_->launch(r);
     EXPECT_TRUE(launched.ok()) << (launched.ok() ? "" : launched.error().message);
     if (launched.ok() && launched_out) *launched_out = *launched;
-    RunObservation last;
-    std::uint64_t offset = 0;
-    const auto deadline = Clock::now() + std::chrono::minutes(3);
-    while (Clock::now() < deadline) {
-      auto obs = site_->observe(r.token, offset);
-      if (obs.ok()) {
-        lines.insert(lines.end(), obs->new_lines.begin(), obs->new_lines.end());
-        offset = obs->next_offset;
-        last = *obs;
-        if (obs->phase == RunPhase::exited) break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    return last;
+    return observe_until_exited(*site_, r.token, lines);
   }
 
   static LaunchRequest job(const std::string& token, const std::string& command) {

@@ -23,6 +23,7 @@
 #include "adapters/slurm/slurm_site.h"
 #include "scheduler/model/workdir.h"
 #include "testkit/slurm_lab.h"
+#include "tests/integration/slurm_lab/site_run.h"
 
 namespace orch::test {
 namespace {
@@ -95,22 +96,7 @@ class SlurmWorkdirLab : public ::testing::Test {
   }
 
   RunObservation run_until_exited(const std::string& token, std::vector<std::string>& lines) {
-    LaunchRequest r;
-    r.token = token;
-    RunObservation last;
-    std::uint64_t offset = 0;
-    const auto deadline = Clock::now() + std::chrono::minutes(3);
-    while (Clock::now() < deadline) {
-      auto obs = site_->observe(r.token, offset);
-      if (obs.ok()) {
-        lines.insert(lines.end(), obs->new_lines.begin(), obs->new_lines.end());
-        offset = obs->next_offset;
-        last = *obs;
-        if (obs->phase == RunPhase::exited) break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    return last;
+    return observe_until_exited(*site_, token, lines);
   }
 
   std::unique_ptr<SlurmLab> lab_;
