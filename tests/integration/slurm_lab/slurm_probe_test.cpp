@@ -217,7 +217,7 @@ TEST_F(SlurmProbeTest, AMissingAgentIsAnError) {
                  SlurmSiteOptions{"/nonexistent/orchestrate-agent"});
   auto results = site.probe_nodes(request("burnin-alpha-7"));
   ASSERT_FALSE(results.ok());
-  EXPECT_EQ(results.error().kind, ErrorKind::invalid);
+  EXPECT_EQ(results.error().kind, ErrorKind::misconfigured);
   EXPECT_THAT(results.error().message, HasSubstr("build orchestrate-agent"));
 }
 
