@@ -13,23 +13,16 @@
 
 #include "adapters/slurm/batch_script.h"
 #include "scheduler/model/job_shape.h"
+#include "tests/unit/slurm/batch_fixture.h"
 #include "tests/unit/slurm/process_test_util.h"
 
 namespace orch::slurm {
 namespace {
 
+using namespace ::orch::slurm::batch_fixture;  // NOLINT(google-build-using-namespace)
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-const std::string kAgent = ORCH_BIN_DIR "/orchestrate-agent";
-
-std::vector<std::pair<std::string, std::string>> slurmd_env(const std::string& job_id) {
-  const char* path = std::getenv("PATH");
-  return {{"SLURM_JOB_ID", job_id},
-          {"PATH", std::string(ORCH_SOURCE_DIR "/tests/unit/slurm/stand_in_bin:") +
-                       (path ? path : "/usr/bin:/bin")}};
-}
 
 LaunchRequest one_node_request() {
   LaunchRequest r;
@@ -44,25 +37,7 @@ LaunchRequest one_node_request() {
 }
 
 ClusterSpec cluster(const std::string& root = "/shared/orch") {
-  ClusterSpec c;
-  c.name = "alpha";
-  c.provider = "slurm";
-  c.storage_root = root;
-  return c;
-}
-
-std::vector<std::string> sbatch_argv_of(const std::string& submit_command) {
-  const std::string script = "sbatch() { printf '%s\\0' sbatch \"$@\"; }\n" + submit_command + "\n";
-  Outcome r = run({"/bin/sh", "-c", script});
-  EXPECT_EQ(r.status, 0) << submit_command;
-  std::vector<std::string> argv;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < r.out.size(); ++i) {
-    if (r.out[i] != '\0') continue;
-    argv.push_back(r.out.substr(start, i - start));
-    start = i + 1;
-  }
-  return argv;
+  return basic_cluster(root);
 }
 
 std::vector<std::string> argv_for(const LaunchRequest& r, const ClusterSpec& c) {
