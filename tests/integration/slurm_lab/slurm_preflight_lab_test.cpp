@@ -19,6 +19,7 @@
 
 #include "adapters/slurm/slurm_site.h"
 #include "testkit/slurm_lab.h"
+#include "tests/integration/slurm_lab/site_run.h"
 
 namespace orch::test {
 namespace {
@@ -41,24 +42,8 @@ int closed_port() {
   return ntohs(a.sin_port);
 }
 
-class SlurmPreflightLab : public ::testing::Test {
+class SlurmPreflightLab : public LabPerSuiteTest<1> {
  protected:
-  static void SetUpTestSuite() {
-    auto started = SlurmLab::start({"alpha"}, 1);
-    if (!started) {
-      start_error_ = new std::string(started.error().message);
-      return;
-    }
-    lab_ = started->release();
-  }
-  static void TearDownTestSuite() {
-    delete lab_;
-    lab_ = nullptr;
-    delete start_error_;
-    start_error_ = nullptr;
-  }
-  void SetUp() override { ASSERT_NE(lab_, nullptr) << (start_error_ ? *start_error_ : "no lab"); }
-
   static ClusterSpec spec() {
     ClusterSpec s = lab_->cluster_spec("alpha");
     s.ssh.connect_timeout_s = 5;
@@ -80,13 +65,7 @@ class SlurmPreflightLab : public ::testing::Test {
     EXPECT_EQ(failed.size(), 1u) << lines;
     return failed.empty() ? PreflightCheck{} : failed.front();
   }
-
-  static SlurmLab* lab_;
-  static std::string* start_error_;
 };
-
-SlurmLab* SlurmPreflightLab::lab_ = nullptr;
-std::string* SlurmPreflightLab::start_error_ = nullptr;
 
 TEST_F(SlurmPreflightLab, AClusterConfiguredRightPassesEveryCheck) {
   std::string lines;

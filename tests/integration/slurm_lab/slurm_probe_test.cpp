@@ -22,6 +22,7 @@
 
 #include "adapters/slurm/slurm_site.h"
 #include "testkit/slurm_lab.h"
+#include "tests/integration/slurm_lab/site_run.h"
 
 namespace orch::test {
 namespace {
@@ -30,25 +31,11 @@ using ::testing::HasSubstr;
 
 const std::string kAgent = ORCH_BIN_DIR "/orchestrate-agent";
 
-class SlurmProbeTest : public ::testing::Test {
+class SlurmProbeTest : public LabPerSuiteTest<3> {
  protected:
-  static void SetUpTestSuite() {
-    auto started = SlurmLab::start({"alpha"}, 3);
-    if (!started) {
-      start_error_ = new std::string(started.error().message);
-      return;
-    }
-    lab_ = started->release();
-  }
-  static void TearDownTestSuite() {
-    delete lab_;
-    lab_ = nullptr;
-    delete start_error_;
-    start_error_ = nullptr;
-  }
-
   void SetUp() override {
-    ASSERT_NE(lab_, nullptr) << (start_error_ ? *start_error_ : "no lab");
+    LabPerSuiteTest::SetUp();
+    if (HasFatalFailure()) return;
     ClusterSpec spec = lab_->cluster_spec("alpha");
     spec.ssh.connect_timeout_s = 10;
     spec.ssh.command_timeout_s = 30;
@@ -73,13 +60,8 @@ class SlurmProbeTest : public ::testing::Test {
     return m;
   }
 
-  static SlurmLab* lab_;
-  static std::string* start_error_;
   std::unique_ptr<SlurmSite> site_;
 };
-
-SlurmLab* SlurmProbeTest::lab_ = nullptr;
-std::string* SlurmProbeTest::start_error_ = nullptr;
 
 TEST_F(SlurmProbeTest, EveryNodeAnswersAndASlowNodeMeasuresSlow) {
   const std::string storage = lab_->cluster("alpha").storage_root;

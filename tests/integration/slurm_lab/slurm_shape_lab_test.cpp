@@ -25,18 +25,9 @@ using ::testing::HasSubstr;
 
 const std::string kAgent = ORCH_BIN_DIR "/orchestrate-agent";
 
-class SlurmShapeLab : public ::testing::Test {
+class SlurmShapeLab : public LabSiteTest {
  protected:
-  void SetUp() override {
-    auto started = SlurmLab::start({"alpha"}, 1);
-    ASSERT_TRUE(started.ok()) << started.error().message;
-    lab_ = std::move(*started);
-    spec_ = lab_->cluster_spec("alpha");
-    spec_.ssh.connect_timeout_s = 10;
-    spec_.ssh.command_timeout_s = 60;
-    site_ = std::make_unique<SlurmSite>(spec_, std::make_unique<SshSession>(spec_.name, spec_.ssh),
-                                        SlurmSiteOptions{kAgent});
-  }
+  void SetUp() override { start_lab(1, kAgent); }
 
   // Launches and observes until the attempt ends (three minutes at most); its output lines.
   RunObservation run(const LaunchRequest& r, std::vector<std::string>& lines,
@@ -58,10 +49,6 @@ class SlurmShapeLab : public ::testing::Test {
     r.command = command;
     return r;
   }
-
-  std::unique_ptr<SlurmLab> lab_;
-  ClusterSpec spec_;
-  std::unique_ptr<SlurmSite> site_;
 };
 
 TEST_F(SlurmShapeLab, AJobThatSourcesAFileRunsUnderTheDefaultShellWithItsShape) {

@@ -43,17 +43,11 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-class SlurmWorkdirLab : public ::testing::Test {
+class SlurmWorkdirLab : public LabSiteTest {
  protected:
   void SetUp() override {
-    auto started = SlurmLab::start({"alpha"}, 3);
-    ASSERT_TRUE(started.ok()) << started.error().message;
-    lab_ = std::move(*started);
-    spec_ = lab_->cluster_spec("alpha");
-    spec_.ssh.connect_timeout_s = 10;
-    spec_.ssh.command_timeout_s = 60;
-    site_ = std::make_unique<SlurmSite>(spec_, std::make_unique<SshSession>(spec_.name, spec_.ssh),
-                                        SlurmSiteOptions{kAgent});
+    start_lab(3, kAgent);
+    if (HasFatalFailure()) return;
     // The package, packed where staging puts it.
     const fs::path src = fs::path(spec_.storage_root).parent_path() / "src";
     fs::create_directories(src / "mypkg");
@@ -98,10 +92,6 @@ class SlurmWorkdirLab : public ::testing::Test {
   RunObservation run_until_exited(const std::string& token, std::vector<std::string>& lines) {
     return observe_until_exited(*site_, token, lines);
   }
-
-  std::unique_ptr<SlurmLab> lab_;
-  ClusterSpec spec_;
-  std::unique_ptr<SlurmSite> site_;
 };
 
 TEST_F(SlurmWorkdirLab, AGangStartsInItsCodeAfterOneSetupAndTheNextJobFindsItCached) {

@@ -19,6 +19,7 @@
 
 #include "adapters/slurm/slurm_site.h"
 #include "testkit/slurm_lab.h"
+#include "tests/integration/slurm_lab/site_run.h"
 
 namespace orch::test {
 namespace {
@@ -29,25 +30,11 @@ using ::testing::HasSubstr;
 
 const std::string kShaAbc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 
-class StorageLabTest : public ::testing::Test {
+class StorageLabTest : public LabPerSuiteTest<1> {
  protected:
-  static void SetUpTestSuite() {
-    auto started = SlurmLab::start({"alpha"});
-    if (!started) {
-      start_error_ = new std::string(started.error().message);
-      return;
-    }
-    lab_ = started->release();
-  }
-  static void TearDownTestSuite() {
-    delete lab_;
-    lab_ = nullptr;
-    delete start_error_;
-    start_error_ = nullptr;
-  }
-
   void SetUp() override {
-    ASSERT_NE(lab_, nullptr) << (start_error_ ? *start_error_ : "no lab");
+    LabPerSuiteTest::SetUp();
+    if (HasFatalFailure()) return;
     storage_ = lab_->cluster("alpha").storage_root;
     site_ = make_site();
   }
@@ -123,14 +110,9 @@ class StorageLabTest : public ::testing::Test {
     return r;
   }
 
-  static SlurmLab* lab_;
-  static std::string* start_error_;
   std::string storage_;
   std::unique_ptr<SlurmSite> site_;
 };
-
-SlurmLab* StorageLabTest::lab_ = nullptr;
-std::string* StorageLabTest::start_error_ = nullptr;
 
 TEST_F(StorageLabTest, ManifestOverSshEqualsLocalSha256sum) {
   const std::string dir = make_checkpoint("step-100");
