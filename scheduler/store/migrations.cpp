@@ -560,6 +560,39 @@ CREATE TABLE spare_totals (
       {29, "each node's CPUs and memory as its site reports them (issue 40: job shapes)",
        "ALTER TABLE nodes ADD COLUMN cpus INTEGER NOT NULL DEFAULT 0;\n"
        "ALTER TABLE nodes ADD COLUMN memory_mb INTEGER NOT NULL DEFAULT 0;"},
+      {30,
+       "the run as a series (issue 41): per-attempt step buckets, MFU as work over time, "
+       "implausible MFU flagged, and each attempt's error excerpt",
+       R"sql(
+-- One row per bucket of an attempt's steps (step / series_width): bounded per attempt, merged
+-- pairwise when the attempt outgrows its cap.
+CREATE TABLE series_buckets (
+  attempt_id INTEGER NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,
+  bucket INTEGER NOT NULL,
+  first_step INTEGER NOT NULL,
+  last_step INTEGER NOT NULL,
+  first_ms INTEGER NOT NULL,
+  last_ms INTEGER NOT NULL,
+  steps INTEGER NOT NULL,
+  loss_n INTEGER NOT NULL DEFAULT 0,
+  loss_sum REAL NOT NULL DEFAULT 0,
+  loss_min REAL,
+  loss_max REAL,
+  loss_last REAL,
+  timed_steps INTEGER NOT NULL DEFAULT 0,
+  tokens REAL NOT NULL DEFAULT 0,
+  step_time_s REAL NOT NULL DEFAULT 0,
+  step_time_max REAL,
+  mfu_work REAL NOT NULL DEFAULT 0,
+  mfu_time_s REAL NOT NULL DEFAULT 0,
+  PRIMARY KEY (attempt_id, bucket)
+) WITHOUT ROWID;
+ALTER TABLE attempts ADD COLUMN series_width INTEGER NOT NULL DEFAULT 1;
+-- MFU per minute as work over time: sum of mfu x step time, and the step time it covers.
+ALTER TABLE mfu_buckets ADD COLUMN time_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN mfu_flag TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN error_excerpt TEXT NOT NULL DEFAULT '';
+)sql"},
   };
   return list;
 }
