@@ -137,7 +137,7 @@ void say(std::initializer_list<const char*> parts) {
 }  // namespace
 
 // Only async-signal-safe calls: we are in a forked child.
-[[noreturn]] void exec_child(char* const* argv, int stdout_fd, const JobUser* user) {
+[[noreturn]] void exec_child(char* const* argv, int stdout_fd, const JobUser* user, int stderr_fd) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
@@ -152,6 +152,7 @@ void say(std::initializer_list<const char*> parts) {
   } else {
     dup2(stdout_fd, STDOUT_FILENO);
   }
+  if (stderr_fd >= 0) dup2(stderr_fd, STDERR_FILENO);  // a gang's task: tagged by the agent
   if (user != nullptr) {
     if (const char* step = become_job_user(*user); step != nullptr) {
       say({"cannot run the job as ", user->name.c_str(), ": ", step, ": ", strerror(errno)});

@@ -34,9 +34,11 @@ std::vector<pid_t> live_children();
 bool reap_and_check(pid_t main_child, int* main_status, bool* main_done);
 
 // In the forked child: the default signal dispositions and mask a fresh program expects,
-// stdout_fd as stdout, the job's user when there is one (become_job_user), then execvp(argv).
+// stdout_fd as stdout (and stderr_fd as stderr unless it is -1: then the agent's is inherited),
+// the job's user when there is one (become_job_user), then execvp(argv).
 // Exits 127, saying why on stderr, when the user cannot be taken on or the command cannot be
 // run: never runs the command as the agent's own user when `user` is set.
-[[noreturn]] void exec_child(char* const* argv, int stdout_fd, const JobUser* user);
+[[noreturn]] void exec_child(char* const* argv, int stdout_fd, const JobUser* user,
+                             int stderr_fd = -1);
 
 }  // namespace orch::agent

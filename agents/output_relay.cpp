@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 
 #include "agents/agent_clock.h"
 
@@ -17,8 +18,8 @@ constexpr int kMaxReadsPerPump = 64;
 
 }  // namespace
 
-OutputRelay::OutputRelay(int from, int to, bool whole_lines)
-    : from_(from), to_(to), whole_lines_(whole_lines) {
+OutputRelay::OutputRelay(int from, int to, bool whole_lines, std::string tag)
+    : from_(from), to_(to), whole_lines_(whole_lines), holder_(whole_lines ? std::move(tag) : "") {
   int flags = fcntl(from_, F_GETFL);
   if (flags >= 0) fcntl(from_, F_SETFL, flags | O_NONBLOCK);
 }

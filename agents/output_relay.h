@@ -3,10 +3,13 @@
 // to a callback. By default the copy is byte for byte and written straight through (no buffering
 // in the agent), so the output keeps its order and gains no latency beyond one read. With
 // whole_lines (a task of a gang whose tasks share one output), only complete lines go out, each
-// within one write (see line_holder.h). If the agent's stdout goes away, the job's output is
-// still drained and discarded, so the job never blocks on a full pipe.
+// within one write (see line_holder.h), each with the task's tag at its start when one is given
+// (a gang's "[<node>/<rank>] "); the protocol scanner still sees the job's own bytes, untagged. If
+// the agent's stdout goes away, the job's output is still drained and discarded, so the job never
+// blocks on a full pipe.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "agents/line_holder.h"
@@ -17,7 +20,8 @@ namespace orch::agent {
 class OutputRelay {
  public:
   // from: the read end (made non-blocking here); to: where the bytes go (the agent's stdout).
-  OutputRelay(int from, int to, bool whole_lines = false);
+  // tag: with whole_lines, put before every line (log_tag_text); ignored without.
+  OutputRelay(int from, int to, bool whole_lines = false, std::string tag = {});
   ~OutputRelay();
   OutputRelay(const OutputRelay&) = delete;
   OutputRelay& operator=(const OutputRelay&) = delete;

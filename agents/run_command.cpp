@@ -29,6 +29,7 @@
 #include "agents/output_relay.h"
 #include "agents/progress_tracker.h"
 #include "scheduler/model/launch_limits.h"
+#include "scheduler/model/log_tag.h"
 
 namespace orch::agent {
 namespace {
@@ -243,6 +244,9 @@ int write_exit(EventLog& events, const TaskIdentity& id, int status) {
   return exit_status;
 }
 
+// The job's stderr is relayed (a gang's task) but not scanned: protocol lines are stdout's.
+const LineScanner::Callback ignore_lines = [](std::string_view) {};
+
 struct Job {
   pid_t child;
   int wake_fd;
@@ -253,8 +257,8 @@ struct Job {
 // for whatever it left behind in our process group: a job is over when all of it is gone, so
 // that a cancelled trainer finishes writing its checkpoint before we report the exit.
 // Stragglers get SIGTERM and, after the grace, SIGKILL. Returns the command's wait status.
-int supervise(const Job& job, OutputRelay& relay, ProgressTracker& tracker, EventLog& events,
-              const LineScanner::Callback& on_line) {
+int supervise(const Job& job, OutputRelay& relay, OutputRelay* err_relay, ProgressTracker& tracker,
+              EventLog& events, const LineScanner::Callback& on_line) {
   int status = 0;
   bool done = false;
   bool forwarded = false;
@@ -272,6 +276,7 @@ int supervise(const Job& job, OutputRelay& relay, ProgressTracker& tracker, Even
     check_children = false;
     const std::int64_t now = steady_ms();
     std::int64_t timeout = sooner(tracker.next_due_in(now), relay.next_due_in(now));
+    if (err_relay) timeout = sooner(timeout, err_relay->next_due_in(now));
     if (done) {
       if (stragglers_since < 0) {
         stragglers_since = now;
@@ -285,14 +290,19 @@ int supervise(const Job& job, OutputRelay& relay, ProgressTracker& tracker, Even
       }
       timeout = sooner(timeout, grace_left);
     }
-    pollfd fds[2] = {{job.wake_fd, POLLIN, 0}, {relay.fd(), POLLIN, 0}};
-    int n = poll(fds, 2, static_cast<int>(std::min<std::int64_t>(timeout, 1 << 30)));
+    // A negative descriptor (no stderr relay, or its pipe closed) is skipped by poll().
+    pollfd fds[3] = {{job.wake_fd, POLLIN, 0},
+                     {relay.fd(), POLLIN, 0},
+                     {err_relay ? err_relay->fd() : -1, POLLIN, 0}};
+    int n = poll(fds, 3, static_cast<int>(std::min<std::int64_t>(timeout, 1 << 30)));
     if (n > 0 && fds[0].revents) {
       drain_wake_pipe(job.wake_fd);
       check_children = true;
     }
     if (n > 0 && fds[1].revents) relay.pump(on_line);
+    if (n > 0 && fds[2].revents) err_relay->pump(ignore_lines);
     relay.on_tick(steady_ms());
+    if (err_relay) err_relay->on_tick(steady_ms());
     append_all(events, tracker.on_tick(steady_ms(), wall_ms()));
   }
   return status;
@@ -315,10 +325,15 @@ int run_command(const RunOptions& options) {
   // Whoever reads our stdout may go away; the job's output is then discarded, not fatal to us.
   signal(SIGPIPE, SIG_IGN);
 
+  // The tasks of a gang share one output: each line must reach it whole, and tagged with the
+  // task's node and rank, its stderr's too (then relayed like stdout, through a pipe of its own).
+  const bool whole_lines = id.place && task_count(*id.place) > 1;
   std::string error;
   int out[2];
+  int err_pipe[2] = {-1, -1};
   const int wake_fd = install_job_signals(&error);
-  if (wake_fd < 0 || pipe2(out, O_CLOEXEC) != 0) {
+  if (wake_fd < 0 || pipe2(out, O_CLOEXEC) != 0 ||
+      (whole_lines && pipe2(err_pipe, O_CLOEXEC) != 0)) {
     if (error.empty()) error = std::string("pipe failed: ") + std::strerror(errno);
     std::fprintf(stderr, "orchestrate-agent: %s\n", error.c_str());
     return 2;
@@ -331,11 +346,13 @@ int run_command(const RunOptions& options) {
     std::fprintf(stderr, "orchestrate-agent: fork failed: %s\n", std::strerror(errno));
     return 2;
   }
-  if (child == 0) exec_child(argv.data(), out[1], id.user ? &*id.user : nullptr);
+  if (child == 0) exec_child(argv.data(), out[1], id.user ? &*id.user : nullptr, err_pipe[1]);
   close(out[1]);
-  // The tasks of a gang share one output: each line must reach it whole.
-  const bool whole_lines = id.place && task_count(*id.place) > 1;
-  OutputRelay relay(out[0], STDOUT_FILENO, whole_lines);
+  if (err_pipe[1] >= 0) close(err_pipe[1]);
+  const std::string tag = whole_lines ? log_tag_text(id.node, task_rank(*id.place)) : "";
+  OutputRelay relay(out[0], STDOUT_FILENO, whole_lines, tag);
+  std::optional<OutputRelay> err_relay;
+  if (whole_lines) err_relay.emplace(err_pipe[0], STDERR_FILENO, true, tag);
   unblock_job_signals();
   write_start(events, id, child);
 
@@ -350,8 +367,10 @@ int run_command(const RunOptions& options) {
       append_all(events, tracker.on_line(*p, steady_ms(), wall_ms()));
     }
   };
-  const int status = supervise({child, wake_fd, options.grace_ms}, relay, tracker, events, on_line);
+  const int status = supervise({child, wake_fd, options.grace_ms}, relay,
+                               err_relay ? &*err_relay : nullptr, tracker, events, on_line);
   relay.finish(on_line);
+  if (err_relay) err_relay->finish(ignore_lines);
   append_all(events, tracker.flush());
   return write_exit(events, id, status);
 }

@@ -90,5 +90,55 @@ TEST_F(LineHolderTest, WhatIsHeldGoesAtTheEnd) {
   EXPECT_THAT(feed("", 0), IsEmpty());
 }
 
+// A gang's task: every line carries the task's tag once, at its start.
+class TaggedLineHolderTest : public LineHolderTest {
+ protected:
+  TaggedLineHolderTest() { holder_ = LineHolder("[n1/3] "); }
+};
+
+TEST_F(TaggedLineHolderTest, EveryLineOfAWriteIsTagged) {
+  EXPECT_THAT(feed("a\nb\n", 0), ElementsAre("[n1/3] a\n[n1/3] b\n"));
+  EXPECT_THAT(feed("\n", 1), ElementsAre("[n1/3] \n"));  // an empty line is a line too
+  EXPECT_THAT(finish(), IsEmpty());
+}
+
+TEST_F(TaggedLineHolderTest, AHeldLineIsTaggedOnceAtItsStart) {
+  EXPECT_THAT(feed("@orchestrate {\"event\":", 0), IsEmpty());
+  EXPECT_THAT(feed("\"progress\",\"step\":1}\nnext", 10),
+              ElementsAre("[n1/3] @orchestrate {\"event\":\"progress\",\"step\":1}\n"));
+  EXPECT_THAT(feed("\n", 20), ElementsAre("[n1/3] next\n"));
+}
+
+// A partial line let go after a second carries the tag; the rest of that line, when it comes, is
+// the same line and is not tagged again (where no other task wrote in between, the shared file
+// shows "[n1/3] progress 10% 20%"); the line after it is.
+TEST_F(TaggedLineHolderTest, TheContinuationOfALineLetGoEarlyIsNotTaggedAgain) {
+  EXPECT_THAT(feed("progress 10%", 100), IsEmpty());
+  EXPECT_THAT(tick(1'100), ElementsAre("[n1/3] progress 10%"));
+  EXPECT_THAT(feed(" 20%", 1'500), IsEmpty());
+  EXPECT_THAT(tick(2'500), ElementsAre(" 20%"));
+  EXPECT_THAT(feed(" done\nafter\n", 2'600), ElementsAre(" done\n[n1/3] after\n"));
+}
+
+TEST_F(TaggedLineHolderTest, ALineLetGoAt64KiBIsTaggedOnce) {
+  const std::string big(LineHolder::kMaxHeld, 'x');
+  auto w = feed(big, 0);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "[n1/3] " + big);
+  EXPECT_THAT(feed("y\n", 1), ElementsAre("y\n"));
+}
+
+// At the end, a tagged last line without its newline gets one, in the same write, so that the
+// next task's line still starts with its own tag.
+TEST_F(TaggedLineHolderTest, TheLastLineIsEndedAtTheFinish) {
+  EXPECT_THAT(feed("no newline at the end", 0), IsEmpty());
+  EXPECT_THAT(finish(), ElementsAre("[n1/3] no newline at the end\n"));
+  EXPECT_THAT(finish(), IsEmpty());
+  // A line let go early and never continued is ended too.
+  EXPECT_THAT(feed("prompt", 0), IsEmpty());
+  EXPECT_THAT(tick(1'000), ElementsAre("[n1/3] prompt"));
+  EXPECT_THAT(finish(), ElementsAre("\n"));
+}
+
 }  // namespace
 }  // namespace orch::agent

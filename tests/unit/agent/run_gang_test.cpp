@@ -11,6 +11,7 @@
 #include <regex>
 #include <thread>
 
+#include "scheduler/model/log_tag.h"
 #include "tests/unit/agent/agent_test_util.h"
 
 namespace orch::testing {
@@ -44,12 +45,13 @@ class RunGangTest : public TempDirTest {
     return agent_env(env,
                      "run --events " + events_path() + " " + flags + " -- sh -c '" + script + "'");
   }
-  // The command's environment as `env` printed it.
+  // The command's environment as `env` printed it (a gang's task: each line tagged).
   std::map<std::string, std::string> printed_env() const {
     std::map<std::string, std::string> vars;
     std::istringstream in(out());
-    std::string line;
-    while (std::getline(in, line)) {
+    std::string tagged;
+    while (std::getline(in, tagged)) {
+      const std::string line(strip_log_tag(tagged));
       auto eq = line.find('=');
       if (eq != std::string::npos) vars[line.substr(0, eq)] = line.substr(eq + 1);
     }
@@ -190,8 +192,8 @@ TEST_F(RunGangTest, TasksSharingAnOutputFileWriteWholeLines) {
   const std::string log = dir_ + "/output.log";
   auto task = [&](int rank) {
     return std::string(kAgentPath) + " run --events " + dir_ +
-           "/ev-%t.jsonl --heartbeat-s 0 --node-rank 0 --nnodes 1 --tasks-per-node 2 "
-           "--local-rank " +
+           "/ev-%t.jsonl --heartbeat-s 0 --node-name n0 --node-rank 0 --nnodes 1 "
+           "--tasks-per-node 2 --local-rank " +
            std::to_string(rank) +
            " --master-addr 127.0.0.1 --master-port 25000 -- sh -c '"
            "i=0; while [ $i -lt " +
@@ -205,7 +207,8 @@ TEST_F(RunGangTest, TasksSharingAnOutputFileWriteWholeLines) {
   ASSERT_EQ(std::system(both.c_str()), 0) << err();
   std::istringstream in(slurp(log));
   std::string line;
-  const std::regex whole(R"(task([01])-line([0-9]+)-middle-end)");
+  // Each line whole, and tagged with its task's node and rank (agents/line_holder.h).
+  const std::regex whole(R"(\[n0/([01])\] task\1-line([0-9]+)-middle-end)");
   int next[2] = {0, 0};
   while (std::getline(in, line)) {
     std::smatch m;
@@ -225,18 +228,51 @@ TEST_F(RunGangTest, APartialLineOfAGangTaskGoesOutAfterASecondAndAtTheEnd) {
   int status = -1;
   std::thread t([&] {
     status = run("",
-                 "--node-rank 0 --nnodes 1 --tasks-per-node 2 --local-rank 0 --master-addr h "
-                 "--master-port 1",
+                 "--node-name n0 --node-rank 0 --nnodes 1 --tasks-per-node 2 --local-rank 0 "
+                 "--master-addr h --master-port 1",
                  "printf prompt; while [ ! -f " + go + " ]; do sleep 0.02; done; printf \" done\"");
   });
-  bool shown = eventually([&] { return out() == "prompt"; });
+  bool shown = eventually([&] { return out() == "[n0/0] prompt"; });
   const auto waited = std::chrono::steady_clock::now() - start;
   std::ofstream(go) << "go\n";
   t.join();
   EXPECT_TRUE(shown) << out();
   EXPECT_GE(waited, std::chrono::milliseconds(1000));  // held for a second from its first byte
   EXPECT_EQ(status, 0);
-  EXPECT_EQ(out(), "prompt done");
+  // Tagged once at its start; the rest of the line is not tagged again, and the end adds the
+  // newline the job did not write.
+  EXPECT_EQ(out(), "[n0/0] prompt done\n");
+}
+
+// A gang's task tags its stdout and its stderr with "[node/rank] " (rank: the task's global
+// rank), while the agent still reads the job's own protocol lines; a task alone is not tagged.
+TEST_F(RunGangTest, AGangTasksLinesAreTaggedWithItsNodeAndRank) {
+  const std::string script =
+      "echo hello; echo oops >&2; "
+      "echo \"@orchestrate {\\\"event\\\":\\\"progress\\\",\\\"step\\\":7}\"; "
+      "printf tail";
+  ASSERT_EQ(run("", "--heartbeat-s 0 --node-name alpha-n1 " + kPlace, script), 0) << err();
+  EXPECT_EQ(out(),
+            "[alpha-n1/7] hello\n"
+            "[alpha-n1/7] @orchestrate {\"event\":\"progress\",\"step\":7}\n"
+            "[alpha-n1/7] tail\n");
+  EXPECT_EQ(err(), "[alpha-n1/7] oops\n");
+  bool progress = false;
+  for (const json& e : events(events_path())) progress = progress || e["event"] == "progress";
+  EXPECT_TRUE(progress) << slurp(events_path());
+
+  ASSERT_EQ(run("", "--heartbeat-s 0 --node-name alpha-n1", script), 0) << err();
+  EXPECT_EQ(out(), "hello\n@orchestrate {\"event\":\"progress\",\"step\":7}\ntail");
+  EXPECT_EQ(err(), "oops\n");
+}
+
+// A node name the tag cannot carry is written as "?"; a command that cannot run says so in a
+// tagged line.
+TEST_F(RunGangTest, AnUnusableNodeNameIsTaggedAsAQuestionMark) {
+  EXPECT_EQ(agent("run --events " + events_path() + " --heartbeat-s 0 --node-name 'a b' " + kPlace +
+                  " -- /no/such/command"),
+            127);
+  EXPECT_THAT(err(), ::testing::StartsWith("[?/7] orchestrate-agent: cannot run the command"));
 }
 
 }  // namespace
