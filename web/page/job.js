@@ -1,11 +1,15 @@
-// One job: its figures, the attempts as a timeline across clusters (a bar per attempt, coloured
-// by how it ended), steps and MFU over time (uPlot), checkpoints with their copies per site,
-// events, the live log tail, and cancel for a token that may.
+// One job: its figures (with why it failed and a misconfigured MFU, as the server said them),
+// the attempts as a timeline across clusters (a bar per attempt, coloured by how it ended), steps
+// over time, the run's loss, throughput and MFU over steps across attempts (charts.js),
+// checkpoints with their copies per site, events, the live log tail (protocol lines hidden unless
+// asked for, a rank filter for a gang's tagged lines: log_view.js), and cancel for a token that may.
 import * as api from "./api.js";
+import { compact, lineChart, plain, ratioPct, runChart } from "./charts.js";
 import { ago, badge, bytes, dash, dataTable, duration, el, num, pct, section, when } from "./dom.js";
+import { logView } from "./log_view.js";
 
 const FINAL = new Set(["succeeded", "failed", "cancelled"]);
-const LOG_LINES = 200;
+const SERIES_POINTS = 2000;
 
 function mayCancel(whoami, job) {
   if (!whoami || FINAL.has(job.state)) return false;
@@ -54,43 +58,16 @@ function timeline(attempts, nowMs) {
             recoveries.length ? el("ul", { class: "recoveries", id: "recoveries" }, ...recoveries) : null);
 }
 
-// A uPlot chart that keeps its instance across refreshes.
-function chart(title, seriesLabel, format) {
-  const holder = el("div", { class: "chart" });
-  let plot = null;
-  return {
-    node: holder,
-    set(xs, ys) {
-      const data = [xs, ys];
-      if (plot) {
-        plot.setData(data);
-        return;
-      }
-      if (xs.length === 0) {
-        holder.replaceChildren(el("p", { class: "empty" }, "no " + seriesLabel + " reported yet"));
-        return;
-      }
-      holder.replaceChildren();
-      const width = Math.max(320, Math.min(900, (holder.parentElement?.clientWidth || 640) - 32));
-      plot = new uPlot({
-        title, width, height: 220,
-        series: [{}, { label: seriesLabel, stroke: "#2f6fd0", width: 2, points: { show: true },
-                       value: (u, v) => (v === null || v === undefined ? dash : format(v)) }],
-        axes: [{}, { values: (u, splits) => splits.map(format) }],
-      }, data, holder);
-    },
-    destroy() {
-      if (plot) plot.destroy();
-    },
-  };
-}
-
 export function mount(root, { arg, ctx }) {
   const id = Number(arg);
   const head = el("div", { class: "job-head" });
   const timelineBox = el("div");
-  const steps = chart("Steps over time", "step", (v) => num(v));
-  const mfu = chart("MFU over time", "MFU", (v) => (v !== 0 && Math.abs(v) < 0.001 ? (v * 100).toPrecision(2) + "%" : pct(v)));
+  const steps = lineChart("chart-steps", "Steps over time", "step", compact);
+  const loss = runChart("chart-loss", "Loss (line: mean, band: min to max of the point's steps)",
+                        "loss", plain, (p) => p.loss, ["loss_min", "loss_max"]);
+  const throughput = runChart("chart-throughput", "Throughput (tokens/s)", "throughput", compact,
+                              (p) => p.tokens_per_s);
+  const mfu = runChart("chart-mfu", "MFU (work over time)", "MFU", ratioPct, (p) => p.mfu);
   const checkpoints = dataTable([
     { key: "step", label: "Step", num: true, value: (c) => c.step },
     { key: "cluster", label: "Saved on", value: (c) => c.cluster },
@@ -107,37 +84,14 @@ export function mount(root, { arg, ctx }) {
     { key: "attempt", label: "Attempt", num: true, value: (e) => e.attempt_no },
     { key: "message", label: "What happened", value: (e) => e.message },
   ], { filterPlaceholder: "filter events", empty: "no events", id: "events", tall: true });
-  const log = el("pre", { class: "log", id: "log" });
-  let logAttempt = 0;
-  let logOffset = 0;
-  let logLines = [];
+  const log = logView();
   let cancelError = el("p", { class: "error", role: "alert" });
 
   root.append(head, section("Attempts", timelineBox),
-              section("Progress", el("div", { class: "charts" }, steps.node, mfu.node)),
+              section("Progress", el("div", { class: "charts" }, loss.node, throughput.node,
+                                     mfu.node, steps.node)),
               section("Checkpoints", checkpoints.node), section("Events", events.node),
-              section("Log (latest attempt)", log));
-
-  async function readLog(attempt) {
-    if (attempt === 0) return;
-    if (attempt !== logAttempt) {  // a new attempt: its own log
-      logAttempt = attempt;
-      logOffset = 0;
-      logLines = [];
-    }
-    // Up to 1 MiB a call; only the newest lines are kept on the page.
-    for (let i = 0; i < 8; i++) {
-      const { text, next } = await api.logText(id, attempt, logOffset);
-      if (!text) break;
-      logOffset = next;
-      logLines = logLines.concat(text.split("\n").filter((l, k, all) => l !== "" || k < all.length - 1));
-      if (logLines.length > LOG_LINES) logLines = logLines.slice(-LOG_LINES);
-      if (text.length < 1 << 20) break;
-    }
-    const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
-    log.textContent = logLines.join("\n");
-    if (atBottom) log.scrollTop = log.scrollHeight;
-  }
+              section("Log (latest attempt)", log.node));
 
   function drawHead(job) {
     const cancel = mayCancel(ctx.whoami, job)
@@ -154,6 +108,10 @@ export function mount(root, { arg, ctx }) {
     const parts = [
       el("h1", {}, `Job ${job.id}: ${job.name} `, badge(job.state)),
       job.reason ? el("p", { class: "reason" }, job.reason) : null,
+      // Written by the job's own output and its spec: text only (el() never parses HTML).
+      job.error_excerpt ? el("div", { class: "excerpt" }, el("span", { class: "label" }, "What failed"),
+                             el("pre", { id: "error-excerpt" }, job.error_excerpt)) : null,
+      job.mfu_flag ? el("p", { class: "flag", id: "mfu-flag", role: "note" }, job.mfu_flag) : null,
       el("div", { class: "figures" },
          figure("Cluster", job.cluster ?? dash), figure("Step", num(job.step)),
          figure("ETTR", pct(job.ettr)), figure("MFU", pct(job.mfu)),
@@ -170,7 +128,7 @@ export function mount(root, { arg, ctx }) {
       const base = "/api/v1/jobs/" + id;
       const [job, attempts, evs, ckpts, series] = await Promise.all([
         api.get(base), api.get(base + "/attempts"), api.get(base + "/events"),
-        api.get(base + "/checkpoints"), api.get(base + "/mfu")]);
+        api.get(base + "/checkpoints"), api.get(base + "/series?points=" + SERIES_POINTS)]);
       const now = Date.now();
       drawHead(job);
       timelineBox.replaceChildren(timeline(attempts.attempts, now));
@@ -183,15 +141,13 @@ export function mount(root, { arg, ctx }) {
       for (const c of ckpts.checkpoints) points.push([c.at_ms, c.step]);
       points.sort((p, q) => p[0] - q[0]);
       steps.set(points.map((p) => p[0] / 1000), points.map((p) => p[1]));
-      const buckets = series.attempts.flatMap((a) => a.buckets).sort((p, q) => p.at_ms - q.at_ms);
-      mfu.set(buckets.map((b) => b.at_ms / 1000), buckets.map((b) => b.mfu));
+      for (const c of [loss, throughput, mfu]) c.set(series);
       checkpoints.update(ckpts.checkpoints);
       events.update(evs.events);
-      await readLog(attempts.attempts.length);
+      await log.read(id, attempts.attempts.length);
     },
     destroy() {
-      steps.destroy();
-      mfu.destroy();
+      for (const c of [steps, loss, throughput, mfu]) c.destroy();
     },
   };
 }
