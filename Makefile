@@ -74,10 +74,11 @@ web/page/node_modules/.package-lock.json: web/page/package-lock.json | node-deps
 # What the tests use beyond the lab: Debian's chromium for the browser tests (tests/browser,
 # ctest label browser), driven headless by playwright-core (pinned by
 # tests/browser/package-lock.json), promtool (Debian's prometheus) to lint GET /metrics, and
-# Debian's python3-torch for the tests that run a real PyTorch trainer (examples/pytorch).
+# Debian's python3-torch for the tests that run a real PyTorch trainer (examples/pytorch,
+# examples/python) and python3-pytest for the Python client's own tests (python/tests).
 # openapi-deps: the OpenAPI 3.1 validator of tests/openapi (pinned by its package-lock.json),
 # which a unit test runs on the server's document.
-TEST_PACKAGES := chromium prometheus python3-torch
+TEST_PACKAGES := chromium prometheus python3-torch python3-pytest
 test-deps: tests/browser/node_modules/.package-lock.json openapi-deps
 	$(call apt_install_missing,test-deps,$(TEST_PACKAGES))
 tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json | node-deps
