@@ -7,6 +7,7 @@
 
 #include "scheduler/brain/spare_pool.h"
 #include "scheduler/model/launch_request_json.h"
+#include "scheduler/model/log_tag.h"
 #include "scheduler/runtime/fault_points.h"
 #include "scheduler/runtime/resume_check.h"
 #include "scheduler/runtime/storage_worker.h"
@@ -16,7 +17,8 @@ namespace orch {
 void parse_output_lines(const std::vector<std::string>& lines, std::vector<ProgressLine>& reports,
                         std::vector<std::string>& bad_lines) {
   for (const auto& line : lines) {
-    auto parsed = parse_progress_line(line);
+    // A gang's task tags its lines ("[node/rank] ", log_tag.h): the protocol line follows it.
+    auto parsed = parse_progress_line(strip_log_tag(line));
     if (!parsed) continue;
     if (parsed->ok()) {
       reports.push_back(parsed->value());
@@ -29,12 +31,19 @@ void parse_output_lines(const std::vector<std::string>& lines, std::vector<Progr
 
 std::optional<std::string> tail_line(std::string_view line) {
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  // A gang's task's tag ("[node/rank] ", log_tag.h) stays on the kept line; what follows it is
+  // judged.
+  std::string_view text;
+  const bool tagged = split_log_tag(line, &text).has_value();
+  const std::string_view tag = line.substr(0, line.size() - text.size());
   // A progress bar redraws itself with carriage returns: keep what a terminal would show.
-  if (auto cr = line.rfind('\r'); cr != std::string_view::npos) line.remove_prefix(cr + 1);
-  if (line.starts_with(kProgressPrefix)) return std::nullopt;
-  if (line.find_first_not_of(" \t") == std::string_view::npos) return std::nullopt;
-  if (line.size() > kTailLineBytes) line = line.substr(0, kTailLineBytes);
-  return std::string(line);
+  if (auto cr = text.rfind('\r'); cr != std::string_view::npos) text.remove_prefix(cr + 1);
+  if (text.starts_with(kProgressPrefix)) return std::nullopt;
+  if (text.find_first_not_of(" \t") == std::string_view::npos) return std::nullopt;
+  std::string kept = tagged ? std::string(tag) : std::string();
+  kept += text;
+  if (kept.size() > kTailLineBytes) kept.resize(kTailLineBytes);
+  return kept;
 }
 
 std::vector<std::string> tail_lines(std::string_view text, bool partial_first) {

@@ -124,12 +124,14 @@ class SiteWorker {
 };
 
 // Splits output lines into progress reports and bad protocol lines (shared by every provider).
+// A line's task tag (a gang's "[node/rank] ", scheduler/model/log_tag.h) is stripped first.
 void parse_output_lines(const std::vector<std::string>& lines, std::vector<ProgressLine>& reports,
                         std::vector<std::string>& bad_lines);
 
 // The log tail: at most kTailLines ordinary output lines per attempt, each cut to
 // kTailLineBytes (of what a terminal would show: the text after its last carriage return).
-// Protocol ("@orchestrate ") and blank lines are not kept.
+// Protocol ("@orchestrate ") and blank lines are not kept, judged after a gang's task tag, which
+// a kept line keeps ("[east-n0/3] Traceback ...": whose line it is).
 inline constexpr std::size_t kTailLines = 64;
 inline constexpr std::size_t kTailLineBytes = 2048;
 // When the worker saw none of an exited attempt's output, it reads back this much of its end.

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "adapters/local/run_dir.h"
+#include "scheduler/model/log_tag.h"
 #include "tests/unit/local/local_test_util.h"
 
 namespace orch::testing {
@@ -54,10 +55,12 @@ class LocalGangTest : public LocalSiteTest {
     return std::atoi(slurp(local::task_paths(paths, rank).agent_pid).c_str());
   }
 
-  // Every "r<rank> NAME=value" line of the output, as rank -> NAME -> value.
+  // Every "r<rank> NAME=value" line of the output, as rank -> NAME -> value (after the task's
+  // "[node/rank] " tag, which the agent puts before each line of a gang's task).
   std::map<int, std::map<std::string, std::string>> places(const std::vector<std::string>& lines) {
     std::map<int, std::map<std::string, std::string>> out;
-    for (const std::string& l : lines) {
+    for (const std::string& tagged : lines) {
+      const std::string l(strip_log_tag(tagged));
       if (l.size() < 3 || l[0] != 'r') continue;
       auto space = l.find(' '), eq = l.find('=');
       if (space == std::string::npos || eq == std::string::npos) continue;
@@ -118,6 +121,9 @@ TEST_F(LocalGangTest, TasksPerNodeGiveLocalRanksOnEachNode) {
   EXPECT_EQ(got[3]["ORCH_NODE_NAME"], "loc-n1");
   EXPECT_EQ(got[2]["LOCAL_RANK"], "0");
   EXPECT_EQ(got[0]["WORLD_SIZE"], "4");
+  // Each line carries its task's node and global rank (issue 41).
+  EXPECT_THAT(lines, ::testing::Contains("[loc-n1/3] r3 ORCH_NODE_RANK=1"));
+  EXPECT_THAT(lines, ::testing::Contains("[loc-n0/1] r1 LOCAL_RANK=1"));
   EXPECT_EQ(got[0]["ORCH_NTASKS"], "4");
 }
 

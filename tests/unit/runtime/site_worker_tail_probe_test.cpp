@@ -258,5 +258,21 @@ TEST(TailLines, KeepsWhatATerminalShowsCutsLongLinesAndDropsTheRest) {
   EXPECT_EQ(lines.back(), "99");
 }
 
+// A gang's task tags its lines "[node/rank] " (issue 41): the tag stays on a kept line (whose
+// line it is), and the text after it is what is judged: a protocol line, a blank one, a
+// progress bar.
+TEST(TailLines, JudgeWhatFollowsAGangTasksTagAndKeepTheTag) {
+  EXPECT_EQ(tail_line(R"([east-n0/0] @orchestrate {"event":"progress","step":1})"), std::nullopt);
+  EXPECT_EQ(tail_line("[east-n0/0]    "), std::nullopt);
+  EXPECT_EQ(tail_line("[east-n1/3] Traceback (most recent call last):"),
+            "[east-n1/3] Traceback (most recent call last):");
+  EXPECT_EQ(tail_line("[east-n1/3] epoch 1:  10%\repoch 1: 100%\r\n"), "[east-n1/3] epoch 1: 100%");
+  EXPECT_THAT(*tail_line("[east-n1/3] " + std::string(5000, 'x')), SizeIs(kTailLineBytes));
+  // Only one tag is the agent's: a job's own "[x/1] " after it is its text.
+  EXPECT_EQ(tail_line("[n0/0] [x/1] @orchestrate {}"), "[n0/0] [x/1] @orchestrate {}");
+  EXPECT_THAT(tail_lines("[n0/0] a\n[n0/1] @orchestrate {}\n[n0/1] b\n", false),
+              ElementsAre("[n0/0] a", "[n0/1] b"));
+}
+
 }  // namespace
 }  // namespace orch::testing

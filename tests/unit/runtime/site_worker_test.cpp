@@ -390,5 +390,20 @@ TEST(ParseOutputLines, SplitsReportsFromBadLinesAndIgnoresTheRest) {
   EXPECT_THAT(bad[0], ::testing::HasSubstr("not valid JSON"));
 }
 
+// A gang's task tags each line "[node/rank] " (issue 41): one tag is stripped before the
+// protocol is parsed; a bad protocol line is shown as it was written, tag and all.
+TEST(ParseOutputLines, ParsesTheProtocolAfterAGangTasksTag) {
+  std::vector<ProgressLine> reports;
+  std::vector<std::string> bad;
+  parse_output_lines({R"([east-n0/0] @orchestrate {"event":"progress","step":5})",
+                      "[east-n0/1] hello", "[east-n0/0] @orchestrate nope",
+                      R"([a/0] [b/1] @orchestrate {"event":"progress","step":9})"},
+                     reports, bad);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(std::get<ProgressReport>(reports[0]).step, 5);
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_THAT(bad[0], ::testing::HasSubstr("in: [east-n0/0] @orchestrate nope"));
+}
+
 }  // namespace
 }  // namespace orch::testing
