@@ -1,14 +1,19 @@
 // The status page in a real browser (issue 17): Debian's chromium, headless, driven by
 // playwright-core (pages.mjs) against the real `orchestrate serve`, after a job ran through an
 // outage of its first cluster. Every view renders what the API holds: both clusters, the job,
-// its two attempts on the timeline, charts with points, checkpoints, events and its log; no
-// console error. A screenshot of each view lands in <build>/screenshots/ for a person to see.
+// its two attempts on the timeline, checkpoints, events and its log; no console error. Issue 41:
+// the loss, throughput and MFU charts hold points of both attempts with their y-axis labels whole
+// inside the chart, the log panel shows no protocol line until "raw output" is ticked, and a job
+// whose command is not found shows what failed in its header, as text. A screenshot of each
+// view lands in <build>/screenshots/ for a person to see.
 #include <gmock/gmock.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/integration/e2e/e2e_fixture.h"
 
@@ -26,7 +31,8 @@ class PageBrowserTest : public E2eTest {
  protected:
   // pages.mjs against this server with `token`; its JSON line and exit code.
   ProcessResult drive(const std::string& token, std::int64_t job, int attempts,
-                      const std::string& out, bool expect_refused = false) {
+                      const std::string& out, bool expect_refused = false,
+                      std::int64_t failed_job = 0, const std::string& excerpt = "") {
     const std::string dir = ORCH_SOURCE_DIR "/tests/browser";
     if (::access("/usr/bin/chromium", X_OK) != 0 ||
         ::access((dir + "/node_modules/playwright-core/package.json").c_str(), R_OK) != 0) {
@@ -35,11 +41,22 @@ class PageBrowserTest : public E2eTest {
           "chromium or playwright-core is missing: `make test` installs both (make test-deps)";
       return missing;
     }
-    return run_process(
-        {"/usr/bin/env", "node", dir + "/pages.mjs", "--url", url_, "--token", token, "--job",
-         std::to_string(job), "--attempts", std::to_string(attempts), "--clusters", "alpha,beta",
-         "--out", out, "--expect-refused", expect_refused ? "1" : ""},
-        milliseconds(120000));
+    const std::vector<std::pair<std::string, std::string>> flags = {
+        {"--url", url_},
+        {"--token", token},
+        {"--job", std::to_string(job)},
+        {"--attempts", std::to_string(attempts)},
+        {"--clusters", "alpha,beta"},
+        {"--out", out},
+        {"--expect-refused", expect_refused ? "1" : ""},
+        {"--failed-job", failed_job > 0 ? std::to_string(failed_job) : ""},
+        {"--excerpt", excerpt}};
+    std::vector<std::string> argv = {"/usr/bin/env", "node", dir + "/pages.mjs"};
+    for (const auto& [flag, value] : flags) {
+      argv.push_back(flag);
+      argv.push_back(value);
+    }
+    return run_process(argv, milliseconds(120000));
   }
 };
 
@@ -56,9 +73,17 @@ TEST_F(PageBrowserTest, EveryViewShowsWhatTheApiHoldsForAJobThroughAnOutage) {
   json list = attempts(id);
   ASSERT_EQ(list.size(), 2u) << list.dump();
   ASSERT_EQ(list[1]["cluster"], "beta");
+  // A command that is not there, after a line a hostile tenant could print: the page's header
+  // says what failed, as text.
+  const std::int64_t failed = submit(
+      "name: not-found\ncommand: \"echo '<img src=x onerror=alert(1)>' >&2; no-such-trainer\"\n"
+      "resources: {nodes: 1, gpus_per_node: 1}\nplacement: {preferred: [beta]}\n" +
+      restart_yaml(0));
+  ASSERT_GT(failed, 0);
+  ASSERT_EQ(wait_final(failed)["state"], "failed") << describe_job(url_, failed);
 
   const std::string out = ORCH_BINARY_DIR "/screenshots";
-  ProcessResult r = drive(server_->admin_token(), id, 2, out);
+  ProcessResult r = drive(server_->admin_token(), id, 2, out, false, failed, "no-such-trainer");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("\"ok\":true"));
   EXPECT_THAT(r.output, HasSubstr("#1 site_down"));
@@ -68,7 +93,8 @@ TEST_F(PageBrowserTest, EveryViewShowsWhatTheApiHoldsForAJobThroughAnOutage) {
   EXPECT_THAT(r.output, ::testing::ContainsRegex(
                             "attempt 2 after site_down: [0-9.]+ s: detection [0-9.]+ s, backoff "
                             "0.0 s, placing 0.0 s, site [0-9.]+ s, startup [0-9.]+ s"));
-  for (const char* view : {"fleet", "jobs", "job", "nodes", "transfers"}) {
+  EXPECT_THAT(r.output, HasSubstr("error excerpt: "));
+  for (const char* view : {"fleet", "jobs", "job", "job-failed", "nodes", "transfers"}) {
     EXPECT_TRUE(file_has_bytes(out + "/" + view + ".png")) << view;
   }
 }

@@ -5,6 +5,10 @@
 //
 //   node pages.mjs --url http://127.0.0.1:PORT --token T --job ID --attempts 2
 //                  --clusters alpha,beta --out DIR [--chromium /usr/bin/chromium]
+//                  [--failed-job ID --excerpt TEXT]
+//     (the job's loss, throughput and MFU charts hold points of attempts 1 to --attempts, their
+//     y-axis labels are drawn whole inside the chart, its log panel hides protocol lines until
+//     "raw output" is ticked; --failed-job's header shows an error excerpt containing TEXT)
 //   node pages.mjs --url ... --token T --out DIR --expect-refused 1
 //     (the token must be refused: the sign-in form comes back saying so)
 //   node pages.mjs --url ... --token T --out DIR --measure RUNS --rows N --cluster-rows M
@@ -24,6 +28,91 @@ function args() {
 }
 
 const TIMEOUT = 20000;
+const RUN_CHARTS = ["chart-loss", "chart-throughput", "chart-mfu"];
+const PROTOCOL_LINE = /^(\[[^\]]*\] )?@orchestrate /;
+
+// Where each chart's y-axis labels are drawn: the bounding box of the ink left of the plot area
+// (uPlot draws labels on its canvas), in page pixels, beside the canvas's own box. A label wider
+// than the axis is cut by the canvas's left edge, so its ink starts at the canvas's first column.
+function yLabelBoxes(ids) {
+  return ids.map((id) => {
+    const canvas = document.querySelector(`#${id} .uplot canvas`);
+    const over = document.querySelector(`#${id} .uplot .u-over`);
+    const c = canvas.getBoundingClientRect();
+    const o = over.getBoundingClientRect();
+    const ratio = canvas.width / c.width;
+    const width = Math.floor((o.left - c.left) * ratio);
+    const top = Math.max(0, Math.floor((o.top - c.top - 8) * ratio));
+    const bottom = Math.min(canvas.height, Math.ceil((o.bottom - c.top + 8) * ratio));
+    const img = canvas.getContext("2d").getImageData(0, top, width, bottom - top);
+    let x0 = Infinity, x1 = -1, y0 = Infinity, y1 = -1;
+    for (let y = 0; y < img.height; y++) {
+      for (let x = 0; x < img.width; x++) {
+        if (img.data[(y * img.width + x) * 4 + 3] <= 32) continue;
+        x0 = Math.min(x0, x);
+        x1 = Math.max(x1, x);
+        y0 = Math.min(y0, y);
+        y1 = Math.max(y1, y);
+      }
+    }
+    const chart = { left: c.left, top: c.top, right: c.right, bottom: c.bottom };
+    if (x1 < 0) return { id, chart, labels: null };
+    return { id, chart, labels: { left: c.left + x0 / ratio, right: c.left + (x1 + 1) / ratio,
+                                  top: c.top + (top + y0) / ratio, bottom: c.top + (top + y1 + 1) / ratio } };
+  });
+}
+
+// The run's charts: points of every attempt 1..want, labels whole inside each chart.
+async function checkRunCharts(page, want) {
+  for (const id of RUN_CHARTS) {
+    await page.waitForFunction(([chart, n]) => {
+      const holder = document.getElementById(chart);
+      if (!holder || !holder.querySelector(".uplot canvas")) return false;
+      const counts = new Map((holder.dataset.points || "").split(" ").filter(Boolean)
+        .map((p) => p.split(":").map(Number)));
+      for (let a = 1; a <= n; a++) if (!(counts.get(a) > 0)) return false;
+      return true;
+    }, [id, want]);
+  }
+  const points = await page.$$eval(".chart", (cs) => cs.map((c) => `${c.id}: ${c.dataset.points || ""}`));
+  console.error("chart points (attempt:count): " + JSON.stringify(points));
+  const one = 1 / (await page.evaluate(() => window.devicePixelRatio || 1));
+  for (const { id, chart, labels } of await page.evaluate(yLabelBoxes, RUN_CHARTS)) {
+    if (!labels) throw new Error(`${id}: no y-axis labels drawn`);
+    const inside = labels.left >= chart.left + one && labels.right <= chart.right &&
+                   labels.top >= chart.top && labels.bottom <= chart.bottom;
+    if (!inside) {
+      throw new Error(`${id}: the y-axis labels (${JSON.stringify(labels)}) are cut by the chart's ` +
+                      `edge (${JSON.stringify(chart)})`);
+    }
+  }
+}
+
+// The log panel: no protocol line unless "raw output" is ticked, and some with it.
+async function checkLog(page) {
+  await page.waitForFunction(() => document.querySelector("#log").textContent.length > 0);
+  const lines = async () => (await page.$eval("#log", (p) => p.textContent)).split("\n");
+  const hidden = (await lines()).filter((l) => PROTOCOL_LINE.test(l));
+  if (hidden.length) throw new Error(`log: protocol lines shown by default: ${hidden.slice(0, 3)}`);
+  console.error("log hint: " + (await page.$eval("#log-hidden", (s) => s.textContent)));
+  await page.check("#log-raw");
+  await page.waitForFunction((re) => document.querySelector("#log").textContent.split("\n")
+    .some((l) => new RegExp(re).test(l)), PROTOCOL_LINE.source);
+  await page.uncheck("#log-raw");
+}
+
+// A failed job's header: its error excerpt, as text.
+async function checkExcerpt(page, a) {
+  await page.goto(a.url + "/#/job/" + a["failed-job"]);
+  await page.waitForSelector("#error-excerpt");
+  const [shown, elements] = await page.$eval("#error-excerpt", (p) => [p.textContent, p.childElementCount]);
+  if (elements) throw new Error(`job ${a["failed-job"]}: the error excerpt became ${elements} element(s)`);
+  if (!shown.includes(a.excerpt)) {
+    throw new Error(`job ${a["failed-job"]}: the error excerpt "${shown}" lacks "${a.excerpt}"`);
+  }
+  console.error("error excerpt: " + JSON.stringify(shown));
+  await page.screenshot({ path: a.out + "/job-failed.png", fullPage: true });
+}
 
 // Each run: the jobs list fetched and parsed by the page's JavaScript alone (the baseline), then
 // a full load of the page (HTML, scripts, sign-in check) until the jobs table has all its rows,
@@ -67,6 +156,10 @@ async function main() {
       if (m.type() === "error") problems.push("console error: " + m.text() + " at " + (m.location()?.url || "?"));
     });
     page.on("pageerror", (e) => problems.push("page error: " + e.message));
+    page.on("dialog", (d) => {
+      problems.push("a dialog opened: " + d.message());
+      d.dismiss().catch(() => {});
+    });
     page.on("response", (r) => {
       if (r.status() >= 400) problems.push(`HTTP ${r.status()} for ${r.request().method()} ${r.url()}`);
     });
@@ -119,12 +212,11 @@ async function main() {
       const want = Number(a.attempts);
       await page.waitForFunction((n) => document.querySelectorAll("#timeline .bar").length >= n, want);
       const bars = await page.$$eval("#timeline .bar", (bs) => bs.map((b) => b.textContent));
-      await page.waitForSelector(".chart .uplot canvas");
-      const charts = await page.$$eval(".chart .uplot", (cs) => cs.length);
-      if (charts < 2) throw new Error(`job: ${charts} chart(s) with points, expected steps and MFU`);
+      await page.waitForSelector("#chart-steps .uplot canvas");
+      await checkRunCharts(page, want);
       await page.waitForSelector("#checkpoints tbody tr td.num");
       await page.waitForSelector("#events tbody tr td");
-      await page.waitForFunction(() => document.querySelector("#log").textContent.length > 0);
+      await checkLog(page);
       await page.screenshot({ path: a.out + "/job.png", fullPage: true });
       if (bars.length < want) throw new Error(`job: ${bars.length} attempt bars, expected ${want}`);
       console.error("bars: " + JSON.stringify(bars));
@@ -132,6 +224,8 @@ async function main() {
       const recoveries = await page.$$eval("#recoveries li", (ls) => ls.map((l) => l.textContent));
       console.error("recoveries: " + JSON.stringify(recoveries));
     }
+
+    if (a["failed-job"]) await checkExcerpt(page, a);
 
     await page.goto(a.url + "/#/nodes");
     await page.waitForSelector("#nodes tbody tr td");

@@ -58,6 +58,18 @@ function timeline(attempts, nowMs) {
             recoveries.length ? el("ul", { class: "recoveries", id: "recoveries" }, ...recoveries) : null);
 }
 
+// What failed (the newest failed attempt's excerpt: the classifier's evidence and the task's last
+// lines), as text only: a job's own output writes it (el() never parses HTML). On a job that went
+// on after it, it says which attempt it was.
+function excerpt(job, attempts) {
+  if (!job.error_excerpt) return null;
+  const failed = [...attempts].reverse().find((a) => a.error_excerpt);
+  const label = job.state === "failed" || !failed ? "What failed"
+    : `What ended attempt ${failed.no} (${failed.cause || failed.state})`;
+  return el("div", { class: "excerpt" + (job.state === "failed" ? "" : " earlier") },
+            el("span", { class: "label" }, label), el("pre", { id: "error-excerpt" }, job.error_excerpt));
+}
+
 export function mount(root, { arg, ctx }) {
   const id = Number(arg);
   const head = el("div", { class: "job-head" });
@@ -84,16 +96,17 @@ export function mount(root, { arg, ctx }) {
     { key: "attempt", label: "Attempt", num: true, value: (e) => e.attempt_no },
     { key: "message", label: "What happened", value: (e) => e.message },
   ], { filterPlaceholder: "filter events", empty: "no events", id: "events", tall: true });
+  const charts = el("div", { class: "charts" }, loss.node, throughput.node, mfu.node, steps.node);
+  const noProgress = el("p", { class: "empty", hidden: true }, "no progress reported yet");
   const log = logView();
   let cancelError = el("p", { class: "error", role: "alert" });
 
   root.append(head, section("Attempts", timelineBox),
-              section("Progress", el("div", { class: "charts" }, loss.node, throughput.node,
-                                     mfu.node, steps.node)),
+              section("Progress", noProgress, charts),
               section("Checkpoints", checkpoints.node), section("Events", events.node),
               section("Log (latest attempt)", log.node));
 
-  function drawHead(job) {
+  function drawHead(job, attempts) {
     const cancel = mayCancel(ctx.whoami, job)
       ? el("button", { type: "button", id: "cancel", onclick: async () => {
           if (!confirm(`Cancel job ${job.id} (${job.name})?`)) return;
@@ -108,9 +121,7 @@ export function mount(root, { arg, ctx }) {
     const parts = [
       el("h1", {}, `Job ${job.id}: ${job.name} `, badge(job.state)),
       job.reason ? el("p", { class: "reason" }, job.reason) : null,
-      // Written by the job's own output and its spec: text only (el() never parses HTML).
-      job.error_excerpt ? el("div", { class: "excerpt" }, el("span", { class: "label" }, "What failed"),
-                             el("pre", { id: "error-excerpt" }, job.error_excerpt)) : null,
+      excerpt(job, attempts),
       job.mfu_flag ? el("p", { class: "flag", id: "mfu-flag", role: "note" }, job.mfu_flag) : null,
       el("div", { class: "figures" },
          figure("Cluster", job.cluster ?? dash), figure("Step", num(job.step)),
@@ -130,7 +141,7 @@ export function mount(root, { arg, ctx }) {
         api.get(base), api.get(base + "/attempts"), api.get(base + "/events"),
         api.get(base + "/checkpoints"), api.get(base + "/series?points=" + SERIES_POINTS)]);
       const now = Date.now();
-      drawHead(job);
+      drawHead(job, attempts.attempts);
       timelineBox.replaceChildren(timeline(attempts.attempts, now));
       // Steps over time: where each attempt started and ended, and every checkpoint.
       const points = [];
@@ -140,6 +151,10 @@ export function mount(root, { arg, ctx }) {
       }
       for (const c of ckpts.checkpoints) points.push([c.at_ms, c.step]);
       points.sort((p, q) => p[0] - q[0]);
+      // Shown before drawing: a chart takes the width its panel has.
+      const none = points.length === 0 && series.attempts.every((a) => a.points.length === 0);
+      charts.hidden = none;
+      noProgress.hidden = !none;
       steps.set(points.map((p) => p[0] / 1000), points.map((p) => p[1]));
       for (const c of [loss, throughput, mfu]) c.set(series);
       checkpoints.update(ckpts.checkpoints);
