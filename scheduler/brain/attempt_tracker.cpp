@@ -245,11 +245,13 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
       if (p->tokens && p->step_time_s) {
         a.tokens_total += static_cast<double>(*p->tokens);
         a.step_time_total += *p->step_time_s;
-        sample.mfu =
+        auto mfu =
             compute_mfu(static_cast<double>(*p->tokens), *p->step_time_s, fpt, a.gpus, peak);
+        // Above 100%, or while the attempt is flagged, a step's MFU is no measurement.
+        sample.mfu = counted_mfu(mfu, a.mfu_flag);
+        if (mfu) mfu_samples.push_back({sample.mfu, *p->step_time_s, &p->ranks});
       }
       if (auto r = store_.insert_progress(sample); !r) return r;
-      if (sample.mfu) mfu_samples.push_back({*sample.mfu, &p->ranks});
     } else if (auto r = ingest_checkpoint(a, std::get<CheckpointReport>(line), refused); !r) {
       return r;
     }
@@ -260,6 +262,8 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
                             static_cast<double>(*a.last_step - *step_before);
     a.hang_after_ms = note_step_time(a.hang_watch, a.hang_after_ms, per_step);
   }
+  // Work over time: total tokens over total step time (never a mean of per-step MFUs); the
+  // health judge flags it, and keeps it null, when it cannot be a measurement.
   a.mfu = compute_mfu(a.tokens_total, a.step_time_total, fpt, a.gpus, peak);
   std::vector<std::string> stragglers;
   if (auto r = health_.watch_mfu(a, job, mfu_samples, &stragglers); !r) return r;

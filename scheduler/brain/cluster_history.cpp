@@ -62,6 +62,7 @@ Result<ScorecardInputs> gather_scorecard_inputs(StoreReader& store,
     if (a.state == AttemptState::exited) f.ended_ms = a.ended_ms.value_or(a.started_ms);
     f.cause = a.cause;
     f.mfu = a.mfu;
+    f.mfu_time_s = a.mfu_time_s;
     f.last_alive_ms = a.last_alive_ms;
     f.due_ms = a.due_ms;
     f.first_progress_ms = a.first_progress_ms;
@@ -96,14 +97,16 @@ Result<ScorecardInputs> gather_scorecard_inputs(StoreReader& store,
 
 std::map<std::string, ClusterHistory> cluster_histories(const ScorecardInputs& in) {
   std::map<std::string, ClusterHistory> out;
-  std::map<std::string, std::vector<double>> mfus, saves;
+  std::map<std::string, std::vector<double>> saves;
+  // The cluster's MFU is its attempts' work over their time (MfuOverTime), not their median.
+  std::map<std::string, MfuOverTime> mfus;
   for (const auto& a : in.attempts) {
     ClusterHistory& h = out[a.cluster];
     const Millis start = std::max(a.running_ms.value_or(a.started_ms), in.window_start);
     const Millis end = a.ended_ms.value_or(in.now);
     if (end > start) h.node_hours += a.nodes * static_cast<double>(end - start) / 3'600'000.0;
     if (a.mfu) {
-      mfus[a.cluster].push_back(*a.mfu);
+      mfus[a.cluster].add(*a.mfu, a.mfu_time_s);
       h.mfu_measured_ms = std::max(h.mfu_measured_ms.value_or(end), end);
       if (end > start) h.mfu_hours += static_cast<double>(end - start) / 3'600'000.0;
     }
@@ -117,7 +120,7 @@ std::map<std::string, ClusterHistory> cluster_histories(const ScorecardInputs& i
   for (const auto& f : in.node_failures) ++out[f.cluster].node_failures;
   for (const auto& c : in.checkpoints) saves[c.cluster].push_back(c.save_time_s);
   for (auto& [name, h] : out) {
-    h.median_mfu = median(mfus[name]);
+    h.mfu = mfus[name].value();
     h.checkpoint_cost_s = median(saves[name]);
   }
   return out;

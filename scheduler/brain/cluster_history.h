@@ -26,8 +26,9 @@ Result<ScorecardInputs> gather_scorecard_inputs(StoreReader& store,
                                                 const std::vector<ClusterSpec>& clusters,
                                                 Millis now, Millis window_start);
 
-// Per cluster: median MFU, node-hours under attempts and node failures in them, checkpoint cost
-// (median save time) and restart time (median detection + median recovery).
+// Per cluster: MFU (its attempts' work over their time), node-hours under attempts and node
+// failures in them, checkpoint cost (median save time) and restart time (median detection +
+// median recovery).
 std::map<std::string, ClusterHistory> cluster_histories(const ScorecardInputs& in);
 
 // How far back placement looks, and how often it looks again.

@@ -13,6 +13,7 @@
 #include "scheduler/brain/node_standing.h"
 #include "scheduler/common/text.h"
 #include "scheduler/health/mfu_watch.h"
+#include "scheduler/lifecycle/mfu.h"
 
 namespace orch {
 namespace {
@@ -156,17 +157,27 @@ Result<void> HealthJudge::note_hang(const AttemptRow& attempt, const std::string
 Result<void> HealthJudge::watch_mfu(AttemptRow& a, const JobRow& job,
                                     const std::vector<MfuSample>& samples,
                                     std::vector<std::string>* confirmed) {
+  if (auto r = flag_implausible_mfu(a, job); !r) return r;
   if (samples.empty()) return Ok{};
   const Millis now = clock_.now_ms();
   std::string nodes_text;
   for (const auto& n : a.nodes) nodes_text += (nodes_text.empty() ? "" : ",") + n;
-  double sum = 0;
-  for (const auto& s : samples) sum += s.mfu;
+  // Work over time: each step's MFU weighted by its step time (MfuBucketRow).
+  double work = 0;
+  double time_s = 0;
+  int counted = 0;
+  for (const auto& s : samples) {
+    if (!s.mfu || !a.mfu_flag.empty()) continue;
+    work += *s.mfu * s.seconds;
+    time_s += s.seconds;
+    ++counted;
+  }
   // One observation's samples share its time, so they share one minute bucket: one write.
-  if (auto r = store_.add_mfu_samples(a.id, a.cluster, nodes_text, now, sum,
-                                      static_cast<int>(samples.size()));
-      !r) {
-    return r;
+  if (counted > 0) {
+    if (auto r = store_.add_mfu_samples(a.id, a.cluster, nodes_text, now, work, time_s, counted);
+        !r) {
+      return r;
+    }
   }
   MfuWatchPolicy policy;
   policy.drop_fraction = job.spec.health.mfu_drop_percent / 100.0;
@@ -179,12 +190,34 @@ Result<void> HealthJudge::watch_mfu(AttemptRow& a, const JobRow& job,
   return Ok{};
 }
 
+Result<void> HealthJudge::flag_implausible_mfu(AttemptRow& a, const JobRow& job) {
+  if (a.mfu_flag.empty() && a.mfu && !mfu_plausible(*a.mfu)) {
+    const ClusterSpec* spec = cluster_spec(a.cluster);
+    a.mfu_flag = mfu_flag_text(*a.mfu, job.spec.model,
+                               spec ? spec->peak_flops_per_gpu() : std::nullopt, a.gpus, a.cluster);
+    // One event for the job: its next attempts run the same spec and are flagged quietly.
+    auto others = store_.attempts_of(a.job_id);
+    if (!others) return others.error();
+    const bool told = std::any_of(others->begin(), others->end(), [&](const AttemptRow& o) {
+      return o.id != a.id && !o.mfu_flag.empty();
+    });
+    if (!told) {
+      if (auto r = event(a.job_id, a.no, "mfu-misconfigured", a.mfu_flag); !r) return r;
+    }
+  }
+  if (!a.mfu_flag.empty()) a.mfu.reset();
+  return Ok{};
+}
+
 Result<void> HealthJudge::watch_one_sample(AttemptRow& a, MfuWatchState& state,
                                            std::vector<std::string>& suspects,
                                            const MfuSample& sample, const MfuWatchPolicy& policy,
                                            std::vector<std::string>* confirmed) {
   const Millis now = clock_.now_ms();
-  MfuStep step = observe_mfu(state, sample.mfu, now, policy);
+  MfuStep step;
+  if (sample.mfu && a.mfu_flag.empty()) {
+    step = observe_mfu(state, *sample.mfu, now, policy, sample.seconds);
+  }
   const std::string on =
       a.nodes.empty() ? std::string("nodes not named by the site") : "nodes " + join(a.nodes);
   if (step.change == MfuChange::dropped) {

@@ -50,13 +50,19 @@ class HealthJudge : BrainPart {
   Result<void> implicate_nodes(const AttemptRow& attempt, ExitCause cause,
                                const std::vector<std::string>& named_nodes,
                                const std::string& evidence);
-  // The MFU samples of one observation (with their per-rank times), in step order.
+  // The MFU samples of one observation (with their per-rank times), in step order: each step's
+  // MFU (nullopt when it is no measurement: lifecycle/mfu.h, counted_mfu) over its step time.
   struct MfuSample {
-    double mfu = 0;
+    std::optional<double> mfu;
+    double seconds = 0;
     const std::vector<RankStepTime>* ranks = nullptr;
   };
-  // Stores the samples, and records drops, recoveries and stragglers (the attempt's watch state
-  // is updated in `attempt`; the caller writes the attempt).
+  // Judges the attempt's MFU (attempt.mfu, work over time) first: above 100% or below 0 it is a
+  // misconfiguration, flagged on the attempt (mfu_flag, one `mfu-misconfigured` event for the
+  // job) and its MFU kept null from then on, so that no median, scorecard, placement or bucket
+  // counts it. Then stores the samples' work and time in the minute's bucket, and records drops,
+  // recoveries and stragglers (the attempt's watch state is updated in `attempt`; the caller
+  // writes the attempt).
   // Nodes that these samples confirmed stragglers (mfu_watch.h, tally_stragglers) go into
   // *confirmed.
   Result<void> watch_mfu(AttemptRow& attempt, const JobRow& job,
@@ -86,6 +92,7 @@ class HealthJudge : BrainPart {
   Result<void> start_burn_in(ClusterRow& cluster, const std::string& why);
   Result<void> judge_burn_in_round(ClusterRow& cluster, const ProbeCompleted& e);
   Result<void> judge_release_round(const ProbeCompleted& e);
+  Result<void> flag_implausible_mfu(AttemptRow& attempt, const JobRow& job);
   Result<void> watch_one_sample(AttemptRow& attempt, MfuWatchState& state,
                                 std::vector<std::string>& suspects, const MfuSample& sample,
                                 const MfuWatchPolicy& policy, std::vector<std::string>* confirmed);

@@ -114,12 +114,8 @@ ThrottleDecision throttle_step(const ThrottleState& state, const std::vector<Job
 
 std::optional<double> recent_mfu(const MfuWatchState& state, int n) {
   if (!state.baseline || state.window.empty()) return std::nullopt;
-  const std::size_t take = std::min(state.window.size(), static_cast<std::size_t>(std::max(n, 1)));
-  double sum = 0;
-  for (std::size_t i = state.window.size() - take; i < state.window.size(); ++i) {
-    sum += state.window[i];
-  }
-  return sum / static_cast<double>(take);
+  // Work over time, as the baseline it is compared with (mfu_watch.h).
+  return mfu_over_time(state.window, state.window_s, static_cast<std::size_t>(std::max(n, 1)));
 }
 
 }  // namespace orch

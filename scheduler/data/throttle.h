@@ -63,8 +63,8 @@ struct ThrottleDecision {
 ThrottleDecision throttle_step(const ThrottleState& state, const std::vector<JobMfuReading>& jobs,
                                const ThrottleSpec& spec, Millis now);
 
-// The mean of the newest n samples of the attempt's MFU window (fewer when it has fewer);
-// nullopt without a baseline or samples.
+// The work over time of the newest n samples of the attempt's MFU window (fewer when it has
+// fewer); nullopt without a baseline or samples.
 std::optional<double> recent_mfu(const MfuWatchState& state, int n = 5);
 
 // Transfer windows: TimeWindow, parse_window and in_windows live in scheduler/spec/time_window.h

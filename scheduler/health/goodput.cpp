@@ -26,7 +26,7 @@ double expected_ettr(double checkpoint_cost_s, double interval_s, double restart
 }
 
 double mfu_spread(const ClusterHistory& history, std::int64_t now_ms, const GoodputPriors& priors) {
-  if (!history.median_mfu) return priors.mfu_sd;
+  if (!history.mfu) return priors.mfu_sd;
   double variance = 0;
   if (history.mfu_hours > 0 || history.mfu_measured_ms) {  // unknown (a test's history): exact
     const double h = std::max(priors.mfu_evidence_h, 0.0);
@@ -52,7 +52,7 @@ GoodputEstimate estimate_goodput(int nodes, int gpus, double peak_flops_per_gpu,
   const double node_mtbf_h = failures > 0 ? hours / failures : priors.node_mtbf_h;
   e.node_mtbf_s = node_mtbf_h * 3600;
   e.job_mtbf_s = e.node_mtbf_s / std::max(nodes, 1);
-  e.expected_mfu = history.median_mfu.value_or(priors.mfu);
+  e.expected_mfu = history.mfu.value_or(priors.mfu);
   e.checkpoint_cost_s = history.checkpoint_cost_s.value_or(priors.checkpoint_cost_s);
   e.restart_s = history.restart_s.value_or(priors.restart_s);
   e.interval_s = young_interval_s(e.checkpoint_cost_s, e.job_mtbf_s);

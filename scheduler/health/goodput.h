@@ -14,13 +14,14 @@ namespace orch {
 
 // What the store knows of one cluster (filled by the brain, see brain/cluster_history.h).
 struct ClusterHistory {
-  std::optional<double> median_mfu;         // over attempts that reported MFU
+  // Over attempts that reported MFU, work over time (scorecard.h, MfuOverTime).
+  std::optional<double> mfu;
   double node_hours = 0;                    // node-hours observed under attempts
   int node_failures = 0;                    // infra failures implicated in a node in that time
   std::optional<double> checkpoint_cost_s;  // median save time of checkpoints there
   std::optional<double> restart_s;  // median detection + median recovery there (scorecard.h)
   // When its MFU was last measured (the latest end, or now for one running, of an attempt that
-  // reported MFU): a measurement ages (move_worth.h). nullopt with a median: taken as fresh.
+  // reported MFU): a measurement ages (move_worth.h). nullopt with an MFU: taken as fresh.
   std::optional<std::int64_t> mfu_measured_ms;
   // Hours of attempts that reported it: ten minutes of a run that failed early say less than a
   // day's (mfu_spread).

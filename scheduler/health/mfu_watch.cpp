@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <numeric>
 
 namespace orch {
 namespace {
@@ -18,10 +17,25 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-MfuStep observe_mfu(MfuWatchState& state, double mfu, Millis at_ms, const MfuWatchPolicy& policy) {
+std::optional<double> mfu_over_time(const std::vector<double>& mfu,
+                                    const std::vector<double>& seconds, std::size_t last) {
+  double work = 0;
+  double time = 0;
+  const std::size_t from = mfu.size() > last ? mfu.size() - last : 0;
+  for (std::size_t i = from; i < mfu.size(); ++i) {
+    const double s = i < seconds.size() ? seconds[i] : 1.0;
+    work += mfu[i] * s;
+    time += s;
+  }
+  if (!(time > 0)) return std::nullopt;
+  return work / time;
+}
+
+MfuStep observe_mfu(MfuWatchState& state, double mfu, Millis at_ms, const MfuWatchPolicy& policy,
+                    double seconds) {
   MfuStep step;
   // A sample that is not a number says nothing about the run; it neither counts nor warms up.
-  if (!std::isfinite(mfu) || mfu < 0) {
+  if (!std::isfinite(mfu) || mfu < 0 || !std::isfinite(seconds) || !(seconds > 0)) {
     step.baseline = state.baseline.value_or(0);
     return step;
   }
@@ -29,27 +43,32 @@ MfuStep observe_mfu(MfuWatchState& state, double mfu, Millis at_ms, const MfuWat
   if (state.samples_seen <= policy.warmup_samples) return step;
 
   if (!state.baseline) {
+    state.baseline_s.resize(state.baseline_samples.size(), 1.0);  // stored without weights
     state.baseline_samples.push_back(mfu);
+    state.baseline_s.push_back(seconds);
     if (static_cast<int>(state.baseline_samples.size()) >= std::max(policy.baseline_samples, 1)) {
-      state.baseline = median(state.baseline_samples);
+      state.baseline = mfu_over_time(state.baseline_samples, state.baseline_s).value_or(mfu);
       state.baseline_samples.clear();
       state.baseline_samples.shrink_to_fit();
+      state.baseline_s.clear();
+      state.baseline_s.shrink_to_fit();
       step.baseline = *state.baseline;
     }
     return step;
   }
 
   const auto window = static_cast<std::size_t>(std::max(policy.window_samples, 1));
+  state.window_s.resize(state.window.size(), 1.0);  // stored without weights
   state.window.push_back(mfu);
+  state.window_s.push_back(seconds);
   if (state.window.size() > window) {
-    state.window.erase(
-        state.window.begin(),
-        state.window.begin() + static_cast<std::ptrdiff_t>(state.window.size() - window));
+    const auto extra = static_cast<std::ptrdiff_t>(state.window.size() - window);
+    state.window.erase(state.window.begin(), state.window.begin() + extra);
+    state.window_s.erase(state.window_s.begin(), state.window_s.begin() + extra);
   }
   step.baseline = *state.baseline;
   if (state.window.size() < window) return step;
-  step.window_mean = std::accumulate(state.window.begin(), state.window.end(), 0.0) /
-                     static_cast<double>(state.window.size());
+  step.window_mean = mfu_over_time(state.window, state.window_s).value_or(0);
 
   // Recovery needs the window back within half the drop margin, so a run hovering at the
   // threshold does not flap between episodes; and it needs to stay there for hold_ms, so a burst
@@ -74,7 +93,10 @@ MfuStep observe_mfu(MfuWatchState& state, double mfu, Millis at_ms, const MfuWat
     state.recovering_ms.reset();
   }
   // Each episode's end needs a full window of its own evidence: no flapping on one sample.
-  if (step.change != MfuChange::none) state.window.clear();
+  if (step.change != MfuChange::none) {
+    state.window.clear();
+    state.window_s.clear();
+  }
   return step;
 }
 
@@ -121,7 +143,9 @@ std::vector<std::string> tally_stragglers(MfuWatchState& state,
 nlohmann::json mfu_watch_to_json(const MfuWatchState& s, const std::vector<std::string>& suspects) {
   nlohmann::json j = {{"samples_seen", s.samples_seen},
                       {"baseline_samples", s.baseline_samples},
+                      {"baseline_s", s.baseline_s},
                       {"window", s.window},
+                      {"window_s", s.window_s},
                       {"dropped", s.dropped},
                       {"suspects", suspects}};
   if (s.baseline) j["baseline"] = *s.baseline;
@@ -144,6 +168,11 @@ MfuWatchState mfu_watch_from_json(const nlohmann::json& j, std::vector<std::stri
   s.samples_seen = j.value("samples_seen", 0);
   s.baseline_samples = j.value("baseline_samples", std::vector<double>{});
   s.window = j.value("window", std::vector<double>{});
+  // Stored before the weights were kept: each sample weighs 1 s.
+  s.baseline_s = j.value("baseline_s", std::vector<double>{});
+  s.baseline_s.resize(s.baseline_samples.size(), 1.0);
+  s.window_s = j.value("window_s", std::vector<double>{});
+  s.window_s.resize(s.window.size(), 1.0);
   s.dropped = j.value("dropped", false);
   if (j.contains("baseline") && j["baseline"].is_number()) s.baseline = j["baseline"].get<double>();
   if (j.contains("changed_at_ms") && j["changed_at_ms"].is_number_integer()) {

@@ -1,6 +1,10 @@
 #pragma once
 // MFU over an attempt's life, pure: a baseline from its first healthy samples, a window over the
 // latest, and an `mfu-drop` when the window falls more than drop_fraction below the baseline;
+// both are work over time (each step's MFU weighted by its step time), as every MFU figure is:
+// a mean of per-step ratios over-weights fast steps, so a run whose slow node stretches every
+// few steps would look better than it runs, and a baseline taken as the typical (median) step
+// would put a steady run with a periodic slow step (an evaluation, a log flush) in a drop;
 // `mfu-recovered` when it comes back to within half that margin and stays there for hold_ms (so
 // a run hovering at the threshold, or a burst of fast samples, does not flap). No two changes
 // are ever less than hold_ms apart. Stragglers: per-rank step times naming the slow nodes.
@@ -20,9 +24,9 @@ namespace orch {
 struct MfuWatchPolicy {
   double drop_fraction = 0.10;    // window below (1 - this) x baseline is a drop
   int warmup_samples = 3;         // first samples ignored (compilation, cache warm-up)
-  int baseline_samples = 20;      // median of the next ones is the baseline
-  int window_samples = 20;        // mean of the latest ones is compared with it (a window long
-                                  // enough that step-to-step noise does not make episodes)
+  int baseline_samples = 20;      // the next ones' work over time is the baseline
+  int window_samples = 20;        // the latest ones' work over time is compared with it (a window
+                                  // long enough that step-to-step noise does not make episodes)
   double straggler_factor = 1.2;  // a rank slower than this x the median step time
   // Hysteresis in time: a recovery needs the window back within half the margin for this long
   // without a break, and a drop is not raised sooner than this after a recovery. A window is
@@ -49,8 +53,10 @@ struct MfuWatchState {
   std::map<std::string, StragglerTally> stragglers;  // by node
   int samples_seen = 0;
   std::vector<double> baseline_samples;  // until the baseline is set
+  std::vector<double> baseline_s;        // their step times (the weights)
   std::optional<double> baseline;
   std::vector<double> window;           // the latest window_samples values
+  std::vector<double> window_s;         // their step times
   bool dropped = false;                 // inside a drop episode
   std::optional<Millis> changed_at_ms;  // the latest drop or recovery
   std::optional<Millis> recovering_ms;  // since when the window has been back (in an episode)
@@ -64,10 +70,18 @@ struct MfuStep {
   double window_mean = 0;
 };
 
-// Feeds one MFU sample taken in at `at_ms`; says when a drop starts or ends (once per episode).
-// Nothing is decided until the baseline is set and the window is full. A sample that is not a
-// finite number >= 0 is skipped (it does not count towards the warm-up either).
-MfuStep observe_mfu(MfuWatchState& state, double mfu, Millis at_ms, const MfuWatchPolicy& policy);
+// Feeds one step's MFU, over a step of `seconds`, taken in at `at_ms`; says when a drop starts or
+// ends (once per episode). Nothing is decided until the baseline is set and the window is full. A
+// sample that is not a finite number >= 0, or whose step time is not positive, is skipped (it
+// does not count towards the warm-up either).
+MfuStep observe_mfu(MfuWatchState& state, double mfu, Millis at_ms, const MfuWatchPolicy& policy,
+                    double seconds = 1.0);
+
+// Work over time of samples and their step times (a missing step time weighs 1 s: state stored
+// before the weights were kept); nullopt when they cover no time. Of the newest `last` when given.
+std::optional<double> mfu_over_time(const std::vector<double>& mfu,
+                                    const std::vector<double>& seconds,
+                                    std::size_t last = static_cast<std::size_t>(-1));
 
 struct RankTime {
   int rank = 0;

@@ -23,7 +23,7 @@ struct Tally {
   int interruptions = 0;
   int node_failures = 0;
   RestartSamples restarts;
-  std::vector<double> mfu;
+  MfuOverTime mfu;
   std::vector<double> save_time_s;
   int nodes = 0;
   int quarantined_nodes = 0;
@@ -47,7 +47,7 @@ struct Tally {
       auto& d = restarts.*part;
       d.insert(d.end(), (o.restarts.*part).begin(), (o.restarts.*part).end());
     }
-    mfu.insert(mfu.end(), o.mfu.begin(), o.mfu.end());
+    mfu.add(o.mfu);
     save_time_s.insert(save_time_s.end(), o.save_time_s.begin(), o.save_time_s.end());
     nodes += o.nodes;
     quarantined_nodes += o.quarantined_nodes;
@@ -115,7 +115,7 @@ Scorecard card(std::string name, std::string kind, std::vector<std::string> clus
   c.placing_median_s = median(t.restarts.placing_s);
   c.site_median_s = median(t.restarts.site_s);
   c.startup_median_s = median(t.restarts.startup_s);
-  c.median_mfu = median(t.mfu);
+  c.mfu = t.mfu.value();
   c.checkpoint_save_p95_s = percentile(t.save_time_s, 0.95);
   c.nodes = t.nodes;
   c.quarantined_nodes = t.quarantined_nodes;
@@ -217,7 +217,7 @@ void tally_attempts(const ScorecardInputs& in, Tallies& tallies) {
     t->gpu_ms += static_cast<double>(a.gpus) * static_cast<double>(overlap);
     t->node_ms += static_cast<double>(a.nodes) * static_cast<double>(overlap);
     const bool in_window = a.started_ms <= now && end >= w0;
-    if (in_window && a.mfu) t->mfu.push_back(*a.mfu);
+    if (in_window && a.mfu) t->mfu.add(*a.mfu, a.mfu_time_s);
     const bool ended_in_window = a.ended_ms && *a.ended_ms >= w0 && *a.ended_ms <= now;
     if (ended_in_window && is_interruption(a.cause)) ++t->interruptions;
   }

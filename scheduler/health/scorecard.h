@@ -37,11 +37,34 @@ struct AttemptFact {
   // last progress line, its failed task's last heartbeat, its site's last answer.
   std::optional<Millis> last_alive_ms;
   ExitCause cause = ExitCause::none;
-  std::optional<double> mfu;
+  std::optional<double> mfu;  // work over time; null when unknown or flagged implausible
+  double mfu_time_s = 0;      // the step time it was measured over (0: unknown, weighs 1 s)
   // When the restart policy let it start, and its first progress line (AttemptRow's): the
   // recovery's parts (health/recovery_breakdown.h).
   std::optional<Millis> due_ms;
   std::optional<Millis> first_progress_ms;
+};
+
+// Several attempts' MFU combined as work over time: each weighted by the step time it was
+// measured over, so the figure is the cluster's total model FLOPs over its total time at peak.
+// Not a median or a mean of attempts: ten minutes of a fast run would count as much as a day of
+// a slow one, and a jittery cluster would look better than it delivers.
+struct MfuOverTime {
+  double work = 0;    // sum of MFU x seconds
+  double time_s = 0;  // sum of seconds
+  void add(double mfu, double seconds) {
+    const double s = seconds > 0 ? seconds : 1.0;
+    work += mfu * s;
+    time_s += s;
+  }
+  void add(const MfuOverTime& o) {
+    work += o.work;
+    time_s += o.time_s;
+  }
+  std::optional<double> value() const {
+    if (!(time_s > 0)) return std::nullopt;
+    return work / time_s;
+  }
 };
 
 struct HealthChange {
@@ -115,7 +138,9 @@ struct Scorecard {
   std::optional<double> placing_median_s;
   std::optional<double> site_median_s;
   std::optional<double> startup_median_s;
-  std::optional<double> median_mfu;  // median of the reported MFU of attempts live in the window
+  // MFU of the attempts live in the window, work over time (MfuOverTime): the served JSON keeps
+  // its older name, median_mfu.
+  std::optional<double> mfu;
   std::optional<double> checkpoint_save_p95_s;  // nearest-rank p95 of every save time there
   int nodes = 0;
   int quarantined_nodes = 0;

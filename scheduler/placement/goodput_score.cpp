@@ -72,7 +72,7 @@ std::vector<double> expected_work_per_s(const PlacementRequest& req,
                          c.spec->peak_flops_per_gpu().value_or(0), c.history, fleet);
     o.mfu_mean = e.expected_mfu;
     o.flops_per_mfu = e.expected_mfu > 0 ? e.flops / e.expected_mfu : 0;
-    o.measured = c.history.median_mfu.has_value();
+    o.measured = c.history.mfu.has_value();
     // Where it ran last, the job itself just measured it: known, not a trial (else staying
     // looks like "stay a while, then move" and every move shrinks to one MTBF's worth).
     o.mfu_sd = own && o.measured ? 0.0 : mfu_spread(c.history, req.now_ms, priors);

@@ -29,7 +29,7 @@ namespace orch {
 
 struct ClusterOutlook {
   double flops_per_mfu = 0;  // a_c: gpus x peak x expected ETTR (0: peak unknown)
-  double mfu_mean = 0;       // mu_c: measured median, else the prior
+  double mfu_mean = 0;       // mu_c: measured (work over time), else the prior
   double mfu_sd = 0;         // 0: measured and fresh
   double trial_s = 0;        // the job's MTBF there: how long until it is placed again
   double move_in_s = 0;      // copying its data and checkpoint there (0 where it ran last)

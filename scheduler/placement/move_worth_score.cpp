@@ -22,7 +22,7 @@ std::vector<double> MoveWorthScore::score_all(const PlacementRequest& req,
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     // A measured cluster must beat it by more than measurements differ by; a trial of one never
     // measured is priced by its spread already.
-    const double margin = clusters[i].history.median_mfu ? kMoveMargin : 0.0;
+    const double margin = clusters[i].history.mfu ? kMoveMargin : 0.0;
     if (feasible[i] && (i == current || work[i] > work[current] * (1 + margin))) out[i] = 1.0;
   }
   return out;

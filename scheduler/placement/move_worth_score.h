@@ -2,7 +2,7 @@
 // Whether a resumed job stays where it ran (issue 38, item 3): 1 on the cluster it ran on last,
 // and on any other where the useful work it can expect over the rest of its run, net of the
 // move (expected_work_per_s, move_worth.h), exceeds what it can expect by staying (by more than
-// kMoveMargin for a cluster measured before: what two medians of measured MFU differ by on
+// kMoveMargin for a cluster measured before: what two measured MFUs differ by on
 // identical clusters; without it a job hops between equal clusters on noise, paying a copy each
 // time; a cluster never measured is priced by its spread instead); 0 elsewhere,
 // and 0 everywhere for a job that is not resuming or whose cluster cannot take it now. It keeps

@@ -119,7 +119,11 @@ struct ProbeRow {
   std::string raw;  // the probe's JSON line (empty when the node gave no result)
 };
 
-// MFU history, downsampled: one row per attempt per minute.
+// MFU history, downsampled: one row per attempt per minute. MFU is work over time: mfu_sum is the
+// sum of each step's MFU x its step time (the step's work, in peak-seconds) and time_s the step
+// time it covers, so a minute's MFU is their ratio, never a mean of per-step ratios (which
+// over-weights fast steps: a gang slowed on one node would look far better than it ran).
+// Rows written before schema 30 have time_s 0 and a plain sum of per-step MFUs.
 struct MfuBucketRow {
   AttemptId attempt_id = 0;
   std::string cluster;
@@ -127,7 +131,11 @@ struct MfuBucketRow {
   Millis bucket_ms = 0;
   double mfu_sum = 0;
   int samples = 0;
-  double mean() const { return samples > 0 ? mfu_sum / samples : 0; }
+  double time_s = 0;
+  double mean() const {
+    if (time_s > 0) return mfu_sum / time_s;
+    return samples > 0 ? mfu_sum / samples : 0;
+  }
 };
 
 // A site's reachability over time (for the scorecard's availability).
@@ -220,7 +228,11 @@ struct AttemptRow {
   std::optional<std::int64_t> last_step;
   double tokens_total = 0;     // tokens over steps that reported them with a step time
   double step_time_total = 0;  // seconds over those same steps
+  // Work over time: tokens_total / step_time_total as MFU; null while mfu_flag is set.
   std::optional<double> mfu;
+  // Why its MFU is not a measurement (above 100% or below 0: the model's size or the cluster's
+  // peak FLOP/s is misconfigured), naming what to fix; "" when fine. Set once, kept.
+  std::string mfu_flag;
   std::int64_t steps_lost = 0;             // steps re-done by the next attempt
   std::optional<Millis> running_ms;        // when it was first seen running
   std::optional<Millis> last_progress_ms;  // when its last progress line was seen (hang check)

@@ -66,9 +66,11 @@ class Store : public StoreReader {
   // Probe results, site reachability, MFU history and the node ledger.
   Result<void> add_probe(const ProbeRow& row);
   Result<void> add_health_log(const HealthLogRow& row);
-  // Adds `samples` samples summing to mfu_sum to the attempt's minute bucket.
+  // Adds `samples` steps to the attempt's minute bucket: their work (the sum of each step's MFU
+  // x its step time) and the step time they took (MfuBucketRow).
   Result<void> add_mfu_samples(AttemptId attempt, const std::string& cluster,
-                               const std::string& nodes, Millis at_ms, double mfu_sum, int samples);
+                               const std::string& nodes, Millis at_ms, double work, double time_s,
+                               int samples);
   Result<std::int64_t> add_node_event(const NodeEventRow& row);
   // Jobs.
   Result<JobId> insert_job(const JobRow& row);

@@ -119,15 +119,19 @@ Result<std::vector<HealthLogRow>> StoreReader::health_log(Millis since_ms) {
 // ---- MFU history ------------------------------------------------------------------------
 
 Result<void> Store::add_mfu_samples(AttemptId attempt, const std::string& cluster,
-                                    const std::string& nodes, Millis at_ms, double mfu_sum,
-                                    int samples) {
+                                    const std::string& nodes, Millis at_ms, double work,
+                                    double time_s, int samples) {
   constexpr Millis kBucketMs = 60'000;
-  return execute(db_,
-                 "INSERT INTO mfu_buckets(attempt_id, cluster, nodes, bucket_ms, mfu_sum, samples) "
-                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(attempt_id, bucket_ms) DO UPDATE SET "
-                 "mfu_sum = mfu_sum + excluded.mfu_sum, samples = samples + excluded.samples, "
-                 "nodes = excluded.nodes",
-                 attempt, cluster, nodes, at_ms - (at_ms % kBucketMs), mfu_sum, samples);
+  // A bucket written before schema 30 (time_s 0, a sum of per-step MFUs) cannot be added to:
+  // its minute starts over as work over time.
+  return execute(
+      db_,
+      "INSERT INTO mfu_buckets(attempt_id, cluster, nodes, bucket_ms, mfu_sum, samples, "
+      "time_s) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(attempt_id, bucket_ms) DO UPDATE "
+      "SET mfu_sum = CASE WHEN time_s > 0 THEN mfu_sum ELSE 0 END + excluded.mfu_sum, "
+      "samples = CASE WHEN time_s > 0 THEN samples ELSE 0 END + excluded.samples, "
+      "time_s = time_s + excluded.time_s, nodes = excluded.nodes",
+      attempt, cluster, nodes, at_ms - (at_ms % kBucketMs), work, samples, time_s);
 }
 
 Result<std::vector<MfuBucketRow>> StoreReader::mfu_series(AttemptId attempt,
@@ -135,12 +139,13 @@ Result<std::vector<MfuBucketRow>> StoreReader::mfu_series(AttemptId attempt,
                                                           Millis since_ms) {
   return query(
       db_,
-      "SELECT attempt_id, cluster, nodes, bucket_ms, mfu_sum, samples FROM mfu_buckets "
+      "SELECT attempt_id, cluster, nodes, bucket_ms, mfu_sum, samples, time_s FROM mfu_buckets "
       "WHERE (?1 != 0 AND attempt_id = ?1) OR (?1 = 0 AND cluster = ?2 AND "
       "bucket_ms >= ?3) ORDER BY bucket_ms, attempt_id",
       [](const Stmt& s) {
-        return MfuBucketRow{s.col_int(0), s.col_text(1),   s.col_text(2),
-                            s.col_int(3), s.col_double(4), static_cast<int>(s.col_int(5))};
+        return MfuBucketRow{s.col_int(0),   s.col_text(1),   s.col_text(2),
+                            s.col_int(3),   s.col_double(4), static_cast<int>(s.col_int(5)),
+                            s.col_double(6)};
       },
       attempt, cluster, since_ms);
 }
@@ -151,7 +156,8 @@ Result<std::vector<Store::AttemptSummary>> StoreReader::attempt_summaries_since(
   return query(
       db_,
       "SELECT id, job_id, no, cluster, gpus, node_count, started_ms, "
-      "running_ms, state, ended_ms, cause, mfu, last_alive_ms, due_ms, first_progress_ms"
+      "running_ms, state, ended_ms, cause, mfu, last_alive_ms, due_ms, first_progress_ms, "
+      "step_time_total"
       " FROM attempts WHERE id IN ("
       // One indexed lookup per condition: an OR of the three would scan the table,
       // and the planner, without statistics, prefers a scan to the partial index.
@@ -177,6 +183,7 @@ Result<std::vector<Store::AttemptSummary>> StoreReader::attempt_summaries_since(
         a.last_alive_ms = st.col_opt_int(12);
         a.due_ms = st.col_opt_int(13);
         a.first_progress_ms = st.col_opt_int(14);
+        a.mfu_time_s = st.col_double(15);
         return a;
       },
       since_ms);

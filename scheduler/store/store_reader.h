@@ -94,7 +94,8 @@ class StoreReader {
     AttemptState state = AttemptState::launching;
     std::optional<Millis> ended_ms;
     ExitCause cause = ExitCause::none;
-    std::optional<double> mfu;
+    std::optional<double> mfu;  // null while flagged (AttemptRow::mfu_flag)
+    double mfu_time_s = 0;      // the step time its MFU is measured over (step_time_total)
     std::optional<Millis> last_alive_ms;
     std::optional<Millis> due_ms;
     std::optional<Millis> first_progress_ms;

@@ -76,7 +76,7 @@ json card_json(const Scorecard& c) {
           {"placing_median_s", opt(c.placing_median_s)},
           {"site_median_s", opt(c.site_median_s)},
           {"startup_median_s", opt(c.startup_median_s)},
-          {"median_mfu", opt(c.median_mfu)},
+          {"median_mfu", opt(c.mfu)},
           {"checkpoint_save_p95_s", opt(c.checkpoint_save_p95_s)},
           {"nodes", c.nodes},
           {"quarantined_nodes", c.quarantined_nodes},

@@ -24,7 +24,7 @@ TEST(ClusterHistory, AClusterNeverMeasuredHasNoMfuNorMeasurementTime) {
   in.now = 10 * kHour;
   in.attempts = {attempt("alpha", 0, 2 * kHour, std::nullopt)};
   auto h = cluster_histories(in);
-  EXPECT_FALSE(h["alpha"].median_mfu.has_value());
+  EXPECT_FALSE(h["alpha"].mfu.has_value());
   EXPECT_FALSE(h["alpha"].mfu_measured_ms.has_value());
   EXPECT_DOUBLE_EQ(h["alpha"].node_hours, 4.0);
 }
@@ -36,7 +36,7 @@ TEST(ClusterHistory, TheMeasurementIsAsRecentAsTheLatestAttemptThatReportedMfu) 
                  attempt("alpha", 5 * kHour, 6 * kHour, std::nullopt),
                  attempt("beta", 0, 1 * kHour, 0.50)};
   auto h = cluster_histories(in);
-  EXPECT_THAT(h["alpha"].median_mfu, Optional(0.35));
+  EXPECT_THAT(h["alpha"].mfu, Optional(0.35));
   EXPECT_THAT(h["alpha"].mfu_measured_ms, Optional(5 * kHour));
   EXPECT_THAT(h["beta"].mfu_measured_ms, Optional(1 * kHour));
 }
@@ -47,6 +47,18 @@ TEST(ClusterHistory, AnAttemptStillRunningMeasuresUpToNow) {
   in.attempts = {attempt("alpha", 0, 2 * kHour, 0.30),
                  attempt("alpha", 3 * kHour, std::nullopt, 0.32)};
   EXPECT_THAT(cluster_histories(in)["alpha"].mfu_measured_ms, Optional(10 * kHour));
+}
+
+// What placement reads of a cluster (goodput's expected MFU) is the work over time of its
+// attempts: three hours of steps at 0.20 and one at 0.60 are 0.30, not their median 0.40.
+TEST(ClusterHistory, AClustersMfuIsItsAttemptsWorkOverTheirTime) {
+  ScorecardInputs in;
+  in.now = 10 * kHour;
+  in.attempts = {attempt("alpha", 0, 4 * kHour, 0.20),
+                 attempt("alpha", 4 * kHour, 5 * kHour, 0.60)};
+  in.attempts[0].mfu_time_s = 3 * 3600.0;
+  in.attempts[1].mfu_time_s = 1 * 3600.0;
+  EXPECT_THAT(cluster_histories(in)["alpha"].mfu, Optional(::testing::DoubleNear(0.30, 1e-12)));
 }
 
 }  // namespace

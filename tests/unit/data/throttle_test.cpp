@@ -182,6 +182,14 @@ TEST(RecentMfu, MeanOfTheNewestSamples) {
   EXPECT_THAT(recent_mfu(w, 100), Optional(::testing::DoubleEq(2.3 / 7)));
 }
 
+TEST(RecentMfu, WorkOverTimeOfTheNewestSamples) {
+  MfuWatchState w;
+  w.baseline = 0.5;
+  w.window = {0.9, 0.4, 0.1};
+  w.window_s = {1.0, 1.0, 3.0};
+  EXPECT_THAT(recent_mfu(w, 2), Optional(::testing::DoubleEq(0.7 / 4)));  // not (0.4 + 0.1) / 2
+}
+
 TEST(RecentMfu, NothingWithoutABaselineOrSamples) {
   MfuWatchState w;
   w.window = {0.4};

@@ -62,7 +62,7 @@ TEST(Goodput, HistoryPullsTheMtbfFromThePriorTowardsWhatWasSeen) {
 
 TEST(Goodput, MeasuredMfuCheckpointCostAndRestartReplaceThePriors) {
   ClusterHistory h;
-  h.median_mfu = 0.42;
+  h.mfu = 0.42;
   h.checkpoint_cost_s = 20;
   h.restart_s = 90;
   GoodputEstimate e = estimate_goodput(2, 16, 312e12, h);
@@ -85,7 +85,7 @@ TEST(Goodput, AnMfuMeasuredBrieflyOrLongAgoIsUncertain) {
   constexpr std::int64_t kDay = 86'400'000;
   ClusterHistory h;
   EXPECT_DOUBLE_EQ(mfu_spread(h, 0), 0.10);  // never measured: the prior's spread
-  h.median_mfu = 0.4;
+  h.mfu = 0.4;
   h.mfu_measured_ms = 10 * kDay;
   h.mfu_hours = 3;  // half the prior's after three hours
   EXPECT_DOUBLE_EQ(mfu_spread(h, 10 * kDay), 0.05);
@@ -96,7 +96,7 @@ TEST(Goodput, AnMfuMeasuredBrieflyOrLongAgoIsUncertain) {
   EXPECT_DOUBLE_EQ(mfu_spread(h, 90 * kDay), 0.10);
   // A history that says neither when nor how long (a hand-made one) is taken as exact.
   ClusterHistory exact;
-  exact.median_mfu = 0.4;
+  exact.mfu = 0.4;
   EXPECT_DOUBLE_EQ(mfu_spread(exact, 10 * kDay), 0);
 }
 

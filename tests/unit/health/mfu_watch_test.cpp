@@ -50,14 +50,14 @@ MfuWatchState settled() {
   return s;
 }
 
-TEST(MfuWatch, WarmupIsIgnoredAndTheBaselineIsTheMedianOfTheNextSamples) {
+TEST(MfuWatch, WarmupIsIgnoredAndTheBaselineIsTheWorkOverTimeOfTheNextSamples) {
   MfuWatchState s;
   MfuStep step = observe_mfu(s, 0.01, g_now += 1000, small_policy());
   EXPECT_EQ(step.change, MfuChange::none);
   EXPECT_EQ(step.baseline, 0);
   s = settled();
   ASSERT_TRUE(s.baseline.has_value());
-  EXPECT_DOUBLE_EQ(*s.baseline, 0.40);
+  EXPECT_NEAR(*s.baseline, 0.40, 1e-12);  // steps of 1 s each: their mean
   EXPECT_EQ(s.samples_seen, 13);
   EXPECT_TRUE(s.baseline_samples.empty());
 }
@@ -112,6 +112,60 @@ TEST(MfuWatch, SamplesThatAreNotNumbersAreSkipped) {
   EXPECT_EQ(observe_mfu(s, -1, g_now += 1000, {}).change, MfuChange::none);
   EXPECT_EQ(s.samples_seen, 13);
   EXPECT_TRUE(s.window.empty());
+}
+
+// Work over time (mfu_watch.h): each step weighs its step time.
+
+// The case: one slowed node of a gang stretches 11 steps of 27 to 4 s where the others
+// take 1 s at MFU 0.40. The run does 27 steps in 60 s where it did them in 27 s: 45% of its
+// speed, MFU 0.18. The mean of the per-step MFUs would say 0.278 (69%), and no drop at 40%.
+TEST(MfuWatchOverTime, AWindowOfUnevenStepsIsItsWorkOverItsTime) {
+  MfuWatchPolicy p = small_policy();
+  p.window_samples = 27;
+  p.drop_fraction = 0.40;
+  MfuWatchState s = settled();
+  MfuStep step;
+  for (int i = 0; i < 27; ++i) {
+    const bool slow = i % 5 == 1 || i % 5 == 3 || i == 26;  // 11 of 27
+    step = observe_mfu(s, slow ? 0.10 : 0.40, g_now += 1000, p, slow ? 4.0 : 1.0);
+  }
+  EXPECT_NEAR(step.window_mean, 0.40 * 27 / 60, 1e-12);  // 0.18: 45% of 0.40
+  EXPECT_EQ(step.change, MfuChange::dropped);
+}
+
+// A steady run with a periodic slow step (an evaluation every fifth step): its baseline holds
+// the slow steps in their share of the time, as its windows do, so it never drops. A baseline of
+// the typical step (0.40) would put it 37% below at once.
+TEST(MfuWatchOverTime, APeriodicSlowStepIsInTheBaselineAsInEveryWindow) {
+  MfuWatchPolicy p = small_policy();
+  p.window_samples = 10;
+  MfuWatchState s;
+  for (int i = 0; i < 3 + 10 + 40; ++i) {
+    const bool slow = i % 5 == 4;
+    auto step = observe_mfu(s, slow ? 0.10 : 0.40, g_now += 1000, p, slow ? 4.0 : 1.0);
+    EXPECT_EQ(step.change, MfuChange::none) << "step " << i;
+  }
+  ASSERT_TRUE(s.baseline.has_value());
+  EXPECT_NEAR(*s.baseline, 0.25, 1e-12);  // (8 x 0.40 x 1 s + 2 x 0.10 x 4 s) / 16 s
+}
+
+TEST(MfuWatchOverTime, TheWeightsAreKeptInTheStoredStateAndOldStateWeighsOneSecond) {
+  MfuWatchState s = settled();
+  observe_mfu(s, 0.40, g_now += 1000, small_policy(), 2.5);
+  std::vector<std::string> suspects;
+  MfuWatchState back = mfu_watch_from_json(mfu_watch_to_json(s, {}), suspects);
+  EXPECT_EQ(back.window_s, std::vector<double>{2.5});
+  nlohmann::json old = mfu_watch_to_json(s, {});
+  old.erase("window_s");
+  EXPECT_EQ(mfu_watch_from_json(old, suspects).window_s, std::vector<double>{1.0});
+  EXPECT_THAT(mfu_over_time({0.4, 0.1}, {1.0}), ::testing::Optional(0.25));
+  EXPECT_EQ(mfu_over_time({}, {}), std::nullopt);
+}
+
+TEST(MfuWatchOverTime, AStepWithoutATimeIsSkipped) {
+  MfuWatchState s = settled();
+  EXPECT_EQ(observe_mfu(s, 0.40, g_now += 1000, {}, 0.0).change, MfuChange::none);
+  EXPECT_EQ(s.samples_seen, 13);
 }
 
 // The demo's flapping: a drop and a recovery within a second, when one observation brought in

@@ -97,8 +97,9 @@ TEST(Scorecard, ClusterFiguresByHand) {
   // Recovery: attempt 2 ran 600 s after attempt 1's verdict; attempt 3 (on beta) 1200 s after 2.
   EXPECT_THAT(a.recovery_median_s, Optional(DoubleNear(900, 1e-9)));
   EXPECT_THAT(a.recovery_p95_s, Optional(DoubleNear(1200, 1e-9)));
-  EXPECT_THAT(a.median_mfu, Optional(DoubleNear(0.40, 1e-12)));  // of 0.40, 0.30, 0.50
-  EXPECT_THAT(a.checkpoint_save_p95_s, Optional(19.0));          // rank ceil(0.95 x 20) = 19
+  // Work over time of 0.40, 0.30, 0.50 (their step times unknown: 1 s each).
+  EXPECT_THAT(a.mfu, Optional(DoubleNear(0.40, 1e-12)));
+  EXPECT_THAT(a.checkpoint_save_p95_s, Optional(19.0));  // rank ceil(0.95 x 20) = 19
   EXPECT_EQ(a.nodes, 4);
   EXPECT_EQ(a.quarantined_nodes, 1);
   EXPECT_DOUBLE_EQ(a.quarantined_share, 0.25);
@@ -111,7 +112,7 @@ TEST(Scorecard, ClusterFiguresByHand) {
   EXPECT_THAT(b.node_mtbf_h, Optional(DoubleNear(50, 1e-9)));
   EXPECT_EQ(b.detection_median_s, std::nullopt);  // no sign of life known before it
   EXPECT_EQ(b.recovery_median_s, std::nullopt);   // job 5 never resumed
-  EXPECT_THAT(b.median_mfu, Optional(DoubleNear(0.20, 1e-12)));
+  EXPECT_THAT(b.mfu, Optional(DoubleNear(0.20, 1e-12)));
   EXPECT_THAT(b.checkpoint_save_p95_s, Optional(30.0));
   EXPECT_DOUBLE_EQ(b.quarantined_share, 0);
 }
@@ -125,7 +126,7 @@ TEST(Scorecard, AClusterWithNoFactsHasOnlyDefaults) {
   EXPECT_EQ(g.node_mtbf_h, std::nullopt);
   EXPECT_EQ(g.detection_median_s, std::nullopt);
   EXPECT_EQ(g.recovery_p95_s, std::nullopt);
-  EXPECT_EQ(g.median_mfu, std::nullopt);
+  EXPECT_EQ(g.mfu, std::nullopt);
   EXPECT_EQ(g.checkpoint_save_p95_s, std::nullopt);
   EXPECT_EQ(g.nodes, 1);
 }
@@ -140,7 +141,7 @@ TEST(Scorecard, VendorCardSumsTheFactsOfItsClusters) {
   EXPECT_THAT(v.detection_median_s, Optional(DoubleNear(60, 1e-9)));  // of 30, 90
   EXPECT_THAT(v.detection_p95_s, Optional(DoubleNear(90, 1e-9)));
   EXPECT_THAT(v.recovery_median_s, Optional(DoubleNear(900, 1e-9)));
-  EXPECT_THAT(v.median_mfu, Optional(DoubleNear(0.35, 1e-12)));  // of 0.2, 0.3, 0.4, 0.5
+  EXPECT_THAT(v.mfu, Optional(DoubleNear(0.35, 1e-12)));  // of 0.2, 0.3, 0.4, 0.5, 1 s each
   // 22 save times (1..20, 10, 30): rank ceil(0.95 x 22) = 21, which is 20.
   EXPECT_THAT(v.checkpoint_save_p95_s, Optional(20.0));
   EXPECT_EQ(v.nodes, 6);
@@ -231,6 +232,23 @@ TEST(Scorecard, TheRecoverysPartsAreMediansOfEachInterruptionThatReachedThem) {
   EXPECT_THAT(a.site_median_s, Optional(DoubleNear(7, 1e-9)));        // of 10 and 4
   EXPECT_THAT(a.startup_median_s, Optional(DoubleNear(50, 1e-9)));    // the second has not printed
   EXPECT_THAT(a.detection_median_s, Optional(DoubleNear(15, 1e-9)));  // of 20 and 10
+}
+
+// A cluster's MFU is its attempts' work over their time (MfuOverTime): a day at 0.20 and an
+// hour at 0.50 make 0.212, where their median or mean would say 0.35 and rank a cluster that
+// mostly runs slow as well as one that mostly runs fast. The vendor's sums the same way.
+TEST(Scorecard, TheMfuOfSeveralAttemptsIsTheirWorkOverTheirTime) {
+  ScorecardInputs in = history();
+  for (auto& a : in.attempts) a.mfu.reset();
+  in.attempts[0].mfu = 0.20;
+  in.attempts[0].mfu_time_s = 24 * 3600.0;
+  in.attempts[2].mfu = 0.50;
+  in.attempts[2].mfu_time_s = 3600.0;
+  in.attempts[5].mfu = 0.60;  // beta
+  in.attempts[5].mfu_time_s = 25 * 3600.0;
+  auto cards = compute_scorecards(in);
+  EXPECT_THAT(cards[0].mfu, Optional(DoubleNear((0.20 * 24 + 0.50) / 25, 1e-12)));
+  EXPECT_THAT(cards[3].mfu, Optional(DoubleNear((0.20 * 24 + 0.50 + 0.60 * 25) / 50, 1e-12)));
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ TEST(GoodputPlacement, HigherPeakWinsWhenItsHistoryIsAsGood) {
   EXPECT_THAT(d.verdicts[0].text(), StartsWith("goodput=4.540 "));  // 6 x 989 / 1307
   // Equally good measured histories: still beta.
   for (auto& v : views) {
-    v.history.median_mfu = 0.4;
+    v.history.mfu = 0.4;
     v.history.node_hours = 5000;
     v.history.node_failures = 2;
   }
@@ -90,8 +90,8 @@ TEST(GoodputPlacement, HigherPeakWithAMuchWorseMfuLoses) {
   TwoVendors s;
   JobSpec job = make_job().nodes(2).gpus(4);
   auto views = s.views();
-  views[0].history.median_mfu = 0.40;
-  views[1].history.median_mfu = 0.20;  // 1307 x 0.2 < 989 x 0.4
+  views[0].history.mfu = 0.40;
+  views[1].history.mfu = 0.20;  // 1307 x 0.2 < 989 x 0.4
   PlacementDecision d = PlacementPipeline::standard().place(request(job), views);
   EXPECT_THAT(d.chosen, Optional(std::string("alpha")));
   EXPECT_THAT(d.verdicts[0].text(), StartsWith("goodput=6.000 (mfu 0.40"));
@@ -105,8 +105,8 @@ TEST(GoodputPlacement, AResumedJobMovesWhenTheRestOfItsRunRepaysTheMove) {
   JobSpec job = make_job().nodes(2).gpus(4);
   std::vector<ClusterView> views = {ClusterView{&a, SiteHealth::healthy, 0},
                                     ClusterView{&b, SiteHealth::healthy, 0}};
-  views[0].history.median_mfu = 0.30;
-  views[1].history.median_mfu = 0.36;  // 1.2x: worth it when the copy is quick
+  views[0].history.mfu = 0.30;
+  views[1].history.mfu = 0.36;  // 1.2x: worth it when the copy is quick
   PlacementRequest req = request(job, "alpha");
   req.now_ms = 86'400'000;
   req.run_started_ms = 0;
@@ -124,12 +124,12 @@ TEST(GoodputPlacement, AResumedJobMovesWhenTheRestOfItsRunRepaysTheMove) {
   // Equal ones: beta's free GPUs (24 of 32) do not move it, nor does a median MFU higher by less
   // than measurements of identical clusters differ by.
   job.expected_run_s.reset();
-  views[1].history.median_mfu = 0.30;
+  views[1].history.mfu = 0.30;
   views[0].gpus_used = 24;
   req.checkpoint_copy_s["beta"] = 0;
   EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
               Optional(std::string("alpha")));
-  views[1].history.median_mfu = 0.302;
+  views[1].history.mfu = 0.302;
   EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
               Optional(std::string("alpha")));
 }
@@ -146,14 +146,14 @@ TEST(GoodputPlacement, AnUnmeasuredClusterIsTriedFromAPoorOneButNotFromTheBest) 
   req.now_ms = 3'600'000;
   req.run_started_ms = 0;
   req.checkpoint_copy_s = {{"alpha", 0.0}, {"beta", 600.0}};
-  views[0].history.median_mfu = 0.30;  // below the prior's 0.35: beta is likely better
+  views[0].history.mfu = 0.30;  // below the prior's 0.35: beta is likely better
   EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
               Optional(std::string("beta")));
-  views[0].history.median_mfu = 0.55;  // the lottery's best: a trial would not pay
+  views[0].history.mfu = 0.55;  // the lottery's best: a trial would not pay
   EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
               Optional(std::string("alpha")));
   // Measured at 0.52 three weeks ago: close enough, and stale enough, to measure again.
-  views[1].history.median_mfu = 0.52;
+  views[1].history.mfu = 0.52;
   views[1].history.mfu_hours = 48;
   views[1].history.mfu_measured_ms = req.now_ms - 21LL * 86'400'000;
   EXPECT_THAT(PlacementPipeline::standard().place(req, views).chosen,
