@@ -1,5 +1,6 @@
 #include "cli/job_render.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -166,6 +167,29 @@ void render_jobs(const nlohmann::json& body, std::ostream& out) {
   table.print(out);
 }
 
+namespace {
+
+// What each failed attempt printed (its error_excerpt: the classifier's evidence, a hint, the
+// failing task's last lines), indented under the attempt; nothing when none failed.
+void render_excerpts(const nlohmann::json& attempts, std::ostream& out) {
+  bool heading = false;
+  for (const auto& a : items(attempts, "attempts")) {
+    const std::string excerpt = text(a, "error_excerpt");
+    if (excerpt.empty()) continue;
+    if (!heading) out << "\nWhat failed\n";
+    heading = true;
+    out << "  attempt " << field(a, "no") << " (" << field(a, "cause") << "):\n";
+    std::size_t at = 0;
+    while (at <= excerpt.size()) {
+      const std::size_t end = std::min(excerpt.find('\n', at), excerpt.size());
+      out << "    " << excerpt.substr(at, end - at) << '\n';
+      at = end + 1;
+    }
+  }
+}
+
+}  // namespace
+
 void render_attempts(const nlohmann::json& attempts, std::ostream& out) {
   Table table({"NO", "CLUSTER", "SITE JOB", "NODES", "FAILED ON", "STATE", "CAUSE", "STEPS",
                "RESUMED FROM", "MFU", "STEPS LOST", "STARTED"});
@@ -193,6 +217,7 @@ void render_attempts(const nlohmann::json& attempts, std::ostream& out) {
     out << "  attempt " << field(a, "no") << " after " << text(r, "after") << ": "
         << text(r, "text") << '\n';
   }
+  render_excerpts(attempts, out);
 }
 
 void render_cluster_nodes(const nlohmann::json& body, std::ostream& out) {

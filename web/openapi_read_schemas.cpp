@@ -60,6 +60,8 @@ void add_job_schemas(json& s) {
        {"ettr", maybe("number")},
        {"last_checkpoint", {{"oneOf", json::array({schema_ref("CheckpointAt"), t("null")})}}},
        {"reason", t("string")},
+       // What the newest failed attempt printed (its error_excerpt); "" when none failed.
+       {"error_excerpt", t("string")},
        {"created_ms", t("integer")},
        {"updated_ms", t("integer")}});
   s["CheckpointAt"] = all_required({{"step", t("integer")}, {"path", t("string")}});

@@ -131,6 +131,8 @@ json openapi_schemas() {
                          {"cluster", type("string")},
                          {"state", type("string")},
                          {"cause", type("string")},
+                         // What failed (lines joined with "\n"); "" when it did not fail.
+                         {"error_excerpt", type("string")},
                          {"nodes", {{"type", "array"}, {"items", type("string")}}},
                          {"started_ms", type("integer")},
                          {"ended_ms", nullable("integer")}});

@@ -57,6 +57,7 @@ std::optional<GangVerdict> failure_from_json(const std::string& text) {
   if (j.contains("signal") && j["signal"].is_number_integer()) s.signal = j["signal"].get<int>();
   v.exit = s;
   v.failed_task = j.value("task", -1);
+  if (v.failed_task >= 0) v.exit->failed_rank = v.failed_task;
   return v;
 }
 

@@ -22,18 +22,23 @@ std::optional<std::string> webhook_event_of(const NoticeRow& n, std::optional<Ex
   return std::nullopt;
 }
 
-std::string webhook_body(const WebhookSpec& hook, const NoticeRow& n, const std::string& event) {
+std::string webhook_body(const WebhookSpec& hook, const NoticeRow& n, const std::string& event,
+                         const std::string& error_excerpt) {
   using nlohmann::json;
   if (hook.format == "slack") {
     std::string subject = n.job_id ? "job " + std::to_string(*n.job_id) : std::string();
     if (!n.node.empty()) subject = "node " + n.node + " of " + n.cluster;
-    return json{{"text", "orchestrate: " + event + (subject.empty() ? "" : " (" + subject + ")") +
-                             ": " + n.message}}
-        .dump(-1, ' ', false, json::error_handler_t::replace);
+    std::string text =
+        "orchestrate: " + event + (subject.empty() ? "" : " (" + subject + ")") + ": " + n.message;
+    // The excerpt holds no backticks of its own that could close the block early.
+    std::string block = error_excerpt;
+    for (char& c : block) c = c == '`' ? '\'' : c;
+    if (!block.empty()) text += "\n```" + block + "```";
+    return json{{"text", text}}.dump(-1, ' ', false, json::error_handler_t::replace);
   }
   json body = {{"event", event},       {"id", n.id},        {"at_ms", n.at_ms},
                {"message", n.message}, {"job_id", nullptr}, {"attempt_no", nullptr},
-               {"cluster", n.cluster}, {"node", n.node}};
+               {"cluster", n.cluster}, {"node", n.node},    {"error_excerpt", error_excerpt}};
   if (n.job_id) body["job_id"] = *n.job_id;
   if (n.attempt_no) body["attempt_no"] = *n.attempt_no;
   return body.dump(-1, ' ', false, json::error_handler_t::replace);

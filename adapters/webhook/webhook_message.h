@@ -21,9 +21,11 @@ namespace orch {
 std::optional<std::string> webhook_event_of(const NoticeRow& notice,
                                             std::optional<ExitCause> cause);
 
-// The body for the hook's format.
-std::string webhook_body(const WebhookSpec& hook, const NoticeRow& notice,
-                         const std::string& event);
+// The body for the hook's format. error_excerpt: what the notice's attempt printed when it
+// failed (AttemptRow::error_excerpt; "" for none): the JSON body's "error_excerpt", and a code
+// block after a Slack message's text.
+std::string webhook_body(const WebhookSpec& hook, const NoticeRow& notice, const std::string& event,
+                         const std::string& error_excerpt = "");
 
 // "sha256=" and the hex HMAC-SHA256 of "<timestamp>.<body>" under secret.
 std::string webhook_signature(const std::string& secret, const std::string& timestamp,

@@ -87,6 +87,7 @@ void WebhookWorker::deliver_due(Hook& h) {
   for (const NoticeRow& n : *batch) {
     if (loop_.stopping()) return;
     std::optional<ExitCause> cause;
+    std::string excerpt;
     NoticeRow notice = n;
     if (n.job_id && n.attempt_no) {
       auto attempts = reader_->attempts_of(*n.job_id);
@@ -94,6 +95,7 @@ void WebhookWorker::deliver_due(Hook& h) {
       for (const auto& a : *attempts) {
         if (a.no != *n.attempt_no) continue;
         cause = a.cause;
+        excerpt = a.error_excerpt;
         if (notice.cluster.empty()) notice.cluster = a.cluster;
       }
     }
@@ -102,7 +104,7 @@ void WebhookWorker::deliver_due(Hook& h) {
                                      h.spec.events.end();
     if (wanted) {
       std::string why;
-      if (!post(h, notice, *event, why)) {
+      if (!post(h, notice, *event, excerpt, why)) {
         ++h.failures;
         h.backoff = h.backoff.count() == 0 ? options_.first_backoff
                                            : std::min(options_.max_backoff, h.backoff * 2);
@@ -125,8 +127,8 @@ void WebhookWorker::deliver_due(Hook& h) {
 }
 
 bool WebhookWorker::post(const Hook& h, const NoticeRow& n, const std::string& event,
-                         std::string& why) {
-  const std::string body = webhook_body(h.spec, n, event);
+                         const std::string& excerpt, std::string& why) {
+  const std::string body = webhook_body(h.spec, n, event, excerpt);
   const std::string timestamp =
       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())

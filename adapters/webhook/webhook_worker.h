@@ -62,7 +62,8 @@ class WebhookWorker {
                 WebhookOptions options);
   void deliver_due(Hook& hook);
   // true when the receiver took it (2xx); why otherwise.
-  bool post(const Hook& hook, const NoticeRow& notice, const std::string& event, std::string& why);
+  bool post(const Hook& hook, const NoticeRow& notice, const std::string& event,
+            const std::string& excerpt, std::string& why);
   void save_cursor(const Hook& hook);
 
   std::vector<Hook> hooks_;

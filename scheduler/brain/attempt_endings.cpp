@@ -9,6 +9,7 @@
 
 #include "scheduler/brain/attempt_tracker.h"
 #include "scheduler/common/text.h"
+#include "scheduler/lifecycle/error_excerpt.h"
 #include "scheduler/lifecycle/hang_policy.h"
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/restart_history.h"
@@ -48,6 +49,10 @@ Result<void> AttemptTracker::end_attempt(AttemptRow& attempt, ExitCause cause,
                                          const std::string& detail,
                                          std::optional<Millis> last_heard) {
   attempt.cause = cause;
+  // What failed: the attempt's own excerpt (attempt_exited), else the words of the verdict.
+  if (is_failure_cause(cause) && attempt.error_excerpt.empty() && !detail.empty()) {
+    attempt.error_excerpt = excerpt_line(detail, kMaxExcerptBytes);
+  }
   // The newest sign of life the brain has of it: the scorecard's detection runs from here to
   // the verdict (now). Never later than now: a site's clock may run ahead of this one.
   const Millis now = clock_.now_ms();
@@ -251,13 +256,13 @@ Result<void> AttemptTracker::after_attempt_end(const AttemptRow& attempt) {
       return event(job.id, attempt.no, "succeeded", buf);
     }
     case AfterExit::Verdict::fail:
-      job.reason = next.reason;
+      job.reason = reason_with_excerpt(next.reason, attempt.error_excerpt);
       if (auto r = store_.set_job_state(job, JobState::failed, now); !r) return r;
-      return event(job.id, attempt.no, "failed", "failed: " + next.reason);
+      return event(job.id, attempt.no, "failed", "failed: " + job.reason);
     case AfterExit::Verdict::resume: {
       (next.spends_infra ? job.infra_restarts : job.user_restarts) += 1;
       job.next_attempt_ms = now + next.delay_ms;
-      job.reason = "resuming after " + next.reason;
+      job.reason = "resuming after " + reason_with_excerpt(next.reason, attempt.error_excerpt);
       if (auto r = store_.set_job_state(job, JobState::resuming, now); !r) return r;
       auto from = describe_resume_points(job.id);
       if (!from) return from.error();

@@ -6,6 +6,7 @@
 
 #include "scheduler/brain/attempt_tracker.h"
 #include "scheduler/health/quarantine.h"
+#include "scheduler/lifecycle/error_excerpt.h"
 #include "scheduler/lifecycle/failure_classifier.h"
 #include "scheduler/lifecycle/hang_policy.h"
 #include "scheduler/lifecycle/mfu.h"
@@ -147,6 +148,16 @@ Result<BrainReply> AttemptTracker::attempt_exited(AttemptRow& a, JobRow& job,
   FailureEvidence evidence{status, a.cancel_requested || job.state == JobState::cancelled,
                            e.log_tail};
   FailureVerdict verdict = classify_failure(evidence, a.nodes);
+  if (is_failure_cause(verdict.cause)) {
+    // What failed, in the job's own words (lifecycle/error_excerpt.h).
+    ExcerptInput in{verdict, status, e.log_tail, job.spec.shell, !job.spec.workdir.sha256.empty()};
+    if (in.status.failed_node.empty() && a.nodes.size() == 1) in.status.failed_node = a.nodes[0];
+    a.error_excerpt = build_error_excerpt(in);
+  } else {
+    // A stop orchestrate asked for (a cancel) failed nowhere: the task the site saw die first
+    // only died of it, and no node is named.
+    a.failed_node.clear();
+  }
   std::string detail = status.detail;
   // A log signature says what it matched; the exit code and provider words already show.
   const bool from_log =

@@ -7,6 +7,8 @@
 #include <csignal>
 #include <string>
 
+#include "scheduler/model/log_tag.h"
+
 namespace orch {
 namespace {
 
@@ -50,8 +52,10 @@ bool names_node(std::string_view text, std::string_view node) {
   return false;
 }
 
-// "[rank3]:   File ..." -> "  File ...": torchrun's per-rank prefix "[rankN]: ".
+// "[rank3]:   File ..." -> "  File ...": torchrun's per-rank prefix "[rankN]: ", after the task
+// tag a gang's agent puts first ("[east-n0/3] ", scheduler/model/log_tag.h).
 std::string_view strip_rank_prefix(std::string_view line) {
+  line = strip_log_tag(line);
   if (line.starts_with("[rank")) {
     if (auto close = line.find("]:"); close != std::string_view::npos) {
       line.remove_prefix(close + 2);
@@ -61,10 +65,19 @@ std::string_view strip_rank_prefix(std::string_view line) {
   return line;
 }
 
+bool same_task(std::string_view a, std::string_view b) {
+  const auto ta = split_log_tag(a, nullptr);
+  const auto tb = split_log_tag(b, nullptr);
+  if (!ta || !tb) return ta.has_value() == tb.has_value();
+  return ta->node == tb->node && ta->rank == tb->rank;
+}
+
 // The exception a traceback that starts at lines[from] ends with ("ValueError: bad shape"):
-// the first later line that is neither indented (frames, source) nor a `File "..."` frame.
+// the first later line of the same task (a gang's tasks interleave) that is neither indented
+// (frames, source) nor a `File "..."` frame.
 std::string_view exception_line(const std::vector<std::string>& lines, std::size_t from) {
   for (std::size_t i = from + 1; i < lines.size(); ++i) {
+    if (!same_task(lines[from], lines[i])) continue;
     std::string_view body = strip_rank_prefix(lines[i]);
     if (trim(body).empty() || is_space(body.front())) continue;
     if (trim(body).starts_with("File \"")) continue;
@@ -159,7 +172,8 @@ FailureVerdict classify_failure(const FailureEvidence& e, const std::vector<std:
         }
         line = exception_line(e.log_tail, last);
       }
-      FailureVerdict v = verdict(rule.cause, std::string(rule.name), line);
+      // The evidence without the task tag; the nodes it names include the tag's.
+      FailureVerdict v = verdict(rule.cause, std::string(rule.name), strip_log_tag(line));
       for (const std::string& n : nodes) {
         if (names_node(line, n) &&
             std::find(v.named_nodes.begin(), v.named_nodes.end(), n) == v.named_nodes.end()) {

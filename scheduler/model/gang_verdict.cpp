@@ -43,6 +43,7 @@ GangVerdict node_lost(const TaskView& t, std::int64_t now_ms) {
   s.node_lost = true;
   s.cause = ExitCause::node_lost;
   s.failed_node = t.node;
+  s.failed_rank = t.rank;
   s.last_heard_ms = t.last_record_ms;
   if (vanished(t)) {
     s.signal = SIGKILL;
@@ -78,6 +79,7 @@ GangVerdict judge_gang(const std::vector<TaskView>& tasks, std::int64_t now_ms,
     s.exit_code = first->signal ? std::nullopt : first->exit_code;
     s.signal = first->signal;
     s.failed_node = first->node;
+    s.failed_rank = first->rank;
     if (tasks.size() > 1) s.detail = task_words(*first) + " failed first";
     if (s.signal) {
       s.detail += (s.detail.empty() ? "" : "; ") + std::string("killed by signal ") +

@@ -182,6 +182,9 @@ struct ExitStatus {
   // The node of the task that failed first (a gang ends when one task fails), when the
   // provider knows it; empty otherwise. With node_lost, only this node is blamed.
   std::string failed_node;
+  // The rank of that task, when the provider knows it (a gang's verdict): with failed_node, which
+  // of the attempt's tagged output lines are the failing task's (lifecycle/error_excerpt.h).
+  std::optional<int> failed_rank;
   // When the site last heard from the task that failed (its agent's last record), when it
   // knows: with the attempt's last progress line, where the scorecard's detection starts.
   std::optional<std::int64_t> last_heard_ms;

@@ -244,6 +244,10 @@ struct AttemptRow {
   HangWatch hang_watch;
   // The node of the task that failed first, when the site named it (ExitStatus::failed_node).
   std::string failed_node;
+  // What failed, when it ended with a failure (lifecycle/error_excerpt.h): the classifier's
+  // evidence, a hint for exit codes 126/127 and the failing task's last lines, joined with "\n"
+  // (at most 2 KiB); "" otherwise.
+  std::string error_excerpt;
   // The site has confirmed that nothing of this attempt runs any more (it reported it exited or
   // unknown). An attempt the brain ended on its own (site silent past its grace) stays unsettled,
   // and is still watched, until then: if its site comes back and still runs it, it is stopped.

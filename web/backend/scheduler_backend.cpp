@@ -45,6 +45,8 @@ json attempt_json(const AttemptRow& a, const AttemptRow* prev) {
           {"nodes", a.nodes},
           // The node whose task failed first, when the site named it; null otherwise.
           {"failed_node", a.failed_node.empty() ? json(nullptr) : json(a.failed_node)},
+          // What failed (lifecycle/error_excerpt.h): lines joined with "\n"; "" when none.
+          {"error_excerpt", a.error_excerpt},
           {"gpus", a.gpus},
           {"started_ms", a.started_ms},
           {"running_ms", opt(a.running_ms)},
@@ -60,6 +62,14 @@ json attempt_json(const AttemptRow& a, const AttemptRow* prev) {
           {"last_step", opt(a.last_step)},
           {"mfu", opt(a.mfu)},
           {"steps_lost", a.steps_lost}};
+}
+
+// The newest failed attempt's excerpt: what the job's latest failure printed; "" when none.
+std::string newest_error_excerpt(const std::vector<AttemptRow>& attempts) {
+  for (auto it = attempts.rbegin(); it != attempts.rend(); ++it) {
+    if (!it->error_excerpt.empty()) return it->error_excerpt;
+  }
+  return "";
 }
 
 // A job's rendering does not change with time once none of its attempts is live (a live one's
@@ -263,6 +273,7 @@ nlohmann::json SchedulerBackend::job_summary(const JobRow& j,
       {"ettr", opt(stats.ettr)},
       {"last_checkpoint", ckpt ? json{{"step", ckpt->step}, {"path", ckpt->path}} : json(nullptr)},
       {"reason", j.reason},
+      {"error_excerpt", newest_error_excerpt(attempts)},
       {"created_ms", j.created_ms},
       {"updated_ms", j.updated_ms}};
   return out;

@@ -56,6 +56,21 @@ TEST(WebhookMessage, TheJsonBodyCarriesTheNoticeAndSlacksATextLine) {
   EXPECT_EQ(slack["text"], "orchestrate: node-quarantined (node a3 of alpha): failed: exit 1");
 }
 
+// Issue 41: a failure says what failed, in the body too (its documented keys, and one more).
+TEST(WebhookMessage, AFailedJobsBodyCarriesWhatFailed) {
+  WebhookSpec hook;
+  const std::string excerpt =
+      "torchrun: not found\ncommand not found on east-n0 (exit 127): it runs under bash -c";
+  const json body = json::parse(webhook_body(hook, notice("failed"), "job-failed", excerpt));
+  EXPECT_EQ(body["error_excerpt"], excerpt);
+  EXPECT_EQ(body.size(), 9u) << body.dump();
+  EXPECT_EQ(json::parse(webhook_body(hook, notice("succeeded"), "job-succeeded"))["error_excerpt"],
+            "");
+  hook.format = "slack";
+  const json slack = json::parse(webhook_body(hook, notice("failed"), "job-failed", "a `b`\nc"));
+  EXPECT_EQ(slack["text"], "orchestrate: job-failed (job 7): failed: exit 1\n```a 'b'\nc```");
+}
+
 TEST(WebhookMessage, TheSignatureIsHmacSha256OfTimestampDotBody) {
   EXPECT_EQ(webhook_signature("key-1", "1700000000", "{\"event\":\"job-failed\"}"),
             "sha256=37ea8f23ec6d82ea1ac9530b101249b8181e632e412342758e47001798ed7f1d");
