@@ -114,10 +114,10 @@ void render_scorecards(const json& report, std::ostream& out) {
   // running. Each median/p95. PARTS_P50_S: the recovery's parts, medians: backoff/placing/the
   // site's queue and launch/the job's own start to its first progress line. TICKETS: open now /
   // opened in the window; RESPONSE_H, RESOLVE_H: median hours from opening to the provider's first
-  // response and to resolution.
+  // response and to resolution. MFU: its attempts' work over their time (the JSON's median_mfu).
   Table table({"NAME", "KIND", "AVAIL", "INTERRUPTS/1kGPUh", "MTBF_H", "DETECT_P50/P95_S",
-               "RECOVER_P50/P95_S", "PARTS_P50_S", "MEDIAN_MFU", "CKPT_P95_S", "QUARANTINED",
-               "GPU_H", "TICKETS", "RESPONSE_H", "RESOLVE_H", "DELIVERY_D"});
+               "RECOVER_P50/P95_S", "PARTS_P50_S", "MFU", "CKPT_P95_S", "QUARANTINED", "GPU_H",
+               "TICKETS", "RESPONSE_H", "RESOLVE_H", "DELIVERY_D"});
   for (const auto& c : items(report, "cards")) {
     table.add_row(
         {field(c, "name"), field(c, "kind"), percent(member(c, "availability")),

@@ -40,6 +40,12 @@ void line(std::ostream& out, const std::string& label, const std::string& value)
       << '\n';
 }
 
+// The job's MFU flag (a misconfigured model size or peak FLOPs); "" when none.
+std::string mfu_flag_of(const nlohmann::json& obj) {
+  const nlohmann::json& v = member(obj, "mfu_flag");
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
 // "every 1897 s (~9035 steps) (Young: 60 s checkpoint cost, MTBF 8.3 h on alpha)", or "" when
 // the server gave no advice (the job never ran) or no interval (no cost or MTBF known).
 std::string checkpoint_advice(const nlohmann::json& advice) {
@@ -286,6 +292,7 @@ void render_job(const nlohmann::json& job, const nlohmann::json& attempts,
            ", user restarts " + field(job, "user_restarts") + ")");
   line(out, "step", field(job, "step"));
   line(out, "MFU", percent(member(job, "mfu")));
+  if (auto flag = mfu_flag_of(job); !flag.empty()) line(out, "MFU flag", flag);
   line(out, "ETTR", percent(member(job, "ettr")));
   line(out, "steps lost", field(job, "steps_lost"));
   const auto& checkpoint = member(job, "last_checkpoint");
@@ -315,6 +322,9 @@ void render_explain(const nlohmann::json& explain, std::ostream& out) {
   const std::string klass = field(explain, "priority_class");
   out << "priority: " << field(explain, "priority")
       << (klass.empty() || klass == "-" ? "" : " (" + klass + ")") << "\n\n";
+  if (auto flag = mfu_flag_of(explain); !flag.empty()) {
+    out << "MFU not counted (placement, the cluster's MFU, the scorecards): " << flag << "\n\n";
+  }
   if (!items(explain, "preemption").empty()) {
     out << "preemption and backfill:\n";
     for (const auto& p : items(explain, "preemption")) {

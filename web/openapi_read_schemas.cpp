@@ -56,6 +56,8 @@ void add_job_schemas(json& s) {
        {"user_restarts", t("integer")},
        {"step", maybe("integer")},
        {"mfu", maybe("number")},
+       // Why the MFU is not a measurement (a misconfigured model size or peak FLOPs); "" when fine.
+       {"mfu_flag", t("string")},
        {"steps_lost", t("integer")},
        {"ettr", maybe("number")},
        {"last_checkpoint", {{"oneOf", json::array({schema_ref("CheckpointAt"), t("null")})}}},

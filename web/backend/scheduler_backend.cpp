@@ -61,6 +61,8 @@ json attempt_json(const AttemptRow& a, const AttemptRow* prev) {
           {"first_step", opt(a.first_step)},
           {"last_step", opt(a.last_step)},
           {"mfu", opt(a.mfu)},
+          // Why its MFU is not a measurement (lifecycle/mfu.h); "" when fine.
+          {"mfu_flag", a.mfu_flag},
           {"steps_lost", a.steps_lost}};
 }
 
@@ -68,6 +70,14 @@ json attempt_json(const AttemptRow& a, const AttemptRow* prev) {
 std::string newest_error_excerpt(const std::vector<AttemptRow>& attempts) {
   for (auto it = attempts.rbegin(); it != attempts.rend(); ++it) {
     if (!it->error_excerpt.empty()) return it->error_excerpt;
+  }
+  return "";
+}
+
+// The newest attempt's MFU flag: the job's model size or peak FLOPs is misconfigured; "" when none.
+std::string newest_mfu_flag(const std::vector<AttemptRow>& attempts) {
+  for (auto it = attempts.rbegin(); it != attempts.rend(); ++it) {
+    if (!it->mfu_flag.empty()) return it->mfu_flag;
   }
   return "";
 }
@@ -269,6 +279,7 @@ nlohmann::json SchedulerBackend::job_summary(const JobRow& j,
       {"user_restarts", j.user_restarts},
       {"step", last ? opt(last->last_step) : json(nullptr)},
       {"mfu", last ? opt(last->mfu) : json(nullptr)},
+      {"mfu_flag", newest_mfu_flag(attempts)},
       {"steps_lost", stats.steps_lost},
       {"ettr", opt(stats.ettr)},
       {"last_checkpoint", ckpt ? json{{"step", ckpt->step}, {"path", ckpt->path}} : json(nullptr)},
@@ -436,6 +447,9 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
   if (!j) return j.error();
   auto verdicts = reader.verdicts_of(id);
   if (!verdicts) return verdicts.error();
+  // A flagged MFU (lifecycle/mfu.h) is kept out of placement: explain says so, and why.
+  auto attempts = reader.attempts_of(id);
+  if (!attempts) return attempts.error();
   json clusters = json::array();
   json chosen = nullptr;
   Millis at = 0;
@@ -467,7 +481,8 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
               {"evaluated_at_ms", verdicts->empty() ? json(nullptr) : json(at)},
               {"chosen", chosen},
               {"clusters", clusters},
-              {"preemption", preemption}};
+              {"preemption", preemption},
+              {"mfu_flag", newest_mfu_flag(*attempts)}};
 }
 
 Result<nlohmann::json> SchedulerBackend::submit_job(const std::string& body,

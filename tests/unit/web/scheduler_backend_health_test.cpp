@@ -245,5 +245,44 @@ TEST_F(SchedulerBackendHealthTest, MfuHistoryAndCheckpointAdvice) {
   }
 }
 
+// The 46,633%: a job whose model.parameters is far too large reports an MFU above
+// 100%. It is flagged on the job and its attempt (what to fix), named by explain, and absent
+// from the provider report, whose alpha card is the other job's MFU alone.
+TEST_F(SchedulerBackendHealthTest, AnImplausibleMfuIsFlaggedOnTheJobAndLeftOutOfTheReport) {
+  auto run = [&](JobSpec spec, const std::string& node) {
+    auto submitted = brain_->handle(SubmitJob{spec});
+    EXPECT_TRUE(submitted.ok());
+    OutboxRow launch = store_->pending_actions("alpha").value().at(0);
+    handle(LaunchCompleted{launch.id, launch.token, LaunchResult{"7" + node, {node}}, false});
+    std::vector<ProgressLine> reports = {ProgressReport{1, 4096, 0.5, std::nullopt, {}},
+                                         ProgressReport{2, 4096, 1.5, std::nullopt, {}}};
+    handle(AttemptObserved{
+        "alpha", launch.token, RunPhase::running, std::nullopt, {node}, reports, {}, {}});
+    return submitted->job_id;
+  };
+  const std::int64_t fine = run(make_job().nodes(1).gpus(4).on({"alpha"}), "a1");
+  JobSpec wrong = make_job().nodes(1).gpus(4).on({"alpha"});
+  wrong.model = {};
+  wrong.model.parameters = 1e15;
+  const std::int64_t flagged = run(wrong, "a2");
+
+  json job = json::parse(backend_->get_job(flagged).value().text);
+  const std::string flag = job["mfu_flag"].get<std::string>();
+  EXPECT_EQ(flag.rfind("model size or peak FLOPs misconfigured: MFU ", 0), 0u) << flag;
+  EXPECT_NE(flag.find("is above 100% (model.parameters 1e+15"), std::string::npos) << flag;
+  EXPECT_TRUE(job["mfu"].is_null());
+  json attempts = backend_->job_attempts(flagged).value()["attempts"];
+  EXPECT_EQ(attempts.at(0)["mfu_flag"], flag);
+  EXPECT_EQ(backend_->explain_job(flagged).value()["mfu_flag"], flag);
+  EXPECT_EQ(json::parse(backend_->get_job(fine).value().text)["mfu_flag"], "");
+
+  // 4096 tokens in 0.5 s and 4096 in 1.5 s: 8192 tokens over 2 s, the fine job's own MFU.
+  const double fine_mfu =
+      8192 / 2.0 * 6.0e6 / (4 * *make_cluster("alpha").build().peak_flops_per_gpu());
+  auto report = backend_->provider_report(7);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_NEAR((*report)["cards"][0]["median_mfu"].get<double>(), fine_mfu, 1e-15);
+}
+
 }  // namespace
 }  // namespace orch
