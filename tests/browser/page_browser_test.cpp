@@ -3,9 +3,10 @@
 // outage of its first cluster. Every view renders what the API holds: both clusters, the job,
 // its two attempts on the timeline, checkpoints, events and its log; no console error. Issue 41:
 // the loss, throughput and MFU charts hold points of both attempts with their y-axis labels whole
-// inside the chart, the log panel shows no protocol line until "raw output" is ticked, and a job
-// whose command is not found shows what failed in its header, as text. A screenshot of each
-// view lands in <build>/screenshots/ for a person to see.
+// inside the chart, the log panel shows no protocol line until "raw output" is ticked, a job
+// whose command is not found shows what failed in its header, as text, and one whose MFU is far
+// above 100% says its model size or peak FLOPs are misconfigured. A screenshot of each view lands
+// in <build>/screenshots/ for a person to see.
 #include <gmock/gmock.h>
 
 #include <sys/stat.h>
@@ -32,7 +33,8 @@ class PageBrowserTest : public E2eTest {
   // pages.mjs against this server with `token`; its JSON line and exit code.
   ProcessResult drive(const std::string& token, std::int64_t job, int attempts,
                       const std::string& out, bool expect_refused = false,
-                      std::int64_t failed_job = 0, const std::string& excerpt = "") {
+                      std::int64_t failed_job = 0, const std::string& excerpt = "",
+                      std::int64_t flagged_job = 0) {
     const std::string dir = ORCH_SOURCE_DIR "/tests/browser";
     if (::access("/usr/bin/chromium", X_OK) != 0 ||
         ::access((dir + "/node_modules/playwright-core/package.json").c_str(), R_OK) != 0) {
@@ -50,7 +52,8 @@ class PageBrowserTest : public E2eTest {
         {"--out", out},
         {"--expect-refused", expect_refused ? "1" : ""},
         {"--failed-job", failed_job > 0 ? std::to_string(failed_job) : ""},
-        {"--excerpt", excerpt}};
+        {"--excerpt", excerpt},
+        {"--flagged-job", flagged_job > 0 ? std::to_string(flagged_job) : ""}};
     std::vector<std::string> argv = {"/usr/bin/env", "node", dir + "/pages.mjs"};
     for (const auto& [flag, value] : flags) {
       argv.push_back(flag);
@@ -81,9 +84,20 @@ TEST_F(PageBrowserTest, EveryViewShowsWhatTheApiHoldsForAJobThroughAnOutage) {
       restart_yaml(0));
   ASSERT_GT(failed, 0);
   ASSERT_EQ(wait_final(failed)["state"], "failed") << describe_job(url_, failed);
+  // A toy that says it has 10^12 parameters: an MFU far above 100%, flagged on the job.
+  const std::int64_t flagged =
+      submit("name: too-big\ncommand: " + testkit::job_bin_dir() +
+             "/toy_trainer --dim 32 --batch 16 --steps 30 --step-delay-ms 20\n"
+             "resources: {nodes: 1, gpus_per_node: 1}\n"
+             "model: {parameters: 1.0e12}\nplacement: {preferred: [beta]}\n");
+  ASSERT_GT(flagged, 0);
+  json big = wait_final(flagged);
+  ASSERT_EQ(big["state"], "succeeded") << describe_job(url_, flagged);
+  ASSERT_THAT(big["mfu_flag"].get<std::string>(), HasSubstr("misconfigured")) << big.dump();
 
   const std::string out = ORCH_BINARY_DIR "/screenshots";
-  ProcessResult r = drive(server_->admin_token(), id, 2, out, false, failed, "no-such-trainer");
+  ProcessResult r =
+      drive(server_->admin_token(), id, 2, out, false, failed, "no-such-trainer", flagged);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("\"ok\":true"));
   EXPECT_THAT(r.output, HasSubstr("#1 site_down"));
@@ -93,8 +107,10 @@ TEST_F(PageBrowserTest, EveryViewShowsWhatTheApiHoldsForAJobThroughAnOutage) {
   EXPECT_THAT(r.output, ::testing::ContainsRegex(
                             "attempt 2 after site_down: [0-9.]+ s: detection [0-9.]+ s, backoff "
                             "0.0 s, placing 0.0 s, site [0-9.]+ s, startup [0-9.]+ s"));
-  EXPECT_THAT(r.output, HasSubstr("error excerpt: "));
-  for (const char* view : {"fleet", "jobs", "job", "job-failed", "nodes", "transfers"}) {
+  EXPECT_THAT(r.output, HasSubstr("#error-excerpt: "));
+  EXPECT_THAT(r.output, HasSubstr("#mfu-flag: "));
+  for (const char* view :
+       {"fleet", "jobs", "job", "job-failed", "job-mfu-flag", "nodes", "transfers"}) {
     EXPECT_TRUE(file_has_bytes(out + "/" + view + ".png")) << view;
   }
 }

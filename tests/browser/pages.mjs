@@ -5,10 +5,11 @@
 //
 //   node pages.mjs --url http://127.0.0.1:PORT --token T --job ID --attempts 2
 //                  --clusters alpha,beta --out DIR [--chromium /usr/bin/chromium]
-//                  [--failed-job ID --excerpt TEXT]
+//                  [--failed-job ID --excerpt TEXT] [--flagged-job ID]
 //     (the job's loss, throughput and MFU charts hold points of attempts 1 to --attempts, their
 //     y-axis labels are drawn whole inside the chart, its log panel hides protocol lines until
-//     "raw output" is ticked; --failed-job's header shows an error excerpt containing TEXT)
+//     "raw output" is ticked; --failed-job's header shows an error excerpt containing TEXT,
+//     --flagged-job's says its MFU is misconfigured)
 //   node pages.mjs --url ... --token T --out DIR --expect-refused 1
 //     (the token must be refused: the sign-in form comes back saying so)
 //   node pages.mjs --url ... --token T --out DIR --measure RUNS --rows N --cluster-rows M
@@ -101,17 +102,16 @@ async function checkLog(page) {
   await page.uncheck("#log-raw");
 }
 
-// A failed job's header: its error excerpt, as text.
-async function checkExcerpt(page, a) {
-  await page.goto(a.url + "/#/job/" + a["failed-job"]);
-  await page.waitForSelector("#error-excerpt");
-  const [shown, elements] = await page.$eval("#error-excerpt", (p) => [p.textContent, p.childElementCount]);
-  if (elements) throw new Error(`job ${a["failed-job"]}: the error excerpt became ${elements} element(s)`);
-  if (!shown.includes(a.excerpt)) {
-    throw new Error(`job ${a["failed-job"]}: the error excerpt "${shown}" lacks "${a.excerpt}"`);
-  }
-  console.error("error excerpt: " + JSON.stringify(shown));
-  await page.screenshot({ path: a.out + "/job-failed.png", fullPage: true });
+// A job's header line written from job-provided text (its error excerpt, its MFU flag): shown,
+// containing `want`, as text (no element made of it).
+async function checkHeader(page, a, job, selector, want, shot) {
+  await page.goto(a.url + "/#/job/" + job);
+  await page.waitForSelector(selector);
+  const [shown, elements] = await page.$eval(selector, (p) => [p.textContent, p.childElementCount]);
+  if (elements) throw new Error(`job ${job}: ${selector} became ${elements} element(s)`);
+  if (!shown.includes(want)) throw new Error(`job ${job}: ${selector} "${shown}" lacks "${want}"`);
+  console.error(`job ${job} ${selector}: ${JSON.stringify(shown)}`);
+  await page.screenshot({ path: a.out + "/" + shot + ".png", fullPage: true });
 }
 
 // Each run: the jobs list fetched and parsed by the page's JavaScript alone (the baseline), then
@@ -225,7 +225,10 @@ async function main() {
       console.error("recoveries: " + JSON.stringify(recoveries));
     }
 
-    if (a["failed-job"]) await checkExcerpt(page, a);
+    if (a["failed-job"]) await checkHeader(page, a, a["failed-job"], "#error-excerpt", a.excerpt, "job-failed");
+    if (a["flagged-job"]) {
+      await checkHeader(page, a, a["flagged-job"], "#mfu-flag", "misconfigured", "job-mfu-flag");
+    }
 
     await page.goto(a.url + "/#/nodes");
     await page.waitForSelector("#nodes tbody tr td");

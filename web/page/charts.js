@@ -87,7 +87,9 @@ function plotHolder(id, emptyText) {
   resize.observe(holder);
   return {
     holder,
-    show(key, data, makeOpts) {
+    // key: the series' layout (null: nothing to draw, say `empty` or the holder's own text).
+    show(key, data, makeOpts, empty = emptyText) {
+      if (key === null && layout === null && holder.textContent === empty) return null;
       if (plot && key === layout) {
         plot.setData(data);
         return plot;
@@ -96,7 +98,7 @@ function plotHolder(id, emptyText) {
       plot = null;
       layout = key;
       if (key === null) {
-        holder.replaceChildren(el("p", { class: "empty" }, emptyText));
+        holder.replaceChildren(el("p", { class: "empty" }, empty));
         return null;
       }
       holder.replaceChildren();
@@ -201,7 +203,8 @@ function columns(answer, pick, band) {
 }
 
 // A metric of the run (pick(point) -> number|null) over steps. band: [minKey, maxKey] or null.
-export function runChart(id, title, metricLabel, format, pick, band = null) {
+// why(answer): what to say instead of an empty chart (null: "no <metric> reported yet").
+export function runChart(id, title, metricLabel, format, pick, band = null, why = () => null) {
   const box = plotHolder(id, "no " + metricLabel + " reported yet");
   const marks = { boundaries: [], checkpoints: [] };
   return {
@@ -239,7 +242,7 @@ export function runChart(id, title, metricLabel, format, pick, band = null) {
                    label: "step", labelSize: 20 },
                  fittedYAxis(format)],
         };
-      });
+      }, why(answer) || undefined);
     },
     destroy: box.destroy,
   };

@@ -75,11 +75,14 @@ export function mount(root, { arg, ctx }) {
   const head = el("div", { class: "job-head" });
   const timelineBox = el("div");
   const steps = lineChart("chart-steps", "Steps over time", "step", compact);
-  const loss = runChart("chart-loss", "Loss (line: mean, band: min to max of the point's steps)",
+  const loss = runChart("chart-loss", "Loss (band: min to max of each point's steps)",
                         "loss", plain, (p) => p.loss, ["loss_min", "loss_max"]);
   const throughput = runChart("chart-throughput", "Throughput (tokens/s)", "throughput", compact,
                               (p) => p.tokens_per_s);
-  const mfu = runChart("chart-mfu", "MFU (work over time)", "MFU", ratioPct, (p) => p.mfu);
+  const mfu = runChart("chart-mfu", "MFU (work over time)", "MFU", ratioPct, (p) => p.mfu, null,
+                       (answer) => (answer.attempts.some((a) => a.mfu_flag)
+                         ? "MFU not charted: the job's model size or peak FLOPs are misconfigured (above)"
+                         : null));
   const checkpoints = dataTable([
     { key: "step", label: "Step", num: true, value: (c) => c.step },
     { key: "cluster", label: "Saved on", value: (c) => c.cluster },
