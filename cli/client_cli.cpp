@@ -11,6 +11,7 @@
 #include "cli/client_cli.h"
 #include "cli/data_commands.h"
 #include "cli/health_commands.h"
+#include "cli/job_logs.h"
 #include "cli/secret_commands.h"
 #include "cli/workdir_pack.h"
 #include "scheduler/common/utf8.h"
@@ -48,7 +49,19 @@ struct Args {
   std::vector<std::string> teams;  // --teams a,b (or repeated)
   SecretSetArgs secret;
   std::string workdir_limit;  // job submit --workdir-limit
+  int rank = -1;              // job logs --rank (-1: every rank)
+  bool raw = false;           // job logs --raw
 };
+
+// --rank's value: a task rank, 0 or more ("" when fine, as CLI11 validators answer).
+std::string check_rank(const std::string& value) {
+  const bool digits = !value.empty() && value.size() <= 9 &&
+                      value.find_first_not_of("0123456789") == std::string::npos;
+  return digits ? std::string()
+                : "a task's rank: 0 or more (a gang's ranks are 0 to nodes x tasks_per_node - 1), "
+                  "got '" +
+                      value + "'";
+}
 
 // A command's failure leaves parse() as CLI11's RuntimeError carrying the exit code.
 void finish(int rc) {
@@ -379,6 +392,9 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   submit->add_option("--workdir-limit", args->workdir_limit,
                      "refuse a workdir: with more than this many bytes of files, such as 1GiB "
                      "(default 256MiB)");
+  submit->add_flag("-f,--follow", args->follow,
+                   "then print the job's events (stderr) and log (stdout) until it ends; exit 0 "
+                   "when it succeeded, 1 when it failed or was cancelled");
   submit->callback([=] {
     std::uint64_t limit = kDefaultWorkdirLimit;
     if (!args->workdir_limit.empty()) {
@@ -389,7 +405,8 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
       }
       limit = *parsed;
     }
-    finish(run_job_submit(args->options, args->file, *o, *e, limit));
+    finish(args->follow ? run_job_submit_follow(args->options, args->file, *o, *e, limit)
+                        : run_job_submit(args->options, args->file, *o, *e, limit));
   });
 
   CLI::App* list = command(*job, "list", "list jobs");
@@ -423,11 +440,25 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   add_id(logs, *args);
   logs->add_option("--attempt", args->attempt, "attempt number (default: the latest)")
       ->check(CLI::PositiveNumber);
-  logs->add_flag("-f,--follow", args->follow, "keep printing until the job ends");
+  logs->add_flag("-f,--follow", args->follow,
+                 "keep printing, attempt after attempt, until the job ends");
+  CLI::Option* rank =
+      logs->add_option("--rank", args->rank, "only this task's lines (a gang's global rank)")
+          ->check(CLI::Validator(check_rank, "RANK", "rank"));
+  CLI::Option* node = logs->add_option("--node", args->node, "only the lines of this node's tasks");
+  logs->add_flag("--raw", args->raw,
+                 "the log exactly as stored (protocol lines too; by default they are hidden)")
+      ->excludes(rank)
+      ->excludes(node);
   logs->callback([=] {
-    std::optional<int> attempt;
-    if (args->attempt > 0) attempt = args->attempt;
-    finish(run_job_logs(args->options, args->id, attempt, args->follow, *o, *e));
+    LogsRequest request;
+    request.id = args->id;
+    if (args->attempt > 0) request.attempt = args->attempt;
+    request.follow = args->follow;
+    request.filter.raw = args->raw;
+    if (args->rank >= 0) request.filter.rank = args->rank;
+    request.filter.node = args->node;
+    finish(run_job_logs(args->options, request, *o, *e));
   });
 
   CLI::App* explain = command(*job, "explain", "why the job was placed where it was, or not");

@@ -28,13 +28,6 @@ std::string job_path(std::int64_t id) {
   return "/api/v1/jobs/" + std::to_string(id);
 }
 
-bool job_is_terminal(const json& job) {
-  const auto& state = member(job, "state");
-  if (!state.is_string()) return false;
-  auto parsed = parse_job_state(state.get<std::string>());
-  return parsed && is_terminal(*parsed);
-}
-
 }  // namespace
 
 std::string default_server_url() {
@@ -92,12 +85,18 @@ int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream
   if (as_json(o)) {
     print_json(body, out);
   } else {
-    // Only the id, so scripts can capture it; a sweep's, one per line in point order.
+    // Only the id on out, so scripts can capture it; a sweep's, one per line in point order.
+    // What to do next goes on err, before it (so the id stays the last line either way).
     const json jobs = member(body, "jobs");
     if (jobs.is_array()) {
+      err << "submitted " << jobs.size() << " jobs; see them with: orchestrate job list --group "
+          << text(body, "group") << '\n';
       for (const auto& j : jobs) out << field(j, "id") << '\n';
     } else {
-      out << field(body, "id") << '\n';
+      const std::string id = field(body, "id");
+      err << "submitted job " << id << "; follow it with: orchestrate job logs " << id
+          << " --follow\n";
+      out << id << '\n';
     }
   }
   return kExitOk;
@@ -155,43 +154,6 @@ int run_plan(const ClientOptions& o, std::int64_t id, std::ostream& out, std::os
     render_plan(job, out);
   }
   return kExitOk;
-}
-
-int run_job_logs(const ClientOptions& o, std::int64_t id, std::optional<int> attempt, bool follow,
-                 std::ostream& out, std::ostream& err) {
-  std::uint64_t offset = 0;
-  std::optional<int> current = attempt;
-  for (;;) {
-    bool terminal = false;
-    if (follow) {
-      // Read the state before the log, so the last fetch after "terminal" sees every byte.
-      json job;
-      if (int rc = call_json(o, "GET", job_path(id), job, err); rc != kExitOk) return rc;
-      terminal = job_is_terminal(job);
-      const auto& count = member(job, "attempts");
-      if (!attempt && count.is_number_integer() && count.get<int>() > 0 &&
-          current != count.get<int>()) {
-        if (current) err << "--- attempt " << count.get<int>() << " ---\n";
-        current = count.get<int>();
-        offset = 0;
-      }
-      if (!current && !terminal) {  // nothing launched yet
-        std::this_thread::sleep_for(std::chrono::milliseconds(o.poll_ms));
-        continue;
-      }
-      if (!current) return kExitOk;  // ended without ever running
-    }
-    std::string target = job_path(id) + "/logs?offset=" + std::to_string(offset);
-    if (current) target += "&attempt=" + std::to_string(*current);
-    HttpResponse response;
-    if (int rc = call(o, "GET", target, response, err); rc != kExitOk) return rc;
-    out << response.body << std::flush;
-    offset += response.body.size();
-    if (!follow) return kExitOk;
-    if (!response.body.empty()) continue;  // more may be waiting
-    if (terminal) return kExitOk;
-    std::this_thread::sleep_for(std::chrono::milliseconds(o.poll_ms));
-  }
 }
 
 int run_job_explain(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err) {

@@ -62,8 +62,9 @@ int run_job_show(const ClientOptions& o, std::int64_t id, std::ostream& out, std
 // `orchestrate plan JOB` (issue 19): the checkpoint interval for the job's measured save time
 // and its cluster's measured MTBF, and the ETTR expected at intervals around it.
 int run_plan(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err);
-// Prints the log from offset 0. With follow, polls every poll_ms until the job is terminal;
-// without a pinned attempt it follows the latest one and announces a switch on err.
+// Prints the log from offset 0, protocol lines hidden. With follow, polls every poll_ms until the
+// job is terminal; without a pinned attempt it follows the latest one and each after it,
+// announced on err. Defined in job_logs.cpp, which has the flags' version (--rank, --node, --raw).
 int run_job_logs(const ClientOptions& o, std::int64_t id, std::optional<int> attempt, bool follow,
                  std::ostream& out, std::ostream& err);
 int run_job_explain(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err);

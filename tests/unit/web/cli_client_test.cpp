@@ -129,7 +129,9 @@ TEST_F(CliClientTest, JobSubmit) {
   const std::string path = ::testing::TempDir() + "/cli_submit_job.yaml";
   std::ofstream(path) << "name: new-job\n";
   EXPECT_EQ(run_job_submit(options, path, out, err), kExitOk);
-  EXPECT_EQ(out.str(), "3\n");
+  EXPECT_EQ(out.str(), "3\n");  // the id alone, for scripts; the next step on err
+  EXPECT_EQ(err.str(), "submitted job 3; follow it with: orchestrate job logs 3 --follow\n");
+  err.str("");
   EXPECT_EQ(backend.last_source, path);
   EXPECT_EQ(backend.last_body, "name: new-job\n");
 

@@ -2,7 +2,8 @@
 // The whole ApiBackend for the tests that need every route (the server, the CLI commands, the
 // route guard, the fuzz target): the three scripted fakes in one object. They share one
 // FakeApiShared (fake_api_shared.h), so `fail` and `throw_everywhere` reach every route, and
-// every call holds the same lock.
+// every call holds the same lock. Not final: a test may script some routes over it
+// (tests/unit/cli/job_logs_test.cpp).
 
 #include "tests/unit/web/fake_data_api.h"
 #include "tests/unit/web/fake_health_api.h"
@@ -13,7 +14,7 @@
 
 namespace orch::testing {
 
-class FakeBackend final : public ApiBackend,
+class FakeBackend : public ApiBackend,
                           public FakeJobsApi,
                           public FakeHealthApi,
                           public FakeDataApi,
