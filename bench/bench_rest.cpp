@@ -80,7 +80,9 @@ void fill_history(const std::string& db_path, int jobs) {
         if (auto u = store->update_attempt(a); !u) return u;
         for (int s = 1; s <= 20; ++s) {
           const std::int64_t step = (n - 1) * 100 + s * 5;
-          if (auto p = store->insert_progress({a.id, step, 4096, 0.5, 0.4, a.started_ms + s}); !p) {
+          if (auto p = store->add_series_step(*aid, *a.first_step,
+                                              {step, 2.5, 4096, 0.5, 0.4, a.started_ms + s});
+              !p) {
             return p;
           }
         }

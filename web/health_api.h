@@ -26,6 +26,11 @@ struct TicketRequest {
   std::string incident;
 };
 
+// GET /api/v1/jobs/{id}/series?points=N: the most points of the whole answer (all attempts).
+inline constexpr int kMinSeriesPoints = 10;
+inline constexpr int kMaxSeriesPoints = 10000;
+inline constexpr int kDefaultSeriesPoints = 2000;
+
 class HealthApi {
  public:
   virtual ~HealthApi() = default;
@@ -74,6 +79,10 @@ class HealthApi {
   virtual Result<nlohmann::json> provider_report(int window_days) = 0;
   // The job's MFU history per attempt, one bucket per minute.
   virtual Result<nlohmann::json> job_mfu(std::int64_t id) = 0;
+  // The job's run as a series (docs/rest-api.md): per attempt its points (buckets of steps with
+  // loss, its lowest and highest, tokens/s, step time, MFU), at most max_points in all
+  // (kMinSeriesPoints..kMaxSeriesPoints, else invalid), and its checkpoints.
+  virtual Result<nlohmann::json> job_series(std::int64_t id, int max_points) = 0;
 };
 
 }  // namespace orch

@@ -123,6 +123,21 @@ HttpResponse provider_report(HealthApi& backend, const HttpRequest& request) {
   return answer(backend.provider_report(days));
 }
 
+// ?points=N: the most points of the whole series, kMinSeriesPoints..kMaxSeriesPoints.
+HttpResponse job_series(HealthApi& backend, const HttpRequest& request, std::int64_t id) {
+  int points = kDefaultSeriesPoints;
+  if (auto text = query_value(request, "points")) {
+    auto parsed = routes::parse_unsigned_digits<int>(*text);
+    if (!parsed || *parsed < kMinSeriesPoints || *parsed > kMaxSeriesPoints) {
+      return problem_response(400, "points must be an integer from " +
+                                       std::to_string(kMinSeriesPoints) + " to " +
+                                       std::to_string(kMaxSeriesPoints) + ", got " + shown(*text));
+    }
+    points = *parsed;
+  }
+  return answer(backend.job_series(id, points));
+}
+
 }  // namespace
 
 // function-length: table
@@ -235,7 +250,20 @@ RouteTable health_routes(HealthApi& backend) {
            .answer_schema = "Object",
            .errors = {400, 404},
            .handler = with_job_id(
-               [b](const HttpRequest&, std::int64_t id) { return answer(b->job_mfu(id)); })}};
+               [b](const HttpRequest&, std::int64_t id) { return answer(b->job_mfu(id)); })},
+          {.method = "GET",
+           .path = "/api/v1/jobs/{id}/series",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "jobs",
+           .summary = "The run as a series: loss, tokens/s, step time and MFU per attempt, at "
+                      "most `points` points in all, and the checkpoints",
+           .query = {{"points", "integer", "10 to 10000 (default 2000): the most points in all"}},
+           .answer_schema = "JobSeries",
+           .errors = {400, 404},
+           .handler = with_job_id([b](const HttpRequest& request, std::int64_t id) {
+             return job_series(*b, request, id);
+           })}};
 }
 
 }  // namespace orch

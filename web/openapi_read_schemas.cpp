@@ -242,9 +242,37 @@ void add_report_schemas(json& s) {
   s["Health"] = all_required({{"status", {{"const", "ok"}}}});
 }
 
+// GET /api/v1/jobs/{id}/series (issue 41): a point is a bucket of consecutive steps.
+void add_series_schemas(json& s) {
+  s["SeriesPoint"] = all_required({{"step", t("integer")},
+                                   {"first_step", t("integer")},
+                                   {"last_step", t("integer")},
+                                   {"at_ms", t("integer")},
+                                   {"loss", maybe("number")},
+                                   {"loss_min", maybe("number")},
+                                   {"loss_max", maybe("number")},
+                                   {"tokens_per_s", maybe("number")},
+                                   {"step_time_s", maybe("number")},
+                                   {"mfu", maybe("number")}});
+  s["SeriesAttempt"] = all_required({{"attempt", t("integer")},
+                                     {"cluster", t("string")},
+                                     {"started_ms", t("integer")},
+                                     {"ended_ms", maybe("integer")},
+                                     {"resumed_from_step", maybe("integer")},
+                                     {"mfu_flag", t("string")},
+                                     {"points", array_of(schema_ref("SeriesPoint"))}});
+  s["SeriesCheckpoint"] =
+      all_required({{"step", t("integer")}, {"attempt", t("integer")}, {"at_ms", t("integer")}});
+  s["JobSeries"] = all_required({{"job_id", t("integer")},
+                                 {"max_points", t("integer")},
+                                 {"attempts", array_of(schema_ref("SeriesAttempt"))},
+                                 {"checkpoints", array_of(schema_ref("SeriesCheckpoint"))}});
+}
+
 }  // namespace
 
 void add_read_schemas(json& schemas) {
+  add_series_schemas(schemas);
   add_job_schemas(schemas);
   add_cluster_schemas(schemas);
   add_node_schemas(schemas);

@@ -252,7 +252,7 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
       if (!a.first_progress_ms) a.first_progress_ms = now;
       if (!a.first_step) a.first_step = p->step;
       a.last_step = p->step;
-      ProgressSample sample{a.id, p->step, p->tokens, p->step_time_s, std::nullopt, now};
+      SeriesStep sample{p->step, p->loss, p->tokens, p->step_time_s, std::nullopt, now};
       if (p->tokens && p->step_time_s) {
         a.tokens_total += static_cast<double>(*p->tokens);
         a.step_time_total += *p->step_time_s;
@@ -262,7 +262,7 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
         sample.mfu = counted_mfu(mfu, a.mfu_flag);
         if (mfu) mfu_samples.push_back({sample.mfu, *p->step_time_s, &p->ranks});
       }
-      if (auto r = store_.insert_progress(sample); !r) return r;
+      if (auto r = store_.add_series_step(a.id, *a.first_step, sample); !r) return r;
     } else if (auto r = ingest_checkpoint(a, std::get<CheckpointReport>(line), refused); !r) {
       return r;
     }

@@ -581,6 +581,7 @@ CREATE TABLE series_buckets (
   loss_last REAL,
   timed_steps INTEGER NOT NULL DEFAULT 0,
   tokens REAL NOT NULL DEFAULT 0,
+  tokens_time_s REAL NOT NULL DEFAULT 0,
   step_time_s REAL NOT NULL DEFAULT 0,
   step_time_max REAL,
   mfu_work REAL NOT NULL DEFAULT 0,
@@ -588,6 +589,8 @@ CREATE TABLE series_buckets (
   PRIMARY KEY (attempt_id, bucket)
 ) WITHOUT ROWID;
 ALTER TABLE attempts ADD COLUMN series_width INTEGER NOT NULL DEFAULT 1;
+-- A row per step, written and never read: the series above replaces it.
+DROP TABLE progress_samples;
 -- MFU per minute as work over time: sum of mfu x step time, and the step time it covers.
 ALTER TABLE mfu_buckets ADD COLUMN time_s REAL NOT NULL DEFAULT 0;
 ALTER TABLE attempts ADD COLUMN mfu_flag TEXT NOT NULL DEFAULT '';

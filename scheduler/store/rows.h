@@ -436,12 +436,49 @@ struct PlacementVerdictRow {
   std::vector<ScorePart> parts;  // written only; empty when read back
 };
 
-struct ProgressSample {
-  AttemptId attempt_id = 0;
+// The run as a series (issue 41, store_series.cpp): one progress line's step as the brain takes it
+// in, added to its attempt's bucket of steps (series_buckets). An attempt keeps at most
+// kSeriesBucketCap buckets: past it, its buckets merge pairwise (between half and all of the cap
+// remain).
+inline constexpr std::int64_t kSeriesBucketCap = 2000;
+struct SeriesStep {
   std::int64_t step = 0;
+  std::optional<double> loss;
   std::optional<std::int64_t> tokens;
   std::optional<double> step_time_s;
+  std::optional<double> mfu;  // the step's own MFU (needs its tokens and step time)
+  Millis at_ms = 0;
+};
+
+// Where an attempt's buckets lie: width steps per bucket, buckets first..last (step / width).
+struct SeriesSpan {
+  AttemptId attempt_id = 0;
+  std::int64_t width = 1;
+  std::int64_t first_bucket = 0;
+  std::int64_t last_bucket = 0;
+  std::int64_t buckets() const { return last_bucket - first_bucket + 1; }
+};
+
+// One point of a series: consecutive buckets of one attempt merged. Figures are over the steps
+// that reported them: loss the mean (with the lowest and highest), tokens_per_s total tokens over
+// their total step time, step_time_s the mean, mfu work over time; nullopt when none did.
+struct SeriesPoint {
+  std::int64_t first_step = 0;
+  std::int64_t last_step = 0;
+  Millis at_ms = 0;  // when its last step was seen
+  std::int64_t steps = 0;
+  std::optional<double> loss;
+  std::optional<double> loss_min;
+  std::optional<double> loss_max;
+  std::optional<double> tokens_per_s;
+  std::optional<double> step_time_s;
   std::optional<double> mfu;
+};
+
+// A checkpoint as a series marks it: its step, the attempt (its number) that saved it, when.
+struct SeriesCheckpoint {
+  std::int64_t step = 0;
+  int attempt_no = 0;
   Millis at_ms = 0;
 };
 

@@ -91,7 +91,11 @@ class Store : public StoreReader {
   // Anything else is refused like an illegal transition.
   Result<void> reinstate_attempt(AttemptRow& row, AttemptState to);
   // Progress and checkpoints.
-  Result<void> insert_progress(const ProgressSample& sample);
+  // Adds one step to the attempt's series (store_series.cpp): an upsert into its bucket
+  // step / width. When the attempt's buckets from first_step (its first reported step) to this
+  // one would pass kSeriesBucketCap, its width doubles (as often as needed) and its buckets are
+  // merged in one statement: O(1) amortised per step, at most kSeriesBucketCap rows per attempt.
+  Result<void> add_series_step(AttemptId attempt, std::int64_t first_step, const SeriesStep& step);
   // The new checkpoint's id; nullopt when it is already known (same job, step and path).
   Result<std::optional<std::int64_t>> insert_checkpoint(const CheckpointRow& row);
   Result<void> set_checkpoint_manifest(std::int64_t id, const nlohmann::json& manifest,

@@ -1,4 +1,5 @@
-// Store: attempts (with the attempt state machine's guard), progress and checkpoints.
+// Store: attempts (with the attempt state machine's guard) and checkpoints (the series of their
+// progress: store_series.cpp).
 #include <algorithm>
 
 #include "scheduler/model/hostlist.h"
@@ -421,14 +422,6 @@ Result<void> Store::reinstate_attempt(AttemptRow& row, AttemptState to) {
   if (auto r = write_attempt(next); !r) return r;
   row = next;
   return Ok{};
-}
-
-Result<void> Store::insert_progress(const ProgressSample& p) {
-  return execute(
-      db_,
-      "INSERT OR REPLACE INTO progress_samples(attempt_id, step, tokens, step_time_s, mfu, at_ms) "
-      "VALUES (?, ?, ?, ?, ?, ?)",
-      p.attempt_id, p.step, p.tokens, p.step_time_s, p.mfu, p.at_ms);
 }
 
 Result<std::optional<CheckpointRow>> StoreReader::checkpoint(std::int64_t id) {

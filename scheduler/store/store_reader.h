@@ -199,6 +199,17 @@ class StoreReader {
   // Whether the job ever reported a checkpoint.
   Result<bool> has_checkpoints(JobId job);
 
+  // The run as a series (store_series.cpp, issue 41). The job's attempts that have steps, in
+  // attempt order, with where their buckets lie (two index seeks per attempt).
+  Result<std::vector<SeriesSpan>> series_spans(JobId job);
+  // One attempt's points: its buckets from first_bucket on, `group` consecutive ones merged into
+  // each point (min of mins, max of maxes), in step order. Reads its buckets only (at most
+  // kSeriesBucketCap), whatever the number of steps.
+  Result<std::vector<SeriesPoint>> series_points(AttemptId attempt, std::int64_t first_bucket,
+                                                 std::int64_t group);
+  // The job's checkpoints as a series marks them: one per step and attempt, in step order.
+  Result<std::vector<SeriesCheckpoint>> series_checkpoints(JobId job);
+
   // Checkpoint registry, datasets, copies and transfers (store_data.cpp; issue 5).
   Result<std::optional<CheckpointRow>> checkpoint(std::int64_t id);
   Result<std::optional<ReplicaRow>> replica(std::int64_t id);

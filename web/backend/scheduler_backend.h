@@ -27,6 +27,12 @@
 
 namespace orch {
 
+// How many points each attempt of a series gets (scheduler_backend_series.cpp): all its buckets
+// when every attempt's fit in max_points; else shares in proportion to their buckets, summing to
+// at most max_points, an attempt with buckets getting at least one while any are left.
+std::vector<std::int64_t> share_series_points(const std::vector<std::int64_t>& buckets,
+                                              std::int64_t max_points);
+
 class SchedulerBackend final : public ApiBackend {
  public:
   // Reads through the pool's connections, as many at once as the pool allows.
@@ -90,6 +96,8 @@ class SchedulerBackend final : public ApiBackend {
                                         int limit) override;
   Result<nlohmann::json> provider_report(int window_days) override;
   Result<nlohmann::json> job_mfu(std::int64_t id) override;
+  // scheduler_backend_series.cpp (issue 41).
+  Result<nlohmann::json> job_series(std::int64_t id, int max_points) override;
 
   // Checkpoints and data (DataApi; scheduler_backend_data.cpp).
   Result<nlohmann::json> job_checkpoints(std::int64_t id) override;

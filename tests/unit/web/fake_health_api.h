@@ -285,6 +285,40 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
                               {{{"at_ms", 1700000040000}, {"mfu", 0.41}, {"samples", 12}},
                                {{"at_ms", 1700000100000}, {"mfu", 0.39}, {"samples", 11}}}}}}}};
   }
+  // Records the points asked for; two attempts of two points each and a checkpoint.
+  Result<nlohmann::json> job_series(std::int64_t id, int max_points) override {
+    using nlohmann::json;
+    std::lock_guard lock(mu_);
+    if (auto e = check(id)) return *e;
+    series_points_asked = max_points;
+    auto point = [](std::int64_t step, double loss) {
+      json p = json::object();
+      for (const char* key : {"step", "first_step", "last_step"}) p[key] = step;
+      p["at_ms"] = 1700000000000 + step * 1000;
+      for (const char* key : {"loss", "loss_min", "loss_max"}) p[key] = loss;
+      p["tokens_per_s"] = 39010.0;
+      p["step_time_s"] = 0.21;
+      p["mfu"] = 0.38;
+      return p;
+    };
+    auto attempt = [&](int no, std::int64_t from, json ended) {
+      json a = json::object();
+      a["attempt"] = no;
+      a["cluster"] = "alpha";
+      a["started_ms"] = 1700000000000 + from * 1000;
+      a["ended_ms"] = std::move(ended);
+      a["resumed_from_step"] = no == 1 ? json(nullptr) : json(from);
+      a["mfu_flag"] = "";
+      a["points"] = json::array({point(from + 1, 2.9), point(from + 2, 2.7)});
+      return a;
+    };
+    json checkpoint = {{"step", 2}, {"attempt", 1}, {"at_ms", 1700000002000}};
+    return json{{"job_id", id},
+                {"max_points", max_points},
+                {"attempts", json::array({attempt(1, 0, 1700000005000), attempt(2, 2, nullptr)})},
+                {"checkpoints", json::array({checkpoint})}};
+  }
+  int series_points_asked = 0;
 
  private:
   static nlohmann::json node(const std::string& cluster, const std::string& name,
