@@ -158,7 +158,8 @@ Result<BrainReply> AttemptTracker::attempt_exited(AttemptRow& a, JobRow& job,
     // only died of it, and no node is named.
     a.failed_node.clear();
   }
-  std::string detail = status.detail;
+  // A gang's words ("task 0 on alpha-n0 failed first") name no failure when none was.
+  std::string detail = is_failure_cause(verdict.cause) ? status.detail : "";
   // A log signature says what it matched; the exit code and provider words already show.
   const bool from_log =
       !e.log_tail.empty() &&
