@@ -5,8 +5,9 @@
 // the loss, throughput and MFU charts hold points of both attempts with their y-axis labels whole
 // inside the chart, the log panel shows no protocol line until "raw output" is ticked, a job
 // whose command is not found shows what failed in its header, as text, and one whose MFU is far
-// above 100% says its model size or peak FLOPs are misconfigured. A screenshot of each view lands
-// in <build>/screenshots/ for a person to see.
+// above 100% says its model size or peak FLOPs are misconfigured; a gang's log shows one rank's
+// tagged lines when that rank is chosen. A screenshot of each view lands in <build>/screenshots/
+// for a person to see.
 #include <gmock/gmock.h>
 
 #include <sys/stat.h>
@@ -34,7 +35,7 @@ class PageBrowserTest : public E2eTest {
   ProcessResult drive(const std::string& token, std::int64_t job, int attempts,
                       const std::string& out, bool expect_refused = false,
                       std::int64_t failed_job = 0, const std::string& excerpt = "",
-                      std::int64_t flagged_job = 0) {
+                      std::int64_t flagged_job = 0, std::int64_t gang_job = 0) {
     const std::string dir = ORCH_SOURCE_DIR "/tests/browser";
     if (::access("/usr/bin/chromium", X_OK) != 0 ||
         ::access((dir + "/node_modules/playwright-core/package.json").c_str(), R_OK) != 0) {
@@ -53,7 +54,8 @@ class PageBrowserTest : public E2eTest {
         {"--expect-refused", expect_refused ? "1" : ""},
         {"--failed-job", failed_job > 0 ? std::to_string(failed_job) : ""},
         {"--excerpt", excerpt},
-        {"--flagged-job", flagged_job > 0 ? std::to_string(flagged_job) : ""}};
+        {"--flagged-job", flagged_job > 0 ? std::to_string(flagged_job) : ""},
+        {"--gang-job", gang_job > 0 ? std::to_string(gang_job) : ""}};
     std::vector<std::string> argv = {"/usr/bin/env", "node", dir + "/pages.mjs"};
     for (const auto& [flag, value] : flags) {
       argv.push_back(flag);
@@ -94,10 +96,18 @@ TEST_F(PageBrowserTest, EveryViewShowsWhatTheApiHoldsForAJobThroughAnOutage) {
   json big = wait_final(flagged);
   ASSERT_EQ(big["state"], "succeeded") << describe_job(url_, flagged);
   ASSERT_THAT(big["mfu_flag"].get<std::string>(), HasSubstr("misconfigured")) << big.dump();
+  // A gang of two ranks on beta's two nodes: its log's lines carry [node/rank] tags.
+  const std::int64_t gang = submit(
+      "name: gang\ncommand: " + testkit::job_bin_dir() +
+      "/toy_trainer --dim 32 --batch 16 --steps 20 --step-delay-ms 10 --rendezvous-timeout-s 30\n"
+      "resources: {nodes: 2, gpus_per_node: 1}\nmodel: {parameters: 1024}\n"
+      "placement: {preferred: [beta]}\n");
+  ASSERT_GT(gang, 0);
+  ASSERT_EQ(wait_final(gang)["state"], "succeeded") << describe_job(url_, gang);
 
   const std::string out = ORCH_BINARY_DIR "/screenshots";
   ProcessResult r =
-      drive(server_->admin_token(), id, 2, out, false, failed, "no-such-trainer", flagged);
+      drive(server_->admin_token(), id, 2, out, false, failed, "no-such-trainer", flagged, gang);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("\"ok\":true"));
   EXPECT_THAT(r.output, HasSubstr("#1 site_down"));
@@ -109,8 +119,9 @@ TEST_F(PageBrowserTest, EveryViewShowsWhatTheApiHoldsForAJobThroughAnOutage) {
                             "0.0 s, placing 0.0 s, site [0-9.]+ s, startup [0-9.]+ s"));
   EXPECT_THAT(r.output, HasSubstr("#error-excerpt: "));
   EXPECT_THAT(r.output, HasSubstr("#mfu-flag: "));
+  EXPECT_THAT(r.output, HasSubstr("gang log ranks: "));
   for (const char* view :
-       {"fleet", "jobs", "job", "job-failed", "job-mfu-flag", "nodes", "transfers"}) {
+       {"fleet", "jobs", "job", "job-failed", "job-mfu-flag", "job-gang", "nodes", "transfers"}) {
     EXPECT_TRUE(file_has_bytes(out + "/" + view + ".png")) << view;
   }
 }

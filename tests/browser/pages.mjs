@@ -5,11 +5,12 @@
 //
 //   node pages.mjs --url http://127.0.0.1:PORT --token T --job ID --attempts 2
 //                  --clusters alpha,beta --out DIR [--chromium /usr/bin/chromium]
-//                  [--failed-job ID --excerpt TEXT] [--flagged-job ID]
+//                  [--failed-job ID --excerpt TEXT] [--flagged-job ID] [--gang-job ID]
 //     (the job's loss, throughput and MFU charts hold points of attempts 1 to --attempts, their
 //     y-axis labels are drawn whole inside the chart, its log panel hides protocol lines until
 //     "raw output" is ticked; --failed-job's header shows an error excerpt containing TEXT,
-//     --flagged-job's says its MFU is misconfigured)
+//     --flagged-job's says its MFU is misconfigured; --gang-job's log shows one rank's tagged
+//     lines when that rank is chosen)
 //   node pages.mjs --url ... --token T --out DIR --expect-refused 1
 //     (the token must be refused: the sign-in form comes back saying so)
 //   node pages.mjs --url ... --token T --out DIR --measure RUNS --rows N --cluster-rows M
@@ -112,6 +113,22 @@ async function checkHeader(page, a, job, selector, want, shot) {
   if (!shown.includes(want)) throw new Error(`job ${job}: ${selector} "${shown}" lacks "${want}"`);
   console.error(`job ${job} ${selector}: ${JSON.stringify(shown)}`);
   await page.screenshot({ path: a.out + "/" + shot + ".png", fullPage: true });
+}
+
+// A gang's log: its lines keep their [node/rank] tags, and choosing a rank shows only its lines.
+async function checkRankFilter(page, a) {
+  await page.goto(a.url + "/#/job/" + a["gang-job"]);
+  await page.waitForFunction(() => document.querySelectorAll("#log-rank option").length >= 3);
+  const options = await page.$$eval("#log-rank option", (os) => os.map((o) => o.textContent));
+  await page.selectOption("#log-rank", "1");
+  const lines = (await page.$eval("#log", (p) => p.textContent)).split("\n").filter(Boolean);
+  const others = lines.filter((l) => !/^\[[A-Za-z0-9._?-]+\/1\] /.test(l));
+  if (!lines.length || others.length) {
+    throw new Error(`gang job: rank 1 chosen, the log shows ${lines.length} line(s), ` +
+                    `${others.length} not rank 1's: ${others.slice(0, 3)}`);
+  }
+  console.error(`gang log ranks: ${JSON.stringify(options)}; rank 1: ${lines.length} line(s)`);
+  await page.screenshot({ path: a.out + "/job-gang.png", fullPage: true });
 }
 
 // Each run: the jobs list fetched and parsed by the page's JavaScript alone (the baseline), then
@@ -226,6 +243,7 @@ async function main() {
     }
 
     if (a["failed-job"]) await checkHeader(page, a, a["failed-job"], "#error-excerpt", a.excerpt, "job-failed");
+    if (a["gang-job"]) await checkRankFilter(page, a);
     if (a["flagged-job"]) {
       await checkHeader(page, a, a["flagged-job"], "#mfu-flag", "misconfigured", "job-mfu-flag");
     }
