@@ -6,7 +6,10 @@
 #include <signal.h>
 
 #include <chrono>
+#include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -118,6 +121,59 @@ TEST_F(E2eGangTest, AGangWhoseRanksDeadlockIsEndedAsHungAndItsNodesAreNotQuarant
   }
   json final_state = wait_final(id);
   EXPECT_EQ(final_state["state"], "succeeded") << describe_job(url_, id);
+}
+
+// A gang's log per task (issue 41, item 5): 2 nodes x 2 tasks, each line tagged by its agent
+// "[<node>/<rank>] "; `job logs` hides the protocol lines, `--rank 1` shows rank 1's alone,
+// `--raw` everything; the job's progress is still read through the tags.
+TEST_F(E2eGangTest, AGangsLogIsTaggedByNodeAndRankAndJobLogsFiltersIt) {
+  const std::string yaml = "name: tagged\ncommand: " + testkit::job_bin_dir() +
+                           "/toy_trainer --dim 32 --batch 16 --steps 30 --step-delay-ms 5 "
+                           "--ckpt-every 10 --ckpt-dir \"$ORCH_CHECKPOINT_DIR\" "
+                           "--collective-timeout-s 20 --rendezvous-timeout-s 30\n"
+                           "resources: {nodes: 2, gpus_per_node: 1, tasks_per_node: 2}\n"
+                           "model: {parameters: 1024}\n"
+                           "checkpoint: {interval_steps: 10}\n"
+                           "placement: {allowed: [alpha]}\n";
+  const std::int64_t id = submit(yaml);
+  ASSERT_GT(id, 0);
+  json done = wait_final(id);
+  ASSERT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  EXPECT_EQ(done["step"], 30) << "progress parsed through the tags: " << done.dump();
+
+  ProcessResult all = cli({"job", "logs", std::to_string(id)});
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  const std::regex tagged(R"(^\[(alpha-n[0-9]+)/([0-3])\] (.*)$)");
+  std::map<int, std::string> node_of;  // rank -> node, as the tags say
+  std::istringstream lines(all.output);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, tagged)) << "an untagged line: " << line;
+    const int rank = std::stoi(m[2]);
+    EXPECT_EQ(node_of.emplace(rank, m[1]).first->second, m[1]) << "rank " << rank << "'s node";
+    EXPECT_NE(m[3].str().rfind("@orchestrate ", 0), 0u) << "a protocol line shown: " << line;
+  }
+  ASSERT_EQ(node_of.size(), 4u) << all.output;
+  EXPECT_EQ(node_of[0], node_of[1]) << "ranks 0 and 1 share the first node";
+  EXPECT_EQ(node_of[2], node_of[3]);
+  EXPECT_NE(node_of[0], node_of[2]);
+
+  ProcessResult one = cli({"job", "logs", std::to_string(id), "--rank", "1"});
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const std::string prefix = "[" + node_of[1] + "/1] ";
+  std::istringstream rank_lines(one.output);
+  int count = 0;
+  for (std::string line; std::getline(rank_lines, line); ++count) {
+    EXPECT_EQ(line.rfind(prefix, 0), 0u) << "not rank 1's: " << line;
+  }
+  EXPECT_GE(count, 30) << one.output;  // a rank-step line a step, at least
+  EXPECT_NE(one.output.find("rank-step {\"rank\":1,"), std::string::npos) << one.output;
+
+  ProcessResult raw = cli({"job", "logs", std::to_string(id), "--raw"});
+  ASSERT_EQ(raw.exit_code, 0) << raw.output;
+  EXPECT_NE(raw.output.find("[" + node_of[0] + "/0] @orchestrate {"), std::string::npos)
+      << raw.output;
+  EXPECT_EQ(cli({"job", "logs", std::to_string(id), "--rank", "4"}).exit_code, 2);
 }
 
 }  // namespace

@@ -225,6 +225,9 @@ TEST_F(E2eTest, CliDrivesTheRealServer) {
   EXPECT_NE(r.output.find("beta"), std::string::npos) << r.output;
   r = cli({"job", "logs", id});
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("@orchestrate"), std::string::npos) << "hidden by default: " << r.output;
+  r = cli({"job", "logs", id, "--raw"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("@orchestrate"), std::string::npos) << r.output;
 
   r = cli({"-o", "json", "job", "list"});
