@@ -129,6 +129,21 @@ TEST(FailureClassifier, ATracebackOnlyBlamesTheUserForTheirOwnExit) {
   EXPECT_EQ(classify(code(128 + SIGKILL), log).cause, ExitCause::killed_by_signal);
 }
 
+// A gang's lines carry their task's tag ("[node/rank] ", scheduler/model/log_tag.h) and the
+// tasks' lines interleave: the exception is the failing task's own, the evidence is untagged,
+// and the tag's node is a node the line names.
+TEST(FailureClassifier, AGangsTaggedTracebackIsReadFromItsOwnTask) {
+  std::vector<std::string> log = {
+      "[w-n1/3] Traceback (most recent call last):", "[w-n0/0] epoch 2 starts",
+      "[w-n1/3]   File \"train.py\", line 9, in <module>", "[w-n1/3]     step()",
+      "[w-n1/3] KeyError: 'lr'"};
+  FailureEvidence e{code(1), false, log};
+  FailureVerdict v = classify_failure(e, {"w-n0", "w-n1"});
+  EXPECT_EQ(v.rule, "python-traceback");
+  EXPECT_EQ(v.evidence, "KeyError: 'lr'");
+  EXPECT_EQ(v.named_nodes, (std::vector<std::string>{"w-n1"}));
+}
+
 TEST(FailureClassifier, LogSignaturesStillApplyWithoutAnExitRecord) {
   FailureVerdict v = classify(ExitStatus{}, {kXid});
   EXPECT_EQ(v.cause, ExitCause::gpu_error);
