@@ -80,8 +80,11 @@ TEST(SlurmContainerLab, PyxisOptionsReachEveryTaskAndTheAgentHeartbeatsFromInsid
   ASSERT_EQ(last.phase, RunPhase::exited) << ::testing::PrintToString(lines);
   ASSERT_TRUE(last.exit.has_value());
   EXPECT_EQ(last.exit->exit_code, 0) << ::testing::PrintToString(lines);
-  EXPECT_THAT(lines, Contains("image=nvcr.io#nvidia/pytorch:24.05-py3 rank=0"));
-  EXPECT_THAT(lines, Contains("image=nvcr.io#nvidia/pytorch:24.05-py3 rank=1"));
+  // Each task's line after its "[node/rank] " tag (a gang's lines are tagged: issue 41).
+  EXPECT_THAT(lines,
+              Contains(::testing::EndsWith("/0] image=nvcr.io#nvidia/pytorch:24.05-py3 rank=0")));
+  EXPECT_THAT(lines,
+              Contains(::testing::EndsWith("/1] image=nvcr.io#nvidia/pytorch:24.05-py3 rank=1")));
 
   // What srun delivered to each task of the tasks' step, as the stand-in recorded it.
   const std::string records = lab->dir() + "/alpha/log/containers";

@@ -212,9 +212,11 @@ TEST_F(LocalSiteTest, JobSeesItsEnvironment) {
   ASSERT_EQ(wait_exited("run-env", &lines).exit->exit_code, 0);
   std::sort(lines.begin(), lines.end());
   const std::string work = run_dir("run-env") + "/work";
-  EXPECT_THAT(lines, ElementsAre("0 " + work, "0 " + work,
-                                 "0 loc-n0 run-env 7 2 8 loc-n0,loc-n1 from-request", "1 " + work,
-                                 "1 " + work, "1 loc-n1 run-env 7 2 8 loc-n0,loc-n1 from-request"));
+  // Each line tagged with its task's node and rank (a gang's tasks share the log: issue 41).
+  EXPECT_THAT(lines, ElementsAre("[loc-n0/0] 0 " + work, "[loc-n0/0] 0 " + work,
+                                 "[loc-n0/0] 0 loc-n0 run-env 7 2 8 loc-n0,loc-n1 from-request",
+                                 "[loc-n1/1] 1 " + work, "[loc-n1/1] 1 " + work,
+                                 "[loc-n1/1] 1 loc-n1 run-env 7 2 8 loc-n0,loc-n1 from-request"));
   auto stored = nlohmann::json::parse(slurp(run_dir("run-env") + "/request.json"));
   EXPECT_EQ(stored["assigned_nodes"], nlohmann::json::array({"loc-n0", "loc-n1"}));
   EXPECT_EQ(stored["command"], r.command);
