@@ -1,5 +1,5 @@
 // Fleet: every cluster (provider, admission, site health, GPUs used, held by other tenants and
-// free, hot spares and their idle cost, median MFU, availability, quarantined nodes, its message:
+// free, hot spares and their idle cost, MFU, availability, quarantined nodes, its message:
 // why it is silent or misconfigured) and the provider scorecards.
 import * as api from "./api.js";
 import { badge, dash, dataTable, duration, el, num, pct, section } from "./dom.js";
@@ -37,7 +37,7 @@ export function mount(root) {
       value: (c) => Math.max(0, c.gpus_total - c.gpus_used - (c.gpus_foreign ?? 0) - (c.gpus_spare ?? 0)) },
     { key: "spares", label: "Hot spares", num: true, value: (c) => c.spares?.ready ?? 0,
       cell: (c) => spares(c.spares) },
-    { key: "mfu", label: "Median MFU", num: true, value: (c) => card(c)?.median_mfu ?? null,
+    { key: "mfu", label: "MFU", num: true, value: (c) => card(c)?.median_mfu ?? null,
       cell: (c) => pct(card(c)?.median_mfu) },
     { key: "availability", label: "Availability", num: true,
       value: (c) => card(c)?.availability ?? null, cell: (c) => pct(card(c)?.availability, 2) },
@@ -66,7 +66,7 @@ export function mount(root) {
       cell: (c) => (c.recovery_median_s === null ? dash : duration(c.recovery_median_s * 1000)) },
     { key: "parts", label: "Where recovery goes (p50)", value: (c) => c.site_median_s,
       cell: (c) => recoveryParts(c) },
-    { key: "mfu", label: "Median MFU", num: true, value: (c) => c.median_mfu, cell: (c) => pct(c.median_mfu) },
+    { key: "mfu", label: "MFU", num: true, value: (c) => c.median_mfu, cell: (c) => pct(c.median_mfu) },
     { key: "tickets", label: "Open tickets", num: true, value: (c) => c.open_tickets },
     { key: "delay", label: "Delivery delay", num: true, value: (c) => c.delivery_delay_days,
       cell: (c) => (c.delivery_delay_days === null ? dash : num(c.delivery_delay_days, 1) + " d") },
