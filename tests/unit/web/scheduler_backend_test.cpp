@@ -117,6 +117,29 @@ TEST_F(SchedulerBackendTest, APageShowsEveryLaterWriteToAJobWhoseRowItRenderedBe
 
 // A hot spare's holder is ours: its GPUs show as held by spares, not by another tenant, with
 // what it has cost idle so far.
+// Issue 41: each attempt says what failed, and the job the newest failed attempt's words.
+TEST_F(SchedulerBackendTest, TheJobAndEachAttemptCarryTheirErrorExcerpt) {
+  auto r = brain_->handle(SubmitJob{make_job().nodes(1).gpus(2).on({"alpha"})});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  AttemptRow first = store_->attempts_of(r->job_id).value().at(0);
+  first.error_excerpt = "torchrun: not found\ncommand not found on alpha-n0 (exit 127)";
+  ASSERT_TRUE(store_->update_attempt(first).ok());
+  AttemptRow second = first;
+  second.no = 2;
+  second.token = first.token + "-2";
+  second.error_excerpt.clear();
+  ASSERT_TRUE(store_->insert_attempt(second).ok());
+
+  auto job = backend_->get_job(r->job_id);
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(nlohmann::json::parse(job->text)["error_excerpt"], first.error_excerpt);
+  auto attempts = backend_->job_attempts(r->job_id);
+  ASSERT_TRUE(attempts.ok()) << attempts.error().message;
+  EXPECT_EQ((*attempts)["attempts"][0]["error_excerpt"], first.error_excerpt);
+  EXPECT_EQ((*attempts)["attempts"][1]["error_excerpt"], "");
+  EXPECT_EQ(page(JobFilter{})["jobs"][0]["error_excerpt"], first.error_excerpt);
+}
+
 TEST_F(SchedulerBackendTest, ClustersShowTheirHotSparesAndWhatTheyCost) {
   SpareRow spare;
   spare.cluster = "alpha";
