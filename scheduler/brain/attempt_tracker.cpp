@@ -150,7 +150,11 @@ Result<BrainReply> AttemptTracker::attempt_exited(AttemptRow& a, JobRow& job,
   FailureVerdict verdict = classify_failure(evidence, a.nodes);
   if (is_failure_cause(verdict.cause)) {
     // What failed, in the job's own words (lifecycle/error_excerpt.h).
-    ExcerptInput in{verdict, status, e.log_tail, job.spec.shell, !job.spec.workdir.sha256.empty()};
+    const ClusterSpec* cluster = cluster_spec(a.cluster);
+    ExcerptInput in{
+        verdict, status, e.log_tail,
+        CommandPlace{job.spec.shell, !job.spec.workdir.sha256.empty(), job.spec.container.image,
+                     job.spec.container.workdir, cluster ? cluster->provider : std::string()}};
     if (in.status.failed_node.empty() && a.nodes.size() == 1) in.status.failed_node = a.nodes[0];
     a.error_excerpt = build_error_excerpt(in);
   } else {

@@ -109,28 +109,39 @@ std::string excerpt_line(std::string_view line, std::size_t max_bytes) {
   return std::string(utf8_prefix(clean, max_bytes > 3 ? max_bytes - 3 : 0)) + "...";
 }
 
-std::string command_hint(int exit_code, std::string_view node, std::string_view shell,
-                         bool has_workdir) {
+std::string command_hint(int exit_code, std::string_view node, const CommandPlace& place) {
   if (exit_code != 126 && exit_code != 127) return "";
   std::string out = exit_code == 127 ? "command not found" : "command found but not executable";
   if (!node.empty()) out += " on " + excerpt_line(node, 253);
   out += " (exit " + std::to_string(exit_code) + "): it runs under ";
-  if (shell == "sh") {
+  if (place.shell == "sh") {
     out += "/bin/sh -c";
-  } else if (shell == "bash") {
+  } else if (place.shell == "bash") {
     out += "bash -c";
-  } else if (shell == "bash-login") {
+  } else if (place.shell == "bash-login") {
     out += "bash -l -c (a login shell)";
   } else {
-    out += "bash -c (/bin/sh -c where the node has no bash)";
+    out += "bash -c (/bin/sh -c where there is no bash)";
   }
-  out += has_workdir ? " in $ORCH_WORKDIR (the job's workdir)"
-                     : " in the attempt's own work directory";
+  const bool in_image = !place.image.empty();
+  if (in_image) out += " in image " + excerpt_line(place.image, 200);
+  if (!place.image_workdir.empty()) {
+    out += " in " + excerpt_line(place.image_workdir, 200);
+  } else if (place.has_workdir) {
+    out += " in $ORCH_WORKDIR (the job's workdir)";
+  } else if (place.provider == "kubernetes") {
+    out += in_image ? "" : " in the image's working directory";
+  } else {
+    out += " in the attempt's own work directory";
+  }
+  const std::string path =
+      in_image || place.provider == "kubernetes" ? "the image's" : "the node's";
   out += exit_code == 127
-             ? ", with the node's PATH: install it there or give its full path (shell: "
-               "bash-login reads the login profile, for module and conda set-ups)"
-             : ": check that the file is executable by the job's user and starts with a "
-               "valid #! line";
+             ? ", with " + path +
+                   " PATH: install it there or give its full path (shell: bash-login reads the "
+                   "login profile, for module and conda set-ups)"
+             : ": check that the file is executable by the job's user and starts with a valid "
+               "#! line";
   return out;
 }
 
@@ -142,7 +153,7 @@ std::string build_error_excerpt(const ExcerptInput& in) {
   std::string headline = by_code ? shell_complaint(lines) : "";
   if (headline.empty()) headline = excerpt_line(strip_log_tag(in.verdict.evidence));
   if (!headline.empty()) out.push_back(headline);
-  if (by_code) out.push_back(command_hint(*code, in.status.failed_node, in.shell, in.has_workdir));
+  if (by_code) out.push_back(command_hint(*code, in.status.failed_node, in.place));
   const std::size_t from = lines.size() > kExcerptTailLines ? lines.size() - kExcerptTailLines : 0;
   for (std::size_t i = from; i < lines.size(); ++i) out.push_back(excerpt_line(lines[i]));
   // Bounded: whole lines while they fit, the first always (cut to fit).

@@ -32,12 +32,20 @@ inline constexpr std::size_t kMaxExcerptBytes = 2048;
 inline constexpr std::size_t kExcerptTailLines = 5;
 inline constexpr std::size_t kMaxExcerptLineBytes = 400;
 
+// Where and how the job's command runs (the launch contract): what the hint for 126/127 says.
+struct CommandPlace {
+  std::string shell;          // the job's `shell:` ("" the default)
+  bool has_workdir = false;   // the job has a `workdir:` (ORCH_WORKDIR)
+  std::string image;          // the job's `container.image` ("" none)
+  std::string image_workdir;  // its `container.workdir` ("" none)
+  std::string provider;       // the cluster's provider (local, slurm, kubernetes)
+};
+
 struct ExcerptInput {
   FailureVerdict verdict;
   ExitStatus status;                  // failed_node and failed_rank pick the failing task
   std::vector<std::string> log_tail;  // the attempt's last ordinary lines, oldest first
-  std::string shell;                  // the job's `shell:` ("" the default)
-  bool has_workdir = false;           // the job has a `workdir:` (ORCH_WORKDIR)
+  CommandPlace place;
 };
 
 // Whether an attempt that ended with `cause` failed, and so keeps an excerpt: not a success,
@@ -49,10 +57,10 @@ bool is_failure_cause(ExitCause cause);
 std::string build_error_excerpt(const ExcerptInput& in);
 
 // For exit codes 126 and 127: "command not found on east-n0 (exit 127): it runs under bash -c
-// (/bin/sh -c where the node has no bash) in $ORCH_WORKDIR, the job's workdir, with the node's
-// PATH; ..."; "" for other codes. `node` may be empty (the site did not name it).
-std::string command_hint(int exit_code, std::string_view node, std::string_view shell,
-                         bool has_workdir);
+// (/bin/sh -c where the node has no bash) in $ORCH_WORKDIR (the job's workdir), with the node's
+// PATH: ..."; in a container image, its working directory and PATH; "" for other codes. `node`
+// may be empty (the site did not name it).
+std::string command_hint(int exit_code, std::string_view node, const CommandPlace& place);
 
 // One line of text as the excerpt keeps it: valid UTF-8, control bytes as '?', blanks at the
 // ends trimmed, cut to `max_bytes` on a character boundary with "..." when longer.

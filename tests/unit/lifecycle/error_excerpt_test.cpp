@@ -25,7 +25,8 @@ ExitStatus exited_with(int code, std::string node = "") {
 std::string excerpt_of(const ExitStatus& status, std::vector<std::string> tail,
                        std::string shell = "", bool workdir = false) {
   FailureEvidence evidence{status, false, tail};
-  ExcerptInput in{classify_failure(evidence), status, std::move(tail), std::move(shell), workdir};
+  ExcerptInput in{classify_failure(evidence), status, std::move(tail),
+                  CommandPlace{std::move(shell), workdir, "", "", "local"}};
   return build_error_excerpt(in);
 }
 
@@ -49,7 +50,7 @@ TEST(ErrorExcerpt, CommandNotFoundLeadsWithTheShellsWordsAndAHint) {
   ASSERT_GE(lines.size(), 3u) << text;
   EXPECT_EQ(lines[0], "torchrun: command not found");
   EXPECT_THAT(lines[1], StartsWith("command not found on east-n0 (exit 127): it runs under bash -c "
-                                   "(/bin/sh -c where the node has no bash)"));
+                                   "(/bin/sh -c where there is no bash)"));
   EXPECT_THAT(lines[1], HasSubstr("the node's PATH"));
   EXPECT_EQ(lines.back(), "bash: line 1: torchrun: command not found");
 }
@@ -64,12 +65,22 @@ TEST(ErrorExcerpt, DashSaysNotFoundAndTheHintNamesTheJobsShellAndWorkdir) {
 }
 
 TEST(ErrorExcerpt, Exit126SaysNotExecutable) {
-  const std::string hint = command_hint(126, "alpha-n1", "bash-login", false);
+  const std::string hint = command_hint(126, "alpha-n1", {"bash-login", false, "", "", "slurm"});
   EXPECT_THAT(hint, StartsWith("command found but not executable on alpha-n1 (exit 126)"));
   EXPECT_THAT(hint, HasSubstr("bash -l -c"));
   EXPECT_THAT(hint, HasSubstr("in the attempt's own work directory"));
-  EXPECT_EQ(command_hint(1, "alpha-n1", "", false), "");
-  EXPECT_EQ(command_hint(137, "alpha-n1", "", false), "");
+  EXPECT_EQ(command_hint(1, "alpha-n1", {}), "");
+  EXPECT_EQ(command_hint(137, "alpha-n1", {}), "");
+}
+
+TEST(ErrorExcerpt, InAContainerTheHintNamesTheImageItsDirectoryAndItsPath) {
+  const std::string hint = command_hint(
+      127, "gke-n3", {"", false, "nvcr.io/nvidia/pytorch:24.05", "/app", "kubernetes"});
+  EXPECT_THAT(hint,
+              HasSubstr("in image nvcr.io/nvidia/pytorch:24.05 in /app, with the image's PATH"));
+  EXPECT_THAT(
+      command_hint(127, "", {"sh", false, "", "", "kubernetes"}),
+      HasSubstr("under /bin/sh -c in the image's working directory, with the image's PATH"));
 }
 
 TEST(ErrorExcerpt, APythonTracebacksLastLineLeadsAndEndsTheExcerpt) {
