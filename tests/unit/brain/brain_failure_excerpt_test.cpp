@@ -162,6 +162,30 @@ TEST_F(BrainFailureExcerpt, APreemptionTheBrainAskedForNamesNoNodeAndBlamesNone)
   EXPECT_EQ(job(victim).infra_restarts, 0);
 }
 
+TEST_F(BrainFailureExcerpt, AMoveOffALongQueueNamesNoNodeAndBlamesNone) {
+  start({make_cluster("alpha"), make_cluster("beta")});
+  JobId id = submit(make_job().gpus(4).prefer({"alpha"}).max_queue_s(20));
+  const AttemptRow queued = last_attempt(id);
+  for (const auto& o : outbox("alpha")) {
+    if (o.kind != ActionKind::launch || o.token != queued.token) continue;
+    handle(LaunchCompleted{o.id, o.token, LaunchResult{"site-1", {"alpha-n0"}}, false});
+  }
+  observe(queued, RunPhase::queued);
+  clock.advance_ms(20'000);
+  handle(Tick{});
+  ASSERT_EQ(attempts(id).at(0).cause, ExitCause::queue_timeout);
+  // The site drops it from its queue as asked: what it says then changes nothing.
+  ExitStatus term;
+  term.signal = 15;
+  term.failed_node = "alpha-n0";
+  ends(attempts(id).at(0), term, {});
+  const AttemptRow moved = attempts(id).at(0);
+  EXPECT_EQ(moved.cause, ExitCause::queue_timeout);
+  EXPECT_EQ(moved.failed_node, "");
+  EXPECT_EQ(moved.error_excerpt, "");
+  EXPECT_EQ(ledger_entries(), 0u);
+}
+
 TEST_F(BrainFailureExcerpt, ASucceededAttemptKeepsNoExcerpt) {
   JobId id = submit(make_job());
   site_launches_all("alpha");
