@@ -72,6 +72,7 @@ TEST(GangVerdict, TheFirstTaskToFailIsTheAttemptsExitWithItsNode) {
   EXPECT_EQ(v.failed_task, 2);
   EXPECT_EQ(v.exit->exit_code, 3);
   EXPECT_EQ(v.exit->failed_node, "n2");
+  EXPECT_EQ(v.exit->failed_rank, 2) << "its lines are the excerpt's (lifecycle/error_excerpt.h)";
   EXPECT_FALSE(v.exit->node_lost);
   EXPECT_EQ(v.exit->detail, "task 2 on n2 failed first");
 }
@@ -86,6 +87,7 @@ TEST(GangVerdict, AVanishedTaskWhileOthersRunIsItsNodeLostAndWinsOverItsPeersErr
   EXPECT_TRUE(v.exit->node_lost);
   EXPECT_EQ(v.exit->cause, ExitCause::node_lost);
   EXPECT_EQ(v.exit->failed_node, "n1");
+  EXPECT_EQ(v.exit->failed_rank, 1);
   EXPECT_THAT(v.exit->detail, HasSubstr("task 1 on n1: its agent vanished"));
 }
 
