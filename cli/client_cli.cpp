@@ -13,6 +13,7 @@
 #include "cli/health_commands.h"
 #include "cli/job_logs.h"
 #include "cli/secret_commands.h"
+#include "cli/series_command.h"
 #include "cli/workdir_pack.h"
 #include "scheduler/common/utf8.h"
 
@@ -51,6 +52,8 @@ struct Args {
   std::string workdir_limit;  // job submit --workdir-limit
   int rank = -1;              // job logs --rank (-1: every rank)
   bool raw = false;           // job logs --raw
+  bool series = false;        // job show --series
+  bool json = false;          // job show --json (as -o json)
 };
 
 // --rank's value: a task rank, 0 or more ("" when fine, as CLI11 validators answer).
@@ -427,7 +430,14 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
 
   CLI::App* show = command(*job, "show", "a job's fields, attempts and recent events");
   add_id(show, *args);
-  show->callback([=] { finish(run_job_show(args->options, args->id, *o, *e)); });
+  show->add_flag("--series", args->series,
+                 "the run as a series instead: per attempt, sparklines of loss, tokens/s and MFU");
+  show->add_flag("--json", args->json, "print the server's JSON (as -o json)");
+  show->callback([=] {
+    if (args->json) args->options.output = "json";
+    finish(args->series ? run_job_series(args->options, args->id, *o, *e)
+                        : run_job_show(args->options, args->id, *o, *e));
+  });
 
   // Top level, as the issue names it: `orchestrate plan JOB`.
   CLI::App* plan = command(app, "plan",

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scheduler/common/result.h"
+#include "web/jobs_api.h"
 
 namespace orch {
 
@@ -82,7 +83,7 @@ class HealthApi {
   // The job's run as a series (docs/rest-api.md): per attempt its points (buckets of steps with
   // loss, its lowest and highest, tokens/s, step time, MFU), at most max_points in all
   // (kMinSeriesPoints..kMaxSeriesPoints, else invalid), and its checkpoints.
-  virtual Result<nlohmann::json> job_series(std::int64_t id, int max_points) = 0;
+  virtual Result<JsonText> job_series(std::int64_t id, int max_points) = 0;
 };
 
 }  // namespace orch

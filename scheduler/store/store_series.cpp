@@ -86,24 +86,73 @@ Result<void> merge_buckets(Db& db, AttemptId attempt, std::int64_t factor, std::
   return execute(db, "UPDATE attempts SET series_width = ? WHERE id = ?", width, attempt);
 }
 
-SeriesPoint read_point(const Stmt& st) {
+// A bucket's sums as series_points reads them, and merged into the point they fall in.
+struct Sums {
+  std::int64_t first_step = 0, last_step = 0, last_ms = 0, steps = 0;
+  std::int64_t loss_n = 0, timed = 0;
+  double loss_sum = 0, tokens = 0, tokens_time = 0, step_time = 0, mfu_work = 0, mfu_time = 0;
+  std::optional<double> loss_min, loss_max;
+};
+
+Sums read_sums(const Stmt& st) {
+  Sums b;
+  b.first_step = st.col_int(1);
+  b.last_step = st.col_int(2);
+  b.last_ms = st.col_int(3);
+  b.steps = st.col_int(4);
+  b.loss_n = st.col_int(5);
+  b.loss_sum = st.col_double(6);
+  b.loss_min = st.col_opt_double(7);
+  b.loss_max = st.col_opt_double(8);
+  b.tokens = st.col_double(9);
+  b.tokens_time = st.col_double(10);
+  b.timed = st.col_int(11);
+  b.step_time = st.col_double(12);
+  b.mfu_work = st.col_double(13);
+  b.mfu_time = st.col_double(14);
+  return b;
+}
+
+std::optional<double> lower(const std::optional<double>& a, const std::optional<double>& b) {
+  if (!a || !b) return a ? a : b;
+  return std::min(*a, *b);
+}
+std::optional<double> higher(const std::optional<double>& a, const std::optional<double>& b) {
+  if (!a || !b) return a ? a : b;
+  return std::max(*a, *b);
+}
+
+// b (a later bucket) into p.
+void merge_into(Sums& p, const Sums& b) {
+  p.last_step = b.last_step;
+  p.last_ms = std::max(p.last_ms, b.last_ms);
+  p.steps += b.steps;
+  p.loss_n += b.loss_n;
+  p.loss_sum += b.loss_sum;
+  p.loss_min = lower(p.loss_min, b.loss_min);
+  p.loss_max = higher(p.loss_max, b.loss_max);
+  p.tokens += b.tokens;
+  p.tokens_time += b.tokens_time;
+  p.timed += b.timed;
+  p.step_time += b.step_time;
+  p.mfu_work += b.mfu_work;
+  p.mfu_time += b.mfu_time;
+}
+
+SeriesPoint point_of(const Sums& b) {
   SeriesPoint p;
-  p.first_step = st.col_int(0);
-  p.last_step = st.col_int(1);
-  p.at_ms = st.col_int(2);
-  p.steps = st.col_int(3);
-  const std::int64_t loss_n = st.col_int(4);
-  if (loss_n > 0) {
-    p.loss = st.col_double(5) / static_cast<double>(loss_n);
-    p.loss_min = st.col_opt_double(6);
-    p.loss_max = st.col_opt_double(7);
+  p.first_step = b.first_step;
+  p.last_step = b.last_step;
+  p.at_ms = b.last_ms;
+  p.steps = b.steps;
+  if (b.loss_n > 0) {
+    p.loss = b.loss_sum / static_cast<double>(b.loss_n);
+    p.loss_min = b.loss_min;
+    p.loss_max = b.loss_max;
   }
-  const double tokens_time = st.col_double(9);
-  if (tokens_time > 0) p.tokens_per_s = st.col_double(8) / tokens_time;
-  const std::int64_t timed = st.col_int(10);
-  if (timed > 0) p.step_time_s = st.col_double(11) / static_cast<double>(timed);
-  const double mfu_time = st.col_double(13);
-  if (mfu_time > 0) p.mfu = st.col_double(12) / mfu_time;
+  if (b.tokens_time > 0) p.tokens_per_s = b.tokens / b.tokens_time;
+  if (b.timed > 0) p.step_time_s = b.step_time / static_cast<double>(b.timed);
+  if (b.mfu_time > 0) p.mfu = b.mfu_work / b.mfu_time;
   return p;
 }
 
@@ -158,13 +207,34 @@ Result<std::vector<SeriesSpan>> StoreReader::series_spans(JobId job) {
 Result<std::vector<SeriesPoint>> StoreReader::series_points(AttemptId attempt,
                                                             std::int64_t first_bucket,
                                                             std::int64_t group) {
-  return query(db_,
-               "SELECT MIN(first_step), MAX(last_step), MAX(last_ms), SUM(steps), SUM(loss_n), "
-               "SUM(loss_sum), MIN(loss_min), MAX(loss_max), SUM(tokens), SUM(tokens_time_s), "
-               "SUM(timed_steps), SUM(step_time_s), SUM(mfu_work), SUM(mfu_time_s) "
-               "FROM series_buckets WHERE attempt_id = ?1 AND bucket >= ?2 "
-               "GROUP BY (bucket - ?2) / ?3 ORDER BY 1",
-               read_point, attempt, first_bucket, std::max<std::int64_t>(1, group));
+  // The buckets in key order (a range of the primary key, no sort), merged here: a point holds
+  // the buckets whose (bucket - first_bucket) / group is the same.
+  auto st = db_.prepare(
+      "SELECT bucket, first_step, last_step, last_ms, steps, loss_n, loss_sum, loss_min, loss_max, "
+      "tokens, tokens_time_s, timed_steps, step_time_s, mfu_work, mfu_time_s "
+      "FROM series_buckets WHERE attempt_id = ? AND bucket >= ? ORDER BY bucket");
+  if (!st) return st.error();
+  st->bind_all(attempt, first_bucket);
+  group = std::max<std::int64_t>(1, group);
+  std::vector<SeriesPoint> out;
+  std::optional<Sums> point;
+  std::int64_t point_key = -1;
+  for (;;) {
+    auto row = st->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    const std::int64_t key = (st->col_int(0) - first_bucket) / group;
+    const Sums b = read_sums(*st);
+    if (point && key == point_key) {
+      merge_into(*point, b);
+      continue;
+    }
+    if (point) out.push_back(point_of(*point));
+    point = b;
+    point_key = key;
+  }
+  if (point) out.push_back(point_of(*point));
+  return out;
 }
 
 Result<std::vector<SeriesCheckpoint>> StoreReader::series_checkpoints(JobId job) {

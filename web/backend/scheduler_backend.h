@@ -97,7 +97,7 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> provider_report(int window_days) override;
   Result<nlohmann::json> job_mfu(std::int64_t id) override;
   // scheduler_backend_series.cpp (issue 41).
-  Result<nlohmann::json> job_series(std::int64_t id, int max_points) override;
+  Result<JsonText> job_series(std::int64_t id, int max_points) override;
 
   // Checkpoints and data (DataApi; scheduler_backend_data.cpp).
   Result<nlohmann::json> job_checkpoints(std::int64_t id) override;

@@ -2,8 +2,12 @@
 // attempt's buckets (store_series.cpp) are merged at read time so that the answer holds at most
 // max_points points over all attempts together, shared in proportion to each attempt's buckets;
 // a point keeps the lowest and highest loss of its steps, so a single step's spike survives.
+// The answer is JSON text (JsonText), written point by point.
 #include <algorithm>
-#include <map>
+#include <charconv>
+#include <cmath>
+#include <string_view>
+#include <utility>
 
 #include "web/backend/scheduler_backend.h"
 
@@ -12,22 +16,69 @@ namespace {
 
 using nlohmann::json;
 
+// The answer is written as text: a long series is thousands of points, and JSON values (a map
+// per point) would cost more than reading them.
+void add_number(std::string& out, const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) {
+    out += "null";
+    return;
+  }
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, *v);
+  if (ec != std::errc()) {
+    out += "null";
+    return;
+  }
+  const std::string_view text(buffer, static_cast<std::size_t>(end - buffer));
+  out += text;
+  // Written as a number with a fraction, as nlohmann writes a double (2.0, not 2).
+  if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
+}
+
+void add_int(std::string& out, std::int64_t v) {
+  out += std::to_string(v);
+}
+
+void add_point(std::string& out, const SeriesPoint& p) {
+  out += "{\"step\":";
+  add_int(out, p.last_step);
+  out += ",\"first_step\":";
+  add_int(out, p.first_step);
+  out += ",\"last_step\":";
+  add_int(out, p.last_step);
+  out += ",\"at_ms\":";
+  add_int(out, p.at_ms);
+  const std::pair<const char*, const std::optional<double>*> figures[] = {
+      {",\"loss\":", &p.loss},
+      {",\"loss_min\":", &p.loss_min},
+      {",\"loss_max\":", &p.loss_max},
+      {",\"tokens_per_s\":", &p.tokens_per_s},
+      {",\"step_time_s\":", &p.step_time_s},
+      {",\"mfu\":", &p.mfu}};
+  for (const auto& [key, value] : figures) {
+    out += key;
+    add_number(out, *value);
+  }
+  out += '}';
+}
+
 template <typename T>
 json or_null(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
-json point_json(const SeriesPoint& p) {
-  return {{"step", p.last_step},
-          {"first_step", p.first_step},
-          {"last_step", p.last_step},
-          {"at_ms", p.at_ms},
-          {"loss", or_null(p.loss)},
-          {"loss_min", or_null(p.loss_min)},
-          {"loss_max", or_null(p.loss_max)},
-          {"tokens_per_s", or_null(p.tokens_per_s)},
-          {"step_time_s", or_null(p.step_time_s)},
-          {"mfu", or_null(p.mfu)}};
+// An attempt's object, up to its points' array, which the caller writes and closes.
+void open_attempt(std::string& out, const AttemptRow& a) {
+  json head = {{"attempt", a.no},
+               {"cluster", a.cluster},
+               {"started_ms", a.started_ms},
+               {"ended_ms", or_null(a.ended_ms)},
+               {"resumed_from_step", or_null(a.resumed_from_step)},
+               {"mfu_flag", a.mfu_flag}};
+  std::string text = head.dump();
+  text.pop_back();  // the closing brace
+  out += text;
+  out += ",\"points\":[";
 }
 
 // The job's checkpoints when there are at most max_points, else max_points of them spread
@@ -72,7 +123,7 @@ std::vector<std::int64_t> share_series_points(const std::vector<std::int64_t>& b
   return share;
 }
 
-Result<nlohmann::json> SchedulerBackend::job_series(std::int64_t id, int max_points) {
+Result<JsonText> SchedulerBackend::job_series(std::int64_t id, int max_points) {
   if (max_points < kMinSeriesPoints || max_points > kMaxSeriesPoints) {
     return make_error(ErrorKind::invalid, "points must be " + std::to_string(kMinSeriesPoints) +
                                               " to " + std::to_string(kMaxSeriesPoints));
@@ -87,35 +138,30 @@ Result<nlohmann::json> SchedulerBackend::job_series(std::int64_t id, int max_poi
   std::vector<std::int64_t> buckets;
   for (const SeriesSpan& s : *spans) buckets.push_back(s.buckets());
   const std::vector<std::int64_t> share = share_series_points(buckets, max_points);
-  std::map<AttemptId, json> points;
-  for (std::size_t i = 0; i < spans->size(); ++i) {
-    const SeriesSpan& s = (*spans)[i];
-    json list = json::array();
-    if (share[i] > 0) {
-      const std::int64_t group = (s.buckets() + share[i] - 1) / share[i];
-      auto read = reader.series_points(s.attempt_id, s.first_bucket, group);
+  std::string out = "{\"job_id\":" + std::to_string(id) +
+                    ",\"max_points\":" + std::to_string(max_points) + ",\"attempts\":[";
+  for (std::size_t n = 0; n < attempts->size(); ++n) {
+    const AttemptRow& a = (*attempts)[n];
+    if (n > 0) out += ',';
+    open_attempt(out, a);
+    auto span = std::find_if(spans->begin(), spans->end(),
+                             [&](const SeriesSpan& s) { return s.attempt_id == a.id; });
+    const std::int64_t points = span == spans->end() ? 0 : share[span - spans->begin()];
+    if (points > 0) {
+      const std::int64_t group = (span->buckets() + points - 1) / points;
+      auto read = reader.series_points(a.id, span->first_bucket, group);
       if (!read) return read.error();
-      for (const SeriesPoint& p : *read) list.push_back(point_json(p));
+      for (std::size_t i = 0; i < read->size(); ++i) {
+        if (i > 0) out += ',';
+        add_point(out, (*read)[i]);
+      }
     }
-    points[s.attempt_id] = std::move(list);
-  }
-  json out = json::array();
-  for (const AttemptRow& a : *attempts) {
-    auto found = points.find(a.id);
-    out.push_back({{"attempt", a.no},
-                   {"cluster", a.cluster},
-                   {"started_ms", a.started_ms},
-                   {"ended_ms", or_null(a.ended_ms)},
-                   {"resumed_from_step", or_null(a.resumed_from_step)},
-                   {"mfu_flag", a.mfu_flag},
-                   {"points", found == points.end() ? json::array() : std::move(found->second)}});
+    out += "]}";
   }
   auto checkpoints = reader.series_checkpoints(id);
   if (!checkpoints) return checkpoints.error();
-  return json{{"job_id", id},
-              {"max_points", max_points},
-              {"attempts", std::move(out)},
-              {"checkpoints", checkpoints_json(*checkpoints, max_points)}};
+  out += "],\"checkpoints\":" + checkpoints_json(*checkpoints, max_points).dump() + "}";
+  return JsonText{std::move(out)};
 }
 
 }  // namespace orch

@@ -286,7 +286,7 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
                                {{"at_ms", 1700000100000}, {"mfu", 0.39}, {"samples", 11}}}}}}}};
   }
   // Records the points asked for; two attempts of two points each and a checkpoint.
-  Result<nlohmann::json> job_series(std::int64_t id, int max_points) override {
+  Result<JsonText> job_series(std::int64_t id, int max_points) override {
     using nlohmann::json;
     std::lock_guard lock(mu_);
     if (auto e = check(id)) return *e;
@@ -313,10 +313,12 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
       return a;
     };
     json checkpoint = {{"step", 2}, {"attempt", 1}, {"at_ms", 1700000002000}};
-    return json{{"job_id", id},
-                {"max_points", max_points},
-                {"attempts", json::array({attempt(1, 0, 1700000005000), attempt(2, 2, nullptr)})},
-                {"checkpoints", json::array({checkpoint})}};
+    return JsonText{
+        json{{"job_id", id},
+             {"max_points", max_points},
+             {"attempts", json::array({attempt(1, 0, 1700000005000), attempt(2, 2, nullptr)})},
+             {"checkpoints", json::array({checkpoint})}}
+            .dump()};
   }
   int series_points_asked = 0;
 

@@ -125,7 +125,7 @@ TEST_F(BackendAnswers, TheSeriesIsWhatTheDocumentSays) {
   const AttemptRow first = store_->attempts_of(id).value().at(0);
   ASSERT_TRUE(store_->add_series_step(first.id, 1, {1, 2.5, 4096, 0.5, 0.4, 10}).ok());
   ASSERT_TRUE(store_->add_series_step(first.id, 1, {2, {}, {}, {}, {}, 20}).ok());
-  const json series = backend_->job_series(id, 2000).value();
+  const json series = json::parse(backend_->job_series(id, 2000).value().text);
   ASSERT_EQ(series["attempts"].at(0)["points"].size(), 2u) << series.dump();
   ASSERT_EQ(series["checkpoints"].size(), 1u);
   expect_fits("JobSeries", series);

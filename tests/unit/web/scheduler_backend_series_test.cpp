@@ -61,7 +61,7 @@ class SchedulerBackendSeriesTest : public BackendFixture {
   json series(JobId job, int points) {
     auto r = backend_->job_series(job, points);
     EXPECT_TRUE(r.ok()) << r.error().message;
-    return r ? *r : json::object();
+    return r ? json::parse(r->text) : json::object();
   }
 
   static std::size_t total_points(const json& s) {
