@@ -261,8 +261,7 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
       if (p->tokens && p->step_time_s) {
         a.tokens_total += static_cast<double>(*p->tokens);
         a.step_time_total += *p->step_time_s;
-        auto mfu =
-            compute_mfu(static_cast<double>(*p->tokens), *p->step_time_s, fpt, a.gpus, peak);
+        auto mfu = compute_mfu(static_cast<double>(*p->tokens), *p->step_time_s, fpt, a.gpus, peak);
         // Above 100%, or while the attempt is flagged, a step's MFU is no measurement.
         sample.mfu = counted_mfu(mfu, a.mfu_flag);
         if (mfu) mfu_samples.push_back({sample.mfu, *p->step_time_s, &p->ranks});
