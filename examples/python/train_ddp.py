@@ -161,10 +161,21 @@ def main():
         if stop:
             if rank == 0:
                 print("stopping after step %d: asked to stop" % step, flush=True)
+            # Together: a rank that ends ends the gang's attempt, and would cut rank 0's save short.
+            dist.barrier()
             return 143
-    dist.destroy_process_group()
+    dist.barrier()  # every rank is done
     return 0
 
 
+def leave(code):
+    """Exits without tearing the process group down: in PyTorch 1.13 the DDP reducer's destructor
+    at interpreter exit may join a gloo thread that waits for the GIL the exiting thread holds,
+    and the rank never ends (orchestrate would then call the job hung)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(main())

@@ -118,9 +118,9 @@ TEST_F(PythonDdpE2eTest, ADdpJobResumesThroughAnOutageAndSavesWhenAskedAndItsLos
   const std::int64_t hero = submit(job_yaml("hero", "--steps 20 --step-delay-ms 20",
                                             "priority: hero\nplacement: {allowed: [beta]}\n"));
   ASSERT_GT(hero, 0);
+  final_timeout_ = milliseconds(120000);
   EXPECT_EQ(wait_final(hero).value("state", ""), "succeeded") << describe_job(url_, hero);
 
-  final_timeout_ = milliseconds(120000);
   json done = wait_final(id);
   ASSERT_EQ(done.value("state", ""), "succeeded") << describe_job(url_, id);
   EXPECT_EQ(done["step"], kSteps);
