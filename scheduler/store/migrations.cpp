@@ -1,9 +1,13 @@
 #include "scheduler/store/migrations.h"
 
+#include <utility>
+
 namespace orch {
+namespace {
+
 // function-length: table (one entry per schema version)
-const std::vector<Migration>& migrations() {
-  static const std::vector<Migration> list = {
+std::vector<Migration> first_migrations() {
+  return {
       {1, "clusters, jobs, attempts, events, outbox",
        R"sql(
 CREATE TABLE clusters (
@@ -452,151 +456,17 @@ ALTER TABLE jobs ADD COLUMN grp TEXT NOT NULL DEFAULT '';
 UPDATE jobs SET grp = json_extract(spec, '$.group') WHERE json_extract(spec, '$.group') IS NOT NULL;
 CREATE INDEX jobs_group ON jobs(grp, id);
 )sql"},
-      {21,
-       "GPUs of each node that jobs hold as its site reports them, every tenant's: placement "
-       "counts those beyond orchestrate's own attempts as taken",
-       R"sql(
-ALTER TABLE nodes ADD COLUMN gpus_busy INTEGER NOT NULL DEFAULT 0;
-)sql"},
-      {22,
-       "placing a job writes less: the GPUs live attempts hold are read from one index alone; "
-       "the index of every attempt by cluster and state is gone (the partial ones of live and "
-       "unsettled attempts serve its reads), and attempts enter the index of end times when "
-       "they end; the store copies webhook notices as it writes events, not triggers",
-       // Placement reads the GPUs in use after every capacity change: with the columns it sums
-       // in the index, that read costs what the live attempts are, never the attempts' table.
-       // A trigger runs as a program of its own for every row, its WHEN clause inside it: the
-       // notice triggers made writing any event twice as costly, though few events are notices
-       // (Store::add_event and add_node_event copy those, with the same kinds).
-       R"sql(
-DROP INDEX attempts_unsettled;
-CREATE INDEX attempts_unsettled ON attempts(cluster, state, gpus, site_done)
-  WHERE state != 'exited' OR site_done = 0;
-DROP INDEX attempts_live;
-DROP INDEX attempts_ended;
-CREATE INDEX attempts_ended ON attempts(ended_ms) WHERE ended_ms IS NOT NULL;
-DROP TRIGGER notice_of_event;
-DROP TRIGGER notice_of_node_event;
-)sql"},
-      {23,
-       "the quarantined nodes of a cluster, and the checkpoint copies that still exist, are "
-       "read from indexes of their own: the brain looks for nodes due a release probe, and "
-       "for what to replicate or delete, on every tick, which read every node and every "
-       "checkpoint a job ever saved before",
-       R"sql(
-CREATE INDEX nodes_quarantined ON nodes(cluster, name) WHERE state = 'quarantined';
-CREATE INDEX replicas_live ON replicas(checkpoint_id)
-  WHERE checkpoint_id IS NOT NULL AND state NOT IN ('deleted', 'missing');
-)sql"},
-      {24,
-       "an attempt's node count as a column (its nodes are now kept as a host list, "
-       "\"gamma-[0001-2048]\", rather than a JSON array the scorecard counted); the "
-       "attempts a site worker watches and the copies the audit checks, from indexes of "
-       "their own rather than every attempt and copy ever made",
-       R"sql(
-ALTER TABLE attempts ADD COLUMN node_count INTEGER NOT NULL DEFAULT 0;
-UPDATE attempts SET node_count = json_array_length(nodes)
-  WHERE json_valid(nodes) AND json_array_length(nodes) > 0;
-CREATE INDEX attempts_site_open ON attempts(cluster) WHERE site_done = 0;
-CREATE INDEX replicas_not_deleted ON replicas(cluster) WHERE state <> 'deleted';
-)sql"},
-      {25,
-       "each attempt's own checkpoint directory, and the directory each checkpoint copy must "
-       "lie in at its site: a path a job reports outside its directory is never registered, "
-       "and a copy that resolves outside its directory is never listed, copied or deleted "
-       "(issue 37); rows written before are confined to what their cluster's checkpoint root "
-       "gives their job",
-       R"sql(
-ALTER TABLE attempts ADD COLUMN checkpoint_dir TEXT NOT NULL DEFAULT '';
-ALTER TABLE replicas ADD COLUMN confined_to TEXT NOT NULL DEFAULT '';
-)sql"},
-      {26,
-       "where each second of a recovery goes (issue 38): when the restart policy let an "
-       "attempt start (the end of its backoff) and when its first progress line came, so that "
-       "detection, backoff, placing, the site's queue and the job's own start are shown apart",
-       R"sql(
-ALTER TABLE attempts ADD COLUMN due_ms INTEGER;
-ALTER TABLE attempts ADD COLUMN first_progress_ms INTEGER;
-)sql"},
-      {27,
-       "tiered checkpoints (issue 38): a copy may lie on one node's own disk (the node it names) "
-       "beside the copy on the site's shared storage, so a checkpoint has at most one copy per "
-       "cluster and node",
-       R"sql(
-ALTER TABLE replicas ADD COLUMN node TEXT NOT NULL DEFAULT '';
-DROP INDEX replicas_of_checkpoint;
-CREATE UNIQUE INDEX replicas_of_checkpoint ON replicas(checkpoint_id, cluster, node)
-  WHERE checkpoint_id IS NOT NULL;
-CREATE INDEX replicas_on_node ON replicas(cluster, node) WHERE node <> '';
-)sql"},
-      {28,
-       "hot spares (issue 38): nodes each cluster keeps burned in and held idle for a gang that "
-       "loses a node (the live ones indexed), and their running totals of cost and outcomes",
-       R"sql(
-CREATE TABLE spares (
-  id INTEGER PRIMARY KEY,
-  cluster TEXT NOT NULL,
-  node TEXT NOT NULL,
-  token TEXT NOT NULL UNIQUE,
-  state TEXT NOT NULL,
-  gpus INTEGER NOT NULL DEFAULT 0,
-  created_ms INTEGER NOT NULL,
-  held_ms INTEGER,
-  ready_ms INTEGER,
-  ended_ms INTEGER,
-  reason TEXT NOT NULL DEFAULT '',
-  taken_by INTEGER
-);
-CREATE INDEX spares_live ON spares(cluster, node)
-  WHERE state IN ('burning_in', 'holding', 'ready');
-CREATE TABLE spare_totals (
-  cluster TEXT PRIMARY KEY,
-  gpu_ms INTEGER NOT NULL DEFAULT 0,
-  taken INTEGER NOT NULL DEFAULT 0,
-  failed INTEGER NOT NULL DEFAULT 0,
-  lost INTEGER NOT NULL DEFAULT 0
-);
-)sql"},
-      {29, "each node's CPUs and memory as its site reports them (issue 40: job shapes)",
-       "ALTER TABLE nodes ADD COLUMN cpus INTEGER NOT NULL DEFAULT 0;\n"
-       "ALTER TABLE nodes ADD COLUMN memory_mb INTEGER NOT NULL DEFAULT 0;"},
-      {30,
-       "the run as a series (issue 41): per-attempt step buckets, MFU as work over time, "
-       "implausible MFU flagged, and each attempt's error excerpt",
-       R"sql(
--- One row per bucket of an attempt's steps (step / series_width): bounded per attempt, merged
--- pairwise when the attempt outgrows its cap.
-CREATE TABLE series_buckets (
-  attempt_id INTEGER NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,
-  bucket INTEGER NOT NULL,
-  first_step INTEGER NOT NULL,
-  last_step INTEGER NOT NULL,
-  first_ms INTEGER NOT NULL,
-  last_ms INTEGER NOT NULL,
-  steps INTEGER NOT NULL,
-  loss_n INTEGER NOT NULL DEFAULT 0,
-  loss_sum REAL NOT NULL DEFAULT 0,
-  loss_min REAL,
-  loss_max REAL,
-  loss_last REAL,
-  timed_steps INTEGER NOT NULL DEFAULT 0,
-  tokens REAL NOT NULL DEFAULT 0,
-  tokens_time_s REAL NOT NULL DEFAULT 0,
-  step_time_s REAL NOT NULL DEFAULT 0,
-  step_time_max REAL,
-  mfu_work REAL NOT NULL DEFAULT 0,
-  mfu_time_s REAL NOT NULL DEFAULT 0,
-  PRIMARY KEY (attempt_id, bucket)
-) WITHOUT ROWID;
-ALTER TABLE attempts ADD COLUMN series_width INTEGER NOT NULL DEFAULT 1;
--- A row per step, written and never read: the series above replaces it.
-DROP TABLE progress_samples;
--- MFU per minute as work over time: sum of mfu x step time, and the step time it covers.
-ALTER TABLE mfu_buckets ADD COLUMN time_s REAL NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN mfu_flag TEXT NOT NULL DEFAULT '';
-ALTER TABLE attempts ADD COLUMN error_excerpt TEXT NOT NULL DEFAULT '';
-)sql"},
   };
+}
+
+}  // namespace
+
+const std::vector<Migration>& migrations() {
+  static const std::vector<Migration> list = [] {
+    std::vector<Migration> all = first_migrations();
+    for (auto& m : later_migrations()) all.push_back(std::move(m));
+    return all;
+  }();
   return list;
 }
 
