@@ -51,19 +51,7 @@ TEST_F(E2eTest, SiteOutageResumesOnOtherSiteFromNewestCheckpoint) {
       submit(job_yaml("failover", "--steps 200 --step-delay-ms 10 --ckpt-every 10",
                       restart_yaml(0) + "placement: {preferred: [alpha]}\n"));
   ASSERT_GT(id, 0);
-  json j = wait_job(
-      id,
-      [&](const json& now) {
-        if (now["cluster"] != "alpha" || !now["step"].is_number() || now["step"].get<int>() < 35 ||
-            now["last_checkpoint"].is_null()) {
-          return false;
-        }
-        for (const auto& e : events(id)) {
-          if (e["kind"] == "checkpoint-replicated") return true;
-        }
-        return false;
-      },
-      "run on alpha past step 35 with a checkpoint copied to beta");
+  json j = wait_trained_with_replica(id, "alpha", 35);
   ASSERT_FALSE(j.is_null());
   HttpResponse down = call(url_, "POST", "/api/v1/clusters/alpha/outage", R"({"down": true})");
   ASSERT_EQ(down.status, 200) << down.body;

@@ -89,16 +89,7 @@ TEST_F(PythonDdpE2eTest, ADdpJobResumesThroughAnOutageAndSavesWhenAskedAndItsLos
   ASSERT_GT(id, 0);
 
   // 1. Trains on alpha until a checkpoint of it is copied to beta; then alpha goes down.
-  json running = wait_job(
-      id,
-      [&](const json& now) {
-        if (now["cluster"] != "alpha" || !now["step"].is_number() || now["step"] < 25) return false;
-        for (const auto& e : events(id)) {
-          if (e["kind"] == "checkpoint-replicated") return true;
-        }
-        return false;
-      },
-      "train on alpha with a checkpoint copied to beta", milliseconds(120000));
+  json running = wait_trained_with_replica(id, "alpha", 25);
   ASSERT_FALSE(running.is_null());
   ASSERT_EQ(call(url_, "POST", "/api/v1/clusters/alpha/outage", R"({"down": true})").status, 200);
 

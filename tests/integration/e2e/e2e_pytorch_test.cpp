@@ -22,8 +22,7 @@ bool have_torch() {
 }
 
 std::string sha256_of(const std::string& text) {
-  return run_process({"/bin/sh", "-c", "printf %s '" + text + "' | sha256sum"},
-                     milliseconds(10000))
+  return run_process({"/bin/sh", "-c", "printf %s '" + text + "' | sha256sum"}, milliseconds(10000))
       .output.substr(0, 64);
 }
 
@@ -35,10 +34,10 @@ TEST_F(E2eTest, APyTorchJobGetsItsSecretKeepsItsCheckpointsAndResumesElsewhere) 
   ::chmod(script.c_str(), 0644);
   const std::string value = "hf_5e0d1c9b2a7f";
   write_file(dir_->path() + "/hf.token", value + "\n");
-  ASSERT_EQ(cli({"secret", "set", "hf", "--from-file", dir_->path() + "/hf.token", "--teams",
-                 "nlp"})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      cli({"secret", "set", "hf", "--from-file", dir_->path() + "/hf.token", "--teams", "nlp"})
+          .exit_code,
+      0);
   HttpResponse made = call(url_, "POST", "/api/v1/tokens",
                            json{{"name", "nina"}, {"role", "user"}, {"teams", {"nlp"}}}.dump());
   ASSERT_EQ(made.status, 201) << made.body;
@@ -46,7 +45,9 @@ TEST_F(E2eTest, APyTorchJobGetsItsSecretKeepsItsCheckpointsAndResumesElsewhere) 
 
   const std::string spec =
       "name: mlp\n"
-      "command: /usr/bin/python3 " + script + " --steps 120 --ckpt-every 10 --step-delay-s 0.05\n"
+      "command: /usr/bin/python3 " +
+      script +
+      " --steps 120 --ckpt-every 10 --step-delay-s 0.05\n"
       "secret_env: {HF_TOKEN: {secret: hf}}\n"
       "resources: {nodes: 1, gpus_per_node: 1}\n"
       "model: {parameters: 4160}\n"
@@ -55,16 +56,7 @@ TEST_F(E2eTest, APyTorchJobGetsItsSecretKeepsItsCheckpointsAndResumesElsewhere) 
   HttpResponse submitted = call_as(url_, nina, "POST", "/api/v1/jobs", spec, "application/yaml");
   ASSERT_EQ(submitted.status, 201) << submitted.body;
   const std::int64_t id = json::parse(submitted.body)["id"];
-  json running = wait_job(
-      id,
-      [&](const json& now) {
-        if (now["cluster"] != "alpha" || !now["step"].is_number() || now["step"] < 25) return false;
-        for (const auto& e : events(id)) {
-          if (e["kind"] == "checkpoint-replicated") return true;
-        }
-        return false;
-      },
-      "train on alpha with a checkpoint copied to beta", milliseconds(120000));
+  json running = wait_trained_with_replica(id, "alpha", 25);
   ASSERT_FALSE(running.is_null());
   EXPECT_EQ(running["team"], "nlp");
   ASSERT_EQ(call(url_, "POST", "/api/v1/clusters/alpha/outage", R"({"down": true})").status, 200);

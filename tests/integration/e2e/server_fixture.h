@@ -223,6 +223,23 @@ class ServerFixture : public ::testing::Test {
     return nullptr;
   }
   json wait_final(std::int64_t id) { return wait_job(id, is_final, "finish", final_timeout_); }
+  // Waits (up to two minutes) until the job trains on `cluster` at step `min_step` or later
+  // with a checkpoint of it copied to another site: the moment a site outage can be survived.
+  json wait_trained_with_replica(std::int64_t id, const std::string& cluster,
+                                 std::int64_t min_step) {
+    return wait_job(
+        id,
+        [&](const json& now) {
+          if (now["cluster"] != cluster || !now["step"].is_number() || now["step"] < min_step) {
+            return false;
+          }
+          for (const auto& e : events(id)) {
+            if (e["kind"] == "checkpoint-replicated") return true;
+          }
+          return false;
+        },
+        "train on " + cluster + " with a checkpoint copied off-site", milliseconds(120000));
+  }
 
   std::unique_ptr<TempDir> dir_;
   std::string state_;
