@@ -5,6 +5,7 @@
 #include "scheduler/store/sqlite_db.h"
 #include "scheduler/store/store.h"
 #include "tests/harness/builders.h"
+#include "tests/unit/store/store_rows.h"
 
 namespace orch {
 namespace {
@@ -13,15 +14,8 @@ class StoreMfuTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store = std::move(Store::open(":memory:").value());
-    JobRow j;
-    j.name = "toy";
-    j.spec = testing::make_job();
-    const JobId job = store->insert_job(j).value();
-    attempt.job_id = job;
-    attempt.no = 1;
-    attempt.cluster = "alpha";
-    attempt.token = "orch-1-1-0";
-    attempt.gpus = 2;
+    const JobId job = store->insert_job(testing::new_job_row()).value();
+    attempt = testing::first_attempt_row(job, "orch-1-1-0", "alpha", 2);
     attempt.id = store->insert_attempt(attempt).value();
   }
 

@@ -12,6 +12,7 @@
 #include "scheduler/store/sqlite_db.h"
 #include "scheduler/store/store.h"
 #include "tests/harness/builders.h"
+#include "tests/unit/store/store_rows.h"
 
 namespace orch {
 namespace {
@@ -22,11 +23,7 @@ class StoreSeriesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store = std::move(Store::open(":memory:").value());
-    JobRow j;
-    j.name = "toy";
-    j.spec = testing::make_job();
-    j.created_ms = j.updated_ms = kStart;
-    job = store->insert_job(j).value();
+    job = store->insert_job(testing::new_job_row(kStart)).value();
     attempt = add_attempt(1);
   }
 

@@ -6,6 +6,7 @@
 
 #include "scheduler/store/store.h"
 #include "tests/harness/builders.h"
+#include "tests/unit/store/store_rows.h"
 
 namespace orch {
 namespace {
@@ -13,23 +14,12 @@ namespace {
 using testing::make_job;
 
 JobRow new_job(Millis now = 1000) {
-  JobRow j;
-  j.name = "toy";
-  j.spec = make_job();
-  j.created_ms = j.updated_ms = now;
-  return j;
+  return testing::new_job_row(now);
 }
 
-// The job's first attempt, not stored yet.
 AttemptRow first_attempt(JobId job, const std::string& token, const std::string& cluster = "alpha",
                          int gpus = 1) {
-  AttemptRow a;
-  a.job_id = job;
-  a.no = 1;
-  a.cluster = cluster;
-  a.token = token;
-  a.gpus = gpus;
-  return a;
+  return testing::first_attempt_row(job, token, cluster, gpus);
 }
 
 class StoreTest : public ::testing::Test {

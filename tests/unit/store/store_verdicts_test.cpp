@@ -7,6 +7,7 @@
 #include "scheduler/store/sqlite_db.h"
 #include "scheduler/store/store.h"
 #include "tests/harness/builders.h"
+#include "tests/unit/store/store_rows.h"
 
 namespace orch {
 namespace {
@@ -15,10 +16,7 @@ class StoreVerdicts : public ::testing::Test {
  protected:
   void SetUp() override {
     store = std::move(Store::open(":memory:").value());
-    JobRow j;
-    j.name = "toy";
-    j.spec = testing::make_job();
-    job = store->insert_job(j).value();
+    job = store->insert_job(testing::new_job_row()).value();
   }
   std::unique_ptr<Store> store;
   JobId job = 0;
