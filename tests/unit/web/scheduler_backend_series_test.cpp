@@ -103,6 +103,25 @@ TEST_F(SchedulerBackendSeriesTest, PointsNeverPassTheCapAcrossTwoAttempts) {
   EXPECT_EQ(s["attempts"][1]["started_ms"], kStart + 25'001'000);
 }
 
+// The acceptance case: a 1,000,000-step job answers with at most the default 2,000 points, its
+// one-step loss spike among them (bench/bench_series.cpp times it: about 3 ms in Release).
+TEST_F(SchedulerBackendSeriesTest, AMillionStepJobAnswersWithinTheCapKeepingItsSpike) {
+  const JobId job = add_job();
+  add_attempt(job, 1, 1, 1'000'000, 777'777);
+  const json s = series(job, kDefaultSeriesPoints);
+  EXPECT_LE(total_points(s), static_cast<std::size_t>(kDefaultSeriesPoints));
+  const json& p = s["attempts"][0]["points"];
+  ASSERT_FALSE(p.empty());
+  EXPECT_EQ(p.back()["step"], 1'000'000);
+  int spikes = 0;
+  for (const json& point : p) {
+    const bool holds = point["first_step"] <= 777'777 && 777'777 <= point["last_step"];
+    EXPECT_EQ(point["loss_max"].get<double>(), holds ? 40.0 : 2.0) << point.dump();
+    spikes += holds ? 1 : 0;
+  }
+  EXPECT_EQ(spikes, 1);
+}
+
 TEST_F(SchedulerBackendSeriesTest, AShortRunIsEveryStepAsItWasReported) {
   const JobId job = add_job();
   const AttemptId attempt = add_attempt(job, 1, 1, 5, 3);
