@@ -258,10 +258,16 @@ TEST_F(E2eTest, ASweepSubmittedByTheCliRunsOneJobPerPointListedByItsGroup) {
                 "sweep: {env: {LR: [\"1e-3\", \"3e-4\"]}, args: [\"--steps 6\", \"--steps 8\"]}\n");
   ProcessResult r = cli({"job", "submit", spec});
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The ids on stdout, one per line; output() holds stderr too, where the CLI says first what
+  // to do next ("submitted 4 jobs; see them with: orchestrate job list --group lr").
   std::vector<std::int64_t> ids;
   std::istringstream lines(r.output);
   for (std::string line; std::getline(lines, line);) {
-    if (!line.empty()) ids.push_back(std::stoll(line));
+    if (line.starts_with("submitted 4 jobs; see them with: orchestrate job list --group lr")) {
+      continue;
+    }
+    ids.push_back(std::atoll(line.c_str()));
+    EXPECT_EQ(std::to_string(ids.back()), line) << r.output;
   }
   ASSERT_EQ(ids.size(), 4u) << "one id per point, one per line: " << r.output;
   submit(job_yaml("other", "--steps 3"));
