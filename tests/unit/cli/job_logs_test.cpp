@@ -12,9 +12,8 @@
 
 #include "cli/client_cli.h"
 #include "cli/job_logs.h"
+#include "tests/unit/web/cli_server_fixture.h"
 #include "tests/unit/web/fake_backend.h"
-#include "web/api_routes.h"
-#include "web/http/http_server.h"
 
 namespace orch {
 namespace {
@@ -79,15 +78,10 @@ class ScriptedRun : public testing::FakeBackend {
   std::map<int, std::string> logs_;
 };
 
-class JobLogsTest : public ::testing::Test {
+class JobLogsTest : public CliServerTestOn<ScriptedRun> {
  protected:
   void SetUp() override {
-    router_ = std::make_unique<Router>(make_api_router(backend));
-    server_ = std::make_unique<HttpServer>(
-        ServerOptions{"127.0.0.1", 0},
-        [this](const HttpRequest& request) { return router_->dispatch(request); });
-    ASSERT_TRUE(server_->start().ok());
-    options.server = "http://127.0.0.1:" + std::to_string(server_->port());
+    CliServerTestOn<ScriptedRun>::SetUp();
     options.poll_ms = 1;
   }
   // `job logs 1` (the CLI's flags are tried through cli(); it polls every second, these every
@@ -99,23 +93,12 @@ class JobLogsTest : public ::testing::Test {
     request.filter = std::move(filter);
     return run_job_logs(options, request, out, err);
   }
-  // `orchestrate ARGS...` through CLI11.
+  // `orchestrate --server URL ARGS...` through CLI11.
   int cli(std::vector<std::string> args) {
-    CLI::App app{"test", "orchestrate"};
-    app.require_subcommand(1);
-    add_client_commands(app, out, err);
-    args.insert(args.begin(), {"orchestrate", "--server", options.server});
-    std::vector<const char*> argv;
-    for (auto& a : args) argv.push_back(a.c_str());
-    return parse_and_run(app, static_cast<int>(argv.size()), argv.data(), out, err);
+    args.insert(args.begin(), {"--server", options.server});
+    return CliServerHarness::cli(std::move(args));
   }
   static constexpr std::uint64_t kLimit = 1 << 20;
-
-  ScriptedRun backend;
-  std::unique_ptr<Router> router_;
-  std::unique_ptr<HttpServer> server_;
-  ClientOptions options;
-  std::ostringstream out, err;
 };
 
 // Every line once, the first attempt's to its end (the rest of its last line came after the

@@ -1,7 +1,8 @@
 #pragma once
-// The fixture of the client-command tests: a real HttpServer on 127.0.0.1 over the fake backend,
-// ClientOptions pointing at it, and `cli(args)` to run `orchestrate ARGS...` through CLI11 with
-// the client commands only, capturing out and err.
+// The fixture of the client-command tests: a real HttpServer on 127.0.0.1 over the fake backend
+// (or a test's own FakeBackend subclass: CliServerTestOn<Backend>), ClientOptions pointing at it,
+// and `cli(args)` to run `orchestrate ARGS...` through CLI11 with the client commands only,
+// capturing out and err.
 
 #include <gtest/gtest.h>
 
@@ -17,9 +18,11 @@
 
 namespace orch {
 
-class CliServerTest : public ::testing::Test {
+// What does not depend on the backend's type (kept out of the template: g++ 12 fails on the
+// server's lambda inside one).
+class CliServerHarness : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void start_server(ApiBackend& backend) {
     router_ = std::make_unique<Router>(make_api_router(backend));
     server_ = std::make_unique<HttpServer>(
         ServerOptions{"127.0.0.1", 0},
@@ -41,11 +44,25 @@ class CliServerTest : public ::testing::Test {
   }
   bool has(const std::string& needle) const { return out.str().find(needle) != std::string::npos; }
 
-  testing::FakeBackend backend;
   std::unique_ptr<Router> router_;
   std::unique_ptr<HttpServer> server_;
   ClientOptions options;
   std::ostringstream out, err;
 };
+
+template <typename Backend>
+class CliServerTestOn : public CliServerHarness {
+ protected:
+  void SetUp() override { start_server(backend); }
+  // The server goes before the backend it answers from (a base's members outlive ours).
+  void TearDown() override {
+    server_.reset();
+    router_.reset();
+  }
+
+  Backend backend;
+};
+
+using CliServerTest = CliServerTestOn<testing::FakeBackend>;
 
 }  // namespace orch

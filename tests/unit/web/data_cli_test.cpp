@@ -22,7 +22,10 @@ constexpr std::int64_t kNow = 1700000000000 + 3 * 3600 * 1000;  // 3 h after the
 // Every command here goes to the fixture's server.
 class DataCliTest : public CliServerTest {
  protected:
-  void TearDown() override { unsetenv("ORCH_WATCH_ROUNDS"); }
+  void TearDown() override {
+    unsetenv("ORCH_WATCH_ROUNDS");
+    CliServerTest::TearDown();
+  }
   int cli(std::vector<std::string> args) {
     args.push_back("--server");
     args.push_back(options.server);
