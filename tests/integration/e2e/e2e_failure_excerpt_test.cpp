@@ -5,10 +5,8 @@
 // ends every attempt `cancelled`, names no failed node and leaves the node ledger empty.
 #include <gmock/gmock.h>
 
-#include <mutex>
-
 #include "tests/integration/e2e/e2e_fixture.h"
-#include "web/http/http_server.h"
+#include "tests/integration/e2e/webhook_receiver.h"
 
 namespace orch::e2e {
 namespace {
@@ -19,36 +17,26 @@ using ::testing::StartsWith;
 class FailureExcerptE2eTest : public E2eTest {
  protected:
   void SetUp() override {
-    ServerOptions o;
-    o.port = 0;
-    receiver_ = std::make_unique<HttpServer>(o, [this](const HttpRequest& r) {
-      std::lock_guard<std::mutex> lock(mu_);
-      bodies_.push_back(r.body);
-      HttpResponse answer;
-      answer.content_type = "text/plain";
-      answer.body = "ok";
-      return answer;
-    });
-    ASSERT_TRUE(receiver_->start().ok());
+    receiver_ = std::make_unique<WebhookReceiver>();
+    ASSERT_TRUE(receiver_->start());
     keys_ = std::make_unique<TempDir>();
     const std::string secret = keys_->path() + "/hook.key";
     write_file(secret, "hook-secret-41\n");
-    start_with(local_clusters_yaml(2, 2) + "webhooks:\n  - {name: ops, url: 'http://127.0.0.1:" +
-               std::to_string(receiver_->port()) +
-               "/hook', events: [job-failed], secret: {file: " + secret + "}}\n");
+    start_with(local_clusters_yaml(2, 2) + "webhooks:\n  - {name: ops, url: '" +
+               receiver_->url("/hook") + "', events: [job-failed], secret: {file: " + secret +
+               "}}\n");
   }
   void TearDown() override {
     E2eTest::TearDown();
-    if (receiver_) receiver_->stop();
+    receiver_.reset();
   }
   // The body of the job-failed delivery for job `id`, once it came.
   json failed_body(std::int64_t id) {
     json found;
     eventually(
         [&] {
-          std::lock_guard<std::mutex> lock(mu_);
-          for (const auto& b : bodies_) {
-            json body = json::parse(b, nullptr, false);
+          for (const Delivery& d : receiver_->got()) {
+            json body = json::parse(d.body, nullptr, false);
             if (body.is_object() && body["job_id"] == id) found = body;
           }
           return !found.is_null();
@@ -62,9 +50,7 @@ class FailureExcerptE2eTest : public E2eTest {
   }
 
   std::unique_ptr<TempDir> keys_;
-  std::unique_ptr<HttpServer> receiver_;
-  std::mutex mu_;
-  std::vector<std::string> bodies_;
+  std::unique_ptr<WebhookReceiver> receiver_;
 };
 
 TEST_F(FailureExcerptE2eTest, ACommandNotFoundIsNamedInTheListTheShowTheJsonAndTheWebhook) {

@@ -5,56 +5,33 @@
 // running job (site-down and the attempt's infrastructure ending).
 #include <gmock/gmock.h>
 
-#include <mutex>
 #include <set>
 
 #include "tests/integration/e2e/e2e_fixture.h"
-#include "web/http/http_server.h"
+#include "tests/integration/e2e/webhook_receiver.h"
 
 namespace orch::e2e {
 namespace {
 
-struct Delivery {
-  std::string event, id, timestamp, signature, body;
-};
-
 class WebhookE2eTest : public E2eTest {
  protected:
   void SetUp() override {
-    ServerOptions o;
-    o.port = 0;
-    receiver_ = std::make_unique<HttpServer>(o, [this](const HttpRequest& r) {
-      std::lock_guard<std::mutex> lock(mu_);
-      HttpResponse answer;
-      answer.content_type = "text/plain";
-      if (++calls_ <= 2) {  // down for the first two tries
-        answer.status = 503;
-        return answer;
-      }
-      got_.push_back({r.header("x-orchestrate-event"), r.header("x-orchestrate-delivery"),
-                      r.header("x-orchestrate-timestamp"), r.header("x-orchestrate-signature"),
-                      r.body});
-      answer.body = "ok";
-      return answer;
-    });
-    ASSERT_TRUE(receiver_->start().ok());
+    receiver_ = std::make_unique<WebhookReceiver>(2);  // down for the first two tries
+    ASSERT_TRUE(receiver_->start());
     keys_ = std::make_unique<TempDir>();
     secret_file_ = keys_->path() + "/hook.key";
     write_file(secret_file_, secret_ + "\n");
-    start_with(local_clusters_yaml(2, 2) + "webhooks:\n  - {name: ops, url: 'http://127.0.0.1:" +
-               std::to_string(receiver_->port()) +
-               "/hooks/orchestrate', events: [job-succeeded, job-failed, node-quarantined, "
+    start_with(local_clusters_yaml(2, 2) + "webhooks:\n  - {name: ops, url: '" +
+               receiver_->url("/hooks/orchestrate") +
+               "', events: [job-succeeded, job-failed, node-quarantined, "
                "site-down, attempt-infra], secret: {file: " +
                secret_file_ + "}}\n");
   }
   void TearDown() override {
     E2eTest::TearDown();
-    if (receiver_) receiver_->stop();
+    receiver_.reset();
   }
-  std::vector<Delivery> got() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return got_;
-  }
+  std::vector<Delivery> got() { return receiver_->got(); }
   std::multiset<std::string> events() {
     std::multiset<std::string> out;
     for (const auto& d : got()) out.insert(d.event);
@@ -74,10 +51,7 @@ class WebhookE2eTest : public E2eTest {
   const std::string secret_ = "hook-secret-1f9d3a";
   std::unique_ptr<TempDir> keys_;
   std::string secret_file_;
-  std::unique_ptr<HttpServer> receiver_;
-  std::mutex mu_;
-  int calls_ = 0;
-  std::vector<Delivery> got_;
+  std::unique_ptr<WebhookReceiver> receiver_;
 };
 
 TEST_F(WebhookE2eTest, AReceiverDownForTwoTriesGetsEveryEventOnceAndSigned) {
@@ -113,10 +87,8 @@ TEST_F(WebhookE2eTest, AReceiverDownForTwoTriesGetsEveryEventOnceAndSigned) {
     EXPECT_EQ(body["event"], d.event);
     EXPECT_EQ(std::to_string(body["id"].get<std::int64_t>()), d.id);
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    EXPECT_EQ(calls_, static_cast<int>(want.size()) + 2) << "two refused tries, then one each";
-  }
+  EXPECT_EQ(receiver_->calls(), static_cast<int>(want.size()) + 2)
+      << "two refused tries, then one each";
   // The notices came in order.
   std::vector<std::int64_t> order;
   for (const Delivery& d : got()) order.push_back(std::stoll(d.id));
