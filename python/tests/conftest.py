@@ -24,6 +24,18 @@ def orch(monkeypatch):
     orchestrate.set_rank(None)
 
 
+def fresh_integration(name, monkeypatch, tmp_path):
+    """orchestrate.integrations.<name> imported afresh, with $ORCH_CHECKPOINT_DIR at tmp_path; a
+    generator for a fixture, which puts the default USR1 and TERM handlers back afterwards."""
+    import signal
+    monkeypatch.setenv("ORCH_CHECKPOINT_DIR", str(tmp_path))
+    module = importlib.import_module("orchestrate.integrations." + name)
+    importlib.reload(module)
+    yield module
+    signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def lines(text):
     """The protocol lines of an output, as dicts, in order."""
     import json

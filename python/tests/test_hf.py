@@ -10,7 +10,7 @@ import types
 
 import pytest
 
-from conftest import lines
+from conftest import fresh_integration, lines
 
 
 class TrainingArguments:
@@ -71,12 +71,7 @@ class Trainer:
 
 @pytest.fixture
 def hf(orch, monkeypatch, tmp_path):
-    monkeypatch.setenv("ORCH_CHECKPOINT_DIR", str(tmp_path))
-    import orchestrate.integrations.hf as module
-    importlib.reload(module)
-    yield module
-    signal.signal(signal.SIGUSR1, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield from fresh_integration("hf", monkeypatch, tmp_path)
 
 
 def test_importing_it_without_transformers_works_on_a_plain_base(hf):

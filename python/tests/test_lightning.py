@@ -12,7 +12,7 @@ import types
 
 import pytest
 
-from conftest import lines
+from conftest import fresh_integration, lines
 
 
 class Strategy:
@@ -79,12 +79,7 @@ class Loss:
 
 @pytest.fixture
 def pl(orch, monkeypatch, tmp_path):
-    monkeypatch.setenv("ORCH_CHECKPOINT_DIR", str(tmp_path))
-    import orchestrate.integrations.lightning as module
-    importlib.reload(module)
-    yield module
-    signal.signal(signal.SIGUSR1, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield from fresh_integration("lightning", monkeypatch, tmp_path)
 
 
 def test_importing_it_without_lightning_works_on_a_plain_base(pl):

@@ -64,6 +64,25 @@ def finish(proc):
     return out, err
 
 
+def save_then_stop(proc, at_step, step_after_save=False):
+    """Waits for step `at_step`, asks for a save (SIGUSR1 to the process group, as the agent
+    sends it), waits for it (and for one more step with step_after_save), then stops the trainer
+    (SIGTERM). Returns everything it printed and its stderr; kills it if anything failed."""
+    seen = []
+    try:
+        wait_for(proc, '"step":%d' % at_step, seen)
+        os.killpg(proc.pid, signal.SIGUSR1)
+        wait_for(proc, "saved on request at step", seen)
+        if step_after_save:
+            wait_for(proc, '"step"', seen)
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return "".join(seen) + out, err
+
+
 def wait_for(proc, text, seen):
     deadline = time.time() + 20
     while time.time() < deadline:
@@ -79,19 +98,8 @@ def wait_for(proc, text, seen):
 @pytest.mark.parametrize("flags", [(), ("--install-first",)])
 def test_usr1_is_a_save_request_answered_once_then_term_stops(tmp_path, flags):
     proc = start(tmp_path, *flags)
-    seen = []
-    try:
-        time.sleep(0.1)  # the lazy install happens in the first loop round
-        wait_for(proc, '"step":2', seen)
-        os.killpg(proc.pid, signal.SIGUSR1)
-        wait_for(proc, "saved on request at step", seen)
-        wait_for(proc, '"step"', seen)
-        os.killpg(proc.pid, signal.SIGTERM)
-        out, err = finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    out = "".join(seen) + out
+    time.sleep(0.1)  # the lazy install happens in the first loop round
+    out, err = save_then_stop(proc, 2, step_after_save=True)
     assert proc.returncode == 143, err
     assert out.count("saved on request") == 1, out  # answered once, then cleared
     assert "stopping at step" in out
@@ -101,17 +109,7 @@ def test_usr1_is_a_save_request_answered_once_then_term_stops(tmp_path, flags):
 
 def test_a_forked_worker_neither_reacts_nor_reports_nor_dies(tmp_path):
     proc = start(tmp_path, "--fork")
-    seen = []
-    try:
-        wait_for(proc, '"step":3', seen)
-        os.killpg(proc.pid, signal.SIGUSR1)  # the agent signals the whole process group
-        wait_for(proc, "saved on request", seen)
-        os.killpg(proc.pid, signal.SIGTERM)
-        out, err = finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    out = "".join(seen) + out
+    out, err = save_then_stop(proc, 3)  # the whole group is signalled, the worker too
     assert proc.returncode == 143, err
     assert "worker reacted" not in out
     assert "999999" not in out, "a forked worker reported progress"
@@ -123,16 +121,7 @@ def test_a_copied_single_file_is_the_whole_client(tmp_path):
     alone.mkdir()
     shutil.copy(os.path.join(PYTHON_DIR, "orchestrate", "__init__.py"), alone / "orchestrate.py")
     proc = start(tmp_path, module_dir=str(alone))
-    seen = []
-    try:
-        wait_for(proc, '"step":2', seen)
-        os.killpg(proc.pid, signal.SIGUSR1)
-        wait_for(proc, "saved on request", seen)
-        os.killpg(proc.pid, signal.SIGTERM)
-        out, err = finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    _, err = save_then_stop(proc, 2)
     assert proc.returncode == 143, err
     check = subprocess.run([sys.executable, "-c", "import orchestrate; print(orchestrate.__file__)"],
                            cwd=str(alone), env=dict(os.environ, PYTHONPATH=str(alone)),
