@@ -351,5 +351,38 @@ TEST_F(Migrations, NotADatabaseIsAClearError) {
   EXPECT_THAT(store.error().message, ::testing::HasSubstr("not a database"));
 }
 
+// Issue 41: the row per step goes, and series start from the first step after the upgrade.
+TEST_F(Migrations, VersionTwentyNineLosesItsRowPerStepAndItsAttemptsStartASeries) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 29).ok());
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
+        VALUES (1, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
+      INSERT INTO attempts(id, job_id, no, cluster, token, state, gpus, started_ms, first_step,
+                           last_step)
+        VALUES (1, 1, 1, 'alpha', 't1', 'running', 1, 1, 1, 2);
+      INSERT INTO progress_samples(attempt_id, step, tokens, step_time_s, mfu, at_ms)
+        VALUES (1, 1, 4096, 0.5, 0.4, 10), (1, 2, 4096, 0.5, 0.4, 20);
+    )sql")
+                    .ok());
+  }
+  {
+    auto store = Store::open(path_);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    auto gone =
+        query((*store)->db(), "SELECT COUNT(*) FROM sqlite_master WHERE name = 'progress_samples'",
+              [](const Stmt& st) { return st.col_int(0); });
+    ASSERT_TRUE(gone.ok());
+    EXPECT_EQ(gone->at(0), 0);
+    ASSERT_TRUE((*store)->add_series_step(1, 1, {3, 2.5, 4096, 0.5, 0.4, 30}).ok());
+    const auto spans = (*store)->series_spans(1).value();
+    ASSERT_EQ(spans.size(), 1u);
+    EXPECT_EQ(spans[0].width, 1);
+    EXPECT_EQ(spans[0].first_bucket, 3) << "the steps before the upgrade were never kept";
+  }
+}
+
 }  // namespace
 }  // namespace orch

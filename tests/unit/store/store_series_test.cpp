@@ -5,11 +5,8 @@
 #include <gmock/gmock.h>
 
 #include <cmath>
-#include <filesystem>
 #include <limits>
 
-#include "scheduler/store/migrations.h"
-#include "scheduler/store/sqlite_db.h"
 #include "scheduler/store/store.h"
 #include "tests/harness/builders.h"
 #include "tests/unit/store/store_rows.h"
@@ -214,44 +211,5 @@ TEST_F(StoreSeriesTest, CheckpointsOncePerStepAndAttempt) {
 
 // Schema 30 on a database of version 29: its rows per step (progress_samples, never read) go,
 // and an attempt running across the upgrade starts its series at width 1.
-TEST(SeriesMigration, Version29LosesItsRowPerStepAndItsAttemptsStartASeries) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("orch-series-migration-" +
-                    std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "state.db").string();
-  {
-    auto db = Db::open(path);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 29).ok());
-    ASSERT_TRUE(db->exec(R"sql(
-      INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
-        VALUES (1, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
-      INSERT INTO attempts(id, job_id, no, cluster, token, state, gpus, started_ms, first_step,
-                           last_step)
-        VALUES (1, 1, 1, 'alpha', 't1', 'running', 1, 1, 1, 2);
-      INSERT INTO progress_samples(attempt_id, step, tokens, step_time_s, mfu, at_ms)
-        VALUES (1, 1, 4096, 0.5, 0.4, 10), (1, 2, 4096, 0.5, 0.4, 20);
-    )sql")
-                    .ok());
-  }
-  {
-    auto store = Store::open(path);
-    ASSERT_TRUE(store.ok()) << store.error().message;
-    auto gone =
-        query((*store)->db(), "SELECT COUNT(*) FROM sqlite_master WHERE name = 'progress_samples'",
-              [](const Stmt& st) { return st.col_int(0); });
-    ASSERT_TRUE(gone.ok());
-    EXPECT_EQ(gone->at(0), 0);
-    ASSERT_TRUE((*store)->add_series_step(1, 1, {3, 2.5, 4096, 0.5, 0.4, 30}).ok());
-    const auto spans = (*store)->series_spans(1).value();
-    ASSERT_EQ(spans.size(), 1u);
-    EXPECT_EQ(spans[0].width, 1);
-    EXPECT_EQ(spans[0].first_bucket, 3) << "the steps before the upgrade were never kept";
-  }
-  std::filesystem::remove_all(dir);
-}
-
 }  // namespace
 }  // namespace orch
