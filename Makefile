@@ -21,7 +21,7 @@ FUZZ_SECONDS ?= 120
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps job-user node-deps apt-node page-deps test-deps openapi-deps lab-deps configure build \
-  demo test test-unit flaky-check bench format tidy clean
+  demo-build demo test test-unit flaky-check bench format tidy clean
 
 # $(call apt_install_missing,TARGET,PACKAGES): installs those of PACKAGES that are not installed
 # (nothing when all are), without recommends. While it does, Debian's policy-rc.d hook (made
@@ -97,7 +97,14 @@ configure:
 build: deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-demo: build
+# `make demo` builds only what the demo runs: the `orchestrate` executable (server and CLI), the
+# agent that runs each task beside it, and the toy trainer the demo's job runs; not the tests and
+# benchmarks that `make build` and `make test` add (README.md, "The two commands", has its time).
+DEMO_TARGETS := orchestrate orchestrate-agent toy_trainer
+demo-build: deps configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target $(DEMO_TARGETS)
+
+demo: demo-build
 	$(BUILD_DIR)/bin/orchestrate demo
 
 # The fuzz targets run a few seconds each over their seeds as ctests (label fuzz).
