@@ -74,16 +74,24 @@ bool same_task(std::string_view a, std::string_view b) {
 
 // The exception a traceback that starts at lines[from] ends with ("ValueError: bad shape"):
 // the first later line of the same task (a gang's tasks interleave) that is neither indented
-// (frames, source) nor a `File "..."` frame.
+// (frames, source) nor a `File "..."` frame, and comes after a frame: a line the task printed on
+// stdout may land between "Traceback" and the first frame (stdout and stderr reach the log by
+// different paths). Without a frame, the first such line at all.
 std::string_view exception_line(const std::vector<std::string>& lines, std::size_t from) {
+  std::string_view first_plain;
+  bool framed = false;
   for (std::size_t i = from + 1; i < lines.size(); ++i) {
     if (!same_task(lines[from], lines[i])) continue;
     std::string_view body = strip_rank_prefix(lines[i]);
+    if (trim(body).starts_with("File \"")) {
+      framed = true;
+      continue;
+    }
     if (trim(body).empty() || is_space(body.front())) continue;
-    if (trim(body).starts_with("File \"")) continue;
-    return lines[i];
+    if (framed) return lines[i];
+    if (first_plain.empty()) first_plain = lines[i];
   }
-  return lines[from];
+  return first_plain.empty() ? std::string_view(lines[from]) : first_plain;
 }
 
 // The job ended by itself with a non-zero code, as opposed to a signal (or a shell reporting

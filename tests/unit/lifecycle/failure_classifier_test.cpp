@@ -144,6 +144,17 @@ TEST(FailureClassifier, AGangsTaggedTracebackIsReadFromItsOwnTask) {
   EXPECT_EQ(v.named_nodes, (std::vector<std::string>{"w-n1"}));
 }
 
+// stdout and stderr reach the log by different paths, so a line the task printed before it
+// raised may land inside its traceback: the exception is the line after the frames.
+TEST(FailureClassifier, ALinePrintedIntoATracebackIsNotItsException) {
+  std::vector<std::string> log = {"Traceback (most recent call last):", "loading",
+                                  "  File \"<string>\", line 1, in <module>",
+                                  "ValueError: bad shape (3, 4)"};
+  FailureVerdict v = classify(code(1), log);
+  EXPECT_EQ(v.rule, "python-traceback");
+  EXPECT_EQ(v.evidence, "ValueError: bad shape (3, 4)");
+}
+
 TEST(FailureClassifier, LogSignaturesStillApplyWithoutAnExitRecord) {
   FailureVerdict v = classify(ExitStatus{}, {kXid});
   EXPECT_EQ(v.cause, ExitCause::gpu_error);
