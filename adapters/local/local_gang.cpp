@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -90,8 +91,9 @@ Result<bool> LocalSite::task_never_started(const local::TaskPaths& task) const {
   return !*alive && !local::path_exists(task.agent_pid) && !local::path_exists(task.events);
 }
 
-Result<pid_t> LocalSite::start_task(const LaunchRequest& request,
-                                    const std::vector<std::string>& nodes, int rank) {
+Result<pid_t> LocalSite::start_task(const local::StoredRequest& run, int rank) {
+  const LaunchRequest& request = run.request;
+  const std::vector<std::string>& nodes = run.nodes;
   local::RunPaths paths = local::run_paths(options_.root, request.token);
   local::TaskPaths task = local::task_paths(paths, rank);
   const int per_node = std::max(1, request.tasks_per_node);
@@ -126,7 +128,15 @@ Result<pid_t> LocalSite::start_task(const LaunchRequest& request,
   for (auto& word : job_shell_argv(request.shell, request.command)) {
     spec.argv.push_back(std::move(word));
   }
-  spec.env = job_environment(request, paths.work, nodes);
+  // On a GPU site every task on a node sees the devices its attempt holds there (and picks its
+  // own by LOCAL_RANK, as under Slurm's --gres); none when it holds none there.
+  std::map<std::string, std::string> task_env;
+  if (assigns_gpus()) {
+    auto held = run.gpus.find(nodes.at(static_cast<std::size_t>(node_rank)));
+    task_env[local::kCudaVisibleDevices] =
+        held == run.gpus.end() ? "" : local::device_list(held->second);
+  }
+  spec.env = job_environment(request, paths.work, nodes, task_env);
   spec.cwd = paths.work;
   spec.output_path = paths.output;
   spec.lock_path = task.lock;

@@ -124,7 +124,8 @@ bool LocalSite::is_node_of_site(const std::string& node) const {
   return false;
 }
 
-Result<std::vector<std::string>> LocalSite::assign_nodes(const LaunchRequest& request) const {
+Result<std::vector<std::string>> LocalSite::assign_nodes(const LaunchRequest& request,
+                                                         const local::HeldGpus* held) const {
   if (request.nodes < 1 || request.gpus_per_node < 0) {
     return make_error(ErrorKind::invalid, "launch " + request.token + " asks for " +
                                               std::to_string(request.nodes) + " nodes and " +
@@ -132,6 +133,15 @@ Result<std::vector<std::string>> LocalSite::assign_nodes(const LaunchRequest& re
                                               " GPUs per node; nodes must be at least 1");
   }
   std::set<std::string> excluded(request.exclude_nodes.begin(), request.exclude_nodes.end());
+  // On a GPU site a node whose devices other live runs hold cannot take the launch.
+  bool short_of_gpus = false;
+  auto has_room = [&](const std::string& node) {
+    if (held == nullptr) return true;
+    const auto free = local::free_gpus_of_node(node_index(node), options_.gpus_per_node, *held);
+    const bool room = static_cast<int>(free.size()) >= request.gpus_per_node;
+    short_of_gpus = short_of_gpus || !room;
+    return room;
+  };
   std::vector<std::string> nodes;
   // A resume from a copy on one node's own disk starts there (its first task on it); a gang's
   // survivors and the hot spares it takes come next.
@@ -141,13 +151,18 @@ Result<std::vector<std::string>> LocalSite::assign_nodes(const LaunchRequest& re
                                                 node + ", which site " + options_.name +
                                                 " does not have or excludes");
     }
+    if (!has_room(node)) return no_free_gpus(request, *held);
     if (static_cast<int>(nodes.size()) < request.nodes) nodes.push_back(node);
   }
   for (int i = 0; i < options_.nodes && static_cast<int>(nodes.size()) < request.nodes; ++i) {
     std::string name = options_.name + "-n" + std::to_string(i);
-    if (!excluded.count(name) && std::find(nodes.begin(), nodes.end(), name) == nodes.end()) {
+    if (!excluded.count(name) && std::find(nodes.begin(), nodes.end(), name) == nodes.end() &&
+        has_room(name)) {
       nodes.push_back(name);
     }
+  }
+  if (static_cast<int>(nodes.size()) < request.nodes && short_of_gpus) {
+    return no_free_gpus(request, *held);
   }
   if (static_cast<int>(nodes.size()) < request.nodes) {
     return make_error(ErrorKind::invalid, "site " + options_.name + " has " +
@@ -187,9 +202,9 @@ Result<LaunchResult> LocalSite::adopted_launch(const std::string& token) const {
 // (kInheritedVariables: never its secrets, cloud keys or passphrases), then the request's, then
 // ours (which win, so a job cannot be told a wrong token or run directory). The agent adds the
 // task's place.
-std::vector<std::string> LocalSite::job_environment(const LaunchRequest& request,
-                                                    const std::string& dir,
-                                                    const std::vector<std::string>& nodes) const {
+std::vector<std::string> LocalSite::job_environment(
+    const LaunchRequest& request, const std::string& dir, const std::vector<std::string>& nodes,
+    const std::map<std::string, std::string>& task_env) const {
   std::map<std::string, std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string kv = *e;
@@ -212,6 +227,7 @@ std::vector<std::string> LocalSite::job_environment(const LaunchRequest& request
   // The job's code and setup (issue 40): what task_prelude reads.
   const std::string failed = setup_failed_path(local::run_paths(options_.root, request.token));
   for (const auto& [k, v] : workdir_env(request, failed)) env[k] = v;
+  for (const auto& [k, v] : task_env) env[k] = v;
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [k, v] : env) {
@@ -223,14 +239,15 @@ std::vector<std::string> LocalSite::job_environment(const LaunchRequest& request
   return out;
 }
 
-Result<LaunchResult> LocalSite::start_tasks(const LaunchRequest& request,
-                                            const std::vector<std::string>& nodes, bool adopted) {
+Result<LaunchResult> LocalSite::start_tasks(const local::StoredRequest& run, bool adopted) {
+  const LaunchRequest& request = run.request;
   local::RunPaths paths = local::run_paths(options_.root, request.token);
   if (!adopted) {
-    local::StoredRequest stored{request, nodes, SystemClock().now_ms()};
-    if (auto w = local::write_file_atomic(paths.request, local::request_to_json(stored)); !w) {
+    // Written before any task starts: the devices are held from here on (held_gpus).
+    if (auto w = local::write_file_atomic(paths.request, local::request_to_json(run)); !w) {
       return w.error();
     }
+    note_replaced_devices(run);
   }
   std::error_code ec;
   fs::create_directories(paths.work, ec);
@@ -242,7 +259,7 @@ Result<LaunchResult> LocalSite::start_tasks(const LaunchRequest& request,
     auto unstarted = task_never_started(local::task_paths(paths, rank));
     if (!unstarted) return unstarted.error();
     if (!*unstarted) continue;
-    if (auto pid = start_task(request, nodes, rank); !pid) return pid.error();
+    if (auto pid = start_task(run, rank); !pid) return pid.error();
   }
   auto launched = existing_launch(request.token);
   if (launched) launched->adopted = adopted;
@@ -267,17 +284,17 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
     auto unstarted = never_started(paths);
     if (!unstarted) return unstarted.error();
     if (*unstarted || !local::path_exists(paths.request)) {
-      auto nodes = assign_nodes(request);
-      if (!nodes) return nodes.error();
+      auto placed = place(request);
+      if (!placed) return placed.error();
       if (auto made = make_checkpoint_dir(request.checkpoint_dir); !made) return made.error();
-      return start_tasks(request, *nodes, false);
+      return start_tasks(*placed, false);
     }
     auto stored = stored_request(paths);
     if (!stored) return adopted_launch(request.token);  // damaged: adopt what runs, start nothing
-    return start_tasks(stored->request, stored->nodes, true);
+    return start_tasks(*stored, true);
   }
-  auto nodes = assign_nodes(request);
-  if (!nodes) return nodes.error();
+  auto placed = place(request);
+  if (!placed) return placed.error();
   if (auto made = make_checkpoint_dir(request.checkpoint_dir); !made) return made.error();
   std::error_code ec;
   fs::create_directories(local::runs_dir(options_.root), ec);
@@ -291,7 +308,7 @@ Result<LaunchResult> LocalSite::launch(const LaunchRequest& request) {
     if (errno == EEXIST) return adopted_launch(request.token);  // another server process won
     return make_error(ErrorKind::io, "cannot create " + paths.dir + ": " + errno_text(errno));
   }
-  return start_tasks(request, *nodes, false);
+  return start_tasks(*placed, false);
 }
 
 Result<bool> LocalSite::never_started(const local::RunPaths& paths) const {
@@ -474,6 +491,7 @@ Result<std::unique_ptr<ClusterPort>> make_local_site(const ClusterSpec& cluster,
   o.root = cluster.storage_root;
   o.nodes = cluster.nodes;
   o.gpus_per_node = cluster.gpus_per_node;
+  o.accelerator = cluster.accelerator;
   o.agent_path = context.agent_path;
   o.run_as = cluster.local.run_as;
   o.checkpoints_dir = cluster.checkpoints_dir();
@@ -481,6 +499,7 @@ Result<std::unique_ptr<ClusterPort>> make_local_site(const ClusterSpec& cluster,
   o.containers = cluster.local.containers;
   auto site = std::make_unique<LocalSite>(o);
   if (auto ready = site->prepare_storage(); !ready) return ready.error();
+  site->warn_about_gpus();  // serve says so on stderr when the machine's count differs
   return std::unique_ptr<ClusterPort>(std::move(site));
 }
 

@@ -9,10 +9,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "adapters/local/gpu_slots.h"
 #include "adapters/local/run_dir.h"
 #include "scheduler/cluster_port.h"
 #include "scheduler/model/gang_verdict.h"
@@ -28,9 +31,15 @@ inline constexpr const char* kInheritedVariables[] = {
 
 struct LocalSiteOptions {
   std::string name = "local";
-  std::string root;                       // the site's directory; created on first launch
-  int nodes = 1;                          // virtual nodes, named <name>-n0, <name>-n1, ...
-  int gpus_per_node = 1;                  // reported by inventory(); no real devices are assigned
+  std::string root;       // the site's directory; created on first launch
+  int nodes = 1;          // virtual nodes, named <name>-n0, <name>-n1, ...
+  int gpus_per_node = 1;  // reported by inventory()
+  // The cluster's accelerator. Anything but cpu-slot is a real GPU box (gpu_slots.h): each task
+  // gets CUDA_VISIBLE_DEVICES from the device indexes its attempt holds, which no other live
+  // run of the site holds; cpu-slot sets nothing.
+  std::string accelerator = "cpu-slot";
+  // The program that counts this machine's GPUs for the preflight (no '/': looked up in PATH).
+  std::string nvidia_smi = "nvidia-smi";
   std::string agent_path;                 // the orchestrate-agent executable
   std::int64_t cancel_grace_ms = 10'000;  // after this, a repeated cancel kills the group
   // local.run_as: the user the jobs' processes run as (this process must be root; the agent
@@ -65,7 +74,8 @@ class LocalSite final : public ClusterPort {
   // /bin/sh (local_site_storage.cpp). Unreachable during a simulated outage.
   Result<Manifest> manifest(const ManifestRequest& request) override;
   Result<void> remove_path(const RemoveRequest& request) override;
-  // The site's directory writable, the agent executable, run_as known (local_site_preflight.cpp).
+  // The site's directory writable, the agent executable, run_as known, and on a GPU site the
+  // machine's GPU count against the site's (local_site_preflight.cpp).
   std::vector<PreflightCheck> preflight() override;
 
   // With run_as: makes the site's directories (runs/, the checkpoint and dataset roots, and any
@@ -75,6 +85,14 @@ class LocalSite final : public ClusterPort {
   // could not go through (local_site_run_as.cpp).
   Result<void> prepare_storage();
 
+  // On a GPU site whose count differs from what nvidia-smi lists (or that cannot be asked),
+  // one "orchestrate: WARNING: ..." line on stderr (a missing nvidia-smi is said once per
+  // process); nothing on a cpu-slot site or when the counts agree. The preflight's "gpus" line
+  // says the same (local_site_gpus.cpp).
+  void warn_about_gpus() const;
+  // The preflight's "gpus" line; nullopt on a cpu-slot site.
+  std::optional<PreflightCheck> gpu_check() const;
+
   const LocalSiteOptions& options() const { return options_; }
   // The run directory of a token (whether or not it exists), for logs and tests.
   std::string run_dir(const std::string& token) const;
@@ -82,17 +100,31 @@ class LocalSite final : public ClusterPort {
  private:
   Result<void> check_up() const;
   bool is_node_of_site(const std::string& node) const;
-  Result<std::vector<std::string>> assign_nodes(const LaunchRequest& request) const;
+  // The nodes of a launch. With `held` (a GPU site), only nodes with request.gpus_per_node
+  // devices nobody holds; ErrorKind::conflict, naming the holders, when too few have them.
+  Result<std::vector<std::string>> assign_nodes(const LaunchRequest& request,
+                                                const local::HeldGpus* held) const;
+  // local_site_gpus.cpp: where a new launch runs: its nodes and, on a GPU site, its devices.
+  Result<local::StoredRequest> place(const LaunchRequest& request) const;
+  bool assigns_gpus() const;
+  // The device indexes held by the site's live runs (any task's agent alive), from their
+  // request.json: what survives a restart of the server.
+  Result<local::HeldGpus> held_gpus() const;
+  int node_index(const std::string& node) const;
+  Error no_free_gpus(const LaunchRequest& request, const local::HeldGpus& held) const;
+  // The job's own CUDA_VISIBLE_DEVICES is replaced by the site's: one line in its output says so.
+  void note_replaced_devices(const local::StoredRequest& run) const;
   Result<LaunchResult> existing_launch(const std::string& token) const;
   // existing_launch as launch() returns it for a token the site already has: adopted.
   Result<LaunchResult> adopted_launch(const std::string& token) const;
   // The run directory exists but its agent never started (a crash mid-launch).
   Result<bool> never_started(const local::RunPaths& paths) const;
   // Starts every task of the launch whose agent never started (all of them on a first launch).
-  Result<LaunchResult> start_tasks(const LaunchRequest& request,
-                                   const std::vector<std::string>& nodes, bool adopted);
-  std::vector<std::string> job_environment(const LaunchRequest& request, const std::string& dir,
-                                           const std::vector<std::string>& nodes) const;
+  Result<LaunchResult> start_tasks(const local::StoredRequest& run, bool adopted);
+  // `task_env` (a task's own: CUDA_VISIBLE_DEVICES on a GPU site) goes last.
+  std::vector<std::string> job_environment(
+      const LaunchRequest& request, const std::string& dir, const std::vector<std::string>& nodes,
+      const std::map<std::string, std::string>& task_env) const;
   // local_site_run_as.cpp: with run_as, what the job's user must reach, made reachable and
   // checked as that user before any task starts; nothing without it.
   Result<void> prepare_for_job_user(const LaunchRequest& request, const local::RunPaths& paths);
@@ -110,8 +142,7 @@ class LocalSite final : public ClusterPort {
   Result<std::vector<std::string>> container_prefix(const LaunchRequest& request,
                                                     const std::string& work) const;
   Result<bool> task_never_started(const local::TaskPaths& task) const;
-  Result<pid_t> start_task(const LaunchRequest& request, const std::vector<std::string>& nodes,
-                           int rank);
+  Result<pid_t> start_task(const local::StoredRequest& run, int rank);
   Result<std::vector<TaskView>> task_views(const local::RunPaths& paths,
                                            const local::StoredRequest& stored) const;
   Result<void> kill_task(const local::TaskPaths& task, int sig) const;

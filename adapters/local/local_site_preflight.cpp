@@ -1,6 +1,6 @@
 // LocalSite::preflight: what a local launch needs, checked on this host (`orchestrate cluster
 // check`, scheduler/model/preflight.h): the site's directory writable, the agent executable, the
-// run_as user known.
+// run_as user known, and on a GPU site the machine's GPU count (a warning only: gpu_slots.h).
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -56,8 +56,10 @@ PreflightCheck run_as_check(const std::string& run_as) {
 }  // namespace
 
 std::vector<PreflightCheck> LocalSite::preflight() {
-  return {storage_check(options_.root), agent_check(options_.agent_path),
-          run_as_check(options_.run_as)};
+  std::vector<PreflightCheck> checks{storage_check(options_.root), agent_check(options_.agent_path),
+                                     run_as_check(options_.run_as)};
+  if (auto gpus = gpu_check()) checks.push_back(std::move(*gpus));
+  return checks;
 }
 
 }  // namespace orch

@@ -115,6 +115,7 @@ std::string request_to_json(const StoredRequest& stored) {
   nlohmann::json j = launch_request_to_json(stored.request);
   j["assigned_nodes"] = stored.nodes;
   j["launched_at_ms"] = stored.launched_at_ms;
+  if (!stored.gpus.empty()) j["gpu_indexes"] = stored.gpus;
   return j.dump(2) + "\n";
 }
 
@@ -130,6 +131,7 @@ Result<StoredRequest> request_from_json(const std::string& text, const std::stri
     s.request = std::move(*request);
     s.nodes = j.value("assigned_nodes", std::vector<std::string>{});
     s.launched_at_ms = j.value("launched_at_ms", std::int64_t{0});
+    s.gpus = j.value("gpu_indexes", std::map<std::string, std::vector<int>>{});
     return s;
   } catch (const nlohmann::json::exception& e) {
     return make_error(ErrorKind::io, path + " has a field of the wrong type: " + e.what());

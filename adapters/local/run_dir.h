@@ -4,7 +4,7 @@
 // the same root) sees exactly what the old one saw.
 //
 //   <root>/DOWN                       exists while the site is in a simulated outage
-//   <root>/runs/<token>/request.json  the LaunchRequest plus the nodes it got
+//   <root>/runs/<token>/request.json  the LaunchRequest plus the nodes (and GPUs) it got
 //   <root>/runs/<token>/agent.pid     the agent's pid (= its process group id)
 //   <root>/runs/<token>/output.log    stdout and stderr of the agent and the job
 //   <root>/runs/<token>/events.jsonl  the agent's start/exit records (agents/README.md)
@@ -15,6 +15,7 @@
 //   <root>/runs/<token>/gang_failure.json  the task whose failure ended the gang, once decided
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +76,9 @@ struct StoredRequest {
   LaunchRequest request;
   std::vector<std::string> nodes;  // the nodes the attempt was given
   std::int64_t launched_at_ms = 0;
+  // On a GPU site (gpu_slots.h): node -> the machine's device indexes the attempt holds there
+  // ("gpu_indexes" in request.json). Empty on a cpu-slot site.
+  std::map<std::string, std::vector<int>> gpus;
 };
 std::string request_to_json(const StoredRequest& stored);
 Result<StoredRequest> request_from_json(const std::string& text, const std::string& path);
