@@ -1,5 +1,6 @@
 #include "adapters/local/gpu_slots.h"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -41,12 +42,22 @@ std::string range(int first, int count) {
 
 }  // namespace
 
-std::vector<int> free_gpus_of_node(int node_index, int gpus_per_node, const HeldGpus& held) {
-  std::vector<int> out;
-  for (int slot = 0; slot < gpus_per_node; ++slot) {
-    const int device = node_index * gpus_per_node + slot;
-    if (held.count(device) == 0) out.push_back(device);
+std::optional<std::vector<int>> take_devices(int node_index, int gpus_per_node, int total, int want,
+                                             const std::string& token, HeldGpus& held) {
+  std::vector<int> order;
+  const int own = node_index * gpus_per_node;
+  for (int d = own; d < own + gpus_per_node && d < total; ++d) order.push_back(d);
+  for (int d = 0; d < total; ++d) {
+    if (d < own || d >= own + gpus_per_node) order.push_back(d);
   }
+  std::vector<int> out;
+  for (int d : order) {
+    if (static_cast<int>(out.size()) >= want) break;
+    if (held.count(d) == 0) out.push_back(d);
+  }
+  if (static_cast<int>(out.size()) < want) return std::nullopt;
+  for (int d : out) held.emplace(d, token);
+  std::sort(out.begin(), out.end());
   return out;
 }
 

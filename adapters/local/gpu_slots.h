@@ -1,7 +1,8 @@
 #pragma once
 // A local site on a real GPU box (issue 42): every virtual node is this machine, so virtual node
-// i's GPU slot j is the machine's device i x gpus_per_node + j. An attempt is given device
-// indexes no other live run of the site holds (recorded in its request.json, so a restarted
+// i's GPU slot j is the machine's device i x gpus_per_node + j (its own, preferred; any free
+// device of the machine serves). An attempt is given device indexes no other live run of the
+// site holds (recorded in its request.json, so a restarted
 // server sees them), and each task gets them as CUDA_VISIBLE_DEVICES. `nvidia-smi` says how many
 // devices the machine has, for the site's preflight and the server's warning.
 
@@ -24,9 +25,13 @@ using GpuAssignment = std::map<std::string, std::vector<int>>;
 // device index -> the token of the live run that holds it.
 using HeldGpus = std::map<int, std::string>;
 
-// The device indexes of virtual node `node_index` (its gpus_per_node slots) nobody holds, lowest
-// first.
-std::vector<int> free_gpus_of_node(int node_index, int gpus_per_node, const HeldGpus& held);
+// The devices one node of an attempt gets: `want` of the machine's `total` devices that nobody
+// holds, the node's own slots (node_index x gpus_per_node, ...) first, then the lowest others:
+// every virtual node is this machine, so any free device serves (and placement counts free GPUs
+// over the whole site, not per node). They are marked held by `token`, sorted. nullopt, with
+// nothing marked, when fewer are free.
+std::optional<std::vector<int>> take_devices(int node_index, int gpus_per_node, int total, int want,
+                                             const std::string& token, HeldGpus& held);
 
 // "0,1,2" (empty: no device).
 std::string device_list(const std::vector<int>& indexes);

@@ -124,8 +124,7 @@ bool LocalSite::is_node_of_site(const std::string& node) const {
   return false;
 }
 
-Result<std::vector<std::string>> LocalSite::assign_nodes(const LaunchRequest& request,
-                                                         const local::HeldGpus* held) const {
+Result<std::vector<std::string>> LocalSite::assign_nodes(const LaunchRequest& request) const {
   if (request.nodes < 1 || request.gpus_per_node < 0) {
     return make_error(ErrorKind::invalid, "launch " + request.token + " asks for " +
                                               std::to_string(request.nodes) + " nodes and " +
@@ -133,15 +132,6 @@ Result<std::vector<std::string>> LocalSite::assign_nodes(const LaunchRequest& re
                                               " GPUs per node; nodes must be at least 1");
   }
   std::set<std::string> excluded(request.exclude_nodes.begin(), request.exclude_nodes.end());
-  // On a GPU site a node whose devices other live runs hold cannot take the launch.
-  bool short_of_gpus = false;
-  auto has_room = [&](const std::string& node) {
-    if (held == nullptr) return true;
-    const auto free = local::free_gpus_of_node(node_index(node), options_.gpus_per_node, *held);
-    const bool room = static_cast<int>(free.size()) >= request.gpus_per_node;
-    short_of_gpus = short_of_gpus || !room;
-    return room;
-  };
   std::vector<std::string> nodes;
   // A resume from a copy on one node's own disk starts there (its first task on it); a gang's
   // survivors and the hot spares it takes come next.
@@ -151,18 +141,13 @@ Result<std::vector<std::string>> LocalSite::assign_nodes(const LaunchRequest& re
                                                 node + ", which site " + options_.name +
                                                 " does not have or excludes");
     }
-    if (!has_room(node)) return no_free_gpus(request, *held);
     if (static_cast<int>(nodes.size()) < request.nodes) nodes.push_back(node);
   }
   for (int i = 0; i < options_.nodes && static_cast<int>(nodes.size()) < request.nodes; ++i) {
     std::string name = options_.name + "-n" + std::to_string(i);
-    if (!excluded.count(name) && std::find(nodes.begin(), nodes.end(), name) == nodes.end() &&
-        has_room(name)) {
+    if (!excluded.count(name) && std::find(nodes.begin(), nodes.end(), name) == nodes.end()) {
       nodes.push_back(name);
     }
-  }
-  if (static_cast<int>(nodes.size()) < request.nodes && short_of_gpus) {
-    return no_free_gpus(request, *held);
   }
   if (static_cast<int>(nodes.size()) < request.nodes) {
     return make_error(ErrorKind::invalid, "site " + options_.name + " has " +

@@ -100,17 +100,14 @@ class LocalSite final : public ClusterPort {
  private:
   Result<void> check_up() const;
   bool is_node_of_site(const std::string& node) const;
-  // The nodes of a launch. With `held` (a GPU site), only nodes with request.gpus_per_node
-  // devices nobody holds; ErrorKind::conflict, naming the holders, when too few have them.
-  Result<std::vector<std::string>> assign_nodes(const LaunchRequest& request,
-                                                const local::HeldGpus* held) const;
-  // local_site_gpus.cpp: where a new launch runs: its nodes and, on a GPU site, its devices.
+  Result<std::vector<std::string>> assign_nodes(const LaunchRequest& request) const;
+  // local_site_gpus.cpp: where a new launch runs: its nodes and, on a GPU site, its devices
+  // (none another live run holds; ErrorKind::conflict, naming the holders, when too few are free).
   Result<local::StoredRequest> place(const LaunchRequest& request) const;
   bool assigns_gpus() const;
   // The device indexes held by the site's live runs (any task's agent alive), from their
   // request.json: what survives a restart of the server.
   Result<local::HeldGpus> held_gpus() const;
-  int node_index(const std::string& node) const;
   Error no_free_gpus(const LaunchRequest& request, const local::HeldGpus& held) const;
   // The job's own CUDA_VISIBLE_DEVICES is replaced by the site's: one line in its output says so.
   void note_replaced_devices(const local::StoredRequest& run) const;

@@ -58,12 +58,6 @@ bool LocalSite::assigns_gpus() const {
   return options_.accelerator != local::kCpuSlot;
 }
 
-int LocalSite::node_index(const std::string& node) const {
-  const std::vector<std::string> names = node_names();
-  auto it = std::find(names.begin(), names.end(), node);
-  return it == names.end() ? -1 : static_cast<int>(it - names.begin());
-}
-
 Result<local::HeldGpus> LocalSite::held_gpus() const {
   local::HeldGpus held;
   const std::string runs = local::runs_dir(options_.root);
@@ -94,49 +88,47 @@ Result<local::HeldGpus> LocalSite::held_gpus() const {
 }
 
 Error LocalSite::no_free_gpus(const LaunchRequest& request, const local::HeldGpus& held) const {
+  const int total = options_.nodes * options_.gpus_per_node;
   const std::string wants = "launch " + request.token + " needs " + std::to_string(request.nodes) +
-                            " node(s) with " + std::to_string(request.gpus_per_node) +
-                            " free GPU(s) each";
+                            " node(s) x " + std::to_string(request.gpus_per_node) + " GPU(s)";
   if (request.gpus_per_node > options_.gpus_per_node) {
     return make_error(ErrorKind::invalid, "site " + options_.name + ": " + wants +
                                               ", but its nodes have " +
-                                              std::to_string(options_.gpus_per_node));
+                                              std::to_string(options_.gpus_per_node) + " each");
   }
-  std::string nodes;
-  for (const std::string& node : node_names()) {
-    const int i = node_index(node);
-    std::vector<int> all;
-    for (int s = 0; s < options_.gpus_per_node; ++s) all.push_back(i * options_.gpus_per_node + s);
-    const auto free = local::free_gpus_of_node(i, options_.gpus_per_node, held);
-    nodes += (nodes.empty() ? "" : ", ") + node + " has " + std::to_string(free.size()) + " of " +
-             std::to_string(options_.gpus_per_node) + " free";
-    if (free.size() < all.size()) nodes += " (held: " + holders(all, held) + ")";
+  std::vector<int> all;
+  int free = 0;
+  for (int d = 0; d < total; ++d) {
+    all.push_back(d);
+    free += held.count(d) == 0 ? 1 : 0;
   }
   return make_error(ErrorKind::conflict,
-                    "site " + options_.name + ": " + wants +
-                        " and other live runs hold the rest: " + nodes +
-                        "; GPUs are never shared, so it is not started until they end");
+                    "site " + options_.name + ": " + wants + " and only " + std::to_string(free) +
+                        " of its " + std::to_string(total) +
+                        " GPUs are free (held: " + holders(all, held) +
+                        "); GPUs are never shared, so it is not started until those runs end");
 }
 
 Result<local::StoredRequest> LocalSite::place(const LaunchRequest& request) const {
   local::StoredRequest run;
   run.request = request;
   run.launched_at_ms = SystemClock().now_ms();
-  local::HeldGpus held;
-  if (assigns_gpus()) {
-    auto h = held_gpus();
-    if (!h) return h.error();
-    held = std::move(*h);
-  }
-  auto nodes = assign_nodes(request, assigns_gpus() ? &held : nullptr);
+  auto nodes = assign_nodes(request);
   if (!nodes) return nodes.error();
   run.nodes = std::move(*nodes);
   if (!assigns_gpus()) return run;
+  auto held = held_gpus();
+  if (!held) return held.error();
+  const local::HeldGpus before = *held;
+  if (request.gpus_per_node > options_.gpus_per_node) return no_free_gpus(request, before);
+  const std::vector<std::string> names = node_names();
   for (const std::string& node : run.nodes) {
-    // assign_nodes took only nodes with enough free devices: the lowest of them.
-    auto free = local::free_gpus_of_node(node_index(node), options_.gpus_per_node, held);
-    free.resize(static_cast<std::size_t>(std::max(0, request.gpus_per_node)));
-    run.gpus[node] = std::move(free);
+    const auto index = std::find(names.begin(), names.end(), node) - names.begin();
+    auto devices = local::take_devices(static_cast<int>(index), options_.gpus_per_node,
+                                       options_.nodes * options_.gpus_per_node,
+                                       request.gpus_per_node, request.token, *held);
+    if (!devices) return no_free_gpus(request, before);
+    run.gpus[node] = std::move(*devices);
   }
   return run;
 }

@@ -87,6 +87,16 @@ class LocalGpuTest : public LocalSiteTest {
     return out;
   }
 
+  // Launches a gang and remembers every task's process group for cleanup.
+  void launch_gang(const LaunchRequest& r) {
+    launch_ok(r);
+    for (int rank = 1; rank < r.nodes * r.tasks_per_node; ++rank) {
+      const std::string pid =
+          slurp(run_dir(r.token) + "/tasks/" + std::to_string(rank) + "/agent.pid");
+      if (std::atoi(pid.c_str()) > 1) pgids_.push_back(std::atoi(pid.c_str()));
+    }
+  }
+
   void stop(const std::string& token) {
     ASSERT_TRUE(site_->cancel(token).ok());
     ASSERT_EQ(wait_exited(token).phase, RunPhase::exited);
@@ -100,9 +110,14 @@ const PreflightCheck* gpus_check(const std::vector<PreflightCheck>& checks) {
   return nullptr;
 }
 
-TEST(GpuSlots, ANodesDevicesAreItsSlotsOnTheMachineLessThoseHeld) {
-  EXPECT_EQ(local::free_gpus_of_node(0, 4, {}), (std::vector<int>{0, 1, 2, 3}));
-  EXPECT_EQ(local::free_gpus_of_node(1, 4, {{5, "a"}, {1, "b"}}), (std::vector<int>{4, 6, 7}));
+TEST(GpuSlots, ANodeTakesItsOwnFreeSlotsFirstThenTheMachinesLowestFreeOnes) {
+  local::HeldGpus held{{5, "a"}, {1, "b"}};
+  EXPECT_EQ(local::take_devices(1, 4, 8, 3, "c", held), (std::vector<int>{4, 6, 7}));
+  EXPECT_EQ(held.at(6), "c");
+  EXPECT_EQ(local::take_devices(1, 4, 8, 2, "d", held), (std::vector<int>{0, 2}));
+  EXPECT_EQ(local::take_devices(0, 4, 8, 2, "e", held), std::nullopt) << "only device 3 is free";
+  EXPECT_EQ(held.count(3), 0u) << "a refusal takes nothing";
+  EXPECT_EQ(local::take_devices(0, 4, 8, 0, "f", held), std::vector<int>{});
   EXPECT_EQ(local::device_list({2, 3}), "2,3");
   EXPECT_EQ(local::device_list({}), "");
 }
@@ -152,8 +167,8 @@ TEST_F(LocalGpuTest, ARestartedSiteGivesOutNoDeviceALiveRunHolds) {
   auto refused = site_->launch(gpu_job("job-d", 1));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().kind, ErrorKind::conflict);
-  EXPECT_THAT(refused.error().message, HasSubstr("loc-n0 has 0 of 4 free"));
-  EXPECT_THAT(refused.error().message, HasSubstr("0,1 by job-a; 2,3 by job-c"));
+  EXPECT_THAT(refused.error().message, HasSubstr("only 0 of its 4 GPUs are free"));
+  EXPECT_THAT(refused.error().message, HasSubstr("held: 0,1 by job-a; 2,3 by job-c"));
   stop("job-a");
   launch_ok(gpu_job("job-e", 2));
   EXPECT_EQ(devices_of("job-e"), "0,1");
@@ -166,26 +181,21 @@ TEST_F(LocalGpuTest, AJobAskingForMoreGpusThanANodeHasIsInvalid) {
   EXPECT_THAT(refused.error().message, HasSubstr("its nodes have 4"));
 }
 
-TEST_F(LocalGpuTest, EachVirtualNodeIsItsOwnShareOfTheMachinesDevices) {
+TEST_F(LocalGpuTest, EachVirtualNodeHasItsOwnShareOfTheMachineAndBorrowsWhenItIsTaken) {
   site_ = make_gpu_site(2, 4);
-  launch_ok(gpu_job("job-hold", 3));  // on loc-n0: 0,1,2
-  // A gang of 2 nodes x 2 tasks with 2 GPUs a node cannot have loc-n0 (one device left there)
-  // beside loc-n1, so it is refused; one node of 1 GPU takes loc-n0's last one.
-  EXPECT_EQ(site_->launch(gpu_job("job-gang", 2, 2, 2)).error().kind, ErrorKind::conflict);
-  launch_ok(gpu_job("job-one", 1));
-  EXPECT_EQ(devices_of("job-one"), "3");
-  stop("job-hold");
-  stop("job-one");
-  launch_ok(gpu_job("job-gang2", 2, 2, 2));
-  pgids_.push_back(std::atoi(slurp(run_dir("job-gang2") + "/tasks/3/agent.pid").c_str()));
-  pgids_.push_back(std::atoi(slurp(run_dir("job-gang2") + "/tasks/2/agent.pid").c_str()));
-  pgids_.push_back(std::atoi(slurp(run_dir("job-gang2") + "/tasks/1/agent.pid").c_str()));
-  // Every task of a node sees its attempt's devices there and picks its own by LOCAL_RANK.
-  auto seen = devices_by_rank("job-gang2", 4);
+  // A gang of 2 nodes x 2 tasks, 2 GPUs a node: loc-n0 is devices 0..3, loc-n1 4..7. Every task
+  // of a node sees its attempt's devices there and picks its own by LOCAL_RANK.
+  launch_gang(gpu_job("job-gang", 2, 2, 2));
+  auto seen = devices_by_rank("job-gang", 4);
   EXPECT_EQ(seen[0], "0,1");
   EXPECT_EQ(seen[1], "0,1");
   EXPECT_EQ(seen[2], "4,5");
   EXPECT_EQ(seen[3], "4,5");
+  // loc-n0 has 2 of its own left: a 3-GPU job there takes them and the machine's lowest free.
+  launch_ok(gpu_job("job-three", 3));
+  EXPECT_EQ(devices_of("job-three"), "2,3,6");
+  EXPECT_EQ(site_->launch(gpu_job("job-two", 2)).error().kind, ErrorKind::conflict)
+      << "one device is left";
 }
 
 TEST_F(LocalGpuTest, AJobThatAsksForNoGpuSeesNone) {
