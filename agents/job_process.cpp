@@ -152,7 +152,7 @@ void say(std::initializer_list<const char*> parts) {
   } else {
     dup2(stdout_fd, STDOUT_FILENO);
   }
-  if (stderr_fd >= 0) dup2(stderr_fd, STDERR_FILENO);  // relayed by the agent (run_command)
+  if (stderr_fd >= 0) dup2(stderr_fd, STDERR_FILENO);  // a gang's task: tagged by the agent
   if (user != nullptr) {
     if (const char* step = become_job_user(*user); step != nullptr) {
       say({"cannot run the job as ", user->name.c_str(), ": ", step, ": ", strerror(errno)});

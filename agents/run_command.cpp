@@ -346,12 +346,7 @@ int run_command(const RunOptions& options) {
     std::fprintf(stderr, "orchestrate-agent: fork failed: %s\n", std::strerror(errno));
     return 2;
   }
-  // A lone task's stderr shares its stdout's pipe: the log keeps the order the task wrote in (a
-  // line printed before a traceback stays before it).
-  if (child == 0) {
-    exec_child(argv.data(), out[1], id.user ? &*id.user : nullptr,
-               whole_lines ? err_pipe[1] : out[1]);
-  }
+  if (child == 0) exec_child(argv.data(), out[1], id.user ? &*id.user : nullptr, err_pipe[1]);
   close(out[1]);
   if (err_pipe[1] >= 0) close(err_pipe[1]);
   const std::string tag = whole_lines ? log_tag_text(id.node, task_rank(*id.place)) : "";

@@ -4,6 +4,7 @@
 #include "scheduler/lifecycle/failure_classifier.h"
 
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <string>
 
@@ -72,23 +73,39 @@ bool same_task(std::string_view a, std::string_view b) {
   return ta->node == tb->node && ta->rank == tb->rank;
 }
 
+// Whether a line reads as Python's exception line: a dotted name, then ": message" or nothing,
+// where a bare name must end like an exception class ("KeyboardInterrupt", "StopIteration"
+// without a message are rare, and a printed word like "loading" is not one).
+bool looks_like_exception(std::string_view line) {
+  line = trim(line);
+  const std::size_t colon = line.find(": ");
+  std::string_view name = line.substr(0, colon);
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name.front())) || name[0] == '_')) {
+    return false;
+  }
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') return false;
+  }
+  if (colon != std::string_view::npos) return true;
+  for (std::string_view end : {"Error", "Exception", "Interrupt", "Exit", "Warning", "Iteration"}) {
+    if (name.ends_with(end)) return true;
+  }
+  return false;
+}
+
 // The exception a traceback that starts at lines[from] ends with ("ValueError: bad shape"):
-// the first later line of the same task (a gang's tasks interleave) that is neither indented
-// (frames, source) nor a `File "..."` frame, and comes after a frame: a line the task printed on
-// stdout may land between "Traceback" and the first frame (stdout and stderr reach the log by
-// different paths). Without a frame, the first such line at all.
+// among the later lines of the same task (a gang's tasks interleave) that are neither indented
+// (frames, source) nor a `File "..."` frame, the first that reads as an exception, else the
+// first at all. stdout and stderr reach the log by different paths, so a line the task printed
+// before it raised may land anywhere inside its traceback.
 std::string_view exception_line(const std::vector<std::string>& lines, std::size_t from) {
   std::string_view first_plain;
-  bool framed = false;
   for (std::size_t i = from + 1; i < lines.size(); ++i) {
     if (!same_task(lines[from], lines[i])) continue;
     std::string_view body = strip_rank_prefix(lines[i]);
-    if (trim(body).starts_with("File \"")) {
-      framed = true;
-      continue;
-    }
     if (trim(body).empty() || is_space(body.front())) continue;
-    if (framed) return lines[i];
+    if (trim(body).starts_with("File \"")) continue;
+    if (looks_like_exception(body)) return lines[i];
     if (first_plain.empty()) first_plain = lines[i];
   }
   return first_plain.empty() ? std::string_view(lines[from]) : first_plain;

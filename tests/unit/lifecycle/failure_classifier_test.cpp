@@ -147,12 +147,23 @@ TEST(FailureClassifier, AGangsTaggedTracebackIsReadFromItsOwnTask) {
 // stdout and stderr reach the log by different paths, so a line the task printed before it
 // raised may land inside its traceback: the exception is the line after the frames.
 TEST(FailureClassifier, ALinePrintedIntoATracebackIsNotItsException) {
-  std::vector<std::string> log = {"Traceback (most recent call last):", "loading",
-                                  "  File \"<string>\", line 1, in <module>",
-                                  "ValueError: bad shape (3, 4)"};
-  FailureVerdict v = classify(code(1), log);
-  EXPECT_EQ(v.rule, "python-traceback");
-  EXPECT_EQ(v.evidence, "ValueError: bad shape (3, 4)");
+  const std::string frame = "  File \"<string>\", line 1, in <module>";
+  const std::string error = "ValueError: bad shape (3, 4)";
+  for (const auto& log : std::vector<std::vector<std::string>>{
+           {"Traceback (most recent call last):", "loading", frame, error},
+           {"Traceback (most recent call last):", frame, "loading", error},
+           {"Traceback (most recent call last):", frame, error, "loading"}}) {
+    FailureVerdict v = classify(code(1), log);
+    EXPECT_EQ(v.rule, "python-traceback");
+    EXPECT_EQ(v.evidence, error) << log[1] << " / " << log[2];
+  }
+  // An exception without a message is still one; a printed word never is.
+  EXPECT_EQ(classify(code(1), {"Traceback (most recent call last):", "loading", frame,
+                               "KeyboardInterrupt"})
+                .evidence,
+            "KeyboardInterrupt");
+  EXPECT_EQ(classify(code(1), {"Traceback (most recent call last):", frame, "loading"}).evidence,
+            "loading");
 }
 
 TEST(FailureClassifier, LogSignaturesStillApplyWithoutAnExitRecord) {
