@@ -5,8 +5,10 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/build_info.h"
 #include "cli/client_cli.h"
 #include "cli/completion.h"
+#include "cli/help_examples.h"
 #include "server/server_commands.h"
 #include "server/simulate_command.h"
 
@@ -27,6 +29,13 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag(
       "--insecure-bind", o->insecure_bind,
       "Allow --bind to an address other than loopback without TLS (a warning each start)");
+  o->ca_file = default_ca_file();
+  cmd->add_option("--ca", o->ca_file,
+                  "For an https server: the CA file clients should trust, recorded with the URL "
+                  "(default: $ORCH_CA)");
+  cmd->add_flag("--no-record", o->no_record,
+                "Do not record this server's URL in your CLI config (~/.config/orchestrate/"
+                "config.json; by default the CLI on this machine then finds it without --server)");
   cmd->callback([o] {
     int rc = run_serve(*o);
     if (rc != kExitOk) throw CLI::RuntimeError(rc);
@@ -89,17 +98,31 @@ void add_completion_command(CLI::App& app) {
 
 }  // namespace
 
-int run_app(int argc, const char* const* argv) {
-  CLI::App app{"orchestrate: one control plane for training jobs on many rented clusters",
-               "orchestrate"};
+std::string version_text() {
+  return std::string("orchestrate ") + ORCH_VERSION + " (commit " + build_commit() + ", " +
+         build_type() + " build)";
+}
+
+void build_app(CLI::App& app) {
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("orchestrate ") + ORCH_VERSION,
-                       "Print the version and exit");
+  app.set_version_flag("--version", version_text(), "Print the version, commit and build type");
   add_client_commands(app);
   add_serve_command(app);
   add_demo_command(app);
   add_simulate_command(app);
   add_completion_command(app);
+  add_help_examples(app);
+}
+
+int run_app(int argc, const char* const* argv) {
+  CLI::App app{"orchestrate: one control plane for training jobs on many rented clusters",
+               "orchestrate"};
+  build_app(app);
+  if (argc <= 1) {
+    // A bare `orchestrate`: the command list, as --help prints it.
+    std::cout << app.help();
+    return kExitOk;
+  }
   return parse_and_run(app, argc, argv, std::cout, std::cerr);
 }
 

@@ -3,6 +3,8 @@
 
 #include "cli/client_token.h"
 #include "cli/spec_file.h"
+#include "cli/spec_overrides.h"
+#include "cli/workdir_upload.h"
 #include "web/http/http_client.h"
 #include "web/http/http_server.h"
 
@@ -60,17 +62,55 @@ int call_json(const ClientOptions& o, const std::string& method, const std::stri
   return kExitOk;
 }
 
-int post_file(const ClientOptions& o, const std::string& target, const std::string& file,
-              json& out_body, std::ostream& err, const std::string& extra_query) {
-  // Never more than the server's request body limit, so /dev/zero cannot hang the client.
-  std::string text, error;
-  if (!read_spec_file(file, ServerOptions{}.max_body, text, error)) {
-    err << "error: " << error << '\n';
-    return kExitUsage;
-  }
-  const bool is_json = file.size() >= 5 && file.substr(file.size() - 5) == ".json";
+namespace {
+
+// The file's text, never more than the server's request body limit (so /dev/zero cannot hang
+// the client); false after printing why on err.
+bool read_for_post(const std::string& file, std::string& text, std::ostream& err) {
+  std::string error;
+  if (read_spec_file(file, ServerOptions{}.max_body, text, error)) return true;
+  err << "error: " << error << '\n';
+  return false;
+}
+
+int post_text(const ClientOptions& o, const std::string& target, const std::string& file,
+              const std::string& text, bool is_json, json& out_body, std::ostream& err,
+              const std::string& extra_query) {
   return call_json(o, "POST", target + "?source=" + percent_encode(file) + extra_query, out_body,
                    err, text, is_json ? "application/json" : "application/yaml");
+}
+
+bool is_json_file(const std::string& file) {
+  return file.size() >= 5 && file.substr(file.size() - 5) == ".json";
+}
+
+}  // namespace
+
+int post_file(const ClientOptions& o, const std::string& target, const std::string& file,
+              json& out_body, std::ostream& err, const std::string& extra_query) {
+  std::string text;
+  if (!read_for_post(file, text, err)) return kExitUsage;
+  return post_text(o, target, file, text, is_json_file(file), out_body, err, extra_query);
+}
+
+int submit_spec(const ClientOptions& o, const std::string& file, std::uint64_t workdir_limit,
+                const SubmitExtras& extras, json& out_body, std::ostream& err) {
+  std::string text;
+  if (!read_for_post(file, text, err)) return kExitUsage;
+  bool is_json = is_json_file(file);
+  if (!extras.overrides.empty()) {
+    std::string changed, error;
+    if (!apply_spec_overrides(text, file, extras.overrides, changed, error)) {
+      err << "error: " << error << '\n';
+      return kExitUsage;
+    }
+    text = std::move(changed);
+    is_json = false;  // written back as YAML
+  }
+  std::string query;
+  if (int rc = prepare_workdir(o, file, text, workdir_limit, query, err); rc != kExitOk) return rc;
+  if (extras.queue_anyway) query += "&queue_anyway=true";
+  return post_text(o, "/api/v1/jobs", file, text, is_json, out_body, err, query);
 }
 
 std::string with_query(std::string path,

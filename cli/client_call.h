@@ -2,6 +2,7 @@
 // What every client command file shares: one REST call that prints its error and picks the exit
 // code, and the JSON output. Internal to cli/ (client_commands.cpp, node_commands.cpp, ...).
 
+#include <cstdint>
 #include <initializer_list>
 #include <ostream>
 #include <string>
@@ -30,6 +31,13 @@ int call_json(const ClientOptions& o, const std::string& method, const std::stri
 // extra_query ("&name=value...", already encoded) follows ?source=.
 int post_file(const ClientOptions& o, const std::string& target, const std::string& file,
               nlohmann::json& out_body, std::ostream& err, const std::string& extra_query = "");
+
+// `job submit`'s request: the spec file read (a usage error when it cannot be), changed by
+// extras' -e and --set (cli/spec_overrides.h), its workdir packed and uploaded
+// (cli/workdir_upload.h), then POSTed to /api/v1/jobs (with ?queue_anyway=true when asked).
+// Shared by run_job_submit and run_job_submit_follow.
+int submit_spec(const ClientOptions& o, const std::string& file, std::uint64_t workdir_limit,
+                const SubmitExtras& extras, nlohmann::json& out_body, std::ostream& err);
 
 bool as_json(const ClientOptions& o);  // -o json
 void print_json(const nlohmann::json& body, std::ostream& out);

@@ -3,12 +3,14 @@
 // (checkpoints and data) checkpoint_commands.cpp and data_commands.cpp.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 
 #include "cli/access_commands.h"
 #include "cli/client_cli.h"
+#include "cli/complete_command.h"
 #include "cli/data_commands.h"
 #include "cli/health_commands.h"
 #include "cli/job_logs.h"
@@ -16,6 +18,7 @@
 #include "cli/series_command.h"
 #include "cli/workdir_pack.h"
 #include "scheduler/common/utf8.h"
+#include "scheduler/model/job_state.h"
 
 namespace orch {
 namespace {
@@ -54,7 +57,17 @@ struct Args {
   bool raw = false;           // job logs --raw
   bool series = false;        // job show --series
   bool json = false;          // job show --json (as -o json)
+  SubmitExtras submit;        // job submit -e, --set, --queue-anyway
+  // job cancel ID...
+  std::vector<std::int64_t> ids;
 };
+
+// The job states, for `job list --state` (its help lists them, CLI11 checks them).
+std::vector<std::string> job_state_names() {
+  std::vector<std::string> out;
+  for (JobState s : kAllJobStates) out.emplace_back(to_string(s));
+  return out;
+}
 
 // --rank's value: a task rank, 0 or more ("" when fine, as CLI11 validators answer).
 std::string check_rank(const std::string& value) {
@@ -349,7 +362,8 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   auto args = std::make_shared<Args>();
   args->options.server = default_server_url();
   app.add_option("--server", args->options.server,
-                 "orchestrate server URL (default: $ORCH_URL, else http://127.0.0.1:8080)");
+                 "orchestrate server URL (default: $ORCH_URL, else the URL `orchestrate serve` "
+                 "recorded in ~/.config/orchestrate/config.json, else http://127.0.0.1:8080)");
   args->options.ca_file = default_ca_file();
   app.add_option("--ca", args->options.ca_file,
                  "for an https server: the PEM file of the CA that signed its certificate "
@@ -359,6 +373,13 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
                  "$ORCH_STATE; give it before the command)");
   app.add_option("-o,--output", args->options.output, "output format: table or json")
       ->check(CLI::IsMember({"table", "json"}));
+  // A server found through the user's config is trusted with the CA recorded beside it, unless
+  // --ca or $ORCH_CA names one.
+  app.parse_complete_callback([args] {
+    if (args->options.ca_file.empty()) {
+      args->options.ca_file = recorded_ca_file(args->options.server);
+    }
+  });
   std::ostream* o = &out;
   std::ostream* e = &err;
 
@@ -398,6 +419,19 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   submit->add_flag("-f,--follow", args->follow,
                    "then print the job's events (stderr) and log (stdout) until it ends; exit 0 "
                    "when it succeeded, 1 when it failed or was cancelled");
+  // One value each (-e A=1 FILE: FILE is not a second variable).
+  submit
+      ->add_option("-e,--env", args->submit.overrides.env,
+                   "KEY=VALUE: set (or add) a variable of the job's env (repeat for more)")
+      ->allow_extra_args(false);
+  submit
+      ->add_option("--set", args->submit.overrides.sets,
+                   "path=value: set any key of the spec by its dotted path, such as "
+                   "resources.gpus_per_node=4 or priority=10 (repeat for more)")
+      ->allow_extra_args(false);
+  submit->add_flag("--queue-anyway", args->submit.queue_anyway,
+                   "keep a job no configured cluster could ever hold, waiting for a cluster "
+                   "still to come (otherwise it is refused with each cluster's largest shape)");
   submit->callback([=] {
     std::uint64_t limit = kDefaultWorkdirLimit;
     if (!args->workdir_limit.empty()) {
@@ -408,12 +442,14 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
       }
       limit = *parsed;
     }
-    finish(args->follow ? run_job_submit_follow(args->options, args->file, *o, *e, limit)
-                        : run_job_submit(args->options, args->file, *o, *e, limit));
+    finish(args->follow
+               ? run_job_submit_follow(args->options, args->file, *o, *e, limit, {}, args->submit)
+               : run_job_submit(args->options, args->file, *o, *e, limit, args->submit));
   });
 
   CLI::App* list = command(*job, "list", "list jobs");
-  list->add_option("--state", args->state, "only jobs in this state");
+  list->add_option("--state", args->state, "only jobs in this state")
+      ->check(CLI::IsMember(job_state_names()));
   list->add_option("--cluster", args->cluster, "only jobs whose latest attempt ran there");
   list->add_option("--owner", args->owner, "only jobs this user submitted");
   list->add_option("--team", args->team, "only jobs of this team");
@@ -475,13 +511,32 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   add_id(explain, *args);
   explain->callback([=] { finish(run_job_explain(args->options, args->id, *o, *e)); });
 
-  CLI::App* cancel = command(*job, "cancel", "cancel a job");
-  add_id(cancel, *args);
-  cancel->callback([=] { finish(run_job_cancel(args->options, args->id, *o, *e)); });
+  CLI::App* cancel =
+      command(*job, "cancel", "cancel jobs: by id, or every job of a group (a sweep's points)");
+  CLI::Option* ids =
+      cancel->add_option("ID", args->ids, "job id (several: each one)")->check(CLI::PositiveNumber);
+  cancel->add_option("--group", args->group, "every job of this group not ended yet")
+      ->excludes(ids);
+  cancel->callback([=] {
+    if (args->ids.empty() && args->group.empty()) throw CLI::RequiredError("ID or --group");
+    finish(run_job_cancel_many(args->options, args->ids, args->group, *o, *e));
+  });
 
   add_health_commands(app, args, o, e);
   add_data_commands(app, args, o, e);
   add_access_commands(app, args, o, e);
+
+  // Hidden (group ""): what the completion scripts call for the server's names.
+  CLI::App* complete = command(app, "__complete", "words for shell completion");
+  complete->group("");
+  complete->add_option("KIND", args->name, "jobs, clusters, nodes, states or classes")
+      ->required()
+      ->check(CLI::IsMember(completion_kinds()));
+  complete->callback([=] {
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    finish(run_complete(args->options, args->name,
+                        std::chrono::duration_cast<std::chrono::milliseconds>(now).count(), *o));
+  });
 }
 
 namespace {

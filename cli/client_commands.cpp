@@ -2,6 +2,7 @@
 // through client_call.h and renders with job_render.h.
 #include "cli/client_commands.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -15,7 +16,7 @@
 #include "cli/client_call.h"
 #include "cli/job_render.h"
 #include "cli/output_table.h"
-#include "cli/workdir_upload.h"
+#include "cli/user_config.h"
 #include "scheduler/model/job_state.h"
 #include "web/http/http_types.h"
 
@@ -32,7 +33,14 @@ std::string job_path(std::int64_t id) {
 
 std::string default_server_url() {
   const char* env = std::getenv("ORCH_URL");
-  return env != nullptr && *env != '\0' ? std::string(env) : "http://127.0.0.1:8080";
+  if (env != nullptr && *env != '\0') return env;
+  if (auto recorded = read_server_record(user_config_path())) return recorded->server_url;
+  return "http://127.0.0.1:8080";
+}
+
+std::string recorded_ca_file(const std::string& server) {
+  auto recorded = read_server_record(user_config_path());
+  return recorded && recorded->server_url == server ? recorded->ca_file : std::string();
 }
 
 std::string default_ca_file() {
@@ -77,11 +85,9 @@ int run_cluster_outage(const ClientOptions& o, const std::string& name, bool dow
 }
 
 int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream& out,
-                   std::ostream& err, std::uint64_t workdir_limit) {
+                   std::ostream& err, std::uint64_t workdir_limit, const SubmitExtras& extras) {
   json body;
-  std::string workdir;
-  if (int rc = prepare_workdir(o, file, workdir_limit, workdir, err); rc != kExitOk) return rc;
-  if (int rc = post_file(o, "/api/v1/jobs", file, body, err, workdir); rc != kExitOk) return rc;
+  if (int rc = submit_spec(o, file, workdir_limit, extras, body, err); rc != kExitOk) return rc;
   if (as_json(o)) {
     print_json(body, out);
   } else {
@@ -118,7 +124,7 @@ int run_job_list(const ClientOptions& o, const JobListQuery& q, std::ostream& ou
     print_json(body, out);
     return kExitOk;
   }
-  render_jobs(body, out);
+  render_jobs(body, out, o.output == "wide");
   if (const json next = member(body, "next"); next.is_string()) {
     err << "more jobs: orchestrate job list --cursor " << next.get<std::string>() << '\n';
   }
@@ -176,6 +182,55 @@ int run_job_cancel(const ClientOptions& o, std::int64_t id, std::ostream& out, s
     out << "cancel requested for job " << id << " (state: " << field(body, "state") << ")\n";
   }
   return kExitOk;
+}
+
+namespace {
+
+// The ids of the group's jobs that have not ended, oldest first; `total` counts every job of it.
+int unfinished_in_group(const ClientOptions& o, const std::string& group,
+                        std::vector<std::int64_t>& ids, std::size_t& total, std::ostream& err) {
+  std::string cursor;
+  do {
+    json page;
+    const std::string target =
+        with_query("/api/v1/jobs", {{"group", group}, {"limit", "1000"}, {"cursor", cursor}});
+    if (int rc = call_json(o, "GET", target, page, err); rc != kExitOk) return rc;
+    for (const json& j : items(page, "jobs")) {
+      ++total;
+      const auto state = parse_job_state(text(j, "state"));
+      const json id = member(j, "id");
+      if (id.is_number_integer() && !(state && is_terminal(*state))) ids.push_back(id);
+    }
+    const json next = member(page, "next");
+    cursor = next.is_string() ? next.get<std::string>() : std::string();
+  } while (!cursor.empty());
+  std::sort(ids.begin(), ids.end());
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_job_cancel_many(const ClientOptions& o, const std::vector<std::int64_t>& ids,
+                        const std::string& group, std::ostream& out, std::ostream& err) {
+  std::vector<std::int64_t> targets = ids;
+  if (!group.empty()) {
+    std::size_t total = 0;
+    if (int rc = unfinished_in_group(o, group, targets, total, err); rc != kExitOk) return rc;
+    if (total == 0) {
+      err << "error: no job is in group " << group << " (see the groups with: orchestrate job "
+          << "list -o wide)\n";
+      return kExitServerError;
+    }
+    if (targets.size() == ids.size()) {
+      err << "every job of group " << group << " (" << total << ") has ended already\n";
+      return kExitOk;
+    }
+  }
+  int worst = kExitOk;
+  for (std::int64_t id : targets) {
+    if (int rc = run_job_cancel(o, id, out, err); rc != kExitOk) worst = rc;
+  }
+  return worst;
 }
 
 }  // namespace orch

@@ -7,6 +7,9 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
+
+#include "cli/spec_overrides.h"
 
 namespace orch {
 
@@ -18,7 +21,7 @@ inline constexpr int kExitUnreachable = 3;  // no answer from the server
 
 struct ClientOptions {
   std::string server = "http://127.0.0.1:8080";
-  std::string output = "table";  // table | json
+  std::string output = "table";  // table | wide (job list's extra columns) | json
   int timeout_ms = 10000;
   int poll_ms = 1000;  // job logs --follow
   // The API token; empty: found by call() (client_token.h).
@@ -29,10 +32,14 @@ struct ClientOptions {
   std::string state_dir;
 };
 
-// $ORCH_URL when set and not empty, else http://127.0.0.1:8080.
+// $ORCH_URL when set and not empty, else the server_url `orchestrate serve` recorded in the
+// user's config (cli/user_config.h), else http://127.0.0.1:8080.
 std::string default_server_url();
 // $ORCH_CA, or "".
 std::string default_ca_file();
+// The ca_file the user's config records for `server` (when its server_url is that one), or "":
+// the CA of a server found through the config, when neither --ca nor $ORCH_CA names one.
+std::string recorded_ca_file(const std::string& server);
 
 int run_cluster_list(const ClientOptions& o, std::ostream& out, std::ostream& err);
 // The cluster's nodes and recent node events; event_limit 0 leaves the server's default (50).
@@ -40,10 +47,17 @@ int run_cluster_nodes(const ClientOptions& o, const std::string& name, int event
                       std::ostream& out, std::ostream& err);
 int run_cluster_outage(const ClientOptions& o, const std::string& name, bool down,
                        std::ostream& out, std::ostream& err);
+// What `job submit` adds to the file: -e and --set (cli/spec_overrides.h), and --queue-anyway
+// (keep a job no configured cluster could ever hold, for a cluster still to come).
+struct SubmitExtras {
+  SpecOverrides overrides;
+  bool queue_anyway = false;
+};
 // A spec with `workdir:` has its tree packed and uploaded first (cli/workdir_upload.h), refused
 // over workdir_limit bytes of files.
 int run_job_submit(const ClientOptions& o, const std::string& file, std::ostream& out,
-                   std::ostream& err, std::uint64_t workdir_limit = 256ULL << 20);
+                   std::ostream& err, std::uint64_t workdir_limit = 256ULL << 20,
+                   const SubmitExtras& extras = {});
 // One page of jobs, newest first (limit 0: the server's default of 100), starting at cursor
 // (the "next" of a previous page; empty: the newest). When more follow, the table says how to
 // ask for them.
@@ -69,6 +83,11 @@ int run_job_logs(const ClientOptions& o, std::int64_t id, std::optional<int> att
                  std::ostream& out, std::ostream& err);
 int run_job_explain(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err);
 int run_job_cancel(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err);
+// `job cancel ID [ID...]` and `job cancel --group G` (every job of the group not ended yet, found
+// page by page through GET /api/v1/jobs?group=G): one line per job; goes on past a job the
+// server refuses, and exits with the last failure's code (a group with no job: 1).
+int run_job_cancel_many(const ClientOptions& o, const std::vector<std::int64_t>& ids,
+                        const std::string& group, std::ostream& out, std::ostream& err);
 
 // Adds `cluster ...`, `job ...` and the global --server and -o/--output options to app.
 

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/launch_token_guard.h"
+#include "cli/user_config.h"
 #include "scheduler/secrets/secret_file.h"
 
 namespace orch {
@@ -15,13 +16,8 @@ std::string env(const char* name) {
 }
 
 std::string user_config_token() {
-  std::string base = env("XDG_CONFIG_HOME");
-  if (base.empty()) {
-    const std::string home = env("HOME");
-    if (home.empty()) return "";
-    base = home + "/.config";
-  }
-  return read_token_file(base + "/orchestrate/token");
+  const std::string dir = user_config_dir();
+  return dir.empty() ? std::string() : read_token_file(dir + "/token");
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 
 #include "cli/client_call.h"
 #include "cli/output_table.h"
-#include "cli/workdir_upload.h"
 #include "scheduler/model/job_state.h"
 
 namespace orch {
@@ -204,11 +203,9 @@ int run_job_logs(const ClientOptions& o, std::int64_t id, std::optional<int> att
 
 int run_job_submit_follow(const ClientOptions& o, const std::string& file, std::ostream& out,
                           std::ostream& err, std::uint64_t workdir_limit,
-                          const LogFilterOptions& filter) {
+                          const LogFilterOptions& filter, const SubmitExtras& extras) {
   json body;
-  std::string workdir;
-  if (int rc = prepare_workdir(o, file, workdir_limit, workdir, err); rc != kExitOk) return rc;
-  if (int rc = post_file(o, "/api/v1/jobs", file, body, err, workdir); rc != kExitOk) return rc;
+  if (int rc = submit_spec(o, file, workdir_limit, extras, body, err); rc != kExitOk) return rc;
   if (const json jobs = member(body, "jobs"); jobs.is_array()) {
     for (const auto& j : jobs) out << field(j, "id") << '\n';
     err << "error: --follow follows one job, and " << file << " is a sweep of " << jobs.size()

@@ -33,6 +33,6 @@ int run_job_logs(const ClientOptions& o, const LogsRequest& request, std::ostrea
 // a sweep (it follows one job: the ids are printed and the next step named), else the call's.
 int run_job_submit_follow(const ClientOptions& o, const std::string& file, std::ostream& out,
                           std::ostream& err, std::uint64_t workdir_limit,
-                          const LogFilterOptions& filter = {});
+                          const LogFilterOptions& filter = {}, const SubmitExtras& extras = {});
 
 }  // namespace orch

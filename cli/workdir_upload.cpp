@@ -5,10 +5,8 @@
 #include <sstream>
 
 #include "cli/client_call.h"
-#include "cli/spec_file.h"
 #include "cli/workdir_pack.h"
 #include "scheduler/spec/job_spec_parser.h"
-#include "web/http/http_server.h"
 
 namespace orch {
 
@@ -27,12 +25,11 @@ std::string resolve_workdir(const std::string& spec_file, const std::string& sou
   return out;
 }
 
-int prepare_workdir(const ClientOptions& o, const std::string& spec_file, std::uint64_t limit,
-                    std::string& query, std::ostream& err) {
+int prepare_workdir(const ClientOptions& o, const std::string& spec_file,
+                    const std::string& spec_text, std::uint64_t limit, std::string& query,
+                    std::ostream& err) {
   query.clear();
-  std::string text, error;
-  if (!read_spec_file(spec_file, ServerOptions{}.max_body, text, error)) return kExitOk;
-  auto spec = parse_job_spec(text, spec_file);
+  auto spec = parse_job_spec(spec_text, spec_file);
   if (!spec || spec->workdir.source.empty()) return kExitOk;  // the server says what is wrong
   const std::string root = resolve_workdir(spec_file, spec->workdir.source);
   auto packed = pack_workdir(root, limit);

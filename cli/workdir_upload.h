@@ -12,13 +12,14 @@
 
 namespace orch {
 
-// When the spec file names a workdir: packs it (relative paths from the spec file's
-// directory), uploads it if the server lacks it, and sets `query` to "&workdir=sha256:<hex>" for
-// the submit's target; tells on err what it sent or skipped. A spec without one (or one the
-// client cannot read: the server will say why) leaves query empty. Returns an exit code
-// (kExitUsage when the tree cannot be packed, with the reason on err).
-int prepare_workdir(const ClientOptions& o, const std::string& spec_file, std::uint64_t limit,
-                    std::string& query, std::ostream& err);
+// When the spec (spec_text, read from spec_file) names a workdir: packs it (relative paths from
+// the spec file's directory), uploads it if the server lacks it, and sets `query` to
+// "&workdir=sha256:<hex>" for the submit's target; tells on err what it sent or skipped. A spec
+// without one (or one that does not parse: the server will say why) leaves query empty. Returns
+// an exit code (kExitUsage when the tree cannot be packed, with the reason on err).
+int prepare_workdir(const ClientOptions& o, const std::string& spec_file,
+                    const std::string& spec_text, std::uint64_t limit, std::string& query,
+                    std::ostream& err);
 
 // The workdir directory the spec names, resolved against the spec file's directory ("~/" is
 // $HOME).

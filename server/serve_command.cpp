@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/client_commands.h"
+#include "cli/user_config.h"
 #include "scheduler/spec/clusters_parser.h"
 #include "server/required_programs.h"
 #include "server/server.h"
@@ -47,6 +48,7 @@ int run_serve(const ServeOptions& o) {
   }
   std::cout << "orchestrate: serving " << config->clusters.size() << " cluster(s) on "
             << (*server)->url() << " with state in " << o.state << std::endl;
+  if (!o.no_record) record_serving_url((*server)->url(), o.ca_file, std::cout, std::cerr);
   int sig = 0;
   while (sigwait(&stop_signals, &sig) == 0 && sig == SIGHUP) {
     auto reloaded = (*server)->reload();

@@ -14,6 +14,10 @@ struct ServeOptions {
   std::optional<std::string> bind;
   std::string agent;
   bool insecure_bind = false;
+  // The user's CLI config (cli/user_config.h) gets this server's URL, unless no_record; ca_file:
+  // the CA clients should trust for an https server (serve --ca, default $ORCH_CA).
+  bool no_record = false;
+  std::string ca_file;
 };
 
 // Runs the server until SIGINT or SIGTERM; SIGHUP reads the clusters file again.

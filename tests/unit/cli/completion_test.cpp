@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "cli/client_cli.h"
@@ -36,8 +38,19 @@ class Completion : public ::testing::Test {
     return path;
   }
   // What bash offers for the command line `line` (the last word is the one being completed).
+  // `orchestrate` itself is a shell function standing in for the binary's __complete: it
+  // records its arguments in calls_ and knows jobs 7 and 8, clusters alpha and beta, nodes a-n0
+  // and a-n1.
   std::string complete(const std::string& line) {
-    const std::string cmd = "source " + sh_quote(script("bash")) + " && COMP_WORDS=(" + line +
+    calls_ = ::testing::TempDir() + "/completion-calls-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::remove(calls_.c_str());
+    const std::string stub =
+        "orchestrate() { echo \"$*\" >> " + sh_quote(calls_) +
+        "; case \"$*\" in *'__complete jobs') echo '7 8' ;; *'__complete clusters') echo 'alpha "
+        "beta' ;; *'__complete nodes') echo 'a-n0 a-n1' ;; esac; }; ";
+    const std::string cmd = stub + "source " + sh_quote(script("bash")) + " && COMP_WORDS=(" +
+                            line +
                             ") && COMP_CWORD=$((${#COMP_WORDS[@]} - 1)) && _orchestrate && "
                             "echo \"${COMPREPLY[*]}\"";
     auto r = shell("bash -c " + sh_quote(cmd) + " 2>&1");
@@ -46,8 +59,17 @@ class Completion : public ::testing::Test {
     return r.out;
   }
 
+  // What the stand-in binary was asked, one call per line.
+  std::string calls() {
+    std::ifstream in(calls_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
   CLI::App app_{"test", "orchestrate"};
   std::string config_;
+  std::string calls_;
 };
 
 TEST_F(Completion, BashAcceptsTheScript) {
@@ -80,6 +102,39 @@ TEST_F(Completion, BashCompletesOptionsWithThoseOfTheEnclosingCommands) {
 TEST_F(Completion, BashLeavesFileNamesToTheDefault) {
   // Nothing to offer after `job submit`: `complete -o default` completes file names.
   EXPECT_EQ(complete("orchestrate job submit ex"), "");
+}
+
+TEST_F(Completion, BashCompletesJobIdsClustersAndNodesFromTheServer) {
+  EXPECT_EQ(complete("orchestrate job show ''"), "7 8");
+  EXPECT_EQ(calls(), "__complete jobs\n");
+  EXPECT_EQ(complete("orchestrate job cancel 7 ''"), "7 8");  // every ID of the list
+  EXPECT_EQ(complete("orchestrate plan ''"), "7 8");
+  EXPECT_EQ(complete("orchestrate cluster drain a"), "alpha");
+  EXPECT_EQ(complete("orchestrate job list --cluster b"), "beta");
+  EXPECT_EQ(complete("orchestrate node quarantine alpha ''"), "a-n0 a-n1");
+  EXPECT_EQ(complete("orchestrate cluster probes alpha --node a-n1"), "a-n1");
+  EXPECT_EQ(complete("orchestrate data replicate --job ''"), "7 8");
+}
+
+TEST_F(Completion, BashAsksTheServerTheCommandLineNames) {
+  EXPECT_EQ(complete("orchestrate --server http://h:1 job logs ''"), "7 8");
+  EXPECT_EQ(calls(), "--server http://h:1 __complete jobs\n");
+}
+
+TEST_F(Completion, BashCompletesFixedValuesWithoutAskingTheServer) {
+  EXPECT_EQ(complete("orchestrate job list --state r"), "running resuming");
+  EXPECT_EQ(complete("orchestrate node list --state ''"), "active quarantined retired");
+  EXPECT_EQ(complete("orchestrate -o j"), "json");
+  EXPECT_EQ(complete("orchestrate token create alice --role ''"), "viewer user operator admin");
+  EXPECT_EQ(calls(), "");
+}
+
+TEST_F(Completion, BashSkipsOptionValuesWhenCountingArguments) {
+  // --attempt's value is not the ID; a value with nothing known leaves file names to bash.
+  EXPECT_EQ(complete("orchestrate job logs --attempt 2 ''"), "7 8");
+  EXPECT_EQ(complete("orchestrate job submit --set ''"), "");
+  EXPECT_EQ(complete("orchestrate job show 7 ''"), "");  // one ID only
+  EXPECT_EQ(complete("orchestrate __"), "");             // the hidden command is not offered
 }
 
 TEST_F(Completion, ZshScriptIsWellFormed) {

@@ -17,10 +17,32 @@ using testing::shell;
 
 const std::string kOrchestrate = std::string(ORCH_BIN_DIR) + "/orchestrate";
 
-TEST(OrchestrateBinary, VersionIsTheProjectVersion) {
+TEST(OrchestrateBinary, VersionIsTheProjectVersionWithItsCommitAndBuildType) {
   auto r = shell(sh_quote(kOrchestrate) + " --version 2>&1");
   EXPECT_EQ(r.status, 0);
-  EXPECT_EQ(r.out, std::string("orchestrate ") + ORCH_VERSION + "\n");
+  EXPECT_THAT(r.out, ::testing::MatchesRegex(std::string("orchestrate ") + ORCH_VERSION +
+                                             " \\(commit ([0-9a-f]{12}|unknown), " +
+                                             ORCH_BUILD_TYPE + " build\\)\n"));
+  // A tree with .git names a commit (the test runs from the build of this checkout).
+  if (shell("test -e " + sh_quote(std::string(ORCH_SOURCE_DIR) + "/.git")).status == 0) {
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("unknown"))) << r.out;
+  }
+}
+
+TEST(OrchestrateBinary, BareOrchestratePrintsTheCommandListAndSucceeds) {
+  auto r = shell(sh_quote(kOrchestrate) + " 2>&1");
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* line : {"\n  cluster", "\n  job", "\n  serve", "\n  completion"}) {
+    EXPECT_THAT(r.out, HasSubstr(line)) << r.out;
+  }
+  EXPECT_THAT(r.out, HasSubstr("Examples:"));
+}
+
+TEST(OrchestrateBinary, ACommandsHelpEndsWithAnExample) {
+  auto r = shell(sh_quote(kOrchestrate) + " job list --help 2>&1");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_THAT(r.out, HasSubstr("{pending,placed,running,resuming,succeeded,failed,cancelled,"));
+  EXPECT_THAT(r.out, HasSubstr("Examples:\n  orchestrate job list --state running"));
 }
 
 TEST(OrchestrateBinary, CompletionScriptsCoverEveryCommand) {
