@@ -217,6 +217,8 @@ struct DataArgs {
   bool all = false;
   bool watch = false;
   double interval_s = 1.0;
+  int limit = 0;
+  std::string cursor;
 };
 
 // $ORCH_WATCH_ROUNDS: how many tables `data transfers --watch` draws at most (tests, scripts);
@@ -264,13 +266,18 @@ void add_data_commands(CLI::App& app, const std::shared_ptr<Args>& args, std::os
     finish(run_data_replicate(args->options, d->name, d->job, d->to, *o, *e));
   });
   CLI::App* transfers = command(*data, "transfers", "transfers with progress, rate, cap and ETA");
-  transfers->add_flag("--all", d->all, "finished ones too (default: active only)");
+  transfers->add_flag("--all", d->all, "done and cancelled ones too (default: active and failed)");
+  transfers->add_option("--limit", d->limit, "transfers per page (1 to 1000; default 100)")
+      ->check(CLI::Range(1, 1000));
+  transfers->add_option("--cursor", d->cursor, "the page after this one (printed with the list)");
   transfers->add_flag("--watch", d->watch, "redraw until no transfer is active (or Ctrl-C)");
   transfers->add_option("--interval", d->interval_s, "seconds between redraws (default 1)")
       ->check(CLI::Range(0.1, 3600.0));
   transfers->callback([=] {
     TransfersOptions t;
     t.all = d->all;
+    t.limit = d->limit;
+    t.cursor = d->cursor;
     t.watch = d->watch;
     t.interval_ms = static_cast<int>(d->interval_s * 1000);
     t.max_rounds = watch_rounds_from_env();

@@ -88,8 +88,10 @@ int run_data_replicate(const ClientOptions& o, const std::string& dataset, std::
 
 int run_data_transfers(const ClientOptions& o, const TransfersOptions& t, std::ostream& out,
                        std::ostream& err) {
-  std::string target = "/api/v1/data/transfers";
-  if (t.all) target += "?all=true";
+  const std::string target = with_query(
+      "/api/v1/data/transfers", {{"all", t.all ? "true" : ""},
+                                 {"limit", t.limit > 0 ? std::to_string(t.limit) : std::string()},
+                                 {"cursor", t.cursor}});
   const int interval_ms = t.interval_ms > 0 ? t.interval_ms : 1000;
   for (int round = 1;; ++round) {
     json body;
@@ -110,7 +112,13 @@ int run_data_transfers(const ClientOptions& o, const TransfersOptions& t, std::o
       render_transfers(body, t.all, out);
     }
     out.flush();
-    if (!t.watch || !any_transfer_active(body)) return kExitOk;
+    if (!t.watch || !any_transfer_active(body)) {
+      if (const json next = member(body, "next"); next.is_string() && !as_json(o)) {
+        err << "more transfers: orchestrate data transfers" << (t.all ? " --all" : "")
+            << " --cursor " << next.get<std::string>() << '\n';
+      }
+      return kExitOk;
+    }
     if (t.max_rounds > 0 && round >= t.max_rounds) return kExitOk;
     std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
   }

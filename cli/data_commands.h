@@ -26,13 +26,16 @@ int run_data_replicate(const ClientOptions& o, const std::string& dataset, std::
                        const std::string& to, std::ostream& out, std::ostream& err);
 
 struct TransfersOptions {
-  bool all = false;    // done, failed and cancelled ones too
+  bool all = false;    // done and cancelled ones too (default: active and failed ones)
+  int limit = 0;       // transfers per page (0: the server's default)
+  std::string cursor;  // the page after the one that printed it
   bool watch = false;  // redraw every interval_ms until none is active
   int interval_ms = 1000;
   int max_rounds = 0;     // watch: stop after this many tables (0: until none is active)
   bool terminal = false;  // out is a terminal: clear the screen before each table (ANSI)
 };
-// The transfers table (or JSON). With watch, the table again every interval until no transfer
+// A page of transfers, a table per group (purpose and job), or JSON; when more follow, the
+// command for the next page on err. With watch, the page again every interval until no transfer
 // is active: on a terminal the screen is cleared between tables, otherwise they follow each
 // other separated by a blank line; -o json prints one JSON document per line.
 int run_data_transfers(const ClientOptions& o, const TransfersOptions& t, std::ostream& out,

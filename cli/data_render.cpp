@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "cli/output_table.h"
@@ -53,6 +55,37 @@ std::string eta(const json& t) {
   const double done = number_or(member(t, "bytes_done"), 0);
   if (rate <= 0 || total <= 0) return "-";
   return human_duration(std::max(0.0, total - done) / rate);
+}
+
+// A rate for people from MB/s: "2.5 MB/s", "540 B/s" (a few-kB copy), "-" for none.
+std::string human_rate(const json& mb_per_s) {
+  if (!mb_per_s.is_number()) return "-";
+  return human_bytes(json(mb_per_s.get<double>() * 1e6)) + "/s";
+}
+
+// Running: the rate now; copied: the copy's average, marked "avg".
+std::string rate(const json& t) {
+  const json& r = member(t, "rate_mb_s");
+  if (!r.is_number()) return "-";
+  return human_rate(r) + (text(t, "state") == "running" ? "" : " avg");
+}
+
+// "checkpoint replication of job 3 · 1 running, 2 failed · 1.2 GB of 4.0 GB · 25.0 MB/s".
+std::string group_heading(const json& g) {
+  std::string states;
+  const json& counts = member(g, "states");
+  if (counts.is_object()) {
+    for (const char* state : {"queued", "running", "verifying", "failed", "done", "cancelled"}) {
+      if (!counts.contains(state)) continue;
+      states += (states.empty() ? "" : ", ") + cell(counts[state]) + " " + state;
+    }
+  }
+  std::string heading = text(g, "label");
+  if (!states.empty()) heading += " · " + states;
+  heading +=
+      " · " + human_bytes(member(g, "bytes_done")) + " of " + human_bytes(member(g, "bytes_total"));
+  if (member(g, "rate_mb_s").is_number()) heading += " · " + human_rate(member(g, "rate_mb_s"));
+  return heading;
 }
 
 std::string two_digits(long long value) {
@@ -134,25 +167,46 @@ void render_datasets(const json& body, std::ostream& out) {
 }
 
 void render_transfers(const json& body, bool all, std::ostream& out) {
-  Table table({"ID", "WHAT", "FROM → TO", "STATE", "PROGRESS", "RATE", "CAP", "ETA"});
-  std::vector<std::string> errors;
-  for (const auto& t : items(body, "transfers")) {
-    const std::string route =
-        field(member(t, "from"), "cluster") + " → " + field(member(t, "to"), "cluster");
-    table.add_row({field(t, "id"), field(t, "what"), route, field(t, "state"),
-                   progress_bar(member(t, "percent")), mb_s(member(t, "rate_mb_s")), cap(t),
-                   eta(t)});
-    const std::string state = text(t, "state");
-    if (!text(t, "error").empty() && state != "done" && state != "cancelled") {
-      errors.push_back("transfer " + field(t, "id") + " (try " + field(t, "tries") +
-                       "): " + text(t, "error"));
+  // The transfers by id; each group's table lists its own, in the page's order.
+  std::map<std::string, const json*> by_id;
+  for (const auto& t : items(body, "transfers")) by_id[field(t, "id")] = &t;
+  std::vector<std::pair<std::string, std::vector<const json*>>> groups;
+  for (const auto& g : items(body, "groups")) {
+    std::vector<const json*> members;
+    for (const auto& id : items(g, "transfers")) {
+      if (auto it = by_id.find(cell(id)); it != by_id.end()) members.push_back(it->second);
     }
+    groups.emplace_back(group_heading(g), std::move(members));
   }
-  if (table.empty()) {
-    out << (all ? "no transfers\n" : "no active transfers\n");
+  if (groups.empty() && !by_id.empty()) {  // a server from before groups: one table
+    std::vector<const json*> members;
+    for (const auto& t : items(body, "transfers")) members.push_back(&t);
+    groups.emplace_back("", std::move(members));
+  }
+  if (groups.empty()) {
+    out << (all ? "no transfers\n" : "no active or failed transfers (--all shows finished ones)\n");
     return;
   }
-  table.print(out);
+  std::vector<std::string> errors;
+  bool first = true;
+  for (const auto& [heading, members] : groups) {
+    if (!first) out << '\n';
+    first = false;
+    if (!heading.empty()) out << heading << '\n';
+    Table table({"ID", "WHAT", "FROM → TO", "STATE", "PROGRESS", "RATE", "CAP", "ETA"});
+    for (const json* t : members) {
+      const std::string route =
+          field(member(*t, "from"), "cluster") + " → " + field(member(*t, "to"), "cluster");
+      table.add_row({field(*t, "id"), field(*t, "what"), route, field(*t, "state"),
+                     progress_bar(member(*t, "percent")), rate(*t), cap(*t), eta(*t)});
+      const std::string state = text(*t, "state");
+      if (!text(*t, "error").empty() && state != "done" && state != "cancelled") {
+        errors.push_back("transfer " + field(*t, "id") + " (try " + field(*t, "tries") +
+                         "): " + text(*t, "error"));
+      }
+    }
+    table.print(out);
+  }
   for (const auto& e : errors) out << e << '\n';
 }
 

@@ -13,8 +13,10 @@ namespace orch {
 // {"job", "checkpoints":[..]}; AGE is counted from now_ms.
 void render_checkpoints(const nlohmann::json& body, std::int64_t now_ms, std::ostream& out);
 void render_datasets(const nlohmann::json& body, std::ostream& out);  // {"datasets":[..]}
-// {"transfers":[..]}, then the last error of each one not done; all: the list was not only the
-// active ones (for its message when empty).
+// {"groups":[..], "transfers":[..]}: a heading and a table per group (its label, how many in each
+// state, bytes, the rate of those running), then the last error of each one not done; a running
+// transfer's rate is the rate now, a copied one's its average ("avg"). all: the list was not
+// only the active and failed ones (for its message when empty).
 void render_transfers(const nlohmann::json& body, bool all, std::ostream& out);
 
 // Whether any transfer in {"transfers":[..]} is queued, running or verifying.

@@ -12,11 +12,12 @@
 
 namespace orch {
 
-// GET /data/transfers: the newest first; all false keeps active ones (queued, running,
-// verifying).
+// GET /data/transfers: a page, newest first, grouped by purpose and job (issue 42); all false
+// keeps the active ones (queued, running, verifying) and the failed ones.
 struct TransferFilter {
   bool all = false;
   int limit = 100;
+  std::int64_t cursor = 0;  // the previous page's "next": only transfers older than it (0: none)
 };
 
 // POST /data/replicate: a dataset, or a job's newest verified checkpoint, to a cluster.
@@ -43,6 +44,8 @@ class DataApi {
   virtual Result<nlohmann::json> replicate_data(const ReplicateRequest& request) = 0;
   virtual Result<nlohmann::json> list_transfers(const TransferFilter& filter) = 0;
   virtual Result<nlohmann::json> get_transfer(std::int64_t id) = 0;
+  // Bytes copied by every transfer together in each of the last `minutes` minutes (issue 42).
+  virtual Result<nlohmann::json> transfer_throughput(int minutes) = 0;
   // Checks every copy at cluster now (empty: at every cluster).
   virtual Result<nlohmann::json> start_audit(const std::string& cluster) = 0;
 };

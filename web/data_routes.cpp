@@ -24,6 +24,8 @@ using routes::with_job_id;
 constexpr std::size_t kMaxDatasetName = 64;  // as a job spec's datasets: list allows
 constexpr std::size_t kMaxPath = 4096;
 constexpr int kDefaultTransfers = 100;
+constexpr int kDefaultThroughputMinutes = 60;
+constexpr int kMaxThroughputMinutes = 7 * 24 * 60;  // the store keeps a week
 
 std::optional<HttpResponse> check_dataset_name(const std::string& name) {
   if (valid_dataset_name(name)) return std::nullopt;
@@ -107,7 +109,16 @@ HttpResponse list_transfers(DataApi& backend, const HttpRequest& request) {
     }
   }
   if (auto bad = read_limit(request, filter.limit)) return *bad;
+  if (auto bad = routes::read_cursor(request, filter.cursor)) return *bad;
   return answer(backend.list_transfers(filter));
+}
+
+HttpResponse transfer_throughput(DataApi& backend, const HttpRequest& request) {
+  int minutes = kDefaultThroughputMinutes;
+  if (auto bad = routes::read_positive(request, "minutes", kMaxThroughputMinutes, minutes)) {
+    return *bad;
+  }
+  return answer(backend.transfer_throughput(minutes));
 }
 
 HttpResponse start_audit(DataApi& backend, const HttpRequest& request) {
@@ -187,12 +198,25 @@ RouteTable data_routes(DataApi& backend) {
            .lane = Lane::read,
            .role = Role::viewer,
            .tag = "data",
-           .summary = "Transfers, newest first",
-           .query = {{"all", "boolean", "finished ones too"}, {"limit", "integer", "1 to 1000"}},
+           .summary = "A page of transfers, newest first, grouped by purpose and job",
+           .query = {{"all", "boolean", "done and cancelled ones too (default: active and failed)"},
+                     {"limit", "integer", "1 to 1000"},
+                     {"cursor", "string", "the previous page's next"}},
            .answer_schema = "TransferList",
            .errors = {400},
            .handler = [b](const HttpRequest& request,
                           const PathParams&) { return list_transfers(*b, request); }},
+          {.method = "GET",
+           .path = "/api/v1/data/throughput",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "data",
+           .summary = "Bytes copied by all transfers per minute",
+           .query = {{"minutes", "integer", "1 to 10080 (default 60)"}},
+           .answer_schema = "TransferThroughput",
+           .errors = {400},
+           .handler = [b](const HttpRequest& request,
+                          const PathParams&) { return transfer_throughput(*b, request); }},
           {.method = "GET",
            .path = "/api/v1/data/transfers/{id}",
            .lane = Lane::read,

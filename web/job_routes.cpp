@@ -48,14 +48,9 @@ HttpResponse list_jobs(JobsApi& backend, const HttpRequest& request) {
   if (auto team = query_value(request, "team"); team && !team->empty()) filter.team = *team;
   if (auto group = query_value(request, "group"); group && !group->empty()) filter.group = *group;
   if (auto bad = read_limit(request, filter.limit)) return *bad;
-  if (auto cursor = query_value(request, "cursor"); cursor && !cursor->empty()) {
-    auto id = parse_unsigned_digits<std::int64_t>(*cursor);
-    if (!id || *id < 1) {
-      return problem_response(
-          400, "cursor must be the \"next\" value of a previous page, got " + shown(*cursor));
-    }
-    filter.cursor = *id;
-  }
+  std::int64_t cursor = 0;
+  if (auto bad = routes::read_cursor(request, cursor)) return *bad;
+  if (cursor > 0) filter.cursor = cursor;
   return answer(backend.list_jobs(filter));
 }
 

@@ -193,6 +193,10 @@ void add_data_schemas(json& s) {
   s["Place"] = all_required({{"cluster", t("string")}, {"path", t("string")}});
   s["Transfer"] = all_required({{"id", t("integer")},
                                 {"what", t("string")},
+                                {"purpose", {{"enum", {"replication", "staging", "manual"}}}},
+                                {"job", maybe("integer")},
+                                {"step", maybe("integer")},
+                                {"group", t("string")},
                                 {"checkpoint", maybe("integer")},
                                 {"dataset", maybe("string")},
                                 {"from", schema_ref("Place")},
@@ -202,7 +206,9 @@ void add_data_schemas(json& s) {
                                 {"bytes_total", t("integer")},
                                 {"bytes_done", t("integer")},
                                 {"percent", maybe("number")},
+                                // running: as last reported; copied: the copy's average
                                 {"rate_mb_s", maybe("number")},
+                                {"average_mb_s", maybe("number")},
                                 {"cap_mb_s", maybe("number")},
                                 {"base_cap_mb_s", maybe("number")},
                                 {"tries", t("integer")},
@@ -212,7 +218,27 @@ void add_data_schemas(json& s) {
                                 {"started_ms", maybe("integer")},
                                 {"ended_ms", maybe("integer")},
                                 {"next_try_ms", maybe("integer")}});
-  s["TransferList"] = list_of("transfers", "Transfer");
+  s["TransferGroup"] =
+      all_required({{"key", t("string")},
+                    {"purpose", {{"enum", {"replication", "staging", "manual"}}}},
+                    {"job", maybe("integer")},
+                    {"label", t("string")},
+                    {"transfers", array_of(t("integer"))},
+                    {"states", {{"type", "object"}, {"additionalProperties", t("integer")}}},
+                    {"bytes_total", t("integer")},
+                    {"bytes_done", t("integer")},
+                    {"rate_mb_s", maybe("number")}});
+  s["TransferList"] = all_required({{"groups", array_of(schema_ref("TransferGroup"))},
+                                    {"transfers", array_of(schema_ref("Transfer"))},
+                                    {"next",
+                                     {{"type", json::array({"string", "null"})},
+                                      {"description", "the cursor of the next page"}}}});
+  s["ThroughputPoint"] = all_required(
+      {{"at_ms", t("integer")}, {"bytes", t("integer")}, {"bytes_per_s", t("number")}});
+  s["TransferThroughput"] = all_required({{"bucket_s", t("integer")},
+                                          {"minutes", t("integer")},
+                                          {"bytes", t("integer")},
+                                          {"points", array_of(schema_ref("ThroughputPoint"))}});
 }
 
 void add_report_schemas(json& s) {

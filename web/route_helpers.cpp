@@ -67,6 +67,18 @@ std::optional<HttpResponse> read_limit(const HttpRequest& request, int& limit) {
   return read_positive(request, "limit", kMaxListLimit, limit);
 }
 
+std::optional<HttpResponse> read_cursor(const HttpRequest& request, std::int64_t& cursor) {
+  auto text = query_value(request, "cursor");
+  if (!text || text->empty()) return std::nullopt;
+  auto id = parse_unsigned_digits<std::int64_t>(*text);
+  if (!id || *id < 1) {
+    return problem_response(
+        400, "cursor must be the \"next\" value of a previous page, got " + shown(*text));
+  }
+  cursor = *id;
+  return std::nullopt;
+}
+
 // The body as a JSON object, or the problem to answer: 400 when it is not JSON (or missing and
 // required), 422 when it is JSON but not an object. An empty body is {} when optional.
 std::optional<HttpResponse> read_object(const HttpRequest& request, bool optional,

@@ -54,6 +54,8 @@ std::optional<HttpResponse> read_positive(const HttpRequest& request, const std:
                                           int max, int& value);
 // ?limit= when given: 1..kMaxListLimit.
 std::optional<HttpResponse> read_limit(const HttpRequest& request, int& limit);
+// ?cursor= when given: the "next" of a previous page (a positive id) into `cursor`, else a 400.
+std::optional<HttpResponse> read_cursor(const HttpRequest& request, std::int64_t& cursor);
 
 // The body as a JSON object, or the problem to answer: 400 when it is not JSON (or missing and
 // required), 422 when it is JSON but not an object. An empty body is {} when optional.

@@ -40,6 +40,8 @@ Result<void> DataStager::stage_code(const JobRow& job, const std::string& cluste
     t.dst_path = dst;
     t.state = TransferState::queued;
     t.why = "code " + short_hash + " for job " + std::to_string(job.id);
+    t.purpose = TransferPurpose::staging;
+    t.job_id = job.id;
     t.bytes_total = code.bytes;
     t.base_cap_bps = spec->data.bwlimit_mb_s > 0 ? spec->data.bwlimit_mb_s * 1e6 : 0.0;
     t.cap_bps = t.base_cap_bps;

@@ -114,7 +114,8 @@ Result<void> DataTransfers::start_replica_copies(JobId job_id, const Replication
     std::string dst_path = copy.to == c->cluster
                                ? c->path
                                : replica_path(to->checkpoints_dir(), job_id, c->step, c->path);
-    auto id = start_transfer(*source, copy.to, dst_path, copy.why, c->bytes.value_or(0));
+    auto id = start_transfer(*source, copy.to, dst_path, copy.why, c->bytes.value_or(0),
+                             TransferPurpose::replication, job_id);
     if (!id) return id.error();
     if (auto r = event(job_id, std::nullopt, "replication-started",
                        "copying the checkpoint at step " + std::to_string(c->step) + " from " +

@@ -172,7 +172,8 @@ Result<std::string> DataStager::wait_for_checkpoint_copy(
     const ClusterSpec* spec = cluster_spec(cluster);
     auto id = transfers_.start_transfer(
         *source, cluster, replica_path(spec->checkpoints_dir(), job.id, ckpt.step, ckpt.path),
-        "staging for job " + std::to_string(job.id), ckpt.bytes.value_or(0));
+        "staging for job " + std::to_string(job.id), ckpt.bytes.value_or(0),
+        TransferPurpose::staging, job.id);
     if (!id) return id.error();
     transfer = *id;
   }
@@ -314,7 +315,8 @@ Result<std::vector<std::string>> DataStager::stage_for(const JobRow& job,
       continue;
     }
     auto id = transfers_.start_transfer(*source, cluster, dataset_path(spec->datasets_dir(), name),
-                                        "staging for job " + std::to_string(job.id), (*d)->bytes);
+                                        "staging for job " + std::to_string(job.id), (*d)->bytes,
+                                        TransferPurpose::staging, job.id);
     if (!id) return id.error();
     std::string why = "dataset " + name + " is being copied from " + source->cluster;
     why += " to " + cluster + " (transfer " + std::to_string(*id) + ")";

@@ -54,7 +54,9 @@ Result<double> DataTransfers::bandwidth_between(const std::string& a, const std:
 
 Result<std::int64_t> DataTransfers::start_transfer(const ReplicaRow& source, const std::string& to,
                                                    const std::string& dst_path,
-                                                   const std::string& why, std::int64_t bytes) {
+                                                   const std::string& why, std::int64_t bytes,
+                                                   TransferPurpose purpose,
+                                                   std::optional<JobId> job) {
   const Millis now = clock_.now_ms();
   // The destination's copy row: a new one, or the lost/corrupt one being replaced.
   std::vector<ReplicaRow> existing;
@@ -113,6 +115,8 @@ Result<std::int64_t> DataTransfers::start_transfer(const ReplicaRow& source, con
   t.directory = *manifest && (*manifest)->directory;
   t.state = TransferState::queued;
   t.why = why + (retry_with_checksum ? " (the last copy there was corrupt)" : "");
+  t.purpose = purpose;
+  t.job_id = job;
   t.bytes_total = bytes;
   t.base_cap_bps = tighter(cap_of(cluster_spec(source.cluster)), cap_of(cluster_spec(to)));
   t.cap_bps = t.base_cap_bps;
@@ -190,6 +194,8 @@ Result<BrainReply> DataTransfers::on(const TransferFinished& e) {
     tr.copy_seconds = e.result->seconds;
     tr.copied_bytes =
         tr.bytes_total > 0 ? tr.bytes_total : static_cast<std::int64_t>(e.result->bytes);
+    // Every byte is there (a copy too quick to report progress counts in the throughput now).
+    tr.bytes_done = std::max(tr.bytes_done, tr.copied_bytes);
     if (!e.result->route.empty()) tr.route = e.result->route;
     if (auto r = store_.update_transfer(tr); !r) return r.error();
     if (*replica) {
@@ -405,7 +411,9 @@ Result<BrainReply> DataTransfers::on(const ReplicateData& e) {
   if (!source) {
     return make_error(ErrorKind::conflict, name + " has no verified copy to copy from");
   }
-  auto id = start_transfer(*source, e.to, dst_path, "requested by a person", bytes);
+  auto id = start_transfer(*source, e.to, dst_path, "requested by a person", bytes,
+                           TransferPurpose::manual,
+                           e.job_id > 0 ? std::optional<JobId>(e.job_id) : std::nullopt);
   if (!id) return id.error();
   BrainReply reply;
   reply.transfer_id = *id;

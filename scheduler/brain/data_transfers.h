@@ -39,10 +39,12 @@ class DataTransfers : BrainPart {
   Result<void> sweep_code();
 
   // A copy of `source` to `to`:`dst_path` queued as a transfer (the destination's copy row
-  // written or reused); its id.
+  // written or reused); its id. purpose and job: what the transfers list groups it under.
   Result<std::int64_t> start_transfer(const ReplicaRow& source, const std::string& to,
                                       const std::string& dst_path, const std::string& why,
-                                      std::int64_t bytes);
+                                      std::int64_t bytes,
+                                      TransferPurpose purpose = TransferPurpose::replication,
+                                      std::optional<JobId> job = std::nullopt);
   // The clusters whose storage can be listed and whose site is healthy now.
   Result<std::set<std::string>> usable_sites();
   // Bytes per second between two sites, estimated from their last completed transfers.

@@ -25,6 +25,12 @@ constexpr std::array<std::pair<TransferState, std::string_view>, 6> kTransferNam
     {TransferState::cancelled, "cancelled"},
 }};
 
+constexpr std::array<std::pair<TransferPurpose, std::string_view>, 3> kPurposeNames{{
+    {TransferPurpose::replication, "replication"},
+    {TransferPurpose::staging, "staging"},
+    {TransferPurpose::manual, "manual"},
+}};
+
 template <typename E, std::size_t N>
 std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
   for (const auto& [value, name] : names) {
@@ -55,6 +61,13 @@ std::string_view to_string(TransferState s) {
 }
 std::optional<TransferState> parse_transfer_state(std::string_view s) {
   return parse_name(kTransferNames, s);
+}
+
+std::string_view to_string(TransferPurpose p) {
+  return name_of(kPurposeNames, p);
+}
+std::optional<TransferPurpose> parse_transfer_purpose(std::string_view s) {
+  return parse_name(kPurposeNames, s);
 }
 
 }  // namespace orch

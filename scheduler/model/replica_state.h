@@ -32,4 +32,12 @@ inline bool transfer_active(TransferState s) {
   return s == TransferState::queued || s == TransferState::running || s == TransferState::verifying;
 }
 
+// Why a transfer copies (issue 42: the transfers list groups by it and by job): a checkpoint
+// copied by its job's replication policy, data a job needs where it is placed (a dataset, the
+// checkpoint it resumes from, its code), or a copy a person asked for (`data replicate`).
+enum class TransferPurpose { replication, staging, manual };
+
+std::string_view to_string(TransferPurpose p);
+std::optional<TransferPurpose> parse_transfer_purpose(std::string_view s);
+
 }  // namespace orch

@@ -150,6 +150,38 @@ ALTER TABLE mfu_buckets ADD COLUMN time_s REAL NOT NULL DEFAULT 0;
 ALTER TABLE attempts ADD COLUMN mfu_flag TEXT NOT NULL DEFAULT '';
 ALTER TABLE attempts ADD COLUMN error_excerpt TEXT NOT NULL DEFAULT '';
 )sql"},
+      {31,
+       "transfers that scale (issue 42): each transfer's purpose (replication, staging, manual) "
+       "and the job it copies for, so the list groups by them; the active and failed ones "
+       "read newest first from an index of their own (a page costs its rows, not the history); "
+       "bytes moved per minute, for the throughput chart",
+       R"sql(
+ALTER TABLE transfers ADD COLUMN purpose TEXT NOT NULL DEFAULT 'replication';
+ALTER TABLE transfers ADD COLUMN job_id INTEGER;
+UPDATE transfers SET job_id =
+  (SELECT c.job_id FROM checkpoints c WHERE c.id = transfers.checkpoint_id)
+  WHERE checkpoint_id IS NOT NULL;
+UPDATE transfers SET purpose = 'manual' WHERE why LIKE 'requested by a person%';
+UPDATE transfers SET purpose = 'staging', job_id = CAST(substr(why, 17) AS INTEGER)
+  WHERE why LIKE 'staging for job %';
+UPDATE transfers SET purpose = 'staging',
+  job_id = CAST(substr(why, instr(why, ' for job ') + 9) AS INTEGER)
+  WHERE checkpoint_id IS NULL AND dataset IS NULL AND why LIKE 'code % for job %';
+CREATE INDEX transfers_shown ON transfers(id)
+  WHERE state IN ('queued', 'running', 'verifying', 'failed');
+-- Bytes copied in each minute (ms / 60000) as progress reports move bytes_done; a week kept.
+CREATE TABLE transfer_minutes (
+  minute INTEGER PRIMARY KEY,
+  bytes INTEGER NOT NULL
+);
+CREATE TRIGGER transfer_bytes_moved AFTER UPDATE OF bytes_done ON transfers
+  WHEN NEW.bytes_done > OLD.bytes_done BEGIN
+  INSERT INTO transfer_minutes(minute, bytes)
+    VALUES (NEW.updated_ms / 60000, NEW.bytes_done - OLD.bytes_done)
+    ON CONFLICT(minute) DO UPDATE SET bytes = bytes + excluded.bytes;
+  DELETE FROM transfer_minutes WHERE minute < NEW.updated_ms / 60000 - 10080;
+END;
+)sql"},
   };
 }
 

@@ -379,6 +379,8 @@ struct TransferRow {
   bool directory = false;
   TransferState state = TransferState::queued;
   std::string why;  // why it was started ("replication", "re-replicate lost copy", "staging job 7")
+  TransferPurpose purpose = TransferPurpose::replication;
+  std::optional<JobId> job_id;  // the job it copies for (its checkpoint, its staging); none: none
   std::int64_t bytes_total = 0;
   std::int64_t bytes_done = 0;
   double rate_bps = 0;      // bytes per second, as last reported

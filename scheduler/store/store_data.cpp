@@ -1,5 +1,7 @@
 // Store: the checkpoint registry's copies, datasets and transfers (issue 5).
+#include <limits>
 #include <string>
+#include <utility>
 
 #include "scheduler/model/json_text.h"
 #include "scheduler/store/store.h"
@@ -49,7 +51,7 @@ constexpr const char* kTransferColumns =
     "id, checkpoint_id, dataset, replica_id, src_cluster, src_path, dst_cluster, dst_path, "
     "directory, state, why, bytes_total, bytes_done, rate_bps, cap_bps, base_cap_bps, "
     "cap_changed_ms, tries, next_try_ms, error, route, copy_seconds, copied_bytes, created_ms, "
-    "started_ms, ended_ms, updated_ms";
+    "started_ms, ended_ms, updated_ms, purpose, job_id";
 
 TransferRow read_transfer(const Stmt& st) {
   TransferRow t;
@@ -80,6 +82,8 @@ TransferRow read_transfer(const Stmt& st) {
   t.started_ms = st.col_opt_int(24);
   t.ended_ms = st.col_opt_int(25);
   t.updated_ms = st.col_int(26);
+  t.purpose = parse_transfer_purpose(st.col_text(27)).value_or(TransferPurpose::replication);
+  t.job_id = st.col_opt_int(28);
   return t;
 }
 
@@ -210,11 +214,12 @@ Result<std::int64_t> Store::insert_transfer(const TransferRow& t) {
           db_,
           "INSERT INTO transfers(checkpoint_id, dataset, replica_id, src_cluster, src_path, "
           "dst_cluster, dst_path, directory, state, why, bytes_total, cap_bps, base_cap_bps, "
-          "next_try_ms, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-          "?, ?)",
+          "next_try_ms, created_ms, updated_ms, purpose, job_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+          "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           t.checkpoint_id, opt_text(t.dataset), t.replica_id, t.src_cluster, t.src_path,
           t.dst_cluster, t.dst_path, t.directory ? 1 : 0, std::string(to_string(t.state)), t.why,
-          t.bytes_total, t.cap_bps, t.base_cap_bps, t.next_try_ms, t.created_ms, t.created_ms);
+          t.bytes_total, t.cap_bps, t.base_cap_bps, t.next_try_ms, t.created_ms, t.created_ms,
+          std::string(to_string(t.purpose)), t.job_id);
       !ok) {
     return ok.error();
   }
@@ -253,6 +258,31 @@ Result<std::vector<TransferRow>> StoreReader::transfers(bool active_only, int li
   return query(
       db_, std::string("SELECT ") + kTransferColumns + " FROM transfers ORDER BY id DESC LIMIT ?",
       read_transfer, limit);
+}
+
+Result<std::vector<TransferRow>> StoreReader::transfer_page(bool all,
+                                                            std::optional<std::int64_t> before_id,
+                                                            int limit) {
+  const std::int64_t before = before_id.value_or(std::numeric_limits<std::int64_t>::max());
+  if (all) {
+    return query(db_,
+                 std::string("SELECT ") + kTransferColumns +
+                     " FROM transfers WHERE id < ? ORDER BY id DESC LIMIT ?",
+                 read_transfer, before, limit);
+  }
+  // The partial index holds the shown ones in id order: the walk stops after `limit` of them.
+  return query(db_,
+               std::string("SELECT ") + kTransferColumns +
+                   " FROM transfers INDEXED BY transfers_shown WHERE state IN ('queued', "
+                   "'running', 'verifying', 'failed') AND id < ? ORDER BY id DESC LIMIT ?",
+               read_transfer, before, limit);
+}
+
+Result<std::vector<std::pair<std::int64_t, std::int64_t>>> StoreReader::transfer_minutes(
+    std::int64_t from_minute) {
+  auto read = [](const Stmt& st) { return std::make_pair(st.col_int(0), st.col_int(1)); };
+  return query(db_, "SELECT minute, bytes FROM transfer_minutes WHERE minute >= ? ORDER BY minute",
+               read, from_minute);
 }
 
 Result<std::vector<TransferRow>> StoreReader::transfers_from_to(const std::string& src_cluster,

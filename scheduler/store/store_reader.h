@@ -226,6 +226,15 @@ class StoreReader {
   Result<std::optional<TransferRow>> transfer(std::int64_t id);
   // Newest first; active_only: queued, running, verifying.
   Result<std::vector<TransferRow>> transfers(bool active_only, int limit);
+  // A page of the transfers list (issue 42), newest first: all false keeps the active and failed
+  // ones (from an index of their own); before_id: only older ones. Reads `limit` rows, however
+  // long the history.
+  Result<std::vector<TransferRow>> transfer_page(bool all, std::optional<std::int64_t> before_id,
+                                                 int limit);
+  // Bytes copied in each minute (ms / 60000) from from_minute on, oldest first; minutes with
+  // none are left out. A week is kept.
+  Result<std::vector<std::pair<std::int64_t, std::int64_t>>> transfer_minutes(
+      std::int64_t from_minute);
   // Transfers of one path from one cluster to another, any state, newest first (the job's code
   // staged from the server's code store to a site, issue 40), and every transfer from a cluster.
   Result<std::vector<TransferRow>> transfers_from_to(const std::string& src_cluster,

@@ -107,6 +107,7 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> replicate_data(const ReplicateRequest& request) override;
   Result<nlohmann::json> list_transfers(const TransferFilter& filter) override;
   Result<nlohmann::json> get_transfer(std::int64_t id) override;
+  Result<nlohmann::json> transfer_throughput(int minutes) override;  // ..._transfers.cpp
   Result<nlohmann::json> start_audit(const std::string& cluster) override;
 
   // Secrets (SecretsApi; scheduler_backend_secrets.cpp), over the registry the composition root

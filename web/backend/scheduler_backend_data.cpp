@@ -1,8 +1,7 @@
 // SchedulerBackend's checkpoint and data methods (issue 5): a job's checkpoints with their
-// copies, datasets, transfers from the store; dataset registration, replication and the audit
-// through the brain.
+// copies and datasets from the store; dataset registration, replication and the audit through
+// the brain. Transfers are scheduler_backend_transfers.cpp.
 #include <algorithm>
-#include <cmath>
 #include <map>
 
 #include "web/backend/json_values.h"
@@ -12,12 +11,6 @@ namespace orch {
 namespace {
 
 using nlohmann::json;
-
-// Bytes per second as MB/s (10^6 bytes), two decimals; null for 0 (none, or not measured).
-json mb_s(double bps) {
-  if (bps <= 0) return nullptr;
-  return std::round(bps / 1e4) / 100.0;
-}
 
 json replica_json(const ReplicaRow& r) {
   // tier: "node" for a copy on one node's own disk (node names it), "site" for the site's
@@ -53,59 +46,6 @@ json checkpoint_json(const CheckpointRow& c, const std::vector<ReplicaRow>& repl
           {"cluster", c.cluster}, {"bytes", opt(c.bytes)}, {"save_time_s", opt(c.save_time_s)},
           {"at_ms", c.at_ms},     {"verified", verified},  {"files", manifest_files(c.manifest)},
           {"replicas", copies}};
-}
-
-// "checkpoint 12 of job 3 (step 40)", "dataset imagenet" or "code <hash> for job 7"; the
-// checkpoints read so far are kept in seen (a list of transfers names the same few again and
-// again).
-Result<std::string> transfer_what(StoreReader& store, const TransferRow& t,
-                                  std::map<std::int64_t, std::optional<CheckpointRow>>& seen) {
-  // A job's code (issue 40): "code 1a2b3c4d5e6f for job 7", its transfer's reason.
-  if (!t.checkpoint_id && t.dataset.empty()) return t.why.empty() ? std::string("code") : t.why;
-  if (!t.checkpoint_id) return "dataset " + t.dataset;
-  auto it = seen.find(*t.checkpoint_id);
-  if (it == seen.end()) {
-    auto row = store.checkpoint(*t.checkpoint_id);
-    if (!row) return row.error();
-    it = seen.emplace(*t.checkpoint_id, std::move(*row)).first;
-  }
-  std::string what = "checkpoint " + std::to_string(*t.checkpoint_id);
-  if (it->second) {
-    what += " of job " + std::to_string(it->second->job_id) + " (step " +
-            std::to_string(it->second->step) + ")";
-  }
-  return what;
-}
-
-json transfer_json(const TransferRow& t, const std::string& what) {
-  json percent = nullptr;
-  if (t.state == TransferState::done || t.state == TransferState::verifying) {
-    percent = 100.0;  // copied (verifying: being checked at the destination)
-  } else if (t.bytes_total > 0) {
-    const double p = 100.0 * static_cast<double>(t.bytes_done) / static_cast<double>(t.bytes_total);
-    percent = std::round(std::clamp(p, 0.0, 100.0) * 10) / 10.0;
-  }
-  return {{"id", t.id},
-          {"what", what},
-          {"checkpoint", opt(t.checkpoint_id)},
-          {"dataset", t.dataset.empty() ? json(nullptr) : json(t.dataset)},
-          {"from", {{"cluster", t.src_cluster}, {"path", t.src_path}}},
-          {"to", {{"cluster", t.dst_cluster}, {"path", t.dst_path}}},
-          {"state", std::string(to_string(t.state))},
-          {"why", t.why},
-          {"bytes_total", t.bytes_total},
-          {"bytes_done", t.bytes_done},
-          {"percent", percent},
-          {"rate_mb_s", t.state == TransferState::running ? mb_s(t.rate_bps) : json(nullptr)},
-          {"cap_mb_s", mb_s(t.cap_bps)},
-          {"base_cap_mb_s", mb_s(t.base_cap_bps)},
-          {"tries", t.tries},
-          {"error", t.error},
-          {"route", t.route},
-          {"created_ms", t.created_ms},
-          {"started_ms", opt(t.started_ms)},
-          {"ended_ms", opt(t.ended_ms)},
-          {"next_try_ms", opt(t.next_try_ms)}};
 }
 
 // The brain's words, or ours when it gave none.
@@ -209,35 +149,6 @@ Result<nlohmann::json> SchedulerBackend::replicate_data(const ReplicateRequest& 
                              : what + " needs no copy to " + request.to;
   return json{{"transfer", reply->transfer_id > 0 ? json(reply->transfer_id) : json(nullptr)},
               {"message", message_or(*reply, std::move(fallback))}};
-}
-
-Result<nlohmann::json> SchedulerBackend::list_transfers(const TransferFilter& filter) {
-  auto lease = readers_->lease();
-  if (!lease) return lease.error();
-  StoreReader& reader = **lease;
-  auto rows = reader.transfers(!filter.all, filter.limit);
-  if (!rows) return rows.error();
-  std::map<std::int64_t, std::optional<CheckpointRow>> seen;
-  json out = json::array();
-  for (const auto& t : *rows) {
-    auto what = transfer_what(reader, t, seen);
-    if (!what) return what.error();
-    out.push_back(transfer_json(t, *what));
-  }
-  return json{{"transfers", out}};
-}
-
-Result<nlohmann::json> SchedulerBackend::get_transfer(std::int64_t id) {
-  auto lease = readers_->lease();
-  if (!lease) return lease.error();
-  StoreReader& reader = **lease;
-  auto row = reader.transfer(id);
-  if (!row) return row.error();
-  if (!*row) return make_error(ErrorKind::not_found, "no transfer with id " + std::to_string(id));
-  std::map<std::int64_t, std::optional<CheckpointRow>> seen;
-  auto what = transfer_what(reader, **row, seen);
-  if (!what) return what.error();
-  return transfer_json(**row, *what);
 }
 
 Result<nlohmann::json> SchedulerBackend::start_audit(const std::string& cluster) {

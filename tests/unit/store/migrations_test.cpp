@@ -384,5 +384,52 @@ TEST_F(Migrations, VersionTwentyNineLosesItsRowPerStepAndItsAttemptsStartASeries
   }
 }
 
+TEST_F(Migrations, VersionThirtyTransfersLearnTheirPurposeAndJobFromWhyTheyStarted) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 30).ok());
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
+        VALUES (3, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
+      INSERT INTO attempts(id, job_id, no, cluster, token, state, gpus, started_ms)
+        VALUES (1, 3, 1, 'alpha', 't1', 'running', 1, 1);
+      INSERT INTO checkpoints(id, job_id, attempt_id, step, path, at_ms)
+        VALUES (12, 3, 1, 40, '/ckpt/40', 5);
+      INSERT INTO datasets(name, created_ms) VALUES ('imagenet', 1);
+      INSERT INTO transfers(id, checkpoint_id, dataset, replica_id, src_cluster, src_path,
+                            dst_cluster, dst_path, directory, state, why, created_ms, updated_ms)
+        VALUES (1, 12, NULL, 0, 'alpha', '/a', 'beta', '/b', 1, 'done', 'off-site copy', 1, 1),
+               (2, NULL, 'imagenet', 0, 'alpha', '/a', 'beta', '/b', 1, 'failed',
+                'staging for job 7 (the last copy there was corrupt)', 1, 1),
+               (3, NULL, NULL, 0, 'server', '/c', 'beta', '/d', 0, 'running',
+                'code 1a2b3c4d5e6f for job 9', 1, 1),
+               (4, 12, NULL, 0, 'alpha', '/a', 'gamma', '/g', 1, 'queued',
+                'requested by a person', 1, 1);
+    )sql")
+                    .ok());
+  }
+  auto store = Store::open(path_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  struct Want {
+    std::int64_t id;
+    TransferPurpose purpose;
+    std::optional<JobId> job;
+  };
+  for (const Want& want :
+       {Want{1, TransferPurpose::replication, 3}, Want{2, TransferPurpose::staging, 7},
+        Want{3, TransferPurpose::staging, 9}, Want{4, TransferPurpose::manual, 3}}) {
+    auto t = (*store)->transfer(want.id).value();
+    ASSERT_TRUE(t.has_value()) << want.id;
+    EXPECT_EQ(t->purpose, want.purpose) << "transfer " << want.id;
+    EXPECT_EQ(t->job_id, want.job) << "transfer " << want.id;
+  }
+  std::vector<std::int64_t> shown;
+  for (const auto& t : (*store)->transfer_page(false, std::nullopt, 10).value()) {
+    shown.push_back(t.id);
+  }
+  EXPECT_EQ(shown, (std::vector<std::int64_t>{4, 3, 2})) << "the index holds the rows of before";
+}
+
 }  // namespace
 }  // namespace orch

@@ -42,12 +42,15 @@ class DataCliTest : public CliServerTest {
 };
 
 const char* const kTransfersTable =
-    "ID  WHAT                                FROM → TO               STATE    PROGRESS         "
-    "            RATE     CAP          ETA\n"
-    "7   checkpoint 12 of job 1 (step 1000)  alpha → beta-long-name  running  "
-    "[#########...........]  45%  50 MB/s  25/100 MB/s  17s\n"
-    "8   dataset imagenet                    alpha → beta-long-name  queued   -                "
-    "            -        -            -\n"
+    "staging for job 2 · 1 queued · 0 B of 0 B\n"
+    "ID  WHAT              FROM → TO               STATE   PROGRESS  RATE  CAP  ETA\n"
+    "8   dataset imagenet  alpha → beta-long-name  queued  -         -     -    -\n"
+    "\n"
+    "checkpoint replication of job 1 · 1 running · 675 MB of 1.5 GB · 50 MB/s\n"
+    "ID  WHAT                FROM → TO               STATE    PROGRESS                     RATE    "
+    " CAP          ETA\n"
+    "7   step 1000 of job 1  alpha → beta-long-name  running  [#########...........]  45%  50 MB/s "
+    " 25/100 MB/s  17s\n"
     "transfer 7 (try 2): rsync exit 12: connection reset\n";
 
 TEST(DataRenderTest, Formatters) {
@@ -168,18 +171,38 @@ TEST_F(DataCliTest, Transfers) {
   EXPECT_EQ(cli({"data", "transfers", "--all"}), kExitOk) << err.str();
   EXPECT_TRUE(backend.last_transfer_filter.all);
   EXPECT_TRUE(
-      has("6   checkpoint 11 of job 1 (step 500)   alpha → beta-long-name  done     "
-          "[####################] 100%  -"))
+      has("checkpoint replication of job 1 · 1 running, 1 done · 2.2 GB of 3 GB · "
+          "50 MB/s\n"))
+      << out.str();
+  EXPECT_TRUE(
+      has("6   step 500 of job 1   alpha → beta-long-name  done     "
+          "[####################] 100%  30 MB/s avg"))
+      << "a finished transfer keeps its average rate\n"
       << out.str();
   out.str("");
   EXPECT_EQ(cli({"data", "transfers", "-o", "json"}), kExitOk) << err.str();
   json body = json::parse(out.str());
   ASSERT_EQ(body["transfers"].size(), 2u);
-  EXPECT_EQ(body["transfers"][0]["cap_mb_s"], 25.0);
+  EXPECT_EQ(body["transfers"][1]["cap_mb_s"], 25.0);
   backend.active_rounds = 0;
   out.str("");
   EXPECT_EQ(cli({"data", "transfers"}), kExitOk);
-  EXPECT_EQ(out.str(), "no active transfers\n");
+  EXPECT_EQ(out.str(), "no active or failed transfers (--all shows finished ones)\n");
+}
+
+TEST_F(DataCliTest, TransfersComeAPageAtATime) {
+  EXPECT_EQ(cli({"data", "transfers", "--all", "--limit", "2"}), kExitOk) << err.str();
+  EXPECT_EQ(backend.last_transfer_filter.limit, 2);
+  EXPECT_EQ(count("ID  WHAT"), 2u) << "transfers 8 and 7, each in its group\n" << out.str();
+  EXPECT_EQ(err.str(), "more transfers: orchestrate data transfers --all --cursor 7\n");
+  out.str("");
+  err.str("");
+  EXPECT_EQ(cli({"data", "transfers", "--all", "--cursor", "7"}), kExitOk) << err.str();
+  EXPECT_EQ(backend.last_transfer_filter.cursor, 7);
+  EXPECT_TRUE(has("6   step 500 of job 1")) << out.str();
+  EXPECT_FALSE(has("step 1000")) << out.str();
+  EXPECT_EQ(err.str(), "") << "the last page";
+  EXPECT_EQ(cli({"data", "transfers", "--limit", "0"}), kExitUsage);
 }
 
 TEST_F(DataCliTest, WatchUntilNoneIsActive) {
@@ -188,7 +211,7 @@ TEST_F(DataCliTest, WatchUntilNoneIsActive) {
   EXPECT_EQ(backend.transfer_calls, 3) << "two rounds with active transfers, then none";
   EXPECT_EQ(out.str(), std::string(kTransfersTable) + "\n" + kTransfersTable +
                            "\n"
-                           "no active transfers\n");
+                           "no active or failed transfers (--all shows finished ones)\n");
   EXPECT_EQ(count("\x1b["), 0u) << "no ANSI when not a terminal";
 }
 
@@ -196,7 +219,7 @@ TEST_F(DataCliTest, WatchRoundsAreBounded) {
   setenv("ORCH_WATCH_ROUNDS", "2", 1);
   EXPECT_EQ(cli({"data", "transfers", "--watch", "--interval", "0.1"}), kExitOk) << err.str();
   EXPECT_EQ(backend.transfer_calls, 2);
-  EXPECT_EQ(count("ID  WHAT"), 2u) << out.str();
+  EXPECT_EQ(count("ID  WHAT"), 4u) << "two rounds of two groups\n" << out.str();
   unsetenv("ORCH_WATCH_ROUNDS");
 
   out.str("");

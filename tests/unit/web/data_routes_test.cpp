@@ -162,8 +162,11 @@ TEST_F(DataRoutesTest, ListTransfers) {
   EXPECT_EQ(backend.last_transfer_filter.limit, 100) << "the default";
   json body = parsed(r);
   ASSERT_EQ(body["transfers"].size(), 2u);
-  EXPECT_EQ(body["transfers"][0]["what"], "checkpoint 12 of job 1 (step 1000)");
-  EXPECT_EQ(body["transfers"][0]["from"]["cluster"], "alpha");
+  EXPECT_EQ(body["transfers"][1]["what"], "step 1000 of job 1");
+  EXPECT_EQ(body["transfers"][1]["from"]["cluster"], "alpha");
+  ASSERT_EQ(body["groups"].size(), 2u);
+  EXPECT_EQ(body["groups"][1]["label"], "checkpoint replication of job 1");
+  EXPECT_TRUE(body["next"].is_null());
   r = call("GET", "/api/v1/data/transfers?all=true&limit=2");
   EXPECT_TRUE(backend.last_transfer_filter.all);
   EXPECT_EQ(backend.last_transfer_filter.limit, 2);
@@ -177,6 +180,36 @@ TEST_F(DataRoutesTest, ListTransfers) {
   expect_problem(call("GET", "/api/v1/data/transfers?limit=0"), 400,
                  "limit must be an integer from 1 to 1000");
   EXPECT_EQ(call("DELETE", "/api/v1/data/transfers").status, 405);
+}
+
+TEST_F(DataRoutesTest, TransfersComeAPageAtATimeFromTheCursor) {
+  json first = parsed(call("GET", "/api/v1/data/transfers?all=true&limit=2"));
+  EXPECT_EQ(backend.last_transfer_filter.cursor, 0) << "none: the newest page";
+  ASSERT_TRUE(first["next"].is_string()) << first;
+  EXPECT_EQ(first["next"], "7");
+  auto r = call("GET", "/api/v1/data/transfers?all=true&limit=2&cursor=7");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(backend.last_transfer_filter.cursor, 7);
+  EXPECT_EQ(parsed(r)["transfers"][0]["id"], 6);
+  EXPECT_TRUE(parsed(r)["next"].is_null());
+  for (const char* bad : {"x", "0", "-3", "8.5"}) {
+    expect_problem(call("GET", std::string("/api/v1/data/transfers?cursor=") + bad), 400,
+                   "cursor must be the \"next\" value of a previous page");
+  }
+}
+
+TEST_F(DataRoutesTest, ThroughputOfTheLastHourByDefault) {
+  auto r = call("GET", "/api/v1/data/throughput");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(backend.last_throughput_minutes, 60);
+  EXPECT_EQ(parsed(r)["points"].size(), 2u);
+  call("GET", "/api/v1/data/throughput?minutes=10080");
+  EXPECT_EQ(backend.last_throughput_minutes, 10080) << "a week, what the store keeps";
+  expect_problem(call("GET", "/api/v1/data/throughput?minutes=10081"), 400,
+                 "minutes must be an integer from 1 to 10080");
+  expect_problem(call("GET", "/api/v1/data/throughput?minutes=0"), 400,
+                 "minutes must be an integer from 1 to 10080");
+  EXPECT_EQ(call("POST", "/api/v1/data/throughput").status, 405);
 }
 
 TEST_F(DataRoutesTest, OneTransfer) {

@@ -2,6 +2,7 @@
 // A scripted DataApi for the web and CLI tests: job 1's checkpoints and their copies, datasets,
 // transfers and audits, on clusters alpha and beta-long-name.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +20,7 @@ class FakeDataApi : public virtual DataApi, public virtual FakeApiShared {
   int active_rounds = -1;
   int transfer_calls = 0;
   TransferFilter last_transfer_filter;
+  int last_throughput_minutes = 0;
   std::string last_dataset, last_dataset_cluster, last_dataset_path, last_audit_cluster;
   ReplicateRequest last_replicate;
   int audits = 0;
@@ -105,15 +107,34 @@ class FakeDataApi : public virtual DataApi, public virtual FakeApiShared {
       if (active_rounds > 0) --active_rounds;
     }
     nlohmann::json all = nlohmann::json::array();
-    all.push_back(active ? transfer(7, "running", 675000000) : transfer(7, "done", 1500000000));
+    // Newest first, as the backend lists them.
     all.push_back(active ? transfer(8, "queued", 0) : transfer(8, "done", 1500000000));
+    all.push_back(active ? transfer(7, "running", 675000000) : transfer(7, "done", 1500000000));
     all.push_back(transfer(6, "done", 1500000000));
     nlohmann::json out = nlohmann::json::array();
+    nlohmann::json next = nullptr;
     for (const auto& t : all) {
-      if (!filter.all && (t["state"] == "done" || t["state"] == "failed")) continue;
-      if (static_cast<int>(out.size()) < filter.limit) out.push_back(t);
+      if (!filter.all && (t["state"] == "done" || t["state"] == "cancelled")) continue;
+      if (filter.cursor > 0 && t["id"].get<std::int64_t>() >= filter.cursor) continue;
+      if (static_cast<int>(out.size()) < filter.limit) {
+        out.push_back(t);
+      } else if (next.is_null()) {
+        next = std::to_string(out.back()["id"].get<std::int64_t>());
+      }
     }
-    return nlohmann::json{{"transfers", out}};
+    return nlohmann::json{{"groups", groups_of(out)}, {"transfers", out}, {"next", next}};
+  }
+  Result<nlohmann::json> transfer_throughput(int minutes) override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    last_throughput_minutes = minutes;
+    // Two minutes: 3 GB in the older, none in the newer.
+    return nlohmann::json{{"bucket_s", 60},
+                          {"minutes", minutes},
+                          {"bytes", 3000000000},
+                          {"points",
+                           {{{"at_ms", 1700000040000}, {"bytes", 3000000000}, {"bytes_per_s", 5e7}},
+                            {{"at_ms", 1700000100000}, {"bytes", 0}, {"bytes_per_s", 0.0}}}}};
   }
   Result<nlohmann::json> get_transfer(std::int64_t id) override {
     std::lock_guard lock(mu_);
@@ -166,10 +187,44 @@ class FakeDataApi : public virtual DataApi, public virtual FakeApiShared {
             {"files", std::move(files)},
             {"replicas", std::move(replicas)}};
   }
-  // Transfer 7 copies checkpoint 12 of job 1 (1.5 GB) at 50 MB/s capped at 25 of 100 MB/s;
-  // 8 copies dataset imagenet; 6 copied checkpoint 11.
+  // The groups of a page as the backend makes them: by "group", in order of first appearance.
+  static nlohmann::json groups_of(const nlohmann::json& page) {
+    nlohmann::json groups = nlohmann::json::array();
+    for (const auto& t : page) {
+      auto it = std::find_if(groups.begin(), groups.end(),
+                             [&](const nlohmann::json& g) { return g["key"] == t["group"]; });
+      if (it == groups.end()) {
+        const bool staging = t["purpose"] == "staging";
+        groups.push_back(
+            {{"key", t["group"]},
+             {"purpose", t["purpose"]},
+             {"job", t["job"]},
+             {"label", (staging ? "staging for job " : "checkpoint replication of job ") +
+                           std::to_string(t["job"].get<int>())},
+             {"transfers", nlohmann::json::array()},
+             {"states", nlohmann::json::object()},
+             {"bytes_total", 0},
+             {"bytes_done", 0},
+             {"rate_mb_s", nullptr}});
+        it = groups.end() - 1;
+      }
+      auto& g = *it;
+      g["transfers"].push_back(t["id"]);
+      const std::string state = t["state"];
+      g["states"][state] = g["states"].value(state, 0) + 1;
+      g["bytes_total"] =
+          g["bytes_total"].get<std::int64_t>() + t["bytes_total"].get<std::int64_t>();
+      g["bytes_done"] = g["bytes_done"].get<std::int64_t>() + t["bytes_done"].get<std::int64_t>();
+      if (state == "running") g["rate_mb_s"] = t["rate_mb_s"];
+    }
+    return groups;
+  }
+  // Transfer 7 copies step 1000 of job 1 (1.5 GB) at 50 MB/s capped at 25 of 100 MB/s; 8
+  // copies dataset imagenet to stage job 2; 6 copied step 500 of job 1 at 30 MB/s on average.
   static nlohmann::json transfer(int id, const std::string& state, std::int64_t done) {
     const bool running = state == "running";
+    nlohmann::json rate = running ? nlohmann::json(50.0) : nullptr;
+    if (state == "done") rate = 30.0;
     const std::int64_t total = id == 8 ? 0 : 1500000000;
     nlohmann::json percent = nullptr;
     if (state == "done") percent = 100.0;
@@ -177,18 +232,23 @@ class FakeDataApi : public virtual DataApi, public virtual FakeApiShared {
     return {
         {"id", id},
         {"what", id == 8   ? "dataset imagenet"
-                 : id == 7 ? "checkpoint 12 of job 1 (step 1000)"
-                           : "checkpoint 11 of job 1 (step 500)"},
+                 : id == 7 ? "step 1000 of job 1"
+                           : "step 500 of job 1"},
+        {"purpose", id == 8 ? "staging" : "replication"},
+        {"job", id == 8 ? 2 : 1},
+        {"step", id == 8 ? nlohmann::json(nullptr) : nlohmann::json(id == 7 ? 1000 : 500)},
+        {"group", id == 8 ? "staging/2" : "replication/1"},
         {"checkpoint", id == 8 ? nlohmann::json(nullptr) : nlohmann::json(id == 7 ? 12 : 11)},
         {"dataset", id == 8 ? nlohmann::json("imagenet") : nlohmann::json(nullptr)},
         {"from", {{"cluster", "alpha"}, {"path", "/ckpt/1000"}}},
         {"to", {{"cluster", "beta-long-name"}, {"path", "/mnt/ckpt/1000"}}},
         {"state", state},
-        {"why", id == 8 ? "staging job 2" : "replication"},
+        {"why", id == 8 ? "staging for job 2" : "replication"},
         {"bytes_total", total},
         {"bytes_done", done},
         {"percent", percent},
-        {"rate_mb_s", running ? nlohmann::json(50.0) : nullptr},
+        {"rate_mb_s", rate},
+        {"average_mb_s", state == "done" ? rate : nlohmann::json(nullptr)},
         {"cap_mb_s", id == 7 ? nlohmann::json(25.0) : nullptr},
         {"base_cap_mb_s", id == 7 ? nlohmann::json(100.0) : nullptr},
         {"tries", running ? 2 : 1},

@@ -74,10 +74,14 @@ class SchedulerBackendDataTest : public BackendFixture {
     return store_->insert_replica(r).value();
   }
   std::int64_t add_transfer(std::optional<std::int64_t> checkpoint, const std::string& dataset,
-                            TransferState state) {
+                            TransferState state,
+                            TransferPurpose purpose = TransferPurpose::replication,
+                            std::optional<JobId> job = std::nullopt) {
     TransferRow t;
     t.checkpoint_id = checkpoint;
     t.dataset = dataset;
+    t.purpose = purpose;
+    t.job_id = job;
     t.src_cluster = "alpha";
     t.src_path = "/alpha/copy";
     t.dst_cluster = "beta";
@@ -95,7 +99,7 @@ class SchedulerBackendDataTest : public BackendFixture {
     t.error = state == TransferState::done ? "" : "rsync exit 30: timeout";
     t.route = "beta pulls from alpha";
     t.started_ms = kStart + 2000;
-    if (state == TransferState::done) t.ended_ms = kStart + 3000;
+    if (!transfer_active(state)) t.ended_ms = kStart + 3000;
     t.updated_ms = kStart + 3000;
     EXPECT_TRUE(store_->update_transfer(t).ok());
     return t.id;
@@ -203,8 +207,11 @@ TEST_F(SchedulerBackendDataTest, TransfersActiveByDefaultNewestFirst) {
   json active = backend_->list_transfers(TransferFilter{false, 100}).value()["transfers"];
   ASSERT_EQ(active.size(), 1u);
   EXPECT_EQ(active[0], json({{"id", running},
-                             {"what", "checkpoint " + std::to_string(ckpt) + " of job " +
-                                          std::to_string(job) + " (step 40)"},
+                             {"what", "step 40 of job " + std::to_string(job)},
+                             {"purpose", "replication"},
+                             {"job", job},
+                             {"step", 40},
+                             {"group", "replication/" + std::to_string(job)},
                              {"checkpoint", ckpt},
                              {"dataset", nullptr},
                              {"from", {{"cluster", "alpha"}, {"path", "/alpha/copy"}}},
@@ -215,6 +222,7 @@ TEST_F(SchedulerBackendDataTest, TransfersActiveByDefaultNewestFirst) {
                              {"bytes_done", 900},
                              {"percent", 45.0},
                              {"rate_mb_s", 2.5},
+                             {"average_mb_s", nullptr},
                              {"cap_mb_s", 5.0},
                              {"base_cap_mb_s", 10.0},
                              {"tries", 2},
@@ -232,7 +240,8 @@ TEST_F(SchedulerBackendDataTest, TransfersActiveByDefaultNewestFirst) {
   EXPECT_EQ(all[0]["dataset"], "imagenet");
   EXPECT_TRUE(all[0]["checkpoint"].is_null());
   EXPECT_EQ(all[0]["percent"], 100.0);
-  EXPECT_TRUE(all[0]["rate_mb_s"].is_null()) << "a rate only while running";
+  EXPECT_EQ(all[0]["rate_mb_s"], 0.002) << "done: 2000 bytes in the second from start to end";
+  EXPECT_EQ(all[0]["average_mb_s"], 0.002);
   EXPECT_EQ(all[0]["ended_ms"], kStart + 3000);
   EXPECT_EQ(backend_->list_transfers(TransferFilter{true, 1}).value()["transfers"].size(), 1u);
 
@@ -333,6 +342,115 @@ TEST_F(SchedulerBackendDataTest, CommandsGoThroughTheBrain) {
   auto one = backend_->start_audit("alpha");
   ASSERT_TRUE(one.ok()) << one.error().message;
   EXPECT_NE((*one)["message"].get<std::string>().find("alpha"), std::string::npos) << *one;
+}
+
+TEST_F(SchedulerBackendDataTest, TransfersAreGroupedByPurposeAndJobTheNewestGroupFirst) {
+  const JobId a = add_job();
+  const JobId b = add_job();
+  const std::int64_t step40 = add_checkpoint(a, 40, kStart);
+  const std::int64_t step80 = add_checkpoint(a, 80, kStart);
+  ASSERT_TRUE(store_->insert_dataset({"imagenet", std::nullopt, 0, kStart}).value());
+  const auto first = add_transfer(step40, "", TransferState::running);
+  const auto staged =
+      add_transfer(std::nullopt, "imagenet", TransferState::queued, TransferPurpose::staging, b);
+  const auto second = add_transfer(step80, "", TransferState::failed);
+  const auto asked = add_transfer(step80, "", TransferState::running, TransferPurpose::manual, a);
+
+  json page = backend_->list_transfers(TransferFilter{false, 100}).value();
+  ASSERT_EQ(page["transfers"].size(), 4u);
+  EXPECT_EQ(page["transfers"][1]["what"], "step 80 of job " + std::to_string(a));
+  EXPECT_EQ(page["transfers"][2]["what"], "dataset imagenet");
+  EXPECT_EQ(page["transfers"][2]["job"], b);
+  const json& groups = page["groups"];
+  ASSERT_EQ(groups.size(), 3u) << groups;
+  EXPECT_EQ(groups[0]["key"], "manual/" + std::to_string(a));
+  EXPECT_EQ(groups[0]["label"], "manual copies of job " + std::to_string(a));
+  EXPECT_EQ(groups[0]["transfers"], json({asked}));
+  EXPECT_EQ(groups[1], json({{"key", "replication/" + std::to_string(a)},
+                             {"purpose", "replication"},
+                             {"job", a},
+                             {"label", "checkpoint replication of job " + std::to_string(a)},
+                             {"transfers", {second, first}},
+                             {"states", {{"failed", 1}, {"running", 1}}},
+                             {"bytes_total", 4000},
+                             {"bytes_done", 1800},
+                             {"rate_mb_s", 2.5}}))
+      << "the rate of those running now";
+  EXPECT_EQ(groups[2]["key"], "staging/" + std::to_string(b));
+  EXPECT_EQ(groups[2]["label"], "staging for job " + std::to_string(b));
+  EXPECT_EQ(groups[2]["transfers"], json({staged}));
+  EXPECT_TRUE(groups[2]["rate_mb_s"].is_null()) << "none running";
+}
+
+TEST_F(SchedulerBackendDataTest, TheDefaultListKeepsActiveAndFailedAndPagesFollowTheCursor) {
+  const JobId job = add_job();
+  const std::int64_t ckpt = add_checkpoint(job, 40, kStart);
+  std::vector<std::int64_t> shown;
+  for (int i = 0; i < 3; ++i) {
+    shown.push_back(add_transfer(ckpt, "", TransferState::failed));
+    add_transfer(ckpt, "", TransferState::done);
+    add_transfer(ckpt, "", TransferState::cancelled);
+    shown.push_back(add_transfer(ckpt, "", TransferState::queued));
+  }
+  std::vector<std::int64_t> seen;
+  TransferFilter filter{false, 4};
+  int pages = 0;
+  for (;;) {
+    json page = backend_->list_transfers(filter).value();
+    ++pages;
+    for (const auto& t : page["transfers"]) seen.insert(seen.begin(), t["id"].get<std::int64_t>());
+    if (page["next"].is_null()) break;
+    filter.cursor = std::stoll(page["next"].get<std::string>());
+  }
+  EXPECT_EQ(pages, 2) << "6 shown, 4 a page";
+  EXPECT_EQ(seen, shown) << "every active and failed one once, none done or cancelled";
+  json all = backend_->list_transfers(TransferFilter{true, 12}).value();
+  EXPECT_EQ(all["transfers"].size(), 12u);
+  EXPECT_TRUE(all["next"].is_null()) << "exactly the last page";
+}
+
+TEST_F(SchedulerBackendDataTest, AFinishedTransferKeepsItsAverageRate) {
+  const JobId job = add_job();
+  const std::int64_t ckpt = add_checkpoint(job, 40, kStart);
+  TransferRow done = store_->transfer(add_transfer(ckpt, "", TransferState::done)).value().value();
+  done.copy_seconds = 4;
+  done.copied_bytes = 10'000'000;  // the last try's copy: 2.5 MB/s
+  ASSERT_TRUE(store_->update_transfer(done).ok());
+  const auto failed = add_transfer(ckpt, "", TransferState::failed);
+
+  json one = backend_->get_transfer(done.id).value();
+  EXPECT_EQ(one["rate_mb_s"], 2.5) << one;
+  EXPECT_EQ(one["average_mb_s"], 2.5);
+  json broken = backend_->get_transfer(failed).value();
+  EXPECT_TRUE(broken["rate_mb_s"].is_null()) << "not copied: no rate to show as its speed";
+  EXPECT_EQ(broken["average_mb_s"], 0.0009) << "900 bytes from its start to its end (1 s)";
+}
+
+TEST_F(SchedulerBackendDataTest, ThroughputIsTheBytesCopiedInEachMinuteOfTheWindow) {
+  const JobId job = add_job();
+  const std::int64_t ckpt = add_checkpoint(job, 40, kStart);
+  // Each at kStart + 3 s: 900 bytes moved (running), then 2000 (done).
+  TransferRow t = store_->transfer(add_transfer(ckpt, "", TransferState::running)).value().value();
+  add_transfer(ckpt, "", TransferState::done);
+  t.bytes_done = 1900;
+  t.updated_ms = kStart + 60'000;
+  ASSERT_TRUE(store_->update_transfer(t).ok());
+  clock_.set_ms(kStart + 120'000);
+
+  auto r = backend_->transfer_throughput(4);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const json& answer = *r;
+  EXPECT_EQ(answer["bucket_s"], 60);
+  EXPECT_EQ(answer["bytes"], 3900);
+  const Millis minute = kStart / 60'000 * 60'000;
+  ASSERT_EQ(answer["points"].size(), 4u) << answer;
+  EXPECT_EQ(answer["points"][0],
+            json({{"at_ms", minute - 60'000}, {"bytes", 0}, {"bytes_per_s", 0.0}}))
+      << "quiet minutes at 0";
+  EXPECT_EQ(answer["points"][1],
+            json({{"at_ms", minute}, {"bytes", 2900}, {"bytes_per_s", 48.33}}));
+  EXPECT_EQ(answer["points"][2]["bytes"], 1000);
+  EXPECT_EQ(answer["points"][3]["at_ms"], minute + 120'000) << "up to the minute now";
 }
 
 }  // namespace

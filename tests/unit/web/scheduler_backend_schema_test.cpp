@@ -115,9 +115,26 @@ TEST_F(BackendAnswers, ClustersNodesAndTheScorecardsAreWhatTheDocumentSays) {
 
 TEST_F(BackendAnswers, DatasetsAndTransfersAreWhatTheDocumentSays) {
   expect_fits("DatasetList", backend_->list_datasets().value());
+  ASSERT_TRUE(store_->insert_dataset({"imagenet", std::nullopt, 0, 1}).value());
+  TransferRow t;
+  t.dataset = "imagenet";
+  t.purpose = TransferPurpose::staging;
+  t.job_id = 7;
+  t.src_cluster = "alpha";
+  t.dst_cluster = "beta";
+  t.created_ms = 1;
+  t.id = store_->insert_transfer(t).value();
+  t.state = TransferState::done;
+  t.bytes_total = t.bytes_done = t.copied_bytes = 100;
+  t.copy_seconds = 1;
+  t.updated_ms = 2;
+  ASSERT_TRUE(store_->update_transfer(t).ok());
   TransferFilter all;
   all.all = true;
-  expect_fits("TransferList", backend_->list_transfers(all).value());
+  const json list = backend_->list_transfers(all).value();
+  ASSERT_EQ(list["transfers"].size(), 1u);
+  expect_fits("TransferList", list);
+  expect_fits("TransferThroughput", backend_->transfer_throughput(60).value());
 }
 
 TEST_F(BackendAnswers, TheSeriesIsWhatTheDocumentSays) {
