@@ -153,7 +153,7 @@ std::string lookups(const std::vector<Level>& levels, const std::string& f) {
          "_words() {\n"
          "  local kind=\"$1\"\n"
          "  shift\n"
-         "  if [[ \"$kind\" == =* ]]; then echo \"${kind#=}\"; return; fi\n"
+         "  if [[ \"$kind\" == '='* ]]; then echo \"${kind#=}\"; return; fi\n"
          "  \"$@\" __complete \"$kind\" 2>/dev/null </dev/null\n"
          "}\n";
 }

@@ -147,17 +147,23 @@ TEST_F(Completion, ZshScriptIsWellFormed) {
   // Drive the completer with compadd and _files stubbed out: what it would offer.
   const std::string driver =
       "compadd() { shift; print -r -- \"$@\"; }; _files() { print files; }; "
-      "compdef() { :; }; source " +
+      "compdef() { :; }; orchestrate() { [[ \"$*\" == *'__complete jobs' ]] && print '7 8'; }; "
+      "source " +
       sh_quote(script("zsh")) +
       "; words=(orchestrate job ''); CURRENT=3; _orchestrate; "
       "words=(orchestrate job submit ''); CURRENT=4; _orchestrate; "
-      "words=(orchestrate job list --s); CURRENT=4; _orchestrate";
+      "words=(orchestrate job list --s); CURRENT=4; _orchestrate; "
+      "words=(orchestrate job cancel 7 ''); CURRENT=5; _orchestrate; "
+      "words=(orchestrate job list --state ''); CURRENT=5; _orchestrate";
   r = shell("zsh -f -c " + sh_quote(driver) + " 2>&1");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(r.out,
             "submit list show logs explain cancel\n"
             "files\n"
-            "--cluster --cursor --help --limit --output --server --state -h -o\n");
+            "--ca --cluster --cursor --group --help --limit --output --owner --server --state "
+            "--team -h -o\n"
+            "7 8\n"
+            "pending placed running resuming succeeded failed cancelled staging\n");
 }
 
 TEST_F(Completion, OtherShellsGetNothing) {
