@@ -46,9 +46,10 @@ int run_serve(const ServeOptions& o) {
     std::cerr << "error: " << server.error().message << "\n";
     return server.error().kind == ErrorKind::invalid ? kExitUsage : kExitServerError;
   }
+  // Recorded before the serving line, so that whoever waits for that line finds it recorded.
+  if (!o.no_record) record_serving_url((*server)->url(), o.ca_file, std::cout, std::cerr);
   std::cout << "orchestrate: serving " << config->clusters.size() << " cluster(s) on "
             << (*server)->url() << " with state in " << o.state << std::endl;
-  if (!o.no_record) record_serving_url((*server)->url(), o.ca_file, std::cout, std::cerr);
   int sig = 0;
   while (sigwait(&stop_signals, &sig) == 0 && sig == SIGHUP) {
     auto reloaded = (*server)->reload();
