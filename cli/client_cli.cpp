@@ -378,8 +378,10 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
   app.add_option("--state", args->options.state_dir,
                  "a server's state directory on this machine: send its admin.token (default: "
                  "$ORCH_STATE; give it before the command)");
-  app.add_option("-o,--output", args->options.output, "output format: table or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  app.add_option("-o,--output", args->options.output,
+                 "output format: table, wide (job list: also priority, team, group, owner) or "
+                 "json")
+      ->check(CLI::IsMember({"table", "wide", "json"}));
   // A server found through the user's config is trusted with the CA recorded beside it, unless
   // --ca or $ORCH_CA names one.
   app.parse_complete_callback([args] {

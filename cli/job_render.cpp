@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "cli/output_table.h"
 
@@ -157,14 +158,52 @@ void render_clusters(const nlohmann::json& body, std::ostream& out) {
   table.print(out);
 }
 
-void render_jobs(const nlohmann::json& body, std::ostream& out) {
-  Table table(
-      {"ID", "NAME", "STATE", "CLUSTER", "GPUS", "ATTEMPTS", "STEP", "MFU", "ETTR", "REASON"});
+std::string job_title(const nlohmann::json& job) {
+  const std::string point = text(job, "sweep_point");
+  return field(job, "name") + (point.empty() ? "" : " \u00b7 " + point);
+}
+
+namespace {
+
+// "100 (hero)", "0"; "-" from a server that does not say.
+std::string priority_cell(const nlohmann::json& job) {
+  const std::string klass = text(job, "priority_class");
+  return field(job, "priority") + (klass.empty() ? "" : " (" + klass + ")");
+}
+
+// "-" for an empty string, so that a column never looks shifted.
+std::string or_dash(const std::string& value) {
+  return value.empty() ? "-" : value;
+}
+
+}  // namespace
+
+void render_jobs(const nlohmann::json& body, std::ostream& out, bool wide) {
+  std::vector<std::string> headers = {"ID",       "NAME", "STATE", "CLUSTER", "GPUS",
+                                      "ATTEMPTS", "STEP", "MFU",   "ETTR"};
+  if (wide) headers.insert(headers.end(), {"PRIORITY", "TEAM", "GROUP", "OWNER"});
+  headers.push_back("REASON");
+  Table table(std::move(headers));
   for (const auto& j : items(body, "jobs")) {
-    table.add_row({field(j, "id"), field(j, "name"), field(j, "state"), field(j, "cluster"),
-                   gpus(j), field(j, "attempts"), field(j, "step"), percent(member(j, "mfu")),
-                   percent(member(j, "ettr")),
-                   member(j, "reason").is_string() ? member(j, "reason").get<std::string>() : ""});
+    // Wide: the total and the shape, "8 (2x4)".
+    const std::string size = wide && member(j, "gpus").is_number_integer()
+                                 ? field(j, "gpus") + " (" + gpus(j) + ")"
+                                 : gpus(j);
+    std::vector<std::string> row = {field(j, "id"),
+                                    job_title(j),
+                                    field(j, "state"),
+                                    field(j, "cluster"),
+                                    size,
+                                    field(j, "attempts"),
+                                    field(j, "step"),
+                                    percent(member(j, "mfu")),
+                                    percent(member(j, "ettr"))};
+    if (wide) {
+      row.insert(row.end(), {priority_cell(j), or_dash(text(j, "team")), or_dash(text(j, "group")),
+                             or_dash(text(j, "owner"))});
+    }
+    row.push_back(text(j, "reason"));
+    table.add_row(std::move(row));
   }
   if (table.empty()) {
     out << "no jobs\n";
@@ -276,12 +315,13 @@ void render_events(const nlohmann::json& events, std::size_t last_n, std::ostrea
 
 void render_job(const nlohmann::json& job, const nlohmann::json& attempts,
                 const nlohmann::json& events, std::ostream& out) {
-  out << "Job " << field(job, "id") << ": " << field(job, "name") << '\n';
+  out << "Job " << field(job, "id") << ": " << job_title(job) << '\n';
   line(out, "state", field(job, "state"));
   const std::string reason =
       member(job, "reason").is_string() ? member(job, "reason").get<std::string>() : "";
   if (!reason.empty()) line(out, "reason", reason);
-  for (const char* who : {"owner", "team"}) {
+  if (member(job, "priority").is_number()) line(out, "priority", priority_cell(job));
+  for (const char* who : {"owner", "team", "group"}) {
     const nlohmann::json& v = member(job, who);
     if (v.is_string() && !v.get<std::string>().empty()) line(out, who, v.get<std::string>());
   }

@@ -200,6 +200,10 @@ struct JobSpec {
   // `sweep:` a grid of env values and command arguments; a submitted sweep becomes one job
   // per point, named <name>-1, <name>-2, ... (spec/sweep.h). Empty for every stored job.
   SweepSpec sweep;
+  // The values of the sweep point this job is (`LR=1e-4 --seed 1`: its sweep.env values in the
+  // file's order, then its sweep.args), set by expand_sweep; "" for a job not in a sweep. Stored
+  // with the job, never read from a submitted spec.
+  std::string sweep_point;
   // `workdir:` the code the job runs in (see WorkdirSpec); sha256 empty: none (the attempt
   // starts in its own empty run directory).
   WorkdirSpec workdir;

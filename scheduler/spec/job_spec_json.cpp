@@ -3,6 +3,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scheduler/model/checkpoint_dir.h"
@@ -110,6 +111,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   if (!spec.owner.empty()) out["owner"] = spec.owner;
   if (!spec.team.empty()) out["team"] = spec.team;
   if (!spec.group.empty()) out["group"] = spec.group;
+  if (!spec.sweep_point.empty()) out["sweep_point"] = spec.sweep_point;
   if (!spec.secret_env.empty()) out["secret_env"] = secret_refs_to_json(spec.secret_env);
   out["priority"] = spec.priority;
   if (!spec.priority_class.empty()) out["priority_class"] = spec.priority_class;
@@ -151,8 +153,15 @@ Result<JobSpec> job_spec_from_json(const nlohmann::json& json) {
       if (it->empty()) copy.erase(it);
     }
     const std::optional<std::string> old_dir = take_old_checkpoint_dir(copy);
+    // Set by expand_sweep, not a key a submitted spec may hold: kept out of the parser's sight.
+    std::string sweep_point;
+    if (auto it = copy.find("sweep_point"); it != copy.end()) {
+      if (it->is_string()) sweep_point = it->get<std::string>();
+      copy.erase(it);
+    }
     auto spec = parse_job_spec(copy.dump(1), "stored job spec");
     if (spec) {
+      spec->sweep_point = std::move(sweep_point);
       for (const auto& var : retired) spec->secret_env[var] = "";
       if (old_dir) spec->checkpoint.dir = *old_dir;
     }

@@ -2,6 +2,7 @@
 #include "scheduler/spec/sweep.h"
 
 #include <string>
+#include <vector>
 
 #include "scheduler/model/launch_limits.h"
 
@@ -124,9 +125,18 @@ std::vector<JobSpec> expand_sweep(const JobSpec& spec) {
     std::size_t rest = i;
     if (!grid.args.empty()) point.command += " " + grid.args[rest % n_args];
     rest /= n_args;
+    std::vector<std::string> labels;  // the env values, last key first
     for (auto it = grid.env.rbegin(); it != grid.env.rend(); ++it) {
-      point.env[it->first] = it->second[rest % it->second.size()];
+      const std::string& value = it->second[rest % it->second.size()];
+      point.env[it->first] = value;
+      labels.push_back(it->first + "=" + value);
       rest /= it->second.size();
+    }
+    for (auto it = labels.rbegin(); it != labels.rend(); ++it) {
+      point.sweep_point += (point.sweep_point.empty() ? "" : " ") + *it;
+    }
+    if (!grid.args.empty()) {
+      point.sweep_point += (point.sweep_point.empty() ? "" : " ") + grid.args[i % n_args];
     }
     out.push_back(std::move(point));
   }

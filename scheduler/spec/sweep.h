@@ -8,7 +8,8 @@
 // read and checked with the rest of the spec (file:line:col), and expanded at submit into one
 // job per point: every combination of the env values, times each argument string appended to
 // the command. Point i (from 1, the first env key varying slowest, the args fastest) is named
-// <name>-<i>, sets its env values over the spec's env, and has the spec's name as its group.
+// <name>-<i>, sets its env values over the spec's env, and has the spec's name as its group and
+// its values as its sweep_point (`LR=1e-4 --seed 1`).
 
 #include <cstddef>
 #include <vector>

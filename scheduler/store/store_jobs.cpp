@@ -14,16 +14,18 @@ const std::string kListingColumns =
     "id, name, state, json_extract(spec, '$.resources.nodes'), "
     "json_extract(spec, '$.resources.gpus_per_node'), infra_restarts, user_restarts, "
     "next_attempt_ms, reason, created_ms, updated_ms, " +
-    kRevision + ", owner, team, grp";
-// A listing and the spec's text (column 15), for a listing that also shows the spec.
-constexpr int kSpecColumn = 15;
+    kRevision +
+    ", owner, team, grp, json_extract(spec, '$.priority'), json_extract(spec, "
+    "'$.priority_class'), json_extract(spec, '$.sweep_point')";
+// A listing and the spec's text (column 18), for a listing that also shows the spec.
+constexpr int kSpecColumn = 18;
 const std::string kListingAndSpecColumns = kListingColumns + ", spec";
 // A whole job, as read_job reads it: the spec's resources come from the parsed spec, so SQLite
-// need not read the spec's JSON for them too (columns 3 and 4 are NULL).
+// need not read the spec's JSON for them too (columns 3, 4 and 15 to 17 are NULL).
 const std::string kJobColumns =
     "id, name, state, NULL, NULL, infra_restarts, user_restarts, next_attempt_ms, reason, "
     "created_ms, updated_ms, " +
-    kRevision + ", owner, team, grp, spec";
+    kRevision + ", owner, team, grp, NULL, NULL, NULL, spec";
 // A job's id and revision, the key of its cached renderings.
 const std::string kKeyColumns = "id, " + kRevision;
 
@@ -60,6 +62,9 @@ JobRow StoreReader::read_job_listing(const Stmt& st) {
   j.spec.owner = st.col_text(12);
   j.spec.team = st.col_text(13);
   j.spec.group = st.col_text(14);
+  j.spec.priority = static_cast<int>(st.col_int(15));
+  j.spec.priority_class = st.col_text(16);
+  j.spec.sweep_point = st.col_text(17);
   return j;
 }
 

@@ -130,8 +130,9 @@ class StoreReader {
   Result<std::vector<JobRow>> jobs(std::optional<JobState> state, int limit);
   // A job as REST shows it, without running the spec parser (a stored spec is read back through
   // the YAML parser, which costs far more than the rest of a request): of the spec only the
-  // resources (nodes, gpus_per_node) are filled, and the stored document, when asked, goes to
-  // *spec as JSON. The brain reads whole jobs with job().
+  // resources (nodes, gpus_per_node), priority, priority_class and sweep_point are filled, and
+  // the stored document, when asked, goes to *spec as JSON. The brain reads whole jobs with
+  // job().
   Result<std::optional<JobRow>> job_listing(JobId id, nlohmann::json* spec = nullptr);
   // One page of jobs, newest first, as ids and revisions: those with an id below before_id
   // (none: from the newest), in the given state and whose latest attempt ran on the given

@@ -6,8 +6,10 @@
 // inside the chart, the log panel shows no protocol line until "raw output" is ticked, a job
 // whose command is not found shows what failed in its header, as text, and one whose MFU is far
 // above 100% says its model size or peak FLOPs are misconfigured; a gang's log shows one rank's
-// tagged lines when that rank is chosen. A screenshot of each view lands in <build>/screenshots/
-// for a person to see.
+// tagged lines when that rank is chosen. Issue 42: a waiting sweep point's Spec and "Why it
+// waits" panels and the jobs list's reason, GPUs, priority, team and group columns show what the
+// API says, to an administrator and to a viewer (who gets no Cancel button). A screenshot of each
+// view lands in <build>/screenshots/ for a person to see.
 #include <gmock/gmock.h>
 
 #include <sys/stat.h>
@@ -35,7 +37,8 @@ class PageBrowserTest : public E2eTest {
   ProcessResult drive(const std::string& token, std::int64_t job, int attempts,
                       const std::string& out, bool expect_refused = false,
                       std::int64_t failed_job = 0, const std::string& excerpt = "",
-                      std::int64_t flagged_job = 0, std::int64_t gang_job = 0) {
+                      std::int64_t flagged_job = 0, std::int64_t gang_job = 0,
+                      std::int64_t waiting_job = 0, bool viewer = false) {
     const std::string dir = ORCH_SOURCE_DIR "/tests/browser";
     if (::access("/usr/bin/chromium", X_OK) != 0 ||
         ::access((dir + "/node_modules/playwright-core/package.json").c_str(), R_OK) != 0) {
@@ -55,7 +58,9 @@ class PageBrowserTest : public E2eTest {
         {"--failed-job", failed_job > 0 ? std::to_string(failed_job) : ""},
         {"--excerpt", excerpt},
         {"--flagged-job", flagged_job > 0 ? std::to_string(flagged_job) : ""},
-        {"--gang-job", gang_job > 0 ? std::to_string(gang_job) : ""}};
+        {"--gang-job", gang_job > 0 ? std::to_string(gang_job) : ""},
+        {"--waiting-job", waiting_job > 0 ? std::to_string(waiting_job) : ""},
+        {"--viewer", viewer ? "1" : ""}};
     std::vector<std::string> argv = {"/usr/bin/env", "node", dir + "/pages.mjs"};
     for (const auto& [flag, value] : flags) {
       argv.push_back(flag);
@@ -123,6 +128,44 @@ TEST_F(PageBrowserTest, EveryViewShowsWhatTheApiHoldsForAJobThroughAnOutage) {
   for (const char* view :
        {"fleet", "jobs", "job", "job-failed", "job-mfu-flag", "job-gang", "nodes", "transfers"}) {
     EXPECT_TRUE(file_has_bytes(out + "/" + view + ".png")) << view;
+  }
+}
+
+TEST_F(PageBrowserTest, AWaitingSweepPointsSpecAndWhyItWaitsShowWhatTheApiSaysToAViewerToo) {
+  // alpha down, and the sweep allowed only there: each point waits, refused on both clusters.
+  ASSERT_EQ(cli({"cluster", "outage", "alpha", "--down"}).exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return cluster_row("alpha")["health"] == "down"; }))
+      << cluster_row("alpha").dump();
+  const std::int64_t first =
+      submit("name: lr-sweep\ncommand: " + testkit::job_bin_dir() +
+             "/toy_trainer --dim 32 --steps 10\n"
+             "resources: {nodes: 1, gpus_per_node: 2}\nenv: {WANDB_MODE: offline}\n"
+             "team: vision\npriority: 5\ntime_limit: 2h\nplacement: {allowed: [alpha]}\n"
+             "sweep: {env: {LR: [1e-4, 3e-4]}, args: [\"--seed 1\"]}\n");
+  ASSERT_GT(first, 0);
+  json point = job(first);
+  ASSERT_EQ(point["sweep_point"], "LR=1e-4 --seed 1") << point.dump();
+  ASSERT_EQ(point["state"], "pending") << point.dump();
+  ASSERT_TRUE(eventually([&] {
+    json why = get_json(url_, "/api/v1/jobs/" + std::to_string(first) + "/explain");
+    return why.is_object() && why["clusters"].is_array() && why["clusters"].size() == 2u;
+  })) << describe_job(url_, first);
+  const std::string out = ORCH_BINARY_DIR "/screenshots";
+  ProcessResult admin =
+      drive(server_->admin_token(), first, 0, out, false, 0, "", 0, 0, first, false);
+  EXPECT_EQ(admin.exit_code, 0) << admin.output;
+  EXPECT_THAT(admin.output, HasSubstr("\"ok\":true"));
+  EXPECT_THAT(admin.output, HasSubstr("\"cancel\":true"));
+
+  ProcessResult made = cli({"token", "create", "vera", "--role", "viewer"});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const std::string token = made.output.substr(made.output.find("orch_"), 69);
+  ProcessResult viewer = drive(token, first, 0, out, false, 0, "", 0, 0, first, true);
+  EXPECT_EQ(viewer.exit_code, 0) << viewer.output;
+  EXPECT_THAT(viewer.output, HasSubstr("\"ok\":true"));
+  EXPECT_THAT(viewer.output, HasSubstr("\"cancel\":false"));
+  for (const char* shot : {"job-waiting", "job-waiting-viewer", "jobs-viewer"}) {
+    EXPECT_TRUE(file_has_bytes(out + "/" + shot + ".png")) << shot;
   }
 }
 

@@ -11,6 +11,12 @@
 //     "raw output" is ticked; --failed-job's header shows an error excerpt containing TEXT,
 //     --flagged-job's says its MFU is misconfigured; --gang-job's log shows one rank's tagged
 //     lines when that rank is chosen)
+//   ... [--waiting-job ID] [--viewer 1]
+//     (issue 42: the jobs list's Reason, GPUs, Priority, Team and Group cells and sweep points
+//     say what GET /api/v1/jobs says; the waiting job's Spec panel shows its stored spec and its
+//     "Why it waits" panel each cluster of GET .../explain with its reason, refusing filters and
+//     preemptions; dates in ISO order; --viewer 1: the token is a viewer's, so no Cancel button,
+//     and --attempts 0 skips the ran job's checks)
 //   node pages.mjs --url ... --token T --out DIR --expect-refused 1
 //     (the token must be refused: the sign-in form comes back saying so)
 //   node pages.mjs --url ... --token T --out DIR --measure RUNS --rows N --cluster-rows M
@@ -131,6 +137,133 @@ async function checkRankFilter(page, a) {
   await page.screenshot({ path: a.out + "/job-gang.png", fullPage: true });
 }
 
+// The API's answer, fetched with the page's token (what the views are checked against).
+async function apiGet(page, a, path) {
+  return page.evaluate(async ([p, token]) => {
+    const r = await fetch(p, { headers: { Authorization: "Bearer " + token } });
+    return r.json();
+  }, [path, a.token]);
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+// Issue 42, the transfers view (all ticked): one section per group of GET /data/transfers, each
+// headed by its label and holding its transfers, and the throughput chart drawn.
+async function checkTransfers(page, a, problems) {
+  await page.waitForSelector("#chart-transfer-throughput .uplot canvas", { timeout: TIMEOUT });
+  const list = await apiGet(page, a, "/api/v1/data/transfers?limit=100&all=true");
+  await page.waitForFunction((n) => document.querySelectorAll("#transfers .transfer-group").length === n,
+                             list.groups.length, { timeout: TIMEOUT });
+  const shown = await page.$$eval("#transfers .transfer-group", (sections) => sections.map((s) => ({
+    key: s.dataset.group,
+    label: s.querySelector(".group-label").textContent,
+    ids: [...s.querySelectorAll("tbody tr")].map((tr) => Number(tr.cells[0].textContent)),
+  })));
+  list.groups.forEach((g, i) => {
+    const s = shown[i];
+    if (!s || s.key !== g.key || s.label !== g.label) {
+      problems.push(`transfers: group ${i} shows ${JSON.stringify(s)}, the API says ${g.key} "${g.label}"`);
+    } else if ([...s.ids].sort().join() !== [...g.transfers].sort().join()) {
+      problems.push(`transfers: group ${g.key} lists ${s.ids}, the API ${g.transfers}`);
+    }
+  });
+}
+
+// The jobs list: every row's Reason, GPUs, Priority, Team and Group as the API says them, the
+// reason as text in its own column (not a tooltip), a sweep point named with its values.
+async function checkJobsColumns(page, a) {
+  const api = (await apiGet(page, a, "/api/v1/jobs?limit=1000")).jobs;
+  await page.waitForFunction((n) => document.querySelectorAll("#jobs tbody tr td a").length >= n, api.length);
+  const table = await page.$eval("#jobs", (t) => ({
+    heads: [...t.querySelectorAll("thead th")].map((th) => th.textContent),
+    rows: [...t.querySelectorAll("tbody tr")].map((tr) => [...tr.children].map((td) => td.textContent)),
+  }));
+  for (const col of ["Reason", "GPUs", "Priority", "Team", "Group"]) {
+    if (!table.heads.includes(col)) throw new Error(`jobs: no ${col} column (columns: ${table.heads})`);
+  }
+  const at = (col) => table.heads.indexOf(col);
+  const dash = "\u2014";
+  for (const job of api) {
+    const row = table.rows.find((r) => r[at("Id")] === String(job.id));
+    if (!row) throw new Error(`jobs: job ${job.id} missing`);
+    const want = {
+      Reason: job.reason || dash, GPUs: String(job.gpus),
+      Priority: job.priority_class ? `${job.priority} (${job.priority_class})` : String(job.priority),
+      Team: job.team || dash, Group: job.group || dash,
+      Name: job.sweep_point ? `${job.name} \u00b7 ${job.sweep_point}` : job.name,
+    };
+    for (const [col, value] of Object.entries(want)) {
+      if (row[at(col)] !== value) {
+        throw new Error(`jobs: job ${job.id}'s ${col} shows "${row[at(col)]}", the API says "${value}"`);
+      }
+    }
+  }
+  console.error(`jobs columns: ${api.length} row(s) agree with the API on ${table.heads}`);
+}
+
+// The waiting job's page: its title with the sweep point, the Spec panel against the stored
+// spec, "Why it waits" against explain, ISO dates, and Cancel only for a role that may.
+async function checkWaitingJob(page, a, mayCancel) {
+  const id = a["waiting-job"];
+  const [job, explain] = [await apiGet(page, a, "/api/v1/jobs/" + id),
+                          await apiGet(page, a, `/api/v1/jobs/${id}/explain`)];
+  await page.goto(a.url + "/#/job/" + id);
+  await page.waitForSelector("#spec .spec-row");
+  await page.waitForSelector("#why-it-waits #why");
+  const title = await page.$eval("#view h1", (h) => h.textContent);
+  if (job.sweep_point && !title.includes(`${job.name} \u00b7 ${job.sweep_point}`)) {
+    throw new Error(`job ${id}: the title "${title}" does not name its sweep point ${job.sweep_point}`);
+  }
+  const spec = await page.$$eval("#spec .spec-row", (rows) => Object.fromEntries(
+    rows.map((r) => [r.dataset.key, r.querySelector("dd").textContent])));
+  const env = Object.entries(job.spec.env || {}).sort(([x], [y]) => (x < y ? -1 : 1)).map(([k, v]) => `${k}=${v}`).join("");
+  const dash = "\u2014";
+  const want = { command: job.spec.command, sweep_point: job.sweep_point || dash, env: env || dash,
+                 team: job.team || dash, group: job.group || dash,
+                 priority: job.priority_class ? `${job.priority} (${job.priority_class})` : String(job.priority) };
+  for (const [key, value] of Object.entries(want)) {
+    if (spec[key] !== value) throw new Error(`job ${id}: Spec ${key} shows "${spec[key]}", the API says "${value}"`);
+  }
+  if (!spec.resources.startsWith(`${job.nodes} node`) || !spec.resources.includes(`(${job.gpus} in all)`)) {
+    throw new Error(`job ${id}: Spec resources "${spec.resources}" is not ${job.nodes} x ${job.gpus_per_node}`);
+  }
+  if (typeof job.spec.time_limit === "number" && spec.time_limit === "none") {
+    throw new Error(`job ${id}: Spec time limit says none, the spec has ${job.spec.time_limit} s`);
+  }
+  for (const v of Object.keys(job.spec.secret_env || {})) {
+    if (!spec.secret_env.includes(v)) throw new Error(`job ${id}: Spec lacks secret variable ${v}`);
+  }
+  if (!ISO_DATE.test(spec.created)) throw new Error(`job ${id}: the date "${spec.created}" is not ISO`);
+  const heading = await page.$eval("#why-it-waits h2", (h) => h.textContent);
+  if (heading !== "Why it waits") throw new Error(`job ${id} (${job.state}): the panel is "${heading}"`);
+  const reason = await page.$eval("#why-reason", (p) => p.textContent);
+  if (reason !== (explain.reason || "\u2014")) throw new Error(`job ${id}: why "${reason}", explain "${explain.reason}"`);
+  const rows = await page.$$eval("#why-clusters tbody tr", (trs) => Object.fromEntries(trs.map((tr) =>
+    [tr.dataset.cluster, { reason: tr.children[2].textContent,
+                           filters: [...tr.querySelectorAll("[data-filter]")].map((l) => l.textContent),
+                           preemptions: [...tr.querySelectorAll(".preemption")].map((l) => l.textContent) }])));
+  if (explain.clusters.length === 0) throw new Error(`job ${id}: explain has no cluster to check`);
+  for (const c of explain.clusters) {
+    const row = rows[c.cluster];
+    if (!row) throw new Error(`job ${id}: "Why it waits" lacks cluster ${c.cluster}`);
+    if (row.reason !== (c.reason || "\u2014")) throw new Error(`job ${id} on ${c.cluster}: "${row.reason}", explain "${c.reason}"`);
+    for (const r of c.refused_by || []) {
+      if (!row.filters.some((f) => f.includes(r.reason))) throw new Error(`job ${id} on ${c.cluster}: refusal "${r.reason}" not shown`);
+    }
+    for (const p of c.preemptions || []) {
+      if (!row.preemptions.some((l) => l.startsWith(`job ${p.job_id} `) && l.includes(p.why))) {
+        throw new Error(`job ${id} on ${c.cluster}: preemption of job ${p.job_id} (${p.why}) not shown`);
+      }
+    }
+  }
+  const cancel = await page.$("#cancel");
+  if (mayCancel !== Boolean(cancel)) {
+    throw new Error(`job ${id}: a Cancel button ${cancel ? "shown to" : "missing for"} this role`);
+  }
+  console.error(`waiting job ${id}: ${JSON.stringify({ title, why: rows, cancel: Boolean(cancel) })}`);
+  await page.screenshot({ path: a.out + "/job-waiting" + (mayCancel ? "" : "-viewer") + ".png", fullPage: true });
+}
+
 // Each run: the jobs list fetched and parsed by the page's JavaScript alone (the baseline), then
 // a full load of the page (HTML, scripts, sign-in check) until the jobs table has all its rows,
 // then the same for the fleet. Milliseconds.
@@ -221,10 +354,12 @@ async function main() {
       throw new Error("jobs: the filter kept rows for a name no job has");
     }
     await page.fill(".tools input", "");
+    await checkJobsColumns(page, a);
     await page.click("#jobs th:first-child");
-    await page.screenshot({ path: a.out + "/jobs.png", fullPage: true });
+    await page.screenshot({ path: a.out + "/jobs" + (a.viewer ? "-viewer" : "") + ".png", fullPage: true });
+    if (a["waiting-job"]) await checkWaitingJob(page, a, !a.viewer);
 
-    if (a.job) {
+    if (a.job && Number(a.attempts) > 0) {
       await page.goto(a.url + "/#/job/" + a.job);
       const want = Number(a.attempts);
       await page.waitForFunction((n) => document.querySelectorAll("#timeline .bar").length >= n, want);
@@ -234,6 +369,9 @@ async function main() {
       await page.waitForSelector("#checkpoints tbody tr td.num");
       await page.waitForSelector("#events tbody tr td");
       await checkLog(page);
+      const submitted = await page.$eval(".figures", (f) => [...f.querySelectorAll(".figure")]
+        .find((x) => x.querySelector(".label").textContent === "Submitted").querySelector(".value").textContent);
+      if (!ISO_DATE.test(submitted)) throw new Error(`job: Submitted "${submitted}" is not an ISO date`);
       await page.screenshot({ path: a.out + "/job.png", fullPage: true });
       if (bars.length < want) throw new Error(`job: ${bars.length} attempt bars, expected ${want}`);
       console.error("bars: " + JSON.stringify(bars));
@@ -254,6 +392,7 @@ async function main() {
     await page.goto(a.url + "/#/transfers");
     await page.check("#all-transfers");
     await page.waitForSelector("#transfers tbody tr td");
+    await checkTransfers(page, a, problems);
     await page.screenshot({ path: a.out + "/transfers.png", fullPage: true });
 
     if (problems.length) throw new Error(problems.join("; "));

@@ -8,7 +8,7 @@
 // line across attempts), where each attempt after the first began (a dashed line, "attempt 2"),
 // the checkpoints as ticks on the x axis, and optionally the min/max band of each point's steps
 // (a one-step loss spike in a bucket of many shows as the band's edge).
-import { dash, el } from "./dom.js";
+import { clockTime, dash, el, when } from "./dom.js";
 
 const HEIGHT = 240;
 const COLOURS = ["#2f6fd0", "#d0632f", "#1f8a4c", "#8e44ad", "#c62f3b", "#0f8b8d", "#b8860b", "#5c6577"];
@@ -115,6 +115,12 @@ function plotHolder(id, emptyText) {
   };
 }
 
+// A time axis' tick: the clock when the ticks lie within a day, else the date and the clock.
+function isoTick(ms, splits) {
+  const span = (splits[splits.length - 1] - splits[0]) * 1000;
+  return span < 86400000 ? clockTime(ms) : when(ms).slice(0, 16);
+}
+
 // One series over time (x: seconds since the epoch). set(xs, ys).
 export function lineChart(id, title, seriesLabel, format) {
   const box = plotHolder(id, "no " + seriesLabel + " reported yet");
@@ -123,9 +129,12 @@ export function lineChart(id, title, seriesLabel, format) {
     set(xs, ys) {
       box.show(xs.length ? "line" : null, [xs, ys], () => ({
         title,
-        series: [{}, { label: seriesLabel, stroke: COLOURS[0], width: 2, points: { show: true },
-                       value: (u, v) => format(v) }],
-        axes: [{}, fittedYAxis(format)],
+        // Times as the rest of the page writes them (ISO order), not uPlot's US-style dates.
+        series: [{ value: (u, v) => (v === null ? dash : when(v * 1000)) },
+                 { label: seriesLabel, stroke: COLOURS[0], width: 2, points: { show: true },
+                   value: (u, v) => format(v) }],
+        axes: [{ values: (u, splits) => splits.map((v) => isoTick(v * 1000, splits)) },
+               fittedYAxis(format)],
       }));
     },
     destroy: box.destroy,

@@ -49,9 +49,21 @@ export function duration(ms) {
   return h < 48 ? h.toFixed(1) + " h" : (h / 24).toFixed(1) + " d";
 }
 
+const pad2 = (n) => String(n).padStart(2, "0");
+
+// The local clock as the CLI prints it: "14:03:05".
+export function clockTime(ms) {
+  if (typeof ms !== "number") return dash;
+  const d = new Date(ms);
+  return `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+}
+
+// A local date and time in ISO order, as the CLI prints it: "2026-12-07 14:03:05". Every date
+// on the page goes through here (never the browser's locale format).
 export function when(ms) {
   if (typeof ms !== "number") return dash;
-  return new Date(ms).toLocaleString();
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${clockTime(ms)}`;
 }
 
 export function ago(ms) {

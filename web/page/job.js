@@ -2,10 +2,12 @@
 // the attempts as a timeline across clusters (a bar per attempt, coloured by how it ended), steps
 // over time, the run's loss, throughput and MFU over steps across attempts (charts.js),
 // checkpoints with their copies per site, events, the live log tail (protocol lines hidden unless
-// asked for, a rank filter for a gang's tagged lines: log_view.js), and cancel for a token that may.
+// asked for, a rank filter for a gang's tagged lines: log_view.js), the job as its user wrote it
+// and why it waits (job_panels.js), and cancel for a token that may (never a viewer).
 import * as api from "./api.js";
 import { compact, lineChart, plain, ratioPct, runChart } from "./charts.js";
 import { ago, badge, bytes, dash, dataTable, duration, el, num, pct, section, when } from "./dom.js";
+import { jobTitle, specPanel, whyPanel, whyTitle } from "./job_panels.js";
 import { logView } from "./log_view.js";
 
 const FINAL = new Set(["succeeded", "failed", "cancelled"]);
@@ -35,15 +37,17 @@ function timeline(attempts, nowMs) {
     for (const a of attempts.filter((x) => x.cluster === cluster)) {
       const to = a.ended_ms ?? nowMs;
       const ended = a.state === "exited";
-      const how = ended ? a.cause : "live";
+      // Placed and stopped before it launched (issue 42): said so, not as how a run ended.
+      const how = a.not_launched ? "not-launched" : ended ? a.cause : "live";
       const bar = el("div", {
         class: "bar " + how,
-        title: `attempt ${a.no} on ${a.cluster}: ${ended ? a.cause : a.state}, ` +
+        title: `attempt ${a.no} on ${a.cluster}: ` +
+               (a.not_launched ? `not launched: ${a.not_launched}` : ended ? a.cause : a.state) + ", " +
                `steps ${a.first_step ?? dash} to ${a.last_step ?? dash}, ${duration(to - a.started_ms)}` +
                (a.recovery ? `; recovery ${a.recovery.text}` : ""),
         style: { left: ((a.started_ms - start) / span) * 100 + "%",
                  width: Math.max(0.5, ((to - a.started_ms) / span) * 100) + "%" },
-      }, `#${a.no} ${how}`);
+      }, `#${a.no} ${a.not_launched ? "not launched" : how}`);
       bar.dataset.attempt = a.no;
       lane.append(bar);
     }
@@ -53,8 +57,11 @@ function timeline(attempts, nowMs) {
   // this one's first progress line (detection, backoff, placing, the site, the job's start).
   const recoveries = attempts.filter((a) => a.recovery).map((a) =>
     el("li", { "data-attempt": a.no }, `attempt ${a.no} after ${a.recovery.after}: ${a.recovery.text}`));
+  const unlaunched = attempts.filter((a) => a.not_launched).map((a) =>
+    el("li", { "data-attempt": a.no }, `attempt ${a.no} not launched: ${a.not_launched}`));
   return el("div", { class: "timeline", id: "timeline" }, ...rows,
             el("div", { class: "axis" }, el("span", {}, when(start)), el("span", {}, when(end))),
+            unlaunched.length ? el("ul", { class: "recoveries", id: "not-launched" }, ...unlaunched) : null,
             recoveries.length ? el("ul", { class: "recoveries", id: "recoveries" }, ...recoveries) : null);
 }
 
@@ -102,9 +109,15 @@ export function mount(root, { arg, ctx }) {
   const charts = el("div", { class: "charts" }, loss.node, throughput.node, mfu.node, steps.node);
   const noProgress = el("p", { class: "empty", hidden: true }, "no progress reported yet");
   const log = logView();
+  const specBox = el("div");
+  const whyBox = el("div");
+  const whySection = section("Why it waits", whyBox);
+  whySection.id = "why-it-waits";
+  const specSection = section("Spec", specBox);
+  specSection.id = "spec-panel";
   let cancelError = el("p", { class: "error", role: "alert" });
 
-  root.append(head, section("Attempts", timelineBox),
+  root.append(head, whySection, specSection, section("Attempts", timelineBox),
               section("Progress", noProgress, charts),
               section("Checkpoints", checkpoints.node), section("Events", events.node),
               section("Log (latest attempt)", log.node));
@@ -122,7 +135,7 @@ export function mount(root, { arg, ctx }) {
         } }, "Cancel job")
       : null;
     const parts = [
-      el("h1", {}, `Job ${job.id}: ${job.name} `, badge(job.state)),
+      el("h1", {}, `Job ${job.id}: ${jobTitle(job)} `, badge(job.state)),
       job.reason ? el("p", { class: "reason" }, job.reason) : null,
       excerpt(job, attempts),
       job.mfu_flag ? el("p", { class: "flag", id: "mfu-flag", role: "note" }, job.mfu_flag) : null,
@@ -140,11 +153,15 @@ export function mount(root, { arg, ctx }) {
   return {
     async refresh() {
       const base = "/api/v1/jobs/" + id;
-      const [job, attempts, evs, ckpts, series] = await Promise.all([
+      const [job, attempts, evs, ckpts, series, explain] = await Promise.all([
         api.get(base), api.get(base + "/attempts"), api.get(base + "/events"),
-        api.get(base + "/checkpoints"), api.get(base + "/series?points=" + SERIES_POINTS)]);
+        api.get(base + "/checkpoints"), api.get(base + "/series?points=" + SERIES_POINTS),
+        api.get(base + "/explain")]);
       const now = Date.now();
       drawHead(job, attempts.attempts);
+      specBox.replaceChildren(specPanel(job));
+      whySection.querySelector("h2").textContent = whyTitle(job);
+      whyBox.replaceChildren(whyPanel(explain));
       timelineBox.replaceChildren(timeline(attempts.attempts, now));
       // Steps over time: where each attempt started and ended, and every checkpoint.
       const points = [];

@@ -2,6 +2,7 @@
 // (#/fleet, #/jobs, #/job/7, #/nodes, #/transfers), and a refresh of the visible view every
 // two seconds while the tab is visible.
 import * as api from "./api.js";
+import { clockTime } from "./dom.js";
 import * as fleet from "./fleet.js";
 import * as jobs from "./jobs.js";
 import * as job from "./job.js";
@@ -34,7 +35,7 @@ async function refresh() {
   const shown = current;
   try {
     await shown.view.refresh();
-    if (shown === current) setStatus("updated " + new Date().toLocaleTimeString(), false);
+    if (shown === current) setStatus("updated " + clockTime(Date.now()), false);
   } catch (e) {
     if (e instanceof api.ApiError && e.status === 401) return signIn("the token was refused: " + e.message);
     if (shown === current) setStatus(e.message, true);

@@ -50,6 +50,33 @@ TEST(Sweep, AGridOfEnvValuesAndArgumentsBecomesOneJobPerPointInOrder) {
   }
 }
 
+// Issue 42: each point is named with its values (env in the file's order, then its args), and
+// keeps them through the store; a job not in a sweep has none, and a submitted spec cannot set
+// them.
+TEST(Sweep, EachPointCarriesItsValuesAsALabelThatTheStoreKeeps) {
+  auto spec = parse_job_spec(std::string(kJob) +
+                                 "sweep:\n  env: {LR: [1e-4, 3e-4], WD: [0, 0.1]}\n"
+                                 "  args: [\"--seed 1\", \"--seed 2\"]\n",
+                             "job.yaml")
+                  .value();
+  const auto jobs = expand_sweep(spec);
+  ASSERT_EQ(jobs.size(), 8u);
+  EXPECT_EQ(jobs[0].sweep_point, "LR=1e-4 WD=0 --seed 1");
+  EXPECT_EQ(jobs[1].sweep_point, "LR=1e-4 WD=0 --seed 2");
+  EXPECT_EQ(jobs[7].sweep_point, "LR=3e-4 WD=0.1 --seed 2");
+  const auto back = job_spec_from_json(job_spec_to_json(jobs[7])).value();
+  EXPECT_EQ(back.sweep_point, "LR=3e-4 WD=0.1 --seed 2");
+  auto env_only = parse_job_spec(std::string(kJob) + "sweep: {env: {LR: [1e-4]}}\n", "j").value();
+  EXPECT_EQ(expand_sweep(env_only).at(0).sweep_point, "LR=1e-4");
+  auto args_only =
+      parse_job_spec(std::string(kJob) + "sweep: {args: [\"--seed 3\"]}\n", "j").value();
+  EXPECT_EQ(expand_sweep(args_only).at(0).sweep_point, "--seed 3");
+  auto plain = parse_job_spec(kJob, "j").value();
+  EXPECT_EQ(expand_sweep(plain).at(0).sweep_point, "");
+  EXPECT_FALSE(job_spec_to_json(plain).contains("sweep_point"));
+  EXPECT_THAT(error_of("sweep_point: LR=1\n"), HasSubstr("sweep_point"));
+}
+
 TEST(Sweep, AJobWithoutASweepIsItselfAndMayNameAGroup) {
   auto spec = parse_job_spec(std::string(kJob) + "group: ablations\n", "j").value();
   auto jobs = expand_sweep(spec);

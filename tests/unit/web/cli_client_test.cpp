@@ -241,6 +241,18 @@ TEST_F(CliClientTest, UnreachableServerIsExit3) {
   EXPECT_EQ(run_cluster_list(options, out, err), kExitUsage);
 }
 
+// Issue 42: `job list -o wide` adds the priority, team, group and owner columns to the table.
+TEST_F(CliClientTest, JobListWideAddsPriorityTeamGroupAndOwner) {
+  EXPECT_EQ(cli({"--server", options.server, "-o", "wide", "job", "list"}), kExitOk) << err.str();
+  const std::string header = out.str().substr(0, out.str().find('\n'));
+  for (const char* column : {"GPUS", "PRIORITY", "TEAM", "GROUP", "OWNER", "REASON"}) {
+    EXPECT_NE(header.find(column), std::string::npos) << column << " in " << header;
+  }
+  out.str("");
+  EXPECT_EQ(cli({"--server", options.server, "job", "list"}), kExitOk) << err.str();
+  EXPECT_EQ(out.str().find("PRIORITY"), std::string::npos) << "only with -o wide";
+}
+
 TEST_F(CliClientTest, ThroughCli11) {
   EXPECT_EQ(cli({"--server", options.server, "job", "list"}), kExitOk) << err.str();
   EXPECT_NE(out.str().find("llama-8b"), std::string::npos);
