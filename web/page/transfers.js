@@ -20,7 +20,7 @@ function rate(t) {
   return bytes(t.rate_mb_s * 1e6) + "/s" + (t.state === "running" ? "" : " avg");
 }
 
-const perSecond = (v, incr) => compact(v, incr) + "B/s";
+const perSecond = (v, incr) => (typeof v === "number" ? compact(v, incr) + " B/s" : dash);
 
 function columns() {
   return [
