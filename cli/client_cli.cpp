@@ -581,6 +581,14 @@ int parse_and_run(CLI::App& app, int argc, const char* const* argv, std::ostream
     return e.get_exit_code();  // a command failed and already said why
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e, out, err);  // prints help, or the usage error
+    if (rc != 0 && std::string(e.what()) == "A subcommand is required") {
+      // `orchestrate job`: the command list of the group typed, as its --help shows it.
+      const CLI::App* group = &app;
+      for (auto subs = group->get_subcommands(); !subs.empty(); subs = group->get_subcommands()) {
+        group = subs.front();
+      }
+      err << '\n' << group->help();
+    }
     return rc == 0 ? kExitOk : kExitUsage;
   } catch (const std::exception& e) {
     // A value that cannot go into a request (JSON text must be UTF-8) or anything else a command

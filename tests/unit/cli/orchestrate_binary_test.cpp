@@ -38,6 +38,14 @@ TEST(OrchestrateBinary, BareOrchestratePrintsTheCommandListAndSucceeds) {
   EXPECT_THAT(r.out, HasSubstr("Examples:"));
 }
 
+TEST(OrchestrateBinary, AGroupWithoutItsCommandListsItsCommands) {
+  auto r = shell(sh_quote(kOrchestrate) + " job 2>&1");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("A subcommand is required"));
+  EXPECT_THAT(r.out, HasSubstr("\n  cancel "));
+  EXPECT_THAT(r.out, HasSubstr("orchestrate job submit examples/jobs/toy.yaml"));
+}
+
 TEST(OrchestrateBinary, ACommandsHelpEndsWithAnExample) {
   auto r = shell(sh_quote(kOrchestrate) + " job list --help 2>&1");
   EXPECT_EQ(r.status, 0);
