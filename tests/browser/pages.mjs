@@ -237,7 +237,8 @@ async function checkWaitingJob(page, a, mayCancel) {
   const heading = await page.$eval("#why-it-waits h2", (h) => h.textContent);
   if (heading !== "Why it waits") throw new Error(`job ${id} (${job.state}): the panel is "${heading}"`);
   const reason = await page.$eval("#why-reason", (p) => p.textContent);
-  if (reason !== (explain.reason || "\u2014")) throw new Error(`job ${id}: why "${reason}", explain "${explain.reason}"`);
+  if (!explain.reason) throw new Error(`job ${id} (${job.state}) waits and explain gives no reason`);
+  if (reason !== explain.reason) throw new Error(`job ${id}: why "${reason}", explain "${explain.reason}"`);
   const rows = await page.$$eval("#why-clusters tbody tr", (trs) => Object.fromEntries(trs.map((tr) =>
     [tr.dataset.cluster, { reason: tr.children[2].textContent,
                            filters: [...tr.querySelectorAll("[data-filter]")].map((l) => l.textContent),

@@ -133,7 +133,7 @@ export function lineChart(id, title, seriesLabel, format) {
         series: [{ value: (u, v) => (v === null ? dash : when(v * 1000)) },
                  { label: seriesLabel, stroke: COLOURS[0], width: 2, points: { show: true },
                    value: (u, v) => format(v) }],
-        axes: [{ values: (u, splits) => splits.map((v) => isoTick(v * 1000, splits)) },
+        axes: [{ space: 80, values: (u, splits) => splits.map((v) => isoTick(v * 1000, splits)) },
                fittedYAxis(format)],
       }));
     },

@@ -7,7 +7,7 @@
 import * as api from "./api.js";
 import { compact, lineChart, plain, ratioPct, runChart } from "./charts.js";
 import { ago, badge, bytes, dash, dataTable, duration, el, num, pct, section, when } from "./dom.js";
-import { jobTitle, specPanel, whyPanel, whyTitle } from "./job_panels.js";
+import { jobTitle, specPanel, waits, whyPanel, whyTitle } from "./job_panels.js";
 import { logView } from "./log_view.js";
 
 const FINAL = new Set(["succeeded", "failed", "cancelled"]);
@@ -117,7 +117,8 @@ export function mount(root, { arg, ctx }) {
   specSection.id = "spec-panel";
   let cancelError = el("p", { class: "error", role: "alert" });
 
-  root.append(head, whySection, specSection, section("Attempts", timelineBox),
+  const attemptsSection = section("Attempts", timelineBox);
+  root.append(head, whySection, specSection, attemptsSection,
               section("Progress", noProgress, charts),
               section("Checkpoints", checkpoints.node), section("Events", events.node),
               section("Log (latest attempt)", log.node));
@@ -161,6 +162,9 @@ export function mount(root, { arg, ctx }) {
       drawHead(job, attempts.attempts);
       specBox.replaceChildren(specPanel(job));
       whySection.querySelector("h2").textContent = whyTitle(job);
+      // First while the job waits; after its attempts once it has a place.
+      if (waits(job)) specSection.before(whySection);
+      else attemptsSection.after(whySection);
       whyBox.replaceChildren(whyPanel(explain));
       timelineBox.replaceChildren(timeline(attempts.attempts, now));
       // Steps over time: where each attempt started and ended, and every checkpoint.

@@ -100,9 +100,14 @@ export function specPanel(job) {
 
 const WAITING = new Set(["pending", "resuming", "staging"]);
 
+// Whether the job waits for a place (the panel then comes first, as "Why it waits").
+export function waits(job) {
+  return WAITING.has(job.state);
+}
+
 // The heading: "Why it waits" while the job waits, else what the last decision was.
 export function whyTitle(job) {
-  return WAITING.has(job.state) ? "Why it waits" : "Placement (the last decision)";
+  return waits(job) ? "Why it waits" : "Placement (the last decision)";
 }
 
 function preemptionLine(p) {
@@ -135,7 +140,8 @@ export function whyPanel(explain) {
   const events = Array.isArray(explain.preemption) ? explain.preemption.slice(-5) : [];
   const decided = explain.evaluated_at_ms ? `decided ${when(explain.evaluated_at_ms)}` : "not evaluated yet";
   return el("div", { id: "why" },
-            el("p", { class: "reason", id: "why-reason" }, explain.reason || dash),
+            el("p", { class: "reason", id: "why-reason" },
+               explain.reason || (explain.chosen ? `placed on ${explain.chosen}` : dash)),
             el("p", { class: "hint" }, decided),
             clusters.length === 0 ? el("p", { class: "empty" }, "no placement decision recorded yet")
               : el("div", { class: "table-wrap" }, el("table", { class: "data", id: "why-clusters" },
