@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/output_table.h"
+#include "scheduler/model/ettr_text.h"
 
 namespace orch {
 namespace {
@@ -58,8 +59,16 @@ std::string checkpoint_advice(const nlohmann::json& advice) {
   // A save of a small model takes milliseconds: show it rather than "0 s".
   const auto& cost = member(advice, "checkpoint_cost_s");
   const int digits = cost.is_number() && cost.get<double>() < 1 ? 3 : 1;
-  return out + " (Young: " + decimal(cost, digits) + " s checkpoint cost, MTBF " +
+  out += " (Young: " + decimal(cost, digits) + " s checkpoint cost, MTBF " +
          decimal(member(advice, "job_mtbf_h"), 1) + " h on " + field(advice, "cluster") + ")";
+  // Issue 42: advice that stands on the priors alone is not shown as a fact.
+  if (field(advice, "basis") == "prior") out += ", prior (no measurements yet)";
+  return out;
+}
+
+// An expected ETTR with three decimals (scheduler/model/ettr_text.h); "-" when there is none.
+std::string ettr_text(const nlohmann::json& value) {
+  return value.is_number() ? ettr_digits(value.get<double>()) : "-";
 }
 
 // "0.912 at 1897 s, 0.905 at 949 s, ...": the planner's expected ETTR around the advice.
@@ -69,7 +78,7 @@ std::string ettr_around(const nlohmann::json& advice) {
   if (!around.is_array()) return out;
   for (const auto& a : around) {
     if (!out.empty()) out += ", ";
-    out += decimal(member(a, "ettr"), 3) + " at " + decimal(member(a, "interval_s"), 0) + " s";
+    out += ettr_text(member(a, "ettr")) + " at " + decimal(member(a, "interval_s"), 0) + " s";
   }
   return out;
 }
@@ -118,8 +127,8 @@ void render_plan(const nlohmann::json& job, std::ostream& out) {
     for (const auto& a : around) {
       const auto& interval = member(a, "interval_s");
       const bool young = interval.is_number() && std::abs(interval.get<double>() - best) < 0.5;
-      table.add_row({decimal(interval, 0), field(a, "interval_steps"),
-                     decimal(member(a, "ettr"), 3), young ? "<- Young's interval" : ""});
+      table.add_row({decimal(interval, 0), field(a, "interval_steps"), ettr_text(member(a, "ettr")),
+                     young ? "<- Young's interval" : ""});
     }
   }
   table.print(out);
@@ -241,17 +250,23 @@ void render_attempts(const nlohmann::json& attempts, std::ostream& out) {
   for (const auto& a : items(attempts, "attempts")) {
     const std::string site_job = text(a, "site_job_id");
     const std::string failed = text(a, "failed_node");
+    // Issue 42: stopped before it launched; why is said below the table.
+    const bool launched = text(a, "not_launched").empty();
     table.add_row({field(a, "no"), field(a, "cluster"), site_job.empty() ? "-" : site_job,
                    names(member(a, "nodes"), 8), failed.empty() ? "-" : failed, field(a, "state"),
-                   field(a, "cause"), steps(a), field(member(a, "resumed_from"), "step"),
-                   percent(member(a, "mfu")), field(a, "steps_lost"),
-                   timestamp(member(a, "started_ms"))});
+                   launched ? field(a, "cause") : "not launched", steps(a),
+                   field(member(a, "resumed_from"), "step"), percent(member(a, "mfu")),
+                   field(a, "steps_lost"), timestamp(member(a, "started_ms"))});
   }
   if (table.empty()) {
     out << "no attempts yet\n";
     return;
   }
   table.print(out);
+  for (const auto& a : items(attempts, "attempts")) {
+    const std::string why = text(a, "not_launched");
+    if (!why.empty()) out << "  attempt " << field(a, "no") << " not launched: " << why << '\n';
+  }
   // Where each recovery's seconds went (the server's breakdown, scheduler/health).
   bool heading = false;
   for (const auto& a : items(attempts, "attempts")) {

@@ -87,6 +87,12 @@ HttpResponse submit_job(JobsApi& backend, const HttpRequest& request) {
   if (auto bad = read_document(request, "a job spec", source)) return *bad;
   Submitter who = submitter_of(request);
   if (auto bad = read_workdir(request, who)) return *bad;
+  if (auto anyway = query_value(request, "queue_anyway"); anyway && !anyway->empty()) {
+    if (*anyway != "true" && *anyway != "1" && *anyway != "false" && *anyway != "0") {
+      return problem_response(400, "queue_anyway must be true or false, got " + shown(*anyway));
+    }
+    who.queue_anyway = *anyway == "true" || *anyway == "1";
+  }
   auto result = backend.submit_job(request.body, source, who);
   if (!result.ok()) {
     // The body arrived whole; whatever the spec parser rejects is content, hence 422.
@@ -214,7 +220,10 @@ RouteTable job_routes(JobsApi& backend) {
        .query = {{"source", "string", "names the spec in errors"},
                  {"workdir", "string",
                   "sha256:<hex> of the archive uploaded for the spec's workdir: (PUT "
-                  "/api/v1/code/{sha256})"}},
+                  "/api/v1/code/{sha256})"},
+                 {"queue_anyway", "boolean",
+                  "keep a job no configured cluster could ever hold (422 without), waiting for a "
+                  "cluster still to come"}},
        .body = Body::document,
        .body_schema = "JobSpec",
        .ok = 201,
@@ -258,7 +267,7 @@ RouteTable job_routes(JobsApi& backend) {
        .role = Role::viewer,
        .tag = "jobs",
        .summary = "Why the job was placed where it was, or why it waits",
-       .answer_schema = "Object",
+       .answer_schema = "Explanation",
        .errors = {400, 404},
        .handler = with_job_id(
            [b](const HttpRequest&, std::int64_t id) { return answer(b->explain_job(id)); })},

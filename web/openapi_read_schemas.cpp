@@ -72,9 +72,19 @@ void add_job_schemas(json& s) {
                                 {{"type", json::array({"string", "null"})},
                                  {"description", "the cursor of the next page"}}}});
   s["JobDetail"] = {
-      {"allOf",
-       json::array({schema_ref("Job"), all_required({{"spec", t("object")},
-                                                     {"checkpoint_advice", maybe("object")}})})}};
+      {"allOf", json::array({schema_ref("Job"),
+                             all_required({{"spec", t("object")},
+                                           {"checkpoint_advice",
+                                            {{"oneOf", json::array({schema_ref("CheckpointAdvice"),
+                                                                    t("null")})}}}})})}};
+  // Young's interval on the latest attempt's cluster; basis "prior" while it stands on the
+  // priors alone (no measured save time or MTBF there yet, issue 42).
+  s["CheckpointAdvice"] = all_required({{"cluster", t("string")},
+                                        {"basis", {{"enum", {"measured", "prior"}}}},
+                                        {"interval_s", t("number")},
+                                        {"checkpoint_cost_s", t("number")},
+                                        {"job_mtbf_h", t("number")},
+                                        {"ettr", t("number")}});
 }
 
 void add_cluster_schemas(json& s) {

@@ -133,6 +133,8 @@ json openapi_schemas() {
                          {"cause", type("string")},
                          // What failed (lines joined with "\n"); "" when it did not fail.
                          {"error_excerpt", type("string")},
+                         // Why it was stopped before it launched (issue 42); "" when it launched.
+                         {"not_launched", type("string")},
                          {"nodes", {{"type", "array"}, {"items", type("string")}}},
                          {"started_ms", type("integer")},
                          {"ended_ms", nullable("integer")}});

@@ -14,6 +14,7 @@
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/lifecycle/restart_history.h"
 #include "scheduler/lifecycle/restart_policy.h"
+#include "scheduler/model/ettr_text.h"
 
 namespace orch {
 namespace {
@@ -248,11 +249,13 @@ Result<void> AttemptTracker::after_attempt_end(const AttemptRow& attempt) {
       JobStats stats = compute_job_stats(*attempts, now);
       job.reason.clear();
       if (auto r = store_.set_job_state(job, JobState::succeeded, now); !r) return r;
+      // An attempt stopped before it launched was no try of the job's (issue 42).
+      const auto tried = std::count_if(attempts->begin(), attempts->end(),
+                                       [](const AttemptRow& a) { return a.not_launched.empty(); });
       char buf[160];
-      std::snprintf(
-          buf, sizeof buf, "succeeded after %zu attempt(s); steps lost %lld; ETTR %s",
-          attempts->size(), static_cast<long long>(stats.steps_lost),
-          stats.ettr ? (std::to_string(std::lround(*stats.ettr * 100)) + "%").c_str() : "n/a");
+      std::snprintf(buf, sizeof buf, "succeeded after %lld attempt(s); steps lost %lld; ETTR %s",
+                    static_cast<long long>(tried), static_cast<long long>(stats.steps_lost),
+                    stats.ettr ? ettr_digits(*stats.ettr).c_str() : "n/a");
       return event(job.id, attempt.no, "succeeded", buf);
     }
     case AfterExit::Verdict::fail:

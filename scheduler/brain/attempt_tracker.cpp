@@ -22,6 +22,23 @@ Error missing(const char* what, T id) {
   return make_error(ErrorKind::not_found, std::string("no ") + what + " " + std::to_string(id));
 }
 
+// Why a launch that came back unlaunched never ran: the checkpoints its resume check found gone
+// or changed, then what the site worker said ("cancelled before it was launched", the launch's
+// error).
+std::string not_launched_why(const LaunchCompleted& e) {
+  std::string said = e.result.error().message;
+  const std::string prefix = "not launched: ";
+  if (said.rfind(prefix, 0) == 0) said.erase(0, prefix.size());
+  if (!e.resume.bounced && said.rfind("cancelled", 0) != 0) said = "the launch failed: " + said;
+  std::string why;
+  for (const auto& r : e.resume.rejected) {
+    why += (why.empty() ? "" : "; ") + std::string("its checkpoint at step ") +
+           std::to_string(r.step) + (r.missing ? " was gone" : " failed its check") +
+           (r.why.empty() ? "" : " (" + r.why + ")");
+  }
+  return why.empty() ? said : why + "; " + said;
+}
+
 }  // namespace
 
 Result<BrainReply> AttemptTracker::on(const CancelJob& e) {
@@ -61,6 +78,11 @@ Result<BrainReply> AttemptTracker::on(const LaunchCompleted& e) {
   AttemptRow a = **found;
 
   if (!e.result.ok()) {
+    // Nothing was launched (issue 42): the attempt says why, and is not one of the job's tries.
+    if (!a.launch_done && !a.running_ms && a.not_launched.empty()) {
+      a.not_launched = not_launched_why(e);
+      if (auto r = store_.update_attempt(a); !r) return r.error();
+    }
     if (a.state == AttemptState::exited) return BrainReply{};
     if (e.resume.bounced && !a.cancel_requested) return resume_bounced(a, e);
     if (e.result.error().kind == ErrorKind::misconfigured && !a.cancel_requested) {

@@ -1,5 +1,5 @@
-// The brain's placing part: submitting a job, the waiting queue, and placing one job (the
-// decision, the staging it needs first, and the launch it records).
+// The brain's placing part: the waiting queue, and placing one job (the decision, the staging it
+// needs first, and the launch it records). Submitting a job: placer_submit.cpp.
 #include "scheduler/brain/placer.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include "scheduler/brain/site_capacity.h"
 #include "scheduler/common/text.h"
 #include "scheduler/model/launch_request_json.h"
+#include "scheduler/placement/ever_fits.h"
 #include "scheduler/spec/container_support.h"
 #include "scheduler/spec/scheduling_section.h"
 #include "scheduler/spec/slurm_job_rules.h"
@@ -16,68 +17,6 @@
 #include <charconv>
 
 namespace orch {
-
-Result<BrainReply> Placer::on(const SubmitJob& e) {
-  JobSpec spec = e.spec;
-  // The caller's team and priority, checked here as well as at the door: a command that reaches
-  // the brain another way cannot skip them.
-  if (auto bound = bind_team(spec, e.submitter); !bound) return bound.error();
-  if (auto allowed = check_priority(core_.scheduling, spec, e.submitter); !allowed) {
-    return allowed.error();
-  }
-  if (!spec.priority_class.empty()) {
-    std::string why;
-    auto priority = resolve_priority(core_.scheduling, spec.priority_class, why);
-    if (!priority) {
-      Error unknown = make_error(ErrorKind::invalid, why);
-      unknown.where = "priority|priority_class";
-      return unknown;
-    }
-    spec.priority = *priority;
-  }
-  for (std::size_t i = 0; i < e.spec.allowed_clusters.size(); ++i) {
-    const std::string& name = e.spec.allowed_clusters[i];
-    if (!cluster_spec(name)) {
-      std::string known;
-      for (const auto& c : clusters_) {
-        if (!known.empty()) known += ", ";
-        known += c.name;
-      }
-      std::string msg = "placement.allowed names unknown cluster \"" + name + "\"";
-      msg += "; configured clusters: ";
-      msg += known;
-      Error bad = make_error(ErrorKind::invalid, msg);
-      bad.where = "placement.allowed[" + std::to_string(i) + "]";
-      return bad;
-    }
-  }
-  if (auto runs = check_container_clusters(spec, clusters_); !runs) return runs.error();
-  if (auto takes = check_slurm_option_clusters(spec, clusters_); !takes) return takes.error();
-  // A sweep is one job per point, all in this one transaction: all of them or none.
-  const std::vector<JobSpec> points = expand_sweep(spec);
-  BrainReply reply;
-  for (const auto& point : points) {
-    const Millis now = clock_.now_ms();
-    JobRow job;
-    job.name = point.name;
-    job.spec = point;
-    job.created_ms = job.updated_ms = now;
-    auto id = store_.insert_job(job);
-    if (!id) return id.error();
-    job.id = *id;
-    std::string msg = "submitted: " + std::to_string(point.nodes) + " node(s) x " +
-                      std::to_string(point.gpus_per_node) + " GPU(s)";
-    if (points.size() > 1) msg += "; point of sweep " + point.group + " (" + point.command + ")";
-    if (auto r = event(job.id, std::nullopt, "submitted", msg); !r) return r.error();
-    if (auto r = try_place(job); !r) return r.error();
-    if (reply.job_id == 0) {
-      reply.job_id = job.id;
-      reply.state = std::string(to_string(job.state));
-    }
-    reply.jobs.push_back({job.id, job.name, std::string(to_string(job.state))});
-  }
-  return reply;
-}
 
 Result<void> Placer::load_queue() {
   auto waiting = store_.waiting_jobs();
@@ -442,6 +381,10 @@ Result<void> Placer::wait_for_capacity(JobRow& job, const PlacementRequest& req,
                                        const std::vector<ClusterView>& views,
                                        const std::string& why_not, Millis now) {
   std::string reason = "waiting for capacity: " + why_not;
+  // Kept with --queue-anyway (or the clusters changed since): no cluster could ever hold it.
+  if (fits_no_cluster(job.spec, views)) {
+    reason = "fits no configured cluster, kept for a cluster still to come; " + reason;
+  }
   if (auto r = consider_preemption(job, req, views, reason); !r) return r;
   if (auto r = consider_hold(job, req, views); !r) return r;
   blocked_marks_.emplace_back(job.id, capacity_version_);

@@ -40,6 +40,11 @@ class Placer : BrainPart {
   // A job is submitted: checked against the configuration, stored, and placed if it fits now.
   Result<BrainReply> on(const SubmitJob& e);
 
+  // At submit (issue 42): a job no configured cluster could ever hold is refused (every point
+  // of a sweep is checked) naming the largest shape each cluster offers, unless the submitter
+  // asked to queue it anyway (for a cluster still to come); placer_submit.cpp.
+  Result<void> refuse_if_never_fits(const std::vector<JobSpec>& points, bool queue_anyway);
+
   // Reads the waiting jobs from the store (at start, and after a rolled-back event).
   Result<void> load_queue();
   // Around each event: the queue follows what the committed transaction wrote.

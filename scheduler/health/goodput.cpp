@@ -62,4 +62,8 @@ GoodputEstimate estimate_goodput(int nodes, int gpus, double peak_flops_per_gpu,
   return e;
 }
 
+const char* advice_basis(const ClusterHistory& history) {
+  return history.checkpoint_cost_s && history.node_hours > 0 ? "measured" : "prior";
+}
+
 }  // namespace orch

@@ -71,6 +71,11 @@ double expected_ettr(double checkpoint_cost_s, double interval_s, double restart
 double mfu_spread(const ClusterHistory& history, std::int64_t now_ms,
                   const GoodputPriors& priors = {});
 
+// What checkpoint advice from this history stands on (issue 42): "measured" when the cluster
+// has a measured checkpoint save time and observed node-hours (its MTBF is partly measured),
+// else "prior": the advice is the priors' (GoodputPriors), no measurement yet.
+const char* advice_basis(const ClusterHistory& history);
+
 // nodes, gpus: the job's size; peak_flops_per_gpu: the cluster's accelerator peak (FLOP/s).
 // Node MTBF (h) = (prior_node_hours + node_hours) / (prior_node_hours / node_mtbf_h +
 // node_failures): the prior counts as that many node-hours of evidence at its own failure rate.

@@ -16,6 +16,9 @@ struct Submitter {
   // backend gives it to a spec with `workdir:` once the code store says this user uploaded it
   // (web/code_api.h). Empty: none named.
   std::string workdir_sha256;
+  // POST /api/v1/jobs?queue_anyway=true (`job submit --queue-anyway`): a job no configured
+  // cluster could ever hold is kept, waiting for a cluster still to come, instead of refused.
+  bool queue_anyway = false;
 };
 
 }  // namespace orch

@@ -182,6 +182,10 @@ CREATE TRIGGER transfer_bytes_moved AFTER UPDATE OF bytes_done ON transfers
   DELETE FROM transfer_minutes WHERE minute < NEW.updated_ms / 60000 - 10080;
 END;
 )sql"},
+      {32,
+       "an attempt placed and stopped before it launched says why (issue 42): it is not counted "
+       "as an attempt of the job's history",
+       "ALTER TABLE attempts ADD COLUMN not_launched TEXT NOT NULL DEFAULT '';"},
   };
 }
 

@@ -16,7 +16,7 @@ constexpr const char* kAttemptColumns =
     "first_step, last_step, tokens_total, step_time_total, mfu, steps_lost, site_done, running_ms, "
     "last_progress_ms, mfu_watch, hang_after_ms, startup_timeout_ms, hang_watch, failed_node, "
     "last_alive_ms, preempt_for, preempt_asked_ms, checkpoint_dir, due_ms, first_progress_ms, "
-    "mfu_flag, error_excerpt";
+    "mfu_flag, error_excerpt, not_launched";
 
 std::optional<int> opt_int(const std::optional<std::int64_t>& v) {
   if (!v) return std::nullopt;
@@ -107,6 +107,7 @@ AttemptRow read_attempt(const Stmt& st) {
   a.first_progress_ms = st.col_opt_int(37);
   a.mfu_flag = st.col_text(38);
   a.error_excerpt = st.col_text(39);
+  a.not_launched = st.col_text(40);
   return a;
 }
 
@@ -374,7 +375,8 @@ Result<void> Store::write_attempt(const AttemptRow& a) {
       "steps_lost = ?, site_done = ?, running_ms = ?, last_progress_ms = ?, "
       "mfu_watch = ?, resumed_from_step = ?, resumed_from_path = ?, hang_after_ms = ?, "
       "hang_watch = ?, failed_node = ?, last_alive_ms = ?, preempt_for = ?, "
-      "preempt_asked_ms = ?, first_progress_ms = ?, mfu_flag = ?, error_excerpt = ? WHERE id = ?",
+      "preempt_asked_ms = ?, first_progress_ms = ?, mfu_flag = ?, error_excerpt = ?, "
+      "not_launched = ? WHERE id = ?",
       std::string(to_string(a.state)), std::string(to_string(a.cause)), a.exit_code, a.signal,
       a.site_job_id, node_list_text(a.nodes), static_cast<std::int64_t>(a.nodes.size()),
       a.cancel_requested ? 1 : 0, a.launch_done ? 1 : 0, a.ended_ms, a.first_step, a.last_step,
@@ -382,7 +384,7 @@ Result<void> Store::write_attempt(const AttemptRow& a) {
       a.last_progress_ms, a.mfu_watch.is_null() ? std::string("{}") : json_text(a.mfu_watch),
       a.resumed_from_step, a.resumed_from_path, a.hang_after_ms, hang_watch_text(a.hang_watch),
       a.failed_node, a.last_alive_ms, a.preempt_for, a.preempt_asked_ms, a.first_progress_ms,
-      a.mfu_flag, a.error_excerpt, a.id);
+      a.mfu_flag, a.error_excerpt, a.not_launched, a.id);
 }
 
 Result<void> Store::set_attempt_state(AttemptRow& row, AttemptState to, Millis now) {

@@ -34,6 +34,15 @@ class BrainFixture : public StoreFixture {
     return r.ok() ? r->job_id : 0;
   }
 
+  // Submitted with ?queue_anyway=true: kept even when no configured cluster could hold it.
+  JobId submit_anyway(const JobSpec& spec) {
+    Submitter who;
+    who.queue_anyway = true;
+    auto r = brain->handle(SubmitJob{spec, who});
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.ok() ? r->job_id : 0;
+  }
+
   void handle(const BrainEvent& e) {
     auto r = brain->handle(e);
     ASSERT_TRUE(r.ok()) << r.error().message;

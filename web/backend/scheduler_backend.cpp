@@ -32,7 +32,8 @@ json recovery_json(const AttemptRow& a, const AttemptRow* prev) {
 
 json attempt_json(const AttemptRow& a, const AttemptRow* prev) {
   json resumed = nullptr;
-  if (a.resumed_from_step)
+  // An attempt that never launched resumed from nothing (issue 42), whatever it was planned to.
+  if (a.resumed_from_step && a.not_launched.empty())
     resumed = {{"step", *a.resumed_from_step}, {"path", a.resumed_from_path}};
   return {{"no", a.no},
           {"cluster", a.cluster},
@@ -47,6 +48,8 @@ json attempt_json(const AttemptRow& a, const AttemptRow* prev) {
           {"failed_node", a.failed_node.empty() ? json(nullptr) : json(a.failed_node)},
           // What failed (lifecycle/error_excerpt.h): lines joined with "\n"; "" when none.
           {"error_excerpt", a.error_excerpt},
+          // Why it was stopped before it launched (issue 42); "" for one that launched.
+          {"not_launched", a.not_launched},
           {"gpus", a.gpus},
           {"started_ms", a.started_ms},
           {"running_ms", opt(a.running_ms)},

@@ -311,6 +311,7 @@ Result<nlohmann::json> SchedulerBackend::checkpoint_advice(StoreReader& reader, 
                              {"net_gpu_h_per_day", o.net_gpu_h_per_day}});
   }
   return json{{"cluster", spec->name},
+              {"basis", advice_basis(history)},
               {"spares",
                {{"recommended", spares.recommended},
                 {"failures_per_day", spares.failures_per_day},

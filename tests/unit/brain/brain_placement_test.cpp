@@ -43,7 +43,7 @@ TEST_F(BrainPlacement, PreferredClusterWinsAmongThoseThatFit) {
 }
 
 TEST_F(BrainPlacement, JobThatFitsNowhereWaitsWithAReasonPerCluster) {
-  JobId id = submit(make_job().nodes(3).gpus(4));
+  JobId id = submit_anyway(make_job().nodes(3).gpus(4));  // refused at submit without
 
   JobRow j = job(id);
   EXPECT_EQ(j.state, JobState::pending);

@@ -80,7 +80,7 @@ TEST_F(BrainProgress, SuccessfulJobRecordsEttr) {
   exits(last_attempt(id), 0);
   EXPECT_EQ(job(id).state, JobState::succeeded);
   auto events = store->events_of(id).value();
-  EXPECT_THAT(events.back().message, ::testing::HasSubstr("ETTR 50%"));
+  EXPECT_THAT(events.back().message, ::testing::HasSubstr("ETTR 0.500"));
 }
 
 }  // namespace

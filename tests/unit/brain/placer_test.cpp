@@ -25,11 +25,14 @@ class PlacerTest : public BrainPartFixture {
     in_transaction([&] { return placer->load_queue(); });
   }
 
-  JobId submit(const JobSpec& spec) {
+  // queue_anyway: kept even when no configured cluster could hold it (issue 42).
+  JobId submit(const JobSpec& spec, bool queue_anyway = false) {
     JobId id = 0;
+    Submitter who;
+    who.queue_anyway = queue_anyway;
     placer->begin_event();
     in_transaction([&]() -> Result<void> {
-      auto r = placer->on(SubmitJob{spec});
+      auto r = placer->on(SubmitJob{spec, who});
       if (!r) return r.error();
       id = r->job_id;
       return Ok{};
@@ -72,7 +75,7 @@ TEST_F(PlacerTest, AJobNamingAnUnknownClusterIsRefusedWithTheConfiguredOnes) {
 }
 
 TEST_F(PlacerTest, AJobThatFitsNowhereWaitsAndSaysWhyOnce) {
-  JobId id = submit(make_job().nodes(3).gpus(4));
+  JobId id = submit(make_job().nodes(3).gpus(4), true);
   EXPECT_EQ(job(id).state, JobState::pending);
   EXPECT_THAT(job(id).reason, HasSubstr("waiting for capacity"));
   round();

@@ -46,5 +46,46 @@ TEST(JobRender, NoFailureNoHeading) {
   EXPECT_THAT(rendered(attempts), Not(HasSubstr("What failed")));
 }
 
+// Issue 42: advice from priors is labelled, ETTR has three digits, and an attempt that never
+// launched says so and why.
+json advice(const std::string& basis, double ettr) {
+  return {{"cluster", "east"},
+          {"basis", basis},
+          {"interval_s", 20785},
+          {"checkpoint_cost_s", 60},
+          {"job_mtbf_h", 1000},
+          {"ettr", ettr},
+          {"restart_s", 300},
+          {"expected_mfu", 0.35},
+          {"around", {{{"interval_s", 31}, {"ettr", 0.9995}}, {{"interval_s", 61}, {"ettr", 1}}}}};
+}
+
+TEST(JobRender, AdviceFromPriorsIsLabelledAndEttrHasThreeDigits) {
+  std::ostringstream plan;
+  render_plan({{"id", 1}, {"name", "j"}, {"checkpoint_advice", advice("prior", 0.9995)}}, plan);
+  EXPECT_THAT(plan.str(), HasSubstr("checkpoint every 20785 s (Young: 60 s checkpoint cost, MTBF "
+                                    "1000 h on east), prior (no measurements yet)\n"));
+  EXPECT_THAT(plan.str(), HasSubstr("31          -      0.999"));
+  EXPECT_THAT(plan.str(), HasSubstr("61          -      1.000"));
+
+  std::ostringstream show;
+  render_job({{"id", 1}, {"checkpoint_advice", advice("measured", 0.99)}},
+             {{"attempts", json::array()}}, {{"events", json::array()}}, show);
+  EXPECT_THAT(show.str(), HasSubstr("on east)\n"));
+  EXPECT_THAT(show.str(), Not(HasSubstr("prior")));
+  EXPECT_THAT(show.str(), HasSubstr("  expected ETTR    0.999 at 31 s, 1.000 at 61 s\n"));
+}
+
+TEST(JobRender, AnAttemptThatNeverLaunchedSaysWhy) {
+  const json attempts = {
+      {"attempts",
+       {{{"no", 2}, {"cause", "cancelled"}, {"not_launched", "its checkpoint at step 20 was gone"}},
+        {{"no", 3}, {"cause", "succeeded"}, {"not_launched", ""}}}}};
+  const std::string text = rendered(attempts);
+  EXPECT_THAT(text, HasSubstr("not launched"));
+  EXPECT_THAT(text, HasSubstr("  attempt 2 not launched: its checkpoint at step 20 was gone\n"));
+  EXPECT_THAT(text, Not(HasSubstr("attempt 3 not launched")));
+}
+
 }  // namespace
 }  // namespace orch

@@ -74,6 +74,18 @@ TEST(Goodput, MeasuredMfuCheckpointCostAndRestartReplaceThePriors) {
   EXPECT_DOUBLE_EQ(e.flops, 16 * 312e12 * 0.42 * e.ettr);
 }
 
+// Issue 42: advice is labelled a prior until the save time and the node-hours are measured.
+TEST(Goodput, AdviceIsAPriorUntilTheSaveTimeAndNodeHoursAreMeasured) {
+  ClusterHistory h;
+  EXPECT_STREQ(advice_basis(h), "prior");
+  h.checkpoint_cost_s = 20;
+  EXPECT_STREQ(advice_basis(h), "prior") << "the MTBF is still the prior's";
+  h.node_hours = 12;
+  EXPECT_STREQ(advice_basis(h), "measured");
+  h.checkpoint_cost_s.reset();
+  EXPECT_STREQ(advice_basis(h), "prior");
+}
+
 TEST(Goodput, WorseMtbfMeansLowerEttr) {
   ClusterHistory flaky;
   flaky.node_hours = 1000;

@@ -431,5 +431,30 @@ TEST_F(Migrations, VersionThirtyTransfersLearnTheirPurposeAndJobFromWhyTheyStart
   EXPECT_EQ(shown, (std::vector<std::int64_t>{4, 3, 2})) << "the index holds the rows of before";
 }
 
+// Issue 42: an attempt stored before version 32 launched as far as anyone knows; one stopped
+// before its launch keeps why.
+TEST_F(Migrations, VersionThirtyOneAttemptsGainWhyTheyWereNotLaunched) {
+  {
+    auto db = Db::open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 31).ok());
+    ASSERT_TRUE(db->exec(R"sql(
+      INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
+        VALUES (1, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
+      INSERT INTO attempts(id, job_id, no, cluster, token, state, gpus, started_ms)
+        VALUES (1, 1, 1, 'alpha', 't1', 'launching', 1, 1);
+    )sql")
+                    .ok());
+  }
+  auto store = Store::open(path_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  AttemptRow a = (*store)->attempt_by_token("t1").value().value();
+  EXPECT_EQ(a.not_launched, "");
+  a.not_launched = "cancelled before it was launched";
+  ASSERT_TRUE((*store)->update_attempt(a).ok());
+  EXPECT_EQ((*store)->attempt_by_token("t1").value()->not_launched,
+            "cancelled before it was launched");
+}
+
 }  // namespace
 }  // namespace orch

@@ -265,7 +265,7 @@ TEST_F(HealthCliTest, JobShowGivesCheckpointAdvice) {
       has("  checkpoint advice every 1897 s (~9035 steps) (Young: 60 s checkpoint cost, "
           "MTBF 8.3 h on alpha)\n"))
       << out.str();
-  EXPECT_TRUE(has("  expected ETTR    0.9 at 949 s, 0.93 at 1897 s, 0.91 at 3795 s\n"))
+  EXPECT_TRUE(has("  expected ETTR    0.900 at 949 s, 0.930 at 1897 s, 0.910 at 3795 s\n"))
       << out.str();
   out.str("");
   EXPECT_EQ(run_job_show(options, 2, out, err), kExitOk) << err.str();
@@ -277,7 +277,7 @@ TEST_F(HealthCliTest, PlanGivesTheIntervalAndTheEttrAroundIt) {
   EXPECT_TRUE(has("checkpoint every 1897 s (~9035 steps)")) << out.str();
   EXPECT_TRUE(has("restart 300 s, expected MFU 0.41\n")) << out.str();
   EXPECT_TRUE(has("INTERVAL S  STEPS  EXPECTED ETTR")) << out.str();
-  EXPECT_TRUE(has("1897        9035   0.93           <- Young's interval\n")) << out.str();
+  EXPECT_TRUE(has("1897        9035   0.930          <- Young's interval\n")) << out.str();
   EXPECT_TRUE(
       has("hot spares: hold 1 (2.88 failures a day; a relaunch onto a spare assumed to "
           "take 30 s)\n"))

@@ -189,7 +189,9 @@ TEST_F(SchedulerBackendHealthTest, ProviderReportHasACardPerClusterAndVendor) {
 }
 
 TEST_F(SchedulerBackendHealthTest, MfuHistoryAndCheckpointAdvice) {
-  auto waiting = brain_->handle(SubmitJob{make_job().nodes(3).gpus(4).on({"alpha"})});
+  Submitter anyway;  // alpha could never hold it: refused at submit without (issue 42)
+  anyway.queue_anyway = true;
+  auto waiting = brain_->handle(SubmitJob{make_job().nodes(3).gpus(4).on({"alpha"}), anyway});
   ASSERT_TRUE(waiting.ok());
   EXPECT_TRUE(
       json::parse(backend_->get_job(waiting->job_id).value().text)["checkpoint_advice"].is_null())
@@ -222,6 +224,7 @@ TEST_F(SchedulerBackendHealthTest, MfuHistoryAndCheckpointAdvice) {
   ASSERT_TRUE(advice.is_object()) << advice.dump();
   EXPECT_EQ(advice["cluster"], "alpha");
   // No history yet: the priors (60 s per checkpoint, 2000 h per node) and one node.
+  EXPECT_EQ(advice["basis"], "prior");
   EXPECT_DOUBLE_EQ(advice["checkpoint_cost_s"].get<double>(), 60);
   EXPECT_NEAR(advice["job_mtbf_h"].get<double>(), 2000, 1);
   const double young = std::sqrt(2 * 60 * advice["job_mtbf_h"].get<double>() * 3600);
