@@ -132,9 +132,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, milliseconds tim
 std::unique_ptr<ServerProcess> ServerProcess::start(const std::string& config,
                                                     const std::string& state,
                                                     const std::string& log_path, std::string& error,
-                                                    milliseconds timeout) {
-  const std::vector<std::string> argv = {
+                                                    milliseconds timeout, bool record_url) {
+  std::vector<std::string> argv = {
       ORCH_BIN_DIR "/orchestrate", "serve", "--config", config, "--state", state, "--port", "0"};
+  if (!record_url) argv.push_back("--no-record");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
   int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

@@ -29,7 +29,8 @@ class NewcomerTest : public E2eTest {
          {"ORCH_URL", "ORCH_CA", "ORCH_TOKEN", "ORCH_TOKEN_FILE", "ORCH_STATE"}) {
       set_env(name, std::nullopt);
     }
-    E2eTest::SetUp();  // `orchestrate serve --config C --state S --port 0`
+    record_url_ = true;  // as a person's serve does (the fixture's servers run with --no-record)
+    E2eTest::SetUp();    // `orchestrate serve --config C --state S --port 0`
     // As the README says: export ORCH_STATE, so the CLI sends the server's first admin token.
     set_env("ORCH_STATE", state_);
   }

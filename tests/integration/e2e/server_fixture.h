@@ -67,7 +67,8 @@ class ServerFixture : public ::testing::Test {
   void start_server(const std::string& faults = "") {
     if (!faults.empty()) setenv("ORCH_FAULTS", faults.c_str(), 1);
     std::string error;
-    server_ = ServerProcess::start(config_, state_, log_path(++starts_), error);
+    server_ = ServerProcess::start(config_, state_, log_path(++starts_), error, milliseconds(20000),
+                                   record_url_);
     unsetenv("ORCH_FAULTS");
     ASSERT_TRUE(server_) << "orchestrate serve did not start: " << error;
     url_ = server_->url();
@@ -247,6 +248,7 @@ class ServerFixture : public ::testing::Test {
   std::unique_ptr<ServerProcess> server_;
   std::string url_;
   int starts_ = 0;
+  bool record_url_ = false;  // serve records its URL in the user's CLI config (newcomer's test)
   milliseconds poll_{50};
   milliseconds wait_timeout_{30000};
   milliseconds final_timeout_{30000};
