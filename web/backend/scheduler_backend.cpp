@@ -289,6 +289,9 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
   // A flagged MFU (lifecycle/mfu.h) is kept out of placement: explain says so, and why.
   auto attempts = reader.attempts_of(id);
   if (!attempts) return attempts.error();
+  // What its checkpoint advice stands on (issue 42): null while it was never placed.
+  auto advice = checkpoint_advice(reader, *j, attempts->empty() ? nullptr : &attempts->back());
+  if (!advice) return advice.error();
   json clusters = json::array();
   json chosen = nullptr;
   Millis at = 0;
@@ -321,7 +324,8 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
               {"chosen", chosen},
               {"clusters", clusters},
               {"preemption", preemption},
-              {"mfu_flag", newest_mfu_flag(*attempts)}};
+              {"mfu_flag", newest_mfu_flag(*attempts)},
+              {"advice_basis", advice->is_object() ? (*advice)["basis"] : json(nullptr)}};
 }
 
 Result<nlohmann::json> SchedulerBackend::submit_job(const std::string& body,

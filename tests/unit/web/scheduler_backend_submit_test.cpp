@@ -57,6 +57,7 @@ TEST_F(BackendSubmit, CheckpointAdviceFromPriorsSaysSo) {
   const json job = json::parse(backend_->get_job(1).value().text);
   ASSERT_TRUE(job["checkpoint_advice"].is_object()) << job.dump();
   EXPECT_EQ(job["checkpoint_advice"]["basis"], "prior");
+  EXPECT_EQ(backend_->explain_job(1).value()["advice_basis"], "prior");
 }
 
 TEST_F(BackendSubmit, AnAttemptThatNeverLaunchedSaysWhyAndResumedFromNothing) {
