@@ -110,7 +110,9 @@ int submit_spec(const ClientOptions& o, const std::string& file, std::uint64_t w
   std::string query;
   if (int rc = prepare_workdir(o, file, text, workdir_limit, query, err); rc != kExitOk) return rc;
   if (extras.queue_anyway) query += "&queue_anyway=true";
-  return post_text(o, "/api/v1/jobs", file, text, is_json, out_body, err, query);
+  // The server's errors name the file; their line numbers are those of the changed spec.
+  const std::string source = extras.overrides.empty() ? file : file + " (changed by -e/--set)";
+  return post_text(o, "/api/v1/jobs", source, text, is_json, out_body, err, query);
 }
 
 std::string with_query(std::string path,

@@ -65,7 +65,7 @@ TEST_F(SubmitExtras, EnvAndSetFlagsChangeTheSpecThatIsSent) {
   EXPECT_EQ(out_.str(), "5\n");
   const HttpRequest r = seen();
   EXPECT_EQ(r.path, "/api/v1/jobs");
-  EXPECT_EQ(r.query.at("source"), spec_);
+  EXPECT_EQ(r.query.at("source"), spec_ + " (changed by -e/--set)");
   EXPECT_EQ(r.query.count("queue_anyway"), 0u);
   auto spec = parse_job_spec(r.body, "sent");
   ASSERT_TRUE(spec.ok()) << spec.error().message << "\n" << r.body;
@@ -77,6 +77,7 @@ TEST_F(SubmitExtras, EnvAndSetFlagsChangeTheSpecThatIsSent) {
 
 TEST_F(SubmitExtras, WithoutFlagsTheFileIsSentAsWritten) {
   ASSERT_EQ(cli({"job", "submit", spec_}), kExitOk) << err_.str();
+  EXPECT_EQ(seen().query.at("source"), spec_);
   EXPECT_EQ(seen().body,
             "name: toy\ncommand: echo \"$GREETING\"\nresources: {nodes: 1, gpus_per_node: 2}\n");
 }
