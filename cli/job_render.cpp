@@ -369,6 +369,38 @@ void render_job(const nlohmann::json& job, const nlohmann::json& attempts,
   render_events(events, 10, out);
 }
 
+namespace {
+
+// Per cluster, every filter that refused it and the preemptions the decision considered there,
+// taken or not, and why (issue 42); only clusters with more to say than the table's reason.
+void render_explain_details(const nlohmann::json& explain, std::ostream& out) {
+  bool header = false;
+  for (const auto& c : items(explain, "clusters")) {
+    const auto& refused = items(c, "refused_by");
+    const auto& preemptions = items(c, "preemptions");
+    const auto& more = member(c, "preemptions_more");
+    if (refused.size() < 2 && preemptions.empty()) continue;
+    if (!header) out << "\nper cluster:\n";
+    header = true;
+    out << "  " << field(c, "cluster") << '\n';
+    for (const auto& r : refused) {
+      out << "    refused by " << field(r, "filter") << ": " << field(r, "reason") << '\n';
+    }
+    for (const auto& p : preemptions) {
+      const std::string team = field(p, "team");
+      const bool taken = member(p, "taken").is_boolean() && member(p, "taken").get<bool>();
+      out << "    preemption of job " << field(p, "job_id") << " " << field(p, "job_name") << " ("
+          << (team.empty() || team == "-" ? "" : "team " + team + ", ") << field(p, "gpus")
+          << " GPU(s)): " << (taken ? "taken" : "not taken") << "; " << field(p, "why") << '\n';
+    }
+    if (more.is_number_integer() && more.get<int>() > 0) {
+      out << "    and " << more.get<int>() << " more preemption(s) considered\n";
+    }
+  }
+}
+
+}  // namespace
+
 void render_explain(const nlohmann::json& explain, std::ostream& out) {
   out << "Job " << field(explain, "job_id") << ", evaluated "
       << timestamp(member(explain, "evaluated_at_ms")) << '\n';
@@ -398,6 +430,7 @@ void render_explain(const nlohmann::json& explain, std::ostream& out) {
     return;
   }
   table.print(out);
+  render_explain_details(explain, out);
 }
 
 }  // namespace orch

@@ -40,6 +40,48 @@ json list_of(const char* key, const char* item) {
   return all_required({{key, array_of(schema_ref(item))}});
 }
 
+// GET /jobs/{id}/explain: the last placement decision, per cluster (issue 42: every filter that
+// refused it, each preemption considered there and why it was or was not taken).
+void add_explanation_schemas(json& s) {
+  s["Refusal"] = all_required({{"filter", t("string")}, {"reason", t("string")}});
+  s["PreemptionConsidered"] = all_required({{"job_id", t("integer")},
+                                            {"job_name", t("string")},
+                                            {"team", t("string")},
+                                            {"gpus", t("integer")},
+                                            {"taken", t("boolean")},
+                                            {"why", t("string")}});
+  s["ClusterVerdict"] = all_required(
+      {{"cluster", t("string")},
+       {"feasible", t("boolean")},
+       {"reason", {{"type", "string"}, {"description", "the first refusal, or the score's parts"}}},
+       {"score", maybe("number")},
+       {"refused_by", array_of(schema_ref("Refusal"))},
+       {"preemptions", array_of(schema_ref("PreemptionConsidered"))},
+       {"preemptions_more",
+        {{"type", "integer"}, {"description", "considered there beyond those listed"}}}});
+  s["PreemptionEvent"] =
+      all_required({{"at_ms", t("integer")}, {"kind", t("string")}, {"message", t("string")}});
+  s["Explanation"] = {
+      {"type", "object"},
+      {"properties",
+       {{"job_id", t("integer")},
+        {"state", t("string")},
+        {"reason", t("string")},
+        {"priority", t("integer")},
+        {"priority_class", t("string")},
+        {"evaluated_at_ms", maybe("integer")},
+        {"chosen", maybe("string")},
+        {"clusters", array_of(schema_ref("ClusterVerdict"))},
+        {"preemption", array_of(schema_ref("PreemptionEvent"))},
+        {"mfu_flag", t("string")},
+        {"advice_basis",
+         {{"enum", {"measured", "prior", nullptr}},
+          {"description",
+           "what the job's checkpoint advice stands on; null before it was placed"}}}}},
+      {"required",
+       {"job_id", "state", "reason", "evaluated_at_ms", "chosen", "clusters", "preemption"}}};
+}
+
 void add_job_schemas(json& s) {
   s["Job"] = all_required(
       {{"id", t("integer")},
@@ -85,6 +127,7 @@ void add_job_schemas(json& s) {
                                         {"checkpoint_cost_s", t("number")},
                                         {"job_mtbf_h", t("number")},
                                         {"ettr", t("number")}});
+  add_explanation_schemas(s);
 }
 
 void add_cluster_schemas(json& s) {

@@ -302,10 +302,8 @@ Result<void> Placer::try_place(JobRow& job) {
   auto req = full_request(job, *attempts);
   if (!req) return req.error();
   PlacementDecision decision = choose_cluster(*req, job.spec, views);
-  // Said before the verdicts move to the rows (only those read them after).
-  const std::string why_not = decision.chosen ? std::string() : decision.summary();
-  if (auto r = record_verdicts(job.id, decision, now); !r) return r;
-  if (!decision.chosen) return wait_for_capacity(job, *req, views, why_not, now);
+  if (!decision.chosen) return wait_for_capacity(job, *req, views, decision, now);
+  if (auto r = record_verdicts(job.id, decision, {}, now); !r) return r;
 
   // A cluster takes it: whatever was held for it elsewhere is free for others again.
   if (hold_ && hold_->held.job == job.id) {
@@ -365,27 +363,52 @@ PlacementDecision Placer::choose_cluster(PlacementRequest& req, const JobSpec& s
   return decision;
 }
 
-Result<void> Placer::record_verdicts(JobId job, PlacementDecision& decision, Millis now) {
+Result<void> Placer::record_verdicts(JobId job, PlacementDecision& decision,
+                                     std::vector<PreemptionNote> notes, Millis now) {
+  // A fleet may run thousands of attempts: a verdict keeps the first few considered on its
+  // cluster, the taken first, and how many more there were.
+  constexpr std::size_t kNotesPerCluster = 20;
+  std::stable_sort(
+      notes.begin(), notes.end(),
+      [](const PreemptionNote& a, const PreemptionNote& b) { return a.taken > b.taken; });
   std::vector<PlacementVerdictRow> verdicts;
   verdicts.reserve(decision.verdicts.size());
   for (auto& v : decision.verdicts) {
     const bool chosen = decision.chosen && *decision.chosen == v.cluster;
-    verdicts.push_back({job, std::move(v.cluster), v.feasible, std::move(v.reason),
-                        v.feasible ? std::optional<double>(v.score) : std::nullopt, chosen, now,
-                        std::move(v.parts)});
+    PlacementVerdictRow row;
+    row.job_id = job;
+    row.cluster = std::move(v.cluster);
+    row.feasible = v.feasible;
+    row.reason = std::move(v.reason);
+    if (v.feasible) row.score = v.score;
+    row.chosen = chosen;
+    row.at_ms = now;
+    row.parts = std::move(v.parts);
+    row.refused_by = std::move(v.refused_by);
+    for (auto& n : notes) {
+      if (n.victim.cluster != row.cluster) continue;
+      if (row.preemptions.size() < kNotesPerCluster) {
+        row.preemptions.push_back(std::move(n));
+      } else {
+        ++row.preemptions_more;
+      }
+    }
+    verdicts.push_back(std::move(row));
   }
   return store_.replace_verdicts(job, verdicts);
 }
 
 Result<void> Placer::wait_for_capacity(JobRow& job, const PlacementRequest& req,
                                        const std::vector<ClusterView>& views,
-                                       const std::string& why_not, Millis now) {
-  std::string reason = "waiting for capacity: " + why_not;
+                                       PlacementDecision& decision, Millis now) {
+  std::string reason = "waiting for capacity: " + decision.summary();
   // Kept with --queue-anyway (or the clusters changed since): no cluster could ever hold it.
   if (fits_no_cluster(job.spec, views)) {
     reason = "fits no configured cluster, kept for a cluster still to come; " + reason;
   }
-  if (auto r = consider_preemption(job, req, views, reason); !r) return r;
+  std::vector<PreemptionNote> considered;
+  if (auto r = consider_preemption(job, req, views, reason, considered); !r) return r;
+  if (auto r = record_verdicts(job.id, decision, std::move(considered), now); !r) return r;
   if (auto r = consider_hold(job, req, views); !r) return r;
   blocked_marks_.emplace_back(job.id, capacity_version_);
   if (reason != job.reason) {

@@ -70,13 +70,16 @@ class Placer : BrainPart {
   // The job fits nowhere: when running jobs of lower priority hold what it needs, asks the
   // cheapest of them to save and make room (placement/preemption.h); the attempt tracker stops
   // them at their checkpoint or grace (AttemptTracker::advance_preemptions). Sets `reason` to
-  // what the job now waits for when a preemption is under way for it.
+  // what the job now waits for when a preemption is under way for it, and `notes` to each
+  // preemption it considered, taken or not, and why (kept with the verdicts, issue 42).
   Result<void> consider_preemption(const JobRow& job, const PlacementRequest& req,
-                                   const std::vector<ClusterView>& views, std::string& reason);
+                                   const std::vector<ClusterView>& views, std::string& reason,
+                                   std::vector<PreemptionNote>& notes);
   // consider_preemption's plan: the cheapest victims, within the team's quota first (with
-  // quotas); nullopt when none lets the job fit.
+  // quotas); nullopt when none lets the job fit. `notes`: what the pass that decided considered.
   Result<std::optional<PreemptionPlan>> plan_room(const JobRow& job, const PlacementRequest& req,
-                                                  const std::vector<ClusterView>& views);
+                                                  const std::vector<ClusterView>& views,
+                                                  std::vector<PreemptionNote>& notes);
   // Backfill (placement/backfill.h): the job fits nowhere for now; when no job ahead of it in
   // the queue holds GPUs already, GPUs are held for it where it can start soonest.
   Result<void> consider_hold(const JobRow& job, const PlacementRequest& req,
@@ -97,12 +100,14 @@ class Placer : BrainPart {
   // Runs the pipeline within the team's quota (with quotas), then borrowing if the job may.
   PlacementDecision choose_cluster(PlacementRequest& req, const JobSpec& spec,
                                    std::vector<ClusterView>& views);
-  // The decision's verdicts as the job's rows (moved out of `decision`).
-  Result<void> record_verdicts(JobId job, PlacementDecision& decision, Millis now);
+  // The decision's verdicts as the job's rows (moved out of `decision`), each cluster's with the
+  // preemptions considered there (the taken first, at most kNotesPerCluster of them).
+  Result<void> record_verdicts(JobId job, PlacementDecision& decision,
+                               std::vector<PreemptionNote> notes, Millis now);
   // The job fits nowhere: preemption, a backfill hold, and why it waits (an "unschedulable"
   // event when that changed).
   Result<void> wait_for_capacity(JobRow& job, const PlacementRequest& req,
-                                 const std::vector<ClusterView>& views, const std::string& why_not,
+                                 const std::vector<ClusterView>& views, PlacementDecision& decision,
                                  Millis now);
   // The job waits for its data at the chosen cluster; records why.
   Result<void> wait_for_staging(JobRow& job, const std::string& cluster,

@@ -37,8 +37,8 @@ std::string victim_summary(const PreemptionCandidate& v) {
 }  // namespace
 
 Result<void> Placer::consider_preemption(const JobRow& job, const PlacementRequest& req,
-                                         const std::vector<ClusterView>& views,
-                                         std::string& reason) {
+                                         const std::vector<ClusterView>& views, std::string& reason,
+                                         std::vector<PreemptionNote>& notes) {
   const int priority = job.spec.priority;
   // Nothing can be below it, and no quota gives it borrowed GPUs to take back.
   if (priority <= -kMaxPriority && !ledger_.enabled()) return Ok{};
@@ -46,16 +46,21 @@ Result<void> Placer::consider_preemption(const JobRow& job, const PlacementReque
   if (!preempting) return preempting.error();
   std::vector<std::string> making_room;
   for (const auto& a : *preempting) {
-    if (a.preempt_for == job.id) {
-      making_room.push_back("job " + std::to_string(a.job_id) + " on " + a.cluster);
-    }
+    if (a.preempt_for != job.id) continue;
+    making_room.push_back("job " + std::to_string(a.job_id) + " on " + a.cluster);
+    auto victim = store_.job(a.job_id);
+    if (!victim) return victim.error();
+    PreemptionCandidate c{a.id, a.job_id, a.cluster, a.gpus};
+    if (*victim) c.team = (*victim)->spec.team, c.job_name = (*victim)->name;
+    notes.push_back(
+        {std::move(c), true, "taken: asked to save a checkpoint and stop for this job"});
   }
   if (!making_room.empty()) {
     reason =
         "waiting for room: preempted " + join(making_room, ", ") + " to save a checkpoint and stop";
     return Ok{};
   }
-  auto plan = plan_room(job, req, views);
+  auto plan = plan_room(job, req, views, notes);
   if (!plan) return plan.error();
   if (!*plan) return Ok{};
   const Millis now = clock_.now_ms();
@@ -94,24 +99,29 @@ Result<void> Placer::consider_preemption(const JobRow& job, const PlacementReque
 
 Result<std::optional<PreemptionPlan>> Placer::plan_room(const JobRow& job,
                                                         const PlacementRequest& req,
-                                                        const std::vector<ClusterView>& views) {
+                                                        const std::vector<ClusterView>& views,
+                                                        std::vector<PreemptionNote>& notes) {
   const int priority = job.spec.priority;
   auto candidates =
       store_.preemption_candidates(ledger_.enabled() ? std::nullopt : std::optional(priority));
   if (!candidates) return candidates.error();
   if (candidates->empty()) return std::optional<PreemptionPlan>();
-  if (!ledger_.enabled()) return plan_preemption(pipeline_, req, priority, views, *candidates);
+  if (!ledger_.enabled()) {
+    return plan_preemption(pipeline_, req, priority, views, *candidates, &notes);
+  }
   // Within its team's quota, taking back other teams' borrowed GPUs first; else, when it may
-  // borrow, making room by priority alone.
+  // borrow, making room by priority alone. The notes are the deciding pass's.
   PlacementRequest within = req;
   within.within_quota = true;
-  std::optional<PreemptionPlan> plan = plan_preemption(
-      pipeline_, within, priority, views, preemptible_by(job.spec, ledger_, true, *candidates));
+  auto may_stop = preemptible_by(job.spec, ledger_, true, *candidates, &notes);
+  std::optional<PreemptionPlan> plan =
+      plan_preemption(pipeline_, within, priority, views, may_stop, &notes);
   if (!plan && may_borrow(job.spec)) {
+    notes.clear();
     PlacementRequest beyond = req;
     beyond.within_quota = false;
-    plan = plan_preemption(pipeline_, beyond, priority, views,
-                           preemptible_by(job.spec, ledger_, false, *candidates));
+    may_stop = preemptible_by(job.spec, ledger_, false, *candidates, &notes);
+    plan = plan_preemption(pipeline_, beyond, priority, views, may_stop, &notes);
   }
   return plan;
 }

@@ -11,8 +11,9 @@ namespace orch {
 // GPUs other tenants hold at a cluster: the busy GPUs its site reports on nodes placement may
 // use (healthy and active; each at most gpus_per_node) beyond `ours_at_site`, the GPUs of
 // orchestrate's attempts the site has started (GpusInUse::at_site; one still in its queue holds
-// none there). The site's report lags a poll: an attempt it started since makes this low for a
-// poll, one that just ended high.
+// none there), and less, on each node, the GPUs of our attempts that ended there since the site
+// listed it (NodeRow::gpus_ours_gone): our own attempts are never another tenant's. The site's
+// report lags a poll: an attempt it started since makes this low for a poll.
 int foreign_gpus(const std::vector<NodeRow>& nodes, int gpus_per_node, int ours_at_site);
 
 }  // namespace orch

@@ -63,9 +63,9 @@ PlacementDecision PlacementPipeline::place(const PlacementRequest& req,
   for (const auto& c : clusters) {
     ClusterVerdict v;
     v.cluster = c.spec->name;
-    auto why = rejection(req, c);
-    v.feasible = !why;
-    if (why) v.reason = std::move(*why);
+    v.refused_by = rejections(req, c);
+    v.feasible = v.refused_by.empty();
+    if (!v.feasible) v.reason = v.refused_by.front();
     d.verdicts.push_back(std::move(v));
   }
 
@@ -107,21 +107,38 @@ PlacementDecision PlacementPipeline::place(const PlacementRequest& req,
   return d;
 }
 
+namespace {
+
+// "name: why" in one allocation: every undelivered or full cluster of every decision.
+std::string named_reason(std::string_view name, const std::string& why) {
+  std::string out;
+  out.reserve(name.size() + 2 + why.size());
+  out += name;
+  out += ": ";
+  out += why;
+  return out;
+}
+
+}  // namespace
+
 std::optional<std::string> PlacementPipeline::rejection(const PlacementRequest& req,
                                                         const ClusterView& cluster) const {
   for (const auto& f : filters_) {
-    if (auto why = f->reject(req, cluster)) {
-      // "name: why" in one allocation: every undelivered or full cluster of every decision.
-      const std::string_view name = f->name();
-      std::string out;
-      out.reserve(name.size() + 2 + why->size());
-      out += name;
-      out += ": ";
-      out += *why;
-      return out;
-    }
+    if (auto why = f->reject(req, cluster)) return named_reason(f->name(), *why);
   }
   return std::nullopt;
+}
+
+std::vector<std::string> PlacementPipeline::rejections(const PlacementRequest& req,
+                                                       const ClusterView& cluster) const {
+  // Every filter, not only the first that refuses: a person reading why a job waits wants all
+  // that stands in its way ("site is down" and "only 2 of 4 GPUs free"). The cost is the
+  // filters over the clusters, as for a feasible cluster.
+  std::vector<std::string> out;
+  for (const auto& f : filters_) {
+    if (auto why = f->reject(req, cluster)) out.push_back(named_reason(f->name(), *why));
+  }
+  return out;
 }
 
 PlacementPipeline PlacementPipeline::standard() {

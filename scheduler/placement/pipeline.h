@@ -1,6 +1,7 @@
 #pragma once
 // Runs every filter on every cluster, scores the survivors, and picks the best. Every cluster
-// gets a verdict (feasible or the first filter's reason), which `orchestrate job explain` shows.
+// gets a verdict (feasible, or every filter that refused it), which `orchestrate job explain`
+// shows.
 
 #include <memory>
 #include <optional>
@@ -14,8 +15,12 @@ namespace orch {
 struct ClusterVerdict {
   std::string cluster;
   bool feasible = false;
-  // Filter name and its reason when rejected.
+  // Filter name and its reason when rejected: the first filter's ("capacity: only 2 of 4 GPUs
+  // free, job needs 4").
   std::string reason;
+  // Every filter that rejects it, "name: reason" each, in the pipeline's order (reason is the
+  // first); empty when feasible. `job explain` lists them all (refused_by).
+  std::vector<std::string> refused_by;
   double score = 0.0;
   // When feasible, the score's breakdown as numbers: each plugin's weighted part, and what it is
   // made of when the plugin says. text() formats it only when someone reads it.
@@ -45,6 +50,9 @@ class PlacementPipeline {
   // The first filter's "name: reason" that rejects the cluster, or nullopt when all pass.
   std::optional<std::string> rejection(const PlacementRequest& req,
                                        const ClusterView& cluster) const;
+  // Every filter's "name: reason" that rejects the cluster, in order; empty when all pass.
+  std::vector<std::string> rejections(const PlacementRequest& req,
+                                      const ClusterView& cluster) const;
 
   // Filters: allowed-clusters, site-healthy, admission, preflight, job-shape (issue 40), capacity,
   // quota, held. Scores: goodput (x6, relative), move-worth (x1.5), avoid-failed-site (x4),

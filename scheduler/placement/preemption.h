@@ -29,16 +29,23 @@ struct PreemptionPlan {
 
 // Which candidates a job may stop. Without quotas: those of lower priority. With quotas: those
 // of lower priority of its own team or on borrowed GPUs, and, when `reclaim` (the job would run
-// within its team's quota), any other team's borrowed ones, marked `reclaim`.
+// within its team's quota), any other team's borrowed ones, marked `reclaim`. With `refused`,
+// each one left out and why ("priority 1000, not below the job's 1000"; another team's attempt
+// within its quota: "team vision within its quota 4/4, protected").
 std::vector<PreemptionCandidate> preemptible_by(const JobSpec& job, const TeamLedger& ledger,
                                                 bool reclaim,
-                                                std::vector<PreemptionCandidate> candidates);
+                                                std::vector<PreemptionCandidate> candidates,
+                                                std::vector<PreemptionNote>* refused = nullptr);
 
 // nullopt when no choice of candidates (of lower priority than `priority`, or marked reclaim)
-// lets the job fit.
+// lets the job fit. With `notes` (issue 42), each candidate and what became of it: taken (on the
+// chosen cluster), not needed (the job fits there without it), not enough (the job does not fit
+// there even with every candidate gone: the filter that still refuses), not taken (another
+// cluster loses less), or not of lower priority. The plan is the same with or without.
 std::optional<PreemptionPlan> plan_preemption(const PlacementPipeline& pipeline,
                                               const PlacementRequest& req, int priority,
                                               const std::vector<ClusterView>& clusters,
-                                              const std::vector<PreemptionCandidate>& candidates);
+                                              const std::vector<PreemptionCandidate>& candidates,
+                                              std::vector<PreemptionNote>* notes = nullptr);
 
 }  // namespace orch

@@ -82,4 +82,17 @@ std::string TeamLedger::describe(const std::string& team) const {
   return out + ", quota " + quota;
 }
 
+std::string TeamLedger::use_of_quota(const std::string& team, const std::string& cluster) const {
+  const TeamQuota* q = quota_of(team);
+  if (q == nullptr) return {};
+  std::string out;
+  if (q->gpus) out = std::to_string(used(team)) + "/" + std::to_string(*q->gpus);
+  if (auto it = q->cluster_gpus.find(cluster); it != q->cluster_gpus.end()) {
+    auto on = used_on_.find({team, cluster});
+    out += (out.empty() ? "" : ", ") + std::to_string(on == used_on_.end() ? 0 : on->second) + "/" +
+           std::to_string(it->second) + " on " + cluster;
+  }
+  return out;
+}
+
 }  // namespace orch

@@ -41,6 +41,9 @@ class TeamLedger {
   double dominant_share(const std::string& team) const;
   // "team vision holds 48 GPU(s), quota 64 fleet-wide, 32 on alpha"
   std::string describe(const std::string& team) const;
+  // The team's use against the quotas that bound it on the cluster, for a preemption's why:
+  // "4/4" (fleet-wide), "2/4 on east", or both ("4/8, 2/4 on east"); "" without a bound.
+  std::string use_of_quota(const std::string& team, const std::string& cluster) const;
 
  private:
   const TeamQuota* quota_of(const std::string& team) const;

@@ -186,6 +186,10 @@ END;
        "an attempt placed and stopped before it launched says why (issue 42): it is not counted "
        "as an attempt of the job's history",
        "ALTER TABLE attempts ADD COLUMN not_launched TEXT NOT NULL DEFAULT '';"},
+      {33,
+       "our own attempts are never other tenants' (issue 42): the GPUs of our attempts that "
+       "ended on a node since its site last listed it, which that listing still counts as busy",
+       "ALTER TABLE nodes ADD COLUMN gpus_ours_gone INTEGER NOT NULL DEFAULT 0;"},
   };
 }
 

@@ -13,6 +13,7 @@
 #include "scheduler/model/hang_watch.h"
 #include "scheduler/model/job_state.h"
 #include "scheduler/model/node_state.h"
+#include "scheduler/model/preemption_candidate.h"
 #include "scheduler/model/replica_state.h"
 #include "scheduler/model/score_breakdown.h"
 #include "scheduler/model/site_health.h"
@@ -53,6 +54,10 @@ struct NodeRow {
   std::string reason;  // the site's words when not healthy
   Millis seen_ms = 0;  // when the site last listed it
   int gpus_busy = 0;   // GPUs jobs hold there, every tenant's, as the site last reported them
+  // GPUs of our attempts that ended on the node after that report (issue 42): the report still
+  // counts them busy, but they are no other tenant's. Set when such an attempt settles at its
+  // site (Store::update_attempt), cleared when the site lists its nodes again.
+  int gpus_ours_gone = 0;
   int cpus = 0;        // the node's CPUs, as the site reports them (0: not said)
   std::int64_t memory_mb = 0;  // its memory in MiB (0: not said); placement checks job shapes
   NodeState state = NodeState::active;
@@ -440,6 +445,13 @@ struct PlacementVerdictRow {
   bool chosen = false;
   Millis at_ms = 0;
   std::vector<ScorePart> parts;  // written only; empty when read back
+  // Every filter that refused the cluster, "name: reason" each (issue 42); empty when feasible.
+  // Rows written before keep their one reason here.
+  std::vector<std::string> refused_by;
+  // The preemptions the decision considered on the cluster, taken or not, and why; and how many
+  // more it considered than are kept (Placer::record_verdicts).
+  std::vector<PreemptionNote> preemptions;
+  int preemptions_more = 0;
 };
 
 // The run as a series (issue 41, store_series.cpp): one progress line's step as the brain takes it

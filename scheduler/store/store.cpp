@@ -182,7 +182,7 @@ Result<void> Store::update_cluster(const ClusterRow& c) {
 namespace {
 constexpr const char* kNodeColumns =
     "cluster, name, gpus, healthy, reason, seen_ms, state, quarantines, quarantined_at_ms, "
-    "state_reason, probe_token, gpus_busy, cpus, memory_mb";
+    "state_reason, probe_token, gpus_busy, cpus, memory_mb, gpus_ours_gone";
 
 NodeRow read_node(const Stmt& s) {
   NodeRow n;
@@ -200,6 +200,7 @@ NodeRow read_node(const Stmt& s) {
   n.gpus_busy = static_cast<int>(s.col_int(11));
   n.cpus = static_cast<int>(s.col_int(12));
   n.memory_mb = s.col_int(13);
+  n.gpus_ours_gone = static_cast<int>(s.col_int(14));
   return n;
 }
 }  // namespace
@@ -262,6 +263,16 @@ Result<void> Store::upsert_node(const NodeRow& n) {
 }
 
 Result<void> Store::mark_nodes_seen(const std::string& cluster, Millis at_ms) {
+  // A listing newer than our attempts' ends counts only what is busy now: what they left in the
+  // last one goes (capacity moves only where there was some).
+  if (auto r = execute(db_,
+                       "UPDATE nodes SET gpus_ours_gone = 0 WHERE cluster = ? AND gpus_ours_gone "
+                       "!= 0",
+                       cluster);
+      !r) {
+    return r;
+  }
+  if (db_.changes() > 0) ++capacity_epoch_;
   // seen_ms is no part of capacity: the epoch stays.
   return execute(db_, "UPDATE nodes SET seen_ms = ? WHERE cluster = ?", at_ms, cluster);
 }

@@ -154,6 +154,9 @@ class Store : public StoreReader {
                          const std::string* cluster, Millis now);
   // Writes every mutable attempt field, with no transition check.
   Result<void> write_attempt(const AttemptRow& row);
+  // An attempt that ran settles at its site: its GPUs on each of its nodes go into the node's
+  // gpus_ours_gone until the site lists its nodes again (issue 42).
+  Result<void> note_gone_from_nodes(const AttemptRow& a);
   // Records an "illegal-transition" event for a job or attempt (kind) named who, says so on
   // stderr, and returns the conflict error for the caller.
   Error refuse_transition(std::string_view kind, const std::string& who, std::optional<JobId> job,

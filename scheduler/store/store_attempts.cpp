@@ -209,7 +209,7 @@ Result<std::vector<PreemptionCandidate>> StoreReader::preemption_candidates(
       "SELECT a.id, a.job_id, a.cluster, a.gpus, COALESCE(json_extract(j.spec, '$.priority'), 0), "
       "COALESCE(a.last_step - MAX(COALESCE((SELECT MAX(c.step) FROM checkpoints c "
       "WHERE c.job_id = a.job_id), -1), COALESCE(a.resumed_from_step, -1), "
-      "COALESCE(a.first_step, 0) - 1), 0), j.team "
+      "COALESCE(a.first_step, 0) - 1), 0), j.team, j.name "
       "FROM attempts a INDEXED BY attempts_not_exited JOIN jobs j ON j.id = a.job_id "
       "WHERE a.state != 'exited' AND a.cancel_requested = 0 AND a.preempt_for IS NULL "
       "AND COALESCE(json_extract(j.spec, '$.preemption.allowed'), 1) "
@@ -223,6 +223,7 @@ Result<std::vector<PreemptionCandidate>> StoreReader::preemption_candidates(
         c.priority = static_cast<int>(s.col_int(4));
         c.steps_at_risk = std::max<std::int64_t>(s.col_int(5), 0);
         c.team = s.col_text(6);
+        c.job_name = s.col_text(7);
         return c;
       },
       below_priority);
@@ -362,7 +363,27 @@ Result<void> Store::update_attempt(const AttemptRow& a) {
     return refuse_transition("attempt", a.token, a.job_id, a.no, a.ended_ms.value_or(a.started_ms),
                              to_string(from), to_string(a.state));
   }
+  if (!(*current)->second && a.site_done) {
+    if (auto r = note_gone_from_nodes(a); !r) return r;
+  }
   return write_attempt(a);
+}
+
+Result<void> Store::note_gone_from_nodes(const AttemptRow& a) {
+  // Its site says it ended: the site's last listing of its nodes, made before, still counts its
+  // GPUs busy. Until the next listing they are ours, not another tenant's (site_capacity.h).
+  if (!a.running_ms || a.nodes.empty()) return Ok{};
+  const int per_node = a.gpus / static_cast<int>(a.nodes.size());
+  for (const auto& node : a.nodes) {
+    if (auto r = execute(db_,
+                         "UPDATE nodes SET gpus_ours_gone = MIN(MAX(gpus, gpus_busy), "
+                         "gpus_ours_gone + ?) WHERE cluster = ? AND name = ?",
+                         per_node, a.cluster, node);
+        !r) {
+      return r;
+    }
+  }
+  return Ok{};
 }
 
 Result<void> Store::write_attempt(const AttemptRow& a) {

@@ -8,12 +8,16 @@
 //    "verdicts": [{"cluster": "a", "feasible": 0, "reason": "admission: ..."},
 //                 {"cluster": "b", "feasible": 1, "score": 9.5, "chosen": 1,
 //                  "parts": [[6, 0], 0, 4, 0, 0.98]},
-//                 {"cluster": "c", "reason": 0}],
-//    "reasons": ["admission: cluster is not delivered yet"]}
+//                 {"cluster": "c", "reason": 0, "also": [1],
+//                  "preemptions": [[2, "sweep-1", "vision", 4, 0, 2]], "preemptions_more": 0}],
+//    "reasons": ["admission: cluster is not delivered yet", "capacity: ...",
+//                "team vision within its quota 4/4, protected"]}
 // A part is its value alone, or [value, its note's index in "notes"]: clusters alike (the same
 // accelerator, the same history or none) share one note instead of repeating it a hundred times.
 // Likewise a reason is its index in "reasons" (a fleet's undelivered or down clusters say the
-// same), and a verdict without "feasible" is not feasible.
+// same), and a verdict without "feasible" is not feasible. "also" (issue 42) are the reasons of the
+// filters that refused it after the first; "preemptions" what the decision considered there:
+// [job, job name, team, GPUs, taken, why (an index in "reasons")].
 // Rows written before this form (an array of verdicts, each with its text in "reason") read back
 // as they always did.
 #include <algorithm>
@@ -127,6 +131,11 @@ class NoteTable {
   std::vector<const ScoreNote*> notes_;
 };
 
+void put_int(std::string& out, std::int64_t x) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
+}
+
 void put_part(std::string& out, const ScorePart& p, NoteTable& notes) {
   if (p.note.kind == ScoreNote::Kind::none) {
     put_number(out, p.value);
@@ -158,6 +167,39 @@ class ReasonTable {
   std::vector<const std::string*> reasons_;
   int last_ = -1;
 };
+
+// A verdict's further refusals and the preemptions considered on its cluster (issue 42).
+void put_explanation(std::string& out, const PlacementVerdictRow& v, ReasonTable& reasons) {
+  if (v.refused_by.size() > 1) {
+    out += ",\"also\":[";
+    for (std::size_t i = 1; i < v.refused_by.size(); ++i) {
+      if (i > 1) out += ',';
+      put_int(out, reasons.index_of(v.refused_by[i]));
+    }
+    out += ']';
+  }
+  if (v.preemptions.empty()) return;
+  out += ",\"preemptions\":[";
+  for (std::size_t i = 0; i < v.preemptions.size(); ++i) {
+    const PreemptionNote& n = v.preemptions[i];
+    out += i ? ",[" : "[";
+    put_int(out, n.victim.job);
+    out += ',';
+    put_string(out, n.victim.job_name);
+    out += ',';
+    put_string(out, n.victim.team);
+    out += ',';
+    put_int(out, n.victim.gpus);
+    out += n.taken ? ",1," : ",0,";
+    put_int(out, reasons.index_of(n.why));
+    out += ']';
+  }
+  out += ']';
+  if (v.preemptions_more > 0) {
+    out += ",\"preemptions_more\":";
+    put_int(out, v.preemptions_more);
+  }
+}
 
 std::string verdicts_text(const std::vector<PlacementVerdictRow>& rows) {
   // The score names once: every feasible verdict of one decision has the same parts.
@@ -202,6 +244,7 @@ std::string verdicts_text(const std::vector<PlacementVerdictRow>& rows) {
       }
       out += ']';
     }
+    put_explanation(out, v, reasons);
     out += '}';
   }
   out += "],\"notes\":[";
@@ -260,6 +303,42 @@ std::string breakdown_of(const nlohmann::json& parts, const nlohmann::json& name
   return breakdown_text(out);
 }
 
+// The text a stored reason stands for: itself (rows before the reasons table) or its index.
+std::string reason_at(const nlohmann::json& r, const nlohmann::json& reasons) {
+  if (r.is_string()) return r.get<std::string>();
+  if (r.is_number_unsigned() && r.get<std::size_t>() < reasons.size() &&
+      reasons[r.get<std::size_t>()].is_string()) {
+    return reasons[r.get<std::size_t>()].get<std::string>();
+  }
+  return {};
+}
+
+// A stored verdict's refusals after the first and the preemptions considered (issue 42).
+void read_explanation(const nlohmann::json& v, const nlohmann::json& reasons,
+                      PlacementVerdictRow& r) {
+  if (!r.feasible && !r.reason.empty()) r.refused_by.push_back(r.reason);
+  if (auto also = v.find("also"); also != v.end() && also->is_array()) {
+    for (const auto& a : *also) r.refused_by.push_back(reason_at(a, reasons));
+  }
+  if (auto list = v.find("preemptions"); list != v.end() && list->is_array()) {
+    for (const auto& p : *list) {
+      if (!p.is_array() || p.size() < 6) continue;
+      PreemptionNote n;
+      n.victim.job = p[0].is_number_integer() ? p[0].get<std::int64_t>() : 0;
+      n.victim.job_name = p[1].is_string() ? p[1].get<std::string>() : "";
+      n.victim.team = p[2].is_string() ? p[2].get<std::string>() : "";
+      n.victim.gpus = p[3].is_number_integer() ? p[3].get<int>() : 0;
+      n.victim.cluster = r.cluster;
+      n.taken = p[4].is_number() && p[4].get<int>() != 0;
+      n.why = reason_at(p[5], reasons);
+      r.preemptions.push_back(std::move(n));
+    }
+  }
+  if (auto more = v.find("preemptions_more"); more != v.end() && more->is_number_integer()) {
+    r.preemptions_more = more->get<int>();
+  }
+}
+
 }  // namespace
 
 Result<void> Store::replace_verdicts(JobId job, const std::vector<PlacementVerdictRow>& rows) {
@@ -306,14 +385,8 @@ Result<std::vector<PlacementVerdictRow>> StoreReader::verdicts_of(JobId job) {
     r.job_id = job;
     r.cluster = v.value("cluster", "");
     r.feasible = v.value("feasible", 0) != 0;
-    if (auto it = v.find("reason"); it != v.end()) {
-      if (it->is_string()) {
-        r.reason = it->get<std::string>();
-      } else if (it->is_number_unsigned() && it->get<std::size_t>() < reasons->size() &&
-                 (*reasons)[it->get<std::size_t>()].is_string()) {
-        r.reason = (*reasons)[it->get<std::size_t>()].get<std::string>();
-      }
-    }
+    if (auto it = v.find("reason"); it != v.end()) r.reason = reason_at(*it, *reasons);
+    read_explanation(v, *reasons, r);
     if (auto it = v.find("score"); it != v.end() && (it->is_number() || it->is_string())) {
       r.score = read_number(*it);
     }

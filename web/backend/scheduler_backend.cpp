@@ -115,6 +115,33 @@ Result<json> spares_json(StoreReader& reader, const ClusterSpec& c, Millis now, 
               {"lost", totals->lost}};
 }
 
+// Every filter that refused a cluster (issue 42): each stored "name: reason" split at its first
+// ": " (filter names have none).
+json refused_by_json(const std::vector<std::string>& refusals) {
+  json out = json::array();
+  for (const auto& r : refusals) {
+    const auto colon = r.find(": ");
+    out.push_back(colon == std::string::npos
+                      ? json{{"filter", ""}, {"reason", r}}
+                      : json{{"filter", r.substr(0, colon)}, {"reason", r.substr(colon + 2)}});
+  }
+  return out;
+}
+
+// The preemptions a decision considered on a cluster, taken or not, and why (issue 42).
+json preemptions_json(const std::vector<PreemptionNote>& notes) {
+  json out = json::array();
+  for (const auto& n : notes) {
+    out.push_back({{"job_id", n.victim.job},
+                   {"job_name", n.victim.job_name},
+                   {"team", n.victim.team},
+                   {"gpus", n.victim.gpus},
+                   {"taken", n.taken},
+                   {"why", n.why}});
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<nlohmann::json> SchedulerBackend::list_clusters() {
@@ -301,7 +328,10 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
     clusters.push_back({{"cluster", v.cluster},
                         {"feasible", v.feasible},
                         {"reason", v.reason},
-                        {"score", opt(v.score)}});
+                        {"score", opt(v.score)},
+                        {"refused_by", refused_by_json(v.refused_by)},
+                        {"preemptions", preemptions_json(v.preemptions)},
+                        {"preemptions_more", v.preemptions_more}});
   }
   // Preemption decisions about this job, made for it or of it, and the GPUs held for it
   // (backfill) (issue 18).

@@ -137,7 +137,8 @@ TEST_F(OpenApi, TheMainReadsAnswerObjectsTypedFieldByField) {
   for (const char* route :
        {"/api/v1/jobs", "/api/v1/jobs/{id}", "/api/v1/clusters", "/api/v1/clusters/{name}/nodes",
         "/api/v1/nodes", "/api/v1/data/transfers", "/api/v1/data/transfers/{id}",
-        "/api/v1/data/datasets", "/api/v1/reports/providers", "/healthz"}) {
+        "/api/v1/data/datasets", "/api/v1/reports/providers", "/healthz",
+        "/api/v1/jobs/{id}/explain"}) {
     const json& schema =
         d["paths"][route]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
     std::string why;

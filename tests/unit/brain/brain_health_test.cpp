@@ -452,6 +452,36 @@ TEST_F(BrainHealth, AConfirmedStragglerStopsTheAttemptWhichRunsAgainWithoutIt) {
   EXPECT_THAT(pending_launch("alpha").exclude_nodes, ElementsAre("a2"));
 }
 
+TEST_F(BrainHealth, TheJobsOwnStoppedAttemptIsNotCountedAsAnotherTenantsGpus) {
+  start({make_cluster("alpha").nodes(4)});
+  JobId id =
+      submit(make_job().nodes(3).gpus(4).on({"alpha"}).flops_per_token(1000.0).backoff(1, 1));
+  launch_on("alpha", {"a1", "a2", "a3"});
+  // The site lists the attempt's 12 GPUs busy, and lists nothing newer before it restarts.
+  inventory("alpha", {{"a1", 4, true, "", 4},
+                      {"a2", 4, true, "", 4},
+                      {"a3", 4, true, "", 4},
+                      {"a4", 4, true, "", 0}});
+  AttemptRow a = last_attempt(id);
+  std::vector<RankStepTime> ranks = {{0, "a1", 0.50}, {1, "a2", 0.90}, {2, "a3", 0.52}};
+  for (int s = 1; s <= 4; ++s) report(a, {ProgressReport{s, 1000, 0.9, std::nullopt, ranks}});
+  report_slow_a2(a, 5);
+  AttemptRow stopped = attempts(id).at(0);
+  ASSERT_EQ(stopped.cause, ExitCause::straggler);
+  exits(stopped, std::nullopt, 15);  // its site says it ended: its GPUs are free
+  clock.advance_ms(1'000);
+  handle(Tick{});
+  EXPECT_EQ(last_attempt(id).no, 2) << job(id).reason;
+  EXPECT_THAT(job(id).reason, Not(HasSubstr("other tenants")));
+  EXPECT_EQ(node("alpha", "a1").gpus_ours_gone, 4);
+  // The site's next listing counts only what is busy now.
+  inventory("alpha", {{"a1", 4, true, "", 4},
+                      {"a2", 4, true, "", 0},
+                      {"a3", 4, true, "", 4},
+                      {"a4", 4, true, "", 4}});
+  EXPECT_EQ(node("alpha", "a1").gpus_ours_gone, 0);
+}
+
 TEST_F(BrainHealth, AStragglerIsOnlyNotedWhenTheJobSaysSo) {
   start({make_cluster("alpha").nodes(4)});
   JobId id = submit(

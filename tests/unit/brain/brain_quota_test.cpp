@@ -4,11 +4,14 @@
 // smallest dominant share goes first. The site's part is played with events.
 #include <gmock/gmock.h>
 
+#include <map>
+
 #include "tests/harness/brain_fixture.h"
 
 namespace orch::testing {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 class BrainQuota : public BrainFixture {
@@ -113,6 +116,49 @@ TEST_F(BrainQuota, AnotherTeamsJobWithinItsQuotaIsNotPreemptedForPriority) {
   ASSERT_EQ(signals().size(), 1u);
   EXPECT_EQ(last_attempt(nlp_lent).preempt_for, hero);
   EXPECT_FALSE(last_attempt(nlp).preempt_for.has_value());
+}
+
+TEST_F(BrainQuota, AHeroJobsExplainNamesTheProtectedVictimAndTheRule) {
+  start_with({{"vision", {4, {}, true}}, {"nlp", {4, {}, true}}, {"llm", {8, {}, true}}});
+  JobId sweep = running("vision", 4, 5, /*priority=*/100);
+  JobId nlp = running("nlp", 4, 5, /*priority=*/100);
+  JobId hero = submit(make_job().gpus(4).team("llm").priority(1000));
+  EXPECT_TRUE(signals().empty()) << "both teams are within their quotas";
+  EXPECT_EQ(job(hero).state, JobState::pending);
+
+  const auto verdicts = store->verdicts_of(hero).value();
+  ASSERT_EQ(verdicts.size(), 1u);
+  const PlacementVerdictRow& alpha = verdicts[0];
+  EXPECT_THAT(alpha.refused_by, ElementsAre("capacity: only 0 of 8 GPUs free, job needs 4"));
+  ASSERT_EQ(alpha.preemptions.size(), 2u);
+  for (const auto& p : alpha.preemptions) {
+    EXPECT_FALSE(p.taken);
+    EXPECT_EQ(p.victim.gpus, 4);
+  }
+  EXPECT_EQ(alpha.preemptions[0].victim.job, sweep);
+  EXPECT_EQ(alpha.preemptions[0].victim.team, "vision");
+  EXPECT_EQ(alpha.preemptions[0].victim.job_name, job(sweep).name);
+  EXPECT_EQ(alpha.preemptions[0].why, "team vision within its quota 4/4, protected");
+  EXPECT_EQ(alpha.preemptions[1].victim.job, nlp);
+  EXPECT_EQ(alpha.preemptions[1].why, "team nlp within its quota 4/4, protected");
+}
+
+TEST_F(BrainQuota, TheVictimAPreemptionTakesIsNotedTakenAndTheProtectedOneIsNot) {
+  JobId own = running("vision", 4, 5, /*priority=*/100);
+  JobId nlp = running("nlp", 4, 5, /*priority=*/100);
+  JobId hero = submit(make_job().gpus(4).team("vision").priority(1000));
+  const auto verdicts = store->verdicts_of(hero).value();
+  ASSERT_EQ(verdicts.size(), 1u);
+  std::map<JobId, PreemptionNote> by_job;
+  for (const auto& p : verdicts[0].preemptions) by_job[p.victim.job] = p;
+  ASSERT_EQ(by_job.size(), 2u);
+  EXPECT_TRUE(by_job[own].taken);
+  EXPECT_EQ(by_job[own].why,
+            "taken: priority 100 below the job's 1000; 5 step(s) at risk since its last "
+            "checkpoint");
+  EXPECT_FALSE(by_job[nlp].taken);
+  EXPECT_EQ(by_job[nlp].why, "team nlp within its quota 4/4, protected");
+  EXPECT_EQ(verdicts[0].preemptions[0].victim.job, own) << "the taken first";
 }
 
 TEST_F(BrainQuota, ATeamThatMayNotBorrowWaitsAtItsQuota) {

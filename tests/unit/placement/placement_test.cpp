@@ -10,6 +10,8 @@
 namespace orch::testing {
 namespace {
 
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
 using ::testing::Optional;
 
 struct Sites {
@@ -162,6 +164,23 @@ TEST(Pipeline, TheSummaryNamesFiveClustersPerReasonAndCountsTheRest) {
   EXPECT_EQ(d.summary(),
             "c1, c2, c3, c4, c5 and 2 more: capacity: job needs 16 GPUs per node, cluster nodes "
             "have 4; c8: site-healthy: site is down");
+}
+
+TEST(Pipeline, AVerdictListsEveryFilterThatRefusedTheClusterNotOnlyTheFirst) {
+  Sites s{{make_cluster("alpha"), make_cluster("beta")}};
+  auto views = s.views();
+  views[0].health = SiteHealth::down;
+  views[0].gpus_used = 8;
+  JobSpec job = make_job().gpus(4).on({"beta"});
+  PlacementDecision d = PlacementPipeline::standard().place(request(job), views);
+  ASSERT_EQ(d.verdicts.size(), 2u);
+  EXPECT_EQ(d.verdicts[0].reason, "allowed-clusters: not in the job's allowed clusters");
+  EXPECT_THAT(
+      d.verdicts[0].refused_by,
+      ElementsAre("allowed-clusters: not in the job's allowed clusters",
+                  "site-healthy: site is down", "capacity: only 0 of 8 GPUs free, job needs 4"));
+  EXPECT_TRUE(d.verdicts[1].feasible);
+  EXPECT_THAT(d.verdicts[1].refused_by, IsEmpty());
 }
 
 TEST(Pipeline, TiesGoToTheFirstClusterInTheFile) {

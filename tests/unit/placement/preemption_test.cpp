@@ -2,6 +2,8 @@
 // lowest priority; only what the job needs; only lower priorities; the cheapest cluster.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "scheduler/placement/preemption.h"
 #include "tests/harness/builders.h"
 
@@ -105,6 +107,57 @@ TEST_F(PreemptionPlanTest, BorrowedGpusAreTakenBackFirstWhateverTheirPriorityOrS
   EXPECT_EQ(plan->not_borrowed, 0u);
   // Beyond its quota nothing is reclaimed, and priority 0 preempts nothing.
   EXPECT_TRUE(preemptible_by(job, ledger, /*reclaim=*/false, candidates).empty());
+}
+
+TEST_F(PreemptionPlanTest, AnotherTeamsAttemptWithinItsQuotaIsNotedAsProtectedWithItsUse) {
+  SchedulingSpec spec;
+  spec.teams = {{"vision", {4, {}, true}}, {"llm", {8, {}, true}}};
+  TeamLedger ledger(spec, 16, {{1, "vision", "alpha", 4}});
+  job = make_job().gpus(4).team("llm").priority(1000);
+  std::vector<PreemptionCandidate> candidates{victim(1, "alpha", 4, 100, 1)};
+  candidates[0].team = "vision";
+  std::vector<PreemptionNote> notes;
+  EXPECT_TRUE(preemptible_by(job, ledger, /*reclaim=*/true, candidates, &notes).empty());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].victim.job, 1);
+  EXPECT_FALSE(notes[0].taken);
+  EXPECT_EQ(notes[0].why, "team vision within its quota 4/4, protected");
+}
+
+TEST_F(PreemptionPlanTest, EachCandidateIsNotedTakenOrWhyNot) {
+  std::vector<PreemptionNote> notes;
+  // alpha: 1 is cheapest and enough, 2 is not needed, 3 is not of lower priority; beta's 4
+  // would do but risks more steps.
+  auto plan = plan_preemption(pipeline, req, 500, views,
+                              {victim(1, "alpha", 4, 100, 3), victim(2, "alpha", 4, 100, 9),
+                               victim(3, "alpha", 4, 500, 0), victim(4, "beta", 4, 100, 7)},
+                              &notes);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->cluster, "alpha");
+  std::map<std::int64_t, PreemptionNote> by_job;
+  for (const auto& n : notes) by_job[n.victim.job] = n;
+  ASSERT_EQ(by_job.size(), 4u);
+  EXPECT_TRUE(by_job[1].taken);
+  EXPECT_EQ(by_job[1].why,
+            "taken: priority 100 below the job's 500; 3 step(s) at risk since its "
+            "last checkpoint");
+  EXPECT_FALSE(by_job[2].taken);
+  EXPECT_EQ(by_job[2].why, "not needed: the job fits here without it");
+  EXPECT_EQ(by_job[3].why, "priority 500, not below the job's 500");
+  EXPECT_FALSE(by_job[4].taken);
+  EXPECT_EQ(by_job[4].why,
+            "not taken: making room here stops 1 attempt(s), 7 step(s) at risk; alpha loses "
+            "less (1, 3 step(s) at risk)");
+
+  // Not enough: even with every candidate gone the job does not fit.
+  notes.clear();
+  job = make_job().gpus(4).nodes(2);
+  EXPECT_FALSE(
+      plan_preemption(pipeline, req, 500, {views[0]}, {victim(1, "alpha", 4, 100, 3)}, &notes));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].why,
+            "not enough: with every attempt it may stop here gone, capacity: only 4 of 8 GPUs "
+            "free, job needs 8");
 }
 
 }  // namespace

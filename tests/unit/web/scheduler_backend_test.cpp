@@ -183,6 +183,39 @@ TEST_F(SchedulerBackendTest, ClustersShowTheGpusOtherTenantsHoldBeyondOurOwn) {
   EXPECT_EQ((*body)["clusters"][1]["gpus_foreign"], 0);
 }
 
+TEST_F(SchedulerBackendTest, ExplainListsEveryFilterThatRefusedAndEachPreemptionConsidered) {
+  auto low = brain_->handle(SubmitJob{make_job().name("sweep-1").nodes(2).gpus(4).on({"alpha"})});
+  ASSERT_TRUE(low.ok()) << low.error().message;
+  auto hero = brain_->handle(
+      SubmitJob{make_job().name("hero").nodes(2).gpus(4).on({"alpha"}).priority(1000)});
+  ASSERT_TRUE(hero.ok()) << hero.error().message;
+  auto body = backend_->explain_job(hero->job_id);
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  const nlohmann::json& clusters = (*body)["clusters"];
+  ASSERT_EQ(clusters.size(), 2u);
+  for (const auto& c : clusters) {
+    if (c["cluster"] == "alpha") {
+      EXPECT_EQ(c["refused_by"], nlohmann::json::parse(R"([{"filter": "capacity",
+          "reason": "only 0 of 8 GPUs free, job needs 8"}])"));
+      ASSERT_EQ(c["preemptions"].size(), 1u);
+      const auto& p = c["preemptions"][0];
+      EXPECT_EQ(p["job_id"], low->job_id);
+      EXPECT_EQ(p["job_name"], "sweep-1");
+      EXPECT_EQ(p["team"], "");
+      EXPECT_EQ(p["gpus"], 8);
+      EXPECT_EQ(p["taken"], true);
+      EXPECT_EQ(p["why"],
+                "taken: priority 0 below the job's 1000; 0 step(s) at risk since its "
+                "last checkpoint");
+      EXPECT_EQ(c["preemptions_more"], 0);
+    } else {
+      EXPECT_EQ(c["refused_by"][0]["filter"], "allowed-clusters");
+      EXPECT_EQ(c["refused_by"][0]["reason"], "not in the job's allowed clusters");
+      EXPECT_EQ(c["preemptions"], nlohmann::json::array());
+    }
+  }
+}
+
 TEST_F(SchedulerBackendTest, ClusterNodesListsNodesAndTheLedgerNewestFirst) {
   auto submitted = brain_->handle(SubmitJob{make_job().nodes(2).gpus(4).on({"alpha"})});
   ASSERT_TRUE(submitted.ok());
