@@ -71,6 +71,8 @@ TEST_F(BackendSubmit, AnAttemptThatNeverLaunchedSaysWhyAndResumedFromNothing) {
   const json& first = attempts["attempts"][0];
   EXPECT_EQ(first["not_launched"], "its checkpoint at step 10 was gone");
   EXPECT_TRUE(first["resumed_from"].is_null());
+  EXPECT_EQ(json::parse(backend_->get_job(1).value().text)["attempts"], 0)
+      << "it was no try of the job's";
 }
 
 }  // namespace
