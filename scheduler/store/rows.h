@@ -275,15 +275,15 @@ struct AttemptRow {
   // they split a recovery into its parts (health/recovery_breakdown.h).
   std::optional<Millis> due_ms;
   std::optional<Millis> first_progress_ms;
+  // Issue 42: why an attempt placed and stopped before it launched never ran ("its checkpoint
+  // at step 20 was gone", "cancelled before launch"); "" for one that launched. Such an
+  // attempt resumed from nothing and is not counted as one of the job's attempts.
+  std::string not_launched;
 };
 
 // A cluster added to a running server (`orchestrate cluster add`): its name, where its
 // definition came from (the file the client read), and that definition, a clusters document.
 struct AddedClusterRow {
-  // Issue 42: why an attempt placed and stopped before it launched never ran ("its checkpoint
-  // at step 20 was gone", "cancelled before launch"); "" for one that launched. Such an
-  // attempt resumed from nothing and is not counted as one of the job's attempts.
-  std::string not_launched;
   std::string name;
   std::string source;
   std::string document;
