@@ -89,9 +89,15 @@ void add_job_schemas(json& s) {
        {"owner", t("string")},
        {"team", t("string")},
        {"group", t("string")},
+       // Issue 42: the values of its sweep point ("LR=1e-4 --seed 1"; "" when not in a sweep),
+       // its priority (and the class it came from, "" when an integer), its GPUs in all.
+       {"sweep_point", t("string")},
+       {"priority", t("integer")},
+       {"priority_class", t("string")},
        {"state", t("string")},
        {"nodes", t("integer")},
        {"gpus_per_node", t("integer")},
+       {"gpus", t("integer")},
        {"cluster", maybe("string")},
        {"attempts", t("integer")},
        {"infra_restarts", t("integer")},
@@ -138,15 +144,9 @@ void add_cluster_schemas(json& s) {
                                    {"memory_mb", t("integer")},
                                    {"healthy", t("boolean")},
                                    {"reason", t("string")}});
-       // Issue 42: the values of its sweep point ("LR=1e-4 --seed 1"; "" when not in a sweep),
-       // its priority (and the class it came from, "" when an integer), its GPUs in all.
-       {"sweep_point", t("string")},
-       {"priority", t("integer")},
-       {"priority_class", t("string")},
   s["SpareNode"] =
       all_required({{"node", t("string")}, {"state", t("string")}, {"since_ms", t("integer")}});
   s["Spares"] = all_required({{"wanted", t("integer")},
-       {"gpus", t("integer")},
                               {"ready", t("integer")},
                               {"nodes", array_of(schema_ref("SpareNode"))},
                               {"gpu_hours_idle", t("number")},
