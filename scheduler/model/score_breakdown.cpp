@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "scheduler/model/ettr_text.h"
+
 namespace orch {
 namespace {
 
@@ -39,9 +41,9 @@ std::string note_text(const ScoreNote& note) {
   const double mtbf_h = note.node_mtbf_s / 3600;
   char buf[128];
   std::snprintf(buf, sizeof buf,
-                mtbf_h >= 10 ? "mfu %.2f, ettr %.2f, node mtbf %.0f h, %s"
-                             : "mfu %.2f, ettr %.2f, node mtbf %.2g h, %s",
-                note.mfu, note.ettr, mtbf_h, flops_text(note.flops).c_str());
+                mtbf_h >= 10 ? "mfu %.2f, ettr %s, node mtbf %.0f h, %s"
+                             : "mfu %.2f, ettr %s, node mtbf %.2g h, %s",
+                note.mfu, ettr_digits(note.ettr).c_str(), mtbf_h, flops_text(note.flops).c_str());
   std::string text = buf;
   if (note.staging_s > 0) {
     std::snprintf(buf, sizeof buf, ", moving here %.0f s (x%.3f)", note.staging_s,

@@ -62,7 +62,7 @@ TEST_F(BrainPlacement, AFeasibleClustersVerdictReadsBackWithItsScoreBreakdown) {
   EXPECT_TRUE(verdicts[0].chosen);
   EXPECT_THAT(verdicts[0].reason,
               ::testing::MatchesRegex("goodput=[0-9]\\.[0-9]{3} "
-                                      "\\(mfu [01]\\.[0-9]{2}, ettr [01]\\.[0-9]{2}, "
+                                      "\\(mfu [01]\\.[0-9]{2}, ettr [01]\\.[0-9]{3}, "
                                       "node mtbf [0-9.]+ h, [0-9.]+ [A-Z]*FLOP/s\\) "
                                       "move-worth=0\\.000 avoid-failed-site=4\\.000 "
                                       "preferred=0\\.000 free-capacity=0\\.[0-9]{3}"));

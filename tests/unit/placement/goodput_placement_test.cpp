@@ -44,7 +44,7 @@ TEST(GoodputScore, RawScoreIsTheExpectedUsefulFlops) {
   EXPECT_DOUBLE_EQ(g.score(request(job), views[0]), e.flops);
   EXPECT_TRUE(g.relative());
   EXPECT_EQ(g.explain(request(job), views[0]),
-            "mfu 0.35, ettr 0.99, node mtbf 2000 h, 2.75 PFLOP/s");
+            "mfu 0.35, ettr 0.994, node mtbf 2000 h, 2.75 PFLOP/s");
   ClusterSpec odd = make_cluster("odd").accelerator("tpu-v9");
   EXPECT_EQ(g.score(request(job), {&odd}), 0);
   EXPECT_EQ(g.explain(request(job), {&odd}), "peak unknown for accelerator \"tpu-v9\"");
@@ -57,7 +57,7 @@ TEST(GoodputPlacement, HigherPeakWinsWhenItsHistoryIsAsGood) {
   PlacementDecision d = PlacementPipeline::standard().place(request(job), views);
   EXPECT_THAT(d.chosen, Optional(std::string("beta")));
   // The best gets the full weight; the other its share of the best's FLOP/s.
-  EXPECT_THAT(d.verdicts[1].text(), StartsWith("goodput=6.000 (mfu 0.35, ettr 0.99"));
+  EXPECT_THAT(d.verdicts[1].text(), StartsWith("goodput=6.000 (mfu 0.35, ettr 0.994"));
   EXPECT_THAT(d.verdicts[0].text(), StartsWith("goodput=4.540 "));  // 6 x 989 / 1307
   // Equally good measured histories: still beta.
   for (auto& v : views) {

@@ -81,7 +81,7 @@ TEST_F(StoreVerdicts, ABreakdownReadsBackAsTheTextItMadeWhenWritten) {
     EXPECT_EQ(r.at_ms, 70);
   }
   EXPECT_THAT(by_cluster["alpha"].reason,
-              ::testing::StartsWith("goodput=6.000 (mfu 0.35, ettr 0.30, node mtbf 2000 h, 2.75 "
+              ::testing::StartsWith("goodput=6.000 (mfu 0.35, ettr 0.300, node mtbf 2000 h, 2.75 "
                                     "PFLOP/s) move-worth=0.000 avoid-failed-site=4.000 "
                                     "free-capacity=0.333"));
   EXPECT_THAT(by_cluster["zürich"].reason, ::testing::HasSubstr("moving here 600 s (x0.993)"));
