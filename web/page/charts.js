@@ -60,7 +60,6 @@ function fittedYAxis(format) {
     values: (u, splits, axisIdx, space, incr) => splits.map((v) => format(v, incr)),
     size(u, values, axisIdx, cycleNum) {
       const axis = u.axes[axisIdx];
-      if (cycleNum > 1) return axis._size;  // uPlot's own convergence guard
       let widest = 0;
       if (values && values.length) {
         u.ctx.save();
@@ -70,7 +69,10 @@ function fittedYAxis(format) {
         }
         u.ctx.restore();
       }
-      return Math.ceil(widest / (window.devicePixelRatio || 1)) + axis.ticks.size + axis.gap + 6;
+      const want = Math.ceil(widest / (window.devicePixelRatio || 1)) + axis.ticks.size + axis.gap + 6;
+      // A later cycle may bring other ticks (the plot's height changed) with wider labels: the
+      // axis only grows from the first size, so the labels always fit and the cycles converge.
+      return cycleNum > 1 ? Math.max(axis._size || 0, want) : want;
     },
   };
 }
