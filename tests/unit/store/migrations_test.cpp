@@ -22,6 +22,17 @@ class Migrations : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  // A database at schema `version` holding the rows `sql` writes, as that version wrote them.
+  ::testing::AssertionResult seed_at(int version, const char* sql) {
+    auto db = Db::open(path_);
+    if (!db.ok()) return ::testing::AssertionFailure() << "cannot open " << path_;
+    if (!migrate(*db, version).ok()) {
+      return ::testing::AssertionFailure() << "cannot migrate to version " << version;
+    }
+    if (!db->exec(sql).ok()) return ::testing::AssertionFailure() << "the seed rows failed";
+    return ::testing::AssertionSuccess();
+  }
+
   std::filesystem::path dir_;
   std::string path_;
 };
@@ -63,11 +74,7 @@ TEST_F(Migrations, VersionOneDatabaseIsUpgradedWithItsDataKept) {
 }
 
 TEST_F(Migrations, VersionSixDatabaseLearnsEachJobsLatestCluster) {
-  {
-    auto db = Db::open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 6).ok());
-    ASSERT_TRUE(db->exec(R"sql(
+  ASSERT_TRUE(seed_at(6, R"sql(
       INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
         VALUES ('moved', 'running', '{"name":"moved","command":"true"}', 1, 2);
       INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
@@ -76,9 +83,7 @@ TEST_F(Migrations, VersionSixDatabaseLearnsEachJobsLatestCluster) {
         VALUES (1, 1, 'alpha', 'orch-1-1-x', 'exited', 4, 3);
       INSERT INTO attempts(job_id, no, cluster, token, state, gpus, started_ms)
         VALUES (1, 2, 'beta', 'orch-1-2-x', 'running', 4, 4);
-    )sql")
-                    .ok());
-  }
+    )sql"));
   auto store = Store::open(path_);
   ASSERT_TRUE(store.ok()) << store.error().message;
   JobQuery beta;
@@ -93,18 +98,12 @@ TEST_F(Migrations, VersionSixDatabaseLearnsEachJobsLatestCluster) {
 }
 
 TEST_F(Migrations, VersionSevenDatabaseGainsRevisionsThatLaterWritesMove) {
-  {
-    auto db = Db::open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 7).ok());
-    ASSERT_TRUE(db->exec(R"sql(
+  ASSERT_TRUE(seed_at(7, R"sql(
       INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
         VALUES ('old', 'running', '{"name":"old","command":"true"}', 1, 2);
       INSERT INTO attempts(job_id, no, cluster, token, state, gpus, started_ms)
         VALUES (1, 1, 'alpha', 'orch-1-1-x', 'running', 4, 3);
-    )sql")
-                    .ok());
-  }
+    )sql"));
   auto store = Store::open(path_);
   ASSERT_TRUE(store.ok()) << store.error().message;
   auto key = (*store)->job_key(1).value();
@@ -118,18 +117,12 @@ TEST_F(Migrations, VersionSevenDatabaseGainsRevisionsThatLaterWritesMove) {
 }
 
 TEST_F(Migrations, VersionFourteenJobsKeepTheirOwnerAndTeamAsColumnsListsFilterOn) {
-  {
-    auto db = Db::open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 14).ok());
-    ASSERT_TRUE(db->exec(R"sql(
+  ASSERT_TRUE(seed_at(14, R"sql(
       INSERT INTO jobs(name, state, spec, created_ms, updated_ms) VALUES ('a', 'running',
         '{"name":"a","command":"true","owner":"alice","team":"vision"}', 1, 2);
       INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
         VALUES ('old', 'pending', '{"name":"old","command":"true"}', 1, 2);
-    )sql")
-                    .ok());
-  }
+    )sql"));
   auto store = Store::open(path_);
   ASSERT_TRUE(store.ok()) << store.error().message;
   JobQuery alice;
@@ -148,18 +141,12 @@ TEST_F(Migrations, VersionFourteenJobsKeepTheirOwnerAndTeamAsColumnsListsFilterO
 }
 
 TEST_F(Migrations, VersionNineteenJobsKeepTheirGroupAsAColumnListsFilterOn) {
-  {
-    auto db = Db::open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 19).ok());
-    ASSERT_TRUE(db->exec(R"sql(
+  ASSERT_TRUE(seed_at(19, R"sql(
       INSERT INTO jobs(name, state, spec, created_ms, updated_ms) VALUES ('lr-1', 'running',
         '{"name":"lr-1","command":"true","group":"lr"}', 1, 2);
       INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
         VALUES ('solo', 'pending', '{"name":"solo","command":"true"}', 1, 2);
-    )sql")
-                    .ok());
-  }
+    )sql"));
   auto store = Store::open(path_);
   ASSERT_TRUE(store.ok()) << store.error().message;
   JobQuery lr;
@@ -171,20 +158,14 @@ TEST_F(Migrations, VersionNineteenJobsKeepTheirGroupAsAColumnListsFilterOn) {
 }
 
 TEST_F(Migrations, VersionTwentyOneKeepsItsGpusInUseAndCopiesEachNoticeOnce) {
-  {
-    auto db = Db::open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 21).ok());
-    ASSERT_TRUE(db->exec(R"sql(
+  ASSERT_TRUE(seed_at(21, R"sql(
       INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
         VALUES (1, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
       INSERT INTO attempts(job_id, no, cluster, token, state, gpus, started_ms, site_done)
         VALUES (1, 1, 'alpha', 't1', 'exited', 2, 1, 1),
                (1, 2, 'alpha', 't2', 'exited', 4, 1, 0),
                (1, 3, 'alpha', 't3', 'launching', 8, 1, 0);
-    )sql")
-                    .ok());
-  }
+    )sql"));
   auto store = Store::open(path_);
   ASSERT_TRUE(store.ok()) << store.error().message;
   auto used = (*store)->gpus_in_use().value();
@@ -195,18 +176,12 @@ TEST_F(Migrations, VersionTwentyOneKeepsItsGpusInUseAndCopiesEachNoticeOnce) {
 }
 
 TEST_F(Migrations, VersionTwentyThreeAttemptsKeepTheirNodesAndCountThem) {
-  {
-    auto db = Db::open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 23).ok());
-    ASSERT_TRUE(db->exec(R"sql(
+  ASSERT_TRUE(seed_at(23, R"sql(
       INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
         VALUES (1, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
       INSERT INTO attempts(job_id, no, cluster, token, state, gpus, started_ms, site_done, nodes)
         VALUES (1, 1, 'alpha', 't1', 'running', 16, 1, 0, '["alpha-n1","alpha-n2"]');
-    )sql")
-                    .ok());
-  }
+    )sql"));
   auto store = Store::open(path_);
   ASSERT_TRUE(store.ok()) << store.error().message;
   auto a = (*store)->attempt_by_token("t1").value();
@@ -226,11 +201,7 @@ TEST_F(Migrations, VersionTwentyThreeAttemptsKeepTheirNodesAndCountThem) {
 }
 
 TEST_F(Migrations, VersionTwentyFourAttemptsAndCopiesGainTheirCheckpointDirectories) {
-  {
-    auto db = Db::open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 24).ok());
-    ASSERT_TRUE(db->exec(R"sql(
+  ASSERT_TRUE(seed_at(24, R"sql(
       INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
         VALUES (1, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
       INSERT INTO attempts(id, job_id, no, cluster, token, state, gpus, started_ms)
@@ -239,9 +210,7 @@ TEST_F(Migrations, VersionTwentyFourAttemptsAndCopiesGainTheirCheckpointDirector
         VALUES (1, 1, 1, 10, '/old/ckpt/step-10', 5);
       INSERT INTO replicas(checkpoint_id, cluster, path, state, updated_ms)
         VALUES (1, 'alpha', '/old/ckpt/step-10', 'verified', 5);
-    )sql")
-                    .ok());
-  }
+    )sql"));
   auto store = Store::open(path_);
   ASSERT_TRUE(store.ok()) << store.error().message;
   auto a = (*store)->attempt_by_token("t1").value();
@@ -260,20 +229,14 @@ TEST_F(Migrations, VersionTwentyFourAttemptsAndCopiesGainTheirCheckpointDirector
 }
 
 TEST_F(Migrations, VersionEighteenVerdictsBecomeOneRowPerJobAndReadBackTheSame) {
-  {
-    auto db = Db::open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 18).ok());
-    ASSERT_TRUE(db->exec(R"sql(
+  ASSERT_TRUE(seed_at(18, R"sql(
       INSERT INTO jobs(name, state, spec, created_ms, updated_ms)
         VALUES ('a', 'running', '{"name":"a","command":"true"}', 1, 2);
       INSERT INTO placement_verdicts(job_id, cluster, feasible, reason, score, chosen, at_ms)
         VALUES (1, 'alpha', 0, 'site is down', NULL, 0, 50),
                (1, 'beta', 1, 'goodput=6.000', 7.5, 1, 50),
                (1, 'gamma', 1, 'goodput=3.000', 4.0, 0, 50);
-    )sql")
-                    .ok());
-  }
+    )sql"));
   auto store = Store::open(path_);
   ASSERT_TRUE(store.ok()) << store.error().message;
   auto verdicts = (*store)->verdicts_of(1).value();
@@ -296,17 +259,11 @@ TEST_F(Migrations, VersionEighteenVerdictsBecomeOneRowPerJobAndReadBackTheSame) 
 }
 
 TEST_F(Migrations, VersionThreeDatabaseGainsTheNodeLedger) {
-  {
-    auto db = Db::open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 3).ok());
-    ASSERT_TRUE(db->exec(R"sql(
+  ASSERT_TRUE(seed_at(3, R"sql(
       INSERT INTO clusters(name) VALUES ('alpha');
       INSERT INTO nodes(cluster, name, gpus, healthy, reason, seen_ms)
         VALUES ('alpha', 'a1', 8, 0, 'drain', 5);
-    )sql")
-                    .ok());
-  }
+    )sql"));
   auto store = Store::open(path_);
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_EQ(*schema_version((*store)->db()), latest_schema_version());
@@ -353,11 +310,7 @@ TEST_F(Migrations, NotADatabaseIsAClearError) {
 
 // Issue 41: the row per step goes, and series start from the first step after the upgrade.
 TEST_F(Migrations, VersionTwentyNineLosesItsRowPerStepAndItsAttemptsStartASeries) {
-  {
-    auto db = Db::open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 29).ok());
-    ASSERT_TRUE(db->exec(R"sql(
+  ASSERT_TRUE(seed_at(29, R"sql(
       INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
         VALUES (1, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
       INSERT INTO attempts(id, job_id, no, cluster, token, state, gpus, started_ms, first_step,
@@ -365,9 +318,7 @@ TEST_F(Migrations, VersionTwentyNineLosesItsRowPerStepAndItsAttemptsStartASeries
         VALUES (1, 1, 1, 'alpha', 't1', 'running', 1, 1, 1, 2);
       INSERT INTO progress_samples(attempt_id, step, tokens, step_time_s, mfu, at_ms)
         VALUES (1, 1, 4096, 0.5, 0.4, 10), (1, 2, 4096, 0.5, 0.4, 20);
-    )sql")
-                    .ok());
-  }
+    )sql"));
   {
     auto store = Store::open(path_);
     ASSERT_TRUE(store.ok()) << store.error().message;
@@ -385,11 +336,7 @@ TEST_F(Migrations, VersionTwentyNineLosesItsRowPerStepAndItsAttemptsStartASeries
 }
 
 TEST_F(Migrations, VersionThirtyTransfersLearnTheirPurposeAndJobFromWhyTheyStarted) {
-  {
-    auto db = Db::open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 30).ok());
-    ASSERT_TRUE(db->exec(R"sql(
+  ASSERT_TRUE(seed_at(30, R"sql(
       INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
         VALUES (3, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
       INSERT INTO attempts(id, job_id, no, cluster, token, state, gpus, started_ms)
@@ -406,9 +353,7 @@ TEST_F(Migrations, VersionThirtyTransfersLearnTheirPurposeAndJobFromWhyTheyStart
                 'code 1a2b3c4d5e6f for job 9', 1, 1),
                (4, 12, NULL, 0, 'alpha', '/a', 'gamma', '/g', 1, 'queued',
                 'requested by a person', 1, 1);
-    )sql")
-                    .ok());
-  }
+    )sql"));
   auto store = Store::open(path_);
   ASSERT_TRUE(store.ok()) << store.error().message;
   struct Want {
@@ -434,18 +379,12 @@ TEST_F(Migrations, VersionThirtyTransfersLearnTheirPurposeAndJobFromWhyTheyStart
 // Issue 42: an attempt stored before version 32 launched as far as anyone knows; one stopped
 // before its launch keeps why.
 TEST_F(Migrations, VersionThirtyOneAttemptsGainWhyTheyWereNotLaunched) {
-  {
-    auto db = Db::open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 31).ok());
-    ASSERT_TRUE(db->exec(R"sql(
+  ASSERT_TRUE(seed_at(31, R"sql(
       INSERT INTO jobs(id, name, state, spec, created_ms, updated_ms)
         VALUES (1, 'j', 'running', '{"name":"j","command":"true"}', 1, 2);
       INSERT INTO attempts(id, job_id, no, cluster, token, state, gpus, started_ms)
         VALUES (1, 1, 1, 'alpha', 't1', 'launching', 1, 1);
-    )sql")
-                    .ok());
-  }
+    )sql"));
   auto store = Store::open(path_);
   ASSERT_TRUE(store.ok()) << store.error().message;
   AttemptRow a = (*store)->attempt_by_token("t1").value().value();
