@@ -153,8 +153,16 @@ class ServerFixture : public ::testing::Test {
   // nodes, once.
   void expect_full_gang_goes_to_beta(const std::string& node, const std::string& gang_yaml,
                                      std::size_t nodes) {
-    HttpResponse q = call(url_, "POST", "/api/v1/clusters/alpha/nodes/" + node + "/quarantine",
-                          R"({"reason":"bad cable"})", "application/json");
+    // A node can be quarantined once its site has listed it (404 before: the server starts
+    // with no inventory yet).
+    HttpResponse q;
+    eventually(
+        [&] {
+          q = call(url_, "POST", "/api/v1/clusters/alpha/nodes/" + node + "/quarantine",
+                   R"({"reason":"bad cable"})", "application/json");
+          return q.status != 404 || q.body.find("not reported its nodes") == std::string::npos;
+        },
+        milliseconds(10000));
     ASSERT_EQ(q.status, 200) << q.body;
     const std::int64_t id = submit(gang_yaml);
     ASSERT_GT(id, 0);
