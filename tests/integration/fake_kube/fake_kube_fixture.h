@@ -142,10 +142,10 @@ class FakeKubeTest : public ::testing::Test {
   // condition of a list's first item, the last condition of an object; null when absent.
   static json first_item_condition(const json& list) {
     const json items = list.value("items", json::array());
-    if (items.empty()) return nullptr;
+    if (items.empty()) return json::object();  // the pod may not be listed yet
     const json conditions =
         items[0].value("status", json::object()).value("conditions", json::array());
-    return conditions.empty() ? json() : conditions[0];
+    return conditions.empty() ? json(json::object()) : conditions[0];
   }
   static json last_condition(const json& object) {
     const json conditions =

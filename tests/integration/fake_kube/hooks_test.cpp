@@ -163,7 +163,7 @@ TEST_F(HooksTest, SchedulingHonoursGpusAffinityAndTaints) {
       {"limits", {{"nvidia.com/gpu", 16}}}};
   create_job(big);
   json pending = wait_for("/api/v1/namespaces/default/pods?labelSelector=job-name%3Dbig",
-                          [](const json& l) { return !first_item_condition(l).is_null(); });
+                          [](const json& l) { return !first_item_condition(l).empty(); });
   json cond = first_item_condition(pending);
   EXPECT_EQ(cond["type"], "PodScheduled");
   EXPECT_EQ(cond["status"], "False");
@@ -195,7 +195,7 @@ TEST_F(HooksTest, SchedulingHonoursGpusAffinityAndTaints) {
   third["metadata"]["name"] = "third";
   create_job(third);
   json full = wait_for("/api/v1/namespaces/default/pods?labelSelector=job-name%3Dthird",
-                       [](const json& l) { return !first_item_condition(l).is_null(); });
+                       [](const json& l) { return !first_item_condition(l).empty(); });
   EXPECT_THAT(first_item_condition(full).value("message", ""),
               HasSubstr("Insufficient nvidia.com/gpu"));
 }
