@@ -13,7 +13,8 @@ docs/progress-protocol.md for you:
             s.report(loss=loss)
         save_now, stop = orchestrate.requests()    # the same answer on every rank
         if save_now or stop or step % every == 0:
-            path = save(step)                      # inside orchestrate.checkpoint_dir()
+            with orchestrate.atomic_path(path, step=step) as tmp:  # says checkpoint_start
+                save(tmp)                          # path inside orchestrate.checkpoint_dir()
             orchestrate.checkpoint(step, path)
         if stop:
             sys.exit(143)
@@ -39,7 +40,7 @@ import threading
 import time
 
 __all__ = [
-    "PREFIX", "progress", "checkpoint", "resume_path", "checkpoint_dir", "save_requested",
+    "PREFIX", "progress", "checkpoint_start", "checkpoint", "resume_path", "checkpoint_dir", "save_requested",
     "stop_requested", "requests", "install_signal_handlers", "tokens", "step", "Step",
     "StepTimer", "rank", "world_size", "is_rank_zero", "set_rank", "atomic_path",
 ]
@@ -238,6 +239,19 @@ def _inside(path, directory):
     return path != directory and path.startswith(directory.rstrip("/") + "/")
 
 
+def checkpoint_start(step, path):
+    """Says that a save of step `step` to `path` (made absolute) begins now: orchestrate's agent
+    times it until the checkpoint line and raises io_stall when it runs far longer than the job's
+    saves usually take (docs/health.md, "I/O stalls"). atomic_path(path, step=...) and the
+    integrations call it for you. Returns the line written, or None where this process does
+    not report."""
+    path = os.path.normpath(os.path.abspath(os.fspath(path)))
+    fields = {"event": "checkpoint_start", "step": _count(step, "step"), "path": path}
+    if not is_rank_zero():
+        return None
+    return _emit(fields)
+
+
 def checkpoint(step, path, save_time_s=None, tier="shared", node=None):
     """Reports a complete, durable checkpoint of step `step` at `path` (made absolute). Call it
     only after the save was written, fsynced and renamed into place (see atomic_path()).
@@ -272,15 +286,19 @@ def checkpoint(step, path, save_time_s=None, tier="shared", node=None):
 
 
 class atomic_path:
-    """`with atomic_path(path) as tmp: torch.save(state, tmp)`: write to tmp; on a clean exit
-    it is fsynced and renamed to path (and the directory fsynced), so path is never half
-    written. On an exception tmp is removed and path left as it was."""
+    """`with atomic_path(path, step=n) as tmp: torch.save(state, tmp)`: write to tmp; on a clean
+    exit it is fsynced and renamed to path (and the directory fsynced), so path is never half
+    written. On an exception tmp is removed and path left as it was. With `step`, entering
+    prints the checkpoint_start line of that step first (checkpoint_start())."""
 
-    def __init__(self, path):
+    def __init__(self, path, step=None):
         self.path = os.fspath(path)
         self.tmp = self.path + ".tmp-%d" % os.getpid()
+        self.step = None if step is None else _count(step, "step")
 
     def __enter__(self):
+        if self.step is not None:
+            checkpoint_start(self.step, self.path)
         return self.tmp
 
     def __exit__(self, kind, value, tb):

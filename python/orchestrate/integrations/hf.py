@@ -13,7 +13,9 @@ What it does (transformers' TrainerCallback events):
 - on_step_end: a progress line for state.global_step with its wall time and tokens_per_step;
   on a step the Trainer logs, the line waits for on_log and carries its `loss` (and
   `learning_rate`, `grad_norm`). When orchestrate asked for a save (SIGUSR1) or a stop (SIGTERM)
-  on any rank, it sets control.should_save (and control.should_training_stop for a stop).
+  on any rank, it sets control.should_save (and control.should_training_stop for a stop). On a
+  step the Trainer will save (control.should_save), the checkpoint_start line of
+  output_dir/checkpoint-<global_step> (the Trainer saves right after on_step_end).
 - on_save: the checkpoint line for args.output_dir/checkpoint-<global_step>, which must lie
   inside $ORCH_CHECKPOINT_DIR (put output_dir there).
 - resume_from_checkpoint(): the path to pass to trainer.train(), None on a fresh start.
@@ -82,6 +84,8 @@ class OrchestrateCallback(_Base):
             control.should_training_stop = True
         if getattr(control, "should_save", False):
             self._save_started = now
+            path = os.path.join(args.output_dir, "checkpoint-%d" % state.global_step)
+            orchestrate.checkpoint_start(state.global_step, path)
         if getattr(control, "should_log", False):
             self._pending = (state.global_step, fields)  # on_log brings the loss
         else:

@@ -14,7 +14,8 @@ What it does (Lightning's Callback hooks):
 - Every every_n_steps steps, and when orchestrate asks for a save (SIGUSR1) or a stop
   (SIGTERM) on any rank (agreed through trainer.strategy.reduce_boolean_decision), it calls
   trainer.save_checkpoint on every rank into $ORCH_CHECKPOINT_DIR/step-<global_step>.ckpt
-  (written as a temporary file, renamed by global rank 0) and reports it. A stop then sets
+  (written as a temporary file, renamed by global rank 0), after the checkpoint_start line of
+  that path, and reports it. A stop then sets
   trainer.should_stop.
 - on_save_checkpoint: records the step in the checkpoint (checkpoint["orchestrate"]).
 - ckpt_path(): the checkpoint to resume from for trainer.fit(ckpt_path=...), None on a fresh
@@ -130,6 +131,7 @@ class OrchestrateCallback(_Base):
             return None
         path = os.path.join(directory, "step-%d.ckpt" % step)
         started = time.perf_counter()
+        orchestrate.checkpoint_start(step, path)  # global rank 0 only, as every line
         tmp = path + ".tmp"
         trainer.save_checkpoint(tmp)  # collective: every rank calls it, global rank 0 writes
         if not orchestrate.is_rank_zero():
