@@ -49,7 +49,8 @@ void place_fd(int fd, int target) {
 
 }  // namespace
 
-CapturedRun run_captured(const std::vector<std::string>& argv, double timeout_s) {
+CapturedRun run_captured(const std::vector<std::string>& argv, double timeout_s,
+                         bool own_group) {
   CapturedRun r;
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) {
@@ -82,6 +83,7 @@ CapturedRun run_captured(const std::vector<std::string>& argv, double timeout_s)
     return r;
   }
   if (pid == 0) {
+    if (own_group) setpgid(0, 0);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) place_fd(devnull, STDIN_FILENO);
     place_fd(out_pipe[1], STDOUT_FILENO);
@@ -109,6 +111,9 @@ CapturedRun run_captured(const std::vector<std::string>& argv, double timeout_s)
     return r;
   }
   r.started = true;
+  if (own_group) setpgid(pid, pid);  // also from here, so no kill below can miss the group
+  // The whole group when it has one: what the program started dies with it.
+  auto kill_all = [&] { kill(own_group ? -pid : pid, SIGKILL); };
   fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
   fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
 
@@ -132,7 +137,7 @@ CapturedRun run_captured(const std::vector<std::string>& argv, double timeout_s)
   close(err_pipe[0]);
   int status = 0;
   if (r.timed_out) {
-    kill(pid, SIGKILL);
+    kill_all();
     waitpid(pid, &status, 0);
     return r;
   }
@@ -144,12 +149,13 @@ CapturedRun run_captured(const std::vector<std::string>& argv, double timeout_s)
     if (w < 0 && errno != EINTR) return r;
     if (steady_ms() >= deadline) {
       r.timed_out = true;
-      kill(pid, SIGKILL);
+      kill_all();
       waitpid(pid, &status, 0);
       return r;
     }
     usleep(10'000);
   }
+  if (own_group) kill(-pid, SIGKILL);  // leftovers; ESRCH when there are none
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   return r;

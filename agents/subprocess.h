@@ -18,8 +18,11 @@ struct CapturedRun {
 };
 
 // Runs argv (argv[0] is a path, not searched) with stdin from /dev/null and waits at most
-// timeout_s seconds for it to exit.
-CapturedRun run_captured(const std::vector<std::string>& argv, double timeout_s);
+// timeout_s seconds for it to exit. With own_group the program runs in a process group of its
+// own, and what is left of that group is killed when it exits or times out (a program that
+// starts processes of its own, as the torch probe does one per GPU, leaves none behind).
+CapturedRun run_captured(const std::vector<std::string>& argv, double timeout_s,
+                         bool own_group = false);
 
 // The first executable file named `name` in $PATH, or "" when there is none.
 std::string find_in_path(const std::string& name);
