@@ -26,7 +26,7 @@ bool EventLog::open(const std::string& path, std::string* error) {
 }
 
 void EventLog::append(const std::string& line, bool durable) {
-  std::string out = line + "\n";
+  std::string out = (decorate_ ? decorate_(line) : line) + "\n";
   const char* p = out.data();
   size_t left = out.size();
   bool ok = fd_ >= 0;

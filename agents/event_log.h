@@ -4,6 +4,7 @@
 // hang, checkpoint) are fsynced; frequent advisory ones (progress, heartbeat) are not, so that a
 // slow shared filesystem cannot stall the loop that relays the job's output.
 
+#include <functional>
 #include <string>
 
 namespace orch::agent {
@@ -20,11 +21,17 @@ class EventLog {
   // Appends line + "\n"; durable: fsync after. A failure is reported once on stderr and the
   // agent carries on (the job must not die because its record could not be written).
   void append(const std::string& line, bool durable);
+  // Every line appended from now on goes through this first (the live watch adds the GPU fault
+  // to every record after it, and its readings to heartbeats: agents/live_watch.h).
+  void set_decorator(std::function<std::string(const std::string&)> decorate) {
+    decorate_ = std::move(decorate);
+  }
 
  private:
   int fd_ = -1;
   std::string path_;
   bool warned_ = false;
+  std::function<std::string(const std::string&)> decorate_;
 };
 
 }  // namespace orch::agent

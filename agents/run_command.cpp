@@ -107,7 +107,7 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* options
       ++i;
       break;
     }
-    if (!is_run_flag(a) && !PlaceFlags::is_place_flag(a)) {
+    if (!is_run_flag(a) && !PlaceFlags::is_place_flag(a) && !is_watch_flag(a)) {
       *error = "unexpected argument '" + a + "' (put the command after --)";
       return false;
     }
@@ -118,6 +118,8 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* options
     const std::string& v = args[++i];
     if (PlaceFlags::is_place_flag(a)) {
       place.set(a, v);
+    } else if (is_watch_flag(a)) {
+      if (!parse_watch_flag(a, v, &options->watch, error)) return false;
     } else if (!parse_run_value(a, v, options, error)) {
       return false;
     }
@@ -251,6 +253,7 @@ struct Job {
   pid_t child;
   int wake_fd;
   long long grace_ms;
+  LiveWatch& gpu_watch;  // the live watch (issue 43)
 };
 
 // Waits for the command, relaying its output and forwarding signals as they come. Then waits
@@ -277,9 +280,11 @@ int supervise(const Job& job, OutputRelay& relay, OutputRelay* err_relay, Progre
     const std::int64_t now = steady_ms();
     std::int64_t timeout = sooner(tracker.next_due_in(now), relay.next_due_in(now));
     if (err_relay) timeout = sooner(timeout, err_relay->next_due_in(now));
+    timeout = sooner(timeout, job.gpu_watch.next_due_in(now));
     if (done) {
       if (stragglers_since < 0) {
         stragglers_since = now;
+        job.gpu_watch.finish();
         if (!forwarded) forward_to_group(SIGTERM);
       }
       std::int64_t grace_left = stragglers_since + job.grace_ms - now;
@@ -291,10 +296,11 @@ int supervise(const Job& job, OutputRelay& relay, OutputRelay* err_relay, Progre
       timeout = sooner(timeout, grace_left);
     }
     // A negative descriptor (no stderr relay, or its pipe closed) is skipped by poll().
-    pollfd fds[3] = {{job.wake_fd, POLLIN, 0},
+    pollfd fds[4] = {{job.wake_fd, POLLIN, 0},
                      {relay.fd(), POLLIN, 0},
-                     {err_relay ? err_relay->fd() : -1, POLLIN, 0}};
-    int n = poll(fds, 3, static_cast<int>(std::min<std::int64_t>(timeout, 1 << 30)));
+                     {err_relay ? err_relay->fd() : -1, POLLIN, 0},
+                     {job.gpu_watch.fd(), POLLIN, 0}};
+    int n = poll(fds, 4, static_cast<int>(std::min<std::int64_t>(timeout, 1 << 30)));
     if (n > 0 && fds[0].revents) {
       drain_wake_pipe(job.wake_fd);
       check_children = true;
@@ -303,6 +309,14 @@ int supervise(const Job& job, OutputRelay& relay, OutputRelay* err_relay, Progre
     if (n > 0 && fds[2].revents) err_relay->pump(ignore_lines);
     relay.on_tick(steady_ms());
     if (err_relay) err_relay->on_tick(steady_ms());
+    bool stop = false;  // --fault-action stop and a fault found now
+    for (const WatchRecord& r : job.gpu_watch.on_tick(steady_ms(), wall_ms(), &stop)) {
+      events.append(r.line, r.durable);
+    }
+    if (stop && !forwarded) {
+      forward_to_group(SIGTERM);
+      forwarded = true;
+    }
     append_all(events, tracker.on_tick(steady_ms(), wall_ms()));
   }
   return status;
@@ -362,12 +376,16 @@ int run_command(const RunOptions& options) {
   tracker_options.node = id.node;
   if (id.place) tracker_options.task_rank = task_rank(*id.place);
   ProgressTracker tracker(tracker_options, steady_ms());
+  // Every record after a GPU fault repeats it; heartbeats carry the GPU readings.
+  LiveWatch gpu_watch(options.watch, id.node, id.place ? task_rank(*id.place) : -1);
+  events.set_decorator([&gpu_watch](const std::string& line) { return gpu_watch.decorate(line); });
+  gpu_watch.start(steady_ms());
   auto on_line = [&](std::string_view line) {
     if (auto p = scan_protocol_line(line)) {
       append_all(events, tracker.on_line(*p, steady_ms(), wall_ms()));
     }
   };
-  const int status = supervise({child, wake_fd, options.grace_ms}, relay,
+  const int status = supervise({child, wake_fd, options.grace_ms, gpu_watch}, relay,
                                err_relay ? &*err_relay : nullptr, tracker, events, on_line);
   relay.finish(on_line);
   if (err_relay) err_relay->finish(ignore_lines);

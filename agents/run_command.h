@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/live_watch.h"
 #include "agents/task_place_flags.h"
 
 namespace orch::agent {
@@ -20,6 +21,7 @@ struct RunOptions {
   long long heartbeat_ms = 30'000;    // a heartbeat record this often; 0: none
   long long hang_after_ms = 600'000;  // no progress line for this long: a hang record; 0: never
   std::string run_as;  // the user the command runs as (the agent must be root); "": the agent's
+  WatchOptions watch;  // the live watch (issue 43): kernel log and nvidia-smi while the job runs
   std::vector<std::string> argv;  // the command and its arguments; argv[0] is searched in PATH
 };
 

@@ -11,6 +11,8 @@
 #include <deque>
 #include <set>
 
+#include "scheduler/model/xid_codes.h"
+
 namespace orch::agent {
 namespace {
 
@@ -84,14 +86,17 @@ std::optional<std::string> read_kmsg(std::string* error) {
 }  // namespace
 
 const std::vector<int>& fatal_xid_codes() {
-  static const std::vector<int> codes = {13, 31, 43, 45, 48, 61, 62, 63,  64,
-                                         68, 69, 74, 79, 92, 94, 95, 119, 120};
+  static const std::vector<int> codes = [] {
+    std::vector<int> all(kResetXidCodes.begin(), kResetXidCodes.end());
+    all.insert(all.end(), kAmbiguousXidCodes.begin(), kAmbiguousXidCodes.end());
+    std::sort(all.begin(), all.end());
+    return all;
+  }();
   return codes;
 }
 
 bool is_fatal_xid(int code) {
-  const auto& codes = fatal_xid_codes();
-  return std::binary_search(codes.begin(), codes.end(), code);
+  return is_probe_failing_xid(code);
 }
 
 std::optional<int> xid_code(std::string_view line) {

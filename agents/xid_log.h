@@ -14,7 +14,8 @@ namespace orch::agent {
 
 // The codes that fail the "xid" check. Each points at the GPU, its memory, its links or its
 // firmware rather than at one application's bug; see agents/README.md ("Xid codes") for why each
-// is on the list. Others (for example 32, a corrupted push buffer) are listed but pass.
+// is on the list. Others (for example 32, a corrupted push buffer) are listed but pass. The codes
+// are scheduler/model/xid_codes.h's: kResetXidCodes and kAmbiguousXidCodes, sorted.
 const std::vector<int>& fatal_xid_codes();
 bool is_fatal_xid(int code);
 
