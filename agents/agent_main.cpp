@@ -14,6 +14,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: orchestrate-agent run --events FILE [--node-name NAME] [--lock-fd N] [--grace-ms MS]\n"
     "                             [--heartbeat-s S] [--hang-after-s S] [--run-as USER]\n"
+    "                             [--io-stall-after-s S]\n"
     "                             [--watch-s S] [--kernel-log PATH] [--nvidia-smi PATH|none]\n"
     "                             [--gpu-sample-s S] [--fault-action record|stop]\n"
     "                             [--node-rank R --nnodes N --tasks-per-node K --local-rank L\n"

@@ -11,11 +11,14 @@
 
 #include "agents/agent_clock.h"
 #include "agents/cli_values.h"
+#include "agents/dcgm_diag.h"
 #include "agents/fs_probe.h"
 #include "agents/gemm_probe.h"
+#include "agents/gpu_checks.h"
 #include "agents/json_writer.h"
 #include "agents/node_name.h"
 #include "agents/nvidia_smi.h"
+#include "agents/nvidia_smi_xml.h"
 #include "agents/subprocess.h"
 #include "agents/xid_log.h"
 #include "scheduler/model/launch_limits.h"
@@ -27,6 +30,7 @@ constexpr int kProbeSchemaVersion = 1;
 
 struct GpuSection {
   std::vector<GpuReading> gpus;
+  std::optional<int> shown;   // the GPUs nvidia-smi listed (absent when it did not run)
   std::vector<Check> checks;  // empty when there is no nvidia-smi to ask
 };
 
@@ -36,54 +40,98 @@ std::string absolute_dir(const std::string& dir) {
   return realpath(dir.c_str(), buf) ? std::string(buf) : dir;
 }
 
+std::string first_line_of(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.substr(0, 300);
+}
+
+// Why a helper's run is not a clean answer, or "" when it exited 0 in time.
+std::string run_failure(const std::string& program, const CapturedRun& run, double timeout_s,
+                        const std::string& fallback_why) {
+  if (!run.started) return run.error;
+  if (run.timed_out) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", timeout_s);
+    return program + " did not answer within " + limit + " s (killed)";
+  }
+  if (run.exit_code == 0) return "";
+  std::string why = !run.err.empty() ? first_line_of(run.err) : fallback_why;
+  return program + " failed (" +
+         (run.signal ? "signal " + std::to_string(run.signal)
+                     : "exit " + std::to_string(run.exit_code)) +
+         ")" + (why.empty() ? "" : ": " + why);
+}
+
 GpuSection probe_gpus(const ProbeOptions& o) {
   GpuSection s;
   if (o.nvidia_smi == "none") return s;
   std::string program = o.nvidia_smi.empty() ? find_in_path("nvidia-smi") : o.nvidia_smi;
-  if (program.empty()) return s;  // no NVIDIA driver here: a CPU node, nothing to check
+  if (program.empty()) {  // no NVIDIA driver here: a CPU node, nothing to check unless told
+    if (o.expect_gpus > 0) {
+      Check c = gpu_count_check(0, o.expect_gpus);
+      c.detail += " (no nvidia-smi in PATH)";
+      s.checks.push_back(c);
+    }
+    return s;
+  }
 
   Check smi{"nvidia-smi", true, ""};
   std::vector<std::string> argv = {program};
-  for (std::string& a : nvidia_smi_arguments()) argv.push_back(std::move(a));
+  for (std::string& a : nvidia_smi_xml_arguments()) argv.push_back(std::move(a));
   CapturedRun run = run_captured(argv, o.nvidia_smi_timeout_s);
-  NvidiaSmiParse parsed = parse_nvidia_smi_csv(run.out);
+  NvidiaSmiXml parsed = parse_nvidia_smi_xml(run.out);
   s.gpus = parsed.gpus;
-  auto first_line = [](const std::string& text) {
-    std::string line = text.substr(0, text.find('\n'));
-    return line.substr(0, 300);
-  };
-  if (!run.started) {
+  s.shown = static_cast<int>(parsed.gpus.size());
+  // A lost GPU's reason is on stderr or among the output ("Unable to determine the device
+  // handle for GPU1: ..."), before or instead of the XML.
+  std::string failure = run_failure(program, run, o.nvidia_smi_timeout_s, first_line_of(run.out));
+  if (!failure.empty()) {
     smi.ok = false;
-    smi.detail = run.error;
-  } else if (run.timed_out) {
+    smi.detail = failure;
+  } else if (!parsed.error.empty()) {
     smi.ok = false;
-    char limit[32];
-    std::snprintf(limit, sizeof limit, "%g", o.nvidia_smi_timeout_s);
-    smi.detail = program + " did not answer within " + limit + " s (killed)";
-  } else if (run.exit_code != 0) {
-    smi.ok = false;
-    // Its reason is on stderr, or among the rows ("Unable to determine the device handle...").
-    std::string why = !run.err.empty()            ? first_line(run.err)
-                      : !parsed.bad_lines.empty() ? parsed.bad_lines.front()
-                                                  : first_line(run.out);
-    smi.detail = program + " failed (" +
-                 (run.signal ? "signal " + std::to_string(run.signal)
-                             : "exit " + std::to_string(run.exit_code)) +
-                 ")" + (why.empty() ? "" : ": " + why);
-  } else if (!parsed.bad_lines.empty()) {
-    smi.ok = false;
-    smi.detail = "unexpected nvidia-smi output: " + parsed.bad_lines.front();
+    smi.detail = "unexpected nvidia-smi output: " + parsed.error;
   } else if (parsed.gpus.empty()) {
     smi.ok = false;
     smi.detail = "nvidia-smi lists no GPU";
   } else {
     smi.detail = std::to_string(parsed.gpus.size()) + " GPUs: " + parsed.gpus.front().name;
+    if (!parsed.driver_version.empty()) smi.detail += ", driver " + parsed.driver_version;
   }
   s.checks.push_back(smi);
+  if (o.expect_gpus > 0) s.checks.push_back(gpu_count_check(*s.shown, o.expect_gpus));
   if (!s.gpus.empty()) {
     for (Check& c : gpu_checks(s.gpus, o.max_gpu_temp_c)) s.checks.push_back(std::move(c));
+    s.checks.push_back(pcie_check(s.gpus));
+    s.checks.push_back(remapped_rows_check(s.gpus));
+    s.checks.push_back(throttle_check(s.gpus));
   }
   return s;
+}
+
+// dcgmi diag -r LEVEL -j, when asked for; nullopt when not.
+std::optional<std::pair<DcgmDiag, Check>> probe_dcgm(const ProbeOptions& o) {
+  if (o.dcgm == "none") return std::nullopt;
+  // A bare name ("dcgmi", the cluster spec's default) is looked up in PATH.
+  std::string program = o.dcgm.find('/') == std::string::npos
+                            ? find_in_path(o.dcgm.empty() ? "dcgmi" : o.dcgm)
+                            : o.dcgm;
+  DcgmDiag diag;
+  if (program.empty())
+    return std::make_pair(
+        diag, dcgm_check(diag, o.dcgm_level,
+                         "no " + (o.dcgm.empty() ? std::string("dcgmi") : o.dcgm) + " in PATH"));
+  static constexpr double kByLevel[] = {300, 300, 900, 3600};
+  double timeout_s = o.dcgm_timeout_s > 0 ? o.dcgm_timeout_s : kByLevel[o.dcgm_level];
+  std::vector<std::string> argv = {program};
+  for (std::string& a : dcgmi_diag_arguments(o.dcgm_level)) argv.push_back(std::move(a));
+  CapturedRun run = run_captured(argv, timeout_s);
+  diag = parse_dcgm_diag_json(run.out);
+  // dcgmi exits non-zero when a test fails; its report then says which, and is what counts.
+  std::string why = diag.tests.empty() || run.timed_out
+                        ? run_failure(program, run, timeout_s, first_line_of(run.out))
+                        : "";
+  return std::make_pair(diag, dcgm_check(diag, o.dcgm_level, why));
 }
 
 void write_checks(JsonWriter& w, const std::vector<Check>& checks) {
@@ -114,9 +162,69 @@ void write_gpus(JsonWriter& w, const std::vector<GpuReading>& gpus) {
     w.optional_member("ecc_corrected", g.ecc_corrected);
     w.optional_member("retired_pages_dbe", g.retired_pages_dbe);
     w.optional_member("retired_pages_pending", g.retired_pages_pending);
+    if (!g.pci_bus_id.empty()) w.member("pci_bus_id", g.pci_bus_id);
+    auto small = [&w](const char* k, const std::optional<int>& v) {
+      if (v) w.member(k, *v);
+    };
+    small("pcie_gen", g.pcie_gen);
+    small("pcie_gen_max", g.pcie_gen_max);
+    small("pcie_width", g.pcie_width);
+    small("pcie_width_max", g.pcie_width_max);
+    w.optional_member("ecc_uncorrected_aggregate", g.ecc_uncorrected_aggregate);
+    w.optional_member("ecc_corrected_aggregate", g.ecc_corrected_aggregate);
+    w.optional_member("remapped_rows_pending", g.remapped_rows_pending);
+    w.optional_member("remapped_rows_failure", g.remapped_rows_failure);
+    if (g.throttle) {
+      w.key("throttle");
+      w.begin_array();
+      for (const std::string& r : *g.throttle) w.string(r);
+      w.end_array();
+    }
+    w.optional_member("power_w", g.power_w, 2);
+    small("nvlinks_down", g.nvlinks_down);
     w.end_object();
   }
   w.end_array();
+}
+
+void write_dcgm(JsonWriter& w, const DcgmDiag& d, int level) {
+  w.key("dcgm");
+  w.begin_object();
+  w.member("level", level);
+  w.key("tests");
+  w.begin_array();
+  for (const DcgmTestResult& t : d.tests) {
+    w.begin_object();
+    w.member("name", t.name);
+    if (t.gpu) w.member("gpu", *t.gpu);
+    w.member("result", t.result);
+    if (!t.info.empty()) w.member("info", t.info);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+bool is_gpu_flag(const std::string& a) {
+  return a == "--expect-gpus" || a == "--dcgm" || a == "--dcgm-level" || a == "--dcgm-timeout-s";
+}
+
+// The value of one of the GPU diagnostic flags; false when it is not good.
+bool parse_gpu_flag(const std::string& a, const std::string& v, ProbeOptions* o) {
+  std::int64_t n = 0;
+  if (a == "--expect-gpus") {
+    if (!parse_int64(v, 0, 4096, &n)) return false;
+    o->expect_gpus = static_cast<int>(n);
+  } else if (a == "--dcgm") {
+    o->dcgm = v;
+    return !v.empty();
+  } else if (a == "--dcgm-level") {
+    if (!parse_int64(v, 1, 3, &n)) return false;
+    o->dcgm_level = static_cast<int>(n);
+  } else {
+    return parse_seconds(v, 86400, &o->dcgm_timeout_s);
+  }
+  return true;
 }
 
 }  // namespace
@@ -128,7 +236,7 @@ bool parse_probe_options(const std::vector<std::string>& args, ProbeOptions* o,
     const std::string& a = args[i];
     if (a != "--node" && a != "--dir" && a != "--io-bytes" && a != "--compute-s" &&
         a != "--nvidia-smi" && a != "--kernel-log" && a != "--min-free-bytes" &&
-        a != "--max-gpu-temp" && a != "--nvidia-smi-timeout-s") {
+        a != "--max-gpu-temp" && a != "--nvidia-smi-timeout-s" && !is_gpu_flag(a)) {
       *error = "probe: unexpected argument '" + a + "'";
       return false;
     }
@@ -138,7 +246,9 @@ bool parse_probe_options(const std::vector<std::string>& args, ProbeOptions* o,
     }
     const std::string& v = args[++i];
     bool ok = true;
-    if (a == "--node") {
+    if (is_gpu_flag(a)) {
+      ok = parse_gpu_flag(a, v, o);
+    } else if (a == "--node") {
       o->node = v;
       ok = !v.empty();
     } else if (a == "--dir") {
@@ -177,6 +287,8 @@ std::string run_probe(const ProbeOptions& o) {
 
   GpuSection gpu = probe_gpus(o);
   checks.insert(checks.end(), gpu.checks.begin(), gpu.checks.end());
+  auto dcgm = probe_dcgm(o);
+  if (dcgm) checks.push_back(dcgm->second);
 
   std::vector<std::string> xid_lines;
   std::string log_error;
@@ -228,6 +340,8 @@ std::string run_probe(const ProbeOptions& o) {
   w.member("bytes", fs.bytes);
   w.end_object();
   write_gpus(w, gpu.gpus);
+  if (gpu.shown) w.member("gpu_count", *gpu.shown);
+  if (dcgm) write_dcgm(w, dcgm->first, o.dcgm_level);
   w.key("xid");
   w.begin_array();
   for (const std::string& line : xid_lines) w.string(line);

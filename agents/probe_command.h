@@ -19,7 +19,11 @@ struct ProbeOptions {
   std::string kernel_log;              // "": /dev/kmsg
   std::int64_t min_free_bytes = 256ll << 20;
   double max_gpu_temp_c = 85;
-  double nvidia_smi_timeout_s = 30;  // a lost GPU can make nvidia-smi hang
+  double nvidia_smi_timeout_s = 30;   // a lost GPU can make nvidia-smi hang
+  int expect_gpus = 0;                // > 0: the gpu-count check against this
+  std::string dcgm = "none";          // dcgmi's path ("" = in PATH); "none": no DCGM diagnostic
+  int dcgm_level = 2;                 // dcgmi diag -r LEVEL (1..3)
+  double dcgm_timeout_s = 0;          // 0: by level (300, 900, 3600 s)
 };
 
 // Parses the words after `probe`. On failure returns false and sets *error to a usage message.

@@ -165,13 +165,15 @@ std::optional<ProtocolLine> scan_protocol_line(std::string_view line) {
     out.kind = ProtocolLine::Kind::progress;
   } else if (*event == "checkpoint") {
     out.kind = ProtocolLine::Kind::checkpoint;
+  } else if (*event == "checkpoint_start") {
+    out.kind = ProtocolLine::Kind::checkpoint_start;
   } else {
     return std::nullopt;
   }
   auto step = integer_at(body, value_of(body, "step"));
   if (!step) return std::nullopt;
   out.step = *step;
-  if (out.kind == ProtocolLine::Kind::checkpoint) {
+  if (out.kind != ProtocolLine::Kind::progress) {
     auto path = string_at(body, value_of(body, "path"));
     if (!path || path->empty()) return std::nullopt;
     out.path = std::move(*path);

@@ -15,15 +15,17 @@
 namespace orch::agent {
 
 struct ProtocolLine {
-  enum class Kind { progress, checkpoint };
+  // checkpoint_start: a save begins (issue 43; agents/save_watch.h times it).
+  enum class Kind { progress, checkpoint, checkpoint_start };
   Kind kind = Kind::progress;
   std::int64_t step = 0;
-  std::string path;  // checkpoint only, unescaped
+  std::string path;  // checkpoint and checkpoint_start only, unescaped
 };
 
 // A protocol line's event, step and (for checkpoints) path, or nullopt when the line does not
-// start with the prefix, is not a progress or checkpoint event, or lacks a step >= 0 (or a
-// non-empty path). Whitespace around ':' is allowed, as json.dumps in Python writes it.
+// start with the prefix, is not a progress, checkpoint or checkpoint_start event, or lacks a
+// step >= 0 (or a non-empty path). Whitespace around ':' is allowed, as json.dumps in Python
+// writes it.
 std::optional<ProtocolLine> scan_protocol_line(std::string_view line);
 
 // Cuts a byte stream into lines and hands over those that start with the prefix. Other lines

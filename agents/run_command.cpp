@@ -28,6 +28,7 @@
 #include "agents/node_name.h"
 #include "agents/output_relay.h"
 #include "agents/progress_tracker.h"
+#include "agents/save_watch.h"
 #include "scheduler/model/launch_limits.h"
 #include "scheduler/model/log_tag.h"
 
@@ -75,6 +76,11 @@ bool parse_run_value(const std::string& flag, const std::string& v, RunOptions* 
       *error = "--heartbeat-s wants seconds (0 for none), got '" + v + "'";
       return false;
     }
+  } else if (flag == "--io-stall-after-s") {
+    if (!parse_ms(v, limits::kMaxHangAfterS, &options->io_stall_after_ms)) {
+      *error = "--io-stall-after-s wants seconds (0 for no bound), got '" + v + "'";
+      return false;
+    }
   } else if (flag == "--hang-after-s") {
     if (!parse_ms(v, limits::kMaxHangAfterS, &options->hang_after_ms)) {
       *error = "--hang-after-s wants seconds (0 for never), got '" + v + "'";
@@ -92,7 +98,8 @@ bool parse_run_value(const std::string& flag, const std::string& v, RunOptions* 
 
 bool is_run_flag(const std::string& a) {
   return a == "--events" || a == "--node-name" || a == "--lock-fd" || a == "--grace-ms" ||
-         a == "--heartbeat-s" || a == "--hang-after-s" || a == "--run-as";
+         a == "--heartbeat-s" || a == "--hang-after-s" || a == "--run-as" ||
+         a == "--io-stall-after-s";
 }
 
 }  // namespace
@@ -261,7 +268,7 @@ struct Job {
 // that a cancelled trainer finishes writing its checkpoint before we report the exit.
 // Stragglers get SIGTERM and, after the grace, SIGKILL. Returns the command's wait status.
 int supervise(const Job& job, OutputRelay& relay, OutputRelay* err_relay, ProgressTracker& tracker,
-              EventLog& events, const LineScanner::Callback& on_line) {
+              SaveWatch& watch, EventLog& events, const LineScanner::Callback& on_line) {
   int status = 0;
   bool done = false;
   bool forwarded = false;
@@ -279,6 +286,7 @@ int supervise(const Job& job, OutputRelay& relay, OutputRelay* err_relay, Progre
     check_children = false;
     const std::int64_t now = steady_ms();
     std::int64_t timeout = sooner(tracker.next_due_in(now), relay.next_due_in(now));
+    timeout = sooner(timeout, watch.next_due_in(now));
     if (err_relay) timeout = sooner(timeout, err_relay->next_due_in(now));
     timeout = sooner(timeout, job.gpu_watch.next_due_in(now));
     if (done) {
@@ -317,7 +325,10 @@ int supervise(const Job& job, OutputRelay& relay, OutputRelay* err_relay, Progre
       forward_to_group(SIGTERM);
       forwarded = true;
     }
-    append_all(events, tracker.on_tick(steady_ms(), wall_ms()));
+    append_all(events, watch.on_tick(steady_ms(), wall_ms()));
+    auto due = tracker.on_tick(steady_ms(), wall_ms());
+    watch.decorate(&due, steady_ms());  // a heartbeat repeats a stalled save
+    append_all(events, due);
   }
   return status;
 }
@@ -380,13 +391,21 @@ int run_command(const RunOptions& options) {
   LiveWatch gpu_watch(options.watch, id.node, id.place ? task_rank(*id.place) : -1);
   events.set_decorator([&gpu_watch](const std::string& line) { return gpu_watch.decorate(line); });
   gpu_watch.start(steady_ms());
+  SaveWatchOptions watch_options{options.io_stall_after_ms, id.node, tracker_options.task_rank};
+  SaveWatch watch(watch_options, [](const std::string& p) { return mount_of_path(p); });
   auto on_line = [&](std::string_view line) {
-    if (auto p = scan_protocol_line(line)) {
-      append_all(events, tracker.on_line(*p, steady_ms(), wall_ms()));
+    auto p = scan_protocol_line(line);
+    if (p && p->kind == ProtocolLine::Kind::checkpoint_start) {
+      append_all(events, watch.on_start(p->step, p->path, steady_ms(), wall_ms()));
+    } else if (p) {
+      auto records = tracker.on_line(*p, steady_ms(), wall_ms());
+      watch.decorate(&records, steady_ms());  // a checkpoint record gains save_s
+      if (p->kind == ProtocolLine::Kind::checkpoint) watch.on_checkpoint(steady_ms());
+      append_all(events, records);
     }
   };
   const int status = supervise({child, wake_fd, options.grace_ms, gpu_watch}, relay,
-                               err_relay ? &*err_relay : nullptr, tracker, events, on_line);
+                               err_relay ? &*err_relay : nullptr, tracker, watch, events, on_line);
   relay.finish(on_line);
   if (err_relay) err_relay->finish(ignore_lines);
   append_all(events, tracker.flush());

@@ -20,6 +20,7 @@ struct RunOptions {
   long long grace_ms = 10'000;  // after the command exits: how long leftovers get before SIGKILL
   long long heartbeat_ms = 30'000;    // a heartbeat record this often; 0: none
   long long hang_after_ms = 600'000;  // no progress line for this long: a hang record; 0: never
+  long long io_stall_after_ms = 0;  // a save running this long: an io_stall record; 0: no bound
   std::string run_as;  // the user the command runs as (the agent must be root); "": the agent's
   WatchOptions watch;  // the live watch (issue 43): kernel log and nvidia-smi while the job runs
   std::vector<std::string> argv;  // the command and its arguments; argv[0] is searched in PATH

@@ -289,9 +289,9 @@ Result<void> AttemptTracker::ingest_reports(AttemptRow& a, const JobRow& job,
         if (mfu) mfu_samples.push_back({sample.mfu, *p->step_time_s, &p->ranks});
       }
       if (auto r = store_.add_series_step(a.id, *a.first_step, sample); !r) return r;
-    } else if (auto r = ingest_checkpoint(a, std::get<CheckpointReport>(line), refused); !r) {
-      return r;
-    }
+    } else if (const auto* c = std::get_if<CheckpointReport>(&line)) {
+      if (auto r = ingest_checkpoint(a, *c, refused); !r) return r;
+    }  // a checkpoint_start: the agent times the save (io_stall); nothing to store
   }
   if (!step_times_reported && seen_before && step_before && a.last_step &&
       *a.last_step > *step_before && now > *seen_before) {

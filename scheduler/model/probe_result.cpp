@@ -120,6 +120,77 @@ Result<ProbeCheck> parse_check(const json& j, size_t i) {
   return c;
 }
 
+Result<std::optional<int>> opt_small(const json& j, const char* key, const std::string& where) {
+  auto v = opt_int(j, key, where, true);
+  if (!v) return v.error();
+  if (*v && **v > 1'000'000) return bad(quoted(where + key) + " is out of range");
+  return *v ? std::optional<int>(static_cast<int>(**v)) : std::nullopt;
+}
+
+// The fields the agent reads from `nvidia-smi -q -x` (PCIe, aggregate ECC, row remapping,
+// throttle reasons, power, NVLinks); false with *e set on a mistyped one.
+bool parse_gpu_xml_fields(const json& j, const std::string& where, GpuReading* g,
+                          std::optional<Error>* e) {
+  if (!take(opt_string(j, "pci_bus_id", where), &g->pci_bus_id, e) ||
+      !take(opt_small(j, "pcie_gen", where), &g->pcie_gen, e) ||
+      !take(opt_small(j, "pcie_gen_max", where), &g->pcie_gen_max, e) ||
+      !take(opt_small(j, "pcie_width", where), &g->pcie_width, e) ||
+      !take(opt_small(j, "pcie_width_max", where), &g->pcie_width_max, e) ||
+      !take(opt_int(j, "ecc_uncorrected_aggregate", where, true), &g->ecc_uncorrected_aggregate,
+            e) ||
+      !take(opt_int(j, "ecc_corrected_aggregate", where, true), &g->ecc_corrected_aggregate, e) ||
+      !take(opt_bool(j, "remapped_rows_pending", where), &g->remapped_rows_pending, e) ||
+      !take(opt_bool(j, "remapped_rows_failure", where), &g->remapped_rows_failure, e) ||
+      !take(opt_number(j, "power_w", where), &g->power_w, e) ||
+      !take(opt_small(j, "nvlinks_down", where), &g->nvlinks_down, e)) {
+    return false;
+  }
+  const json* throttle = member(j, "throttle");
+  if (!throttle) return true;
+  if (!throttle->is_array()) {
+    *e = bad(quoted(where + "throttle") + " must be an array of strings");
+    return false;
+  }
+  g->throttle.emplace();
+  for (const json& r : *throttle) {
+    if (!r.is_string()) {
+      *e = bad(quoted(where + "throttle") + " must be an array of strings");
+      return false;
+    }
+    g->throttle->push_back(r.get<std::string>());
+  }
+  return true;
+}
+
+// The "dcgm" member (DCGM's diagnostic), when present.
+Result<std::optional<DcgmReading>> parse_dcgm(const json& line) {
+  std::optional<Error> e;
+  const json* j = opt_object(line, "dcgm", "", &e);
+  if (e) return *e;
+  if (!j) return std::optional<DcgmReading>{};
+  DcgmReading d;
+  std::optional<int> level;
+  if (!take(opt_small(*j, "level", "dcgm."), &level, &e)) return *e;
+  d.level = level.value_or(0);
+  const json* tests = member(*j, "tests");
+  if (tests && !tests->is_array()) return bad("\"dcgm.tests\" must be an array");
+  for (size_t i = 0; tests && i < tests->size(); ++i) {
+    std::string where = "dcgm.tests[" + std::to_string(i) + "].";
+    const json& t = (*tests)[i];
+    if (!t.is_object())
+      return bad(quoted(where.substr(0, where.size() - 1)) + " must be an object");
+    DcgmTestReading r;
+    if (!take(req_string(t, "name", where), &r.name, &e) ||
+        !take(opt_small(t, "gpu", where), &r.gpu, &e) ||
+        !take(req_string(t, "result", where), &r.result, &e) ||
+        !take(opt_string(t, "info", where), &r.info, &e)) {
+      return *e;
+    }
+    d.tests.push_back(std::move(r));
+  }
+  return std::optional<DcgmReading>{std::move(d)};
+}
+
 Result<GpuReading> parse_gpu(const json& j, size_t i) {
   std::string where = "gpus[" + std::to_string(i) + "].";
   if (!j.is_object()) return bad(quoted("gpus[" + std::to_string(i) + "]") + " must be an object");
@@ -138,7 +209,8 @@ Result<GpuReading> parse_gpu(const json& j, size_t i) {
       !take(opt_int(j, "ecc_uncorrected", where, true), &g.ecc_uncorrected, &e) ||
       !take(opt_int(j, "ecc_corrected", where, true), &g.ecc_corrected, &e) ||
       !take(opt_int(j, "retired_pages_dbe", where, true), &g.retired_pages_dbe, &e) ||
-      !take(opt_bool(j, "retired_pages_pending", where), &g.retired_pages_pending, &e)) {
+      !take(opt_bool(j, "retired_pages_pending", where), &g.retired_pages_pending, &e) ||
+      !parse_gpu_xml_fields(j, where, &g, &e)) {
     return *e;
   }
   return g;
@@ -211,6 +283,10 @@ Result<ProbeResult> parse_probe_result(std::string_view line) {
     }
   }
   if (e) return *e;
+  if (!take(opt_small(j, "gpu_count", ""), &r.gpu_count, &e)) return *e;
+  auto dcgm = parse_dcgm(j);
+  if (!dcgm) return dcgm.error();
+  r.dcgm = std::move(dcgm).value();
   r.raw = std::string(body);
   return r;
 }

@@ -36,6 +36,8 @@ struct ProbeResult {
   std::string dir;
   std::vector<GpuReading> gpus;
   std::vector<std::string> xid_lines;  // kernel log lines with NVRM Xid events
+  std::optional<int> gpu_count;        // GPUs nvidia-smi listed (absent when it did not run)
+  std::optional<DcgmReading> dcgm;     // DCGM's diagnostic, when it ran
   std::string raw;                     // the line as printed, kept for the store
 };
 

@@ -103,7 +103,8 @@ std::optional<Result<ProgressLine>> parse_progress_line(std::string_view line) {
   if (!j.is_object()) return Result<ProgressLine>(bad("expected a JSON object"));
   auto ev = j.find("event");
   if (ev == j.end() || !ev->is_string()) {
-    return Result<ProgressLine>(bad("missing \"event\" (\"progress\" or \"checkpoint\")"));
+    return Result<ProgressLine>(
+        bad("missing \"event\" (\"progress\", \"checkpoint_start\" or \"checkpoint\")"));
   }
   auto step = opt_count(j, "step");
   if (!step) return Result<ProgressLine>(step.error());
@@ -127,13 +128,17 @@ std::optional<Result<ProgressLine>> parse_progress_line(std::string_view line) {
     r.ranks = std::move(ranks).value();
     return Result<ProgressLine>(ProgressLine{std::move(r)});
   }
-  if (kind == "checkpoint") {
-    CheckpointReport r;
-    r.step = **step;
+  if (kind == "checkpoint" || kind == "checkpoint_start") {
     auto p = j.find("path");
     if (p == j.end() || !p->is_string() || p->get<std::string>().empty()) {
-      return Result<ProgressLine>(bad("checkpoint needs a non-empty string \"path\""));
+      return Result<ProgressLine>(bad(kind + " needs a non-empty string \"path\""));
     }
+    if (kind == "checkpoint_start") {
+      return Result<ProgressLine>(
+          ProgressLine{CheckpointStartReport{**step, p->get<std::string>()}});
+    }
+    CheckpointReport r;
+    r.step = **step;
     r.path = p->get<std::string>();
     auto st = opt_number(j, "save_time_s", false);
     if (!st) return Result<ProgressLine>(st.error());
@@ -142,7 +147,8 @@ std::optional<Result<ProgressLine>> parse_progress_line(std::string_view line) {
     return Result<ProgressLine>(ProgressLine{r});
   }
   return Result<ProgressLine>(
-      bad("unknown event \"" + kind + "\" (expected \"progress\" or \"checkpoint\")"));
+      bad("unknown event \"" + kind +
+          "\" (expected \"progress\", \"checkpoint_start\" or \"checkpoint\")"));
 }
 
 std::string format_progress_line(const ProgressLine& report) {
@@ -160,6 +166,10 @@ std::string format_progress_line(const ProgressLine& report) {
       }
       j["ranks"] = std::move(ranks);
     }
+  } else if (const auto* s = std::get_if<CheckpointStartReport>(&report)) {
+    j["event"] = "checkpoint_start";
+    j["step"] = s->step;
+    j["path"] = s->path;
   } else {
     const auto& c = std::get<CheckpointReport>(report);
     j["event"] = "checkpoint";

@@ -4,6 +4,7 @@
 // object. Everything else is ordinary log output and is left alone. See docs/progress-protocol.md.
 //
 //   @orchestrate {"event":"progress","step":120,"tokens":8192,"step_time_s":0.21}
+//   @orchestrate {"event":"checkpoint_start","step":120,"path":"/ckpt/job-7/step-120.ckpt"}
 //   @orchestrate {"event":"checkpoint","step":120,"path":"/ckpt/job-7/step-120.ckpt"}
 //
 // progress:   step (>= 0, required), tokens processed in this step (>= 0, optional),
@@ -13,6 +14,9 @@
 // checkpoint: step (>= 0, required), path (non-empty, required), save_time_s (optional),
 //             tier ("shared", the default, or "local"), node (non-empty; required with
 //             "local": the node whose own disk holds the copy, $ORCH_NODE_NAME).
+// checkpoint_start: step (>= 0, required), path (non-empty, required): a save of that step to
+//             that path begins now (issue 43: the agent times it and raises io_stall when it
+//             runs too long; the scheduler itself takes nothing from it).
 
 #include <cstdint>
 #include <optional>
@@ -54,7 +58,13 @@ struct CheckpointReport {
   std::string node;  // tier local: the node whose disk holds it
 };
 
-using ProgressLine = std::variant<ProgressReport, CheckpointReport>;
+// A save begins (its checkpoint line follows when it is complete and durable).
+struct CheckpointStartReport {
+  std::int64_t step = 0;
+  std::string path;
+};
+
+using ProgressLine = std::variant<ProgressReport, CheckpointReport, CheckpointStartReport>;
 
 // nullopt: not a protocol line (no prefix). An error: the prefix is there but the rest is not a
 // valid report; the message says which field is wrong so the job's author can fix it.

@@ -15,18 +15,30 @@ using ::testing::HasSubstr;
 
 class ProbeCommandTest : public TempDirTest {
  protected:
-  // A fake nvidia-smi that checks it was asked the right question, prints `fixture_name` and
-  // exits with `code`.
-  std::string fake_smi(const std::string& fixture_name, int code = 0) {
+  // A fake nvidia-smi that checks it was asked for the XML report (-q -x), prints `before`, the
+  // fixture `fixture_name` and exits with `code`.
+  std::string fake_smi(const std::string& fixture_name, int code = 0,
+                       const std::string& before = "") {
     std::string path = dir_ + "/bin/nvidia-smi";
     std::filesystem::create_directories(dir_ + "/bin");
     std::ofstream(path) << "#!/bin/sh\n"
-                        << "case \"$1\" in --query-gpu=index,name,uuid,*) ;; *) exit 9 ;; esac\n"
-                        << "[ \"$2\" = --format=csv,noheader,nounits ] || exit 9\n"
-                        << "cat '" << kFixtures << "/" << fixture_name << "'\n"
+                        << "[ \"$1 $2\" = '-q -x' ] || exit 9\n"
+                        << (before.empty() ? "" : "echo '" + before + "'\n") << "cat '" << kFixtures
+                        << "/" << fixture_name << "'\n"
                         << "exit " << code << "\n";
     chmod(path.c_str(), 0755);
     return path;
+  }
+  // The lab's stand-in tools (tests/lab/gpu) copied to dir_/gpu with `faults` planted.
+  std::string stand_ins(const std::string& faults) {
+    std::string gpu = dir_ + "/gpu";
+    std::filesystem::create_directories(gpu);
+    for (const char* f : {"nvidia-smi", "dcgmi", "faults.sh"}) {
+      std::filesystem::copy_file(std::string(ORCH_SOURCE_DIR) + "/tests/lab/gpu/" + f,
+                                 gpu + "/" + f);
+    }
+    std::ofstream(gpu + "/faults") << faults;
+    return gpu;
   }
   // Runs the probe with quick settings plus `args`; the parsed line, or a test failure.
   ProbeResult probe(const std::string& args, const std::string& env = "") {
@@ -55,12 +67,13 @@ class ProbeCommandTest : public TempDirTest {
 };
 
 TEST_F(ProbeCommandTest, HealthyGpuNodeEndToEnd) {
-  ProbeResult r = probe("--node alpha-n1 --nvidia-smi " + fake_smi("h100_healthy.csv") +
+  ProbeResult r = probe("--node alpha-n1 --nvidia-smi " + fake_smi("a100_sxm4_mig.xml") +
                         " --kernel-log " + kFixtures + "/kernel_benign_xid.log");
   EXPECT_TRUE(r.ok) << r.raw;
   EXPECT_EQ(names(r),
             (std::vector<std::string>{"nvidia-smi", "gpu-ecc", "gpu-retired-pages",
-                                      "gpu-temperature", "xid", "fs-write", "fs-free", "compute"}));
+                                      "gpu-temperature", "gpu-pcie", "gpu-remapped-rows",
+                                      "gpu-throttle", "xid", "fs-write", "fs-free", "compute"}));
   for (const ProbeCheck& c : r.checks) EXPECT_TRUE(c.ok) << c.name << ": " << c.detail;
   EXPECT_EQ(r.node, "alpha-n1");
   EXPECT_FALSE(r.hostname.empty());
@@ -72,12 +85,20 @@ TEST_F(ProbeCommandTest, HealthyGpuNodeEndToEnd) {
   ASSERT_TRUE(r.write_mb_s && r.read_mb_s && r.free_bytes);
   EXPECT_GT(*r.write_mb_s, 0);
   EXPECT_GT(*r.free_bytes, 0);
-  ASSERT_EQ(r.gpus.size(), 2u);
-  EXPECT_EQ(r.gpus[0].uuid, "GPU-8c35f4c9-4dff-c9a2-866f-afb5d82e1dd7");
-  EXPECT_EQ(r.gpus[0].temperature_c, 34);
-  EXPECT_EQ(r.gpus[1].ecc_corrected, 2);
-  EXPECT_FALSE(r.gpus[0].retired_pages_pending.has_value());  // [N/A] is left out
+  ASSERT_EQ(r.gpus.size(), 1u);
+  EXPECT_EQ(r.gpu_count, 1);
+  EXPECT_EQ(r.gpus[0].uuid, "GPU-513536b6-7d19-9063-b049-1e69664bb298");
+  EXPECT_EQ(r.gpus[0].temperature_c, 27);
+  EXPECT_EQ(r.gpus[0].ecc_corrected, 0);
+  EXPECT_EQ(r.gpus[0].pci_bus_id, "00000000:01:00.0");
+  EXPECT_EQ(r.gpus[0].pcie_width_max, 16);
+  EXPECT_EQ(r.gpus[0].power_w, 67.03);
+  ASSERT_TRUE(r.gpus[0].throttle);
+  EXPECT_TRUE(r.gpus[0].throttle->empty());
+  EXPECT_FALSE(r.gpus[0].retired_pages_pending.has_value());  // N/A is left out
   EXPECT_THAT(r.raw, ::testing::Not(HasSubstr("retired_pages_dbe")));
+  EXPECT_THAT(r.raw, ::testing::Not(HasSubstr("remapped_rows")));
+  EXPECT_FALSE(r.dcgm);  // --dcgm defaults to none
   ASSERT_EQ(r.xid_lines.size(), 1u);
   EXPECT_THAT(r.xid_lines[0], HasSubstr("): 32,"));
   // The temporary file is gone.
@@ -88,14 +109,15 @@ TEST_F(ProbeCommandTest, HealthyGpuNodeEndToEnd) {
 }
 
 TEST_F(ProbeCommandTest, FindsNvidiaSmiInPathAndFailsOnBadGpusAndXid) {
-  fake_smi("a100_ecc_errors.csv");
+  std::string gpu = stand_ins("n3 ecc_uncorrected 3\n");
   ProbeResult r = probe(std::string("--kernel-log ") + kFixtures + "/kernel_xid.log",
-                        "PATH=" + dir_ + "/bin:$PATH");
+                        "SLURMD_NODENAME=n3 PATH=" + gpu + ":$PATH");
   EXPECT_FALSE(r.ok);
   ASSERT_NE(check(r, "nvidia-smi"), nullptr);
   EXPECT_TRUE(check(r, "nvidia-smi")->ok);
   EXPECT_FALSE(check(r, "gpu-ecc")->ok);
-  EXPECT_THAT(check(r, "gpu-ecc")->detail, HasSubstr("GPU 1"));
+  EXPECT_THAT(check(r, "gpu-ecc")->detail,
+              HasSubstr("GPU 0 (" + r.gpus[0].uuid + "): 3 uncorrected ECC errors"));
   EXPECT_FALSE(check(r, "xid")->ok);
   EXPECT_EQ(check(r, "xid")->detail, "Xid 13, 31, 79 in the kernel log (also 32)");
   EXPECT_EQ(r.xid_lines.size(), 4u);
@@ -103,8 +125,16 @@ TEST_F(ProbeCommandTest, FindsNvidiaSmiInPathAndFailsOnBadGpusAndXid) {
 }
 
 TEST_F(ProbeCommandTest, HotGpuWithPendingRetirement) {
-  ProbeResult r = probe("--max-gpu-temp 90 --nvidia-smi " +
-                        fake_smi("v100_hot_pending_retirement.csv") + " --kernel-log /dev/null");
+  // The layout of a page-retirement GPU's report (tesla_t4_pcie_x8.xml), hot and pending.
+  std::string smi = dir_ + "/hot-smi";
+  std::ofstream(smi) << "#!/bin/sh\ncat <<'EOF'\n<nvidia_smi_log><gpu id=\"00000000:86:00.0\">"
+                     << "<product_name>Tesla V100-SXM2-16GB</product_name><retired_pages>"
+                     << "<double_bit_retirement><retired_count>2</retired_count>"
+                     << "</double_bit_retirement><pending_retirement>Yes</pending_retirement>"
+                     << "</retired_pages><temperature><gpu_temp>91 C</gpu_temp></temperature>"
+                     << "</gpu></nvidia_smi_log>\nEOF\n";
+  chmod(smi.c_str(), 0755);
+  ProbeResult r = probe("--max-gpu-temp 90 --nvidia-smi " + smi + " --kernel-log /dev/null");
   EXPECT_FALSE(r.ok);
   EXPECT_FALSE(check(r, "gpu-temperature")->ok);
   EXPECT_THAT(check(r, "gpu-temperature")->detail, HasSubstr("91 C > 90 C"));
@@ -116,7 +146,11 @@ TEST_F(ProbeCommandTest, HotGpuWithPendingRetirement) {
 }
 
 TEST_F(ProbeCommandTest, FailingNvidiaSmiFailsItsCheckButKeepsWhatItRead) {
-  ProbeResult r = probe("--nvidia-smi " + fake_smi("lost_gpu.txt", 15) + " --kernel-log /dev/null");
+  ProbeResult r = probe("--nvidia-smi " +
+                        fake_smi("a100_sxm4_mig.xml", 15,
+                                 "Unable to determine the device handle for GPU1: 0000:34:00.0: "
+                                 "Unknown Error") +
+                        " --kernel-log /dev/null");
   EXPECT_FALSE(r.ok);
   const ProbeCheck* smi = check(r, "nvidia-smi");
   ASSERT_NE(smi, nullptr);
@@ -125,6 +159,69 @@ TEST_F(ProbeCommandTest, FailingNvidiaSmiFailsItsCheckButKeepsWhatItRead) {
   EXPECT_THAT(smi->detail, HasSubstr("Unable to determine the device handle for GPU1"));
   EXPECT_EQ(r.gpus.size(), 1u);
   EXPECT_NE(check(r, "gpu-ecc"), nullptr);
+}
+
+TEST_F(ProbeCommandTest, AHealthyStandInNodeOfEightH100sPassesEveryGpuCheckAndDcgm) {
+  std::string gpu = stand_ins("");
+  ProbeResult r = probe("--kernel-log /dev/null --expect-gpus 8 --nvidia-smi " + gpu +
+                            "/nvidia-smi --dcgm " + gpu + "/dcgmi --dcgm-level 2",
+                        "SLURMD_NODENAME=good");
+  EXPECT_TRUE(r.ok) << r.raw;
+  EXPECT_EQ(r.gpu_count, 8);
+  EXPECT_EQ(check(r, "gpu-count")->detail, "8 GPUs of 8 expected");
+  ASSERT_TRUE(r.dcgm);
+  EXPECT_EQ(r.dcgm->level, 2);
+  EXPECT_EQ(r.dcgm->tests.size(), 9u + 3 * 8);  // 9 node-wide software tests, 3 per GPU
+  EXPECT_THAT(check(r, "dcgm")->detail, HasSubstr("dcgm diag -r 2: 33 results passed"));
+  ASSERT_EQ(r.gpus.size(), 8u);
+  EXPECT_EQ(r.gpus[7].pci_bus_id, "00000000:DB:00.0");
+  EXPECT_EQ(r.gpus[7].pcie_gen, 5);
+  EXPECT_EQ(r.gpus[7].ecc_uncorrected_aggregate, 0);
+  EXPECT_EQ(r.gpus[7].remapped_rows_pending, false);
+}
+
+TEST_F(ProbeCommandTest, PlantedFaultsEachFailTheRightCheckWithTheReading) {
+  std::string gpu = stand_ins(
+      "alpha-n1 gpus_missing 1\nalpha-n2 pcie_width 8\nalpha-n3 ecc_uncorrected 3\n"
+      "alpha-n4 dcgm_fail PCIe\n");
+  auto run = [&](const std::string& node) {
+    return probe("--kernel-log /dev/null --expect-gpus 8 --nvidia-smi " + gpu +
+                     "/nvidia-smi --dcgm " + gpu + "/dcgmi",
+                 "SLURMD_NODENAME=" + node);
+  };
+  auto failed = [](const ProbeResult& r) {
+    std::vector<std::string> out;
+    for (const ProbeCheck& c : r.checks) {
+      if (!c.ok) out.push_back(c.name + ": " + c.detail);
+    }
+    return out;
+  };
+  ProbeResult missing = run("alpha-n1");
+  EXPECT_EQ(missing.gpu_count, 7);
+  EXPECT_THAT(failed(missing), ::testing::ElementsAre("gpu-count: 7 GPUs of 8 expected"));
+  ProbeResult narrow = run("alpha-n2");
+  EXPECT_THAT(failed(narrow),
+              ::testing::ElementsAre("gpu-pcie: GPU 0 (00000000:18:00.0): PCIe x8 of x16"));
+  ProbeResult ecc = run("alpha-n3");
+  ASSERT_EQ(failed(ecc).size(), 1u);
+  EXPECT_THAT(failed(ecc)[0], HasSubstr("gpu-ecc: GPU 0 (GPU-"));
+  EXPECT_THAT(failed(ecc)[0], HasSubstr("3 uncorrected ECC errors since the driver loaded"));
+  ProbeResult diag = run("alpha-n4");
+  ASSERT_EQ(failed(diag).size(), 1u);
+  EXPECT_THAT(failed(diag)[0],
+              HasSubstr("dcgm: dcgm diag -r 2: PCIe failed on GPU 0: GPU 0: Bandwidth of GPU 0"));
+}
+
+TEST_F(ProbeCommandTest, DcgmThatCannotRunFailsItsCheckAndAMissingDriverFailsTheCount) {
+  ProbeResult r = probe("--nvidia-smi none --kernel-log /dev/null --dcgm " + dir_ + "/no-dcgmi");
+  EXPECT_FALSE(check(r, "dcgm")->ok);
+  EXPECT_THAT(check(r, "dcgm")->detail, HasSubstr("dcgm diag -r 2: "));
+  EXPECT_THAT(check(r, "dcgm")->detail, HasSubstr("No such file"));
+  ProbeResult no_path = probe("--kernel-log /dev/null --dcgm dcgmi", "PATH=/nonexistent");
+  EXPECT_EQ(check(no_path, "dcgm")->detail, "dcgm diag -r 2: no dcgmi in PATH");
+  ProbeResult no_driver = probe("--kernel-log /dev/null --expect-gpus 8", "PATH=/nonexistent");
+  EXPECT_FALSE(check(no_driver, "gpu-count")->ok);
+  EXPECT_EQ(check(no_driver, "gpu-count")->detail, "0 GPUs of 8 expected (no nvidia-smi in PATH)");
 }
 
 TEST_F(ProbeCommandTest, HangingNvidiaSmiIsKilledAtItsDeadline) {
@@ -148,7 +245,7 @@ TEST_F(ProbeCommandTest, ExplicitNvidiaSmiThatIsMissingFails) {
 }
 
 TEST_F(ProbeCommandTest, NoNvidiaSmiMeansNoGpuChecks) {
-  fake_smi("h100_healthy.csv");
+  fake_smi("a100_sxm4_mig.xml");
   ProbeResult none = probe("--nvidia-smi none --kernel-log /dev/null", "PATH=" + dir_ + "/bin");
   EXPECT_TRUE(none.ok) << none.raw;
   EXPECT_EQ(check(none, "nvidia-smi"), nullptr);
@@ -195,7 +292,9 @@ TEST_F(ProbeCommandTest, UnreadableKernelLogGivenExplicitlyFails) {
 TEST_F(ProbeCommandTest, BadUsageExitsTwo) {
   for (const char* args :
        {"probe --io-bytes lots", "probe --compute-s -1", "probe --node", "probe --bogus 1",
-        "probe --max-gpu-temp hot", "probe --dir ''", "probe --min-free-bytes 1.5"}) {
+        "probe --max-gpu-temp hot", "probe --dir ''", "probe --min-free-bytes 1.5",
+        "probe --expect-gpus -1", "probe --expect-gpus eight", "probe --dcgm-level 4",
+        "probe --dcgm ''", "probe --dcgm-timeout-s soon"}) {
     EXPECT_EQ(agent(args), 2) << args;
     EXPECT_THAT(err(), HasSubstr("orchestrate-agent: probe:")) << args;
     EXPECT_EQ(out(), "") << args;

@@ -34,6 +34,20 @@ TEST(ProgressLine, CheckpointWithPathAndCarriageReturn) {
   EXPECT_EQ(c.path, "/c/40");
 }
 
+TEST(ProgressLine, ACheckpointStartNamesTheStepAndThePathOfTheSaveThatBegins) {
+  auto r = parse_progress_line(
+      R"(@orchestrate {"event":"checkpoint_start","step":40,"path":"/c/40.pt","extra":1})");
+  ASSERT_TRUE(r.has_value() && r->ok());
+  const auto& s = std::get<CheckpointStartReport>(r->value());
+  EXPECT_EQ(s.step, 40);
+  EXPECT_EQ(s.path, "/c/40.pt");
+  const std::string line = format_progress_line(ProgressLine{s});
+  EXPECT_THAT(line, HasSubstr(R"("event":"checkpoint_start")"));
+  auto again = parse_progress_line(line);
+  ASSERT_TRUE(again.has_value() && again->ok());
+  EXPECT_EQ(std::get<CheckpointStartReport>(again->value()).path, "/c/40.pt");
+}
+
 struct BadLine {
   const char* line;
   const char* message;
@@ -66,6 +80,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadLine{R"(@orchestrate {"event":"checkpoint","step":3,"path":""})",
                 "non-empty string \"path\""},
         BadLine{R"(@orchestrate {"event":"epoch","step":3})", "unknown event \"epoch\""},
+        BadLine{R"(@orchestrate {"event":"checkpoint_start","step":3})",
+                "checkpoint_start needs a non-empty string \"path\""},
+        BadLine{R"(@orchestrate {"event":"checkpoint_start","path":"/c/3"})", "missing \"step\""},
         BadLine{R"(@orchestrate {"event":"checkpoint","step":3,"path":"/c/3","tier":"ram"})",
                 "\"tier\" must be \"local\" or \"shared\""},
         BadLine{R"(@orchestrate {"event":"checkpoint","step":3,"path":"/c/3","tier":"local"})",
