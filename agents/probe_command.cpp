@@ -20,6 +20,7 @@
 #include "agents/nvidia_smi.h"
 #include "agents/nvidia_smi_xml.h"
 #include "agents/subprocess.h"
+#include "agents/torch_probe.h"
 #include "agents/xid_log.h"
 #include "scheduler/model/launch_limits.h"
 
@@ -236,7 +237,8 @@ bool parse_probe_options(const std::vector<std::string>& args, ProbeOptions* o,
     const std::string& a = args[i];
     if (a != "--node" && a != "--dir" && a != "--io-bytes" && a != "--compute-s" &&
         a != "--nvidia-smi" && a != "--kernel-log" && a != "--min-free-bytes" &&
-        a != "--max-gpu-temp" && a != "--nvidia-smi-timeout-s" && !is_gpu_flag(a)) {
+        a != "--max-gpu-temp" && a != "--nvidia-smi-timeout-s" && !is_gpu_flag(a) &&
+        !is_torch_flag(a)) {
       *error = "probe: unexpected argument '" + a + "'";
       return false;
     }
@@ -248,6 +250,8 @@ bool parse_probe_options(const std::vector<std::string>& args, ProbeOptions* o,
     bool ok = true;
     if (is_gpu_flag(a)) {
       ok = parse_gpu_flag(a, v, o);
+    } else if (is_torch_flag(a)) {
+      ok = parse_torch_flag(a, v, &o->torch_python, &o->torch_s);
     } else if (a == "--node") {
       o->node = v;
       ok = !v.empty();
@@ -310,6 +314,14 @@ std::string run_probe(const ProbeOptions& o) {
     gemm = run_cpu_gemm(o.compute_s);
     checks.push_back(compute_check(*gemm));
   }
+  std::optional<TorchProbe> torch;
+  if (o.torch_python != "none") {
+    torch = run_torch_probe(o.torch_python, o.torch_s);
+    checks.push_back(torch->check);
+  }
+  // On GPUs the node's compute figure is the torch probe's median GPU.
+  std::optional<double> gpu_tflops =
+      torch && torch->reading ? torch_median_gpu_tflops(*torch->reading) : std::nullopt;
 
   bool all_ok = true;
   for (const Check& c : checks) all_ok = all_ok && c.ok;
@@ -322,7 +334,13 @@ std::string run_probe(const ProbeOptions& o) {
   w.member("at_ms", at_ms);
   w.member_bool("ok", all_ok);
   write_checks(w, checks);
-  if (gemm) {
+  if (gpu_tflops) {
+    w.key("compute");
+    w.begin_object();
+    w.member("kind", "gpu-gemm");
+    w.member("gflops", *gpu_tflops * 1000, 3);
+    w.end_object();
+  } else if (gemm) {
     w.key("compute");
     w.begin_object();
     w.member("kind", "cpu-gemm");
@@ -342,6 +360,7 @@ std::string run_probe(const ProbeOptions& o) {
   write_gpus(w, gpu.gpus);
   if (gpu.shown) w.member("gpu_count", *gpu.shown);
   if (dcgm) write_dcgm(w, dcgm->first, o.dcgm_level);
+  if (torch && torch->reading) write_torch(w, *torch->reading);
   w.key("xid");
   w.begin_array();
   for (const std::string& line : xid_lines) w.string(line);
@@ -351,6 +370,9 @@ std::string run_probe(const ProbeOptions& o) {
 }
 
 int probe_command(const ProbeOptions& options) {
+  // The helpers it runs (nvidia-smi, dcgmi, the torch probe) learn the node's name as the site
+  // knows it, as a job's processes do (the lab's stand-ins plant faults by it).
+  setenv("ORCH_NODE_NAME", options.node.c_str(), 1);
   std::string line = run_probe(options) + "\n";
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);

@@ -20,6 +20,8 @@ struct ProbeOptions {
   std::int64_t min_free_bytes = 256ll << 20;
   double max_gpu_temp_c = 85;
   double nvidia_smi_timeout_s = 30;   // a lost GPU can make nvidia-smi hang
+  std::string torch_python = "none";  // the interpreter of the bundled torch probe; "none": skip
+  double torch_s = 20;                // the torch probe's time budget (torch_probe.h)
   int expect_gpus = 0;                // > 0: the gpu-count check against this
   std::string dcgm = "none";          // dcgmi's path ("" = in PATH); "none": no DCGM diagnostic
   int dcgm_level = 2;                 // dcgmi diag -r LEVEL (1..3)

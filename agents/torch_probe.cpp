@@ -81,20 +81,20 @@ TorchProbe failed(const std::string& why) {
 
 }  // namespace
 
-TorchProbe run_torch_probe(const std::string& python, double seconds) {
+TorchProbe run_torch_probe(const std::string& python, double seconds, double grace_s) {
   std::string program = python.find('/') == std::string::npos ? find_in_path(python) : python;
   if (program.empty()) return failed("no " + python + " in PATH to run the torch probe");
   ScriptFile script;
   if (!script.error().empty()) return failed(script.error());
 
-  const double limit_s = seconds + kTorchStartupGraceS;
+  const double limit_s = seconds + grace_s;
   CapturedRun run = run_captured({program, script.path(), "--seconds", seconds_text(seconds)},
                                  limit_s, /*own_group=*/true);
   if (!run.started) return failed(run.error);
   if (run.timed_out) {
     return failed(program + " did not finish the torch probe within " + seconds_text(limit_s) +
                   " s (--torch-s " + seconds_text(seconds) + " and " +
-                  seconds_text(kTorchStartupGraceS) + " s to start; killed)");
+                  seconds_text(grace_s) + " s to start; killed)");
   }
   std::string why;
   std::optional<TorchReading> reading = parse_torch_output(run.out, &why);

@@ -23,8 +23,10 @@ struct TorchProbe {
   Check check;                          // "torch-probe"
 };
 
-// Runs the script with `python` (a path, or a name looked up in PATH) for about `seconds`.
-TorchProbe run_torch_probe(const std::string& python, double seconds);
+// Runs the script with `python` (a path, or a name looked up in PATH) for about `seconds`; it
+// and every process it started are killed after seconds + grace_s.
+TorchProbe run_torch_probe(const std::string& python, double seconds,
+                           double grace_s = kTorchStartupGraceS);
 
 // Whether `flag` is one of the torch probe's flags (--torch-python, --torch-s), and its value
 // into *python / *seconds; false when the value is not good (an empty path; seconds not in

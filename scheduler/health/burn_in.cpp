@@ -2,6 +2,7 @@
 // throughput against the median of the nodes whose checks passed.
 #include "scheduler/health/burn_in.h"
 #include "scheduler/common/text.h"
+#include "scheduler/health/figures.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,25 +12,9 @@
 namespace orch {
 namespace {
 
-std::optional<double> median(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const std::size_t mid = v.size() / 2;
-  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-}
-
-// Three significant figures without exponents for the sizes probes report.
-std::string figure(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f" : "%.3g", v);
-  return buf;
-}
-
-std::string percent(double ratio) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", ratio * 100);
-  return buf;
-}
+using figures::figure;
+using figures::median;
+using figures::percent;
 
 bool checks_passed(const ProbeResult& r) {
   return r.ok &&
@@ -91,14 +76,17 @@ std::vector<NodeProbeVerdict> judge_burn_in(const std::vector<std::string>& expe
   // Medians over the expected nodes whose checks passed. With fewer than two such nodes a
   // node would be compared with itself, which says nothing.
   std::vector<double> computes, ios;
+  std::vector<const ProbeResult*> passed;
   for (const auto& n : expected_nodes) {
     auto it = latest.find(n);
     if (it == latest.end() || !checks_passed(*it->second)) continue;
+    passed.push_back(it->second);
     if (it->second->gemm_gflops) computes.push_back(*it->second->gemm_gflops);
     if (auto io = io_figure(*it->second)) ios.push_back(*io);
   }
   const auto compute_median = computes.size() >= 2 ? median(computes) : std::nullopt;
   const auto io_median = ios.size() >= 2 ? median(ios) : std::nullopt;
+  const TorchMedians torch_median = torch_medians(passed);
 
   std::vector<NodeProbeVerdict> out;
   out.reserve(expected_nodes.size());
@@ -121,6 +109,11 @@ std::vector<NodeProbeVerdict> judge_burn_in(const std::vector<std::string>& expe
                                v.io_ratio, io_notes);
     for (auto& s : compute_notes) (compute_ok ? figures : failures).push_back(std::move(s));
     for (auto& s : io_notes) (io_ok ? figures : failures).push_back(std::move(s));
+    if (r.torch) {
+      TorchVerdict t = judge_torch(*r.torch, torch_median, policy.torch);
+      failures.insert(failures.end(), t.failures.begin(), t.failures.end());
+      if (t.failures.empty()) figures.push_back(t.figures);
+    }
     v.passed = failures.empty();
     if (v.passed) {
       v.reason = figures.empty() ? "checks passed" : "checks passed; " + join(figures, "; ");

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/health/torch_judge.h"
 #include "scheduler/model/probe_result.h"
 
 namespace orch {
@@ -11,6 +12,7 @@ namespace orch {
 struct BurnInPolicy {
   double min_compute_ratio = 0.9;  // GEMM throughput / cluster median below this fails
   double min_io_ratio = 0.9;       // min(write, read) throughput / cluster median below this fails
+  TorchPolicy torch;               // the PyTorch probe's figures, per GPU (torch_judge.h)
 };
 
 struct NodeProbeVerdict {
@@ -27,7 +29,8 @@ struct NodeProbeVerdict {
 // compute (gemm_gflops) or its io (the lower of write_mb_s and read_mb_s, whichever it has) is
 // below the policy's ratio of the median over the expected nodes whose checks passed. With
 // fewer than two such nodes reporting a figure there is nothing to compare it with, so only the
-// checks count (a single node).
+// checks count (a single node). A node that ran the PyTorch probe is also judged per GPU
+// (judge_torch, over the medians of the same nodes' GPUs).
 std::vector<NodeProbeVerdict> judge_burn_in(const std::vector<std::string>& expected_nodes,
                                             const std::vector<ProbeResult>& results,
                                             const BurnInPolicy& policy);

@@ -216,6 +216,51 @@ Result<GpuReading> parse_gpu(const json& j, size_t i) {
   return g;
 }
 
+Result<TorchGpuReading> parse_torch_gpu(const json& j, size_t i) {
+  std::string where = "torch.gpus[" + std::to_string(i) + "].";
+  if (!j.is_object()) {
+    return bad(quoted("torch.gpus[" + std::to_string(i) + "]") + " must be an object");
+  }
+  TorchGpuReading g;
+  std::optional<Error> e;
+  std::optional<std::int64_t> index;
+  if (!take(opt_int(j, "index", where, true), &index, &e)) return *e;
+  if (!index) return bad("missing " + quoted(where + "index"));
+  if (*index > 1'000'000) return bad(quoted(where + "index") + " is out of range");
+  g.index = static_cast<int>(*index);
+  if (!take(opt_string(j, "name", where), &g.name, &e) ||
+      !take(opt_number(j, "tflops", where), &g.tflops, &e) ||
+      !take(opt_number(j, "hbm_gb_s", where), &g.hbm_gb_s, &e)) {
+    return *e;
+  }
+  return g;
+}
+
+// The "torch" member (the bundled PyTorch probe), when present.
+Result<std::optional<TorchReading>> parse_torch(const json& line) {
+  std::optional<Error> e;
+  const json* j = opt_object(line, "torch", "", &e);
+  if (e) return *e;
+  if (!j) return std::optional<TorchReading>{};
+  TorchReading t;
+  if (!take(opt_string(*j, "device", "torch."), &t.device, &e) ||
+      !take(opt_string(*j, "dtype", "torch."), &t.dtype, &e) ||
+      !take(opt_number(*j, "allreduce_busbw_gb_s", "torch."), &t.allreduce_busbw_gb_s, &e) ||
+      !take(opt_int(*j, "world", "torch.", true), &t.world, &e) ||
+      !take(opt_number(*j, "seconds", "torch."), &t.seconds, &e)) {
+    return *e;
+  }
+  if (const json* gpus = member(*j, "gpus")) {
+    if (!gpus->is_array()) return bad("\"torch.gpus\" must be an array");
+    for (size_t i = 0; i < gpus->size(); ++i) {
+      auto g = parse_torch_gpu((*gpus)[i], i);
+      if (!g) return g.error();
+      t.gpus.push_back(std::move(g).value());
+    }
+  }
+  return std::optional<TorchReading>{std::move(t)};
+}
+
 }  // namespace
 
 Result<ProbeResult> parse_probe_result(std::string_view line) {
@@ -287,6 +332,9 @@ Result<ProbeResult> parse_probe_result(std::string_view line) {
   auto dcgm = parse_dcgm(j);
   if (!dcgm) return dcgm.error();
   r.dcgm = std::move(dcgm).value();
+  auto torch = parse_torch(j);
+  if (!torch) return torch.error();
+  r.torch = std::move(torch).value();
   r.raw = std::string(body);
   return r;
 }

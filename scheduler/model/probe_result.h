@@ -11,6 +11,7 @@
 
 #include "scheduler/common/result.h"
 #include "scheduler/model/gpu_reading.h"
+#include "scheduler/model/torch_reading.h"
 
 namespace orch {
 
@@ -38,6 +39,7 @@ struct ProbeResult {
   std::vector<std::string> xid_lines;  // kernel log lines with NVRM Xid events
   std::optional<int> gpu_count;        // GPUs nvidia-smi listed (absent when it did not run)
   std::optional<DcgmReading> dcgm;     // DCGM's diagnostic, when it ran
+  std::optional<TorchReading> torch;   // the bundled PyTorch probe's figures, when it ran
   std::string raw;                     // the line as printed, kept for the store
 };
 
