@@ -37,6 +37,8 @@ nlohmann::json failure_to_json(const GangVerdict& v) {
                       {"detail", s.detail},
                       {"node_lost", s.node_lost},
                       {"at_ms", SystemClock().now_ms()}};
+  // A GPU fault's cause (issue 43); node_lost stands for itself.
+  if (s.cause && !s.node_lost) j["cause"] = std::string(to_string(*s.cause));
   if (s.exit_code) j["exit_code"] = *s.exit_code;
   if (s.signal) j["signal"] = *s.signal;
   return j;
@@ -52,6 +54,9 @@ std::optional<GangVerdict> failure_from_json(const std::string& text) {
   s.detail = j.value("detail", "");
   s.node_lost = j.value("node_lost", false);
   if (s.node_lost) s.cause = ExitCause::node_lost;
+  if (auto c = j.find("cause"); c != j.end() && c->is_string()) {
+    if (auto cause = parse_exit_cause(c->get<std::string>())) s.cause = *cause;
+  }
   if (j.contains("exit_code") && j["exit_code"].is_number_integer()) {
     s.exit_code = j["exit_code"].get<int>();
   }
@@ -113,6 +118,13 @@ Result<pid_t> LocalSite::start_task(const local::StoredRequest& run, int rank) {
                // Every virtual node is this machine: the gang meets on loopback.
                "--master-addr", "127.0.0.1", "--master-port",
                std::to_string(master_port_for(request.token))};
+  // The live watch (issue 43): the cluster's flags; the agent fills in {node}.
+  for (auto& word : live_watch_flags(options_.live_watch)) spec.argv.push_back(std::move(word));
+  // I/O stalls (issue 43): the bound from the job's median save.
+  if (request.io_stall_after_s > 0) {
+    spec.argv.insert(spec.argv.end(),
+                     {"--io-stall-after-s", local::format_arg(request.io_stall_after_s)});
+  }
   // The agent stays this process's user; only the job's process becomes run_as.
   if (!options_.run_as.empty()) spec.argv.insert(spec.argv.end(), {"--run-as", options_.run_as});
   spec.argv.push_back("--");
@@ -169,6 +181,7 @@ Result<std::vector<TaskView>> LocalSite::task_views(const local::RunPaths& paths
     // A task that hangs before its first record (its node froze at start) is silent since its
     // launch: its pid file is the launch's own record, so the heartbeat timeout judges it too.
     if (!v.last_record_ms && v.alive) v.last_record_ms = local::modified_ms(task.agent_pid);
+    v.fault = local::read_task_fault(task.events);
     if (!v.alive) {
       local::AgentEvents events = local::read_agent_events(task.events);
       v.exited = events.exited;

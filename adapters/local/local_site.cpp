@@ -15,6 +15,7 @@
 #include "adapters/local/format_arg.h"
 #include "adapters/local/process_spawn.h"
 #include "adapters/local/run_dir.h"
+#include "adapters/local/task_alerts.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/model/launch_token.h"
 #include "scheduler/model/workdir.h"
@@ -356,6 +357,8 @@ Result<RunObservation> LocalSite::observe(const std::string& token, std::uint64_
   if (!lines) return lines.error();
   obs.new_lines = std::move(lines->lines);
   obs.next_offset = lines->next_offset;
+  // Issue 43: a save stalled past its bound, as the tasks' newest records state it.
+  if (alive) obs.alerts = local::read_task_alerts(paths, task_count(request.request));
   return obs;
 }
 
@@ -482,6 +485,7 @@ Result<std::unique_ptr<ClusterPort>> make_local_site(const ClusterSpec& cluster,
   o.checkpoints_dir = cluster.checkpoints_dir();
   o.datasets_dir = cluster.datasets_dir();
   o.containers = cluster.local.containers;
+  o.live_watch = cluster.live_watch;
   auto site = std::make_unique<LocalSite>(o);
   if (auto ready = site->prepare_storage(); !ready) return ready.error();
   site->warn_about_gpus();  // serve says so on stderr when the machine's count differs

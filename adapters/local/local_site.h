@@ -19,6 +19,7 @@
 #include "adapters/local/run_dir.h"
 #include "scheduler/cluster_port.h"
 #include "scheduler/model/gang_verdict.h"
+#include "scheduler/model/live_watch_spec.h"
 #include "scheduler/site_factory.h"
 
 namespace orch {
@@ -52,6 +53,8 @@ struct LocalSiteOptions {
   // local.containers (issue 40): apptainer runs a job's `container:` (`apptainer exec` under the
   // agent: the code's extraction, the setup and the job in the image); none refuses such a job.
   ContainerRuntime containers = ContainerRuntime::none;
+  // The cluster's live_watch (issue 43): the agent's watch of the node while each task runs.
+  LiveWatchSpec live_watch;
 };
 
 class LocalSite final : public ClusterPort {

@@ -93,6 +93,22 @@ AgentEvents read_agent_events(const std::string& events_path) {
   return out;
 }
 
+std::optional<TaskFault> read_task_fault(const std::string& events_path) {
+  constexpr std::size_t kTail = 64 << 10;
+  struct stat st {};
+  if (stat(events_path.c_str(), &st) != 0) return std::nullopt;
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t from = size > kTail ? size - kTail : 0;
+  auto tail = read_range(events_path, from, kTail);
+  if (!tail || tail->empty()) return std::nullopt;
+  std::string_view text = *tail;
+  // The last complete line: a record being written has no newline yet.
+  if (text.back() != '\n') text = text.substr(0, text.rfind('\n') + 1);
+  if (text.empty()) return std::nullopt;
+  text.remove_suffix(1);
+  return task_fault_of_line(text.substr(text.rfind('\n') + 1));
+}
+
 Result<bool> agent_alive(const std::string& lock_path) {
   int fd = open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

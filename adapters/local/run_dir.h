@@ -23,6 +23,7 @@
 #include "scheduler/cluster_port.h"
 #include "scheduler/common/result.h"
 #include "scheduler/model/output_chunk.h"
+#include "scheduler/model/task_fault.h"
 
 namespace orch::local {
 
@@ -67,6 +68,10 @@ struct AgentEvents {
 };
 // A missing file reads as no events; lines that do not parse are skipped (a torn last line).
 AgentEvents read_agent_events(const std::string& events_path);
+// The GPU fault the newest complete record of a task's event file states (the agent's live
+// watch repeats its fault in every record after it: task_fault.h); nullopt when none. Reads
+// only the file's last 64 KiB, so it costs the same however long the job has run.
+std::optional<TaskFault> read_task_fault(const std::string& events_path);
 
 // True while some process holds the lock exclusively (the agent). Probing takes a shared lock
 // for an instant, so probes from several threads or processes never disturb each other.

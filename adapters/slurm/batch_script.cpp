@@ -182,7 +182,15 @@ std::string shell_words(ScriptWriter& w, const LaunchRequest& r) {
 // In the job's container, when it has one (issue 40; container_words.h): pyxis's options go to
 // srun, apptainer's words before the job's shell.
 std::string srun_line(ScriptWriter& w, const LaunchRequest& r, const RunPaths& p,
-                      const std::string& agent, const ContainerWords& image) {
+                      const std::string& agent, const ContainerWords& image,
+                      const LiveWatchSpec& watch) {
+  // The live watch (issue 43): the same flags for every task; the agent fills in {node}.
+  std::string watch_flags;
+  for (const auto& word : live_watch_flags(watch)) watch_flags += " " + w.q(word, "live_watch");
+  // I/O stalls (issue 43): the bound from the job's median save.
+  if (r.io_stall_after_s > 0) {
+    watch_flags += " --io-stall-after-s " + w.q(seconds_text(r.io_stall_after_s), "io_stall_after_s");
+  }
   // In the job's code when it has some (issue 40; workdir_steps.h).
   auto chdir = srun_chdir_option(r);
   if (!chdir && !w.error) w.error = chdir.error();
@@ -192,7 +200,7 @@ std::string srun_line(ScriptWriter& w, const LaunchRequest& r, const RunPaths& p
          w.q(agent, "agent path") + " run --events " +
          w.q(escape_percent(p.tasks) + "/%t.events.jsonl", "events path") + " --heartbeat-s " +
          w.q(seconds_text(r.heartbeat_s), "heartbeat_s") + " --hang-after-s " +
-         w.q(seconds_text(r.hang_after_s), "hang_after_s") +
+         w.q(seconds_text(r.hang_after_s), "hang_after_s") + watch_flags +
          " --place-from slurm --master-addr \"$master\" --master-port " +
          std::to_string(master_port_for(r.token)) + " --" + image.exec_prefix + shell_words(w, r) +
          " &";
@@ -227,7 +235,7 @@ Result<std::string> make_script(const LaunchRequest& r, const ClusterSpec& clust
   if (!code) return code.error();
   w.text += *code;
   w.line("# Every task under the agent; one task's failure ends them all.");
-  w.line(srun_line(w, r, p, agent, *image));
+  w.line(srun_line(w, r, p, agent, *image, cluster.live_watch));
   w.line("child=$!");
   if (forwards) w.line("[ -z \"$pending\" ] || kill -s " + sig + " \"$child\" 2>/dev/null");
   w.line("while :; do");
@@ -372,8 +380,9 @@ Result<void> check_request(const LaunchRequest& request, const std::string& agen
     return invalid("gpus_per_node is negative (" + std::to_string(request.gpus_per_node) + ")");
   }
   if (bad_seconds(request.heartbeat_s) || bad_seconds(request.heartbeat_timeout_s) ||
-      bad_seconds(request.hang_after_s)) {
-    return invalid("heartbeat_s, heartbeat_timeout_s and hang_after_s must be seconds >= 0");
+      bad_seconds(request.hang_after_s) || bad_seconds(request.io_stall_after_s)) {
+    return invalid(
+        "heartbeat_s, heartbeat_timeout_s, hang_after_s and io_stall_after_s must be seconds >= 0");
   }
   for (const auto& [name, value] : request.secret_env) {
     if (!is_env_name(name))

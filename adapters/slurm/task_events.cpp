@@ -112,12 +112,15 @@ TaskRecord parse_task_record(int rank, std::string_view line) {
   }
   t.exit_code = int_field(*j, "exit_code");
   t.signal = int_field(*j, "signal");
+  t.fault = task_fault_of(*j);
+  t.stall = task_alert_of(*j);
   return t;
 }
 
 std::string marker_line(const NodeLostMarker& m) {
-  return json{{"node", m.node}, {"task", m.task}, {"detail", m.detail}}.dump(
-      -1, ' ', false, json::error_handler_t::replace);
+  json j{{"node", m.node}, {"task", m.task}, {"detail", m.detail}};
+  if (m.fault) j["fault"] = json::parse(task_fault_json(*m.fault));
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::optional<NodeLostMarker> parse_marker(std::string_view line) {
@@ -129,6 +132,7 @@ std::optional<NodeLostMarker> parse_marker(std::string_view line) {
   m.node = node->get<std::string>();
   m.task = int_field(*j, "task").value_or(-1);
   if (auto d = j->find("detail"); d != j->end() && d->is_string()) m.detail = d->get<std::string>();
+  m.fault = task_fault_of(*j);
   return m;
 }
 
@@ -139,6 +143,23 @@ ExitStatus node_lost_status(const NodeLostMarker& m) {
   s.failed_node = m.node;
   s.detail = m.detail.empty() ? "node " + m.node + " lost" : m.detail;
   return s;
+}
+
+ExitStatus marker_status(const NodeLostMarker& m) {
+  return m.fault ? fault_exit_status(*m.fault, m.node, m.task) : node_lost_status(m);
+}
+
+std::vector<TaskAlert> task_alerts(const TaskSnapshot& snapshot,
+                                   const std::vector<std::string>& job_nodes) {
+  std::vector<TaskAlert> out;
+  for (const TaskRecord& t : snapshot.tasks) {
+    if (!t.stall) continue;
+    TaskAlert a = *t.stall;
+    if (a.node.empty()) a.node = task_node(t, snapshot, job_nodes);
+    if (a.rank < 0) a.rank = t.rank;
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 std::string task_node(const TaskRecord& task, const TaskSnapshot& snapshot,
@@ -174,6 +195,26 @@ std::optional<NodeLostMarker> silent_task(const TaskSnapshot& snapshot, std::int
   m.detail = "no heartbeat from task " + std::to_string(lost->rank) +
              (m.node.empty() ? "" : " on " + m.node) + " for " +
              std::to_string((now_ms - lost->at_ms) / 1000) + " s";
+  return m;
+}
+
+std::optional<NodeLostMarker> faulted_task(const TaskSnapshot& snapshot,
+                                           const std::vector<std::string>& job_nodes) {
+  const TaskRecord* first = nullptr;
+  for (const TaskRecord& t : snapshot.tasks) {
+    if (!t.readable || !t.fault) continue;
+    if (first == nullptr || t.fault->at_ms < first->fault->at_ms ||
+        (t.fault->at_ms == first->fault->at_ms && t.rank < first->rank)) {
+      first = &t;
+    }
+  }
+  if (first == nullptr) return std::nullopt;
+  NodeLostMarker m;
+  m.node = first->fault->node.empty() ? task_node(*first, snapshot, job_nodes) : first->fault->node;
+  m.task = first->fault->task_rank.value_or(first->rank);
+  m.fault = first->fault;
+  m.fault->node = m.node;
+  m.detail = fault_exit_status(*m.fault, m.node, m.task).detail;
   return m;
 }
 

@@ -109,6 +109,8 @@ Result<void> HealthJudge::implicate_nodes(const AttemptRow& attempt, ExitCause c
                                           const std::string& evidence) {
   const char* kind = nullptr;
   if (cause == ExitCause::gpu_error) kind = "gpu-error";
+  // The live watch's fatal Xid or ECC rise (issue 43): named by the site, and out at once.
+  if (cause == ExitCause::gpu_xid || cause == ExitCause::gpu_ecc) kind = "gpu-fault";
   if (cause == ExitCause::hang) kind = "hang";
   if (!kind) return Ok{};
   // The nodes the evidence names; else the node of a one-node attempt. A multi-node failure that
@@ -121,8 +123,24 @@ Result<void> HealthJudge::implicate_nodes(const AttemptRow& attempt, ExitCause c
     std::string msg = std::string(kind) + " under job " + std::to_string(attempt.job_id) +
                       " attempt " + std::to_string(attempt.no) + ": " + evidence;
     if (auto r = node_event(attempt.cluster, n, kind, msg, &attempt); !r) return r;
+    if (quarantines_at_once(kind)) {
+      if (auto r = put_out_at_once(attempt.cluster, n, evidence); !r) return r;
+    }
   }
   return Ok{};
+}
+
+// A fault that condemns the node by itself (quarantine.h, after_fatal_fault): the ledger has
+// counted it (node_event); a node still active after that is put out now.
+Result<void> HealthJudge::put_out_at_once(const std::string& cluster, const std::string& name,
+                                          const std::string& why) {
+  auto found = store_.node(cluster, name);
+  if (!found) return found.error();
+  if (!*found) return Ok{};  // a node the site never listed: nothing to take out of service
+  NodeRow node = **found;
+  NodeDecision d = after_fatal_fault(health_of(node), why, quarantine_policy(cluster_spec(cluster)));
+  if (!d.to) return Ok{};
+  return set_standing(node, *d.to, d.reason, true);
 }
 
 // A hang is most often the job's own (a deadlock, a stuck data loader), so it counts against a

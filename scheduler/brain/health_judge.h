@@ -86,6 +86,9 @@ class HealthJudge : BrainPart {
   // A node's standing as the rules take it.
   static NodeHealth health_of(const NodeRow& node);
   Result<void> judge_node_after_failure(const std::string& cluster, const std::string& node);
+  // A fatal GPU fault (issue 43): an active node quarantined at once (quarantine.h).
+  Result<void> put_out_at_once(const std::string& cluster, const std::string& node,
+                               const std::string& why);
   // A hang: "hang-seen" on each node, or "hang" (which counts) on a node that hung before.
   Result<void> note_hang(const AttemptRow& attempt, const std::string& evidence);
   Result<void> set_standing(NodeRow& node, NodeState to, const std::string& reason, bool counts);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "scheduler/brain/brain_text.h"
+#include "scheduler/brain/io_stall.h"
 #include "scheduler/common/text.h"
 #include "scheduler/lifecycle/hang_policy.h"
 #include "scheduler/lifecycle/job_stats.h"
@@ -48,12 +49,14 @@ PlacementRequest placement_request(const JobRow& job, const std::vector<AttemptR
     }
     // The node that failed first when the site named it; else every node of the attempt. A
     // confirmed straggler is left out the same way.
+    // A GPU fault the live watch saw (issue 43) names its node: left out the same way.
+    const bool gpu_fault = last->cause == ExitCause::gpu_xid || last->cause == ExitCause::gpu_ecc;
     if (last->cause == ExitCause::node_lost ||
-        (last->cause == ExitCause::straggler && !last->failed_node.empty())) {
+        ((last->cause == ExitCause::straggler || gpu_fault) && !last->failed_node.empty())) {
       req.avoid_nodes =
           last->failed_node.empty() ? last->nodes : std::vector<std::string>{last->failed_node};
     }
-    req.may_take_spares = last->cause == ExitCause::node_lost;
+    req.may_take_spares = last->cause == ExitCause::node_lost || gpu_fault;
   }
   return req;
 }
@@ -152,6 +155,7 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   launch.hang_after_s = spec.health.hang_after_s.value_or(0.0);
   launch.heartbeat_timeout_s = spec.health.heartbeat_timeout_s;
   launch.heartbeat_s = heartbeat_interval_s(spec.health.heartbeat_timeout_s);
+  launch.io_stall_after_s = io_stall_after_s(spec.checkpoint, in.save_times_s);
   launch.exclude_nodes = in.exclude_nodes;
   // A gang that takes hot spares keeps its surviving nodes: survivors first, then the spares.
   for (const auto* list : {&in.survivors, &in.spares}) {

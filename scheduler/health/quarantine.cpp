@@ -64,7 +64,8 @@ NodeDecision put_out(const NodeHealth& node, const std::string& why,
 
 const std::vector<std::string>& failure_kinds() {
   static const std::vector<std::string> kinds = {"node-unhealthy", "node-failure", "gpu-error",
-                                                 "probe-failed",   "mfu-outlier",  "hang"};
+                                                 "probe-failed",   "mfu-outlier",  "hang",
+                                                 "gpu-fault"};
   return kinds;
 }
 
@@ -84,6 +85,16 @@ NodeDecision after_failure(const NodeHealth& node, const std::vector<Millis>& fa
                               " within " + describe_duration(policy.window_ms);
   if (recent < policy.failures_to_quarantine) return {std::nullopt, counted};
   return put_out(node, counted, policy);
+}
+
+bool quarantines_at_once(std::string_view kind) {
+  return kind == "gpu-fault";
+}
+
+NodeDecision after_fatal_fault(const NodeHealth& node, const std::string& why,
+                               const QuarantinePolicy& policy) {
+  if (node.state != NodeState::active) return {std::nullopt, "already out of service"};
+  return put_out(node, "fatal GPU fault: " + why, policy);
 }
 
 NodeDecision after_probe(const NodeHealth& node, bool passed, const std::string& why, Millis now,

@@ -24,7 +24,8 @@ struct QuarantinePolicy {
 
 // Ledger kinds that count as a failure implicated in the node: node-unhealthy (site says down or
 // drained), node-failure (NODE_FAIL under a job), gpu-error (Xid/ECC in a job's log),
-// probe-failed, mfu-outlier (straggler or MFU drop naming it), hang (a hung one-node attempt).
+// probe-failed, mfu-outlier (straggler or MFU drop naming it), hang (a hung one-node attempt),
+// gpu-fault (the agent's live watch saw a fatal Xid or an uncorrectable ECC rise, issue 43).
 bool is_failure_kind(std::string_view kind);
 const std::vector<std::string>& failure_kinds();  // the same kinds, as a list
 
@@ -44,6 +45,13 @@ struct NodeDecision {
 // node moves: a quarantined one stays as it is, a retired one stays retired.
 NodeDecision after_failure(const NodeHealth& node, const std::vector<Millis>& failure_times_ms,
                            Millis now, const QuarantinePolicy& policy);
+// A fatal GPU fault the live watch saw on the node (ledger kind gpu-fault, issue 43): the GPU
+// needs a reset or service, so an active node is put out at once, whatever its count
+// (quarantined, or retired on its retire_after-th quarantine); its release probe brings it back.
+// A quarantined or retired node does not move.
+bool quarantines_at_once(std::string_view kind);
+NodeDecision after_fatal_fault(const NodeHealth& node, const std::string& why,
+                               const QuarantinePolicy& policy);
 // After a burn-in or release probe: a failed probe quarantines an active node (or retires it,
 // on its retire_after-th quarantine); a passed one releases a quarantined node once the
 // cooldown is over; a failed one keeps it quarantined. A retired node does not move.

@@ -57,10 +57,25 @@ GangVerdict node_lost(const TaskView& t, std::int64_t now_ms) {
   return {RunPhase::exited, s, t.rank};
 }
 
+// Rule 0: the earliest fault, then the lowest rank; nullptr when none, or every task exited 0.
+const TaskView* faulted_task(const std::vector<TaskView>& tasks) {
+  const TaskView* first = nullptr;
+  bool all_succeeded = !tasks.empty();
+  for (const TaskView& t : tasks) {
+    all_succeeded = all_succeeded && t.exited && !failed(t);
+    if (t.fault && (first == nullptr || t.fault->at_ms < first->fault->at_ms)) first = &t;
+  }
+  return all_succeeded ? nullptr : first;
+}
+
 }  // namespace
 
 GangVerdict judge_gang(const std::vector<TaskView>& tasks, std::int64_t now_ms,
                        std::int64_t heartbeat_timeout_ms) {
+  if (const TaskView* faulted = faulted_task(tasks)) {
+    return {RunPhase::exited, fault_exit_status(*faulted->fault, faulted->node, faulted->rank),
+            faulted->rank};
+  }
   if (const TaskView* lost = lost_task(tasks, now_ms, heartbeat_timeout_ms)) {
     return node_lost(*lost, now_ms);
   }

@@ -5,6 +5,9 @@
 // on the verdict (stop the survivors, report the exit).
 //
 // In order:
+// 0. A GPU fault the agent's live watch recorded (issue 43, task_fault.h) is the root cause of
+//    whatever its peers die of next: the earliest fault (then the lowest rank) ends the attempt
+//    with its cause (gpu_xid, gpu_ecc), node and detail, unless every task exited 0.
 // 1. A lost node explains its peers' failures (a collective library fails every rank when one
 //    dies), so it wins: a task whose agent vanished (dead, no exit record) while another task of
 //    the gang did not, or a live task silent (no record at all) for heartbeat_timeout_ms. The
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "scheduler/model/site_types.h"
+#include "scheduler/model/task_fault.h"
 
 namespace orch {
 
@@ -34,6 +38,7 @@ struct TaskView {
   std::optional<int> signal;
   std::optional<std::int64_t> exit_at_ms;
   std::optional<std::int64_t> last_record_ms;  // when its agent last wrote anything
+  std::optional<TaskFault> fault;              // its newest record's GPU fault, if any
 };
 
 struct GangVerdict {

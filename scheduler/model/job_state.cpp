@@ -59,6 +59,8 @@ bool is_infra_cause(ExitCause c) {
     case ExitCause::preempted:
     case ExitCause::time_limit:
     case ExitCause::gpu_error:
+    case ExitCause::gpu_xid:
+    case ExitCause::gpu_ecc:
     case ExitCause::network_error:
     case ExitCause::io_error:
     case ExitCause::hang:
@@ -150,6 +152,10 @@ std::string_view to_string(ExitCause c) {
       return "site_misconfigured";
     case ExitCause::setup_failed:
       return "setup_failed";
+    case ExitCause::gpu_xid:
+      return "gpu_xid";
+    case ExitCause::gpu_ecc:
+      return "gpu_ecc";
     case ExitCause::cancelled:
       return "cancelled";
   }

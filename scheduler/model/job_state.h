@@ -53,6 +53,10 @@ enum class ExitCause {
   site_misconfigured,  // the launch failed on the server's own configuration of the site (its
                        // key file, credentials, storage root): no restart spent, the job waits
                        // in pending until the cluster's preflight passes (docs/health.md)
+  gpu_xid,             // the agent's live watch saw a fatal Xid in the node's kernel log while
+                       // the job ran (issue 43): the site ended the attempt at once, naming the
+                       // node and GPU; the node is left out of the next attempt
+  gpu_ecc,             // the live watch saw a GPU's uncorrectable ECC count rise: as gpu_xid
   cancelled,           // orchestrate cancelled it (user request, or duplicate reconciliation)
 };
 

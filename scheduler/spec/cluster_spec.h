@@ -10,6 +10,7 @@
 
 #include "scheduler/model/accelerators.h"
 #include "scheduler/model/container.h"
+#include "scheduler/model/live_watch_spec.h"
 #include "scheduler/model/pod_settings.h"
 #include "scheduler/model/rate_limits.h"
 #include "scheduler/model/site_types.h"
@@ -183,6 +184,7 @@ struct ClusterSpec {
   KubernetesSpec kubernetes;           // provider kubernetes
   LocalSpec local;                     // provider local
   BurnInSpec burn_in;
+  LiveWatchSpec live_watch;  // the agent's watch of the GPUs while a job runs (issue 43)
   QuarantineSpec quarantine;
   DataSpec data;
   DeliverySpec delivery;

@@ -18,6 +18,7 @@
 #include "scheduler/model/accelerators.h"
 #include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/launch_limits.h"
+#include "scheduler/spec/live_watch_section.h"
 #include "scheduler/spec/provider_catalog.h"
 #include "scheduler/spec/provider_sections.h"
 #include "scheduler/spec/rate_limits_section.h"
@@ -402,6 +403,7 @@ void read_cluster(MapView& entry, ClusterSpec& c, std::vector<PeerRef>& refs) {
   if (!entry.reader().failed()) read_spares(entry, c);
   if (!entry.reader().failed()) check_accelerator(entry, c);
   if (!entry.reader().failed()) read_burn_in(entry, c);
+  if (!entry.reader().failed()) read_live_watch(entry, c.live_watch);
   if (!entry.reader().failed()) read_quarantine(entry, c);
   if (!entry.reader().failed()) read_delivery(entry, c);
   if (!entry.reader().failed()) read_data(entry, c, refs);
@@ -423,6 +425,7 @@ const std::vector<std::string_view>& cluster_keys() {
                                          "poll_interval_ms",
                                          "spares",
                                          "burn_in",
+                                         "live_watch",
                                          "quarantine",
                                          "data",
                                          "delivery"};
