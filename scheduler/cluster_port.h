@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "scheduler/common/result.h"
+#include "scheduler/model/fabric_step.h"
 #include "scheduler/model/manifest.h"
 #include "scheduler/model/preflight.h"
 #include "scheduler/model/probe_result.h"
@@ -80,6 +81,14 @@ class ClusterPort {
   virtual Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) {
     (void)request;
     return make_error(ErrorKind::unsupported, "this provider cannot run node probes yet");
+  }
+  // One round of burn-in's fabric step (issue 43, scheduler/model/fabric_step.h): every pair
+  // of the request runs all-reduce between its two nodes, all pairs at once; one result per
+  // pair, in order (a pair that gave no figure carries its error). Blocks for the round, bounded
+  // by request.timeout_s. The default cannot: the brain admits the cluster without the step.
+  virtual Result<std::vector<FabricPairResult>> fabric_round(const FabricRoundRequest& request) {
+    (void)request;
+    return make_error(ErrorKind::unsupported, "this provider cannot run the fabric step");
   }
   // Storage (checkpoints, datasets), on the host that sees the site's shared filesystem (Slurm:
   // the login node over SSH; local: this host). ErrorKind::not_found when the path does not

@@ -77,6 +77,7 @@ class SlurmSite final : public ClusterPort {
   // show as up are not probed (and so have no result); request.nodes naming a node the cluster
   // does not have is ErrorKind::invalid.
   Result<std::vector<ProbeResult>> probe_nodes(const ProbeRequest& request) override;
+  Result<std::vector<FabricPairResult>> fabric_round(const FabricRoundRequest& request) override;
   // Storage on the cluster's shared filesystem, as the login node sees it: the scripts of
   // adapters/storage (find, stat, sha256sum; rm -rf) run over SSH (slurm_site_storage.cpp).
   // They run on a second SshSession of this site's own (same spec; the host key pinned to the

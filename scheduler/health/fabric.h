@@ -22,9 +22,11 @@
 #include <utility>
 #include <vector>
 
+#include "scheduler/model/fabric_step.h"
+
 namespace orch {
 
-using FabricPair = std::pair<std::string, std::string>;
+using FabricPair = NodePair;
 using FabricRound = std::vector<FabricPair>;
 
 // The rounds for `nodes` (in the order given; a pair lists its earlier node first). rounds <= 0:
@@ -34,14 +36,8 @@ std::vector<FabricRound> fabric_schedule(const std::vector<std::string>& nodes, 
 // The default round count for n nodes (see above).
 int default_fabric_rounds(std::size_t n);
 
-// One pair's measurement. busbw_gb_s: nullopt when the pair gave no figure; error: why (the
-// tool failed, timed out, reported wrong values).
-struct FabricMeasure {
-  std::string a;
-  std::string b;
-  std::optional<double> busbw_gb_s;
-  std::string error;
-};
+// One pair's measurement (busbw nullopt when it gave no figure; error: why).
+using FabricMeasure = FabricPairResult;
 
 struct FabricPolicy {
   double min_busbw_ratio = 0.6;  // of the median pair
