@@ -8,6 +8,11 @@
 //   flood    the same without the delay: as many lines as the trainer can print (the relay's
 //            ceiling; tens of thousands of lines/s)
 //   idle     `sleep` under the agent: what the agent costs while the job is quiet
+//   watch    the same with the live watch on (issue 43): a kernel-log file that receives 100
+//            lines/s (every 100th an Xid that is not fatal) and a stand-in nvidia-smi of 8 GPUs,
+//            at the defaults (log every 2 s, nvidia-smi every 30 s) and fast (0.1 s, 1 s)
+//
+// The other cases run with --watch-s 0, so they measure the relay alone.
 //
 //   build/bin/bench_agent [--seconds S] [--trainer-dim D]
 #include <fcntl.h>
@@ -94,6 +99,20 @@ pid_t spawn(const std::vector<std::string>& argv, int* out_fd) {
   close(fds[1]);
   *out_fd = fds[0];
   return pid;
+}
+
+// A process appending a kernel-log line to `path` every 10 ms until killed (the watch's input).
+pid_t start_log_writer(const std::string& path) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  for (long i = 0;; ++i) {
+    std::string line = "[" + std::to_string(i) + ".0] ";
+    line += i % 100 == 99 ? "NVRM: Xid (PCI:0000:3b:00): 13, Graphics SM Warp Exception\n"
+                          : "eth0: link up, 100Gbps, full duplex, flow control rx/tx\n";
+    (void)!write(fd, line.data(), line.size());
+    usleep(10'000);
+  }
 }
 
 // Runs argv for `seconds`, counting the progress lines on its stdout, then SIGTERMs it and
@@ -233,26 +252,52 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string events = (dir / "events.jsonl").string();
-  auto wrapped = [&](std::vector<std::string> job) {
-    std::vector<std::string> v = {agent, "run", "--events", events, "--"};
+  // The live watch's inputs: a kernel-log file and a stand-in nvidia-smi printing 8 GPUs.
+  const std::string kmsg = (dir / "kmsg.log").string();
+  const std::string smi = (dir / "nvidia-smi").string();
+  {
+    std::ofstream out(smi);
+    out << "#!/bin/sh\ncat <<'EOF'\n";
+    for (int g = 0; g < 8; ++g) {
+      out << g << ", 00000000:" << std::hex << (0x18 + 0x20 * g) << std::dec
+          << ":00.0, 0, 41, 310.25, 0x0000000000000000\n";
+    }
+    out << "EOF\n";
+  }
+  std::filesystem::permissions(smi, std::filesystem::perms::owner_all);
+  auto wrapped = [&](std::vector<std::string> job, std::vector<std::string> flags) {
+    std::vector<std::string> v = {agent, "run", "--events", events};
+    v.insert(v.end(), flags.begin(), flags.end());
+    v.push_back("--");
     v.insert(v.end(), job.begin(), job.end());
     return v;
+  };
+  const std::vector<std::string> no_watch = {"--watch-s", "0"};
+  auto watch = [&](const char* log_s, const char* sample_s) {
+    return std::vector<std::string>{"--watch-s", log_s, "--gpu-sample-s", sample_s,
+                                    "--kernel-log", kmsg, "--nvidia-smi", smi};
   };
   const std::string steps = "1000000000";
   struct Case {
     std::string name;
     std::vector<std::string> job;
     bool baseline;  // also run the job directly
+    std::vector<std::string> flags;  // the agent's
+    bool log_writer = false;         // a kernel-log file receiving lines meanwhile
   };
+  const std::vector<std::string> trainer_job = {
+      trainer, "--steps", steps, "--dim", std::to_string(trainer_dim), "--batch", "128"};
   const std::vector<Case> cases = {
-      {"trainer",
-       {trainer, "--steps", steps, "--dim", std::to_string(trainer_dim), "--batch", "128"},
-       true},
+      {"trainer", trainer_job, true, no_watch},
       {"chatty",
        {trainer, "--steps", steps, "--dim", "8", "--batch", "2", "--step-delay-ms", "1"},
-       true},
-      {"flood", {trainer, "--steps", steps, "--dim", "8", "--batch", "2"}, true},
-      {"idle (sleep)", {"/bin/sleep", "3600"}, false},
+       true,
+       no_watch},
+      {"flood", {trainer, "--steps", steps, "--dim", "8", "--batch", "2"}, true, no_watch},
+      {"idle (sleep)", {"/bin/sleep", "3600"}, false, no_watch},
+      {"watch 2s/30s, idle", {"/bin/sleep", "3600"}, false, watch("2", "30"), true},
+      {"watch 0.1s/1s, idle", {"/bin/sleep", "3600"}, false, watch("0.1", "1"), true},
+      {"watch 2s/30s, trainer", trainer_job, false, watch("2", "30"), true},
   };
 
   std::printf(
@@ -265,7 +310,12 @@ int main(int argc, char** argv) {
     std::vector<Run> direct, under;
     for (int r = 0; r < repeat; ++r) {
       if (c.baseline) direct.push_back(run_case(c.job, seconds, false));
-      under.push_back(run_case(wrapped(c.job), seconds, true));
+      const pid_t writer = c.log_writer ? start_log_writer(kmsg) : -1;
+      under.push_back(run_case(wrapped(c.job, c.flags), seconds, true));
+      if (writer > 0) {
+        kill(writer, SIGKILL);
+        waitpid(writer, nullptr, 0);
+      }
     }
     double base = 0;
     if (c.baseline) {
@@ -285,8 +335,10 @@ int main(int argc, char** argv) {
       "100 = one core;\nsteady %%: the same from 1 s after the start until the SIGTERM (no "
       "fork, exec and start-up);\nCPU ms: all of its CPU time; RSS MiB: its VmHWM; progress/s: "
       "the job's @orchestrate lines\nper second as read from the agent's (or the job's) stdout; "
-      "vs base: against the job run directly.\nEvent file after all agent runs: %lld records "
-      "(progress is coalesced to one a second).\n",
+      "vs base: against the job run directly.\nwatch A/B: the live watch reading the kernel "
+      "log every A and sampling the stand-in nvidia-smi every B\n(its own CPU is not the "
+      "agent's), a writer appending 100 lines/s to the log.\nEvent file after all agent runs: "
+      "%lld records (progress is coalesced to one a second).\n",
       records);
   std::filesystem::remove_all(dir);
   return 0;
