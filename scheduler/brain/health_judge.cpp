@@ -62,16 +62,22 @@ Result<void> HealthJudge::judge_node_after_failure(const std::string& cluster,
   if (!found) return found.error();
   if (!*found) return Ok{};  // a node the site never listed: nothing to take out of service
   NodeRow node = **found;
-  if (node.state != NodeState::active) return Ok{};
+  if (node.state == NodeState::retired) return Ok{};
   const Millis now = clock_.now_ms();
   const QuarantinePolicy policy = quarantine_policy(cluster_spec(cluster));
   // One per incident (scheduler/health/incidents.h): the site marking the node down and the job
   // on it failing are one failure; every job it killed is one more.
   auto relevant = counted_failures(store_, cluster, name, policy, now);
   if (!relevant) return relevant.error();
-  NodeDecision d = after_failure(health_of(node), *relevant, now, policy);
+  // Its rate against its peers' (node_rate.h): a lemon is retired; the count rule applies only
+  // where the cluster's rate makes its count evidence.
+  auto rate = node_rate_verdict(store_, cluster, name, now);
+  if (!rate) return rate.error();
+  const bool count_rule = count_rule_applies(rate->peer_rate, node.gpus, policy);
+  NodeDecision d =
+      after_failure_by_rate(health_of(node), *rate, count_rule, *relevant, now, policy);
   if (!d.to) return Ok{};
-  return set_standing(node, *d.to, d.reason, true);
+  return set_standing(node, *d.to, d.reason, node.state == NodeState::active);
 }
 
 Result<BrainReply> HealthJudge::on(const SetNodeState& e) {
@@ -138,7 +144,8 @@ Result<void> HealthJudge::put_out_at_once(const std::string& cluster, const std:
   if (!found) return found.error();
   if (!*found) return Ok{};  // a node the site never listed: nothing to take out of service
   NodeRow node = **found;
-  NodeDecision d = after_fatal_fault(health_of(node), why, quarantine_policy(cluster_spec(cluster)));
+  NodeDecision d =
+      after_fatal_fault(health_of(node), why, quarantine_policy(cluster_spec(cluster)));
   if (!d.to) return Ok{};
   return set_standing(node, *d.to, d.reason, true);
 }
@@ -302,7 +309,12 @@ Result<void> HealthJudge::node_event(const std::string& cluster, const std::stri
   auto incident = incident_of(store_, row);
   if (!incident) return incident.error();
   row.incident = std::move(*incident);
+  auto first = first_work_failure(store_, row);
+  if (!first) return first.error();
   if (auto r = store_.add_node_event(row); !r) return r.error();
+  if (*first) {
+    if (auto r = store_.add_node_work_failure(cluster, node); !r) return r;
+  }
   if (is_failure_kind(kind)) return judge_node_after_failure(cluster, node);
   return Ok{};
 }

@@ -48,13 +48,29 @@ ProbeRow probe_row(const std::string& cluster, const ProbeCompleted& e, const No
 
 }  // namespace
 
+GpuProbeOptions gpu_probe_options(const ClusterSpec& spec) {
+  GpuProbeOptions o;
+  const GpuBurnInSpec& g = spec.burn_in.gpu;
+  if (!g.configured) return o;
+  o.nvidia_smi = g.nvidia_smi;
+  // The count the cluster promises; a node that shows fewer fails gpu-count.
+  o.expect_gpus = g.nvidia_smi == "none" ? 0 : spec.gpus_per_node;
+  o.dcgm_level = g.dcgm_level;
+  o.dcgmi = g.dcgmi;
+  o.torch_python = g.torch_python;
+  o.torch_s = g.torch_s;
+  return o;
+}
+
 ProbeRequest burn_in_probe(const ClusterSpec& spec, std::string token) {
   ProbeRequest req;
   req.token = std::move(token);
   req.dir = spec.burn_in.dir;
   req.io_bytes = static_cast<std::int64_t>(spec.burn_in.io_mb * 1024 * 1024);
   req.compute_s = spec.burn_in.compute_s;
-  req.timeout_s = spec.burn_in.timeout_s;
+  req.gpu = gpu_probe_options(spec);
+  // DCGM's diagnostic and the torch probe take their own time on top of the round's.
+  req.timeout_s = spec.burn_in.timeout_s + gpu_probe_extra_s(req.gpu);
   return req;
 }
 
@@ -176,6 +192,9 @@ Result<void> HealthJudge::judge_burn_in_round(ClusterRow& c, const ProbeComplete
     }
   }
   BurnInPolicy policy{spec->burn_in.min_compute_ratio, spec->burn_in.min_io_ratio};
+  policy.torch.min_tflops_ratio = spec->burn_in.gpu.min_tflops_ratio;
+  policy.torch.min_datasheet_ratio = spec->burn_in.gpu.min_datasheet_ratio;
+  policy.torch.peak_flops = spec->peak_flops_per_gpu();  // the datasheet, on CUDA only
   auto verdicts = judge_burn_in(expected, *e.result, policy);
   int failed = 0;
   for (const auto& v : verdicts) {
@@ -282,7 +301,11 @@ Result<void> HealthJudge::judge_release_round(const ProbeCompleted& e) {
     NodeRow n = **found;
     n.probe_token.clear();
     if (auto r = store_.add_probe(probe_row(e.cluster, e, v, now)); !r) return r;
-    NodeDecision d = after_probe(health_of(n), v.passed, v.reason, now, quarantine_policy(spec));
+    // A lemon by rate is retired though its probe passed: it fails under work, not in probes.
+    auto rate = node_rate_verdict(store_, e.cluster, v.node, now);
+    if (!rate) return rate.error();
+    NodeDecision d =
+        after_release_probe(health_of(n), v.passed, v.reason, *rate, now, quarantine_policy(spec));
     if (d.to) {
       if (auto r = set_standing(n, *d.to, d.reason, false); !r) return r;
       continue;

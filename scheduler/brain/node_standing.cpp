@@ -1,6 +1,8 @@
 // A node's standing read from the store (node_standing.h).
 #include "scheduler/brain/node_standing.h"
 
+#include <map>
+
 #include "scheduler/health/incidents.h"
 
 namespace orch {
@@ -62,6 +64,47 @@ Result<std::string> incident_of(StoreReader& store, const NodeEventRow& row) {
     c.unlisted_failure = newest_failure->incident;
   }
   return incident_key(c);
+}
+
+Result<bool> first_work_failure(StoreReader& store, const NodeEventRow& row) {
+  if (!row.job_id || !is_rate_failure_kind(row.kind)) return false;
+  auto recent = store.node_events(row.cluster, row.node, kIncidentLookback);
+  if (!recent) return recent.error();
+  for (const auto& e : *recent) {
+    if (e.incident == row.incident && e.job_id && is_rate_failure_kind(e.kind)) return false;
+  }
+  return true;
+}
+
+Result<RateVerdict> node_rate_verdict(StoreReader& store, const std::string& cluster,
+                                      const std::string& node, Millis now,
+                                      const RatePolicy& policy) {
+  auto nodes = store.nodes(cluster);
+  if (!nodes) return nodes.error();
+  auto live = store.live_attempts(cluster);
+  if (!live) return live.error();
+  // GPU-hours of the attempts running now, per node: their time so far.
+  std::map<std::string, double> running;
+  for (const auto& a : *live) {
+    if (!a.running_ms || a.nodes.empty() || now <= *a.running_ms) continue;
+    const double h = static_cast<double>(a.gpus) / static_cast<double>(a.nodes.size()) *
+                     static_cast<double>(now - *a.running_ms) / 3'600'000.0;
+    for (const auto& n : a.nodes) running[n] += h;
+  }
+  RateEvidence e;
+  for (const auto& n : *nodes) {
+    const auto r = running.find(n.name);
+    const double hours = n.work_gpu_hours + (r == running.end() ? 0.0 : r->second);
+    if (n.name == node) {
+      e.failures = n.work_failures;
+      e.gpu_hours = hours;
+      e.gpus_per_node = n.gpus > 0 ? n.gpus : e.gpus_per_node;
+    } else {
+      e.peer_failures += n.work_failures;
+      e.peer_gpu_hours += hours;
+    }
+  }
+  return judge_rate(e, policy);
 }
 
 }  // namespace orch

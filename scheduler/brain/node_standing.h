@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/health/node_rate.h"
 #include "scheduler/health/quarantine.h"
 #include "scheduler/spec/cluster_spec.h"
 #include "scheduler/store/store_reader.h"
@@ -25,5 +26,16 @@ Result<std::vector<Millis>> counted_failures(StoreReader& store, const std::stri
 // The incident of `row` (a ledger entry about to be written), from the node's row and its
 // newest entries. Entries of other kinds than failures get none.
 Result<std::string> incident_of(StoreReader& store, const NodeEventRow& row);
+
+// Whether `row` (a ledger entry about to be written, its incident set) is the first failure under
+// work of its incident on that node: the one that counts in NodeRow::work_failures.
+Result<bool> first_work_failure(StoreReader& store, const NodeEventRow& row);
+
+// The node's rate verdict now (node_rate.h): its failures under work and GPU-hours, a running
+// attempt's time so far included, against the rest of its cluster's. Reads the cluster's node
+// rows and its live attempts: the cost grows with the fleet, never with history.
+Result<RateVerdict> node_rate_verdict(StoreReader& store, const std::string& cluster,
+                                      const std::string& node, Millis now,
+                                      const RatePolicy& policy = {});
 
 }  // namespace orch

@@ -71,13 +71,15 @@ RateVerdict judge_rate(const RateEvidence& e, const RatePolicy& policy) {
     v.ratio = v.rate / v.peer_rate;
   }
   v.p_value = poisson_tail(e.failures, v.peer_rate * exposure);
-  v.lemon = e.failures >= policy.min_failures && v.p_value < policy.max_p &&
+  v.peers_measured = e.peer_gpu_hours >= policy.min_peer_node_hours * gpus;
+  v.lemon = v.peers_measured && e.failures >= policy.min_failures && v.p_value < policy.max_p &&
             (exposure <= 0 || v.ratio >= policy.min_ratio);
   v.evidence = std::to_string(e.failures) + " failure" + (e.failures == 1 ? "" : "s") + " in " +
                whole(exposure) + " GPU-hours";
   if (exposure > 0) v.evidence += ": " + two_digits(v.ratio) + "x";
   v.evidence += exposure > 0 ? " its cluster's rate (" : ": its cluster's rate is ";
   v.evidence += two_digits(v.peer_rate) + "/GPU-h" + (exposure > 0 ? ")" : "");
+  if (!v.peers_measured) v.evidence += ", its peers too little run to compare with";
   return v;
 }
 
@@ -88,13 +90,12 @@ bool count_rule_applies(double peer_rate, int gpus_per_node, const QuarantinePol
   return poisson_tail(quarantine.failures_to_quarantine, mu) < policy.count_rule_max_p;
 }
 
-NodeDecision after_failure_by_rate(const NodeHealth& node, const RateVerdict& rate,
-                                   bool count_rule, const std::vector<Millis>& failure_times_ms,
-                                   Millis now, const QuarantinePolicy& policy) {
+NodeDecision after_failure_by_rate(const NodeHealth& node, const RateVerdict& rate, bool count_rule,
+                                   const std::vector<Millis>& failure_times_ms, Millis now,
+                                   const QuarantinePolicy& policy) {
   if (node.state == NodeState::retired) return {std::nullopt, "retired; only a person releases it"};
   if (rate.lemon) {
-    return {NodeState::retired,
-            rate.evidence + "; retired as a lemon until a person releases it"};
+    return {NodeState::retired, rate.evidence + "; retired as a lemon until a person releases it"};
   }
   NodeDecision d = after_failure(node, failure_times_ms, now, policy);
   if (d.to && !count_rule) {

@@ -3,9 +3,10 @@
 // exposure (the GPU-hours it ran work) and against its peers' pooled rate (the rest of its
 // cluster, with a weak prior so that a cluster with no history is not a rate of zero).
 //
-//   lemon  <=>  failures >= min_failures
-//           and  failures / exposure >= min_ratio x the peers' rate            (several times worse)
-//           and  P(X >= failures | X ~ Poisson(peers' rate x exposure)) < max_p (not luck)
+//   lemon  <=>  its peers ran >= min_peer_node_hours
+//           and  failures >= min_failures
+//           and  failures / exposure >= min_ratio x the peers' rate            (several times
+//           worse) and  P(X >= failures | X ~ Poisson(peers' rate x exposure)) < max_p (not luck)
 //
 // A lemon is retired, not quarantined: the release probe alone no longer clears it (a lemon
 // passes probes; it fails under work). The count rule of quarantine.h counts failures in a
@@ -33,6 +34,10 @@ struct RatePolicy {
   // prior_node_hours of evidence (goodput.h's MTBF prior, so placement and this rule agree).
   double prior_node_mtbf_h = 2000;
   double prior_node_hours = 500;
+  // Its peers must have run at least this many node-hours (of the node's GPUs) before it is
+  // compared with them: until then the prior would be the judge, and a prior far from the
+  // cluster's truth (a uniformly flaky one) retires healthy nodes. The count rule acts meanwhile.
+  double min_peer_node_hours = 500;
   // The count rule (N failures in its window) applies while a busy node of the cluster's rate
   // meets it by luck with a probability under this: 2 failures in 168 h below a node MTBF of
   // about 1,140 h is no longer evidence.
@@ -45,19 +50,20 @@ struct RatePolicy {
 bool is_rate_failure_kind(std::string_view kind);
 
 struct RateEvidence {
-  int failures = 0;        // the node's failures under work, one per incident
-  double gpu_hours = 0;    // its exposure: GPU-hours of attempts on it
-  int peer_failures = 0;   // the same, summed over the rest of its cluster
+  int failures = 0;       // the node's failures under work, one per incident
+  double gpu_hours = 0;   // its exposure: GPU-hours of attempts on it
+  int peer_failures = 0;  // the same, summed over the rest of its cluster
   double peer_gpu_hours = 0;
-  int gpus_per_node = 8;   // the node's GPUs (the prior and the count rule are per node)
+  int gpus_per_node = 8;  // the node's GPUs (the prior and the count rule are per node)
 };
 
 struct RateVerdict {
   bool lemon = false;
-  double rate = 0;       // the node's failures per GPU-hour (0 with no exposure)
-  double peer_rate = 0;  // its peers', with the prior
-  double ratio = 0;      // rate / peer_rate (0 with no exposure)
-  double p_value = 1;    // P(X >= failures) at the peers' rate over its exposure
+  double rate = 0;              // the node's failures per GPU-hour (0 with no exposure)
+  double peer_rate = 0;         // its peers', with the prior
+  double ratio = 0;             // rate / peer_rate (0 with no exposure)
+  double p_value = 1;           // P(X >= failures) at the peers' rate over its exposure
+  bool peers_measured = false;  // its peers ran min_peer_node_hours
   // "3 failures in 212 GPU-hours: 9.1x its cluster's rate (0.0016/GPU-h)"
   std::string evidence;
 };
@@ -75,9 +81,9 @@ bool count_rule_applies(double peer_rate, int gpus_per_node, const QuarantinePol
 // The decision after a failure of an active or quarantined node: a lemon is retired (from
 // either state); otherwise an active node meets the count rule where it applies
 // (after_failure), and a quarantined one stays.
-NodeDecision after_failure_by_rate(const NodeHealth& node, const RateVerdict& rate,
-                                   bool count_rule, const std::vector<Millis>& failure_times_ms,
-                                   Millis now, const QuarantinePolicy& policy);
+NodeDecision after_failure_by_rate(const NodeHealth& node, const RateVerdict& rate, bool count_rule,
+                                   const std::vector<Millis>& failure_times_ms, Millis now,
+                                   const QuarantinePolicy& policy);
 
 // The decision after a release probe: a lemon is retired even when the probe passed.
 NodeDecision after_release_probe(const NodeHealth& node, bool passed, const std::string& why,

@@ -190,6 +190,33 @@ END;
        "our own attempts are never other tenants' (issue 42): the GPUs of our attempts that "
        "ended on a node since its site last listed it, which that listing still counts as busy",
        "ALTER TABLE nodes ADD COLUMN gpus_ours_gone INTEGER NOT NULL DEFAULT 0;"},
+      {34,
+       "I/O stalls (issue 43): each checkpoint save an agent saw run past its bound, once per "
+       "save, for the job's io-stall event and the cluster's storage health in the scorecard",
+       R"sql(
+CREATE TABLE io_stalls (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  attempt_id INTEGER NOT NULL,
+  job_id INTEGER NOT NULL,
+  cluster TEXT NOT NULL,
+  node TEXT NOT NULL DEFAULT '',
+  step INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  fs TEXT NOT NULL DEFAULT '',
+  mount TEXT NOT NULL DEFAULT '',
+  running_s REAL NOT NULL DEFAULT 0,
+  after_s REAL NOT NULL DEFAULT 0,
+  at_ms INTEGER NOT NULL,
+  UNIQUE(attempt_id, step, path)
+);
+CREATE INDEX io_stalls_at ON io_stalls(at_ms);
+)sql"},
+      {35,
+       "lemons judged by rate (issue 43): each node's failures under work and the GPU-hours our "
+       "attempts ran on it, running totals kept as attempts end, so judging a node never reads "
+       "its history",
+       "ALTER TABLE nodes ADD COLUMN work_failures INTEGER NOT NULL DEFAULT 0;\n"
+       "ALTER TABLE nodes ADD COLUMN work_gpu_h REAL NOT NULL DEFAULT 0;"},
   };
 }
 

@@ -58,13 +58,19 @@ struct NodeRow {
   // counts them busy, but they are no other tenant's. Set when such an attempt settles at its
   // site (Store::update_attempt), cleared when the site lists its nodes again.
   int gpus_ours_gone = 0;
-  int cpus = 0;        // the node's CPUs, as the site reports them (0: not said)
+  int cpus = 0;                // the node's CPUs, as the site reports them (0: not said)
   std::int64_t memory_mb = 0;  // its memory in MiB (0: not said); placement checks job shapes
   NodeState state = NodeState::active;
   int quarantines = 0;  // times quarantined, ever
   std::optional<Millis> quarantined_at_ms;
   std::string state_reason;  // why quarantined or retired (or released)
   std::string probe_token;   // a release probe in flight, else empty
+  // Lemons judged by rate (issue 43, scheduler/health/node_rate.h), running totals so that
+  // judging a node never reads its history: failures under work, one per incident (the brain
+  // counts them as it writes the ledger), and GPU-hours of our attempts that ran on it (added
+  // when an attempt ends; a running one's time is added by whoever reads).
+  int work_failures = 0;
+  double work_gpu_hours = 0;
 };
 
 // A hot spare (issue 38): a node a cluster's `spares:` keeps burned in and held idle, so that a
@@ -362,9 +368,26 @@ struct DatasetRow {
   Millis created_ms = 0;
 };
 
+// A checkpoint save an agent saw run past its bound (issue 43, docs/health.md "I/O stalls"): one
+// row per save (attempt, step, path), however many polls saw it; the scorecard counts them per
+// cluster (storage health).
+struct IoStallRow {
+  std::int64_t attempt_id = 0;
+  JobId job_id = 0;
+  std::string cluster;
+  std::string node;
+  std::int64_t step = 0;
+  std::string path;
+  std::string fs;
+  std::string mount;
+  double running_s = 0;
+  double after_s = 0;
+  Millis at_ms = 0;
+};
+
 // An event a webhook may be told of (Store::add_event and add_node_event copy them from events
 // and node_events as they write them): kind is the event's (succeeded, failed, attempt-ended,
-// mfu-drop, checkpoint-lost, site-down, quarantined, retired).
+// mfu-drop, io-stall, checkpoint-lost, site-down, quarantined, retired).
 struct NoticeRow {
   std::int64_t id = 0;
   Millis at_ms = 0;

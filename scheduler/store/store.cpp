@@ -182,7 +182,8 @@ Result<void> Store::update_cluster(const ClusterRow& c) {
 namespace {
 constexpr const char* kNodeColumns =
     "cluster, name, gpus, healthy, reason, seen_ms, state, quarantines, quarantined_at_ms, "
-    "state_reason, probe_token, gpus_busy, cpus, memory_mb, gpus_ours_gone";
+    "state_reason, probe_token, gpus_busy, cpus, memory_mb, gpus_ours_gone, work_failures, "
+    "work_gpu_h";
 
 NodeRow read_node(const Stmt& s) {
   NodeRow n;
@@ -201,6 +202,8 @@ NodeRow read_node(const Stmt& s) {
   n.cpus = static_cast<int>(s.col_int(12));
   n.memory_mb = s.col_int(13);
   n.gpus_ours_gone = static_cast<int>(s.col_int(14));
+  n.work_failures = static_cast<int>(s.col_int(15));
+  n.work_gpu_hours = s.col_double(16);
   return n;
 }
 }  // namespace
@@ -249,6 +252,12 @@ Result<void> Store::set_node_standing(const NodeRow& n) {
                  n.state_reason, n.probe_token, n.cluster, n.name);
 }
 
+Result<void> Store::add_node_work_failure(const std::string& cluster, const std::string& node) {
+  return execute(
+      db_, "UPDATE nodes SET work_failures = work_failures + 1 WHERE cluster = ? AND name = ?",
+      cluster, node);
+}
+
 Result<void> Store::upsert_node(const NodeRow& n) {
   ++capacity_epoch_;
   return execute(db_,
@@ -282,8 +291,9 @@ namespace {
 // The events and node events a webhook may be told of (NoticeRow), copied to notices as they are
 // written, in the same transaction.
 bool is_notice(std::string_view kind, bool node_event) {
-  constexpr std::string_view kEventKinds[] = {"succeeded", "failed",          "attempt-ended",
-                                              "mfu-drop",  "checkpoint-lost", "site-down"};
+  constexpr std::string_view kEventKinds[] = {"succeeded", "failed",   "attempt-ended",
+                                              "mfu-drop",  "io-stall", "checkpoint-lost",
+                                              "site-down"};
   constexpr std::string_view kNodeEventKinds[] = {"quarantined", "retired"};
   const auto has = [&](const auto& kinds) {
     return std::find(std::begin(kinds), std::end(kinds), kind) != std::end(kinds);

@@ -63,6 +63,9 @@ class Store : public StoreReader {
   // listing, where only the nodes whose report changed are upserted.
   Result<void> mark_nodes_seen(const std::string& cluster, Millis at_ms);
   Result<void> set_node_standing(const NodeRow& row);
+  // One more failure under work on the node (NodeRow::work_failures; the brain calls it once per
+  // incident). Its exposure (work_gpu_hours) grows by itself as attempts on it end.
+  Result<void> add_node_work_failure(const std::string& cluster, const std::string& node);
   // Probe results, site reachability, MFU history and the node ledger.
   Result<void> add_probe(const ProbeRow& row);
   Result<void> add_health_log(const HealthLogRow& row);
@@ -108,6 +111,8 @@ class Store : public StoreReader {
   Result<int> lose_node_copies(const std::string& cluster, const std::string& node,
                                const std::string& detail, Millis now);
   Result<bool> insert_dataset(const DatasetRow& row);  // false: the name is taken
+  // Issue 43: false when this save's stall was already recorded (store_io_stalls.cpp).
+  Result<bool> add_io_stall(const IoStallRow& row);
   Result<void> set_dataset_manifest(const std::string& name, const nlohmann::json& manifest,
                                     std::int64_t bytes);
   Result<std::int64_t> insert_transfer(const TransferRow& row);  // id
@@ -157,6 +162,9 @@ class Store : public StoreReader {
   // An attempt that ran settles at its site: its GPUs on each of its nodes go into the node's
   // gpus_ours_gone until the site lists its nodes again (issue 42).
   Result<void> note_gone_from_nodes(const AttemptRow& a);
+  // An attempt that ran ended (sign 1) or was brought back from its end (sign -1): each of its
+  // nodes' work_gpu_hours moves by its GPUs there times its running time (issue 43).
+  Result<void> add_work_exposure(const AttemptRow& a, Millis ended_ms, double sign);
   // Records an "illegal-transition" event for a job or attempt (kind) named who, says so on
   // stderr, and returns the conflict error for the caller.
   Error refuse_transition(std::string_view kind, const std::string& who, std::optional<JobId> job,

@@ -366,7 +366,26 @@ Result<void> Store::update_attempt(const AttemptRow& a) {
   if (!(*current)->second && a.site_done) {
     if (auto r = note_gone_from_nodes(a); !r) return r;
   }
+  if (from != AttemptState::exited && a.state == AttemptState::exited && a.ended_ms) {
+    if (auto r = add_work_exposure(a, *a.ended_ms, 1.0); !r) return r;
+  }
   return write_attempt(a);
+}
+
+Result<void> Store::add_work_exposure(const AttemptRow& a, Millis ended_ms, double sign) {
+  if (!a.running_ms || a.nodes.empty() || ended_ms <= *a.running_ms) return Ok{};
+  const double gpu_hours = static_cast<double>(a.gpus) / static_cast<double>(a.nodes.size()) *
+                           static_cast<double>(ended_ms - *a.running_ms) / 3'600'000.0;
+  for (const auto& node : a.nodes) {
+    if (auto r = execute(db_,
+                         "UPDATE nodes SET work_gpu_h = MAX(0, work_gpu_h + ?) WHERE cluster = ? "
+                         "AND name = ?",
+                         sign * gpu_hours, a.cluster, node);
+        !r) {
+      return r;
+    }
+  }
+  return Ok{};
 }
 
 Result<void> Store::note_gone_from_nodes(const AttemptRow& a) {
@@ -433,6 +452,9 @@ Result<void> Store::reinstate_attempt(AttemptRow& row, AttemptState to) {
     return refuse_transition(
         "attempt", row.token, row.job_id, row.no, row.ended_ms.value_or(row.started_ms),
         std::string(to_string(from)) + "(" + std::string(to_string(cause)) + ")", to_string(to));
+  }
+  if (from == AttemptState::exited && row.ended_ms) {
+    if (auto r = add_work_exposure(row, *row.ended_ms, -1.0); !r) return r;
   }
   AttemptRow next = row;
   next.state = to;

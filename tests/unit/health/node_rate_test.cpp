@@ -57,6 +57,16 @@ TEST(NodeRate, OneFailureIsNeverALemonHoweverShortTheExposure) {
   EXPECT_FALSE(v.lemon);
 }
 
+TEST(NodeRate, ANodeIsComparedWithItsPeersOnlyOnceTheyHaveRunFiveHundredNodeHours) {
+  // Two failures in an hour against peers that ran 3,999 GPU-hours (under 500 x 8): the prior
+  // would be the judge. At 4,000 they are measured, and the node is a lemon.
+  RateVerdict early = judge_rate({2, 8, 0, 3'999, 8});
+  EXPECT_FALSE(early.peers_measured);
+  EXPECT_FALSE(early.lemon);
+  EXPECT_THAT(early.evidence, HasSubstr("its peers too little run to compare with"));
+  EXPECT_TRUE(judge_rate({2, 8, 0, 4'000, 8}).lemon);
+}
+
 TEST(NodeRate, ANodeOfAUniformlyFlakyClusterIsNoLemon) {
   // 29 peers of MTBF 96 h ran 500 h each: 116,000 GPU-hours, 151 failures; peer rate
   // 151.25 / 120,000 = 0.00126. Eight failures in 4,000 GPU-hours is 1.6x: luck, not a lemon.
