@@ -12,6 +12,14 @@ namespace orch::agent {
 
 struct JsonValue {
   enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
+  // Declared here, defined in the .cpp where JsonValue is complete: clang with libstdc++ 12
+  // refuses the implicit ones over the vectors of this (here still incomplete) type.
+  JsonValue();
+  JsonValue(const JsonValue&);
+  JsonValue(JsonValue&&) noexcept;
+  JsonValue& operator=(const JsonValue&);
+  JsonValue& operator=(JsonValue&&) noexcept;
+  ~JsonValue();
   Kind kind = Kind::kNull;
   bool boolean = false;
   double number = 0;
