@@ -115,9 +115,10 @@ void render_scorecards(const json& report, std::ostream& out) {
   // site's queue and launch/the job's own start to its first progress line. TICKETS: open now /
   // opened in the window; RESPONSE_H, RESOLVE_H: median hours from opening to the provider's first
   // response and to resolution. MFU: its attempts' work over their time (the JSON's median_mfu).
+  // IO_STALLS: checkpoint saves that ran past their bound (docs/health.md "I/O stalls").
   Table table({"NAME", "KIND", "AVAIL", "INTERRUPTS/1kGPUh", "MTBF_H", "DETECT_P50/P95_S",
-               "RECOVER_P50/P95_S", "PARTS_P50_S", "MFU", "CKPT_P95_S", "QUARANTINED", "GPU_H",
-               "TICKETS", "RESPONSE_H", "RESOLVE_H", "DELIVERY_D"});
+               "RECOVER_P50/P95_S", "PARTS_P50_S", "MFU", "CKPT_P95_S", "IO_STALLS", "QUARANTINED",
+               "GPU_H", "TICKETS", "RESPONSE_H", "RESOLVE_H", "DELIVERY_D"});
   for (const auto& c : items(report, "cards")) {
     table.add_row(
         {field(c, "name"), field(c, "kind"), percent(member(c, "availability")),
@@ -130,7 +131,7 @@ void render_scorecards(const json& report, std::ostream& out) {
              decimal(member(c, "site_median_s"), 1) + "/" +
              decimal(member(c, "startup_median_s"), 1),
          percent(member(c, "median_mfu")), decimal(member(c, "checkpoint_save_p95_s"), 1),
-         field(c, "quarantined_nodes") + "/" + field(c, "nodes"),
+         field(c, "io_stalls"), field(c, "quarantined_nodes") + "/" + field(c, "nodes"),
          decimal(member(c, "gpu_hours"), 1), field(c, "open_tickets") + "/" + field(c, "tickets"),
          decimal(member(c, "ticket_response_median_h"), 1),
          decimal(member(c, "ticket_resolution_median_h"), 1), delivery(c)});

@@ -307,6 +307,7 @@ void add_report_schemas(json& s) {
                                                     {"availability", t("number")},
                                                     {"gpu_hours", t("number")},
                                                     {"interruptions", t("integer")},
+                                                    {"io_stalls", t("integer")},
                                                     {"nodes", t("integer")},
                                                     {"quarantined_nodes", t("integer")},
                                                     {"quarantined_share", t("number")},

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "scheduler/brain/attempt_tracker.h"
+#include "scheduler/brain/io_stall.h"
 #include "scheduler/health/quarantine.h"
 #include "scheduler/lifecycle/error_excerpt.h"
 #include "scheduler/lifecycle/failure_classifier.h"
@@ -222,6 +223,7 @@ Result<BrainReply> AttemptTracker::on(const AttemptObserved& e) {
   for (std::size_t i = 0; i < e.bad_lines.size() && i < kBadLinesPerObservation; ++i) {
     if (auto r = event(a.job_id, a.no, "bad-progress-line", e.bad_lines[i]); !r) return r.error();
   }
+  if (auto r = raise_io_stalls(core_, a, e.alerts); !r) return r.error();  // once per save
   // Asked to make room and still running: its checkpoint line may have just come.
   if (a.preempt_for && e.phase == RunPhase::running) {
     auto stopped = advance_preemption(a);

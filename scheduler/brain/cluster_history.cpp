@@ -78,6 +78,9 @@ Result<ScorecardInputs> gather_scorecard_inputs(StoreReader& store,
   for (const auto& s : *saves) {
     if (!s.cluster.empty()) in.checkpoints.push_back({s.cluster, s.save_time_s});
   }
+  auto stalls = store.io_stall_clusters_since(window_start);
+  if (!stalls) return stalls.error();
+  in.io_stalls = std::move(*stalls);
   auto failures = store.node_events_of_kinds(kNodeFailureKinds, window_start);
   if (!failures) return failures.error();
   // One per incident (scheduler/health/incidents.h): a GPU error and the NODE_FAIL of the same

@@ -33,6 +33,8 @@ struct LaunchPlanInput {
   // must get both (LaunchRequest::include_nodes). Empty: wherever the site grants.
   std::vector<std::string> spares;
   std::vector<std::string> survivors;
+  // The save times the job's checkpoints reported (issue 43; LaunchRequest::io_stall_after_s).
+  std::vector<double> save_times_s;
   Millis now = 0;
 };
 

@@ -333,6 +333,9 @@ Result<void> Placer::try_place(JobRow& job) {
   in.resume_floor_step = ckpt_wait->floor_step;
   in.resume_floor_reason = ckpt_wait->floor_reason;
   in.saved_before = ckpt_wait->saved_before;
+  auto save_times = store_.job_save_times(job.id);
+  if (!save_times) return save_times.error();
+  in.save_times_s = std::move(*save_times);
   in.data_env = std::move(data_env);
   fill_launch_nodes(in, *req, views, *decision.chosen);
   in.now = now;

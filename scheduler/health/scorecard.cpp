@@ -25,6 +25,7 @@ struct Tally {
   RestartSamples restarts;
   MfuOverTime mfu;
   std::vector<double> save_time_s;
+  int io_stalls = 0;
   int nodes = 0;
   int quarantined_nodes = 0;
   int open_tickets = 0;
@@ -49,6 +50,7 @@ struct Tally {
     }
     mfu.add(o.mfu);
     save_time_s.insert(save_time_s.end(), o.save_time_s.begin(), o.save_time_s.end());
+    io_stalls += o.io_stalls;
     nodes += o.nodes;
     quarantined_nodes += o.quarantined_nodes;
     open_tickets += o.open_tickets;
@@ -117,6 +119,7 @@ Scorecard card(std::string name, std::string kind, std::vector<std::string> clus
   c.startup_median_s = median(t.restarts.startup_s);
   c.mfu = t.mfu.value();
   c.checkpoint_save_p95_s = percentile(t.save_time_s, 0.95);
+  c.io_stalls = t.io_stalls;
   c.nodes = t.nodes;
   c.quarantined_nodes = t.quarantined_nodes;
   if (t.nodes > 0) c.quarantined_share = static_cast<double>(t.quarantined_nodes) / t.nodes;
@@ -282,6 +285,9 @@ std::vector<Scorecard> compute_scorecards(const ScorecardInputs& in) {
   tally_tickets(in, tallies);
   for (const auto& cp : in.checkpoints) {
     if (Tally* t = tally_of(tallies, cp.cluster)) t->save_time_s.push_back(cp.save_time_s);
+  }
+  for (const auto& cluster : in.io_stalls) {
+    if (Tally* t = tally_of(tallies, cluster)) ++t->io_stalls;
   }
   return cards_of(in, tallies);
 }

@@ -102,6 +102,8 @@ struct ScorecardInputs {
   std::vector<CheckpointFact> checkpoints;
   std::vector<NodeFailureFact> node_failures;
   std::vector<TicketFact> tickets;
+  // The cluster of each io stall (one per save) within the window (issue 43).
+  std::vector<std::string> io_stalls;
 };
 
 // Every figure is over the window [window_start, now]; facts outside it are ignored. A vendor
@@ -142,6 +144,9 @@ struct Scorecard {
   // its older name, median_mfu.
   std::optional<double> mfu;
   std::optional<double> checkpoint_save_p95_s;  // nearest-rank p95 of every save time there
+  // Storage health (issue 43, docs/health.md "I/O stalls"): checkpoint saves there that ran past
+  // their bound (io_stall), one per save, within the window.
+  int io_stalls = 0;
   int nodes = 0;
   int quarantined_nodes = 0;
   double quarantined_share = 0;  // quarantined_nodes / nodes; 0 without nodes

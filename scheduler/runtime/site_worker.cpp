@@ -285,6 +285,7 @@ bool SiteWorker::fill_secrets(const OutboxRow& action, LaunchRequest& request) {
 bool SiteWorker::execute_probe(const OutboxRow& action) {
   // Remembered before the call: whatever it answers, this process does not run it again.
   probed_.insert(action.id);
+  if (is_fabric_step(action.payload)) return execute_fabric(action);
   auto request = probe_request_from_json(action.payload);
   if (!request) {
     post_(ProbeCompleted{action.id, spec_.name, action.token, request.error()});
@@ -393,6 +394,7 @@ bool SiteWorker::poll() {
     e.phase = obs->phase;
     e.exit = obs->exit;
     e.nodes = obs->nodes;
+    e.alerts = obs->alerts;
     parse_output_lines(obs->new_lines, e.reports, e.bad_lines);
     remember_lines(a.token, obs->new_lines);
     if (obs->phase == RunPhase::exited) e.log_tail = exit_tail(a.token, obs->next_offset);

@@ -63,6 +63,12 @@ struct CheckpointSpec {
   std::string resume_env = "ORCH_RESUME_FROM";  // env var that carries the checkpoint path
   std::optional<int> interval_steps;            // informational: how often the job saves
   ReplicationSpec replicate;
+  // Issue 43 (docs/health.md, "I/O stalls"): a save (checkpoint_start to checkpoint) running
+  // longer than stall_factor x the job's median save time, and at least stall_min_s, is an
+  // io_stall. stall_factor 0: the launch gives the agent no bound (its own, after three saves of
+  // the attempt, still holds).
+  double stall_factor = 5;
+  double stall_min_s = 60;
 };
 
 // How orchestrate watches a running attempt (issues 4 and 14, docs/health.md "Hangs").

@@ -59,6 +59,12 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   if (spec.checkpoint.interval_steps) {
     checkpoint["interval_steps"] = *spec.checkpoint.interval_steps;
   }
+  if (spec.checkpoint.stall_factor != CheckpointSpec{}.stall_factor) {
+    checkpoint["stall_factor"] = spec.checkpoint.stall_factor;
+  }
+  if (spec.checkpoint.stall_min_s != CheckpointSpec{}.stall_min_s) {
+    checkpoint["stall_min_s"] = spec.checkpoint.stall_min_s;
+  }
   // An empty checkpoint dir means "none"; the parser rejects an empty string, so leave it out.
   if (spec.checkpoint.dir.empty()) checkpoint.erase("dir");
   const ReplicationSpec& rep = spec.checkpoint.replicate;

@@ -100,7 +100,8 @@ void read_replicate(const MapView& ckpt, JobSpec& spec) {
 
 void read_checkpoint(const MapView& job, JobSpec& spec) {
   MapView ckpt =
-      job.child("checkpoint", "checkpoint", {"dir", "resume_env", "interval_steps", "replicate"},
+      job.child("checkpoint", "checkpoint",
+                {"dir", "resume_env", "interval_steps", "replicate", "stall_factor", "stall_min_s"},
                 "a map such as {dir: run1, interval_steps: 50}");
   ckpt.read_string("dir", spec.checkpoint.dir, yaml::kNonEmpty, "a subdirectory such as run1");
   // The job's checkpoints live in a directory the server gives it ($ORCH_CHECKPOINT_DIR, issue
@@ -127,6 +128,16 @@ void read_checkpoint(const MapView& job, JobSpec& spec) {
   }
   ckpt.read_int("interval_steps", spec.checkpoint.interval_steps, 1, INT_MAX,
                 "a step count such as 500");
+  ckpt.read_number("stall_factor", spec.checkpoint.stall_factor, {0.0, false, 1000.0},
+                   "a factor of the median save time such as 5 (0: no bound from the launch)");
+  if (!ckpt.reader().failed() && spec.checkpoint.stall_factor > 0 &&
+      spec.checkpoint.stall_factor <= 1) {
+    ckpt.reader().fail(ckpt.value_position("stall_factor"),
+                       "\"stall_factor\" must be above 1: every other save would be a stall",
+                       "a factor such as 5, or 0 for no bound");
+  }
+  ckpt.read_number("stall_min_s", spec.checkpoint.stall_min_s, {0.0, true, 86400.0},
+                   "seconds such as 60");
   read_replicate(ckpt, spec);
 }
 

@@ -109,6 +109,10 @@ class StoreReader {
     double save_time_s = 0;
   };
   Result<std::vector<SaveTime>> checkpoint_save_times_since(Millis since_ms);
+  // Issue 43 (store_io_stalls.cpp): the save times the job's newest checkpoints reported (at
+  // most 50), and the cluster of every io stall at or after since_ms (one per save).
+  Result<std::vector<double>> job_save_times(JobId job);
+  Result<std::vector<std::string>> io_stall_clusters_since(Millis since_ms);
   // The node ledger, newest first, at most `limit` entries, of the whole cluster or of one
   // node.
   Result<std::vector<NodeEventRow>> node_events(const std::string& cluster,

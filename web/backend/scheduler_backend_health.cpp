@@ -78,6 +78,7 @@ json card_json(const Scorecard& c) {
           {"startup_median_s", opt(c.startup_median_s)},
           {"median_mfu", opt(c.mfu)},
           {"checkpoint_save_p95_s", opt(c.checkpoint_save_p95_s)},
+          {"io_stalls", c.io_stalls},
           {"nodes", c.nodes},
           {"quarantined_nodes", c.quarantined_nodes},
           {"open_tickets", c.open_tickets},

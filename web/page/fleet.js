@@ -67,6 +67,8 @@ export function mount(root) {
     { key: "parts", label: "Where recovery goes (p50)", value: (c) => c.site_median_s,
       cell: (c) => recoveryParts(c) },
     { key: "mfu", label: "MFU", num: true, value: (c) => c.median_mfu, cell: (c) => pct(c.median_mfu) },
+    // Storage health (docs/health.md, "I/O stalls"): saves that ran past their bound.
+    { key: "io_stalls", label: "I/O stalls", num: true, value: (c) => c.io_stalls ?? 0 },
     { key: "tickets", label: "Open tickets", num: true, value: (c) => c.open_tickets },
     { key: "delay", label: "Delivery delay", num: true, value: (c) => c.delivery_delay_days,
       cell: (c) => (c.delivery_delay_days === null ? dash : num(c.delivery_delay_days, 1) + " d") },
