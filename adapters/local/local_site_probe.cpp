@@ -74,10 +74,18 @@ Result<std::vector<ProbeResult>> LocalSite::probe_nodes(const ProbeRequest& requ
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     auto share = left / static_cast<long>(nodes.size() - i);
     if (share <= std::chrono::milliseconds(0)) break;  // the round's time is spent
-    auto run = process::run_captured(
-        {options_.agent_path, "probe", "--node", node, "--dir", dir, "--io-bytes",
-         std::to_string(request.io_bytes), "--compute-s", local::format_arg(request.compute_s)},
-        {.timeout = share});
+    std::vector<std::string> argv = {options_.agent_path,
+                                     "probe",
+                                     "--node",
+                                     node,
+                                     "--dir",
+                                     dir,
+                                     "--io-bytes",
+                                     std::to_string(request.io_bytes),
+                                     "--compute-s",
+                                     local::format_arg(request.compute_s)};
+    for (std::string& word : gpu_probe_args(request.gpu)) argv.push_back(std::move(word));
+    auto run = process::run_captured(argv, {.timeout = share});
     if (!run) return run.error();
     if (run->timed_out) continue;  // killed: no answer from this node
     auto parsed = parse_probe_output(run->out);

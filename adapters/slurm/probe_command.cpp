@@ -90,6 +90,7 @@ Result<std::vector<std::string>> probe_srun_argv(const ProbeJob& job, const Slur
                            std::string("--compute-s"), detail::shortest_number(job.compute_s)}) {
     argv.push_back(std::move(word));
   }
+  for (std::string& word : gpu_probe_args(job.gpu)) argv.push_back(std::move(word));
   // Every word must survive the remote shell: a NUL byte anywhere is refused here, not later.
   if (auto command = shell_command(argv); !command) {
     return invalid("probe command: " + command.error().message);

@@ -8,7 +8,10 @@
 //   timeout --kill-after=<k> <t> srun --job-name=<token> --nodes=<n> --ntasks-per-node=1
 //       --nodelist=<a,b,...> --kill-on-bad-exit=0 --chdir=<dir> [--gres=<gres>:<g>]
 //       [--partition=...] [--account=...] [--qos=...] --time=<minutes>
-//       <agent> probe --dir <dir> --io-bytes <N> --compute-s <S>
+//       <agent> probe --dir <dir> --io-bytes <N> --compute-s <S> [GPU options]
+//
+// where the GPU options are gpu_probe_args() of the request's (scheduler/model/
+// gpu_probe_options.h): --nvidia-smi, --expect-gpus, --dcgm/--dcgm-level, --torch-python/-s.
 //
 // The agent is the server's own orchestrate-agent, uploaded once per build to
 // <storage_root>/bin/orchestrate-agent-<id> (id: the first 16 hex digits of its SHA-256), so a
@@ -55,6 +58,7 @@ struct ProbeJob {
   double compute_s = 0;
   double round_s = 60;    // the whole round (see probe_times)
   int gpus_per_node = 0;  // --gres=<slurm.gres>:<n> when > 0, so the probe can see the GPUs
+  GpuProbeOptions gpu;    // the probe's GPU parts (issue 43)
 };
 
 // The argv above. ErrorKind::invalid for a bad token, no nodes, a bad node name, an agent or

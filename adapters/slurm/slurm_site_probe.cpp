@@ -137,6 +137,7 @@ Result<std::vector<ProbeResult>> SlurmSite::probe_nodes(const ProbeRequest& requ
   job.compute_s = request.compute_s;
   job.round_s = request.timeout_s;
   job.gpus_per_node = targets->gpus_per_node;
+  job.gpu = request.gpu;
   auto argv = slurm::probe_srun_argv(job, spec_.slurm);
   if (!argv) return argv.error();
   auto command = shell_command(*argv);

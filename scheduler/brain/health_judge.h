@@ -24,6 +24,11 @@ namespace orch {
 // burn-ins (spare_pool.h) all run it.
 ProbeRequest burn_in_probe(const ClusterSpec& spec, std::string token);
 
+// The GPU parts of that round from the cluster's burn_in.gpu (issue 43): none without the
+// section; with it, the count to expect is the cluster's gpus_per_node (unless nvidia_smi is
+// none).
+GpuProbeOptions gpu_probe_options(const ClusterSpec& spec);
+
 class HealthJudge : BrainPart {
  public:
   explicit HealthJudge(BrainCore& core) : BrainPart(core) {}

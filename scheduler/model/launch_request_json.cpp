@@ -113,7 +113,6 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
   j["hang_after_s"] = r.hang_after_s;
   j["heartbeat_s"] = r.heartbeat_s;
   j["heartbeat_timeout_s"] = r.heartbeat_timeout_s;
-  if (r.io_stall_after_s > 0) j["io_stall_after_s"] = r.io_stall_after_s;
   j["resume_floor_step"] =
       r.resume_floor_step ? nlohmann::json(*r.resume_floor_step) : nlohmann::json(nullptr);
   j["resume_floor_reason"] = r.resume_floor_reason;
@@ -149,7 +148,6 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.hang_after_s = j.value("hang_after_s", 600.0);
     r.heartbeat_s = j.value("heartbeat_s", r.heartbeat_s);
     r.heartbeat_timeout_s = j.value("heartbeat_timeout_s", r.heartbeat_timeout_s);
-    r.io_stall_after_s = j.value("io_stall_after_s", 0.0);
     r.resume_env = j.value("resume_env", r.resume_env);
     if (j.contains("resume_floor_step") && !j.at("resume_floor_step").is_null()) {
       r.resume_floor_step = j.at("resume_floor_step").get<std::int64_t>();
@@ -196,8 +194,14 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json probe_request_to_json(const ProbeRequest& r) {
-  return {{"token", r.token},       {"nodes", r.nodes},         {"dir", r.dir},
-          {"io_bytes", r.io_bytes}, {"compute_s", r.compute_s}, {"timeout_s", r.timeout_s}};
+  nlohmann::json j = {
+      {"token", r.token},       {"nodes", r.nodes},         {"dir", r.dir},
+      {"io_bytes", r.io_bytes}, {"compute_s", r.compute_s}, {"timeout_s", r.timeout_s}};
+  const GpuProbeOptions& g = r.gpu;
+  j["gpu"] = {{"nvidia_smi", g.nvidia_smi},     {"expect_gpus", g.expect_gpus},
+              {"dcgm_level", g.dcgm_level},     {"dcgmi", g.dcgmi},
+              {"torch_python", g.torch_python}, {"torch_s", g.torch_s}};
+  return j;
 }
 
 Result<ProbeRequest> probe_request_from_json(const nlohmann::json& j) {
@@ -209,6 +213,14 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& j) {
     r.io_bytes = j.value("io_bytes", r.io_bytes);
     r.compute_s = j.value("compute_s", r.compute_s);
     r.timeout_s = j.value("timeout_s", r.timeout_s);
+    // Rows queued before issue 43 have no "gpu": the defaults (no GPU options).
+    const nlohmann::json g = j.value("gpu", nlohmann::json::object());
+    r.gpu.nvidia_smi = g.value("nvidia_smi", r.gpu.nvidia_smi);
+    r.gpu.expect_gpus = g.value("expect_gpus", r.gpu.expect_gpus);
+    r.gpu.dcgm_level = g.value("dcgm_level", r.gpu.dcgm_level);
+    r.gpu.dcgmi = g.value("dcgmi", r.gpu.dcgmi);
+    r.gpu.torch_python = g.value("torch_python", r.gpu.torch_python);
+    r.gpu.torch_s = g.value("torch_s", r.gpu.torch_s);
     return r;
   } catch (const nlohmann::json::exception& e) {
     return make_error(ErrorKind::internal, std::string("not a probe request: ") + e.what());

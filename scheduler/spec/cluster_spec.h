@@ -100,6 +100,19 @@ struct LocalSpec {
   ContainerRuntime containers = ContainerRuntime::none;
 };
 
+// burn_in.gpu (issue 43): the GPU parts of the probe. Present at all, the probe also checks
+// that each node shows the cluster's gpus_per_node GPUs (the gpu-count check).
+struct GpuBurnInSpec {
+  bool configured = false;           // the section is present
+  std::string nvidia_smi;            // path on the nodes; "": nvidia-smi in PATH; "none": skip
+  int dcgm_level = 0;                // dcgmi diag -r LEVEL; 0: no DCGM diagnostic
+  std::string dcgmi = "dcgmi";       // path on the nodes, or a name looked up in PATH
+  std::string torch_python;          // interpreter of the bundled torch probe; "": none
+  double torch_s = 20;               // its time budget
+  double min_tflops_ratio = 0.8;     // of the cluster median, per GPU
+  double min_datasheet_ratio = 0.5;  // of the accelerator's peak (only when it ran on a GPU)
+};
+
 // Burn-in (issue 4): every node runs `orchestrate-agent probe`; nodes far below the cluster's
 // median, or failing a check, are quarantined.
 struct BurnInSpec {
@@ -110,6 +123,7 @@ struct BurnInSpec {
   double io_mb = 64;               // written and read back per node
   double compute_s = 1.0;          // GEMM benchmark time per node
   double timeout_s = 300;          // the whole round
+  GpuBurnInSpec gpu;               // GPU probes (issue 43)
 };
 
 // When a node is taken out of service (scheduler/health/quarantine.h).

@@ -18,6 +18,7 @@
 #include "scheduler/model/accelerators.h"
 #include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/launch_limits.h"
+#include "scheduler/spec/burn_in_gpu_section.h"
 #include "scheduler/spec/live_watch_section.h"
 #include "scheduler/spec/provider_catalog.h"
 #include "scheduler/spec/provider_sections.h"
@@ -160,7 +161,8 @@ void read_provider_sections(const MapView& entry, ClusterSpec& c) {
 void read_burn_in(const MapView& entry, ClusterSpec& c) {
   MapView b = entry.child(
       "burn_in", "burn_in",
-      {"on_join", "min_compute_ratio", "min_io_ratio", "dir", "io_mb", "compute_s", "timeout_s"},
+      {"on_join", "min_compute_ratio", "min_io_ratio", "dir", "io_mb", "compute_s", "timeout_s",
+       "gpu"},
       "a map such as {on_join: true, min_compute_ratio: 0.9, min_io_ratio: 0.9}");
   BurnInSpec& s = c.burn_in;
   b.read_bool("on_join", s.on_join, "true or false");
@@ -180,6 +182,7 @@ void read_burn_in(const MapView& entry, ClusterSpec& c) {
                     "\"" + std::string(key) + "\" must be at most 1, got " + yaml::format_number(v),
                     "a share of the cluster median such as 0.9");
   }
+  if (!b.reader().failed()) read_burn_in_gpu(b, s.gpu);
 }
 
 // "2026-12-10" as the UTC midnight that starts that day; nullopt unless a real date.

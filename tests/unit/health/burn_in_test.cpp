@@ -105,5 +105,26 @@ TEST(BurnIn, NewestResultOfANodeCounts) {
   EXPECT_TRUE(v[0].passed) << v[0].reason;
 }
 
+TEST(BurnIn, EachFailedGpuCheckFailsItsNodeWithTheReadingInTheReason) {
+  // The checks of issue 43's planted faults, as the agent words them (agents/gpu_checks.h).
+  std::vector<ProbeResult> results = {probe("missing", 100), probe("narrow", 100),
+                                      probe("ecc", 100), probe("dcgm", 100), probe("good", 100)};
+  results[0].checks.push_back({"gpu-count", false, "7 GPUs of 8 expected"});
+  results[1].checks.push_back({"gpu-pcie", false, "GPU 0 (00000000:18:00.0): PCIe x8 of x16"});
+  results[2].checks.push_back(
+      {"gpu-ecc", false, "GPU 0 (GPU-ea36): 3 uncorrected ECC errors since the driver loaded"});
+  results[3].checks.push_back({"dcgm", false, "dcgm diag -r 2: PCIe failed on GPU 0: slow"});
+  results[4].checks.push_back({"gpu-count", true, "8 GPUs of 8 expected"});
+  auto v = judge_burn_in({"missing", "narrow", "ecc", "dcgm", "good"}, results, {});
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_FALSE(v[0].passed);
+  EXPECT_THAT(v[0].reason, HasSubstr("gpu-count (7 GPUs of 8 expected)"));
+  EXPECT_THAT(v[1].reason, HasSubstr("gpu-pcie (GPU 0 (00000000:18:00.0): PCIe x8 of x16)"));
+  EXPECT_THAT(v[2].reason, HasSubstr("gpu-ecc (GPU 0 (GPU-ea36): 3 uncorrected ECC errors"));
+  EXPECT_THAT(v[3].reason, HasSubstr("dcgm (dcgm diag -r 2: PCIe failed on GPU 0: slow)"));
+  for (int i = 0; i < 4; ++i) EXPECT_FALSE(v[i].passed) << v[i].node;
+  EXPECT_TRUE(v[4].passed) << v[4].reason;
+}
+
 }  // namespace
 }  // namespace orch

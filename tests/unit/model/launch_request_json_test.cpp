@@ -102,5 +102,30 @@ TEST(LaunchRequestJson, AJobsPodSettingsSurviveTheOutbox) {
   EXPECT_FALSE(launch_request_to_json(plain).contains("pod"));
 }
 
+TEST(LaunchRequestJson, AProbeRoundsGpuOptionsSurviveTheOutbox) {
+  ProbeRequest r;
+  r.token = "orch-burnin-a-1";
+  r.gpu.nvidia_smi = "/usr/bin/nvidia-smi";
+  r.gpu.expect_gpus = 8;
+  r.gpu.dcgm_level = 3;
+  r.gpu.dcgmi = "/usr/bin/dcgmi";
+  r.gpu.torch_python = "python3";
+  r.gpu.torch_s = 45;
+  auto back = probe_request_from_json(probe_request_to_json(r));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->gpu.nvidia_smi, "/usr/bin/nvidia-smi");
+  EXPECT_EQ(back->gpu.expect_gpus, 8);
+  EXPECT_EQ(back->gpu.dcgm_level, 3);
+  EXPECT_EQ(back->gpu.dcgmi, "/usr/bin/dcgmi");
+  EXPECT_EQ(back->gpu.torch_python, "python3");
+  EXPECT_EQ(back->gpu.torch_s, 45);
+  // A round queued before issue 43 has no "gpu": no GPU options.
+  auto old = probe_request_from_json(nlohmann::json{{"token", "t"}});
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->gpu.expect_gpus, 0);
+  EXPECT_EQ(old->gpu.dcgm_level, 0);
+  EXPECT_TRUE(gpu_probe_args(old->gpu).empty());
+}
+
 }  // namespace
 }  // namespace orch

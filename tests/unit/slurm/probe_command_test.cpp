@@ -107,6 +107,27 @@ TEST(slurm_probe_command, SrunArgvCarriesTheClustersOptionsAndGpus) {
   EXPECT_EQ((*argv)[2], "285");
 }
 
+TEST(slurm_probe_command, SrunArgvCarriesTheGpuPartsOfTheRoundAfterTheCommonFlags) {
+  ProbeJob job = basic_job();
+  job.gpu.nvidia_smi = "/usr/bin/nvidia-smi";
+  job.gpu.expect_gpus = 8;
+  job.gpu.dcgm_level = 2;
+  job.gpu.torch_python = "/opt/venv/bin/python3";
+  job.gpu.torch_s = 20;
+  auto argv = probe_srun_argv(job, SlurmSpec{});
+  ASSERT_TRUE(argv.ok()) << argv.error().message;
+  const std::vector<std::string> tail = {
+      "--compute-s",   "0.5", "--nvidia-smi",   "/usr/bin/nvidia-smi",
+      "--expect-gpus", "8",   "--dcgm",         "dcgmi",
+      "--dcgm-level",  "2",   "--torch-python", "/opt/venv/bin/python3",
+      "--torch-s",     "20"};
+  EXPECT_EQ(std::vector<std::string>(argv->end() - tail.size(), argv->end()), tail);
+  // Without GPU options the command ends with the common flags, as before issue 43.
+  auto plain = probe_srun_argv(basic_job(), SlurmSpec{});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->back(), "0.5");
+}
+
 TEST(slurm_probe_command, SrunArgvSurvivesTheRemoteShell) {
   ProbeJob job = basic_job();
   job.dir = "/shared/it's $(rm -rf /) `x` ;|&\n dir";
