@@ -49,8 +49,7 @@ void place_fd(int fd, int target) {
 
 }  // namespace
 
-CapturedRun run_captured(const std::vector<std::string>& argv, double timeout_s,
-                         bool own_group) {
+CapturedRun run_captured(const std::vector<std::string>& argv, double timeout_s, bool own_group) {
   CapturedRun r;
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) {

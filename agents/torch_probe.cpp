@@ -93,8 +93,8 @@ TorchProbe run_torch_probe(const std::string& python, double seconds, double gra
   if (!run.started) return failed(run.error);
   if (run.timed_out) {
     return failed(program + " did not finish the torch probe within " + seconds_text(limit_s) +
-                  " s (--torch-s " + seconds_text(seconds) + " and " +
-                  seconds_text(grace_s) + " s to start; killed)");
+                  " s (--torch-s " + seconds_text(seconds) + " and " + seconds_text(grace_s) +
+                  " s to start; killed)");
   }
   std::string why;
   std::optional<TorchReading> reading = parse_torch_output(run.out, &why);
@@ -107,8 +107,8 @@ TorchProbe run_torch_probe(const std::string& python, double seconds, double gra
   TorchProbe p{reading, torch_check(*reading)};
   if (run.exit_code != 0 && p.check.ok) {
     p.check.ok = false;
-    p.check.detail = "the torch probe exited " + std::to_string(run.exit_code) + " after " +
-                     p.check.detail;
+    p.check.detail =
+        "the torch probe exited " + std::to_string(run.exit_code) + " after " + p.check.detail;
   }
   return p;
 }

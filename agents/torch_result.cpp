@@ -175,8 +175,10 @@ Check torch_check(const TorchReading& r) {
 
   std::string figures = r.device + " " + r.dtype + ", ";
   figures += r.device == "cuda" ? std::to_string(r.gpus.size()) + " GPUs" : "CPU";
-  if (std::string t = span(r.gpus, &TorchGpu::tflops); !t.empty()) figures += ": GEMM " + t + " TFLOPS";
-  if (std::string b = span(r.gpus, &TorchGpu::hbm_gb_s); !b.empty()) figures += ", copy " + b + " GB/s";
+  if (std::string t = span(r.gpus, &TorchGpu::tflops); !t.empty())
+    figures += ": GEMM " + t + " TFLOPS";
+  if (std::string b = span(r.gpus, &TorchGpu::hbm_gb_s); !b.empty())
+    figures += ", copy " + b + " GB/s";
   if (r.allreduce_busbw_gb_s) {
     figures += ", all-reduce busbw " + figure(*r.allreduce_busbw_gb_s) + " GB/s";
     if (r.world) figures += " over " + std::to_string(*r.world);

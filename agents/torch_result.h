@@ -16,10 +16,10 @@ namespace orch::agent {
 // One GPU's figures (on a CPU-only node: the CPU, as index 0).
 struct TorchGpu {
   int index = 0;
-  std::string name;               // torch.cuda.get_device_name; "" on CPU
-  std::optional<double> tflops;   // dense GEMM, best round (bf16 on CUDA, float32 on CPU)
-  std::optional<double> hbm_gb_s; // device-to-device copy, bytes read + written per second / 1e9
-  std::optional<std::int64_t> n;  // the GEMM's matrix size
+  std::string name;                // torch.cuda.get_device_name; "" on CPU
+  std::optional<double> tflops;    // dense GEMM, best round (bf16 on CUDA, float32 on CPU)
+  std::optional<double> hbm_gb_s;  // device-to-device copy, bytes read + written per second / 1e9
+  std::optional<std::int64_t> n;   // the GEMM's matrix size
 };
 
 struct TorchReading {

@@ -39,8 +39,8 @@ void compare(const std::string& label, const Measure& m, double value, double re
              const char* of, double min_ratio, std::vector<std::string>& failures) {
   const double ratio = value / reference;
   if (ratio >= min_ratio) return;
-  failures.push_back(label + ": " + m.what + figure(value) + " " + m.unit + ", " +
-                     percent(ratio) + " of the " + of + " (" + figure(reference) + ")");
+  failures.push_back(label + ": " + m.what + figure(value) + " " + m.unit + ", " + percent(ratio) +
+                     " of the " + of + " (" + figure(reference) + ")");
 }
 
 }  // namespace
@@ -95,14 +95,13 @@ TorchVerdict judge_torch(const TorchReading& t, const TorchMedians& medians,
     if (g.hbm_gb_s && *g.hbm_gb_s > 0) {
       hbm.push_back(*g.hbm_gb_s);
       if (hbm_median) {
-        compare(label, copy, *g.hbm_gb_s, *hbm_median, "median", policy.min_hbm_ratio,
-                v.failures);
+        compare(label, copy, *g.hbm_gb_s, *hbm_median, "median", policy.min_hbm_ratio, v.failures);
       }
     }
   }
   if (t.allreduce_busbw_gb_s && allreduce_median) {
-    compare("all-reduce busbw", {"", "GB/s"}, *t.allreduce_busbw_gb_s, *allreduce_median,
-            "median", policy.min_allreduce_ratio, v.failures);
+    compare("all-reduce busbw", {"", "GB/s"}, *t.allreduce_busbw_gb_s, *allreduce_median, "median",
+            policy.min_allreduce_ratio, v.failures);
   }
   // The figures, for a node that passed (and for people reading any verdict).
   v.figures = "torch " + t.device + ": " +
@@ -111,7 +110,8 @@ TorchVerdict judge_torch(const TorchReading& t, const TorchMedians& medians,
   auto with_median = [](std::string s, std::optional<double> med) {
     return med ? s + " (median " + figure(*med) + ")" : s;
   };
-  if (!tflops.empty()) parts.push_back(with_median("GEMM " + span(tflops) + " TFLOPS", tflops_median));
+  if (!tflops.empty())
+    parts.push_back(with_median("GEMM " + span(tflops) + " TFLOPS", tflops_median));
   if (!hbm.empty()) parts.push_back(with_median("copy " + span(hbm) + " GB/s", hbm_median));
   if (t.allreduce_busbw_gb_s) {
     parts.push_back(with_median("all-reduce busbw " + figure(*t.allreduce_busbw_gb_s) + " GB/s",

@@ -26,7 +26,8 @@ class TorchProbeCpuTest : public TempDirTest {
   ProbeResult probe(const std::string& node, const std::string& python, double torch_s) {
     EXPECT_EQ(agent("probe --node " + node + " --dir " + dir_ +
                     " --io-bytes 0 --compute-s 0.05 --nvidia-smi none --kernel-log /dev/null"
-                    " --torch-python " + python + " --torch-s " + std::to_string(torch_s)),
+                    " --torch-python " +
+                    python + " --torch-s " + std::to_string(torch_s)),
               0)
         << err();
     auto r = parse_probe_result(out());
@@ -41,10 +42,12 @@ TEST_F(TorchProbeCpuTest, TheBundledScriptMeasuresTheCpuAndTheGlooAllReduce) {
   // 15 s: two processes each import torch before the all-reduce, seconds on a busy 2-core CI.
   ASSERT_EQ(agent("probe --node n1 --dir " + dir_ +
                   " --io-bytes 0 --compute-s 0.05 --nvidia-smi none --kernel-log /dev/null"
-                  " --torch-python " + kPython + " --torch-s 15"),
+                  " --torch-python " +
+                  kPython + " --torch-s 15"),
             0)
       << err();
-  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double took_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   auto r = parse_probe_result(out());
   ASSERT_TRUE(r.ok()) << r.error().message << "\n" << out();
   const ProbeCheck* c = nullptr;

@@ -29,9 +29,9 @@ class TorchProbeTest : public TempDirTest {
     return path;
   }
   ProbeResult probe(const std::string& args) {
-    int code = agent("probe --node n1 --dir " + dir_ +
-                     " --io-bytes 0 --compute-s 0.05 --nvidia-smi none --kernel-log /dev/null " +
-                     args);
+    int code =
+        agent("probe --node n1 --dir " + dir_ +
+              " --io-bytes 0 --compute-s 0.05 --nvidia-smi none --kernel-log /dev/null " + args);
     EXPECT_EQ(code, 0) << err();
     auto r = parse_probe_result(out());
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message) << "\n" << out();
@@ -54,12 +54,15 @@ constexpr const char* kTwoGpus =
 
 TEST_F(TorchProbeTest, OnGpusTheTorchFiguresAreReportedAndComputeIsTheMedianGpu) {
   // The stand-in checks it was given the bundled script and the budget, and notes the path.
-  std::string python = script(
-      "python", "grep -q 'bundled PyTorch probe' \"$1\" || exit 9\n"
-                "[ \"$2\" = --seconds ] && [ \"$3\" = 7 ] || exit 8\n"
-                "echo \"$1\" > " + dir_ + "/script_path\n"
-                "echo 'UserWarning: TypedStorage is deprecated'\n"
-                "echo '" + std::string(kTwoGpus) + "'\n");
+  std::string python = script("python",
+                              "grep -q 'bundled PyTorch probe' \"$1\" || exit 9\n"
+                              "[ \"$2\" = --seconds ] && [ \"$3\" = 7 ] || exit 8\n"
+                              "echo \"$1\" > " +
+                                  dir_ +
+                                  "/script_path\n"
+                                  "echo 'UserWarning: TypedStorage is deprecated'\n"
+                                  "echo '" +
+                                  std::string(kTwoGpus) + "'\n");
   ProbeResult r = probe("--torch-python " + python + " --torch-s 7");
   const ProbeCheck* c = check(r, "torch-probe");
   ASSERT_NE(c, nullptr) << r.raw;
@@ -106,15 +109,17 @@ TEST_F(TorchProbeTest, AnInterpreterThatCannotRunFailsTheCheck) {
   ProbeResult missing = probe("--torch-python " + dir_ + "/no/python");
   ASSERT_NE(check(missing, "torch-probe"), nullptr);
   EXPECT_FALSE(check(missing, "torch-probe")->ok);
-  EXPECT_THAT(check(missing, "torch-probe")->detail, HasSubstr("cannot run " + dir_ + "/no/python"));
+  EXPECT_THAT(check(missing, "torch-probe")->detail,
+              HasSubstr("cannot run " + dir_ + "/no/python"));
   ProbeResult not_in_path = probe("--torch-python no-such-python-here");
   EXPECT_EQ(check(not_in_path, "torch-probe")->detail,
             "no no-such-python-here in PATH to run the torch probe");
 }
 
 TEST_F(TorchProbeTest, AnInterpreterThatDiesWithoutALineFailsWithItsLastWords) {
-  std::string python = script("python", "echo 'Fatal Python error: Segmentation fault' >&2\n"
-                                        "exit 139\n");
+  std::string python = script("python",
+                              "echo 'Fatal Python error: Segmentation fault' >&2\n"
+                              "exit 139\n");
   ProbeResult r = probe("--torch-python " + python);
   const ProbeCheck* c = check(r, "torch-probe");
   ASSERT_NE(c, nullptr);

@@ -108,9 +108,9 @@ TEST(TorchResultTest, TheCheckFailsWhenAGpuOrTheAllReduceIsMissing) {
 }
 
 TEST(TorchResultTest, TheScriptsOwnErrorFailsTheCheckAndKeepsWhatWasMeasured) {
-  Check c = torch_check(parsed(
-      R"({"device":"cpu","dtype":"float32","world":2,"gpus":[{"index":0,"tflops":0.05}],)"
-      R"("error":"all-reduce did not finish within the time budget"})"));
+  Check c = torch_check(
+      parsed(R"({"device":"cpu","dtype":"float32","world":2,"gpus":[{"index":0,"tflops":0.05}],)"
+             R"("error":"all-reduce did not finish within the time budget"})"));
   EXPECT_FALSE(c.ok);
   EXPECT_EQ(c.detail,
             "all-reduce did not finish within the time budget (measured: cpu float32, CPU: GEMM "
@@ -122,7 +122,8 @@ TEST(TorchResultTest, TheComputeFigureIsTheMedianGpuOnCudaOnly) {
   TorchReading three = parsed(
       R"({"device":"cuda","gpus":[{"index":0,"tflops":700},{"index":1,"tflops":385},{"index":2,"tflops":710}]})");
   EXPECT_DOUBLE_EQ(*torch_median_gpu_tflops(three), 700);
-  EXPECT_FALSE(torch_median_gpu_tflops(parsed(R"({"device":"cpu","gpus":[{"index":0,"tflops":0.05}]})")));
+  EXPECT_FALSE(
+      torch_median_gpu_tflops(parsed(R"({"device":"cpu","gpus":[{"index":0,"tflops":0.05}]})")));
 }
 
 }  // namespace

@@ -30,7 +30,9 @@ ProbeResult node(const std::string& name, const std::vector<double>& tflops,
   return r;
 }
 
-std::vector<double> eight(double tflops) { return std::vector<double>(8, tflops); }
+std::vector<double> eight(double tflops) {
+  return std::vector<double>(8, tflops);
+}
 
 TEST(TorchJudgeTest, AGpuAt55PercentOfTheMedianFailsWithItsReading) {
   // Four nodes of 8 GPUs at 710 TFLOPS, but node n4's GPU 3 at 390: the median of the 32 GPUs
