@@ -15,8 +15,8 @@
 
 namespace orch {
 
-// One named check and whether it passed ("gpu-ecc", "gpu-retired-pages", "gpu-temperature",
-// "xid", "fs-write", "fs-free", "nvidia-smi", "compute").
+// One named check and whether it passed (names in agents/probe_check.h: "nvidia-smi",
+// "gpu-count", "gpu-ecc", "gpu-pcie", "dcgm", "xid", "fs-write", "compute", ...).
 struct ProbeCheck {
   std::string name;
   bool ok = true;
