@@ -180,7 +180,8 @@ TEST(slurm_parse_batch_plan, ScriptLayout) {
                 "' run --events '/shared/orch/runs/orch-7-2-5f3a9c/tasks/%t.events.jsonl'"
                 " --heartbeat-s '" +
                 seconds_text(r.heartbeat_s) + "' --hang-after-s '" + seconds_text(r.hang_after_s) +
-                "' --place-from slurm --master-addr \"$master\" --master-port " +
+                "' '--watch-s' '2' '--gpu-sample-s' '30' '--fault-action' 'record'"
+                " --place-from slurm --master-addr \"$master\" --master-port " +
                 std::to_string(master_port_for(r.token)) + " --" + shell_words("python train.py") +
                 " &\nchild=$!\n"));
   // The trap is set before srun starts; a signal that comes before `child` is known is passed
