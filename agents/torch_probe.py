@@ -33,6 +33,10 @@ os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
 # there too.
 GEMM_SHARE = 0.2
 COPY_SHARE = 0.1
+# The budget plans the measuring; starting the per-GPU processes (each imports torch and sets up
+# CUDA and NCCL: seconds each, more from a network filesystem) may run past it, and is waited
+# for this much longer, still within the agent's own limit (kTorchStartupGraceS, 60 s, later).
+STARTUP_GRACE_S = 45.0
 
 
 def emit(result):
@@ -191,7 +195,7 @@ def worker(rank, world, plan, queue):
             entry["name"] = torch.cuda.get_device_name(device)
             queue.put(("gpu", rank, entry))
         import datetime
-        left = max(1.0, plan["deadline"] - time.time())
+        left = max(1.0, plan["hard_deadline"] - time.time())
         dist.init_process_group(plan["backend"], init_method=plan["init"], rank=rank,
                                 world_size=world, timeout=datetime.timedelta(seconds=left))
         bw = allreduce_busbw(torch, dist, device, plan["allreduce_bytes"],
@@ -203,7 +207,7 @@ def worker(rank, world, plan, queue):
 
 
 def run_workers(torch, plan, world, result):
-    """Starts `world` processes, collects what they send until the deadline, stops them."""
+    """Starts `world` processes, collects what they send until the hard deadline, stops them."""
     import queue as queue_module
 
     mp = torch.multiprocessing.get_context("spawn")
@@ -217,9 +221,11 @@ def run_workers(torch, plan, world, result):
     expected = world * (2 if plan["device"] == "cuda" else 1)
     got = 0
     while got < expected:
-        left = plan["deadline"] - time.time()
+        left = plan["hard_deadline"] - time.time()
         if left <= 0:
-            errors.append("all-reduce did not finish within the time budget")
+            errors.append("the all-reduce did not finish within %.0f s (the budget and %.0f s to "
+                          "start its processes)" % (plan["hard_deadline"] - plan["started"],
+                                                    STARTUP_GRACE_S))
             break
         try:
             kind, rank, value = queue.get(timeout=min(left, 0.5))
@@ -280,7 +286,8 @@ def probe(args, started):
                             plan["copy_bytes"], args.seconds * (GEMM_SHARE + COPY_SHARE))
         entry["index"] = 0
         result["gpus"] = [entry]
-    plan["deadline"] = deadline
+    plan.update(deadline=deadline, started=started,
+                hard_deadline=deadline + STARTUP_GRACE_S)
     if world >= 2 and torch.distributed.is_available():
         with tempfile.TemporaryDirectory(prefix="orch-torch-probe-") as rdv:
             plan["init"] = "file://" + os.path.join(rdv, "rendezvous")

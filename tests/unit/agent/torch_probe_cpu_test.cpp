@@ -65,9 +65,9 @@ TEST_F(TorchProbeCpuTest, TheBundledScriptMeasuresTheCpuAndTheGlooAllReduce) {
   EXPECT_GT(r->torch->gpus[0].hbm_gb_s.value_or(0), 0);
   EXPECT_GT(r->torch->allreduce_busbw_gb_s.value_or(0), 0);
   EXPECT_EQ(r->torch->world, 2);
-  // The budget bounds it: 15 s, and the script reports its own time within it.
-  EXPECT_LE(r->torch->seconds.value_or(1e9), 16.0);
-  EXPECT_LT(took_s, 15 + 30.0);
+  // The budget bounds it: 15 s to measure, and at most 45 s more to start its processes.
+  EXPECT_LE(r->torch->seconds.value_or(1e9), 15 + 45.0);
+  EXPECT_LT(took_s, 15 + 60.0);
   // On a CPU the node's compute figure stays the agent's own CPU GEMM.
   EXPECT_EQ(r->compute_kind, "cpu-gemm");
   std::cout << "torch probe on this CPU: " << c->detail << "\n";
