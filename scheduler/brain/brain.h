@@ -71,6 +71,7 @@ class Brain {
   Result<BrainReply> on(const PreflightObserved& e) { return attempts_.on(e); }
   Result<BrainReply> on(const InventoryObserved& e) { return health_.on(e); }
   Result<BrainReply> on(const ProbeCompleted& e);
+  Result<BrainReply> on(const FabricCompleted& e) { return then_place(health_.on(e)); }
   Result<BrainReply> on(const StartBurnIn& e) { return health_.on(e); }
   Result<BrainReply> on(const SetNodeState& e);
   Result<BrainReply> on(const SetClusterAdmission& e) { return then_place(attempts_.on(e)); }

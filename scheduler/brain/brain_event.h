@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scheduler/common/result.h"
+#include "scheduler/model/fabric_step.h"
 #include "scheduler/model/node_state.h"
 #include "scheduler/model/preflight.h"
 #include "scheduler/model/probe_result.h"
@@ -95,6 +96,15 @@ struct ProbeCompleted {
   std::string cluster;
   std::string token;
   Result<std::vector<ProbeResult>> result = std::vector<ProbeResult>{};
+};
+
+// A site worker ran a fabric step from the outbox (burn-in's node pairs, issue 43): every pair
+// of every round, or why the step could not run.
+struct FabricCompleted {
+  std::int64_t outbox_id = 0;
+  std::string cluster;
+  std::string token;
+  Result<std::vector<FabricPairResult>> result = std::vector<FabricPairResult>{};
 };
 
 // `orchestrate cluster burn-in NAME`: probe every node now and judge them.
@@ -200,7 +210,8 @@ using BrainEvent = std::variant<SubmitJob, CancelJob, LaunchCompleted, CancelCom
                                 PreflightObserved, ProbeCompleted, StartBurnIn, SetNodeState,
                                 SetClusterAdmission, AddClusters, OpenTicket, NoteTicket,
                                 CloseTicket, ManifestCompleted, RemoveCompleted, TransferProgressed,
-                                TransferFinished, RegisterDataset, ReplicateData, StartAudit, Tick>;
+                                TransferFinished, RegisterDataset, ReplicateData, StartAudit,
+                                FabricCompleted, Tick>;
 
 // What a command returns to its caller (REST handler).
 // One job a submit made (a sweep makes one per point).

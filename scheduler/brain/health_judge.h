@@ -39,6 +39,9 @@ class HealthJudge : BrainPart {
   Result<BrainReply> on(const StartBurnIn& e);
   // A burn-in or release probe round came back: judge each node.
   Result<BrainReply> on(const ProbeCompleted& e);
+  // Burn-in's fabric step came back (health_fabric.cpp): a slow node quarantined, a slow pair
+  // recorded on both nodes' ledgers, the cluster admitted.
+  Result<BrainReply> on(const FabricCompleted& e);
   // The site listed its nodes: the ledger records each change of health.
   Result<BrainReply> on(const InventoryObserved& e);
 
@@ -99,6 +102,11 @@ class HealthJudge : BrainPart {
   Result<void> set_standing(NodeRow& node, NodeState to, const std::string& reason, bool counts);
   Result<void> start_burn_in(ClusterRow& cluster, const std::string& why);
   Result<void> judge_burn_in_round(ClusterRow& cluster, const ProbeCompleted& e);
+  // After the probe round: the fabric step among the nodes that passed, when the cluster has one
+  // (burn_in.fabric) and two such nodes; true when it was enqueued (the cluster waits for it).
+  Result<bool> start_fabric_step(ClusterRow& cluster, const std::vector<NodeProbeVerdict>& verdicts);
+  Result<void> judge_fabric_step(ClusterRow& cluster, const std::vector<FabricPairResult>& pairs,
+                                 const std::string& token);
   Result<void> judge_release_round(const ProbeCompleted& e);
   Result<void> flag_implausible_mfu(AttemptRow& attempt, const JobRow& job);
   Result<void> watch_one_sample(AttemptRow& attempt, MfuWatchState& state,

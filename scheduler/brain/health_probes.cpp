@@ -215,10 +215,13 @@ Result<void> HealthJudge::judge_burn_in_round(ClusterRow& c, const ProbeComplete
       if (auto r = set_standing(n, *d.to, d.reason, true); !r) return r;
     }
   }
-  if (c.admission == Admission::burn_in) c.admission = Admission::active;
+  // The fabric step, when the cluster has one, comes next: the cluster waits for it.
+  auto fabric = start_fabric_step(c, verdicts);
+  if (!fabric) return fabric.error();
+  if (c.admission == Admission::burn_in && !*fabric) c.admission = Admission::active;
   if (auto r = store_.update_cluster(c); !r) return r;
   return store_.add_event(std::nullopt, std::nullopt, now, "burn-in",
-                          "burn-in of " + c.name +
+                          "burn-in of " + c.name + (*fabric ? " probes" : "") +
                               " done: " + std::to_string(verdicts.size() - failed) + " of " +
                               std::to_string(verdicts.size()) + " node(s) passed");
 }

@@ -81,6 +81,9 @@ class SiteWorker {
   // the launch's failure is posted.
   bool fill_secrets(const OutboxRow& action, LaunchRequest& request);
   bool execute_probe(const OutboxRow& action);
+  // A probe action whose payload is burn-in's fabric step (scheduler/model/fabric_step.h): its
+  // rounds one after the other, every pair's result posted at once (site_worker_fabric.cpp).
+  bool execute_fabric(const OutboxRow& action);
   void note_reachable(bool reachable, const std::string& message = {});
   // Keeps the attempt's ordinary output lines in its tail; `exited`: the tail to post, read
   // back from the site's output when this worker saw none (it started after the lines).

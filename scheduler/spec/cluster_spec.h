@@ -10,6 +10,7 @@
 
 #include "scheduler/model/accelerators.h"
 #include "scheduler/model/container.h"
+#include "scheduler/model/fabric_step.h"
 #include "scheduler/model/live_watch_spec.h"
 #include "scheduler/model/pod_settings.h"
 #include "scheduler/model/rate_limits.h"
@@ -124,6 +125,7 @@ struct BurnInSpec {
   double compute_s = 1.0;          // GEMM benchmark time per node
   double timeout_s = 300;          // the whole round
   GpuBurnInSpec gpu;               // GPU probes (issue 43)
+  FabricSpec fabric;               // the fabric step after the probes (issue 43)
 };
 
 // When a node is taken out of service (scheduler/health/quarantine.h).

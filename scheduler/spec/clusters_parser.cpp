@@ -19,6 +19,7 @@
 #include "scheduler/model/checkpoint_dir.h"
 #include "scheduler/model/launch_limits.h"
 #include "scheduler/spec/burn_in_gpu_section.h"
+#include "scheduler/spec/fabric_section.h"
 #include "scheduler/spec/live_watch_section.h"
 #include "scheduler/spec/provider_catalog.h"
 #include "scheduler/spec/provider_sections.h"
@@ -162,7 +163,7 @@ void read_burn_in(const MapView& entry, ClusterSpec& c) {
   MapView b = entry.child(
       "burn_in", "burn_in",
       {"on_join", "min_compute_ratio", "min_io_ratio", "dir", "io_mb", "compute_s", "timeout_s",
-       "gpu"},
+       "gpu", "fabric"},
       "a map such as {on_join: true, min_compute_ratio: 0.9, min_io_ratio: 0.9}");
   BurnInSpec& s = c.burn_in;
   b.read_bool("on_join", s.on_join, "true or false");
@@ -183,6 +184,7 @@ void read_burn_in(const MapView& entry, ClusterSpec& c) {
                     "a share of the cluster median such as 0.9");
   }
   if (!b.reader().failed()) read_burn_in_gpu(b, s.gpu);
+  if (!b.reader().failed()) read_burn_in_fabric(b, s.fabric);
 }
 
 // "2026-12-10" as the UTC midnight that starts that day; nullopt unless a real date.
