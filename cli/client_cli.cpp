@@ -150,6 +150,11 @@ void add_health_commands(CLI::App& app, const std::shared_ptr<Args>& args, std::
   list->add_option("--state", args->state, "only nodes in this state")
       ->check(CLI::IsMember({"active", "quarantined", "retired"}));
   list->callback([=] { finish(run_node_list(args->options, args->cluster, args->state, *o, *e)); });
+  CLI::App* node_show = command(*node, "show", "one node's standing and the evidence of its rate");
+  node_show->add_option("CLUSTER", args->cluster, "cluster name")->required();
+  node_show->add_option("NODE", args->node, "node name")->required();
+  node_show->callback(
+      [=] { finish(run_node_show(args->options, args->cluster, args->node, *o, *e)); });
   for (bool quarantine : {true, false}) {
     CLI::App* cmd = command(*node, quarantine ? "quarantine" : "release",
                             quarantine ? "take a node out of service by hand"

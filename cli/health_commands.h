@@ -16,6 +16,11 @@ namespace orch {
 // empty.
 int run_node_list(const ClientOptions& o, const std::string& cluster, const std::string& state,
                   std::ostream& out, std::ostream& err);
+// One node's standing and the evidence of its rate (issue 43): failures under work, GPU-hours,
+// its rate and its cluster's, the ratio and what they decide. Exit 1 when the cluster has no such
+// node.
+int run_node_show(const ClientOptions& o, const std::string& cluster, const std::string& node,
+                  std::ostream& out, std::ostream& err);
 // Quarantines (quarantine true) or releases a node by hand, with an optional reason.
 int run_node_set_state(const ClientOptions& o, const std::string& cluster, const std::string& node,
                        bool quarantine, const std::string& reason, std::ostream& out,

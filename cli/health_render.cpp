@@ -49,6 +49,24 @@ void render_nodes(const json& body, std::ostream& out) {
   table.print(out);
 }
 
+void render_node(const json& n, std::ostream& out) {
+  const bool lemon = member(n, "lemon").is_boolean() && member(n, "lemon").get<bool>();
+  const bool count_rule =
+      member(n, "count_rule").is_boolean() && member(n, "count_rule").get<bool>();
+  out << "node " << field(n, "name") << " of " << field(n, "cluster") << ": " << field(n, "state");
+  if (!text(n, "state_reason").empty()) out << " (" << text(n, "state_reason") << ")";
+  out << "\nGPUs " << field(n, "gpus") << ", healthy " << field(n, "healthy") << ", quarantined "
+      << field(n, "quarantines") << " time(s)\n";
+  // The evidence, as the rule reads it (docs/health.md, "Lemons judged by rate").
+  out << "rate: " << text(n, "rate_evidence") << (lemon ? "; a lemon: retired" : "; no lemon")
+      << "\n";
+  out << "count rule: " << field(n, "failures") << " of " << field(n, "failures_to_quarantine")
+      << " failures within " << field(n, "window_h") << " h"
+      << (count_rule ? "; " + text(n, "next_failure")
+                     : std::string("; off at its cluster's rate (that many is luck there)"))
+      << "\n";
+}
+
 json latest_round(const json& body) {
   json out = json::array();
   const auto& probes = items(body, "probes");

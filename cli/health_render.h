@@ -9,6 +9,7 @@
 namespace orch {
 
 void render_nodes(const nlohmann::json& body, std::ostream& out);  // {"nodes":[..]}
+void render_node(const nlohmann::json& node, std::ostream& out);   // one of them, in full
 // One round of probes (already picked out), with a heading naming it and how many passed.
 void render_probe_round(const nlohmann::json& probes, std::ostream& out);
 // One node's probes, newest first, with their time and round.

@@ -1,4 +1,4 @@
-// `orchestrate node list|quarantine|release` (health_commands.h).
+// `orchestrate node list|show|quarantine|release` (health_commands.h).
 #include <nlohmann/json.hpp>
 
 #include "cli/client_call.h"
@@ -17,6 +17,21 @@ int run_node_list(const ClientOptions& o, const std::string& cluster, const std:
   if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
   as_json(o) ? print_json(body, out) : render_nodes(body, out);
   return kExitOk;
+}
+
+int run_node_show(const ClientOptions& o, const std::string& cluster, const std::string& node,
+                  std::ostream& out, std::ostream& err) {
+  const std::string target = with_query("/api/v1/nodes", {{"cluster", cluster}});
+  json body;
+  if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
+  for (const auto& n : items(body, "nodes")) {
+    if (text(n, "name") != node) continue;
+    as_json(o) ? print_json(n, out) : render_node(n, out);
+    return kExitOk;
+  }
+  err << "error: cluster " << cluster << " has no node \"" << node
+      << "\" (orchestrate node list --cluster " << cluster << " lists them)\n";
+  return kExitServerError;
 }
 
 int run_node_set_state(const ClientOptions& o, const std::string& cluster, const std::string& node,

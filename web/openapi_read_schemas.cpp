@@ -189,7 +189,17 @@ std::vector<std::pair<std::string, json>> standing() {
   return {{"failures", t("integer")},
           {"failures_to_quarantine", t("integer")},
           {"window_h", t("number")},
-          {"next_failure", t("string")}};
+          {"next_failure", t("string")},
+          // Lemons judged by rate (issue 43, scheduler/health/node_rate.h).
+          {"work_failures", t("integer")},
+          {"work_gpu_hours", t("number")},
+          {"rate_per_gpu_h", t("number")},
+          {"cluster_rate_per_gpu_h", t("number")},
+          {"rate_ratio", t("number")},
+          {"rate_p_value", t("number")},
+          {"lemon", t("boolean")},
+          {"count_rule", t("boolean")},
+          {"rate_evidence", t("string")}};
 }
 
 void add_node_schemas(json& s) {

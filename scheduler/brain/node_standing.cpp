@@ -76,35 +76,51 @@ Result<bool> first_work_failure(StoreReader& store, const NodeEventRow& row) {
   return true;
 }
 
-Result<RateVerdict> node_rate_verdict(StoreReader& store, const std::string& cluster,
-                                      const std::string& node, Millis now,
-                                      const RatePolicy& policy) {
+Result<std::map<std::string, RateVerdict>> cluster_rate_verdicts(StoreReader& store,
+                                                                 const std::string& cluster,
+                                                                 Millis now,
+                                                                 const RatePolicy& policy) {
   auto nodes = store.nodes(cluster);
   if (!nodes) return nodes.error();
   auto live = store.live_attempts(cluster);
   if (!live) return live.error();
   // GPU-hours of the attempts running now, per node: their time so far.
-  std::map<std::string, double> running;
+  std::map<std::string, double> hours;
   for (const auto& a : *live) {
     if (!a.running_ms || a.nodes.empty() || now <= *a.running_ms) continue;
     const double h = static_cast<double>(a.gpus) / static_cast<double>(a.nodes.size()) *
                      static_cast<double>(now - *a.running_ms) / 3'600'000.0;
-    for (const auto& n : a.nodes) running[n] += h;
+    for (const auto& n : a.nodes) hours[n] += h;
   }
-  RateEvidence e;
+  int failures = 0;
+  double total_hours = 0;
   for (const auto& n : *nodes) {
-    const auto r = running.find(n.name);
-    const double hours = n.work_gpu_hours + (r == running.end() ? 0.0 : r->second);
-    if (n.name == node) {
-      e.failures = n.work_failures;
-      e.gpu_hours = hours;
-      e.gpus_per_node = n.gpus > 0 ? n.gpus : e.gpus_per_node;
-    } else {
-      e.peer_failures += n.work_failures;
-      e.peer_gpu_hours += hours;
-    }
+    hours[n.name] += n.work_gpu_hours;
+    failures += n.work_failures;
+    total_hours += hours[n.name];
   }
-  return judge_rate(e, policy);
+  // Each node against the rest: the totals less its own.
+  std::map<std::string, RateVerdict> out;
+  for (const auto& n : *nodes) {
+    RateEvidence e;
+    e.failures = n.work_failures;
+    e.gpu_hours = hours[n.name];
+    e.peer_failures = failures - n.work_failures;
+    e.peer_gpu_hours = total_hours - e.gpu_hours;
+    if (n.gpus > 0) e.gpus_per_node = n.gpus;
+    out.emplace(n.name, judge_rate(e, policy));
+  }
+  return out;
+}
+
+Result<RateVerdict> node_rate_verdict(StoreReader& store, const std::string& cluster,
+                                      const std::string& node, Millis now,
+                                      const RatePolicy& policy) {
+  auto all = cluster_rate_verdicts(store, cluster, now, policy);
+  if (!all) return all.error();
+  auto it = all->find(node);
+  if (it == all->end()) return judge_rate({}, policy);
+  return it->second;
 }
 
 }  // namespace orch

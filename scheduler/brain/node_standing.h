@@ -4,6 +4,7 @@
 // window since the node last came back, and the incident a new ledger entry belongs to
 // (scheduler/health/incidents.h).
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ Result<bool> first_work_failure(StoreReader& store, const NodeEventRow& row);
 // The node's rate verdict now (node_rate.h): its failures under work and GPU-hours, a running
 // attempt's time so far included, against the rest of its cluster's. Reads the cluster's node
 // rows and its live attempts: the cost grows with the fleet, never with history.
+// Every node of the cluster's verdict at once (what `node list` shows), in one pass.
+Result<std::map<std::string, RateVerdict>> cluster_rate_verdicts(StoreReader& store,
+                                                                 const std::string& cluster,
+                                                                 Millis now,
+                                                                 const RatePolicy& policy = {});
 Result<RateVerdict> node_rate_verdict(StoreReader& store, const std::string& cluster,
                                       const std::string& node, Millis now,
                                       const RatePolicy& policy = {});

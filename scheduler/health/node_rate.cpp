@@ -66,6 +66,7 @@ RateVerdict judge_rate(const RateEvidence& e, const RatePolicy& policy) {
   v.peer_rate = (e.peer_failures + prior_failures) /
                 (std::max(0.0, e.peer_gpu_hours) + policy.prior_node_hours * gpus);
   const double exposure = std::max(0.0, e.gpu_hours);
+  v.gpu_hours = exposure;
   if (exposure > 0) {
     v.rate = e.failures / exposure;
     v.ratio = v.rate / v.peer_rate;

@@ -59,6 +59,7 @@ struct RateEvidence {
 
 struct RateVerdict {
   bool lemon = false;
+  double gpu_hours = 0;         // its exposure, as judged
   double rate = 0;              // the node's failures per GPU-hour (0 with no exposure)
   double peer_rate = 0;         // its peers', with the prior
   double ratio = 0;             // rate / peer_rate (0 with no exposure)

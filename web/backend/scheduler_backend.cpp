@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "scheduler/brain/node_standing.h"
 #include "scheduler/brain/site_capacity.h"
 #include "scheduler/lifecycle/attempt_recovery.h"
 #include "scheduler/lifecycle/job_stats.h"
@@ -234,9 +235,11 @@ Result<nlohmann::json> SchedulerBackend::cluster_nodes(const std::string& cluste
   if (!nodes) return nodes.error();
   auto events = reader.node_events(cluster, std::nullopt, event_limit);
   if (!events) return events.error();
+  auto rates = cluster_rate_verdicts(reader, cluster, clock_.now_ms());
+  if (!rates) return rates.error();
   json node_list = json::array();
   for (const auto& n : *nodes) {
-    auto standing = node_standing(reader, *spec, n);
+    auto standing = node_standing(reader, *spec, n, (*rates)[n.name]);
     if (!standing) return standing.error();
     json row = {{"name", n.name},          {"gpus", n.gpus},
                 {"healthy", n.healthy},    {"reason", n.reason},

@@ -15,6 +15,7 @@
 #include "scheduler/brain/cluster_history.h"
 #include "scheduler/cluster_port.h"
 #include "scheduler/common/clock.h"
+#include "scheduler/health/node_rate.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "scheduler/secrets/secret_registry.h"
 #include "scheduler/spec/cluster_registry.h"
@@ -135,8 +136,9 @@ class SchedulerBackend final : public ApiBackend {
   const ClusterSpec* spec_of(const std::string& cluster) const;
   // A node's standing against its cluster's quarantine rule (GET /nodes and the cluster's
   // nodes): counted failures, how many quarantine, what the next one triggers.
+  // With its rate against its peers' (scheduler/health/node_rate.h, cluster_rate_verdicts).
   Result<nlohmann::json> node_standing(StoreReader& reader, const ClusterSpec& spec,
-                                       const NodeRow& node) const;
+                                       const NodeRow& node, const RateVerdict& rate) const;
   // invalid naming the configured clusters when cluster is not one of them (a body's content).
   std::optional<Error> check_configured(const std::string& cluster) const;
   // Young's checkpoint interval for the job on its latest attempt's cluster, from that

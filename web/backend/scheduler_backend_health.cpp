@@ -97,7 +97,8 @@ const ClusterSpec* SchedulerBackend::spec_of(const std::string& cluster) const {
 }
 
 Result<nlohmann::json> SchedulerBackend::node_standing(StoreReader& reader, const ClusterSpec& spec,
-                                                       const NodeRow& n) const {
+                                                       const NodeRow& n,
+                                                       const RateVerdict& rate) const {
   const QuarantinePolicy policy = quarantine_policy(&spec);
   auto counted = counted_failures(reader, spec.name, n.name, policy, clock_.now_ms());
   if (!counted) return counted.error();
@@ -106,7 +107,17 @@ Result<nlohmann::json> SchedulerBackend::node_standing(StoreReader& reader, cons
   return json{{"failures", o.failures},
               {"failures_to_quarantine", o.needed},
               {"window_h", static_cast<double>(policy.window_ms) / 3'600'000.0},
-              {"next_failure", o.next}};
+              {"next_failure", o.next},
+              // Lemons judged by rate (issue 43): the evidence and the decision it makes.
+              {"work_failures", n.work_failures},
+              {"work_gpu_hours", rate.gpu_hours},
+              {"rate_per_gpu_h", rate.rate},
+              {"cluster_rate_per_gpu_h", rate.peer_rate},
+              {"rate_ratio", rate.ratio},
+              {"rate_p_value", rate.p_value},
+              {"lemon", rate.lemon},
+              {"count_rule", count_rule_applies(rate.peer_rate, n.gpus, policy)},
+              {"rate_evidence", rate.evidence}};
 }
 
 Result<nlohmann::json> SchedulerBackend::list_nodes(const NodeFilter& filter) {
@@ -127,9 +138,11 @@ Result<nlohmann::json> SchedulerBackend::list_nodes(const NodeFilter& filter) {
     if (filter.cluster && c.name != *filter.cluster) continue;
     auto nodes = reader.nodes(c.name);
     if (!nodes) return nodes.error();
+    auto rates = cluster_rate_verdicts(reader, c.name, clock_.now_ms());
+    if (!rates) return rates.error();
     for (const auto& n : *nodes) {
       if (state && n.state != *state) continue;
-      auto standing = node_standing(reader, c, n);
+      auto standing = node_standing(reader, c, n, (*rates)[n.name]);
       if (!standing) return standing.error();
       json row = node_json(n);
       row.update(*standing);
