@@ -340,7 +340,18 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
         {"failures", state == "active" ? 1 : 0},
         {"failures_to_quarantine", 2},
         {"window_h", 168},
-        {"next_failure", state == "active" ? "the next failure quarantines it" : "out of service"}};
+        {"next_failure", state == "active" ? "the next failure quarantines it" : "out of service"},
+        {"work_failures", state == "retired" ? 3 : 0},
+        {"work_gpu_hours", state == "retired" ? 212.0 : 0.0},
+        {"rate_per_gpu_h", state == "retired" ? 3 / 212.0 : 0.0},
+        {"cluster_rate_per_gpu_h", 0.00156},
+        {"rate_ratio", state == "retired" ? 9.07 : 0.0},
+        {"rate_p_value", state == "retired" ? 0.0009 : 1.0},
+        {"lemon", state == "retired"},
+        {"count_rule", true},
+        {"rate_evidence", state == "retired"
+                              ? "3 failures in 212 GPU-hours: 9.1x its cluster's rate (0.0016/GPU-h)"
+                              : "0 failures in 0 GPU-hours: its cluster's rate is 0.0016/GPU-h"}};
   }
   static nlohmann::json probe(int id, const std::string& name, const std::string& round,
                               bool passed, const std::string& reason, double gflops) {

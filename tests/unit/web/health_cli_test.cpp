@@ -52,6 +52,19 @@ TEST_F(HealthCliTest, NodeList) {
   EXPECT_EQ(err.str(), "error: no cluster named \"zeta\"\n");
 }
 
+TEST_F(HealthCliTest, NodeShowGivesTheEvidenceOfItsRateAndWhatItDecided) {
+  EXPECT_EQ(cli({"node", "show", "beta-long-name", "b1"}), kExitOk) << err.str();
+  EXPECT_EQ(out.str(),
+            "node b1 of beta-long-name: retired (retired after 3 quarantines)\n"
+            "GPUs 8, healthy yes, quarantined 3 time(s)\n"
+            "rate: 3 failures in 212 GPU-hours: 9.1x its cluster's rate (0.0016/GPU-h); a lemon: "
+            "retired\n"
+            "count rule: 0 of 2 failures within 168 h; out of service\n");
+  out.str("");
+  EXPECT_EQ(cli({"node", "show", "alpha", "a9"}), kExitServerError);
+  EXPECT_THAT(err.str(), ::testing::HasSubstr("cluster alpha has no node \"a9\""));
+}
+
 TEST_F(HealthCliTest, NodeListThroughCli11) {
   EXPECT_EQ(cli({"node", "list", "--state", "quarantined", "-o", "json"}), kExitOk) << err.str();
   auto body = nlohmann::json::parse(out.str());

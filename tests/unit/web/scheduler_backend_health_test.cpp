@@ -55,7 +55,19 @@ TEST_F(SchedulerBackendHealthTest, ListNodesWithTheirStanding) {
                           {"failures", 0},
                           {"failures_to_quarantine", 2},
                           {"window_h", 168.0},
-                          {"next_failure", "2 more failures within 7 days quarantine it"}}));
+                          {"next_failure", "2 more failures within 7 days quarantine it"},
+                          // No work yet: its peers' rate is the prior's, 0.25 / (500 x 4 GPUs).
+                          {"work_failures", 0},
+                          {"work_gpu_hours", 0.0},
+                          {"rate_per_gpu_h", 0.0},
+                          {"cluster_rate_per_gpu_h", 0.25 / 2000},
+                          {"rate_ratio", 0.0},
+                          {"rate_p_value", 1.0},
+                          {"lemon", false},
+                          {"count_rule", true},
+                          {"rate_evidence",
+                           "0 failures in 0 GPU-hours: its cluster's rate is 0.00013/GPU-h, its "
+                           "peers too little run to compare with"}}));
   // Two ledger entries of one incident count once.
   for (const char* kind : {"gpu-error", "node-failure"}) {
     NodeEventRow e{0, "alpha", "a1", kStart, kind, "under job 1", std::nullopt, std::nullopt};
