@@ -51,6 +51,41 @@ TEST_F(LocalSiteTest, ProbeOfNamedNodesOnlyAndInTheGivenDirectory) {
   EXPECT_EQ((*results)[0].dir, dir);
 }
 
+TEST_F(LocalSiteTest, TheRoundsGpuOptionsReachEachNodesProbeAndFaultsArePlantedPerNode) {
+  // The lab's stand-in tools (tests/lab/gpu) with a fault on one virtual node: the agent hands
+  // its --node to them as ORCH_NODE_NAME, so one faults file tells the nodes apart.
+  const std::string gpu = root_ + "/gpu";
+  std::filesystem::create_directories(gpu);
+  for (const char* f : {"nvidia-smi", "dcgmi", "faults.sh"}) {
+    std::filesystem::copy_file(std::string(ORCH_SOURCE_DIR) + "/tests/lab/gpu/" + f, gpu + "/" + f);
+  }
+  std::ofstream(gpu + "/faults") << "loc-n1 pcie_width 8\n";
+  ProbeRequest r = small_probe();
+  r.gpu.nvidia_smi = gpu + "/nvidia-smi";
+  r.gpu.expect_gpus = 8;
+  r.gpu.dcgm_level = 1;
+  r.gpu.dcgmi = gpu + "/dcgmi";
+  auto results = site_->probe_nodes(r);
+  ASSERT_TRUE(results.ok()) << results.error().message;
+  ASSERT_EQ(results->size(), 2u);
+  auto check = [](const ProbeResult& p, const std::string& name) -> const ProbeCheck* {
+    for (const ProbeCheck& c : p.checks) {
+      if (c.name == name) return &c;
+    }
+    return nullptr;
+  };
+  for (const ProbeResult& p : *results) {
+    EXPECT_EQ(p.gpu_count, 8) << p.raw;
+    ASSERT_NE(check(p, "gpu-count"), nullptr) << p.raw;
+    EXPECT_TRUE(check(p, "gpu-count")->ok);
+    ASSERT_TRUE(p.dcgm) << p.raw;
+    EXPECT_EQ(p.dcgm->level, 1);
+  }
+  EXPECT_TRUE(check((*results)[0], "gpu-pcie")->ok);
+  EXPECT_FALSE(check((*results)[1], "gpu-pcie")->ok);
+  EXPECT_EQ(check((*results)[1], "gpu-pcie")->detail, "GPU 0 (00000000:18:00.0): PCIe x8 of x16");
+}
+
 TEST_F(LocalSiteTest, ProbeRefusesUnknownNodesNamingThem) {
   auto results = site_->probe_nodes(small_probe({"loc-n0", "loc-n7", "other"}));
   ASSERT_FALSE(results.ok());
