@@ -31,7 +31,9 @@ std::vector<std::string> gpu_probe_args(const GpuProbeOptions& o) {
 double gpu_probe_extra_s(const GpuProbeOptions& o) {
   static constexpr double kDcgmS[] = {0, 90, 180, 1800};
   double s = o.dcgm_level >= 1 && o.dcgm_level <= 3 ? kDcgmS[o.dcgm_level] : 0;
-  if (!o.torch_python.empty()) s += o.torch_s + 30;  // and the interpreter's start
+  // The agent kills the torch probe 60 s after its budget (kTorchStartupGraceS in
+  // agents/torch_probe.h: the interpreter and its per-GPU processes start first).
+  if (!o.torch_python.empty()) s += o.torch_s + 60;
   return s;
 }
 

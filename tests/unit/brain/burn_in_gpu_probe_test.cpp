@@ -51,8 +51,9 @@ TEST(BurnInGpuProbe, DcgmAndTorchComeAlongAndTheRoundAllowsForThem) {
       gpu_probe_args(req.gpu),
       (std::vector<std::string>{"--expect-gpus", "8", "--dcgm", "/usr/bin/dcgmi", "--dcgm-level",
                                 "2", "--torch-python", "python3", "--torch-s", "20"}));
-  // 300 s of the round, 180 s for DCGM level 2, the torch budget and 30 s for its start.
-  EXPECT_EQ(req.timeout_s, 300 + 180 + 20 + 30);
+  // 300 s of the round, 180 s for DCGM level 2, the torch budget and the 60 s the agent gives
+  // its start before it kills it.
+  EXPECT_EQ(req.timeout_s, 300 + 180 + 20 + 60);
 }
 
 }  // namespace
