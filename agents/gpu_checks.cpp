@@ -2,6 +2,7 @@
 #include "agents/gpu_checks.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "scheduler/common/text.h"
@@ -95,6 +96,55 @@ Check throttle_check(const std::vector<GpuReading>& gpus) {
                                    : std::to_string(reported) + " GPUs, no hardware slowdown";
   if (!soft.empty()) good += " (software caps: " + join(soft, "; ") + ")";
   return verdict("gpu-throttle", bad, good);
+}
+
+std::vector<NvlinkState> parse_nvlink_status(std::string_view text) {
+  std::vector<NvlinkState> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(start, nl - start);
+    start = nl + 1;
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    int n = 0;
+    char colon = 0;
+    std::string copy(line.substr(0, 64));
+    if (std::sscanf(copy.c_str(), "GPU %d%c", &n, &colon) == 2 && colon == ':' && n >= 0) {
+      out.push_back(NvlinkState{n, 0, {}});
+      continue;
+    }
+    double gb_s = 0;
+    if (out.empty() || std::sscanf(copy.c_str(), "Link %d%c", &n, &colon) != 2 || colon != ':') {
+      continue;
+    }
+    std::string value = copy.substr(copy.find(':') + 1);
+    bool up = value.find("<inactive>") == std::string::npos &&
+              std::sscanf(value.c_str(), " %lf", &gb_s) == 1 && gb_s > 0;
+    if (up) {
+      ++out.back().up;
+    } else {
+      out.back().down.push_back(n);
+    }
+  }
+  std::erase_if(out, [](const NvlinkState& s) { return s.up == 0 && s.down.empty(); });
+  return out;
+}
+
+Check nvlink_check(const std::vector<NvlinkState>& links) {
+  int best = 0;
+  for (const NvlinkState& s : links) best = std::max(best, s.up);
+  std::vector<std::string> bad;
+  for (const NvlinkState& s : links) {
+    if (s.up >= best) continue;
+    std::vector<std::string> down;
+    for (int l : s.down) down.push_back(std::to_string(l));
+    bad.push_back("GPU " + std::to_string(s.index) + ": " + std::to_string(s.up) + " of " +
+                  std::to_string(best) + " NVLinks up (down: " + join(down, ", ") + ")");
+  }
+  return verdict(
+      "gpu-nvlink", bad,
+      std::to_string(links.size()) + " GPUs, " + std::to_string(best) + " NVLinks up on each");
 }
 
 }  // namespace orch::agent

@@ -63,6 +63,21 @@ std::string run_failure(const std::string& program, const CapturedRun& run, doub
          ")" + (why.empty() ? "" : ": " + why);
 }
 
+// `nvidia-smi nvlink -s`: each GPU's NVLinks down and the gpu-nvlink check, on GPUs that have
+// NVLinks. A driver or GPU without them answers with an error or no link lines: no check.
+void probe_nvlinks(const std::string& program, double timeout_s, GpuSection* s) {
+  CapturedRun run = run_captured({program, "nvlink", "-s"}, timeout_s);
+  if (!run.started || run.timed_out || run.exit_code != 0) return;
+  std::vector<NvlinkState> links = parse_nvlink_status(run.out);
+  if (links.empty()) return;
+  for (const NvlinkState& l : links) {
+    for (GpuReading& g : s->gpus) {
+      if (g.index == l.index) g.nvlinks_down = static_cast<int>(l.down.size());
+    }
+  }
+  s->checks.push_back(nvlink_check(links));
+}
+
 GpuSection probe_gpus(const ProbeOptions& o) {
   GpuSection s;
   if (o.nvidia_smi == "none") return s;
@@ -106,6 +121,7 @@ GpuSection probe_gpus(const ProbeOptions& o) {
     s.checks.push_back(pcie_check(s.gpus));
     s.checks.push_back(remapped_rows_check(s.gpus));
     s.checks.push_back(throttle_check(s.gpus));
+    probe_nvlinks(program, o.nvidia_smi_timeout_s, &s);
   }
   return s;
 }

@@ -220,5 +220,33 @@ TEST(GpuChecks, RowRemapFailureFailsAndSaysTheGpuNeedsService) {
   EXPECT_EQ(c.detail, "GPU 2: row remapping failed (the GPU needs service)");
 }
 
+TEST(GpuChecks, ReadsTheNvlinkStatusOfAnH100PcieWhoseUnbridgedLinksAreInactive) {
+  std::vector<NvlinkState> links = parse_nvlink_status(fixture("nvlink_h100_pcie.txt"));
+  ASSERT_EQ(links.size(), 1u);
+  EXPECT_EQ(links[0].index, 0);
+  EXPECT_EQ(links[0].up, 7);
+  EXPECT_THAT(links[0].down, ElementsAre(4, 5));
+  // Links down alike on every GPU are the board's wiring, not a fault.
+  EXPECT_TRUE(nvlink_check(links).ok);
+  EXPECT_TRUE(parse_nvlink_status("NVLink is not supported\n").empty());
+}
+
+TEST(GpuChecks, AGpuWithFewerNvlinksUpThanItsPeersFailsNamingTheLinks) {
+  std::string dir = ::testing::TempDir() + "/nvlink-stand-in";
+  std::filesystem::create_directories(dir);
+  for (const char* f : {"nvidia-smi", "faults.sh"}) {
+    std::filesystem::copy_file(std::string(ORCH_SOURCE_DIR) + "/tests/lab/gpu/" + f, dir + "/" + f,
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  std::ofstream(dir + "/faults") << "nv nvlink_down 2\n";
+  std::string cmd = "SLURMD_NODENAME=nv " + dir + "/nvidia-smi nvlink -s >" + dir + "/out";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::vector<NvlinkState> links = parse_nvlink_status(orch::testing::slurp(dir + "/out"));
+  ASSERT_EQ(links.size(), 8u);
+  Check c = nvlink_check(links);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.detail, "GPU 0: 16 of 18 NVLinks up (down: 16, 17)");
+}
+
 }  // namespace
 }  // namespace orch::agent

@@ -183,7 +183,7 @@ TEST_F(ProbeCommandTest, AHealthyStandInNodeOfEightH100sPassesEveryGpuCheckAndDc
 TEST_F(ProbeCommandTest, PlantedFaultsEachFailTheRightCheckWithTheReading) {
   std::string gpu = stand_ins(
       "alpha-n1 gpus_missing 1\nalpha-n2 pcie_width 8\nalpha-n3 ecc_uncorrected 3\n"
-      "alpha-n4 dcgm_fail PCIe\n");
+      "alpha-n4 dcgm_fail PCIe\nalpha-n5 nvlink_down 1\n");
   auto run = [&](const std::string& node) {
     return probe("--kernel-log /dev/null --expect-gpus 8 --nvidia-smi " + gpu +
                      "/nvidia-smi --dcgm " + gpu + "/dcgmi",
@@ -206,6 +206,11 @@ TEST_F(ProbeCommandTest, PlantedFaultsEachFailTheRightCheckWithTheReading) {
   ASSERT_EQ(failed(ecc).size(), 1u);
   EXPECT_THAT(failed(ecc)[0], HasSubstr("gpu-ecc: GPU 0 (GPU-"));
   EXPECT_THAT(failed(ecc)[0], HasSubstr("3 uncorrected ECC errors since the driver loaded"));
+  ProbeResult links = run("alpha-n5");
+  EXPECT_THAT(failed(links),
+              ::testing::ElementsAre("gpu-nvlink: GPU 0: 17 of 18 NVLinks up (down: 17)"));
+  EXPECT_EQ(links.gpus[0].nvlinks_down, 1);
+  EXPECT_EQ(links.gpus[1].nvlinks_down, 0);
   ProbeResult diag = run("alpha-n4");
   ASSERT_EQ(failed(diag).size(), 1u);
   EXPECT_THAT(failed(diag)[0],
