@@ -2,7 +2,7 @@
 // text) through the agent's hand-written XML reader: parse_nvidia_smi_xml must never crash,
 // throw or run away (nesting and size are bounded); the GPUs it keeps are numbered in order, and
 // every check on them names something, failing gpu-pcie exactly when a link is narrower than its
-// maximum.
+// maximum. The same bytes go through the reader of `nvidia-smi nvlink -s` and gpu-nvlink.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -47,5 +47,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (c.name.empty() || c.detail.empty()) fail("a check that says nothing");
   }
   if (checks[3].ok == narrow) fail("gpu-pcie disagrees with the link widths");
+  // The same bytes as `nvidia-smi nvlink -s` output.
+  std::vector<NvlinkState> links = parse_nvlink_status(text);
+  for (const NvlinkState& l : links) {
+    if (l.up < 0 || (l.up == 0 && l.down.empty())) fail("an NVLink state with no link");
+  }
+  if (nvlink_check(links).detail.empty()) fail("gpu-nvlink says nothing");
   return 0;
 }
