@@ -18,7 +18,10 @@ std::optional<std::string> webhook_event_of(const NoticeRow& n, std::optional<Ex
   }
   if (n.kind == "quarantined") return "node-quarantined";
   if (n.kind == "retired") return "node-retired";
-  if (n.kind == "mfu-drop" || n.kind == "site-down" || n.kind == "checkpoint-lost") return n.kind;
+  if (n.kind == "mfu-drop" || n.kind == "site-down" || n.kind == "checkpoint-lost" ||
+      n.kind == "io-stall") {
+    return n.kind;
+  }
   return std::nullopt;
 }
 

@@ -56,6 +56,7 @@ _save = False
 _stop = False
 _previous = {}
 _warned = set()
+_save_started = {}  # (step, absolute path) -> time.monotonic() of its checkpoint_start
 
 
 def _warn_once(key, message):
@@ -249,6 +250,9 @@ def checkpoint_start(step, path):
     fields = {"event": "checkpoint_start", "step": _count(step, "step"), "path": path}
     if not is_rank_zero():
         return None
+    with _lock:
+        _save_started.clear()  # one save at a time: a start without its checkpoint is forgotten
+        _save_started[(fields["step"], path)] = time.monotonic()
     return _emit(fields)
 
 
@@ -256,6 +260,9 @@ def checkpoint(step, path, save_time_s=None, tier="shared", node=None):
     """Reports a complete, durable checkpoint of step `step` at `path` (made absolute). Call it
     only after the save was written, fsynced and renamed into place (see atomic_path()).
 
+    save_time_s: how long the save took; when left out and checkpoint_start() announced this
+    step and path, the time since then. Orchestrate's I/O stall bound is a multiple of the
+    job's median save time (docs/health.md, "I/O stalls").
     tier "shared" (default): path inside $ORCH_CHECKPOINT_DIR. tier "local": a copy on this
     node's own disk, inside $ORCH_LOCAL_CHECKPOINT_DIR; node defaults to $ORCH_NODE_NAME.
     A path outside the directory is refused by the server; this says so on stderr too.
@@ -264,6 +271,10 @@ def checkpoint(step, path, save_time_s=None, tier="shared", node=None):
         raise ValueError("orchestrate: tier must be 'shared' or 'local', got %r" % (tier,))
     path = os.path.normpath(os.path.abspath(os.fspath(path)))
     fields = {"event": "checkpoint", "step": _count(step, "step"), "path": path}
+    with _lock:
+        started = _save_started.pop((fields["step"], path), None)
+    if save_time_s is None and started is not None:
+        save_time_s = time.monotonic() - started
     if save_time_s is not None:
         t = _plain(save_time_s, "save_time_s")
         if isinstance(t, (int, float)) and not isinstance(t, bool) and t >= 0:

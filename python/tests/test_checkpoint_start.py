@@ -45,6 +45,19 @@ def test_atomic_path_with_a_step_says_the_save_begins_before_the_file_is_written
     assert capsys.readouterr().out == ""
 
 
+def test_a_checkpoint_after_its_start_carries_the_save_time_unless_given(orch, capsys, tmp_path):
+    target = str(tmp_path / "step-7.pt")
+    orch.checkpoint_start(7, target)
+    orch.checkpoint(7, target)
+    orch.checkpoint_start(8, target + "8")
+    orch.checkpoint(8, target + "8", save_time_s=12.5)
+    orch.checkpoint(9, target + "9")  # no start: no time
+    ckpts = [e for e in lines(capsys.readouterr().out) if e["event"] == "checkpoint"]
+    assert ckpts[0]["save_time_s"] >= 0
+    assert ckpts[1]["save_time_s"] == 12.5
+    assert "save_time_s" not in ckpts[2]
+
+
 def test_hf_callback_says_checkpoint_start_before_each_save_the_trainer_makes(orch, monkeypatch,
                                                                               tmp_path, capsys):
     for module in fresh_integration("hf", monkeypatch, tmp_path):

@@ -257,8 +257,9 @@ struct WebhookSpec {
 // The events a webhook may ask for, in the order docs/config.md lists them.
 inline const std::vector<std::string>& webhook_event_names() {
   static const std::vector<std::string> names = {
-      "job-succeeded", "job-failed", "attempt-infra", "node-quarantined",
-      "node-retired",  "mfu-drop",   "site-down",     "checkpoint-lost"};
+      "job-succeeded", "job-failed", "attempt-infra",   "node-quarantined",
+      "node-retired",  "mfu-drop",   "site-down",       "checkpoint-lost",
+      "io-stall"};
   return names;
 }
 

@@ -105,6 +105,19 @@ TEST(JobSpecJson, DefaultsRoundTripAndOptionalsStayUnset) {
   expect_same(s, *back);
 }
 
+TEST(JobSpecJson, TheStallBoundKeysRoundTripAndStayOutAtTheirDefaults) {
+  JobSpec s;
+  s.name = "a";
+  s.command = "true";
+  EXPECT_FALSE(job_spec_to_json(s)["checkpoint"].contains("stall_factor"));
+  s.checkpoint.stall_factor = 0;  // issue 43: no bound from the launch
+  s.checkpoint.stall_min_s = 300;
+  auto back = job_spec_from_json(job_spec_to_json(s));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->checkpoint.stall_factor, 0);
+  EXPECT_EQ(back->checkpoint.stall_min_s, 300);
+}
+
 TEST(JobSpecJson, ShapeMatchesTheYamlFormat) {
   auto parsed =
       parse_job_spec("name: a\ncommand: b\nresources: {nodes: 2, gpus_per_node: 4}\n", "job.yaml");

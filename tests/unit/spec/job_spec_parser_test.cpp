@@ -178,6 +178,11 @@ const BadJob kBadJobs[] = {
      "'run/../../other' has a '..' component"},
     {"interval zero", kHead + "checkpoint: {interval_steps: 0}\n", "3:30",
      "\"interval_steps\" must be an integer >= 1, got \"0\""},
+    // Issue 43, I/O stalls: a factor of 1 would make every other save a stall.
+    {"stall factor one", kHead + "checkpoint: {stall_factor: 1}\n", "3:28",
+     "\"stall_factor\" must be above 1: every other save would be a stall"},
+    {"stall minimum zero", kHead + "checkpoint: {stall_min_s: 0}\n", "3:27",
+     "\"stall_min_s\" must be a number > 0"},
     {"parameters negative", kHead + "model: {parameters: -1}\n", "3:21",
      "\"parameters\" must be a number > 0, got \"-1\"; expected a parameter count such as 7.0e9"},
     {"parameters infinite", kHead + "model: {parameters: .inf}\n", "3:21",
