@@ -30,10 +30,12 @@ struct RatePolicy {
   // numbers), and a 20x lemon among 6,335 h nodes qualifies on its 2nd failure within 480
   // node-hours, on its 3rd within 1,400.
   double max_p = 0.01;
-  // The peers' rate before history: a failure per prior_node_mtbf_h node-hours, weighing as
-  // prior_node_hours of evidence (goodput.h's MTBF prior, so placement and this rule agree).
+  // The peers' rate before history: a failure per prior_node_mtbf_h node-hours (goodput.h's
+  // MTBF prior), weighing as prior_node_hours of evidence: a tie-breaker for peers with no
+  // failure yet, a tenth of what they must have run to be compared with. (At placement's 500 it
+  // halved a small flaky cluster's rate for days and retired its healthy nodes.)
   double prior_node_mtbf_h = 2000;
-  double prior_node_hours = 500;
+  double prior_node_hours = 50;
   // Its peers must have run at least this many node-hours (of the node's GPUs) before it is
   // compared with them: until then the prior would be the judge, and a prior far from the
   // cluster's truth (a uniformly flaky one) retires healthy nodes. The count rule acts meanwhile.

@@ -104,7 +104,7 @@ TEST_F(BrainNodeRate, ALemonIsRetiredInsteadOfReleasedWhenItsReleaseProbePasses)
 TEST_F(BrainNodeRate, InAUniformlyFlakyClusterTwoFailuresInAWeekDoNotQuarantine) {
   start_alpha(1);
   // A 3-node gang on a2-a4 loses a node every 20 h, for 200 h: 10 failures in 2,400 GPU-hours,
-  // (10 + 0.25) / (2,400 + 2,000) = 0.0023/GPU-h, a busy node's 2 failures in 168 h are a 46%
+  // (10 + 0.025) / (2,400 + 200) = 0.0039/GPU-h, a busy node's 2 failures in 168 h are a 73%
   // chance. Each failed node is back at once.
   JobId gang = submit(make_job().nodes(3).gpus(4).backoff(0).infra_restarts(20));
   const std::vector<std::string> peers = {"a2", "a3", "a4"};
@@ -114,8 +114,8 @@ TEST_F(BrainNodeRate, InAUniformlyFlakyClusterTwoFailuresInAWeekDoNotQuarantine)
     node_fails_under(a, peers[static_cast<std::size_t>(i) % 3]);
   }
   for (const auto& p : peers) EXPECT_EQ(node(p).state, NodeState::active) << p;
-  // a1 fails twice under a job, after 20 h each (160 GPU-hours): 5.4x its peers' rate, but at
-  // their rate a 5% chance.
+  // a1 fails twice under a job, after 20 h each (160 GPU-hours): 3.2x its peers' rate, but at
+  // their rate a 13% chance.
   for (int i = 0; i < 2; ++i) {
     AttemptRow a = run_on(submit_one_node(), {"a1"});
     clock.advance_ms(20 * kHour);

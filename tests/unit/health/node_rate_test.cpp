@@ -1,6 +1,6 @@
 // Lemons judged by rate (issue 43): a node's failures under work against its exposure and its
-// peers' rate, with the numbers worked by hand. The prior adds 500/2000 = 0.25 failures and
-// 500 node-hours (4,000 GPU-hours at 8 GPUs) to the peers.
+// peers' rate, with the numbers worked by hand. The prior adds 50/2000 = 0.025 failures and
+// 50 node-hours (400 GPU-hours at 8 GPUs) to the peers.
 #include "scheduler/health/node_rate.h"
 
 #include <gmock/gmock.h>
@@ -14,7 +14,7 @@ using ::testing::Optional;
 constexpr Millis kHour = 3600LL * 1000;
 constexpr Millis kT0 = 1'700'000'000'000;
 
-// Peers: 9 failures in 100,000 GPU-hours, so (9 + 0.25) / (100,000 + 4,000) = 8.894e-5/GPU-h.
+// Peers: 9 failures in 100,000 GPU-hours, so (9 + 0.025) / (100,000 + 400) = 8.989e-5/GPU-h.
 RateEvidence among_healthy_peers(int failures, double gpu_hours) {
   return {failures, gpu_hours, 9, 100'000, 8};
 }
@@ -31,23 +31,23 @@ TEST(NodeRate, PoissonTailIsOneMinusTheLowerTermsAndTheUpperTermsAboveTheMean) {
 }
 
 TEST(NodeRate, ThreeFailuresInTwoThousandGpuHoursAmongHealthyPeersIsALemon) {
-  // rate 3 / 2,000 = 0.0015, 16.9x 8.894e-5; mu = 0.1779, P(X >= 3) = 0.00082 < 0.01.
+  // rate 3 / 2,000 = 0.0015, 16.7x 8.989e-5; mu = 0.1798, P(X >= 3) = 0.00085 < 0.01.
   RateVerdict v = judge_rate(among_healthy_peers(3, 2'000));
-  EXPECT_NEAR(v.peer_rate, 9.25 / 104'000, 1e-12);
+  EXPECT_NEAR(v.peer_rate, 9.025 / 100'400, 1e-12);
   EXPECT_NEAR(v.rate, 0.0015, 1e-12);
-  EXPECT_NEAR(v.ratio, 16.86, 0.01);
-  EXPECT_NEAR(v.p_value, 0.000821, 0.00001);
+  EXPECT_NEAR(v.ratio, 16.69, 0.01);
+  EXPECT_NEAR(v.p_value, 0.000847, 0.00001);
   EXPECT_TRUE(v.lemon);
-  EXPECT_EQ(v.evidence, "3 failures in 2,000 GPU-hours: 17x its cluster's rate (0.000089/GPU-h)");
+  EXPECT_EQ(v.evidence, "3 failures in 2,000 GPU-hours: 17x its cluster's rate (0.000090/GPU-h)");
 }
 
 TEST(NodeRate, TwoFailuresInTwoThousandGpuHoursAreStillLuckAtOnePercent) {
-  // 11x the peers' rate, but mu = 0.1779 and P(X >= 2) = 1 - e^-mu (1 + mu) = 0.0141 >= 0.01.
+  // 11x the peers' rate, but mu = 0.1798 and P(X >= 2) = 1 - e^-mu (1 + mu) = 0.0143 >= 0.01.
   RateVerdict v = judge_rate(among_healthy_peers(2, 2'000));
-  EXPECT_NEAR(v.ratio, 11.24, 0.01);
-  EXPECT_NEAR(v.p_value, 0.0141, 0.0001);
+  EXPECT_NEAR(v.ratio, 11.12, 0.01);
+  EXPECT_NEAR(v.p_value, 0.0143, 0.0001);
   EXPECT_FALSE(v.lemon);
-  // Within 1,000 GPU-hours they are not: mu = 0.0889, P(X >= 2) = 0.0037.
+  // Within 1,000 GPU-hours they are not: mu = 0.0899, P(X >= 2) = 0.0038.
   EXPECT_TRUE(judge_rate(among_healthy_peers(2, 1'000)).lemon);
 }
 
@@ -69,12 +69,13 @@ TEST(NodeRate, ANodeIsComparedWithItsPeersOnlyOnceTheyHaveRunFiveHundredNodeHour
 
 TEST(NodeRate, ANodeOfAUniformlyFlakyClusterIsNoLemon) {
   // 29 peers of MTBF 96 h ran 500 h each: 116,000 GPU-hours, 151 failures; peer rate
-  // 151.25 / 120,000 = 0.00126. Eight failures in 4,000 GPU-hours is 1.6x: luck, not a lemon.
+  // 151.025 / 116,400 = 0.00130. Eight failures in 4,000 GPU-hours is 1.5x: luck, not a lemon.
   RateVerdict v = judge_rate({8, 4'000, 151, 116'000, 8});
-  EXPECT_NEAR(v.peer_rate, 0.0012604, 1e-7);
-  EXPECT_NEAR(v.ratio, 1.587, 0.001);
+  EXPECT_NEAR(v.peer_rate, 0.0012975, 1e-7);
+  EXPECT_NEAR(v.ratio, 1.541, 0.001);
   EXPECT_FALSE(v.lemon);
-  // Fourteen is 2.8x and P(X >= 14 | 5.04) = 0.00075: unlikely, but not several times worse.
+  // Fourteen is 2.7x and unlikely at the peers' rate (P(X >= 14 | 5.2) < 0.01), but not several
+  // times worse.
   EXPECT_FALSE(judge_rate({14, 4'000, 151, 116'000, 8}).lemon);
 }
 
