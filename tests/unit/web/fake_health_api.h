@@ -247,6 +247,7 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
                             {"startup_median_s", 45},
                             {"median_mfu", 0.412},
                             {"checkpoint_save_p95_s", 12.5},
+                            {"io_stalls", 3},
                             {"nodes", 2},
                             {"quarantined_nodes", 1},
                             {"quarantined_share", 0.5},

@@ -246,20 +246,22 @@ TEST_F(HealthCliTest, ReportProviders) {
   EXPECT_EQ(text.rfind("Provider scorecards from ", 0), 0u) << text;
   EXPECT_NE(text.find("NAME            KIND     AVAIL  INTERRUPTS/1kGPUh  MTBF_H  "
                       "DETECT_P50/P95_S  RECOVER_P50/P95_S  PARTS_P50_S  MFU    CKPT_P95_S  "
-                      "QUARANTINED  "
+                      "IO_STALLS  QUARANTINED  "
                       "GPU_H   TICKETS  RESPONSE_H  RESOLVE_H  DELIVERY_D\n"),
             std::string::npos)
       << text;
   EXPECT_NE(
       text.find("alpha           cluster  98.8%  2.43               410.2   15/21.5           "
-                "80/120             0/0.2/12/45  41.2%  12.5        1/2          1234.5  1/2      "
+                "80/120             0/0.2/12/45  41.2%  12.5        3          1/2          1234.5 "
+                " 1/2      "
                 "1.5         "
                 "26         3.5\n"),
       std::string::npos)
       << text;
   EXPECT_NE(
       text.find("beta-long-name  cluster  98.8%  -                  -       -/-               "
-                "-/-                -/-/-/-      -      -           1/2          1234.5  0/0      "
+                "-/-                -/-/-/-      -      -           3          1/2          1234.5 "
+                " 0/0      "
                 "-           "
                 "-          -\n"),
       std::string::npos)

@@ -195,7 +195,7 @@ TEST_F(SchedulerBackendHealthTest, ProviderReportHasACardPerClusterAndVendor) {
        {"gpu_hours", "interruptions", "interruptions_per_1k_gpu_h", "detection_median_s",
         "detection_p95_s", "recovery_median_s", "recovery_p95_s", "backoff_median_s",
         "placing_median_s", "site_median_s", "startup_median_s", "checkpoint_save_p95_s",
-        "quarantined_nodes", "quarantined_share"}) {
+        "io_stalls", "quarantined_nodes", "quarantined_share"}) {
     EXPECT_TRUE(cards[0].contains(key)) << key;
   }
 }
