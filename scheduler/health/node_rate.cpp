@@ -33,7 +33,8 @@ std::string whole(double v) {
 }  // namespace
 
 bool is_rate_failure_kind(std::string_view kind) {
-  static constexpr std::array<std::string_view, 3> kinds = {"node-failure", "gpu-error", "hang"};
+  static constexpr std::array<std::string_view, 4> kinds = {"node-failure", "gpu-error",
+                                                            "gpu-fault", "hang"};
   return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
 }
 

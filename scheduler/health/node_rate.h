@@ -47,8 +47,9 @@ struct RatePolicy {
 };
 
 // Ledger kinds that are failures under work for the rate: a node lost under a job, a GPU fault
-// in a job, a hang counted against the node. (Failures of an idle node, the site listing it
-// down, count for the count rule but have no exposure to be weighed against.)
+// in a job (its log's Xid, or the live watch's `gpu-fault`), a hang counted against the node.
+// (Failures of an idle node, the site listing it down, count for the count rule but have no
+// exposure to be weighed against.)
 bool is_rate_failure_kind(std::string_view kind);
 
 struct RateEvidence {

@@ -134,7 +134,9 @@ TEST(NodeRate, ALemonPassingItsReleaseProbeIsRetiredNotReleased) {
 }
 
 TEST(NodeRate, OnlyFailuresUnderWorkAreWeighedAgainstExposure) {
-  for (const char* k : {"node-failure", "gpu-error", "hang"}) EXPECT_TRUE(is_rate_failure_kind(k));
+  for (const char* k : {"node-failure", "gpu-error", "gpu-fault", "hang"}) {
+    EXPECT_TRUE(is_rate_failure_kind(k)) << k;
+  }
   for (const char* k : {"node-unhealthy", "probe-failed", "mfu-outlier", "hang-seen"}) {
     EXPECT_FALSE(is_rate_failure_kind(k)) << k;
   }
