@@ -51,26 +51,27 @@ void add_workdir_and_setup(const JobSpec& spec, nlohmann::json& out) {
   if (spec.setup_per_node) out["setup_per_node"] = true;
 }
 
+// The spec's `checkpoint:` section; the stall keys (issue 43) only where they differ from the
+// defaults.
+nlohmann::json checkpoint_to_json(const CheckpointSpec& c) {
+  nlohmann::json checkpoint = {{"dir", c.dir}, {"resume_env", c.resume_env}};
+  if (c.interval_steps) checkpoint["interval_steps"] = *c.interval_steps;
+  if (c.stall_factor != CheckpointSpec{}.stall_factor) checkpoint["stall_factor"] = c.stall_factor;
+  if (c.stall_min_s != CheckpointSpec{}.stall_min_s) checkpoint["stall_min_s"] = c.stall_min_s;
+  // An empty checkpoint dir means "none"; the parser rejects an empty string, so leave it out.
+  if (c.dir.empty()) checkpoint.erase("dir");
+  const ReplicationSpec& rep = c.replicate;
+  nlohmann::json replicate = {{"enabled", rep.enabled}, {"keep", rep.keep}, {"copies", rep.copies}};
+  if (!rep.to.empty()) replicate["to"] = rep.to;  // empty: the scheduler chooses
+  checkpoint["replicate"] = replicate;
+  return checkpoint;
+}
+
 }  // namespace
 
 nlohmann::json job_spec_to_json(const JobSpec& spec) {
   using nlohmann::json;
-  json checkpoint = {{"dir", spec.checkpoint.dir}, {"resume_env", spec.checkpoint.resume_env}};
-  if (spec.checkpoint.interval_steps) {
-    checkpoint["interval_steps"] = *spec.checkpoint.interval_steps;
-  }
-  if (spec.checkpoint.stall_factor != CheckpointSpec{}.stall_factor) {
-    checkpoint["stall_factor"] = spec.checkpoint.stall_factor;
-  }
-  if (spec.checkpoint.stall_min_s != CheckpointSpec{}.stall_min_s) {
-    checkpoint["stall_min_s"] = spec.checkpoint.stall_min_s;
-  }
-  // An empty checkpoint dir means "none"; the parser rejects an empty string, so leave it out.
-  if (spec.checkpoint.dir.empty()) checkpoint.erase("dir");
-  const ReplicationSpec& rep = spec.checkpoint.replicate;
-  json replicate = {{"enabled", rep.enabled}, {"keep", rep.keep}, {"copies", rep.copies}};
-  if (!rep.to.empty()) replicate["to"] = rep.to;  // empty: the scheduler chooses
-  checkpoint["replicate"] = replicate;
+  json checkpoint = checkpoint_to_json(spec.checkpoint);
 
   json model = json::object();
   if (spec.model.parameters) model["parameters"] = *spec.model.parameters;
