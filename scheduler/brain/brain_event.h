@@ -65,6 +65,8 @@ struct AttemptObserved {
   // When phase == exited: the attempt's last ordinary (non-protocol) output lines, oldest first
   // (at most 64), for the failure classifier's log signatures.
   std::vector<std::string> log_tail;
+  // What the tasks' agents raise while it runs (issue 43: io_stall), repeated on every poll.
+  std::vector<TaskAlert> alerts;
 };
 
 // The site's list of nodes (polled now and then, and whenever it may have changed).

@@ -113,6 +113,7 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
   j["hang_after_s"] = r.hang_after_s;
   j["heartbeat_s"] = r.heartbeat_s;
   j["heartbeat_timeout_s"] = r.heartbeat_timeout_s;
+  if (r.io_stall_after_s > 0) j["io_stall_after_s"] = r.io_stall_after_s;
   j["resume_floor_step"] =
       r.resume_floor_step ? nlohmann::json(*r.resume_floor_step) : nlohmann::json(nullptr);
   j["resume_floor_reason"] = r.resume_floor_reason;
@@ -148,6 +149,7 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.hang_after_s = j.value("hang_after_s", 600.0);
     r.heartbeat_s = j.value("heartbeat_s", r.heartbeat_s);
     r.heartbeat_timeout_s = j.value("heartbeat_timeout_s", r.heartbeat_timeout_s);
+    r.io_stall_after_s = j.value("io_stall_after_s", 0.0);
     r.resume_env = j.value("resume_env", r.resume_env);
     if (j.contains("resume_floor_step") && !j.at("resume_floor_step").is_null()) {
       r.resume_floor_step = j.at("resume_floor_step").get<std::int64_t>();

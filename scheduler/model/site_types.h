@@ -77,6 +77,10 @@ struct LaunchRequest {
   // that task's node. 0: no heartbeats (and no such check).
   double heartbeat_s = 10.0 / 3;
   double heartbeat_timeout_s = 10.0;
+  // Issue 43: a checkpoint save (checkpoint_start to checkpoint) running longer than this is an
+  // io_stall (the agent's --io-stall-after-s; the brain's io_stall_after_s()). 0: no bound from
+  // the launch (the agent's own, from the attempt's first saves, still holds).
+  double io_stall_after_s = 0;
   // Newest first. Empty: start from the beginning (or from env's resume variable, if set).
   std::vector<ResumeCandidate> resume_candidates;
   std::string resume_env = "ORCH_RESUME_FROM";  // the variable that carries the chosen path
@@ -191,6 +195,23 @@ struct ExitStatus {
   std::optional<std::int64_t> last_heard_ms;
 };
 
+// Something a task's agent saw that the brain raises without ending the attempt (issue 43): an
+// io_stall, a save that ran past its bound, from the task's newest record while it lasts.
+struct TaskAlert {
+  std::string kind;  // "io_stall"
+  std::string node;
+  int rank = -1;  // the task's rank in its gang; -1: a task alone
+  // "the save of step 40 to /ckpt/job-7/step-40.pt has run 130 s (bound 100 s) on nfs4 /ckpt"
+  std::string detail;
+  std::int64_t step = 0;
+  std::string path;   // the checkpoint being saved
+  std::string fs;     // the filesystem's type ("nfs4", "lustre"); "" unknown
+  std::string mount;  // its mount point; "" unknown
+  double running_s = 0;
+  double after_s = 0;      // the bound it passed
+  std::int64_t at_ms = 0;  // when the agent raised it
+};
+
 struct RunObservation {
   RunPhase phase = RunPhase::unknown;
   std::optional<ExitStatus> exit;  // set when phase == exited
@@ -199,6 +220,9 @@ struct RunObservation {
   // New complete stdout lines since the offset the caller passed, and the offset to pass next.
   std::vector<std::string> new_lines;
   std::uint64_t next_offset = 0;
+  // A running attempt's alerts, each task's (TaskAlert): raised again at every poll while they
+  // last; the brain counts each save once.
+  std::vector<TaskAlert> alerts;
 };
 
 // One attempt to look at in a poll round (observe_many).
