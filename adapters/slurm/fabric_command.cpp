@@ -17,7 +17,9 @@ constexpr std::string_view kMark = "@@orch-fabric ";  // "@@orch-fabric <i> out|
 constexpr int kTimeoutExpired = 124;
 constexpr int kTimeoutKilled = 137;
 
-Error invalid(std::string message) { return make_error(ErrorKind::invalid, std::move(message)); }
+Error invalid(std::string message) {
+  return make_error(ErrorKind::invalid, std::move(message));
+}
 
 Result<std::vector<std::string>> pair_argv(const FabricRoundRequest& r, std::size_t i,
                                            const SlurmSpec& slurm) {
@@ -46,10 +48,10 @@ Result<std::vector<std::string>> pair_argv(const FabricRoundRequest& r, std::siz
   if (!slurm.qos.empty()) argv.push_back("--qos=" + slurm.qos);
   argv.push_back("--time=" + std::to_string(t.time_limit_min));
   const std::string bytes = std::to_string(r.bytes);
-  for (std::string w : {r.all_reduce_perf, std::string("-b"), bytes, std::string("-e"), bytes,
-                        std::string("-g"), std::to_string(gpus), std::string("-f"),
-                        std::string("2"), std::string("-w"), std::string("2"), std::string("-n"),
-                        std::string("10")}) {
+  for (std::string w :
+       {r.all_reduce_perf, std::string("-b"), bytes, std::string("-e"), bytes, std::string("-g"),
+        std::to_string(gpus), std::string("-f"), std::string("2"), std::string("-w"),
+        std::string("2"), std::string("-n"), std::string("10")}) {
     argv.push_back(std::move(w));
   }
   return argv;
@@ -101,8 +103,8 @@ Result<std::string> fabric_round_command(const FabricRoundRequest& r, const Slur
     auto line = shell_command(*argv);
     if (!line) return invalid("fabric command: " + line.error().message);
     const std::string n = std::to_string(i + 1);
-    cmd += "{ " + *line + " >\"$d/" + n + ".out\" 2>\"$d/" + n + ".err\" </dev/null; echo $? >\"$d/" +
-           n + ".rc\"; } & ";
+    cmd += "{ " + *line + " >\"$d/" + n + ".out\" 2>\"$d/" + n +
+           ".err\" </dev/null; echo $? >\"$d/" + n + ".rc\"; } & ";
   }
   cmd += "wait; for i in $(seq 1 " + std::to_string(r.pairs.size()) + "); do ";
   cmd += "echo \"" + std::string(kMark) + "$i rc $(cat \"$d/$i.rc\" 2>/dev/null)\"; ";

@@ -28,8 +28,7 @@ namespace orch::slurm {
 // The command above. ErrorKind::invalid for a bad token (check_token, with "-p<i>" added), no
 // pair, a pair of one node twice, a bad node name, a tool path that is not absolute, a message
 // size that is not positive or a round time that is not positive.
-Result<std::string> fabric_round_command(const FabricRoundRequest& request,
-                                         const SlurmSpec& slurm);
+Result<std::string> fabric_round_command(const FabricRoundRequest& request, const SlurmSpec& slurm);
 
 // One result per pair of the request, in order: the figure from the pair's all_reduce_perf
 // output (scheduler/model/all_reduce_perf.h), or why it has none (timed out, srun's error, the

@@ -46,8 +46,7 @@ Result<bool> HealthJudge::start_fabric_step(ClusterRow& c,
   const FabricSpec& f = spec->burn_in.fabric;
   const Millis now = clock_.now_ms();
   FabricStep step;
-  step.token =
-      "orch-fabric-" + c.name + "-" + brain_text::base36(static_cast<std::uint64_t>(now));
+  step.token = "orch-fabric-" + c.name + "-" + brain_text::base36(static_cast<std::uint64_t>(now));
   step.rounds = fabric_schedule(passed, f.rounds);
   step.all_reduce_perf = f.all_reduce_perf;
   step.bytes = f.bytes;
@@ -82,8 +81,8 @@ Result<BrainReply> HealthJudge::on(const FabricCompleted& e) {
   if (e.result.ok()) {
     if (auto r = judge_fabric_step(c, *e.result, e.token); !r) return r.error();
   } else if (auto r = store_.add_event(std::nullopt, std::nullopt, clock_.now_ms(), "burn-in",
-                                       "burn-in of " + c.name + ": the fabric step failed: " +
-                                           e.result.error().message +
+                                       "burn-in of " + c.name +
+                                           ": the fabric step failed: " + e.result.error().message +
                                            "; the cluster is admitted without it");
              !r) {
     return r.error();
@@ -94,7 +93,8 @@ Result<BrainReply> HealthJudge::on(const FabricCompleted& e) {
   return BrainReply{};
 }
 
-Result<void> HealthJudge::judge_fabric_step(ClusterRow& c, const std::vector<FabricPairResult>& pairs,
+Result<void> HealthJudge::judge_fabric_step(ClusterRow& c,
+                                            const std::vector<FabricPairResult>& pairs,
                                             const std::string& token) {
   const Millis now = clock_.now_ms();
   const ClusterSpec* spec = cluster_spec(c.name);
@@ -110,7 +110,8 @@ Result<void> HealthJudge::judge_fabric_step(ClusterRow& c, const std::vector<Fab
   for (const auto& sp : verdict.slow_pairs) {
     for (const auto& n : {sp.a, sp.b}) {
       slow_pair_of[n] += (slow_pair_of[n].empty() ? "" : "; ") + sp.reason;
-      if (auto r = node_event(c.name, n, "fabric-slow-pair", "burn-in fabric: slow pair " + sp.reason);
+      if (auto r =
+              node_event(c.name, n, "fabric-slow-pair", "burn-in fabric: slow pair " + sp.reason);
           !r) {
         return r;
       }
@@ -125,8 +126,17 @@ Result<void> HealthJudge::judge_fabric_step(ClusterRow& c, const std::vector<Fab
   for (const auto& v : verdict.nodes) {
     std::string reason = v.reason;
     if (slow_pair_of.count(v.node)) reason += "; slow pair " + slow_pair_of[v.node];
-    ProbeRow p{0,      c.name,       v.node,       token,        now, v.passed,
-               reason, std::nullopt, std::nullopt, std::nullopt, pairs_json(v.node, pairs)};
+    ProbeRow p{0,
+               c.name,
+               v.node,
+               token,
+               now,
+               v.passed,
+               reason,
+               std::nullopt,
+               std::nullopt,
+               std::nullopt,
+               pairs_json(v.node, pairs)};
     if (auto r = store_.add_probe(p); !r) return r;
     if (v.passed) continue;
     ++failed;

@@ -104,7 +104,8 @@ class HealthJudge : BrainPart {
   Result<void> judge_burn_in_round(ClusterRow& cluster, const ProbeCompleted& e);
   // After the probe round: the fabric step among the nodes that passed, when the cluster has one
   // (burn_in.fabric) and two such nodes; true when it was enqueued (the cluster waits for it).
-  Result<bool> start_fabric_step(ClusterRow& cluster, const std::vector<NodeProbeVerdict>& verdicts);
+  Result<bool> start_fabric_step(ClusterRow& cluster,
+                                 const std::vector<NodeProbeVerdict>& verdicts);
   Result<void> judge_fabric_step(ClusterRow& cluster, const std::vector<FabricPairResult>& pairs,
                                  const std::string& token);
   Result<void> judge_release_round(const ProbeCompleted& e);

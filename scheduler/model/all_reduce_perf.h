@@ -28,9 +28,9 @@ struct AllReducePerfRow {
 
 struct AllReducePerfOutput {
   std::vector<AllReducePerfRow> rows;
-  std::optional<double> avg_busbw_gb_s;        // "# Avg bus bandwidth    : 40.3"
+  std::optional<double> avg_busbw_gb_s;       // "# Avg bus bandwidth    : 40.3"
   std::optional<std::int64_t> out_of_bounds;  // "# Out of bounds values : 0 OK"
-  std::int64_t wrong = 0;                      // sum of every row's #wrong
+  std::int64_t wrong = 0;                     // sum of every row's #wrong
   std::string failure;  // the first "Test NCCL failure ..." / "... failure ..." line, trimmed
 
   // The pair's figure: the largest message's bus bandwidth (out-of-place, else in-place), else

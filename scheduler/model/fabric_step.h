@@ -20,11 +20,11 @@ namespace orch {
 struct FabricSpec {
   // nccl-tests' all_reduce_perf on the nodes; "" (the default): no fabric step.
   std::string all_reduce_perf;
-  int rounds = 0;                      // 0: ceil(log2 n), at least 2 (fabric.h)
-  double min_busbw_ratio = 0.6;        // of the median pair
-  std::int64_t bytes = 1LL << 30;      // the message size (-b and -e)
-  double timeout_s = 120;              // each round (each pair within it)
-  int gpus_per_node = 0;               // -g per task; 0: the cluster's gpus_per_node, else 1
+  int rounds = 0;                  // 0: ceil(log2 n), at least 2 (fabric.h)
+  double min_busbw_ratio = 0.6;    // of the median pair
+  std::int64_t bytes = 1LL << 30;  // the message size (-b and -e)
+  double timeout_s = 120;          // each round (each pair within it)
+  int gpus_per_node = 0;           // -g per task; 0: the cluster's gpus_per_node, else 1
   bool enabled() const { return !all_reduce_perf.empty(); }
 };
 

@@ -54,7 +54,8 @@ class SlurmHardwareBurnInTest : public SlurmE2eTest {
                "      compute_s: 0.5\n"
                "      timeout_s: 120\n"
                "      gpu: {nvidia_smi: " +
-               gpu_dir() + "/nvidia-smi}\n"
+               gpu_dir() +
+               "/nvidia-smi}\n"
                "      fabric: {all_reduce_perf: " +
                gpu_dir() + "/all_reduce_perf, rounds: 3, min_busbw_ratio: 0.6, timeout_s: 60}\n");
   }
@@ -91,9 +92,7 @@ TEST_F(SlurmHardwareBurnInTest,
   ASSERT_EQ(row.value("admission", ""), "active") << row.dump() << "\n" << probes.dump(1);
 
   const std::map<std::string, std::string> faulty = {
-      {"alpha-n1", "7 GPUs of 8"},
-      {"alpha-n2", "x8 of x16"},
-      {"alpha-n3", "ECC"}};
+      {"alpha-n1", "7 GPUs of 8"}, {"alpha-n2", "x8 of x16"}, {"alpha-n3", "ECC"}};
   for (int i = 1; i <= 7; ++i) {
     const std::string name = "alpha-n" + std::to_string(i);
     json n = node_row(name);

@@ -41,9 +41,9 @@ class BrainFabric : public BrainFixture {
     EXPECT_EQ(probes.size(), 1u);
     ProbeResult bad = passing("a5");
     bad.ok = false;
-    handle(ProbeCompleted{probes[0].id, "alpha", probes[0].token,
-                          std::vector<ProbeResult>{passing("a1"), passing("a2"), passing("a3"),
-                                                   passing("a4"), bad}});
+    handle(ProbeCompleted{
+        probes[0].id, "alpha", probes[0].token,
+        std::vector<ProbeResult>{passing("a1"), passing("a2"), passing("a3"), passing("a4"), bad}});
     for (const auto& a : actions("alpha", ActionKind::probe)) {
       if (is_fabric_step(a.payload)) return a;
     }
@@ -125,7 +125,8 @@ TEST_F(BrainFabric, APairSlowAloneIsNamedOnBothLedgersAndQuarantinesNeither) {
   for (const auto& n : {planted.first, planted.second}) {
     EXPECT_EQ(node(n).state, NodeState::active);
     EXPECT_THAT(ledger(n), ::testing::Contains(HasSubstr("fabric-slow-pair: burn-in fabric: slow "
-                                                         "pair " + named)));
+                                                         "pair " +
+                                                         named)));
   }
   bool in_probes = false;
   for (const auto& p : store->probes("alpha", planted.first, 10).value()) {

@@ -86,7 +86,8 @@ TEST(AllReducePerf, TextWithNoResultIsAnErrorQuotingItsFirstLine) {
 
 TEST(AllReducePerf, NotANumberInARowIsNoFigure) {
   auto out = parse_all_reduce_perf(
-      "     1048576        262144     float     sum      -1    nan   N/A   N/A      N/A    1.0  2.0 "
+      "     1048576        262144     float     sum      -1    nan   N/A   N/A      N/A    1.0  "
+      "2.0 "
       " 3.0 0\n");
   ASSERT_TRUE(out.ok()) << out.error().message;
   ASSERT_EQ(out->rows.size(), 1u);

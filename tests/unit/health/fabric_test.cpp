@@ -116,12 +116,9 @@ TEST(FabricJudge, APairJustAboveTheRatioPassesAndOneJustBelowIsSlow) {
 
 TEST(FabricJudge, AFailedPairingCountsAsSlowAndSaysWhy) {
   std::vector<std::string> nodes = {"a", "b", "c", "d"};
-  std::vector<FabricMeasure> m = {{"a", "b", 40, ""},
-                                  {"c", "d", 40, ""},
-                                  {"a", "c", std::nullopt, "timed out after 60 s"},
-                                  {"b", "d", 40, ""},
-                                  {"a", "d", 40, ""},
-                                  {"b", "c", 40, ""}};
+  std::vector<FabricMeasure> m = {
+      {"a", "b", 40, ""}, {"c", "d", 40, ""}, {"a", "c", std::nullopt, "timed out after 60 s"},
+      {"b", "d", 40, ""}, {"a", "d", 40, ""}, {"b", "c", 40, ""}};
   auto v = judge_fabric(nodes, m, {});
   ASSERT_EQ(v.slow_pairs.size(), 1u);
   EXPECT_EQ(v.slow_pairs[0].reason,
