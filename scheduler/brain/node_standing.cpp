@@ -94,7 +94,9 @@ Result<std::map<std::string, RateVerdict>> cluster_rate_verdicts(StoreReader& st
   }
   int failures = 0;
   double total_hours = 0;
+  int retired = 0;
   for (const auto& n : *nodes) {
+    retired += n.state == NodeState::retired ? 1 : 0;
     hours[n.name] += n.work_gpu_hours;
     failures += n.work_failures;
     total_hours += hours[n.name];
@@ -108,6 +110,8 @@ Result<std::map<std::string, RateVerdict>> cluster_rate_verdicts(StoreReader& st
     e.peer_failures = failures - n.work_failures;
     e.peer_gpu_hours = total_hours - e.gpu_hours;
     if (n.gpus > 0) e.gpus_per_node = n.gpus;
+    e.cluster_nodes = static_cast<int>(nodes->size());
+    e.retired_nodes = retired - (n.state == NodeState::retired ? 1 : 0);
     out.emplace(n.name, judge_rate(e, policy));
   }
   return out;

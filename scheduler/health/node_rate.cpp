@@ -82,6 +82,15 @@ RateVerdict judge_rate(const RateEvidence& e, const RatePolicy& policy) {
   v.evidence += exposure > 0 ? " its cluster's rate (" : ": its cluster's rate is ";
   v.evidence += two_digits(v.peer_rate) + "/GPU-h" + (exposure > 0 ? ")" : "");
   if (!v.peers_measured) v.evidence += ", its peers too little run to compare with";
+  const int room = std::max(
+      1, static_cast<int>(policy.max_retired_share * static_cast<double>(e.cluster_nodes)));
+  if (v.lemon && e.cluster_nodes > 0 && e.retired_nodes >= room) {
+    v.lemon = false;
+    v.evidence += "; a lemon, but " + std::to_string(e.retired_nodes) + " of its cluster's " +
+                  std::to_string(e.cluster_nodes) +
+                  " nodes are retired already (the rate rule retires at most " +
+                  whole(policy.max_retired_share * 100) + "%)";
+  }
   return v;
 }
 

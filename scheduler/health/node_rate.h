@@ -44,6 +44,12 @@ struct RatePolicy {
   // meets it by luck with a probability under this: 2 failures in 168 h below a node MTBF of
   // about 1,140 h is no longer evidence.
   double count_rule_max_p = 0.01;
+  // A floor under the fleet: the rate rule retires a lemon only while fewer than this share of
+  // its cluster's nodes (at least one) are retired. Each judgement takes a max_p risk, and over
+  // months and hundreds of nodes those risks add up: a 180-day run of the lemon fleet retired 22
+  // of 272 nodes against 16 spare and starved its job (bench/RESULTS.md). Past the floor a lemon
+  // is judged by the count rule and its release probe like any node, and its evidence says so.
+  double max_retired_share = 0.05;
 };
 
 // Ledger kinds that are failures under work for the rate: a node lost under a job, a GPU fault
@@ -58,6 +64,8 @@ struct RateEvidence {
   int peer_failures = 0;  // the same, summed over the rest of its cluster
   double peer_gpu_hours = 0;
   int gpus_per_node = 8;  // the node's GPUs (the prior and the count rule are per node)
+  int cluster_nodes = 0;  // nodes of its cluster, itself included (0: no floor)
+  int retired_nodes = 0;  // of them, retired now, itself excluded
 };
 
 struct RateVerdict {

@@ -51,6 +51,26 @@ TEST(NodeRate, TwoFailuresInTwoThousandGpuHoursAreStillLuckAtOnePercent) {
   EXPECT_TRUE(judge_rate(among_healthy_peers(2, 1'000)).lemon);
 }
 
+TEST(NodeRate, ALemonIsNotRetiredOnceFivePercentOfItsClusterIsRetired) {
+  // The same 17x lemon in a cluster of 40 nodes: 5% of 40 is 2 nodes.
+  RateEvidence e = among_healthy_peers(3, 2'000);
+  e.cluster_nodes = 40;
+  e.retired_nodes = 1;
+  EXPECT_TRUE(judge_rate(e).lemon);
+  e.retired_nodes = 2;
+  RateVerdict full = judge_rate(e);
+  EXPECT_FALSE(full.lemon);
+  EXPECT_THAT(full.evidence,
+              HasSubstr("a lemon, but 2 of its cluster's 40 nodes are retired already (the rate "
+                        "rule retires at most 5%)"));
+  // A small cluster may always retire one.
+  e.cluster_nodes = 4;
+  e.retired_nodes = 0;
+  EXPECT_TRUE(judge_rate(e).lemon);
+  e.retired_nodes = 1;
+  EXPECT_FALSE(judge_rate(e).lemon);
+}
+
 TEST(NodeRate, OneFailureIsNeverALemonHoweverShortTheExposure) {
   RateVerdict v = judge_rate(among_healthy_peers(1, 1.0));
   EXPECT_GT(v.ratio, 100);
