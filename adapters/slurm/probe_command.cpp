@@ -98,6 +98,25 @@ Result<std::vector<std::string>> probe_srun_argv(const ProbeJob& job, const Slur
   return argv;
 }
 
+Result<std::string> probe_round_command(const ProbeJob& job, const SlurmSpec& slurm) {
+  auto argv = probe_srun_argv(job, slurm);
+  if (!argv) return argv.error();
+  // The token passed check_token: letters, digits, '-', '_' and '.', so it may stand beside
+  // the glob; the directory is quoted.
+  const std::string stem = "/.orch-probe-" + job.token + "-";
+  auto it = std::find(argv->begin(), argv->end(), std::string("--chdir=") + job.dir);
+  std::string pattern;  // srun reads '%' in the name as a pattern: the directory's are literal
+  for (char c : job.dir) pattern += c == '%' ? std::string("%%") : std::string(1, c);
+  argv->insert(it == argv->end() ? it : it + 1, "--output=" + pattern + stem + "%t.out");
+  auto srun = shell_command(*argv);
+  auto dir = shell_quote(job.dir);
+  if (!srun || !dir)
+    return invalid("probe command: " + (!srun ? srun.error() : dir.error()).message);
+  const std::string files = *dir + stem + "*.out";
+  return *srun + "; rc=$?; for f in " + files +
+         "; do [ -f \"$f\" ] && cat -- \"$f\" && echo; done; rm -f -- " + files + "; exit $rc";
+}
+
 Result<std::string> probe_prepare_command(const std::string& agent, const std::string& dir) {
   auto bin = agent.substr(0, agent.rfind('/'));
   auto mkdir = shell_command({"mkdir", "-p", "--", bin.empty() ? "/" : bin, dir});

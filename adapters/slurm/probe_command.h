@@ -6,7 +6,8 @@
 // One round is one Slurm job with one task per node, run by srun from the login node:
 //
 //   timeout --kill-after=<k> <t> srun --job-name=<token> --nodes=<n> --ntasks-per-node=1
-//       --nodelist=<a,b,...> --kill-on-bad-exit=0 --chdir=<dir> [--gres=<gres>:<g>]
+//       --nodelist=<a,b,...> --kill-on-bad-exit=0 --chdir=<dir>
+//       --output=<dir>/.orch-probe-<token>-%t.out [--gres=<gres>:<g>]
 //       [--partition=...] [--account=...] [--qos=...] --time=<minutes>
 //       <agent> probe --dir <dir> --io-bytes <N> --compute-s <S> [GPU options]
 //
@@ -64,6 +65,13 @@ struct ProbeJob {
 // The argv above. ErrorKind::invalid for a bad token, no nodes, a bad node name, an agent or
 // dir that is not an absolute path, negative io_bytes/compute_s or a round that is not positive.
 Result<std::vector<std::string>> probe_srun_argv(const ProbeJob& job, const SlurmSpec& slurm);
+
+// The round as one shell line for the login node: the srun above with each task's stdout in a
+// file of its own (`--output=<dir>/.orch-probe-<token>-%t.out`), then those files printed in
+// turn and removed, and srun's exit status kept. srun relays its tasks' stdout in chunks, and
+// with several tasks a line longer than about 4 KiB (a probe line of 8 GPUs' readings is 5 to
+// 7 KiB) comes out cut and interleaved with another task's; files keep every line whole.
+Result<std::string> probe_round_command(const ProbeJob& job, const SlurmSpec& slurm);
 
 // One shell command run before the round: creates the agent's directory and the probe directory
 // (mkdir -p) and prints the agent's size in bytes when it is there and executable, nothing when

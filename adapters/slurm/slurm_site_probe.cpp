@@ -138,9 +138,7 @@ Result<std::vector<ProbeResult>> SlurmSite::probe_nodes(const ProbeRequest& requ
   job.round_s = request.timeout_s;
   job.gpus_per_node = targets->gpus_per_node;
   job.gpu = request.gpu;
-  auto argv = slurm::probe_srun_argv(job, spec_.slurm);
-  if (!argv) return argv.error();
-  auto command = shell_command(*argv);
+  auto command = slurm::probe_round_command(job, spec_.slurm);
   if (!command) return command.error();
   auto ran = ssh_->exec(*command, to_ms(request.timeout_s));
   if (!ran) {

@@ -300,5 +300,45 @@ TEST(slurm_agent_binary, DefaultPathIsBesideThisProgram) {
   EXPECT_EQ(fs::path(path).parent_path(), fs::read_symlink("/proc/self/exe").parent_path());
 }
 
+// A stand-in srun that does what srun --output does: each task's stdout in the file the pattern
+// names (%t: the task's rank), here an 8 KiB probe line per node, then srun's exit status 3.
+TEST(slurm_probe_command, TheRoundKeepsEachTasksLongLineWholeInAFileAndReadsThemBack) {
+  const fs::path tmp = fs::temp_directory_path() / ("probe-round-" + std::to_string(getpid()));
+  fs::create_directories(tmp / "bin");
+  fs::create_directories(tmp / "ckpt %dir");
+  std::ofstream(tmp / "bin" / "srun") << R"sh(#!/bin/sh
+for a in "$@"; do case "$a" in --output=*) pattern="${a#--output=}";; esac; done
+pattern=$(printf '%s' "$pattern" | sed 's/%%/%/g')
+i=0
+for node in alpha-n1 alpha-n2; do
+  f=$(printf '%s' "$pattern" | sed "s/%t/$i/")
+  printf '%s\n' "$(cat "$(dirname "$0")/line-$node")" > "$f"
+  i=$((i + 1))
+done
+exit 3
+)sh";
+  chmod((tmp / "bin" / "srun").c_str(), 0755);
+  const std::string pad(8000, 'x');
+  for (const std::string node : {"alpha-n1", "alpha-n2"}) {
+    std::string line = probe_line(node, 7.0);
+    line.insert(line.size() - 1, ",\"pad\":\"" + pad + "\"");
+    std::ofstream(tmp / "bin" / ("line-" + node)) << line;
+  }
+  ProbeJob job = basic_job();
+  job.dir = (tmp / "ckpt %dir").string();
+  auto command = probe_round_command(job, SlurmSpec{});
+  ASSERT_TRUE(command.ok()) << command.error().message;
+  EXPECT_THAT(*command, HasSubstr("--output="));
+  Outcome r = sh("PATH=" + *shell_quote((tmp / "bin").string()) + ":$PATH; " + *command);
+  EXPECT_EQ(r.status, 3) << "srun's exit status is the round's";
+  ProbeLines lines = parse_probe_lines(r.out, job.nodes);
+  EXPECT_THAT(lines.results, SizeIs(2)) << r.out.substr(0, 300);
+  EXPECT_THAT(lines.rejected, SizeIs(0));
+  int left = 0;
+  for (const auto& e : fs::directory_iterator(tmp / "ckpt %dir")) left += e.path().empty() ? 0 : 1;
+  EXPECT_EQ(left, 0) << "the task files are removed";
+  fs::remove_all(tmp);
+}
+
 }  // namespace
 }  // namespace orch::slurm
