@@ -29,6 +29,7 @@ const std::map<std::string, std::string>& examples() {
       {"cluster activate", "orchestrate cluster activate alpha"},
       {"cluster retire", "orchestrate cluster retire alpha --reason 'lease ended'"},
       {"node list", "orchestrate node list --cluster alpha --state quarantined"},
+      {"node show", "orchestrate node show alpha alpha-n3"},
       {"node quarantine", "orchestrate node quarantine alpha alpha-n1 --reason 'Xid 79'"},
       {"node release", "orchestrate node release alpha alpha-n1 --reason 'GPU replaced'"},
       {"report providers", "orchestrate report providers --window-days 90"},
