@@ -1,18 +1,9 @@
 // See gpu_probe_options.h.
 #include "scheduler/model/gpu_probe_options.h"
 
-#include <cstdio>
+#include "scheduler/model/flag_number.h"
 
 namespace orch {
-namespace {
-
-std::string shortest(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-}  // namespace
 
 std::vector<std::string> gpu_probe_args(const GpuProbeOptions& o) {
   std::vector<std::string> args;
@@ -23,7 +14,8 @@ std::vector<std::string> gpu_probe_args(const GpuProbeOptions& o) {
                              "--dcgm-level", std::to_string(o.dcgm_level)});
   }
   if (!o.torch_python.empty()) {
-    args.insert(args.end(), {"--torch-python", o.torch_python, "--torch-s", shortest(o.torch_s)});
+    args.insert(args.end(),
+                {"--torch-python", o.torch_python, "--torch-s", flag_number(o.torch_s)});
   }
   return args;
 }
