@@ -388,7 +388,11 @@ int run_command(const RunOptions& options) {
   if (id.place) tracker_options.task_rank = task_rank(*id.place);
   ProgressTracker tracker(tracker_options, steady_ms());
   // Every record after a GPU fault repeats it; heartbeats carry the GPU readings.
-  LiveWatch gpu_watch(options.watch, id.node, id.place ? task_rank(*id.place) : -1);
+  // One watch per node: its first task's. The node's GPUs and kernel log are the same for all its
+  // tasks, and eight tasks must not run eight nvidia-smi every sample.
+  WatchOptions node_watch = options.watch;
+  if (id.place && id.place->local_rank != 0) node_watch.watch_ms = 0;
+  LiveWatch gpu_watch(node_watch, id.node, id.place ? task_rank(*id.place) : -1);
   events.set_decorator([&gpu_watch](const std::string& line) { return gpu_watch.decorate(line); });
   gpu_watch.start(steady_ms());
   SaveWatchOptions watch_options{options.io_stall_after_ms, id.node, tracker_options.task_rank};

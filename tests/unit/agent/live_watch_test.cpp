@@ -51,6 +51,22 @@ class LiveWatchTest : public TempDirTest {
   }
 };
 
+TEST_F(LiveWatchTest, OnlyTheNodesFirstTaskWatches) {
+  std::ofstream(dir_ + "/xid") << kXidLine << "\n";
+  const std::string place =
+      "--node-rank 0 --nnodes 1 --tasks-per-node 2 --master-addr 127.0.0.1 --master-port 29500 ";
+  const std::string script = "sleep 0.6; cat " + dir_ + "/xid >> " + kmsg() + "; sleep 0.8";
+  EXPECT_EQ(run(flags(place + "--local-rank 1"), script), 0);
+  for (const json& e : events()) {
+    EXPECT_NE(e["event"], "fault") << e.dump();
+    EXPECT_FALSE(e.contains("watch")) << "the second task samples nothing: " << e.dump();
+  }
+  EXPECT_EQ(run(flags(place + "--local-rank 0"), script), 0);
+  bool fault = false;
+  for (const json& e : events()) fault = fault || e["event"] == "fault";
+  EXPECT_TRUE(fault) << slurp(events_path());
+}
+
 TEST_F(LiveWatchTest, AFatalXidWrittenWhileTheJobRunsIsRecordedAndRepeatedUntilTheExit) {
   std::ofstream(dir_ + "/xid") << kXidLine << "\n";
   EXPECT_EQ(run(flags(), "sleep 0.6; cat " + dir_ + "/xid >> " + kmsg() + "; sleep 1"), 0);
