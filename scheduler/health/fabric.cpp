@@ -6,26 +6,17 @@
 #include <cstdio>
 #include <map>
 
+#include "scheduler/health/figures.h"
+
 namespace orch {
 namespace {
+
+using figures::percent;
 
 std::string gb_s(double v) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.1f GB/s", v);
   return buf;
-}
-
-std::string percent(double ratio) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", ratio * 100);
-  return buf;
-}
-
-std::optional<double> median_of(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const std::size_t mid = v.size() / 2;
-  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
 // The tournament's length for n nodes.
@@ -115,11 +106,11 @@ std::vector<FabricRound> fabric_schedule(const std::vector<std::string>& nodes, 
 FabricVerdict judge_fabric(const std::vector<std::string>& nodes,
                            const std::vector<FabricMeasure>& measures, const FabricPolicy& policy) {
   FabricVerdict out;
-  std::vector<double> figures;
+  std::vector<double> busbw;
   for (const auto& m : measures) {
-    if (m.busbw_gb_s && m.error.empty()) figures.push_back(*m.busbw_gb_s);
+    if (m.busbw_gb_s && m.error.empty()) busbw.push_back(*m.busbw_gb_s);
   }
-  out.median_gb_s = median_of(figures);
+  out.median_gb_s = figures::median(busbw);
   const double median = out.median_gb_s.value_or(0);
   const double threshold = policy.min_busbw_ratio * median;
   std::map<std::string, std::vector<const FabricMeasure*>> by_node;
