@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scheduler/cluster_port.h"
+#include "scheduler/pushed_records.h"
 #include "scheduler/common/result.h"
 #include "scheduler/spec/cluster_spec.h"
 
@@ -14,6 +15,8 @@ namespace orch {
 
 struct SiteContext {
   std::string agent_path;  // the orchestrate-agent binary each launch runs under
+  // Where agents push their records home (issue 44); null when the server serves no HTTPS.
+  const PushHome* push_home = nullptr;
 };
 
 // The site of one cluster, or why it cannot be made (a kubeconfig that does not load, ...).
