@@ -1,5 +1,6 @@
 #include "adapters/kubernetes/kube_manifest.h"
 
+#include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -379,6 +380,10 @@ Json job_manifest(const KubeLaunchPlan& plan, const LaunchRequest& request, cons
   if (multi) job_spec["completionMode"] = "Indexed";
   Json pod_annotations = annotations;
   if (multi) pod_annotations[std::string(kGangSizeAnnotation)] = std::to_string(request.nodes);
+  if (request.heartbeat_s > 0 && request.heartbeat_timeout_s > 0) {
+    pod_annotations[std::string(kHeartbeatTimeoutAnnotation)] =
+        std::to_string(std::llround(request.heartbeat_timeout_s * 1000));
+  }
   job_spec["template"] = {{"metadata", {{"labels", labels}, {"annotations", pod_annotations}}},
                           {"spec", pod_spec}};
   return Json{

@@ -75,6 +75,11 @@ inline constexpr std::string_view kCompletionIndexKey = "batch.kubernetes.io/job
 // that sees only some of them (the Job controller creates them one by one) does not take the
 // ones it sees for all.
 inline constexpr std::string_view kGangSizeAnnotation = "orchestrate.dev/gang-size";
+// On every pod of an attempt launched with heartbeats (heartbeat_s and heartbeat_timeout_s > 0):
+// the attempt's heartbeat timeout in whole milliseconds, so that the site judges the silence of
+// its pushed records (issue 44) by it, a restarted server included.
+inline constexpr std::string_view kHeartbeatTimeoutAnnotation =
+    "orchestrate.dev/heartbeat-timeout-ms";
 inline constexpr std::string_view kContainerName = "job";
 // Kueue's label naming the LocalQueue a Job is submitted to.
 inline constexpr std::string_view kQueueLabel = "kueue.x-k8s.io/queue-name";

@@ -87,6 +87,8 @@ struct PodInfo {
   std::string token;                    // label orchestrate.dev/token
   std::optional<int> completion_index;  // batch.kubernetes.io/job-completion-index
   std::optional<int> gang_size;         // annotation orchestrate.dev/gang-size (>= 2)
+  // annotation orchestrate.dev/heartbeat-timeout-ms (> 0): the attempt's heartbeat timeout
+  std::optional<std::int64_t> heartbeat_timeout_ms;
   bool deleting = false;                // metadata.deletionTimestamp is set
   // metadata.creationTimestamp as ms since the epoch; nullopt when absent or unreadable.
   std::optional<std::int64_t> created_ms;

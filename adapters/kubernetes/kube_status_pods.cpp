@@ -87,6 +87,10 @@ PodInfo read_pod(Reader& r, const Json& obj, const std::string& p) {
       auto n = parse_whole_quantity(it->get<std::string>());
       if (n && *n >= 2) pod.gang_size = *n;
     }
+    if (auto it = a->find(kHeartbeatTimeoutAnnotation); it != a->end() && it->is_string()) {
+      auto n = parse_whole_quantity(it->get<std::string>());
+      if (n && *n > 0) pod.heartbeat_timeout_ms = *n;
+    }
   }
   if (const Json* spec = r.object(obj, "spec", at(p, "spec"))) {
     pod.node_name = r.str(*spec, "nodeName", at(p, "spec.nodeName"));
