@@ -20,8 +20,8 @@ FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 120
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps job-user node-deps apt-node page-deps test-deps openapi-deps lab-deps configure build \
-  demo-build demo test test-unit flaky-check bench format tidy clean
+.PHONY: deps job-user node-deps apt-node page-deps test-deps openapi-deps kube-schema-deps \
+  lab-deps configure build demo-build demo test test-unit flaky-check bench format tidy clean
 
 # $(call apt_install_missing,TARGET,PACKAGES): installs those of PACKAGES that are not installed
 # (nothing when all are), without recommends. While it does, Debian's policy-rc.d hook (made
@@ -77,15 +77,20 @@ web/page/node_modules/.package-lock.json: web/page/package-lock.json | node-deps
 # Debian's python3-torch for the tests that run a real PyTorch trainer (examples/pytorch,
 # examples/python) and python3-pytest for the Python client's own tests (python/tests).
 # openapi-deps: the OpenAPI 3.1 validator of tests/openapi (pinned by its package-lock.json),
-# which a unit test runs on the server's document.
+# which a unit test runs on the server's document. kube-schema-deps: kubernetes-models, the
+# validators of Kubernetes' API schemas that tests/kube_schema checks the Kubernetes adapter's
+# manifests with (pinned by its package-lock.json).
 TEST_PACKAGES := chromium prometheus python3-torch python3-pytest
-test-deps: tests/browser/node_modules/.package-lock.json openapi-deps
+test-deps: tests/browser/node_modules/.package-lock.json openapi-deps kube-schema-deps
 	$(call apt_install_missing,test-deps,$(TEST_PACKAGES))
 tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json | node-deps
 	cd tests/browser && npm ci --no-audit --no-fund --loglevel=error
 openapi-deps: tests/openapi/node_modules/.package-lock.json
 tests/openapi/node_modules/.package-lock.json: tests/openapi/package-lock.json | node-deps
 	cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error
+kube-schema-deps: tests/kube_schema/node_modules/.package-lock.json
+tests/kube_schema/node_modules/.package-lock.json: tests/kube_schema/package-lock.json | node-deps
+	cd tests/kube_schema && npm ci --no-audit --no-fund --loglevel=error
 
 # What the Slurm lab of the tests needs (tests/lab/slurm): real Slurm daemons and OpenSSH.
 lab-deps: deps
@@ -112,7 +117,7 @@ test: FUZZ_CMAKE_ARGS = -DORCH_FUZZ_BIN_DIR=$(abspath $(FUZZ_BUILD_DIR))/bin
 test: fuzz-build build lab-deps test-deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
 
-test-unit: build openapi-deps
+test-unit: build openapi-deps kube-schema-deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L unit
 
 # Flaky tests: builds, then runs the ctest labels integration and slurm FLAKY_RUNS times
