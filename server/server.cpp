@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <vector>
 
 #include "adapters/webhook/webhook_worker.h"
@@ -28,6 +30,7 @@
 #include "server/code_archives.h"
 #include "server/first_admin.h"
 #include "server/local_run_as.h"
+#include "server/pushed_record_store.h"
 #include "server/site_factories.h"
 #include "server/site_transfer_port.h"
 #include "web/access/access_guard.h"
@@ -56,6 +59,12 @@ struct Server::Parts {
   // REST face: made first, so that whatever reads them (sites, the backend) goes before them.
   std::unique_ptr<CodeStore> code_store;
   std::unique_ptr<CodeArchives> code;
+  // The records agents push home (issue 44; <state>/pushed.db) and what the sites are given of
+  // them (null without HTTPS): made before the sites, which read them, and gone after them.
+  std::unique_ptr<StoreReader> life_reader;  // whether a pushing attempt lives; under life_mu
+  std::mutex life_mu;
+  std::unique_ptr<PushedRecordStore> pushed;
+  std::unique_ptr<PushHome> push_home;
   std::vector<std::unique_ptr<ClusterPort>> ports;
   std::unique_ptr<Store> brain_store;
   std::unique_ptr<WalCheckpointer> checkpointer;  // the brain_store's; goes before it
@@ -112,6 +121,7 @@ struct Server::Parts {
                           const std::string& document);
   Result<nlohmann::json> reload();
   Result<nlohmann::json> add(const std::string& document, const std::string& source);
+  Result<void> open_push_home(const ServerSpec& server);
 };
 
 namespace {
@@ -173,9 +183,45 @@ Result<std::vector<ClusterSpec>> remembered_clusters(StoreReader& store,
 
 }  // namespace
 
+// The records agents push home: <state>/pushed.db, the attempts' lives read from the state, and
+// with HTTPS what the sites give their agents (the credential, the certificate to trust).
+Result<void> Server::Parts::open_push_home(const ServerSpec& server) {
+  auto reader = StoreReader::open(db_path);
+  if (!reader) return reader.error();
+  life_reader = std::move(*reader);
+  Parts* p = this;
+  auto life_of = [p](const std::string& token) -> Result<AttemptLife> {
+    std::lock_guard<std::mutex> lock(p->life_mu);
+    auto row = p->life_reader->attempt_by_token(token);
+    if (!row) return row.error();
+    if (!*row) return AttemptLife::unknown;
+    return (*row)->state == AttemptState::exited ? AttemptLife::ended : AttemptLife::live;
+  };
+  auto opened = PushedRecordStore::open(settings.state_dir + "/pushed.db", clock,
+                                        std::move(life_of));
+  if (!opened) return opened.error();
+  pushed = std::move(*opened);
+  if (!server.serves_tls()) return Ok{};
+  // The agents trust the server's own chain (a leaf is taken as a trust anchor).
+  std::ifstream in(server.tls.cert, std::ios::binary);
+  std::ostringstream pem;
+  pem << in.rdbuf();
+  if (!in) {
+    return make_error(ErrorKind::io, "cannot read server.tls.cert " + server.tls.cert +
+                                         " for the agents that push home");
+  }
+  auto home = std::make_unique<PushHome>();
+  AccessStore* keys = access.get();
+  home->credential = [keys](const std::string& token) { return keys->attempt_credential(token); };
+  home->ca_pem = pem.str();
+  home->records = pushed.get();
+  push_home = std::move(home);
+  return Ok{};
+}
+
 Result<Server::Parts::Site> Server::Parts::make_site_workers(const ClusterSpec& c) {
   Site site;
-  auto port = make_site(c, SiteContext{settings.agent_path});
+  auto port = make_site(c, SiteContext{settings.agent_path, push_home.get()});
   if (!port) return port.error();
   site.port = std::move(*port);
   auto reader = StoreReader::open(db_path);
@@ -327,6 +373,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   parts->access = std::move(*access);
   const std::string token_file = s.state_dir + "/admin.token";
   if (auto made = ensure_admin_token(*parts->access, token_file); !made) return made.error();
+  if (auto r = parts->open_push_home(config.server); !r) return r.error();
   // Secrets a job may name: those set through the API (secrets.db, owner-only) and the clusters
   // file's, read from their sources now (a source that cannot be read stops the start).
   auto secret_store = SecretStore::open(s.state_dir + "/secrets.db", parts->clock);
@@ -428,7 +475,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   guard.hosts = answered_hosts(bind, config.server.hosts);
   guard.rate_limits = config.server.rate_limits;
   parts->api = std::make_unique<GuardedApi>(*parts->backend, *parts->access, std::move(guard),
-                                            parts->code.get());
+                                            parts->code.get(), parts->pushed.get());
   // A workdir upload may be larger than any other request.
   http.body_limits = {{"PUT", kCodeUploadPrefix, kMaxCodeArchiveBytes}};
   const GuardedApi* api = parts->api.get();
@@ -444,6 +491,7 @@ Result<std::unique_ptr<Server>> Server::start(const ClustersFile& config, Server
   parts->transfers->start();
   if (parts->webhooks) parts->webhooks->start();
   if (auto r = parts->http->start(); !r) return r.error();
+  parts->pushed->mark_serving();
   return std::unique_ptr<Server>(new Server(std::move(parts)));
 }
 

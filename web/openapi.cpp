@@ -69,8 +69,8 @@ json operation(const RouteRow& op) {
   if (!open) {
     errors.push_back(401);
     errors.push_back(403);
-    // A change over its caller's rate (server.rate_limits).
-    if (op.method != "GET") errors.push_back(429);
+    // A change over its caller's rate (server.rate_limits); an attempt's pushes have none.
+    if (op.method != "GET" && op.role != Role::attempt) errors.push_back(429);
   }
   if (op.body != Body::none) errors.push_back(415);
   for (int status : errors) {
@@ -103,7 +103,9 @@ json openapi_document(const RouteTable& table) {
          {{"bearer",
            {{"type", "http"},
             {"scheme", "bearer"},
-            {"description", "an API token (orchestrate token create NAME --role R)"}}}}},
+            {"description",
+             "an API token (orchestrate token create NAME --role R); on POST "
+             "/api/v1/attempts/{token}/records only, the attempt's credential (orch_att_...)"}}}}},
         {"responses",
          {{"Problem",
            {{"description", "an error, as RFC 9457 problem details"},

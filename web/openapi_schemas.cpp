@@ -82,6 +82,24 @@ json openapi_schemas() {
   s["CodeArchiveBody"] = {{"type", "string"},
                           {"format", "binary"},
                           {"description", "a ustar archive of a workdir (docs/config.md)"}};
+  s["PushedRecord"] = {
+      {"type", "object"},
+      {"properties",
+       {{"seq", type("integer", "the task's record number: from 1, rising")},
+        {"event", type("string", "start, heartbeat, progress, checkpoint, exit, fault, ...")},
+        {"at_ms", type("integer", "the agent's clock")}}},
+      {"required", {"seq", "event", "at_ms"}},
+      {"description", "a line of the agent's event file (agents/README.md) with its seq"}};
+  s["PushedRecords"] =
+      object({{"rank", type("integer", "the task's rank in the gang")},
+              {"node", type("string", "the node the agent runs on")},
+              {"records",
+               {{"type", "array"}, {"items", schema_ref("PushedRecord")}, {"maxItems", 256}}}},
+             {"rank", "records"});
+  s["PushedRecordsStored"] =
+      object({{"stored", type("integer", "records of the batch newly stored")},
+              {"last_seq", type("integer", "the highest seq the server holds for the task")}},
+             {"stored", "last_seq"});
   s["SecretRequest"] = object({{"value", type("string", "the value as text")},
                                {"value_base64", type("string", "or any bytes, in base64")},
                                {"teams", {{"type", "array"}, {"items", type("string")}}}});

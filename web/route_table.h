@@ -30,8 +30,10 @@ inline constexpr std::size_t kLaneCount = 4;
 const char* to_string(Lane lane);
 
 // The least role a caller's token must hold (web/access/role.h has the rest: names, order):
-// open < viewer < user < operator < admin; `open` needs no token at all.
-enum class Role { open, viewer, user, operator_, admin };
+// open < viewer < user < operator < admin; `open` needs no token at all. `attempt` is outside
+// the order: only an attempt's agent, with its credential (web/access/attempt_credential.h), may
+// call such a route, for its own attempt, and no API token may (issue 44).
+enum class Role { open, viewer, user, operator_, admin, attempt };
 
 // A query parameter as the OpenAPI document shows it; type: string | integer | boolean.
 struct QueryParam {

@@ -99,6 +99,13 @@ std::optional<Role> Router::role_of(const HttpRequest& request) const {
   return route ? route->role : std::nullopt;
 }
 
+std::optional<PathParams> Router::params_of(const HttpRequest& request) const {
+  const Route* route = find(request);
+  PathParams params;
+  if (!route || !match(route->segments, split_path(request.path), params)) return std::nullopt;
+  return params;
+}
+
 std::optional<std::string> Router::route_of(const HttpRequest& request) const {
   const Route* route = find(request);
   if (!route) return std::nullopt;

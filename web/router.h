@@ -37,6 +37,10 @@ class Router {
   // matches or the route was added without a row (the access guard answers that 500).
   std::optional<Role> role_of(const HttpRequest& request) const;
 
+  // The "{name}" values (percent-decoded) of the route dispatch() would run; nullopt when none
+  // matches. For the access guard, which checks an attempt credential against its {token}.
+  std::optional<PathParams> params_of(const HttpRequest& request) const;
+
   // Runs the matching route. No path match -> 404; a path match under another method -> 405
   // with an Allow header. Exceptions from a handler become a 500 problem.
   HttpResponse dispatch(const HttpRequest& request) const;

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <utility>
 
+#include "web/access/attempt_credential.h"
 #include "web/route_helpers.h"
 
 namespace orch {
@@ -164,9 +165,11 @@ HttpResponse AccessGuard::decide(HttpRequest& request, AuditRow& audit) const {
     std::cerr << "orchestrate: route " << *route << " has no row in the route table\n";
     return problem_response(500, "route " + *route + " has no role in the server's table");
   }
+  const std::string token = bearer_token(request);
+  // An attempt's credential opens its own route and nothing else, open routes included.
+  if (is_attempt_credential(token)) return as_attempt(request, needed, token, audit);
   if (needed == Role::open) return router_.dispatch(request);
 
-  const std::string token = bearer_token(request);
   if (token.empty()) {
     HttpResponse r = problem_response(
         401,
@@ -201,6 +204,42 @@ HttpResponse AccessGuard::decide(HttpRequest& request, AuditRow& audit) const {
   return router_.dispatch(request);
 }
 
+// A request with an attempt's credential (attempt_credential.h): it may push that attempt's
+// records and do nothing else. Not rate limited (every task of a gang pushes under the one
+// credential, and the route is cheap); whether the attempt still lives is the route's to say (410).
+HttpResponse AccessGuard::as_attempt(HttpRequest& request, std::optional<Role> needed,
+                                     const std::string& credential, AuditRow& audit) const {
+  auto refuse = [&audit](HttpResponse r) {
+    audit.result = "refused";
+    return r;
+  };
+  if (needed != Role::attempt) {
+    return refuse(problem_response(
+        403, "an attempt's credential may only push that attempt's records (POST "
+             "/api/v1/attempts/{token}/records); it opens no other route"));
+  }
+  const std::optional<PathParams> params = router_.params_of(request);
+  const std::string token = params && params->count("token") ? params->at("token") : "";
+  if (credential.size() != kAttemptCredentialPrefix.size() + 64) {
+    HttpResponse r = problem_response(401, "the attempt credential is malformed: \"" +
+                                               std::string(kAttemptCredentialPrefix) +
+                                               "\" and 64 hex digits expected");
+    r.headers.emplace_back("WWW-Authenticate",
+                           "Bearer realm=\"orchestrate\", error=\"invalid_token\"");
+    return refuse(r);
+  }
+  if (!store_.attempt_credential_valid(token, credential)) {
+    return refuse(problem_response(
+        403, "this credential is not the one of attempt " + routes::shown(token) +
+                 ": an attempt's credential pushes only that attempt's records"));
+  }
+  audit.user = "attempt " + token.substr(0, 200);
+  audit.role = to_string(Role::attempt);
+  request.caller = audit.user;
+  request.caller_role = audit.role;
+  return router_.dispatch(request);
+}
+
 HttpResponse AccessGuard::handle(HttpRequest request) const {
   AuditRow audit;
   audit.method = request.method.substr(0, 16);
@@ -214,7 +253,9 @@ HttpResponse AccessGuard::handle(HttpRequest request) const {
     if (audit.result.empty()) {
       audit.result = response.status < 400 ? "ok" : response.status == 403 ? "refused" : "failed";
     }
-    write_audit(std::move(audit));
+    // An agent's accepted push is telemetry, a request a task each second: not a row each.
+    const bool push = audit.role == to_string(Role::attempt) && audit.result == "ok";
+    if (!push) write_audit(std::move(audit));
   }
   write_due_samples();
   add_safety_headers(response);

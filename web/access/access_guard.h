@@ -8,6 +8,9 @@
 //   4. a change (any method but GET and HEAD) takes a token from its caller's bucket
 //      (rate_limiter.h): 429 with Retry-After when it is empty;
 //   5. the token's role must allow the route (its row's role, route_table.h): 403 otherwise;
+//      a bearer "orch_att_..." is an attempt's credential (attempt_credential.h), never a token:
+//      it opens only POST /api/v1/attempts/{token}/records for its own {token} (403 anywhere
+//      else, open routes included), is not rate limited, and its accepted pushes are no audit rows;
 // then the router answers, with the caller named in the request. Every change by a caller with
 // a valid token is a row of the audit log, allowed or refused; refusals that come in floods
 // (those before a caller is known, and 429s) are counted and written at most once a minute per
@@ -64,6 +67,8 @@ class AccessGuard {
 
  private:
   HttpResponse decide(HttpRequest& request, AuditRow& audit) const;
+  HttpResponse as_attempt(HttpRequest& request, std::optional<Role> needed,
+                          const std::string& credential, AuditRow& audit) const;
   std::optional<HttpResponse> over_rate(const Identity& who) const;
   void write_audit(AuditRow audit) const;
   void write_due_samples() const;

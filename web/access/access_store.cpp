@@ -10,6 +10,7 @@
 
 #include "scheduler/common/text.h"
 #include "scheduler/store/sqlite_db.h"
+#include "web/access/attempt_credential.h"
 #include "web/access/token.h"
 
 namespace orch {
@@ -40,8 +41,27 @@ CREATE TABLE IF NOT EXISTS audit (
   remote TEXT NOT NULL,
   count INTEGER NOT NULL DEFAULT 1
 );
+CREATE TABLE IF NOT EXISTS attempt_key (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  hex TEXT NOT NULL
+);
 PRAGMA user_version = 1;
 )sql";
+
+// Two hex digits per byte (what to_hex wrote); "" when text is not that.
+std::string from_hex(const std::string& text) {
+  auto digit = [](char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  };
+  std::string out;
+  for (std::size_t i = 0; i + 1 < text.size(); i += 2) {
+    const int hi = digit(text[i]);
+    const int lo = digit(text[i + 1]);
+    if (hi < 0 || lo < 0) return "";
+    out.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return text.size() % 2 == 0 ? out : "";
+}
 
 TokenRow read_token(const Stmt& st) {
   TokenRow t;
@@ -118,7 +138,47 @@ Result<std::unique_ptr<AccessStore>> AccessStore::open(const std::string& path,
     return r.error();
   std::unique_ptr<AccessStore> store(new AccessStore(std::move(owned), clock));
   if (auto r = store->load(); !r) return r.error();
+  if (auto r = store->load_attempt_key(); !r) return r.error();
   return store;
+}
+
+// The key attempt credentials are derived with: made once, kept in this owner-only file, so a
+// restarted server takes the credentials its running agents hold.
+Result<void> AccessStore::load_attempt_key() {
+  auto read = [this] {
+    return query_one(*db_, "SELECT hex FROM attempt_key WHERE id = 1",
+                     [](const Stmt& st) { return st.col_text(0); });
+  };
+  auto held = read();
+  if (!held) return held.error();
+  if (!*held) {
+    auto bytes = random_bytes(kAttemptKeyBytes);
+    if (!bytes) return bytes.error();
+    const std::string hex =
+        to_hex(reinterpret_cast<const unsigned char*>(bytes->data()), bytes->size());
+    if (auto r = execute(*db_, "INSERT OR IGNORE INTO attempt_key (id, hex) VALUES (1, ?1)", hex);
+        !r)
+      return r.error();
+    held = read();
+    if (!held) return held.error();
+  }
+  attempt_key_ = *held ? from_hex(**held) : "";
+  if (attempt_key_.size() != kAttemptKeyBytes) {
+    return make_error(ErrorKind::io,
+                      "access.db's attempt key is damaged (not " +
+                          std::to_string(kAttemptKeyBytes) +
+                          " bytes in hex); delete its row (attempt_key) to make a new one");
+  }
+  return {};
+}
+
+std::string AccessStore::attempt_credential(std::string_view token) const {
+  return orch::attempt_credential(attempt_key_, token);
+}
+
+bool AccessStore::attempt_credential_valid(std::string_view token,
+                                           std::string_view credential) const {
+  return attempt_credential_matches(attempt_key_, token, credential);
 }
 
 Result<void> AccessStore::load() {

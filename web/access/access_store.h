@@ -1,5 +1,6 @@
 #pragma once
-// Who may call the API, and what each caller did: the tokens (kept as hashes) and the audit log,
+// Who may call the API, and what each caller did: the tokens (kept as hashes), the audit log and
+// the key attempt credentials are derived with (attempt_credential.h),
 // in a SQLite file of their own (<state>/access.db) beside the scheduler's database. It is
 // apart so that a refused request is recorded without waiting for the brain, and so that the
 // brain's transactions never wait on the audit's writes. Safe to use from any thread (one
@@ -85,16 +86,24 @@ class AccessStore {
   Result<void> record(AuditRow row);  // at_ms is set here
   // Rows with id < before (none: from the newest), at most limit (1..1000).
   Result<AuditPage> audit(int limit, std::optional<std::int64_t> before) const;
+  // The credential of the attempt with launch token `token` (attempt_credential.h), under the
+  // key this file keeps (made at its first open, the same after every restart).
+  std::string attempt_credential(std::string_view token) const;
+  // Whether credential is that attempt's (constant time). Says nothing of the attempt's life.
+  bool attempt_credential_valid(std::string_view token, std::string_view credential) const;
+
   // The clock rows are stamped with (the guard's sampling and rate limits keep the same time).
   const Clock& clock() const { return clock_; }
 
  private:
   AccessStore(std::unique_ptr<Db> db, const Clock& clock);
   Result<void> load();
+  Result<void> load_attempt_key();
   mutable std::mutex mu_;
   std::unique_ptr<Db> db_;
   const Clock& clock_;
   std::unordered_map<std::string, Identity> live_;  // token hash -> caller
+  std::string attempt_key_;                         // raw bytes; set once at open
 };
 
 // Whether name can name a token's user (see create_token).

@@ -6,6 +6,7 @@
 #include "web/access/access_store.h"
 #include "web/api_backend.h"
 #include "web/code_api.h"
+#include "web/push_api.h"
 #include "web/refused_requests.h"
 #include "web/route_table.h"
 #include "web/router.h"
@@ -15,8 +16,9 @@ namespace orch {
 class GuardedApi {
  public:
   // code: the server's workdir archives (web/code_api.h); null: the code routes answer 501.
+  // push: the records agents push home (web/push_api.h); null: the push route answers 501.
   GuardedApi(ApiBackend& backend, AccessStore& store, GuardOptions options,
-             CodeApi* code = nullptr);
+             CodeApi* code = nullptr, PushApi* push = nullptr);
   GuardedApi(const GuardedApi&) = delete;
   GuardedApi& operator=(const GuardedApi&) = delete;
 
@@ -26,10 +28,12 @@ class GuardedApi {
   // The one table the router, the guard's roles and the OpenAPI document come from.
   const RouteTable& routes() const { return table_; }
 
-  // Every row of the server, in the router's order: the API's (api_routes), the access
-  // routes, the page and GET /api/v1/openapi.json (whose document describes them all).
+  // Every row of the server, in the router's order: the API's (api_routes), the code and push
+  // routes, the access routes, the page and GET /api/v1/openapi.json (whose document describes
+  // them all).
   static RouteTable route_table(ApiBackend& backend, AccessStore& store,
-                                const RefusedRequests& refused, CodeApi* code = nullptr);
+                                const RefusedRequests& refused, CodeApi* code = nullptr,
+                                PushApi* push = nullptr);
 
  private:
   static Router make_router(const RouteTable& table);

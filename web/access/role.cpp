@@ -14,6 +14,8 @@ const char* to_string(Role role) {
       return "operator";
     case Role::admin:
       return "admin";
+    case Role::attempt:
+      return "attempt";
   }
   return "viewer";
 }
@@ -26,6 +28,8 @@ std::optional<Role> parse_role(std::string_view text) {
 }
 
 bool role_allows(Role held, Role needed) {
+  // An attempt's agent may call its route and nothing else; no token may call that route.
+  if (held == Role::attempt || needed == Role::attempt) return held == needed;
   return static_cast<int>(held) >= static_cast<int>(needed);
 }
 

@@ -5,7 +5,9 @@
 //   user     - submit jobs, and cancel the jobs they submitted
 //   operator - any job, datasets, transfers, burn-in, support tickets
 //   admin    - clusters, outages, nodes, tokens, the audit log
-// `open` is the role of a route that needs no token (the health probe).
+// `open` is the role of a route that needs no token (the health probe); `attempt` the role of
+// the route an attempt's agents push their records to (no token holds it, it allows nothing
+// else).
 
 #include <optional>
 #include <string>

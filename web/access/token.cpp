@@ -5,13 +5,14 @@
 
 #include <array>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "scheduler/common/text.h"
 
 namespace orch {
-Result<std::string> new_token() {
-  std::array<unsigned char, 32> bytes{};
+Result<std::string> random_bytes(std::size_t count) {
+  std::string bytes(count, '\0');
   std::size_t got = 0;
   while (got < bytes.size()) {
     const ssize_t n = getrandom(bytes.data() + got, bytes.size() - got, 0);
@@ -22,7 +23,14 @@ Result<std::string> new_token() {
     }
     got += static_cast<std::size_t>(n);
   }
-  return std::string(kTokenPrefix) + to_hex(bytes.data(), bytes.size());
+  return bytes;
+}
+
+Result<std::string> new_token() {
+  auto bytes = random_bytes(32);
+  if (!bytes) return bytes.error();
+  return std::string(kTokenPrefix) +
+         to_hex(reinterpret_cast<const unsigned char*>(bytes->data()), bytes->size());
 }
 
 std::string token_hash(std::string_view token) {
