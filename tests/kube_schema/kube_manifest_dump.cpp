@@ -17,6 +17,7 @@
 #include "adapters/kubernetes/kube_manifest.h"
 #include "adapters/kubernetes/kube_secret.h"
 #include "scheduler/model/workdir.h"
+#include "tests/unit/kube/fixture.h"
 
 namespace orch::kube {
 namespace {
@@ -93,16 +94,11 @@ ClusterSpec full_cluster() {
   return c;
 }
 
+// The unit tests' attempt (tests/unit/kube/fixture.h), with a checkpoint directory and a '$'.
 LaunchRequest plain_request() {
-  LaunchRequest r;
-  r.token = "orch-12-3-mx325f71";
-  r.job_id = 12;
-  r.attempt_no = 3;
-  r.job_name = "llama-8b pretrain";
-  r.command = "exec python3 train.py --config llama-8b.yaml --lr $LR";
-  r.env = {{"ORCH_RESUME_FROM", "/ckpt/run1/step-500.pt"}, {"LR", "3e-4"}};
-  r.nodes = 1;
-  r.gpus_per_node = 8;
+  LaunchRequest r = testing::request();
+  r.command += " --lr $LR";
+  r.env["LR"] = "3e-4";
   r.checkpoint_dir = "/mnt/shared/orch/checkpoints/job-12";
   return r;
 }
