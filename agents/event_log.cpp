@@ -26,7 +26,8 @@ bool EventLog::open(const std::string& path, std::string* error) {
 }
 
 void EventLog::append(const std::string& line, bool durable) {
-  std::string out = (decorate_ ? decorate_(line) : line) + "\n";
+  const std::string record = decorate_ ? decorate_(line) : line;
+  const std::string out = record + "\n";
   const char* p = out.data();
   size_t left = out.size();
   bool ok = fd_ >= 0;
@@ -42,6 +43,7 @@ void EventLog::append(const std::string& line, bool durable) {
   }
   // EINVAL: a pipe or /dev/null in manual use, which cannot be synced and need not be.
   if (ok && durable && fsync(fd_) != 0 && errno != EINVAL) ok = false;
+  if (observe_) observe_(record);
   if (!ok && !warned_) {
     warned_ = true;
     std::fprintf(stderr, "orchestrate-agent: cannot write event file %s: %s\n", path_.c_str(),

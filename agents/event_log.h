@@ -26,12 +26,18 @@ class EventLog {
   void set_decorator(std::function<std::string(const std::string&)> decorate) {
     decorate_ = std::move(decorate);
   }
+  // Every line appended from now on (decorated, without its newline) is also handed to this
+  // after it is written (the push home, agents/push_sender.h).
+  void set_observer(std::function<void(const std::string&)> observe) {
+    observe_ = std::move(observe);
+  }
 
  private:
   int fd_ = -1;
   std::string path_;
   bool warned_ = false;
   std::function<std::string(const std::string&)> decorate_;
+  std::function<void(const std::string&)> observe_;
 };
 
 }  // namespace orch::agent

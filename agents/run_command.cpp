@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include "agents/agent_clock.h"
@@ -28,6 +29,7 @@
 #include "agents/node_name.h"
 #include "agents/output_relay.h"
 #include "agents/progress_tracker.h"
+#include "agents/push_sender.h"
 #include "agents/save_watch.h"
 #include "scheduler/model/launch_limits.h"
 #include "scheduler/model/log_tag.h"
@@ -81,6 +83,13 @@ bool parse_run_value(const std::string& flag, const std::string& v, RunOptions* 
       *error = "--io-stall-after-s wants seconds (0 for no bound), got '" + v + "'";
       return false;
     }
+  } else if (flag == "--push-url") {
+    options->push_url = v;
+  } else if (flag == "--push-every-s") {
+    if (!parse_ms(v, 3600, &options->push_every_ms) || options->push_every_ms <= 0) {
+      *error = "--push-every-s wants seconds above 0 (at most 3600), got '" + v + "'";
+      return false;
+    }
   } else if (flag == "--hang-after-s") {
     if (!parse_ms(v, limits::kMaxHangAfterS, &options->hang_after_ms)) {
       *error = "--hang-after-s wants seconds (0 for never), got '" + v + "'";
@@ -99,7 +108,7 @@ bool parse_run_value(const std::string& flag, const std::string& v, RunOptions* 
 bool is_run_flag(const std::string& a) {
   return a == "--events" || a == "--node-name" || a == "--lock-fd" || a == "--grace-ms" ||
          a == "--heartbeat-s" || a == "--hang-after-s" || a == "--run-as" ||
-         a == "--io-stall-after-s";
+         a == "--io-stall-after-s" || a == "--push-url" || a == "--push-every-s";
 }
 
 }  // namespace
@@ -184,7 +193,8 @@ bool keep_lock_private(int lock_fd) {
 // the node's name to the command (our environment is the child's) and opens the event file.
 // false, having said why on stderr, when any of that fails: then the command is not run and
 // nothing is recorded.
-bool prepare(const RunOptions& options, TaskIdentity* id, EventLog* events) {
+bool prepare(const RunOptions& options, TaskIdentity* id, EventLog* events,
+             std::unique_ptr<PushSender>* pusher) {
   auto place = resolve_place(options.place, getenv_lookup);
   if (!place) {
     std::fprintf(stderr, "orchestrate-agent: %s\n", place.error().message.c_str());
@@ -213,11 +223,16 @@ bool prepare(const RunOptions& options, TaskIdentity* id, EventLog* events) {
   std::string path, error;
   const int task = id->place ? task_rank(*id->place) : 0;
   const int node = id->place ? id->place->node_rank : 0;
-  if (!expand_events_path(options.events_path, task, node, &path, &error) ||
+  PushConfig push;
+  bool pushing = false;
+  if (!read_push_config(options.push_url, options.push_every_ms, &push, &pushing, &error) ||
+      (pushing && !(*pusher = PushSender::create(push, task, id->node, &error))) ||
+      !expand_events_path(options.events_path, task, node, &path, &error) ||
       !events->open(path, &error)) {
     std::fprintf(stderr, "orchestrate-agent: %s\n", error.c_str());
     return false;
   }
+  if (*pusher) events->set_observer([p = pusher->get()](const std::string& r) { p->add(r); });
   return true;
 }
 
@@ -339,7 +354,8 @@ int run_command(const RunOptions& options) {
   if (!keep_lock_private(options.lock_fd)) return 2;
   TaskIdentity id;
   EventLog events;
-  if (!prepare(options, &id, &events)) return 2;
+  std::unique_ptr<PushSender> pusher;  // records pushed home (issue 44); null: not asked for
+  if (!prepare(options, &id, &events, &pusher)) return 2;
   // Orphaned descendants of the job become our children, so we can wait for them and reap them.
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   // Signals are forwarded to our process group, which must hold this task alone. The local site
@@ -379,6 +395,7 @@ int run_command(const RunOptions& options) {
   std::optional<OutputRelay> err_relay;
   if (whole_lines) err_relay.emplace(err_pipe[0], STDERR_FILENO, true, tag);
   unblock_job_signals();
+  if (pusher) pusher->start();  // after the fork: the child is forked from one thread
   write_start(events, id, child);
 
   TrackerOptions tracker_options;
@@ -413,7 +430,9 @@ int run_command(const RunOptions& options) {
   relay.finish(on_line);
   if (err_relay) err_relay->finish(ignore_lines);
   append_all(events, tracker.flush());
-  return write_exit(events, id, status);
+  const int exit_status = write_exit(events, id, status);
+  if (pusher) pusher->finish();  // bounded: PushConfig::exit_wait_ms
+  return exit_status;
 }
 
 }  // namespace orch::agent

@@ -23,6 +23,8 @@ struct RunOptions {
   long long io_stall_after_ms = 0;  // a save running this long: an io_stall record; 0: no bound
   std::string run_as;  // the user the command runs as (the agent must be root); "": the agent's
   WatchOptions watch;  // the live watch (issue 43): kernel log and nvidia-smi while the job runs
+  std::string push_url;             // records pushed home (issue 44); "": ORCH_PUSH_URL
+  long long push_every_ms = 1'000;  // a push batch at most this long after its first record
   std::vector<std::string> argv;  // the command and its arguments; argv[0] is searched in PATH
 };
 
@@ -32,8 +34,9 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* options
 
 // Runs the command to completion. Returns the agent's exit status: the child's exit code, or
 // 128 + signal when a signal ended it, or 2 when the place cannot be read from srun's variables,
-// the event file cannot be written at start or the job's user cannot be taken on (not root, no
-// such user): the command is not run then.
+// the event file cannot be written at start, the job's user cannot be taken on (not root, no
+// such user) or pushing is asked for but cannot work (agents/push_sender.h): the command is not
+// run then.
 int run_command(const RunOptions& options);
 
 }  // namespace orch::agent
