@@ -61,8 +61,11 @@ class KubernetesSite final : public ClusterPort, public SiteCopier {
 
   // Copies between this site's storage and this host: request.from.path (here) into
   // local_path, or local_path into request.to.path, as a tar stream through pods/exec of the
-  // storage helper, capped and reported through `control`. A copy starts over after a failure
-  // (no partial resumption). Errors: unreachable, io (tar failed on either side, its stderr),
+  // storage helper, capped and reported through `control` (kube_site_copy.cpp). A copy that
+  // broke resumes from what arrived (kube_copy_plan.h): complete files are skipped (compared by
+  // SHA-256 when request.checksum), partial ones continued from their size and hashed (sent
+  // again whole when the hash differs); TransferOutcome::bytes counts what this call sent.
+  // Errors: unreachable (also a stream that broke), io (tar failed on either side, its stderr),
   // conflict (stopped), invalid (paths that are not absolute, a file renamed on the way).
   Result<TransferOutcome> copy_out(const TransferRequest& request, const std::string& local_path,
                                    TransferControl& control) override;
@@ -83,6 +86,7 @@ class KubernetesSite final : public ClusterPort, public SiteCopier {
                                     KubeResponse answer, std::initializer_list<int> ok);
 
   // The attempt's Secret (kube_secret.h; kube_site_secret.cpp).
+  friend class KubeSiteCopy;  // a copy_out / copy_in (kube_site_copy.cpp)
   // POSTs it: true when this call made it, false when it was there from an earlier try of the
   // same launch. A refusal says which RBAC verbs the site's credentials need.
   Result<bool> create_secret(const kube::KubeLaunchPlan& plan);
@@ -146,3 +150,4 @@ Result<std::unique_ptr<ClusterPort>> make_kubernetes_site(const ClusterSpec& clu
                                                           const SiteContext& context);
 
 }  // namespace orch
+  std::string helper_node_;  // the node the running helper is on

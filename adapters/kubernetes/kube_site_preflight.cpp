@@ -1,6 +1,9 @@
 // KubernetesSite::preflight (`orchestrate cluster check`, scheduler/model/preflight.h): the API
 // server takes the credentials, the namespace exists, RBAC allows every verb this adapter uses
-// (one SelfSubjectAccessReview each), and the helper pods have an image.
+// (one SelfSubjectAccessReview each), the helper pods have an image, and the checkpoint root is
+// on a shared volume the storage helper mounts (a warning otherwise).
+
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +46,105 @@ std::string status_words(const Result<KubeResponse>& r) {
   return "HTTP " + std::to_string(r->status) + ": " + r->body.substr(0, 200);
 }
 
+constexpr const char* kVolumeCheck = "checkpoint-volume";
+
+// A warning: the check passes (the cluster takes jobs) and says what to fix.
+PreflightCheck warned(const std::string& why) {
+  return check_passed(kVolumeCheck, "warning: " + why);
+}
+
+// The volume whose mount holds `path` in the helper (and every job's pod): the deepest one.
+const PodVolume* volume_holding(const std::vector<PodVolume>& volumes, const std::string& path) {
+  const PodVolume* best = nullptr;
+  for (const PodVolume& v : volumes) {
+    const bool holds =
+        !v.mount.empty() && (path == v.mount || v.mount == "/" || path.starts_with(v.mount + "/"));
+    if (holds && (best == nullptr || v.mount.size() > best->mount.size())) best = &v;
+  }
+  return best;
+}
+
+// The access modes of a claim as the API shows it (the bound volume's, else the requested).
+std::vector<std::string> access_modes(const std::string& body) {
+  const json pvc = json::parse(body, nullptr, false);
+  std::vector<std::string> out;
+  for (const char* part : {"status", "spec"}) {
+    if (!pvc.is_object() || !pvc.contains(part) || !pvc[part].is_object()) continue;
+    const json& modes = pvc[part].value("accessModes", json::array());
+    for (const json& m : modes.is_array() ? modes : json::array()) {
+      if (m.is_string()) out.push_back(m.get<std::string>());
+    }
+    if (!out.empty()) break;
+  }
+  return out;
+}
+
+// Issue 44: the checkpoint root (storage.checkpoints, else <storage.root>/checkpoints) lies on
+// a volume the storage helper mounts, writable, shared by all nodes: a ReadWriteMany claim.
+PreflightCheck checkpoint_volume_check(const ClusterSpec& spec, const std::string& ns,
+                                       KubeClient& client) {
+  if (spec.checkpoint_root.empty() && spec.storage_root.empty()) {
+    return warned(
+        "neither storage.checkpoints nor storage.root is set: the checkpoints of jobs "
+        "here cannot be listed, verified, copied or deleted; set storage.checkpoints to "
+        "a directory on one of kubernetes.volumes (a ReadWriteMany claim)");
+  }
+  const std::string root = spec.checkpoints_dir();
+  const PodVolume* v = volume_holding(spec.kubernetes.pod.volumes, root);
+  if (v == nullptr) {
+    std::string mounts;
+    for (const PodVolume& m : spec.kubernetes.pod.volumes) {
+      mounts += (mounts.empty() ? "" : ", ") + m.mount;
+    }
+    return warned(root +
+                  " is on none of the volumes the storage helper mounts (kubernetes."
+                  "volumes: " +
+                  (mounts.empty() ? std::string("none") : mounts) +
+                  "): its checkpoints cannot be listed, verified, copied or deleted; mount a "
+                  "ReadWriteMany claim at or above it, or fix storage.checkpoints");
+  }
+  const std::string on = root + " is on volume " + v->name;
+  if (v->read_only) return warned(on + ", mounted read-only: jobs cannot save there");
+  if (!v->host_path.empty()) {
+    return warned(on + ", host_path " + v->host_path +
+                  ": each node has its own, so the storage helper does not see what jobs saved "
+                  "on other nodes; use a ReadWriteMany claim");
+  }
+  const std::string path = "/api/v1/namespaces/" + ns + "/persistentvolumeclaims/" + v->claim;
+  auto r = client.request("GET", path);
+  if (r && r->status == 404) {
+    return warned("claim " + v->claim + " is not in namespace " + ns + " (" + on +
+                  "): pods that mount it stay Pending; create it (ReadWriteMany) or fix "
+                  "kubernetes.volumes");
+  }
+  if (!r || r->status != 200) {
+    return check_passed(kVolumeCheck, on + " (claim " + v->claim +
+                                          "); its access mode was not "
+                                          "checked: GET " +
+                                          path + " answered " +
+                                          (r ? std::to_string(r->status) : r.error().message) +
+                                          " (these credentials need get persistentvolumeclaims)");
+  }
+  const auto modes = access_modes(r->body);
+  const auto has = [&](const char* m) {
+    return std::find(modes.begin(), modes.end(), m) != modes.end();
+  };
+  std::string listed;
+  for (const auto& m : modes) listed += (listed.empty() ? "" : ", ") + m;
+  if (has("ReadWriteMany")) {
+    return check_passed(kVolumeCheck,
+                        root + " is on claim " + v->claim + " (ReadWriteMany), volume " + v->name);
+  }
+  if (has("ReadWriteOnce") || has("ReadWriteOncePod")) {
+    return warned(root + " is on claim " + v->claim + ", which is " + listed +
+                  ": only pods on one node can mount it, so the storage helper and jobs on other "
+                  "nodes wait for it (Multi-Attach error); use a ReadWriteMany storage class");
+  }
+  return warned(root + " is on claim " + v->claim + ", which is " +
+                (listed.empty() ? std::string("of no access mode") : listed) +
+                ": jobs cannot save there; use a ReadWriteMany claim");
+}
+
 }  // namespace
 
 std::vector<PreflightCheck> KubernetesSite::preflight() {
@@ -64,6 +166,7 @@ std::vector<PreflightCheck> KubernetesSite::preflight() {
                                              "neither kubernetes.helper_image nor pod.image is "
                                              "set: storage and probes need an image")
                               : check_passed("helper-image", image));
+  out.push_back(checkpoint_volume_check(spec_, namespace_, *client_));
   return out;
 }
 

@@ -1,17 +1,13 @@
 // KubernetesSite's storage: the storage scripts of adapters/storage (the same as Slurm sites
 // run on their login node) run through pods/exec in the site's storage helper pod, which mounts
-// the cluster's volumes; copies to and from this host are tar streams through the same pod.
+// the cluster's volumes (copies to and from this host: kube_site_copy.cpp).
 
-#include <algorithm>
 #include <chrono>
-#include <csignal>
-#include <filesystem>
 #include <thread>
 
 #include "adapters/kubernetes/kube_helper_pod.h"
 #include "adapters/kubernetes/kube_manifest.h"
 #include "adapters/kubernetes/kube_site.h"
-#include "adapters/process/child_process.h"
 #include "adapters/storage/storage_script.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/model/workdir.h"
@@ -24,7 +20,6 @@ using std::chrono::milliseconds;
 constexpr milliseconds kStorageTimeout{60000};  // a listing without hashes
 constexpr milliseconds kHelperStart{180000};    // image pull and scheduling of the helper
 constexpr std::int64_t kHelperIdleMs = std::int64_t{10} * 60 * 1000;
-constexpr double kSlowestCopyRate = 5e6;  // bytes/s: a copy's deadline grows with its size
 
 std::int64_t now_ms() {
   return SystemClock().now_ms();
@@ -36,102 +31,6 @@ bool stuck(const kube::ContainerStatusInfo& c) {
          (c.reason == "ErrImagePull" || c.reason == "ImagePullBackOff" ||
           c.reason == "InvalidImageName" || c.reason == "CreateContainerConfigError" ||
           c.reason == "CreateContainerError" || c.reason == "ErrImageNeverPull");
-}
-
-std::string parent_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
-
-std::string base_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// `tar -c` of a copy to stdout: a directory's contents, or one file under its own name.
-std::vector<std::string> tar_create(const std::string& path, bool directory) {
-  return directory ? std::vector<std::string>{"tar", "-c", "-f", "-", "-C", path, "."}
-                   : std::vector<std::string>{"tar",           "-c",         "-f", "-", "-C",
-                                              parent_of(path), base_of(path)};
-}
-
-// Paths that reach a shell or tar as arguments: absolute, no NUL, no "..".
-Result<void> check_copy_path(const std::string& path, const std::string& what) {
-  if (path.empty() || path.front() != '/' || path.find('\0') != std::string::npos ||
-      path.find("/../") != std::string::npos || path.ends_with("/..") || path == "/") {
-    return make_error(ErrorKind::invalid, what + " '" + path + "' is not an absolute path");
-  }
-  return Ok{};
-}
-
-// Both ends of a copy: absolute paths, and a single file keeping its name (tar carries it).
-Result<void> check_copy(const std::string& from, const std::string& to, bool directory,
-                        const std::string& site) {
-  if (auto ok = check_copy_path(from, "source"); !ok) return ok.error();
-  if (auto ok = check_copy_path(to, "destination"); !ok) return ok.error();
-  if (!directory && base_of(from) != base_of(to)) {
-    return make_error(ErrorKind::invalid,
-                      "a single file keeps its name when copied to or from "
-                      "Kubernetes site " +
-                          site + " (" + from + " -> " + to + ")");
-  }
-  return Ok{};
-}
-
-// A copy's bytes as they pass: held to the transfer's cap, progress at most 4 times a second.
-class CopyMeter {
- public:
-  CopyMeter(TransferControl& control, const TransferRequest& request, std::string route)
-      : control_(control), started_(std::chrono::steady_clock::now()), last_(started_) {
-    progress_.route = std::move(route);
-    progress_.bytes_total = request.bytes_hint;
-  }
-
-  void add(std::size_t bytes) {
-    progress_.bytes_done += bytes;
-    const double cap = control_.cap_bytes_per_s();
-    progress_.cap_bytes_per_s = cap;
-    if (cap > 0) {
-      const double should = static_cast<double>(progress_.bytes_done) / cap;
-      if (should > seconds())
-        std::this_thread::sleep_for(std::chrono::duration<double>(should - seconds()));
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_ < milliseconds(250)) return;
-    last_ = now;
-    progress_.rate_bytes_per_s =
-        seconds() > 0 ? static_cast<double>(progress_.bytes_done) / seconds() : 0;
-    progress_.percent = progress_.bytes_total > 0
-                            ? static_cast<int>(std::min<std::uint64_t>(
-                                  100, progress_.bytes_done * 100 / progress_.bytes_total))
-                            : 0;
-    control_.progress(progress_);
-  }
-
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  }
-  std::uint64_t bytes_done() const { return progress_.bytes_done; }
-
-  TransferOutcome outcome(std::uint64_t bytes) const {
-    TransferOutcome out;
-    out.bytes = bytes;
-    out.seconds = seconds();
-    out.route = progress_.route;
-    return out;
-  }
-
- private:
-  TransferControl& control_;
-  std::chrono::steady_clock::time_point started_;
-  std::chrono::steady_clock::time_point last_;
-  TransferProgress progress_;
-};
-
-// A copy's deadline: the listing's time plus its bytes at the slowest rate expected.
-milliseconds copy_timeout(const TransferRequest& request) {
-  return kStorageTimeout + milliseconds(static_cast<std::int64_t>(
-                               static_cast<double>(request.bytes_hint) / kSlowestCopyRate * 1e3));
 }
 
 }  // namespace
@@ -147,6 +46,20 @@ Result<std::string> KubernetesSite::storage_helper() {
   const std::string name = kube::storage_helper_name(spec_.name);
   const std::string path = kube::pods_path(namespace_) + "/" + name;
   helper_used_ms_ = now_ms();
+  // A helper on a node that is NotReady or gone (as of the last inventory) is replaced: its
+  // commands would hang or fail until the node comes back, if it does.
+  const auto node_lost = [this](const std::string& node) {
+    std::lock_guard<std::mutex> nodes_lock(mu_);
+    if (node.empty() || nodes_.empty()) return false;
+    for (const auto& n : nodes_) {
+      if (n.info.name == node) return n.ready != "True";
+    }
+    return true;
+  };
+  if (helper_running_ && node_lost(helper_node_)) {
+    (void)client_->request("DELETE", path + "?gracePeriodSeconds=0");
+    helper_running_ = false;
+  }
   if (helper_running_) return name;
   const auto deadline = std::chrono::steady_clock::now() + kHelperStart;
   bool created = false;
@@ -164,12 +77,15 @@ Result<std::string> KubernetesSite::storage_helper() {
     if (got->status == 200) {
       auto pod = kube::parse_pod(got->body);
       if (!pod) return site_error(pod.error());
-      if (pod->phase == "Running" && !pod->deleting) {
+      // One this call made is taken wherever the scheduler put it (the node list may be old).
+      const bool lost = !created && node_lost(pod->node_name);
+      if (pod->phase == "Running" && !pod->deleting && !lost) {
         helper_running_ = true;
+        helper_node_ = pod->node_name;
         return name;
       }
-      if (pod->phase == "Succeeded" || pod->phase == "Failed" || pod->deleting) {
-        // Past its lifetime, or its node went away: a new one.
+      if (pod->phase == "Succeeded" || pod->phase == "Failed" || pod->deleting || lost) {
+        // Past its lifetime, or its node went away or is NotReady: a new one.
         (void)client_->request("DELETE", path + "?gracePeriodSeconds=0");
         created = false;
       } else if (pod->container && stuck(*pod->container)) {
@@ -281,110 +197,6 @@ Result<void> KubernetesSite::remove_path(const RemoveRequest& request) {
   auto checked = storage::check_remove_output(run->out, run->err, run->exit_code, request);
   if (!checked) return site_error(checked.error());
   return Ok{};
-}
-
-Result<TransferOutcome> KubernetesSite::copy_out(const TransferRequest& request,
-                                                 const std::string& local_path,
-                                                 TransferControl& control) {
-  if (auto ok = check_copy(request.from.path, local_path, request.directory, spec_.name); !ok) {
-    return site_error(ok.error());
-  }
-  // tar -x here, fed by tar -c in the helper pod.
-  const std::string into = request.directory ? local_path : parent_of(local_path);
-  std::error_code ec;
-  std::filesystem::create_directories(into, ec);
-  if (ec) {
-    return make_error(ErrorKind::io, "cannot create " + into + " here: " + ec.message());
-  }
-  auto tar = process::ChildProcess::spawn_with_stdin(
-      {"tar", "-x", "-f", "-", "-C", into, "--no-same-owner"});
-  if (!tar) return tar.error();
-  CopyMeter meter(control, request, "tar through pods/exec from " + spec_.name);
-  std::string local_err;
-  std::string remote_err;
-  bool local_failed = false;
-  auto run = run_in_helper(
-      tar_create(request.from.path, request.directory), nullptr,
-      [&](int channel, std::string_view data) {
-        if (channel == 2) {
-          remote_err.append(data.substr(0, 4096));
-          return true;
-        }
-        if (control.stop_requested()) return false;
-        if (!tar->write_stdin(data)) {
-          local_failed = true;
-          return false;
-        }
-        meter.add(data.size());
-        return true;
-      },
-      copy_timeout(request));
-  tar->close_stdin();
-  std::string out;
-  while (!tar->output_closed()) tar->read_some(milliseconds(200), out, local_err);
-  tar->wait_for(milliseconds(30000));
-  if (control.stop_requested()) return make_error(ErrorKind::conflict, "stopped");
-  // The source's failure first: a tar -c that failed leaves tar -x nothing to read.
-  if (run && run->exit_code != 0) {
-    return make_error(ErrorKind::io, "site " + spec_.name + ": tar -c of " + request.from.path +
-                                         " failed in the storage helper pod (exit " +
-                                         std::to_string(run->exit_code) +
-                                         "): " + storage::stderr_tail(remote_err));
-  }
-  if (!run && !local_failed) return run.error();
-  if (local_failed || tar->exit().exit_code != 0) {
-    return make_error(ErrorKind::io, "site " + spec_.name + ": tar -x into " + into +
-                                         " failed here: " + storage::stderr_tail(local_err));
-  }
-  return meter.outcome(meter.bytes_done());
-}
-
-Result<TransferOutcome> KubernetesSite::copy_in(const TransferRequest& request,
-                                                const std::string& local_path,
-                                                TransferControl& control) {
-  if (auto ok = check_copy(local_path, request.to.path, request.directory, spec_.name); !ok) {
-    return site_error(ok.error());
-  }
-  auto tar = process::ChildProcess::spawn(tar_create(local_path, request.directory));
-  if (!tar) return tar.error();
-  const std::string into = request.directory ? request.to.path : parent_of(request.to.path);
-  CopyMeter meter(control, request, "tar through pods/exec to " + spec_.name);
-  std::string local_err;
-  bool stopped = false;
-  auto run = run_in_helper(
-      {"/bin/sh", "-c", "mkdir -p -- \"$1\" && exec tar -x -f - -C \"$1\" --no-same-owner", "sh",
-       into},
-      [&]() -> std::optional<std::string> {
-        if (control.stop_requested()) {
-          stopped = true;
-          return std::nullopt;
-        }
-        std::string chunk;
-        while (chunk.empty() && !tar->output_closed()) {
-          std::string err;
-          tar->read_some(milliseconds(200), chunk, err);
-          local_err += err;
-        }
-        meter.add(chunk.size());
-        return chunk;  // "" once tar -c is done: stdin is closed
-      },
-      nullptr, copy_timeout(request));
-  // A copy that broke off leaves tar -c blocked on a full pipe: it goes.
-  if (!run || stopped) tar->signal_group(SIGKILL);
-  tar->wait_for(milliseconds(30000));
-  if (stopped) return make_error(ErrorKind::conflict, "stopped");
-  if (!run) return run.error();
-  if (tar->exit().exit_code != 0) {
-    return make_error(ErrorKind::io, "tar -c of " + local_path +
-                                         " failed here: " + storage::stderr_tail(local_err));
-  }
-  if (run->exit_code != 0) {
-    return make_error(ErrorKind::io, "site " + spec_.name + ": tar -x into " + into +
-                                         " failed in the storage helper pod (exit " +
-                                         std::to_string(run->exit_code) +
-                                         "): " + storage::stderr_tail(run->err));
-  }
-  return meter.outcome(run->bytes_in);
 }
 
 }  // namespace orch

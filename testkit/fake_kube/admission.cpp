@@ -86,6 +86,39 @@ void admit_namespace(json& ns) {
   ns["status"] = {{"phase", "Active"}};
 }
 
+// A PersistentVolumeClaim (issue 44, read by `cluster check`): access modes and a storage
+// request required, as the real validation words it; Bound at once (there is no provisioner),
+// its status repeating the modes and the request.
+void admit_claim(json& pvc) {
+  const std::string name = string_at(pvc, {"metadata", "name"});
+  const auto refuse = [&](const std::string& field, const std::string& what) {
+    ApiError e(422, "Invalid",
+               "PersistentVolumeClaim \"" + name + "\" is invalid: " + field + ": " + what);
+    e.details = {{"name", name}, {"group", ""}, {"kind", "PersistentVolumeClaim"}};
+    throw e;
+  };
+  const json modes = at_path(pvc, {"spec", "accessModes"});
+  if (!modes.is_array() || modes.empty()) {
+    refuse("spec.accessModes", "Required value: at least 1 access mode is required");
+  }
+  for (const json& m : modes) {
+    const std::string mode = m.is_string() ? m.get<std::string>() : m.dump();
+    if (mode != "ReadWriteOnce" && mode != "ReadOnlyMany" && mode != "ReadWriteMany" &&
+        mode != "ReadWriteOncePod") {
+      refuse("spec.accessModes", "Unsupported value: \"" + mode +
+                                     "\": supported values: \"ReadOnlyMany\", \"ReadWriteMany\", "
+                                     "\"ReadWriteOnce\", \"ReadWriteOncePod\"");
+    }
+  }
+  const json storage = at_path(pvc, {"spec", "resources", "requests", "storage"});
+  if (!storage.is_string() || storage.get<std::string>().empty()) {
+    refuse("spec.resources[storage]", "Required value");
+  }
+  pvc["spec"]["volumeMode"] = string_at(pvc, {"spec", "volumeMode"}, "Filesystem");
+  pvc["status"] = {
+      {"phase", "Bound"}, {"accessModes", modes}, {"capacity", {{"storage", storage}}}};
+}
+
 }  // namespace
 
 std::string kind_for_messages(const ResourceInfo& info) {
@@ -180,6 +213,7 @@ void admit(const ResourceInfo& info, json& object) {
   if (info.plural == "services") admit_service(object);
   if (info.plural == "namespaces") admit_namespace(object);
   if (info.plural == "secrets") admit_secret(object);
+  if (info.plural == "persistentvolumeclaims") admit_claim(object);
 }
 
 }  // namespace orch::fake_kube

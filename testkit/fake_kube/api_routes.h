@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "testkit/fake_kube/cluster.h"
+#include "testkit/fake_kube/exec_cut.h"
 #include "testkit/fake_kube/http_exchange.h"
 #include "testkit/fake_kube/kube_json.h"
 #include "testkit/fake_kube/rbac.h"
@@ -24,6 +25,8 @@ struct ApiState {
   std::atomic<bool> gone_as_http{false};
   // Set by the forbid hook: verbs the credentials may not use (rbac.h).
   Forbidden forbidden;
+  // Set by the exec cut hook: the next exec stream past N bytes is cut there (exec_cut.h).
+  ExecCut exec_cut;
 };
 
 // false when the path is not a resource path (the caller answers 404 then).

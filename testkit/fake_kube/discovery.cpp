@@ -10,7 +10,8 @@ constexpr const char* kAggregatedType =
 
 // `kubectl get all`: the workloads, never Secrets (as in Kubernetes).
 bool in_category_all(const ResourceInfo& r) {
-  return r.namespaced && r.plural != "namespaces" && r.plural != "secrets";
+  return r.namespaced && r.plural != "namespaces" && r.plural != "secrets" &&
+         r.plural != "persistentvolumeclaims";
 }
 
 json legacy_resource_list(const std::string& group_version) {
@@ -166,6 +167,17 @@ const std::vector<ResourceInfo>& served_resources() {
        true,
        {"create", "delete", "get", "list", "watch"},
        {"svc"},
+       {}},
+      // Claims (issue 44): stored for their accessModes (`cluster check`); a pod's claim
+      // volume needs none (pod_volumes.h).
+      {"",
+       "v1",
+       "persistentvolumeclaims",
+       "persistentvolumeclaim",
+       "PersistentVolumeClaim",
+       true,
+       {"create", "delete", "get", "list", "watch"},
+       {"pvc"},
        {}},
       {"batch",
        "v1",

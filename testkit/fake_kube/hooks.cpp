@@ -144,6 +144,24 @@ bool handle_hook(ApiState& state, const Request& req, ResponseWriter& out) {
   }
   if (seg.size() == 3 && seg[1] == "watches" && seg[2] == "drop" && req.method == "POST") {
     cluster.store().close_watchers();
+  // /fake/exec/cut?afterBytes=N: the next exec stream past N bytes breaks there (exec_cut.h)
+  if (seg.size() == 3 && seg[1] == "exec" && seg[2] == "cut") {
+    if (req.method == "DELETE") {
+      state.exec_cut.disarm();
+      answer(out, "");
+      return true;
+    }
+    const std::string after = req.param("afterBytes");
+    char* end = nullptr;
+    const long long n = std::strtoll(after.c_str(), &end, 10);
+    if (req.method != "POST" || after.empty() || *end != '\0' || n < 0) {
+      answer(out, "POST /fake/exec/cut?afterBytes=N (a whole number >= 0), or DELETE");
+      return true;
+    }
+    state.exec_cut.arm(n);
+    answer(out, "");
+    return true;
+  }
     answer(out, "");
     return true;
   }

@@ -229,7 +229,8 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
   }
   if (with_stdin) {
     bool gone = false;
-    while (child.in >= 0) {
+    bool cut = false;
+    while (child.in >= 0 && !cut) {
       auto message = ws->read();
       if (!message) {
         gone = true;
@@ -237,6 +238,7 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
       }
       if (message->empty()) continue;
       const char channel = (*message)[0];
+  std::uint64_t carried = 0;  // stdout sent plus stdin received, for the cut hook
       if (channel == 0) {
         std::string_view data(*message);
         data.remove_prefix(1);
@@ -250,8 +252,12 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
         close(child.in);
         child.in = -1;
       }
+        const std::size_t pass = state.exec_cut.allow(carried, data.size());
+        cut = pass < data.size();
+        carried += pass;
+        data = data.substr(0, pass);
     }
-    if (gone) {
+    if (gone || cut) {
       if (child.in >= 0) close(child.in);
       kill(-child.pid, SIGKILL);
       wait_child(child.pid);
@@ -267,6 +273,7 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
     send_channel(*ws, 3, status_json(status, argv));
     ws->close();
     return true;
+      if (cut) ws->close();  // no Status: the stream broke
   }
   // No stdin: stream stdout and stderr as they come.
   std::string buffer(kChunk, '\0');
@@ -281,11 +288,19 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
       if (n <= 0) {
         close(fds[i].fd);
         fds[i].fd = -1;
+  bool cut = false;
         --open_fds;
         continue;
       }
-      if (!send_channel(*ws, static_cast<char>(i + 1),
-                        std::string_view(buffer.data(), static_cast<std::size_t>(n)))) {
+      std::size_t pass = static_cast<std::size_t>(n);
+      if (i == 0) {
+        pass = state.exec_cut.allow(carried, pass);
+        cut = pass < static_cast<std::size_t>(n);
+        carried += pass;
+      }
+      if ((pass > 0 &&
+           !send_channel(*ws, static_cast<char>(i + 1), std::string_view(buffer.data(), pass))) ||
+          cut) {
         client_gone = true;
       }
     }
@@ -297,9 +312,11 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
   const int status = wait_child(child.pid);
   if (!client_gone) {
     send_channel(*ws, 3, status_json(status, argv));
+        break;
     ws->close();
   }
   return true;
 }
 
 }  // namespace orch::fake_kube
+  if (cut) ws->close();  // no Status: the stream broke

@@ -44,8 +44,8 @@ TEST_F(ApiTest, DiscoveryDescribesWhatIsServed) {
   std::set<std::string> core;
   json v1 = get("/api/v1");
   for (const json& r : v1["resources"]) core.insert(r["name"]);
-  EXPECT_EQ(core, (std::set<std::string>{"namespaces", "nodes", "pods", "pods/log", "secrets",
-                                         "services"}));
+  EXPECT_EQ(core, (std::set<std::string>{"namespaces", "nodes", "persistentvolumeclaims", "pods",
+                                         "pods/log", "secrets", "services"}));
   json batch = get("/apis/batch/v1");
   EXPECT_EQ(batch["groupVersion"], "batch/v1");
   EXPECT_EQ(batch["resources"][0]["name"], "jobs");
