@@ -132,9 +132,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, milliseconds tim
 std::unique_ptr<ServerProcess> ServerProcess::start(const std::string& config,
                                                     const std::string& state,
                                                     const std::string& log_path, std::string& error,
-                                                    milliseconds timeout, bool record_url) {
+                                                    milliseconds timeout, bool record_url,
+                                                    int port) {
   std::vector<std::string> argv = {
-      ORCH_BIN_DIR "/orchestrate", "serve", "--config", config, "--state", state, "--port", "0"};
+      ORCH_BIN_DIR "/orchestrate", "serve", "--config", config, "--state", state, "--port",
+      std::to_string(port)};
   if (!record_url) argv.push_back("--no-record");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");

@@ -57,11 +57,13 @@ class ServerProcess {
   // Starts the server and reads its stdout until the "serving ... on http://..." line.
   // Returns nullptr and sets error (with the server's stderr) when that line does not come.
   // record_url: let it record its URL in the user's CLI config (cli/user_config.h); by default
-  // it runs with --no-record, so tests and benchmarks never touch ~/.config.
+  // it runs with --no-record, so tests and benchmarks never touch ~/.config. port: --port (0:
+  // a free one; a fixed one for a server restarted where its clients, such as pods' agents
+  // pushing home, were told to find it).
   static std::unique_ptr<ServerProcess> start(const std::string& config, const std::string& state,
                                               const std::string& log_path, std::string& error,
                                               milliseconds timeout = milliseconds(20000),
-                                              bool record_url = false);
+                                              bool record_url = false, int port = 0);
   ~ServerProcess();  // SIGKILLs a server still running, so a failed test leaks nothing
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;

@@ -68,7 +68,7 @@ class ServerFixture : public ::testing::Test {
     if (!faults.empty()) setenv("ORCH_FAULTS", faults.c_str(), 1);
     std::string error;
     server_ = ServerProcess::start(config_, state_, log_path(++starts_), error, milliseconds(20000),
-                                   record_url_);
+                                   record_url_, port_);
     unsetenv("ORCH_FAULTS");
     ASSERT_TRUE(server_) << "orchestrate serve did not start: " << error;
     url_ = server_->url();
@@ -257,6 +257,7 @@ class ServerFixture : public ::testing::Test {
   std::string url_;
   int starts_ = 0;
   bool record_url_ = false;  // serve records its URL in the user's CLI config (newcomer's test)
+  int port_ = 0;             // serve's --port (0: a free one)
   milliseconds poll_{50};
   milliseconds wait_timeout_{30000};
   milliseconds final_timeout_{30000};
