@@ -558,7 +558,9 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
   pod_spec["containers"] = Json::array({container});
 
   try {
-    plan.job_body = job_manifest(plan, request, k, labels, annotations, pod_spec).dump();
+    Json job = job_manifest(plan, request, k, labels, annotations, pod_spec);
+    apply_pod_metadata(pod, request.topology, job["spec"]["template"]["metadata"]);
+    plan.job_body = job.dump();
     if (!plan.secret_values.empty()) add_secret(plan, secret, labels);
     if (multi) plan.service_body = service_manifest(plan, labels, annotations, request.token);
   } catch (const nlohmann::json::exception& e) {

@@ -6,6 +6,23 @@ namespace orch::kube {
 
 using Json = nlohmann::ordered_json;
 
+namespace {
+
+void apply_security(const PodSecurity& s, Json& container, Json& pod_spec) {
+  Json sc = Json::object();
+  if (!s.capabilities_add.empty()) sc["capabilities"] = {{"add", s.capabilities_add}};
+  if (s.privileged) sc["privileged"] = *s.privileged;
+  if (s.run_as_user) sc["runAsUser"] = *s.run_as_user;
+  if (s.run_as_group) sc["runAsGroup"] = *s.run_as_group;
+  if (!sc.empty()) container["securityContext"] = std::move(sc);
+  if (s.host_network.value_or(false)) {
+    pod_spec["hostNetwork"] = true;
+    pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet";
+  }
+}
+
+}  // namespace
+
 void request_gpus(const std::string& gpu_resource, int gpus, Json& container, Json& pod_spec) {
   if (gpus <= 0) return;
   container["resources"]["limits"][gpu_resource] = std::to_string(gpus);
@@ -75,7 +92,28 @@ Result<void> apply_pod_settings(const PodSettings& pod, PodKind kind, Json& cont
   if (kind == PodKind::job && !pod.priority_class.empty()) {
     pod_spec["priorityClassName"] = pod.priority_class;
   }
+  if (kind == PodKind::job) apply_security(pod.security, container, pod_spec);
   return Ok{};
+}
+
+void apply_pod_metadata(const PodSettings& pod, const TopologyHint& topology, Json& metadata) {
+  for (const char* part : {"labels", "annotations"}) {
+    if (!metadata[part].is_object()) metadata[part] = Json::object();
+  }
+  for (const auto& [key, value] : pod.labels) {
+    if (!metadata["labels"].contains(key)) metadata["labels"][key] = value;
+  }
+  Json& annotations = metadata["annotations"];
+  for (const auto& [key, value] : pod.annotations) {
+    if (!annotations.contains(key)) annotations[key] = value;
+  }
+  if (!topology.level.empty()) {
+    // The hint is the job's word on its topology: it replaces one the pod settings wrote.
+    annotations.erase(kKueueRequiredTopology);
+    annotations.erase(kKueuePreferredTopology);
+    annotations[topology.required ? kKueueRequiredTopology : kKueuePreferredTopology] =
+        topology.level;
+  }
 }
 
 }  // namespace orch::kube

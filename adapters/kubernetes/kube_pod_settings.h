@@ -7,6 +7,7 @@
 
 #include "scheduler/common/result.h"
 #include "scheduler/model/pod_settings.h"
+#include "scheduler/model/topology_hint.h"
 
 namespace orch::kube {
 
@@ -23,12 +24,19 @@ enum class PodKind { job, helper };
 void request_gpus(const std::string& gpu_resource, int gpus, nlohmann::ordered_json& container,
                   nlohmann::ordered_json& pod_spec);
 
-// Adds to `container` (volumeMounts, resources.limits) and `pod_spec` (volumes,
-// imagePullSecrets, serviceAccountName, nodeSelector, tolerations, priorityClassName) what
+// Adds to `container` (volumeMounts, resources.limits, securityContext) and `pod_spec` (volumes,
+// imagePullSecrets, serviceAccountName, nodeSelector, tolerations, priorityClassName,
+// hostNetwork with dnsPolicy ClusterFirstWithHostNet, so Services still resolve) what
 // `pod` asks for; container["image"] is set from pod.image. Tolerations are appended to any
 // the pod spec has. ErrorKind::invalid when a volume is named kShmVolume.
 Result<void> apply_pod_settings(const PodSettings& pod, PodKind kind,
                                 nlohmann::ordered_json& container,
                                 nlohmann::ordered_json& pod_spec);
+
+// Adds the settings' labels and annotations to a pod template's `metadata` (keys already there,
+// orchestrate's own, win), and the topology hint's level as Kueue's
+// kueue.x-k8s.io/podset-required-topology (required) or podset-preferred-topology annotation.
+void apply_pod_metadata(const PodSettings& pod, const TopologyHint& topology,
+                        nlohmann::ordered_json& metadata);
 
 }  // namespace orch::kube

@@ -176,27 +176,10 @@ Result<RunObservation> KubernetesSite::observe(const std::string& token,
     if (view.phase == RunPhase::running) ran_.insert(token);
     ran = ran_.count(token) > 0;
   }
-  // With Kueue, a Job suspended after it ran lost its quota to another workload (preemption):
-  // its pods end (SIGTERM, so they read as failed) or are gone. The attempt ends preempted, so
-  // that the next one resumes from the newest checkpoint rather than this Job starting its
-  // pods over once admitted again.
-  if (ran && !spec_.kubernetes.queue.empty() &&
-      (view.phase == RunPhase::exited || view.phase == RunPhase::queued)) {
-    if (!job) {
-      auto j = job_of(token);
-      if (!j) return j.error();
-      job = *j;
-    }
-    if (job && job->suspended) {
-      ExitStatus e;
-      e.cause = ExitCause::preempted;
-      e.detail = "the Job " + job->name + " was suspended after it ran (Kueue, LocalQueue " +
-                 (job->queue.empty() ? spec_.kubernetes.queue : job->queue) + ")";
-      view.phase = RunPhase::exited;
-      view.exit = e;
-      view.pods_left = true;
-    }
-  }
+  // Kueue took the Job's quota back (preemption), or says why it waits (kube_site_kueue.cpp).
+  // Preempted, the next attempt resumes from the newest checkpoint rather than this Job
+  // starting its pods over once admitted again.
+  if (auto ok = read_kueue(token, ran, job, view); !ok) return ok.error();
   if (view.phase == RunPhase::exited) {
     std::lock_guard<std::mutex> lock(mu_);
     ran_.erase(token);

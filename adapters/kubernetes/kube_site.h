@@ -33,6 +33,7 @@
 #include "adapters/kubernetes/kube_client.h"
 #include "adapters/kubernetes/kube_manifest.h"
 #include "adapters/kubernetes/kube_status.h"
+#include "adapters/kubernetes/kube_workload.h"
 #include "adapters/kubernetes/pod_informer.h"
 #include "scheduler/cluster_port.h"
 #include "scheduler/site_factory.h"
@@ -103,6 +104,13 @@ class KubernetesSite final : public ClusterPort, public SiteCopier {
                        const KubeResponse& answer) const;
   Result<std::vector<kube::PodInfo>> pods_of(const std::string& token);
   Result<std::optional<kube::KubeJobInfo>> job_of(const std::string& token);
+  // Kueue (kube_site_kueue.cpp): the Job's Workload, none without the Workload API (403/404).
+  Result<std::optional<kube::KueueWorkload>> workload_of(const kube::KubeJobInfo& job);
+  // With kubernetes.queue, an attempt that is not running: preempted when its Workload was
+  // evicted (or, without one, when this process saw it run before its Job was suspended);
+  // queued with Kueue's reason for waiting as view.note. Reads `job` when it is not there yet.
+  Result<void> read_kueue(const std::string& token, bool ran,
+                          std::optional<kube::KubeJobInfo>& job, kube::AttemptView& view);
   // The log of the attempt's first pod (completion index 0), up to `limit` bytes from its start.
   Result<std::string> log_of(const std::vector<kube::PodInfo>& pods, std::size_t limit);
 

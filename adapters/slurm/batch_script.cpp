@@ -16,6 +16,7 @@
 #include "scheduler/model/job_shape.h"
 #include "scheduler/model/launch_contract.h"
 #include "scheduler/model/launch_token.h"
+#include "scheduler/model/topology_hint.h"
 #include "scheduler/spec/slurm_job_rules.h"
 
 namespace orch::slurm {
@@ -288,6 +289,8 @@ std::vector<std::string> sbatch_argv(const LaunchRequest& r, const ClusterSpec& 
   } else if (!s.time_limit.empty()) {
     argv.push_back("--time=" + s.time_limit);
   }
+  // The job's topology hint: at most this many leaf switches, waited for up to its time.
+  if (std::string sw = slurm_switches_option(r.topology); !sw.empty()) argv.push_back(sw);
   if (!r.exclude_nodes.empty()) argv.push_back("--exclude=" + join(r.exclude_nodes, ","));
   // A resume from a copy on one node's own disk, a gang's survivors and the hot spares it takes:
   // the allocation includes those nodes (and others as needed).

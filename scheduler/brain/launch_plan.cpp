@@ -167,6 +167,7 @@ LaunchRequest launch_request(const LaunchPlanInput& in, const AttemptRow& a,
   }
   launch.time_limit_s = spec.time_limit_s;
   launch.pod = spec.kubernetes;
+  launch.topology = spec.topology;
   add_code(launch, spec, *in.site);
   launch.shell = spec.shell;
   launch.container = spec.container;

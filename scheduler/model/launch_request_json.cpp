@@ -119,6 +119,7 @@ nlohmann::json launch_request_to_json(const LaunchRequest& r) {
   j["resume_floor_reason"] = r.resume_floor_reason;
   j["time_limit_s"] = r.time_limit_s ? nlohmann::json(*r.time_limit_s) : nlohmann::json(nullptr);
   if (r.pod != PodSettings{}) j["pod"] = pod_settings_to_json(r.pod);
+  if (!r.topology.empty()) j["topology"] = topology_to_json(r.topology);
   if (!r.checkpoint_dir.empty()) j["checkpoint_dir"] = r.checkpoint_dir;
   code_to_json(r, j);
   container_to_json(r.container, j);
@@ -157,6 +158,11 @@ Result<LaunchRequest> launch_request_from_json(const nlohmann::json& j) {
     r.resume_floor_reason = j.value("resume_floor_reason", std::string());
     if (j.contains("time_limit_s") && !j.at("time_limit_s").is_null()) {
       r.time_limit_s = j.at("time_limit_s").get<double>();
+    }
+    if (j.contains("topology")) {
+      auto topology = topology_from_json(j.at("topology"));
+      if (!topology) return topology.error();
+      r.topology = *topology;
     }
     if (j.contains("pod")) {
       auto pod = pod_settings_from_json(j.at("pod"));

@@ -5,6 +5,39 @@
 #include <nlohmann/json.hpp>
 
 namespace orch {
+namespace {
+
+// Appends the items of `more` that `out` lacks.
+template <typename T>
+void add_missing(std::vector<T>& out, const std::vector<T>& more) {
+  for (const auto& item : more) {
+    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+  }
+}
+
+nlohmann::json security_to_json(const PodSecurity& s) {
+  nlohmann::json j = nlohmann::json::object();
+  if (!s.capabilities_add.empty()) j["capabilities"] = {{"add", s.capabilities_add}};
+  if (s.privileged) j["privileged"] = *s.privileged;
+  if (s.run_as_user) j["run_as_user"] = *s.run_as_user;
+  if (s.run_as_group) j["run_as_group"] = *s.run_as_group;
+  return j;
+}
+
+PodSecurity security_from_json(const nlohmann::json& pod) {
+  PodSecurity s;
+  const nlohmann::json sc = pod.value("security_context", nlohmann::json::object());
+  if (sc.contains("capabilities")) {
+    s.capabilities_add = sc.at("capabilities").value("add", std::vector<std::string>{});
+  }
+  if (sc.contains("privileged")) s.privileged = sc.at("privileged").get<bool>();
+  if (sc.contains("run_as_user")) s.run_as_user = sc.at("run_as_user").get<std::int64_t>();
+  if (sc.contains("run_as_group")) s.run_as_group = sc.at("run_as_group").get<std::int64_t>();
+  if (pod.contains("host_network")) s.host_network = pod.at("host_network").get<bool>();
+  return s;
+}
+
+}  // namespace
 
 PodSettings merge_pod_settings(const PodSettings& cluster, const PodSettings& job) {
   PodSettings out = cluster;
@@ -12,14 +45,16 @@ PodSettings merge_pod_settings(const PodSettings& cluster, const PodSettings& jo
   if (!job.service_account.empty()) out.service_account = job.service_account;
   if (!job.shm_size.empty()) out.shm_size = job.shm_size;
   if (!job.priority_class.empty()) out.priority_class = job.priority_class;
-  for (const auto& s : job.image_pull_secrets) {
-    if (std::find(out.image_pull_secrets.begin(), out.image_pull_secrets.end(), s) ==
-        out.image_pull_secrets.end()) {
-      out.image_pull_secrets.push_back(s);
-    }
-  }
+  add_missing(out.image_pull_secrets, job.image_pull_secrets);
   for (const auto& [k, v] : job.node_selector) out.node_selector[k] = v;
   for (const auto& [k, v] : job.extra_resources) out.extra_resources[k] = v;
+  for (const auto& [k, v] : job.annotations) out.annotations[k] = v;
+  for (const auto& [k, v] : job.labels) out.labels[k] = v;
+  add_missing(out.security.capabilities_add, job.security.capabilities_add);
+  if (job.security.privileged) out.security.privileged = job.security.privileged;
+  if (job.security.run_as_user) out.security.run_as_user = job.security.run_as_user;
+  if (job.security.run_as_group) out.security.run_as_group = job.security.run_as_group;
+  if (job.security.host_network) out.security.host_network = job.security.host_network;
   for (const auto& t : job.tolerations) {
     if (std::find(out.tolerations.begin(), out.tolerations.end(), t) == out.tolerations.end()) {
       out.tolerations.push_back(t);
@@ -48,6 +83,12 @@ nlohmann::json pod_settings_to_json(const PodSettings& pod) {
   if (!pod.node_selector.empty()) j["node_selector"] = pod.node_selector;
   if (!pod.extra_resources.empty()) j["extra_resources"] = pod.extra_resources;
   if (!pod.priority_class.empty()) j["priority_class"] = pod.priority_class;
+  if (!pod.annotations.empty()) j["annotations"] = pod.annotations;
+  if (!pod.labels.empty()) j["labels"] = pod.labels;
+  if (nlohmann::json sc = security_to_json(pod.security); !sc.empty()) {
+    j["security_context"] = std::move(sc);
+  }
+  if (pod.security.host_network) j["host_network"] = *pod.security.host_network;
   if (!pod.tolerations.empty()) {
     nlohmann::json tolerations = nlohmann::json::array();
     for (const auto& t : pod.tolerations) {
@@ -82,6 +123,9 @@ Result<PodSettings> pod_settings_from_json(const nlohmann::json& j) {
     p.node_selector = j.value("node_selector", std::map<std::string, std::string>{});
     p.extra_resources = j.value("extra_resources", std::map<std::string, std::string>{});
     p.priority_class = j.value("priority_class", std::string());
+    p.annotations = j.value("annotations", std::map<std::string, std::string>{});
+    p.labels = j.value("labels", std::map<std::string, std::string>{});
+    p.security = security_from_json(j);
     for (const auto& t : j.value("tolerations", nlohmann::json::array())) {
       p.tolerations.push_back({t.value("key", std::string()),
                                t.value("operator", std::string("Exists")),

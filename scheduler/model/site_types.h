@@ -16,6 +16,7 @@
 #include "scheduler/model/job_state.h"
 #include "scheduler/model/manifest.h"
 #include "scheduler/model/pod_settings.h"
+#include "scheduler/model/topology_hint.h"
 
 namespace orch {
 
@@ -96,6 +97,9 @@ struct LaunchRequest {
   // The job's own Kubernetes pod settings (its `kubernetes:` section); a Kubernetes site
   // merges them over its cluster's. Other providers ignore them.
   PodSettings pod;
+  // The job's `topology:` hint: a Kubernetes site writes Kueue's topology annotation from its
+  // level, a Slurm site passes --switches from its switches.
+  TopologyHint topology;
   // Issue 40: the job's shell (JobSpec::shell; job_shell_argv), its CPUs per task and memory
   // per node in MiB (0: not said), and its own `slurm:` options, which a Slurm site merges over
   // its cluster's.

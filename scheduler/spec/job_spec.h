@@ -15,6 +15,7 @@
 #include "scheduler/model/job_shape.h"
 #include "scheduler/model/pod_settings.h"
 #include "scheduler/model/site_types.h"  // SecretSource
+#include "scheduler/model/topology_hint.h"
 
 namespace orch {
 
@@ -175,6 +176,9 @@ struct JobSpec {
   // settings (image, volumes, shm_size, ...; scheduler/model/pod_settings.h). Other providers
   // ignore it.
   PodSettings kubernetes;
+  // `topology:` keep the gang's nodes close (Kueue's topology-aware scheduling on Kubernetes,
+  // sbatch --switches on Slurm; scheduler/model/topology_hint.h). Empty: no hint.
+  TopologyHint topology;
   // `container:` the image its tasks run in, with mounts, a workdir inside and variables passed
   // through (scheduler/model/container.h): run by the clusters that declare a runtime
   // (slurm.containers: pyxis or apptainer; local.containers: apptainer) and by Kubernetes (as

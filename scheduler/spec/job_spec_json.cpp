@@ -128,6 +128,7 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   if (spec.time_limit_s) out["time_limit"] = *spec.time_limit_s;
   if (spec.expected_run_s) out["placement"]["expected_run"] = *spec.expected_run_s;
   if (spec.kubernetes != PodSettings{}) out["kubernetes"] = pod_settings_to_json(spec.kubernetes);
+  if (!spec.topology.empty()) out["topology"] = topology_to_json(spec.topology);
   if (!spec.shell.empty()) out["shell"] = spec.shell;
   if (!spec.container.empty()) out["container"] = container_to_json(spec.container);
   if (spec.cpus_per_task > 0) out["resources"]["cpus_per_task"] = spec.cpus_per_task;

@@ -1,6 +1,7 @@
 #include "scheduler/spec/job_spec_parser.h"
 #include "scheduler/spec/job_shape_section.h"
 #include "scheduler/spec/pod_settings_section.h"
+#include "scheduler/spec/topology_section.h"
 
 #include "scheduler/spec/container_section.h"
 #include "scheduler/spec/sweep.h"
@@ -453,7 +454,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
                                     "preemption", "group",          "sweep",
                                     "time_limit", "kubernetes",     "workdir",
                                     "setup",      "setup_per_node", "shell",
-                                    "slurm",      "container"},
+                                    "slurm",      "container",      "topology"},
               "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -482,6 +483,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_shell_and_slurm(job, spec);
   read_workdir_and_setup(job, spec);
   read_container(job, spec.container);
+  read_topology(job, spec.topology);
   if (job.has("kubernetes")) {
     MapView pod =
         job.child("kubernetes", "kubernetes", pod_setting_keys(),

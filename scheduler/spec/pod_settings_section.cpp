@@ -141,7 +141,102 @@ void read_volumes(MapView& section, std::vector<PodVolume>& out) {
   }
 }
 
+// A label value: empty, or at most 63 of [A-Za-z0-9._-] starting and ending alphanumeric.
+bool is_label_value(std::string_view s) {
+  if (s.empty()) return true;
+  return is_qualified_name(s) && s.find('/') == std::string_view::npos;
+}
+
+// Keys orchestrate writes itself: a job's or cluster's label or annotation may not take them.
+bool is_reserved_key(std::string_view key) {
+  return key.starts_with("orchestrate.dev/") || key == "app.kubernetes.io/managed-by" ||
+         key.starts_with("batch.kubernetes.io/") || key == "job-name" || key == "controller-uid";
+}
+
+constexpr std::size_t kMaxAnnotationBytes = 256 * 1024;  // Kubernetes' total for a pod
+
+// `labels:` or `annotations:` (`what`), keys and values checked as Kubernetes does.
+void read_metadata_map(MapView& section, std::string_view what,
+                       std::map<std::string, std::string>& out) {
+  constexpr std::string_view kHow =
+      "a key such as example.com/team: [prefix/]name, the name 1 to 63 of letters, digits, "
+      "\"-\", \"_\" and \".\" starting and ending with a letter or digit";
+  section.read_string_map(what, out, {is_qualified_name, kHow},
+                          what == "labels" ? "a map such as {team: research}"
+                                           : "a map such as {example.com/network: rdma}");
+  yaml::Reader& r = section.reader();
+  std::size_t bytes = 0;
+  for (const auto& [key, value] : out) {
+    const std::string where = std::string(what) + "." + key;
+    if (r.failed()) return;
+    if (is_reserved_key(key)) {
+      r.fail(section.value_position(what), where + " is orchestrate's own (or the Job's)",
+             "another key: orchestrate.dev/, app.kubernetes.io/managed-by and the Job "
+             "controller's keys are set by orchestrate and Kubernetes");
+      return;
+    }
+    if (what == "labels" && !is_label_value(value)) {
+      r.fail(section.value_position(what), where + " is \"" + value + "\", not a label value",
+             "at most 63 of letters, digits, \"-\", \"_\" and \".\", starting and ending with "
+             "a letter or digit (or empty)");
+      return;
+    }
+    bytes += key.size() + value.size();
+  }
+  if (bytes > kMaxAnnotationBytes) {
+    r.fail(section.value_position(what),
+           std::string(what) + " are " + std::to_string(bytes) + " bytes",
+           "at most 256 KiB of keys and values, Kubernetes' limit");
+  }
+}
+
+// A Linux capability as Kubernetes names it: IPC_LOCK, SYS_RESOURCE (no CAP_ prefix).
+bool is_capability(std::string_view s) {
+  if (s.empty() || s.size() > 64 || s.starts_with("CAP_") || s.front() < 'A' || s.front() > 'Z') {
+    return false;
+  }
+  for (char c : s) {
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+void read_security(MapView& section, PodSecurity& out) {
+  if (section.has("host_network")) {
+    bool host = false;
+    section.read_bool("host_network", host, "true or false");
+    out.host_network = host;
+  }
+  if (!section.has("security_context")) return;
+  MapView sc = section.child("security_context", "security_context",
+                             {"capabilities", "privileged", "run_as_user", "run_as_group"},
+                             "a map such as {capabilities: {add: [IPC_LOCK]}, run_as_user: 1000}");
+  if (section.reader().failed()) return;
+  if (sc.has("capabilities")) {
+    MapView caps = sc.child("capabilities", "security_context.capabilities", {"add"},
+                            "a map such as {add: [IPC_LOCK]}");
+    caps.read_string_list("add", out.capabilities_add,
+                          {is_capability, "a capability such as IPC_LOCK (no CAP_ prefix)"},
+                          "a list such as [IPC_LOCK, SYS_RESOURCE]");
+  }
+  if (sc.has("privileged")) {
+    bool privileged = false;
+    sc.read_bool("privileged", privileged, "true or false");
+    out.privileged = privileged;
+  }
+  for (const char* key : {"run_as_user", "run_as_group"}) {
+    std::optional<int> id;
+    sc.read_int(key, id, 0, 2147483647, "a numeric id such as 1000");
+    if (!id) continue;
+    (std::string_view(key) == "run_as_user" ? out.run_as_user : out.run_as_group) = *id;
+  }
+}
+
 }  // namespace
+
+bool is_label_key(std::string_view s) {
+  return is_qualified_name(s);
+}
 
 bool is_kube_quantity(std::string_view s) {
   std::size_t i = 0;
@@ -162,7 +257,8 @@ bool is_kube_quantity(std::string_view s) {
 
 std::vector<std::string_view> pod_setting_keys() {
   return {"image",       "image_pull_secrets", "service_account", "shm_size", "node_selector",
-          "tolerations", "extra_resources",    "priority_class",  "volumes"};
+          "tolerations", "extra_resources",    "priority_class",  "volumes",  "annotations",
+          "labels",      "security_context",   "host_network"};
 }
 
 void read_pod_settings(MapView& section, PodSettings& out) {
@@ -189,6 +285,9 @@ void read_pod_settings(MapView& section, PodSettings& out) {
   section.read_string("priority_class", out.priority_class, kDnsSubdomain,
                       "a PriorityClass name such as high-priority");
   read_volumes(section, out.volumes);
+  read_metadata_map(section, "annotations", out.annotations);
+  read_metadata_map(section, "labels", out.labels);
+  read_security(section, out.security);
 }
 
 }  // namespace orch

@@ -47,11 +47,13 @@ std::vector<std::string> split_path(const std::string& path) {
 std::optional<Target> parse_target_path(const std::string& path) {
   const auto seg = split_path(path);
   std::string group;
+  std::string version = "v1";
   std::size_t at = 0;
   if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
     at = 2;
-  } else if (seg.size() >= 4 && seg[0] == "apis" && seg[1] == "batch" && seg[2] == "v1") {
-    group = "batch";
+  } else if (seg.size() >= 4 && seg[0] == "apis") {
+    group = seg[1];
+    version = seg[2];
     at = 3;
   } else {
     return std::nullopt;
@@ -72,7 +74,7 @@ std::optional<Target> parse_target_path(const std::string& path) {
     if (rest.size() > 2) t.sub = rest[2];
   }
   const ResourceInfo* info = find_resource(group, plural);
-  if (!info) return t;
+  if (!info || info->version != version) return t;
   if (!info->namespaced && !t.ns.empty()) return t;
   if (info->namespaced && t.ns.empty() && !t.name.empty()) return t;
   if (!t.sub.empty() && std::find(info->subresources.begin(), info->subresources.end(), t.sub) ==

@@ -1,5 +1,7 @@
 #include "testkit/fake_kube/discovery.h"
 
+#include <utility>
+
 namespace orch::fake_kube {
 namespace {
 
@@ -11,7 +13,7 @@ constexpr const char* kAggregatedType =
 // `kubectl get all`: the workloads, never Secrets (as in Kubernetes).
 bool in_category_all(const ResourceInfo& r) {
   return r.namespaced && r.plural != "namespaces" && r.plural != "secrets" &&
-         r.plural != "persistentvolumeclaims";
+         r.plural != "persistentvolumeclaims" && r.plural != "workloads";
 }
 
 json legacy_resource_list(const std::string& group_version) {
@@ -40,10 +42,22 @@ json legacy_resource_list(const std::string& group_version) {
   return out;
 }
 
-json aggregated_list(bool core) {
+// The API groups besides the core one, in the order they are served, with their version.
+std::vector<std::pair<std::string, std::string>> api_groups() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const ResourceInfo& r : served_resources()) {
+    if (r.group.empty()) continue;
+    bool known = false;
+    for (const auto& g : out) known = known || g.first == r.group;
+    if (!known) out.emplace_back(r.group, r.version);
+  }
+  return out;
+}
+
+json aggregated_group(const std::string& group_name, const std::string& version) {
   json resources = json::array();
   for (const ResourceInfo& r : served_resources()) {
-    if (r.group.empty() != core) continue;
+    if (r.group != group_name) continue;
     const json kind = {{"group", r.group}, {"version", r.version}, {"kind", r.kind}};
     json entry = {{"resource", r.plural},
                   {"responseKind", kind},
@@ -62,17 +76,27 @@ json aggregated_list(bool core) {
   json group = {
       {"metadata", {{"creationTimestamp", nullptr}}},
       {"versions",
-       json::array({{{"version", "v1"}, {"resources", resources}, {"freshness", "Current"}}})}};
-  if (!core) group["metadata"]["name"] = "batch";
+       json::array({{{"version", version}, {"resources", resources}, {"freshness", "Current"}}})}};
+  if (!group_name.empty()) group["metadata"]["name"] = group_name;
+  return group;
+}
+
+json aggregated_list(bool core) {
+  json items = json::array();
+  if (core) {
+    items.push_back(aggregated_group("", "v1"));
+  } else {
+    for (const auto& [name, version] : api_groups()) items.push_back(aggregated_group(name, version));
+  }
   return {{"kind", "APIGroupDiscoveryList"},
           {"apiVersion", "apidiscovery.k8s.io/v2"},
           {"metadata", json::object()},
-          {"items", json::array({group})}};
+          {"items", items}};
 }
 
-json batch_group() {
-  const json version = {{"groupVersion", "batch/v1"}, {"version", "v1"}};
-  return {{"name", "batch"}, {"versions", json::array({version})}, {"preferredVersion", version}};
+json api_group(const std::string& name, const std::string& version) {
+  const json v = {{"groupVersion", name + "/" + version}, {"version", version}};
+  return {{"name", name}, {"versions", json::array({v})}, {"preferredVersion", v}};
 }
 
 bool wants_aggregated(const std::string& accept) {
@@ -93,8 +117,10 @@ constexpr const char* kOpenApiHash = "FAKEKUBE0001";
 
 json openapi_v3_root() {
   json paths = json::object();
-  for (const char* gv : {"api/v1", "apis/batch/v1"}) {
-    paths[gv] = {{"serverRelativeURL", std::string("/openapi/v3/") + gv + "?hash=" + kOpenApiHash}};
+  std::vector<std::string> gvs = {"api/v1"};
+  for (const auto& [name, version] : api_groups()) gvs.push_back("apis/" + name + "/" + version);
+  for (const std::string& gv : gvs) {
+    paths[gv] = {{"serverRelativeURL", "/openapi/v3/" + gv + "?hash=" + kOpenApiHash}};
   }
   return {{"paths", paths}};
 }
@@ -103,7 +129,7 @@ json openapi_v3_group(const std::string& group) {
   json paths = json::object();
   for (const ResourceInfo& r : served_resources()) {
     if (r.group != group) continue;
-    const std::string prefix = group.empty() ? "/api/v1/" : "/apis/" + group + "/v1/";
+    const std::string prefix = group.empty() ? "/api/v1/" : "/apis/" + group + "/" + r.version + "/";
     const std::string path =
         prefix + (r.namespaced ? "namespaces/{namespace}/" : "") + r.plural + "/{name}";
     const json query = {{"in", "query"}, {"schema", {{"type", "string"}, {"uniqueItems", true}}}};
@@ -188,6 +214,16 @@ const std::vector<ResourceInfo>& served_resources() {
        {"create", "delete", "get", "list", "watch"},
        {},
        {"status"}},
+      // Kueue's Workloads (kueue.h): written by the fake's Kueue, read by clients.
+      {"kueue.x-k8s.io",
+       "v1beta1",
+       "workloads",
+       "workload",
+       "Workload",
+       true,
+       {"delete", "get", "list", "watch"},
+       {"wl"},
+       {"status"}},
   };
   return kResources;
 }
@@ -223,20 +259,23 @@ std::optional<DiscoveryAnswer> discovery(const std::string& path, const std::str
   }
   if (p == "/apis") {
     if (wants_aggregated(accept)) return ok(aggregated_list(false), kAggregatedType);
-    return ok(
-        {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", json::array({batch_group()})}});
-  }
-  if (p == "/apis/batch") {
-    json group = batch_group();
-    group["kind"] = "APIGroup";
-    group["apiVersion"] = "v1";
-    return ok(group);
+    json groups = json::array();
+    for (const auto& [name, version] : api_groups()) groups.push_back(api_group(name, version));
+    return ok({{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}});
   }
   if (p == "/api/v1") return ok(legacy_resource_list("v1"));
-  if (p == "/apis/batch/v1") return ok(legacy_resource_list("batch/v1"));
   if (p == "/openapi/v3") return ok(openapi_v3_root());
   if (p == "/openapi/v3/api/v1") return ok(openapi_v3_group(""));
-  if (p == "/openapi/v3/apis/batch/v1") return ok(openapi_v3_group("batch"));
+  for (const auto& [name, version] : api_groups()) {
+    if (p == "/apis/" + name) {
+      json group = api_group(name, version);
+      group["kind"] = "APIGroup";
+      group["apiVersion"] = "v1";
+      return ok(group);
+    }
+    if (p == "/apis/" + name + "/" + version) return ok(legacy_resource_list(name + "/" + version));
+    if (p == "/openapi/v3/apis/" + name + "/" + version) return ok(openapi_v3_group(name));
+  }
   if (p.rfind("/openapi/", 0) == 0) {
     return DiscoveryAnswer{404, "application/json",
                            json{{"kind", "Status"},

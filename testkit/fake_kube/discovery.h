@@ -1,7 +1,8 @@
 #pragma once
 // What the fake serves, as discovery tells clients: the resource table the routes use too, and
-// the discovery documents (/version, /api, /apis, /api/v1, /apis/batch, /apis/batch/v1, both
-// legacy and aggregated apidiscovery.k8s.io/v2), plus the OpenAPI answers kubectl asks for.
+// the discovery documents (/version, /api, /apis, /api/v1, /apis/GROUP, /apis/GROUP/VERSION for
+// batch/v1 and kueue.x-k8s.io/v1beta1, both legacy and aggregated apidiscovery.k8s.io/v2), plus
+// the OpenAPI answers kubectl asks for.
 
 #include <optional>
 #include <string>

@@ -119,13 +119,13 @@ bool handle_hook(ApiState& state, const Request& req, ResponseWriter& out) {
     pod_hook(state, req, out, seg[2], seg[4], seg.size() == 6 ? seg[5] : "");
     return true;
   }
-  // /fake/namespaces/NS/jobs/NAME/suspend: Kueue's preemption (the Job suspended again)
+  // /fake/namespaces/NS/jobs/NAME/suspend: Kueue's preemption (the Job suspended again, its
+  // Workload Evicted with reason Preempted)
   if (seg.size() == 6 && seg[1] == "namespaces" && seg[3] == "jobs" && seg[5] == "suspend" &&
       req.method == "POST") {
-    auto updated = cluster.store().update("jobs", seg[2], seg[4],
-                                          [](json& j) { j["spec"]["suspend"] = true; });
+    const bool found = cluster.kueue().preempt(cluster.store(), seg[2], seg[4]);
     cluster.kick();
-    answer(out, updated ? "" : "jobs.batch \"" + seg[4] + "\" not found");
+    answer(out, found ? "" : "jobs.batch \"" + seg[4] + "\" not found");
     return true;
   }
   // /fake/queues/NAME?gpus=N: a Kueue LocalQueue and its GPU quota

@@ -85,7 +85,7 @@ json delete_object(ObjectStore& store, const std::string& resource, const json& 
   std::string effective = policy;
   if (effective.empty()) effective = resource == "jobs" ? "Orphan" : "Background";
   if (effective == "Orphan" || effective == "Foreground") {
-    for (const char* dependents : {"pods", "services", "jobs", "secrets"}) {
+    for (const char* dependents : {"pods", "services", "jobs", "secrets", "workloads"}) {
       for (const json& d : store.all(dependents)) {
         if (!owned_by(d, uid)) continue;
         if (effective == "Foreground") {
@@ -283,7 +283,7 @@ void JobController::create_pod(const json& job, long long index) {
 }
 
 void JobController::collect_garbage() {
-  for (const char* resource : {"pods", "services", "jobs", "secrets"}) {
+  for (const char* resource : {"pods", "services", "jobs", "secrets", "workloads"}) {
     for (const json& o : store_.all(resource)) {
       const json& refs = at_path(o, {"metadata", "ownerReferences"});
       if (!refs.is_array() || refs.empty()) continue;

@@ -38,8 +38,11 @@ TEST_F(ApiTest, DiscoveryDescribesWhatIsServed) {
   EXPECT_EQ(get("/version")["gitVersion"], "v1.32.0-fake");
   EXPECT_EQ(get("/api")["versions"], json::array({"v1"}));
   json groups = get("/apis");
-  ASSERT_EQ(groups["groups"].size(), 1u);
+  ASSERT_EQ(groups["groups"].size(), 2u);
   EXPECT_EQ(groups["groups"][0]["preferredVersion"]["groupVersion"], "batch/v1");
+  // Kueue's Workloads (issue 44), as a cluster with Kueue installed lists them.
+  EXPECT_EQ(groups["groups"][1]["preferredVersion"]["groupVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(get("/apis/kueue.x-k8s.io/v1beta1")["resources"][0]["name"], "workloads");
 
   std::set<std::string> core;
   json v1 = get("/api/v1");
@@ -57,6 +60,7 @@ TEST_F(ApiTest, DiscoveryDescribesWhatIsServed) {
   EXPECT_EQ(aggregated.content_type,
             "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
   EXPECT_EQ(aggregated.json()["items"][0]["versions"][0]["resources"][0]["resource"], "jobs");
+  EXPECT_EQ(aggregated.json()["items"][1]["metadata"]["name"], "kueue.x-k8s.io");
 }
 
 TEST_F(ApiTest, NodesCarryGpusProductReadinessAndTaints) {

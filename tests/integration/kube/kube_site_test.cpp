@@ -337,8 +337,10 @@ TEST_F(kube_site, WithALocalQueueAnAttemptIsQueuedUntilKueueAdmitsIt) {
 }
 
 // Kueue preempts by suspending a Job that runs: the attempt ends as preempted (and its Job is
-// deleted), so that the next attempt resumes from the newest checkpoint.
-TEST_F(kube_site, AJobKueueSuspendsAfterItRanIsPreempted) {
+// deleted), so that the next attempt resumes from the newest checkpoint. Issue 44: read from the
+// Job's Workload (Evicted, reason Preempted), so a site that never saw the Job run (the server
+// restarted in between) reads it preempted too.
+TEST_F(kube_site, AJobKueuePreemptsIsPreemptedEvenForASiteThatNeverSawItRun) {
   spec_.kubernetes.queue = "team-a";
   ASSERT_EQ(api("POST", "/fake/queues/team-a?gpus=8").status, 200);
   const LaunchRequest r = attempt("orch-5-2-preempted", "sleep 60", 4);
@@ -349,6 +351,14 @@ TEST_F(kube_site, AJobKueueSuspendsAfterItRanIsPreempted) {
   }));
   ASSERT_EQ(api("POST", "/fake/queues/team-a?gpus=0").status, 200);
   ASSERT_EQ(api("POST", "/fake/namespaces/default/jobs/" + r.token + "/suspend").status, 200);
+  const std::string uid =
+      api("GET", "/apis/batch/v1/namespaces/default/jobs/" + r.token).json()["metadata"]["uid"];
+  const auto listed = api("GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads?" +
+                                     ("labelSelector=kueue.x-k8s.io%2Fjob-uid%3D" + uid));
+  ASSERT_EQ(listed.json()["items"].size(), 1U) << listed.body;
+  EXPECT_THAT(listed.json()["items"][0]["metadata"]["name"].get<std::string>(),
+              HasSubstr("job-" + r.token + "-"));
+  site_.reset();  // a new process: it never saw the Job run
   Result<RunObservation> obs = make_error(ErrorKind::internal, "not observed");
   ASSERT_TRUE(eventually([&] {
     obs = site().observe(r.token, 0);
@@ -356,10 +366,28 @@ TEST_F(kube_site, AJobKueueSuspendsAfterItRanIsPreempted) {
   }));
   ASSERT_TRUE(obs->exit.has_value());
   EXPECT_EQ(obs->exit->cause, ExitCause::preempted);
-  EXPECT_THAT(obs->exit->detail, HasSubstr("suspended after it ran"));
+  EXPECT_THAT(obs->exit->detail, HasSubstr("Preempted to accommodate a workload"));
   ASSERT_TRUE(eventually([&] {
     return api("GET", "/apis/batch/v1/namespaces/default/jobs/" + r.token).status == 404;
   }));
+}
+
+// Kueue says on the Workload why it waits; without the Workload API (403 here, 404 where Kueue
+// is not installed) the site reads the suspended Job as before: queued.
+TEST_F(kube_site, WithoutTheWorkloadApiOnlyWhatTheSiteSawCounts) {
+  spec_.kubernetes.queue = "team-b";  // no such LocalQueue: Kueue says so on the Workload
+  const LaunchRequest r = attempt("orch-5-4-waiting", "sleep 60", 4);
+  ASSERT_TRUE(site().launch(r).ok());
+  ASSERT_TRUE(eventually([&] {
+    const auto w = api("GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads");
+    return w.status == 200 && w.json()["items"].size() == 1U &&
+           w.json()["items"][0]["status"]["conditions"][0]["message"] ==
+               "LocalQueue team-b doesn't exist";
+  }));
+  ASSERT_EQ(api("POST", "/fake/forbid?verb=list&resource=workloads").status, 200);
+  auto obs = site().observe(r.token, 0);
+  ASSERT_TRUE(obs.ok()) << obs.error().message;
+  EXPECT_EQ(obs->phase, RunPhase::queued);
 }
 
 TEST_F(kube_site, AJobsOwnPodSettingsReachItsPod) {

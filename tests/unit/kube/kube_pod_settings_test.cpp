@@ -209,5 +209,43 @@ TEST(kube_pod_settings, ProbePodsArePinnedOnePerNode) {
   EXPECT_FALSE(probe_pods(c, "ml", r, {"gke-a"}, "/ckpt", 0).ok());
 }
 
+// Issue 44: the pods' labels and annotations (the cluster's, the job's over them; orchestrate's
+// own win), the container's securityContext and hostNetwork, and the topology hint as Kueue's
+// annotation on the pod template.
+TEST(kube_pod_settings, PodMetadataSecurityAndTheTopologyHintReachThePodTemplate) {
+  ClusterSpec c = cluster();
+  c.kubernetes.pod.labels = {{"team", "infra"}};
+  c.kubernetes.pod.annotations = {{"k8s.v1.cni.cncf.io/networks", "rdma-net"}};
+  c.kubernetes.pod.security.capabilities_add = {"IPC_LOCK"};
+  c.kubernetes.pod.security.host_network = true;
+  LaunchRequest r = request();
+  r.pod.labels = {{"team", "research"}, {"run", "7"}};
+  r.pod.security.run_as_user = 1000;
+  r.topology = TopologyHint{"cloud.provider.com/topology-block", true, 2, 0};
+  const json job = job_of(r, c);
+  const json& meta = job["spec"]["template"]["metadata"];
+  EXPECT_EQ(meta["labels"]["team"], "research");
+  EXPECT_EQ(meta["labels"]["run"], "7");
+  EXPECT_EQ(meta["labels"]["orchestrate.dev/token"], r.token) << "orchestrate's own stay";
+  EXPECT_EQ(meta["annotations"]["k8s.v1.cni.cncf.io/networks"], "rdma-net");
+  EXPECT_EQ(meta["annotations"]["kueue.x-k8s.io/podset-required-topology"],
+            "cloud.provider.com/topology-block");
+  EXPECT_FALSE(meta["annotations"].contains("kueue.x-k8s.io/podset-preferred-topology"));
+  EXPECT_FALSE(job["metadata"]["labels"].contains("run")) << "the pods', not the Job's";
+  const json& spec = job["spec"]["template"]["spec"];
+  EXPECT_EQ(spec["hostNetwork"], true);
+  EXPECT_EQ(spec["dnsPolicy"], "ClusterFirstWithHostNet") << "Services still resolve";
+  EXPECT_EQ(spec["containers"][0]["securityContext"],
+            json::parse(R"({"capabilities":{"add":["IPC_LOCK"]},"runAsUser":1000})"));
+
+  r.topology.required = false;
+  EXPECT_EQ(job_of(r, c)["spec"]["template"]["metadata"]["annotations"]
+                        ["kueue.x-k8s.io/podset-preferred-topology"],
+            "cloud.provider.com/topology-block");
+  const json plain = job_of(request());
+  EXPECT_FALSE(plain["spec"]["template"]["spec"]["containers"][0].contains("securityContext"));
+  EXPECT_FALSE(plain["spec"]["template"]["spec"].contains("hostNetwork"));
+}
+
 }  // namespace
 }  // namespace orch::kube

@@ -192,5 +192,16 @@ TEST(slurm_parse_batch_shape, TheCommandIsOneArgumentUnderEveryShell) {
   }
 }
 
+// Issue 44: the job's topology hint reaches sbatch as --switches (at most that many leaf
+// switches, waited for up to switches_wait_s); a hint for Kueue alone adds nothing.
+TEST(slurm_parse_batch_shape, ATopologyHintWithSwitchesAsksSbatchForThem) {
+  LaunchRequest r = one_node_request();
+  r.topology.switches = 1;
+  r.topology.switches_wait_s = 600;
+  EXPECT_THAT(argv_for(r, cluster()), Contains("--switches=1@0:10:00"));
+  r.topology = TopologyHint{"cloud.provider.com/topology-block", true, 0, 0};
+  for (const auto& word : argv_for(r, cluster())) EXPECT_THAT(word, Not(HasSubstr("--switches")));
+}
+
 }  // namespace
 }  // namespace orch::slurm

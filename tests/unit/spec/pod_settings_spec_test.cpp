@@ -1,6 +1,7 @@
 // The pod settings of a `kubernetes:` section (issue 20), in a cluster entry and in a job file:
 // what they read into, what they refuse and where, how a job's merge over its cluster's, and
-// that a stored job spec keeps them.
+// that a stored job spec keeps them. Issue 44: annotations, labels, securityContext and the
+// job's topology hint (refusals name the key).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -131,6 +132,122 @@ TEST(PodSettingsSpec, AJobsSettingsMergeOverTheClusters) {
   EXPECT_EQ(merged.volumes[0].claim, "private");
   EXPECT_EQ(merged.tolerations.size(), 1U);
   EXPECT_EQ(merge_pod_settings(cluster, PodSettings{}), cluster);
+}
+
+// ---- issue 44: pod metadata, security and the topology hint ----
+
+Result<JobSpec> job_file(const std::string& rest) {
+  return parse_job_spec("name: train\ncommand: python train.py\n" + rest, "job.yaml");
+}
+
+TEST(PodSettingsSpec, AClusterReadsAnnotationsLabelsAndSecurity) {
+  auto file = kube_cluster(
+      "      annotations: {k8s.v1.cni.cncf.io/networks: rdma-net}\n"
+      "      labels: {team: research, example.com/tier: gold}\n"
+      "      host_network: true\n"
+      "      security_context:\n"
+      "        capabilities: {add: [IPC_LOCK, SYS_RESOURCE]}\n"
+      "        privileged: false\n"
+      "        run_as_user: 1000\n"
+      "        run_as_group: 100\n");
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  const PodSettings& pod = file->clusters.at(0).kubernetes.pod;
+  EXPECT_EQ(pod.annotations.at("k8s.v1.cni.cncf.io/networks"), "rdma-net");
+  EXPECT_EQ(pod.labels.at("team"), "research");
+  EXPECT_EQ(pod.labels.at("example.com/tier"), "gold");
+  EXPECT_EQ(pod.security.capabilities_add, (std::vector<std::string>{"IPC_LOCK", "SYS_RESOURCE"}));
+  EXPECT_EQ(pod.security.privileged, false);
+  EXPECT_EQ(pod.security.run_as_user, 1000);
+  EXPECT_EQ(pod.security.run_as_group, 100);
+  EXPECT_EQ(pod.security.host_network, true);
+}
+
+TEST(PodSettingsSpec, BadKeysAndValuesAreRefusedNamingTheKey) {
+  const auto fails = [](const std::string& extra, const std::string& why) {
+    auto file = kube_cluster(extra);
+    ASSERT_FALSE(file.ok()) << extra;
+    EXPECT_THAT(file.error().message, HasSubstr(why)) << extra;
+    EXPECT_THAT(file.error().message, HasSubstr("c.yaml:")) << "a position";
+  };
+  fails("      labels: {team: \"two words\"}\n", "labels.team is \"two words\", not a label value");
+  fails("      labels: {team: -dash}\n", "labels.team");
+  fails("      labels: {\"bad key!\": x}\n", "a key of \"labels\" must be a key such as");
+  fails("      annotations: {Example.COM/x: y}\n", "a key of \"annotations\"");
+  fails("      annotations: {orchestrate.dev/job-name: mine}\n",
+        "annotations.orchestrate.dev/job-name is orchestrate's own");
+  fails("      labels: {app.kubernetes.io/managed-by: me}\n",
+        "labels.app.kubernetes.io/managed-by");
+  fails("      annotations: {big: " + std::string(300 * 1024, 'x') + "}\n", "at most 256 KiB");
+  fails("      security_context: {capabilities: {add: [CAP_IPC_LOCK]}}\n", "no CAP_ prefix");
+  fails("      security_context: {capabilities: {add: [ipc_lock]}}\n", "a capability such as");
+  fails("      security_context: {run_as_user: -1}\n", "run_as_user");
+  fails("      security_context: {run_as_root: true}\n", "run_as_root");
+  fails("      security_context: {privileged: yes}\n", "privileged");
+  fails("      host_network: 1\n", "host_network");
+}
+
+TEST(PodSettingsSpec, AJobsMetadataAndSecurityMergeOverTheClusters) {
+  PodSettings cluster;
+  cluster.annotations = {{"a", "cluster"}, {"b", "cluster"}};
+  cluster.labels = {{"team", "infra"}};
+  cluster.security.capabilities_add = {"IPC_LOCK"};
+  cluster.security.run_as_user = 1000;
+  cluster.security.host_network = true;
+  PodSettings own;
+  own.annotations = {{"b", "job"}};
+  own.labels = {{"run", "7"}};
+  own.security.capabilities_add = {"IPC_LOCK", "SYS_RESOURCE"};
+  own.security.run_as_user = 2000;
+  const PodSettings merged = merge_pod_settings(cluster, own);
+  EXPECT_EQ(merged.annotations.at("a"), "cluster");
+  EXPECT_EQ(merged.annotations.at("b"), "job");
+  EXPECT_EQ(merged.labels.size(), 2U);
+  EXPECT_EQ(merged.security.capabilities_add,
+            (std::vector<std::string>{"IPC_LOCK", "SYS_RESOURCE"}));
+  EXPECT_EQ(merged.security.run_as_user, 2000);
+  EXPECT_EQ(merged.security.host_network, true) << "the cluster's where the job says nothing";
+  EXPECT_FALSE(merged.security.privileged.has_value());
+}
+
+TEST(PodSettingsSpec, AJobsTopologyAndPodMetadataReadBackFromTheStoredForm) {
+  auto spec = job_file(
+      "topology: {level: cloud.provider.com/topology-block, required: true, switches: 2, "
+      "switches_wait_s: 600}\n"
+      "kubernetes: {labels: {run: ablation-3}, security_context: {capabilities: {add: "
+      "[IPC_LOCK]}}, host_network: false}\n");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->topology.level, "cloud.provider.com/topology-block");
+  EXPECT_TRUE(spec->topology.required);
+  EXPECT_EQ(spec->topology.switches, 2);
+  EXPECT_EQ(spec->topology.switches_wait_s, 600);
+  EXPECT_EQ(spec->kubernetes.security.host_network, false);
+  auto stored = job_spec_from_json(job_spec_to_json(*spec));
+  ASSERT_TRUE(stored.ok()) << stored.error().message;
+  EXPECT_EQ(stored->topology, spec->topology);
+  EXPECT_EQ(stored->kubernetes, spec->kubernetes);
+  EXPECT_EQ(slurm_switches_option(spec->topology), "--switches=2@0:10:00");
+}
+
+TEST(PodSettingsSpec, ATopologyHintThatSaysNothingOrTooMuchIsRefused) {
+  const auto fails = [](const std::string& topology, const std::string& why) {
+    auto spec = job_file("topology: " + topology + "\n");
+    ASSERT_FALSE(spec.ok()) << topology;
+    EXPECT_THAT(spec.error().message, HasSubstr(why)) << topology;
+    EXPECT_THAT(spec.error().message, HasSubstr("job.yaml:")) << "a position";
+  };
+  fails("{}", "\"topology\" says nothing");
+  fails("{required: true, switches: 1}", "topology.required without a level");
+  fails("{level: x, switches_wait_s: 60}", "topology.switches_wait_s without switches");
+  fails("{switches: 0}", "switches");
+  fails("{level: \"not a key!\"}", "a node label key");
+  fails("{level: x, rack: 3}", "rack");
+  fails("[block]", "topology");
+}
+
+TEST(PodSettingsSpec, SlurmGetsSwitchesOnlyFromAHintThatNamesThem) {
+  EXPECT_EQ(slurm_switches_option(TopologyHint{"block", true, 0, 0}), "");
+  EXPECT_EQ(slurm_switches_option(TopologyHint{"", false, 1, 0}), "--switches=1");
+  EXPECT_EQ(slurm_switches_option(TopologyHint{"", false, 4, 3723}), "--switches=4@1:02:03");
 }
 
 }  // namespace
