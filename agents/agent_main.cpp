@@ -1,11 +1,13 @@
 // orchestrate-agent: the small program that runs beside a job on each node. Subcommands: `run`
 // (wrap a job or one task of a gang: signals, output relay, progress, heartbeats, hang, exit) and
-// `probe` (check the node and print one JSON line). Exit status 2 means bad usage.
+// `probe` (check the node and print one JSON line) and `install` (copy the agent elsewhere: the
+// Kubernetes init container's job). Exit status 2 means bad usage.
 
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "agents/install_command.h"
 #include "agents/probe_command.h"
 #include "agents/run_command.h"
 
@@ -32,7 +34,10 @@ constexpr const char* kUsage =
     "                               [--nvidia-smi PATH|none] [--kernel-log PATH]\n"
     "                               [--min-free-bytes N] [--max-gpu-temp C]\n"
     "                               [--nvidia-smi-timeout-s S]\n"
-    "  Checks this node (GPUs, Xid events, filesystem, CPU) and prints one JSON line.\n";
+    "  Checks this node (GPUs, Xid events, filesystem, CPU) and prints one JSON line.\n"
+    "       orchestrate-agent install DEST\n"
+    "  Copies this agent to DEST (atomically, mode 0755): how an init container puts it in a\n"
+    "  volume the job's container shares.\n";
 
 }  // namespace
 
@@ -61,5 +66,13 @@ int main(int argc, char** argv) {
     return orch::agent::probe_command(options);
   }
   std::fprintf(stderr, "orchestrate-agent: unknown command '%s'\n%s", args[0].c_str(), kUsage);
+  if (args[0] == "install") {
+    orch::agent::InstallOptions options;
+    if (!orch::agent::parse_install_options(rest, &options, &error)) {
+      std::fprintf(stderr, "orchestrate-agent: %s\n%s", error.c_str(), kUsage);
+      return 2;
+    }
+    return orch::agent::install_command(options);
+  }
   return 2;
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "adapters/kubernetes/kube_agent_container.h"
 #include "adapters/kubernetes/kube_pod_settings.h"
 #include "adapters/kubernetes/kube_secret.h"
 #include "scheduler/common/utf8.h"
@@ -446,53 +447,15 @@ std::string job_name_for_token(const std::string& token) {
   return name + "-" + hash8(token);
 }
 
-std::string escape_kube_references(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    out += c;
-    if (c == '$') out += '$';
-  }
-  return out;
-}
-
-std::string expand_kube_references(std::string_view s,
-                                   const std::map<std::string, std::string>& vars) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    if (s[i] != '$' || i + 1 == s.size()) {
-      out += s[i++];
-      continue;
-    }
-    char next = s[i + 1];
-    if (next == '$') {
-      out += '$';
-      i += 2;
-    } else if (next == '(') {
-      std::size_t close = s.find(')', i + 2);
-      if (close == std::string_view::npos) {
-        out += "$(";
-        i += 2;
-      } else {
-        std::string name(s.substr(i + 2, close - i - 2));
-        auto it = vars.find(name);
-        out += it != vars.end() ? it->second : "$(" + name + ")";
-        i = close + 1;
-      }
-    } else {
-      out += '$';
-      out += next;
-      i += 2;
-    }
-  }
-  return out;
-}
-
 Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const ClusterSpec& cluster,
-                                        const std::string& namespace_) {
+                                        const std::string& namespace_, const PushLaunch* push) {
   if (auto ok = check_request(request, cluster, namespace_); !ok) return ok.error();
   const KubernetesSpec& k = cluster.kubernetes;
+  // The agent in the pod (kube_agent_container.h); pushing needs it.
+  const bool agent = agent_in_pods(k);
+  if (!agent) push = nullptr;
+  if (auto ok = agent ? check_agent_image(cluster) : Result<void>(Ok{}); !ok) return ok.error();
+  if (auto ok = push ? check_push(*push, cluster) : Result<void>(Ok{}); !ok) return ok.error();
 
   KubeLaunchPlan plan;
   plan.namespace_ = namespace_;
@@ -509,9 +472,11 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
     rendezvous = plan.job_name + "-0." + plan.service_name;
   }
 
-  const std::string secret = request.secret_env.empty() ? "" : secret_name_for(plan.job_name);
+  const bool has_secret = !request.secret_env.empty() || push != nullptr;
+  const std::string secret = has_secret ? secret_name_for(plan.job_name) : "";
   auto env = container_env(request, cluster, rendezvous, secret, plan.secret_values);
   if (!env) return env.error();
+  if (agent) add_agent_env(push, secret, *env, plan.secret_values);
 
   const Json labels = labels_of(request);
   Json annotations = Json::object();
@@ -532,7 +497,11 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
     argv.insert(argv.begin(), {"/bin/sh", "-c", std::move(prelude), "orch-task"});
   }
   Json command = Json::array();
-  for (const auto& word : argv) command.push_back(escape_kube_references(word));
+  if (agent) {
+    command = agent_command(request, cluster, rendezvous, argv);
+  } else {
+    for (const auto& word : argv) command.push_back(escape_kube_references(word));
+  }
   // The image comes with the rest of the pod settings (apply_pod_settings).
   Json container = {
       {"name", std::string(kContainerName)},
@@ -549,6 +518,9 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
   };
   request_gpus(k.gpu_resource, request.gpus_per_node, container, pod_spec);
   if (auto ok = apply_pod_settings(pod, PodKind::job, container, pod_spec); !ok) return ok.error();
+  if (auto ok = agent ? add_agent(k, container, pod_spec) : Result<void>(Ok{}); !ok) {
+    return ok.error();
+  }
   if (multi) pod_spec["subdomain"] = plan.service_name;
   Json affinity = Json::object();
   if (!request.exclude_nodes.empty()) affinity = exclude_affinity(request.exclude_nodes);

@@ -27,6 +27,8 @@
 //   env has workdir_env's variables (scheduler/model/workdir.h), ORCH_SETUP_FAILED being
 //   setup_failed_marker: the code, the setup's lock, cache and that marker live under the
 //   cluster's storage root, on one of its volumes, where the storage helper reads them.
+// - The agent (issue 44; kube_agent_container.h), unless kubernetes.agent_image is "none": an
+//   init container copies it into an emptyDir and the command below runs under its `run`.
 // - One container "job": the image, command ["/bin/sh", "-c", <request.command>],
 //   env = request.env then ORCH_LAUNCH_TOKEN (and ORCH_TOKEN: launch_token_env), ORCH_JOB_ID,
 //   ORCH_ATTEMPT, ORCH_GPUS (nodes x
@@ -97,13 +99,22 @@ struct KubeLaunchPlan {
   std::string job_body;        // batch/v1 Job, JSON
   std::string service_body;    // v1 Service, JSON; empty for a single-node attempt
   std::string label_selector;  // "orchestrate.dev/token=<token>" (URL-encode it in a query)
-  // With secret_env values only (kube_secret.h), else empty: the Secret that holds them,
-  // created before the Job, whose container env names it by secretKeyRef.
+  // With secret_env values or a push credential only (kube_secret.h), else empty: the Secret
+  // that holds them, created before the Job, whose container env names it by secretKeyRef.
   std::string secret_name;   // secret_name_for(job_name)
   std::string secrets_path;  // /api/v1/namespaces/<ns>/secrets (POST secret_body here)
   std::string secret_path;   // secrets_path + "/<secret_name>" (PATCH, DELETE)
   std::string secret_body;   // v1 Secret, JSON (the values base64): never log or quote it
   std::map<std::string, std::string> secret_values;  // what the env refers to: var -> value
+};
+
+// Where the pod's agent pushes its records home (issue 44; scheduler/pushed_records.h): the
+// server's base URL (https://HOST[:PORT]), its CA as PEM text ("" = the system trust store)
+// and the attempt's credential, which goes into the attempt's Secret, never into the Job.
+struct PushLaunch {
+  std::string url;
+  std::string ca_pem;
+  std::string credential;
 };
 
 // ErrorKind::invalid, naming the value, for what cannot be launched safely or exactly: a token
@@ -113,9 +124,14 @@ struct KubeLaunchPlan {
 // 1 node or negative gpus_per_node; an empty image or one with blanks or control characters;
 // a gpu_resource that is not a qualified resource name; a negative termination grace; a
 // namespace that is not a DNS-1123 label; an excluded node name that is not a DNS-1123
-// subdomain (as every node name is).
+// subdomain (as every node name is); an agent image with blanks, a push URL that is not
+// https://HOST[:PORT] or an empty push credential (kube_agent_container.h).
+// With the agent (KubernetesSpec::agent_image not "none"), every pod gets it
+// (kube_agent_container.h); `push`, ignored without the agent, adds the push variables and
+// makes the attempt's Secret hold the credential.
 Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const ClusterSpec& cluster,
-                                        const std::string& namespace_);
+                                        const std::string& namespace_,
+                                        const PushLaunch* push = nullptr);
 
 // Where an attempt's pods write that its setup failed ("exit N" and the setup's last lines;
 // workdir.h's kSetupFailedFile): <storage_root>/setup/failed.<token>. The site reads it through

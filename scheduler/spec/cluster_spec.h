@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scheduler/common/project_version.h"
 #include "scheduler/model/accelerators.h"
 #include "scheduler/model/container.h"
 #include "scheduler/model/fabric_step.h"
@@ -64,6 +65,12 @@ struct SlurmSpec {
   ContainerRuntime containers = ContainerRuntime::none;
 };
 
+// The image built from agents/Dockerfile for this release: the static agent on an empty base.
+inline constexpr const char* kDefaultAgentImage =
+    "ghcr.io/orchestrate-dev/orchestrate-agent:" ORCH_PROJECT_VERSION;
+// kubernetes.agent_image that turns the agent off.
+inline constexpr const char* kNoAgentImage = "none";
+
 // How attempts run on a Kubernetes cluster (provider kubernetes; issue 6).
 struct KubernetesSpec {
   std::string kubeconfig;  // path; "~/" expands to $HOME
@@ -89,6 +96,14 @@ struct KubernetesSpec {
   // ends as gang_timeout (infra): a gang that cannot all be scheduled must not hold the pods
   // that were.
   int gang_timeout_s = 300;
+  // The agent in every pod (issue 44): an init container of this image copies its
+  // /orchestrate-agent into an emptyDir, and the job's command runs under it
+  // (adapters/kubernetes/kube_agent_container.h). "none": no agent, the job's shell is the
+  // container's command (no heartbeats, no per-task events).
+  std::string agent_image = kDefaultAgentImage;
+  // Where the pods' agents push their records home (scheduler/pushed_records.h):
+  // https://host[:port] of this server as the pods reach it. "": no pushing.
+  std::string push_url;
 };
 
 // How attempts run on this machine (provider local). run_as: the user every job's processes run

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "scheduler/common/dns_name.h"
+#include "scheduler/common/http_url.h"
 #include "scheduler/spec/pod_settings_section.h"
 #include "scheduler/spec/provider_sections.h"
 
@@ -17,12 +18,35 @@ constexpr yaml::StringRule kDnsLabel{is_dns_label,
                                      "a DNS-1123 label: 1 to 63 of a-z, 0-9 and \"-\", "
                                      "starting and ending with a letter or digit"};
 
+// An image reference: no blanks or control characters (the API server takes the rest).
+bool is_image(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+constexpr yaml::StringRule kImage{is_image, "an image reference without blanks"};
+
+// Where agents push their records: https, a host and maybe a port, nothing after it.
+bool is_push_url(std::string_view s) {
+  if (s.empty()) return true;  // no pushing
+  auto url = parse_server_url(std::string(s));
+  return url && url->tls && url->prefix.empty() && s.find('?') == std::string_view::npos &&
+         s.find('#') == std::string_view::npos;
+}
+constexpr yaml::StringRule kPushUrl{
+    is_push_url,
+    "https://HOST[:PORT] with nothing after it (no path, query or fragment): the agent adds "
+    "/api/v1/attempts/..."};
+
 }  // namespace
 
 void read_kubernetes_sections(const MapView& entry, ClusterSpec& c) {
   std::vector<std::string_view> keys = {
-      "kubeconfig",     "context",         "namespace", "gpu_resource", "termination_grace_s",
-      "gang_timeout_s", "allow_host_path", "queue",     "helper_image", "agent"};
+      "kubeconfig",          "context",        "namespace",       "gpu_resource",
+      "termination_grace_s", "gang_timeout_s", "allow_host_path", "queue",
+      "helper_image",        "agent",          "agent_image",     "push_url"};
   for (auto key : pod_setting_keys()) keys.push_back(key);
   MapView k = entry.child("kubernetes", "kubernetes", std::move(keys),
                           "a map such as {kubeconfig: ~/.kube/config, context: gpu-cloud, "
@@ -42,6 +66,11 @@ void read_kubernetes_sections(const MapView& entry, ClusterSpec& c) {
                 "an extended resource such as nvidia.com/gpu");
   k.read_int("termination_grace_s", s.termination_grace_s, 0, 86400, "seconds such as 120");
   k.read_int("gang_timeout_s", s.gang_timeout_s, 1, 86400, "seconds such as 300");
+  k.read_string("agent_image", s.agent_image, kImage,
+                "the image of orchestrate-agent (agents/Dockerfile), or none for no agent");
+  k.read_string("push_url", s.push_url, kPushUrl,
+                "https://HOST[:PORT] of this server as the pods reach it, such as "
+                "https://orch.example.com:8443");
   if (entry.reader().failed()) return;
   if (!entry.has("kubernetes")) {
     entry.reader().fail(

@@ -181,7 +181,9 @@ Cluster::Cluster(ClusterOptions options)
     : options_(std::move(options)),
       store_(options_.history_limit),
       kubelet_(store_, options_.state_dir),
-      jobs_(store_) {}
+      jobs_(store_) {
+  kubelet_.set_images(ImageMap{options_.image_map, options_.agent_binary});
+}
 
 Cluster::~Cluster() {
   stop();

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -44,12 +45,28 @@ NodeConfig parse_node_flag(const std::string& text);
 // Nodes "node-0".."node-(count-1)" with `gpus` GPUs each.
 std::vector<NodeConfig> uniform_nodes(int count, int gpus);
 
+#ifdef ORCH_FAKE_KUBE_AGENT
+inline constexpr const char* kDefaultAgentBinary = ORCH_FAKE_KUBE_AGENT;
+#else
+inline constexpr const char* kDefaultAgentBinary = "";
+#endif
+
 struct ClusterOptions {
   std::string state_dir;  // pod directories and logs go under state_dir/pods
   std::vector<NodeConfig> nodes = uniform_nodes(2, 8);
   std::vector<std::string> namespaces = {"default"};  // kube-system is always there
   std::chrono::milliseconds tick{50};
   std::size_t history_limit = 5000;  // watch events kept for resourceVersion resumption
+  // The image map (there are no images: every container runs on this machine). An image name,
+  // with or without its ":tag", -> a directory that stands for the image's root filesystem (an
+  // absolute command P runs <dir>/P) or one executable file (the command whose last component
+  // is that file's name, or a container without a command, runs it). Images not in the map run
+  // their command as found on this machine.
+  std::map<std::string, std::string> image_map;
+  // What an image whose name contains "orchestrate-agent" and is not in image_map runs: the
+  // local build of the agent (its path comes from CMake), so that the agent image's init
+  // container (kubernetes.agent_image) installs the agent of this build.
+  std::string agent_binary = kDefaultAgentBinary;
 };
 
 class Cluster {

@@ -109,13 +109,16 @@ std::string expand_references(const std::string& text, const Env& env) {
   return out;
 }
 
-ContainerLaunch container_launch(const json& pod, const std::string& pod_dir,
-                                 const std::string& log_path, int api_port,
-                                 const SecretLookup& secrets) {
-  ContainerLaunch launch;
+json first_container(const json& pod) {
   const json& containers = at_path(pod, {"spec", "containers"});
-  const json container =
-      containers.is_array() && !containers.empty() ? containers[0] : json::object();
+  return containers.is_array() && !containers.empty() ? containers[0] : json::object();
+}
+
+ContainerLaunch container_launch(const json& pod, const json& container, const std::string& pod_dir,
+                                 const std::string& log_path, int api_port,
+                                 const SecretLookup& secrets, const ImageMap* images) {
+  ContainerLaunch launch;
+  launch.private_mounts = private_mounts(pod, container, pod_dir);
 
   Env env;
   const char* host_path = std::getenv("PATH");
@@ -126,18 +129,29 @@ ContainerLaunch container_launch(const json& pod, const std::string& pod_dir,
   set_env(env, "KUBERNETES_SERVICE_HOST", "127.0.0.1");
   set_env(env, "KUBERNETES_SERVICE_PORT", std::to_string(api_port));
   set_env(env, "FAKE_KUBE_POD_DIR", pod_dir);
+  const std::size_t own = env.size();  // the fake's own variables come first
   launch.config_error = add_container_env(pod, container, secrets, env);
   if (!launch.config_error.empty()) return launch;
+  for (std::size_t i = own; i < env.size(); ++i) {
+    env[i].second = rewrite_private_mounts(env[i].second, launch.private_mounts);
+  }
 
   std::vector<std::string> argv;
   for (const char* part : {"command", "args"}) {
     const json& list = at_path(container, {part});
     if (!list.is_array()) continue;
     for (const json& a : list) {
-      if (a.is_string()) argv.push_back(expand_references(a.get<std::string>(), env));
+      if (!a.is_string()) continue;
+      argv.push_back(rewrite_private_mounts(expand_references(a.get<std::string>(), env),
+                                            launch.private_mounts));
     }
   }
-  if (at_path(container, {"command"}).is_null()) {
+  const std::string mapped =
+      images ? mapped_path(*images, string_at(container, {"image"})) : std::string();
+  if (!mapped.empty()) {
+    launch.error = resolve_in_image(mapped, argv);
+    if (!launch.error.empty()) return launch;
+  } else if (at_path(container, {"command"}).is_null()) {
     launch.error =
         "the fake API server has no images: the container needs a command (it runs as a local "
         "process)";
@@ -159,7 +173,8 @@ ContainerLaunch container_launch(const json& pod, const std::string& pod_dir,
   argv[0] = exe;
 
   std::string cwd = pod_dir;
-  const std::string working_dir = string_at(container, {"workingDir"});
+  const std::string working_dir =
+      rewrite_private_mounts(string_at(container, {"workingDir"}), launch.private_mounts);
   std::error_code ec;
   if (!working_dir.empty() && std::filesystem::is_directory(working_dir, ec)) cwd = working_dir;
 

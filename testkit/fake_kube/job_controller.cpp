@@ -265,15 +265,20 @@ void JobController::create_pod(const json& job, long long index) {
     meta["annotations"][kIndexKey] = std::to_string(index);
     meta["labels"][kIndexKey] = std::to_string(index);
     spec["hostname"] = name_of(job) + "-" + std::to_string(index);
-    for (json& c : spec["containers"]) {
-      json& env = c["env"];
-      if (!env.is_array()) env = json::array();
-      env.push_back({{"name", "JOB_COMPLETION_INDEX"},
-                     {"valueFrom",
-                      {{"fieldRef",
-                        {{"apiVersion", "v1"},
-                         {"fieldPath",
-                          "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}}});
+    // Every container, init containers included (as the real Job controller does).
+    for (const char* list : {"initContainers", "containers"}) {
+      if (!spec.contains(list) || !spec[list].is_array()) continue;
+      for (json& c : spec[list]) {
+        json& env = c["env"];
+        if (!env.is_array()) env = json::array();
+        env.push_back(
+            {{"name", "JOB_COMPLETION_INDEX"},
+             {"valueFrom",
+              {{"fieldRef",
+                {{"apiVersion", "v1"},
+                 {"fieldPath",
+                  "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}}});
+      }
     }
   }
   pod["metadata"] = meta;

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "testkit/fake_kube/container_spec.h"
+#include "testkit/fake_kube/init_containers.h"
 #include "testkit/fake_kube/kube_json.h"
 #include "testkit/fake_kube/pod_process.h"
 #include "testkit/fake_kube/pod_status.h"
@@ -167,8 +168,14 @@ void Kubelet::start(const json& pod) {
     return hold_waiting(store_, pod, container, why);
   }
   ContainerLaunch launch = container_launch(
-      pod, dir, log_path(pod), api_port_,
-      [&](const std::string& secret) { return store_.get("secrets", ns, secret); });
+  // The init containers first, one by one (init_containers.h), then the first container.
+  const json& inits = init_containers(pod);
+  const bool init = rt.inits_done < inits.size();
+  const json spec = init ? inits[rt.inits_done] : first_container(pod);
+  const std::string log =
+      init ? dir + "/" + string_at(spec, {"name"}, "init") + ".log" : log_path(pod);
+      pod, spec, dir, log, api_port_,
+      [&](const std::string& secret) { return store_.get("secrets", ns, secret); }, &images_);
   if (!launch.config_error.empty()) {  // a missing Secret or key: tried again next pass
     return hold_waiting(store_, pod, container, launch.config_error);
   }
@@ -182,33 +189,46 @@ void Kubelet::start(const json& pod) {
     if (spawned.pid <= 0) launch.error = "failed to start the container process: " + spawned.error;
   }
   const std::string now = now_rfc3339();
+  if (!launch.error.empty()) return start_failed(pod, launch.error, init);
   rt.container_id = "containerd://" + random_hex(64);
-  if (!launch.error.empty()) {
-    runtimes_.erase(uid_of(pod));
-    Termination t;
-    t.exit_code = 128;
-    t.reason = "StartError";
-    t.message = launch.error;
-    t.finished_at = now;
-    t.started_at = "1970-01-01T00:00:00Z";
-    store_.update("pods", ns, name, [&](json& p) {
-      if (!p["status"].contains("startTime")) p["status"]["startTime"] = now;
-      mark_running(p, now, "");
-      mark_finished(p, t);
-    });
-    return;
-  }
   rt.pid = spawned.pid;
   if (cpu_share > 0 && cpu_share < 1) throttle_.add(spawned.pid, cpu_share);
+  rt.in_init = init;
   rt.started_at = now;
   store_.update("pods", ns, name, [&](json& p) {
     if (!p["status"].contains("startTime")) p["status"]["startTime"] = now;
-    mark_running(p, now, rt.container_id);
+    if (init) {
+      mark_init_running(p, rt.inits_done, now, rt.container_id);
+    } else {
+      mark_running(p, now, rt.container_id);
+    }
+  });
+}
+
+// A container that could not start: exit 128, StartError with the runtime's message; the pod
+// fails (an init container's with it).
+void Kubelet::start_failed(const json& pod, const std::string& why, bool init) {
+  const std::size_t index = runtimes_[uid_of(pod)].inits_done;
+  runtimes_.erase(uid_of(pod));
+  const std::string now = now_rfc3339();
+  Termination t;
+  t.exit_code = 128;
+  t.reason = "StartError";
+  t.message = why;
+  t.finished_at = now;
+  t.started_at = "1970-01-01T00:00:00Z";
+  store_.update("pods", ns_of(pod), name_of(pod), [&](json& p) {
+    if (!p["status"].contains("startTime")) p["status"]["startTime"] = now;
+    if (init) return mark_init_finished(p, index, t);
+    mark_running(p, now, "");
+    mark_finished(p, t);
   });
 }
 
 void Kubelet::observe(const json& pod, Runtime& rt) {
-  if (auto status = poll_exit(rt.pid)) return finish(pod, rt, *status);
+  if (auto status = poll_exit(rt.pid)) {
+    return rt.in_init ? finish_init(pod, rt, *status) : finish(pod, rt, *status);
+  }
   const long long deadline = int_at(pod, {"spec", "activeDeadlineSeconds"}, -1);
   const auto started = parse_rfc3339(string_at(pod, {"status", "startTime"}));
   if (deadline >= 0 && rt.pod_reason.empty() &&
@@ -239,6 +259,25 @@ void Kubelet::finish(const json& pod, Runtime& rt, int wait_status) {
 }
 
 void Kubelet::terminate(const json& pod, bool node_gone) {
+// An init container ended: the next one (or the first container) starts on the next pass, or
+// the pod fails with it.
+void Kubelet::finish_init(const json& pod, Runtime& rt, int wait_status) {
+  Termination t = termination_of(wait_status, rt.forced_reason);
+  t.started_at = rt.started_at;
+  t.container_id = rt.container_id;
+  const std::size_t index = rt.inits_done;
+  if (t.exit_code == 0) {
+    rt.pid = 0;
+    rt.in_init = false;
+    rt.forced_reason.clear();
+    ++rt.inits_done;
+  } else {
+    runtimes_.erase(uid_of(pod));
+  }
+  store_.update("pods", ns_of(pod), name_of(pod),
+                [&](json& p) { mark_init_finished(p, index, t); });
+}
+
   const std::string ns = ns_of(pod);
   const std::string name = name_of(pod);
   auto it = runtimes_.find(uid_of(pod));
@@ -248,7 +287,12 @@ void Kubelet::terminate(const json& pod, bool node_gone) {
       signal_group(rt.pid, SIGKILL);
       reap(rt.pid);
     } else if (auto status = poll_exit(rt.pid)) {
-      finish(pod, rt, *status);  // erases rt; the object goes on the next pass
+      // finish erases rt; the object goes on the next pass
+      if (rt.in_init) {
+        runtimes_.erase(it);
+      } else {
+        finish(pod, rt, *status);
+      }
       return;
     } else {
       if (!rt.term_sent) {

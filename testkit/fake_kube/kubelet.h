@@ -1,9 +1,10 @@
 #pragma once
 // The fake's kubelets (one for all nodes): pods bound to a node run as local processes.
-// sync() is one pass over the pods: start the ones bound to a live node (or hold them in
-// ErrImagePull/ImagePullBackOff for image "fake/pull-error", CreateContainerConfigError for
-// "fake/config-error", a mount path in the way, or a secretKeyRef whose Secret or key does not
-// exist yet: tried again on every pass), notice exits (phase Succeeded/Failed, container terminated
+// sync() is one pass over the pods: run their init containers one by one to completion
+// (init_containers.h; a failing one fails the pod), then start the ones bound to a live node
+// (or hold them in ErrImagePull/ImagePullBackOff for image "fake/pull-error",
+// CreateContainerConfigError for "fake/config-error", a mount path in the way, or a
+// secretKeyRef whose Secret or key does not exist yet: tried again on every pass), notice exits (phase Succeeded/Failed, container terminated
 // with Completed/Error/OOMKilled), enforce activeDeadlineSeconds, and carry out graceful deletion
 // (SIGTERM to the process group, SIGKILL after the grace period, then the object goes).
 // Pods on a node whose Ready condition is Unknown are not touched: that kubelet is gone.
@@ -16,10 +17,12 @@
 #include <map>
 #include <string>
 
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "testkit/fake_kube/cpu_throttle.h"
 #include "testkit/fake_kube/object_store.h"
+#include "testkit/fake_kube/image_map.h"
 
 namespace orch::fake_kube {
 
@@ -28,6 +31,8 @@ class Kubelet {
   Kubelet(ObjectStore& store, std::string state_dir) : store_(store), state_dir_(state_dir) {}
   void set_api_port(int port) { api_port_ = port; }
   int api_port() const { return api_port_; }
+  void set_images(ImageMap images) { images_ = std::move(images); }
+  const ImageMap& images() const { return images_; }
 
   void sync();
 
@@ -68,10 +73,15 @@ class Kubelet {
   static void reap(pid_t pid);
 
   ObjectStore& store_;
+    std::size_t inits_done = 0;  // init containers that completed
+    bool in_init = false;        // pid is init container `inits_done`
   std::string state_dir_;
   int api_port_ = 0;
   CpuThrottle throttle_;                     // the pods of slow nodes
   std::map<std::string, Runtime> runtimes_;  // by pod uid
 };
+  void finish_init(const json& pod, Runtime& rt, int wait_status);
+  void start_failed(const json& pod, const std::string& why, bool init);
 
 }  // namespace orch::fake_kube
+  ImageMap images_;

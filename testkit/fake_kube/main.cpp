@@ -1,7 +1,7 @@
 // fake-kube-apiserver: the fake Kubernetes API server as a program (see README.md).
 //   fake-kube-apiserver --cert server.crt --key server.key --token T --state-dir DIR
 //                       [--port 0] [--node n0:8[:PRODUCT]]... [--nodes-json FILE] [--namespace
-//                       NS]...
+//                       NS]... [--image-map IMAGE=PATH]... [--agent-binary PATH]
 // Prints "listening on https://127.0.0.1:PORT" once it serves; SIGTERM or SIGINT stop it
 // (every pod process is killed).
 
@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   std::string token_file;
   std::string nodes_json;
   std::vector<std::string> node_flags;
+  std::vector<std::string> image_maps;
   bool verbose = false;
   app.add_option("--bind", options.bind, "address to listen on")->capture_default_str();
   app.add_option("--port", options.port, "port (0: a free one)")->capture_default_str();
@@ -36,6 +37,12 @@ int main(int argc, char** argv) {
                  "a file with a JSON array of nodes [{\"name\",\"gpus\",\"product\",\"ready\","
                  "\"unschedulable\",\"labels\",\"taints\"}]");
   app.add_option("--namespace", options.cluster.namespaces, "namespaces besides default");
+  app.add_option("--image-map", image_maps,
+                 "IMAGE=PATH: containers of IMAGE run PATH (a directory standing for the image's "
+                 "root, or its one program) (repeatable)");
+  app.add_option("--agent-binary", options.cluster.agent_binary,
+                 "what images named *orchestrate-agent* run (default: this build's agent)")
+      ->capture_default_str();
   app.add_flag("--verbose", verbose, "log every request to stderr");
   CLI11_PARSE(app, argc, argv);
 
@@ -53,6 +60,9 @@ int main(int argc, char** argv) {
       options.cluster.nodes.clear();
       for (const auto& n : node_flags) options.cluster.nodes.push_back(parse_node_flag(n));
     }
+    ImageMap images;
+    for (const auto& m : image_maps) add_image_mapping(images, m);
+    options.cluster.image_map = images.images;
     if (verbose) options.request_log = &std::cerr;
 
     // Signals are taken by sigwait below; every thread inherits the mask.

@@ -195,7 +195,7 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
   cluster.locked([&] {
     dir = cluster.kubelet().pod_dir(*pod);
     launch = container_launch(
-        *pod, dir, "/dev/null", cluster.kubelet().api_port(),
+        *pod, first_container(*pod), dir, "/dev/null", cluster.kubelet().api_port(),
         [&](const std::string& secret) { return cluster.store().get("secrets", ns, secret); });
   });
   std::string search = "/usr/bin:/bin";
@@ -206,6 +206,8 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
   auto ws = out.accept_websocket(protocol);
   if (!ws) return true;
   if (exe.empty()) {
+  // The pod's own emptyDirs, as its container sees them (pod_volumes.h).
+  for (auto& word : argv) word = rewrite_private_mounts(word, launch.private_mounts);
     send_channel(*ws, 3,
                  json{{"metadata", json::object()},
                       {"status", "Failure"},

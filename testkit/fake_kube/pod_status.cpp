@@ -75,8 +75,7 @@ void set_container_running(json& pod, const std::string& started_at,
   cs["imageID"] = "fake.local/" + string_at(cs, {"image"}) + "@sha256:" + std::string(64, '0');
 }
 
-void set_container_terminated(json& pod, const Termination& t) {
-  json& cs = first_container_status(pod);
+void set_terminated_state(json& cs, const Termination& t) {
   json term = {{"exitCode", t.exit_code}, {"reason", t.reason}, {"finishedAt", t.finished_at}};
   if (!t.message.empty()) term["message"] = t.message;
   if (!t.started_at.empty()) term["startedAt"] = t.started_at;
@@ -87,6 +86,10 @@ void set_container_terminated(json& pod, const Termination& t) {
   cs["state"] = {{"terminated", term}};
   cs["ready"] = false;
   cs["started"] = false;
+}
+
+void set_container_terminated(json& pod, const Termination& t) {
+  set_terminated_state(first_container_status(pod), t);
 }
 
 void mark_running(json& pod, const std::string& started_at, const std::string& container_id) {

@@ -30,6 +30,8 @@ struct Termination {
   std::string container_id;
 };
 void set_container_terminated(json& pod, const Termination& t);
+// One container status entry (a containerStatuses or initContainerStatuses item) terminated.
+void set_terminated_state(json& container_status, const Termination& t);
 
 // Phase Running with every condition True (PodReadyToStartContainers, Initialized, Ready,
 // ContainersReady, PodScheduled) and the pod's IPs on 127.0.0.1.

@@ -45,34 +45,41 @@ std::string volume_dir(const json& volume, const json& pod, const std::string& p
   return "";
 }
 
-}  // namespace
-
-std::string claim_dir(const std::string& state_dir, const std::string& ns,
-                      const std::string& claim) {
-  return state_dir + "/volumes/" + ns + "/" + claim;
+// An emptyDir of the pod's own (a link would be shared by every pod): its path is rewritten.
+bool is_private(const json& volume) {
+  return volume.contains("emptyDir") && string_at(volume, {"emptyDir", "medium"}) != "Memory";
 }
 
-std::string mount_volumes(const json& pod, const std::string& pod_dir,
-                          const std::string& state_dir) {
-  const json& mounts = at_path(pod, {"spec", "containers"});
-  if (!mounts.is_array() || mounts.empty()) return "";
-  const json& container_mounts =
-      mounts[0].contains("volumeMounts") ? mounts[0]["volumeMounts"] : json::array();
+const json* volume_named(const json& pod, const std::string& name) {
   const json& volumes = at_path(pod, {"spec", "volumes"});
+  const json* found = nullptr;
+  if (volumes.is_array()) {
+    for (const json& v : volumes) {
+      if (string_at(v, {"name"}) == name) found = &v;
+    }
+  }
+  return found;
+}
+
+bool path_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-' || c == '/' || c == '~';
+}
+
+// Makes one container's mounts; "" or why not.
+std::string mount_container(const json& pod, const json& container, const std::string& pod_dir,
+                            const std::string& state_dir) {
+  const json& container_mounts =
+      container.contains("volumeMounts") ? container["volumeMounts"] : json::array();
   for (const json& m : container_mounts) {
     const std::string name = string_at(m, {"name"});
     const std::string path = string_at(m, {"mountPath"});
-    const json* volume = nullptr;
-    if (volumes.is_array()) {
-      for (const json& v : volumes) {
-        if (string_at(v, {"name"}) == name) volume = &v;
-      }
-    }
+    const json* volume = volume_named(pod, name);
     if (volume == nullptr) return "volumeMount \"" + name + "\" names no volume of the pod";
     std::string error;
     const std::string dir = volume_dir(*volume, pod, pod_dir, state_dir, error);
     if (!error.empty()) return error;
-    if (path == dir) continue;  // /dev/shm, or a hostPath mounted where it is
+    if (path == dir || is_private(*volume)) continue;  // /dev/shm, a hostPath where it is
     std::error_code ec;
     const fs::path link(path);
     if (fs::is_symlink(link, ec)) {
@@ -92,6 +99,61 @@ std::string mount_volumes(const json& pod, const std::string& pod_dir,
     if (ec) return "fake: cannot link " + path + " to " + dir + ": " + ec.message();
   }
   return "";
+}
+
+}  // namespace
+
+std::string claim_dir(const std::string& state_dir, const std::string& ns,
+                      const std::string& claim) {
+  return state_dir + "/volumes/" + ns + "/" + claim;
+}
+
+std::string mount_volumes(const json& pod, const std::string& pod_dir,
+                          const std::string& state_dir) {
+  for (const char* list : {"initContainers", "containers"}) {
+    const json& containers = at_path(pod, {"spec", list});
+    if (!containers.is_array()) continue;
+    for (const json& c : containers) {
+      if (std::string why = mount_container(pod, c, pod_dir, state_dir); !why.empty()) return why;
+      if (std::string(list) == "containers") break;  // the first container only
+    }
+  }
+  return "";
+}
+
+MountRewrites private_mounts(const json& pod, const json& container, const std::string& pod_dir) {
+  MountRewrites out;
+  if (!container.contains("volumeMounts")) return out;
+  for (const json& m : container["volumeMounts"]) {
+    const json* volume = volume_named(pod, string_at(m, {"name"}));
+    const std::string path = string_at(m, {"mountPath"});
+    if (volume == nullptr || !is_private(*volume) || path.empty()) continue;
+    out.emplace_back(path, pod_dir + "/volumes/" + string_at(*volume, {"name"}));
+  }
+  return out;
+}
+
+std::string rewrite_private_mounts(const std::string& text, const MountRewrites& rewrites) {
+  std::string out = text;
+  for (const auto& [path, dir] : rewrites) {
+    std::string next;
+    std::size_t i = 0;
+    while (i < out.size()) {
+      const bool starts = out.compare(i, path.size(), path) == 0;
+      const bool before_ok = i == 0 || !path_char(out[i - 1]);
+      const std::size_t end = i + path.size();
+      const bool after_ok =
+          end >= out.size() || out[end] == '/' || !path_char(out[end]) || path.back() == '/';
+      if (starts && before_ok && after_ok) {
+        next += dir;
+        i = end;
+      } else {
+        next += out[i++];
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
 }
 
 }  // namespace orch::fake_kube

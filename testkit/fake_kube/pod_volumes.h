@@ -8,8 +8,18 @@
 // A mountPath that exists and is not a link to the same directory cannot be mounted: the pod
 // waits with CreateContainerConfigError and a message saying so (tests choose mount paths in
 // their temporary directories). Exec'd commands (pods/exec) see the same links.
+//
+// An emptyDir (other than /dev/shm) is the pod's own: a real container has its own mount
+// namespace, so two pods of a gang that mount an emptyDir at the same path each see their own.
+// The fake has one filesystem, so it makes no link for an emptyDir: instead every occurrence of
+// its mountPath (as a whole path or a prefix of one: "/orchestrate/agent" or
+// "/orchestrate/agent/x", not "/orchestrate/agents") in the container's command, args, env values
+// and workingDir, and in the commands exec'd in the pod, is rewritten to the pod's directory of
+// that volume. A path the process builds itself from pieces is not rewritten.
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,8 +29,18 @@ namespace orch::fake_kube {
 std::string claim_dir(const std::string& state_dir, const std::string& ns,
                       const std::string& claim);
 
-// Makes the first container's volumeMounts of `pod`; "" or why not.
+// Makes the volumeMounts of the pod's init containers and first container; "" or why not.
 std::string mount_volumes(const nlohmann::json& pod, const std::string& pod_dir,
                           const std::string& state_dir);
+
+// mountPath -> the pod's directory, for each emptyDir `container` mounts (not /dev/shm).
+using MountRewrites = std::vector<std::pair<std::string, std::string>>;
+MountRewrites private_mounts(const nlohmann::json& pod, const nlohmann::json& container,
+                             const std::string& pod_dir);
+
+// `text` with each mountPath of `rewrites` that stands as a path (at the start or after a
+// character that cannot be in a path, and followed by the end, '/' or such a character)
+// replaced by its directory.
+std::string rewrite_private_mounts(const std::string& text, const MountRewrites& rewrites);
 
 }  // namespace orch::fake_kube

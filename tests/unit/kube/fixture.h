@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "scheduler/model/site_types.h"
 
 namespace orch::kube::testing {
@@ -33,6 +35,22 @@ inline LaunchRequest request() {
   r.nodes = 1;
   r.gpus_per_node = 8;
   return r;
+}
+
+// The job's own words in a container's command (as written, '$' doubled): after the agent's
+// "--" when the job runs under the agent (kubernetes.agent_image, kube_agent_container.h), else
+// the whole command.
+template <typename Json>
+Json job_words(const Json& container) {
+  const Json& command = container["command"];
+  if (command.empty() || command[0] != "/orchestrate/agent/orchestrate-agent") return command;
+  Json out = Json::array();
+  bool after = false;
+  for (const auto& word : command) {
+    if (after) out.push_back(word);
+    after = after || word == "--";
+  }
+  return out;
 }
 
 }  // namespace orch::kube::testing

@@ -21,6 +21,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using testing::job_words;
 using testing::request;
 
 ClusterSpec cluster() {
@@ -65,8 +66,15 @@ json as_written(const std::vector<std::string>& argv) {
   return out;
 }
 
+// The pod without the agent (kubernetes.agent_image: none); with it, kube_agent_manifest_test.cpp.
+ClusterSpec without_agent() {
+  ClusterSpec c = cluster();
+  c.kubernetes.agent_image = kNoAgentImage;
+  return c;
+}
+
 TEST(kube_parse_manifest, SingleNodeJob) {
-  KubeLaunchPlan p = plan_of(request());
+  KubeLaunchPlan p = plan_of(request(), without_agent());
   EXPECT_EQ(p.namespace_, "ml");
   EXPECT_EQ(p.job_name, "orch-12-3-mx325f71");
   EXPECT_EQ(p.jobs_path, "/apis/batch/v1/namespaces/ml/jobs");
@@ -288,8 +296,8 @@ TEST(kube_parse_manifest, HostileCommandAndEnvSurviveByteExact) {
   LaunchRequest r = request();
   r.command = hostile;
   r.env = {{"HOSTILE", hostile}, {"EMPTY", ""}, {"DOLLARS", "$$$(A)$"}};
-  KubeLaunchPlan p = plan_of(r);
-  json job = body(p.job_body);  // valid JSON whatever the bytes
+  KubeLaunchPlan p = plan_of(r, without_agent());  // the words after the agent's "--" alike
+  json job = body(p.job_body);                     // valid JSON whatever the bytes
   const json& c = job["spec"]["template"]["spec"]["containers"][0];
 
   std::map<std::string, std::string> vars;  // what the kubelet would expand with
@@ -315,12 +323,12 @@ TEST(kube_parse_manifest, TheJobsCheckpointDirectoryIsMadeFirstAndNamedInItsEnvi
   json job = body(plan_of(r).job_body);
   const json& c = job["spec"]["template"]["spec"]["containers"][0];
   EXPECT_EQ(env_of(job)["ORCH_CHECKPOINT_DIR"], "/ckpt/job-7");
-  const std::string run = expand_kube_references(c["command"][4].get<std::string>(), {});
+  const std::string run = expand_kube_references(job_words(c)[4].get<std::string>(), {});
   EXPECT_EQ(run, std::string(kMakeCheckpointDirCommand) + "\n" + r.command);
 
   r.checkpoint_dir.clear();  // a launch recorded before jobs had one: the command as it is
   const json old = body(plan_of(r).job_body);
-  EXPECT_EQ(old["spec"]["template"]["spec"]["containers"][0]["command"][4],
+  EXPECT_EQ(job_words(old["spec"]["template"]["spec"]["containers"][0])[4],
             escape_kube_references(r.command));
 }
 
@@ -329,11 +337,11 @@ TEST(kube_parse_manifest, TheCommandRunsUnderTheJobsShell) {
   r.command = "source /opt/env.sh && exec python train.py";
   r.shell = "sh";
   const json sh = body(plan_of(r).job_body)["spec"]["template"]["spec"]["containers"][0];
-  EXPECT_EQ(sh["command"], json::array({"/bin/sh", "-c", r.command}));
+  EXPECT_EQ(job_words(sh), json::array({"/bin/sh", "-c", r.command}));
   r.shell = "bash-login";
   const json login = body(plan_of(r).job_body)["spec"]["template"]["spec"]["containers"][0];
-  EXPECT_EQ(login["command"], as_written(job_shell_argv("bash-login", r.command)));
-  EXPECT_THAT(login["command"][2].get<std::string>(), HasSubstr("exec bash -l -c"));
+  EXPECT_EQ(job_words(login), as_written(job_shell_argv("bash-login", r.command)));
+  EXPECT_THAT(job_words(login)[2].get<std::string>(), HasSubstr("exec bash -l -c"));
 }
 
 TEST(kube_parse_manifest, KubeletExpansionRules) {

@@ -80,7 +80,7 @@ TEST(kube_pod_settings, AJobsOwnSettingsWinOrAdd) {
   EXPECT_EQ(spec["automountServiceAccountToken"], true) << "the job acts as that account";
   EXPECT_EQ(spec["priorityClassName"], "high");
   EXPECT_EQ(spec["nodeSelector"].size(), 2U);
-  ASSERT_EQ(spec["volumes"].size(), 3U);
+  ASSERT_EQ(spec["volumes"].size(), 4U) << "the job's two, /dev/shm and the agent's";
   EXPECT_EQ(spec["volumes"][0]["persistentVolumeClaim"]["claimName"], "other-claim");
   EXPECT_EQ(spec["volumes"][1]["persistentVolumeClaim"]["readOnly"], true);
   EXPECT_EQ(

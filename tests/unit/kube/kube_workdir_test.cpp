@@ -83,7 +83,7 @@ TEST(kube_workdir, WithCodeAndSetupThePreludeRunsFirstWithItsVariablesInTheEnv) 
 
   std::vector<std::string> want = {"/bin/sh", "-c", task_prelude(r), "orch-task"};
   for (const auto& w : job_shell_argv(r.shell, r.command)) want.push_back(w);
-  EXPECT_EQ(expanded(container["command"]), as_run(want));
+  EXPECT_EQ(expanded(testing::job_words(container)), as_run(want));
   EXPECT_THAT(task_prelude(r), HasSubstr("cd -- \"$ORCH_WORKDIR\""));
 
   const auto env = env_of(container);
@@ -99,7 +99,7 @@ TEST(kube_workdir, WithoutCodeOrSetupTheCommandRunsAsItIs) {
   const ClusterSpec c = shared_cluster();
   const LaunchRequest r = request();
   const json container = container_of(r, c);
-  EXPECT_EQ(expanded(container["command"]), as_run(job_shell_argv(r.shell, r.command)));
+  EXPECT_EQ(expanded(testing::job_words(container)), as_run(job_shell_argv(r.shell, r.command)));
   for (const char* name : {"ORCH_WORKDIR", "ORCH_CODE_ARCHIVE", "ORCH_SETUP_DIR",
                            "ORCH_SETUP_COMMAND", "ORCH_SETUP_FAILED"}) {
     EXPECT_EQ(env_of(container).count(name), 0U) << name;
@@ -114,8 +114,8 @@ TEST(kube_workdir, ASetupWithoutCodeRunsInTheSetupDirectoryWithoutExtracting) {
   r.workdir.clear();
   r.env.erase("ORCH_WORKDIR");
   const json container = container_of(r, c);
-  EXPECT_EQ(container["command"][3], "orch-task");
-  EXPECT_THAT(expand_kube_references(container["command"][2].get<std::string>(), {}),
+  EXPECT_EQ(testing::job_words(container)[3], "orch-task");
+  EXPECT_THAT(expand_kube_references(testing::job_words(container)[2].get<std::string>(), {}),
               ::testing::Not(HasSubstr("tar -x")));
   const auto env = env_of(container);
   EXPECT_EQ(env.count("ORCH_WORKDIR"), 0U);
