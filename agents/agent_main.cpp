@@ -65,7 +65,6 @@ int main(int argc, char** argv) {
     }
     return orch::agent::probe_command(options);
   }
-  std::fprintf(stderr, "orchestrate-agent: unknown command '%s'\n%s", args[0].c_str(), kUsage);
   if (args[0] == "install") {
     orch::agent::InstallOptions options;
     if (!orch::agent::parse_install_options(rest, &options, &error)) {
@@ -74,5 +73,6 @@ int main(int argc, char** argv) {
     }
     return orch::agent::install_command(options);
   }
+  std::fprintf(stderr, "orchestrate-agent: unknown command '%s'\n%s", args[0].c_str(), kUsage);
   return 2;
 }

@@ -167,13 +167,13 @@ void Kubelet::start(const json& pod) {
   if (const std::string why = mount_volumes(pod, dir, state_dir_); !why.empty()) {
     return hold_waiting(store_, pod, container, why);
   }
-  ContainerLaunch launch = container_launch(
   // The init containers first, one by one (init_containers.h), then the first container.
   const json& inits = init_containers(pod);
   const bool init = rt.inits_done < inits.size();
   const json spec = init ? inits[rt.inits_done] : first_container(pod);
   const std::string log =
       init ? dir + "/" + string_at(spec, {"name"}, "init") + ".log" : log_path(pod);
+  ContainerLaunch launch = container_launch(
       pod, spec, dir, log, api_port_,
       [&](const std::string& secret) { return store_.get("secrets", ns, secret); }, &images_);
   if (!launch.config_error.empty()) {  // a missing Secret or key: tried again next pass
@@ -188,12 +188,12 @@ void Kubelet::start(const json& pod) {
     spawned = spawn_process(launch.process);
     if (spawned.pid <= 0) launch.error = "failed to start the container process: " + spawned.error;
   }
-  const std::string now = now_rfc3339();
   if (!launch.error.empty()) return start_failed(pod, launch.error, init);
+  const std::string now = now_rfc3339();
   rt.container_id = "containerd://" + random_hex(64);
   rt.pid = spawned.pid;
-  if (cpu_share > 0 && cpu_share < 1) throttle_.add(spawned.pid, cpu_share);
   rt.in_init = init;
+  if (cpu_share > 0 && cpu_share < 1) throttle_.add(spawned.pid, cpu_share);
   rt.started_at = now;
   store_.update("pods", ns, name, [&](json& p) {
     if (!p["status"].contains("startTime")) p["status"]["startTime"] = now;
@@ -258,7 +258,6 @@ void Kubelet::finish(const json& pod, Runtime& rt, int wait_status) {
   });
 }
 
-void Kubelet::terminate(const json& pod, bool node_gone) {
 // An init container ended: the next one (or the first container) starts on the next pass, or
 // the pod fails with it.
 void Kubelet::finish_init(const json& pod, Runtime& rt, int wait_status) {
@@ -278,6 +277,7 @@ void Kubelet::finish_init(const json& pod, Runtime& rt, int wait_status) {
                 [&](json& p) { mark_init_finished(p, index, t); });
 }
 
+void Kubelet::terminate(const json& pod, bool node_gone) {
   const std::string ns = ns_of(pod);
   const std::string name = name_of(pod);
   auto it = runtimes_.find(uid_of(pod));

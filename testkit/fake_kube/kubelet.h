@@ -16,13 +16,13 @@
 #include <chrono>
 #include <map>
 #include <string>
-
 #include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "testkit/fake_kube/cpu_throttle.h"
-#include "testkit/fake_kube/object_store.h"
 #include "testkit/fake_kube/image_map.h"
+#include "testkit/fake_kube/object_store.h"
 
 namespace orch::fake_kube {
 
@@ -30,9 +30,9 @@ class Kubelet {
  public:
   Kubelet(ObjectStore& store, std::string state_dir) : store_(store), state_dir_(state_dir) {}
   void set_api_port(int port) { api_port_ = port; }
-  int api_port() const { return api_port_; }
   void set_images(ImageMap images) { images_ = std::move(images); }
   const ImageMap& images() const { return images_; }
+  int api_port() const { return api_port_; }
 
   void sync();
 
@@ -65,23 +65,23 @@ class Kubelet {
     bool term_sent = false;
     std::chrono::steady_clock::time_point kill_at;
     std::chrono::steady_clock::time_point waiting_since;
+    std::size_t inits_done = 0;  // init containers that completed
+    bool in_init = false;        // pid is init container `inits_done`
   };
   void start(const json& pod);
   void observe(const json& pod, Runtime& rt);
   void terminate(const json& pod, bool node_gone);
   void finish(const json& pod, Runtime& rt, int wait_status);
+  void finish_init(const json& pod, Runtime& rt, int wait_status);
+  void start_failed(const json& pod, const std::string& why, bool init);
   static void reap(pid_t pid);
 
   ObjectStore& store_;
-    std::size_t inits_done = 0;  // init containers that completed
-    bool in_init = false;        // pid is init container `inits_done`
   std::string state_dir_;
   int api_port_ = 0;
+  ImageMap images_;
   CpuThrottle throttle_;                     // the pods of slow nodes
   std::map<std::string, Runtime> runtimes_;  // by pod uid
 };
-  void finish_init(const json& pod, Runtime& rt, int wait_status);
-  void start_failed(const json& pod, const std::string& why, bool init);
 
 }  // namespace orch::fake_kube
-  ImageMap images_;

@@ -198,6 +198,8 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
         *pod, first_container(*pod), dir, "/dev/null", cluster.kubelet().api_port(),
         [&](const std::string& secret) { return cluster.store().get("secrets", ns, secret); });
   });
+  // The pod's own emptyDirs, as its container sees them (pod_volumes.h).
+  for (auto& word : argv) word = rewrite_private_mounts(word, launch.private_mounts);
   std::string search = "/usr/bin:/bin";
   for (const auto& e : launch.process.env) {
     if (e.rfind("PATH=", 0) == 0) search = e.substr(5);
@@ -206,8 +208,6 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
   auto ws = out.accept_websocket(protocol);
   if (!ws) return true;
   if (exe.empty()) {
-  // The pod's own emptyDirs, as its container sees them (pod_volumes.h).
-  for (auto& word : argv) word = rewrite_private_mounts(word, launch.private_mounts);
     send_channel(*ws, 3,
                  json{{"metadata", json::object()},
                       {"status", "Failure"},
