@@ -93,13 +93,20 @@ TEST(LaunchRequestJson, AJobsPodSettingsSurviveTheOutbox) {
   r.pod.volumes = {{"ckpt", "train-ckpt", "", "/ckpt", false}, {"d", "", "/mnt", "/d", true}};
   r.pod.tolerations = {{"spot", "Equal", "true", "NoSchedule"}};
   r.pod.extra_resources = {{"rdma/ib", "1"}};
+  // Issue 44: the pods' metadata and security, and the job's topology hint.
+  r.pod.annotations = {{"k8s.v1.cni.cncf.io/networks", "rdma-net"}};
+  r.pod.labels = {{"team", "research"}};
+  r.pod.security = {{"IPC_LOCK"}, false, 1000, 100, true};
+  r.topology = {"cloud.provider.com/topology-block", true, 2, 600};
   auto back = launch_request_from_json(launch_request_to_json(r));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->pod, r.pod);
+  EXPECT_EQ(back->topology, r.topology);
   // Without settings nothing is written, and an old launch reads as none.
   LaunchRequest plain;
   plain.token = "t";
   EXPECT_FALSE(launch_request_to_json(plain).contains("pod"));
+  EXPECT_FALSE(launch_request_to_json(plain).contains("topology"));
 }
 
 TEST(LaunchRequestJson, AProbeRoundsGpuOptionsSurviveTheOutbox) {
