@@ -16,7 +16,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: orchestrate-agent run --events FILE [--node-name NAME] [--lock-fd N] [--grace-ms MS]\n"
     "                             [--heartbeat-s S] [--hang-after-s S] [--run-as USER]\n"
-    "                             [--io-stall-after-s S]\n"
+    "                             [--io-stall-after-s S] [--push-url URL] [--push-every-s S]\n"
     "                             [--watch-s S] [--kernel-log PATH] [--nvidia-smi PATH|none]\n"
     "                             [--gpu-sample-s S] [--fault-action record|stop]\n"
     "                             [--node-rank R --nnodes N --tasks-per-node K --local-rank L\n"
@@ -29,7 +29,8 @@ constexpr const char* kUsage =
     "  exits with the child's status (128+signal if killed). With a place in a gang, CMD gets\n"
     "  ORCH_NODE_RANK, RANK, WORLD_SIZE, MASTER_ADDR, ... and the relay writes whole lines;\n"
     "  in FILE, %t is the task rank, %n the node rank and %% a '%'. --run-as: CMD runs as USER\n"
-    "  (the agent must be root; it stays root itself).\n"
+    "  (the agent must be root; it stays root itself). With a push URL and ORCH_PUSH_CREDENTIAL,\n"
+    "  the records also go to the server over HTTPS (ORCH_PUSH_CA: the PEM to trust).\n"
     "       orchestrate-agent probe [--node NAME] [--dir DIR] [--io-bytes N] [--compute-s S]\n"
     "                               [--nvidia-smi PATH|none] [--kernel-log PATH]\n"
     "                               [--min-free-bytes N] [--max-gpu-temp C]\n"

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -155,21 +156,6 @@ bool parse_push_url(const std::string& url, PushUrl* out, std::string* error) {
   u.host_is_ip = is_ip(u.host);
   *out = u;
   return true;
-}
-
-std::string percent_encode_segment(const std::string& token) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : token) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
 }
 
 struct PushClient::Tls {

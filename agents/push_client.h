@@ -26,9 +26,6 @@ struct PushUrl {
 // false with *error (where and why) when url is not such a URL (http://, user@, a query, ...).
 bool parse_push_url(const std::string& url, PushUrl* out, std::string* error);
 
-// token percent-encoded as one path segment (RFC 3986 unreserved characters kept).
-std::string percent_encode_segment(const std::string& token);
-
 class PushClient {
  public:
   PushClient();

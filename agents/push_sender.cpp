@@ -2,6 +2,7 @@
 // time (a name lookup that hangs) it is detached and the agent still exits on time.
 #include "agents/push_sender.h"
 
+#include <signal.h>
 #include <stdlib.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include "agents/json_writer.h"
 #include "agents/push_client.h"
 #include "agents/push_queue.h"
+#include "scheduler/common/percent_encoding.h"
 
 namespace orch::agent {
 namespace {
@@ -121,7 +123,7 @@ std::unique_ptr<PushSender> PushSender::create(const PushConfig& config, int ran
   if (!parse_push_url(config.url, &url, error)) return nullptr;
   auto shared = std::make_shared<Shared>(config);
   if (!shared->client.init(url, config.ca_pem, error)) return nullptr;
-  shared->target = "/api/v1/attempts/" + percent_encode_segment(config.token) + "/records";
+  shared->target = "/api/v1/attempts/" + percent_encode(config.token) + "/records";
   shared->envelope =
       "{\"rank\":" + std::to_string(rank) + ",\"node\":" + json_quote(node) + ",\"records\":";
   return std::unique_ptr<PushSender>(new PushSender(std::move(shared)));
@@ -134,8 +136,13 @@ PushSender::~PushSender() {
 void PushSender::start() {
   if (started_) return;
   started_ = true;
+  // Signals stay the poll loop's (its self-pipe and forwarding): the thread blocks them all.
+  sigset_t all, before;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &before);
   // The thread keeps the state alive should it outlive this object (detached).
   shared_->thread = std::thread([s = shared_] { s->loop(); });
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
 
 void PushSender::add(const std::string& line) {

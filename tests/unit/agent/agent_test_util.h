@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace orch::testing {
 
@@ -25,6 +26,15 @@ inline std::string slurp(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The lines of a file, each read as JSON (an event file).
+template <typename Json>
+std::vector<Json> json_lines(const std::string& path) {
+  std::vector<Json> out;
+  std::istringstream in(slurp(path));
+  for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line));
+  return out;
 }
 
 inline std::string fixture(const std::string& name) {

@@ -40,12 +40,7 @@ class PushTest : public TempDirTest {
   }
 
   std::string events_path() const { return dir_ + "/events.jsonl"; }
-  std::vector<json> events() const {
-    std::vector<json> out;
-    std::istringstream in(slurp(events_path()));
-    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
-    return out;
-  }
+  std::vector<json> events() const { return json_lines<json>(events_path()); }
   // The push environment with `ca_file`'s PEM as ORCH_PUSH_CA.
   static std::string push_env(const std::string& ca_file) {
     return std::string("ORCH_PUSH_CREDENTIAL=") + kCredential +
