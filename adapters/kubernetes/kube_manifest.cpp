@@ -484,6 +484,7 @@ Result<KubeLaunchPlan> make_launch_plan(const LaunchRequest& request, const Clus
     annotations[std::string(kJobNameAnnotation)] = annotation_text(request.job_name);
   }
 
+  if (auto ok = check_job_security(request.pod, cluster); !ok) return ok.error();
   const PodSettings pod = merge_pod_settings(k.pod, job_pod_settings(request));
   // The job's own checkpoint directory ($ORCH_CHECKPOINT_DIR) is made first, in its volume;
   // then the command, under the job's shell (`shell:`; bash where the image has it).

@@ -96,6 +96,24 @@ Result<void> apply_pod_settings(const PodSettings& pod, PodKind kind, Json& cont
   return Ok{};
 }
 
+Result<void> check_job_security(const PodSettings& job, const ClusterSpec& cluster) {
+  const PodSecurity& own = job.security;
+  const PodSecurity& granted = cluster.kubernetes.pod.security;
+  const auto refuse = [&](const std::string& what) -> Result<void> {
+    return make_error(ErrorKind::invalid,
+                      "cluster '" + cluster.name + "' does not let jobs set " + what +
+                          ": it gives the pods the node; the cluster's own kubernetes section "
+                          "must set it for its jobs to");
+  };
+  if (own.privileged.value_or(false) && !granted.privileged.value_or(false)) {
+    return refuse("security_context.privileged: true");
+  }
+  if (own.host_network.value_or(false) && !granted.host_network.value_or(false)) {
+    return refuse("host_network: true");
+  }
+  return Ok{};
+}
+
 void apply_pod_metadata(const PodSettings& pod, const TopologyHint& topology, Json& metadata) {
   for (const char* part : {"labels", "annotations"}) {
     if (!metadata[part].is_object()) metadata[part] = Json::object();

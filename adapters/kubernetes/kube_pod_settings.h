@@ -8,6 +8,7 @@
 #include "scheduler/common/result.h"
 #include "scheduler/model/pod_settings.h"
 #include "scheduler/model/topology_hint.h"
+#include "scheduler/spec/cluster_spec.h"
 
 namespace orch::kube {
 
@@ -32,6 +33,11 @@ void request_gpus(const std::string& gpu_resource, int gpus, nlohmann::ordered_j
 Result<void> apply_pod_settings(const PodSettings& pod, PodKind kind,
                                 nlohmann::ordered_json& container,
                                 nlohmann::ordered_json& pod_spec);
+
+// A job's own `privileged: true` or `host_network: true` gives its pods the node: refused
+// (ErrorKind::invalid, naming the cluster and the setting) unless the cluster's own settings
+// grant the same, so that whoever may submit jobs cannot take more than the cluster's owner gave.
+Result<void> check_job_security(const PodSettings& job, const ClusterSpec& cluster);
 
 // Adds the settings' labels and annotations to a pod template's `metadata` (keys already there,
 // orchestrate's own, win), and the topology hint's level as Kueue's

@@ -247,5 +247,25 @@ TEST(kube_pod_settings, PodMetadataSecurityAndTheTopologyHintReachThePodTemplate
   EXPECT_FALSE(plain["spec"]["template"]["spec"].contains("hostNetwork"));
 }
 
+// A job cannot give itself the node: privileged or hostNetwork only where the cluster's own
+// settings grant it.
+TEST(kube_pod_settings, AJobIsPrivilegedOrOnTheHostNetworkOnlyWhereTheClusterIs) {
+  LaunchRequest r = request();
+  r.pod.security.privileged = true;
+  auto refused = make_launch_plan(r, cluster(), "ml");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::invalid);
+  EXPECT_THAT(refused.error().message,
+              HasSubstr("cluster 'gke' does not let jobs set security_context.privileged: true"));
+  r.pod.security = {};
+  r.pod.security.host_network = true;
+  EXPECT_THAT(make_launch_plan(r, cluster(), "ml").error().message, HasSubstr("host_network"));
+  ClusterSpec open = cluster();
+  open.kubernetes.pod.security.host_network = true;
+  EXPECT_EQ(job_of(r, open)["spec"]["template"]["spec"]["hostNetwork"], true);
+  r.pod.security.host_network = false;  // a job may always give it up
+  EXPECT_FALSE(job_of(r, open)["spec"]["template"]["spec"].contains("hostNetwork"));
+}
+
 }  // namespace
 }  // namespace orch::kube
