@@ -136,8 +136,8 @@ Result<PushAnswer> PushedRecordStore::store(const PushBatch& batch) {
   };
   auto held = query_one(
       *db_, "SELECT last_seq, checkpoint_step FROM pushed_tasks WHERE token = ?1 AND rank = ?2",
-      [](const Stmt& st) { return std::make_pair(st.col_int(0), st.col_opt_int(1)); },
-      batch.token, batch.rank);
+      [](const Stmt& st) { return std::make_pair(st.col_int(0), st.col_opt_int(1)); }, batch.token,
+      batch.rank);
   if (!held) return done(held.error());
   const std::int64_t last_seq = *held ? (*held)->first : 0;
   std::vector<PushRecord> fresh;
@@ -150,15 +150,15 @@ Result<PushAnswer> PushedRecordStore::store(const PushBatch& batch) {
   std::optional<std::int64_t> step = newest_checkpoint(fresh);
   if (!step && *held) step = (*held)->second;
   const PushRecord& newest = fresh.back();
-  auto r = execute(*db_,
-                   "INSERT INTO pushed_tasks (token, rank, node, last_seq, received_ms, record, "
-                   "checkpoint_step) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
-                   "ON CONFLICT (token, rank) DO UPDATE SET "
-                   "node = CASE WHEN excluded.node = '' THEN node ELSE excluded.node END, "
-                   "last_seq = excluded.last_seq, received_ms = excluded.received_ms, "
-                   "record = excluded.record, checkpoint_step = excluded.checkpoint_step",
-                   batch.token, batch.rank, batch.node, newest.seq, clock_.now_ms(), newest.json,
-                   step);
+  auto r =
+      execute(*db_,
+              "INSERT INTO pushed_tasks (token, rank, node, last_seq, received_ms, record, "
+              "checkpoint_step) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+              "ON CONFLICT (token, rank) DO UPDATE SET "
+              "node = CASE WHEN excluded.node = '' THEN node ELSE excluded.node END, "
+              "last_seq = excluded.last_seq, received_ms = excluded.received_ms, "
+              "record = excluded.record, checkpoint_step = excluded.checkpoint_step",
+              batch.token, batch.rank, batch.node, newest.seq, clock_.now_ms(), newest.json, step);
   if (!r) return done(r.error());
   answer.stored = static_cast<std::int64_t>(fresh.size());
   answer.last_seq = newest.seq;
@@ -172,8 +172,8 @@ std::vector<PushedTask> PushedRecordStore::tasks(const std::string& token) {
                     "FROM pushed_tasks WHERE token = ?1 ORDER BY rank",
                     read_task, token);
   if (!rows) {
-    std::cerr << "orchestrate: cannot read the records pushed for " << token.substr(0, 200)
-              << ": " << rows.error().message << "\n";
+    std::cerr << "orchestrate: cannot read the records pushed for " << token.substr(0, 200) << ": "
+              << rows.error().message << "\n";
     return {};
   }
   return std::move(*rows);
@@ -194,8 +194,7 @@ Result<int> PushedRecordStore::sweep() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     quiet = query(
-        *db_,
-        "SELECT token FROM pushed_tasks GROUP BY token HAVING MAX(received_ms) < ?1 LIMIT ?2",
+        *db_, "SELECT token FROM pushed_tasks GROUP BY token HAVING MAX(received_ms) < ?1 LIMIT ?2",
         [](const Stmt& st) { return st.col_text(0); }, clock_.now_ms() - kQuietBeforeSweepMs,
         kSweepTokens);
   }

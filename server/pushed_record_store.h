@@ -34,8 +34,7 @@ class PushedRecordStore final : public PushApi, public PushedRecordSource {
   // launch token whether its attempt lives (the server reads the state database). Serving from
   // now on (mark_serving moves it).
   static Result<std::unique_ptr<PushedRecordStore>> open(const std::string& path,
-                                                         const Clock& clock,
-                                                         AttemptLifeOf life_of);
+                                                         const Clock& clock, AttemptLifeOf life_of);
   ~PushedRecordStore() override;
   PushedRecordStore(const PushedRecordStore&) = delete;
   PushedRecordStore& operator=(const PushedRecordStore&) = delete;

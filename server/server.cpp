@@ -197,8 +197,8 @@ Result<void> Server::Parts::open_push_home(const ServerSpec& server) {
     if (!*row) return AttemptLife::unknown;
     return (*row)->state == AttemptState::exited ? AttemptLife::ended : AttemptLife::live;
   };
-  auto opened = PushedRecordStore::open(settings.state_dir + "/pushed.db", clock,
-                                        std::move(life_of));
+  auto opened =
+      PushedRecordStore::open(settings.state_dir + "/pushed.db", clock, std::move(life_of));
   if (!opened) return opened.error();
   pushed = std::move(*opened);
   if (!server.serves_tls()) return Ok{};

@@ -90,12 +90,11 @@ json openapi_schemas() {
         {"at_ms", type("integer", "the agent's clock")}}},
       {"required", {"seq", "event", "at_ms"}},
       {"description", "a line of the agent's event file (agents/README.md) with its seq"}};
-  s["PushedRecords"] =
-      object({{"rank", type("integer", "the task's rank in the gang")},
-              {"node", type("string", "the node the agent runs on")},
-              {"records",
-               {{"type", "array"}, {"items", schema_ref("PushedRecord")}, {"maxItems", 256}}}},
-             {"rank", "records"});
+  s["PushedRecords"] = object(
+      {{"rank", type("integer", "the task's rank in the gang")},
+       {"node", type("string", "the node the agent runs on")},
+       {"records", {{"type", "array"}, {"items", schema_ref("PushedRecord")}, {"maxItems", 256}}}},
+      {"rank", "records"});
   s["PushedRecordsStored"] =
       object({{"stored", type("integer", "records of the batch newly stored")},
               {"last_seq", type("integer", "the highest seq the server holds for the task")}},

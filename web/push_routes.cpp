@@ -56,8 +56,8 @@ std::optional<std::string> read_record(const json& item, const std::string& at,
 HttpResponse push(PushApi& api, const HttpRequest& request, const std::string& token) {
   if (request.body.size() > kMaxPushBytes) {
     return problem_response(413, "a push holds at most " + std::to_string(kMaxPushBytes) +
-                                     " bytes; this one has " +
-                                     std::to_string(request.body.size()) + ": send fewer records");
+                                     " bytes; this one has " + std::to_string(request.body.size()) +
+                                     ": send fewer records");
   }
   const json body = json::parse(request.body, nullptr, false);
   if (body.is_discarded() || !body.is_object()) {

@@ -214,9 +214,10 @@ HttpResponse AccessGuard::as_attempt(HttpRequest& request, std::optional<Role> n
     return r;
   };
   if (needed != Role::attempt) {
-    return refuse(problem_response(
-        403, "an attempt's credential may only push that attempt's records (POST "
-             "/api/v1/attempts/{token}/records); it opens no other route"));
+    return refuse(
+        problem_response(403,
+                         "an attempt's credential may only push that attempt's records (POST "
+                         "/api/v1/attempts/{token}/records); it opens no other route"));
   }
   const std::optional<PathParams> params = router_.params_of(request);
   const std::string token = params && params->count("token") ? params->at("token") : "";
@@ -229,9 +230,9 @@ HttpResponse AccessGuard::as_attempt(HttpRequest& request, std::optional<Role> n
     return refuse(r);
   }
   if (!store_.attempt_credential_valid(token, credential)) {
-    return refuse(problem_response(
-        403, "this credential is not the one of attempt " + routes::shown(token) +
-                 ": an attempt's credential pushes only that attempt's records"));
+    return refuse(
+        problem_response(403, "this credential is not the one of attempt " + routes::shown(token) +
+                                  ": an attempt's credential pushes only that attempt's records"));
   }
   audit.user = "attempt " + token.substr(0, 200);
   audit.role = to_string(Role::attempt);

@@ -216,7 +216,9 @@ Result<std::string> AccessStore::create_token(const std::string& name, Role role
         "got \"" +
             name.substr(0, 80) + "\"");
   }
-  if (role == Role::open) return make_error(ErrorKind::invalid, "no token can have role open");
+  if (role == Role::open || role == Role::attempt) {
+    return make_error(ErrorKind::invalid, std::string("no token can have role ") + to_string(role));
+  }
   auto token = new_token();
   if (!token) return token.error();
   const std::string hash = token_hash(*token);

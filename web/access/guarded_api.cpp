@@ -10,8 +10,7 @@
 namespace orch {
 
 RouteTable GuardedApi::route_table(ApiBackend& backend, AccessStore& store,
-                                   const RefusedRequests& refused, CodeApi* code,
-                                   PushApi* push) {
+                                   const RefusedRequests& refused, CodeApi* code, PushApi* push) {
   RouteTable table = api_routes(backend, &refused);
   append(table, code_routes(code));
   append(table, push_routes(push));

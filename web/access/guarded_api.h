@@ -17,8 +17,8 @@ class GuardedApi {
  public:
   // code: the server's workdir archives (web/code_api.h); null: the code routes answer 501.
   // push: the records agents push home (web/push_api.h); null: the push route answers 501.
-  GuardedApi(ApiBackend& backend, AccessStore& store, GuardOptions options,
-             CodeApi* code = nullptr, PushApi* push = nullptr);
+  GuardedApi(ApiBackend& backend, AccessStore& store, GuardOptions options, CodeApi* code = nullptr,
+             PushApi* push = nullptr);
   GuardedApi(const GuardedApi&) = delete;
   GuardedApi& operator=(const GuardedApi&) = delete;
 

@@ -35,9 +35,8 @@ class AttemptAccess : public AccessFixture {
  protected:
   void SetUp() override {
     AccessFixture::SetUp();
-    api = std::make_unique<GuardedApi>(backend, *store,
-                                       GuardOptions{answered_hosts("127.0.0.1", {})}, nullptr,
-                                       &push);
+    api = std::make_unique<GuardedApi>(
+        backend, *store, GuardOptions{answered_hosts("127.0.0.1", {})}, nullptr, &push);
     credential = store->attempt_credential(kToken);
   }
   HttpResponse call(const std::string& method, const std::string& target,
@@ -71,9 +70,9 @@ TEST_F(AttemptAccess, AnotherAttemptsCredentialOrAMalformedOneIsRefused) {
   EXPECT_EQ(call("POST", "/api/v1/attempts/2/records", other).status, 200);
   EXPECT_EQ(call("POST", "/api/v1/attempts/1/records", "orch_att_abc").status, 401);
   // Derived under another server's key.
-  EXPECT_EQ(call("POST", "/api/v1/attempts/1/records", attempt_credential("another key", kToken))
-                .status,
-            403);
+  EXPECT_EQ(
+      call("POST", "/api/v1/attempts/1/records", attempt_credential("another key", kToken)).status,
+      403);
   EXPECT_EQ(push.pushes, 1);
 }
 

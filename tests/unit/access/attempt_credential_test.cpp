@@ -86,5 +86,14 @@ TEST_F(AttemptKeyTest, TheKeyIsMadeOnceKeptOwnerOnlyAndTheSameAfterARestart) {
   EXPECT_FALSE(another_server->attempt_credential_valid(kToken, credential));
 }
 
+TEST_F(AttemptKeyTest, NoTokenCanHoldTheAttemptRole) {
+  auto store = open("access.db");
+  ASSERT_TRUE(store);
+  auto made = store->create_token("agent", Role::attempt, "test");
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.error().kind, ErrorKind::invalid);
+  EXPECT_FALSE(parse_role("attempt").has_value()) << "nor can one be asked for by name";
+}
+
 }  // namespace
 }  // namespace orch::testing

@@ -49,10 +49,10 @@ TEST_F(RouteTable, EveryRowHasARoleATagASummaryAndAHandler) {
     EXPECT_FALSE(row.summary.empty()) << row.route() << " has no summary";
     EXPECT_TRUE(row.handler) << row.route() << " has no handler";
     // `attempt`: only the route an attempt's agents push to (issue 44).
-    EXPECT_TRUE(row.role == Role::open || row.role == Role::viewer || row.role == Role::user ||
-                row.role == Role::operator_ || row.role == Role::admin ||
-                (row.role == Role::attempt &&
-                 row.route() == "POST /api/v1/attempts/{token}/records"))
+    EXPECT_TRUE(
+        row.role == Role::open || row.role == Role::viewer || row.role == Role::user ||
+        row.role == Role::operator_ || row.role == Role::admin ||
+        (row.role == Role::attempt && row.route() == "POST /api/v1/attempts/{token}/records"))
         << row.route();
   }
 }
@@ -104,10 +104,9 @@ TEST_F(RouteTable, ReadsRunOnTheReadLaneChangesWaitForTheBrainAndSlowCallsOnTheP
                                           "GET /api/v1/jobs/{id}/logs"};
   // The secrets' writes are quick store writes that never wait for the brain.
   // So are an agent's pushes (pushed.db, issue 44).
-  const std::set<std::string> quick_writes = {"PUT /api/v1/secrets/{name}",
-                                              "POST /api/v1/secrets/{name}/grant",
-                                              "DELETE /api/v1/secrets/{name}",
-                                              "POST /api/v1/attempts/{token}/records"};
+  const std::set<std::string> quick_writes = {
+      "PUT /api/v1/secrets/{name}", "POST /api/v1/secrets/{name}/grant",
+      "DELETE /api/v1/secrets/{name}", "POST /api/v1/attempts/{token}/records"};
   for (const RouteRow& row : api->routes()) {
     const std::string route = row.route();
     const Lane expected = route == "GET /healthz"     ? Lane::probe

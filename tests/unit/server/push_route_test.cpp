@@ -89,8 +89,7 @@ TEST_F(PushRouteTest, AnEndedAttemptIsGoneSoItsAgentStopsPushing) {
   const HttpResponse r = post(json{{"rank", 0}, {"records", records(1, 1)}}.dump());
   EXPECT_EQ(r.status, 410) << r.body;
   EXPECT_NE(r.body.find("stop pushing"), std::string::npos) << r.body;
-  EXPECT_EQ(post(json{{"rank", 0}, {"records", records(1, 1)}}.dump(), "orch-unknown").status,
-            410);
+  EXPECT_EQ(post(json{{"rank", 0}, {"records", records(1, 1)}}.dump(), "orch-unknown").status, 410);
 }
 
 }  // namespace

@@ -48,13 +48,12 @@ class PushStoreTest : public ::testing::Test {
   }
   void open_store() {
     store.reset();
-    auto opened = PushedRecordStore::open(dir + "/pushed.db", clock,
-                                          [this](const std::string& token) -> Result<AttemptLife> {
-                                            ++life_checks;
-                                            auto it = lives.find(token);
-                                            return it == lives.end() ? AttemptLife::unknown
-                                                                     : it->second;
-                                          });
+    auto opened = PushedRecordStore::open(
+        dir + "/pushed.db", clock, [this](const std::string& token) -> Result<AttemptLife> {
+          ++life_checks;
+          auto it = lives.find(token);
+          return it == lives.end() ? AttemptLife::unknown : it->second;
+        });
     ASSERT_TRUE(opened.ok()) << opened.error().message;
     store = std::move(*opened);
   }

@@ -54,8 +54,11 @@ TEST_F(PushStoreTest, TheNewestCheckpointStepOutlivesLaterHeartbeatsAndTheExitIs
 }
 
 TEST_F(PushStoreTest, AFaultRepeatedOnTheNewestRecordIsRead) {
-  const nlohmann::json fault = {{"cause", "gpu_xid"}, {"xid", 79}, {"gpu", 3},
-                                {"node", "node-0"},   {"detail", "Xid 79 on GPU 3"}};
+  const nlohmann::json fault = {{"cause", "gpu_xid"},
+                                {"xid", 79},
+                                {"gpu", 3},
+                                {"node", "node-0"},
+                                {"detail", "Xid 79 on GPU 3"}};
   pushed(push_batch(0, {push_record(1, "heartbeat", {{"fault", fault}})}));
   const PushedTask task = store->tasks(kPushToken).at(0);
   ASSERT_TRUE(task.fault.has_value());
