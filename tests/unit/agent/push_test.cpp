@@ -2,7 +2,13 @@
 // runs a short command and pushes over real TLS to a server in this process (push_test_server.h)
 // with certificates made by the openssl CLI (testkit/fake_kube/test_pki.h).
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 
 #include <nlohmann/json.hpp>
 
@@ -148,6 +154,52 @@ TEST_F(PushTest, TheAttemptBeingOverStopsThePushingOnceAndForGood) {
   EXPECT_EQ(server.requests().size(), 1u);
   EXPECT_THAT(err(), HasSubstr("push: the server says the attempt is over (410): pushing stopped"));
   EXPECT_EQ(events().back()["event"], "exit") << "the event file keeps every record";
+}
+
+// A TCP listener that never accepts: connects succeed (the kernel's backlog), then nothing.
+class SilentListener {
+ public:
+  SilentListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+        ::listen(fd_, 16) == 0 &&
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      port_ = ntohs(addr.sin_port);
+    }
+  }
+  ~SilentListener() { ::close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+TEST_F(PushTest, AServerThatNeverAnswersStallsNeitherTheJobNorTheAgentsExit) {
+  SilentListener silent;
+  ASSERT_NE(silent.port(), 0);
+  const auto started = std::chrono::steady_clock::now();
+  ASSERT_EQ(
+      agent_env(push_env(pki_.ca_cert), "run --events " + events_path() +
+                                            " --heartbeat-s 0.2 --push-url https://127.0.0.1:" +
+                                            std::to_string(silent.port()) +
+                                            " -- sh -c 'echo one; sleep 1.2; echo two'"),
+      0);
+  const double took_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // The job's 1.2 s, then at most the 10 s the agent gives its last delivery, and a little.
+  EXPECT_LT(took_s, 13.0);
+  EXPECT_EQ(out(), "one\ntwo\n");
+  // The poll loop kept its timers while the push thread waited on the server.
+  int heartbeats = 0;
+  for (const json& e : events()) heartbeats += e["event"] == "heartbeat";
+  EXPECT_GE(heartbeats, 4);
+  EXPECT_THAT(err(), HasSubstr("gave up on"));
+  expect_no_credential_in_output();
 }
 
 TEST_F(PushTest, APushSetupThatCannotWorkIsRefusedBeforeTheJobRuns) {
