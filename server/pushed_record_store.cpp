@@ -26,7 +26,6 @@ CREATE TABLE IF NOT EXISTS pushed_tasks (
   checkpoint_step INTEGER,
   PRIMARY KEY (token, rank)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS pushed_tasks_received ON pushed_tasks(received_ms);
 PRAGMA user_version = 1;
 )sql";
 
@@ -189,14 +188,17 @@ void PushedRecordStore::mark_serving() {
   serving_since_ms_ = clock_.now_ms();
 }
 
-Result<int> PushedRecordStore::sweep() {
+Result<int> PushedRecordStore::sweep(int at_most) {
   Result<std::vector<std::string>> quiet = std::vector<std::string>{};
   {
     std::lock_guard<std::mutex> lock(mu_);
     quiet = query(
-        *db_, "SELECT token FROM pushed_tasks GROUP BY token HAVING MAX(received_ms) < ?1 LIMIT ?2",
-        [](const Stmt& st) { return st.col_text(0); }, clock_.now_ms() - kQuietBeforeSweepMs,
-        kSweepTokens);
+        *db_,
+        "SELECT token FROM pushed_tasks WHERE token > ?1 GROUP BY token "
+        "HAVING MAX(received_ms) < ?2 ORDER BY token LIMIT ?3",
+        [](const Stmt& st) { return st.col_text(0); }, swept_to_,
+        clock_.now_ms() - kQuietBeforeSweepMs, at_most);
+    if (quiet) swept_to_ = static_cast<int>(quiet->size()) < at_most ? "" : quiet->back();
   }
   if (!quiet) return quiet.error();
   int deleted = 0;

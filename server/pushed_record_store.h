@@ -51,8 +51,10 @@ class PushedRecordStore final : public PushApi, public PushedRecordSource {
   // When the server began to accept pushes (its HTTP server started).
   void mark_serving();
   // Deletes the rows of attempts that are no longer live and have been quiet for
-  // kQuietBeforeSweepMs (at most kSweepTokens a call); push() runs it once a minute. The count.
-  Result<int> sweep();
+  // kQuietBeforeSweepMs; push() runs it once a minute. Each call looks at `at_most` quiet
+  // attempts after those the last one looked at (by token, round and round), so live attempts
+  // that stay quiet never hide ended ones. The count deleted.
+  Result<int> sweep(int at_most = kSweepTokens);
 
   static constexpr Millis kQuietBeforeSweepMs = 10 * 60 * 1000;
   static constexpr int kSweepTokens = 100;
@@ -66,6 +68,7 @@ class PushedRecordStore final : public PushApi, public PushedRecordSource {
   AttemptLifeOf life_of_;
   Millis serving_since_ms_ = 0;  // under mu_
   Millis next_sweep_ms_ = 0;     // under mu_
+  std::string swept_to_;         // under mu_: the last token the last sweep looked at
 };
 
 }  // namespace orch

@@ -118,5 +118,18 @@ TEST_F(PushStoreTest, TheRowsOfEndedAttemptsGoOnceQuietAndLiveOnesStay) {
   EXPECT_EQ(store->tasks("orch-8-1-1").size(), 1u) << "a live attempt keeps its rows";
 }
 
+TEST_F(PushStoreTest, LiveAttemptsThatStayQuietDoNotHideEndedOnesFromTheSweep) {
+  for (const std::string token : {"orch-a", "orch-b", "orch-c", "orch-d"}) {
+    lives[token] = AttemptLife::live;
+    pushed(push_batch(0, {push_record(1, "heartbeat")}, token));
+  }
+  lives["orch-d"] = AttemptLife::ended;
+  clock.advance_ms(PushedRecordStore::kQuietBeforeSweepMs + 1);
+  EXPECT_EQ(*store->sweep(2), 0) << "a and b live";
+  EXPECT_EQ(*store->sweep(2), 1) << "c lives, d ended";
+  EXPECT_TRUE(store->tasks("orch-d").empty());
+  EXPECT_EQ(store->tasks("orch-a").size(), 1u);
+}
+
 }  // namespace
 }  // namespace orch::testing
