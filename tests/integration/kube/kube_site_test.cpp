@@ -20,10 +20,7 @@
 #include "adapters/kubernetes/kube_site.h"
 #include "scheduler/common/base64.h"
 #include "server/site_transfer_port.h"
-#include "testkit/fake_kube/fake_kube_server.h"
-#include "testkit/fake_kube/kube_test_client.h"
-#include "testkit/fake_kube/pod_volumes.h"
-#include "testkit/fake_kube/test_pki.h"
+#include "testkit/fake_kube/sandbox.h"
 
 namespace orch {
 namespace {
@@ -32,11 +29,6 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string temp_dir() {
-  std::string tmpl = (fs::temp_directory_path() / "kube-site-XXXXXX").string();
-  return mkdtemp(tmpl.data()) != nullptr ? tmpl : "";
-}
 
 void write_file(const std::string& path, const std::string& text) {
   fs::create_directories(fs::path(path).parent_path());
@@ -92,20 +84,12 @@ bool eventually(Pred pred, milliseconds limit = milliseconds(20000)) {
 class KubeSiteTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = temp_dir();
-    ASSERT_FALSE(dir_.empty());
-    pki_ = fake_kube::make_test_pki(dir_ + "/pki");
-    token_ = fake_kube::random_token();
-    fake_kube::FakeKubeOptions o;
-    o.cert_file = pki_.server_cert;
-    o.key_file = pki_.server_key;
-    o.token = token_;
-    o.cluster.state_dir = dir_ + "/fake";
-    o.cluster.nodes = nodes();
-    fake_ = std::make_unique<fake_kube::FakeKubeServer>(o);
-    fake_->start();
-    kubeconfig_ = dir_ + "/kubeconfig";
-    fake_kube::write_kubeconfig(kubeconfig_, {fake_->url(), pki_.ca_cert, token_});
+    kube_ = std::make_unique<fake_kube::FakeKubeSandbox>("kube-site", nodes());
+    dir_ = kube_->dir();
+    pki_ = kube_->pki();
+    token_ = kube_->token();
+    fake_ = &kube_->server();
+    kubeconfig_ = kube_->kubeconfig();
     mount_ = dir_ + "/mnt/ckpt";
     spec_.name = "kube";
     spec_.provider = "kubernetes";
@@ -118,9 +102,7 @@ class KubeSiteTest : public ::testing::Test {
   }
   void TearDown() override {
     site_.reset();
-    if (fake_) fake_->stop();
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
+    kube_.reset();
   }
   virtual std::vector<fake_kube::NodeConfig> nodes() const {
     return fake_kube::uniform_nodes(2, 8);
@@ -135,13 +117,10 @@ class KubeSiteTest : public ::testing::Test {
     return *site_;
   }
   // The claim's directory inside the fake (what the volume holds).
-  std::string claim() const {
-    return fake_kube::claim_dir(dir_ + "/fake", "default", "train-ckpt");
-  }
+  std::string claim() const { return kube_->claim("train-ckpt"); }
 
   fake_kube::KubeReply api(const std::string& method, const std::string& target) {
-    return fake_kube::kube_request({"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, method,
-                                   target);
+    return kube_->api(method, target);
   }
 
   std::string dir_;
@@ -150,7 +129,8 @@ class KubeSiteTest : public ::testing::Test {
   std::string kubeconfig_;
   std::string mount_;
   ClusterSpec spec_;
-  std::unique_ptr<fake_kube::FakeKubeServer> fake_;
+  std::unique_ptr<fake_kube::FakeKubeSandbox> kube_;
+  fake_kube::FakeKubeServer* fake_ = nullptr;  // the sandbox's
   std::unique_ptr<KubernetesSite> site_;
 };
 

@@ -15,10 +15,7 @@
 #include "adapters/kubernetes/kube_helper_pod.h"
 #include "adapters/kubernetes/kube_site.h"
 #include "adapters/storage/local_storage.h"
-#include "testkit/fake_kube/fake_kube_server.h"
-#include "testkit/fake_kube/kube_test_client.h"
-#include "testkit/fake_kube/pod_volumes.h"
-#include "testkit/fake_kube/test_pki.h"
+#include "testkit/fake_kube/sandbox.h"
 
 namespace orch {
 namespace {
@@ -42,6 +39,13 @@ std::uint64_t write_checkpoint(const std::string& dir, int files, std::size_t si
   return static_cast<std::uint64_t>(files) * size;
 }
 
+// A file made wrong in place, its size kept.
+void overwrite_byte(const std::string& path, std::streamoff at) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(at);
+  f.put('\x7f');
+}
+
 struct QuietControl : TransferControl {
   void progress(const TransferProgress&) override {}
   double cap_bytes_per_s() override { return 0; }
@@ -61,50 +65,33 @@ void expect_same_manifest(const std::string& source, const std::string& copy) {
 class KubeStorageTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "kube-storage-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    pki_ = fake_kube::make_test_pki(dir_ + "/pki");
-    token_ = fake_kube::random_token();
-    fake_kube::FakeKubeOptions o;
-    o.cert_file = pki_.server_cert;
-    o.key_file = pki_.server_key;
-    o.token = token_;
-    o.cluster.state_dir = dir_ + "/fake";
-    fake_ = std::make_unique<fake_kube::FakeKubeServer>(o);
-    fake_->start();
-    kubeconfig_ = dir_ + "/kubeconfig";
-    fake_kube::write_kubeconfig(kubeconfig_, {fake_->url(), pki_.ca_cert, token_});
+    kube_ = std::make_unique<fake_kube::FakeKubeSandbox>("kube-storage");
+    dir_ = kube_->dir();
     mount_ = dir_ + "/mnt/ckpt";
     spec_.name = "kube";
     spec_.provider = "kubernetes";
-    spec_.kubernetes.kubeconfig = kubeconfig_;
+    spec_.kubernetes.kubeconfig = kube_->kubeconfig();
     spec_.kubernetes.pod.image = "fake/trainer";
     spec_.kubernetes.pod.volumes = {{"ckpt", "train-ckpt", "", mount_, false}};
     spec_.checkpoint_root = mount_;
   }
   void TearDown() override {
     site_.reset();
-    if (fake_) fake_->stop();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
+    kube_.reset();
   }
 
   KubernetesSite& site() {
     if (!site_) {
-      auto target = load_kube_target(kubeconfig_, "", "");
+      auto target = load_kube_target(kube_->kubeconfig(), "", "");
       EXPECT_TRUE(target.ok()) << target.error().message;
       site_ = std::make_unique<KubernetesSite>(spec_, std::move(*target));
     }
     return *site_;
   }
-  std::string claim() const {
-    return fake_kube::claim_dir(dir_ + "/fake", "default", "train-ckpt");
-  }
+  std::string claim() const { return kube_->claim("train-ckpt"); }
   fake_kube::KubeReply api(const std::string& method, const std::string& target,
                            const std::string& body = "") {
-    return fake_kube::kube_request({"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, method,
-                                   target, body);
+    return kube_->api(method, target, body);
   }
   // The next exec stream past `bytes` breaks there, for real.
   void cut_after(std::uint64_t bytes) {
@@ -132,13 +119,10 @@ class KubeStorageTest : public ::testing::Test {
     return "no check " + name;
   }
 
+  std::unique_ptr<fake_kube::FakeKubeSandbox> kube_;
   std::string dir_;
-  fake_kube::TestPki pki_;
-  std::string token_;
-  std::string kubeconfig_;
   std::string mount_;
   ClusterSpec spec_;
-  std::unique_ptr<fake_kube::FakeKubeServer> fake_;
   std::unique_ptr<KubernetesSite> site_;
 };
 
@@ -198,11 +182,7 @@ TEST_F(kube_storage, AContinuedFileThatDoesNotHashRightIsSentAgainWhole) {
     if (e.file_size() > 0 && e.file_size() < size) partial = e.path().string();
   }
   ASSERT_FALSE(partial.empty()) << "the stream broke inside a file";
-  {
-    std::fstream f(partial, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(10);
-    f.put('\x7f');  // the part that arrived is wrong, its size right
-  }
+  overwrite_byte(partial, 10);  // the part that arrived is wrong, its size right
   auto resumed = site().copy_out(r, here, control);
   ASSERT_TRUE(resumed.ok()) << resumed.error().message;
   EXPECT_GE(resumed->bytes, missing + size) << "the bad file went again, whole";
@@ -222,11 +202,7 @@ TEST_F(kube_storage, ACompleteCopySendsNothingAndARetrySendsOnlyTheFileWhoseHash
   ASSERT_TRUE(again.ok()) << again.error().message;
   EXPECT_EQ(again->bytes, 0U);
 
-  {
-    std::fstream f(here + "/shard-2", std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(1000);
-    f.put('\x7f');
-  }
+  overwrite_byte(here + "/shard-2", 1000);
   r.checksum = true;
   auto retried = site().copy_out(r, here, control);
   ASSERT_TRUE(retried.ok()) << retried.error().message;
