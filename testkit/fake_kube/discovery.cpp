@@ -86,7 +86,9 @@ json aggregated_list(bool core) {
   if (core) {
     items.push_back(aggregated_group("", "v1"));
   } else {
-    for (const auto& [name, version] : api_groups()) items.push_back(aggregated_group(name, version));
+    for (const auto& [name, version] : api_groups()) {
+      items.push_back(aggregated_group(name, version));
+    }
   }
   return {{"kind", "APIGroupDiscoveryList"},
           {"apiVersion", "apidiscovery.k8s.io/v2"},
@@ -129,7 +131,8 @@ json openapi_v3_group(const std::string& group) {
   json paths = json::object();
   for (const ResourceInfo& r : served_resources()) {
     if (r.group != group) continue;
-    const std::string prefix = group.empty() ? "/api/v1/" : "/apis/" + group + "/" + r.version + "/";
+    const std::string prefix =
+        group.empty() ? "/api/v1/" : "/apis/" + group + "/" + r.version + "/";
     const std::string path =
         prefix + (r.namespaced ? "namespaces/{namespace}/" : "") + r.plural + "/{name}";
     const json query = {{"in", "query"}, {"schema", {{"type", "string"}, {"uniqueItems", true}}}};
