@@ -236,7 +236,10 @@ class KubeSiteCopy {
     }
     if (on_site) return site_.manifest(r);
     auto m = storage::local_manifest(r);
-    if (!m && m.error().kind != ErrorKind::not_found) return site_.site_error(m.error());
+    if (!m && m.error().kind != ErrorKind::not_found) {
+      return make_error(m.error().kind, "listing " + path + " here to resume a copy with site " +
+                                            site_.spec_.name + ": " + m.error().message);
+    }
     return m;
   }
 

@@ -165,5 +165,23 @@ TEST_F(ApiTest, ServicesForIndexedJobs) {
   EXPECT_EQ(call("GET", "/api/v1/namespaces/default/services/train").status, 404);
 }
 
+// Issue 44: claims are stored for their access modes, validated like the real server's.
+TEST_F(ApiTest, AClaimIsBoundWithItsAccessModesAndOneWithoutModesIsRefused) {
+  const json spec = {{"accessModes", {"ReadWriteOnce"}},
+                     {"resources", {{"requests", {{"storage", "10Gi"}}}}}};
+  post("/api/v1/namespaces/default/persistentvolumeclaims",
+       {{"metadata", {{"name", "ckpt"}}}, {"spec", spec}});
+  const json got = get("/api/v1/namespaces/default/persistentvolumeclaims/ckpt");
+  EXPECT_EQ(got["status"]["phase"], "Bound");
+  EXPECT_EQ(got["status"]["accessModes"], json({"ReadWriteOnce"}));
+  EXPECT_EQ(get("/api/v1/namespaces/default/persistentvolumeclaims")["items"].size(), 1U);
+
+  const KubeReply refused =
+      call("POST", "/api/v1/namespaces/default/persistentvolumeclaims",
+           json{{"metadata", {{"name", "bare"}}}, {"spec", json::object()}}.dump());
+  EXPECT_EQ(refused.status, 422);
+  EXPECT_THAT(refused.body, HasSubstr("at least 1 access mode is required"));
+}
+
 }  // namespace
 }  // namespace orch::fake_kube::testing
