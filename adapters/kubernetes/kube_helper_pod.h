@@ -3,7 +3,8 @@
 // names, no I/O):
 // - the storage helper: one per site, on the cluster's volumes, sleeping while the site runs
 //   commands in it through pods/exec (the storage scripts of adapters/storage: list, hash,
-//   delete; tar streams for copies). Deleted when idle.
+//   delete; tar streams for copies, `tail -c` and `cat >>` for the files a resumed copy
+//   continues). Deleted when idle, replaced when its node is NotReady.
 // - probe pods: one per node of a burn-in round, pinned to its node by node affinity,
 //   running `<agent> probe` to its end; the result is the last line of its log.
 // Both use kubernetes.helper_image (else the cluster's image), the cluster's pull secrets,
