@@ -6,6 +6,8 @@ namespace orch::kube {
 using namespace detail;
 namespace {
 
+std::optional<ContainerStatusInfo> read_entry(Reader& r, const Json& c, const std::string& cp);
+
 std::optional<ContainerStatusInfo> read_container(Reader& r, const Json& status,
                                                   const std::string& p) {
   const Json* list = r.array(status, "containerStatuses", at(p, "containerStatuses"));
@@ -19,8 +21,31 @@ std::optional<ContainerStatusInfo> read_container(Reader& r, const Json& status,
       break;
     }
   }
-  const Json& c = (*list)[chosen];
-  std::string cp = at(p, "containerStatuses", chosen);
+  return read_entry(r, (*list)[chosen], at(p, "containerStatuses", chosen));
+}
+
+// An init container that keeps the pod from starting (the agent's, issue 44): one waiting for
+// another reason than its turn (ErrImagePull, CreateContainerConfigError, ...) or one that
+// ended non-zero. Its status stands for the pod's container then, its message naming it.
+std::optional<ContainerStatusInfo> read_init_failure(Reader& r, const Json& status,
+                                                     const std::string& p) {
+  const Json* list = r.member(status, "initContainerStatuses");
+  if (list == nullptr || !list->is_array()) return std::nullopt;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    auto info = read_entry(r, (*list)[i], at(p, "initContainerStatuses", i));
+    if (!info) continue;
+    const bool stuck = info->state == "waiting" && !info->reason.empty() &&
+                       info->reason != "PodInitializing" && info->reason != "ContainerCreating";
+    const bool failed = info->state == "terminated" && info->exit_code.value_or(0) != 0;
+    if (!stuck && !failed) continue;
+    info->message = "init container " + info->name + ": " +
+                    (info->message.empty() ? info->reason : info->message);
+    return info;
+  }
+  return std::nullopt;
+}
+
+std::optional<ContainerStatusInfo> read_entry(Reader& r, const Json& c, const std::string& cp) {
   if (!c.is_object()) {
     r.fail(cp, "an object", c);
     return std::nullopt;
@@ -102,6 +127,12 @@ PodInfo read_pod(Reader& r, const Json& obj, const std::string& p) {
     pod.message = r.str(*status, "message", at(sp, "message"));
     pod.conditions = read_conditions(r, *status, sp);
     pod.container = read_container(r, *status, sp);
+    const bool not_started =
+        !pod.container || pod.container->state.empty() ||
+        (pod.container->state == "waiting" && pod.container->reason == "PodInitializing");
+    if (not_started) {
+      if (auto init = read_init_failure(r, *status, sp)) pod.container = init;
+    }
   }
   return pod;
 }

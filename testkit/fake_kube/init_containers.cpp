@@ -12,14 +12,7 @@ json& init_statuses(json& pod) {
   if (!list.is_array() || list.size() != inits.size()) {
     list = json::array();
     for (const json& c : inits) {
-      list.push_back({{"name", string_at(c, {"name"})},
-                      {"image", string_at(c, {"image"})},
-                      {"imageID", ""},
-                      {"lastState", json::object()},
-                      {"ready", false},
-                      {"restartCount", 0},
-                      {"started", false},
-                      {"state", {{"waiting", {{"reason", "PodInitializing"}}}}}});
+      list.push_back(new_container_status(c, {{"waiting", {{"reason", "PodInitializing"}}}}));
     }
   }
   return list;

@@ -14,19 +14,23 @@ json& first_container_status(json& pod) {
   if (!list.is_array() || list.empty()) {
     list = json::array();
     const json c = containers.is_array() && !containers.empty() ? containers[0] : json::object();
-    list.push_back({{"name", string_at(c, {"name"}, "main")},
-                    {"image", string_at(c, {"image"})},
-                    {"imageID", ""},
-                    {"lastState", json::object()},
-                    {"ready", false},
-                    {"restartCount", 0},
-                    {"started", false},
-                    {"state", json::object()}});
+    list.push_back(new_container_status(c, json::object()));
   }
   return list[0];
 }
 
 }  // namespace
+
+json new_container_status(const json& container, const json& state) {
+  return {{"name", string_at(container, {"name"}, "main")},
+          {"image", string_at(container, {"image"})},
+          {"imageID", ""},
+          {"lastState", json::object()},
+          {"ready", false},
+          {"restartCount", 0},
+          {"started", false},
+          {"state", state}};
+}
 
 void set_condition(json& object, const std::string& type, const std::string& status,
                    const std::string& reason, const std::string& message) {

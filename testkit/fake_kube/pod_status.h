@@ -16,6 +16,9 @@ void set_condition(json& object, const std::string& type, const std::string& sta
                    const std::string& reason = "", const std::string& message = "");
 std::string condition_status(const json& object, const std::string& type);  // "" when absent
 
+// A container's status entry before it ran (not ready, not started, no restarts) in `state`.
+json new_container_status(const json& container, const json& state);
+
 // The first container's status (the fake runs one container per pod).
 void set_container_waiting(json& pod, const std::string& reason, const std::string& message);
 void set_container_running(json& pod, const std::string& started_at,

@@ -12,6 +12,7 @@
 
 #include "adapters/kubernetes/kube_agent_container.h"
 #include "adapters/kubernetes/kube_manifest.h"
+#include "adapters/kubernetes/kube_status.h"
 #include "scheduler/common/base64.h"
 #include "scheduler/model/job_shape.h"
 #include "scheduler/model/launch_contract.h"
@@ -216,6 +217,47 @@ TEST(kube_agent_manifest, AnAgentImageWithBlanksIsRefusedNamingTheKey) {
   auto plan = make_launch_plan(request(), c, "ml");
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.error().message, HasSubstr("kubernetes.agent_image of cluster 'kube-east'"));
+}
+
+// A pod of a Job whose agent init container is in `init_state`, the job's container waiting
+// its turn.
+std::string pod_with_init(const std::string& phase, const std::string& init_state) {
+  return R"({"metadata":{"name":"orch-1-1-x-abcde","namespace":"ml"},"spec":{"nodeName":"n0"},)"
+         R"("status":{"phase":")" +
+         phase + R"(","initContainerStatuses":[{"name":"install-agent","state":)" + init_state +
+         R"(}],"containerStatuses":[{"name":"job","state":{"waiting":{"reason":)"
+         R"("PodInitializing"}}}]}})";
+}
+
+TEST(kube_agent_manifest, AnAgentImageThatCannotBePulledEndsTheAttemptSayingSo) {
+  auto pod = parse_pod(pod_with_init(
+      "Pending", R"({"waiting":{"reason":"ImagePullBackOff","message":"Back-off pulling image)"
+                 R"( \"registry.example/orchestrate-agent:test\""}})"));
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  const AttemptView view = map_attempt({*pod}, std::nullopt);
+  EXPECT_EQ(view.phase, RunPhase::exited);
+  EXPECT_TRUE(view.pods_left);
+  ASSERT_TRUE(view.exit.has_value());
+  EXPECT_THAT(view.exit->detail, HasSubstr("init container install-agent"));
+  EXPECT_THAT(view.exit->detail, HasSubstr("orchestrate-agent:test"));
+}
+
+TEST(kube_agent_manifest, AFailedAgentInitContainerFailsTheAttemptWithItsExitCode) {
+  auto pod =
+      parse_pod(pod_with_init("Failed", R"({"terminated":{"exitCode":1,"reason":"Error"}})"));
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  const AttemptView view = map_attempt({*pod}, std::nullopt);
+  EXPECT_EQ(view.phase, RunPhase::exited);
+  ASSERT_TRUE(view.exit.has_value());
+  EXPECT_EQ(view.exit->exit_code, 1);
+  EXPECT_THAT(view.exit->detail, HasSubstr("init container install-agent"));
+}
+
+TEST(kube_agent_manifest, AnInitContainerAtWorkKeepsThePodQueued) {
+  auto pod =
+      parse_pod(pod_with_init("Pending", R"({"running":{"startedAt":"2026-12-07T20:00:00Z"}})"));
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_EQ(map_attempt({*pod}, std::nullopt).phase, RunPhase::queued);
 }
 
 std::string clusters_yaml(const std::string& extra) {
