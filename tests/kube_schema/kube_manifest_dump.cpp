@@ -4,8 +4,9 @@
 // check against Kubernetes' schemas. The cases cover every branch of the builders that adds
 // fields: one pod and a gang (Indexed Job, headless Service, anti-affinity), secret_env (its
 // Secret, and the Secret as the owner patch leaves it), every pod setting of a cluster and of a
-// job, Kueue, excluded and pinned nodes, code and setup, no GPUs. A builder that refuses a
-// case is a failure too (exit 1, naming the case and why).
+// job (annotations, labels and securityContext included), Kueue and its topology, excluded and
+// pinned nodes, code and setup, no GPUs, with and without the agent, pushing home. A builder
+// that refuses a case is a failure too (exit 1, naming the case and why).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -91,6 +92,13 @@ ClusterSpec full_cluster() {
   c.kubernetes.helper_image = "busybox:stable";
   c.kubernetes.agent = "/opt/orchestrate/orchestrate-agent";
   c.kubernetes.gpu_resource = "amd.com/gpu";
+  p.annotations = {{"k8s.v1.cni.cncf.io/networks", "rdma-net-ipvlan"}};
+  p.labels = {{"team", "ml"}};
+  p.security.capabilities_add = {"IPC_LOCK", "SYS_RESOURCE"};
+  p.security.privileged = false;
+  p.security.run_as_user = 1000;
+  p.security.run_as_group = 1000;
+  p.security.host_network = true;
   return c;
 }
 
@@ -139,6 +147,13 @@ LaunchRequest settings_request() {
   r.memory_mb = 256 * 1024;
   r.container.workdir = "/workspace";
   r.exclude_nodes = {"gpu-node-3"};
+  r.pod.annotations = {{"example.com/sweep", "lr"}};
+  r.pod.labels = {{"experiment", "lr-sweep"}};
+  r.pod.security.capabilities_add = {"NET_ADMIN"};
+  r.pod.security.run_as_user = 2000;
+  r.pod.security.host_network = false;
+  r.topology.level = "cloud.provider.com/topology-block";
+  r.topology.required = true;
   return r;
 }
 
@@ -183,9 +198,28 @@ void launches(Dump& d) {
   d.plan("pod-settings", make_launch_plan(settings_request(), full_cluster(), "ml"));
   LaunchRequest gang_settings = settings_request();
   gang_settings.nodes = 2;
+  gang_settings.topology.required = false;          // Kueue's preferred topology
+  gang_settings.pod.security.host_network.reset();  // the cluster's hostNetwork: true
   d.plan("pod-settings-gang", make_launch_plan(gang_settings, full_cluster(), "ml"));
   d.plan("pinned", make_launch_plan(pinned_request(), plain_cluster(), "ml"));
   d.plan("code-setup", make_launch_plan(code_request(code_cluster()), code_cluster(), "ml"));
+  ClusterSpec no_agent = plain_cluster();
+  no_agent.kubernetes.agent_image = "none";
+  d.plan("no-agent", make_launch_plan(plain_request(), no_agent, "ml"));
+}
+
+// The agent pushing its records home (kube_manifest.h's PushLaunch): the push variables, the
+// credential by secretKeyRef, and the Secret made even without secret_env.
+void pushing(Dump& d) {
+  PushLaunch push;
+  push.url = "https://orch.example.com:8443";
+  push.ca_pem =
+      "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ0==\n-----END CERTIFICATE-----\n";
+  push.credential = "orch_att_" + std::string(64, 'f');
+  d.plan("push", make_launch_plan(plain_request(), plain_cluster(), "ml", &push));
+  LaunchRequest gang = secret_request();
+  gang.nodes = 2;
+  d.plan("push-gang-secret-env", make_launch_plan(gang, full_cluster(), "ml", &push));
 }
 
 // The Secret as the owner patch (a JSON merge patch) leaves it: the patch itself is no object,
@@ -246,6 +280,7 @@ int main(int argc, char** argv) {
   }
   orch::kube::Dump dump(argv[1]);
   orch::kube::launches(dump);
+  orch::kube::pushing(dump);
   orch::kube::patched_secret(dump);
   orch::kube::helper_pods(dump);
   dump.write("delete-background.deleteoptions.json", orch::kube::delete_background_body());
