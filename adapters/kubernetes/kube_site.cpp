@@ -21,8 +21,8 @@ const char* kManagedSelector = "app.kubernetes.io/managed-by=orchestrate";
 
 }  // namespace
 
-KubernetesSite::KubernetesSite(ClusterSpec spec, KubeTarget target)
-    : spec_(std::move(spec)), namespace_(target.namespace_) {
+KubernetesSite::KubernetesSite(ClusterSpec spec, KubeTarget target, const PushHome* push)
+    : spec_(std::move(spec)), push_(push), namespace_(target.namespace_) {
   client_ = std::make_unique<KubeClient>(std::move(target), spec_.name);
   informer_ = std::make_unique<kube::PodInformer>(*client_, kube::pods_path(namespace_),
                                                   percent_encode(kManagedSelector));
@@ -75,7 +75,14 @@ Result<SiteInventory> KubernetesSite::inventory() {
 }
 
 Result<LaunchResult> KubernetesSite::launch(const LaunchRequest& request) {
-  auto plan = kube::make_launch_plan(request, spec_, namespace_);
+  // Its agents push their records home when the server serves HTTPS and the cluster says
+  // where the pods reach it (kubernetes.push_url).
+  std::optional<kube::PushLaunch> push;
+  if (push_ != nullptr && push_->credential && !spec_.kubernetes.push_url.empty()) {
+    push = kube::PushLaunch{spec_.kubernetes.push_url, push_->ca_pem,
+                            push_->credential(request.token)};
+  }
+  auto plan = kube::make_launch_plan(request, spec_, namespace_, push ? &*push : nullptr);
   if (!plan) return plan.error();
   // The Secret first, so that no pod of the Job ever starts without its values.
   const bool has_secret = !plan->secret_body.empty();
@@ -180,6 +187,8 @@ Result<RunObservation> KubernetesSite::observe(const std::string& token,
   // Preempted, the next attempt resumes from the newest checkpoint rather than this Job
   // starting its pods over once admitted again.
   if (auto ok = read_kueue(token, ran, job, view); !ok) return ok.error();
+  std::vector<TaskAlert> alerts;
+  apply_pushed(token, *pods, view, alerts);
   if (view.phase == RunPhase::exited) {
     std::lock_guard<std::mutex> lock(mu_);
     ran_.erase(token);
@@ -202,6 +211,7 @@ Result<RunObservation> KubernetesSite::observe(const std::string& token,
   obs.phase = view.phase;
   obs.exit = view.exit;
   obs.nodes = view.nodes;
+  obs.alerts = std::move(alerts);
   obs.site_job_id = kube::job_name_for_token(token);
   obs.next_offset = output_offset;
   if (view.pods_left) {
@@ -254,7 +264,7 @@ Result<std::string> KubernetesSite::read_output(const std::string& token, std::u
 }
 
 Result<std::unique_ptr<ClusterPort>> make_kubernetes_site(const ClusterSpec& cluster,
-                                                          const SiteContext&) {
+                                                          const SiteContext& context) {
   const KubernetesSpec& k = cluster.kubernetes;
   auto target = load_kube_target(k.kubeconfig, k.context, k.namespace_);
   if (!target) {
@@ -265,7 +275,7 @@ Result<std::unique_ptr<ClusterPort>> make_kubernetes_site(const ClusterSpec& clu
     std::fprintf(stderr, "cluster %s: %s\n", cluster.name.c_str(), w.c_str());
   }
   return std::unique_ptr<ClusterPort>(
-      std::make_unique<KubernetesSite>(cluster, std::move(*target)));
+      std::make_unique<KubernetesSite>(cluster, std::move(*target), context.push_home));
 }
 
 }  // namespace orch

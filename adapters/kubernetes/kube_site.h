@@ -8,7 +8,11 @@
 //            the Job. An AlreadyExists answer is the same launch found again
 //   find     the Jobs labelled with the launch token
 //   observe  the attempt's pods from the PodInformer's watch cache (a direct list when the
-//            cache is not fresh), mapped with the last node list; output from pods/log
+//            cache is not fresh), mapped with the last node list; then the records its agents
+//            pushed home (kube_pushed.h): a silent pod's node lost while the API still says
+//            Running, a GPU fault, io stalls (kube_site_push.cpp); output from pods/log
+//   signal   USR1 (or USR2, INT, HUP) through pods/exec to each running pod's agent, which
+//            passes it on to the job: the save signal of preemption (kube_site_push.cpp)
 //   cancel   DELETE the Job with propagationPolicy Background (and its Service and Secret;
 //            an attempt seen ended has its Secret deleted too)
 //   storage  manifest / remove_path: the storage scripts (adapters/storage) through pods/exec
@@ -44,7 +48,8 @@ namespace orch {
 
 class KubernetesSite final : public ClusterPort, public SiteCopier {
  public:
-  KubernetesSite(ClusterSpec spec, KubeTarget target);
+  // `push`: where the agents push their records home (issue 44); null: they do not.
+  KubernetesSite(ClusterSpec spec, KubeTarget target, const PushHome* push = nullptr);
   ~KubernetesSite() override;
 
   Result<SiteInventory> inventory() override;
@@ -52,6 +57,9 @@ class KubernetesSite final : public ClusterPort, public SiteCopier {
   Result<std::optional<LaunchResult>> find(const std::string& token) override;
   Result<RunObservation> observe(const std::string& token, std::uint64_t output_offset) override;
   Result<void> cancel(const std::string& token) override;
+  // To every running pod's agent (by its pid in the agent's event file), through pods/exec; a
+  // pod without a running agent, or a token without pods, is no error.
+  Result<void> signal(const std::string& token, const std::string& signal) override;
   Result<std::string> read_output(const std::string& token, std::uint64_t offset,
                                   std::size_t max_bytes) override;
   Result<Manifest> manifest(const ManifestRequest& request) override;
@@ -78,6 +86,7 @@ class KubernetesSite final : public ClusterPort, public SiteCopier {
   const kube::PodInformer& informer() const { return *informer_; }
 
  private:
+  friend class KubeSiteCopy;  // a copy_out / copy_in (kube_site_copy.cpp)
   // A request whose non-2xx answer (other than the `ok` codes) is an error quoting the
   // server's Status message.
   Result<KubeResponse> call(const std::string& method, const std::string& path,
@@ -87,7 +96,6 @@ class KubernetesSite final : public ClusterPort, public SiteCopier {
                                     KubeResponse answer, std::initializer_list<int> ok);
 
   // The attempt's Secret (kube_secret.h; kube_site_secret.cpp).
-  friend class KubeSiteCopy;  // a copy_out / copy_in (kube_site_copy.cpp)
   // POSTs it: true when this call made it, false when it was there from an earlier try of the
   // same launch. A refusal says which RBAC verbs the site's credentials need.
   Result<bool> create_secret(const kube::KubeLaunchPlan& plan);
@@ -103,6 +111,10 @@ class KubernetesSite final : public ClusterPort, public SiteCopier {
   Error secret_refused(const std::string& verb, const std::string& secret,
                        const KubeResponse& answer) const;
   Result<std::vector<kube::PodInfo>> pods_of(const std::string& token);
+  // The pushed records' say on an attempt the API shows running or ended (kube_pushed.h): may
+  // end it (node_lost, a GPU fault: pods_left) and gives its alerts.
+  void apply_pushed(const std::string& token, const std::vector<kube::PodInfo>& pods,
+                    kube::AttemptView& view, std::vector<TaskAlert>& alerts);
   Result<std::optional<kube::KubeJobInfo>> job_of(const std::string& token);
   // Kueue (kube_site_kueue.cpp): the Job's Workload, none without the Workload API (403/404).
   Result<std::optional<kube::KueueWorkload>> workload_of(const kube::KubeJobInfo& job);
@@ -140,6 +152,7 @@ class KubernetesSite final : public ClusterPort, public SiteCopier {
   PreflightCheck rbac_check();
 
   ClusterSpec spec_;
+  const PushHome* push_ = nullptr;  // the server's; outlives the site
   std::string namespace_;
   std::unique_ptr<KubeClient> client_;
   std::unique_ptr<kube::PodInformer> informer_;
@@ -148,6 +161,7 @@ class KubernetesSite final : public ClusterPort, public SiteCopier {
   std::set<std::string> ran_;          // tokens seen running (a later suspension is preemption)
   std::mutex helper_mu_;               // the storage helper's state below
   bool helper_running_ = false;
+  std::string helper_node_;  // the node the running helper is on
   std::int64_t helper_used_ms_ = 0;
   std::atomic<int> storage_calls_{0};  // run_in_helper calls in progress
   std::mutex probe_mu_;                // one probe round at a time
@@ -158,4 +172,3 @@ Result<std::unique_ptr<ClusterPort>> make_kubernetes_site(const ClusterSpec& clu
                                                           const SiteContext& context);
 
 }  // namespace orch
-  std::string helper_node_;  // the node the running helper is on

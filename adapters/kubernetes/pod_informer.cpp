@@ -48,6 +48,9 @@ void PodInformer::run() {
       std::this_thread::sleep_for(kRetryPause);
       continue;
     }
+    // Stopped while it listed: interrupt_watches() reaches only watches already open, so a
+    // watch opened now would run its whole span before stop() could join.
+    if (stopping_) break;
     watch_until_ended();
   }
 }

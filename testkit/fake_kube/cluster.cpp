@@ -285,8 +285,17 @@ std::string Cluster::set_node_not_ready(const std::string& node, bool lost) {
   });
 }
 
+std::string Cluster::freeze_node(const std::string& node) {
+  return locked([&]() -> std::string {
+    if (!store_.get("nodes", "", node)) return "nodes \"" + node + "\" not found";
+    kubelet_.freeze(node);
+    return "";
+  });
+}
+
 std::string Cluster::set_node_ready(const std::string& node) {
   return locked([&]() -> std::string {
+    kubelet_.thaw(node);
     auto updated = store_.update("nodes", "", node, [&](json& n) {
       set_conditions_healthy(n);
       set_taints(n, "");

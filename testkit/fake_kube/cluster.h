@@ -101,6 +101,9 @@ class Cluster {
   // not-ready taints; pods keep running).
   std::string set_node_not_ready(const std::string& node, bool lost);
   std::string set_node_ready(const std::string& node);
+  // The node dies silently (Kubelet::freeze): its pods' processes killed, the API unchanged
+  // (pods Running, node Ready). set_node_ready brings its kubelet back.
+  std::string freeze_node(const std::string& node);
   std::string add_node(const NodeConfig& node);
   // Kueue (kueue.h): a LocalQueue with a GPU quota that admits suspended Jobs naming it.
   FakeKueue& kueue() { return kueue_; }

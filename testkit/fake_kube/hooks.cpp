@@ -109,8 +109,10 @@ bool handle_hook(ApiState& state, const Request& req, ResponseWriter& out) {
       answer(out, cluster.set_node_not_ready(seg[2], !truthy(req.param("keepPods"))));
     } else if (seg[3] == "ready") {
       answer(out, cluster.set_node_ready(seg[2]));
+    } else if (seg[3] == "freeze") {
+      answer(out, cluster.freeze_node(seg[2]));
     } else {
-      answer(out, "unknown node hook \"" + seg[3] + "\" (notready, ready)");
+      answer(out, "unknown node hook \"" + seg[3] + "\" (notready, ready, freeze)");
     }
     return true;
   }

@@ -101,8 +101,9 @@ void Kubelet::sync() {
     const std::string node_name = string_at(pod, {"spec", "nodeName"});
     if (node_name.empty()) continue;  // the scheduler's, or removed at once when deleted
     const auto node = nodes.find(node_name);
-    const bool node_gone =
-        node == nodes.end() || condition_status(node->second, "Ready") == "Unknown";
+    const bool node_gone = node == nodes.end() ||
+                           condition_status(node->second, "Ready") == "Unknown" ||
+                           frozen_.count(node_name) > 0;
     if (!at_path(pod, {"metadata", "deletionTimestamp"}).is_null()) {
       terminate(pod, node_gone);
       continue;
@@ -360,6 +361,20 @@ void Kubelet::node_lost(const std::string& node) {
       set_condition(p, "DisruptionTarget", "True", "DeletionByTaintManager",
                     "Taint manager: deleting due to NoExecute taint");
     });
+  }
+}
+
+void Kubelet::freeze(const std::string& node) {
+  frozen_.insert(node);
+  for (const json& pod : store_.all("pods")) {
+    if (string_at(pod, {"spec", "nodeName"}) != node) continue;
+    auto it = runtimes_.find(uid_of(pod));
+    if (it == runtimes_.end()) continue;
+    if (it->second.pid > 0) {
+      signal_group(it->second.pid, SIGKILL);
+      reap(it->second.pid);
+    }
+    runtimes_.erase(it);
   }
 }
 

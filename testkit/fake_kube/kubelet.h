@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -45,6 +46,13 @@ class Kubelet {
   // The node died: its pods' processes are killed at once and the pods marked Failed
   // (reason NodeLost, condition DisruptionTarget).
   void node_lost(const std::string& node);
+  // The node dies without a word (a kernel panic, a power cut) in the 40 s before Kubernetes'
+  // node controller notices: its pods' processes are SIGKILLed, the pods stay Running in the API
+  // and the node Ready, and nothing of the node is touched again (no start, no exit noticed;
+  // exec refused; a deleted pod goes at once) until thaw().
+  void freeze(const std::string& node);
+  void thaw(const std::string& node) { frozen_.erase(node); }
+  bool frozen(const std::string& node) const { return frozen_.count(node) > 0; }
   // {"pid":N,"running":bool,"dir":...,"log":...} for a pod.
   json describe(const json& pod) const;
 
@@ -82,6 +90,7 @@ class Kubelet {
   ImageMap images_;
   CpuThrottle throttle_;                     // the pods of slow nodes
   std::map<std::string, Runtime> runtimes_;  // by pod uid
+  std::set<std::string> frozen_;             // nodes frozen by freeze()
 };
 
 }  // namespace orch::fake_kube

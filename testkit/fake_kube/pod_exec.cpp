@@ -173,6 +173,14 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
     send_error(out, ApiError(400, "BadRequest", "the fake does not serve tty exec"));
     return true;
   }
+  // A frozen node's kubelet does not answer: the API server cannot reach it.
+  const std::string node = string_at(*pod, {"spec", "nodeName"});
+  if (cluster.locked([&] { return cluster.kubelet().frozen(node); })) {
+    send_error(out, ApiError(500, "InternalError",
+                             "error dialing backend: dial tcp " + node +
+                                 ":10250: connect: no route to host"));
+    return true;
+  }
   if (string_at(*pod, {"status", "phase"}) != "Running") {
     send_error(out, ApiError(400, "BadRequest",
                              "unable to upgrade connection: container not found (\"" +

@@ -94,6 +94,40 @@ TEST_F(HooksTest, NotReadyWithKeepPodsLeavesProcessesRunning) {
   EXPECT_EQ(get(pod_path(pod))["status"]["phase"], "Running");
 }
 
+// A node that dies without a word (issue 44): its processes are gone at once while the API
+// still says the pod runs and the node is Ready, for as long as nobody notices.
+TEST_F(HooksTest, AFrozenNodeKillsItsProcessesWhileTheApiStillSaysRunning) {
+  create_job(job("frozen", "echo started; sleep 60"));
+  json pod = wait_pod_phase("frozen", "Running");
+  const std::string node = pod["spec"]["nodeName"];
+  const pid_t pid = pid_of(pod);
+  ASSERT_TRUE(process_alive(pid));
+
+  ASSERT_EQ(call("POST", "/fake/nodes/" + node + "/freeze").status, 200);
+  EXPECT_FALSE(process_alive(pid)) << "the pod's process survived its node";
+  std::this_thread::sleep_for(300ms);  // several passes of the control loop
+  EXPECT_EQ(get(pod_path(pod))["status"]["phase"], "Running");
+  EXPECT_EQ(condition(get(pod_path(pod)), "Ready"), "True");
+  EXPECT_EQ(condition(get("/api/v1/nodes/" + node), "Ready"), "True");
+  EXPECT_EQ(get("/apis/batch/v1/namespaces/default/jobs/frozen")["status"].value("active", 0), 1);
+  EXPECT_EQ(get("/fake/namespaces/default/pods/" + pod["metadata"]["name"].get<std::string>())
+                ["running"],
+            false);
+  // Its kubelet does not answer: exec fails as the API server's dial to it does.
+  const KubeReply exec = call("GET", pod_path(pod) + "/exec?command=true&stdout=true");
+  EXPECT_EQ(exec.status, 500) << exec.body;
+  EXPECT_THAT(exec.body, HasSubstr("error dialing backend"));
+
+  // Deleting the Job removes the pod at once (no kubelet to wait for).
+  ASSERT_EQ(call("DELETE", "/apis/batch/v1/namespaces/default/jobs/frozen",
+                 R"({"propagationPolicy":"Background"})")
+                .status,
+            200);
+  wait_for("/api/v1/namespaces/default/pods?labelSelector=job-name%3Dfrozen",
+           [](const json& l) { return l["items"].empty(); });
+  EXPECT_EQ(call("POST", "/fake/nodes/nope/freeze").status, 404);
+}
+
 TEST_F(HooksTest, EvictionFailsThePodWithReasonEvicted) {
   create_job(job("evictme", "sleep 60"));
   json pod = wait_pod_phase("evictme", "Running");
