@@ -107,6 +107,11 @@ class KubeStorageTest : public ::testing::Test {
     r.bytes_hint = bytes;
     return r;
   }
+  // A checkpoint of `files` files of `size` bytes on the claim, and its copy to this host.
+  TransferRequest checkpoint_out(const std::string& step, int files, std::size_t size) {
+    const std::uint64_t total = write_checkpoint(claim() + "/job/" + step, files, size);
+    return copy("kube", mount_ + "/job/" + step, "beta", dir_ + "/here/" + step, total);
+  }
   // The helper pod as the API shows it.
   nlohmann::json helper_pod() {
     return api("GET", "/api/v1/namespaces/default/pods/" + kube::storage_helper_name("kube"))
@@ -130,9 +135,9 @@ class KubeStorageTest : public ::testing::Test {
 using kube_storage = KubeStorageTest;
 
 TEST_F(kube_storage, ACopyOutBrokenHalfWayResumesAndSendsLessThanSixtyPercentAgain) {
-  const std::uint64_t total = write_checkpoint(claim() + "/job/step-40", 8, 512 * 1024);
-  const std::string here = dir_ + "/here/step-40";
-  TransferRequest r = copy("kube", mount_ + "/job/step-40", "beta", here, total);
+  TransferRequest r = checkpoint_out("step-40", 8, 512 * 1024);
+  const std::uint64_t total = r.bytes_hint;
+  const std::string here = r.to.path;
   QuietControl control;
   cut_after(total / 2);
   auto broken = site().copy_out(r, here, control);
@@ -168,11 +173,10 @@ TEST_F(kube_storage, ACopyInBrokenHalfWayResumesAndSendsLessThanSixtyPercentAgai
 // The part that arrived is trusted only once the continued file hashes right.
 TEST_F(kube_storage, AContinuedFileThatDoesNotHashRightIsSentAgainWhole) {
   const std::size_t size = 512 * 1024;
-  const std::uint64_t total = write_checkpoint(claim() + "/job/step-50", 4, size);
-  const std::string here = dir_ + "/here/step-50";
-  TransferRequest r = copy("kube", mount_ + "/job/step-50", "beta", here, total);
+  TransferRequest r = checkpoint_out("step-50", 4, size);
+  const std::string here = r.to.path;
+  cut_after(r.bytes_hint / 2 + 100 * 1024);  // inside the third file
   QuietControl control;
-  cut_after(total / 2 + 100 * 1024);  // inside the third file
   ASSERT_FALSE(site().copy_out(r, here, control).ok());
   std::string partial;
   std::uint64_t missing = 0;
@@ -193,9 +197,8 @@ TEST_F(kube_storage, AContinuedFileThatDoesNotHashRightIsSentAgainWhole) {
 // exactly the file that differs.
 TEST_F(kube_storage, ACompleteCopySendsNothingAndARetrySendsOnlyTheFileWhoseHashDiffers) {
   const std::size_t size = 256 * 1024;
-  const std::uint64_t total = write_checkpoint(claim() + "/job/step-60", 4, size);
-  const std::string here = dir_ + "/here/step-60";
-  TransferRequest r = copy("kube", mount_ + "/job/step-60", "beta", here, total);
+  TransferRequest r = checkpoint_out("step-60", 4, size);
+  const std::string here = r.to.path;
   QuietControl control;
   ASSERT_TRUE(site().copy_out(r, here, control).ok());
   auto again = site().copy_out(r, here, control);
