@@ -237,6 +237,7 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
     ws->close();
     return true;
   }
+  std::uint64_t carried = 0;  // stdout sent plus stdin received, for the cut hook
   if (with_stdin) {
     bool gone = false;
     bool cut = false;
@@ -248,10 +249,13 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
       }
       if (message->empty()) continue;
       const char channel = (*message)[0];
-  std::uint64_t carried = 0;  // stdout sent plus stdin received, for the cut hook
       if (channel == 0) {
         std::string_view data(*message);
         data.remove_prefix(1);
+        const std::size_t pass = state.exec_cut.allow(carried, data.size());
+        cut = pass < data.size();
+        carried += pass;
+        data = data.substr(0, pass);
         while (!data.empty()) {
           const ssize_t n = ::write(child.in, data.data(), data.size());
           if (n <= 0) break;
@@ -262,10 +266,6 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
         close(child.in);
         child.in = -1;
       }
-        const std::size_t pass = state.exec_cut.allow(carried, data.size());
-        cut = pass < data.size();
-        carried += pass;
-        data = data.substr(0, pass);
     }
     if (gone || cut) {
       if (child.in >= 0) close(child.in);
@@ -273,6 +273,7 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
       wait_child(child.pid);
       std::remove(out_file.c_str());
       std::remove(err_file.c_str());
+      if (cut) ws->close();  // no Status: the stream broke
       return true;
     }
     const int status = wait_child(child.pid);
@@ -283,11 +284,11 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
     send_channel(*ws, 3, status_json(status, argv));
     ws->close();
     return true;
-      if (cut) ws->close();  // no Status: the stream broke
   }
   // No stdin: stream stdout and stderr as they come.
   std::string buffer(kChunk, '\0');
   bool client_gone = false;
+  bool cut = false;
   int open_fds = 2;
   pollfd fds[2] = {{child.out, POLLIN, 0}, {child.err, POLLIN, 0}};
   while (open_fds > 0 && !client_gone) {
@@ -298,7 +299,6 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
       if (n <= 0) {
         close(fds[i].fd);
         fds[i].fd = -1;
-  bool cut = false;
         --open_fds;
         continue;
       }
@@ -312,6 +312,7 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
            !send_channel(*ws, static_cast<char>(i + 1), std::string_view(buffer.data(), pass))) ||
           cut) {
         client_gone = true;
+        break;
       }
     }
   }
@@ -320,13 +321,12 @@ bool handle_exec(ApiState& state, const Request& req, ResponseWriter& out) {
   }
   if (client_gone) kill(-child.pid, SIGKILL);
   const int status = wait_child(child.pid);
+  if (cut) ws->close();  // no Status: the stream broke
   if (!client_gone) {
     send_channel(*ws, 3, status_json(status, argv));
-        break;
     ws->close();
   }
   return true;
 }
 
 }  // namespace orch::fake_kube
-  if (cut) ws->close();  // no Status: the stream broke
