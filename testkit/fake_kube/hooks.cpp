@@ -144,8 +144,6 @@ bool handle_hook(ApiState& state, const Request& req, ResponseWriter& out) {
     answer(out, "");
     return true;
   }
-  if (seg.size() == 3 && seg[1] == "watches" && seg[2] == "drop" && req.method == "POST") {
-    cluster.store().close_watchers();
   // /fake/exec/cut?afterBytes=N: the next exec stream past N bytes breaks there (exec_cut.h)
   if (seg.size() == 3 && seg[1] == "exec" && seg[2] == "cut") {
     if (req.method == "DELETE") {
@@ -164,6 +162,8 @@ bool handle_hook(ApiState& state, const Request& req, ResponseWriter& out) {
     answer(out, "");
     return true;
   }
+  if (seg.size() == 3 && seg[1] == "watches" && seg[2] == "drop" && req.method == "POST") {
+    cluster.store().close_watchers();
     answer(out, "");
     return true;
   }
