@@ -214,6 +214,8 @@ Result<RunObservation> KubernetesSite::observe(const std::string& token,
   obs.alerts = std::move(alerts);
   obs.site_job_id = kube::job_name_for_token(token);
   obs.next_offset = output_offset;
+  // Why it waits (Kueue's message, or the scheduler's Unschedulable one): the job's reason.
+  if (view.phase == RunPhase::queued) obs.waiting = view.note;
   if (view.pods_left) {
     (void)cancel(token);  // nothing may linger once the attempt is over
   } else if (view.phase == RunPhase::exited) {

@@ -51,6 +51,23 @@ void set_recorded(const JobRecord& job, ExitStatus& status) {
   }
 }
 
+// What Slurm's job reason codes page (slurm.schedmd.com/job_reason_codes.html) says of its
+// common reasons; "" for the others, which are shown as Slurm writes them.
+std::string_view reason_meaning(std::string_view reason) {
+  const auto starts = [&](std::string_view p) { return reason.substr(0, p.size()) == p; };
+  if (reason == "Resources")
+    return "the resources it asks for are not available, e.g. used by other jobs";
+  if (reason == "Priority")
+    return "jobs of higher priority come first in its partition or reservation";
+  if (reason == "Dependency") return "it depends on a job that has not finished as required";
+  if (reason == "BeginTime") return "its earliest start time has not come";
+  if (starts("AssocGrp")) return "its association has reached an aggregate limit";
+  if (starts("AssocMax")) return "it asks for more than a limit of its association allows";
+  if (starts("QOSGrp")) return "its QOS has reached an aggregate limit";
+  if (starts("QOSMax")) return "it asks for more than a limit of its QOS allows";
+  return "";
+}
+
 }  // namespace
 
 JobPhase map_job_state(const JobRecord& job) {
@@ -58,6 +75,11 @@ JobPhase map_job_state(const JobRecord& job) {
   std::string_view state = base_state(job.state);
   if (contains(kQueued, state)) {
     out.phase = RunPhase::queued;
+    if (!job.reason.empty()) {
+      std::string_view meaning = reason_meaning(job.reason);
+      out.waiting = "Slurm: " + std::string(state) + " (" + job.reason +
+                    (meaning.empty() ? "" : ": " + std::string(meaning)) + ")";
+    }
     return out;
   }
   if (contains(kRunning, state)) {

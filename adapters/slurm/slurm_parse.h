@@ -132,6 +132,10 @@ struct JobPhase {
   std::optional<ExitStatus> exit;  // set when phase == exited
   // Set when the state was not one this code knows (a newer Slurm): what was assumed, for a log.
   std::string note;
+  // When queued with a reason (squeue's %r): why, in Slurm's words, with what Slurm's job
+  // reason codes page says of the common ones: "Slurm: PENDING (Resources: the resources it
+  // asks for are not available, e.g. used by other jobs)". RunObservation::waiting.
+  std::string waiting;
 };
 
 // PENDING, CONFIGURING, REQUEUED, RESIZING, SUSPENDED -> queued (SUSPENDED: running but stopped);

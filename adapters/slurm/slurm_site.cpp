@@ -448,6 +448,7 @@ Result<RunObservation> SlurmSite::observed(const std::string& token, std::uint64
     slurm::JobPhase phase = slurm::map_job_state(*job);
     obs.phase = phase.phase;
     obs.exit = phase.exit;
+    obs.waiting = phase.waiting;
     obs.site_job_id = job->job_id;
     obs.nodes = job->nodes;
   }

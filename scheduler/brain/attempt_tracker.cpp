@@ -6,6 +6,7 @@
 
 #include "scheduler/brain/attempt_tracker.h"
 #include "scheduler/brain/io_stall.h"
+#include "scheduler/common/utf8.h"
 #include "scheduler/health/quarantine.h"
 #include "scheduler/lifecycle/error_excerpt.h"
 #include "scheduler/lifecycle/failure_classifier.h"
@@ -17,6 +18,9 @@ namespace orch {
 namespace {
 
 constexpr std::size_t kBadLinesPerObservation = 3;
+
+// How a job's reason starts while its attempt waits at `cluster` in the site's words.
+std::string queued_at(const std::string& cluster) { return "queued at " + cluster + ": "; }
 
 template <typename T>
 Error missing(const char* what, T id) {
@@ -134,11 +138,16 @@ Result<BrainReply> AttemptTracker::on(const CancelCompleted& e) {
 }
 
 // The site has the attempt queued or running.
-Result<BrainReply> AttemptTracker::attempt_seen_running(AttemptRow& a, JobRow& job, bool running) {
+Result<BrainReply> AttemptTracker::attempt_seen_running(AttemptRow& a, JobRow& job, bool running,
+                                                        const std::string& waiting) {
   if (a.state == AttemptState::exited) {
     // Declared ended, yet the site has it: keep one copy of the job (reconciler.cpp).
     if (a.cancel_requested) return BrainReply{};
     if (auto r = reconciler_.reconcile_stale(a, running, job); !r) return r.error();
+    return BrainReply{};
+  }
+  if (!running && a.state == AttemptState::launching && job.state == JobState::placed) {
+    if (auto r = note_site_wait(job, a, waiting); !r) return r.error();
     return BrainReply{};
   }
   if (running && a.state == AttemptState::launching) {
@@ -148,6 +157,7 @@ Result<BrainReply> AttemptTracker::attempt_seen_running(AttemptRow& a, JobRow& j
       return r.error();
     }
     if (job.state == JobState::placed) {
+      if (job.reason.rfind(queued_at(a.cluster), 0) == 0) job.reason.clear();  // runs now
       if (auto r = store_.set_job_state(job, JobState::running, clock_.now_ms()); !r) {
         return r.error();
       }
@@ -157,6 +167,25 @@ Result<BrainReply> AttemptTracker::attempt_seen_running(AttemptRow& a, JobRow& j
     }
   }
   return BrainReply{};
+}
+
+Result<void> AttemptTracker::note_site_wait(JobRow& job, const AttemptRow& a,
+                                            const std::string& waiting) {
+  const std::string prefix = queued_at(a.cluster);
+  const std::string shown = shown_words(waiting, kSiteWordsMax);
+  std::string reason;
+  if (!shown.empty()) {
+    reason = prefix + shown;
+  } else if (job.reason.rfind(prefix, 0) != 0) {
+    return Ok{};  // the site says nothing, and the reason is not its words: left as it is
+  }
+  if (reason == job.reason) return Ok{};  // the same words as the last poll's: nothing to write
+  const bool first = job.reason.rfind(prefix, 0) != 0;
+  job.reason = reason;
+  if (auto r = store_.update_job(job, clock_.now_ms()); !r) return r;
+  // The first words of each wait go into the job's history too; later changes only the reason.
+  if (!first || reason.empty()) return Ok{};
+  return event(job.id, a.no, "queued-at-site", reason);
 }
 
 // The site says the attempt's process ended: why, by the exit and the log's last lines.
@@ -234,7 +263,7 @@ Result<BrainReply> AttemptTracker::on(const AttemptObserved& e) {
   switch (e.phase) {
     case RunPhase::queued:
     case RunPhase::running:
-      return attempt_seen_running(a, job, e.phase == RunPhase::running);
+      return attempt_seen_running(a, job, e.phase == RunPhase::running, e.waiting);
     case RunPhase::exited:
       return attempt_exited(a, job, e);
     case RunPhase::unknown:

@@ -70,7 +70,12 @@ class AttemptTracker : BrainPart {
   Result<void> stop_past_time_limit();
 
  private:
-  Result<BrainReply> attempt_seen_running(AttemptRow& a, JobRow& job, bool running);
+  Result<BrainReply> attempt_seen_running(AttemptRow& a, JobRow& job, bool running,
+                                          const std::string& waiting);
+  // While its launched attempt waits at the site, the job's reason is the site's words
+  // ("queued at kube: Kueue: couldn't assign flavors ..."); written only when they changed, and
+  // back to none once the site says nothing more (or runs it).
+  Result<void> note_site_wait(JobRow& job, const AttemptRow& a, const std::string& waiting);
   Result<BrainReply> attempt_exited(AttemptRow& a, JobRow& job, const AttemptObserved& e);
   Result<void> ingest_reports(AttemptRow& attempt, const JobRow& job,
                               const std::vector<ProgressLine>& reports);

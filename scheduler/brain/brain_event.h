@@ -67,6 +67,9 @@ struct AttemptObserved {
   std::vector<std::string> log_tail;
   // What the tasks' agents raise while it runs (issue 43: io_stall), repeated on every poll.
   std::vector<TaskAlert> alerts;
+  // When phase == queued: the site's words for why it holds the attempt back
+  // (RunObservation::waiting), shown as the job's reason while it waits there.
+  std::string waiting;
 };
 
 // The site's list of nodes (polled now and then, and whenever it may have changed).

@@ -1,5 +1,7 @@
 #include "scheduler/common/utf8.h"
 
+#include <algorithm>
+
 namespace orch {
 namespace {
 
@@ -70,6 +72,46 @@ std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
   // Back off over continuation bytes to the start of the sequence that was cut.
   while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
   return text.substr(0, end);
+}
+
+namespace {
+
+// Code points that must not reach a terminal or a page: C0 (tab and newline too: one line),
+// DEL, C1, and the bidirectional embeddings, overrides and isolates (U+202A..U+202E,
+// U+2066..U+2069) that could make the words read other than they are.
+bool hidden_code_point(std::string_view seq) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(seq[k]); };
+  if (seq.size() == 1) return b(0) < 0x20 || b(0) == 0x7F;
+  if (seq.size() == 2) return b(0) == 0xC2 && b(1) <= 0x9F;
+  if (seq.size() == 3 && b(0) == 0xE2 && b(1) == 0x80) return b(2) >= 0xAA && b(2) <= 0xAE;
+  if (seq.size() == 3 && b(0) == 0xE2 && b(1) == 0x81) return b(2) >= 0xA6 && b(2) <= 0xA9;
+  return false;
+}
+
+}  // namespace
+
+std::string shown_words(std::string_view text, std::size_t max_bytes) {
+  const std::string valid = to_valid_utf8(text);
+  std::string out;
+  out.reserve(std::min(valid.size(), max_bytes + 3));
+  bool blank = false;  // a blank is owed before the next shown character
+  for (std::size_t i = 0; i < valid.size();) {
+    const std::size_t n = sequence_length(valid, i);
+    std::string_view seq = std::string_view(valid).substr(i, n);
+    i += n;
+    if (seq == " " || hidden_code_point(seq)) {
+      blank = true;
+      continue;
+    }
+    if (blank && !out.empty()) out += ' ';
+    blank = false;
+    out.append(seq);
+    if (out.size() > max_bytes) break;
+  }
+  if (out.size() <= max_bytes) return out;
+  std::string cut(utf8_prefix(out, max_bytes >= 3 ? max_bytes - 3 : 0));
+  while (!cut.empty() && cut.back() == ' ') cut.pop_back();
+  return cut + "...";
 }
 
 }  // namespace orch

@@ -25,4 +25,11 @@ std::string to_valid_utf8(std::string_view text);
 // multi-byte sequence, for cutting long values short in messages.
 std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
 
+// What another system wrote (a site's reason for waiting: a tenant's cluster may write
+// anything there) made fit to show in one line: valid UTF-8 (bad bytes as U+FFFD), every
+// control character (C0, DEL, C1) and bidirectional override turned into a blank, runs of
+// blanks made one, no blank at either end, and at most `max_bytes` bytes (cut at a character's
+// start, then "...").
+std::string shown_words(std::string_view text, std::size_t max_bytes);
+
 }  // namespace orch

@@ -227,7 +227,15 @@ struct RunObservation {
   // A running attempt's alerts, each task's (TaskAlert): raised again at every poll while they
   // last; the brain counts each save once.
   std::vector<TaskAlert> alerts;
+  // While queued: why the site holds it back, in the site's own words (Kubernetes: Kueue's
+  // message on the Workload, or the scheduler's Unschedulable message; Slurm: squeue's reason);
+  // "" when it says nothing. Untrusted text: the brain shows it only through shown_words
+  // (scheduler/common/utf8.h), at most kSiteWordsMax bytes.
+  std::string waiting;
 };
+
+// The most of a site's words (RunObservation::waiting) a job's reason shows.
+inline constexpr std::size_t kSiteWordsMax = 512;
 
 // One attempt to look at in a poll round (observe_many).
 struct ObserveRequest {

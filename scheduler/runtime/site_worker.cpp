@@ -395,6 +395,7 @@ bool SiteWorker::poll() {
     e.exit = obs->exit;
     e.nodes = obs->nodes;
     e.alerts = obs->alerts;
+    if (obs->phase == RunPhase::queued) e.waiting = obs->waiting;
     parse_output_lines(obs->new_lines, e.reports, e.bad_lines);
     remember_lines(a.token, obs->new_lines);
     if (obs->phase == RunPhase::exited) e.log_tail = exit_tail(a.token, obs->next_offset);

@@ -25,8 +25,9 @@ class FakeSite final : public ClusterPort {
 
   bool down = false;  // every call answers unreachable
   std::vector<NodeInfo> inventory_nodes = {{"n0", 4, true, ""}};
-  std::optional<Error> launch_error;  // the next launch fails with this
-  std::map<std::string, Run> runs;    // by token
+  std::optional<Error> launch_error;          // the next launch fails with this
+  RunPhase launch_phase = RunPhase::running;  // what a new run is observed as, until changed
+  std::map<std::string, Run> runs;            // by token
   // launched: the tokens of launches that started a run; launch_calls: of every launch() call,
   // adopted ones included; found: of every find() call.
   std::vector<std::string> launched, launch_calls, cancelled, found;
@@ -73,7 +74,7 @@ class FakeSite final : public ClusterPort {
       return existing;
     }
     launched.push_back(r.token);
-    runs[r.token] = Run{r, RunObservation{RunPhase::running, {}, "job-" + r.token, {"n0"}, {}, 0}};
+    runs[r.token] = Run{r, RunObservation{launch_phase, {}, "job-" + r.token, {"n0"}, {}, 0}};
     return LaunchResult{"job-" + r.token, {"n0"}};
   }
   Result<std::optional<LaunchResult>> find(const std::string& token) override {

@@ -301,10 +301,15 @@ TEST_F(kube_site, WithALocalQueueAnAttemptIsQueuedUntilKueueAdmitsIt) {
 
   // Too small a quota admits nothing; enough admits it and it runs to its end.
   ASSERT_EQ(api("POST", "/fake/queues/team-a?gpus=2").status, 200);
-  std::this_thread::sleep_for(milliseconds(300));
-  obs = site().observe(r.token, 0);
-  ASSERT_TRUE(obs.ok());
+  // Kueue's reason for waiting, from the Workload, is the site's (the job's reason, issue 44).
+  ASSERT_TRUE(eventually([&] {
+    obs = site().observe(r.token, 0);
+    return obs.ok() && obs->waiting.find("more needed") != std::string::npos;
+  })) << (obs.ok() ? obs->waiting : obs.error().message);
   EXPECT_EQ(obs->phase, RunPhase::queued);
+  EXPECT_EQ(obs->waiting,
+            "Kueue: couldn't assign flavors to pod set main: insufficient unused quota for "
+            "nvidia.com/gpu in flavor default-flavor, 2 more needed");
   ASSERT_EQ(api("POST", "/fake/queues/team-a?gpus=8").status, 200);
   ASSERT_TRUE(eventually([&] {
     auto o = site().observe(r.token, 0);
@@ -364,10 +369,15 @@ TEST_F(kube_site, WithoutTheWorkloadApiOnlyWhatTheSiteSawCounts) {
            w.json()["items"][0]["status"]["conditions"][0]["message"] ==
                "LocalQueue team-b doesn't exist";
   }));
-  ASSERT_EQ(api("POST", "/fake/forbid?verb=list&resource=workloads").status, 200);
   auto obs = site().observe(r.token, 0);
   ASSERT_TRUE(obs.ok()) << obs.error().message;
+  EXPECT_EQ(obs->waiting, "Kueue: LocalQueue team-b doesn't exist");
+  ASSERT_EQ(api("POST", "/fake/forbid?verb=list&resource=workloads").status, 200);
+  obs = site().observe(r.token, 0);
+  ASSERT_TRUE(obs.ok()) << obs.error().message;
   EXPECT_EQ(obs->phase, RunPhase::queued);
+  EXPECT_EQ(obs->waiting,
+            "the Job " + r.token + " waits for Kueue to admit it (LocalQueue team-b)");
 }
 
 TEST_F(kube_site, AJobsOwnPodSettingsReachItsPod) {

@@ -232,6 +232,24 @@ TEST_F(PollRoundTest, TheBrainSeesTheSameEventsAsWithOneObservePerAttempt) {
   EXPECT_THAT(batched, ::testing::Contains("unreachable alpha fake site is down"));
 }
 
+// Issue 44: why the site holds a launched attempt back reaches the brain, which shows it as the
+// job's reason until the attempt runs.
+TEST_F(PollRoundTest, TheSitesReasonForWaitingBecomesTheJobsReasonUntilItRuns) {
+  start_world(true);
+  site_->launch_phase = RunPhase::queued;
+  const JobId id = submit_jobs(1)[0];
+  round();  // the launch
+  const std::string token = last_attempt(id).token;
+  site_->runs[token].obs.waiting = "Kueue: couldn't assign flavors to pod set main";
+  round();
+  EXPECT_EQ(job(id).state, JobState::placed);
+  EXPECT_EQ(job(id).reason, "queued at alpha: Kueue: couldn't assign flavors to pod set main");
+  site_->runs[token].obs.phase = RunPhase::running;
+  round();
+  EXPECT_EQ(job(id).state, JobState::running);
+  EXPECT_EQ(job(id).reason, "");
+}
+
 TEST_F(PollRoundTest, ASiteSilentMidRoundKeepsWhatItAnsweredBefore) {
   start_world(true);
   std::vector<JobId> ids = submit_jobs(4);

@@ -40,6 +40,19 @@ TEST(slurm_parse_job_state, QueuedStates) {
   }
 }
 
+TEST(slurm_parse_job_state, APendingJobsReasonIsItsReasonForWaitingInSlurmsWords) {
+  EXPECT_EQ(map_job_state(job("PENDING", 0, 0, "Resources")).waiting,
+            "Slurm: PENDING (Resources: the resources it asks for are not available, e.g. used "
+            "by other jobs)");
+  EXPECT_EQ(map_job_state(job("PENDING", 0, 0, "QOSMaxGRESPerUser")).waiting,
+            "Slurm: PENDING (QOSMaxGRESPerUser: it asks for more than a limit of its QOS allows)");
+  // A reason the page's common ones do not cover is shown as Slurm writes it.
+  EXPECT_EQ(map_job_state(job("PENDING", 0, 0, "JobHeldAdmin")).waiting,
+            "Slurm: PENDING (JobHeldAdmin)");
+  EXPECT_EQ(map_job_state(job("PENDING", 0, 0, "")).waiting, "");
+  EXPECT_EQ(map_job_state(job("RUNNING", 0, 0, "Resources")).waiting, "");
+}
+
 TEST(slurm_parse_job_state, RunningStates) {
   for (const char* s : {"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING"}) {
     JobPhase p = map_job_state(job(s, 0, 0));

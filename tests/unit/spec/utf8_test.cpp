@@ -102,5 +102,31 @@ TEST(Utf8, ReplacesEachBadByteOnce) {
             "b");
 }
 
+TEST(ShownWords, ControlCharactersAndBidiOverridesBecomeOneBlankBetweenWords) {
+  EXPECT_EQ(shown_words("  Kueue:\tno\r\n\x1b[31mquota\x7f  ", 512), "Kueue: no [31mquota");
+  EXPECT_EQ(shown_words("a\xC2\x85"
+                        "b",
+                        512),
+            "a b");  // U+0085, a C1 control
+  EXPECT_EQ(shown_words("evil\xE2\x80\xAEtxt.exe \xE2\x81\xA6x", 512), "evil txt.exe x");
+  EXPECT_EQ(shown_words(std::string("a\0b", 3), 512), "a b");
+}
+
+TEST(ShownWords, BadBytesAreReplacedAndGoodOnesKept) {
+  EXPECT_EQ(shown_words("caf\xC3\xA9 \xFF", 512), "caf\xC3\xA9 \xEF\xBF\xBD");
+}
+
+TEST(ShownWords, LongWordsAreCutAtACharacterStartAndEndWithAnEllipsis) {
+  const std::string long_words(2000, 'x');
+  const std::string shown = shown_words(long_words, 512);
+  EXPECT_EQ(shown.size(), 512u);
+  EXPECT_EQ(shown.substr(509), "...");
+  // A two-byte character cut in half is left out whole.
+  const std::string cut = shown_words("ab\xC3\xA9\xC3\xA9\xC3\xA9", 7);
+  EXPECT_EQ(cut, "ab\xC3\xA9...");
+  EXPECT_FALSE(first_invalid_utf8(cut).has_value());
+  EXPECT_EQ(shown_words("short", 5), "short");
+}
+
 }  // namespace
 }  // namespace orch
