@@ -20,9 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "testkit/fake_kube/fake_kube_server.h"
-#include "testkit/fake_kube/kube_test_client.h"
-#include "testkit/fake_kube/test_pki.h"
+#include "testkit/fake_kube/sandbox.h"
 #include "testkit/job_user.h"
 #include "tests/integration/e2e/server_fixture.h"
 
@@ -55,24 +53,14 @@ class KubePushE2eTest : public ServerFixture {
     wait_timeout_ = milliseconds(60000);
     final_timeout_ = milliseconds(120000);
     poll_ = milliseconds(100);
-    pki_dir_ = std::make_unique<TempDir>();
-    pki_ = fake_kube::make_test_pki(pki_dir_->path() + "/pki");
-    token_ = fake_kube::random_token();
-    fake_kube::FakeKubeOptions o;
-    o.cert_file = pki_.server_cert;
-    o.key_file = pki_.server_key;
-    o.token = token_;
-    o.cluster.state_dir = pki_dir_->path() + "/fake";
-    o.cluster.nodes = fake_kube::uniform_nodes(kube_nodes(), 2);
-    fake_ = std::make_unique<fake_kube::FakeKubeServer>(o);
-    fake_->start();
-    const std::string kubeconfig = pki_dir_->path() + "/kubeconfig";
-    fake_kube::write_kubeconfig(kubeconfig, {fake_->url(), pki_.ca_cert, token_});
+    fake_ = std::make_unique<fake_kube::FakeKubeSandbox>("kube-push-e2e",
+                                                         fake_kube::uniform_nodes(kube_nodes(), 2));
+    const std::string kubeconfig = fake_->kubeconfig();
     // The server's own certificate (127.0.0.1) from a CA of its own.
-    server_pki_ = fake_kube::make_test_pki(pki_dir_->path() + "/server-pki", "orchestrate-e2e");
+    server_pki_ = fake_kube::make_test_pki(fake_->dir() + "/server-pki", "orchestrate-e2e");
     port_ = free_port();
     ASSERT_GT(port_, 0);
-    kube_mount_ = pki_dir_->path() + "/kube-mnt/ckpt";
+    kube_mount_ = fake_->dir() + "/kube-mnt/ckpt";
     start_with("server:\n  tls: {cert: " + server_pki_.server_cert +
                ", key: " + server_pki_.server_key + "}\n" + more_config() +
                "clusters:\n"
@@ -93,12 +81,11 @@ class KubePushE2eTest : public ServerFixture {
   }
   void before_cleanup() override {
     kill_leftover_jobs(state_);
-    if (fake_) fake_->stop();
+    fake_.reset();
   }
 
   fake_kube::KubeReply api(const std::string& method, const std::string& target) {
-    return fake_kube::kube_request({"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, method,
-                                   target);
+    return fake_->api(method, target);
   }
   // The pods of an attempt as the API shows them.
   json pods_of(const std::string& token) {
@@ -151,39 +138,46 @@ class KubePushE2eTest : public ServerFixture {
     return r.status == 200 ? static_cast<int>(r.json()["items"].size()) : -1;
   }
 
-  std::unique_ptr<TempDir> pki_dir_;
-  fake_kube::TestPki pki_;
+  // Until it runs on kube: the job's id, its first attempt's token and the node of its rank 1,
+  // once both pods run and their agents have pushed (a record a second, heartbeats every third
+  // of the timeout). 0 after a test failure.
+  std::int64_t run_gang(const std::string& name, int timeout_s, std::string& token,
+                        std::string& node) {
+    const std::int64_t id = submit(gang_yaml(name, timeout_s));
+    if (id <= 0 || wait_job(
+                       id, [](const json& j) { return j["state"] == "running"; }, "run")
+                       .is_null()) {
+      return 0;
+    }
+    token = first_token(id);
+    node = running_node(token, 1);
+    EXPECT_FALSE(node.empty()) << describe_job(url_, id);
+    EXPECT_FALSE(running_node(token, 0).empty()) << describe_job(url_, id);
+    std::this_thread::sleep_for(milliseconds(3000));
+    return node.empty() ? 0 : id;
+  }
+  // A 2-pod gang that sleeps on its first attempt and ends at once on the next.
+  static std::string gang_yaml(const std::string& name, int timeout_s) {
+    return "name: " + name +
+           "\ncommand: if [ \"$ORCH_ATTEMPT\" = 1 ]; then sleep 120; fi\n"
+           "resources: {nodes: 2, gpus_per_node: 2}\n"
+           "health: {heartbeat_timeout_s: " +
+           std::to_string(timeout_s) +
+           "}\n"
+           "restart: {max_infra_restarts: 3, max_user_restarts: 0, backoff: {initial_s: 0.1}}\n"
+           "placement: {allowed: [kube]}\n";
+  }
+
+  std::unique_ptr<fake_kube::FakeKubeSandbox> fake_;
   fake_kube::TestPki server_pki_;
-  std::string token_;
-  std::unique_ptr<fake_kube::FakeKubeServer> fake_;
   std::string kube_mount_;
 };
 
-// A 2-pod gang that sleeps on its first attempt and ends at once on the next.
-std::string gang_yaml(const std::string& name, int timeout_s) {
-  return "name: " + name +
-         "\ncommand: if [ \"$ORCH_ATTEMPT\" = 1 ]; then sleep 120; fi\n"
-         "resources: {nodes: 2, gpus_per_node: 2}\n"
-         "health: {heartbeat_timeout_s: " +
-         std::to_string(timeout_s) +
-         "}\n"
-         "restart: {max_infra_restarts: 3, max_user_restarts: 0, backoff: {initial_s: 0.1}}\n"
-         "placement: {allowed: [kube]}\n";
-}
-
 TEST_F(KubePushE2eTest, ANodeThatDiesWhileTheApiSaysRunningIsLostWithinTheHeartbeatTimeout) {
   constexpr int kTimeoutS = 5;
-  const std::int64_t id = submit(gang_yaml("frozen", kTimeoutS));
+  std::string token, node;
+  const std::int64_t id = run_gang("frozen", kTimeoutS, token, node);
   ASSERT_GT(id, 0);
-  ASSERT_FALSE(wait_job(
-                   id, [](const json& j) { return j["state"] == "running"; }, "run")
-                   .is_null());
-  const std::string token = first_token(id);
-  const std::string node = running_node(token, 1);
-  ASSERT_FALSE(node.empty()) << describe_job(url_, id);
-  ASSERT_FALSE(running_node(token, 0).empty());
-  // Both agents have started and pushed (a record a second, heartbeats every 1.7 s).
-  std::this_thread::sleep_for(milliseconds(3000));
 
   const auto died = std::chrono::steady_clock::now();
   ASSERT_EQ(api("POST", "/fake/nodes/" + node + "/freeze").status, 200);
@@ -215,15 +209,9 @@ TEST_F(KubePushE2eTest, ANodeThatDiesWhileTheApiSaysRunningIsLostWithinTheHeartb
 // attempt was launched once.
 TEST_F(KubePushE2eTest, AServerRestartedMidRunLosesNoVerdictAndLaunchesNothingTwice) {
   constexpr int kTimeoutS = 6;
-  const std::int64_t id = submit(gang_yaml("restarted", kTimeoutS));
+  std::string token, node;
+  const std::int64_t id = run_gang("restarted", kTimeoutS, token, node);
   ASSERT_GT(id, 0);
-  ASSERT_FALSE(wait_job(
-                   id, [](const json& j) { return j["state"] == "running"; }, "run")
-                   .is_null());
-  const std::string token = first_token(id);
-  const std::string node = running_node(token, 1);
-  ASSERT_FALSE(node.empty()) << describe_job(url_, id);
-  std::this_thread::sleep_for(milliseconds(3000));
 
   // A restart with nothing wrong: no verdict from the gap.
   server_->kill9();

@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,14 +17,11 @@
 #include "adapters/kubernetes/kube_config.h"
 #include "adapters/kubernetes/kube_site.h"
 #include "scheduler/pushed_records.h"
-#include "testkit/fake_kube/fake_kube_server.h"
-#include "testkit/fake_kube/kube_test_client.h"
-#include "testkit/fake_kube/test_pki.h"
+#include "testkit/fake_kube/sandbox.h"
 
 namespace orch {
 namespace {
 
-namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 
@@ -68,37 +64,21 @@ PushedTask heartbeat(int rank, std::int64_t age_ms) {
 class KubeSitePushTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "kube-push-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    pki_ = fake_kube::make_test_pki(dir_ + "/pki");
-    token_ = fake_kube::random_token();
-    fake_kube::FakeKubeOptions o;
-    o.cert_file = pki_.server_cert;
-    o.key_file = pki_.server_key;
-    o.token = token_;
-    o.cluster.state_dir = dir_ + "/fake";
-    o.cluster.nodes = fake_kube::uniform_nodes(2, 8);
-    fake_ = std::make_unique<fake_kube::FakeKubeServer>(o);
-    fake_->start();
-    const std::string kubeconfig = dir_ + "/kubeconfig";
-    fake_kube::write_kubeconfig(kubeconfig, {fake_->url(), pki_.ca_cert, token_});
+    fake_ = std::make_unique<fake_kube::FakeKubeSandbox>("kube-push");
     ClusterSpec spec;
     spec.name = "kube";
     spec.provider = "kubernetes";
-    spec.kubernetes.kubeconfig = kubeconfig;
+    spec.kubernetes.kubeconfig = fake_->kubeconfig();
     spec.kubernetes.pod.image = "fake/trainer";
     spec.kubernetes.termination_grace_s = 1;
     home_.records = &records_;
-    auto target = load_kube_target(kubeconfig, "", "");
+    auto target = load_kube_target(fake_->kubeconfig(), "", "");
     ASSERT_TRUE(target.ok()) << target.error().message;
     site_ = std::make_unique<KubernetesSite>(spec, std::move(*target), &home_);
   }
   void TearDown() override {
     site_.reset();
-    if (fake_) fake_->stop();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
+    fake_.reset();
   }
 
   // A gang of `nodes` pods sleeping, launched with heartbeats; returns once the API shows every
@@ -118,8 +98,8 @@ class KubeSitePushTest : public ::testing::Test {
     std::vector<std::string> by_rank(nodes);
     const auto end = std::chrono::steady_clock::now() + milliseconds(30000);
     while (std::chrono::steady_clock::now() < end) {
-      auto pods = fake_kube::kube_request(
-          {"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, "GET",
+      auto pods = fake_->api(
+          "GET",
           "/api/v1/namespaces/default/pods?labelSelector=orchestrate.dev%2Ftoken%3D" + token);
       int running = 0;
       for (const auto& p : pods.json().value("items", nlohmann::json::array())) {
@@ -137,15 +117,10 @@ class KubeSitePushTest : public ::testing::Test {
     return by_rank;
   }
   bool job_exists(const std::string& token) {
-    return fake_kube::kube_request({"127.0.0.1", fake_->port(), pki_.ca_cert, token_}, "GET",
-                                   "/apis/batch/v1/namespaces/default/jobs/" + token)
-               .status == 200;
+    return fake_->api("GET", "/apis/batch/v1/namespaces/default/jobs/" + token).status == 200;
   }
 
-  std::string dir_;
-  fake_kube::TestPki pki_;
-  std::string token_;
-  std::unique_ptr<fake_kube::FakeKubeServer> fake_;
+  std::unique_ptr<fake_kube::FakeKubeSandbox> fake_;
   MemoryRecords records_;
   PushHome home_;
   std::unique_ptr<KubernetesSite> site_;
