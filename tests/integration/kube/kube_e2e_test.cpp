@@ -415,11 +415,21 @@ TEST_F(KubeQueueE2eTest, AnAttemptStaysQueuedUntilKueueAdmitsIt) {
   json held = get_json(url_, "/api/v1/jobs/" + std::to_string(id));
   EXPECT_EQ(held["state"], "placed") << describe_job(url_, id);
   EXPECT_TRUE(attempts(id).at(0)["running_ms"].is_null()) << describe_job(url_, id);
+  // Issue 44: Kueue's reason for waiting (from the Workload) is the job's.
+  EXPECT_FALSE(wait_job(
+                   id,
+                   [](const json& j) {
+                     return j["reason"] == "queued at kube: Kueue: LocalQueue team-a doesn't exist";
+                   },
+                   "show Kueue's reason for waiting")
+                   .is_null())
+      << describe_job(url_, id);
 
   ASSERT_EQ(hook("/fake/queues/team-a?gpus=8").status, 200);
   json done = wait_final(id);
   ASSERT_FALSE(done.is_null());
   EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, id);
+  EXPECT_EQ(done["reason"], "") << "Kueue's words go once it runs";
   EXPECT_EQ(attempts(id).size(), 1u) << "admitted where it waited";
 }
 
