@@ -20,7 +20,9 @@ namespace {
 constexpr std::size_t kBadLinesPerObservation = 3;
 
 // How a job's reason starts while its attempt waits at `cluster` in the site's words.
-std::string queued_at(const std::string& cluster) { return "queued at " + cluster + ": "; }
+std::string queued_at(const std::string& cluster) {
+  return "queued at " + cluster + ": ";
+}
 
 template <typename T>
 Error missing(const char* what, T id) {
