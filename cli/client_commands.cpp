@@ -171,11 +171,17 @@ int run_job_explain(const ClientOptions& o, std::int64_t id, std::ostream& out, 
   return kExitOk;
 }
 
+namespace {
+
+int cancel_job(const ClientOptions& o, std::int64_t id, json& body, std::ostream& err) {
+  return call_json(o, "POST", job_path(id) + "/cancel", body, err);
+}
+
+}  // namespace
+
 int run_job_cancel(const ClientOptions& o, std::int64_t id, std::ostream& out, std::ostream& err) {
   json body;
-  if (int rc = call_json(o, "POST", job_path(id) + "/cancel", body, err); rc != kExitOk) {
-    return rc;
-  }
+  if (int rc = cancel_job(o, id, body, err); rc != kExitOk) return rc;
   if (as_json(o)) {
     print_json(body, out);
   } else {
@@ -227,6 +233,21 @@ int run_job_cancel_many(const ClientOptions& o, const std::vector<std::int64_t>&
     }
   }
   int worst = kExitOk;
+  // -o json with several jobs (or a group): one array of the server's answers, the refused
+  // jobs left out (their errors are on stderr), so the output is one JSON document.
+  if (as_json(o) && (targets.size() != 1 || !group.empty())) {
+    json answers = json::array();
+    for (std::int64_t id : targets) {
+      json body;
+      if (int rc = cancel_job(o, id, body, err); rc != kExitOk) {
+        worst = rc;
+      } else {
+        answers.push_back(std::move(body));
+      }
+    }
+    print_json(answers, out);
+    return worst;
+  }
   for (std::int64_t id : targets) {
     if (int rc = run_job_cancel(o, id, out, err); rc != kExitOk) worst = rc;
   }

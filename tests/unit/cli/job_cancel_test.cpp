@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/unit/web/cli_server_fixture.h"
 
 namespace orch {
@@ -30,6 +32,21 @@ TEST_F(JobCancel, AGroupWhoseJobsHaveAllEndedIsNotAnError) {
   EXPECT_EQ(cli({"--server", options.server, "job", "cancel", "--group", "g"}), kExitOk);
   EXPECT_EQ(out.str(), "");
   EXPECT_THAT(err.str(), HasSubstr("every job of group g (2) has ended already"));
+}
+
+TEST_F(JobCancel, SeveralIdsAsJsonAreOneArrayOfTheAnswersWithTheRefusalsOnStderr) {
+  EXPECT_EQ(cli({"--server", options.server, "-o", "json", "job", "cancel", "1", "3", "1"}),
+            kExitServerError);
+  const nlohmann::json answers = nlohmann::json::parse(out.str());  // one document
+  ASSERT_TRUE(answers.is_array()) << out.str();
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[0].value("id", 0), 1);
+  EXPECT_THAT(err.str(), HasSubstr("no job with id 3"));
+}
+
+TEST_F(JobCancel, OneIdAsJsonIsTheServersAnswerItself) {
+  EXPECT_EQ(cli({"--server", options.server, "-o", "json", "job", "cancel", "1"}), kExitOk);
+  EXPECT_TRUE(nlohmann::json::parse(out.str()).is_object()) << out.str();
 }
 
 TEST_F(JobCancel, NeitherIdsNorAGroupOrBothIsAUsageError) {
