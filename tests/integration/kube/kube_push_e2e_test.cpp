@@ -248,27 +248,31 @@ class KubePreemptionE2eTest : public KubePushE2eTest {
   std::string more_config() const override {
     return "priority_classes: {hero: 1000, ablation: 100}\n";
   }
+  void preempt_and_resume(const std::string& victim_command, int steps);
+  // The toy trainer, slow enough to be preempted, with no periodic checkpoint.
+  static std::string toy_trainer(int steps) {
+    return testkit::job_bin_dir() +
+           "/toy_trainer --dim 32 --batch 16 --step-delay-ms 40 --ckpt-every 100000 "
+           "--keep-ckpts 0 --ckpt-dir \"$ORCH_CHECKPOINT_DIR\" --steps " +
+           std::to_string(steps);
+  }
 };
 
-TEST_F(KubePreemptionE2eTest, APreemptedJobSavesOnUsr1AndResumesFromThatSave) {
-  const std::string trainer = testkit::job_bin_dir() +
-                              "/toy_trainer --dim 32 --batch 16 --step-delay-ms 40 "
-                              "--ckpt-every 100000 --keep-ckpts 0 --ckpt-dir "
-                              "\"$ORCH_CHECKPOINT_DIR\"";
-  const std::int64_t victim =
-      submit("name: ablation\ncommand: " + trainer +
-             " --steps 300\nresources: {nodes: 1, gpus_per_node: 2}\nmodel: {parameters: 1024}\n"
-             "priority: ablation\npreemption: {grace_s: 30}\n"
-             "restart: {max_infra_restarts: 0, max_user_restarts: 0}\n");
+// The victim (run by `victim_command`, `steps` steps) on the only node is preempted by a hero:
+// it gets SIGUSR1 through its agent, saves, is stopped, waits, and resumes from that save.
+void KubePreemptionE2eTest::preempt_and_resume(const std::string& victim_command, int steps) {
+  const std::int64_t victim = submit(
+      "name: ablation\ncommand: " + victim_command + "\nresources: {nodes: 1, gpus_per_node: 2}\n" +
+      "model: {parameters: 1024}\npriority: ablation\npreemption: {grace_s: 30}\n"
+      "restart: {max_infra_restarts: 0, max_user_restarts: 0}\n");
   ASSERT_GT(victim, 0);
   json trained = wait_job(
       victim, [](const json& j) { return j["step"].is_number() && j["step"].get<int>() >= 20; },
       "train past step 20");
-  ASSERT_FALSE(trained.is_null());
+  ASSERT_FALSE(trained.is_null()) << describe_job(url_, victim);
 
-  const std::int64_t hero =
-      submit("name: hero\ncommand: " + trainer +
-             " --steps 10\nresources: {nodes: 1, gpus_per_node: 2}\npriority: hero\n");
+  const std::int64_t hero = submit("name: hero\ncommand: " + toy_trainer(10) +
+                                   "\nresources: {nodes: 1, gpus_per_node: 2}\npriority: hero\n");
   ASSERT_GT(hero, 0);
   const std::int64_t asked_at = job(victim)["step"].get<std::int64_t>();
   const auto asked = std::chrono::steady_clock::now();
@@ -291,13 +295,31 @@ TEST_F(KubePreemptionE2eTest, APreemptedJobSavesOnUsr1AndResumesFromThatSave) {
 
   json done = wait_final(victim);
   EXPECT_EQ(done["state"], "succeeded") << describe_job(url_, victim);
-  EXPECT_EQ(done["step"], 300);
+  EXPECT_EQ(done["step"], steps);
   const json resumed = attempts(victim).at(1);
   ASSERT_FALSE(resumed["resumed_from"].is_null()) << describe_job(url_, victim);
   // Saved on the signal, after the step it had reached when the hero came: the steps lost are
   // at most those after that save, not the ones since a periodic checkpoint (there is none).
   EXPECT_GE(resumed["resumed_from"]["step"].get<std::int64_t>(), asked_at)
       << describe_job(url_, victim);
+}
+
+TEST_F(KubePreemptionE2eTest, APreemptedJobSavesOnUsr1AndResumesFromThatSave) {
+  preempt_and_resume(toy_trainer(300), 300);
+}
+
+// The same with a user's PyTorch trainer as docs/progress-protocol.md has users write it
+// (examples/pytorch/train.py: saves and goes on at SIGUSR1, resumes from $ORCH_RESUME_FROM), run
+// in the pod under the agent. Skipped where PyTorch is not installed (`make test` installs
+// Debian's python3-torch).
+TEST_F(KubePreemptionE2eTest, APyTorchTrainerPreemptedOnKubernetesSavesOnUsr1AndResumes) {
+  if (run_process({"/usr/bin/python3", "-c", "import torch"}, milliseconds(60000)).exit_code != 0) {
+    GTEST_SKIP() << "PyTorch is not installed (Debian's python3-torch)";
+  }
+  preempt_and_resume("/usr/bin/python3 " ORCH_SOURCE_DIR
+                     "/examples/pytorch/train.py --steps 200 --ckpt-every 100000 --dim 16 "
+                     "--batch 8 --step-delay-s 0.04",
+                     200);
 }
 
 }  // namespace
