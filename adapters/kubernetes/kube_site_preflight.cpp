@@ -4,6 +4,8 @@
 // on a shared volume the storage helper mounts (a warning otherwise).
 
 #include <algorithm>
+#include <iterator>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +30,21 @@ constexpr Access kAccesses[] = {
     {"create", "", "services"}, {"delete", "", "services"},  {"create", "", "secrets"},
     {"patch", "", "secrets"},   {"delete", "", "secrets"},
 };
+
+// What this cluster's settings make the adapter ask for too: the checkpoint claims' access
+// modes (cluster check, get persistentvolumeclaims) where a volume is a claim, and the Job's
+// Workload (list workloads.kueue.x-k8s.io) where Jobs go through Kueue.
+std::vector<Access> accesses_for(const ClusterSpec& spec) {
+  std::vector<Access> out(std::begin(kAccesses), std::end(kAccesses));
+  for (const PodVolume& v : spec.kubernetes.pod.volumes) {
+    if (!v.claim.empty()) {
+      out.push_back({"get", "", "persistentvolumeclaims"});
+      break;
+    }
+  }
+  if (!spec.kubernetes.queue.empty()) out.push_back({"list", "kueue.x-k8s.io", "workloads"});
+  return out;
+}
 
 std::string review_body(const Access& a, const std::string& ns) {
   const std::string resource = a.resource;
@@ -183,7 +200,7 @@ PreflightCheck KubernetesSite::namespace_check() {
 
 PreflightCheck KubernetesSite::rbac_check() {
   std::string denied;
-  for (const Access& a : kAccesses) {
+  for (const Access& a : accesses_for(spec_)) {
     auto r = client_->request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
                               review_body(a, namespace_));
     const json answer = r && r->status / 100 == 2 ? json::parse(r->body, nullptr, false) : json();

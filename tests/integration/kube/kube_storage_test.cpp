@@ -251,6 +251,21 @@ TEST_F(kube_storage, ClusterCheckWarnsWhenTheCheckpointClaimIsReadWriteOnce) {
   EXPECT_THAT(line, HasSubstr("ReadWriteMany"));
 }
 
+// The verbs this cluster's settings add to what cluster check asks RBAC for: the claim's access
+// modes (a volume here is a claim) and, with a Kueue queue, the Jobs' Workloads.
+TEST_F(kube_storage, ClusterCheckAsksRbacForTheClaimsAndWithAQueueForTheWorkloads) {
+  ASSERT_EQ(api("POST", "/fake/forbid?verb=get&resource=persistentvolumeclaims").status, 200);
+  EXPECT_THAT(check_named("rbac"), HasSubstr("FAILED: the credentials may not get "
+                                             "persistentvolumeclaims in namespace default"));
+  ASSERT_EQ(api("DELETE", "/fake/forbid").status, 200);
+
+  ASSERT_EQ(api("POST", "/fake/forbid?verb=list&resource=workloads").status, 200);
+  EXPECT_EQ(check_named("rbac"), "ok: every verb orchestrate uses is allowed");  // no queue
+  site_.reset();
+  spec_.kubernetes.queue = "team-a";
+  EXPECT_THAT(check_named("rbac"), HasSubstr("may not list workloads in namespace default"));
+}
+
 TEST_F(kube_storage, ClusterCheckPassesACheckpointRootOnAReadWriteManyClaim) {
   const auto made = api("POST", "/api/v1/namespaces/default/persistentvolumeclaims",
                         R"({"metadata":{"name":"train-ckpt"},"spec":{"accessModes":
