@@ -14,6 +14,7 @@
 #include "scheduler/model/fabric_step.h"
 #include "scheduler/model/live_watch_spec.h"
 #include "scheduler/model/pod_settings.h"
+#include "scheduler/model/price.h"
 #include "scheduler/model/rate_limits.h"
 #include "scheduler/model/site_types.h"
 #include "scheduler/spec/provider_catalog.h"
@@ -219,6 +220,7 @@ struct ClusterSpec {
   QuarantineSpec quarantine;
   DataSpec data;
   DeliverySpec delivery;
+  PriceSpec price;  // issue 45
 
   const std::string& vendor_or_name() const { return vendor.empty() ? name : vendor; }
 
@@ -272,9 +274,8 @@ struct WebhookSpec {
 // The events a webhook may ask for, in the order docs/config.md lists them.
 inline const std::vector<std::string>& webhook_event_names() {
   static const std::vector<std::string> names = {
-      "job-succeeded", "job-failed", "attempt-infra",   "node-quarantined",
-      "node-retired",  "mfu-drop",   "site-down",       "checkpoint-lost",
-      "io-stall"};
+      "job-succeeded", "job-failed", "attempt-infra",   "node-quarantined", "node-retired",
+      "mfu-drop",      "site-down",  "checkpoint-lost", "io-stall"};
   return names;
 }
 
@@ -288,6 +289,18 @@ struct TeamQuota {
   // The highest priority a `user` may give the team's jobs (docs/scheduling.md); absent: the
   // highest class the team may use.
   std::optional<int> max_priority;
+  // A monthly budget (`teams: {vision: {budget: {...}}}`, issue 45): money in the fleet's
+  // currency or GPU-hours per UTC calendar month. At 80% and 100% a `budget` webhook fires (once
+  // each per month); past 100% the team's new jobs wait with the reason, or, with over set to a
+  // priority class, run at that class's value instead.
+  struct Budget {
+    bool configured = false;
+    std::optional<double> money;      // per month, in PriceSpec::currency
+    std::optional<double> gpu_hours;  // per month
+    std::string over = "hold";        // "hold" | a priority class name
+  } budget;
+  // The team's placement objective; absent: the fleet's (SchedulingSpec::objective).
+  std::optional<std::string> objective;
 };
 
 // How the brain orders and preempts work (clusters file `priority_classes:` and `teams:`,
@@ -303,6 +316,10 @@ struct SchedulingSpec {
   // here (and a job with no team) has a quota of 0: everything it runs is borrowed.
   std::map<std::string, TeamQuota> teams;
   bool quotas() const { return !teams.empty(); }
+  // `placement: {objective: goodput | goodput_per_cost}` (issue 45): what placement maximises,
+  // expected useful FLOP/s, or that per unit of money (clusters without a price count as free
+  // only when every cluster is unpriced; docs/scheduling.md).
+  std::string objective = "goodput";
 };
 
 // A secret the clusters file names (`secrets:`, docs/security.md): read by the server from its
