@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "cli/output_table.h"
 #include "scheduler/model/ettr_text.h"
+#include "scheduler/model/score_breakdown.h"
 
 namespace orch {
 namespace {
@@ -399,6 +401,28 @@ void render_explain_details(const nlohmann::json& explain, std::ostream& out) {
   }
 }
 
+// Issue 45: where the fleet has prices, each cluster's goodput, price and useful FLOP per unit of
+// money as columns of their own ("-" where none).
+bool any_price(const nlohmann::json& explain) {
+  const auto& clusters = items(explain, "clusters");
+  return std::any_of(clusters.begin(), clusters.end(),
+                     [](const auto& c) { return member(c, "price_per_gpu_hour").is_number(); });
+}
+
+std::vector<std::string> cost_cells(const nlohmann::json& c) {
+  const auto& flops = member(c, "goodput_flops");
+  const auto& price = member(c, "price_per_gpu_hour");
+  const auto& per_cost = member(c, "goodput_per_cost");
+  const std::string currency = field(c, "currency");
+  char buf[48] = "-";
+  if (price.is_number()) {
+    std::snprintf(buf, sizeof buf, "%.2f %s%s", price.get<double>(), currency.c_str(),
+                  member(c, "price_assumed") == true ? " (assumed)" : "");
+  }
+  return {flops.is_number() ? flop_text(flops.get<double>()) : "-", buf,
+          per_cost.is_number() ? flop_text(per_cost.get<double>(), " per " + currency) : "-"};
+}
+
 }  // namespace
 
 void render_explain(const nlohmann::json& explain, std::ostream& out) {
@@ -408,7 +432,10 @@ void render_explain(const nlohmann::json& explain, std::ostream& out) {
   out << "chosen: " << (chosen.is_string() ? chosen.get<std::string>() : "none") << '\n';
   const std::string klass = field(explain, "priority_class");
   out << "priority: " << field(explain, "priority")
-      << (klass.empty() || klass == "-" ? "" : " (" + klass + ")") << "\n\n";
+      << (klass.empty() || klass == "-" ? "" : " (" + klass + ")") << '\n';
+  if (member(explain, "objective").is_string())
+    out << "objective: " << field(explain, "objective") << '\n';
+  out << '\n';
   if (auto flag = mfu_flag_of(explain); !flag.empty()) {
     out << "MFU not counted (placement, the cluster's MFU, the scorecards): " << flag << "\n\n";
   }
@@ -420,10 +447,17 @@ void render_explain(const nlohmann::json& explain, std::ostream& out) {
     }
     out << '\n';
   }
-  Table table({"CLUSTER", "FEASIBLE", "SCORE", "REASON"});
+  const bool priced = any_price(explain);
+  Table table(priced ? std::vector<std::string>{"CLUSTER", "FEASIBLE", "SCORE", "GOODPUT",
+                                                "PRICE/GPU-H", "PER UNIT OF MONEY", "REASON"}
+                     : std::vector<std::string>{"CLUSTER", "FEASIBLE", "SCORE", "REASON"});
   for (const auto& c : items(explain, "clusters")) {
-    table.add_row({field(c, "cluster"), field(c, "feasible"), field(c, "score"),
-                   member(c, "reason").is_string() ? member(c, "reason").get<std::string>() : ""});
+    std::vector<std::string> row = {field(c, "cluster"), field(c, "feasible"), field(c, "score")};
+    if (priced) {
+      for (auto& cell : cost_cells(c)) row.push_back(std::move(cell));
+    }
+    row.push_back(member(c, "reason").is_string() ? member(c, "reason").get<std::string>() : "");
+    table.add_row(std::move(row));
   }
   if (table.empty()) {
     out << "no clusters were evaluated\n";

@@ -18,6 +18,10 @@ json t(const char* type) {
 json maybe(const char* type) {  // the type, or null
   return {{"type", json::array({type, "null"})}};
 }
+json described(json schema, const char* description) {
+  schema["description"] = description;
+  return schema;
+}
 json array_of(const json& items) {
   return {{"type", "array"}, {"items", items}};
 }
@@ -58,7 +62,20 @@ void add_explanation_schemas(json& s) {
        {"refused_by", array_of(schema_ref("Refusal"))},
        {"preemptions", array_of(schema_ref("PreemptionConsidered"))},
        {"preemptions_more",
-        {{"type", "integer"}, {"description", "considered there beyond those listed"}}}});
+        {{"type", "integer"}, {"description", "considered there beyond those listed"}}},
+       // Issue 45: goodput and goodput per unit of money, with the price, per cluster.
+       {"goodput_flops",
+        described(maybe("number"), "expected useful FLOP/s there; null when not scored")},
+       {"price_per_gpu_hour",
+        described(maybe("number"),
+                  "price of a GPU-hour there when placing decided; null without prices")},
+       {"price_assumed",
+        described(t("boolean"),
+                  "the cluster has no price and was judged at the dearest priced one's")},
+       {"currency", maybe("string")},
+       {"goodput_per_cost",
+        described(maybe("number"),
+                  "useful FLOP one unit of money buys there; null without its own price")}});
   s["PreemptionEvent"] =
       all_required({{"at_ms", t("integer")}, {"kind", t("string")}, {"message", t("string")}});
   s["Explanation"] = {
@@ -71,6 +88,9 @@ void add_explanation_schemas(json& s) {
         {"priority_class", t("string")},
         {"evaluated_at_ms", maybe("integer")},
         {"chosen", maybe("string")},
+        {"objective",
+         {{"enum", {"goodput", "goodput_per_cost", nullptr}},
+          {"description", "what ranked the clusters (issue 45); null when none was scored"}}},
         {"clusters", array_of(schema_ref("ClusterVerdict"))},
         {"preemption", array_of(schema_ref("PreemptionEvent"))},
         {"mfu_flag", t("string")},

@@ -7,6 +7,7 @@
 #include "scheduler/brain/site_capacity.h"
 #include "scheduler/common/text.h"
 #include "scheduler/model/launch_request_json.h"
+#include "scheduler/placement/cost_objective.h"
 #include "scheduler/placement/ever_fits.h"
 #include "scheduler/spec/container_support.h"
 #include "scheduler/spec/scheduling_section.h"
@@ -50,7 +51,10 @@ void Placer::after_commit(bool committed) {
 Result<std::vector<ClusterView>*> Placer::cluster_views() {
   const auto& history = health_.histories();  // may refresh, which changes the views' scores
   const bool fresh = views_epoch_ && *views_epoch_ == store_.capacity_epoch();
-  if (fresh && views_history_at_ && health_.histories_at() == *views_history_at_) return &views_;
+  if (fresh && views_history_at_ && health_.histories_at() == *views_history_at_) {
+    fill_prices(views_, clock_.now_ms());  // a window's price may have begun (issue 45)
+    return &views_;
+  }
   if (!fresh) {
     // Capacity moved: the nodes and GPUs are read again. A refreshed history alone (every
     // kHistoryRefreshMs) changes only the scores below, not what the sites hold.
@@ -75,6 +79,7 @@ Result<std::vector<ClusterView>*> Placer::cluster_views() {
   return &views_;
 }
 
+  fill_prices(views_, clock_.now_ms());
 void Placer::apply_hold() {
   for (auto& v : views_) {
     v.held.reset();
@@ -368,6 +373,7 @@ PlacementDecision Placer::choose_cluster(PlacementRequest& req, const JobSpec& s
 
 Result<void> Placer::record_verdicts(JobId job, PlacementDecision& decision,
                                      std::vector<PreemptionNote> notes, Millis now) {
+  req.objective = objective_of(core_.scheduling, job.spec.team);
   // A fleet may run thousands of attempts: a verdict keeps the first few considered on its
   // cluster, the taken first, and how many more there were.
   constexpr std::size_t kNotesPerCluster = 20;
@@ -490,6 +496,7 @@ Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan) {
   if (auto r = spares_.take(a.cluster, plan.spares, job.id, a.no); !r) return r;
   if (plan.previous) {
     if (auto r = store_.update_attempt(*plan.previous); !r) return r;
+  req.objective = objective_of(core_.scheduling, job.spec.team);
   }
   const bool views_current = views_epoch_ && *views_epoch_ == store_.capacity_epoch();
   const bool in_use_current = in_use_epoch_ && *in_use_epoch_ == store_.gpus_epoch();

@@ -9,22 +9,35 @@
 #include "scheduler/model/ettr_text.h"
 
 namespace orch {
-namespace {
-
-// 2.31 PFLOP/s, 989 TFLOP/s, 35 GFLOP/s: three figures in the largest unit that fits.
-std::string flops_text(double flops) {
-  static constexpr std::array<std::pair<double, const char*>, 4> units = {
-      {{1e18, "EFLOP/s"}, {1e15, "PFLOP/s"}, {1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}}};
-  for (const auto& [scale, unit] : units) {
-    if (flops >= scale) {
+std::string flop_text(double flop, std::string_view suffix) {
+  static constexpr std::array<std::pair<double, const char*>, 5> units = {
+      {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {0, ""}}};
+  for (const auto& [scale, prefix] : units) {
+    if (flop >= scale || scale == 0) {
       char buf[48];
-      std::snprintf(buf, sizeof buf, "%.3g %s", flops / scale, unit);
-      return buf;
+      std::snprintf(buf, sizeof buf, "%.3g %sFLOP", scale > 0 ? flop / scale : flop, prefix);
+      return std::string(buf).append(suffix);
     }
   }
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3g FLOP/s", flops);
-  return buf;
+  return {};
+}
+
+namespace {
+
+// ", 2.10 USD/GPU-h, 61.9 PFLOP per USD" or ", no price (judged at 4.20 USD/GPU-h)".
+std::string price_text(const ScoreNote& note) {
+  char buf[96];
+  if (note.priced == ScoreNote::Priced::assumed) {
+    std::snprintf(buf, sizeof buf, ", no price (judged at %.2f %s/GPU-h)", note.price_per_gpu_hour,
+                  note.currency.c_str());
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, ", %.2f %s/GPU-h", note.price_per_gpu_hour, note.currency.c_str());
+  std::string text = buf;
+  if (note.flop_per_money > 0) {
+    text += ", " + flop_text(note.flop_per_money, " per " + note.currency);
+  }
+  return text;
 }
 
 }  // namespace
@@ -43,13 +56,14 @@ std::string note_text(const ScoreNote& note) {
   std::snprintf(buf, sizeof buf,
                 mtbf_h >= 10 ? "mfu %.2f, ettr %s, node mtbf %.0f h, %s"
                              : "mfu %.2f, ettr %s, node mtbf %.2g h, %s",
-                note.mfu, ettr_digits(note.ettr).c_str(), mtbf_h, flops_text(note.flops).c_str());
+                note.mfu, ettr_digits(note.ettr).c_str(), mtbf_h, flop_text(note.flops).c_str());
   std::string text = buf;
   if (note.staging_s > 0) {
     std::snprintf(buf, sizeof buf, ", moving here %.0f s (x%.3f)", note.staging_s,
                   note.staging_factor);
     text += buf;
   }
+  if (note.priced != ScoreNote::Priced::none) text += price_text(note);
   return text;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "scheduler/placement/cost_objective.h"
 #include "scheduler/placement/move_worth.h"
 
 namespace orch {
@@ -88,15 +89,16 @@ std::vector<double> expected_work_per_s(const PlacementRequest& req,
 std::vector<double> GoodputScore::score_all(const PlacementRequest& req,
                                             const std::vector<ClusterView>& clusters,
                                             const std::vector<bool>& feasible) const {
-  return expected_work_per_s(req, clusters, feasible, priors_);
+  return objective_work_per_s(req, clusters, feasible, priors_);
 }
 
 // Time spent copying the job's data and checkpoint there is time not training: the goodput over
 // the rest of its run shrinks by horizon / (horizon + move), as in expected_work_per_s.
 double GoodputScore::score(const PlacementRequest& req, const ClusterView& cluster) const {
   const double horizon_s = horizon_of(req);
-  return estimate(req, cluster).flops * after_move(horizon_s, move_in_s(req, cluster.spec->name)) /
-         horizon_s;
+  return per_objective(req, cluster,
+                       estimate(req, cluster).flops *
+                           after_move(horizon_s, move_in_s(req, cluster.spec->name)) / horizon_s);
 }
 
 ScoreNote GoodputScore::note(const PlacementRequest& req, const ClusterView& cluster) const {
@@ -115,7 +117,20 @@ ScoreNote GoodputScore::note(const PlacementRequest& req, const ClusterView& clu
   n.staging_s = move_in_s(req, cluster.spec->name);
   const double horizon_s = horizon_of(req);
   n.staging_factor = after_move(horizon_s, n.staging_s) / horizon_s;
+  add_price(req, cluster, n);
   return n;
+}
+
+void GoodputScore::add_price(const PlacementRequest& req, const ClusterView& cluster,
+                             ScoreNote& n) {
+  n.per_cost = req.objective == PlacementObjective::goodput_per_cost;
+  if (!cluster.spec->price.configured && !cluster.price_assumed) return;  // a fleet without prices
+  n.priced = cluster.price_assumed ? ScoreNote::Priced::assumed : ScoreNote::Priced::own;
+  n.price_per_gpu_hour = cluster.price_per_gpu_hour;
+  n.currency = cluster.spec->price.currency;
+  if (!cluster.price_assumed) {
+    n.flop_per_money = flop_per_money(n.flops, req.job->total_gpus(), n.price_per_gpu_hour);
+  }
 }
 
 }  // namespace orch

@@ -3,7 +3,9 @@
 //   gpus x peak x expected MFU x expected ETTR        (scheduler/health/goodput.h)
 // from the cluster's history (ClusterView::history) or, for a new cluster, the priors. It is
 // relative: the pipeline divides it by the best feasible cluster's, so a cluster with a higher
-// nominal peak but a poor MFU or a short MTBF can lose to a slower, steadier one.
+// nominal peak but a poor MFU or a short MTBF can lose to a slower, steadier one. Under the
+// goodput_per_cost objective (issue 45, cost_objective.h) each is divided by the cluster's price
+// per GPU-hour, and the note says the price and the useful FLOP a unit of money buys there.
 
 #include <string>
 #include <vector>
@@ -26,12 +28,14 @@ class GoodputScore final : public ScorePlugin {
                                 const std::vector<ClusterView>& clusters,
                                 const std::vector<bool>& feasible) const override;
   bool relative() const override { return true; }
-  // The estimate's figures ("mfu 0.31, ettr 0.93, node mtbf 120 h, 2.31 PFLOP/s" once shown).
+  // The estimate's figures ("mfu 0.31, ettr 0.93, node mtbf 120 h, 2.31 PFLOP/s" once shown),
+  // with the price and the FLOP per unit of money where the fleet has prices.
   ScoreNote note(const PlacementRequest& req, const ClusterView& cluster) const override;
 
   GoodputEstimate estimate(const PlacementRequest& req, const ClusterView& cluster) const;
 
  private:
+  static void add_price(const PlacementRequest& req, const ClusterView& cluster, ScoreNote& n);
   GoodputPriors priors_;
 };
 

@@ -1,7 +1,7 @@
 // The move-worth score (move_worth_score.h).
 #include "scheduler/placement/move_worth_score.h"
 
-#include "scheduler/placement/goodput_score.h"
+#include "scheduler/placement/cost_objective.h"
 
 namespace orch {
 
@@ -18,7 +18,7 @@ std::vector<double> MoveWorthScore::score_all(const PlacementRequest& req,
     if (feasible[i] && score(req, clusters[i]) > 0) current = i;
   }
   if (current == clusters.size()) return out;
-  const std::vector<double> work = expected_work_per_s(req, clusters, feasible, priors_);
+  const std::vector<double> work = objective_work_per_s(req, clusters, feasible, priors_);
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     // A measured cluster must beat it by more than measurements differ by; a trial of one never
     // measured is priced by its spread already.

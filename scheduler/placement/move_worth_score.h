@@ -7,7 +7,8 @@
 // time; a cluster never measured is priced by its spread instead); 0 elsewhere,
 // and 0 everywhere for a job that is not resuming or whose cluster cannot take it now. It keeps
 // spreading (free capacity) from moving a job, while a move that pays is priced by goodput and
-// not barred by a fixed ratio.
+// not barred by a fixed ratio. Under goodput_per_cost the work compared is per unit of money
+// (objective_work_per_s, cost_objective.h).
 
 #include <vector>
 

@@ -51,7 +51,17 @@ struct ClusterView {
     std::int64_t memory_mb = 0;
   };
   std::vector<NodeSize> node_sizes;
+  // What a GPU-hour costs there when placing decides (issue 45, fill_prices in
+  // cost_objective.h): its own price then (price_at), or, for a cluster without a price in a
+  // fleet with priced ones, the dearest priced cluster's (price_assumed); 0 in a fleet without
+  // prices. The goodput_per_cost objective divides the goodput by it.
+  double price_per_gpu_hour = 0;
+  bool price_assumed = false;
 };
+
+// What placement maximises (issue 45, the clusters file's `placement.objective` or a team's
+// `objective`): expected useful FLOP/s, or that per unit of money (cost_objective.h).
+enum class PlacementObjective { goodput, goodput_per_cost };
 
 struct PlacementRequest {
   const JobSpec* job = nullptr;
@@ -81,6 +91,8 @@ struct PlacementRequest {
   // The job's last attempt lost a node on previous_cluster: that cluster's ready hot spares
   // count as free for it (gpus_free), taken only as far as the free GPUs fall short.
   bool may_take_spares = false;
+  // The objective of the job's team, else the fleet's (objective_of, cost_objective.h).
+  PlacementObjective objective = PlacementObjective::goodput;
 };
 
 // Nodes of the cluster this request may not use: unhealthy ones, quarantined or retired ones,

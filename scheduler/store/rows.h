@@ -489,6 +489,9 @@ struct SeriesStep {
   std::optional<double> step_time_s;
   std::optional<double> mfu;  // the step's own MFU (needs its tokens and step time)
   Millis at_ms = 0;
+  // Read back: a feasible cluster's goodput note (its expected FLOP/s, price and FLOP per unit
+  // of money, and whether the decision ranked per cost; issue 45); kind none when it has none.
+  ScoreNote goodput;
 };
 
 // Where an attempt's buckets lie: width steps per bucket, buckets first..last (step / width).

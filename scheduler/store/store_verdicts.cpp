@@ -5,6 +5,9 @@
 // and its note's figures (scheduler/model/score_breakdown.h), made text only by verdicts_of.
 //   {"scores": ["goodput", "same-site", ...],
 //    "notes": [["goodput", mfu, ettr, node_mtbf_s, flops, staging_s, factor], ...],
+//    (issue 45: where the fleet has prices or the objective is goodput_per_cost, a goodput note
+//    goes on with priced (0 none, 1 own, 2 assumed), price_per_gpu_hour, flop_per_money,
+//    currency, per_cost (0 | 1))
 //    "verdicts": [{"cluster": "a", "feasible": 0, "reason": "admission: ..."},
 //                 {"cluster": "b", "feasible": 1, "score": 9.5, "chosen": 1,
 //                  "parts": [[6, 0], 0, 4, 0, 0.98]},
@@ -89,6 +92,11 @@ bool same_names(const std::vector<ScorePart>& a, const std::vector<ScorePart>& b
                     [](const ScorePart& x, const ScorePart& y) { return x.name == y.name; });
 }
 
+void put_int(std::string& out, std::int64_t x) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
+}
+
 void put_note(std::string& out, const ScoreNote& n) {
   out += '[';
   if (n.kind == ScoreNote::Kind::peak_unknown) {
@@ -101,6 +109,17 @@ void put_note(std::string& out, const ScoreNote& n) {
       out += ',';
       put_number(out, x);
     }
+    if (n.priced != ScoreNote::Priced::none || n.per_cost) {
+      out += ',';
+      put_int(out, static_cast<int>(n.priced));
+      for (double x : {n.price_per_gpu_hour, n.flop_per_money}) {
+        out += ',';
+        put_number(out, x);
+      }
+      out += ',';
+      put_string(out, n.currency);
+      out += n.per_cost ? ",1" : ",0";
+    }
   }
   out += ']';
 }
@@ -110,14 +129,17 @@ class NoteTable {
  public:
   int index_of(const ScoreNote& n) {
     // NaN compares with nothing, so it has no place in the map's order: such a note stands alone.
-    for (double x : {n.mfu, n.ettr, n.node_mtbf_s, n.flops, n.staging_s, n.staging_factor}) {
+    for (double x : {n.mfu, n.ettr, n.node_mtbf_s, n.flops, n.staging_s, n.staging_factor,
+                     n.price_per_gpu_hour, n.flop_per_money}) {
       if (std::isnan(x)) {
         notes_.push_back(&n);
         return static_cast<int>(notes_.size()) - 1;
       }
     }
-    auto key = std::tuple(n.kind, n.mfu, n.ettr, n.node_mtbf_s, n.flops, n.staging_s,
-                          n.staging_factor, std::string_view(n.accelerator));
+    auto key =
+        std::tuple(n.kind, n.mfu, n.ettr, n.node_mtbf_s, n.flops, n.staging_s, n.staging_factor,
+                   std::string_view(n.accelerator), n.priced, n.price_per_gpu_hour,
+                   n.flop_per_money, std::string_view(n.currency), n.per_cost);
     auto [it, added] = index_.try_emplace(key, static_cast<int>(notes_.size()));
     if (added) notes_.push_back(&n);
     return it->second;
@@ -126,15 +148,11 @@ class NoteTable {
 
  private:
   using Key =
-      std::tuple<ScoreNote::Kind, double, double, double, double, double, double, std::string_view>;
+      std::tuple<ScoreNote::Kind, double, double, double, double, double, double, std::string_view,
+                 ScoreNote::Priced, double, double, std::string_view, bool>;
   std::map<Key, int> index_;
   std::vector<const ScoreNote*> notes_;
 };
-
-void put_int(std::string& out, std::int64_t x) {
-  char buf[24];
-  out.append(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
-}
 
 void put_part(std::string& out, const ScorePart& p, NoteTable& notes) {
   if (p.note.kind == ScoreNote::Kind::none) {
@@ -261,6 +279,18 @@ std::string verdicts_text(const std::vector<PlacementVerdictRow>& rows) {
   return out;
 }
 
+// A goodput note's price (issue 45), when it has one.
+void read_price(const nlohmann::json& n, ScoreNote& note) {
+  if (n.size() < 12 || !n[7].is_number_integer() || !n[10].is_string()) return;
+  const int priced = n[7].get<int>();
+  if (priced < 0 || priced > static_cast<int>(ScoreNote::Priced::assumed)) return;
+  note.priced = static_cast<ScoreNote::Priced>(priced);
+  note.price_per_gpu_hour = read_number(n[8]);
+  note.flop_per_money = read_number(n[9]);
+  note.currency = n[10].get<std::string>();
+  note.per_cost = n[11].is_number() && n[11].get<int>() != 0;
+}
+
 ScoreNote read_note(const nlohmann::json& n) {
   ScoreNote note;
   if (!n.is_array() || n.empty() || !n[0].is_string()) return note;
@@ -276,13 +306,15 @@ ScoreNote read_note(const nlohmann::json& n) {
     note.flops = read_number(n[4]);
     note.staging_s = read_number(n[5]);
     note.staging_factor = read_number(n[6]);
+    read_price(n, note);
   }
   return note;
 }
 
-// A stored verdict's breakdown as text, from its parts, the names they go by and the row's notes.
+// A stored verdict's breakdown as text, from its parts, the names they go by and the row's notes;
+// and the goodput part's note into the row (issue 45: job explain's figures per cluster).
 std::string breakdown_of(const nlohmann::json& parts, const nlohmann::json& names,
-                         const std::vector<ScoreNote>& notes) {
+                         const std::vector<ScoreNote>& notes, PlacementVerdictRow& row) {
   std::vector<ScorePart> out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const nlohmann::json& p = parts[i];
@@ -298,6 +330,7 @@ std::string breakdown_of(const nlohmann::json& parts, const nlohmann::json& name
         part.note = notes[p[1].get<std::size_t>()];
       }
     }
+    if (part.note.kind == ScoreNote::Kind::goodput) row.goodput = part.note;
     out.push_back(std::move(part));
   }
   return breakdown_text(out);
@@ -393,7 +426,7 @@ Result<std::vector<PlacementVerdictRow>> StoreReader::verdicts_of(JobId job) {
     r.chosen = v.value("chosen", 0) != 0;
     if (auto parts = v.find("parts"); parts != v.end() && parts->is_array()) {
       auto own = v.find("scores");
-      r.reason = breakdown_of(*parts, own != v.end() ? *own : *names, notes);
+      r.reason = breakdown_of(*parts, own != v.end() ? *own : *names, notes, r);
     }
     r.at_ms = (*row)->first;
     out.push_back(std::move(r));

@@ -129,6 +129,30 @@ json refused_by_json(const std::vector<std::string>& refusals) {
   return out;
 }
 
+// A feasible cluster's goodput and what it costs (issue 45): the expected useful FLOP/s judged
+// alone, the price of a GPU-hour there (null in a fleet without prices; price_assumed when the
+// cluster has none and was judged at the dearest priced one's), and the useful FLOP a unit of
+// money buys there (null without a price of its own).
+void add_cost_fields(json& verdict, const ScoreNote& n) {
+  const bool scored = n.kind == ScoreNote::Kind::goodput;
+  const bool priced = scored && n.priced != ScoreNote::Priced::none;
+  verdict["goodput_flops"] = scored ? json(n.flops) : json(nullptr);
+  verdict["price_per_gpu_hour"] = priced ? json(n.price_per_gpu_hour) : json(nullptr);
+  verdict["price_assumed"] = n.priced == ScoreNote::Priced::assumed;
+  verdict["currency"] = priced ? json(n.currency) : json(nullptr);
+  verdict["goodput_per_cost"] =
+      priced && n.flop_per_money > 0 ? json(n.flop_per_money) : json(nullptr);
+}
+
+// The objective that ranked the clusters, as their goodput notes say; null when none was scored.
+json objective_of(const std::vector<PlacementVerdictRow>& verdicts) {
+  for (const auto& v : verdicts) {
+    if (v.goodput.kind != ScoreNote::Kind::goodput) continue;
+    return v.goodput.per_cost ? "goodput_per_cost" : "goodput";
+  }
+  return nullptr;
+}
+
 // The preemptions a decision considered on a cluster, taken or not, and why (issue 42).
 json preemptions_json(const std::vector<PreemptionNote>& notes) {
   json out = json::array();
@@ -335,6 +359,7 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
                         {"refused_by", refused_by_json(v.refused_by)},
                         {"preemptions", preemptions_json(v.preemptions)},
                         {"preemptions_more", v.preemptions_more}});
+    add_cost_fields(clusters.back(), v.goodput);
   }
   // Preemption decisions about this job, made for it or of it, and the GPUs held for it
   // (backfill) (issue 18).
@@ -355,6 +380,7 @@ Result<nlohmann::json> SchedulerBackend::explain_job(std::int64_t id) {
               {"priority_class", spec.is_object() ? spec.value("priority_class", "") : ""},
               {"evaluated_at_ms", verdicts->empty() ? json(nullptr) : json(at)},
               {"chosen", chosen},
+              {"objective", objective_of(*verdicts)},
               {"clusters", clusters},
               {"preemption", preemption},
               {"mfu_flag", newest_mfu_flag(*attempts)},
