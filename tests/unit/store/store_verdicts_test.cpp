@@ -91,6 +91,43 @@ TEST_F(StoreVerdicts, ABreakdownReadsBackAsTheTextItMadeWhenWritten) {
   EXPECT_THAT(by_cluster["alpha-2"].reason, ::testing::EndsWith("free-capacity=0.500"));
 }
 
+// Issue 45: the goodput note's price, currency, FLOP per unit of money and objective read back
+// as written (job explain's figures per cluster), and a note without them as before.
+TEST_F(StoreVerdicts, AGoodputNotesPriceAndObjectiveReadBackAsWritten) {
+  ScoreNote own = goodput(0.4, 0.99, 7.2e6, 8e11, 0, 1);
+  own.priced = ScoreNote::Priced::own;
+  own.price_per_gpu_hour = 2.1;
+  own.currency = "EUR";
+  own.flop_per_money = 6.9e14;
+  own.per_cost = true;
+  ScoreNote assumed = own;
+  assumed.priced = ScoreNote::Priced::assumed;
+  assumed.price_per_gpu_hour = 4.2;
+  assumed.flop_per_money = 0;
+  PlacementVerdictRow a{job, "cheap", true, "", 6.0, true, 70};
+  a.parts = {{"goodput", 6.0, own}, {"free-capacity", 1.0, {}}};
+  PlacementVerdictRow b{job, "unpriced", true, "", 3.0, false, 70};
+  b.parts = {{"goodput", 3.0, assumed}, {"free-capacity", 1.0, {}}};
+  PlacementVerdictRow c{job, "plain", true, "", 2.0, false, 70};
+  c.parts = {{"goodput", 2.0, goodput(0.35, 0.9, 3600, 1e12, 0, 1)}};
+  ASSERT_TRUE(store->replace_verdicts(job, {a, b, c}).ok());
+
+  auto back = store->verdicts_of(job).value();
+  ASSERT_EQ(back.size(), 3u);
+  const ScoreNote& r = back[0].goodput;
+  EXPECT_EQ(r.priced, ScoreNote::Priced::own);
+  EXPECT_DOUBLE_EQ(r.price_per_gpu_hour, 2.1);
+  EXPECT_EQ(r.currency, "EUR");
+  EXPECT_DOUBLE_EQ(r.flop_per_money, 6.9e14);
+  EXPECT_TRUE(r.per_cost);
+  EXPECT_THAT(back[0].reason, ::testing::HasSubstr("2.10 EUR/GPU-h, 690 TFLOP per EUR)"));
+  EXPECT_EQ(back[1].goodput.priced, ScoreNote::Priced::assumed);
+  EXPECT_THAT(back[1].reason, ::testing::HasSubstr("no price (judged at 4.20 EUR/GPU-h)"));
+  EXPECT_EQ(back[2].goodput.priced, ScoreNote::Priced::none);
+  EXPECT_FALSE(back[2].goodput.per_cost);
+  EXPECT_DOUBLE_EQ(back[2].goodput.flops, 1e12);
+}
+
 TEST_F(StoreVerdicts, AReasonSharedByClustersIsStoredOnceAndReadBackForEach) {
   const std::string undelivered = "admission: cluster is not delivered yet";
   std::vector<PlacementVerdictRow> rows;

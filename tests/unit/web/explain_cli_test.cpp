@@ -63,5 +63,42 @@ TEST(ExplainCli, AnAnswerWithoutTheNewFieldsRendersAsBefore) {
   EXPECT_THAT(out.str(), Not(HasSubstr("per cluster:")));
 }
 
+// Issue 45: where the fleet has prices, each cluster's goodput, price and useful FLOP per unit of
+// money are columns of their own, and the objective that ranked them is named.
+TEST(ExplainCli, APricedFleetShowsGoodputPriceAndFlopPerUnitOfMoneyPerCluster) {
+  const auto priced = nlohmann::json::parse(R"({
+    "job_id": 4, "state": "placed", "reason": "", "priority": 0, "priority_class": "",
+    "evaluated_at_ms": 1000, "chosen": "cheap", "objective": "goodput_per_cost",
+    "preemption": [], "mfu_flag": "",
+    "clusters": [
+      {"cluster": "dear", "feasible": true, "score": 7.75, "reason": "goodput=3.750",
+       "refused_by": [], "preemptions": [], "preemptions_more": 0,
+       "goodput_flops": 1e12, "price_per_gpu_hour": 4.0, "price_assumed": false,
+       "currency": "USD", "goodput_per_cost": 4.5e14},
+      {"cluster": "spare", "feasible": true, "score": 5, "reason": "goodput=2.000",
+       "refused_by": [], "preemptions": [], "preemptions_more": 0,
+       "goodput_flops": 8e11, "price_per_gpu_hour": 4.0, "price_assumed": true,
+       "currency": "USD", "goodput_per_cost": null},
+      {"cluster": "cheap", "feasible": true, "score": 10, "reason": "goodput=6.000",
+       "refused_by": [], "preemptions": [], "preemptions_more": 0,
+       "goodput_flops": 8e11, "price_per_gpu_hour": 2.0, "price_assumed": false,
+       "currency": "USD", "goodput_per_cost": 7.2e14}]})");
+  std::ostringstream out;
+  render_explain(priced, out);
+  const std::string text = out.str();
+  EXPECT_THAT(text, HasSubstr("objective: goodput_per_cost\n"));
+  EXPECT_THAT(text, HasSubstr("GOODPUT"));
+  EXPECT_THAT(text, HasSubstr("PRICE/GPU-H"));
+  EXPECT_THAT(text, HasSubstr("1 TFLOP/s"));
+  EXPECT_THAT(text, HasSubstr("4.00 USD (assumed)"));
+  EXPECT_THAT(text, HasSubstr("720 TFLOP per USD"));
+  EXPECT_THAT(text, HasSubstr("450 TFLOP per USD"));
+
+  std::ostringstream unpriced;
+  render_explain(hero_waits(), unpriced);
+  EXPECT_THAT(unpriced.str(), Not(HasSubstr("PRICE/GPU-H")));
+  EXPECT_THAT(unpriced.str(), Not(HasSubstr("objective:")));
+}
+
 }  // namespace
 }  // namespace orch

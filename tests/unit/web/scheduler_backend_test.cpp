@@ -216,6 +216,23 @@ TEST_F(SchedulerBackendTest, ExplainListsEveryFilterThatRefusedAndEachPreemption
   }
 }
 
+// Issue 45: explain names the objective that ranked the clusters and gives each scored one its
+// expected goodput; in a fleet without prices the price and the goodput per cost are null.
+TEST_F(SchedulerBackendTest, ExplainNamesTheObjectiveAndEachClustersGoodputAndPrice) {
+  auto placed = brain_->handle(SubmitJob{make_job().nodes(1).gpus(4)});
+  ASSERT_TRUE(placed.ok()) << placed.error().message;
+  auto body = backend_->explain_job(placed->job_id);
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  EXPECT_EQ((*body)["objective"], "goodput");
+  for (const auto& c : (*body)["clusters"]) {
+    SCOPED_TRACE(c["cluster"].get<std::string>());
+    EXPECT_EQ(c["goodput_flops"].is_number(), c["feasible"].get<bool>());
+    EXPECT_TRUE(c["price_per_gpu_hour"].is_null());
+    EXPECT_TRUE(c["goodput_per_cost"].is_null());
+    EXPECT_EQ(c["price_assumed"], false);
+  }
+}
+
 TEST_F(SchedulerBackendTest, ClusterNodesListsNodesAndTheLedgerNewestFirst) {
   auto submitted = brain_->handle(SubmitJob{make_job().nodes(2).gpus(4).on({"alpha"})});
   ASSERT_TRUE(submitted.ok());
