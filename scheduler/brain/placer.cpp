@@ -35,12 +35,16 @@ void Placer::after_commit(bool committed) {
     views_epoch_.reset();
     in_use_epoch_.reset();
     hold_.reset();
+    holds_.forget();
     return;
   }
+  holds_.note_changes(store_.job_changes());  // jobs held on one that ended are woken
   if (!waiting_loaded_) return;
   for (const auto& change : store_.job_changes()) waiting_.apply(change);
   for (const auto& [id, version] : blocked_marks_) waiting_.mark_blocked(id, version);
   blocked_marks_.clear();
+  for (JobId id : held_marks_) waiting_.hold(id);
+  held_marks_.clear();
   // The held job no longer waits (placed, cancelled, failed): its GPUs are free for all.
   if (hold_ && !waiting_.contains(hold_->held.job)) {
     hold_.reset();
@@ -254,6 +258,7 @@ Result<void> Placer::place_waiting_jobs() {
   if (!waiting_loaded_) {
     if (auto r = load_queue(); !r) return r;
   }
+  for (JobId id : holds_.take_woken(clock_.now_ms())) waiting_.release(id);
   // Nothing waits: the clusters and their history are not read (a fleet of thousands of nodes
   // pays for that on every event otherwise). The first job to wait reads them afresh.
   if (waiting_.size() == 0) return Ok{};
@@ -298,6 +303,13 @@ Result<void> Placer::place_waiting_jobs() {
 Result<void> Placer::try_place(JobRow& job) {
   const Millis now = clock_.now_ms();
   if (job.next_attempt_ms && *job.next_attempt_ms > now) return Ok{};
+  // Held whatever the clusters hold (a job it waits for, issue 45): not tried until woken.
+  auto held = holds_.keep_waiting(job, now);
+  if (!held) return held.error();
+  if (*held) {
+    if (is_waiting(job.state)) held_marks_.push_back(job.id);
+    return Ok{};
+  }
   auto views_now = cluster_views();
   if (!views_now) return views_now.error();
   std::vector<ClusterView>& views = **views_now;
@@ -306,6 +318,10 @@ Result<void> Placer::try_place(JobRow& job) {
 
   auto req = full_request(job, *attempts);
   if (!req) return req.error();
+  JobSpec narrowed;  // a dependent runs where the checkpoints it waited for lie (issue 45)
+  auto narrows = holds_.narrow_to_checkpoints(job, narrowed);
+  if (!narrows) return narrows.error();
+  if (*narrows) req->job = &narrowed;
   PlacementDecision decision = choose_cluster(*req, job.spec, views);
   if (!decision.chosen) return wait_for_capacity(job, *req, views, decision, now);
   if (auto r = record_verdicts(job.id, decision, {}, now); !r) return r;
@@ -321,6 +337,7 @@ Result<void> Placer::try_place(JobRow& job) {
   std::map<std::string, std::string> data_env;
   auto waits = staging_.stage_for(job, *decision.chosen, data_env);
   if (!waits) return waits.error();
+  if (auto r = holds_.fill_after_env(job, *decision.chosen, data_env); !r) return r;
   auto candidates = staging_.resume_candidates_at(job.id, *decision.chosen);
   if (!candidates) return candidates.error();
   auto ckpt_wait = staging_.stage_checkpoint(job, *decision.chosen, *candidates);

@@ -17,6 +17,7 @@
 #include "scheduler/brain/brain_event.h"
 #include "scheduler/brain/data_stager.h"
 #include "scheduler/brain/health_judge.h"
+#include "scheduler/brain/job_holds.h"
 #include "scheduler/brain/launch_plan.h"
 #include "scheduler/brain/spare_pool.h"
 #include "scheduler/brain/waiting_queue.h"
@@ -35,7 +36,8 @@ class Placer : BrainPart {
         pipeline_(std::move(pipeline)),
         staging_(staging),
         health_(health),
-        spares_(spares) {}
+        spares_(spares),
+        holds_(core) {}
 
   // A job is submitted: checked against the configuration, stored, and placed if it fits now.
   Result<BrainReply> on(const SubmitJob& e);
@@ -48,7 +50,10 @@ class Placer : BrainPart {
   // Reads the waiting jobs from the store (at start, and after a rolled-back event).
   Result<void> load_queue();
   // Around each event: the queue follows what the committed transaction wrote.
-  void begin_event() { blocked_marks_.clear(); }
+  void begin_event() {
+    blocked_marks_.clear();
+    held_marks_.clear();
+  }
   void after_commit(bool committed);
 
   // Places the waiting jobs whose backoff has passed (highest priority first, then resuming,
@@ -63,6 +68,8 @@ class Placer : BrainPart {
   // a cluster to avoid (as its next placement will treat it): another cluster's name, or
   // nullopt when none but the queued one would take it.
   Result<std::optional<std::string>> better_than_queue(const JobRow& job, const AttemptRow& queued);
+  // What holds a waiting job whatever the clusters hold (dependencies, budgets; job_holds.h).
+  JobHolds& holds() { return holds_; }
 
  private:
   // Writes what plan_launch decided: the attempts, the outbox row, the job's state, the event.
@@ -146,6 +153,8 @@ class Placer : BrainPart {
   std::vector<ClusterView> views_;
   TeamLedger ledger_;  // with views_: what teams hold, when the clusters file has quotas
   std::optional<std::uint64_t> views_epoch_;
+  JobHolds holds_;
+  std::vector<JobId> held_marks_;  // jobs a rule held in this event, until commit
   // The GPUs our attempts hold per cluster (Store::gpus_in_use), as of the store's gpus_epoch
   // in_use_epoch_: a change to a cluster's row or nodes alone rebuilds the views without them.
   std::map<std::string, GpusInUse> in_use_;

@@ -46,6 +46,8 @@ Result<BrainReply> Placer::on(const SubmitJob& e) {
       return bad;
     }
   }
+  // `after:` (issue 45): each job it waits for resolved now; unknown jobs and cycles refused.
+  if (auto resolved = holds_.resolve_after(spec); !resolved) return resolved.error();
   if (auto runs = check_container_clusters(spec, clusters_); !runs) return runs.error();
   if (auto takes = check_slurm_option_clusters(spec, clusters_); !takes) return takes.error();
   // A sweep is one job per point, all in this one transaction: all of them or none.

@@ -40,6 +40,23 @@ void WaitingQueue::mark_blocked(JobId id, std::uint64_t version) {
   unblocked_.erase(key_of(it->second.job));
 }
 
+void WaitingQueue::hold(JobId id) {
+  auto it = entries_.find(id);
+  if (it == entries_.end() || it->second.held) return;
+  it->second.held = true;
+  order_.erase(key_of(it->second.job));
+  unblocked_.erase(key_of(it->second.job));
+}
+
+void WaitingQueue::release(JobId id) {
+  auto it = entries_.find(id);
+  if (it == entries_.end() || !it->second.held) return;
+  it->second.held = false;
+  it->second.blocked_at.reset();
+  order_.emplace(key_of(it->second.job), id);
+  unblocked_.emplace(key_of(it->second.job), id);
+}
+
 std::vector<JobId> WaitingQueue::due(Millis now, std::uint64_t version,
                                      const std::function<bool(const JobChange&)>& may_fit) {
   std::vector<JobId> out;

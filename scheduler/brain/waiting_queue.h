@@ -30,6 +30,10 @@ class WaitingQueue {
 
   // Placement found no cluster for the job at this capacity version.
   void mark_blocked(JobId id, std::uint64_t version);
+  // A rule holds the job whatever the clusters hold (job_holds.h): it stays in the queue but no
+  // round tries it until it is released (or its row changes state, backoff or priority).
+  void hold(JobId id);
+  void release(JobId id);
 
   // The jobs a round should try at `now`, in placement order: those whose backoff has passed and
   // that were not found blocked at `version`. A job blocked at an older version is tried only if
@@ -50,6 +54,7 @@ class WaitingQueue {
   struct Entry {
     JobChange job;
     std::optional<std::uint64_t> blocked_at;
+    bool held = false;
   };
   // Every waiting job, and those not blocked (never tried, or due to be tried again): while the
   // capacity version stays the same a round looks at the second set only, so an idle tick with

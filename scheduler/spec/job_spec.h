@@ -132,6 +132,20 @@ struct WorkdirSpec {
   std::int64_t bytes = 0;  // the archive's size
 };
 
+// `after:` a job this one waits for (issue 45, docs/job-spec.md "Dependencies"): it starts once
+// that job succeeded (state succeeded, the default) or ended in any way (state ended), and is
+// cancelled when it can no longer succeed.
+enum class AfterState { succeeded, ended };
+std::string_view to_string(AfterState s);
+
+struct AfterSpec {
+  std::string job;  // as written: the job's name (the newest of that name) or its id
+  AfterState state = AfterState::succeeded;
+  // The job's id, resolved by the brain at submit (0: not yet resolved). Stored with the job.
+  std::int64_t id = 0;
+  bool operator==(const AfterSpec&) const = default;
+};
+
 struct JobSpec {
   std::string name;
   std::string command;  // run under `shell`, once per task (nodes x tasks_per_node)
@@ -223,6 +237,9 @@ struct JobSpec {
   std::string setup;
   // `setup_per_node: true` runs setup on every node of the attempt instead of one.
   bool setup_per_node = false;
+
+  // `after:` the jobs it waits for (see AfterSpec); empty: it waits for none.
+  std::vector<AfterSpec> after;
 
   int total_gpus() const { return nodes * gpus_per_node; }
   // time_limit_s in whole milliseconds (rounded up), when it has one.

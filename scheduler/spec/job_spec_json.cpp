@@ -135,6 +135,15 @@ nlohmann::json job_spec_to_json(const JobSpec& spec) {
   if (spec.memory_mb > 0) out["resources"]["memory"] = memory_mib_text(spec.memory_mb);
   if (!spec.slurm.empty()) out["slurm"] = slurm_job_options_to_json(spec.slurm);
   add_workdir_and_setup(spec, out);
+  if (!spec.after.empty()) {
+    json after = json::array();
+    for (const auto& a : spec.after) {
+      json entry = {{"job", a.job}, {"state", std::string(to_string(a.state))}};
+      if (a.id > 0) entry["id"] = a.id;
+      after.push_back(entry);
+    }
+    out["after"] = after;
+  }
   return out;
 }
 

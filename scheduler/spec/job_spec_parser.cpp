@@ -1,4 +1,5 @@
 #include "scheduler/spec/job_spec_parser.h"
+#include "scheduler/spec/after_section.h"
 #include "scheduler/spec/job_shape_section.h"
 #include "scheduler/spec/pod_settings_section.h"
 #include "scheduler/spec/topology_section.h"
@@ -454,7 +455,8 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
                                     "preemption", "group",          "sweep",
                                     "time_limit", "kubernetes",     "workdir",
                                     "setup",      "setup_per_node", "shell",
-                                    "slurm",      "container",      "topology"},
+                                    "slurm",      "container",      "topology",
+                                    "after"},
               "a map with at least \"name\" and \"command\"");
   if (reader.failed()) return;
   job.require("name", "a job name such as toy-gpt");
@@ -484,6 +486,7 @@ void read_job(yaml::Reader& reader, const YAML::Node& root, JobSpec& spec) {
   read_workdir_and_setup(job, spec);
   read_container(job, spec.container);
   read_topology(job, spec.topology);
+  read_after(job, spec);
   if (job.has("kubernetes")) {
     MapView pod =
         job.child("kubernetes", "kubernetes", pod_setting_keys(),

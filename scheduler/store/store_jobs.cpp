@@ -137,6 +137,12 @@ Result<JobId> Store::insert_job(const JobRow& row) {
   return id;
 }
 
+Result<std::optional<JobId>> StoreReader::newest_job_named(const std::string& name) {
+  return query_one(
+      db_, "SELECT id FROM jobs WHERE name = ? ORDER BY id DESC LIMIT 1",
+      [](const Stmt& row) { return row.col_int(0); }, name);
+}
+
 Result<std::optional<JobRow>> StoreReader::job(JobId id) {
   static const std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?";
   return query_one(

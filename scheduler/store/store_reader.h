@@ -120,6 +120,8 @@ class StoreReader {
 
   // Jobs.
   Result<std::optional<JobRow>> job(JobId id);
+  // The newest job of this name (issue 45: `after:` names a job), if any.
+  Result<std::optional<JobId>> newest_job_named(const std::string& name);
   Result<std::vector<JobRow>> jobs_in_states(const std::vector<JobState>& states);
   // A running total kept by the database's triggers (migration 16): "job_state" (jobs in each
   // state), "attempt_cause" (ended attempts by cause), "transfer_bytes" ("done": bytes copied).
