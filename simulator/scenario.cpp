@@ -180,6 +180,27 @@ void read_policies(MapView& file, Scenario& s) {
 
 }  // namespace
 
+const std::vector<std::string_view>& scenario_cluster_keys() {
+  static const std::vector<std::string_view> keys = {
+      "name",      "nodes",       "gpus_per_node",   "peak_tflops",
+      "mfu",       "node_mtbf_h", "lemons",          "slow_nodes",
+      "restart_s", "spares",      "spare_restart_s", "burn_in_h",
+      "repair_h",  "outages",     "blips",           "progress_every_s",
+      "quarantine"};
+  return keys;
+}
+
+void read_scenario_failures(const yaml::MapView& file, FailureLaw& law,
+                            std::vector<FailureCause>& causes) {
+  read_failures(file, law, causes);
+}
+
+void read_scenario_cluster(yaml::MapView& c, const FailureLaw& law, SimCluster& out,
+                           QuarantineSpec& quarantine) {
+  read_cluster(c, law, out);
+  read_quarantine(c, quarantine);
+}
+
 Result<Scenario> parse_scenario(std::string_view text, std::string_view source) {
   try {
     auto root = yaml::load_document(text, source, "a simulation scenario");
@@ -206,7 +227,7 @@ Result<Scenario> parse_scenario(std::string_view text, std::string_view source) 
     s.transfer_bytes_per_s = gbps * 1e9 / 8;
     read_policies(file, s);
     FailureLaw law{FailureLaw::Kind::exponential, 6335.0 * 3600, 1};
-    read_failures(file, law, s.causes);
+    read_scenario_failures(file, law, s.causes);
     file.require("clusters", "a list of simulated clusters");
     if (const auto* field = file.find("clusters")) {
       const YAML::Node& list = field->value;
@@ -216,15 +237,11 @@ Result<Scenario> parse_scenario(std::string_view text, std::string_view source) 
       } else {
         std::set<std::string> names;
         for (std::size_t i = 0; i < list.size(); ++i) {
-          MapView c(reader, list[i], "cluster " + std::to_string(i + 1),
-                    {"name", "nodes", "gpus_per_node", "peak_tflops", "mfu", "node_mtbf_h",
-                     "lemons", "slow_nodes", "restart_s", "spares", "spare_restart_s", "burn_in_h",
-                     "repair_h", "outages", "blips", "progress_every_s", "quarantine"},
+          MapView c(reader, list[i], "cluster " + std::to_string(i + 1), scenario_cluster_keys(),
                     "a map such as {name: alpha, nodes: 272, mfu: 0.38}");
           SimCluster cluster;
-          read_cluster(c, law, cluster);
           QuarantineSpec quarantine;
-          read_quarantine(c, quarantine);
+          read_scenario_cluster(c, law, cluster, quarantine);
           s.quarantine.push_back(quarantine);
           if (!reader.failed() && !names.insert(cluster.name).second) {
             reader.fail(c.value_position("name"),

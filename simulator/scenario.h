@@ -12,6 +12,7 @@
 
 #include "scheduler/common/result.h"
 #include "scheduler/spec/cluster_spec.h"
+#include "scheduler/spec/yaml_reader.h"
 #include "simulator/world/failure_model.h"
 #include "simulator/world/sim_world.h"
 
@@ -46,6 +47,14 @@ struct Scenario {
 
   double seconds() const { return days * 86400.0; }
 };
+
+// The parts of a scenario a fleet scenario (fleet_scenario.h) shares: the keys of one entry of
+// `clusters:`, reading such an entry (its `quarantine:` too), and the `failures:` section.
+const std::vector<std::string_view>& scenario_cluster_keys();
+void read_scenario_cluster(yaml::MapView& c, const FailureLaw& law, SimCluster& out,
+                           QuarantineSpec& quarantine);
+void read_scenario_failures(const yaml::MapView& file, FailureLaw& law,
+                            std::vector<FailureCause>& causes);
 
 // Invalid with "<source>:<line>:<col>: ..." for anything it cannot simulate: unknown keys (with
 // a "did you mean"), numbers out of range, a job larger than every cluster, an unknown policy.
