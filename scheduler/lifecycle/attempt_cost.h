@@ -4,6 +4,7 @@
 // time splits into
 //   queued:  started -> running (or its end when it never ran): GPUs held, nothing runs
 //   restart: running -> its first progress line (loading, start-up); all of it when none came
+//            (but an attempt that succeeded without a progress line kept its work: useful)
 //   redone:  its steps_lost (steps the next attempt made again) x its step time
 //   failed:  the rest of an attempt that kept no step (it ended before any step it made was kept)
 //   useful:  the rest: steps kept
