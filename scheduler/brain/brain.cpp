@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "scheduler/lifecycle/cost_tally.h"
+
 namespace orch {
 
 Brain::Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters,
@@ -17,7 +19,16 @@ Brain::Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters
       reconciler_(core_),
       placer_(core_, std::move(pipeline), staging_, health_, spares_),
       attempts_(core_, health_, registry_, verifier_, placer_, reconciler_),
-      support_(core_) {}
+      support_(core_) {
+  core_.store.set_attempt_pricer([this](const AttemptRow& a) {
+    const ClusterSpec* spec = core_.cluster_spec(a.cluster);
+    return ended_attempt_tally(a, spec != nullptr ? &spec->price : nullptr);
+  });
+}
+
+Brain::~Brain() {
+  core_.store.set_attempt_pricer(nullptr);
+}
 
 Result<void> Brain::start() {
   return core_.store.transaction([&]() -> Result<void> {

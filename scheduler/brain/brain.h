@@ -39,6 +39,11 @@ class Brain {
  public:
   Brain(Store& store, const Clock& clock, std::vector<ClusterSpec> clusters,
         PlacementPipeline pipeline = PlacementPipeline::standard(), SchedulingSpec scheduling = {});
+  // Keeps the store's cost tally while it lives (issue 45, Store::set_attempt_pricer: an ended
+  // attempt priced at its cluster's price); the destructor takes the pricer back.
+  ~Brain();
+  Brain(const Brain&) = delete;
+  Brain& operator=(const Brain&) = delete;
 
   // Registers the configured clusters in the store. Call once before handle().
   Result<void> start();

@@ -217,6 +217,22 @@ CREATE INDEX io_stalls_at ON io_stalls(at_ms);
        "its history",
        "ALTER TABLE nodes ADD COLUMN work_failures INTEGER NOT NULL DEFAULT 0;\n"
        "ALTER TABLE nodes ADD COLUMN work_gpu_h REAL NOT NULL DEFAULT 0;"},
+      {36,
+       "what GPU-hours cost (issue 45): a running tally of ended attempts' GPU-hours and money "
+       "by UTC month, team, cluster and kind (useful, redone, restart, queued, failed), kept in "
+       "the transaction that ends an attempt or records the steps it lost; month '*' holds the "
+       "all-time totals, so /metrics and the reports never read the attempts' history",
+       R"sql(
+CREATE TABLE cost_tally (
+  month TEXT NOT NULL,
+  team TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  gpu_hours REAL NOT NULL DEFAULT 0,
+  money REAL NOT NULL DEFAULT 0,
+  PRIMARY KEY (month, team, cluster, kind)
+) WITHOUT ROWID;
+)sql"},
   };
 }
 

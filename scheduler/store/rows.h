@@ -385,6 +385,20 @@ struct IoStallRow {
   Millis at_ms = 0;
 };
 
+// One cell of the running cost tally (issue 45, migration 36, store_costs.cpp): the GPU-hours
+// and money of ended attempts in one UTC month ("2026-12"; kCostAllTime for every month), team
+// ("" for a job without one), cluster and kind (lifecycle/attempt_cost.h's cost_kind_name:
+// useful, redone, restart, queued, failed). Added to by Store::add_costs, never rewritten.
+struct CostTallyRow {
+  std::string month;
+  std::string team;
+  std::string cluster;
+  std::string kind;
+  double gpu_hours = 0;
+  double money = 0;
+};
+inline constexpr const char* kCostAllTime = "*";
+
 // An event a webhook may be told of (Store::add_event and add_node_event copy them from events
 // and node_events as they write them): kind is the event's (succeeded, failed, attempt-ended,
 // mfu-drop, io-stall, checkpoint-lost, site-down, quarantined, retired).

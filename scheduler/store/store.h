@@ -136,6 +136,16 @@ class Store : public StoreReader {
   Result<void> mark_actions_done_for_token(const std::string& token, Millis at);
   // Placement verdicts (the explanation of the latest placement of a job).
   Result<void> replace_verdicts(JobId job, const std::vector<PlacementVerdictRow>& rows);
+  // The running cost tally (issue 45, store_costs.cpp): adds each row to its month and to the
+  // all-time totals (kCostAllTime). Rows of zero are skipped.
+  Result<void> add_costs(const std::vector<CostTallyRow>& rows);
+  // What an ended attempt cost, by month, cluster and kind (team left empty: the store fills
+  // the job's); the brain's (lifecycle/attempt_cost.h over its clusters' prices). Set, every
+  // write of an attempt that ended or was ended moves the tally by the difference its new row
+  // makes, in the same transaction: its end adds it, steps lost recorded later move them from
+  // useful to redone, a reinstatement takes it back. Unset: no tally is kept.
+  using AttemptPricer = std::function<std::vector<CostTallyRow>(const AttemptRow&)>;
+  void set_attempt_pricer(AttemptPricer pricer) { attempt_pricer_ = std::move(pricer); }
 
  private:
   explicit Store(std::unique_ptr<Db> db);
@@ -165,12 +175,17 @@ class Store : public StoreReader {
   // An attempt that ran ended (sign 1) or was brought back from its end (sign -1): each of its
   // nodes' work_gpu_hours moves by its GPUs there times its running time (issue 43).
   Result<void> add_work_exposure(const AttemptRow& a, Millis ended_ms, double sign);
+  // Moves the cost tally from what `before` (the stored row, if it had ended) added to what
+  // `after` adds (store_costs.cpp); nothing without a pricer.
+  Result<void> tally_attempt_cost(const std::optional<AttemptRow>& before,
+                                  const std::optional<AttemptRow>& after);
   // Records an "illegal-transition" event for a job or attempt (kind) named who, says so on
   // stderr, and returns the conflict error for the caller.
   Error refuse_transition(std::string_view kind, const std::string& who, std::optional<JobId> job,
                           std::optional<int> attempt_no, Millis at, std::string_view from,
                           std::string_view to);
 
+  AttemptPricer attempt_pricer_;
   std::vector<JobChange> job_changes_;
   std::uint64_t capacity_epoch_ = 1;
   std::uint64_t gpus_epoch_ = 1;

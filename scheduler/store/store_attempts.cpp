@@ -369,6 +369,15 @@ Result<void> Store::update_attempt(const AttemptRow& a) {
   if (from != AttemptState::exited && a.state == AttemptState::exited && a.ended_ms) {
     if (auto r = add_work_exposure(a, *a.ended_ms, 1.0); !r) return r;
   }
+  if (attempt_pricer_ && (from == AttemptState::exited || a.state == AttemptState::exited)) {
+    std::optional<AttemptRow> before;
+    if (from == AttemptState::exited) {
+      auto stored = attempt_by_token(a.token);
+      if (!stored) return stored.error();
+      before = *stored;
+    }
+    if (auto r = tally_attempt_cost(before, a); !r) return r;
+  }
   return write_attempt(a);
 }
 
@@ -455,6 +464,11 @@ Result<void> Store::reinstate_attempt(AttemptRow& row, AttemptState to) {
   }
   if (from == AttemptState::exited && row.ended_ms) {
     if (auto r = add_work_exposure(row, *row.ended_ms, -1.0); !r) return r;
+  }
+  if (attempt_pricer_ && from == AttemptState::exited) {
+    auto stored = attempt_by_token(row.token);
+    if (!stored) return stored.error();
+    if (auto r = tally_attempt_cost(*stored, std::nullopt); !r) return r;
   }
   AttemptRow next = row;
   next.state = to;

@@ -154,6 +154,16 @@ class StoreReader {
   // Ids of the jobs not yet ended that have saved a checkpoint (what replication sweeps).
   Result<std::vector<JobId>> unfinished_jobs_with_checkpoints();
 
+  // The running cost tally (issue 45, store_costs.cpp): its rows of the months from_month to
+  // to_month ("2026-12", both included), and the all-time totals (month kCostAllTime). Each
+  // costs the rows it returns (months x teams x clusters x kinds), never the history.
+  Result<std::vector<CostTallyRow>> cost_tally(const std::string& from_month,
+                                               const std::string& to_month);
+  Result<std::vector<CostTallyRow>> cost_totals();
+  // The jobs with an attempt that ended at or after since_ms (the attempts_ended index).
+  Result<std::vector<JobId>> jobs_with_attempts_ended_since(Millis since_ms);
+  // Team budgets (issue 45, store_budgets.cpp): the (team, threshold) announced in the month.
+  Result<std::vector<std::pair<std::string, int>>> budget_alerts(const std::string& month);
   // Attempts.
   Result<std::optional<AttemptRow>> attempt_by_token(const std::string& token);
   Result<std::vector<AttemptRow>> attempts_of(JobId job);
