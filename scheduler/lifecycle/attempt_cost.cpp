@@ -33,7 +33,8 @@ struct StepCounts {
 
 StepCounts step_counts(const AttemptRow& a) {
   StepCounts c;
-  if (a.first_step && a.last_step) c.done = std::max<std::int64_t>(*a.last_step - *a.first_step + 1, 0);
+  if (a.first_step && a.last_step)
+    c.done = std::max<std::int64_t>(*a.last_step - *a.first_step + 1, 0);
   c.lost = std::clamp<std::int64_t>(a.steps_lost, 0, c.done);
   return c;
 }
@@ -58,8 +59,7 @@ void charge_progress(CostSplit& split, const AttemptRow& a, Millis from, Millis 
   const Millis redone = redone_ms(a, c, from, end);
   const Millis last = clamp_ms(a.last_progress_ms, from, end, end);
   const Millis redone_from = std::clamp(last - redone, from, end - redone);
-  const bool kept_none =
-      a.ended_ms && a.cause != ExitCause::succeeded && c.done - c.lost <= 0;
+  const bool kept_none = a.ended_ms && a.cause != ExitCause::succeeded && c.done - c.lost <= 0;
   const CostKind rest = kept_none ? CostKind::failed : CostKind::useful;
   charge(split, rest, from, redone_from, a.gpus, price);
   charge(split, CostKind::redone, redone_from, redone_from + redone, a.gpus, price);

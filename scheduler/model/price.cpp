@@ -48,8 +48,8 @@ Millis ms_of(std::chrono::year_month_day ymd) {
 
 double price_at(const PriceSpec& price, Millis at_ms) {
   if (!price.configured) return 0;
-  const int minute = static_cast<int>(floor_div(at_ms - floor_div(at_ms, kDayMs) * kDayMs,
-                                                kMinuteMs));
+  const int minute =
+      static_cast<int>(floor_div(at_ms - floor_div(at_ms, kDayMs) * kDayMs, kMinuteMs));
   for (const auto& w : price.windows) {
     if (window_covers(w, minute)) return w.per_gpu_hour;
   }

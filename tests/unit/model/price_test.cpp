@@ -68,9 +68,8 @@ TEST(Price, ASpanAcrossWindowsAndMidnightIsSplitAtEveryEdge) {
   EXPECT_NEAR(cost_of(with_night_rate(), utc(2026, 12, 1, 20), utc(2026, 12, 2, 8), 1), expected,
               1e-9);
   // Partial minutes at both ends: 21:30 to 22:30 on 4 GPUs is half an hour at each rate.
-  EXPECT_NEAR(
-      cost_of(with_night_rate(), utc(2026, 12, 1, 21, 30), utc(2026, 12, 1, 22, 30), 4),
-      4 * (0.5 * 2.10 + 0.5 * 1.40), 1e-9);
+  EXPECT_NEAR(cost_of(with_night_rate(), utc(2026, 12, 1, 21, 30), utc(2026, 12, 1, 22, 30), 4),
+              4 * (0.5 * 2.10 + 0.5 * 1.40), 1e-9);
 }
 
 TEST(Price, WholeDaysCostSixteenDayHoursAndEightNightHoursEach) {
@@ -105,8 +104,8 @@ TEST(Price, ACommittedSpendAppliesTheWindows) {
   PriceSpec p = with_night_rate();
   p.contract_start_ms = utc(2026, 12, 1);
   p.contract_end_ms = utc(2026, 12, 2);
-  EXPECT_NEAR(committed_cost(p, 8, utc(2026, 11, 1), utc(2027, 1, 1)),
-              8 * (16 * 2.10 + 8 * 1.40), 1e-9);
+  EXPECT_NEAR(committed_cost(p, 8, utc(2026, 11, 1), utc(2027, 1, 1)), 8 * (16 * 2.10 + 8 * 1.40),
+              1e-9);
 }
 
 TEST(Price, MonthsAreUtcCalendarMonths) {
