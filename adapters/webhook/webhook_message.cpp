@@ -19,7 +19,7 @@ std::optional<std::string> webhook_event_of(const NoticeRow& n, std::optional<Ex
   if (n.kind == "quarantined") return "node-quarantined";
   if (n.kind == "retired") return "node-retired";
   if (n.kind == "mfu-drop" || n.kind == "site-down" || n.kind == "checkpoint-lost" ||
-      n.kind == "io-stall") {
+      n.kind == "io-stall" || n.kind == "budget") {
     return n.kind;
   }
   return std::nullopt;

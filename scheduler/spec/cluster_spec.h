@@ -275,7 +275,7 @@ struct WebhookSpec {
 inline const std::vector<std::string>& webhook_event_names() {
   static const std::vector<std::string> names = {
       "job-succeeded", "job-failed", "attempt-infra",   "node-quarantined", "node-retired",
-      "mfu-drop",      "site-down",  "checkpoint-lost", "io-stall"};
+      "mfu-drop",      "site-down",  "checkpoint-lost", "io-stall",         "budget"};
   return names;
 }
 

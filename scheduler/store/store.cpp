@@ -293,7 +293,7 @@ namespace {
 bool is_notice(std::string_view kind, bool node_event) {
   constexpr std::string_view kEventKinds[] = {"succeeded", "failed",   "attempt-ended",
                                               "mfu-drop",  "io-stall", "checkpoint-lost",
-                                              "site-down"};
+                                              "site-down", "budget"};
   constexpr std::string_view kNodeEventKinds[] = {"quarantined", "retired"};
   const auto has = [&](const auto& kinds) {
     return std::find(std::begin(kinds), std::end(kinds), kind) != std::end(kinds);
