@@ -4,6 +4,8 @@
 // the dearer, faster one; the verdicts keep both figures and the price for `job explain`.
 #include <gmock/gmock.h>
 
+#include <map>
+
 #include "scheduler/brain/cluster_history.h"
 #include "tests/harness/brain_fixture.h"
 
@@ -38,7 +40,8 @@ class BrainCostObjective : public BrainFixture {
 
   // A day of steps of `step_s` on the cluster, then the job ends: its MFU is the cluster's.
   void measure(const std::string& cluster, double step_s) {
-    JobId id = submit(make_job().gpus(2).flops_per_token(8e8).on({cluster}).team("speed"));
+    JobId id =
+        submit(make_job().gpus(2).flops_per_token(8e8).on({cluster}).team("speed").hang_after_s(0));
     site_launches_all(cluster);
     AttemptRow a = last_attempt(id);
     ASSERT_EQ(a.cluster, cluster);
@@ -49,11 +52,12 @@ class BrainCostObjective : public BrainFixture {
     exits(a, 0);
   }
 
-  // Where a job of the team is placed, and the job's verdicts; the job then ends.
-  std::string placed(const std::string& team, std::vector<PlacementVerdictRow>& verdicts) {
+  // Where a job of the team is placed, and the job's verdicts by cluster; the job then ends.
+  std::string placed(const std::string& team, std::map<std::string, PlacementVerdictRow>& by) {
     JobId id = submit(make_job().gpus(2).flops_per_token(8e8).team(team));
     const AttemptRow a = last_attempt(id);
-    verdicts = store->verdicts_of(id).value();
+    by.clear();
+    for (auto& v : store->verdicts_of(id).value()) by[v.cluster] = std::move(v);
     site_launches_all(a.cluster);
     exits(last_attempt(id), 0);
     return a.cluster;
@@ -61,18 +65,19 @@ class BrainCostObjective : public BrainFixture {
 };
 
 TEST_F(BrainCostObjective, TheCheaperClusterWinsPerUnitOfMoneyAndLosesOnGoodput) {
-  std::vector<PlacementVerdictRow> verdicts;
+  std::map<std::string, PlacementVerdictRow> verdicts;
   EXPECT_EQ(placed("speed", verdicts), "dear");
   ASSERT_EQ(verdicts.size(), 2u);
-  EXPECT_FALSE(verdicts[0].goodput.per_cost);
-  EXPECT_NEAR(verdicts[0].goodput.mfu, 0.5, 0.01);
+  EXPECT_FALSE(verdicts["dear"].goodput.per_cost);
+  EXPECT_NEAR(verdicts["dear"].goodput.mfu, 0.5, 0.01);
+  EXPECT_NEAR(verdicts["cheap"].goodput.mfu, 0.4, 0.01);
 
   EXPECT_EQ(placed("frugal", verdicts), "cheap");
   ASSERT_EQ(verdicts.size(), 2u);
-  const ScoreNote& dear = verdicts[0].goodput;
-  const ScoreNote& cheap = verdicts[1].goodput;
+  const ScoreNote& dear = verdicts["dear"].goodput;
+  const ScoreNote& cheap = verdicts["cheap"].goodput;
   EXPECT_TRUE(cheap.per_cost);
-  EXPECT_TRUE(verdicts[1].chosen);
+  EXPECT_TRUE(verdicts["cheap"].chosen);
   // Both figures and the price, per cluster: cheap does 0.8x the FLOP/s and buys 1.6x the FLOP
   // per unit of money.
   EXPECT_EQ(cheap.priced, ScoreNote::Priced::own);
@@ -80,7 +85,7 @@ TEST_F(BrainCostObjective, TheCheaperClusterWinsPerUnitOfMoneyAndLosesOnGoodput)
   EXPECT_DOUBLE_EQ(dear.price_per_gpu_hour, 4.0);
   EXPECT_NEAR(cheap.flops / dear.flops, 0.8, 0.01);
   EXPECT_NEAR(cheap.flop_per_money / dear.flop_per_money, 1.6, 0.02);
-  EXPECT_THAT(verdicts[1].reason, HasSubstr(", 2.00 USD/GPU-h, "));
+  EXPECT_THAT(verdicts["cheap"].reason, HasSubstr(", 2.00 USD/GPU-h, "));
 }
 
 }  // namespace
