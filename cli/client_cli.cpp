@@ -442,6 +442,12 @@ void add_client_commands(CLI::App& app, std::ostream& out, std::ostream& err) {
                    "path=value: set any key of the spec by its dotted path, such as "
                    "resources.gpus_per_node=4 or priority=10 (repeat for more)")
       ->allow_extra_args(false);
+  submit
+      ->add_option("--after", args->submit.overrides.after,
+                   "NAME|ID[:succeeded|ended]: start only once that job succeeded (or ended), "
+                   "with its newest verified checkpoint in ORCH_AFTER_<NAME>_CHECKPOINT (repeat "
+                   "for more)")
+      ->allow_extra_args(false);
   submit->add_flag("--queue-anyway", args->submit.queue_anyway,
                    "keep a job no configured cluster could ever hold, waiting for a cluster "
                    "still to come (otherwise it is refused with each cluster's largest shape)");

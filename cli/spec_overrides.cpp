@@ -130,6 +130,28 @@ bool apply_env(YAML::Node root, const std::string& arg, std::string& error) {
   return true;
 }
 
+bool apply_after(YAML::Node root, const std::string& arg, std::string& error) {
+  const std::size_t colon = arg.find(':');
+  const std::string job = arg.substr(0, colon);
+  const std::string state = colon == std::string::npos ? "succeeded" : arg.substr(colon + 1);
+  if (job.empty() || (state != "succeeded" && state != "ended")) {
+    error = "--after " + arg +
+            ": expected NAME or ID, then optionally :succeeded (the default) or :ended, such as "
+            "--after train or --after 12:ended";
+    return false;
+  }
+  YAML::Node after = root["after"];
+  if (after.IsDefined() && !after.IsNull() && !after.IsSequence()) {
+    error = "--after " + arg + ": the spec's after is " + kind_of(after) + ", not a list";
+    return false;
+  }
+  YAML::Node entry;
+  entry["job"] = job;
+  entry["state"] = state;
+  root["after"].push_back(entry);
+  return true;
+}
+
 }  // namespace
 
 bool apply_spec_overrides(const std::string& text, const std::string& source,
@@ -152,6 +174,9 @@ bool apply_spec_overrides(const std::string& text, const std::string& source,
   }
   for (const std::string& e : overrides.env) {
     if (!apply_env(root, e, error)) return false;
+  }
+  for (const std::string& a : overrides.after) {
+    if (!apply_after(root, a, error)) return false;
   }
   YAML::Emitter emitter;
   emitter << root;

@@ -134,7 +134,19 @@ json openapi_schemas() {
                          {"secret_env", {{"type", "object"}}},
                          {"team", type("string")},
                          {"group", type("string")},
-                         {"sweep", {{"type", "object"}}}},
+                         {"sweep", {{"type", "object"}}},
+                         {"after",
+                          {{"type", "array"},
+                           {"description",
+                            "jobs this one waits for (docs/config.md, \"Dependencies\")"},
+                           {"items",
+                            object({{"job", type("string", "a job's name (the newest of that "
+                                                           "name) or its id")},
+                                    {"state", {{"type", "string"},
+                                               {"enum", {"succeeded", "ended"}},
+                                               {"default", "succeeded"}}},
+                                    {"id", type("integer", "the job's id, resolved at submit")}},
+                                   {"job"})}}}},
                         {"name", "command"});
   s["JobSpec"]["description"] = "a job spec in YAML or JSON (docs/config.md)";
   s["Submitted"] = object({{"id", type("integer")},

@@ -60,7 +60,10 @@ Result<bool> JobHolds::keep_waiting(JobRow& job, Millis now) {
 }
 
 Result<std::optional<Hold>> JobHolds::dependency_hold(const JobRow& job, Millis now) {
-  if (job.spec.after.empty() || satisfied_.count(job.id)) return std::optional<Hold>();
+  // Only a job that never started waits for others (staging or resuming, it did start).
+  if (job.spec.after.empty() || job.state != JobState::pending || satisfied_.count(job.id)) {
+    return std::optional<Hold>();
+  }
   std::string waits;
   for (const AfterSpec& a : job.spec.after) {
     auto found = store_.job(a.id);

@@ -59,11 +59,15 @@ inline constexpr std::string_view kReservedEnv[] = {
 // ORCH_DATASET_<NAME>: the path of each dataset the job reads.
 inline constexpr std::string_view kReservedEnvPrefix = "ORCH_DATASET_";
 
+// ORCH_AFTER_<NAME>_CHECKPOINT: the checkpoint of a job it waited for (issue 45, `after:`).
+inline constexpr std::string_view kAfterEnvPrefix = "ORCH_AFTER_";
+
 inline bool is_reserved_env(std::string_view name) {
   for (std::string_view r : kReservedEnv) {
     if (name == r) return true;
   }
-  return name.substr(0, kReservedEnvPrefix.size()) == kReservedEnvPrefix;
+  return name.substr(0, kReservedEnvPrefix.size()) == kReservedEnvPrefix ||
+         name.substr(0, kAfterEnvPrefix.size()) == kAfterEnvPrefix;
 }
 
 }  // namespace orch::limits

@@ -94,26 +94,4 @@ std::string after_checkpoint_env(std::string_view job_name) {
   return out + "_CHECKPOINT";
 }
 
-std::optional<AfterSpec> parse_after_flag(std::string_view text, std::string& why) {
-  AfterSpec out;
-  const auto colon = text.find(':');
-  out.job = std::string(text.substr(0, colon));
-  if (!yaml::is_name(out.job)) {
-    why = "--after \"" + std::string(text) +
-          "\": the job must be a job's name or id (1 to 64 letters, digits, \".\", \"_\" or "
-          "\"-\"), such as train or 12";
-    return std::nullopt;
-  }
-  if (colon != std::string_view::npos) {
-    auto state = parse_after_state(text.substr(colon + 1));
-    if (!state) {
-      why = "--after \"" + std::string(text) + "\": \"" + std::string(text.substr(colon + 1)) +
-            "\" is not a state to wait for; expected succeeded or ended (train:ended)";
-      return std::nullopt;
-    }
-    out.state = *state;
-  }
-  return out;
-}
-
 }  // namespace orch

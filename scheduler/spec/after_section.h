@@ -1,5 +1,5 @@
 #pragma once
-// A job file's `after:` key (issue 45, docs/job-spec.md "Dependencies"):
+// A job file's `after:` key (issue 45, docs/config.md "Dependencies: `after`"):
 //
 //   after:
 //     - {job: train}                   # the newest job named train, to succeed
@@ -27,9 +27,5 @@ void read_after(const yaml::MapView& job, JobSpec& spec);
 // The variable that gives a dependent the newest verified checkpoint of the job it waits for:
 // ORCH_AFTER_<NAME>_CHECKPOINT, NAME upper-cased with every character outside [A-Z0-9] as "_".
 std::string after_checkpoint_env(std::string_view job_name);
-
-// `--after NAME|ID[:succeeded|ended]` (the CLI's flag) as an entry; nullopt and `why` when the
-// text is not one.
-std::optional<AfterSpec> parse_after_flag(std::string_view text, std::string& why);
 
 }  // namespace orch

@@ -132,8 +132,8 @@ struct WorkdirSpec {
   std::int64_t bytes = 0;  // the archive's size
 };
 
-// `after:` a job this one waits for (issue 45, docs/job-spec.md "Dependencies"): it starts once
-// that job succeeded (state succeeded, the default) or ended in any way (state ended), and is
+// `after:` a job this one waits for (issue 45, docs/config.md "Dependencies: `after`"): it starts
+// once that job succeeded (state succeeded, the default) or ended in any way (state ended), and is
 // cancelled when it can no longer succeed.
 enum class AfterState { succeeded, ended };
 std::string_view to_string(AfterState s);

@@ -36,6 +36,20 @@ TEST(WaitingQueue, JobsLeaveWhenPlacedOrEndedAndMoveWhenTheyStartResuming) {
   EXPECT_FALSE(q.contains(1));
 }
 
+// Issue 45 (job_holds.h): a held job is in the queue but in no round, whatever the capacity.
+TEST(WaitingQueue, AHeldJobIsNeverDueUntilReleased) {
+  WaitingQueue q;
+  q.reset({waiting(1), waiting(2)});
+  q.hold(1);
+  EXPECT_EQ(q.due(0, 1, kAnything), (std::vector<JobId>{2}));
+  EXPECT_EQ(q.due(0, 2, kAnything), (std::vector<JobId>{2}));  // a new capacity version
+  EXPECT_TRUE(q.contains(1));
+  q.apply(waiting(1));  // its row written again (a reason): still held
+  EXPECT_EQ(q.due(0, 3, kAnything), (std::vector<JobId>{2}));
+  q.release(1);
+  EXPECT_EQ(q.due(0, 3, kAnything), (std::vector<JobId>{1, 2}));
+}
+
 TEST(WaitingQueue, AJobInBackoffWaitsForItsTime) {
   WaitingQueue q;
   JobChange later = waiting(1, JobState::resuming);

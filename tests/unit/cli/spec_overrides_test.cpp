@@ -116,3 +116,34 @@ TEST(SpecOverrides, ASpecThatIsNotAMapOrNotYamlIsRefusedNamingTheFile) {
 
 }  // namespace
 }  // namespace orch
+
+namespace orch {
+namespace {
+
+// Issue 45: `job submit --after NAME|ID[:succeeded|ended]`, appended to the spec's after.
+TEST(SpecOverridesAfter, AnAfterFlagAppendsAJobToWaitFor) {
+  std::string error;
+  SpecOverrides o;
+  o.after = {"train", "12:ended"};
+  const std::string out = apply(o, error, std::string(kSpec) + "after: [{job: prep}]\n");
+  ASSERT_TRUE(error.empty()) << error;
+  auto spec = parse_job_spec(out, "job.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().message << "\n" << out;
+  ASSERT_EQ(spec->after.size(), 3u);
+  EXPECT_EQ(spec->after[0].job, "prep");
+  EXPECT_EQ(spec->after[1].job, "train");
+  EXPECT_EQ(spec->after[1].state, AfterState::succeeded);
+  EXPECT_EQ(spec->after[2].job, "12");
+  EXPECT_EQ(spec->after[2].state, AfterState::ended);
+}
+
+TEST(SpecOverridesAfter, AnAfterFlagWithAnUnknownStateIsRefused) {
+  std::string error;
+  SpecOverrides o;
+  o.after = {"train:done"};
+  EXPECT_EQ(apply(o, error), "");
+  EXPECT_THAT(error, HasSubstr("--after train:done: expected NAME or ID"));
+}
+
+}  // namespace
+}  // namespace orch
