@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "scheduler/health/goodput.h"
+#include "scheduler/health/renewal.h"
 #include "simulator/students_t.h"
 
 namespace orch::sim {
@@ -46,6 +48,16 @@ std::string duration(std::optional<double> s) {
   return fixed(*s / 3600, 1) + " h";
 }
 
+// Useful FLOPs are shown in EFLOP (10^18): a day of 16 H100s at 40% MFU is about 550.
+constexpr double kEflop = 1e18;
+
+// Three significant figures below 1,000 (a short run's EFLOP), grouped digits above.
+std::string amount(double v) {
+  const double a = std::abs(v);
+  if (a >= 1000) return grouped(v);
+  return fixed(v, a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3);
+}
+
 std::string pad(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
@@ -57,7 +69,14 @@ const SimCluster* cluster_named(const Scenario& s, const std::string& name) {
   return nullptr;
 }
 
-double first_order_bound(const Scenario& s, const JobMetrics& m) {
+// The bound's figures: the renewal and first-order ETTR of the job on the cluster where it made
+// most of its steps.
+struct Bounds {
+  double renewal = 0;
+  double first_order = 0;
+};
+
+Bounds ettr_bounds(const Scenario& s, const JobMetrics& m) {
   std::string where;
   double most = -1;
   for (const auto& [name, h] : m.productive_h_on) {
@@ -67,17 +86,24 @@ double first_order_bound(const Scenario& s, const JobMetrics& m) {
     }
   }
   const SimCluster* c = cluster_named(s, where.empty() ? s.clusters.front().name : where);
-  if (c == nullptr) return 0;
+  if (c == nullptr) return {};
   const double gpus = static_cast<double>(s.job_nodes) * s.job_gpus_per_node;
   const double step_s = s.job.flops_per_step / (gpus * c->peak_flops_per_gpu * c->mfu);
-  const double tau = static_cast<double>(s.job.checkpoint_every) * step_s;
+  // A job that never saves starts again from nothing after each failure.
+  const double tau = s.job.checkpoint_every > 0
+                         ? static_cast<double>(s.job.checkpoint_every) * step_s
+                         : std::numeric_limits<double>::infinity();
   const double mean_rate = 1 + c->lemon_fraction * (c->lemon_multiplier - 1);
-  const double job_mtbf = c->law.mtbf_s / (s.job_nodes * mean_rate);
+  // Failures per second: its nodes' and its own (SimJob::mtbf_s), which do not grow with nodes.
+  const double rate =
+      s.job_nodes * mean_rate / c->law.mtbf_s + (s.job.mtbf_s > 0 ? 1 / s.job.mtbf_s : 0.0);
+  const double job_mtbf = rate > 0 ? 1 / rate : std::numeric_limits<double>::infinity();
   // A held spare restarts faster; a tiered save's drain adds its lag to what a failure loses.
   const double restart =
       (c->spares > 0 ? std::min(c->spare_restart_s, c->restart_s) : c->restart_s) + s.poll_s / 2 +
       s.job.drain_s;
-  return expected_ettr(s.job.save_s, tau, restart, job_mtbf);
+  return {renewal_ettr(s.job.save_s, tau, restart, job_mtbf),
+          expected_ettr(s.job.save_s, tau, restart, job_mtbf)};
 }
 
 }  // namespace
@@ -101,17 +127,13 @@ JobMetrics measure(const Scenario& s, const RunOutcome& run) {
   const JobTruth& t = run.truth;
   m.completed = t.completed_s.has_value();
   m.elapsed_s = t.completed_s ? std::min(*t.completed_s, run.simulated_s) : run.simulated_s;
-  double best_mfu = 0;
-  for (const auto& c : s.clusters) best_mfu = std::max(best_mfu, c.mfu);
+  const double gpus = static_cast<double>(s.job_nodes) * s.job_gpus_per_node;
   for (const KeptSteps& k : t.kept) {
     const double steps = static_cast<double>(k.to - k.from);
     m.productive_s += steps * k.step_s;
     m.productive_h_on[k.cluster] += steps * k.step_s / 3600;
     m.useful_flops += steps * s.job.flops_per_step;
-    if (const SimCluster* c = cluster_named(s, k.cluster)) {
-      m.useful_gpu_hours +=
-          steps * s.job.flops_per_step / (c->peak_flops_per_gpu * best_mfu) / 3600;
-    }
+    m.useful_gpu_hours += steps * k.step_s * gpus / 3600;
   }
   m.ettr = m.elapsed_s > 0 ? m.productive_s / m.elapsed_s : 0;
   m.gpu_hours_held = t.gpu_seconds_held / 3600;
@@ -134,7 +156,9 @@ JobMetrics measure(const Scenario& s, const RunOutcome& run) {
   if (!restart.empty()) m.mean_restart_s = mean_interval(restart).mean;
   m.runs = t.runs;
   m.nodes_quarantined = run.nodes_quarantined;
-  m.bound_ettr = first_order_bound(s, m);
+  const Bounds bounds = ettr_bounds(s, m);
+  m.bound_ettr = bounds.renewal;
+  m.first_order_bound = bounds.first_order;
   return m;
 }
 
@@ -155,8 +179,8 @@ Report make_report(const Scenario& scenario, std::vector<PolicyResult> policies)
     if (&p == ours) continue;
     std::vector<double> gains;
     for (std::size_t i = 0; i < p.metrics.size() && i < ours->metrics.size(); ++i) {
-      if (p.metrics[i].useful_gpu_hours > 0) {
-        gains.push_back(ours->metrics[i].useful_gpu_hours / p.metrics[i].useful_gpu_hours);
+      if (p.metrics[i].useful_flops > 0) {
+        gains.push_back(ours->metrics[i].useful_flops / p.metrics[i].useful_flops);
       }
     }
     r.gain_over[p.policy] = mean_interval(gains);
@@ -173,15 +197,18 @@ std::string render_table(const Report& r) {
       << (seeds == 1 ? " seed (" : " seeds (") << s.seed;
   if (seeds > 1) out << ".." << s.seed + seeds - 1;
   out << ")\n\n";
-  out << pad("policy", 18) << pad("useful GPU-h (95% CI)", 28) << pad("ETTR", 7) << pad("bound", 7)
-      << pad("steps lost", 12) << pad("interrupts", 11) << pad("detect", 9) << pad("restart", 10)
-      << pad("quarantined", 12) << "orchestrate's gain\n";
+  out << pad("policy", 18) << pad("useful EFLOP (95% CI)", 28) << pad("GPU-h", 10) << pad("ETTR", 7)
+      << pad("bound", 7) << pad("1st-ord", 8) << pad("steps lost", 12) << pad("interrupts", 11)
+      << pad("detect", 9) << pad("restart", 10) << pad("quarantined", 12) << "orchestrate's gain\n";
   for (const auto& p : r.policies) {
-    std::vector<double> useful, ettr, bound, lost, interrupts, quarantined, detect, restart;
+    std::vector<double> useful, hours, ettr, bound, first, lost, interrupts, quarantined, detect,
+        restart;
     for (const auto& m : p.metrics) {
-      useful.push_back(m.useful_gpu_hours);
+      useful.push_back(m.useful_flops / kEflop);
+      hours.push_back(m.useful_gpu_hours);
       ettr.push_back(m.ettr);
       bound.push_back(m.bound_ettr);
+      first.push_back(m.first_order_bound);
       lost.push_back(static_cast<double>(m.steps_lost));
       interrupts.push_back(m.interruptions);
       quarantined.push_back(m.nodes_quarantined);
@@ -195,9 +222,10 @@ std::string render_table(const Report& r) {
       if (g->second.half_width > 0) gain += " +/- " + fixed(g->second.half_width, 2);
     }
     out << pad(p.policy, 18)
-        << pad(grouped(u.mean) + (u.half_width > 0 ? " +/- " + grouped(u.half_width) : ""), 28)
-        << pad(fixed(mean_interval(ettr).mean, 3), 7) << pad(fixed(mean_interval(bound).mean, 3), 7)
-        << pad(grouped(mean_interval(lost).mean), 12)
+        << pad(amount(u.mean) + (u.half_width > 0 ? " +/- " + amount(u.half_width) : ""), 28)
+        << pad(grouped(mean_interval(hours).mean), 10) << pad(fixed(mean_interval(ettr).mean, 3), 7)
+        << pad(fixed(mean_interval(bound).mean, 3), 7)
+        << pad(fixed(mean_interval(first).mean, 3), 8) << pad(grouped(mean_interval(lost).mean), 12)
         << pad(fixed(mean_interval(interrupts).mean, 1), 11) << pad(duration(median(detect)), 9)
         << pad(duration(median(restart)), 10) << pad(fixed(mean_interval(quarantined).mean, 1), 12)
         << gain << "\n";
@@ -272,13 +300,15 @@ nlohmann::json report_json(const Report& r) {
   nlohmann::json policies = nlohmann::json::array();
   for (const auto& p : r.policies) {
     nlohmann::json runs = nlohmann::json::array();
-    std::vector<double> useful;
+    std::vector<double> useful, flops;
     for (std::size_t i = 0; i < p.runs.size(); ++i) {
       const JobMetrics& m = p.metrics[i];
       useful.push_back(m.useful_gpu_hours);
+      flops.push_back(m.useful_flops);
       nlohmann::json run = {{"seed", p.runs[i].seed},
                             {"ettr", m.ettr},
-                            {"first_order_bound", m.bound_ettr},
+                            {"bound", m.bound_ettr},
+                            {"first_order_bound", m.first_order_bound},
                             {"useful_gpu_hours", m.useful_gpu_hours},
                             {"useful_flops", m.useful_flops},
                             {"gpu_hours_held", m.gpu_hours_held},
@@ -312,8 +342,11 @@ nlohmann::json report_json(const Report& r) {
       runs.push_back(std::move(run));
     }
     const Interval u = mean_interval(useful);
+    const Interval f = mean_interval(flops);
     nlohmann::json entry = {{"policy", p.policy},
                             {"runs", std::move(runs)},
+                            {"useful_flops_mean", f.mean},
+                            {"useful_flops_ci95", f.half_width},
                             {"useful_gpu_hours_mean", u.mean},
                             {"useful_gpu_hours_ci95", u.half_width}};
     if (auto g = r.gain_over.find(p.policy); g != r.gain_over.end()) {
@@ -327,26 +360,26 @@ nlohmann::json report_json(const Report& r) {
 }
 
 std::string render_svg(const Report& r) {
-  // One bar per policy: mean useful GPU-hours, the 95% interval as a whisker, each seed a dot.
+  // One bar per policy: mean useful EFLOP, the 95% interval as a whisker, each seed a dot.
   const double width = 640, height = 360, left = 90, bottom = 300, top = 40;
-  double most = 1;
+  double most = 0;
   for (const auto& p : r.policies) {
-    for (const auto& m : p.metrics) most = std::max(most, m.useful_gpu_hours);
+    for (const auto& m : p.metrics) most = std::max(most, m.useful_flops / kEflop);
   }
-  most *= 1.1;
+  most = most > 0 ? most * 1.1 : 1;
   auto y = [&](double v) { return bottom - (bottom - top) * v / most; };
   std::ostringstream svg;
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
       << "\" viewBox=\"0 0 " << width << " " << height << "\" font-family=\"sans-serif\" "
       << "font-size=\"12\">\n";
   svg << "<text x=\"" << left << "\" y=\"24\" font-size=\"14\">" << r.scenario->name
-      << ": useful GPU-hours per policy (mean, 95% CI, one dot per seed)</text>\n";
+      << ": useful EFLOP per policy (mean, 95% CI, one dot per seed)</text>\n";
   svg << "<line x1=\"" << left << "\" y1=\"" << bottom << "\" x2=\"" << width - 20 << "\" y2=\""
       << bottom << "\" stroke=\"#333\"/>\n";
   for (int i = 0; i <= 4; ++i) {
     const double v = most * i / 4;
     svg << "<text x=\"" << left - 8 << "\" y=\"" << fixed(y(v) + 4, 1) << "\" text-anchor=\"end\">"
-        << grouped(v) << "</text>\n";
+        << amount(v) << "</text>\n";
     svg << "<line x1=\"" << left << "\" y1=\"" << fixed(y(v), 1) << "\" x2=\"" << width - 20
         << "\" y2=\"" << fixed(y(v), 1) << "\" stroke=\"#ddd\"/>\n";
   }
@@ -356,14 +389,14 @@ std::string render_svg(const Report& r) {
   for (std::size_t i = 0; i < r.policies.size(); ++i) {
     const PolicyResult& p = r.policies[i];
     std::vector<double> useful;
-    for (const auto& m : p.metrics) useful.push_back(m.useful_gpu_hours);
+    for (const auto& m : p.metrics) useful.push_back(m.useful_flops / kEflop);
     const Interval u = mean_interval(useful);
     const double x = left + slot * static_cast<double>(i) + slot * 0.2;
     const double w = slot * 0.6;
     svg << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(y(u.mean), 1) << "\" width=\""
         << fixed(w, 1) << "\" height=\"" << fixed(bottom - y(u.mean), 1) << "\" fill=\""
         << colours[std::min<std::size_t>(i, 3)] << "\" fill-opacity=\"0.8\"><title>" << p.policy
-        << ": " << grouped(u.mean) << " +/- " << grouped(u.half_width) << "</title></rect>\n";
+        << ": " << amount(u.mean) << " +/- " << amount(u.half_width) << " EFLOP</title></rect>\n";
     const double cx = x + w / 2;
     svg << "<line x1=\"" << fixed(cx, 1) << "\" y1=\"" << fixed(y(u.mean - u.half_width), 1)
         << "\" x2=\"" << fixed(cx, 1) << "\" y2=\"" << fixed(y(u.mean + u.half_width), 1)

@@ -1,9 +1,10 @@
 #pragma once
 // What a simulation reports (docs/simulate.md): per policy and seed, the job's ETTR, useful
-// GPU-hours and FLOPs, steps lost, interruptions by cause, detection and restart times,
-// quarantines and the first-order bound; over the seeds, each policy's mean with a 95%
-// confidence interval and orchestrate's gain over each baseline, paired by seed. As a table,
-// JSON, and an SVG chart.
+// FLOPs and GPU-hours, steps lost, interruptions by cause, detection and restart times,
+// quarantines and the bound (exact renewal, the first order beside it); over the seeds, each
+// policy's mean with a 95% confidence interval and orchestrate's gain over each baseline in
+// useful FLOPs, paired by seed. As a table, JSON, and an SVG chart. Policies are compared on
+// FLOPs, never on GPU-hours: an hour of a slower GPU trains less (issue 45).
 
 #include <map>
 #include <optional>
@@ -21,9 +22,10 @@ struct JobMetrics {
   double elapsed_s = 0;     // from submission to the end of the window (or completion)
   double productive_s = 0;  // time spent on steps the job keeps
   double ettr = 0;          // productive_s / elapsed_s
-  double useful_flops = 0;  // kept steps x FLOPs per step
-  // The kept work in GPU-hours at the best MFU of the scenario's clusters: a step made on a
-  // slower cluster counts for less. What the comparison of policies is made on.
+  // Kept steps x FLOPs per step: what the comparison of policies is made on.
+  double useful_flops = 0;
+  // GPUs x hours the kept steps took, where they were made: an hour of a slower GPU counts as
+  // much as one of a faster, so it compares nothing across clusters (useful_flops does).
   double useful_gpu_hours = 0;
   double gpu_hours_held = 0;  // GPUs x hours the job's runs held nodes
   // GPUs x hours of the clusters' hot spares, held idle for the job over the whole window
@@ -40,10 +42,12 @@ struct JobMetrics {
   int runs = 0;                            // runs launched (a relaunch with no failure counts)
   int nodes_quarantined = 0;
   std::map<std::string, double> productive_h_on;  // productive hours per cluster
-  // 1 - C/tau - (tau/2 + R)/M on the cluster where it made most of its steps: C its save
-  // time, tau its interval there, R that cluster's restart time plus half a poll, M the job's
-  // MTBF there (its nodes' rates, lemons in their share).
+  // The ETTR the exact renewal formula expects (scheduler/health/renewal.h) on the cluster where
+  // it made most of its steps: C its save time, tau its interval there, R that cluster's restart
+  // time plus half a poll (and a tiered save's drain), M the job's MTBF there (its nodes' rates,
+  // lemons in their share, and the job's own failures). tau / (tau + C) without failures.
   double bound_ettr = 0;
+  double first_order_bound = 0;  // 1 - C/tau - (tau/2 + R)/M on the same figures
   bool completed = false;
 };
 
@@ -65,7 +69,7 @@ struct PolicyResult {
 struct Report {
   const Scenario* scenario = nullptr;
   std::vector<PolicyResult> policies;  // in the scenario's order
-  // Orchestrate's useful GPU-hours over each baseline's, seed by seed: mean and interval.
+  // Orchestrate's useful FLOPs over each baseline's, seed by seed: mean and interval.
   std::map<std::string, Interval> gain_over;
 };
 

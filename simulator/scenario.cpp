@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <set>
 
@@ -22,7 +23,8 @@ constexpr NumberRange kMfu{0.0, true, 1.0};
 constexpr double kYearH = 24.0 * 366;
 
 void read_failures(const MapView& file, FailureLaw& law, std::vector<FailureCause>& causes) {
-  MapView f = file.child("failures", "failures", {"law", "node_mtbf_h", "shape", "causes"},
+  MapView f = file.child("failures", "failures",
+                         {"law", "node_mtbf_h", "shape", "causes", "job_mtbf_h", "fresh_nodes"},
                          "a map such as {law: exponential, node_mtbf_h: 6335}");
   std::string kind = "exponential";
   f.read_string("law", kind, yaml::kNonEmpty, "exponential or weibull");
@@ -37,6 +39,13 @@ void read_failures(const MapView& file, FailureLaw& law, std::vector<FailureCaus
                 "one node's mean time between failures in hours, such as 6335");
   law.mtbf_s = mtbf_h * 3600;
   f.read_number("shape", law.shape, {0.0, true, 100.0}, "a Weibull shape such as 0.8");
+  double job_mtbf_h = 0;
+  f.read_number("job_mtbf_h", job_mtbf_h, {0.0, false, 100 * kYearH},
+                "the job's own mean time between failures in hours, whatever its size (software, "
+                "its network), such as 200; 0: none");
+  law.job_mtbf_s = job_mtbf_h * 3600;
+  f.read_bool("fresh_nodes", law.fresh_nodes,
+              "true (every node new at the start) or false (nodes of every age, the default)");
   std::string mix = "llama3";
   f.read_string("causes", mix, yaml::kNonEmpty, "llama3 (the only mix so far)");
   if (mix != "llama3") {
@@ -115,6 +124,23 @@ void read_cluster(MapView& c, const FailureLaw& law, SimCluster& out) {
                 "seconds between a job's progress lines, such as 600");
 }
 
+// A count that must be whole (steps, tokens): a fraction is refused where it is written, never
+// rounded (`checkpoint_every: 0.5` would otherwise run as "never save").
+void read_count(MapView& j, std::string_view key, std::int64_t& out, NumberRange range,
+                const std::string& expected) {
+  double v = static_cast<double>(out);
+  j.read_number(key, v, range, expected);
+  if (!j.has(key) || j.reader().failed()) return;
+  if (v != std::floor(v)) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%g", v);
+    j.reader().fail(j.value_position(key), std::string(key) + " is " + got + ", not a whole number",
+                    expected);
+    return;
+  }
+  out = static_cast<std::int64_t>(v);
+}
+
 void read_job(MapView& file, Scenario& s) {
   file.require("job", "the job to simulate");
   MapView j = file.child(
@@ -136,17 +162,17 @@ void read_job(MapView& file, Scenario& s) {
     j.reader().fail(j.position(), "the job needs \"parameters\" or \"flops_per_token\"",
                     "parameters: 7e9 (6 FLOPs per parameter and token)");
   }
-  double tokens = 4'194'304;
-  j.read_number("tokens_per_step", tokens, {0.0, true, 1e12}, "tokens per step such as 4194304");
-  job.tokens_per_step = static_cast<std::int64_t>(tokens);
+  job.tokens_per_step = 4'194'304;
+  read_count(j, "tokens_per_step", job.tokens_per_step, {0.0, true, 1e12},
+             "a whole number of tokens per step, such as 4194304");
   job.flops_per_step = (flops_per_token ? *flops_per_token : 6 * parameters.value_or(0)) *
                        static_cast<double>(job.tokens_per_step);
-  double total = 1e12;  // far more than any window: the job trains all along
-  j.read_number("total_steps", total, {0.0, true, 1e15}, "the job's length in steps");
-  job.total_steps = static_cast<std::int64_t>(total);
-  double every = 0;
-  j.read_number("checkpoint_every", every, kNonNegative, "steps between saves (0: never)");
-  job.checkpoint_every = static_cast<std::int64_t>(every);
+  job.total_steps = 1'000'000'000'000;  // far more than any window: the job trains all along
+  read_count(j, "total_steps", job.total_steps, {0.0, true, 1e15},
+             "the job's length, a whole number of steps");
+  job.checkpoint_every = 0;
+  read_count(j, "checkpoint_every", job.checkpoint_every, kNonNegative,
+             "a whole number of steps between saves, such as 3000 (0: never)");
   j.read_number("save_s", job.save_s, {0.0, false, 86400.0}, "seconds a save blocks, such as 60");
   j.read_number("drain_s", job.drain_s, {0.0, false, 86400.0},
                 "seconds a tiered save's background drain to shared storage takes (0: no tiers)");
@@ -254,6 +280,7 @@ Result<Scenario> parse_scenario(std::string_view text, std::string_view source) 
     if (reader.failed()) return reader.error();
     read_job(file, s);
     if (reader.failed()) return reader.error();
+    s.job.mtbf_s = law.job_mtbf_s;
     const bool fits = std::any_of(s.clusters.begin(), s.clusters.end(), [&](const SimCluster& c) {
       return c.nodes >= s.job_nodes && c.gpus_per_node >= s.job_gpus_per_node;
     });

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <functional>
 
+#include <boost/math/special_functions/gamma.hpp>
+
 namespace orch::sim {
 namespace {
 
@@ -19,6 +21,12 @@ Result<void> FailureLaw::check() const {
     return make_error(ErrorKind::invalid,
                       "the mean time between failures must be a number of seconds above 0, got " +
                           std::to_string(mtbf_s));
+  }
+  if (!(job_mtbf_s >= 0)) {
+    return make_error(ErrorKind::invalid,
+                      "a job's own mean time between failures must be 0 (none) "
+                      "or more seconds, got " +
+                          std::to_string(job_mtbf_s));
   }
   if (kind == Kind::weibull && !positive(shape)) {
     return make_error(ErrorKind::invalid,
@@ -91,7 +99,7 @@ FailureTrace::FailureTrace(std::uint64_t seed, const FailureLaw& law,
   first.reserve(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     streams_.emplace_back(seed, i);
-    first.push_back({draw_gap(i), i});
+    first.push_back({draw_first_gap(i), i});
   }
   heap_ = decltype(heap_)(std::greater<>(), std::move(first));
 }
@@ -101,6 +109,15 @@ double FailureTrace::draw_gap(std::size_t node) {
   const double gap = law_.kind == FailureLaw::Kind::weibull ? r.weibull(law_.shape, weibull_scale_)
                                                             : r.exponential(law_.mtbf_s);
   return gap / nodes_[node].rate_multiplier;
+}
+
+double FailureTrace::draw_first_gap(std::size_t node) {
+  if (law_.kind != FailureLaw::Kind::weibull || law_.fresh_nodes) return draw_gap(node);
+  // The equilibrium distribution of a Weibull's gaps: F(t) = P(1/k, (t/scale)^k), P the
+  // regularised lower incomplete gamma function; inverted at a uniform draw.
+  const double u = streams_[node].uniform01();
+  const double x = boost::math::gamma_p_inv(1.0 / law_.shape, u);
+  return weibull_scale_ * std::pow(x, 1.0 / law_.shape) / nodes_[node].rate_multiplier;
 }
 
 NodeFailure FailureTrace::next() {

@@ -27,6 +27,17 @@ struct FailureLaw {
   Kind kind = Kind::exponential;
   double mtbf_s = 0;  // the mean time between failures of one node, seconds (> 0)
   double shape = 1;   // Weibull only (> 0); 1 is the exponential
+  // false (the default): the fleet has run a long time when the simulation starts, each node at
+  // an age of its own, so failures come at the renewal process's steady rate from time 0 (the
+  // first failure of a node is drawn from the forward recurrence time, whose density is
+  // S(t)/mean; for a Weibull, t = scale x P^-1(1/shape, U)^(1/shape)). true: every node is new
+  // at time 0, so a Weibull of shape below 1 makes the whole fleet's infant mortality at once.
+  // The exponential is memoryless: the same either way.
+  bool fresh_nodes = false;
+  // Failures of a job itself, whatever its size (software, the network between its nodes), at
+  // this mean time from each of its runs' grants (SimJob::mtbf_s); 0: none. Not a node's: the
+  // trace does not use it; the scenario gives it to its job.
+  double job_mtbf_s = 0;
 
   // A law whose mean, shape or kind cannot be drawn from: invalid, naming what is wrong.
   Result<void> check() const;
@@ -75,7 +86,8 @@ struct NodeFailure {
 
 class FailureTrace {
  public:
-  // Every node starts new at time 0. Invalid: a bad law, a rate multiplier not above 0.
+  // Every node in steady state at time 0, or new when the law says fresh_nodes. Invalid: a bad
+  // law, a rate multiplier not above 0.
   static Result<FailureTrace> make(std::uint64_t seed, const FailureLaw& law,
                                    std::vector<SimNodeSpec> nodes, const CauseMix* causes);
 
@@ -97,6 +109,8 @@ class FailureTrace {
   FailureTrace(std::uint64_t seed, const FailureLaw& law, std::vector<SimNodeSpec> nodes,
                const CauseMix* causes);
   double draw_gap(std::size_t node);
+  // The first gap: draw_gap for new nodes (and the exponential), else the forward recurrence.
+  double draw_first_gap(std::size_t node);
 
   FailureLaw law_;
   double weibull_scale_ = 0;

@@ -22,6 +22,7 @@ constexpr std::uint64_t kSlowStream = 0x5100'0000;
 constexpr std::uint64_t kTraceSeedStream = 0x7ace'0000;
 constexpr std::uint64_t kOutageStream = 0x0a7a'0000;
 constexpr std::uint64_t kBlipStream = 0xb1a0'0000;
+constexpr std::uint64_t kJobStream = 0x10b0'0000;
 
 Error invalid(const std::string& what) {
   return make_error(ErrorKind::invalid, what);
@@ -90,7 +91,10 @@ Result<void> SimCluster::check() const {
 }
 
 SimWorld::SimWorld(std::vector<SimJob> jobs, CauseMix causes)
-    : causes_(std::move(causes)), jobs_(std::move(jobs)), truth_(jobs_.size()) {}
+    : causes_(std::move(causes)),
+      jobs_(std::move(jobs)),
+      truth_(jobs_.size()),
+      current_(jobs_.size()) {}
 
 Result<std::unique_ptr<SimWorld>> SimWorld::make(std::uint64_t seed,
                                                  std::vector<SimCluster> clusters,
@@ -116,11 +120,15 @@ Result<std::unique_ptr<SimWorld>> SimWorld::make(std::uint64_t seed,
     if (!(j.drain_s >= 0) || !std::isfinite(j.drain_s)) {
       return invalid(where + "drain_s must be >= 0");
     }
+    if (!(j.mtbf_s >= 0)) return invalid(where + "mtbf_s must be >= 0 (0: no failures of its own)");
     if (j.tokens_per_step < 0 || j.checkpoint_bytes < 0) {
       return invalid(where + "tokens_per_step and checkpoint_bytes must be >= 0");
     }
   }
   std::unique_ptr<SimWorld> world(new SimWorld(std::move(jobs), std::move(causes)));
+  for (std::size_t ji = 0; ji < world->jobs_.size(); ++ji) {
+    world->job_random_.emplace_back(seed, kJobStream + ji);
+  }
   for (std::size_t ci = 0; ci < clusters.size(); ++ci) {
     SimCluster& spec = clusters[ci];
     const auto n = static_cast<std::size_t>(spec.nodes);
@@ -169,7 +177,7 @@ double SimWorld::next_event(std::size_t ci) const {
   if (!c.repairs.empty()) t = std::min(t, *c.repairs.begin());
   t = std::min(t, c.in_outage ? c.outage_end : c.outage_start);
   t = std::min(t, c.in_blip ? c.blip_end : c.blip_start);
-  for (std::size_t r : c.live) t = std::min(t, runs_[r].completes_s);
+  for (std::size_t r : c.live) t = std::min({t, runs_[r].completes_s, runs_[r].job_fails_s});
   return t;
 }
 
@@ -198,17 +206,23 @@ void SimWorld::apply_next_event(std::size_t ci) {
   const double repair_at = c.repairs.empty() ? kNever : double{*c.repairs.begin()};
   const double outage_at = c.in_outage ? c.outage_end : c.outage_start;
   const double blip_at = c.in_blip ? c.blip_end : c.blip_start;
-  double done_at = kNever;
-  std::optional<std::size_t> done;
+  double done_at = kNever, job_fail_at = kNever;
+  std::optional<std::size_t> done, job_failed;
   for (std::size_t r : c.live) {
     if (runs_[r].completes_s < done_at) {
       done_at = runs_[r].completes_s;
       done = r;
     }
+    if (runs_[r].job_fails_s < job_fail_at) {
+      job_fail_at = runs_[r].job_fails_s;
+      job_failed = r;
+    }
   }
-  const double first = std::min({fail_at, repair_at, outage_at, blip_at, done_at});
+  const double first = std::min({fail_at, repair_at, outage_at, blip_at, done_at, job_fail_at});
   if (done && done_at == first) {
     print_until(runs_[*done], done_at);  // completes it
+  } else if (job_failed && job_fail_at == first) {
+    job_fails(*job_failed);
   } else if (fail_at == first) {
     node_fails(ci, c.trace.next());
   } else if (repair_at == first) {
@@ -258,6 +272,22 @@ void SimWorld::node_fails(std::size_t ci, const NodeFailure& f) {
   exit.detail = "node " + node.name + " failed (" + cause + ")";
   exit.last_heard_ms = static_cast<std::int64_t>(std::llround(f.at_s * 1000));
   end_run(ri, f.at_s, std::move(exit));
+}
+
+void SimWorld::job_fails(std::size_t ri) {
+  Run& run = runs_[ri];
+  const Cluster& c = clusters_[run.cluster];
+  JobTruth& truth = truth_[run.job];
+  const std::string cause = "job";
+  ++clusters_[run.cluster].failures[cause];
+  truth.interruptions.push_back(Interruption{run.job_fails_s, c.spec.name, cause, {}, {}});
+  run.interruption = truth.interruptions.size() - 1;
+  ExitStatus exit;
+  exit.exit_code = 1;
+  exit.cause = ExitCause::network_error;
+  exit.detail = "the job itself failed (NCCL watchdog timeout: software or network, no node)";
+  exit.last_heard_ms = static_cast<std::int64_t>(std::llround(run.job_fails_s * 1000));
+  end_run(ri, run.job_fails_s, std::move(exit));
 }
 
 void SimWorld::outage_starts(std::size_t ci) {
@@ -326,14 +356,13 @@ bool SimWorld::grant(Run& run, std::size_t ri) {
   run.cursor = TrainingProgress{run.start_step, run.start_step, 0, run.ready_s, false};
   run.next_progress_s = run.ready_s + c.spec.progress_every_s;
   run.completes_s = advance(run.shape, run.start_step, run.ready_s).at_s;
+  run.job_fails_s = job.mtbf_s > 0 ? now_ + job_random_[run.job].exponential(job.mtbf_s) : kNever;
   JobTruth& truth = truth_[run.job];
-  // The job goes back to the step this run starts from: whatever it had made past it is lost.
-  const std::int64_t had = truth.kept_steps();
-  if (had > run.start_step) truth.steps_lost += had - run.start_step;
-  while (!truth.kept.empty() && truth.kept.back().from >= run.start_step) truth.kept.pop_back();
-  if (!truth.kept.empty() && truth.kept.back().to > run.start_step) {
-    truth.kept.back().to = run.start_step;
-  }
+  // The job's model is now the checkpoint this run starts from, with every step it holds where
+  // it was made (a checkpoint ahead of what the job had kept brings its steps back); what the
+  // job had made past it is lost (steps_made - kept_steps()).
+  truth.kept = run.lineage;
+  current_[run.job] = ri;
   if (!truth.first_step_s) truth.first_step_s = run.ready_s;
   for (auto& i : truth.interruptions) {
     if (!i.resumed_s) i.resumed_s = run.ready_s;
@@ -359,6 +388,16 @@ void SimWorld::grant_waiting(std::size_t ci) {
   for (std::size_t ri : c.live) {
     if (runs_[ri].nodes.empty() && !grant(runs_[ri], ri)) break;  // first come, first served
   }
+}
+
+std::vector<KeptSteps> SimWorld::lineage_of(const Copy& copy) const {
+  const Run& maker = runs_[copy.run];
+  std::vector<KeptSteps> steps = maker.lineage;
+  if (copy.step > maker.start_step) {
+    steps.push_back(KeptSteps{maker.start_step, copy.step, maker.shape.step_s,
+                              clusters_[maker.cluster].spec.name});
+  }
+  return steps;
 }
 
 std::string SimWorld::checkpoint_path(const Run& run, std::int64_t step) const {
@@ -436,7 +475,8 @@ void SimWorld::record_save(Run& run, std::int64_t step, double save_at) {
     run.draining = step;  // the newest only: a drain under way is superseded
     run.drained_s = save_at + job.drain_s;
   }
-  c.copies[line.path] = Copy{run.job, step, line.tier == CheckpointTier::local};
+  c.copies[line.path] = Copy{run.job, step, line.tier == CheckpointTier::local,
+                             static_cast<std::size_t>(&run - runs_.data())};
   print_line(run, line);
 }
 
@@ -444,7 +484,8 @@ void SimWorld::record_drain(Run& run) {
   const std::int64_t step = run.draining;
   run.draining = -1;
   const std::string path = checkpoint_path(run, step);
-  clusters_[run.cluster].copies[path] = Copy{run.job, step};
+  clusters_[run.cluster].copies[path] =
+      Copy{run.job, step, false, static_cast<std::size_t>(&run - runs_.data())};
   CheckpointReport line{step, path, jobs_[run.job].drain_s};
   print_line(run, line);
 }
@@ -465,7 +506,11 @@ void SimWorld::end_run(std::size_t ri, double at, ExitStatus exit) {
     if (at > run.ready_s) {
       const TrainingProgress p = advance(run.shape, run.start_step, run.ready_s, at);
       if (p.step > run.start_step) {
-        truth.kept.push_back(KeptSteps{run.start_step, p.step, run.shape.step_s, c.spec.name});
+        truth.steps_made += p.step - run.start_step;
+        // A run the job has since left (a newer one was granted) made steps no one keeps.
+        if (current_[run.job] == ri) {
+          truth.kept.push_back(KeptSteps{run.start_step, p.step, run.shape.step_s, c.spec.name});
+        }
       }
     }
     for (std::size_t i : run.nodes) c.nodes[i].held_by.reset();

@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,6 +54,9 @@ struct SimJob {
   // disk, then a drain of drain_s copies it to the shared storage in the background, the newest
   // only (a newer save supersedes a drain under way). 0: every save goes to shared storage.
   double drain_s = 0;
+  // Failures of the job itself, whatever its size (software, the network between its nodes):
+  // a run fails at this mean time from its grant, beside its nodes' failures. 0: none.
+  double mtbf_s = 0;
 };
 
 struct SimCluster {
@@ -103,8 +107,12 @@ struct KeptSteps {
 };
 
 struct JobTruth {
-  std::vector<KeptSteps> kept;  // in step order, contiguous from 0
-  std::int64_t steps_lost = 0;  // made, then rolled back by a resume from an older step
+  // The steps the job's model holds, in step order, contiguous from 0: those of the checkpoint
+  // its newest run resumed from (each made where and how fast it was made, whichever runs made
+  // them, even a run whose progress a later rollback had undone) and that run's own.
+  std::vector<KeptSteps> kept;
+  std::int64_t steps_made = 0;  // by every run of the job, kept or not
+  std::int64_t steps_lost = 0;  // made and not kept: steps_made - kept_steps()
   std::vector<Interruption> interruptions;
   std::optional<double> first_step_s;  // when its first run started training
   std::optional<double> completed_s;
@@ -177,6 +185,7 @@ class SimWorld {
     std::size_t job = 0;
     std::int64_t step = 0;
     bool on_node = false;  // a tiered save's first copy, on a node's own disk
+    std::size_t run = 0;   // the run that saved it: its steps are that run's lineage and own
   };
   struct Cluster {
     SimCluster spec;
@@ -213,6 +222,11 @@ class SimWorld {
     double launched_s = 0;
     double ready_s = 0;  // the first step (granted + restart_s); +inf until granted
     std::int64_t start_step = 0;
+    // The steps the checkpoint it resumed from holds, [0, start_step) (lineage_of); empty for a
+    // run from scratch.
+    std::vector<KeptSteps> lineage;
+    // Its job's own failure (SimJob::mtbf_s), drawn at its grant; +inf: none.
+    double job_fails_s = std::numeric_limits<double>::infinity();
     TrainingShape shape;
     TrainingProgress cursor;     // at the last printed save (or the start)
     std::int64_t draining = -1;  // the step whose drain is under way (tiered saves); -1: none
@@ -249,6 +263,10 @@ class SimWorld {
   double restart_for(Cluster& c, const JobTruth& truth);
   void end_run(std::size_t run_index, double at, ExitStatus exit);
   std::string checkpoint_path(const Run& run, std::int64_t step) const;
+  // The steps a checkpoint holds, contiguous from 0: its run's lineage and that run's own steps.
+  std::vector<KeptSteps> lineage_of(const Copy& copy) const;
+  // The job's own failure ends the run (SimJob::mtbf_s).
+  void job_fails(std::size_t run_index);
   std::optional<std::size_t> run_of(std::size_t c, const std::string& token) const;
 
   CauseMix causes_;  // the traces point into it
@@ -256,6 +274,9 @@ class SimWorld {
   std::vector<SimJob> jobs_;
   std::vector<Run> runs_;
   std::vector<JobTruth> truth_;
+  // Per job: the run its truth follows (the newest granted), whose steps are the ones kept.
+  std::vector<std::optional<std::size_t>> current_;
+  std::vector<SimRandom> job_random_;  // per job: its own failures
   double now_ = 0;
   std::int64_t lines_printed_ = 0;
 };

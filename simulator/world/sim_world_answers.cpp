@@ -84,6 +84,7 @@ Result<LaunchResult> SimWorld::launch(std::size_t ci, const LaunchRequest& reque
   run.ready_s = kNever;
   run.completes_s = kNever;
   run.next_progress_s = kNever;
+  run.job_fails_s = kNever;
   if (auto from = request.env.find(request.resume_env); from != request.env.end()) {
     auto copy = c.copies.find(from->second);
     if (copy == c.copies.end() || copy->second.job != run.job) {
@@ -91,6 +92,7 @@ Result<LaunchResult> SimWorld::launch(std::size_t ci, const LaunchRequest& reque
                                                   from->second + " on " + c.spec.name);
     }
     run.start_step = copy->second.step;
+    run.lineage = lineage_of(copy->second);
   }
   run.shape = TrainingShape{1, job->total_steps, job->checkpoint_every, job->save_s};
   JobTruth& truth = truth_[run.job];
@@ -231,11 +233,14 @@ JobTruth SimWorld::truth(const std::string& job) const {
           (now_ - run.granted_s) * static_cast<double>(run.nodes_needed) * c.spec.gpus_per_node;
       if (now_ <= run.ready_s) continue;
       const TrainingProgress p = advance(run.shape, run.start_step, run.ready_s, now_);
-      if (p.step > run.start_step) {
+      if (p.step <= run.start_step) continue;
+      t.steps_made += p.step - run.start_step;
+      if (current_[ji] == ri) {
         t.kept.push_back(KeptSteps{run.start_step, p.step, run.shape.step_s, c.spec.name});
       }
     }
   }
+  t.steps_lost = t.steps_made - t.kept_steps();
   return t;
 }
 

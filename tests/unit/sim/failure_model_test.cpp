@@ -154,5 +154,27 @@ TEST(FailureTrace, BadLawsRatesAndMixesAreRefusedSayingWhy) {
   EXPECT_FALSE(CauseMix::make({{"a", std::nan("")}}).ok());
 }
 
+// Failures of a fleet of 20,000 Weibull nodes (shape 0.5, MTBF 1,000 h) in its first 10 hours.
+int failures_in_first_hours(bool fresh_nodes, double hours) {
+  const CauseMix causes = llama3();
+  FailureLaw law{FailureLaw::Kind::weibull, 1000 * 3600.0, 0.5};
+  law.fresh_nodes = fresh_nodes;
+  auto trace = FailureTrace::make(3, law, std::vector<SimNodeSpec>(20'000), &causes).value();
+  int n = 0;
+  while (trace.next_at() < hours * 3600) {
+    trace.next();
+    ++n;
+  }
+  return n;
+}
+
+TEST(FailureTrace, AWeibullFleetStartsInSteadyStateUnlessItsNodesAreFresh) {
+  // In steady state a renewal process fails at 1/MTBF from the start: 20,000 x 10 / 1,000 = 200.
+  EXPECT_NEAR(failures_in_first_hours(false, 10), 200, 45);
+  // New nodes all at once: 1 - exp(-sqrt(10 / 500)) = 13% of them fail in those hours (2,640),
+  // and a new node's second failure comes early too: about 2,950, fifteen times the steady rate.
+  EXPECT_GT(failures_in_first_hours(true, 10), 2640);
+}
+
 }  // namespace
 }  // namespace orch::sim

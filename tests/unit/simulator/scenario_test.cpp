@@ -54,6 +54,27 @@ TEST(Scenario, DefaultsStandForWhatIsNotSaid) {
   EXPECT_EQ(s->quarantine.at(0).failures, 2);
 }
 
+TEST(Scenario, AJobsOwnFailuresAndFreshNodesAreReadFromTheFailuresSection) {
+  auto plain = parse_scenario(kMinimal, "s.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->job.mtbf_s, 0);                   // none unless said
+  EXPECT_FALSE(plain->clusters[0].law.fresh_nodes);  // nodes of every age unless said
+  auto s = parse_scenario(std::string("failures: {law: weibull, shape: 0.7, job_mtbf_h: 200, "
+                                      "fresh_nodes: true}\n") +
+                              kMinimal + "\n",
+                          "s.yaml");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_DOUBLE_EQ(s->job.mtbf_s, 200 * 3600.0);
+  EXPECT_TRUE(s->clusters[0].law.fresh_nodes);
+  auto whole = parse_scenario(
+      "clusters:\n  - {name: a, nodes: 4, mfu: 0.4}\n"
+      "job: {nodes: 2, parameters: 7e9, checkpoint_every: 3e3, total_steps: 1e12}\n",
+      "s.yaml");
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_EQ(whole->job.checkpoint_every, 3000);
+  EXPECT_EQ(whole->job.total_steps, 1'000'000'000'000);
+}
+
 TEST(Scenario, MistakesSayWhereAndWhy) {
   struct Case {
     const char* text;
@@ -81,6 +102,22 @@ TEST(Scenario, MistakesSayWhereAndWhy) {
        "cluster \"a\" is listed twice"},
       {"clusters: [", "s.yaml:1:"},
       {"job: {parameters: 1e9}\n", "missing required key \"clusters\""},
+      // Counts are whole (issue 45): half a step between saves is refused, not run as "never".
+      {"clusters:\n  - {name: a, nodes: 4, mfu: 0.4}\n"
+       "job: {parameters: 1e9, checkpoint_every: 0.5}\n",
+       "s.yaml:3:42: checkpoint_every is 0.5, not a whole number"},
+      {"clusters:\n  - {name: a, nodes: 4, mfu: 0.4}\njob:\n  parameters: 1e9\n"
+       "  total_steps: 1000.25\n",
+       "s.yaml:5:16: total_steps is 1000.25, not a whole number"},
+      {"clusters:\n  - {name: a, nodes: 4, mfu: 0.4}\n"
+       "job: {parameters: 1e9, tokens_per_step: 4096.5}\n",
+       "tokens_per_step is 4096.5, not a whole number"},
+      {"failures: {job_mtbf_h: -3}\nclusters:\n  - {name: a, nodes: 4, mfu: 0.4}\n"
+       "job: {parameters: 1e9}\n",
+       "s.yaml:1:24:"},
+      {"failures: {fresh_nodes: maybe}\nclusters:\n  - {name: a, nodes: 4, mfu: 0.4}\n"
+       "job: {parameters: 1e9}\n",
+       "s.yaml:1:25:"},
   };
   for (const Case& c : cases) {
     auto s = parse_scenario(c.text, "s.yaml");

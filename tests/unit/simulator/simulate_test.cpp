@@ -4,6 +4,9 @@
 // keeps the job's progress; the report reads as a table, JSON and a chart.
 #include <gmock/gmock.h>
 
+#include <set>
+#include <string>
+
 #include "simulator/simulate.h"
 #include "tests/unit/simulator/small_job.h"
 
@@ -72,7 +75,12 @@ TEST(Simulate, FailoverOnlyMovesOnEveryFailureWhileRestartInPlaceStays) {
   EXPECT_EQ(stay.productive_h_on.size(), 1u);
   EXPECT_TRUE(stay.productive_h_on.count("a"));
   ASSERT_GT(move.interruptions, 0);
-  EXPECT_EQ(move.productive_h_on.size(), 2u);
+  // It failed on both clusters. (Its model's steps are all one cluster's: without replication
+  // a move resumes from the checkpoints the other cluster holds, and every step kept is one the
+  // final model holds, issue 45.)
+  std::set<std::string> failed_on;
+  for (const Interruption& i : failover->truth.interruptions) failed_on.insert(i.cluster);
+  EXPECT_EQ(failed_on.size(), 2u);
   // Without replication a move goes back to the checkpoint the other site last had.
   EXPECT_GT(move.steps_lost, stay.steps_lost);
   EXPECT_EQ(stay.nodes_quarantined, 0);
