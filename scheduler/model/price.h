@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/common/clock.h"
-
 namespace orch {
+
+// Milliseconds since the Unix epoch (as scheduler/common/clock.h; not included here, so that
+// orch::Clock does not reach the adapters that name a Clock of their own through cluster_spec.h).
+using Millis = std::int64_t;
 
 // What a cluster's GPU-hour costs (clusters file `price:`, docs/config.md "Prices", issue 45).
 // Money is in one currency across the fleet (the file is refused otherwise). A window overrides
