@@ -3,7 +3,6 @@
 #include "scheduler/model/workdir.h"
 
 #include <cerrno>
-#include <chrono>
 #include <climits>
 #include <cstring>
 #include <exception>
@@ -21,6 +20,7 @@
 #include "scheduler/spec/burn_in_gpu_section.h"
 #include "scheduler/spec/fabric_section.h"
 #include "scheduler/spec/live_watch_section.h"
+#include "scheduler/spec/price_section.h"
 #include "scheduler/spec/provider_catalog.h"
 #include "scheduler/spec/provider_sections.h"
 #include "scheduler/spec/rate_limits_section.h"
@@ -185,21 +185,6 @@ void read_burn_in(const MapView& entry, ClusterSpec& c) {
   }
   if (!b.reader().failed()) read_burn_in_gpu(b, s.gpu);
   if (!b.reader().failed()) read_burn_in_fabric(b, s.fabric);
-}
-
-// "2026-12-10" as the UTC midnight that starts that day; nullopt unless a real date.
-std::optional<std::int64_t> utc_date_ms(const std::string& text) {
-  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return std::nullopt;
-  for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
-    if (text[i] < '0' || text[i] > '9') return std::nullopt;
-  }
-  const std::chrono::year_month_day day{
-      std::chrono::year{std::stoi(text.substr(0, 4))},
-      std::chrono::month{static_cast<unsigned>(std::stoi(text.substr(5, 2)))},
-      std::chrono::day{static_cast<unsigned>(std::stoi(text.substr(8, 2)))}};
-  if (!day.ok()) return std::nullopt;
-  const auto since_epoch = std::chrono::sys_days{day}.time_since_epoch();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch).count();
 }
 
 void read_delivery(const MapView& entry, ClusterSpec& c) {
@@ -433,7 +418,8 @@ const std::vector<std::string_view>& cluster_keys() {
                                          "live_watch",
                                          "quarantine",
                                          "data",
-                                         "delivery"};
+                                         "delivery",
+                                         "price"};
     for (const ProviderTraits& p : provider_catalog()) {
       out.insert(out.end(), p.sections.begin(), p.sections.end());
     }
@@ -475,6 +461,7 @@ void read_clusters(const MapView& file, const std::vector<std::string>& also_kno
     }
     ClusterSpec cluster;
     read_cluster(entry, cluster, peers);
+    if (!r.failed()) read_price(entry, cluster, out);
     if (r.failed()) break;
     for (std::size_t j = 0; j < out.size(); ++j) {
       if (out[j].name != cluster.name) continue;
@@ -502,9 +489,10 @@ Result<ClustersFile> parse_clusters_file(std::string_view yaml_text, std::string
                                     "a clusters file: a map with a \"clusters\" list");
     if (!root) return root.error();
     yaml::Reader reader(source_name);
-    MapView file(reader, *root, "the clusters file",
-                 {"server", "clusters", "webhooks", "priority_classes", "teams", "secrets"},
-                 "a map with a \"clusters\" list");
+    MapView file(
+        reader, *root, "the clusters file",
+        {"server", "clusters", "webhooks", "priority_classes", "teams", "secrets", "placement"},
+        "a map with a \"clusters\" list");
     if (reader.failed()) return reader.error();
     ClustersFile out;
     read_server(file, out.server);

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <string>
 
+#include "scheduler/spec/price_section.h"
+
 namespace orch {
 namespace {
 
@@ -31,15 +33,18 @@ constexpr std::string_view kTeamExample =
 constexpr long long kMaxQuotaGpus = 10'000'000;
 
 void read_team(yaml::Reader& r, const std::string& name, const YAML::Node& value,
-               const std::vector<ClusterSpec>& clusters, TeamQuota& out) {
+               const std::vector<ClusterSpec>& clusters, const SchedulingSpec& spec,
+               TeamQuota& out) {
   yaml::MapView team(r, value, "team \"" + name + "\"",
-                     {"gpus", "clusters", "borrow", "max_priority"},
+                     {"gpus", "clusters", "borrow", "max_priority", "budget", "objective"},
                      "a map such as {gpus: 64, clusters: {alpha: 32}, borrow: true}");
   if (r.failed()) return;
   team.read_int("gpus", out.gpus, 0, kMaxQuotaGpus, "the GPUs the team may hold fleet-wide");
   team.read_int("max_priority", out.max_priority, -kMaxPriority, kMaxPriority,
                 "the highest priority the team's jobs may ask for, such as 500");
   team.read_bool("borrow", out.borrow, "true (the default) or false");
+  read_team_money(team, name, spec, clusters, out);
+  if (r.failed()) return;
   if (const yaml::Field* f = team.find("clusters"); f && !f->value.IsNull()) {
     if (!f->value.IsMap()) {
       r.fail(team.value_position("clusters"),
@@ -78,7 +83,7 @@ void read_team(yaml::Reader& r, const std::string& name, const YAML::Node& value
       out.cluster_gpus[cluster] = static_cast<int>(*gpus);
     }
   }
-  if (!out.gpus && out.cluster_gpus.empty()) {
+  if (!out.gpus && out.cluster_gpus.empty() && !out.budget.configured && !out.objective) {
     r.fail(team.position(), "team \"" + name + "\" gives no quota",
            "\"gpus\" (fleet-wide), \"clusters\" (per cluster), or both");
   }
@@ -109,7 +114,7 @@ void read_teams(const yaml::MapView& file, const std::vector<ClusterSpec>& clust
       return;
     }
     TeamQuota quota;
-    read_team(r, k.Scalar(), v, clusters, quota);
+    read_team(r, k.Scalar(), v, clusters, out, quota);
     if (r.failed()) return;
     out.teams[k.Scalar()] = std::move(quota);
   }
@@ -185,6 +190,7 @@ void read_scheduling(const yaml::MapView& file, const std::vector<ClusterSpec>& 
                      SchedulingSpec& out) {
   read_priority_classes(file, out);
   if (!file.reader().failed()) read_teams(file, clusters, out);
+  if (!file.reader().failed()) read_placement(file, out);
 }
 
 std::optional<int> resolve_priority(const SchedulingSpec& spec, const std::string& name,
