@@ -63,8 +63,11 @@ void add_simulate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "simulate", "Run a scenario's policies over simulated clusters and compare them");
   cmd->add_option("SCENARIO", o->scenario,
-                  "Scenario file (YAML), e.g. examples/simulate/lottery.yaml")
-      ->required();
+                  "Scenario file (YAML), e.g. examples/simulate/lottery.yaml or a fleet's, "
+                  "examples/simulate/fleet-quotas.yaml");
+  cmd->add_option("--compare", o->compare,
+                  "Two fleet scenarios run on the same seeds: their paired differences")
+      ->expected(2);
   cmd->add_option("--seeds", o->seeds, "Seeds to run (overrides the scenario's)")
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--seed", o->seed, "First seed (overrides the scenario's)")
@@ -79,6 +82,9 @@ void add_simulate_command(CLI::App& app) {
   cmd->callback([o, &app] {
     if (auto* output = app.get_option_no_throw("--output"); output && output->count() > 0) {
       o->output = output->as<std::string>();
+    }
+    if (o->scenario.empty() && o->compare.empty()) {
+      throw CLI::ValidationError("SCENARIO", "a scenario file, or --compare A.yaml B.yaml");
     }
     int rc = run_simulate(*o, std::cout, std::cerr);
     if (rc != kExitOk) throw CLI::RuntimeError(rc);

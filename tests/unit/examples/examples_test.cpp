@@ -19,6 +19,7 @@
 #include "scheduler/spec/scheduling_section.h"
 #include "scheduler/spec/slurm_job_rules.h"
 #include "scheduler/spec/sweep.h"
+#include "simulator/fleet_scenario.h"
 #include "simulator/scenario.h"
 
 namespace orch {
@@ -99,7 +100,13 @@ TEST(Examples, EveryJobSpecParses) {
 
 TEST(Examples, EveryScenarioParses) {
   for (const fs::path& p : files_of(Kind::scenario)) {
-    auto scenario = sim::parse_scenario(read(p), "examples/" + rel(p));
+    const std::string text = read(p);
+    if (sim::is_fleet_scenario(text)) {
+      auto fleet = sim::parse_fleet_scenario(text, "examples/" + rel(p));
+      EXPECT_TRUE(fleet.ok()) << fleet.error().message;
+      continue;
+    }
+    auto scenario = sim::parse_scenario(text, "examples/" + rel(p));
     EXPECT_TRUE(scenario.ok()) << scenario.error().message;
   }
 }
