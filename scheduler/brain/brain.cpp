@@ -69,6 +69,7 @@ Result<BrainReply> Brain::handle(const BrainEvent& event) {
     core_.misconfigured = misconfigured_before;
   }
   placer_.after_commit(tx.ok());
+  health_.after_commit(tx.ok());
   if (!tx) return tx.error();
   return reply;
 }

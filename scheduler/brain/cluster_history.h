@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,10 +23,14 @@ namespace orch {
 // Ledger kinds that count as a node failure for MTBF: a node lost under a job, a GPU fault.
 inline const std::vector<std::string> kNodeFailureKinds = {"node-failure", "gpu-error"};
 
-// The facts of every configured cluster from window_start to now.
+// The facts of every configured cluster from window_start to now. For placement, only what
+// cluster_histories reads besides the save times: the attempts and the node failures (the
+// clusters' rows, node counts, health log, stalls and tickets are the scorecard's; placement
+// keeps the save times in a SaveTimeWindow).
 Result<ScorecardInputs> gather_scorecard_inputs(StoreReader& store,
                                                 const std::vector<ClusterSpec>& clusters,
-                                                Millis now, Millis window_start);
+                                                Millis now, Millis window_start,
+                                                bool for_placement = false);
 
 // Per cluster: MFU (its attempts' work over their time), node-hours under attempts and node
 // failures in them, checkpoint cost (median save time) and restart time (median detection +
@@ -41,6 +47,31 @@ using ClusterHistories = std::map<std::string, ClusterHistory>;
 // be worth is placement's to weigh (scheduler/placement/move_worth.h), not made up here.
 Result<ClusterHistories> placement_histories(StoreReader& store,
                                              const std::vector<ClusterSpec>& clusters, Millis now);
+
+// The checkpoint save times of a sliding window, kept between reads: each refresh reads only
+// the checkpoints recorded since the last one and lets go of those now older than the window
+// (a month of a busy job is tens of thousands of saves; placement refreshes every
+// kHistoryRefreshMs while a job waits). Per cluster, the median the history reports.
+class SaveTimeWindow {
+ public:
+  Result<void> refresh(StoreReader& store, Millis window_start);
+  std::optional<double> median(const std::string& cluster) const;
+  // Forgets everything (the next refresh reads the window afresh): after a rolled-back
+  // transaction, whose checkpoint ids may be handed out again.
+  void reset();
+
+ private:
+  std::int64_t last_id_ = 0;
+  Millis start_ = 0;  // the window's start at the last refresh
+  std::multimap<Millis, std::pair<std::string, double>> by_time_;
+  std::map<std::string, std::multiset<double>> by_cluster_;
+};
+
+// placement_histories with the save times from `saves`, refreshed here: the same histories, at
+// the cost of what changed since the last refresh.
+Result<ClusterHistories> placement_histories(StoreReader& store,
+                                             const std::vector<ClusterSpec>& clusters, Millis now,
+                                             SaveTimeWindow& saves);
 
 // placement_histories computed at most once per kHistoryRefreshMs and shared by the threads
 // that answer requests: a read that needs them costs a lookup, not a scan of the window. While

@@ -70,15 +70,14 @@ Result<ReplicationInput> DataTransfers::replication_input(const ReplicationSpec&
       in.in_flight.insert({*t.checkpoint_id, t.dst_cluster});
     }
   }
-  // done_transfers reads both directions, so each pair is read once and serves both.
+  // pair_bandwidth reads both directions, so each pair is read once and serves both.
   for (auto a = usable->begin(); a != usable->end(); ++a) {
     for (auto b = std::next(a); b != usable->end(); ++b) {
-      auto done = store_.done_transfers(*a, *b, 10);
-      if (!done) return done.error();
-      if (done->empty()) continue;
-      const double bps = bandwidth_of(*done);
-      in.bandwidth[{*a, *b}] = bps;
-      in.bandwidth[{*b, *a}] = bps;
+      auto p = pair_bandwidth(*a, *b);
+      if (!p) return p.error();
+      if (!p->measured) continue;
+      in.bandwidth[{*a, *b}] = p->bps;
+      in.bandwidth[{*b, *a}] = p->bps;
     }
   }
   return in;

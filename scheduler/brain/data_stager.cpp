@@ -81,7 +81,8 @@ StagingCopies staging_copies(const CheckpointRow& ckpt, const std::vector<Replic
 }  // namespace
 
 Result<DataStager::CheckpointStaging> DataStager::stage_checkpoint(
-    const JobRow& job, const std::string& cluster, const std::vector<ResumeCandidate>& here) {
+    const JobRow& job, const std::string& cluster, const std::vector<ResumeCandidate>& here,
+    const std::vector<AttemptRow>& attempts) {
   CheckpointStaging out;
   const std::int64_t best_here = here.empty() ? -1 : here.front().step;
   // Only checkpoints with a copy that still exists can be staged from or waited for.
@@ -101,9 +102,7 @@ Result<DataStager::CheckpointStaging> DataStager::stage_checkpoint(
   auto usable = transfers_.usable_sites();
   if (!usable) return usable.error();
   if (usable->count(cluster) == 0) return out;
-  auto attempts = store_.attempts_of(job.id);
-  if (!attempts) return attempts.error();
-  const std::optional<double> step_s = measured_step_s(*attempts);
+  const std::optional<double> step_s = measured_step_s(attempts);
   std::optional<std::vector<TransferRow>> active;  // read only when a copy is under way
   for (auto it = ckpts->rbegin(); it != ckpts->rend(); ++it) {
     const bool newer = it->step > best_here;

@@ -40,8 +40,11 @@ class DataStager : BrainPart {
     std::string floor_reason;
     bool saved_before = false;  // the job has saved a checkpoint (anywhere)
   };
+  // `attempts`: the job's attempts, as the placer read them (each holds its node list: a gang
+  // of thousands is not read twice per try).
   Result<CheckpointStaging> stage_checkpoint(const JobRow& job, const std::string& cluster,
-                                             const std::vector<ResumeCandidate>& here);
+                                             const std::vector<ResumeCandidate>& here,
+                                             const std::vector<AttemptRow>& attempts);
   // Seconds to stage the job's datasets at each configured cluster (placement's term).
   Result<std::map<std::string, double>> staging_estimates(const JobSpec& spec);
   // Seconds to copy the job's newest checkpoint to each configured cluster (placement's price of

@@ -46,10 +46,26 @@ Result<std::set<std::string>> DataTransfers::usable_sites() {
   return usable;
 }
 
-Result<double> DataTransfers::bandwidth_between(const std::string& a, const std::string& b) {
+Result<DataTransfers::PairBandwidth> DataTransfers::pair_bandwidth(const std::string& a,
+                                                                   const std::string& b) {
+  if (bandwidths_epoch_ != store_.transfers_epoch()) {
+    bandwidths_.clear();
+    bandwidths_epoch_ = store_.transfers_epoch();
+  }
+  // done_transfers reads both directions: one entry serves the pair either way.
+  auto key = a < b ? std::pair(a, b) : std::pair(b, a);
+  if (auto it = bandwidths_.find(key); it != bandwidths_.end()) return it->second;
   auto done = store_.done_transfers(a, b, 10);
   if (!done) return done.error();
-  return bandwidth_of(*done);
+  const PairBandwidth p{!done->empty(), bandwidth_of(*done)};
+  bandwidths_.emplace(std::move(key), p);
+  return p;
+}
+
+Result<double> DataTransfers::bandwidth_between(const std::string& a, const std::string& b) {
+  auto p = pair_bandwidth(a, b);
+  if (!p) return p.error();
+  return p->bps;
 }
 
 Result<std::int64_t> DataTransfers::start_transfer(const ReplicaRow& source, const std::string& to,
@@ -288,7 +304,7 @@ Result<void> DataTransfers::throttle_transfers() {
     if (t.state != TransferState::running) continue;
     std::vector<JobMfuReading> readings;
     for (const std::string& site : {t.src_cluster, t.dst_cluster}) {
-      auto live = store_.live_attempts(site);
+      auto live = store_.live_attempts(site, false);  // their MFU watch alone is read
       if (!live) return live.error();
       for (const auto& a : *live) {
         if (a.state != AttemptState::running) continue;

@@ -7,6 +7,7 @@
 // should hold and listing it; the verifier (data_verifier.h) and the stager (data_stager.h)
 // stand on it.
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -60,6 +61,14 @@ class DataTransfers : BrainPart {
     return spec != nullptr && spec->lists_storage();
   }
   static double bandwidth_of(const std::vector<TransferRow>& done);
+  // The bandwidth between two sites from their newest done transfers (either way), and whether
+  // there were any; read again only after a transfer row was written (Store::transfers_epoch):
+  // every replication plan and every staging weigh asks, a month of them tens of thousands.
+  struct PairBandwidth {
+    bool measured = false;
+    double bps = 0;
+  };
+  Result<PairBandwidth> pair_bandwidth(const std::string& a, const std::string& b);
   Result<void> audit_transfer_source(const TransferRow& transfer);
   // replicate_job's steps (data_replication.cpp): what plan_replication reads, the copies it
   // asks for, the deletions.
@@ -90,6 +99,8 @@ class DataTransfers : BrainPart {
   DataRegistry& registry_;
   Millis last_sweep_ms_ = 0;
   Millis last_code_sweep_ms_ = 0;
+  std::map<std::pair<std::string, std::string>, PairBandwidth> bandwidths_;
+  std::uint64_t bandwidths_epoch_ = 0;
 };
 
 }  // namespace orch

@@ -18,6 +18,21 @@
 namespace orch {
 namespace {
 
+// A node's row as its site's report writes it (Store::upsert_node's columns), seen at `now`.
+NodeRow reported_row(const std::string& cluster, const NodeInfo& n, Millis now) {
+  NodeRow row;
+  row.cluster = cluster;
+  row.name = n.name;
+  row.gpus = n.gpus;
+  row.healthy = n.healthy;
+  row.reason = n.reason;
+  row.seen_ms = now;
+  row.gpus_busy = n.gpus_busy;
+  row.cpus = n.cpus;
+  row.memory_mb = n.memory_mb;
+  return row;
+}
+
 // The newest ledger entries of a node read to find an earlier hang (a bounded read).
 constexpr int kHangLookback = 200;
 
@@ -286,7 +301,7 @@ const std::map<std::string, ClusterHistory>& HealthJudge::histories() {
   if (histories_at_ms_ && now - *histories_at_ms_ < kHistoryRefreshMs) return histories_;
   histories_at_ms_ = now;
   // Placement works without history (priors stand in); a failed read must not stop it.
-  auto computed = placement_histories(store_, clusters_, now);
+  auto computed = placement_histories(store_, clusters_, now, save_times_);
   histories_ = computed ? std::move(*computed) : ClusterHistories{};
   return histories_;
 }
@@ -354,10 +369,10 @@ Result<BrainReply> HealthJudge::on(const InventoryObserved& e) {
       if (auto r = mark_delivered(c, how); !r) return r.error();
     }
   }
-  auto known = store_.nodes(e.cluster);
+  auto known = listed_nodes(e.cluster);
   if (!known) return known.error();
   std::unordered_map<std::string_view, const NodeRow*> before;
-  for (const auto& n : *known) before[n.name] = &n;
+  for (const auto& n : **known) before[n.name] = &n;
   std::unordered_set<std::string_view> listed;
   for (const auto& n : e.inventory.nodes) {
     listed.insert(n.name);
@@ -383,21 +398,11 @@ Result<BrainReply> HealthJudge::on(const InventoryObserved& e) {
         continue;
       }
     }
-    NodeRow row;
-    row.cluster = e.cluster;
-    row.name = n.name;
-    row.gpus = n.gpus;
-    row.healthy = n.healthy;
-    row.reason = n.reason;
-    row.seen_ms = now;
-    row.gpus_busy = n.gpus_busy;
-    row.cpus = n.cpus;
-    row.memory_mb = n.memory_mb;
-    if (auto r = store_.upsert_node(row); !r) return r.error();
+    if (auto r = store_.upsert_node(reported_row(e.cluster, n, now)); !r) return r.error();
   }
   // A node the site no longer lists is gone until it is listed again; its history stays.
   std::vector<NodeRow> unlisted;
-  for (auto n : *known) {
+  for (auto n : **known) {
     if (listed.count(n.name)) continue;
     if (n.healthy) {
       n.healthy = false;
@@ -418,7 +423,35 @@ Result<BrainReply> HealthJudge::on(const InventoryObserved& e) {
   for (const NodeRow& n : unlisted) {
     if (auto r = store_.upsert_node(n); !r) return r.error();
   }
+  remember_listing(e, std::move(unlisted), now);
   return BrainReply{};
+}
+
+Result<const std::vector<NodeRow>*> HealthJudge::listed_nodes(const std::string& cluster) {
+  auto it = listed_.find(cluster);
+  if (it != listed_.end()) return &it->second;
+  auto rows = store_.nodes(cluster);
+  if (!rows) return rows.error();
+  return &(listed_[cluster] = std::move(*rows));
+}
+
+void HealthJudge::remember_listing(const InventoryObserved& e, std::vector<NodeRow> unlisted,
+                                   Millis now) {
+  // As the rows now stand: every listed node as reported and seen now, the unlisted as above.
+  std::vector<NodeRow> rows = std::move(unlisted);
+  rows.reserve(rows.size() + e.inventory.nodes.size());
+  for (const auto& n : e.inventory.nodes) rows.push_back(reported_row(e.cluster, n, now));
+  std::sort(rows.begin(), rows.end(),
+            [](const NodeRow& a, const NodeRow& b) { return a.name < b.name; });
+  // A node listed twice is one row: the next listing reads the rows as they are.
+  const bool twice = std::adjacent_find(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+                       return a.name == b.name;
+                     }) != rows.end();
+  if (twice) {
+    listed_.erase(e.cluster);
+  } else {
+    listed_[e.cluster] = std::move(rows);
+  }
 }
 
 }  // namespace orch

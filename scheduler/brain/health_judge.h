@@ -89,6 +89,13 @@ class HealthJudge : BrainPart {
   // kHistoryRefreshMs; histories_at() says when it last was.
   const std::map<std::string, ClusterHistory>& histories();
   std::optional<Millis> histories_at() const { return histories_at_ms_; }
+  // After each event: a rolled-back one may have read rows that are gone (the history's save
+  // times are read again in full at the next refresh).
+  void after_commit(bool committed) {
+    if (committed) return;
+    save_times_.reset();
+    listed_.clear();
+  }
 
  private:
   // A node's standing as the rules take it.
@@ -116,6 +123,15 @@ class HealthJudge : BrainPart {
 
   std::map<std::string, ClusterHistory> histories_;
   std::optional<Millis> histories_at_ms_;
+  SaveTimeWindow save_times_;  // the window's checkpoint save times, kept between refreshes
+  // What each cluster's last listing left in its node rows: the site's report of each node
+  // (gpus, health, reason, busy GPUs, size) and when it was seen, in name order. Only a listing
+  // writes those columns (Store::upsert_node, mark_nodes_seen), so the next one diffs against
+  // this instead of reading 2,000 rows; the other columns of these rows are not kept current
+  // and are not read. Read from the store for a cluster's first listing and after a rollback.
+  Result<const std::vector<NodeRow>*> listed_nodes(const std::string& cluster);
+  void remember_listing(const InventoryObserved& e, std::vector<NodeRow> unlisted, Millis now);
+  std::map<std::string, std::vector<NodeRow>> listed_;
 };
 
 }  // namespace orch

@@ -2,6 +2,7 @@
 #include "scheduler/brain/node_standing.h"
 
 #include <map>
+#include <unordered_map>
 
 #include "scheduler/health/incidents.h"
 
@@ -76,16 +77,20 @@ Result<bool> first_work_failure(StoreReader& store, const NodeEventRow& row) {
   return true;
 }
 
-Result<std::map<std::string, RateVerdict>> cluster_rate_verdicts(StoreReader& store,
-                                                                 const std::string& cluster,
-                                                                 Millis now,
-                                                                 const RatePolicy& policy) {
+namespace {
+
+// The verdicts of every node of the cluster, or of `only` alone (the totals are the cluster's
+// either way; judging one node needs no verdict of the 2,000 others).
+Result<std::map<std::string, RateVerdict>> rate_verdicts(StoreReader& store,
+                                                         const std::string& cluster, Millis now,
+                                                         const RatePolicy& policy,
+                                                         const std::string* only) {
   auto nodes = store.nodes(cluster);
   if (!nodes) return nodes.error();
   auto live = store.live_attempts(cluster);
   if (!live) return live.error();
   // GPU-hours of the attempts running now, per node: their time so far.
-  std::map<std::string, double> hours;
+  std::unordered_map<std::string, double> hours;  // looked up only: its order is no part
   for (const auto& a : *live) {
     if (!a.running_ms || a.nodes.empty() || now <= *a.running_ms) continue;
     const double h = static_cast<double>(a.gpus) / static_cast<double>(a.nodes.size()) *
@@ -104,6 +109,7 @@ Result<std::map<std::string, RateVerdict>> cluster_rate_verdicts(StoreReader& st
   // Each node against the rest: the totals less its own.
   std::map<std::string, RateVerdict> out;
   for (const auto& n : *nodes) {
+    if (only != nullptr && n.name != *only) continue;
     RateEvidence e;
     e.failures = n.work_failures;
     e.gpu_hours = hours[n.name];
@@ -117,10 +123,19 @@ Result<std::map<std::string, RateVerdict>> cluster_rate_verdicts(StoreReader& st
   return out;
 }
 
+}  // namespace
+
+Result<std::map<std::string, RateVerdict>> cluster_rate_verdicts(StoreReader& store,
+                                                                 const std::string& cluster,
+                                                                 Millis now,
+                                                                 const RatePolicy& policy) {
+  return rate_verdicts(store, cluster, now, policy, nullptr);
+}
+
 Result<RateVerdict> node_rate_verdict(StoreReader& store, const std::string& cluster,
                                       const std::string& node, Millis now,
                                       const RatePolicy& policy) {
-  auto all = cluster_rate_verdicts(store, cluster, now, policy);
+  auto all = rate_verdicts(store, cluster, now, policy, &node);
   if (!all) return all.error();
   auto it = all->find(node);
   if (it == all->end()) return judge_rate({}, policy);

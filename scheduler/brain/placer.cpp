@@ -340,7 +340,7 @@ Result<void> Placer::try_place(JobRow& job) {
   if (auto r = holds_.fill_after_env(job, *decision.chosen, data_env); !r) return r;
   auto candidates = staging_.resume_candidates_at(job.id, *decision.chosen);
   if (!candidates) return candidates.error();
-  auto ckpt_wait = staging_.stage_checkpoint(job, *decision.chosen, *candidates);
+  auto ckpt_wait = staging_.stage_checkpoint(job, *decision.chosen, *candidates, *attempts);
   if (!ckpt_wait) return ckpt_wait.error();
   if (ckpt_wait->wait) waits->push_back(*ckpt_wait->wait);
   if (!waits->empty()) return wait_for_staging(job, *decision.chosen, *waits, now);

@@ -9,6 +9,8 @@
 
 #include "scheduler/model/hostlist.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -82,10 +84,40 @@ Result<std::vector<Range>> parse_group(std::string_view group, std::string_view 
   return ranges;
 }
 
-std::string padded(std::uint64_t value, std::size_t width) {
-  std::string digits = std::to_string(value);
-  if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
-  return digits;
+// Appends value in decimal, zero-padded to width (no temporary string: a gang of thousands of
+// nodes is expanded on every read of its attempt).
+void append_padded(std::string& out, std::uint64_t value, std::size_t width) {
+  char digits[24];
+  const std::size_t n =
+      static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, value).ptr - digits);
+  if (n < width) out.append(width - n, '0');
+  out.append(digits, n);
+}
+
+// Whether `digits` (which read as `value`) is how value is written at width: the same value
+// with only leading zeros between them, so the same text exactly when the same length.
+bool written_at_width(std::uint64_t value, std::size_t width, std::string_view digits) {
+  char buf[24];
+  const std::size_t n =
+      static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, value).ptr - buf);
+  return digits.size() == std::max(n, width);
+}
+
+// How many names the pieces describe, saturating at limit (to reserve the output).
+std::size_t count_names(const std::vector<Piece>& pieces, std::size_t limit) {
+  std::size_t total = 1;
+  for (const Piece& piece : pieces) {
+    if (piece.ranges.empty()) continue;
+    std::size_t here = 0;
+    for (const Range& r : piece.ranges) {
+      const std::uint64_t n = r.hi - r.lo + 1;
+      if (n == 0 || n > limit || here + n > limit) return limit;  // 0: the full 64-bit span
+      here += static_cast<std::size_t>(n);
+    }
+    if (here != 0 && total > limit / here) return limit;
+    total *= here;
+  }
+  return std::min(total, limit);
 }
 
 // Splits one name ("n[1-2]-ib[3-4]") into pieces.
@@ -137,7 +169,7 @@ Result<void> expand_pieces(const std::vector<Piece>& pieces, std::size_t at, std
   }
   for (const Range& range : piece.ranges) {
     for (std::uint64_t v = range.lo; v <= range.hi; ++v) {
-      prefix += padded(v, range.width);
+      append_padded(prefix, v, range.width);
       auto r = expand_pieces(pieces, at + 1, prefix, out, whole);
       prefix.resize(keep);
       if (!r) return r;
@@ -206,8 +238,11 @@ void append_group(const Group& g, std::string& out) {
   for (std::size_t i = 0; i < g.ranges.size(); ++i) {
     const Range& r = g.ranges[i];
     if (i > 0) out += ',';
-    out += padded(r.lo, r.width);
-    if (r.hi != r.lo) out += '-' + padded(r.hi, r.width);
+    append_padded(out, r.lo, r.width);
+    if (r.hi != r.lo) {
+      out += '-';
+      append_padded(out, r.hi, r.width);
+    }
   }
   if (!single) out += ']';
 }
@@ -229,6 +264,7 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view hostlist) {
   for (std::string_view name : *names) {
     auto pieces = parse_name(name, list);
     if (!pieces) return pieces.error();
+    out.reserve(out.size() + count_names(*pieces, kMaxHostListNames + 1 - out.size()));
     std::string prefix;
     auto r = expand_pieces(*pieces, 0, prefix, out, list);
     if (!r) return r.error();
@@ -254,7 +290,7 @@ std::optional<std::string> compress_hostlist(const std::vector<std::string>& nam
     if (open && open->prefix == part.prefix) {
       Range& last = open->ranges.back();
       // It continues the last range only if that range's padding writes it back the same.
-      if (value == last.hi + 1 && padded(value, last.width) == part.digits) {
+      if (value == last.hi + 1 && written_at_width(value, last.width, part.digits)) {
         last.hi = value;
       } else {
         open->ranges.push_back({value, value, part.digits.size()});

@@ -348,7 +348,8 @@ bool SiteWorker::post_holders(const std::vector<Result<RunObservation>>& answers
 
 bool SiteWorker::poll() {
   // Live attempts, and ended ones the site has not yet confirmed gone (see AttemptRow::site_done).
-  auto live = reader_->watched_attempts(spec_.name);
+  // Their tokens and states: a gang's node list is not expanded on every poll.
+  auto live = reader_->watched_attempts(spec_.name, false);
   if (!live) return true;
   // Offsets of attempts no longer watched are forgotten.
   std::set<std::string> tokens;

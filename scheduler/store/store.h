@@ -46,6 +46,9 @@ class Store : public StoreReader {
   // row. The brain's loop wakes the workers only when it moved, so an observation that decided
   // nothing does not set off another round of polls (and with it another observation).
   std::uint64_t work_epoch() const { return work_epoch_; }
+  // Grows with every write of a transfer row and with every rollback: equal epochs mean what
+  // was read of the transfers (the bandwidth between two sites) is still current.
+  std::uint64_t transfers_epoch() const { return transfers_epoch_; }
   // The connection itself (sqlite_db.h), for the migrations, the WAL checkpointer and the
   // store's own tests.
   Db& db() { return db_; }
@@ -166,6 +169,7 @@ class Store : public StoreReader {
   void forget_transaction() {
     job_changes_.clear();
     attempts_moved();
+    ++transfers_epoch_;
   }
   // The attempt's row alone (insert_attempt, launch_attempt).
   Result<AttemptId> add_attempt_row(const AttemptRow& row);
@@ -197,6 +201,7 @@ class Store : public StoreReader {
   std::uint64_t capacity_epoch_ = 1;
   std::uint64_t gpus_epoch_ = 1;
   std::uint64_t work_epoch_ = 0;
+  std::uint64_t transfers_epoch_ = 1;
 };
 
 }  // namespace orch

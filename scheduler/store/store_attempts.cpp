@@ -18,6 +18,13 @@ constexpr const char* kAttemptColumns =
     "last_alive_ms, preempt_for, preempt_asked_ms, checkpoint_dir, due_ms, first_progress_ms, "
     "mfu_flag, error_excerpt, not_launched";
 
+// The same columns with an empty node list (StoreReader::live_attempts' with_nodes).
+std::string attempt_columns(bool with_nodes) {
+  std::string columns = kAttemptColumns;
+  if (!with_nodes) columns.replace(columns.find(" nodes,"), 7, " '' AS nodes,");
+  return columns;
+}
+
 std::optional<int> opt_int(const std::optional<std::int64_t>& v) {
   if (!v) return std::nullopt;
   return static_cast<int>(*v);
@@ -46,8 +53,21 @@ std::string hang_watch_text(const HangWatch& w) {
 // that reading and writing a gang of thousands costs a few bytes; a JSON array of names when
 // some name cannot be written in one, and in rows written before this form.
 std::string node_list_text(const std::vector<std::string>& nodes) {
-  if (auto list = compress_hostlist(nodes)) return std::move(*list);
-  return json_text(nlohmann::json(nodes));
+  // A running attempt's row is written again with every progress line, its gang unchanged:
+  // the text of the last list written is kept (comparing the names costs less than writing
+  // them again).
+  thread_local std::vector<std::string> last_nodes;
+  thread_local std::string last_text;
+  if (!nodes.empty() && nodes == last_nodes) return last_text;
+  std::string text;
+  if (auto list = compress_hostlist(nodes)) {
+    text = std::move(*list);
+  } else {
+    text = json_text(nlohmann::json(nodes));
+  }
+  last_nodes = nodes;
+  last_text = text;
+  return text;
 }
 
 std::vector<std::string> node_list_of(const std::string& text) {
@@ -294,18 +314,18 @@ Result<std::vector<AttemptRow>> StoreReader::preempting_attempts() {
 }
 
 Result<std::vector<AttemptRow>> StoreReader::live_attempts(
-    const std::optional<std::string>& cluster) {
+    const std::optional<std::string>& cluster, bool with_nodes) {
   // Live attempts are few and ended ones many: both forms read the partial indexes of live
   // attempts only (the planner, without statistics, would otherwise scan the table).
   if (cluster) {
     return query(db_,
-                 std::string("SELECT ") + kAttemptColumns +
+                 "SELECT " + attempt_columns(with_nodes) +
                      " FROM attempts INDEXED BY attempts_not_exited WHERE cluster = ? AND "
                      "state != 'exited' ORDER BY id",
                  read_attempt, *cluster);
   }
   return query(db_,
-               std::string("SELECT ") + kAttemptColumns +
+               "SELECT " + attempt_columns(with_nodes) +
                    " FROM attempts INDEXED BY attempts_not_exited WHERE state != 'exited' "
                    "ORDER BY id",
                read_attempt);
@@ -323,9 +343,10 @@ Result<std::vector<AttemptRow>> StoreReader::silent_attempts(Millis now) {
                read_attempt, now);
 }
 
-Result<std::vector<AttemptRow>> StoreReader::watched_attempts(const std::string& cluster) {
+Result<std::vector<AttemptRow>> StoreReader::watched_attempts(const std::string& cluster,
+                                                              bool with_nodes) {
   return query(db_,
-               std::string("SELECT ") + kAttemptColumns +
+               "SELECT " + attempt_columns(with_nodes) +
                    // One partial index per condition: an OR would read every attempt the
                    // cluster ever ran, on every poll.
                    " FROM attempts WHERE id IN (SELECT id FROM attempts INDEXED BY "

@@ -210,6 +210,7 @@ Result<void> Store::set_dataset_manifest(const std::string& name, const nlohmann
 
 Result<std::int64_t> Store::insert_transfer(const TransferRow& t) {
   ++work_epoch_;
+  ++transfers_epoch_;
   if (auto ok = execute(
           db_,
           "INSERT INTO transfers(checkpoint_id, dataset, replica_id, src_cluster, src_path, "
@@ -228,6 +229,7 @@ Result<std::int64_t> Store::insert_transfer(const TransferRow& t) {
 
 Result<void> Store::update_transfer(const TransferRow& t) {
   ++work_epoch_;
+  ++transfers_epoch_;
   return execute(db_,
                  "UPDATE transfers SET src_cluster = ?, src_path = ?, state = ?, bytes_total = ?, "
                  "bytes_done = ?, rate_bps = ?, cap_bps = ?, base_cap_bps = ?, cap_changed_ms = ?, "

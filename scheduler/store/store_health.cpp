@@ -152,6 +152,19 @@ Result<std::vector<MfuBucketRow>> StoreReader::mfu_series(AttemptId attempt,
 
 // ---- scorecard facts --------------------------------------------------------------------
 
+Result<std::vector<StoreReader::SaveTimeAt>> StoreReader::checkpoint_save_times_after(
+    std::int64_t after_id, Millis since_ms) {
+  return query(
+      db_,
+      "SELECT c.id, c.at_ms, a.cluster, c.save_time_s FROM checkpoints c "
+      "JOIN attempts a ON a.id = c.attempt_id "
+      "WHERE c.id > ? AND c.at_ms >= ? AND c.save_time_s IS NOT NULL ORDER BY c.id",
+      [](const Stmt& st) {
+        return SaveTimeAt{st.col_int(0), st.col_int(1), st.col_text(2), st.col_double(3)};
+      },
+      after_id, since_ms);
+}
+
 Result<std::vector<Store::AttemptSummary>> StoreReader::attempt_summaries_since(Millis since_ms) {
   return query(
       db_,

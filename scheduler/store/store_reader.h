@@ -109,6 +109,17 @@ class StoreReader {
     double save_time_s = 0;
   };
   Result<std::vector<SaveTime>> checkpoint_save_times_since(Millis since_ms);
+  // The same of the checkpoints after after_id only, each with its id and time: placement's
+  // history keeps its window of save times between refreshes (cluster_history.h), as a
+  // checkpoint's save time and attempt never change and its row is never deleted.
+  struct SaveTimeAt {
+    std::int64_t id = 0;
+    Millis at_ms = 0;
+    std::string cluster;
+    double save_time_s = 0;
+  };
+  Result<std::vector<SaveTimeAt>> checkpoint_save_times_after(std::int64_t after_id,
+                                                              Millis since_ms);
   // Issue 43 (store_io_stalls.cpp): the save times the job's newest checkpoints reported (at
   // most 50), and the cluster of every io stall at or after since_ms (one per save).
   Result<std::vector<double>> job_save_times(JobId job);
@@ -169,7 +180,10 @@ class StoreReader {
   Result<std::vector<AttemptRow>> attempts_of(JobId job);
   // The attempts of each of these jobs, in attempt order: one statement for a page of jobs.
   Result<std::map<JobId, std::vector<AttemptRow>>> attempts_of_jobs(const std::vector<JobId>& jobs);
-  Result<std::vector<AttemptRow>> live_attempts(const std::optional<std::string>& cluster);
+  // with_nodes false: each row's node list left empty (a gang of thousands is not expanded),
+  // for a caller that reads neither it nor writes the row back (here and in watched_attempts).
+  Result<std::vector<AttemptRow>> live_attempts(const std::optional<std::string>& cluster,
+                                                bool with_nodes = true);
   // Live attempts, not asked to stop or to make room yet, of jobs that allow preemption and
   // have a priority below `below_priority` (nullopt: any priority, for team quotas' reclaim),
   // with their team and the steps each has run since its job's last checkpoint (issue 18).
@@ -192,7 +206,8 @@ class StoreReader {
   // startup_timeout_ms, or none since the last one for hang_after_ms (lifecycle/hang_policy.h).
   Result<std::vector<AttemptRow>> silent_attempts(Millis now);
   // What a site worker polls: live attempts, and ended ones the site has not confirmed gone.
-  Result<std::vector<AttemptRow>> watched_attempts(const std::string& cluster);
+  Result<std::vector<AttemptRow>> watched_attempts(const std::string& cluster,
+                                                   bool with_nodes = true);
   // GPUs held by live or unsettled attempts, per cluster (clusters with none are absent), and
   // how many of them by attempts the site has started.
   Result<std::map<std::string, GpusInUse>> gpus_in_use();

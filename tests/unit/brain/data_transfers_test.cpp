@@ -106,6 +106,34 @@ TEST_F(DataTransfersTest, ACopyThatFailedIsTriedAgainLater) {
   EXPECT_THAT(event_said("transfer-retry"), HasSubstr("no route"));
 }
 
+// The bandwidth between two sites is kept between plans (issue 45's scale goal) and read again
+// once a transfer row was written, or an event that wrote one rolled back.
+TEST_F(DataTransfersTest, TheBandwidthBetweenTwoSitesFollowsTheCopiesThatFinishAndRollBacks) {
+  const double prior = transfers->bandwidth_between("alpha", "beta").value();
+  auto finish = [&](std::int64_t id, std::int64_t bytes, double seconds) {
+    TransferRow t = transfer(id);
+    t.state = TransferState::done;
+    t.copied_bytes = bytes;
+    t.copy_seconds = seconds;
+    return store->update_transfer(t);
+  };
+  ASSERT_TRUE(finish(copy_to_beta(), 800'000'000, 10).ok());
+  EXPECT_DOUBLE_EQ(transfers->bandwidth_between("alpha", "beta").value(), 80e6);
+  EXPECT_DOUBLE_EQ(transfers->bandwidth_between("beta", "alpha").value(), 80e6);
+  EXPECT_NE(prior, 80e6);
+
+  // A second copy done at 20 MB/s, read inside an event that then fails: after the rollback the
+  // first copy alone measures the pair again.
+  const std::int64_t second = copy_to_beta();
+  auto failed = store->transaction([&]() -> Result<void> {
+    if (auto r = finish(second, 200'000'000, 10); !r) return r;
+    EXPECT_DOUBLE_EQ(transfers->bandwidth_between("alpha", "beta").value(), 50e6);
+    return make_error(ErrorKind::internal, "the event failed");
+  });
+  EXPECT_FALSE(failed.ok());
+  EXPECT_DOUBLE_EQ(transfers->bandwidth_between("alpha", "beta").value(), 80e6);
+}
+
 TEST_F(DataTransfersTest, TheCopiesFromACopyFoundBadAreCancelled) {
   std::int64_t id = copy_to_beta();
   in_transaction([&] { return transfers->cancel_transfers_from(source, "its source is missing"); });

@@ -73,6 +73,44 @@ TEST_F(HealthJudgeTest, ANodeListRecordsOnlyChangesOfHealth) {
   EXPECT_EQ(node("alpha-n2").reason, "no longer listed by the site");
 }
 
+// A listing is compared with what the last one left in the node rows (kept in memory, not read
+// again: issue 45's scale goal), and with the rows themselves after an event rolled back.
+TEST_F(HealthJudgeTest, AListingIsComparedWithTheRowsAsTheLastCommittedListingLeftThem) {
+  auto list = [&](std::vector<NodeInfo> nodes) {
+    in_transaction([&] { return health->on(InventoryObserved{"alpha", SiteInventory{nodes}}); });
+  };
+  const NodeInfo n0{"alpha-n0", 4, true, ""}, n2{"alpha-n2", 4, true, ""};
+  list({n0, {"alpha-n1", 4, true, ""}, n2});
+  const Millis first = clock.now_ms();
+  clock.advance_ms(60'000);
+  list({n0, {"alpha-n1", 4, false, "down"}, n2});
+  clock.advance_ms(60'000);
+  list({n0, {"alpha-n1", 4, false, "down"}});  // alpha-n2 no longer listed
+  EXPECT_EQ(ledger("alpha-n1").size(), 1u);
+  EXPECT_EQ(node("alpha-n2").reason, "no longer listed by the site");
+  EXPECT_EQ(node("alpha-n2").seen_ms, first + 60'000);  // when it was last listed
+
+  // An event that listed alpha-n1 healthy again and then failed: its rows are gone, and so is
+  // what the judge kept of them (the brain says so after every event).
+  auto failed = store->transaction([&]() -> Result<void> {
+    SiteInventory inv{{n0, {"alpha-n1", 4, true, ""}}};
+    if (auto r = health->on(InventoryObserved{"alpha", inv}); !r) return r.error();
+    return make_error(ErrorKind::internal, "the event failed");
+  });
+  ASSERT_FALSE(failed.ok());
+  health->after_commit(false);
+  EXPECT_FALSE(node("alpha-n1").healthy);
+
+  list({n0, {"alpha-n1", 4, true, ""}, n2});
+  auto n1_ledger = ledger("alpha-n1");
+  ASSERT_EQ(n1_ledger.size(), 2u);
+  EXPECT_EQ(n1_ledger[0].kind, "node-healthy");
+  EXPECT_EQ(ledger("alpha-n2").front().kind, "node-healthy");
+  EXPECT_TRUE(node("alpha-n2").healthy);
+  EXPECT_EQ(node("alpha-n2").seen_ms, clock.now_ms());
+  EXPECT_TRUE(ledger("alpha-n0").empty());
+}
+
 TEST_F(HealthJudgeTest, AnUnknownNodeIsRefusedWithTheClustersNodeNames) {
   auto r = health->on(SetNodeState{"alpha", "alpha-n9", NodeState::quarantined, ""});
   ASSERT_FALSE(r.ok());
