@@ -41,6 +41,8 @@ struct Args {
   bool wait = false;
   int timeout_s = 600;
   int window_days = 0;
+  std::string by = "cluster";      // report cost --by
+  std::string since;               // report cost --since
   std::string text;                // a ticket's summary, update or resolution
   std::vector<std::string> nodes;  // the nodes a ticket concerns
   std::string incident;
@@ -175,6 +177,13 @@ void add_health_commands(CLI::App& app, const std::shared_ptr<Args>& args, std::
       ->check(CLI::Range(1, 3650));
   providers->callback(
       [=] { finish(run_report_providers(args->options, args->window_days, *o, *e)); });
+  CLI::App* cost = command(*report, "cost",
+                           "what GPU-hours cost, useful and lost, by job, team, cluster or vendor");
+  cost->add_option("--by", args->by, "job, team, cluster (default) or vendor")
+      ->check(CLI::IsMember({"job", "team", "cluster", "vendor"}));
+  cost->add_option("--since", args->since,
+                   "a UTC date (2026-12-01) or month (2026-12); default: this month");
+  cost->callback([=] { finish(run_report_cost(args->options, args->by, args->since, *o, *e)); });
 
   CLI::App* ticket =
       command(app, "ticket", "the support record: tickets with each cluster's provider");

@@ -64,5 +64,9 @@ int run_ticket_show(const ClientOptions& o, std::int64_t id, std::ostream& out, 
 // The provider scorecards; window_days 0 leaves the server's default (30).
 int run_report_providers(const ClientOptions& o, int window_days, std::ostream& out,
                          std::ostream& err);
+// What GPU-hours cost (issue 45), by job, team, cluster or vendor, since a UTC date or month
+// ("" leaves the server's default: this month).
+int run_report_cost(const ClientOptions& o, const std::string& by, const std::string& since,
+                    std::ostream& out, std::ostream& err);
 
 }  // namespace orch

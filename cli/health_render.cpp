@@ -1,6 +1,7 @@
 // Tables of nodes, probe rounds and provider scorecards (health_render.h).
 #include "cli/health_render.h"
 
+#include <cstdio>
 #include <string>
 
 #include "cli/output_table.h"
@@ -123,7 +124,49 @@ std::string delivery(const json& card) {
   return out;
 }
 
+// Money to the cent ("1234.50"), GPU-hours to the hundredth; "-" for a value that is not a
+// number.
+std::string cents(const json& value) {
+  if (!value.is_number()) return "-";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2f", value.get<double>());
+  return text;
+}
+
 }  // namespace
+
+void render_cost_report(const json& report, std::ostream& out) {
+  const std::string by = text(report, "by");
+  std::string currency = text(report, "currency");
+  out << "Cost by " << by << " from " << timestamp(member(report, "from_ms")) << " to "
+      << timestamp(member(report, "now_ms"));
+  out << (currency.empty() ? std::string(" (no cluster has a price)") : " in " + currency) << '\n';
+  // LOST: every GPU-hour that kept no step: REDONE (steps the next attempt made again), RESTART
+  // (start-up before the first progress line), QUEUED (GPUs held before it ran), FAILED (the
+  // rest of an attempt that kept no step). COMMITTED/IDLE: a contract's spend and what it left.
+  Table table({by == "job" ? "JOB" : "NAME", "GPU_H", "USEFUL_GPU_H", "LOST_GPU_H", "MONEY",
+               "USEFUL", "LOST", "REDONE", "RESTART", "QUEUED", "FAILED", "COMMITTED", "IDLE"});
+  auto add = [&](const std::string& name, const json& row) {
+    const json& h = member(row, "gpu_hours");
+    const json& m = member(row, "money");
+    table.add_row(
+        {name, cents(member(h, "total")), cents(member(h, "useful")), cents(member(h, "lost")),
+         cents(member(m, "total")), cents(member(m, "useful")), cents(member(m, "lost")),
+         cents(member(m, "redone")), cents(member(m, "restart")), cents(member(m, "queued")),
+         cents(member(m, "failed")), cents(member(row, "committed")), cents(member(row, "idle"))});
+  };
+  for (const auto& r : items(report, "rows")) {
+    std::string name = text(r, "key");
+    if (by == "job") name += " " + text(r, "name");
+    add(name.empty() ? "(no team)" : name, r);
+  }
+  if (table.empty()) {
+    out << "no cost in this span\n";
+    return;
+  }
+  add("TOTAL", member(report, "total"));
+  table.print(out);
+}
 
 void render_scorecards(const json& report, std::ostream& out) {
   out << "Provider scorecards from " << timestamp(member(report, "window_start_ms")) << " to "
@@ -136,7 +179,8 @@ void render_scorecards(const json& report, std::ostream& out) {
   // IO_STALLS: checkpoint saves that ran past their bound (docs/health.md "I/O stalls").
   Table table({"NAME", "KIND", "AVAIL", "INTERRUPTS/1kGPUh", "MTBF_H", "DETECT_P50/P95_S",
                "RECOVER_P50/P95_S", "PARTS_P50_S", "MFU", "CKPT_P95_S", "IO_STALLS", "QUARANTINED",
-               "GPU_H", "TICKETS", "RESPONSE_H", "RESOLVE_H", "DELIVERY_D"});
+               "GPU_H", "TICKETS", "RESPONSE_H", "RESOLVE_H", "DELIVERY_D", "MONEY",
+               "USEFUL_GPUH/1K"});
   for (const auto& c : items(report, "cards")) {
     table.add_row(
         {field(c, "name"), field(c, "kind"), percent(member(c, "availability")),
@@ -152,7 +196,9 @@ void render_scorecards(const json& report, std::ostream& out) {
          field(c, "io_stalls"), field(c, "quarantined_nodes") + "/" + field(c, "nodes"),
          decimal(member(c, "gpu_hours"), 1), field(c, "open_tickets") + "/" + field(c, "tickets"),
          decimal(member(c, "ticket_response_median_h"), 1),
-         decimal(member(c, "ticket_resolution_median_h"), 1), delivery(c)});
+         decimal(member(c, "ticket_resolution_median_h"), 1), delivery(c),
+         cents(member(member(member(c, "cost"), "money"), "total")),
+         decimal(member(member(c, "cost"), "useful_gpu_hours_per_1k"), 1)});
   }
   if (table.empty()) {
     out << "no clusters\n";

@@ -15,6 +15,8 @@ void render_probe_round(const nlohmann::json& probes, std::ostream& out);
 // One node's probes, newest first, with their time and round.
 void render_node_probes(const nlohmann::json& probes, std::ostream& out);
 void render_scorecards(const nlohmann::json& report, std::ostream& out);  // {"cards":[..]}
+// GET /reports/cost (issue 45): a row per job, team, cluster or vendor, money to the cent.
+void render_cost_report(const nlohmann::json& report, std::ostream& out);
 
 // The probes of the newest round in {"probes":[..]} (newest first), as an array.
 nlohmann::json latest_round(const nlohmann::json& body);

@@ -1,4 +1,4 @@
-// `orchestrate report providers` (health_commands.h).
+// `orchestrate report providers` and `report cost` (health_commands.h).
 #include <nlohmann/json.hpp>
 
 #include "cli/client_call.h"
@@ -14,6 +14,15 @@ int run_report_providers(const ClientOptions& o, int window_days, std::ostream& 
   nlohmann::json body;
   if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
   as_json(o) ? print_json(body, out) : render_scorecards(body, out);
+  return kExitOk;
+}
+
+int run_report_cost(const ClientOptions& o, const std::string& by, const std::string& since,
+                    std::ostream& out, std::ostream& err) {
+  const std::string target = with_query("/api/v1/reports/cost", {{"by", by}, {"since", since}});
+  nlohmann::json body;
+  if (int rc = call_json(o, "GET", target, body, err); rc != kExitOk) return rc;
+  as_json(o) ? print_json(body, out) : render_cost_report(body, out);
   return kExitOk;
 }
 

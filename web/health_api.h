@@ -27,6 +27,13 @@ struct TicketRequest {
   std::string incident;
 };
 
+// GET /api/v1/reports/cost (issue 45): by job, team, cluster or vendor, since a UTC date or
+// month ("2026-12-01", "2026-12"; empty: the current month). The backend checks both.
+struct CostQuery {
+  std::string by = "cluster";
+  std::string since;
+};
+
 // GET /api/v1/jobs/{id}/series?points=N: the most points of the whole answer (all attempts).
 inline constexpr int kMinSeriesPoints = 10;
 inline constexpr int kMaxSeriesPoints = 10000;
@@ -78,6 +85,8 @@ class HealthApi {
   virtual Result<nlohmann::json> close_ticket(std::int64_t id, const std::string& resolution) = 0;
   // The provider scorecards over the last window_days days.
   virtual Result<nlohmann::json> provider_report(int window_days) = 0;
+  // What GPU-hours cost, useful and lost, grouped as the query asks (docs/rest-api.md "Cost").
+  virtual Result<nlohmann::json> cost_report(const CostQuery& query) = 0;
   // The job's MFU history per attempt, one bucket per minute.
   virtual Result<nlohmann::json> job_mfu(std::int64_t id) = 0;
   // The job's run as a series (docs/rest-api.md): per attempt its points (buckets of steps with

@@ -123,6 +123,18 @@ HttpResponse provider_report(HealthApi& backend, const HttpRequest& request) {
   return answer(backend.provider_report(days));
 }
 
+// ?by=job|team|cluster|vendor&since=2026-12-01: the backend checks both (400 naming the value).
+HttpResponse cost_report(HealthApi& backend, const HttpRequest& request) {
+  CostQuery query;
+  if (auto by = query_value(request, "by")) query.by = *by;
+  if (auto since = query_value(request, "since")) query.since = *since;
+  auto answer_or = backend.cost_report(query);
+  if (!answer_or && answer_or.error().kind == ErrorKind::invalid) {
+    return problem_response(400, answer_or.error().message);
+  }
+  return answer(std::move(answer_or));
+}
+
 // ?points=N: the most points of the whole series, kMinSeriesPoints..kMaxSeriesPoints.
 HttpResponse job_series(HealthApi& backend, const HttpRequest& request, std::int64_t id) {
   int points = kDefaultSeriesPoints;
@@ -241,6 +253,20 @@ RouteTable health_routes(HealthApi& backend) {
            .errors = {400},
            .handler = [b](const HttpRequest& request,
                           const PathParams&) { return provider_report(*b, request); }},
+          {.method = "GET",
+           .path = "/api/v1/reports/cost",
+           .lane = Lane::read,
+           .role = Role::viewer,
+           .tag = "reports",
+           .summary = "What GPU-hours cost, useful and lost (by kind), by job, team, cluster or "
+                      "vendor",
+           .query = {{"by", "string", "job, team, cluster (default) or vendor"},
+                     {"since", "string",
+                      "a UTC date (2026-12-01) or month (2026-12); default: this month"}},
+           .answer_schema = "CostReport",
+           .errors = {400},
+           .handler = [b](const HttpRequest& request,
+                          const PathParams&) { return cost_report(*b, request); }},
           {.method = "GET",
            .path = "/api/v1/jobs/{id}/mfu",
            .lane = Lane::read,

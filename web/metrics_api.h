@@ -56,6 +56,15 @@ struct MetricsSnapshot {
   };
   std::vector<Transfer> transfers;
 
+  // What GPU-hours cost (issue 45): the all-time tally with the live attempts added, by team
+  // ("" for jobs without one), cluster and kind (useful, redone, restart, queued, failed).
+  struct Cost {
+    std::string team, cluster, kind;
+    double gpu_hours = 0;
+    double money = 0;  // in the fleet's currency
+  };
+  std::vector<Cost> costs;
+
   std::int64_t brain_queue = 0;
   struct Histogram {
     std::vector<double> bounds;             // seconds, ascending

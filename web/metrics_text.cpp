@@ -119,6 +119,18 @@ std::string metrics_text(const MetricsSnapshot& s) {
     w.sample({{"cluster", n.cluster}, {"state", n.state}}, static_cast<double>(n.count));
   }
 
+  w.family("cost_total", "counter",
+           "Money the attempts' GPU-hours cost in the fleet's currency (price: in the clusters "
+           "file), by team, cluster and kind (useful; lost: redone, restart, queued, failed).");
+  for (const auto& c : s.costs) {
+    w.sample({{"team", c.team}, {"cluster", c.cluster}, {"kind", c.kind}}, c.money);
+  }
+  w.family("cost_gpu_hours_total", "counter",
+           "GPU-hours the attempts held, by team, cluster and kind (as orchestrate_cost_total).");
+  for (const auto& c : s.costs) {
+    w.sample({{"team", c.team}, {"cluster", c.cluster}, {"kind", c.kind}}, c.gpu_hours);
+  }
+
   w.family("transfer_bytes_copied_total", "counter", "Bytes of transfers that finished.");
   w.sample({}, static_cast<double>(s.transfer_bytes_done));
   w.family("transfer_bytes", "gauge", "Bytes of each active transfer, done and in total.");

@@ -133,7 +133,9 @@ void add_job_schemas(json& s) {
        // What the newest failed attempt printed (its error_excerpt); "" when none failed.
        {"error_excerpt", t("string")},
        {"created_ms", t("integer")},
-       {"updated_ms", t("integer")}});
+       {"updated_ms", t("integer")},
+       // Issue 45: what its attempts' GPU-hours cost, useful and lost (live ones up to now).
+       {"cost", schema_ref("PricedCost")}});
   s["CheckpointAt"] = all_required({{"step", t("integer")}, {"path", t("string")}});
   s["JobPage"] = all_required({{"jobs", array_of(schema_ref("Job"))},
                                {"next",
@@ -330,7 +332,54 @@ void add_data_schemas(json& s) {
                                           {"points", array_of(schema_ref("ThroughputPoint"))}});
 }
 
+// Issue 45: what GPU-hours cost (web/backend/cost_values.h): the total, useful and lost (all but
+// useful), and lost by kind, in GPU-hours and in money of the fleet's currency.
+void add_cost_schemas(json& s) {
+  std::vector<std::pair<std::string, json>> parts;
+  for (const char* part : {"total", "useful", "lost", "redone", "restart", "queued", "failed"}) {
+    parts.emplace_back(part, t("number"));
+  }
+  s["CostParts"] = all_required(parts);
+  s["CostSplit"] =
+      all_required({{"gpu_hours", schema_ref("CostParts")}, {"money", schema_ref("CostParts")}});
+  s["PricedCost"] = {
+      {"allOf",
+       json::array({schema_ref("CostSplit"),
+                    all_required({{"currency", described(t("string"),
+                                                         "the fleet's; \"\" without prices")}})})}};
+  s["CardCost"] = {
+      {"allOf", json::array({schema_ref("PricedCost"),
+                             all_required({{"useful_gpu_hours_per_1k",
+                                            described(maybe("number"),
+                                                      "useful GPU-hours 1,000 units of money "
+                                                      "bought; null where nothing was paid")}})})}};
+  s["CostRow"] = {
+      {"allOf",
+       json::array(
+           {schema_ref("CostSplit"),
+            {{"type", "object"},
+             {"required", json::array({"key", "committed", "idle"})},
+             {"properties",
+              {{"key", described(t("string"), "the job's id, the team, cluster or vendor")},
+               {"job", t("integer")},
+               {"name", t("string")},
+               {"team", t("string")},
+               {"committed", described(maybe("number"),
+                                       "a contract's spend over the span, used or not; null "
+                                       "without one (cluster and vendor)")},
+               {"idle", described(maybe("number"), "what the attempts left unused of it")}}}}})}};
+  s["CostReport"] = all_required({{"by", {{"enum", {"job", "team", "cluster", "vendor"}}}},
+                                  {"from_ms", described(t("integer"),
+                                                        "counted from (team, cluster and vendor: "
+                                                        "the start of since's UTC month)")},
+                                  {"now_ms", t("integer")},
+                                  {"currency", t("string")},
+                                  {"rows", array_of(schema_ref("CostRow"))},
+                                  {"total", schema_ref("CostSplit")}});
+}
+
 void add_report_schemas(json& s) {
+  add_cost_schemas(s);
   std::vector<std::pair<std::string, json>> card = {{"name", t("string")},
                                                     {"kind", {{"enum", {"cluster", "vendor"}}}},
                                                     {"clusters", strings()},
@@ -351,6 +400,7 @@ void add_report_schemas(json& s) {
         "ticket_response_median_h", "ticket_resolution_median_h", "delivery_delay_days"}) {
     card.emplace_back(figure, maybe("number"));  // null: nothing to measure in the window
   }
+  card.emplace_back("cost", schema_ref("CardCost"));  // issue 45
   s["Scorecard"] = all_required(card);
   s["ProviderReport"] = all_required({{"window_start_ms", t("integer")},
                                       {"now_ms", t("integer")},

@@ -171,6 +171,41 @@ async function checkTransfers(page, a, problems) {
 
 // The jobs list: every row's Reason, GPUs, Priority, Team and Group as the API says them, the
 // reason as text in its own column (not a tooltip), a sweep point named with its values.
+// Issue 45: the Fleet's cost table lists the clusters GET /api/v1/reports/cost?by=cluster has,
+// each cost a number to the cent (live attempts move it between reads, so not compared to the
+// cent), the lost part no more than the whole.
+async function checkFleetCost(page, a) {
+  const api = await apiGet(page, a, "/api/v1/reports/cost?by=cluster");
+  await page.waitForFunction((n) => document.querySelectorAll("#costs tbody tr td.num").length >= n,
+                             api.rows.length);
+  const table = await page.$eval("#costs", (t) => ({
+    heads: [...t.querySelectorAll("thead th")].map((th) => th.textContent),
+    rows: [...t.querySelectorAll("tbody tr")].map((tr) => [...tr.children].map((td) => td.textContent)),
+  }));
+  const at = (col) => table.heads.indexOf(col);
+  const amount = (text) => Number(text.split(" ")[0]);
+  for (const r of api.rows) {
+    const row = table.rows.find((cells) => cells[at("Cluster")] === r.key);
+    if (!row) throw new Error(`fleet: no cost row for ${r.key} (shown: ${JSON.stringify(table.rows)})`);
+    const cost = row[at("Cost")], lost = row[at("Lost")];
+    if (!/^\d+\.\d\d( [A-Z]+)?$/.test(cost)) throw new Error(`fleet: ${r.key}'s cost shows "${cost}"`);
+    if (amount(lost) > amount(cost)) throw new Error(`fleet: ${r.key} lost ${lost} of ${cost}`);
+  }
+  console.error(`fleet cost: ${api.rows.length} cluster row(s), currency "${api.currency}"`);
+}
+
+// The ended job's header says what its GET /api/v1/jobs/{id} cost says: useful / lost, in money
+// to the cent with its currency, or GPU-hours without prices.
+async function checkJobCost(page, a, id) {
+  const { cost } = await apiGet(page, a, "/api/v1/jobs/" + id);
+  const part = cost.currency ? cost.money : cost.gpu_hours;
+  const show = (v) => (cost.currency ? `${v.toFixed(2)} ${cost.currency}` : `${v.toFixed(2)} GPU-h`);
+  const want = `${show(part.useful)} / ${show(part.lost)}`;
+  await page.waitForSelector("#job-cost .value");
+  const shown = await page.$eval("#job-cost .value", (v) => v.textContent);
+  if (shown !== want) throw new Error(`job: cost shows "${shown}", the API says "${want}"`);
+}
+
 async function checkJobsColumns(page, a) {
   const api = (await apiGet(page, a, "/api/v1/jobs?limit=1000")).jobs;
   await page.waitForFunction((n) => document.querySelectorAll("#jobs tbody tr td a").length >= n, api.length);
@@ -341,6 +376,7 @@ async function main() {
       if (!clusters.includes(name)) throw new Error(`fleet: cluster ${name} missing (shown: ${clusters})`);
     }
     await page.waitForSelector("#scorecards tbody tr td");
+    await checkFleetCost(page, a);
     await page.screenshot({ path: a.out + "/fleet.png", fullPage: true });
 
     // Jobs: the time until the table is drawn is the page's load figure.
@@ -373,6 +409,7 @@ async function main() {
       const submitted = await page.$eval(".figures", (f) => [...f.querySelectorAll(".figure")]
         .find((x) => x.querySelector(".label").textContent === "Submitted").querySelector(".value").textContent);
       if (!ISO_DATE.test(submitted)) throw new Error(`job: Submitted "${submitted}" is not an ISO date`);
+      await checkJobCost(page, a, a.job);
       await page.screenshot({ path: a.out + "/job.png", fullPage: true });
       if (bars.length < want) throw new Error(`job: ${bars.length} attempt bars, expected ${want}`);
       console.error("bars: " + JSON.stringify(bars));

@@ -16,6 +16,7 @@
 #include "scheduler/cluster_port.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/health/node_rate.h"
+#include "scheduler/lifecycle/attempt_cost.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "scheduler/secrets/secret_registry.h"
 #include "scheduler/spec/cluster_registry.h"
@@ -96,6 +97,8 @@ class SchedulerBackend final : public ApiBackend {
   Result<nlohmann::json> cluster_probes(const std::string& cluster, const std::string& node,
                                         int limit) override;
   Result<nlohmann::json> provider_report(int window_days) override;
+  // Cost (issue 45; scheduler_backend_cost.cpp).
+  Result<nlohmann::json> cost_report(const CostQuery& query) override;
   Result<nlohmann::json> job_mfu(std::int64_t id) override;
   // scheduler_backend_series.cpp (issue 41).
   Result<JsonText> job_series(std::int64_t id, int max_points) override;
@@ -159,6 +162,26 @@ class SchedulerBackend final : public ApiBackend {
   Result<JobView> job_view(StoreReader& reader, std::int64_t id);
   // A read connection for a request about job id: not_found when there is no such job.
   Result<ReaderPool::Lease> job_reader(std::int64_t id);
+
+  // Cost (issue 45; scheduler_backend_cost.cpp). The price of a configured, priced cluster
+  // (null otherwise), and the fleet's currency ("" when no cluster has a price).
+  std::function<const PriceSpec*(const std::string&)> price_lookup() const;
+  std::string currency() const;
+  // What the live attempts cost so far, as tally rows of this month with their jobs' teams.
+  Result<std::vector<CostTallyRow>> live_cost_rows(StoreReader& reader, Millis now) const;
+  // Each attempt that ended at or after since_ms or is live, priced (read through the ended
+  // index: costs the attempts of those jobs).
+  Result<std::vector<AttemptCost>> attempt_costs_since(StoreReader& reader, Millis since_ms,
+                                                       Millis now) const;
+  // The all-time tally by (team, cluster, kind) with the live attempts added (/metrics).
+  Result<std::vector<CostTallyRow>> cost_totals_now(StoreReader& reader) const;
+  // GET /reports/cost's answer from its rows by key (labels: a job row's id, name and team).
+  nlohmann::json cost_answer(const std::string& by, const std::map<std::string, CostSplit>& by_key,
+                             const std::map<std::string, nlohmann::json>& labels, Millis from,
+                             Millis now) const;
+  // A scorecard's cost over these clusters: the split, currency, useful GPU-hours per 1,000.
+  nlohmann::json card_cost(const std::vector<std::string>& clusters,
+                           const std::map<std::string, CostSplit>& by_cluster) const;
 
   std::unique_ptr<ReaderPool> readers_;
   BrainLoop& loop_;

@@ -251,8 +251,17 @@ Result<nlohmann::json> SchedulerBackend::provider_report(int window_days) {
   StoreReader& reader = **lease;
   auto in = gather_scorecard_inputs(reader, clusters_.snapshot(), now, start);
   if (!in) return in.error();
+  // Issue 45: what each cluster's attempts in the window cost, for the cards' money.
+  auto costs = attempt_costs_since(reader, start, now);
+  if (!costs) return costs.error();
+  std::map<std::string, CostSplit> by_cluster;
+  for (const auto& c : *costs) by_cluster[c.cluster].add(c.split);
   json cards = json::array();
-  for (const auto& c : compute_scorecards(*in)) cards.push_back(card_json(c));
+  for (const auto& c : compute_scorecards(*in)) {
+    json card = card_json(c);
+    card["cost"] = card_cost(c.clusters, by_cluster);
+    cards.push_back(std::move(card));
+  }
   return json{{"window_start_ms", start}, {"now_ms", now}, {"cards", cards}};
 }
 

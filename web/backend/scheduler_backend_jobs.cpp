@@ -5,6 +5,7 @@
 
 #include "scheduler/lifecycle/job_stats.h"
 #include "scheduler/model/json_text.h"
+#include "web/backend/cost_values.h"
 #include "web/backend/json_values.h"
 #include "web/backend/scheduler_backend.h"
 
@@ -65,6 +66,11 @@ nlohmann::json SchedulerBackend::job_summary(const JobRow& j,
       {"error_excerpt", newest_error_excerpt(attempts)},
       {"created_ms", j.created_ms},
       {"updated_ms", j.updated_ms}};
+  // Issue 45: what its attempts cost, useful and lost (a live one up to now).
+  CostSplit cost;
+  for (const auto& c : attempt_costs(attempts, price_lookup(), clock_.now_ms())) cost.add(c.split);
+  out["cost"] = cost_split_json(cost);
+  out["cost"]["currency"] = currency();
   return out;
 }
 

@@ -43,6 +43,10 @@ Result<MetricsSnapshot> SchedulerBackend::metrics() {
     auto copied = reader.tallies("transfer_bytes");
     if (!copied) return copied.error();
     for (const auto& [key, n] : *copied) s.transfer_bytes_done += n;
+    auto costs = cost_totals_now(reader);  // issue 45: the tally and the live attempts
+    if (!costs) return costs.error();
+    for (const auto& c : *costs)
+      s.costs.push_back({c.team, c.cluster, c.kind, c.gpu_hours, c.money});
     auto transfers = reader.transfers(true, 1000);
     if (!transfers) return transfers.error();
     for (const auto& t : *transfers) {

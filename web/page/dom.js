@@ -28,6 +28,12 @@ export function num(value, digits = 0) {
   return typeof value === "number" ? value.toFixed(digits) : dash;
 }
 
+// Money to the cent with its currency ("1234.50 USD"); a dash for a missing value (issue 45).
+export function money(value, currency) {
+  if (typeof value !== "number") return dash;
+  return currency ? `${value.toFixed(2)} ${currency}` : value.toFixed(2);
+}
+
 export function bytes(n) {
   if (typeof n !== "number") return dash;
   const units = ["B", "kB", "MB", "GB", "TB", "PB"];

@@ -1,8 +1,9 @@
 // Fleet: every cluster (provider, admission, site health, GPUs used, held by other tenants and
 // free, hot spares and their idle cost, MFU, availability, quarantined nodes, its message:
-// why it is silent or misconfigured) and the provider scorecards.
+// why it is silent or misconfigured), what each cluster's GPU-hours cost this month, useful and
+// lost (issue 45), and the provider scorecards with their money.
 import * as api from "./api.js";
-import { badge, dash, dataTable, duration, el, num, pct, section } from "./dom.js";
+import { badge, dash, dataTable, duration, el, money, num, pct, section } from "./dom.js";
 
 // The recovery's parts, medians: the restart policy's backoff, placing, the site's queue and
 // launch, the job's own start to its first progress line (scheduler/health/recovery_breakdown.h).
@@ -72,20 +73,51 @@ export function mount(root) {
     { key: "tickets", label: "Open tickets", num: true, value: (c) => c.open_tickets },
     { key: "delay", label: "Delivery delay", num: true, value: (c) => c.delivery_delay_days,
       cell: (c) => (c.delivery_delay_days === null ? dash : num(c.delivery_delay_days, 1) + " d") },
+    { key: "cost", label: "Cost", num: true, value: (c) => c.cost?.money?.total ?? null,
+      cell: (c) => money(c.cost?.money?.total, c.cost?.currency) },
+    { key: "per_1k", label: "Useful GPU-h per 1,000", num: true,
+      value: (c) => c.cost?.useful_gpu_hours_per_1k ?? null,
+      cell: (c) => num(c.cost?.useful_gpu_hours_per_1k ?? null, 1) },
   ], { filterPlaceholder: "filter scorecards", empty: "no scorecards yet", id: "scorecards" });
+
+  // Issue 45: GET /api/v1/reports/cost?by=cluster, this month (tally plus live attempts).
+  let currency = "";
+  const spend = (row, part, kind) => row[part]?.[kind] ?? null;
+  const costs = dataTable([
+    { key: "name", label: "Cluster", value: (r) => r.key },
+    { key: "gpu_hours", label: "GPU-hours", num: true, value: (r) => spend(r, "gpu_hours", "total"),
+      cell: (r) => num(spend(r, "gpu_hours", "total"), 2) },
+    { key: "money", label: "Cost", num: true, value: (r) => spend(r, "money", "total"),
+      cell: (r) => money(spend(r, "money", "total"), currency) },
+    { key: "useful", label: "Useful", num: true, value: (r) => spend(r, "money", "useful"),
+      cell: (r) => money(spend(r, "money", "useful"), currency) },
+    { key: "lost", label: "Lost", num: true, value: (r) => spend(r, "money", "lost"),
+      cell: (r) => el("span", { title: ["redone", "restart", "queued", "failed"]
+        .map((k) => `${k} ${money(spend(r, "money", k), currency)}`).join(", ") },
+      money(spend(r, "money", "lost"), currency)) },
+    { key: "committed", label: "Committed / idle", num: true, value: (r) => r.committed,
+      cell: (r) => (r.committed === null ? dash
+        : `${money(r.committed, currency)} / ${money(r.idle, currency)}`) },
+  ], { filterPlaceholder: "filter costs", empty: "no GPU-hours this month", id: "costs" });
 
   function card(c) {
     return cards.get(c.name);
   }
 
+  const costTitle = el("h2", {}, "Cost this month");
   root.append(el("h1", {}, "Fleet"), section("Clusters", clusters.node),
+              el("section", { class: "card" }, costTitle, costs.node),
               section("Provider scorecards (30 days)", scorecards.node));
   return {
     async refresh() {
-      const [list, report] = await Promise.all([api.get("/api/v1/clusters"),
-                                                api.get("/api/v1/reports/providers")]);
+      const [list, report, cost] = await Promise.all([
+        api.get("/api/v1/clusters"), api.get("/api/v1/reports/providers"),
+        api.get("/api/v1/reports/cost?by=cluster")]);
       cards = new Map(report.cards.filter((c) => c.kind === "cluster").map((c) => [c.name, c]));
       clusters.update(list.clusters);
+      currency = cost.currency;
+      costTitle.textContent = currency ? `Cost this month (${currency})` : "Cost this month (GPU-hours; no prices)";
+      costs.update(cost.rows);
       scorecards.update(report.cards);
     },
   };

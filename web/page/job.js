@@ -6,7 +6,7 @@
 // and why it waits (job_panels.js), and cancel for a token that may (never a viewer).
 import * as api from "./api.js";
 import { compact, lineChart, plain, ratioPct, runChart } from "./charts.js";
-import { ago, badge, bytes, dash, dataTable, duration, el, num, pct, section, when } from "./dom.js";
+import { ago, badge, bytes, dash, dataTable, duration, el, money, num, pct, section, when } from "./dom.js";
 import { jobTitle, specPanel, waits, whyPanel, whyTitle } from "./job_panels.js";
 import { logView } from "./log_view.js";
 
@@ -22,6 +22,20 @@ function mayCancel(whoami, job) {
 function figure(label, value) {
   return el("div", { class: "figure" }, el("span", { class: "label" }, label),
             el("span", { class: "value" }, value));
+}
+
+// What its GPU-hours cost (issue 45): useful / lost money (without prices, GPU-hours), the
+// lost part by kind in its title.
+function costFigure(cost) {
+  if (!cost) return figure("Cost (useful / lost)", dash);
+  const priced = Boolean(cost.currency);
+  const part = priced ? cost.money : cost.gpu_hours;
+  const show = (v) => (priced ? money(v, cost.currency) : `${num(v, 2)} GPU-h`);
+  const kinds = ["redone", "restart", "queued", "failed"].map((k) => `${k} ${show(part[k])}`);
+  const node = figure("Cost (useful / lost)", `${show(part.useful)} / ${show(part.lost)}`);
+  node.id = "job-cost";
+  node.title = `lost: ${kinds.join(", ")}; ${num(cost.gpu_hours.total, 2)} GPU-h in all`;
+  return node;
 }
 
 // The attempts on a time axis, one row per cluster they ran on.
@@ -145,7 +159,8 @@ export function mount(root, { arg, ctx }) {
          figure("ETTR", pct(job.ettr)), figure("MFU", pct(job.mfu)),
          figure("Attempts", String(job.attempts)),
          figure("Restarts (infra / user)", `${job.infra_restarts} / ${job.user_restarts}`),
-         figure("Steps lost", num(job.steps_lost)), figure("Owner", job.owner || dash),
+         figure("Steps lost", num(job.steps_lost)), costFigure(job.cost),
+         figure("Owner", job.owner || dash),
          figure("Team", job.team || dash), figure("Submitted", when(job.created_ms))),
       cancel, cancelError];
     head.replaceChildren(...parts.filter((p) => p));

@@ -224,6 +224,39 @@ class FakeHealthApi : public virtual HealthApi, public virtual FakeApiShared {
     return row;
   }
   std::string last_ticket_query;
+  CostQuery last_cost_query;
+  Result<nlohmann::json> cost_report(const CostQuery& query) override {
+    std::lock_guard lock(mu_);
+    if (auto e = failure()) return *e;
+    last_cost_query = query;
+    // Team vision's 4 GPUs on alpha at 2.00 USD (tests/unit/web/scheduler_backend_cost_test.cpp).
+    const nlohmann::json split = {{"gpu_hours",
+                                   {{"total", 7.7666667},
+                                    {"useful", 6.8},
+                                    {"lost", 0.9666667},
+                                    {"redone", 0.5333333},
+                                    {"restart", 0.3},
+                                    {"queued", 0.1333333},
+                                    {"failed", 0.0}}},
+                                  {"money",
+                                   {{"total", 15.5333333},
+                                    {"useful", 13.6},
+                                    {"lost", 1.9333333},
+                                    {"redone", 1.0666667},
+                                    {"restart", 0.6},
+                                    {"queued", 0.2666667},
+                                    {"failed", 0.0}}}};
+    nlohmann::json row = split;
+    row["key"] = "vision";
+    row["committed"] = nullptr;
+    row["idle"] = nullptr;
+    return nlohmann::json{{"by", query.by},
+                          {"from_ms", 1796083200000},
+                          {"now_ms", 1796097000000},
+                          {"currency", "USD"},
+                          {"rows", nlohmann::json::array({row})},
+                          {"total", split}};
+  }
   Result<nlohmann::json> provider_report(int window_days) override {
     std::lock_guard lock(mu_);
     if (auto e = failure()) return *e;

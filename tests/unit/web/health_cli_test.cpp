@@ -239,6 +239,30 @@ TEST_F(HealthCliTest, Probes) {
   EXPECT_EQ(run_cluster_probes(options, "zeta", "", out, err), kExitServerError);
 }
 
+TEST_F(HealthCliTest, ReportCostPrintsMoneyToTheCentAndTheTotal) {  // issue 45
+  EXPECT_EQ(cli({"report", "cost", "--by", "team", "--since", "2026-12-01"}), kExitOk) << err.str();
+  EXPECT_EQ(backend.last_cost_query.by, "team");
+  EXPECT_EQ(backend.last_cost_query.since, "2026-12-01");
+  const std::string text = out.str();
+  EXPECT_NE(text.find(" in USD\n"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find("NAME    GPU_H  USEFUL_GPU_H  LOST_GPU_H  MONEY  USEFUL  LOST  REDONE  RESTART  "
+                "QUEUED  FAILED  COMMITTED  IDLE\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("vision  7.77   6.80          0.97        15.53  13.60   1.93  1.07    0.60     "
+                "0.27    0.00    -          -\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("TOTAL   7.77"), std::string::npos) << text;
+  out.str("");
+  EXPECT_EQ(cli({"report", "cost", "-o", "json"}), kExitOk);
+  EXPECT_EQ(backend.last_cost_query.by, "cluster");
+  EXPECT_EQ(nlohmann::json::parse(out.str())["rows"].size(), 1u);
+  EXPECT_EQ(cli({"report", "cost", "--by", "node"}), kExitUsage);
+}
+
 TEST_F(HealthCliTest, ReportProviders) {
   EXPECT_EQ(run_report_providers(options, 0, out, err), kExitOk) << err.str();
   EXPECT_EQ(backend.last_window_days, 30);
@@ -247,7 +271,8 @@ TEST_F(HealthCliTest, ReportProviders) {
   EXPECT_NE(text.find("NAME            KIND     AVAIL  INTERRUPTS/1kGPUh  MTBF_H  "
                       "DETECT_P50/P95_S  RECOVER_P50/P95_S  PARTS_P50_S  MFU    CKPT_P95_S  "
                       "IO_STALLS  QUARANTINED  "
-                      "GPU_H   TICKETS  RESPONSE_H  RESOLVE_H  DELIVERY_D\n"),
+                      "GPU_H   TICKETS  RESPONSE_H  RESOLVE_H  DELIVERY_D  MONEY  "
+                      "USEFUL_GPUH/1K\n"),
             std::string::npos)
       << text;
   EXPECT_NE(
@@ -255,7 +280,7 @@ TEST_F(HealthCliTest, ReportProviders) {
                 "80/120             0/0.2/12/45  41.2%  12.5        3          1/2          1234.5 "
                 " 1/2      "
                 "1.5         "
-                "26         3.5\n"),
+                "26         3.5         -      -\n"),
       std::string::npos)
       << text;
   EXPECT_NE(
@@ -263,7 +288,7 @@ TEST_F(HealthCliTest, ReportProviders) {
                 "-/-                -/-/-/-      -      -           3          1/2          1234.5 "
                 " 0/0      "
                 "-           "
-                "-          -\n"),
+                "-          -           -      -\n"),
       std::string::npos)
       << text;
   EXPECT_NE(text.find("acme            vendor"), std::string::npos) << text;

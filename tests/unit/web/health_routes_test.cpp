@@ -212,6 +212,21 @@ TEST_F(HealthRoutesTest, ProviderReport) {
   expect_problem(call("GET", "/api/v1/reports/providers"), 500, "disk I/O error");
 }
 
+TEST_F(HealthRoutesTest, TheCostReportPassesItsGroupingAndDateAndABadOneIsA400) {  // issue 45
+  auto r = call("GET", "/api/v1/reports/cost");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(backend.last_cost_query.by, "cluster") << "the default";
+  EXPECT_EQ(backend.last_cost_query.since, "");
+  call("GET", "/api/v1/reports/cost?by=team&since=2026-12-01");
+  EXPECT_EQ(backend.last_cost_query.by, "team");
+  EXPECT_EQ(backend.last_cost_query.since, "2026-12-01");
+  backend.fail = make_error(ErrorKind::invalid, "by must be job, team, cluster or vendor");
+  expect_problem(call("GET", "/api/v1/reports/cost?by=node"), 400,
+                 "by must be job, team, cluster or vendor");
+  backend.fail = make_error(ErrorKind::io, "disk I/O error");
+  expect_problem(call("GET", "/api/v1/reports/cost"), 500, "disk I/O error");
+}
+
 TEST_F(HealthRoutesTest, JobMfu) {
   auto r = call("GET", "/api/v1/jobs/1/mfu");
   EXPECT_EQ(r.status, 200);

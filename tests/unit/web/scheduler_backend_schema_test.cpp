@@ -113,6 +113,16 @@ TEST_F(BackendAnswers, ClustersNodesAndTheScorecardsAreWhatTheDocumentSays) {
   expect_fits("ProviderReport", report);
 }
 
+TEST_F(BackendAnswers, TheCostReportByEveryGroupingIsWhatTheDocumentSays) {  // issue 45
+  a_running_job();
+  clock_.advance_ms(600'000);  // ten minutes of its GPUs
+  for (const char* by : {"job", "team", "cluster", "vendor"}) {
+    const json report = backend_->cost_report(CostQuery{by, ""}).value();
+    ASSERT_FALSE(report["rows"].empty()) << by;
+    expect_fits("CostReport", report);
+  }
+}
+
 TEST_F(BackendAnswers, DatasetsAndTransfersAreWhatTheDocumentSays) {
   expect_fits("DatasetList", backend_->list_datasets().value());
   ASSERT_TRUE(store_->insert_dataset({"imagenet", std::nullopt, 0, 1}).value());
