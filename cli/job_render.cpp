@@ -50,8 +50,21 @@ std::string mfu_flag_of(const nlohmann::json& obj) {
   return v.is_string() ? v.get<std::string>() : "";
 }
 
+// What the MTBF stands on (issue 45), when it is not mostly measured: ", MTBF mostly prior:
+// 0.01 node-hours observed (3 failures) against the prior's 500".
+std::string mtbf_evidence(const nlohmann::json& advice) {
+  const std::string basis = field(advice, "mtbf_basis");
+  if (basis != "prior" && basis != "mostly prior") return "";
+  const auto& hours = member(advice, "evidence_node_hours");
+  const int digits = hours.is_number() && hours.get<double>() < 10 ? 2 : 0;
+  return ", MTBF " + basis + ": " + decimal(hours, digits) + " node-hours observed (" +
+         field(advice, "node_failures") + " failures) against the prior's " +
+         decimal(member(advice, "prior_node_hours"), 0);
+}
+
 // "every 1897 s (~9035 steps) (Young: 60 s checkpoint cost, MTBF 8.3 h on alpha)", or "" when
-// the server gave no advice (the job never ran) or no interval (no cost or MTBF known).
+// the server gave no advice (the job never ran) or no interval (no cost or MTBF known). The
+// interval is the exact renewal formula's best; Young's first-order one is named beside it.
 std::string checkpoint_advice(const nlohmann::json& advice) {
   const auto& interval = member(advice, "interval_s");
   if (!interval.is_number() || interval.get<double>() <= 0) return "";
@@ -61,10 +74,14 @@ std::string checkpoint_advice(const nlohmann::json& advice) {
   // A save of a small model takes milliseconds: show it rather than "0 s".
   const auto& cost = member(advice, "checkpoint_cost_s");
   const int digits = cost.is_number() && cost.get<double>() < 1 ? 3 : 1;
-  out += " (Young: " + decimal(cost, digits) + " s checkpoint cost, MTBF " +
+  const auto& young = member(advice, "young_interval_s");
+  out += std::string(young.is_number() ? " (renewal; Young's " + decimal(young, 0) + " s"
+                                       : " (Young") +
+         ": " + decimal(cost, digits) + " s checkpoint cost, MTBF " +
          decimal(member(advice, "job_mtbf_h"), 1) + " h on " + field(advice, "cluster") + ")";
   // Issue 42: advice that stands on the priors alone is not shown as a fact.
   if (field(advice, "basis") == "prior") out += ", prior (no measurements yet)";
+  out += mtbf_evidence(advice);
   return out;
 }
 
@@ -121,16 +138,16 @@ void render_plan(const nlohmann::json& job, std::ostream& out) {
       << "\n";
   out << "restart " << decimal(member(advice, "restart_s"), 0) << " s, expected MFU "
       << decimal(member(advice, "expected_mfu"), 3) << "\n\n";
-  Table table({"INTERVAL S", "STEPS", "EXPECTED ETTR", ""});
+  Table table({"INTERVAL S", "STEPS", "EXPECTED ETTR", "FIRST ORDER", ""});
   const double best =
       member(advice, "interval_s").is_number() ? member(advice, "interval_s").get<double>() : 0;
   const auto& around = member(advice, "around");
   if (around.is_array()) {
     for (const auto& a : around) {
       const auto& interval = member(a, "interval_s");
-      const bool young = interval.is_number() && std::abs(interval.get<double>() - best) < 0.5;
+      const bool at_best = interval.is_number() && std::abs(interval.get<double>() - best) < 0.5;
       table.add_row({decimal(interval, 0), field(a, "interval_steps"), ettr_text(member(a, "ettr")),
-                     young ? "<- Young's interval" : ""});
+                     ettr_text(member(a, "ettr_first_order")), at_best ? "<- best interval" : ""});
     }
   }
   table.print(out);

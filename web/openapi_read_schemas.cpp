@@ -147,14 +147,22 @@ void add_job_schemas(json& s) {
                                            {"checkpoint_advice",
                                             {{"oneOf", json::array({schema_ref("CheckpointAdvice"),
                                                                     t("null")})}}}})})}};
-  // Young's interval on the latest attempt's cluster; basis "prior" while it stands on the
-  // priors alone (no measured save time or MTBF there yet, issue 42).
-  s["CheckpointAdvice"] = all_required({{"cluster", t("string")},
-                                        {"basis", {{"enum", {"measured", "prior"}}}},
-                                        {"interval_s", t("number")},
-                                        {"checkpoint_cost_s", t("number")},
-                                        {"job_mtbf_h", t("number")},
-                                        {"ettr", t("number")}});
+  // The best interval on the latest attempt's cluster by the exact renewal formula, Young's
+  // beside it (issue 45); basis "prior" while it stands on the priors alone (no measured save
+  // time or MTBF there yet, issue 42); what its MTBF stands on.
+  s["CheckpointAdvice"] = all_required(
+      {{"cluster", t("string")},
+       {"basis", {{"enum", {"measured", "prior"}}}},
+       {"interval_s", t("number")},
+       {"young_interval_s", described(t("number"), "sqrt(2 C M), the first-order optimum")},
+       {"checkpoint_cost_s", t("number")},
+       {"job_mtbf_h", t("number")},
+       {"mtbf_basis", {{"enum", {"prior", "mostly prior", "measured"}}}},
+       {"evidence_node_hours", described(t("number"), "node-hours observed on the cluster")},
+       {"node_failures", t("integer")},
+       {"prior_node_hours", described(t("number"), "the MTBF prior's weight in node-hours")},
+       {"ettr", described(t("number"), "the exact renewal ETTR at interval_s")},
+       {"ettr_first_order", described(t("number"), "1 - C/tau - (tau/2 + R)/M at interval_s")}});
   add_explanation_schemas(s);
 }
 

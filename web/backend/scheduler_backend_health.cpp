@@ -6,6 +6,7 @@
 
 #include "scheduler/brain/cluster_history.h"
 #include "scheduler/brain/node_standing.h"
+#include "scheduler/health/checkpoint_plan.h"
 #include "scheduler/health/goodput.h"
 #include "scheduler/health/scorecard.h"
 #include "scheduler/health/spares_advice.h"
@@ -308,17 +309,16 @@ Result<nlohmann::json> SchedulerBackend::checkpoint_advice(StoreReader& reader, 
     if (!mean_step_s || interval_s <= 0) return nullptr;
     return std::max<std::int64_t>(1, std::llround(interval_s / *mean_step_s));
   };
-  // The planner (issue 19): the ETTR the first-order model expects at intervals around Young's,
-  // so that a person sees how flat the optimum is and what a habitual interval costs.
+  // The planner (issues 19, 45): the ETTR the exact renewal formula expects at intervals around
+  // its best (the first order beside it), so that a person sees how flat the optimum is and what
+  // a habitual interval costs; and what its MTBF stands on.
+  const CheckpointPlan plan = plan_checkpoints(e, history);
   json around = json::array();
-  if (e.interval_s > 0) {
-    for (double f : {0.25, 0.5, 1.0, 2.0, 4.0}) {
-      const double interval = e.interval_s * f;
-      around.push_back(
-          {{"interval_s", interval},
-           {"interval_steps", steps_in(interval)},
-           {"ettr", expected_ettr(e.checkpoint_cost_s, interval, e.restart_s, e.job_mtbf_s)}});
-    }
+  for (const PlanPoint& at : plan.around) {
+    around.push_back({{"interval_s", at.interval_s},
+                      {"interval_steps", steps_in(at.interval_s)},
+                      {"ettr", at.ettr},
+                      {"ettr_first_order", at.ettr_first_order}});
   }
   // Hot spares for a gang of this size at this MTBF (issue 38): worth holding while the failures
   // they cover save more GPU-hours than they sit idle.
@@ -340,13 +340,19 @@ Result<nlohmann::json> SchedulerBackend::checkpoint_advice(StoreReader& reader, 
                 {"failures_per_day", spares.failures_per_day},
                 {"hot_restart_s", kHotRestartS},
                 {"options", std::move(spare_options)}}},
-              {"interval_s", e.interval_s},
+              {"interval_s", plan.interval_s},
+              {"young_interval_s", plan.young_interval_s},
               {"checkpoint_cost_s", e.checkpoint_cost_s},
               {"restart_s", e.restart_s},
               {"job_mtbf_h", e.job_mtbf_s / 3600.0},
+              {"mtbf_basis", plan.mtbf_basis},
+              {"evidence_node_hours", plan.evidence_node_hours},
+              {"node_failures", plan.node_failures},
+              {"prior_node_hours", plan.prior_node_hours},
               {"expected_mfu", e.expected_mfu},
-              {"ettr", e.ettr},
-              {"interval_steps", steps_in(e.interval_s)},
+              {"ettr", plan.ettr},
+              {"ettr_first_order", plan.ettr_first_order},
+              {"interval_steps", steps_in(plan.interval_s)},
               {"around", std::move(around)}};
 }
 

@@ -76,6 +76,26 @@ TEST(JobRender, AdviceFromPriorsIsLabelledAndEttrHasThreeDigits) {
   EXPECT_THAT(show.str(), HasSubstr("  expected ETTR    0.999 at 31 s, 1.000 at 61 s\n"));
 }
 
+// Issue 45: the renewal formula's best interval names Young's beside it, the table shows the
+// first order beside each ETTR, and an MTBF that is mostly prior says on how many hours.
+TEST(JobRender, AdviceNamesYoungsIntervalAndWhatItsMtbfStandsOn) {
+  json a = advice("measured", 0.95);
+  a["young_interval_s"] = 21000;
+  a["mtbf_basis"] = "mostly prior";
+  a["evidence_node_hours"] = 0.0144;
+  a["node_failures"] = 3;
+  a["prior_node_hours"] = 500;
+  a["around"] = {{{"interval_s", 20785}, {"ettr", 0.95}, {"ettr_first_order", 0.94}}};
+  std::ostringstream plan;
+  render_plan({{"id", 1}, {"name", "j"}, {"checkpoint_advice", a}}, plan);
+  EXPECT_THAT(plan.str(), HasSubstr("checkpoint every 20785 s (renewal; Young's 21000 s: 60 s "
+                                    "checkpoint cost, MTBF 1000 h on east), MTBF mostly prior: "
+                                    "0.01 node-hours observed (3 failures) against the prior's "
+                                    "500\n"));
+  EXPECT_THAT(plan.str(), HasSubstr("FIRST ORDER"));
+  EXPECT_THAT(plan.str(), HasSubstr("0.950          0.940        <- best interval"));
+}
+
 TEST(JobRender, AnAttemptThatNeverLaunchedSaysWhy) {
   const json attempts = {
       {"attempts",

@@ -8,6 +8,7 @@
 
 #include "scheduler/brain/brain.h"
 #include "scheduler/health/goodput.h"
+#include "scheduler/health/renewal.h"
 #include "scheduler/runtime/brain_loop.h"
 #include "tests/harness/builders.h"
 #include "tests/unit/web/backend_fixture.h"
@@ -239,24 +240,36 @@ TEST_F(SchedulerBackendHealthTest, MfuHistoryAndCheckpointAdvice) {
   EXPECT_EQ(advice["basis"], "prior");
   EXPECT_DOUBLE_EQ(advice["checkpoint_cost_s"].get<double>(), 60);
   EXPECT_NEAR(advice["job_mtbf_h"].get<double>(), 2000, 1);
-  const double young = std::sqrt(2 * 60 * advice["job_mtbf_h"].get<double>() * 3600);
-  EXPECT_NEAR(advice["interval_s"].get<double>(), young, 1e-6);
+  const double mtbf_s = advice["job_mtbf_h"].get<double>() * 3600;
+  const double young = std::sqrt(2 * 60 * mtbf_s);
+  // Issue 45: the interval is the exact renewal formula's best, Young's beside it.
+  const double best = renewal_interval_s(60, mtbf_s);
+  EXPECT_NEAR(advice["interval_s"].get<double>(), best, 1e-6);
+  EXPECT_NEAR(advice["young_interval_s"].get<double>(), young, 1e-6);
+  EXPECT_LT(best, young);
   // Steps 1..2 took 1 s in all: 0.5 s per step.
-  EXPECT_EQ(advice["interval_steps"], std::llround(young / 0.5));
+  EXPECT_EQ(advice["interval_steps"], std::llround(best / 0.5));
   EXPECT_GT(advice["ettr"].get<double>(), 0.9);
+  EXPECT_GE(advice["ettr"].get<double>(), advice["ettr_first_order"].get<double>());
   EXPECT_TRUE(advice["expected_mfu"].is_number());
+  // What the MTBF stands on: mostly the prior (a 1 s attempt is no evidence to speak of).
+  EXPECT_NE(advice["mtbf_basis"], "measured") << advice.dump();
+  EXPECT_LT(advice["evidence_node_hours"].get<double>(), 0.01);
+  EXPECT_DOUBLE_EQ(advice["prior_node_hours"].get<double>(), 500);
+  EXPECT_EQ(advice["node_failures"], 0);
   // The planner: the ETTR expected at a quarter, half, once, twice and four times the interval;
-  // Young's is the best of them, and each is the first-order model's.
+  // the best is the best of them, each the renewal formula's with the first order beside it.
   ASSERT_EQ(advice["around"].size(), 5u) << advice.dump();
-  const json& at_young = advice["around"][2];
-  EXPECT_NEAR(at_young["interval_s"].get<double>(), young, 1e-6);
-  EXPECT_DOUBLE_EQ(at_young["ettr"].get<double>(), advice["ettr"].get<double>());
+  const json& at_best = advice["around"][2];
+  EXPECT_NEAR(at_best["interval_s"].get<double>(), best, 1e-6);
+  EXPECT_DOUBLE_EQ(at_best["ettr"].get<double>(), advice["ettr"].get<double>());
+  const double restart = advice["restart_s"].get<double>();
   for (const json& point : advice["around"]) {
-    EXPECT_LE(point["ettr"].get<double>(), at_young["ettr"].get<double>()) << point.dump();
-    EXPECT_DOUBLE_EQ(
-        point["ettr"].get<double>(),
-        expected_ettr(60, point["interval_s"].get<double>(), advice["restart_s"].get<double>(),
-                      advice["job_mtbf_h"].get<double>() * 3600));
+    const double tau = point["interval_s"].get<double>();
+    EXPECT_LE(point["ettr"].get<double>(), at_best["ettr"].get<double>()) << point.dump();
+    EXPECT_DOUBLE_EQ(point["ettr"].get<double>(), renewal_ettr(60, tau, restart, mtbf_s));
+    EXPECT_DOUBLE_EQ(point["ettr_first_order"].get<double>(),
+                     expected_ettr(60, tau, restart, mtbf_s));
   }
 }
 
