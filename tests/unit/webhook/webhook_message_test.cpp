@@ -32,7 +32,7 @@ TEST(WebhookMessage, EachNoticeIsTheEventItMeansAndAnEndingWithoutInfraCauseIsNo
   EXPECT_EQ(webhook_event_of(notice("attempt-ended"), std::nullopt), std::nullopt);
   EXPECT_EQ(webhook_event_of(notice("quarantined"), std::nullopt), "node-quarantined");
   EXPECT_EQ(webhook_event_of(notice("retired"), std::nullopt), "node-retired");
-  for (const char* same : {"mfu-drop", "site-down", "checkpoint-lost", "io-stall"}) {
+  for (const char* same : {"mfu-drop", "site-down", "checkpoint-lost", "io-stall", "budget"}) {
     EXPECT_EQ(webhook_event_of(notice(same), std::nullopt), same);
   }
   EXPECT_EQ(webhook_event_of(notice("checkpoint"), std::nullopt), std::nullopt);
