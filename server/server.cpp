@@ -25,6 +25,7 @@
 #include "scheduler/secrets/secret_file.h"
 #include "scheduler/secrets/secret_registry.h"
 #include "scheduler/spec/clusters_parser.h"
+#include "scheduler/spec/price_section.h"
 #include "scheduler/store/wal_checkpointer.h"
 #include "server/cluster_reload.h"
 #include "server/code_archives.h"
@@ -292,6 +293,11 @@ Result<nlohmann::json> Server::Parts::add(const std::string& document, const std
   auto parsed = parse_clusters_file(document, source, known);
   if (!parsed)
     return make_error(ErrorKind::invalid, "no cluster was added: " + parsed.error().message);
+  for (const auto& c : parsed->clusters) {
+    // One currency across the fleet (docs/config.md "Prices"), the file's clusters included.
+    if (auto why = currency_conflict(c, from_file); !why.empty())
+      return make_error(ErrorKind::invalid, "no cluster was added: " + why);
+  }
   auto reply = join(parsed->clusters, source, document);
   if (!reply) return reply.error();
   nlohmann::json names = nlohmann::json::array();

@@ -120,6 +120,28 @@ TEST(PriceSpec, AFleetPricedInTwoCurrenciesIsRefusedNamingBoth) {
                   .ok());
 }
 
+TEST(PriceSpec, AClusterAddedToARunningFleetMustPriceInItsCurrency) {
+  // What `orchestrate cluster add` asks of each cluster against those the server has.
+  const auto fleet = parse_clusters_file(clusters(", price: {per_gpu_hour: 2, currency: EUR}"), "c")
+                         .value()
+                         .clusters;
+  auto added = parse_clusters_file(
+                   "clusters:\n  - {name: gamma, provider: local, price: {per_gpu_hour: 1}}\n", "a")
+                   .value()
+                   .clusters.at(0);
+  const ClusterSpec* with = nullptr;
+  EXPECT_EQ(currency_conflict(added, fleet, &with),
+            "cluster \"gamma\" is priced in USD and cluster \"alpha\" in EUR: a fleet's prices "
+            "are in one currency");
+  ASSERT_NE(with, nullptr);
+  EXPECT_EQ(with->name, "alpha");
+  added.price.currency = "EUR";
+  EXPECT_EQ(currency_conflict(added, fleet), "");
+  added.price.configured = false;  // an unpriced cluster joins any fleet
+  added.price.currency = "JPY";
+  EXPECT_EQ(currency_conflict(added, fleet), "");
+}
+
 TEST(PriceSpec, ThePlacementObjectiveIsGoodputOrGoodputPerCost) {
   auto file =
       parse_clusters_file(clusters("", "", "placement: {objective: goodput_per_cost}\n"), "c");
