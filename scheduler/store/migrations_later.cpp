@@ -233,6 +233,18 @@ CREATE TABLE cost_tally (
   PRIMARY KEY (month, team, cluster, kind)
 ) WITHOUT ROWID;
 )sql"},
+      {37,
+       "team budgets (issue 45): the 80% and 100% thresholds announced per team and UTC month, "
+       "so that each budget webhook fires once, restarts included",
+       R"sql(
+CREATE TABLE budget_alerts (
+  month TEXT NOT NULL,
+  team TEXT NOT NULL,
+  threshold INTEGER NOT NULL,
+  at_ms INTEGER NOT NULL,
+  PRIMARY KEY (month, team, threshold)
+) WITHOUT ROWID;
+)sql"},
   };
 }
 
