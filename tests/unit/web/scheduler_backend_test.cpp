@@ -233,6 +233,34 @@ TEST_F(SchedulerBackendTest, ExplainNamesTheObjectiveAndEachClustersGoodputAndPr
   }
 }
 
+// In a priced fleet each scored cluster has its price and the useful FLOP a unit of money buys
+// there; an unpriced one is judged at the dearest priced cluster's price, and says so.
+TEST_F(SchedulerBackendTest, ExplainGivesEachClustersPriceAndGoodputPerUnitOfMoney) {
+  TearDown();
+  ClusterSpec alpha = make_cluster("alpha");
+  alpha.price.configured = true;
+  alpha.price.per_gpu_hour = 3.0;
+  open({alpha, make_cluster("beta")});
+  auto placed = brain_->handle(SubmitJob{make_job().nodes(1).gpus(4)});
+  ASSERT_TRUE(placed.ok()) << placed.error().message;
+  auto body = backend_->explain_job(placed->job_id);
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  EXPECT_EQ((*body)["objective"], "goodput");
+  for (const auto& c : (*body)["clusters"]) {
+    SCOPED_TRACE(c["cluster"].get<std::string>());
+    EXPECT_EQ(c["price_per_gpu_hour"], 3.0);
+    EXPECT_EQ(c["currency"], "USD");
+    const double flops = c["goodput_flops"].get<double>();
+    if (c["cluster"] == "alpha") {
+      EXPECT_EQ(c["price_assumed"], false);
+      EXPECT_DOUBLE_EQ(c["goodput_per_cost"].get<double>(), flops * 3600 / (4 * 3.0));
+    } else {
+      EXPECT_EQ(c["price_assumed"], true);
+      EXPECT_TRUE(c["goodput_per_cost"].is_null());
+    }
+  }
+}
+
 TEST_F(SchedulerBackendTest, ClusterNodesListsNodesAndTheLedgerNewestFirst) {
   auto submitted = brain_->handle(SubmitJob{make_job().nodes(2).gpus(4).on({"alpha"})});
   ASSERT_TRUE(submitted.ok());
