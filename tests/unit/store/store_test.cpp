@@ -231,6 +231,31 @@ TEST_F(StoreTest, NodeEventsAreListedNewestFirstPerClusterOrNode) {
   EXPECT_TRUE(store->node_events("gamma", std::nullopt, 10).value().empty());
 }
 
+// A gang's node list is read (and expanded) only where it is used: a site worker's poll and
+// transfer throttling read the live attempts without it, every other column as stored.
+TEST_F(StoreTest, LiveAttemptsReadWithoutTheirNodesKeepEveryOtherColumn) {
+  const JobId job = store->insert_job(new_job()).value();
+  AttemptRow a = first_attempt(job, "orch-1-1", "alpha", 16);
+  a.nodes = {"alpha-0001", "alpha-0002"};
+  a.state = AttemptState::running;
+  a.mfu_watch = nlohmann::json{{"baseline", 0.4}};
+  a.id = store->insert_attempt(a).value();
+  ASSERT_TRUE(store->update_attempt(a).ok());
+
+  const AttemptRow whole = store->live_attempts("alpha").value().at(0);
+  EXPECT_EQ(whole.nodes, a.nodes);
+  for (const AttemptRow& lean : {store->live_attempts("alpha", false).value().at(0),
+                                 store->live_attempts(std::nullopt, false).value().at(0),
+                                 store->watched_attempts("alpha", false).value().at(0)}) {
+    EXPECT_TRUE(lean.nodes.empty());
+    EXPECT_EQ(lean.token, whole.token);
+    EXPECT_EQ(lean.state, AttemptState::running);
+    EXPECT_EQ(lean.gpus, 16);
+    EXPECT_EQ(lean.mfu_watch, whole.mfu_watch);
+  }
+  EXPECT_EQ(store->watched_attempts("alpha").value().at(0).nodes, a.nodes);
+}
+
 TEST_F(StoreTest, FailedTransactionLeavesNoTrace) {
   auto r = store->transaction([&]() -> Result<void> {
     (void)store->insert_job(new_job());
