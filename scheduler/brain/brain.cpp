@@ -145,8 +145,8 @@ Result<BrainReply> Brain::on(const Tick&) {
   if (auto r = health_.start_due_burn_ins(); !r) return r.error();
   if (auto r = health_.start_release_probes(); !r) return r.error();
   if (auto r = spares_.refill(); !r) return r.error();
-  if (auto r = placer_.place_waiting_jobs(); !r) return r.error();
   if (auto r = placer_.holds().budgets().sweep(); !r) return r.error();  // issue 45
+  if (auto r = placer_.place_waiting_jobs(); !r) return r.error();
   return BrainReply{};
 }
 

@@ -79,11 +79,11 @@ Result<std::vector<ClusterView>*> Placer::cluster_views() {
     v.history = h != history.end() ? h->second : ClusterHistory{};
   }
   views_history_at_ = health_.histories_at();
+  fill_prices(views_, clock_.now_ms());
   apply_hold();
   return &views_;
 }
 
-  fill_prices(views_, clock_.now_ms());
 void Placer::apply_hold() {
   for (auto& v : views_) {
     v.held.reset();
@@ -373,6 +373,7 @@ Result<PlacementRequest> Placer::full_request(const JobRow& job,
   req.staging_s = std::move(*staging);
   if (auto r = fill_move_costs(req, job, attempts); !r) return r.error();
   fill_quota_room(req);
+  req.objective = objective_of(core_.scheduling, job.spec.team);
   return req;
 }
 
@@ -390,7 +391,6 @@ PlacementDecision Placer::choose_cluster(PlacementRequest& req, const JobSpec& s
 
 Result<void> Placer::record_verdicts(JobId job, PlacementDecision& decision,
                                      std::vector<PreemptionNote> notes, Millis now) {
-  req.objective = objective_of(core_.scheduling, job.spec.team);
   // A fleet may run thousands of attempts: a verdict keeps the first few considered on its
   // cluster, the taken first, and how many more there were.
   constexpr std::size_t kNotesPerCluster = 20;
@@ -496,6 +496,7 @@ Result<std::optional<std::string>> Placer::better_than_queue(const JobRow& job,
   req.staging_s = std::move(*staging);
   if (auto r = fill_move_costs(req, job, *attempts); !r) return r.error();
   fill_quota_room(req);
+  req.objective = objective_of(core_.scheduling, job.spec.team);
   req.within_quota = ledger_.enabled() && !may_borrow(job.spec);
   PlacementDecision decision = pipeline_.place(req, **views);
   if (!decision.chosen || *decision.chosen == queued.cluster) {
@@ -513,7 +514,6 @@ Result<void> Placer::record_launch(JobRow& job, LaunchPlan plan) {
   if (auto r = spares_.take(a.cluster, plan.spares, job.id, a.no); !r) return r;
   if (plan.previous) {
     if (auto r = store_.update_attempt(*plan.previous); !r) return r;
-  req.objective = objective_of(core_.scheduling, job.spec.team);
   }
   const bool views_current = views_epoch_ && *views_epoch_ == store_.capacity_epoch();
   const bool in_use_current = in_use_epoch_ && *in_use_epoch_ == store_.gpus_epoch();

@@ -489,6 +489,9 @@ struct PlacementVerdictRow {
   // more it considered than are kept (Placer::record_verdicts).
   std::vector<PreemptionNote> preemptions;
   int preemptions_more = 0;
+  // Read back: a feasible cluster's goodput note (its expected FLOP/s, price and FLOP per unit
+  // of money, and whether the decision ranked per cost; issue 45); kind none when it has none.
+  ScoreNote goodput;
 };
 
 // The run as a series (issue 41, store_series.cpp): one progress line's step as the brain takes it
@@ -503,9 +506,6 @@ struct SeriesStep {
   std::optional<double> step_time_s;
   std::optional<double> mfu;  // the step's own MFU (needs its tokens and step time)
   Millis at_ms = 0;
-  // Read back: a feasible cluster's goodput note (its expected FLOP/s, price and FLOP per unit
-  // of money, and whether the decision ranked per cost; issue 45); kind none when it has none.
-  ScoreNote goodput;
 };
 
 // Where an attempt's buckets lie: width steps per bucket, buckets first..last (step / width).

@@ -126,9 +126,6 @@ class Store : public StoreReader {
   Result<std::int64_t> insert_ticket(const TicketRow& row);  // id
   Result<void> update_ticket(const TicketRow& row);
   Result<std::int64_t> add_ticket_note(const TicketNoteRow& row);
-  // Events.
-  Result<void> add_event(std::optional<JobId> job, std::optional<int> attempt_no, Millis at,
-                         const std::string& kind, const std::string& message);
   // Team budgets (issue 45, store_budgets.cpp): records that the team's threshold (80, 100) was
   // announced for the month ("2026-12"); false when it already was (the webhook fires once).
   Result<bool> add_budget_alert(const std::string& month, const std::string& team, int threshold,
@@ -136,6 +133,9 @@ class Store : public StoreReader {
   // Sets the job's spec priority (a team past its budget with `over: <class>`) and writes the
   // row's other mutable fields as update_job does.
   Result<void> set_job_priority(JobRow& row, int priority, Millis now);
+  // Events.
+  Result<void> add_event(std::optional<JobId> job, std::optional<int> attempt_no, Millis at,
+                         const std::string& kind, const std::string& message);
   // Hot spares (rows.h's SpareRow; store_spares.cpp). Writing one moves the capacity placement
   // sees; ending one (its state no longer live) adds its idle GPU-time to the cluster's totals.
   Result<std::int64_t> add_spare(const SpareRow& row);
