@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace orch {
@@ -17,9 +18,18 @@ Millis clamp_ms(std::optional<Millis> at, Millis lo, Millis hi, Millis absent) {
   return std::clamp(at.value_or(absent), lo, hi);
 }
 
-// Adds [from, to) held by the attempt's GPUs to one kind: GPU-hours and its price over that span.
+// The span of time a split counts: all of it, or one month's share (attempt_cost_within).
+struct Window {
+  Millis from = std::numeric_limits<Millis>::min();
+  Millis to = std::numeric_limits<Millis>::max();
+};
+
+// Adds [from, to) held by the attempt's GPUs to one kind, the part inside the window: GPU-hours
+// and its price over that span.
 void charge(CostSplit& split, CostKind kind, Millis from, Millis to, int gpus,
-            const PriceSpec* price) {
+            const PriceSpec* price, const Window& w) {
+  from = std::max(from, w.from);
+  to = std::min(to, w.to);
   if (to <= from || gpus <= 0) return;
   split.gpu_hours[index_of(kind)] += static_cast<double>(to - from) / kHourMs * gpus;
   if (price != nullptr) split.money[index_of(kind)] += cost_of(*price, from, to, gpus);
@@ -54,25 +64,26 @@ Millis redone_ms(const AttemptRow& a, const StepCounts& c, Millis progress_from,
 // line (they were the last it made); the rest is useful, or failed when it ended (not by
 // succeeding) without keeping a step.
 void charge_progress(CostSplit& split, const AttemptRow& a, Millis from, Millis end,
-                     const PriceSpec* price) {
+                     const PriceSpec* price, const Window& w) {
   const StepCounts c = step_counts(a);
   const Millis redone = redone_ms(a, c, from, end);
   const Millis last = clamp_ms(a.last_progress_ms, from, end, end);
   const Millis redone_from = std::clamp(last - redone, from, end - redone);
   const bool kept_none = a.ended_ms && a.cause != ExitCause::succeeded && c.done - c.lost <= 0;
   const CostKind rest = kept_none ? CostKind::failed : CostKind::useful;
-  charge(split, rest, from, redone_from, a.gpus, price);
-  charge(split, CostKind::redone, redone_from, redone_from + redone, a.gpus, price);
-  charge(split, rest, redone_from + redone, end, a.gpus, price);
+  charge(split, rest, from, redone_from, a.gpus, price, w);
+  charge(split, CostKind::redone, redone_from, redone_from + redone, a.gpus, price, w);
+  charge(split, rest, redone_from + redone, end, a.gpus, price, w);
 }
 
-CostSplit split_attempt(const AttemptRow& a, const PriceSpec* price, Millis now) {
+CostSplit split_attempt(const AttemptRow& a, const PriceSpec* price, Millis now,
+                        const Window& w = {}) {
   CostSplit split;
   if (!a.not_launched.empty()) return split;
   const Millis start = a.started_ms;
   const Millis end = std::max(start, a.ended_ms.value_or(now));
   const Millis running = clamp_ms(a.running_ms, start, end, end);
-  charge(split, CostKind::queued, start, running, a.gpus, price);
+  charge(split, CostKind::queued, start, running, a.gpus, price, w);
   // An attempt that succeeded without ever printing a progress line kept its work: its run is
   // useful, not start-up.
   const bool silent_success = !a.first_progress_ms && a.cause == ExitCause::succeeded;
@@ -80,8 +91,8 @@ CostSplit split_attempt(const AttemptRow& a, const PriceSpec* price, Millis now)
   if (!first_progress && a.first_step) first_progress = running;  // rows from before the column
   if (silent_success) first_progress = running;
   const Millis progress = clamp_ms(first_progress, running, end, end);
-  charge(split, CostKind::restart, running, progress, a.gpus, price);
-  charge_progress(split, a, progress, end, price);
+  charge(split, CostKind::restart, running, progress, a.gpus, price, w);
+  charge_progress(split, a, progress, end, price, w);
   return split;
 }
 
@@ -124,6 +135,11 @@ void CostSplit::add(const CostSplit& other) {
     gpu_hours[i] += other.gpu_hours[i];
     money[i] += other.money[i];
   }
+}
+
+CostSplit attempt_cost_within(const AttemptRow& attempt, const PriceSpec* price, Millis now,
+                              Millis from_ms, Millis to_ms) {
+  return split_attempt(attempt, price, now, Window{from_ms, to_ms});
 }
 
 std::vector<AttemptCost> attempt_costs(

@@ -51,4 +51,9 @@ std::vector<AttemptCost> attempt_costs(
     const std::vector<AttemptRow>& attempts,
     const std::function<const PriceSpec*(const std::string&)>& price_of, Millis now);
 
+// The same split restricted to [from_ms, to_ms): each part counts only the time it spent inside
+// (a month's share of an attempt that ran across its edge, for the tally and budgets).
+CostSplit attempt_cost_within(const AttemptRow& attempt, const PriceSpec* price, Millis now,
+                              Millis from_ms, Millis to_ms);
+
 }  // namespace orch

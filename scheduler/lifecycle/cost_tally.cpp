@@ -17,9 +17,22 @@ std::vector<CostTallyRow> tally_rows(const AttemptCost& cost, const std::string&
 
 std::vector<CostTallyRow> ended_attempt_tally(const AttemptRow& attempt, const PriceSpec* price) {
   if (attempt.state != AttemptState::exited || !attempt.ended_ms) return {};
-  auto costs = attempt_costs(
-      {attempt}, [price](const std::string&) { return price; }, *attempt.ended_ms);
-  return tally_rows(costs.front(), month_of(*attempt.ended_ms), "");
+  // Each UTC month the attempt ran in gets its own share, so that a month's spend (budgets,
+  // report cost --by team) holds what was spent in it, not what ended in it.
+  std::vector<CostTallyRow> rows;
+  const Millis end = *attempt.ended_ms;
+  for (Millis m = month_start_ms(std::min(attempt.started_ms, end)); m <= end;
+       m = next_month_start_ms(m)) {
+    AttemptCost cost;
+    cost.attempt = attempt.id;
+    cost.job = attempt.job_id;
+    cost.no = attempt.no;
+    cost.cluster = attempt.cluster;
+    cost.split = attempt_cost_within(attempt, price, end, m, next_month_start_ms(m));
+    auto month_rows = tally_rows(cost, month_of(m), "");
+    rows.insert(rows.end(), month_rows.begin(), month_rows.end());
+  }
+  return rows;
 }
 
 }  // namespace orch

@@ -16,7 +16,8 @@ std::vector<CostTallyRow> tally_rows(const AttemptCost& cost, const std::string&
                                      const std::string& team);
 
 // What an ended attempt adds to the tally (Store::AttemptPricer): its split at `price` (null: the
-// cluster has none, GPU-hours only), in the UTC month it ended, team left empty. A live one
+// cluster has none, GPU-hours only), one share per UTC month it ran in (attempt_cost_within),
+// team left empty. A live one
 // adds nothing.
 std::vector<CostTallyRow> ended_attempt_tally(const AttemptRow& attempt, const PriceSpec* price);
 

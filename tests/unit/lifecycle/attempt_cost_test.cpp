@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "scheduler/lifecycle/cost_tally.h"
 #include "scheduler/lifecycle/job_stats.h"
 
 namespace orch {
@@ -212,6 +213,32 @@ TEST_F(AttemptCostTest, SplitsAddUpAcrossAttempts) {
   for (const auto& c : costs({first, second}, kT0 + 5 * kHour)) total.add(c.split);
   EXPECT_NEAR(total.gpu_hours_total(), 4 * 3.0, 1e-9);
   EXPECT_NEAR(total.money_total(), 4 * 3.0 * 2.0, 1e-9);
+}
+
+TEST_F(AttemptCostTest, AnAttemptAcrossAMonthsEdgeIsTalliedInEachMonthForTheTimeItRanThere) {
+  // Queued for an hour from 2026-11-30 22:00, then useful until 2026-12-01 02:00.
+  AttemptRow a = attempt(1);
+  a.started_ms = kT0 - 2 * kHour;
+  a.running_ms = kT0 - kHour;
+  made_steps(a, 1, 180, 60.0, kT0 - kHour, kT0 + 2 * kHour);
+  a.state = AttemptState::exited;
+  a.cause = ExitCause::succeeded;
+  a.ended_ms = kT0 + 2 * kHour;
+  std::map<std::string, double> gpu_hours, dollars;
+  for (const CostTallyRow& r : ended_attempt_tally(a, &prices_["alpha"])) {
+    gpu_hours[r.month + " " + r.kind] += r.gpu_hours;
+    dollars[r.month] += r.money;
+  }
+  EXPECT_NEAR(gpu_hours["2026-11 queued"], 4 * 1.0, 1e-9);
+  EXPECT_NEAR(gpu_hours["2026-11 useful"], 4 * 1.0, 1e-9);
+  EXPECT_NEAR(gpu_hours["2026-12 useful"], 4 * 2.0, 1e-9);
+  EXPECT_EQ(gpu_hours.count("2026-12 queued"), 0U);
+  EXPECT_NEAR(dollars["2026-11"], 4 * 2.0 * 2.0, 1e-9);
+  EXPECT_NEAR(dollars["2026-12"], 4 * 2.0 * 2.0, 1e-9);
+  // The window of the whole attempt is the plain split.
+  const CostSplit whole =
+      attempt_cost_within(a, &prices_["alpha"], *a.ended_ms, kT0 - kHour * 24, kT0 + kHour * 24);
+  EXPECT_NEAR(whole.money_total(), costs({a}, *a.ended_ms).front().split.money_total(), 1e-9);
 }
 
 TEST(CostKindName, EachKindHasTheNameReportsUse) {
