@@ -33,6 +33,7 @@ const std::map<std::string, std::string>& examples() {
       {"node quarantine", "orchestrate node quarantine alpha alpha-n1 --reason 'Xid 79'"},
       {"node release", "orchestrate node release alpha alpha-n1 --reason 'GPU replaced'"},
       {"report providers", "orchestrate report providers --window-days 90"},
+      {"report cost", "orchestrate report cost --by team --since 2026-12-01"},
       {"ticket open", "orchestrate ticket open alpha 'node alpha-n1 lost its GPU' --node alpha-n1"},
       {"ticket update", "orchestrate ticket update 3 'replacement scheduled' --provider"},
       {"ticket close", "orchestrate ticket close 3 --resolution 'GPU replaced'"},
