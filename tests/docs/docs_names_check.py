@@ -10,7 +10,7 @@ ROOT (not under node_modules/, build*/, .git/ or a folder named planted*).
 ORCHESTRATE: the CLI binary; its command tree is `ORCHESTRATE completion bash`'s (the script
 CLI11's setup in cli/ generates), so there is no list to keep by hand.
 SPEC_SOURCE: files or folders, relative to ROOT, whose C++ sources hold the config keys (default:
-scheduler/spec simulator/scenario.cpp).
+scheduler/spec simulator/scenario.cpp simulator/fleet_scenario.cpp).
 
 What counts (tests/README.md, "The docs' names", says the same):
 
@@ -475,7 +475,7 @@ def main(argv):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     root, orchestrate = argv[1], argv[2]
-    sources = argv[3:] or ["scheduler/spec", "simulator/scenario.cpp"]
+    sources = argv[3:] or ["scheduler/spec", "simulator/scenario.cpp", "simulator/fleet_scenario.cpp"]
     tree = command_tree(orchestrate)
     keys, sections = spec_keys(root, sources)
     paths = Paths(root)
