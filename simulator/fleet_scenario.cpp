@@ -190,17 +190,7 @@ Result<FleetScenario> parse_fleet_scenario(std::string_view text, std::string_vi
     FleetScenario s;
     s.source = std::string(source);
     s.name = "fleet";
-    file.read_string("name", s.name, yaml::kName, "a name such as quotas");
-    int seed = 1;
-    file.read_int("seed", seed, 0, 1'000'000'000, "a seed such as 1");
-    s.seed = static_cast<std::uint64_t>(seed);
-    file.read_int("seeds", s.seeds, 1, 1000, "how many seeds to run, such as 10");
-    file.read_number("days", s.days, {0.0, true, 3660.0}, "simulated days such as 7");
-    file.read_number("poll_s", s.poll_s, {0.0, true, 3600.0}, "seconds such as 60");
-    file.read_number("tick_s", s.tick_s, {0.0, true, 3600.0}, "seconds such as 60");
-    double gbps = s.transfer_bytes_per_s * 8 / 1e9;
-    file.read_number("transfer_gbps", gbps, {0.0, true, 1e6}, "Gb/s between sites, such as 10");
-    s.transfer_bytes_per_s = gbps * 1e9 / 8;
+    read_run_keys(file, s);
     FailureLaw law{FailureLaw::Kind::exponential, 6335.0 * 3600, 1};
     read_scenario_failures(file, law, s.causes);
     read_clusters(file, law, s);

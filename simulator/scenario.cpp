@@ -227,6 +227,21 @@ void read_scenario_cluster(yaml::MapView& c, const FailureLaw& law, SimCluster& 
   read_quarantine(c, quarantine);
 }
 
+void read_run_keys(yaml::MapView& file, std::string& name, std::uint64_t& seed, int& seeds,
+                   double& days, double& poll_s, double& tick_s, double& transfer_bytes_per_s) {
+  file.read_string("name", name, yaml::kName, "a name such as lottery");
+  int first_seed = static_cast<int>(seed);
+  file.read_int("seed", first_seed, 0, 1'000'000'000, "a seed such as 1");
+  seed = static_cast<std::uint64_t>(first_seed);
+  file.read_int("seeds", seeds, 1, 1000, "how many seeds to run, such as 20");
+  file.read_number("days", days, {0.0, true, 3660.0}, "simulated days such as 30");
+  file.read_number("poll_s", poll_s, {0.0, true, 3600.0}, "seconds such as 30");
+  file.read_number("tick_s", tick_s, {0.0, true, 3600.0}, "seconds such as 30");
+  double gbps = transfer_bytes_per_s * 8 / 1e9;
+  file.read_number("transfer_gbps", gbps, {0.0, true, 1e6}, "Gb/s between sites, such as 10");
+  transfer_bytes_per_s = gbps * 1e9 / 8;
+}
+
 Result<Scenario> parse_scenario(std::string_view text, std::string_view source) {
   try {
     auto root = yaml::load_document(text, source, "a simulation scenario");
@@ -240,17 +255,7 @@ Result<Scenario> parse_scenario(std::string_view text, std::string_view source) 
     Scenario s;
     s.source = std::string(source);
     s.name = "scenario";
-    file.read_string("name", s.name, yaml::kName, "a name such as lottery");
-    int seed = 1;
-    file.read_int("seed", seed, 0, 1'000'000'000, "a seed such as 1");
-    s.seed = static_cast<std::uint64_t>(seed);
-    file.read_int("seeds", s.seeds, 1, 1000, "how many seeds to run, such as 20");
-    file.read_number("days", s.days, {0.0, true, 3660.0}, "simulated days such as 30");
-    file.read_number("poll_s", s.poll_s, {0.0, true, 3600.0}, "seconds such as 30");
-    file.read_number("tick_s", s.tick_s, {0.0, true, 3600.0}, "seconds such as 30");
-    double gbps = s.transfer_bytes_per_s * 8 / 1e9;
-    file.read_number("transfer_gbps", gbps, {0.0, true, 1e6}, "Gb/s between sites, such as 10");
-    s.transfer_bytes_per_s = gbps * 1e9 / 8;
+    read_run_keys(file, s);
     read_policies(file, s);
     FailureLaw law{FailureLaw::Kind::exponential, 6335.0 * 3600, 1};
     read_scenario_failures(file, law, s.causes);

@@ -56,6 +56,15 @@ void read_scenario_cluster(yaml::MapView& c, const FailureLaw& law, SimCluster& 
 void read_scenario_failures(const yaml::MapView& file, FailureLaw& law,
                             std::vector<FailureCause>& causes);
 
+// The keys every scenario opens with (name, seed, seeds, days, poll_s, tick_s, transfer_gbps),
+// read into the scenario's fields of those names; what is absent keeps its default.
+void read_run_keys(yaml::MapView& file, std::string& name, std::uint64_t& seed, int& seeds,
+                   double& days, double& poll_s, double& tick_s, double& transfer_bytes_per_s);
+template <class S>
+void read_run_keys(yaml::MapView& file, S& s) {
+  read_run_keys(file, s.name, s.seed, s.seeds, s.days, s.poll_s, s.tick_s, s.transfer_bytes_per_s);
+}
+
 // Invalid with "<source>:<line>:<col>: ..." for anything it cannot simulate: unknown keys (with
 // a "did you mean"), numbers out of range, a job larger than every cluster, an unknown policy.
 Result<Scenario> parse_scenario(std::string_view text, std::string_view source);
