@@ -125,10 +125,11 @@ std::string metrics_text(const MetricsSnapshot& s) {
   for (const auto& c : s.costs) {
     w.sample({{"team", c.team}, {"cluster", c.cluster}, {"kind", c.kind}}, c.money);
   }
-  w.family("cost_gpu_hours_total", "counter",
-           "GPU-hours the attempts held, by team, cluster and kind (as orchestrate_cost_total).");
+  // In seconds, Prometheus's base unit (promtool refuses hours): GPU-hours x 3,600.
+  w.family("cost_gpu_seconds_total", "counter",
+           "GPU-seconds the attempts held, by team, cluster and kind (as orchestrate_cost_total).");
   for (const auto& c : s.costs) {
-    w.sample({{"team", c.team}, {"cluster", c.cluster}, {"kind", c.kind}}, c.gpu_hours);
+    w.sample({{"team", c.team}, {"cluster", c.cluster}, {"kind", c.kind}}, c.gpu_hours * 3600.0);
   }
 
   w.family("transfer_bytes_copied_total", "counter", "Bytes of transfers that finished.");
