@@ -11,6 +11,7 @@
 
 #include "adapters/sim/sim_site.h"
 #include "simulator/world/sim_world.h"
+#include "tests/unit/sim/sim_job_builder.h"
 
 namespace orch::sim {
 namespace {
@@ -29,15 +30,7 @@ SimCluster quiet_cluster(const std::string& name, double mfu) {
 }
 
 SimJob job(double mtbf_s = 0) {
-  SimJob j;
-  j.name = "llm";
-  j.flops_per_step = 16 * 989e12 * 0.4;
-  j.tokens_per_step = 1000;
-  j.total_steps = 1'000'000;
-  j.checkpoint_every = 600;
-  j.save_s = 30;
-  j.mtbf_s = mtbf_s;
-  return j;
+  return llm_job(mtbf_s);
 }
 
 LaunchRequest request(const std::string& token, const std::string& resume = "") {

@@ -10,6 +10,7 @@
 #include "adapters/sim/sim_site.h"
 #include "scheduler/model/progress_line.h"
 #include "simulator/world/sim_world.h"
+#include "tests/unit/sim/sim_job_builder.h"
 
 namespace orch::sim {
 namespace {
@@ -29,16 +30,8 @@ SimCluster cluster(const std::string& name, int nodes, double node_mtbf_h) {
   return c;
 }
 
-// 1 s per step on 2 nodes of 8 H100s at 40% MFU; a save of 30 s every 600 steps.
-SimJob job() {
-  SimJob j;
-  j.name = "llm";
-  j.flops_per_step = 16 * 989e12 * 0.4;
-  j.tokens_per_step = 1000;
-  j.total_steps = 1'000'000;
-  j.checkpoint_every = 600;
-  j.save_s = 30;
-  return j;
+SimJob job(double mtbf_s = 0) {
+  return llm_job(mtbf_s);
 }
 
 LaunchRequest request(const std::string& token, int nodes = 2) {
